@@ -1,0 +1,100 @@
+"""The one MLLM backend interface.
+
+Async-first because a run keeps ``concurrency`` items in flight against one server; the sync
+wrapper exists for scripts. Requests carry everything that determines the reply, so that the
+response cache can key on a hash of the canonical request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from PIL import Image
+
+from ledgermind.registry import Registry
+
+Role = Literal["system", "user", "assistant"]
+ImageLike = Image.Image | Path | str  # PIL image, or path to an image file
+ContentPart = str | Image.Image | Path  # str = text; Path/PIL = image (a str is always text)
+
+
+@dataclass
+class Message:
+    """One chat message; ``content`` interleaves text (str) and images (PIL.Image or Path)."""
+
+    role: Role
+    content: list[ContentPart]
+
+    @classmethod
+    def text(cls, role: Role, text: str) -> Message:
+        return cls(role, [text])
+
+    def images(self) -> list[Image.Image | Path]:
+        return [p for p in self.content if not isinstance(p, str)]
+
+    def text_content(self) -> str:
+        return "".join(p for p in self.content if isinstance(p, str))
+
+
+@dataclass
+class GenerationRequest:
+    """Everything that determines a reply. ``stage`` names the pipeline stage (for scripted rules and logs)."""
+
+    messages: list[Message]
+    temperature: float = 0.0
+    max_tokens: int = 512
+    stop: tuple[str, ...] = ()
+    seed: int = 0
+    json_schema: dict[str, Any] | None = None  # structured output: reply must validate against it
+    regex: str | None = None  # structured output: reply must match it
+    stage: str = ""
+
+    @property
+    def deterministic(self) -> bool:
+        return self.temperature == 0.0
+
+    def last_user_text(self) -> str:
+        for m in reversed(self.messages):
+            if m.role == "user":
+                return m.text_content()
+        return ""
+
+
+@dataclass
+class Reply:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str = "stop"
+    latency_s: float = 0.0
+    backend: str = ""
+    model: str = ""
+    cached: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(ABC):
+    """Base class of all backends. Implementations register in ``BACKENDS``."""
+
+    name: str = "abstract"
+    supports_structured_output: bool = False
+
+    @property
+    def model_id(self) -> str:
+        return getattr(self, "_model_id", "unknown")
+
+    @abstractmethod
+    async def generate(self, request: GenerationRequest) -> Reply: ...
+
+    def generate_sync(self, request: GenerationRequest) -> Reply:
+        return asyncio.run(self.generate(request))
+
+    async def aclose(self) -> None:  # noqa: B027 — optional hook
+        """Release connections / engines. Default: nothing to release."""
+
+
+BACKENDS: Registry[type[Backend]] = Registry("backend")

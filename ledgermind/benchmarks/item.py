@@ -1,0 +1,57 @@
+"""The benchmark item every loader produces and the agent consumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+
+class AnswerType(str, Enum):
+    MCQ = "mcq"  # gold is an option letter
+    NUMERIC = "numeric"  # gold is a number, scored with a type-aware tolerance
+    OPEN = "open"  # free text, scored by exact match or a judge model
+
+
+@dataclass
+class Item:
+    """One question. ``images[N-1]`` is ``<image N>`` wherever it appears (question or options)."""
+
+    id: str
+    question: str
+    images: list[Path] = field(default_factory=list)
+    options: list[str] | None = None
+    answer: str | None = None
+    answer_type: AnswerType = AnswerType.OPEN
+    difficulty: str | None = None  # Easy / Medium / Hard (Table 3 split)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def option_letters(self) -> list[str]:
+        return [chr(ord("A") + i) for i in range(len(self.options or []))]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "question": self.question,
+            "images": [str(p) for p in self.images],
+            "options": self.options,
+            "answer": self.answer,
+            "answer_type": self.answer_type.value,
+            "difficulty": self.difficulty,
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Item:
+        return cls(
+            id=str(d["id"]),
+            question=d["question"],
+            images=[Path(p) for p in d.get("images", [])],
+            options=d.get("options"),
+            answer=d.get("answer"),
+            answer_type=AnswerType(d.get("answer_type", "open")),
+            difficulty=d.get("difficulty"),
+            meta=dict(d.get("meta") or {}),
+        )

@@ -1,0 +1,56 @@
+"""Exception hierarchy.
+
+User-caused problems (bad config, missing data, server down) are subclasses of ``UserError`` so
+that entry points can print them as one clear line instead of a stack trace. Failures inside one
+item (a tool crash, an unparsable reply) are *not* raised past the item: they become tool
+anomalies and repair events in that item's trajectory.
+"""
+
+from __future__ import annotations
+
+
+class LedgerMindError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class UserError(LedgerMindError):
+    """Something the user can fix: a path, a config value, a server address, a missing extra."""
+
+
+class ConfigError(UserError):
+    """An invalid or inconsistent configuration value."""
+
+
+class DataError(UserError):
+    """Missing or malformed input data (dataset files, images)."""
+
+
+class MissingExtraError(UserError):
+    """An optional dependency group is not installed (e.g. ``pip install ledgermind[vllm]``)."""
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{feature} needs the optional dependency '{module}', which is not installed: "
+            f"pip install 'ledgermind[{extra}]'"
+        )
+        self.feature, self.extra, self.module = feature, extra, module
+
+
+class ProvenanceError(LedgerMindError):
+    """An attempt to put content into the ledger without tool provenance (violates invariant I1)."""
+
+
+class LedgerError(LedgerMindError):
+    """An invalid ledger operation (unknown id, illegal lifecycle transition, dependency cycle)."""
+
+
+class ToolError(LedgerMindError):
+    """A tool failed. Tools catch this themselves and return an error ``ToolOutput`` (trigger T1)."""
+
+
+class BackendError(LedgerMindError):
+    """The model backend failed after its retries (server down, 4xx, malformed response)."""
+
+
+class BackendTimeout(BackendError):
+    """The model backend did not answer within its timeout."""

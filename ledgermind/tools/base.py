@@ -1,0 +1,257 @@
+"""Tools and their outputs: the only door through which content enters the ledger.
+
+DESIGN.md §3 / paper invariant I1: every evidence entry is the image of a tool return under the
+deterministic mapping M. We make that structural: a ``ToolOutput`` can only be built by
+``Tool.ainvoke`` (it carries a private seal that ``__post_init__`` checks), and
+``Ledger.record`` accepts nothing but sealed ``ToolOutput`` objects. Tools never raise on
+failure; they return an output with ``error`` set, which the verifier sees as trigger T1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar
+
+from ledgermind.errors import ProvenanceError
+from ledgermind.registry import Registry
+
+
+class ToolKind(str, Enum):
+    """What a tool does; selects the template mapping M (paper App. B.1)."""
+
+    OCR = "ocr"  # recognised text + detection bbox → PERCEPTION
+    CROP = "crop"  # crop metadata + crop region → PERCEPTION
+    DETECT = "detect"  # detected object label + bbox → PERCEPTION
+    OBSERVE = "observe"  # MLLM observation-claim extraction (Alg. 1 line 3) → PERCEPTION
+    READ = "read"  # MLLM reading of a crop (Dual-Read, App. D.5) → PERCEPTION
+    SEARCH = "search"  # snippet + URL → RETRIEVAL
+    VQA = "vqa"  # MLLM answer → DERIVATION
+    PLAN = "plan"  # MLLM task plan from the question alone (Alg. 1 line 2) → DERIVATION
+
+
+@dataclass(frozen=True)
+class BBox:
+    """Axis-aligned box in original-image pixel coordinates (x0, y0) top-left, (x1, y1) bottom-right."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    def __post_init__(self) -> None:
+        vals = (self.x0, self.y0, self.x1, self.y1)
+        if not all(math.isfinite(v) for v in vals):
+            raise ValueError(f"non-finite bbox {vals}")
+        if self.x1 < self.x0 or self.y1 < self.y0:
+            raise ValueError(f"inverted bbox {vals}")
+
+    @property
+    def width(self) -> float:
+        return self.x1 - self.x0
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+    @property
+    def area(self) -> float:
+        return self.width * self.height
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return ((self.x0 + self.x1) / 2, (self.y0 + self.y1) / 2)
+
+    def iou(self, other: BBox) -> float:
+        ix = max(0.0, min(self.x1, other.x1) - max(self.x0, other.x0))
+        iy = max(0.0, min(self.y1, other.y1) - max(self.y0, other.y0))
+        inter = ix * iy
+        union = self.area + other.area - inter
+        return inter / union if union > 0 else 0.0
+
+    def clip(self, width: float, height: float) -> BBox:
+        x0, x1 = sorted((min(max(self.x0, 0.0), width), min(max(self.x1, 0.0), width)))
+        y0, y1 = sorted((min(max(self.y0, 0.0), height), min(max(self.y1, 0.0), height)))
+        return BBox(x0, y0, x1, y1)
+
+    def as_list(self) -> list[float]:
+        return [self.x0, self.y0, self.x1, self.y1]
+
+    @classmethod
+    def from_list(cls, v: list[float] | tuple[float, ...]) -> BBox:
+        return cls(*map(float, v))
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One atomic unit of a tool return (an OCR line, a search hit, a crop, a model answer)."""
+
+    text: str
+    bbox: BBox | None = None
+    url: str | None = None
+    score: float | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "bbox": self.bbox.as_list() if self.bbox else None,
+            "url": self.url,
+            "score": self.score,
+            "meta": dict(self.meta),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Observation:
+        return cls(
+            text=d["text"],
+            bbox=BBox.from_list(d["bbox"]) if d.get("bbox") else None,
+            url=d.get("url"),
+            score=d.get("score"),
+            meta=dict(d.get("meta") or {}),
+        )
+
+
+_SEAL = object()  # private: only Tool.ainvoke and ToolOutput.from_dict (audit replay) hold it
+_call_ids = itertools.count(1)
+_call_lock = threading.Lock()
+
+
+def _next_call_id(tool: str) -> str:
+    with _call_lock:
+        return f"{tool}#{next(_call_ids)}"
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """A sealed tool return. Construct it only through ``Tool.ainvoke``/``Tool.invoke``.
+
+    ``artifacts`` holds non-serialisable by-products (e.g. the zoomed crop image) that later
+    tools may consume; they are not part of the audit trail.
+    """
+
+    call_id: str
+    tool: str
+    kind: ToolKind
+    inputs: Mapping[str, Any]
+    observations: tuple[Observation, ...]
+    error: str | None
+    latency_s: float
+    created_at: float
+    artifacts: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _seal: object = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self._seal is not _SEAL:
+            raise ProvenanceError(
+                "ToolOutput objects can only be created by invoking a Tool (invariant I1: no free-text evidence)"
+            )
+
+    @property
+    def ok(self) -> bool:
+        """T1 (Eq. 16) is the negation: an empty observation set or an error."""
+        return self.error is None and len(self.observations) > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "kind": self.kind.value,
+            "inputs": _jsonable(self.inputs),
+            "observations": [o.to_dict() for o in self.observations],
+            "error": self.error,
+            "latency_s": self.latency_s,
+            "created_at": self.created_at,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolOutput:
+        """Reload a recorded output from an audit trail (it was sealed when it was recorded)."""
+        return cls(
+            call_id=d["call_id"],
+            tool=d["tool"],
+            kind=ToolKind(d["kind"]),
+            inputs=dict(d.get("inputs") or {}),
+            observations=tuple(Observation.from_dict(o) for o in d.get("observations", [])),
+            error=d.get("error"),
+            latency_s=float(d.get("latency_s", 0.0)),
+            created_at=float(d.get("created_at", 0.0)),
+            _seal=_SEAL,
+        )
+
+
+def _jsonable(v: Any) -> Any:
+    """Best-effort JSON view of tool inputs (images become a short description)."""
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, BBox):
+        return v.as_list()
+    if isinstance(v, Enum):
+        return v.value
+    size = getattr(v, "size", None)
+    if hasattr(v, "mode") and size is not None:  # PIL image
+        return f"<image {size[0]}x{size[1]} {v.mode}>"
+    return repr(v)[:200]
+
+
+class Tool(ABC):
+    """Base class of every tool. Subclasses implement ``_run`` (sync) or ``_arun`` (async).
+
+    ``ainvoke`` is the single constructor of ``ToolOutput``: it times the call, catches every
+    exception (a failing tool must not crash the trajectory: it becomes trigger T1) and seals
+    the result.
+    """
+
+    name: ClassVar[str]
+    kind: ClassVar[ToolKind]
+
+    def _run(self, **inputs: Any) -> list[Observation] | tuple[list[Observation], dict[str, Any]]:
+        raise NotImplementedError
+
+    async def _arun(self, **inputs: Any) -> list[Observation] | tuple[list[Observation], dict[str, Any]]:
+        return await asyncio.to_thread(self._run, **inputs)
+
+    async def ainvoke(self, **inputs: Any) -> ToolOutput:
+        t0 = time.perf_counter()
+        error: str | None = None
+        observations: list[Observation] = []
+        artifacts: dict[str, Any] = {}
+        try:
+            result = await self._arun(**inputs)
+            if isinstance(result, tuple):
+                observations, artifacts = list(result[0]), dict(result[1])
+            else:
+                observations = list(result)
+        except Exception as exc:  # noqa: BLE001 — by design: every tool failure becomes T1
+            error = f"error: {type(exc).__name__}: {exc}"
+        return ToolOutput(
+            call_id=_next_call_id(self.name),
+            tool=self.name,
+            kind=self.kind,
+            inputs=dict(inputs),
+            observations=tuple(observations),
+            error=error,
+            latency_s=time.perf_counter() - t0,
+            created_at=time.time(),
+            artifacts=artifacts,
+            _seal=_SEAL,
+        )
+
+    def invoke(self, **inputs: Any) -> ToolOutput:
+        """Synchronous convenience wrapper for scripts and tests (not for use inside a loop)."""
+        return asyncio.run(self.ainvoke(**inputs))
+
+
+TOOLS: Registry[type[Tool]] = Registry("tool")
+"""Tool classes by name. Tool modules register themselves: ``@TOOLS.register("ocr")``."""
