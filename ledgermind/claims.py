@@ -1,0 +1,232 @@
+"""Claims (OC / SC with stages E, I, J / DC) and a tolerant parser for model output.
+
+Paper §3.1 and App. G.2–G.3. Models — open ones especially — produce messy text: missing
+brackets, bold markers, "Based on" spelled differently, unknown ids. The parser never raises on
+model output: whatever it cannot attach to a valid ledger entry becomes a *structural*
+grounding failure (an empty or partial support set), which the cascade then handles.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class ClaimType(str, Enum):
+    OC = "OC"  # observation claim: records a tool output (its evidence entry is the claim)
+    SC = "SC"  # state claim: aggregates / infers over evidence
+    DC = "DC"  # decision claim: determines the final answer
+
+
+class Stage(str, Enum):
+    """Stage of a state claim in the [E] → [I] → [J] chain (App. A, G.3)."""
+
+    E = "E"  # evidence integration
+    I = "I"  # noqa: E741 — inference (the paper's name)
+    J = "J"  # judgment
+
+
+class ClaimStatus(str, Enum):
+    ACTIVE = "ACTIVE"
+    DROPPED = "DROPPED"  # uncited non-judgment claim (Alg. 1 line 26) or removed by repair
+    INVALIDATED = "INVALIDATED"  # a cited entry was dropped (DROP propagation, Eq. 15)
+
+
+class ClaimOrigin(str, Enum):
+    MODEL = "model"  # produced by a reasoning / decision stage
+    REPAIR = "repair"  # revised through a typed repair step (tool-backed)
+    FREEFORM = "freeform"  # rewritten by free-form self-reflection (ablation; no provenance)
+
+
+@dataclass
+class Claim:
+    id: str
+    ctype: ClaimType
+    text: str
+    stage: Stage | None = None
+    citations: list[str] = field(default_factory=list)  # raw ids as the model wrote them
+    sigma: float = 1.0
+    status: ClaimStatus = ClaimStatus.ACTIVE
+    origin: ClaimOrigin = ClaimOrigin.MODEL
+    unknown_citations: list[str] = field(default_factory=list)  # ids that resolve to nothing
+    grounding: dict[str, Any] | None = None  # last GroundingResult as a dict
+    grounded: bool | None = None  # g(c) of §3.4, set by the verifier
+    step: int = 0  # trajectory step at which the claim was made
+
+    @property
+    def is_judgment(self) -> bool:
+        return self.ctype is ClaimType.SC and self.stage is Stage.J
+
+    @property
+    def active(self) -> bool:
+        return self.status is ClaimStatus.ACTIVE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "ctype": self.ctype.value,
+            "text": self.text,
+            "stage": self.stage.value if self.stage else None,
+            "citations": list(self.citations),
+            "sigma": self.sigma,
+            "status": self.status.value,
+            "origin": self.origin.value,
+            "unknown_citations": list(self.unknown_citations),
+            "grounding": self.grounding,
+            "grounded": self.grounded,
+            "step": self.step,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Claim:
+        return cls(
+            id=d["id"],
+            ctype=ClaimType(d["ctype"]),
+            text=d["text"],
+            stage=Stage(d["stage"]) if d.get("stage") else None,
+            citations=list(d.get("citations", [])),
+            sigma=float(d.get("sigma", 1.0)),
+            status=ClaimStatus(d.get("status", "ACTIVE")),
+            origin=ClaimOrigin(d.get("origin", "model")),
+            unknown_citations=list(d.get("unknown_citations", [])),
+            grounding=d.get("grounding"),
+            grounded=d.get("grounded"),
+            step=int(d.get("step", 0)),
+        )
+
+
+# --------------------------------------------------------------------------- parsing
+
+_ID_RE = re.compile(r"\b(OC|SC|DC|E)\s*[-_#]?\s*(\d+)\b", re.IGNORECASE)
+_CLEAN_RE = re.compile(r"[*`_]{1,3}")
+_SC_HEAD_RE = re.compile(
+    r"^\s*(?:[-•\d.)\s]*)\[?\s*SC\s*[-_#]?\s*(\d+)\s*\]?\s*[\[(]?\s*([EIJ])\s*[\])]?\s*[:.\-–]?\s*(.*)$",
+    re.IGNORECASE,
+)
+_OC_HEAD_RE = re.compile(
+    r"^\s*(?:[-•\d.)\s]*)\[?\s*OC\s*[-_#]?\s*(\d+)\s*\]?\s*[:.\-–]?\s*([A-Za-z_]+)\s*[|:]\s*(.*)$",
+    re.IGNORECASE,
+)
+_BASED_ON_RE = re.compile(r"(?:\|\s*)?\(?\s*(?:based\s+on|cites?|citations?|sources?|evidence)\s*[:\-]?", re.IGNORECASE)
+
+
+def normalise_id(raw: str) -> str | None:
+    """``oc 3`` / ``OC3`` / ``[OC-3]`` → ``OC-3``; anything else → None."""
+    m = _ID_RE.search(raw)
+    if not m:
+        return None
+    return f"{m.group(1).upper()}-{int(m.group(2))}"
+
+
+def extract_citations(text: str) -> list[str]:
+    """All ids mentioned in a citation tail, normalised, in order, without duplicates."""
+    seen: dict[str, None] = {}
+    for m in _ID_RE.finditer(text):
+        seen.setdefault(f"{m.group(1).upper()}-{int(m.group(2))}", None)
+    return list(seen)
+
+
+def split_citation_tail(body: str) -> tuple[str, list[str]]:
+    """Split ``conclusion | Based on: [OC-1], [SC-2]`` into text and citations."""
+    m = _BASED_ON_RE.search(body)
+    if m:
+        return body[: m.start()].strip(" |-–(").strip(), extract_citations(body[m.end() :])
+    if "|" in body:
+        head, tail = body.rsplit("|", 1)
+        cites = extract_citations(tail)
+        if cites:
+            return head.strip(), cites
+    # citations written inline, e.g. "The year is 1969 [OC-2]."
+    cites = extract_citations(body)
+    text = _ID_RE.sub("", body)
+    text = re.sub(r"\[\s*[,\s]*\]|\(\s*[,\s]*\)", "", text)
+    return " ".join(text.split()).strip(" ,;"), cites
+
+
+@dataclass(frozen=True)
+class ParsedOC:
+    index: int
+    category: str
+    text: str
+
+
+def parse_oc_lines(text: str, max_items: int = 15) -> list[ParsedOC]:
+    """Parse ``[OC-i] CATEGORY | description`` lines (App. G.2); also a JSON ``observations`` list."""
+    data = _try_json(text)
+    if isinstance(data, dict) and isinstance(data.get("observations"), list):
+        out = []
+        for i, o in enumerate(data["observations"], 1):
+            if isinstance(o, dict) and str(o.get("text", "")).strip():
+                out.append(ParsedOC(i, str(o.get("category", "OBJECT")).upper(), str(o["text"]).strip()))
+        return out[:max_items]
+    out = []
+    for line in _CLEAN_RE.sub("", text).splitlines():
+        m = _OC_HEAD_RE.match(line)
+        if m and m.group(3).strip():
+            out.append(ParsedOC(int(m.group(1)), m.group(2).upper(), m.group(3).strip()))
+    return out[:max_items]
+
+
+def parse_sc_lines(text: str, start_index: int = 1) -> list[Claim]:
+    """Parse ``[SC-j][E/I/J] conclusion | Based on: [OC-a], [SC-b]`` lines (App. G.3).
+
+    Also accepts a JSON object ``{"claims": [{"stage": "E", "text": ..., "cites": [...]}]}``
+    (what structured-output backends return). Lines that do not look like claims are ignored.
+    """
+    data = _try_json(text)
+    if isinstance(data, dict) and isinstance(data.get("claims"), list):
+        return _claims_from_json(data["claims"], start_index)
+    claims: list[Claim] = []
+    for line in _CLEAN_RE.sub("", text).splitlines():
+        m = _SC_HEAD_RE.match(line)
+        if not m:
+            continue
+        body, cites = split_citation_tail(m.group(3))
+        if not body:
+            continue
+        claims.append(
+            Claim(id=f"SC-{int(m.group(1))}", ctype=ClaimType.SC, text=body, stage=Stage(m.group(2).upper()), citations=cites)
+        )
+    return _dedupe_ids(claims, start_index)
+
+
+def _claims_from_json(items: list[Any], start_index: int) -> list[Claim]:
+    claims = []
+    for i, c in enumerate(items, start_index):
+        if not isinstance(c, dict):
+            continue
+        stage_raw = str(c.get("stage", "")).strip().upper()[:1]
+        text = str(c.get("text", "")).strip()
+        if stage_raw not in {"E", "I", "J"} or not text:
+            continue
+        cites_raw = c.get("cites", c.get("citations", []))
+        cites = extract_citations(" ".join(map(str, cites_raw))) if isinstance(cites_raw, list) else []
+        claims.append(Claim(id=f"SC-{i}", ctype=ClaimType.SC, text=text, stage=Stage(stage_raw), citations=cites))
+    return _dedupe_ids(claims, start_index)
+
+
+def _dedupe_ids(claims: list[Claim], start_index: int) -> list[Claim]:
+    """Models repeat or skip SC numbers; keep their numbering when it is unique, else renumber."""
+    ids = [c.id for c in claims]
+    if len(set(ids)) != len(ids):
+        for i, c in enumerate(claims, start_index):
+            c.id = f"SC-{i}"
+    return claims
+
+
+def _try_json(text: str) -> Any:
+    s = text.strip()
+    if s.startswith("```"):
+        s = s.strip("`")
+        s = s[s.find("\n") + 1 :] if "\n" in s else s
+    start = s.find("{")
+    end = s.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        return json.loads(s[start : end + 1])
+    except (json.JSONDecodeError, ValueError):
+        return None

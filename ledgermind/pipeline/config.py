@@ -1,0 +1,87 @@
+"""Every constant of the method, with the paper's default and where it comes from.
+
+``conf/pipeline/ledgermind.yaml`` mirrors this dataclass one-to-one; ablations (``conf/ablation``)
+only flip the flags in ``AblationFlags``. Pipeline code reads these objects, it is never copied
+per variant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ledgermind.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class AblationFlags:
+    """Table 3 variants. ``full`` = all defaults."""
+
+    use_ledger: bool = True  # False: free-form transcript, prompt-level citations only (w/o Ledger)
+    typed_repair: bool = True  # False: free-form self-reflection repair (w/o Typed Repair)
+    ecc_ncc: bool = True  # False: support coverage only, also in the defense lines (w/o ECC/NCC)
+    dual_read: bool = True  # False: single reading, σ as a normal crop (w/o Dual-Read)
+    dispatcher: bool = True  # False: every question through FULLPIPE (w/o Dispatcher)
+    baseline: bool = False  # True: native CoT baseline instead of LedgerMind
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    # --- evidence gathering (App. A, Alg. 1)
+    repair_budget: int = 2  # M (Alg. 1 Require)
+    max_oc: int = 15  # N_max observation claims (App. A, G.2)
+    sigma_plan: float = 1.0  # task plan as DERIVATION (Alg. 1 line 2)
+    sigma_oc: float = 0.92  # OC as PERCEPTION (Alg. 1 line 3)
+    sigma_ocr: float | None = None  # None: use the OCR engine's score; a number forces it (issue 3)
+    zoom: float = 2.5  # crop-zoom factor (Alg. 1 line 7)
+    dual_read_delta: float = 0.15  # Δv agreement threshold (App. D.5)
+    sigma_dual_agree: float = 0.97  # (App. D.5)
+    sigma_dual_disagree: float = 0.65  # (App. D.5)
+    sigma_retrieval: float = 0.85  # RETRIEVAL entries (Alg. 1 line 20)
+    search_chars: int = 600  # truncation of search results (App. D.6)
+    # --- grounded reasoning (App. A, C)
+    sigma_uncited_judgment: float = 0.55  # structural ungrounding (Alg. 1 line 28)
+    sigma_ecc_fail: float = 0.50  # (Alg. 1 line 33)
+    sigma_ncc_fail: float = 0.52  # (Alg. 1 line 33)
+    sigma_verify: float = 0.6  # verification threshold (Alg. 1 line 35)
+    sigma_revised: float = 0.88  # revised claim as DERIVATION (Alg. 1 line 39)
+    delta_read: float = 0.15  # NCC relative tolerance for continuous readings (App. C)
+    # --- verifier and repair (App. E)
+    beta: float = 0.15  # decision coverage threshold (T5, Eq. 20)
+    sigma_floor: float = 0.3  # hard confidence floor (T4, Eq. 19)
+    conflict_iou: float = 0.5  # IoU for T3 (Eq. 18)
+    per_trigger_budget: int = 2  # M0 (App. E.2)
+    retry_jitter_px: tuple[int, int] = (15, 40)  # RETRY bbox perturbation (App. E.2)
+    repair_costs: Mapping[str, float] = field(
+        default_factory=lambda: {"EVIDENCE": 1.0, "ACTION": 2.0, "TRAJECTORY": 1.0}
+    )  # λ_type(r)·cost(r) of Eq. 26; the paper gives no numbers, these are our defaults
+    gamma: float = 0.5  # decision-grounding threshold γ of R4R / WDG (Eqs. 9–10)
+    # --- decoding
+    max_tokens: int = 512
+    temperature: float = 0.0
+    seed: int = 0
+    structured_output: bool = True  # request JSON schemas where the backend supports them
+
+    @classmethod
+    def from_mapping(cls, m: Mapping[str, Any] | None) -> PipelineConfig:
+        return _from_mapping(cls, m)
+
+
+def _from_mapping(cls: type, m: Mapping[str, Any] | None) -> Any:
+    """Build a frozen config from a (Hydra) mapping; unknown keys are a one-line ConfigError."""
+    m = dict(m or {})
+    m.pop("_target_", None)
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(m) - names)
+    if unknown:
+        raise ConfigError(f"unknown {cls.__name__} key(s): {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    if "retry_jitter_px" in m:
+        m["retry_jitter_px"] = tuple(m["retry_jitter_px"])
+    if "repair_costs" in m:
+        m["repair_costs"] = dict(m["repair_costs"])
+    return cls(**m)
+
+
+def flags_from_mapping(m: Mapping[str, Any] | None) -> AblationFlags:
+    return _from_mapping(AblationFlags, m)
