@@ -110,7 +110,11 @@ _OC_HEAD_RE = re.compile(
     r"^\s*(?:[-•\d.)\s]*)\[?\s*OC\s*[-_#]?\s*(\d+)\s*\]?\s*[:.\-–]?\s*([A-Za-z_]+)\s*[|:]\s*(.*)$",
     re.IGNORECASE,
 )
-_BASED_ON_RE = re.compile(r"(?:\|\s*)?\(?\s*(?:based\s+on|cites?|citations?|sources?|evidence)\s*[:\-]?", re.IGNORECASE)
+# "Based on" anywhere; other citation keywords only right after "|" or "(" (so prose survives).
+_BASED_ON_RE = re.compile(
+    r"(?:[|(]\s*)?\bbased\s+on\b\s*[:\-]?|[|(]\s*(?:cites?|citations?|sources?|evidence)\s*[:\-]?",
+    re.IGNORECASE,
+)
 
 
 def normalise_id(raw: str) -> str | None:

@@ -135,6 +135,17 @@ class Ledger:
         old.superseded_by = new.id
         self.transitions.append(Transition("SUPERSEDE", old.id, self.now(), {"by": new.id}))
 
+    def retire(self, entry_id: str, reason: str) -> list[str]:
+        """ω ← STALE outside the TTL rule (REFRESH marks its target stale, App. E.2).
+
+        Returns the dependent claims that must be re-verified, as MARK_STALE does.
+        """
+        e = self.get(entry_id)
+        if e.omega is Omega.ACTIVE:
+            e.omega = Omega.STALE
+            self.transitions.append(Transition("MARK_STALE", e.id, self.now(), {"reason": reason}))
+        return sorted(e.dependents)
+
     def drop(self, entry_id: str) -> list[str]:
         """DROP (Eq. 15): ω ← DROPPED and invalidation propagated to every claim in D_e."""
         e = self.get(entry_id)

@@ -1,0 +1,275 @@
+"""Repair policy Π (App. E.2, Eq. 25) with locality-first escalation, budgets and cost (Eq. 26).
+
+Π(T1) = RETRY → SWITCH            Π(T2) = REFRESH (if a DC depends on it) / DROP
+Π(T3) = DROP(argmin σ_e)          Π(T4) = RETRY(θ′ = θ + Δθ)
+Π(T5) = ACQUIRE (if M > 0) / ABSTAIN
+Π(T6) = warning injection + ACQUIRE
+
+Each trigger type allows at most M0 repairs per trajectory; ACQUIRE for T5/T6 also spends the
+trajectory budget M that hypothesis verification shares (Alg. 1). ``FreeformRepair`` is the
+``free_form_repair`` ablation behind the same ``handle`` interface.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledgermind.claims import ClaimType
+from ledgermind.ledger import EvidenceEntry
+from ledgermind.repair.operators import OPERATORS, OperatorResult, RepairContext
+from ledgermind.repair.triggers import TriggerHit
+from ledgermind.trajectory import OperatorName, RepairEvent, RepairLayer, Trigger
+
+HALLUCINATION_WARNING = (
+    "WARNING: the key entities or numbers of this conclusion do not appear in the evidence it cites. "
+    "It may be a language-model hallucination; use only what the evidence actually shows."
+)
+
+
+@dataclass
+class Budget:
+    """The trajectory repair budget M (Alg. 1), shared by hypothesis verification and ACQUIRE."""
+
+    remaining: int
+
+    def spend(self) -> bool:
+        if self.remaining <= 0:
+            return False
+        self.remaining -= 1
+        return True
+
+
+@dataclass(frozen=True)
+class AcquireSpec:
+    """q_spec for ACQUIRE: which tool to call with which inputs to close a grounding gap."""
+
+    tool: str
+    inputs: Mapping[str, Any]
+
+
+@dataclass
+class RepairOutcome:
+    events: list[RepairEvent] = field(default_factory=list)
+    new_entries: list[str] = field(default_factory=list)
+    answer: str | None = None  # STOP_AND_ANSWER
+    abstain: bool = False
+    warning: str | None = None  # T6 warning to inject into the next prompt
+    rewrite: str | None = None  # free-form reflection output (ablation only)
+
+    def extend(self, other: RepairOutcome) -> None:
+        self.events += other.events
+        self.new_entries += other.new_entries
+        self.answer = other.answer or self.answer
+        self.abstain = self.abstain or other.abstain
+        self.warning = other.warning or self.warning
+        self.rewrite = other.rewrite or self.rewrite
+
+
+Regrounder = Callable[[], bool]
+
+
+class RepairEngine:
+    """Applies Π to trigger hits. Never raises for a failing tool: that is another T1."""
+
+    def __init__(
+        self,
+        ctx: RepairContext,
+        budget: Budget,
+        per_trigger_budget: int = 2,
+        costs: Mapping[str, float] | None = None,
+        sigma_floor: float = 0.3,
+    ) -> None:
+        self.ctx = ctx
+        self.sigma_floor = sigma_floor
+        self.budget = budget
+        self.m0 = per_trigger_budget
+        self.costs = dict(costs or {"EVIDENCE": 1.0, "ACTION": 2.0, "TRAJECTORY": 1.0})
+        self.used: Counter[Trigger] = Counter()
+
+    # ------------------------------------------------------------------ accounting
+    def cost(self, result: OperatorResult) -> float:
+        """λ_type(r) · cost(r); cost(r) = 1 + number of tool calls the operator made."""
+        return self.costs.get(result.layer.value, 1.0) * (1 + result.tool_calls)
+
+    def total_cost(self, events: list[RepairEvent]) -> float:
+        return sum(e.cost for e in events)
+
+    def _event(self, hit: TriggerHit, res: OperatorResult, grounded_after: bool | None, note: str = "") -> RepairEvent:
+        return RepairEvent(
+            trigger=hit.trigger,
+            operator=res.operator,
+            layer=res.layer,
+            targets=list(res.targets or hit.targets),
+            new_entries=list(res.new_entries),
+            cost=self.cost(res),
+            grounded_after=grounded_after,
+            note="; ".join(x for x in (hit.detail, res.note, note) if x),
+            step=int(self.ctx.ledger.now()),
+        )
+
+    def _exhausted(self, hit: TriggerHit) -> RepairEvent:
+        return RepairEvent(hit.trigger, None, None, list(hit.targets), note=f"{hit.detail}; per-trigger budget M0 exhausted")
+
+    async def _apply(self, op: OperatorName, **kw: Any) -> OperatorResult:
+        return await OPERATORS.get(op.value).apply(self.ctx, **kw)
+
+    # ------------------------------------------------------------------ Π
+    async def handle(
+        self,
+        hit: TriggerHit,
+        *,
+        acquire: AcquireSpec | None = None,
+        regrounded: Regrounder | None = None,
+    ) -> RepairOutcome:
+        if self.used[hit.trigger] >= self.m0:
+            return RepairOutcome(events=[self._exhausted(hit)])
+        handler = {
+            Trigger.T1: self._t1,
+            Trigger.T2: self._t2,
+            Trigger.T3: self._t3,
+            Trigger.T4: self._t4,
+            Trigger.T5: self._t5,
+            Trigger.T6: self._t6,
+        }[hit.trigger]
+        return await handler(hit, acquire, regrounded)
+
+    async def _t1(self, hit: TriggerHit, _acq: AcquireSpec | None, _rg: Regrounder | None) -> RepairOutcome:
+        """RETRY, and if the retry fails again, SWITCH to a compatible tool and call it."""
+        out = RepairOutcome()
+        call_id = hit.targets[0]
+        while self.used[hit.trigger] < self.m0:
+            self.used[hit.trigger] += 1
+            if self.used[hit.trigger] == 1:
+                res = await self._apply(OperatorName.RETRY, call_id=call_id)
+            else:
+                res = await self._switch_and_call(call_id)
+            ok = res.tool_output is not None and res.tool_output.ok
+            out.events.append(self._event(hit, res, ok))
+            out.new_entries += res.new_entries
+            if ok:
+                break
+        return out
+
+    async def _switch_and_call(self, call_id: str) -> OperatorResult:
+        sw = await self._apply(OperatorName.SWITCH, call_id=call_id)
+        origin = self.ctx.ledger.tool_output(call_id)
+        if not sw.switched_to or origin is None or self.ctx.switch_inputs is None:
+            return sw
+        alt = self.ctx.tools[sw.switched_to]
+        acq = await self._apply(
+            OperatorName.ACQUIRE, tool=sw.switched_to, inputs=self.ctx.switch_inputs(alt, origin), target=call_id
+        )
+        # Report the escalation as one SWITCH repair whose tool call is the alternative action.
+        return OperatorResult(
+            operator=OperatorName.SWITCH,
+            layer=RepairLayer.ACTION,
+            targets=[call_id],
+            new_entries=acq.new_entries,
+            tool_output=acq.tool_output,
+            tool_calls=acq.tool_calls,
+            switched_to=sw.switched_to,
+            note=sw.note,
+        )
+
+    async def _t2(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
+        out = RepairOutcome()
+        for eid in hit.targets:
+            if self.used[hit.trigger] >= self.m0:
+                out.events.append(self._exhausted(hit))
+                break
+            self.used[hit.trigger] += 1
+            entry = self.ctx.ledger.get(eid)
+            if self._has_decision_dependent(entry):
+                res = await self._apply(OperatorName.REFRESH, entry_id=eid)
+            else:
+                res = await self._apply(OperatorName.DROP, entry_id=eid)
+            out.events.append(self._event(hit, res, rg() if rg else None))
+            out.new_entries += res.new_entries
+        return out
+
+    def _has_decision_dependent(self, entry: EvidenceEntry) -> bool:
+        ledger = self.ctx.ledger
+        claims = {c.id: c for c in ledger.claims()}
+        todo, seen = list(entry.dependents), set()
+        while todo:  # a DC may depend on e through the SC claims it cites
+            cid = todo.pop()
+            if cid in seen or cid not in claims:
+                continue
+            seen.add(cid)
+            if claims[cid].ctype is ClaimType.DC:
+                return True
+            todo += [c.id for c in claims.values() if cid in c.citations]
+        return False
+
+    async def _t3(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
+        self.used[hit.trigger] += 1
+        weakest = min((self.ctx.ledger.get(e) for e in hit.targets), key=lambda e: (e.sigma, -e.t))
+        res = await self._apply(OperatorName.DROP, entry_id=weakest.id)
+        return RepairOutcome(events=[self._event(hit, res, rg() if rg else None)])
+
+    async def _t4(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
+        self.used[hit.trigger] += 1
+        entry = self.ctx.ledger.get(hit.targets[0])
+        res = await self._apply(OperatorName.RETRY, call_id=entry.tool_call_id)
+        ok = rg() if rg else any(self.ctx.ledger.get(e).sigma >= self.sigma_floor for e in res.new_entries)
+        return RepairOutcome(events=[self._event(hit, res, bool(res.new_entries) and ok)], new_entries=res.new_entries)
+
+    async def _t5(self, hit: TriggerHit, acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
+        self.used[hit.trigger] += 1
+        if acq is not None and self.budget.spend():
+            res = await self._apply(OperatorName.ACQUIRE, tool=acq.tool, inputs=acq.inputs, target=hit.targets[0])
+            return RepairOutcome(events=[self._event(hit, res, rg() if rg else None)], new_entries=res.new_entries)
+        res = await self._apply(OperatorName.ABSTAIN)
+        return RepairOutcome(events=[self._event(hit, res, False, "repair budget M exhausted")], abstain=True)
+
+    async def _t6(self, hit: TriggerHit, acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
+        self.used[hit.trigger] += 1
+        out = RepairOutcome(warning=HALLUCINATION_WARNING)
+        if acq is not None and self.budget.spend():
+            res = await self._apply(OperatorName.ACQUIRE, tool=acq.tool, inputs=acq.inputs, target=hit.targets[0])
+            out.events.append(self._event(hit, res, rg() if rg else None, "warning injected"))
+            out.new_entries += res.new_entries
+        else:
+            out.events.append(
+                RepairEvent(hit.trigger, None, None, list(hit.targets), note=f"{hit.detail}; warning injected, no budget")
+            )
+        return out
+
+
+Reflector = Callable[[TriggerHit], Awaitable[str]]
+
+
+class FreeformRepair:
+    """Ablation ``free_form_repair``: critique-and-rewrite by the model, no typed operators.
+
+    The rewrite enters the trajectory as claims with ``ClaimOrigin.FREEFORM`` — without tool
+    provenance, which is exactly what the ablation measures (repair-time amplification, F4).
+    """
+
+    def __init__(self, reflect: Reflector, per_trigger_budget: int = 2, cost: float = 2.0) -> None:
+        self.reflect = reflect
+        self.m0 = per_trigger_budget
+        self.cost_per_call = cost
+        self.used: Counter[Trigger] = Counter()
+
+    async def handle(
+        self, hit: TriggerHit, *, acquire: AcquireSpec | None = None, regrounded: Regrounder | None = None
+    ) -> RepairOutcome:
+        del acquire  # free-form reflection never calls tools
+        if self.used[hit.trigger] >= self.m0:
+            return RepairOutcome(events=[RepairEvent(hit.trigger, None, None, list(hit.targets), note="budget exhausted")])
+        self.used[hit.trigger] += 1
+        text = await self.reflect(hit)
+        event = RepairEvent(
+            trigger=hit.trigger,
+            operator=OperatorName.FREEFORM_REFLECTION,
+            layer=None,
+            targets=list(hit.targets),
+            cost=self.cost_per_call,
+            grounded_after=regrounded() if regrounded else None,
+            note=hit.detail,
+        )
+        return RepairOutcome(events=[event], rewrite=text)

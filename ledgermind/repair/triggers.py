@@ -1,0 +1,76 @@
+"""Trigger conditions T1–T6 of the event-triggered verifier (paper App. E.1, Eqs. 16–21).
+
+Each function is a pure predicate over ledger state so that it can be tested firing and not
+firing in isolation; the verifier composes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ledgermind.claims import Claim, ClaimType
+from ledgermind.ledger import EvidenceEntry, Ledger
+from ledgermind.tools.base import ToolOutput
+from ledgermind.trajectory import Trigger
+
+
+@dataclass(frozen=True)
+class TriggerHit:
+    trigger: Trigger
+    targets: tuple[str, ...]  # entry ids, claim ids or tool-call ids the event is about
+    detail: str = ""
+
+
+def t1_tool_anomaly(output: ToolOutput) -> TriggerHit | None:
+    """T1 (Eq. 16): o_t = ∅ ∨ "error" ∈ o_t."""
+    texts = " ".join(o.text for o in output.observations).lower()
+    if output.error is not None or not output.observations or "error" in texts:
+        return TriggerHit(Trigger.T1, (output.call_id,), output.error or "empty tool output")
+    return None
+
+
+def t2_stale_reference(ledger: Ledger, claim: Claim) -> TriggerHit | None:
+    """T2 (Eq. 17): ∃ id ∈ ground(c_t): t_curr − t_id > ℓ_id."""
+    now = ledger.now()
+    stale = [eid for eid in ledger.cited_entries(claim.id, active_only=False) if ledger.get(eid).is_expired(now)]
+    return TriggerHit(Trigger.T2, tuple(stale), f"claim {claim.id}") if stale else None
+
+
+def t3_conflicts(ledger: Ledger, iou_threshold: float = 0.5) -> list[TriggerHit]:
+    """T3 (Eq. 18): ∃ e, e′ ∈ L^A: IoU(b_e, b_e′) > 0.5 ∧ f_e ≠ f_e′.
+
+    Only entries of the same tool are compared: a crop region and the OCR lines inside it
+    overlap by construction without contradicting each other.
+    """
+    boxed = [e for e in ledger.active() if e.bbox is not None]
+    hits = []
+    for i, a in enumerate(boxed):
+        for b in boxed[i + 1 :]:
+            if a.src == b.src and _differs(a, b) and a.bbox.iou(b.bbox) > iou_threshold:  # type: ignore[union-attr]
+                hits.append(TriggerHit(Trigger.T3, (a.id, b.id), f"IoU {a.bbox.iou(b.bbox):.2f}"))  # type: ignore[union-attr]
+    return hits
+
+
+def _differs(a: EvidenceEntry, b: EvidenceEntry) -> bool:
+    return " ".join(a.fact.lower().split()) != " ".join(b.fact.lower().split())
+
+
+def t4_confidence_drop(entry: EvidenceEntry, sigma_floor: float = 0.3) -> TriggerHit | None:
+    """T4 (Eq. 19): σ(e_t) < σ_floor."""
+    if entry.active and entry.sigma < sigma_floor:
+        return TriggerHit(Trigger.T4, (entry.id,), f"sigma {entry.sigma:.2f} < {sigma_floor}")
+    return None
+
+
+def t5_unsupported_decision(claim: Claim, coverage: float, beta: float = 0.15) -> TriggerHit | None:
+    """T5 (Eq. 20): type(c_t) = DC ∧ ρ(c_t) < β."""
+    if claim.ctype is ClaimType.DC and coverage < beta:
+        return TriggerHit(Trigger.T5, (claim.id,), f"coverage {coverage:.2f} < {beta}")
+    return None
+
+
+def t6_phantom_grounding(claim: Claim, coverage: float, ecc: bool, ncc: bool) -> TriggerHit | None:
+    """T6 (Eq. 21): ρ(c_t) > 0 ∧ (ECC(c_t) = 0 ∨ NCC(c_t) = 0)."""
+    if coverage > 0 and not (ecc and ncc):
+        return TriggerHit(Trigger.T6, (claim.id,), "ECC failed" if not ecc else "NCC failed")
+    return None

@@ -1,0 +1,212 @@
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from ledgermind.claims import Claim, ClaimType, Stage
+from ledgermind.ledger import Ledger, Omega
+from ledgermind.repair import AcquireSpec, Budget, FreeformRepair, RepairContext, RepairEngine, Verifier
+from ledgermind.repair.operators import perturb_bbox
+from ledgermind.repair.triggers import (
+    TriggerHit,
+    t1_tool_anomaly,
+    t2_stale_reference,
+    t3_conflicts,
+    t4_confidence_drop,
+    t5_unsupported_decision,
+    t6_phantom_grounding,
+)
+from ledgermind.tools.base import BBox
+from ledgermind.trajectory import OperatorName, Trigger
+from tests.helpers import EchoOCR, EchoSearch, EchoVQA, FailingTool
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def engine(led, tools, budget=2, **kw):
+    ctx = RepairContext(ledger=led, tools={t.name: t for t in tools}, **kw)
+    return RepairEngine(ctx, Budget(budget))
+
+
+# ----------------------------------------------------------------------- triggers fire / do not fire
+def test_t1():
+    assert t1_tool_anomaly(FailingTool().invoke()).trigger is Trigger.T1
+    assert t1_tool_anomaly(EchoOCR().invoke(lines=[])) is not None  # o_t = ∅
+    assert t1_tool_anomaly(EchoOCR().invoke(lines=["api error 500"])) is not None  # "error" ∈ o_t
+    assert t1_tool_anomaly(EchoOCR().invoke(lines=["fine"])) is None
+
+
+def test_t2():
+    led = Ledger()
+    led.record(EchoOCR().invoke(lines=["a"]), ttl=1)
+    c = led.add_claim(Claim("SC-1", ClaimType.SC, "a", Stage.E, ["OC-1"]))
+    assert t2_stale_reference(led, c) is None
+    led.advance(2)
+    assert t2_stale_reference(led, c).targets == ("OC-1",)
+
+
+def test_t3_iou_and_fact():
+    led = Ledger()
+    led.record(EchoOCR().invoke(lines=["36.7"], bbox=[0, 0, 100, 50]))
+    led.record(EchoOCR().invoke(lines=["36.7"], bbox=[5, 0, 100, 50]))  # same fact: no conflict
+    assert t3_conflicts(led) == []
+    led.record(EchoOCR().invoke(lines=["38.1"], bbox=[2, 2, 98, 50]))
+    hits = t3_conflicts(led)
+    assert {h.targets for h in hits} == {("OC-1", "OC-3"), ("OC-2", "OC-3")}
+    led2 = Ledger()
+    led2.record(EchoOCR().invoke(lines=["a"], bbox=[0, 0, 10, 10]))
+    led2.record(EchoOCR().invoke(lines=["b"], bbox=[8, 8, 20, 20]))  # IoU small
+    assert t3_conflicts(led2) == []
+
+
+def test_t4_t5_t6():
+    led = Ledger()
+    [low] = led.record(EchoOCR().invoke(lines=["x"], score=0.2))
+    [ok] = led.record(EchoOCR().invoke(lines=["y"], score=0.3))
+    assert t4_confidence_drop(low).trigger is Trigger.T4 and t4_confidence_drop(ok) is None
+    dc = Claim("DC-1", ClaimType.DC, "B")
+    sc = Claim("SC-1", ClaimType.SC, "x", Stage.J)
+    assert t5_unsupported_decision(dc, 0.1) is not None and t5_unsupported_decision(dc, 0.15) is None
+    assert t5_unsupported_decision(sc, 0.0) is None
+    assert t6_phantom_grounding(sc, 0.5, ecc=False, ncc=True).detail == "ECC failed"
+    assert t6_phantom_grounding(sc, 0.5, ecc=True, ncc=False).detail == "NCC failed"
+    assert t6_phantom_grounding(sc, 0.0, ecc=False, ncc=False) is None  # ρ = 0 is T5's business
+    assert t6_phantom_grounding(sc, 0.5, ecc=True, ncc=True) is None
+
+
+# ----------------------------------------------------------------------- operators through Π
+def test_t1_retry_then_switch():
+    led = Ledger()
+    failing = FailingTool()
+    out = run(failing.ainvoke(image="x.png"))
+    led.record(out)
+    vqa = EchoVQA()
+    eng = engine(led, [failing, vqa], switch_inputs=lambda tool, origin: {"answer": "text via VQA"})
+    res = run(eng.handle(t1_tool_anomaly(out)))
+    assert [e.operator for e in res.events] == [OperatorName.RETRY, OperatorName.SWITCH]
+    assert [e.grounded_after for e in res.events] == [False, True]
+    assert [led.get(e).fact for e in res.new_entries] == ["text via VQA"]
+    # per-trigger budget M0 = 2 is now spent
+    again = run(eng.handle(t1_tool_anomaly(out)))
+    assert again.events[0].operator is None and "exhausted" in again.events[0].note
+
+
+def test_t1_retry_succeeds_with_perturbed_bbox():
+    led = Ledger()
+    ocr = EchoOCR()
+    out = run(ocr.ainvoke(lines=[], bbox=[100, 100, 200, 150]))
+    led.record(out)
+    eng = engine(led, [ocr])
+    # RETRY re-invokes with perturbed arguments; EchoOCR still returns nothing → SWITCH, no alternative
+    res = run(eng.handle(t1_tool_anomaly(out)))
+    retry_out = [o for o in led.tool_outputs() if o.inputs.get("attempt") == 1]
+    assert retry_out and retry_out[0].inputs["bbox"] != BBox(100, 100, 200, 150)
+    assert res.events[1].note.endswith("no compatible alternative for echo_ocr")
+
+
+def test_t2_refresh_if_decision_depends_else_drop():
+    led = Ledger()
+    ocr = EchoOCR()
+    a, b = led.record(run(ocr.ainvoke(lines=["a", "b"])), ttl=1)
+    led.add_claim(Claim("SC-1", ClaimType.SC, "a", Stage.J, [a.id]))
+    led.add_claim(Claim("DC-1", ClaimType.DC, "a", None, ["SC-1"]))
+    led.add_claim(Claim("SC-2", ClaimType.SC, "b", Stage.E, [b.id]))
+    led.advance(5)
+    eng = engine(led, [ocr])
+    res = run(eng.handle(TriggerHit(Trigger.T2, (a.id, b.id))))
+    assert [e.operator for e in res.events] == [OperatorName.REFRESH, OperatorName.DROP]
+    assert a.omega is Omega.STALE and a.superseded_by in res.new_entries
+    assert b.omega is Omega.DROPPED
+
+
+def test_t3_drops_weaker():
+    led = Ledger()
+    [a] = led.record(EchoOCR().invoke(lines=["36.7"], bbox=[0, 0, 10, 10], score=0.9))
+    [b] = led.record(EchoOCR().invoke(lines=["38.7"], bbox=[0, 0, 10, 10], score=0.6))
+    res = run(engine(led, []).handle(t3_conflicts(led)[0]))
+    assert res.events[0].operator is OperatorName.DROP and b.omega is Omega.DROPPED and a.active
+
+
+def test_t4_retry():
+    led = Ledger()
+    ocr = EchoOCR()
+    [low] = led.record(run(ocr.ainvoke(lines=["x"], score=0.1)))
+    res = run(engine(led, [ocr]).handle(t4_confidence_drop(low)))
+    assert res.events[0].operator is OperatorName.RETRY and len(res.new_entries) == 1
+
+
+def test_t5_acquire_then_abstain_when_budget_spent():
+    led = Ledger()
+    search = EchoSearch()
+    eng = engine(led, [search], budget=1)
+    hit = TriggerHit(Trigger.T5, ("DC-1",))
+    spec = AcquireSpec("echo_search", {"query": "apollo"})
+    first = run(eng.handle(hit, acquire=spec))
+    assert first.events[0].operator is OperatorName.ACQUIRE and not first.abstain and first.new_entries
+    second = run(eng.handle(hit, acquire=spec))
+    assert second.abstain and second.events[0].operator is OperatorName.ABSTAIN
+
+
+def test_t6_warning_and_acquire():
+    led = Ledger()
+    eng = engine(led, [EchoSearch()])
+    res = run(eng.handle(TriggerHit(Trigger.T6, ("SC-1",)), acquire=AcquireSpec("echo_search", {"query": "q"})))
+    assert res.warning and "hallucination" in res.warning
+    assert res.events[0].operator is OperatorName.ACQUIRE and res.events[0].cost == 2.0 * 2
+
+
+def test_stop_and_answer_picks_max_sigma():
+    from ledgermind.repair import OPERATORS
+
+    led = Ledger()
+    led.record(EchoOCR().invoke(lines=["low"], score=0.4))
+    led.record(EchoOCR().invoke(lines=["high"], score=0.95))
+    res = run(OPERATORS.get("STOP_AND_ANSWER").apply(RepairContext(led, {})))
+    assert res.answer == "high"
+
+
+def test_perturbation_stays_inside_image():
+    import random
+
+    ctx = RepairContext(Ledger(), {}, rng=random.Random(3), image_size=(120, 80))
+    for _ in range(50):
+        b = perturb_bbox(BBox(0, 0, 120, 80), ctx)
+        assert 0 <= b.x0 <= b.x1 <= 120 and 0 <= b.y0 <= b.y1 <= 80
+    ctx2 = RepairContext(Ledger(), {}, rng=random.Random(3))
+    b = perturb_bbox(BBox(100, 100, 200, 200), ctx2)
+    deltas = [abs(b.x0 - 100), abs(b.y0 - 100), abs(b.x1 - 200), abs(b.y1 - 200)]
+    assert all(15 <= d <= 40 for d in deltas)
+
+
+def test_freeform_repair_rewrites_without_tools():
+    async def reflect(hit):
+        return "Revised: Apollo 11 landed in the Atlantic Ocean"
+
+    ff = FreeformRepair(reflect)
+    res = run(ff.handle(TriggerHit(Trigger.T6, ("SC-1",))))
+    assert res.rewrite.startswith("Revised") and res.events[0].operator is OperatorName.FREEFORM_REFLECTION
+    assert res.new_entries == []
+
+
+# ----------------------------------------------------------------------- verifier protocol
+@dataclass
+class G:
+    coverage: float
+    ecc: bool
+    ncc: bool
+
+
+def test_verifier_protocol_orders_hits():
+    led = Ledger()
+    led.record(EchoOCR().invoke(lines=["5"], bbox=[0, 0, 10, 10], score=0.9), ttl=1)
+    led.record(EchoOCR().invoke(lines=["6"], bbox=[0, 0, 10, 10], score=0.5))
+    sc = led.add_claim(Claim("SC-1", ClaimType.SC, "Apollo 13", Stage.J, ["OC-1"]))
+    dc = led.add_claim(Claim("DC-1", ClaimType.DC, "B", None, []))
+    led.advance(3)
+    grounding = {"SC-1": G(0.5, False, True), "DC-1": G(0.0, True, True)}
+    v = Verifier(led, lambda c: grounding[c.id])
+    hits = v.protocol([sc, dc])
+    assert [h.trigger for h in hits] == [Trigger.T3, Trigger.T2, Trigger.T6, Trigger.T5]
+    assert led.get("OC-1").omega is Omega.STALE  # staleness scan applied MARK_STALE
