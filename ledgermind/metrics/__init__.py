@@ -1,0 +1,18 @@
+"""Trajectory faithfulness metrics (paper §3.4, App. F)."""
+
+from ledgermind.metrics.trajectory import (
+    METRICS,
+    eur,
+    gdr,
+    oc_err,
+    per_trajectory,
+    r4r,
+    rc,
+    rr,
+    se,
+    summarize,
+    ucr_reason,
+    wdg,
+)
+
+__all__ = ["METRICS", "eur", "gdr", "oc_err", "per_trajectory", "r4r", "rc", "rr", "se", "summarize", "ucr_reason", "wdg"]
