@@ -1,0 +1,146 @@
+"""Claim auditor: run the grounding cascade (§3.2) over a JSONL file of claims.
+
+    python -m ledgermind.audit CLAIMS.jsonl        # or "-" for stdin; also `ledgermind audit`
+
+Input, one JSON object per line::
+
+    {"id": "c1", "claim": "Apollo 11 landed in 1969.", "evidence": ["..."], "kind": "reading"|"other"}
+
+Output, one JSON line per non-blank input line on stdout, in input order::
+
+    {"id": "c1", "coverage": 0.8, "ecc": true, "ncc": false, "grounded": false,
+     "missing_entities": [], "unmatched_numbers": ["1969"]}
+
+``evidence`` is treated as the claim's cited pool, so ``grounded`` = evidence non-empty ∧ ECC ∧
+NCC ∧ coverage ≥ β (0.15, App. E.1). A malformed line yields ``{"line": n, "error": "..."}``
+(plus its ``id`` when readable) and the run continues; the exit status is 0 when every line was
+audited, 1 when some line was invalid, 2 for a usage error (missing file, missing NLP extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ledgermind.errors import UserError
+from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
+from ledgermind.grounding.ncc import ClaimKind
+from perception.aliases import AliasTable
+from perception.ner import DEFAULT_MODEL, SpacyNER
+
+COVERAGE_DIGITS = 4
+
+
+class InvalidLine(ValueError):
+    """A claim line that cannot be audited; the message is shown to the user as-is."""
+
+    def __init__(self, message: str, claim_id: Any = None) -> None:
+        super().__init__(message)
+        self.claim_id = claim_id
+
+
+def parse_line(raw: str) -> tuple[Any, str, list[str], ClaimKind]:
+    """Validate one input line into (id, claim, evidence, kind)."""
+    try:
+        record = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidLine(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(record, dict):
+        raise InvalidLine("expected a JSON object with keys id, claim, evidence")
+    if "id" not in record:
+        raise InvalidLine("missing field 'id'")
+    claim_id = record["id"]
+    claim = record.get("claim")
+    if not isinstance(claim, str):
+        raise InvalidLine("field 'claim' must be a string", claim_id)
+    evidence = record.get("evidence", None)
+    if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+        raise InvalidLine("field 'evidence' must be a list of strings", claim_id)
+    kind = record.get("kind", ClaimKind.OTHER.value)
+    if kind not in {k.value for k in ClaimKind}:
+        raise InvalidLine(f"field 'kind' must be 'reading' or 'other', got {kind!r}", claim_id)
+    return record["id"], claim, evidence, ClaimKind(kind)
+
+
+def audit_lines(lines: Iterable[str], cascade: GroundingCascade) -> Iterator[dict[str, Any]]:
+    """One output record per non-blank line (audit result or per-line error)."""
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            claim_id, claim, evidence, kind = parse_line(raw)
+        except InvalidLine as exc:
+            claim_id = {} if exc.claim_id is None else {"id": exc.claim_id}
+            yield {"line": number, **claim_id, "error": str(exc)}
+            continue
+        result = cascade.check(claim, evidence, kind=kind)
+        yield {
+            "id": claim_id,
+            "coverage": round(result.coverage, COVERAGE_DIGITS),
+            "ecc": result.ecc,
+            "ncc": result.ncc,
+            "grounded": result.grounded,
+            "missing_entities": list(result.missing_entities),
+            "unmatched_numbers": list(result.unmatched_numbers),
+        }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ledgermind audit",
+        description="Check claims against their evidence with coverage, ECC and NCC (JSONL in, JSONL out).",
+    )
+    parser.add_argument("claims", help="JSONL file of {id, claim, evidence, kind?} objects, or '-' for stdin")
+    parser.add_argument("--beta", type=float, default=GroundingConfig.beta,
+                        help="coverage threshold for 'grounded' (App. E.1; default %(default)s)")
+    parser.add_argument("--delta-read", type=float, default=GroundingConfig.delta_read,
+                        help="relative tolerance for kind=reading numbers (App. C; default %(default)s)")
+    parser.add_argument("--ner-model", default=DEFAULT_MODEL,
+                        help="spaCy model package (default %(default)s)")
+    parser.add_argument("--aliases", type=Path, help="extra alias table JSON (groups/abbreviations/acronyms)")
+    return parser
+
+
+def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    cfg = GroundingConfig(beta=args.beta, delta_read=args.delta_read)
+    aliases = AliasTable.from_json(args.aliases) if args.aliases else AliasTable.default()
+    cascade = GroundingCascade(cfg, SpacyNER(args.ner_model), aliases)
+    source = stdin if args.claims == "-" else _open_claims(Path(args.claims))
+    invalid = 0
+    try:
+        for record in audit_lines(source, cascade):
+            invalid += "error" in record
+            stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+    finally:
+        if source is not stdin:
+            source.close()
+    return 1 if invalid else 0
+
+
+def _open_claims(path: Path) -> TextIO:
+    if not path.is_file():
+        raise UserError(f"claims file not found: {path}")
+    return path.open(encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args, sys.stdin, sys.stdout)
+    except UserError as exc:
+        print(f"ledgermind audit: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `ledgermind audit claims.jsonl | head`
+        sys.stderr.close()
+        return 0
+    except UnicodeDecodeError as exc:
+        print(f"ledgermind audit: error: {args.claims} is not UTF-8 text ({exc.reason})", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

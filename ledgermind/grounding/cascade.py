@@ -1,0 +1,181 @@
+"""The three-layer grounding cascade (paper §3.2, App. A lines 23–34, App. C, App. E.1).
+
+For one claim and its cited pool P_c (leaf PERCEPTION/RETRIEVAL facts; building P_c from the
+ledger is the Ledger's job, so everything here works on plain strings) the cascade computes
+support coverage ρ (Eq. 3), ECC (Eq. 4) and NCC (Eq. 5) and applies the confidence demotions of
+App. A to judgment ([J]) claims:
+
+* uncited judgment -> σ 0.55; uncited non-judgment claims are dropped (App. A lines 25–29);
+* ECC failure -> σ 0.50, elif NCC failure -> σ 0.52 (lines 31–34). Because ECC's value is lower,
+  entity-level repair takes priority when both fail (App. C).
+
+Demotions never raise σ (we take the minimum), and all of them sit at or below σ_verify = 0.6 so
+that a demoted claim triggers hypothesis verification (App. C's key requirement, enforced when a
+config is built). The ``no_ecc`` ablation turns ECC and NCC off, leaving coverage only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from typing import Any
+
+from ledgermind.errors import ConfigError
+from ledgermind.grounding.coverage import support_coverage
+from ledgermind.grounding.ecc import check_ecc
+from ledgermind.grounding.ncc import DELTA_READ, ClaimKind, check_ncc
+from perception.aliases import AliasTable
+from perception.ner import EntityExtractor, SpacyNER
+
+
+@dataclass(frozen=True)
+class GroundingConfig:
+    """Every threshold of the grounding cascade, with the paper's defaults."""
+
+    beta: float = 0.15  # App. E.1: decision coverage threshold β (T5; auditor's grounded rule)
+    delta_read: float = DELTA_READ  # App. C: relative tolerance for continuous readings
+    demote_ecc: float = 0.50  # App. A line 33, App. C: σ after ECC failure
+    demote_ncc: float = 0.52  # App. A line 33, App. C: σ after NCC failure
+    demote_uncited: float = 0.55  # App. A line 28: σ of a judgment with no citation
+    sigma_verify: float = 0.6  # §3.2 / App. E.1: hypothesis verification threshold
+    ecc_enabled: bool = True  # False in the no_ecc ablation (DESIGN.md)
+    ncc_enabled: bool = True  # False in the no_ecc ablation (DESIGN.md)
+
+    def __post_init__(self) -> None:
+        for name in ("beta", "delta_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ConfigError(f"grounding.{name} must be a number in [0, 1], got {value!r}")
+        for name in ("demote_ecc", "demote_ncc", "demote_uncited"):
+            if getattr(self, name) > self.sigma_verify:
+                raise ConfigError(
+                    f"grounding.{name}={getattr(self, name)} exceeds sigma_verify={self.sigma_verify}: "
+                    "a demoted claim must fall to or below the verification threshold (App. C)"
+                )
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> GroundingConfig:
+        """Build from a config node (e.g. Hydra's ``pipeline.grounding``); unknown keys are errors."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(values) - known
+        if unknown:
+            raise ConfigError(f"unknown grounding config keys: {sorted(unknown)} (known: {sorted(known)})")
+        return cls(**dict(values))
+
+
+@dataclass(frozen=True)
+class GroundingResult:
+    """The cascade's verdict on one claim.
+
+    ``ecc``/``ncc`` are True when the check passed *or was disabled* (see ``ecc_applied``);
+    ``grounded`` = cited ∧ ECC ∧ NCC ∧ ρ ≥ β; ``sigma_after`` is the claim confidence after the
+    demotions (unchanged for non-judgment claims); ``dropped`` marks an uncited non-judgment claim.
+    """
+
+    coverage: float
+    ecc: bool
+    ncc: bool
+    missing_entities: tuple[str, ...]
+    unmatched_numbers: tuple[str, ...]
+    grounded: bool
+    sigma_after: float
+    cited: bool
+    dropped: bool = False
+    ecc_applied: bool = True
+    ncc_applied: bool = True
+
+    @property
+    def mismatch(self) -> bool:
+        """Conclusion–evidence mismatch (trigger T6's second conjunct): ECC or NCC failed."""
+        return not (self.ecc and self.ncc)
+
+
+class GroundingCascade:
+    """Holds the config, NER and alias table so callers check many claims with shared caches."""
+
+    def __init__(
+        self,
+        cfg: GroundingConfig | None = None,
+        ner: EntityExtractor | None = None,
+        aliases: AliasTable | None = None,
+    ) -> None:
+        self.cfg = cfg or GroundingConfig()
+        self.ner = ner if ner is not None else (default_ner() if self.cfg.ecc_enabled else None)
+        self.aliases = aliases or AliasTable.default()
+
+    def check(
+        self,
+        claim: str,
+        pool: Sequence[str],
+        *,
+        kind: ClaimKind | str = ClaimKind.OTHER,
+        sigma: float = 1.0,
+        judgment: bool = True,
+    ) -> GroundingResult:
+        """Ground ``claim`` against its cited leaf facts ``pool`` (empty = uncited)."""
+        cfg = self.cfg
+        kind = ClaimKind.parse(kind)
+        pool = [fact for fact in pool if fact and fact.strip()]
+        cited = bool(pool)
+        coverage = support_coverage(claim, pool)
+        ecc_ok, missing = True, ()
+        if cfg.ecc_enabled:
+            assert self.ner is not None
+            ecc = check_ecc(claim, pool, ner=self.ner, aliases=self.aliases)
+            ecc_ok, missing = ecc.passed, ecc.missing
+        ncc_ok, unmatched = True, ()
+        if cfg.ncc_enabled:
+            ncc = check_ncc(claim, pool, kind=kind, delta_read=cfg.delta_read)
+            ncc_ok, unmatched = ncc.passed, tuple(n.text for n in ncc.unmatched)
+        return GroundingResult(
+            coverage=coverage,
+            ecc=ecc_ok,
+            ncc=ncc_ok,
+            missing_entities=missing,
+            unmatched_numbers=unmatched,
+            grounded=cited and ecc_ok and ncc_ok and coverage >= cfg.beta,
+            sigma_after=demoted_sigma(sigma, cited=cited, ecc=ecc_ok, ncc=ncc_ok, judgment=judgment, cfg=cfg),
+            cited=cited,
+            dropped=not cited and not judgment,
+            ecc_applied=cfg.ecc_enabled,
+            ncc_applied=cfg.ncc_enabled,
+        )
+
+
+def demoted_sigma(
+    sigma: float, *, cited: bool, ecc: bool, ncc: bool, judgment: bool, cfg: GroundingConfig
+) -> float:
+    """σ after the App. A demotions; only judgment claims are demoted (lines 27–34)."""
+    if not judgment:
+        return sigma
+    caps = []
+    if not cited:
+        caps.append(cfg.demote_uncited)
+    if not ecc:
+        caps.append(cfg.demote_ecc)
+    elif not ncc:
+        caps.append(cfg.demote_ncc)
+    return min([sigma, *caps])
+
+
+def check_claim(
+    claim_text: str,
+    pool_texts: Sequence[str],
+    kind: ClaimKind | str = ClaimKind.OTHER,
+    cfg: GroundingConfig | None = None,
+    ner: EntityExtractor | None = None,
+    aliases: AliasTable | None = None,
+    *,
+    sigma: float = 1.0,
+    judgment: bool = True,
+) -> GroundingResult:
+    """One-call form of :meth:`GroundingCascade.check` (the default NER is shared per process)."""
+    cascade = GroundingCascade(cfg, ner, aliases)
+    return cascade.check(claim_text, pool_texts, kind=kind, sigma=sigma, judgment=judgment)
+
+
+@lru_cache(maxsize=1)
+def default_ner() -> SpacyNER:
+    """The process-wide default NER (model loaded lazily on first use, cache shared)."""
+    return SpacyNER()

