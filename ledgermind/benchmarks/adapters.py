@@ -1,0 +1,164 @@
+"""Loader-level adapters for the paper's other benchmarks (§4.1), from their own local files.
+
+Each adapter reads the layout its benchmark is distributed in and maps it onto ``Item``; images
+stored inside tables are decoded once into the cache dir. Expected layouts:
+
+* ``mmstar`` — ``Lin-Chen/MMStar`` parquet (columns ``index``, ``question`` with an embedded
+  ``Options: A: …, B: …`` list, ``image`` struct, ``answer`` letter, ``category``,
+  ``l2_category``) or the VLMEvalKit ``MMStar.tsv`` (base64 ``image``, option columns ``A``–``D``).
+* ``mmmu`` — ``MMMU/MMMU`` parquet (per-subject files: ``id``, ``question``, ``options`` as a
+  string repr of a list, ``image_1`` … ``image_7``, ``answer``, ``question_type``
+  ``multiple-choice``/``open``, ``topic_difficulty``, ``subfield``).
+* ``emma`` — ``luckychao/EMMA`` parquet or JSONL (``pid``, ``question`` with ``<image_N>``
+  placeholders, ``options`` list or null, ``answer``, ``image_1`` … ``image_5``, ``type``
+  ``Multiple Choice``/``Open-ended``, ``subject``, ``category``). JSONL image fields are paths
+  relative to the file.
+* ``vstar`` — ``craigwu/vstar_bench``: ``test_questions.jsonl`` lines (``question_id``,
+  ``image`` path relative to the file, ``text`` with ``(A) …`` option lines, ``label`` letter,
+  ``category``) or the ``lmms-lab/vstar-bench`` parquet (same columns, ``image`` struct).
+
+``LoaderConfig.path`` is the file or a directory searched recursively for table files.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ledgermind.benchmarks.item import AnswerType, Item
+from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
+from ledgermind.benchmarks.tables import image_bytes, materialise_image, parse_list, read_table, table_files
+from ledgermind.errors import DataError
+
+_LETTERS = "ABCDEFGHIJ"
+
+
+def _rows(config: LoaderConfig, name: str, layout: str) -> list[tuple[dict[str, Any], Path]]:
+    """Rows with the file they came from (image paths in JSONL are relative to it), limited."""
+    root = config.require_path(name, layout)
+    out: list[tuple[dict[str, Any], Path]] = []
+    for f in table_files(root):
+        for row in read_table(f):
+            if config.limit is not None and len(out) >= config.limit:
+                return out
+            out.append((row, f))
+    return out
+
+
+def _image(value: Any, source: Path, cache: Path, stem: str) -> Path:
+    """An image field: a path (relative to the table file) or embedded bytes/base64."""
+    if isinstance(value, str) and not _looks_base64(value):
+        return source.parent / value
+    if isinstance(value, dict) and not value.get("bytes") and value.get("path"):
+        return source.parent / value["path"]
+    data = image_bytes(value)
+    if data is None:
+        raise DataError(f"item {stem!r}: empty image field")
+    return materialise_image(data, cache, stem)
+
+
+def _looks_base64(s: str) -> bool:
+    return len(s) > 256 and re.fullmatch(r"[A-Za-z0-9+/=\s]+", s[:512]) is not None
+
+
+def _numbered_images(row: dict[str, Any], source: Path, cache: Path, item_id: str, n: int) -> list[Path]:
+    images = []
+    for k in range(1, n + 1):
+        v = row.get(f"image_{k}")
+        if v in (None, "") or (isinstance(v, dict) and not v.get("bytes") and not v.get("path")):
+            break
+        images.append(_image(v, source, cache, f"{item_id}_{k}"))
+    return images
+
+
+def _answer_type(is_mcq: bool, answer: str) -> AnswerType:
+    if is_mcq:
+        return AnswerType.MCQ
+    try:
+        float(answer.replace(",", ""))
+        return AnswerType.NUMERIC
+    except ValueError:
+        return AnswerType.OPEN
+
+
+def split_inline_options(text: str, pattern: str) -> tuple[str, list[str] | None]:
+    """Split ``text`` into (stem, options) using ``pattern`` that captures (letter, option text)."""
+    found = re.findall(pattern, text)
+    letters = [m[0] for m in found]
+    if len(found) < 2 or letters != list(_LETTERS[: len(found)]):
+        return text, None
+    first = re.search(pattern, text)
+    stem = text[: first.start()] if first else text
+    return stem.strip(), [m[1].strip().rstrip(",").strip() for m in found]
+
+
+@BENCHMARKS.register("mmstar")
+def load_mmstar(config: LoaderConfig) -> list[Item]:
+    cache = config.cache_path("mmstar_images")
+    items = []
+    for row, src in _rows(config, "mmstar", "MMStar parquet or MMStar.tsv"):
+        item_id = f"mmstar_{row.get('index', len(items))}"
+        question = str(row.get("question", ""))
+        options = [str(row[c]) for c in "ABCD" if row.get(c) not in (None, "")] or None
+        if options is None:
+            stem, options = split_inline_options(question, r"([A-D]):\s*(.*?)(?=,?\s*[A-D]:|$)")
+            question = re.sub(r"\s*Options:\s*$", "", stem) if options else question
+        answer = str(row.get("answer", "")).strip()
+        meta = {k: row[k] for k in ("category", "l2_category", "l2-category", "bench") if row.get(k)} | {"source": "mmstar"}
+        items.append(
+            Item(item_id, question, [_image(row.get("image"), src, cache, item_id)], options, answer, AnswerType.MCQ, meta=meta)
+        )
+    return items
+
+
+@BENCHMARKS.register("mmmu")
+def load_mmmu(config: LoaderConfig) -> list[Item]:
+    cache = config.cache_path("mmmu_images")
+    items = []
+    for row, src in _rows(config, "mmmu", "MMMU/MMMU parquet files"):
+        item_id = str(row["id"])
+        is_mcq = row.get("question_type", "multiple-choice") == "multiple-choice"
+        options = parse_list(row.get("options"), f"options of {item_id}") if is_mcq else None
+        answer = str(row.get("answer", "")).strip()
+        meta = {k: row[k] for k in ("subfield", "img_type", "question_type") if row.get(k)} | {"source": "mmmu"}
+        images = _numbered_images(row, src, cache, item_id, 7)
+        difficulty = row.get("topic_difficulty") or None
+        items.append(Item(item_id, str(row["question"]), images, options, answer, _answer_type(is_mcq, answer), difficulty, meta))
+    return items
+
+
+@BENCHMARKS.register("emma")
+def load_emma(config: LoaderConfig) -> list[Item]:
+    cache = config.cache_path("emma_images")
+    items = []
+    for row, src in _rows(config, "emma", "EMMA parquet or JSONL"):
+        item_id = str(row.get("pid") or row.get("id"))
+        options = row.get("options")
+        options = parse_list(options, f"options of {item_id}") if options not in (None, "", []) else None
+        is_mcq = bool(options) and str(row.get("type", "Multiple Choice")).lower().startswith("multiple")
+        question = re.sub(r"<image_(\d+)>", r"<image \1>", str(row.get("question", "")))
+        if row.get("context"):
+            question = f"{row['context']}\n{question}"
+        answer = str(row.get("answer", "")).strip()
+        meta = {k: row[k] for k in ("subject", "category", "task", "source") if row.get(k)} | {"benchmark": "emma"}
+        images = _numbered_images(row, src, cache, item_id, 5)
+        items.append(Item(item_id, question, images, options if is_mcq else None, answer, _answer_type(is_mcq, answer), meta=meta))
+    return items
+
+
+@BENCHMARKS.register("vstar")
+def load_vstar(config: LoaderConfig) -> list[Item]:
+    cache = config.cache_path("vstar_images")
+    items = []
+    for row, src in _rows(config, "vstar", "V*Bench test_questions.jsonl (+ images) or parquet"):
+        item_id = f"vstar_{row.get('question_id', len(items))}"
+        text = str(row.get("text") or row.get("question") or "")
+        text = re.sub(r"\n?Answer with the option's letter.*$", "", text, flags=re.S)
+        stem, options = split_inline_options(text, r"\(([A-D])\)\s*([^\n]+?)\s*(?=\([A-D]\)|\n|$)")
+        answer = str(row.get("label") or row.get("answer") or "").strip()
+        if options is None or answer not in _LETTERS[: len(options)]:
+            raise DataError(f"V*Bench item {item_id!r}: cannot find '(A) …' options or a letter label in {src}")
+        meta = {"category": row.get("category"), "source": "vstar"}
+        items.append(Item(item_id, stem, [_image(row.get("image"), src, cache, item_id)], options, answer, AnswerType.MCQ, meta=meta))
+    return items

@@ -1,0 +1,94 @@
+"""Generic JSONL VQA format: bring your own data (full description in ``docs/data_format.md``).
+
+One JSON object per line::
+
+    {"id": "q1",                       # required, unique
+     "question": "What is ... <image 1>?",  # required; <image N> = images[N-1] (optional)
+     "images": ["imgs/a.png"],         # paths relative to the JSONL file (or absolute); "image": "a.png" also accepted
+     "options": ["red", "blue"],       # optional; present → multiple choice, answer is a letter
+     "answer": "B",                    # gold: option letter, number, or free text
+     "answer_type": "mcq",             # optional: mcq | numeric | open (inferred when absent)
+     "difficulty": "Easy",             # optional: Easy / Medium / Hard
+     "meta": {"numeric_kind": "reading", "graduation": 0.5}}  # optional, free-form
+
+Inference of ``answer_type``: options → ``mcq``; a gold that parses as a number → ``numeric``
+(exact unless ``meta.numeric_kind`` is ``reading``); otherwise ``open``.
+``LoaderConfig.path`` is the JSONL file or a directory holding ``items.jsonl``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ledgermind.benchmarks.item import AnswerType, Item
+from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
+from ledgermind.benchmarks.tables import read_jsonl
+from ledgermind.errors import DataError
+
+LAYOUT = "a .jsonl file (or a directory with items.jsonl) in the generic VQA format of docs/data_format.md"
+
+
+def jsonl_path(config: LoaderConfig, benchmark: str, layout: str = LAYOUT) -> Path:
+    p = config.require_path(benchmark, layout)
+    return p / "items.jsonl" if p.is_dir() else p
+
+
+def infer_answer_type(row: dict[str, Any]) -> AnswerType:
+    if row.get("answer_type"):
+        try:
+            return AnswerType(str(row["answer_type"]).lower())
+        except ValueError:
+            raise DataError(f"item {row.get('id')!r}: answer_type must be mcq, numeric or open") from None
+    if row.get("options"):
+        return AnswerType.MCQ
+    try:
+        float(str(row.get("answer", "")).replace(",", ""))
+        return AnswerType.NUMERIC
+    except ValueError:
+        return AnswerType.OPEN
+
+
+def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
+    """One generic record → ``Item``; relative image paths resolve against ``base``."""
+    if "id" not in row or "question" not in row:
+        raise DataError(f"{where}: record needs 'id' and 'question'")
+    images = row.get("images", [row["image"]] if row.get("image") else [])
+    if isinstance(images, str):
+        images = [images]
+    answer_type = infer_answer_type(row)
+    options = row.get("options")
+    answer = None if row.get("answer") is None else str(row["answer"]).strip()
+    if answer_type is AnswerType.MCQ:
+        letters = [chr(ord("A") + i) for i in range(len(options or []))]
+        if not options or answer not in letters:
+            raise DataError(f"{where}: MCQ item {row['id']!r} needs options and an answer letter in {letters}")
+    return Item(
+        id=str(row["id"]),
+        question=str(row["question"]),
+        images=[p if p.is_absolute() else base / p for p in map(Path, images)],
+        options=[str(o) for o in options] if options else None,
+        answer=answer,
+        answer_type=answer_type,
+        difficulty=row.get("difficulty"),
+        meta=dict(row.get("meta") or {}),
+    )
+
+
+def load_records(path: Path, config: LoaderConfig) -> list[Item]:
+    rows = config.apply_limit_rows(read_jsonl(path))
+    return [item_from_record(r, path.parent, f"{path}:{i}") for i, r in enumerate(rows, 1)]
+
+
+@BENCHMARKS.register("jsonl")
+def load_jsonl(config: LoaderConfig) -> list[Item]:
+    return load_records(jsonl_path(config, "jsonl"), config)
+
+
+@BENCHMARKS.register("ai2d")
+def load_ai2d(config: LoaderConfig) -> list[Item]:
+    """AI2D diagram questions (``../shared/data/ai2d_sample``): generic records, 4 options, letter answers."""
+    items = load_records(jsonl_path(config, "ai2d", "a directory with items.jsonl + the PNGs"), config)
+    for it in items:
+        it.meta.setdefault("source", "ai2d")
+    return items

@@ -1,0 +1,176 @@
+"""MMMU-Pro (Yue et al., 2025) in its three settings, from local files.
+
+Settings (``LoaderConfig.setting``):
+
+* ``standard10`` — the 10-option question (answer letter A–J), the paper's main setting;
+* ``standard4`` — the original MMMU options (``options_orig`` / ``answer_orig``);
+* ``vision`` — question and options rendered with the image(s) onto one page
+  (``vision.render_page``, following the item's ``vision_font`` / ``vision_fontSize`` /
+  ``vision_background``); the model then sees only the page and an empty question prompt.
+
+Layouts (``LoaderConfig.path``):
+
+* the shared subset: a directory with ``items.jsonl`` + ``images/`` (+ ``background_images/``);
+  fields are described in ``../shared/data/README.md``;
+* the official Hugging Face dump (``MMMU/MMMU_Pro``): a directory or file of ``*.parquet``
+  (configs ``standard (10 options)``, ``standard (4 options)``, ``vision``) with ``image_1`` …
+  ``image_7`` structs (or one ``image`` column for the vision config), ``options`` as a list or
+  its string repr; or a VLMEvalKit ``*.tsv`` with base64 images. For the official layout the
+  setting follows the file the user points at: ``standard10``/``standard4`` read ``options`` as
+  given, ``vision`` uses the dump's own ``image`` page when present and renders one otherwise.
+
+``<image N>`` in the question or in an option is ``images[N-1]``. ``topic_difficulty`` becomes
+``Item.difficulty`` (the Easy/Medium/Hard split of Table 3).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ledgermind.benchmarks.item import AnswerType, Item
+from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
+from ledgermind.benchmarks.tables import image_bytes, materialise_image, parse_list, read_jsonl, read_tables
+from ledgermind.errors import ConfigError, DataError
+
+SETTINGS = ("standard10", "standard4", "vision")
+MAX_IMAGES = 7  # MMMU stores image_1 … image_7
+LAYOUT = "a directory with items.jsonl + images/ (shared subset), or official MMMU_Pro *.parquet / *.tsv"
+_PLACEHOLDER = re.compile(r"<image\s*(\d+)>")
+
+
+def placeholder_indices(*texts: str) -> list[int]:
+    """Distinct ``N`` of ``<image N>`` in order of appearance across ``texts``."""
+    out: list[int] = []
+    for t in texts:
+        for m in _PLACEHOLDER.finditer(t or ""):
+            if int(m.group(1)) not in out:
+                out.append(int(m.group(1)))
+    return out
+
+
+@BENCHMARKS.register("mmmu_pro")
+def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
+    setting = config.setting or "standard10"
+    if setting not in SETTINGS:
+        raise ConfigError(f"mmmu_pro setting must be one of {list(SETTINGS)}, got {setting!r}")
+    root = config.require_path("mmmu_pro", LAYOUT)
+    if root.is_dir() and (root / "items.jsonl").is_file():
+        items = [_from_subset_row(r, root, setting) for r in config.apply_limit_rows(read_jsonl(root / "items.jsonl"))]
+    else:
+        rows = _limit(read_tables(root), config.limit)
+        cache = config.cache_path("mmmu_pro_images")
+        items = [_from_official_row(r, setting, cache) for r in rows]
+    if setting == "vision":
+        from ledgermind.benchmarks.vision import VisionRenderer
+
+        renderer = VisionRenderer(config.cache_path("mmmu_pro_vision"))
+        items = [renderer.to_vision_item(it) if not it.meta.get("page_given") else it for it in items]
+    return items
+
+
+def _limit(rows: Any, limit: int | None) -> list[dict[str, Any]]:
+    out = []
+    for row in rows:
+        if limit is not None and len(out) >= limit:
+            break
+        out.append(row)
+    return out
+
+
+def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
+    try:
+        item_id = str(row["id"])
+        if setting == "standard4":
+            options, answer = row["options_orig"], row["answer_orig"]
+        else:
+            options, answer = row["options"], row["answer"]
+        images = [root / "images" / name for name in row.get("images", [])]
+    except KeyError as exc:
+        raise DataError(f"{root / 'items.jsonl'}: item {row.get('id', '?')!r} lacks field {exc}") from None
+    meta = {k: row[k] for k in ("subject", "subfield", "img_type") if k in row}
+    meta |= {"setting": setting, "source": "mmmu_pro_subset"}
+    meta |= _vision_style(row, root)
+    return _item(item_id, row.get("question", ""), list(options), str(answer), images, row.get("topic_difficulty"), meta)
+
+
+def _vision_style(row: dict[str, Any], root: Path) -> dict[str, Any]:
+    bg = row.get("vision_background")
+    if isinstance(bg, str) and bg and not bg.startswith("#"):
+        bg = str(root / bg)
+    style = {"vision_font": row.get("vision_font"), "vision_fontSize": row.get("vision_fontSize"), "vision_background": bg}
+    return {k: v for k, v in style.items() if v}
+
+
+def _from_official_row(row: dict[str, Any], setting: str, cache: Path) -> Item:
+    item_id = str(row.get("id") or row.get("index") or "")
+    if not item_id:
+        raise DataError("official MMMU-Pro row without 'id'/'index'")
+    options = parse_list(row.get("options"), f"options of {item_id}") or _letter_columns(row)
+    answer = str(row.get("answer", "")).strip()
+    meta: dict[str, Any] = {"setting": setting, "source": "mmmu_pro_official"}
+    meta |= {k: row[k] for k in ("subject", "subfield", "img_type") if row.get(k) not in (None, "")}
+    if setting == "vision" and row.get("image") not in (None, "") and not row.get("question"):
+        page = materialise_image(_bytes(row["image"], item_id), cache, f"{item_id}_page")
+        meta["page_given"] = True
+        return _item(item_id, "", options, answer, [page], row.get("topic_difficulty"), meta)
+    images = _official_images(row, item_id, cache)
+    return _item(item_id, str(row.get("question", "")), options, answer, images, row.get("topic_difficulty"), meta)
+
+
+def _official_images(row: dict[str, Any], item_id: str, cache: Path) -> list[Path]:
+    """``image_1..image_7`` (HF) or ``image`` (TSV, one image or a list of base64) → files."""
+    images: list[Path] = []
+    for k in range(1, MAX_IMAGES + 1):
+        data = image_bytes(row.get(f"image_{k}"))
+        if data is None:
+            break  # image_N are filled left to right
+        images.append(materialise_image(data, cache, f"{item_id}_{k}"))
+    if not images and row.get("image") not in (None, ""):
+        raw = row["image"]
+        if isinstance(raw, str) and raw.lstrip().startswith("["):
+            raw_list = parse_list(raw, f"image of {item_id}") or []
+        else:
+            raw_list = [raw]
+        images = [materialise_image(_bytes(b, item_id), cache, f"{item_id}_{k}") for k, b in enumerate(raw_list, 1)]
+    return images
+
+
+def _bytes(value: Any, item_id: str) -> bytes:
+    data = image_bytes(value)
+    if data is None:
+        raise DataError(f"item {item_id!r}: empty image field")
+    return data
+
+
+def _letter_columns(row: dict[str, Any]) -> list[str]:
+    """VLMEvalKit TSVs store options as columns ``A`` … ``J``."""
+    out = []
+    for k in range(10):
+        v = row.get(chr(ord("A") + k))
+        if v in (None, "") or (isinstance(v, float) and v != v):  # NaN from pandas-written TSVs
+            break
+        out.append(str(v))
+    if not out:
+        raise DataError(f"row {row.get('id') or row.get('index')!r} has neither 'options' nor option columns A, B, ...")
+    return out
+
+
+def _item(
+    item_id: str, question: str, options: list[str], answer: str, images: list[Path], difficulty: Any, meta: dict[str, Any]
+) -> Item:
+    letters = [chr(ord("A") + i) for i in range(len(options))]
+    if answer not in letters:
+        raise DataError(f"MMMU-Pro item {item_id!r}: answer {answer!r} is not one of its option letters {letters}")
+    meta["answer_text"] = options[letters.index(answer)]
+    return Item(
+        id=item_id,
+        question=question,
+        images=images,
+        options=options,
+        answer=answer,
+        answer_type=AnswerType.MCQ,
+        difficulty=str(difficulty) if difficulty not in (None, "") else None,
+        meta=meta,
+    )

@@ -1,0 +1,79 @@
+"""The ``BENCHMARKS`` registry: benchmark name → loader.
+
+A loader is a plain function ``(LoaderConfig) -> list[Item]``. Loaders read local files only;
+a missing path is a ``DataError`` with one line naming the path and the expected layout, so a
+mistyped ``benchmark.path=`` never turns into a stack trace from deep inside a run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from ledgermind.benchmarks.item import Item
+from ledgermind.errors import ConfigError, DataError
+from ledgermind.registry import Registry
+
+
+@dataclass(frozen=True)
+class LoaderConfig:
+    """What every loader understands. ``setting`` selects a variant (MMMU-Pro: standard10/standard4/vision)."""
+
+    path: str | None = None
+    setting: str | None = None
+    split: str | None = None
+    limit: int | None = None  # first ``limit`` items in file order (deterministic)
+    cache_dir: str | None = None  # derived files (rendered pages, decoded images); default: user cache
+
+    @classmethod
+    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> LoaderConfig:
+        """Build from a Hydra node; ``name``/``_target_`` keys are ignored, unknown keys are an error."""
+        cfg = dict(cfg or {})
+        cfg.pop("name", None)
+        cfg.pop("_target_", None)
+        known = {f.name for f in fields(cls)}
+        if unknown := sorted(set(cfg) - known):
+            raise ConfigError(f"unknown benchmark option(s) {unknown}; known: {sorted(known)}")
+        limit = cfg.get("limit")
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+            raise ConfigError(f"benchmark.limit must be a non-negative integer or null, got {limit!r}")
+        return cls(**{k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()})
+
+    def require_path(self, benchmark: str, layout: str) -> Path:
+        """The configured path, which must exist; otherwise one clear ``DataError`` line."""
+        if not self.path:
+            raise DataError(f"benchmark {benchmark!r} needs a data path (benchmark.path=...); expected {layout}")
+        p = Path(self.path).expanduser()
+        if not p.exists():
+            raise DataError(f"benchmark {benchmark!r}: data path not found: {p} (expected {layout})")
+        return p
+
+    def cache_path(self, benchmark: str) -> Path:
+        base = self.cache_dir or os.environ.get("LEDGERMIND_CACHE") or Path.home() / ".cache" / "ledgermind"
+        return Path(base).expanduser() / benchmark
+
+    def apply_limit(self, items: list[Item]) -> list[Item]:
+        return items if self.limit is None else items[: self.limit]
+
+    def apply_limit_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Cut raw rows before building items, so ``limit`` also limits rendering/decoding work."""
+        return rows if self.limit is None else rows[: self.limit]
+
+
+Loader = Callable[[LoaderConfig], list[Item]]
+BENCHMARKS: Registry[Loader] = Registry("benchmark")
+
+
+def load_benchmark(name: str, config: LoaderConfig | Mapping[str, Any] | None = None) -> list[Item]:
+    """Look up ``name`` in ``BENCHMARKS`` and run its loader. Item ids must be unique."""
+    cfg = config if isinstance(config, LoaderConfig) else LoaderConfig.from_mapping(config)
+    items = BENCHMARKS.get(name)(cfg)
+    seen: set[str] = set()
+    for it in items:
+        if it.id in seen:
+            raise DataError(f"benchmark {name!r}: duplicate item id {it.id!r}")
+        seen.add(it.id)
+    return items

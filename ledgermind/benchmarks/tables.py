@@ -1,0 +1,141 @@
+"""Small readers shared by the loaders: JSONL records, and tables in the official HF layouts.
+
+Official dataset dumps come as parquet (Hugging Face ``datasets`` export: image columns are
+structs ``{"bytes": ..., "path": ...}``) or TSV (VLMEvalKit: images as base64 strings). Both are
+read into plain ``dict`` rows; images are written once to a cache directory, so that an ``Item``
+always points at image *files* like every other loader's items do.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ledgermind.errors import DataError
+
+TABLE_SUFFIXES = (".parquet", ".tsv", ".jsonl")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Records of a JSONL file; a malformed line is a ``DataError`` naming file and line."""
+    if not path.is_file():
+        raise DataError(f"JSONL file not found: {path}")
+    rows: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
+            rows.append(row)
+    return rows
+
+
+def table_files(path: Path, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> list[Path]:
+    """``path`` itself, or the sorted table files under it (recursively: HF dumps nest by config)."""
+    if path.is_file():
+        return [path]
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes)
+    if not files:
+        raise DataError(f"no {'/'.join(suffixes)} files under {path}")
+    return files
+
+
+def read_table(path: Path) -> list[dict[str, Any]]:
+    """Rows of one parquet / TSV / JSONL file."""
+    if path.suffix == ".jsonl":
+        return read_jsonl(path)
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.read_table(path).to_pylist()
+        except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+            raise DataError(f"cannot read parquet file {path}: {exc}") from None
+    if path.suffix == ".tsv":
+        return _read_tsv(path)
+    raise DataError(f"unsupported table format {path.suffix!r}: {path}")
+
+
+def _read_tsv(path: Path) -> list[dict[str, Any]]:
+    import csv
+    import sys
+
+    csv.field_size_limit(sys.maxsize)  # base64 images exceed the default 128 KB field limit
+    with path.open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t"))
+
+
+def read_tables(path: Path) -> Iterator[dict[str, Any]]:
+    for f in table_files(path):
+        yield from read_table(f)
+
+
+def parse_list(value: Any, what: str = "options") -> list[str] | None:
+    """A list column that may be a real list or its Python/JSON string repr (HF MMMU stores ``str(list)``)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, list | tuple):
+        return [str(v) for v in value]
+    if hasattr(value, "tolist"):
+        return [str(v) for v in value.tolist()]
+    if isinstance(value, str):
+        try:
+            parsed = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise DataError(f"{what} is not a list: {value[:80]!r}") from None
+        if isinstance(parsed, list | tuple):
+            return [str(v) for v in parsed]
+    raise DataError(f"{what} is not a list: {str(value)[:80]!r}")
+
+
+def image_bytes(value: Any) -> bytes | None:
+    """Raw image bytes from an HF image struct, raw bytes, or a base64 string; None if empty."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dict):
+        return image_bytes(value.get("bytes"))
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    if isinstance(value, str):
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise DataError(f"image field is neither bytes nor base64 ({value[:40]!r}...)") from None
+    raise DataError(f"unsupported image field of type {type(value).__name__}")
+
+
+def materialise_image(data: bytes, cache_dir: Path, stem: str) -> Path:
+    """Write ``data`` under ``cache_dir`` (content-addressed, so re-runs reuse the file) and return its path."""
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    suffix = _sniff_suffix(data)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
+    out = cache_dir / f"{safe}_{digest}{suffix}"
+    if not out.exists():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(out.suffix + ".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(out)  # atomic: concurrent loaders never see half a file
+    return out
+
+
+def _sniff_suffix(data: bytes) -> str:
+    if data.startswith(b"\x89PNG"):
+        return ".png"
+    if data.startswith(b"\xff\xd8"):
+        return ".jpg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return ".gif"
+    if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
+        return ".webp"
+    return ".bin"

@@ -1,0 +1,228 @@
+"""MMMU-Pro *vision* setting: render question + options + images onto one page image.
+
+MMMU-Pro screenshotted each item in a browser with a recorded font, font size and background
+(``vision_font``, ``vision_fontSize``, ``vision_background``). We reproduce the page with PIL,
+deterministically, so that a run without the official screenshots still tests the same thing:
+the model must read the question from pixels.
+
+Fonts: the recorded families (Arial, Georgia, Brush Script MT, ...) are mostly not installed on
+Linux. We use the recorded family if matplotlib's font manager finds it, otherwise the closest
+DejaVu face that ships with matplotlib (so it exists everywhere): sans → DejaVu Sans,
+serif → DejaVu Serif, monospace → DejaVu Sans Mono, script/handwriting → DejaVu Serif Italic.
+The face actually used is recorded in ``Item.meta["vision_font_used"]``.
+
+Pages are cached under the cache dir by a hash of everything that determines them (renderer
+version, text, style, image bytes), so re-runs reuse them and any change re-renders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+
+from ledgermind.benchmarks.item import Item
+from ledgermind.errors import DataError
+
+RENDERER_VERSION = 1
+PAGE_WIDTH = 1024
+MARGIN = 40
+MAX_IMAGE_HEIGHT = 520
+DEFAULT_FONT_PX = 24
+DEFAULT_BACKGROUND = "#ffffff"
+TEXT_COLOR = (0, 0, 0)
+
+_FALLBACK = {  # requested family (lower case) → (DejaVu family, style)
+    "arial": ("DejaVu Sans", "normal"),
+    "tahoma": ("DejaVu Sans", "normal"),
+    "verdana": ("DejaVu Sans", "normal"),
+    "georgia": ("DejaVu Serif", "normal"),
+    "palatino linotype": ("DejaVu Serif", "normal"),
+    "times new roman": ("DejaVu Serif", "normal"),
+    "courier new": ("DejaVu Sans Mono", "normal"),
+    "brush script mt": ("DejaVu Serif", "italic"),
+    "bradley hand": ("DejaVu Serif", "italic"),
+    "savoye let": ("DejaVu Serif", "italic"),
+    "nanum pen script": ("DejaVu Serif", "italic"),
+}
+_PLACEHOLDER = re.compile(r"(<image\s*\d+>)")
+
+
+@lru_cache(maxsize=64)
+def resolve_font(requested: str | None) -> Path:
+    """A font file for ``requested``: the family itself if installed, else its DejaVu stand-in."""
+    from matplotlib import font_manager
+
+    if requested:
+        try:
+            return Path(font_manager.findfont(font_manager.FontProperties(family=requested), fallback_to_default=False))
+        except ValueError:
+            pass
+    family, style = _FALLBACK.get((requested or "").lower(), ("DejaVu Sans", "normal"))
+    return Path(font_manager.findfont(font_manager.FontProperties(family=family, style=style)))
+
+
+def font_px(size: str | int | None) -> int:
+    """``"26px"`` → 26; missing or unparsable → the default size."""
+    if isinstance(size, int):
+        return size
+    m = re.match(r"\s*(\d+(?:\.\d+)?)\s*(px)?\s*$", size or "")
+    return max(8, round(float(m.group(1)))) if m else DEFAULT_FONT_PX
+
+
+@dataclass(frozen=True)
+class PageStyle:
+    font: Path
+    size: int
+    background: str  # "#rrggbb" or an image path
+
+
+class VisionRenderer:
+    """Renders and caches MMMU-Pro vision pages."""
+
+    def __init__(self, cache_dir: Path) -> None:
+        self.cache_dir = Path(cache_dir)
+
+    def to_vision_item(self, item: Item) -> Item:
+        """The vision-setting version of a standard item: one page image, no text question.
+
+        The options move to ``meta["options"]`` (the scorer needs them for the option-text
+        heuristic) so that a pipeline rendering ``Item.options`` cannot leak them as text.
+        A page that cannot be rendered (missing/corrupt image) is recorded in
+        ``meta["load_error"]`` and the item keeps no image: one bad item never stops a run.
+        """
+        style = self.style_for(item)
+        meta = dict(item.meta) | {
+            "options": item.options,
+            "original_question": item.question,
+            "vision_font_used": style.font.name,
+            "setting": "vision",
+        }
+        try:
+            page = self.render(item.question, item.options or [], item.images, style)
+        except DataError as exc:
+            return replace(item, question="", options=None, images=[], meta=meta | {"load_error": str(exc)})
+        return replace(item, question="", options=None, images=[page], meta=meta)
+
+    def style_for(self, item: Item) -> PageStyle:
+        return PageStyle(
+            font=resolve_font(item.meta.get("vision_font")),
+            size=font_px(item.meta.get("vision_fontSize")),
+            background=item.meta.get("vision_background") or DEFAULT_BACKGROUND,
+        )
+
+    def render(self, question: str, options: list[str], images: list[Path], style: PageStyle) -> Path:
+        """Render (or reuse) the page and return its path."""
+        key = self._key(question, options, images, style)
+        out = self.cache_dir / f"page_{key}.png"
+        if out.exists():
+            return out
+        page = render_page(question, options, [_open(p) for p in images], style)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        page.save(tmp, format="PNG")
+        tmp.replace(out)
+        return out
+
+    def _key(self, question: str, options: list[str], images: list[Path], style: PageStyle) -> str:
+        h = hashlib.sha256()
+        bg = style.background
+        bg_id = bg if bg.startswith("#") else _file_digest(Path(bg))
+        spec = {"v": RENDERER_VERSION, "q": question, "o": options, "f": style.font.name, "s": style.size, "bg": bg_id}
+        h.update(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode())
+        for p in images:
+            h.update(_file_digest(p).encode())
+        return h.hexdigest()[:20]
+
+
+def render_page(question: str, options: list[str], images: list[Image.Image], style: PageStyle) -> Image.Image:
+    """Lay out question, options and images top to bottom; images go where ``<image N>`` stands."""
+    font = ImageFont.truetype(str(style.font), style.size)
+    line_h = round(style.size * 1.4)
+    width = PAGE_WIDTH - 2 * MARGIN
+    blocks: list[tuple[str, object]] = []  # ("text", str) | ("image", PIL image)
+    blocks += _segments(question, images, font, width)
+    for i, opt in enumerate(options):
+        blocks += _segments(f"{chr(ord('A') + i)}. {opt}", images, font, width)
+    height = MARGIN * 2 + sum(line_h if kind == "text" else obj.height + line_h // 2 for kind, obj in blocks)  # type: ignore[attr-defined]
+    page = _background(style.background, (PAGE_WIDTH, max(height, 200)))
+    draw = ImageDraw.Draw(page)
+    y = MARGIN
+    for kind, obj in blocks:
+        if kind == "text":
+            draw.text((MARGIN, y), str(obj), font=font, fill=TEXT_COLOR)
+            y += line_h
+        else:
+            page.paste(obj, (MARGIN, y))  # type: ignore[arg-type]
+            y += obj.height + line_h // 2  # type: ignore[attr-defined]
+    return page
+
+
+def _segments(text: str, images: list[Image.Image], font: ImageFont.FreeTypeFont, width: int) -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = []
+    for part in _PLACEHOLDER.split(text or ""):
+        m = re.fullmatch(r"<image\s*(\d+)>", part)
+        if m:
+            n = int(m.group(1))
+            if not 1 <= n <= len(images):
+                raise DataError(f"<image {n}> has no image (item has {len(images)})")
+            out.append(("image", _fit(images[n - 1], width)))
+        elif part.strip():
+            out += [("text", line) for line in _wrap(part.strip(), font, width)]
+    return out
+
+
+def _wrap(text: str, font: ImageFont.FreeTypeFont, width: int) -> list[str]:
+    lines: list[str] = []
+    for para in text.splitlines() or [""]:
+        current = ""
+        for word in para.split():
+            trial = f"{current} {word}".strip()
+            if current and font.getlength(trial) > width:
+                lines.append(current)
+                current = word
+            else:
+                current = trial
+        if current:
+            lines.append(current)
+    return lines
+
+
+def _fit(img: Image.Image, width: int) -> Image.Image:
+    scale = min(1.0, width / img.width, MAX_IMAGE_HEIGHT / img.height)
+    if scale < 1.0:
+        img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.Resampling.LANCZOS)
+    return img
+
+
+def _background(spec: str, size: tuple[int, int]) -> Image.Image:
+    if spec.startswith("#"):
+        try:
+            return Image.new("RGB", size, spec)
+        except ValueError:
+            raise DataError(f"bad background colour {spec!r}") from None
+    bg = _open(Path(spec))
+    scale = max(size[0] / bg.width, size[1] / bg.height)  # cover the page, then centre-crop
+    bg = bg.resize((round(bg.width * scale) + 1, round(bg.height * scale) + 1), Image.Resampling.LANCZOS)
+    left, top = (bg.width - size[0]) // 2, (bg.height - size[1]) // 2
+    return bg.crop((left, top, left + size[0], top + size[1]))
+
+
+def _open(path: Path) -> Image.Image:
+    try:
+        with Image.open(path) as im:
+            return im.convert("RGB")
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read image {path}: {exc}") from None
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise DataError(f"cannot read image {path}: {exc}") from None

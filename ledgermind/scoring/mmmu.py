@@ -1,0 +1,76 @@
+"""The official MMMU-Pro multiple-choice answer parser, reimplemented for parity.
+
+Behaviour of ``parse_multi_choice_response`` in ``MMMU-Benchmark/MMMU`` ``mmmu-pro/evaluate.py``:
+
+1. take the text after the *last* ``"Answer:"``; if exactly one option letter occurs in it
+   (plain substring test, case-sensitive, as upstream), that letter is the prediction;
+2. otherwise strip ``, . ! ? ; : '`` from both ends, pad with spaces, and collect candidates by
+   the MMMU heuristics in order, each tried only when the previous found nothing:
+   ``(X)`` → ``"X "`` → ``"X."`` → (replies longer than 5 words) the option *text* appearing;
+3. with several candidates the one occurring *last* wins (``rfind``);
+4. no candidate: upstream picks a random letter. Here the reply is **unparsed** (scored wrong
+   and counted separately), unless ``random_fallback`` is given — a seeded ``random.Random`` —
+   for protocol parity with published numbers.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_STRIP = ",.!?;:'"
+
+
+@dataclass(frozen=True)
+class ParsedChoice:
+    letter: str | None  # None: unparsable (no fallback asked for)
+    method: str  # "answer_tag" | "bracket" | "letter_space" | "letter_dot" | "option_text" | "random" | "none"
+
+
+def choice_info(options: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """``index2ans`` and ``all_choices`` as upstream's ``get_multi_choice_info``."""
+    letters = [chr(ord("A") + i) for i in range(len(options))]
+    return dict(zip(letters, map(str, options), strict=True)), letters
+
+
+def parse_multi_choice_response(
+    response: str, all_choices: Sequence[str], index2ans: dict[str, str], random_fallback: random.Random | None = None
+) -> ParsedChoice:
+    """Parse a model reply into one option letter (see module docstring)."""
+    response = response if isinstance(response, str) else ""
+    pos = response.rfind("Answer:")
+    if pos != -1:
+        tail = response[pos + len("Answer:") :].strip()
+        matches = [c for c in all_choices if c in tail]
+        if len(matches) == 1:
+            return ParsedChoice(matches[0], "answer_tag")
+
+    padded = " " + response.strip(_STRIP) + " "
+    for method, template in (("bracket", "({})"), ("letter_space", "{} "), ("letter_dot", "{}.")):
+        cands = [c for c in all_choices if template.format(c) in padded]
+        if cands:
+            if len(cands) == 1:
+                return ParsedChoice(cands[0], method)
+            # upstream locates bracket candidates by "(X)", the two letter forms by " X "
+            probe = "({})" if method == "bracket" else " {} "
+            return ParsedChoice(_last(cands, lambda c: padded.rfind(probe.format(c))), method)
+
+    if len(padded.split()) > 5:
+        low = padded.lower()
+        cands = [c for c, ans in index2ans.items() if ans.lower() in low]
+        if cands:
+            return ParsedChoice(_last(cands, lambda c: low.rfind(index2ans[c].lower())), "option_text")
+
+    if random_fallback is not None and all_choices:
+        return ParsedChoice(random_fallback.choice(list(all_choices)), "random")
+    return ParsedChoice(None, "none")
+
+
+def _last(cands: list[str], position) -> str:  # noqa: ANN001 — small local helper
+    """The candidate whose position is largest; ties → the earliest in option order (np.argmax)."""
+    best, best_pos = cands[0], position(cands[0])
+    for c in cands[1:]:
+        if (p := position(c)) > best_pos:
+            best, best_pos = c, p
+    return best

@@ -1,0 +1,63 @@
+"""Numeric answers with a type-aware tolerance (§3.2 Eq. 5, App. C "For NCC, the tolerance is type-aware").
+
+* ``reading`` (gauges, thermometers, any continuous measurement): correct if the relative error
+  is at most δ_read = 0.15, or the absolute error is at most one graduation of the scale when
+  the item knows it (``meta["graduation"]``) — the graduation rescues readings near zero,
+  where a relative tolerance is meaningless;
+* anything else (``count``, ``exact``, or no kind): exact match after number normalisation —
+  counts, years, money totals and identifiers are discrete; only float formatting noise
+  (1e-6 relative) is absorbed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+DELTA_READ = 0.15  # App. C: relative tolerance for continuous visual readings
+EXACT_EPS = 1e-6  # formatting noise only ("16.5" vs "16.50")
+
+_NUMBER = re.compile(r"[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+@dataclass(frozen=True)
+class NumericTolerance:
+    relative_read: float = DELTA_READ
+    use_graduation: bool = True
+
+
+def parse_number(text: str) -> float | None:
+    """The number a reply commits to: after the last ``Answer:`` if present, else the last number.
+
+    Understands signs (including the Unicode minus), thousands separators, decimals and
+    exponents; percent signs and units are ignored.
+    """
+    if not text:
+        return None
+    pos = text.rfind("Answer:")
+    segment = text[pos + len("Answer:") :] if pos != -1 else text
+    found = [m.group(0) for m in _NUMBER.finditer(segment) if re.search(r"\d", m.group(0))]
+    if not found and pos != -1:
+        return parse_number(text[:pos])
+    if not found:
+        return None
+    token = found[0] if pos != -1 else found[-1]
+    try:
+        return float(token.replace(",", "").replace("−", "-"))
+    except ValueError:
+        return None
+
+
+def numbers_match(
+    pred: float, gold: float, kind: str | None = None, graduation: float | None = None, tol: NumericTolerance | None = None
+) -> bool:
+    tol = tol or NumericTolerance()
+    if not (math.isfinite(pred) and math.isfinite(gold)):
+        return False
+    err = abs(pred - gold)
+    if kind == "reading":
+        if err <= tol.relative_read * abs(gold):
+            return True
+        return bool(tol.use_graduation and graduation and err <= abs(graduation) + 1e-12)
+    return err <= EXACT_EPS * max(1.0, abs(gold))

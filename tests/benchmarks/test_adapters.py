@@ -1,0 +1,96 @@
+"""Each adapter on a tiny synthetic file in its benchmark's own layout."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from PIL import Image
+
+from ledgermind.benchmarks import AnswerType, load_benchmark
+from ledgermind.benchmarks.adapters import split_inline_options
+from ledgermind.errors import DataError
+
+
+def test_mmstar_parquet_with_inline_options(tmp_path, png_bytes) -> None:
+    pq.write_table(
+        pa.table(
+            {
+                "index": [0],
+                "question": ["Which animal is shown?\nOptions: A: a cat, B: a dog, C: a cow, D: a hen"],
+                "image": [{"bytes": png_bytes(), "path": None}],
+                "answer": ["B"],
+                "category": ["coarse perception"],
+                "l2_category": ["image scene"],
+            }
+        ),
+        tmp_path / "mmstar.parquet",
+    )
+    [it] = load_benchmark("mmstar", {"path": str(tmp_path), "cache_dir": str(tmp_path / "c")})
+    assert it.id == "mmstar_0" and it.question == "Which animal is shown?"
+    assert it.options == ["a cat", "a dog", "a cow", "a hen"] and it.answer == "B"
+    assert Image.open(it.images[0]).size == (40, 30) and it.meta["category"] == "coarse perception"
+
+
+def test_mmmu_parquet_mcq_and_open(tmp_path, png_bytes) -> None:
+    img = {"bytes": png_bytes(), "path": "a.png"}
+    pq.write_table(
+        pa.table(
+            {
+                "id": ["validation_Art_1", "validation_Math_2"],
+                "question": ["Style of <image 1>?", "Value of x in <image 1>?"],
+                "options": [str(["Baroque", "Cubism"]), "[]"],
+                "answer": ["A", "24"],
+                "image_1": [img, img],
+                "image_2": [{"bytes": None, "path": None}] * 2,
+                "question_type": ["multiple-choice", "open"],
+                "topic_difficulty": ["Easy", "Hard"],
+            }
+        ),
+        tmp_path / "validation-00000-of-00001.parquet",
+    )
+    items = load_benchmark("mmmu", {"path": str(tmp_path), "cache_dir": str(tmp_path / "c")})
+    assert [it.answer_type for it in items] == [AnswerType.MCQ, AnswerType.NUMERIC]
+    assert items[0].options == ["Baroque", "Cubism"] and items[1].options is None
+    assert [len(it.images) for it in items] == [1, 1] and items[1].difficulty == "Hard"
+
+
+def test_emma_jsonl(tmp_path, png_bytes) -> None:
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "p1.png").write_bytes(png_bytes())
+    rows = [
+        {"pid": "phys_1", "question": "Force in <image_1>?", "options": ["1 N", "2 N"], "answer": "B", "image_1": "img/p1.png", "type": "Multiple Choice", "subject": "Physics"},
+        {"pid": "math_2", "question": "Area?", "options": None, "answer": "12", "type": "Open-ended", "subject": "Math"},
+    ]
+    (tmp_path / "emma.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    items = load_benchmark("emma", {"path": str(tmp_path)})
+    assert items[0].question == "Force in <image 1>?" and items[0].images == [tmp_path / "img" / "p1.png"]
+    assert items[0].answer_type is AnswerType.MCQ and items[1].answer_type is AnswerType.NUMERIC
+    assert items[0].meta["subject"] == "Physics"
+
+
+def test_vstar_jsonl(tmp_path) -> None:
+    row = {
+        "question_id": 3,
+        "image": "direct_attributes/sa_1.jpg",
+        "text": "What is the color of the umbrella?\n(A) red\n(B) blue\n(C) green\n(D) white\nAnswer with the option's letter from the given choices directly.",
+        "category": "direct_attributes",
+        "label": "B",
+    }
+    (tmp_path / "test_questions.jsonl").write_text(json.dumps(row))
+    [it] = load_benchmark("vstar", {"path": str(tmp_path)})
+    assert it.id == "vstar_3" and it.question == "What is the color of the umbrella?"
+    assert it.options == ["red", "blue", "green", "white"] and it.answer == "B"
+    assert it.images == [tmp_path / "direct_attributes" / "sa_1.jpg"]
+
+
+def test_vstar_without_options_is_data_error(tmp_path) -> None:
+    (tmp_path / "q.jsonl").write_text(json.dumps({"question_id": 1, "image": "a.jpg", "text": "Colour?", "label": "A"}))
+    with pytest.raises(DataError, match="options"):
+        load_benchmark("vstar", {"path": str(tmp_path)})
+
+
+def test_split_inline_options_requires_consecutive_letters() -> None:
+    assert split_inline_options("Q (A) x (C) y", r"\(([A-D])\)\s*([^()]+?)\s*(?=\([A-D]\)|$)") == ("Q (A) x (C) y", None)

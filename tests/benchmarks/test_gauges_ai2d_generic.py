@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ledgermind.benchmarks import AnswerType, load_benchmark
+from ledgermind.benchmarks.gauges import graduation
+from ledgermind.errors import DataError
+from ledgermind.scoring import score
+
+
+def test_gauges(shared_data) -> None:
+    items = load_benchmark("gauges", {"path": str(shared_data / "gauges")})
+    assert len(items) == 44 and len({it.id for it in items}) == 44
+    assert all(it.answer_type is AnswerType.NUMERIC and it.images[0].is_file() for it in items)
+    assert all(it.meta["numeric_kind"] == "reading" and it.meta["graduation"] > 0 for it in items)
+    first = items[0]  # 140–280, reading 140, tick_pos "140,160" (ticks 2 → 70): graduation 20
+    assert first.answer == "140" and first.meta["graduation"] == 20
+    assert score(first, "Answer: 160").correct == 1.0  # within one graduation
+    assert score(first, "Answer: 170").correct == 0.0  # > 15 % and > one graduation
+
+
+def test_graduation_rules() -> None:
+    assert graduation({"min": "0", "max": "450", "ticks": "15", "tick_pos": "300,450"}) == 30  # smaller estimate
+    assert graduation({"min": "0", "max": "5", "ticks": "10"}) == 0.5  # no tick_pos
+    assert graduation({"min": "0", "max": "5", "ticks": "0"}) is None
+
+
+def test_gauges_bad_record(tmp_path) -> None:
+    (tmp_path / "items.jsonl").write_text(json.dumps({"image": "a.jpg", "min": "0", "max": "x", "reading": "1"}))
+    with pytest.raises(DataError, match="bad gauge record"):
+        load_benchmark("gauges", {"path": str(tmp_path)})
+
+
+def test_ai2d(shared_data) -> None:
+    items = load_benchmark("ai2d", {"path": str(shared_data / "ai2d_sample"), "limit": 4})
+    assert len(items) == 4
+    assert all(it.answer_type is AnswerType.MCQ and len(it.options) == 4 and it.answer in "ABCD" for it in items)
+    assert all(it.images[0].is_file() for it in items)
+
+
+def test_generic_jsonl_inference_and_paths(tmp_path) -> None:
+    recs = [
+        {"id": "m", "question": "Which?", "options": ["x", "y"], "answer": "B", "images": ["img/a.png"]},
+        {"id": "n", "question": "How many?", "answer": "3", "image": "/abs/b.png"},
+        {"id": "o", "question": "Name?", "answer": "Oslo", "difficulty": "Hard", "meta": {"k": 1}},
+        {"id": "r", "question": "Read", "answer": "2.5", "answer_type": "numeric", "meta": {"numeric_kind": "reading"}},
+    ]
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n\n")
+    items = load_benchmark("jsonl", {"path": str(tmp_path)})
+    assert [it.answer_type for it in items] == [AnswerType.MCQ, AnswerType.NUMERIC, AnswerType.OPEN, AnswerType.NUMERIC]
+    assert items[0].images == [tmp_path / "img" / "a.png"] and str(items[1].images[0]) == "/abs/b.png"
+    assert items[2].difficulty == "Hard" and items[2].meta == {"k": 1}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "invalid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"question": "q"}', "needs 'id' and 'question'"),
+        ('{"id": "a", "question": "q", "options": ["x"], "answer": "Z"}', "answer letter"),
+        ('{"id": "a", "question": "q", "answer": "x", "answer_type": "essay"}', "answer_type must be"),
+    ],
+)
+def test_generic_jsonl_errors_name_the_line(tmp_path, line: str, message: str) -> None:
+    f = tmp_path / "bad.jsonl"
+    f.write_text(line + "\n")
+    with pytest.raises(DataError, match=message):
+        load_benchmark("jsonl", {"path": str(f)})
