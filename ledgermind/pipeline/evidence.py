@@ -1,0 +1,178 @@
+"""Evidence gathering: Algorithm 1 lines 1–21 (plan, observations + OCR, crop-zoom, Dual-Read, search)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ledgermind.dispatch import QuestionType
+from ledgermind.ledger import EvidenceEntry, Kappa
+from ledgermind.pipeline.context import ItemContext
+from ledgermind.pipeline.render import options_block, referenced_images
+from ledgermind.tools.base import ToolKind
+
+
+@dataclass
+class Evidence:
+    plan: str = ""
+    ocr: list[EvidenceEntry] = field(default_factory=list)
+    ocs: list[EvidenceEntry] = field(default_factory=list)
+    crop: EvidenceEntry | None = None
+    crop_image: Any = None
+    readings: list[EvidenceEntry] = field(default_factory=list)
+    retrieval: list[EvidenceEntry] = field(default_factory=list)
+
+
+async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Evidence:
+    ev = Evidence()
+    types = ctx.profile.types
+    question = ctx.item.question + ("\n" + options_block(ctx.item) if ctx.item.options else "")
+    if with_plan:  # line 2: π ← TASKPLAN(q); APPEND(π, DERIVATION, 1.0)
+        _, plan = await ctx.call_tool(
+            "plan", question=question, granularity=ctx.profile.granularity, method=ctx.profile.method
+        )
+        ev.plan = plan[0].fact if plan else ""
+    ev.ocr = await ocr_images(ctx)
+    # line 3: SOBSERVE(q, I, π) → PERCEPTION, σ = 0.92
+    _, ev.ocs = await ctx.call_tool(
+        "observe",
+        question=question,
+        plan=ev.plan,
+        categories=[f"{c.value}: {t}" for c, t in ctx.profile.oc_instructions().items()],
+        images=ctx.user_images(),
+        max_oc=ctx.cfg.max_oc,
+        structured=ctx.structured,
+    )
+    mark_tool_agreement(ctx, ev.ocs, ev.ocr)
+    if types & {QuestionType.READ, QuestionType.LOCATION} and ctx.item.images:  # lines 5–14
+        await crop_and_read(ctx, ev, read=QuestionType.READ in types)
+    if QuestionType.KNOWLEDGE in types:  # lines 15–21
+        ev.retrieval = await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in types)
+    if ctx.repairs_enabled:
+        for hit in ctx.verifier.conflict_scan():  # conflicts among the evidence just gathered (T3)
+            await ctx.handle(hit)
+    return ev
+
+
+async def ocr_images(ctx: ItemContext) -> list[EvidenceEntry]:
+    """OCR evidence from perception/ for every referenced image (merged with the OCs, line 3)."""
+    if "ocr" not in ctx.tools:
+        return []
+    entries: list[EvidenceEntry] = []
+    for i in referenced_images(ctx.item):
+        _, es = await ctx.call_tool("ocr", image=Path(ctx.item.images[i - 1]))
+        for e in es:
+            e.meta.setdefault("category", "TEXT")
+            e.meta["image"] = i
+        entries += es
+    return entries
+
+
+def mark_tool_agreement(ctx: ItemContext, ocs: list[EvidenceEntry], ocr: list[EvidenceEntry]) -> None:
+    """OCErr bookkeeping (Eq. 27): does a TEXT/NUMBER OC agree with what OCR read?"""
+    if not ocr:
+        return
+    pool = [e.fact for e in ocr]
+    for oc in ocs:
+        if oc.category in {"TEXT", "NUMBER"}:
+            res = ctx.cascade.check(oc.fact, pool, judgment=False)
+            oc.meta["tool_agreement"] = bool(res.ncc and res.coverage >= 0.5)
+
+
+async def crop_and_read(ctx: ItemContext, ev: Evidence, *, read: bool) -> None:
+    q = ctx.item.question
+    image = Path(ctx.item.images[referenced_images(ctx.item)[0] - 1])
+    out, crop = await ctx.call_tool("crop_zoom", image=image, question=q)  # lines 6–7: r*, 2.5× zoom
+    if not crop:
+        return
+    ev.crop, ev.crop_image = crop[0], out.artifacts.get("image")
+    _, zoomed_ocr = await ctx.call_tool("ocr", image=image, region=ev.crop.bbox.as_list()) if ev.crop.bbox else (None, [])
+    for e in zoomed_ocr:
+        e.meta.setdefault("category", "TEXT")
+    ev.ocr += zoomed_ocr
+    perception = [
+        e for e in ctx.ledger.active()
+        if e.kappa is Kappa.PERCEPTION and e.id != ev.crop.id and e not in zoomed_ocr
+    ]
+    if perception:  # line 8: SUPERSEDE(argmin_{κ=PERC} σ_e, e_c)
+        weakest = min(perception, key=lambda e: (e.sigma, -e.t))
+        ctx.ledger.supersede(weakest.id, ev.crop.id)
+    if read and ev.crop_image is not None:
+        await dual_read(ctx, ev)
+
+
+async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
+    """App. D.5: two context-free readings; Δv ≤ 0.15 → σ(e_c) 0.97, else 0.65 and adopt v2."""
+    assert ev.crop is not None
+    _, r1 = await ctx.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured)
+    ev.readings += r1
+    if not ctx.flags.dual_read:
+        return  # ablation: a single reading, σ as for a normal crop
+    _, r2 = await ctx.call_tool("read", image=ev.crop_image, attempt=1, structured=ctx.structured)
+    ev.readings += r2
+    v1 = r1[0].meta.get("value") if r1 else None
+    v2 = r2[0].meta.get("value") if r2 else None
+    if v1 is None or v2 is None:
+        ctx.ledger.set_sigma(ev.crop.id, ctx.cfg.sigma_dual_disagree, "dual-read: a reading is missing")
+        return
+    delta = abs(v1 - v2) / max(abs(v1), abs(v2), 1e-9)
+    agree = delta <= ctx.cfg.dual_read_delta
+    sigma = ctx.cfg.sigma_dual_agree if agree else ctx.cfg.sigma_dual_disagree
+    ctx.ledger.set_sigma(ev.crop.id, sigma, f"dual-read Δv={delta:.3f}")
+    ctx.traj.notes.append(f"dual-read v1={v1:g} v2={v2:g} Δv={delta:.3f} {'agree' if agree else 'disagree'}")
+    if not agree:
+        ctx.ledger.supersede(r1[0].id, r2[0].id)  # adopt v2 on disagreement
+
+
+def search_tool_name(ctx: ItemContext) -> str | None:
+    return next((n for n, t in ctx.tools.items() if t.kind is ToolKind.SEARCH), None)
+
+
+async def knowledge_search(ctx: ItemContext, *, deep: bool) -> list[EvidenceEntry]:
+    """App. D.6 two-round strategy; results are RETRIEVAL entries with σ = 0.85 (line 20)."""
+    name = search_tool_name(ctx)
+    if name is None:
+        ctx.traj.notes.append("knowledge question but no search tool configured")
+        return []
+    _, round1 = await ctx.call_tool(name, query=extract_query(ctx))
+    entries = list(round1)
+    if deep and round1:
+        _, round2 = await ctx.call_tool(name, query=refine_query(ctx, round1))
+        entries += round2
+    return entries
+
+
+def _entities(ctx: ItemContext, texts: list[str]) -> list[str]:
+    ner = ctx.cascade.ner
+    if ner is None:
+        return []
+    out: list[str] = []
+    for t in texts:
+        out += [e.text for e in ner.entities(t) if not e.is_numeric]
+    return list(dict.fromkeys(out))
+
+
+def extract_query(ctx: ItemContext, max_words: int = 16) -> str:
+    """Round 1: entities from the OCs (P_oc) plus the question's keywords."""
+    ents = _entities(ctx, [e.fact for e in ctx.p_oc()])[:4]
+    words = [*ents, *keywords(ctx.item.question)]
+    return " ".join(list(dict.fromkeys(words))[:max_words])
+
+
+def refine_query(ctx: ItemContext, round1: list[EvidenceEntry], max_words: int = 16) -> str:
+    """Round 2 (deep knowledge): the question refined with entities found in round-1 results."""
+    ents = _entities(ctx, [e.fact for e in round1])[:4]
+    words = [*keywords(ctx.item.question)[:8], *ents]
+    return " ".join(list(dict.fromkeys(words))[:max_words])
+
+
+def keywords(text: str) -> list[str]:
+    """Content words of a question in their original order (Tok(·) without the set)."""
+    import re
+
+    from ledgermind.grounding.tokens import content_tokens
+
+    text = re.sub(r"<image\s*\d+>", " ", text, flags=re.IGNORECASE)
+    keep = content_tokens(text)
+    return list(dict.fromkeys(w for w in re.findall(r"[\w.-]+", text) if w.casefold().strip(".-") in keep))

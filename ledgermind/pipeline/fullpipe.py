@@ -1,0 +1,174 @@
+"""FULLPIPE: Algorithm 1 (evidence gathering, grounded reasoning) and Algorithm 2 (decision, defense).
+
+Each function below is one block of the paper's pseudocode and names its line numbers. All
+state goes through ``ctx.ledger``; ablation flags are read, never branched into copies.
+"""
+
+from __future__ import annotations
+
+from ledgermind.claims import Claim, ClaimOrigin, ClaimStatus, ClaimType, Stage, parse_sc_lines
+from ledgermind.dispatch import QuestionType, has_uncertainty_marker
+from ledgermind.grounding.numbers import extract_numbers
+from ledgermind.pipeline.answer import decide, finalize_answer
+from ledgermind.pipeline.context import ItemContext
+from ledgermind.pipeline.evidence import gather_evidence
+from ledgermind.pipeline.render import ledger_block
+from ledgermind.prompts import schemas
+from ledgermind.prompts.templates import ENTITY_RECHECK, HYPOTHESIS, REASON, VISUAL_FALLBACK
+from ledgermind.repair.triggers import t6_phantom_grounding
+from ledgermind.scoring.score import extract_final_answer
+
+
+async def run_fullpipe(ctx: ItemContext) -> None:
+    ev = await gather_evidence(ctx)  # Alg. 1 lines 1–21
+    judgments = await grounded_reasoning(ctx)  # lines 22–34
+    await hypothesis_verification(ctx, judgments, ev.crop_image)  # lines 35–44
+    await decide(ctx, images_resent=True)  # Alg. 2 line 1 (+ T5/T6 repair on the DC)
+    await defense_lines(ctx)  # Alg. 2 lines 2–10
+    finalize_answer(ctx)
+
+
+# ----------------------------------------------------------------------------- Alg. 1 lines 22–34
+async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
+    """[E] → [I] → [J] claims with citations; structural and containment checks."""
+    text = REASON.substitute(
+        method=ctx.profile.method,
+        granularity=ctx.profile.granularity,
+        warning=(ctx.warning or ""),
+        question=ctx.item.question + ("\n" + _options(ctx) if ctx.item.options else ""),
+        ledger=ledger_block(ctx.ledger),
+    )
+    reply = await ctx.ask_structured("reason", text, schemas.CLAIMS, ctx.user_images())
+    claims = parse_sc_lines(reply or "")
+    if not claims:
+        ctx.traj.notes.append("reasoning produced no parsable claims")
+    for c in claims:
+        c.id = c.id if c.id not in {x.id for x in ctx.ledger.claims()} else ctx.ledger.next_claim_id(ClaimType.SC)
+        ctx.ledger.add_claim(c)
+        support = ctx.ledger.support(c.id)  # ground(c_j): cited ACTIVE entries (line 24)
+        if not support and c.stage in {Stage.E, Stage.I}:
+            c.status = ClaimStatus.DROPPED  # line 26: uncited non-judgment claims are dropped
+            c.grounded = False
+        elif not support and c.stage is Stage.J:
+            c.sigma = ctx.cfg.sigma_uncited_judgment  # line 28
+    judgments = [c for c in ctx.ledger.claims(ClaimType.SC) if c.is_judgment and c.active]
+    for c in ctx.ledger.claims(ClaimType.SC):
+        if c.active:
+            res = ctx.ground(c)  # lines 31–34: ρ, ECC, NCC; σ demotion for [J]
+            if c.is_judgment:
+                c.sigma = res.sigma_after
+                hit = t6_phantom_grounding(c, res.coverage, res.ecc, res.ncc)
+                if hit:  # T6: warning injection (+ ACQUIRE when budget allows)
+                    await ctx.handle(hit, acquire=ctx.acquire_spec(c.text), regrounded=lambda c=c: ctx.ground(c).grounded)
+    return judgments
+
+
+# ----------------------------------------------------------------------------- Alg. 1 lines 35–44
+async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], crop_image: object | None) -> None:
+    """When all judgments are weak and budget remains, falsify the strongest one."""
+    if not judgments or any(c.sigma > ctx.cfg.sigma_verify for c in judgments):
+        return
+    if not ctx.budget.spend():
+        return
+    best = max(judgments, key=lambda c: c.sigma)
+    g = best.grounding or {}
+    poc = ctx.p_oc()
+    if g.get("ecc") is False:
+        text = HYPOTHESIS.substitute(question=ctx.item.question, hypothesis=best.text, pool=ctx.p_oc_block())
+        out, entries = await ctx.call_tool(
+            "vqa", derived_from=[e.id for e in poc], sigma=ctx.cfg.sigma_revised,
+            stage="hypothesis", prompt=text, images=ctx.user_images(),
+        )
+        revised = _revision(entries[0].fact) if entries else None
+        if revised and _norm(revised) != _norm(best.text):  # line 39: c′ ≠ c* → DERIVATION σ 0.88
+            c2 = Claim(ctx.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, revised, Stage.J, [entries[0].id],
+                       sigma=ctx.cfg.sigma_revised, origin=ClaimOrigin.REPAIR)
+            ctx.ledger.add_claim(c2)
+            res = ctx.ground(c2)
+            c2.sigma = min(c2.sigma, res.sigma_after)
+            ctx.traj.notes.append(f"hypothesis revised: {best.id} → {c2.id}")
+    elif g.get("ncc") is False:
+        # line 41: a second independent reading; adopt the value closest to Num(P_oc)
+        image = crop_image if crop_image is not None else (ctx.item.images[0] if ctx.item.images else None)
+        if image is None:
+            return
+        _, entries = await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured)
+        pool_vals = [n.value for e in poc for n in extract_numbers(e.fact) if n.value is not None]
+        claim_vals = [n.value for n in extract_numbers(best.text) if n.value is not None]
+        new_vals = [e.meta.get("value") for e in entries if e.meta.get("value") is not None]
+        candidates = claim_vals + new_vals
+        if pool_vals and candidates:
+            target = min(candidates, key=lambda v: min(abs(v - p) for p in pool_vals))
+            closest = min(pool_vals, key=lambda p: abs(p - target))
+            cites = [e.id for e in poc if any(n.value == closest for n in extract_numbers(e.fact))][:2]
+            c2 = Claim(ctx.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, f"The value is {_fmt(closest)}",
+                       Stage.J, cites + [e.id for e in entries], sigma=ctx.cfg.sigma_revised, origin=ClaimOrigin.REPAIR)
+            ctx.ledger.add_claim(c2)
+            ctx.ground(c2)
+            ctx.traj.notes.append(f"second reading adopted value {_fmt(closest)}")
+
+
+def _revision(reply: str) -> str | None:
+    """'Conclusion: Revise: X' → X; 'Confirm: X' → X; else the last line."""
+    low = reply.lower()
+    for key in ("revise:", "confirm:"):
+        pos = low.rfind(key)
+        if pos != -1:
+            tail = reply[pos + len(key) :].strip().splitlines()
+            return tail[0].strip() if tail and tail[0].strip() else None
+    lines = [ln.strip() for ln in reply.splitlines() if ln.strip()]
+    return lines[-1] if lines else None
+
+
+# ----------------------------------------------------------------------------- Alg. 2 lines 2–10
+async def defense_lines(ctx: ItemContext) -> None:
+    """Entity recheck, numeric snap (reading questions), visual fallback on uncertainty markers."""
+    answer = ctx.traj.raw_answer
+    if answer and not ctx.traj.abstained:
+        poc = ctx.p_oc()
+        pool = [e.fact for e in poc]
+        if ctx.flags.ecc_ncc and pool:
+            res = ctx.cascade.check(answer, pool, kind=ctx.reading_kind(), judgment=True)
+            if not res.ecc:  # line 2–3: ECC(ŷ, P_oc) = 0 → re-answer restricted to P_oc
+                text = ENTITY_RECHECK.substitute(pool=ctx.p_oc_block(), question=ctx.item.question, options=_options(ctx))
+                reply = await ctx.ask("entity_recheck", text)
+                if reply:
+                    answer = extract_final_answer(reply) or reply.strip()
+                    ctx.traj.notes.append("defense: entity recheck")
+            elif not res.ncc and QuestionType.READ in ctx.profile.types:  # lines 5–6: numeric snap
+                snapped = _snap(answer, pool)
+                if snapped is not None:
+                    answer = snapped
+                    ctx.traj.notes.append(f"defense: numeric snap to {snapped}")
+    if has_uncertainty_marker(answer or "") or (not answer and not ctx.traj.abstained):  # lines 8–9
+        text = VISUAL_FALLBACK.substitute(question=ctx.item.question, options=_options(ctx))
+        reply = await ctx.ask("visual_fallback", text, ctx.user_images())
+        if reply:
+            answer = extract_final_answer(reply) or reply.strip()
+            ctx.traj.notes.append("defense: visual fallback")
+    ctx.traj.raw_answer = answer or ""
+
+
+def _snap(answer: str, pool: list[str]) -> str | None:
+    vals = [n for n in extract_numbers(answer) if n.value is not None]
+    pool_nums = [n for f in pool for n in extract_numbers(f) if n.value is not None]
+    if not vals or not pool_nums:
+        return None
+    v = vals[0].value
+    best = min(pool_nums, key=lambda n: abs(n.value - v))  # type: ignore[operator]
+    return _fmt(best.value)  # type: ignore[arg-type]
+
+
+def _fmt(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.lower().split()).strip(" .")
+
+
+def _options(ctx: ItemContext) -> str:
+    from ledgermind.pipeline.render import options_block
+
+    return options_block(ctx.item)
+

@@ -1,0 +1,100 @@
+"""MLLM calls that produce evidence go through the tool interface (DESIGN.md §3).
+
+Task plans, observation claims, crop readings and re-examinations are model outputs, but they
+enter the ledger exactly like OCR lines: as sealed ``ToolOutput`` objects mapped by M, with the
+κ the paper assigns (PLAN, VQA → DERIVATION; OBSERVE, READ → PERCEPTION).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from ledgermind.backends.base import ContentPart
+from ledgermind.claims import parse_oc_lines
+from ledgermind.errors import ToolError
+from ledgermind.grounding.numbers import extract_numbers
+from ledgermind.prompts import schemas
+from ledgermind.prompts.templates import DUAL_READ, OBSERVE, PLAN
+from ledgermind.tools.base import Observation, Tool, ToolKind
+
+# (stage, prompt text, images, system prompt, json schema) -> reply text; raises on failure.
+Caller = Callable[[str, str, Sequence[ContentPart], str | None, dict[str, Any] | None], Awaitable[str]]
+
+
+class _MLLMTool(Tool):
+    def __init__(self, call: Caller) -> None:
+        self.call = call
+
+
+class PlanTool(_MLLMTool):
+    """TASKPLAN(q) from the question alone (Alg. 1 line 2; prompt G.1)."""
+
+    name, kind = "plan", ToolKind.PLAN
+
+    async def _arun(self, question: str, granularity: str, method: str) -> list[Observation]:
+        text = PLAN.substitute(question=question, granularity=granularity, method=method)
+        reply = await self.call("plan", text, [], None, None)
+        return [Observation(reply.strip())] if reply.strip() else []
+
+
+class ObserveTool(_MLLMTool):
+    """SOBSERVE(q, I, π): up to N_max categorised observation claims (Alg. 1 line 3; G.2)."""
+
+    name, kind = "observe", ToolKind.OBSERVE
+
+    async def _arun(
+        self,
+        question: str,
+        plan: str,
+        categories: Sequence[str],
+        images: Sequence[ContentPart],
+        max_oc: int = 15,
+        structured: bool = False,
+    ) -> list[Observation]:
+        text = OBSERVE.substitute(
+            question=question, plan=plan or "(no plan)", max_oc=max_oc, categories="\n".join(categories)
+        )
+        schema = schemas.with_max_items(schemas.OBSERVATIONS, max_oc) if structured else None
+        reply = await self.call("observe", text, images, None, schema)
+        return [Observation(o.text, meta={"category": o.category}) for o in parse_oc_lines(reply, max_oc)]
+
+
+class ReadTool(_MLLMTool):
+    """One context-free reading of a zoomed crop (Dual-Read, App. D.5)."""
+
+    name, kind = "read", ToolKind.READ
+
+    async def _arun(self, image: ContentPart, attempt: int = 0, structured: bool = False) -> list[Observation]:
+        schema = schemas.READING if structured else None
+        reply = await self.call(f"dual_read_{attempt}", DUAL_READ.substitute(), [image], None, schema)
+        nums = [n for n in extract_numbers(_reading_text(reply))]
+        if not nums:
+            return []  # no value read: an empty output is trigger T1
+        return [Observation(f"reading {nums[0].text}", meta={"value": nums[0].value})]
+
+
+def _reading_text(reply: str) -> str:
+    import json
+
+    try:
+        data = json.loads(reply)
+        if isinstance(data, dict) and "value" in data:
+            return f"{data['value']} {data.get('unit', '')}".strip()
+    except (json.JSONDecodeError, ValueError):
+        pass
+    return reply
+
+
+class VQATool(_MLLMTool):
+    """A model answer recorded as DERIVATION (App. B.1): direct answers, re-examinations."""
+
+    name, kind = "vqa", ToolKind.VQA
+
+    async def _arun(
+        self, stage: str, prompt: str, images: Sequence[ContentPart] = (), system: str | None = None
+    ) -> list[Observation]:
+        reply = await self.call(stage, prompt, images, system, None)
+        if not reply.strip():
+            raise ToolError("the model returned an empty reply")
+        return [Observation(reply.strip())]

@@ -1,0 +1,78 @@
+"""Turning an item and the ledger into prompt text and interleaved chat content.
+
+``<image N>`` placeholders refer to ``item.images[N-1]`` wherever they appear (question or
+options). We send every referenced image once, labelled "Image N:", in order of N, and leave the
+placeholders in the text so the model can tell which image a sentence or an option refers to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ledgermind.backends.base import ContentPart
+from ledgermind.benchmarks.item import Item
+from ledgermind.claims import Claim
+from ledgermind.ledger import EvidenceEntry, Ledger
+
+PLACEHOLDER_RE = re.compile(r"<image\s*(\d+)>", re.IGNORECASE)
+MAX_FACT_CHARS = 300
+
+
+def referenced_images(item: Item) -> list[int]:
+    """1-based indices of the images the question or options mention; all images if none are."""
+    texts = [item.question, *(item.options or [])]
+    idx = sorted({int(m) for t in texts for m in PLACEHOLDER_RE.findall(t or "")})
+    idx = [i for i in idx if 1 <= i <= len(item.images)]
+    return idx or list(range(1, len(item.images) + 1))
+
+
+def image_parts(item: Item) -> list[ContentPart]:
+    parts: list[ContentPart] = []
+    for i in referenced_images(item):
+        parts += [f"Image {i}:", Path(item.images[i - 1])]
+    return parts
+
+
+def options_block(item: Item) -> str:
+    if not item.options:
+        return ""
+    lines = [f"{chr(ord('A') + i)}. {opt}" for i, opt in enumerate(item.options)]
+    letters = "/".join(item.option_letters)
+    return "Options:\n" + "\n".join(lines) + f"\nAnswer with the option letter ({letters})."
+
+
+def fact_line(e: EvidenceEntry) -> str:
+    fact = e.fact if len(e.fact) <= MAX_FACT_CHARS else e.fact[: MAX_FACT_CHARS - 1] + "…"
+    cat = f" {e.category}" if e.category else ""
+    return f"{e.id} | {e.kappa.value}{cat} | {e.sigma:.2f} | {fact}"
+
+
+def ledger_block(ledger: Ledger) -> str:
+    """Active entries only: claims may cite only ACTIVE entries (invariant I2)."""
+    lines = [fact_line(e) for e in ledger.active()]
+    return "\n".join(lines) if lines else "(empty)"
+
+
+def claims_block(claims: Iterable[Claim]) -> str:
+    lines = []
+    for c in claims:
+        if not c.active:
+            continue
+        stage = f"[{c.stage.value}]" if c.stage else ""
+        cites = ", ".join(f"[{x}]" for x in c.citations) or "none"
+        lines.append(f"[{c.id}]{stage} {c.text} | Based on: {cites} | confidence {c.sigma:.2f}")
+    return "\n".join(lines) if lines else "(none)"
+
+
+def pool_block(facts: Sequence[str]) -> str:
+    return "\n".join(f"- {f}" for f in facts) if facts else "(nothing was read from the image)"
+
+
+def option_text(item: Item, letter: str | None) -> str | None:
+    """'C' → the text of option C (for grounding the decision's content, not just its label)."""
+    if not letter or not item.options:
+        return None
+    i = ord(letter.upper()) - ord("A")
+    return item.options[i] if 0 <= i < len(item.options) else None

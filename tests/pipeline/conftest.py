@@ -1,0 +1,95 @@
+"""Scripted-backend harness for pipeline tests: deterministic tools + real spaCy NER."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from ledgermind.backends.scripted import Rule, ScriptedBackend
+from ledgermind.benchmarks.item import AnswerType, Item
+from ledgermind.grounding import GroundingCascade
+from ledgermind.pipeline import AblationFlags, LedgerMindAgent, PipelineConfig
+from ledgermind.pipeline.agent import grounding_config
+from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
+from perception.ner import SpacyNER
+
+
+class FixedOCR(Tool):
+    """OCR-kind tool returning preset lines (fast, deterministic stand-in for PP-OCR)."""
+
+    name, kind = "ocr", ToolKind.OCR
+
+    def __init__(self, lines: Sequence[tuple[str, Sequence[float], float]] = (), fail: bool = False) -> None:
+        self.lines, self.fail, self.calls = list(lines), fail, 0
+
+    def _run(self, image: Any = None, region: Any = None, **_: Any) -> list[Observation]:
+        self.calls += 1
+        if self.fail:
+            raise RuntimeError("OCR engine crashed")
+        if region is not None:
+            return []
+        return [Observation(t, BBox.from_list(b), score=s) for t, b, s in self.lines]
+
+
+class FixedCrop(Tool):
+    name, kind = "crop_zoom", ToolKind.CROP
+
+    def _run(self, image: Any = None, question: str | None = None, bbox: Any = None, **_: Any):
+        region = BBox(20, 20, 60, 60)
+        return [Observation("crop zone 4 region [20, 20, 60, 60] scale 2.5", region, meta={"zone": 4})], {
+            "image": Image.new("RGB", (100, 100), "white")
+        }
+
+
+class FixedSearch(Tool):
+    name, kind = "search", ToolKind.SEARCH
+
+    def __init__(self, snippet: str = "Apollo 11 landed on the Moon in 1969") -> None:
+        self.snippet = snippet
+
+    def _run(self, query: str = "", **_: Any) -> list[Observation]:
+        return [Observation(self.snippet, url="local://corpus/apollo")]
+
+
+@pytest.fixture(scope="session")
+def ner() -> SpacyNER:
+    return SpacyNER()
+
+
+@pytest.fixture()
+def image(tmp_path: Path) -> Path:
+    p = tmp_path / "img.png"
+    Image.new("RGB", (120, 80), "white").save(p)
+    return p
+
+
+@pytest.fixture()
+def make(ner, monkeypatch):
+    monkeypatch.setenv("LEDGERMIND_ALLOW_SCRIPTED", "1")
+
+    def _make(rules, *, ocr=(), flags: AblationFlags | None = None, cfg: PipelineConfig | None = None,
+              default: str | None = "", search: Tool | None = None, ocr_fail=False, tools: dict | None = None):
+        backend = ScriptedBackend({"name": "scripted"}, [Rule(**r) if isinstance(r, dict) else r for r in rules], default=default)
+        flags = flags or AblationFlags()
+        cfg = cfg or PipelineConfig()
+        t: dict[str, Tool] = {"ocr": FixedOCR(ocr, fail=ocr_fail), "crop_zoom": FixedCrop()}
+        if search is not None:
+            t["search"] = search
+        t.update(tools or {})
+        cascade = GroundingCascade(grounding_config(cfg, flags), ner=ner)
+        return LedgerMindAgent(backend, t, cascade, cfg, flags), backend
+
+    return _make
+
+
+def solve(agent, item):
+    return asyncio.run(agent.solve(item))
+
+
+def item(question: str, image: Path, options=None, answer=None, answer_type=AnswerType.OPEN, id_="q1") -> Item:
+    return Item(id_, question, [image], options, answer, AnswerType.MCQ if options else answer_type)

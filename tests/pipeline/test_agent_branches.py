@@ -1,0 +1,288 @@
+"""Every branch of the agent, driven by scripted replies (paper Figure 1 F1–F4, T1–T6, defenses)."""
+
+from __future__ import annotations
+
+import json
+
+from ledgermind.claims import ClaimOrigin, ClaimStatus, ClaimType
+from ledgermind.ledger import Kappa, Omega, map_output
+from ledgermind.pipeline import AblationFlags, PipelineConfig
+from ledgermind.trajectory import OperatorName, PathKind, Trajectory, Trigger
+from tests.pipeline.conftest import FixedSearch, item, solve
+
+APOLLO_OCR = [("Apollo 11 Plaque", [0, 0, 50, 20], 0.95), ("1969", [0, 30, 50, 50], 0.95)]
+VERIFY_Q = "Identify the artifact in the image and verify the year on it."
+BASE_RULES = [
+    {"stage": "plan", "reply": "1. Observation targets: plaque text"},
+    {"stage": "observe", "reply": "[OC-1] TEXT | Apollo 11 Plaque\n[OC-2] NUMBER | 1969"},
+]
+
+
+def ids_by_fact(t: Trajectory) -> dict[str, str]:
+    return {e.fact: e.id for e in t.ledger.entries()}
+
+
+def ops(t: Trajectory) -> list[tuple[str, str | None]]:
+    return [(e.trigger.name, e.operator.value if e.operator else None) for e in t.events]
+
+
+def assert_proposition1(t: Trajectory) -> None:
+    for e in t.ledger.entries():
+        out = t.ledger.tool_output(e.tool_call_id)
+        assert out is not None and e.fact in {m.fact for m in map_output(out)}
+
+
+# ------------------------------------------------------------------------------------------ F1
+def test_f1_unsupported_claims_dropped_or_demoted(make, image):
+    agent, _ = make(BASE_RULES + [
+        {"stage": "reason", "reply": "[SC-1][E] A shiny metal plate\n[SC-2][I] Probably from NASA | Based on: [OC-99]\n"
+                                     "[SC-3][J] It is the Apollo 11 plaque"},
+        {"stage": "decide", "reply": "Answer: Apollo 11 | Based on: [OC-2]"},
+    ], ocr=APOLLO_OCR)
+    t = solve(agent, item(VERIFY_Q, image))
+    sc = {c.id: c for c in t.ledger.claims(ClaimType.SC)}
+    assert sc["SC-1"].status is ClaimStatus.DROPPED and sc["SC-2"].status is ClaimStatus.DROPPED
+    assert sc["SC-2"].unknown_citations == ["OC-99"]  # unknown id: structural failure, no crash
+    assert sc["SC-3"].sigma <= 0.55 and sc["SC-3"].grounded is False  # uncited judgment demoted
+    assert t.answer == "Apollo 11" and t.error is None
+
+
+# ------------------------------------------------------------------------------------------ F2 + T6
+def test_f2_phantom_grounding_caught_by_ecc_and_repaired(make, image):
+    agent, backend = make(BASE_RULES + [
+        {"stage": "reason", "reply": "[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-2]\n"
+                                     "[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]"},
+        {"stage": "hypothesis", "reply": "1. none\n2. the text says Apollo 11\n3. Conclusion: Revise: Apollo 11 plaque from 1969"},
+        {"stage": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
+    ], ocr=APOLLO_OCR)
+    t = solve(agent, item(VERIFY_Q, image))
+    sc2 = t.ledger.claim("SC-2")
+    assert sc2.grounding["ecc"] is False and sc2.grounding["missing_entities"] == ["Apollo 13"] and sc2.sigma == 0.50
+    assert ("T6", "ACQUIRE") in ops(t)
+    hyp = next(r for r in backend.history if r.stage == "hypothesis")
+    assert "hallucination" in hyp.last_user_text() and "Apollo 11 Plaque" in hyp.last_user_text()
+    sc3 = t.ledger.claim("SC-3")
+    assert sc3.origin is ClaimOrigin.REPAIR and sc3.sigma == 0.88 and sc3.grounded
+    [rev] = [t.ledger.get(c) for c in sc3.citations]
+    assert rev.kappa is Kappa.DERIVATION and rev.sigma == 0.88
+    assert {e.fact for e in t.ledger.leaf_pool("SC-3")} >= {"Apollo 11 Plaque", "1969"}
+    assert t.decision_claims[-1].grounded and t.answer == "Apollo 11"
+    assert_proposition1(t)
+
+
+# ------------------------------------------------------------------------------------------ F3
+def test_f3_simple_question_stays_direct_and_no_dispatcher_forces_fullpipe(make, image):
+    rules = [{"stage": "direct", "reply": "Answer: EXIT"},
+             {"stage": "plan", "reply": "plan"}, {"stage": "observe", "reply": "[OC-1] TEXT | EXIT"},
+             {"stage": "reason", "reply": "[SC-1][J] The sign says EXIT | Based on: [OC-3]"},
+             {"stage": "decide", "reply": "Answer: EXIT | Based on: [SC-1]"}]
+    ocr = [("EXIT", [0, 0, 40, 20], 0.99)]
+    agent, backend = make(rules, ocr=ocr)
+    t = solve(agent, item("What word is written on the sign?", image))
+    assert t.path is PathKind.DIRECT and t.answer == "EXIT" and t.n_model_calls == 1
+    assert [r.stage for r in backend.history] == ["direct"] and t.decision_claims[0].grounded
+    agent2, backend2 = make(rules, ocr=ocr, flags=AblationFlags(dispatcher=False))
+    t2 = solve(agent2, item("What word is written on the sign?", image))
+    assert t2.path is PathKind.FULLPIPE and t2.n_model_calls > t.n_model_calls
+    assert [r.stage for r in backend2.history][:3] == ["plan", "observe", "reason"]
+
+
+def test_direct_knowledge_search_and_concise_reanswer(make, image):
+    agent, backend = make([{"stage": "direct", "reply": "Answer: 1970"},
+                           {"stage": "concise", "reply": "1969"}],
+                          ocr=[("Apollo 11", [0, 0, 40, 20], 0.99)], search=FixedSearch())
+    t = solve(agent, item("Based on the picture, who flew this mission?", image))
+    assert t.path is PathKind.DIRECT and t.answer == "1969"
+    concise = next(r for r in backend.history if r.stage == "concise")
+    assert concise.messages[0].role == "system" and "Apollo 11 landed on the Moon in 1969" in concise.last_user_text()
+    assert any(e.kappa is Kappa.RETRIEVAL and e.sigma == 0.85 for e in t.ledger.entries())
+    assert t.decision_claims[-1].grounded
+
+
+# ------------------------------------------------------------------------------------------ F4
+def test_f4_free_form_repair_adds_provenance_less_content(make, image):
+    rules = BASE_RULES + [
+        {"stage": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque | Based on: [OC-2]"},
+        {"stage": "reflect", "reply": "Critique: wrong mission. Rewrite: Apollo 11 splashed down in the Atlantic Ocean.\n"
+                                      "Answer: Atlantic Ocean"},
+        {"stage": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
+        {"stage": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"},
+    ]
+    agent, _ = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(typed_repair=False))
+    t = solve(agent, item(VERIFY_Q, image))
+    ff = [c for c in t.claims if c.origin is ClaimOrigin.FREEFORM]
+    assert ff and any("Atlantic Ocean" in c.grounding["missing_entities"] for c in ff)
+    assert all(e.operator is OperatorName.FREEFORM_REFLECTION for e in t.events if e.operator)
+    agent2, _ = make(rules, ocr=APOLLO_OCR)
+    t2 = solve(agent2, item(VERIFY_Q, image))
+    assert not [c for c in t2.claims if c.origin is ClaimOrigin.FREEFORM]
+    assert not any("Atlantic" in e.fact for e in t2.ledger.entries())
+    assert_proposition1(t) and assert_proposition1(t2)  # type: ignore[func-returns-value]
+
+
+# ------------------------------------------------------------------------------------------ triggers
+def test_t1_tool_anomaly_retry_then_switch(make, image):
+    # plan = OC-1, the SWITCHed VQA answer = OC-2 (DERIVATION: it cannot ground by itself), OCs = OC-3…
+    agent, _ = make(BASE_RULES + [{"stage": "switch_vqa", "reply": "The text reads Apollo 11 Plaque"},
+                                  {"stage": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
+                                  {"stage": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}],
+                    ocr=APOLLO_OCR, ocr_fail=True)
+    t = solve(agent, item(VERIFY_Q, image))
+    assert ops(t)[:2] == [("T1", "RETRY"), ("T1", "SWITCH")]
+    assert any(e.src == "vqa" and e.kappa is Kappa.DERIVATION and "Apollo 11" in e.fact for e in t.ledger.entries())
+    assert t.error is None and t.answer == "Apollo 11" and t.decision_claims[-1].grounded
+
+
+def test_t3_conflict_drops_weaker_and_t4_low_confidence_retries(make, image):
+    ocr = [("36.7", [0, 0, 50, 20], 0.9), ("38.7", [1, 0, 50, 20], 0.6), ("faint", [0, 60, 50, 80], 0.1)]
+    agent, _ = make(BASE_RULES + [{"stage": "reason", "reply": "[SC-1][J] 36.7 | Based on: [OC-2]"},
+                                  {"stage": "decide", "reply": "Answer: 36.7 | Based on: [OC-2]"}], ocr=ocr)
+    t = solve(agent, item(VERIFY_Q, image))
+    assert ("T4", "RETRY") in ops(t) and ("T3", "DROP") in ops(t)
+    assert t.ledger.get(ids_by_fact(t)["38.7"]).omega is Omega.DROPPED
+
+
+def test_t5_unsupported_decision_acquire_then_abstain(make, image):
+    agent, _ = make(BASE_RULES + [{"stage": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
+                                  {"stage": "decide", "reply": "Answer: Gemini 4 spacecraft | Based on: nothing"}],
+                    ocr=APOLLO_OCR, cfg=PipelineConfig(repair_budget=1))
+    t = solve(agent, item(VERIFY_Q, image))
+    assert ("T5", "ACQUIRE") in ops(t) and ops(t)[-1] == ("T5", "ABSTAIN")
+    assert t.abstained and t.answer is None
+
+
+def test_t2_stale_retrieval_dropped_before_decision(make, image):
+    agent, _ = make(BASE_RULES + [{"stage": "reason", "reply": "[SC-1][E] landed 1969 | Based on: [OC-6]\n"
+                                                                "[SC-2][J] Apollo 11 | Based on: [OC-2]"},
+                                  {"stage": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"}],
+                    ocr=APOLLO_OCR, search=FixedSearch(), cfg=PipelineConfig(ttl_retrieval=1))
+    t = solve(agent, item("Identify the artifact; according to history, which year was it placed?", image))
+    retrieval = [e for e in t.ledger.entries() if e.kappa is Kappa.RETRIEVAL]
+    assert retrieval and ("T2", "DROP") in ops(t) and retrieval[0].omega is Omega.DROPPED
+
+
+# ------------------------------------------------------------------------------------------ reading
+READ_Q = "What is the temperature reading on the thermometer?"
+
+
+def read_rules(v1: str, v2: str, decide: str = "Answer: 36.7 | Based on: [SC-1]"):
+    return [{"stage": "plan", "reply": "read the scale"}, {"stage": "observe", "reply": "[OC-1] NUMBER | 36.7 °C"},
+            {"stage": "dual_read_0", "reply": v1}, {"stage": "dual_read_1", "reply": v2},
+            {"stage": "reason", "reply": "[SC-1][J] The thermometer shows 36.7 | Based on: [OC-2]"},
+            {"stage": "decide", "reply": decide}]
+
+
+def test_dual_read_agreement_and_disagreement(make, image):
+    ocr = [("36.7", [0, 0, 50, 20], 0.95)]
+    agent, _ = make(read_rules("36.7 °C", "36.8 °C"), ocr=ocr)
+    t = solve(agent, item(READ_Q, image))
+    crop = next(e for e in t.ledger.entries() if e.src == "crop_zoom")
+    assert crop.sigma == 0.97 and any("agree" in n for n in t.notes)
+    assert any(e.omega is Omega.STALE and e.superseded_by == crop.id for e in t.ledger.entries())  # line 8
+    agent2, _ = make(read_rules("36.7", "52.0"), ocr=ocr)
+    t2 = solve(agent2, item(READ_Q, image))
+    crop2 = next(e for e in t2.ledger.entries() if e.src == "crop_zoom")
+    reads = [e for e in t2.ledger.entries() if e.src == "read"]
+    assert crop2.sigma == 0.65 and reads[0].superseded_by == reads[1].id and reads[1].active  # adopt v2
+    agent3, backend3 = make(read_rules("36.7", "52.0"), ocr=ocr, flags=AblationFlags(dual_read=False))
+    t3 = solve(agent3, item(READ_Q, image))
+    crop3 = next(e for e in t3.ledger.entries() if e.src == "crop_zoom")
+    assert [r.stage for r in backend3.history].count("dual_read_1") == 0 and crop3.sigma != 0.97
+
+
+def test_ncc_failure_second_reading_adopts_closest_value(make, image):
+    rules = [{"stage": "plan", "reply": "p"}, {"stage": "observe", "reply": "[OC-1] NUMBER | 36.7"},
+             {"stage": "dual_read_0", "reply": "36.7"}, {"stage": "dual_read_1", "reply": "36.7"},
+             {"stage": "reason", "reply": "[SC-1][J] The reading is 52 | Based on: [OC-2]"},
+             {"stage": "dual_read_2", "reply": "36.9"},
+             {"stage": "decide", "reply": "Answer: 36.7 | Based on: [SC-2]"}]
+    agent, _ = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)])
+    t = solve(agent, item(READ_Q, image))
+    assert t.ledger.claim("SC-1").sigma == 0.52  # NCC failure demotion
+    sc2 = t.ledger.claim("SC-2")
+    assert sc2.origin is ClaimOrigin.REPAIR and sc2.text == "The value is 36.7" and sc2.grounded
+    assert any("adopted value 36.7" in n for n in t.notes)
+
+
+def test_numeric_snap_and_visual_fallback(make, image):
+    # 52 is outside δ_read = 0.15 of every value read (36.7, 80): snap to the closest, 36.7
+    agent, _ = make(read_rules("36.7", "36.7", decide="Answer: 52 | Based on: [SC-1]"),
+                    ocr=[("36.7", [0, 0, 50, 20], 0.95), ("80", [0, 30, 50, 50], 0.95)])
+    t = solve(agent, item(READ_Q, image))
+    assert t.answer == "36.7" and any("numeric snap" in n for n in t.notes)
+    agent2, backend2 = make(BASE_RULES + [{"stage": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
+                                           {"stage": "decide", "reply": "Answer: I cannot determine this | Based on: [SC-1]"},
+                                           {"stage": "visual_fallback", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR)
+    t2 = solve(agent2, item(VERIFY_Q, image))
+    assert t2.answer == "Apollo 11" and "visual_fallback" in [r.stage for r in backend2.history]
+
+
+def test_no_ecc_turns_off_entity_and_numeric_checks(make, image):
+    rules = BASE_RULES + [
+        {"stage": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]"},
+        {"stage": "decide", "reply": "Answer: Apollo 13 | Based on: [SC-1]"}]
+    agent, backend = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(ecc_ncc=False))
+    t = solve(agent, item(VERIFY_Q, image))
+    sc = t.ledger.claim("SC-1")
+    assert sc.grounding["ecc_applied"] is False and sc.sigma == 1.0 and sc.grounded
+    assert "hypothesis" not in [r.stage for r in backend.history] and t.answer == "Apollo 13"
+    assert not any(e.trigger is Trigger.T6 for e in t.events)
+
+
+# ------------------------------------------------------------------------------------------ baselines
+def test_no_ledger_and_native_cot_keep_same_trajectory_format(make, image):
+    rules = BASE_RULES + [{"stage": "no_ledger", "reply": "The plaque [2] says Apollo 11.\nAnswer: Apollo 11"},
+                          {"stage": "native_cot", "reply": "Step 1: the text [1].\nAnswer: Apollo 11"}]
+    agent, backend = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(use_ledger=False))
+    t = solve(agent, item(VERIFY_Q, image))
+    assert t.path is PathKind.NO_LEDGER and t.answer == "Apollo 11" and t.transcript[1]["text"].endswith("Apollo 11")
+    assert [r.stage for r in backend.history] == ["plan", "observe", "no_ledger"] and not t.events
+    assert t.ledger.claims(ClaimType.SC) == [] and t.decision_claims[0].citations  # [2] mapped for the audit
+    agent2, backend2 = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(baseline=True))
+    t2 = solve(agent2, item(VERIFY_Q, image))
+    assert t2.path is PathKind.BASELINE and [r.stage for r in backend2.history] == ["native_cot"]
+    assert "Apollo 11 Plaque" in backend2.history[0].last_user_text()  # same perception evidence as text
+    for tr in (t, t2):
+        d = tr.to_dict()
+        assert Trajectory.from_dict(json.loads(json.dumps(d))).to_dict() == d
+
+
+# ------------------------------------------------------------------------------------------ robustness
+def test_garbage_empty_and_failing_backend(make, image):
+    garbage = "ĉ<|im_end|>\x00 ]]] [SC-][Q] ||| 3.4.5 Answer"
+    agent, _ = make([], ocr=APOLLO_OCR, default=garbage)
+    t = solve(agent, item(VERIFY_Q, image, options=["Apollo 11", "Apollo 13"], answer="A"))
+    assert t.error is None and t.path is PathKind.FULLPIPE
+    assert t.answer in {None, "A", "B"} or isinstance(t.answer, str)
+    agent2, _ = make([], ocr=APOLLO_OCR, default="")
+    t2 = solve(agent2, item(VERIFY_Q, image))
+    assert t2.error is None and (t2.answer is None or t2.abstained or t2.answer == "")
+    agent3, _ = make([], ocr=APOLLO_OCR, default=None)  # every call raises BackendError
+    t3 = solve(agent3, item(VERIFY_Q, image))
+    assert t3.error is None and t3.answer is None
+    assert all(m.error for m in t3.model_calls) and any(e.trigger is Trigger.T1 for e in t3.events)
+    for tr in (t, t2, t3):
+        d = tr.to_dict()
+        assert Trajectory.from_dict(json.loads(json.dumps(d))).to_dict() == d
+
+
+def test_mcq_answer_normalised_to_letter_and_images_in_options(make, tmp_path):
+    from PIL import Image
+
+    imgs = []
+    for i in range(3):
+        p = tmp_path / f"i{i}.png"
+        Image.new("RGB", (30, 30), "white").save(p)
+        imgs.append(p)
+    from ledgermind.benchmarks.item import AnswerType, Item
+
+    it = Item("m1", "Which option shows the Moon? <image 1>", imgs, ["<image 2>", "<image 3>", "Mars"], "B", AnswerType.MCQ)
+    agent, backend = make([{"stage": "direct", "reply": "The answer is (B)"}],
+                          ocr=[("Moon", [0, 0, 20, 10], 0.99)])
+    t = solve(agent, it)
+    assert t.path is PathKind.DIRECT  # φ reads q; the options only set F(q) to "one letter"
+    assert t.answer == "B" and "exactly one option letter (A/B/C)" in backend.history[0].last_user_text()
+    direct = backend.history[0]
+    texts = [p for p in direct.messages[-1].content if isinstance(p, str)]
+    assert texts[:3] == ["Image 1:", "Image 2:", "Image 3:"] and len(direct.messages[-1].images()) == 3
+    assert "A. <image 2>\nB. <image 3>\nC. Mars" in direct.last_user_text()
