@@ -46,7 +46,7 @@ REASON = Template(
 [J] Judgment: state your definitive answer.
 Reasoning method: $method
 Answer granularity: $granularity
-Every claim MUST cite the ledger ids (or earlier SC ids) it rests on; a claim without citations is discarded.
+Every claim MUST cite the ledger ids (or earlier SC ids) it rests on: uncited [E]/[I] claims are discarded and an uncited [J] is not trusted.
 Write one claim per line in the form
 [SC-j][E/I/J] conclusion | Based on: [OC-a], [OC-b]
 $warning
