@@ -1,0 +1,58 @@
+"""Build the configured backend, optionally behind the response cache.
+
+``backend_cfg`` is either a Hydra node with ``_target_`` (what ``conf/backend/*.yaml`` holds) or a
+mapping with ``name`` naming a registered backend; the remaining keys are its parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ledgermind.backends.base import BACKENDS, Backend
+from ledgermind.backends.cache import CachedBackend, CacheMode, ResponseCache
+from ledgermind.backends.model_ref import ModelRef
+from ledgermind.errors import ConfigError
+
+
+def build_backend(
+    backend_cfg: Mapping[str, Any],
+    model_cfg: Mapping[str, Any],
+    cache_mode: CacheMode | str = CacheMode.OFF,
+    cache_path: str | Path | None = None,
+) -> Backend:
+    backend = _instantiate(backend_cfg, model_cfg)
+    mode = CacheMode(cache_mode)
+    if mode is CacheMode.OFF:
+        return backend
+    if cache_path is None:
+        raise ConfigError(f"cache mode {mode.value!r} needs a cache path")
+    if mode is CacheMode.REPLAY and not Path(cache_path).exists():
+        raise ConfigError(f"cache=replay but the cache file {cache_path} does not exist")
+    identity = ModelRef.from_mapping(model_cfg).identity
+    return CachedBackend(backend, ResponseCache(cache_path), mode, identity)
+
+
+def _instantiate(backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any]) -> Backend:
+    cfg = _plain(backend_cfg)
+    model = _plain(model_cfg)
+    if "_target_" in cfg:
+        from hydra.utils import instantiate
+
+        return instantiate(cfg, model=model, _convert_="all")
+    name = cfg.pop("name", None)
+    if not name:
+        raise ConfigError("backend config needs '_target_' or 'name'")
+    return BACKENDS.get(name)(model=model, **cfg)
+
+
+def _plain(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        from omegaconf import DictConfig, OmegaConf
+
+        if isinstance(cfg, DictConfig):
+            return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    except ImportError:  # pragma: no cover — omegaconf is a core dependency
+        pass
+    return dict(cfg)

@@ -1,0 +1,145 @@
+"""Durable response cache: resume without recompute, and exact replay of a recorded run.
+
+The key is a sha256 over the canonical request (messages with image *content* hashes, decoding
+parameters, structured-output constraints) and the model identity (the weights' origin, not the
+serving backend — so a run recorded against a GPU server can be replayed on a laptop). Only
+deterministic (temperature 0) requests are cached: a sampled reply is one draw, not *the* answer.
+Each write is committed (``synchronous=FULL``) before the reply is handed back, so a crash after
+an item never loses a reply that item already used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import asdict
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from ledgermind.backends.base import Backend, GenerationRequest, Reply
+from ledgermind.backends.images import image_digest
+from ledgermind.errors import ConfigError, UserError
+
+KEY_VERSION = 1  # bump when the canonical form changes
+
+
+class CacheMode(str, Enum):
+    OFF = "off"
+    READWRITE = "readwrite"
+    REPLAY = "replay"  # read only; a miss is an error
+
+
+class CacheMiss(UserError):
+    """Replay mode found no recorded reply for a request (the run differs from the recording)."""
+
+
+def canonical_request(request: GenerationRequest, model_identity: str) -> dict[str, Any]:
+    messages = [
+        {
+            "role": m.role,
+            "content": [p if isinstance(p, str) else {"image_sha256": image_digest(p)} for p in m.content],
+        }
+        for m in request.messages
+    ]
+    return {
+        "v": KEY_VERSION,
+        "model": model_identity,
+        "messages": messages,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "stop": list(request.stop),
+        "seed": request.seed,
+        "json_schema": request.json_schema,
+        "regex": request.regex,
+    }
+
+
+def request_key(request: GenerationRequest, model_identity: str) -> str:
+    canon = json.dumps(canonical_request(request, model_identity), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()
+
+
+class ResponseCache:
+    """A sqlite table ``key -> reply``; safe to share between threads of one process."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
+            "model TEXT NOT NULL, stage TEXT NOT NULL, created REAL NOT NULL)"
+        )
+
+    def get(self, key: str) -> Reply | None:
+        with self._lock:
+            row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+        return Reply(**json.loads(row[0])) if row else None
+
+    def put(self, key: str, reply: Reply, stage: str = "") -> None:
+        payload = json.dumps(asdict(reply), default=str)
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO replies (key, reply, model, stage, created) VALUES (?, ?, ?, ?, ?)",
+                (key, payload, reply.model, stage, time.time()),
+            )  # autocommit (isolation_level=None): durable when execute returns
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class CachedBackend(Backend):
+    """Wraps any backend with a ``ResponseCache``. Not registered: built by ``build_backend``."""
+
+    def __init__(self, inner: Backend, cache: ResponseCache, mode: CacheMode | str, model_identity: str) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.mode = CacheMode(mode)
+        if self.mode is CacheMode.OFF:
+            raise ConfigError("CachedBackend with mode=off: use the inner backend directly")
+        self.model_identity = model_identity
+        self.name = inner.name
+        self.supports_structured_output = inner.supports_structured_output
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    async def generate(self, request: GenerationRequest) -> Reply:
+        if not request.deterministic:
+            if self.mode is CacheMode.REPLAY:
+                raise CacheMiss(f"replay mode cannot answer a sampled request (temperature={request.temperature})")
+            return await self.inner.generate(request)
+        key = request_key(request, self.model_identity)
+        hit = self.cache.get(key)
+        if hit is not None:
+            self.hits += 1
+            hit.cached = True
+            return hit
+        self.misses += 1
+        if self.mode is CacheMode.REPLAY:
+            raise CacheMiss(
+                f"replay mode: no recorded reply for stage {request.stage!r} (key {key[:12]}…) in "
+                f"{self.cache.path}; the run differs from the recording, or use cache=readwrite"
+            )
+        reply = await self.inner.generate(request)
+        self.cache.put(key, reply, stage=request.stage)
+        return reply
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+        self.cache.close()

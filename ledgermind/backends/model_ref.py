@@ -1,0 +1,70 @@
+"""Resolve a ``conf/model`` node into something a backend can load, and a stable identity.
+
+The ``model`` group node (``name``, ``hub_id``, ``path``, ``builder``, ``context_length``,
+``max_images``, ``vllm_args``, ...) is shared by every backend. A model is loaded from, in order:
+a ``builder`` (the self-built tiny test model, made on the fly), a local ``path``, or a ``hub_id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ledgermind.errors import ConfigError
+
+BUILDERS = ("tiny_qwen2_vl",)
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    name: str
+    hub_id: str | None = None
+    path: str | None = None
+    builder: str | None = None
+    revision: str | None = None
+    context_length: int = 4096
+    max_images: int = 2
+    dtype: str = "auto"
+    vllm_args: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_mapping(cls, model: Mapping[str, Any]) -> ModelRef:
+        if not isinstance(model, Mapping) or not model.get("name"):
+            raise ConfigError(f"model config needs at least a 'name'; got {dict(model or {})!r}")
+        builder = model.get("builder")
+        if builder is not None and builder not in BUILDERS:
+            raise ConfigError(f"unknown model builder {builder!r}; known: {', '.join(BUILDERS)}")
+        if not (builder or model.get("path") or model.get("hub_id")):
+            raise ConfigError(f"model {model['name']!r} needs one of 'builder', 'path' or 'hub_id'")
+        return cls(
+            name=str(model["name"]),
+            hub_id=model.get("hub_id"),
+            path=str(model["path"]) if model.get("path") else None,
+            builder=builder,
+            revision=model.get("revision"),
+            context_length=int(model.get("context_length", 4096)),
+            max_images=int(model.get("max_images", 2)),
+            dtype=str(model.get("dtype", "auto")),
+            vllm_args=dict(model.get("vllm_args") or {}),
+        )
+
+    @property
+    def identity(self) -> str:
+        """What the response cache keys on: the weights' origin, not the backend serving them."""
+        origin = self.builder or self.hub_id or self.path
+        return f"{self.name}|{origin}|{self.revision or ''}"
+
+    def resolve_source(self) -> str:
+        """A local directory or hub id loadable by transformers/vLLM; builds the tiny model if asked."""
+        if self.builder == "tiny_qwen2_vl":
+            from ledgermind.backends.tiny import build_tiny_qwen2_vl
+
+            return str(build_tiny_qwen2_vl(self.path))
+        if self.path:
+            if not Path(self.path).expanduser().exists():
+                raise ConfigError(f"model path {self.path!r} does not exist")
+            return str(Path(self.path).expanduser())
+        assert self.hub_id is not None
+        return self.hub_id

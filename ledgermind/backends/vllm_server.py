@@ -1,0 +1,194 @@
+"""Client for one or more vLLM OpenAI-compatible servers (the primary GPU path).
+
+Several ``base_urls`` are used round-robin, which is how one sweep spreads over several GPUs
+(one ``vllm serve`` per GPU). A failed attempt moves to the next URL, so a dead server costs one
+retry rather than a failed item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import random
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
+from ledgermind.backends.chat import to_openai_messages
+from ledgermind.backends.model_ref import ModelRef
+from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status
+from ledgermind.errors import BackendError, BackendTimeout, ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def build_payload(request: GenerationRequest, served_model: str, return_token_ids: bool = False) -> dict[str, Any]:
+    """The ``/v1/chat/completions`` body. Structured output uses vLLM's API: a JSON schema through
+    the standard ``response_format`` (type ``json_schema``), a regex through vLLM's
+    ``structured_outputs`` extension (vLLM >= 0.11; it replaced ``guided_regex``)."""
+    if request.json_schema is not None and request.regex is not None:
+        raise ConfigError("a request may constrain its output by json_schema or by regex, not both")
+    body: dict[str, Any] = {
+        "model": served_model,
+        "messages": to_openai_messages(request.messages),
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "seed": request.seed,
+    }
+    if request.stop:
+        body["stop"] = list(request.stop)
+    if return_token_ids:  # vLLM extension: generated ids in choices[0].token_ids
+        body["return_token_ids"] = True
+    if request.json_schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "ledgermind_reply", "schema": request.json_schema},
+        }
+    if request.regex is not None:
+        body["structured_outputs"] = {"regex": request.regex}
+    return body
+
+
+class _PerLoop:
+    """One httpx client and semaphore per event loop: ``generate_sync`` runs each call in a fresh
+    loop, and asyncio primitives must not cross loops."""
+
+    def __init__(self, factory: Any) -> None:
+        self._factory = factory
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+    def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if loop not in self._by_loop:
+            self._by_loop[loop] = self._factory()
+        return self._by_loop[loop]
+
+    def pop_current(self) -> Any | None:
+        return self._by_loop.pop(asyncio.get_running_loop(), None)
+
+
+@BACKENDS.register("vllm_server")
+class VLLMServerBackend(Backend):
+    name = "vllm_server"
+    supports_structured_output = True
+
+    def __init__(
+        self,
+        model: Mapping[str, Any],
+        base_urls: Sequence[str] = ("http://127.0.0.1:8000",),
+        served_model_name: str | None = None,
+        api_key_env: str | None = None,
+        concurrency: int = 8,
+        timeout_s: float = 120.0,
+        connect_timeout_s: float = 5.0,
+        max_retries: int = 5,
+        backoff_base_s: float = 0.5,
+        backoff_cap_s: float = 32.0,
+        seed: int | None = None,
+        return_token_ids: bool = False,
+        transport: httpx.AsyncBaseTransport | None = None,  # tests inject httpx.MockTransport
+    ) -> None:
+        self.ref = ModelRef.from_mapping(model)
+        urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
+        if not urls:
+            raise ConfigError("vllm_server backend needs at least one base URL")
+        if concurrency < 1:
+            raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
+        # accept both "http://host:8000" and the OpenAI-SDK style "http://host:8000/v1"
+        self.base_urls = [u.rstrip("/").removesuffix("/v1") for u in urls]
+        self._model_id = self.ref.name
+        # vLLM serves a model under its --served-model-name, which defaults to the --model argument.
+        self.served_model = served_model_name or self.ref.hub_id or self.ref.path or self.ref.name
+        self.policy = RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, cap_s=backoff_cap_s)
+        self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
+        self._api_key_env = api_key_env
+        self._transport = transport
+        self._concurrency = concurrency
+        self.return_token_ids = return_token_ids
+        self._rr = itertools.count()
+        self._rng = random.Random(seed)
+        self._clients = _PerLoop(self._make_client)
+        self._sems = _PerLoop(lambda: asyncio.Semaphore(self._concurrency))
+
+    def _make_client(self) -> httpx.AsyncClient:
+        import os
+
+        headers = {}
+        if self._api_key_env and os.environ.get(self._api_key_env):
+            headers["Authorization"] = f"Bearer {os.environ[self._api_key_env]}"
+        limits = httpx.Limits(max_connections=self._concurrency, max_keepalive_connections=self._concurrency)
+        return httpx.AsyncClient(timeout=self._timeout, limits=limits, headers=headers, transport=self._transport)
+
+    async def generate(self, request: GenerationRequest) -> Reply:
+        body = build_payload(request, self.served_model, self.return_token_ids)
+        async with self._sems.get():
+            t0 = time.perf_counter()
+            data, url, attempts = await self._post_with_retries(body)
+            latency = time.perf_counter() - t0
+        return self._parse(data, latency, url, attempts)
+
+    async def _post_with_retries(self, body: dict[str, Any]) -> tuple[dict[str, Any], str, int]:
+        client: httpx.AsyncClient = self._clients.get()
+        delays = self.policy.delays(self._rng)
+        last_error = ""
+        timed_out = False
+        for attempt in itertools.count(1):
+            url = self.base_urls[next(self._rr) % len(self.base_urls)]
+            try:
+                resp = await client.post(f"{url}/v1/chat/completions", json=body)
+            except httpx.TransportError as exc:
+                if not is_retryable_exception(exc):  # pragma: no cover — all transport errors are
+                    raise
+                timed_out = isinstance(exc, httpx.TimeoutException)
+                last_error = f"{url}: {type(exc).__name__}: {exc}"
+            else:
+                if resp.status_code == 200:
+                    try:
+                        return resp.json(), url, attempt
+                    except ValueError as exc:
+                        raise BackendError(f"{url} returned malformed JSON: {resp.text[:200]!r}") from exc
+                if not is_retryable_status(resp.status_code):
+                    raise BackendError(f"{url} rejected the request (HTTP {resp.status_code}): {resp.text[:500]}")
+                timed_out = False
+                last_error = f"{url}: HTTP {resp.status_code}: {resp.text[:200]}"
+            delay = next(delays, None)
+            if delay is None:
+                break
+            log.warning("vllm_server attempt %d failed (%s); retrying in %.2fs", attempt, last_error, delay)
+            await asyncio.sleep(delay)
+        err = BackendTimeout if timed_out else BackendError
+        raise err(f"vLLM server unavailable after {self.policy.max_retries + 1} attempts; last error: {last_error}")
+
+    def _parse(self, data: dict[str, Any], latency: float, url: str, attempts: int) -> Reply:
+        try:
+            choice = data["choices"][0]
+            text = choice["message"]["content"] or ""
+            usage = data.get("usage") or {}
+        except (KeyError, IndexError, TypeError) as exc:
+            raise BackendError(f"unexpected chat completion shape from {url}: {str(data)[:300]}") from exc
+        return Reply(
+            text=text,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            finish_reason=str(choice.get("finish_reason") or "stop"),
+            latency_s=latency,
+            backend=self.name,
+            model=self.model_id,
+            meta=self._meta(choice, url, attempts),
+        )
+
+    def _meta(self, choice: dict[str, Any], url: str, attempts: int) -> dict[str, Any]:
+        meta: dict[str, Any] = {"base_url": url, "attempts": attempts, "served_model": self.served_model}
+        if choice.get("token_ids") is not None:
+            meta["token_ids"] = list(choice["token_ids"])
+        return meta
+
+    async def aclose(self) -> None:
+        client = self._clients.pop_current()
+        if client is not None:
+            await client.aclose()

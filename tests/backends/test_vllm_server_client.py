@@ -1,0 +1,173 @@
+"""The vLLM server client against an in-process mock transport (no server, no sleeps)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+
+import httpx
+import pytest
+from PIL import Image
+
+from ledgermind.backends.base import GenerationRequest, Message
+from ledgermind.backends.vllm_server import VLLMServerBackend, build_payload
+from ledgermind.errors import BackendError, BackendTimeout, ConfigError
+
+MODEL = {"name": "m", "hub_id": "org/m"}
+
+
+def ok_body(text: str = "hello") -> dict:
+    return {"choices": [{"message": {"content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 2}}  # fmt: skip
+
+
+class Script:
+    """A mock transport answering from a list of (status | exception) steps; records requests."""
+
+    def __init__(self, steps):
+        self.steps = list(steps)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        step = self.steps.pop(0) if self.steps else 200
+        if isinstance(step, Exception):
+            raise step
+        if step == 200:
+            return httpx.Response(200, json=ok_body())
+        return httpx.Response(step, text=f"status {step}")
+
+
+def backend(script: Script, **kw) -> VLLMServerBackend:
+    kw.setdefault("backoff_base_s", 0.0)
+    return VLLMServerBackend(MODEL, transport=httpx.MockTransport(script), **kw)
+
+
+def req(**kw) -> GenerationRequest:
+    return GenerationRequest([Message.text("user", "hi")], **kw)
+
+
+def test_success_parses_text_usage_and_identity():
+    s = Script([200])
+    r = backend(s).generate_sync(req())
+    assert (r.text, r.prompt_tokens, r.completion_tokens) == ("hello", 7, 2)
+    assert r.backend == "vllm_server" and r.model == "m" and r.meta["attempts"] == 1
+    body = json.loads(s.requests[0].content)
+    assert body["model"] == "org/m" and body["temperature"] == 0.0
+    assert s.requests[0].url.path == "/v1/chat/completions"
+
+
+@pytest.mark.parametrize("failure", [503, 500, 429, httpx.ConnectError("refused"), httpx.ReadTimeout("t")])
+def test_retryable_failures_are_retried(failure):
+    s = Script([failure, failure, 200])
+    r = backend(s, max_retries=3).generate_sync(req())
+    assert r.text == "hello" and len(s.requests) == 3 and r.meta["attempts"] == 3
+
+
+@pytest.mark.parametrize("status", [400, 404, 422])
+def test_4xx_is_never_retried(status):
+    s = Script([status, 200])
+    with pytest.raises(BackendError, match=f"HTTP {status}"):
+        backend(s, max_retries=5).generate_sync(req())
+    assert len(s.requests) == 1
+
+
+def test_gives_up_after_max_retries_with_clear_error():
+    s = Script([503] * 10)
+    with pytest.raises(BackendError, match="after 4 attempts.*HTTP 503"):
+        backend(s, max_retries=3).generate_sync(req())
+    assert len(s.requests) == 4
+
+
+def test_persistent_timeouts_raise_backend_timeout():
+    s = Script([httpx.ReadTimeout("slow")] * 3)
+    with pytest.raises(BackendTimeout):
+        backend(s, max_retries=2).generate_sync(req())
+
+
+def test_backoff_sleeps_between_attempts(monkeypatch):
+    slept: list[float] = []
+
+    async def fake_sleep(d):
+        slept.append(d)
+
+    monkeypatch.setattr("ledgermind.backends.vllm_server.asyncio.sleep", fake_sleep)
+    s = Script([503, 503, 503, 200])
+    backend(s, max_retries=5, backoff_base_s=1.0, seed=0).generate_sync(req())
+    assert len(slept) == 3
+    assert all(0 <= d <= 2**i for i, d in enumerate(slept))
+
+
+def test_round_robin_over_base_urls_and_failover():
+    s = Script([httpx.ConnectError("down"), 200, 200, 200])
+    b = backend(s, base_urls=["http://a:1/v1", "http://b:2/"], max_retries=2)
+    b.generate_sync(req())
+    b.generate_sync(req())
+    b.generate_sync(req())
+    hosts = [r.url.host for r in s.requests]
+    assert hosts == ["a", "b", "a", "b"]
+    assert {r.url.path for r in s.requests} == {"/v1/chat/completions"}
+
+
+def test_malformed_json_and_shape_raise_backend_error():
+    def bad(request):
+        return httpx.Response(200, text="not json")
+
+    with pytest.raises(BackendError, match="malformed JSON"):
+        VLLMServerBackend(MODEL, transport=httpx.MockTransport(bad)).generate_sync(req())
+
+    def wrong_shape(request):
+        return httpx.Response(200, json={"choices": []})
+
+    with pytest.raises(BackendError, match="unexpected chat completion shape"):
+        VLLMServerBackend(MODEL, transport=httpx.MockTransport(wrong_shape)).generate_sync(req())
+
+
+def test_concurrency_limit_is_respected():
+    in_flight = 0
+    peak = 0
+
+    async def handler(request):
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.02)
+        in_flight -= 1
+        return httpx.Response(200, json=ok_body())
+
+    b = VLLMServerBackend(MODEL, concurrency=3, transport=httpx.MockTransport(handler))
+
+    async def run():
+        await asyncio.gather(*(b.generate(req()) for _ in range(12)))
+        await b.aclose()
+
+    asyncio.run(run())
+    assert peak == 3
+
+
+def test_payload_images_and_structured_output():
+    img = Image.new("RGB", (8, 6), (1, 2, 3))
+    r = GenerationRequest([Message("user", ["look", img])], json_schema={"type": "object"}, stop=("\n",))
+    body = build_payload(r, "served")
+    parts = body["messages"][0]["content"]
+    assert parts[0] == {"type": "text", "text": "look"}
+    url = parts[1]["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,")
+    decoded = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+    assert decoded.size == (8, 6) and decoded.getpixel((0, 0)) == (1, 2, 3)
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"] == {"type": "object"}
+    assert body["stop"] == ["\n"]
+    rx = build_payload(GenerationRequest([Message.text("user", "x")], regex="[0-9]+"), "s")
+    assert rx["structured_outputs"] == {"regex": "[0-9]+"} and "response_format" not in rx
+    with pytest.raises(ConfigError):
+        build_payload(GenerationRequest([Message.text("user", "x")], regex="a", json_schema={}), "s")
+
+
+def test_bad_config_is_a_config_error():
+    with pytest.raises(ConfigError):
+        VLLMServerBackend(MODEL, base_urls=[])
+    with pytest.raises(ConfigError):
+        VLLMServerBackend({"hub_id": "x"})
