@@ -1,0 +1,220 @@
+"""From a composed Hydra config to a finished run: the glue behind ``scripts/run.py``.
+
+Cheap checks come first (settings, data path) so a user mistake is reported in one line before
+a model is loaded. Agent, scorer and metrics are resolved lazily and can be injected, which keeps
+this module importable while those packages evolve and lets tests run fakes end to end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import random
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
+
+from ledgermind.benchmarks.item import Item
+from ledgermind.errors import ConfigError
+from ledgermind.experiment.results import read_results
+from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
+from ledgermind.experiment.summary import Summarize
+from ledgermind.experiment.wandb_logger import ExperimentLogger
+
+log = logging.getLogger(__name__)
+
+AgentFactory = Callable[[DictConfig, Any], Agent]
+
+TINY_MODEL_BANNER = (
+    "NOTE: model={name} is a tiny RANDOM-weight model for plumbing checks; its answers are meaningless. "
+    "Select a real model with: model=qwen2_5_vl_7b backend=vllm_server backend.base_urls=[http://localhost:8000/v1]"
+)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The top-level keys of ``conf/config.yaml``, validated (Hydra configs here are untyped YAML)."""
+
+    seed: int
+    concurrency: int
+    limit: int | None
+    output_dir: Path
+    progress: bool
+    variant: str
+
+    @classmethod
+    def from_cfg(cls, cfg: DictConfig) -> RunSettings:
+        seed = _int(cfg, "seed", minimum=0)
+        concurrency = _int(cfg, "concurrency", minimum=1)
+        limit = None if cfg.get("limit") is None else _int(cfg, "limit", minimum=0)
+        out = cfg.get("output_dir")
+        if not out:
+            raise ConfigError("output_dir is empty; give a directory (an existing one resumes that run)")
+        ablation = cfg.get("ablation")
+        variant = str(ablation.get("name", "custom")) if ablation is not None else "full"
+        return cls(seed, concurrency, limit, Path(str(out)), bool(cfg.get("progress", True)), variant)
+
+
+def _int(cfg: DictConfig, key: str, *, minimum: int) -> int:
+    value = cfg.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{key} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed)
+    except ImportError:  # pragma: no cover
+        pass
+    if "torch" in sys.modules:  # never import torch just to seed it
+        sys.modules["torch"].manual_seed(seed)
+
+
+# ------------------------------------------------------------------------------ resolution
+def import_object(dotted: str, what: str) -> Any:
+    """``package.module.attr`` → the attribute, or a one-line ConfigError naming ``what``."""
+    module, _, attr = str(dotted).rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise ConfigError(f"{what} {dotted!r} cannot be imported: {e}") from e
+
+
+def load_items(cfg: DictConfig, limit: int | None) -> list[Item]:
+    try:
+        node = OmegaConf.to_container(cfg.benchmark, resolve=True, throw_on_missing=True)
+    except MissingMandatoryValue as e:
+        key = e.full_key if str(e.full_key).startswith("benchmark.") else f"benchmark.{e.full_key}"
+        raise ConfigError(f"{key} is required: add {key}=... to the command line") from None
+    assert isinstance(node, dict)
+    if limit is not None:
+        node["limit"] = limit if node.get("limit") is None else min(limit, node["limit"])
+    if "_target_" in node:  # a user-supplied loader: callable(**params) -> list[Item]
+        loader = import_object(node.pop("_target_"), "benchmark._target_")
+        node.pop("name", None)
+        items = list(loader(**node))
+        return items if limit is None else items[:limit]
+    import ledgermind.benchmarks as benchmarks
+
+    load = getattr(benchmarks, "load_benchmark", None)
+    if load is None:
+        from ledgermind.benchmarks.registry import load_benchmark as load
+    name = node.get("name")
+    if not name:
+        raise ConfigError("the benchmark config needs a 'name' (a registered benchmark)")
+    return load(name, node)
+
+
+def default_summarize() -> Summarize | None:
+    """Trajectory metrics (App. F); a missing metrics package leaves them out, with a warning."""
+    try:
+        from ledgermind.metrics import summarize
+    except ImportError:
+        log.warning("ledgermind.metrics.summarize is unavailable; metrics.json will have no trajectory metrics")
+        return None
+    return summarize
+
+
+def benchmark_identity(cfg: DictConfig) -> str:
+    b = cfg.benchmark
+    name = str(b.get("name", "custom"))
+    return f"{name}/{b.setting}" if b.get("setting") else name
+
+
+def backend_identity(cfg: DictConfig) -> str:
+    target = cfg.backend.get("_target_") or cfg.backend.get("name", "unknown")
+    return str(target).rsplit(".", 1)[-1]
+
+
+def is_tiny_model(model: Mapping[str, Any]) -> bool:
+    return bool(model.get("builder")) or "tiny" in str(model.get("name", ""))
+
+
+def plain_config(cfg: DictConfig) -> dict[str, Any]:
+    container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
+    assert isinstance(container, dict)
+    return container
+
+
+# ------------------------------------------------------------------------------ the run
+def run_experiment(
+    cfg: DictConfig,
+    *,
+    agent_factory: AgentFactory | None = None,
+    scorer: Scorer | None = None,
+    summarize: Summarize | None = None,
+) -> dict[str, Any]:
+    """Run the configured experiment and return its ``metrics.json`` content."""
+    settings = RunSettings.from_cfg(cfg)
+    seed_everything(settings.seed)
+    items = load_items(cfg, settings.limit)
+    factory = agent_factory or import_object(cfg.get("agent_factory", "ledgermind.pipeline.build_agent"), "agent_factory")
+    scorer = scorer or import_object(cfg.get("scorer", "ledgermind.scoring.score"), "scorer")
+    summarize = summarize if summarize is not None else default_summarize()
+    if is_tiny_model(cfg.model):
+        print(TINY_MODEL_BANNER.format(name=cfg.model.get("name")), file=sys.stderr, flush=True)
+
+    identity = identity_for(
+        items,
+        model=str(cfg.model.get("name")),
+        backend=backend_identity(cfg),
+        benchmark=benchmark_identity(cfg),
+        variant=settings.variant,
+        seed=settings.seed,
+    )
+    gamma = float(cfg.get("pipeline", {}).get("gamma", 0.5))
+    options = RunOptions(settings.output_dir, settings.concurrency, gamma, settings.progress)
+    logger = _start_logger(cfg, settings)
+    try:
+        metrics = asyncio.run(_run(cfg, items, factory, identity, options, scorer, summarize, logger))
+        logger.log_summary(metrics, [r for r in read_results(settings.output_dir) if r.id in {i.id for i in items}])
+    finally:
+        logger.finish()
+    return metrics
+
+
+def _start_logger(cfg: DictConfig, settings: RunSettings) -> ExperimentLogger:
+    from hydra.utils import instantiate
+
+    node = cfg.get("logger")
+    logger: ExperimentLogger = instantiate(node) if node is not None else ExperimentLogger()
+    logger.start(
+        out_dir=settings.output_dir,
+        config=plain_config(cfg),
+        name=f"{settings.variant}-{cfg.model.get('name')}",
+        group=benchmark_identity(cfg),
+        job_type="run",
+    )
+    return logger
+
+
+async def _run(
+    cfg: DictConfig,
+    items: list[Item],
+    factory: AgentFactory,
+    identity: Any,
+    options: RunOptions,
+    scorer: Scorer,
+    summarize: Summarize | None,
+    logger: ExperimentLogger,
+) -> dict[str, Any]:
+    from ledgermind.backends.build import build_backend
+
+    backend = build_backend(cfg.backend, cfg.model)
+    try:
+        agent = factory(cfg, backend)
+        return await run_items(
+            items, agent, identity=identity, options=options, scorer=scorer, summarize=summarize, logger=logger
+        )
+    finally:
+        await backend.aclose()

@@ -1,0 +1,161 @@
+"""Durable per-item output: ``results.jsonl`` lines and ``trajectories/<id>.json`` files.
+
+A run may be killed at any moment (OOM, pre-emption, Ctrl-C). Every finished item is therefore
+persisted the instant it finishes, and reading back tolerates the one thing a kill can leave
+behind: a truncated last line. Resume is nothing more than "skip the ids already in the file".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+RESULTS_FILE = "results.jsonl"
+TRAJECTORY_DIR = "trajectories"
+METRICS_FILE = "metrics.json"
+
+
+@dataclass
+class ItemResult:
+    """One line of ``results.jsonl``: everything Table 3 and the metrics need about one item."""
+
+    id: str
+    prediction: str | None
+    gold: str | None
+    score: float  # 1/0 for exact scoring; partial credit {0, 0.5, 1} for judged open answers
+    parsed: bool  # False: the answer parser found no answer (counted separately, scored wrong)
+    path: str | None  # DIRECT / FULLPIPE / BASELINE / NO_LEDGER; None when the agent raised
+    difficulty: str | None
+    question_types: list[str] = field(default_factory=list)
+    subject: str | None = None
+    model_calls: int = 0
+    tool_calls: int = 0
+    tokens: int = 0
+    latency_s: float = 0.0
+    error: str | None = None
+
+    @property
+    def correct(self) -> bool:
+        return self.score >= 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ItemResult:
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        return cls(**known)
+
+
+def safe_filename(item_id: str) -> str:
+    """Item ids come from datasets; keep them readable but never let them escape the directory."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", item_id).strip("._") or "item"
+    return name[:200]
+
+
+class ResultsWriter:
+    """Appends result lines with flush + fsync so a killed run loses at most the item in flight."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        (self.out_dir / TRAJECTORY_DIR).mkdir(exist_ok=True)
+        self.path = self.out_dir / RESULTS_FILE
+        _drop_truncated_tail(self.path)
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def write(self, result: ItemResult, trajectory: Mapping[str, Any] | None) -> None:
+        # Trajectory first: a results line is the "done" marker, so it must never point at a
+        # trajectory file that does not exist yet.
+        if trajectory is not None:
+            atomic_write_json(self.trajectory_path(result.id), trajectory)
+        self._fh.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def trajectory_path(self, item_id: str) -> Path:
+        return self.out_dir / TRAJECTORY_DIR / f"{safe_filename(item_id)}.json"
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def atomic_write_json(path: Path, payload: Any) -> None:
+    """Write via a temp file in the same directory + rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are meant to be shared
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False, indent=2, default=str)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_results(out_dir: Path) -> list[ItemResult]:
+    """All complete result lines; a truncated or corrupt line (a kill mid-write) is ignored.
+
+    If an id appears twice (should not happen, but a user may concatenate files) the first wins,
+    matching what resume would have done.
+    """
+    path = Path(out_dir) / RESULTS_FILE
+    if not path.exists():
+        return []
+    seen: dict[str, ItemResult] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = _parse_line(line)
+        if record is not None and record.id not in seen:
+            seen[record.id] = record
+    return list(seen.values())
+
+
+def done_ids(out_dir: Path) -> set[str]:
+    return {r.id for r in read_results(out_dir)}
+
+
+def _parse_line(line: str) -> ItemResult | None:
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        d = json.loads(line)
+        return ItemResult.from_dict(d)
+    except (json.JSONDecodeError, TypeError, KeyError):
+        return None
+
+
+def _drop_truncated_tail(path: Path) -> None:
+    """Cut a partial last line left by a kill, so the next append starts on a fresh line."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1  # 0 when the only line is partial
+    with path.open("r+b") as fh:
+        fh.truncate(cut)
+
+
+def iter_trajectory_dicts(out_dir: Path, ids: Iterable[str]) -> Iterable[dict[str, Any]]:
+    """Trajectory JSON of the given ids, skipping items that have none (the agent raised)."""
+    for item_id in ids:
+        p = Path(out_dir) / TRAJECTORY_DIR / f"{safe_filename(item_id)}.json"
+        if p.exists():
+            yield json.loads(p.read_text(encoding="utf-8"))

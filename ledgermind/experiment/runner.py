@@ -1,0 +1,222 @@
+"""Run an agent over benchmark items: bounded concurrency, per-item persistence, resume, metrics.
+
+The runner knows nothing about Hydra; ``ledgermind.experiment.app`` turns a config into the
+arguments below. Agent, scorer and metrics are injected so that tests (and users with their own
+agents) can swap them without touching this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ledgermind.benchmarks.item import Item
+from ledgermind.errors import DataError
+from ledgermind.experiment.progress import Progress
+from ledgermind.experiment.results import (
+    METRICS_FILE,
+    ItemResult,
+    ResultsWriter,
+    atomic_write_json,
+    iter_trajectory_dicts,
+    read_results,
+)
+from ledgermind.experiment.summary import RunIdentity, Summarize, build_metrics, items_hash
+from ledgermind.trajectory import Trajectory
+
+log = logging.getLogger(__name__)
+
+
+class Agent(Protocol):
+    async def solve(self, item: Item) -> Trajectory: ...
+
+
+class ItemLogger(Protocol):
+    """The part of the experiment logger the runner talks to (see ``wandb_logger``)."""
+
+    def log_item(self, result: ItemResult, running_accuracy: float) -> None: ...
+
+
+Scorer = Callable[[Item, str], Any]  # returns a ScoreResult-like object (prediction, correct, parsed)
+
+
+@dataclass(frozen=True)
+class ScoreView:
+    """What the runner needs from a scorer's result, whatever its concrete class."""
+
+    prediction: str | None
+    score: float
+    parsed: bool
+
+    @classmethod
+    def of(cls, res: Any) -> ScoreView:
+        # ``correct`` may be a bool or a float in {0, 0.5, 1} (judge partial credit): keep its value.
+        score = getattr(res, "score", None)
+        if score is None:
+            score = getattr(res, "correct", 0.0)
+        return cls(
+            prediction=getattr(res, "prediction", None),
+            score=float(score),
+            parsed=bool(getattr(res, "parsed", True)),
+        )
+
+
+@dataclass
+class RunOptions:
+    out_dir: Path
+    concurrency: int = 1
+    gamma: float = 0.5  # decision-grounding threshold γ for R4R / WDG (Eqs. 9–10)
+    progress: bool = True
+
+
+def check_unique_ids(items: Sequence[Item]) -> None:
+    """Resume keys on ids, so two items with one id would silently lose one of them."""
+    seen: set[str] = set()
+    for it in items:
+        if it.id in seen:
+            raise DataError(f"duplicate item id {it.id!r} in the benchmark; ids must be unique")
+        seen.add(it.id)
+
+
+def answer_text(traj: Trajectory) -> str:
+    """The text the official parser scores: the normalised answer, or the raw decision text.
+
+    An abstention (⊥) is scored as the empty string, i.e. unparsed and wrong.
+    """
+    if traj.answer is not None:
+        return traj.answer
+    return "" if traj.abstained else traj.raw_answer
+
+
+def question_types(traj: Trajectory | None) -> list[str]:
+    if traj is None:
+        return []
+    prof = traj.profile or {}
+    types = prof.get("question_types") or ([prof["question_type"]] if prof.get("question_type") else [])
+    return [str(getattr(t, "value", t)) for t in types]
+
+
+class ItemRunner:
+    """Solves and scores one item; any exception becomes an error result (the run goes on)."""
+
+    def __init__(self, agent: Agent, scorer: Scorer) -> None:
+        self.agent, self.scorer = agent, scorer
+
+    async def __call__(self, item: Item) -> tuple[ItemResult, Trajectory | None]:
+        t0 = time.perf_counter()
+        traj: Trajectory | None = None
+        try:
+            traj = await self.agent.solve(item)
+            view = await self._score(item, answer_text(traj))
+            error = traj.error
+        except Exception as exc:  # noqa: BLE001 — an item failure must not end the run
+            log.warning("item %s failed: %s: %s", item.id, type(exc).__name__, exc)
+            view, error = ScoreView(prediction=None, score=0.0, parsed=False), f"{type(exc).__name__}: {exc}"
+        return self._result(item, traj, view, error, time.perf_counter() - t0), traj
+
+    async def _score(self, item: Item, text: str) -> ScoreView:
+        res = self.scorer(item, text)
+        if inspect.isawaitable(res):  # a judge-model scorer is async
+            res = await res
+        return ScoreView.of(res)
+
+    @staticmethod
+    def _result(
+        item: Item, traj: Trajectory | None, view: ScoreView, error: str | None, latency: float
+    ) -> ItemResult:
+        return ItemResult(
+            id=item.id,
+            prediction=view.prediction,
+            gold=item.answer,
+            score=view.score,
+            parsed=view.parsed,
+            path=traj.path.value if traj is not None else None,
+            difficulty=item.difficulty,
+            question_types=question_types(traj),
+            subject=item.meta.get("subject"),
+            model_calls=traj.n_model_calls if traj else 0,
+            tool_calls=traj.n_tool_calls if traj else 0,
+            tokens=traj.tokens if traj else 0,
+            latency_s=round(latency, 4),
+            error=error,
+        )
+
+
+async def run_items(
+    items: Sequence[Item],
+    agent: Agent,
+    *,
+    identity: RunIdentity,
+    options: RunOptions,
+    scorer: Scorer,
+    summarize: Summarize | None,
+    logger: ItemLogger | None = None,
+) -> dict[str, Any]:
+    """Solve every item not yet in ``results.jsonl``, then write and return ``metrics.json``."""
+    check_unique_ids(items)
+    if options.concurrency < 1:
+        raise ValueError("concurrency must be >= 1")
+    wanted = {it.id for it in items}
+    previous = [r for r in read_results(options.out_dir) if r.id in wanted]
+    done = {r.id for r in previous}
+    todo = [it for it in items if it.id not in done]
+    if done:
+        log.info("resuming in %s: %d done, %d to go", options.out_dir, len(done), len(todo))
+
+    t0 = time.perf_counter()
+    solve_one = ItemRunner(agent, scorer)
+    progress = Progress(len(items), previous, enabled=options.progress, desc=identity.variant)
+    sem = asyncio.Semaphore(options.concurrency)
+
+    async def bounded(item: Item) -> tuple[ItemResult, Trajectory | None]:
+        async with sem:
+            return await solve_one(item)
+
+    with ResultsWriter(options.out_dir) as writer:
+        try:
+            for fut in asyncio.as_completed([bounded(it) for it in todo]):
+                result, traj = await fut
+                writer.write(result, traj.to_dict() if traj is not None else None)
+                progress.update(result)
+                if logger is not None:
+                    logger.log_item(result, progress.accuracy)
+        finally:
+            progress.close()
+    return finalize(items, identity, options, summarize, wall_time_s=time.perf_counter() - t0)
+
+
+def finalize(
+    items: Sequence[Item],
+    identity: RunIdentity,
+    options: RunOptions,
+    summarize: Summarize | None,
+    *,
+    wall_time_s: float,
+) -> dict[str, Any]:
+    """Aggregate everything on disk for these items (this session's and resumed ones)."""
+    order = {it.id: i for i, it in enumerate(items)}
+    results = sorted((r for r in read_results(options.out_dir) if r.id in order), key=lambda r: order[r.id])
+    trajectories = [Trajectory.from_dict(d) for d in iter_trajectory_dicts(options.out_dir, [r.id for r in results])]
+    metrics = build_metrics(
+        results, trajectories, identity, wall_time_s=wall_time_s, gamma=options.gamma, summarize=summarize
+    )
+    atomic_write_json(Path(options.out_dir) / METRICS_FILE, metrics)
+    return metrics
+
+
+def identity_for(items: Sequence[Item], *, model: str, backend: str, benchmark: str, variant: str, seed: int) -> RunIdentity:
+    return RunIdentity(
+        model=model,
+        backend=backend,
+        benchmark=benchmark,
+        variant=variant,
+        items_sha256=items_hash(it.id for it in items),
+        n_items=len(items),
+        seed=seed,
+    )

@@ -1,0 +1,167 @@
+"""Experiment logging to Weights & Biases (offline by default) or nowhere.
+
+Offline is the default because the default run must work on a machine without network or
+account; the run files land under the run's output dir and can be uploaded later with
+``wandb sync <output_dir>/wandb/offline-run-*``. Secrets never reach W&B: the config is stripped
+of secret-named keys, any string equal to a secret-named environment variable's value is
+redacted, and W&B's own environment/system capture is switched off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ledgermind.errors import MissingExtraError
+from ledgermind.experiment.results import ItemResult
+
+_SECRET_PARTS = {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials", "auth"}
+REDACTED = "***"
+
+
+def is_secret_name(name: str) -> bool:
+    """``api_key``, ``HF_TOKEN``, ``apiKey``, ``db-password`` are secret; ``max_tokens`` is not."""
+    parts = re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
+    return any(p in _SECRET_PARTS for p in parts) or name.lower().replace("_", "") in _SECRET_PARTS
+
+
+def _secret_env_values() -> list[str]:
+    return [v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= 4]
+
+
+def sanitize(obj: Any, _secrets: Sequence[str] | None = None) -> Any:
+    """Copy of a (plain) config without secret-named keys or secret env values anywhere in it."""
+    secrets = _secret_env_values() if _secrets is None else _secrets
+    if isinstance(obj, Mapping):
+        return {str(k): sanitize(v, secrets) for k, v in obj.items() if not is_secret_name(str(k))}
+    if isinstance(obj, list | tuple):
+        return [sanitize(v, secrets) for v in obj]
+    if isinstance(obj, str):
+        for s in secrets:
+            obj = obj.replace(s, REDACTED)
+    return obj
+
+
+class ExperimentLogger:
+    """No-op logger (``logger=none``) and the interface the W&B logger implements."""
+
+    def start(self, *, out_dir: Path, config: Mapping[str, Any], name: str, group: str | None, job_type: str) -> None:
+        """Open the run. ``config`` must already be plain data; it is sanitised again here."""
+
+    def log_item(self, result: ItemResult, running_accuracy: float) -> None:
+        """One finished item (streamed while the run goes)."""
+
+    def log_summary(self, metrics: Mapping[str, Any], results: Sequence[ItemResult]) -> None:
+        """Summary metrics plus the per-item table of the whole run (resumed items included)."""
+
+    def log_table3(self, rows: Sequence[Mapping[str, Any]], chart_png: Path | None) -> None:
+        """Table 3 as a W&B table (and the bar chart as an image)."""
+
+    def finish(self) -> None:
+        """Close the run and flush its files."""
+
+
+NullLogger = ExperimentLogger
+
+ITEM_COLUMNS = ["id", "difficulty", "path", "prediction", "gold", "correct", "score", "model_calls", "tool_calls", "error"]
+
+
+class WandbLogger(ExperimentLogger):
+    def __init__(
+        self,
+        mode: str = "offline",
+        project: str = "ledgermind",
+        entity: str | None = None,
+        tags: Sequence[str] = (),
+        group: str | None = None,
+    ) -> None:
+        try:
+            import wandb
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise MissingExtraError("W&B logging (or use logger=none)", "wandb", "wandb") from e
+        self._wandb = wandb
+        self.mode, self.project, self.entity = mode, project, entity
+        self.tags, self.group = list(tags), group
+        self.run: Any = None
+        self._step = 0
+
+    def start(self, *, out_dir: Path, config: Mapping[str, Any], name: str, group: str | None, job_type: str) -> None:
+        wb = self._wandb
+        out_dir = Path(out_dir).resolve()
+        settings = wb.Settings(
+            mode=self.mode,
+            silent=True,
+            console="off",  # stdout is in the Hydra log already; keep W&B's copy out
+            save_code=False,
+            disable_git=True,
+            x_disable_meta=True,  # no host/env/args capture
+            x_disable_stats=True,
+            x_disable_machine_info=True,
+            x_save_requirements=False,
+        )
+        self.run = wb.init(
+            project=self.project,
+            entity=self.entity,
+            dir=str(out_dir),
+            name=name,
+            group=group or self.group,
+            job_type=job_type,
+            tags=self.tags,
+            # Stable id per output dir: a resumed run continues the same W&B run online.
+            id=hashlib.sha1(f"{out_dir}:{job_type}".encode()).hexdigest()[:16],
+            resume="allow",
+            config=sanitize(dict(config)),
+            settings=settings,
+            reinit="create_new",
+        )
+
+    def log_item(self, result: ItemResult, running_accuracy: float) -> None:
+        self._step += 1
+        self.run.log(
+            {
+                "item/score": result.score,
+                "item/model_calls": result.model_calls,
+                "item/tokens": result.tokens,
+                "item/latency_s": result.latency_s,
+                "running/accuracy": running_accuracy,
+            }
+        )
+
+    def log_summary(self, metrics: Mapping[str, Any], results: Sequence[ItemResult]) -> None:
+        table = self._wandb.Table(columns=ITEM_COLUMNS)
+        for r in results:
+            table.add_data(
+                r.id, r.difficulty, r.path, r.prediction, r.gold, r.correct, r.score, r.model_calls, r.tool_calls, r.error
+            )
+        self.run.log({"items": table})
+        for key, value in flatten(metrics).items():
+            self.run.summary[key] = value
+
+    def log_table3(self, rows: Sequence[Mapping[str, Any]], chart_png: Path | None) -> None:
+        columns = list(rows[0]) if rows else []
+        table = self._wandb.Table(columns=columns, data=[[row[c] for c in columns] for row in rows])
+        payload: dict[str, Any] = {"table3": table}
+        if chart_png is not None and Path(chart_png).exists():
+            payload["table3_chart"] = self._wandb.Image(str(chart_png))
+        self.run.log(payload)
+
+    def finish(self) -> None:
+        if self.run is not None:
+            self.run.finish()
+            self.run = None
+
+
+def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"by_difficulty": {"Easy": {"accuracy": .8}}}`` → ``{"by_difficulty/Easy/accuracy": .8}``."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, f"{key}/"))
+        elif isinstance(v, int | float | str | bool) or v is None:
+            out[key] = v
+    return out

@@ -1,0 +1,68 @@
+#!/usr/bin/env python
+"""Run LedgerMind on a benchmark: ``python scripts/run.py [group=option ...] [+ablation=NAME]``.
+
+Examples::
+
+    python scripts/run.py                                   # tiny offline CPU smoke run
+    python scripts/run.py model=qwen2_5_vl_7b backend=vllm_server backend.base_urls=[http://localhost:8000/v1] \
+        benchmark=mmmu_pro +ablation=no_ecc
+    python scripts/run.py -m +ablation=full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher
+    python scripts/run.py hydra.run.dir=outputs/2025-01-01/12-00-00   # resume that run
+
+Exit codes: 0 done, 2 configuration or data error (one line on stderr), 1 internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
+
+from ledgermind.errors import UserError  # noqa: E402
+
+EXIT_USER_ERROR = 2
+_task_started = False
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+def _task(cfg: DictConfig) -> None:
+    global _task_started
+    _task_started = True
+    from ledgermind.experiment.app import run_experiment
+
+    try:
+        metrics = run_experiment(cfg)
+    except (UserError, OmegaConfBaseException) as e:  # a config value missing/invalid, a bad path
+        print(f"error: {_one_line(e)}", file=sys.stderr)
+        raise SystemExit(EXIT_USER_ERROR) from None
+    print(
+        f"accuracy {100 * metrics['accuracy']:.2f}% on {metrics['n_items']} items "
+        f"({metrics['unparsed']} unparsed, {metrics['errors']} errors) -> {cfg.output_dir}"
+    )
+
+
+def _one_line(e: Exception) -> str:
+    # OmegaConf appends "full_key: ..., object_type=..." lines; the first line says it all.
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    key = getattr(e, "full_key", None)
+    return f"{first} (config key: {key})" if key else first
+
+
+def main() -> None:
+    try:
+        _task()
+    except SystemExit as e:
+        # Hydra reports composition errors (unknown option, bad override) itself and exits 1
+        # before our task starts; those are user errors too.
+        if e.code == 1 and not _task_started:
+            raise SystemExit(EXIT_USER_ERROR) from None
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+#!/usr/bin/env python
+"""Build Table 3 (ablations) from finished runs.
+
+    python scripts/run.py -m +ablation=full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher
+    python scripts/table3.py outputs/multirun/<date>/<time> [--paper] [--out DIR] [--logger auto|none|offline|online]
+
+Arguments are run dirs or multirun dirs (their sub-dirs are scanned). Writes table3.md/.csv/.tex/.png
+into --out (default: the first argument). Exit code 2 with one line when runs are missing,
+unfinished or not comparable (different model, benchmark or item set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
+
+from ledgermind.errors import UserError  # noqa: E402
+from ledgermind.experiment import table3  # noqa: E402
+from ledgermind.experiment.wandb_logger import ExperimentLogger, WandbLogger  # noqa: E402
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("runs", nargs="+", type=Path, help="run dirs or multirun dirs")
+    p.add_argument("--out", type=Path, default=None, help="where to write table3.* (default: first argument)")
+    p.add_argument("--paper", action="store_true", help="print the paper's Table 3 values side by side")
+    p.add_argument(
+        "--logger",
+        choices=["auto", "none", "offline", "online"],
+        default="auto",
+        help="W&B logging of the table; auto: as the runs were logged (their .hydra/config.yaml)",
+    )
+    return p.parse_args(argv)
+
+
+def make_logger(choice: str, run_dirs: list[Path]) -> ExperimentLogger:
+    if choice == "none":
+        return ExperimentLogger()
+    if choice in ("offline", "online"):
+        return WandbLogger(mode=choice)
+    node = _run_logger_node(run_dirs[0])
+    if node and str(node.get("_target_", "")).endswith("WandbLogger"):
+        return WandbLogger(**{k: v for k, v in node.items() if k != "_target_"})
+    return ExperimentLogger()
+
+
+def _run_logger_node(run_dir: Path) -> dict | None:
+    cfg_file = run_dir / ".hydra" / "config.yaml"
+    if not cfg_file.exists():
+        return None
+    from omegaconf import OmegaConf
+
+    node = OmegaConf.load(cfg_file).get("logger")
+    return OmegaConf.to_container(node, resolve=False) if node is not None else None  # type: ignore[return-value]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        run_dirs = table3.find_run_dirs(args.runs)
+        runs = [table3.load_run(d) for d in run_dirs]
+        rows = table3.build_rows(runs, with_paper=args.paper)
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    out_dir = args.out or args.runs[0]
+    outs = table3.write_outputs(rows, runs, out_dir, with_paper=args.paper)
+    print(table3.caption_for(runs))
+    if args.paper:
+        ref = table3.load_paper_table3()
+        print(f"Paper columns: {ref['benchmark']} with {ref['model']} (the paper's Table 3).")
+    print(table3.to_markdown(rows, with_paper=args.paper))
+    print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}")
+
+    logger = make_logger(args.logger, run_dirs)
+    logger.start(out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, name="table3", group=None, job_type="table3")
+    try:
+        logger.log_table3(table3.rows_for_logging(rows), outs.chart)
+    finally:
+        logger.finish()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

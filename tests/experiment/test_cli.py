@@ -1,0 +1,160 @@
+"""scripts/run.py and scripts/table3.py as a user runs them (subprocesses, fakes for the model)."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ledgermind.experiment.runner import RunOptions, identity_for, run_items
+from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script
+from tests.experiment.fakes import FakeAgent, fake_items, fake_score
+
+
+def _stderr_lines(proc) -> list[str]:
+    return [ln for ln in proc.stderr.splitlines() if ln.strip()]
+
+
+def test_single_run_writes_outputs_and_banner(run_py, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={out}", "+ablation=no_ecc")
+    assert proc.returncode == 0, proc.stderr
+    assert "tiny RANDOM-weight model" in proc.stderr and "model=qwen2_5_vl_7b backend=vllm_server" in proc.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["identity"]["variant"] == "no_ecc"
+    assert metrics["identity"]["backend"] == "ScriptedBackend"
+    assert metrics["by_difficulty"]["Hard"]["accuracy"] == 0.0  # the fake no_ecc agent fails Hard
+    assert len((out / "results.jsonl").read_text().splitlines()) == 6
+    assert yaml.safe_load((out / ".hydra" / "config.yaml").read_text())["ablation"]["ecc_ncc"] is False
+
+
+def test_limit_selects_first_items(run_py, tmp_path: Path) -> None:
+    proc = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", "limit=2")
+    assert proc.returncode == 0, proc.stderr
+    ids = [json.loads(x)["id"] for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert sorted(ids) == ["q0", "q1"]
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("model=no_such_model", "Could not find 'model/no_such_model'"),
+        ("+ablation=no_such_variant", "Could not find 'ablation/no_such_variant'"),
+        ("concurrency=abc", "error: concurrency must be an integer >= 1, got 'abc'"),
+        ("limit=-3", "error: limit must be an integer >= 0, got -3"),
+        ("agent_factory=no.such.factory", "error: agent_factory 'no.such.factory' cannot be imported"),
+    ],
+)
+def test_config_errors_exit_2_without_traceback(run_py, tmp_path: Path, override: str, expected: str) -> None:
+    proc = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", override)
+    assert proc.returncode == 2, proc.stderr
+    assert expected in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "results.jsonl").exists()
+
+
+def _benchmarks_with_path() -> list[str]:
+    """Every shipped benchmark option that reads files, plus the generic JSONL loader from the test conf."""
+    names = ["jsonl_file"]
+    for f in sorted((REPO / "conf" / "benchmark").glob("*.yaml")):
+        if "path" in (yaml.safe_load(f.read_text()) or {}):
+            names.append(f.stem)
+    return names
+
+
+@pytest.mark.parametrize("benchmark", _benchmarks_with_path())
+def test_bad_data_path_is_one_line_exit_2(run_py, tmp_path: Path, benchmark: str) -> None:
+    missing = tmp_path / "does-not-exist"
+    overrides = [o for o in FAKE_OVERRIDES if not o.startswith("benchmark=")]
+    proc = run_py(*overrides, f"benchmark={benchmark}", f"benchmark.path={missing}", "logger=none",
+                  f"hydra.run.dir={tmp_path / 'run'}")
+    assert proc.returncode == 2, proc.stderr
+    lines = [ln for ln in _stderr_lines(proc) if not ln.startswith("NOTE:")]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and str(missing) in lines[0], proc.stderr
+
+
+def test_missing_required_path_is_one_line_exit_2(run_py, tmp_path: Path) -> None:
+    overrides = [o for o in FAKE_OVERRIDES if not o.startswith("benchmark=")]
+    proc = run_py(*overrides, "benchmark=jsonl_file", "logger=none", f"hydra.run.dir={tmp_path}")
+    assert proc.returncode == 2
+    assert _stderr_lines(proc) == ["error: benchmark.path is required: add benchmark.path=... to the command line"]
+
+
+def test_item_that_raises_is_recorded_via_cli(run_py, tmp_path: Path) -> None:
+    proc = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", FAKE_AGENT_FAIL="q2")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 errors" in proc.stdout
+    rows = {d["id"]: d for d in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())}
+    assert rows["q2"]["error"] == "RuntimeError: corrupt image in q2" and len(rows) == 6
+
+
+# ------------------------------------------------------------------------------------- Table 3
+def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    proc = run_py("-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ledger")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["0_full", "1_no_ledger"]
+
+    t3 = run_script("table3.py", str(sweep), "--paper")
+    assert t3.returncode == 0, t3.stderr
+    md = (sweep / "table3.md").read_text()
+    assert md.splitlines()[0].startswith("| Variant | Easy | Medium | Hard | Overall | Δ vs full |")
+    # fake no_ledger fails Medium and Hard: Easy 100, Medium 0, Hard 0, Overall 2/6.
+    assert "| w/o Ledger | 100.0 | 0.0 | 0.0 | 33.33 | −66.67 | 75.7 | 50.3 | 30.7 | 53.50 | −15.39 |" in md
+    assert "| LedgerMind (full) | 100.0 | 100.0 | 100.0 | 100.00 | – | 77.5 | 69.0 | 56.9 | 68.89 | – |" in md
+    assert md in t3.stdout
+    rows = list(csv.DictReader(io.StringIO((sweep / "table3.csv").read_text())))
+    assert [r["variant"] for r in rows] == ["full", "no_ledger"]
+    assert float(rows[1]["delta_vs_full"]) == pytest.approx(-200 / 3)
+    tex = (sweep / "table3.tex").read_text()
+    assert r"w/o Ledger & 100.0 & 0.0 & 0.0 & 33.33 & $-$66.67 \\" in tex and "tiny\\_qwen2\\_vl" in tex
+    assert (sweep / "table3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _fake_run(out: Path, *, model: str, n: int = 4, variant: str = "full") -> Path:
+    items = fake_items(n)
+    ident = identity_for(items, model=model, backend="b", benchmark="fake", variant=variant, seed=0)
+    asyncio.run(run_items(items, FakeAgent(), identity=ident, options=RunOptions(out, progress=False),
+                          scorer=fake_score, summarize=None))
+    return out
+
+
+def test_table3_refuses_mixed_models(tmp_path: Path) -> None:
+    a = _fake_run(tmp_path / "a", model="qwen2_5_vl_7b")
+    b = _fake_run(tmp_path / "b", model="internvl3_8b", variant="no_ecc")
+    proc = run_script("table3.py", str(a), str(b), "--logger", "none")
+    assert proc.returncode == 2
+    assert _stderr_lines(proc) == [
+        f"error: refusing to mix runs with different models: {a}: qwen2_5_vl_7b; {b}: internvl3_8b"
+    ]
+    assert not (a / "table3.md").exists()
+
+
+def test_table3_refuses_mixed_item_sets(tmp_path: Path) -> None:
+    a = _fake_run(tmp_path / "a", model="m", n=4)
+    b = _fake_run(tmp_path / "b", model="m", n=5, variant="no_ecc")
+    proc = run_script("table3.py", str(a), str(b), "--logger", "none")
+    assert proc.returncode == 2 and "different item sets" in proc.stderr
+
+
+def test_table3_refuses_unfinished_run(tmp_path: Path) -> None:
+    a = _fake_run(tmp_path / "a", model="m")
+    (a / "metrics.json").unlink()
+    proc = run_script("table3.py", str(a), "--logger", "none")
+    assert proc.returncode == 2 and "did not finish" in proc.stderr
+
+
+def test_bench_runner_reports_speedup_from_concurrency(tmp_path: Path) -> None:
+    """8 items that each wait 0.3 s (like a server call): concurrency 8 must be several times faster."""
+    extra = [o for o in FAKE_OVERRIDES if o != "progress=false"]
+    proc = run_script("bench_runner.py", "--items", "8", "--concurrency", "1", "8", "--", *extra, "benchmark.n=8",
+                      FAKE_AGENT_DELAY="0.3")
+    assert proc.returncode == 0, proc.stderr
+    rows = [ln.split("|") for ln in proc.stdout.splitlines()[1:]]
+    assert [int(r[0]) for r in rows] == [1, 8] and [int(r[1]) for r in rows] == [8, 8]
+    assert float(rows[1][4]) > 3.0  # "× vs first" column

@@ -1,0 +1,157 @@
+"""Compose and instantiate every option of every config group (new options are picked up automatically)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from ledgermind.errors import MissingExtraError
+from ledgermind.pipeline.config import AblationFlags, PipelineConfig, flags_from_mapping
+from tests.experiment.conftest import REPO
+
+CONF = REPO / "conf"
+GROUP_DIRS = sorted(p for p in CONF.iterdir() if p.is_dir() and p.name != "hydra")
+OPTIONS = [(g.name, f.stem) for g in GROUP_DIRS for f in sorted(g.glob("*.yaml"))]
+
+
+def _compose(*overrides: str) -> DictConfig:
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose("config", overrides=list(overrides))
+
+
+def _override(group: str, option: str) -> list[str]:
+    # ablation is not in the defaults list: it is added with +ablation=NAME
+    sel = f"+{group}={option}" if group == "ablation" else f"{group}={option}"
+    return [sel, "backend.allow_scripted=true"] if (group, option) == ("backend", "scripted") else [sel]
+
+
+def _instantiate_targets(node: Any) -> list[Any]:
+    """Instantiate every sub-node that has a ``_target_``; return the objects."""
+    if isinstance(node, DictConfig):
+        if "_target_" in node:
+            return [instantiate(node, _convert_="all")]
+        return [obj for v in node.values() for obj in _instantiate_targets(v)]
+    return []
+
+
+def _check_model(cfg: DictConfig) -> None:
+    from ledgermind.backends.model_ref import ModelRef
+
+    assert ModelRef.from_mapping(OmegaConf.to_container(cfg.model, resolve=True)).name == cfg.model.name
+
+
+def _check_backend(cfg: DictConfig) -> None:
+    from ledgermind.backends.base import Backend
+    from ledgermind.backends.build import build_backend
+
+    if "vllm" in cfg.backend._target_.lower() and "inprocess" in cfg.backend._target_.lower():
+        if importlib.util.find_spec("vllm") is None:
+            pytest.skip("vllm is not installed here (the in-process engine needs it; pip install 'ledgermind[vllm]')")
+    assert isinstance(build_backend(cfg.backend, cfg.model), Backend)
+
+
+def _check_benchmark(cfg: DictConfig) -> None:
+    from ledgermind.benchmarks import BENCHMARKS, LoaderConfig
+
+    node = OmegaConf.to_container(cfg.benchmark, resolve=True)
+    LoaderConfig.from_mapping(node)
+    assert cfg.benchmark.name in BENCHMARKS
+
+
+def _check_pipeline(cfg: DictConfig) -> None:
+    node = OmegaConf.to_container(cfg.pipeline, resolve=True)
+    # one key per PipelineConfig field, and the YAML defaults are the dataclass (paper) defaults
+    assert set(node) == {f.name for f in dataclasses.fields(PipelineConfig)}
+    assert PipelineConfig.from_mapping(node) == PipelineConfig()
+
+
+def _check_ablation(cfg: DictConfig) -> None:
+    node = OmegaConf.to_container(cfg.ablation, resolve=True)
+    name = node.pop("name")
+    flags = flags_from_mapping(node)
+    changed = {f.name for f in dataclasses.fields(AblationFlags) if getattr(flags, f.name) != getattr(AblationFlags(), f.name)}
+    expected = {"full": set(), "no_ledger": {"use_ledger"}, "free_form_repair": {"typed_repair"},
+                "no_ecc": {"ecc_ncc"}, "no_dual_read": {"dual_read"}, "no_dispatcher": {"dispatcher"},
+                "baseline": {"baseline"}}
+    assert changed == expected.get(name, changed), f"{name} flips {changed}"
+
+
+def _check_logger(cfg: DictConfig) -> None:
+    from ledgermind.experiment.wandb_logger import ExperimentLogger
+
+    assert isinstance(instantiate(cfg.logger), ExperimentLogger)
+
+
+def _check_generic(group: str) -> Callable[[DictConfig], None]:
+    def check(cfg: DictConfig) -> None:
+        OmegaConf.to_container(cfg[group], resolve=True, throw_on_missing=False)
+        _instantiate_targets(cfg[group])
+
+    return check
+
+
+CHECKS: dict[str, Callable[[DictConfig], None]] = {
+    "model": _check_model, "backend": _check_backend, "benchmark": _check_benchmark,
+    "pipeline": _check_pipeline, "ablation": _check_ablation, "logger": _check_logger,
+}
+
+
+def test_every_group_has_options() -> None:
+    names = {g for g, _ in OPTIONS}
+    assert {"model", "backend", "perception", "benchmark", "pipeline", "logger", "ablation"} <= names
+    assert {o for g, o in OPTIONS if g == "ablation"} >= {
+        "full", "no_ledger", "free_form_repair", "no_ecc", "no_dual_read", "no_dispatcher", "baseline"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("group", "option"), OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
+def test_compose_and_instantiate(group: str, option: str) -> None:
+    cfg = _compose(*_override(group, option))
+    try:
+        CHECKS.get(group, _check_generic(group))(cfg)
+    except MissingExtraError as e:
+        pytest.skip(f"{group}={option}: {e}")
+
+
+def test_default_config_composes() -> None:
+    cfg = _compose()
+    assert "ablation" not in cfg  # only via +ablation=NAME
+    assert cfg.seed == 0 and cfg.concurrency >= 1 and cfg.limit is None
+    assert cfg.logger._target_.endswith("WandbLogger") and cfg.logger.mode == "offline"
+    assert cfg.model.name == "tiny_qwen2_vl" and cfg.backend._target_.endswith("TransformersBackend")
+
+
+def test_two_base_urls_resolve_and_reach_the_backend() -> None:
+    """Data-parallel serving: one vLLM server per GPU, listed in backend.base_urls."""
+    from ledgermind.backends.build import build_backend
+
+    urls = ["http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1"]
+    cfg = _compose("model=qwen2_5_vl_7b", "backend=vllm_server", f"backend.base_urls=[{','.join(urls)}]")
+    assert list(cfg.backend.base_urls) == urls
+    backend = build_backend(cfg.backend, cfg.model)
+    # the client keeps server roots (it appends /v1/... itself)
+    assert [u.rstrip("/").removesuffix("/v1") for u in backend.base_urls] == ["http://127.0.0.1:8001", "http://127.0.0.1:8002"]
+
+
+def test_slurm_launcher_example_is_complete() -> None:
+    node = OmegaConf.load(CONF / "hydra" / "launcher" / "submitit_slurm.yaml")
+    assert node._target_ == "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
+    assert node.gpus_per_node == 1 and node.tasks_per_node == 1
+    try:
+        from hydra_plugins.hydra_submitit_launcher.config import SlurmQueueConf
+    except ImportError:
+        pytest.skip("hydra-submitit-launcher not installed (pip install 'ledgermind[submitit]'): checked the file only")
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("config", overrides=["hydra/launcher=submitit_slurm", "+ablation=no_ecc"], return_hydra_config=True)
+    assert cfg.hydra.launcher._target_ == node._target_ and cfg.hydra.launcher.max_num_timeout == 3
+
+    schema = {f.name for f in dataclasses.fields(SlurmQueueConf)}
+    assert set(node) == schema  # it replaces the plugin's defaults, so every field is listed

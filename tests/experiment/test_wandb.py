@@ -1,0 +1,91 @@
+"""W&B logging: offline run files hold the config, per-item table, summary and Table 3; no secrets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ledgermind.experiment.wandb_logger import ITEM_COLUMNS, is_secret_name, sanitize
+from tests.experiment.conftest import FAKE_OVERRIDES, run_script
+from tests.experiment.wandb_records import read_run
+
+ENV_SECRET = "sk-env-secret-5b1f0c"  # exported as a secret-named env var
+ENV_SECRET_2 = "tok-elsewhere-77aa"  # referenced from a non-secret-named config key
+
+
+@pytest.mark.parametrize("name", ["api_key", "HF_TOKEN", "apiKey", "db-password", "client_secret", "key", "auth"])
+def test_secret_names(name: str) -> None:
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["max_tokens", "keywords", "monkey", "tokens_per_item", "author"])
+def test_non_secret_names(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+def test_sanitize_drops_secret_keys_and_redacts_secret_values() -> None:
+    cfg = {"backend": {"api_key_env": "X", "base_urls": ["http://h/v1"], "headers": {"note": "Bearer s3cr3t-xyz"}},
+           "search": {"serper_api_key": "abc"}, "max_tokens": 512}
+    out = sanitize(cfg, ["s3cr3t-xyz"])
+    assert out == {"backend": {"base_urls": ["http://h/v1"], "headers": {"note": "Bearer ***"}},
+                   "search": {}, "max_tokens": 512}
+
+
+def _run_file(run_dir: Path) -> Path:
+    files = list(run_dir.glob("wandb/offline-run-*/run-*.wandb"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+def _table_json(run_dir: Path, name: str) -> dict:
+    files = list(run_dir.glob(f"wandb/offline-run-*/files/media/table/{name}_*.table.json"))
+    assert len(files) == 1, files
+    return json.loads(files[0].read_text())
+
+
+@pytest.mark.slow
+def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    proc = run_py(
+        "-m", *FAKE_OVERRIDES, "logger=wandb_offline", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ecc",
+        "+extra.hf_token=${oc.env:LM_TEST_API_KEY}", "+extra.note=${oc.env:LM_TEST_PLAIN}",
+        LM_TEST_API_KEY=ENV_SECRET, LM_TEST_PLAIN=ENV_SECRET_2, MY_SERVICE_TOKEN=ENV_SECRET_2,
+    )
+    assert proc.returncode == 0, proc.stderr
+    job = sweep / "1_no_ecc"
+    metrics = json.loads((job / "metrics.json").read_text())
+    run = read_run(_run_file(job))
+
+    # resolved config, minus secrets
+    assert run["config"]["model"]["name"] == "tiny_qwen2_vl"
+    assert run["config"]["ablation"] == {"name": "no_ecc", "use_ledger": True, "typed_repair": True,
+                                         "ecc_ncc": False, "dual_read": True, "dispatcher": True, "baseline": False}
+    assert run["config"]["pipeline"]["gamma"] == 0.5
+    assert "hf_token" not in run["config"]["extra"] and run["config"]["extra"]["note"] == "***"
+    # per-item stream and summary
+    assert [h["running/accuracy"] for h in run["history"] if "running/accuracy" in h][-1] == metrics["accuracy"]
+    assert run["summary"]["accuracy"] == metrics["accuracy"] == pytest.approx(4 / 6)
+    assert run["summary"]["by_difficulty/Hard/accuracy"] == 0.0
+    # per-item table
+    table = _table_json(job, "items")
+    assert table["columns"] == ITEM_COLUMNS
+    rows = {r[0]: dict(zip(ITEM_COLUMNS, r, strict=True)) for r in table["data"]}
+    assert len(rows) == 6
+    assert rows["q2"]["difficulty"] == "Hard" and rows["q2"]["correct"] is False and rows["q2"]["prediction"] == "B"
+    assert rows["q0"]["correct"] is True and rows["q0"]["model_calls"] == 2
+
+    # Table 3 is logged to W&B too (auto: the runs were logged offline)
+    t3 = run_script("table3.py", str(sweep))
+    assert t3.returncode == 0, t3.stderr
+    t3_table = _table_json(sweep, "table3")
+    assert t3_table["data"][1][0] == "w/o ECC/NCC" and t3_table["data"][1][-1] == pytest.approx(-100 / 3)
+    assert list(sweep.glob("wandb/offline-run-*/files/media/images/table3_chart_*.png"))
+
+    # no secret value anywhere in the outputs (W&B files, Hydra logs, results)
+    for f in sweep.rglob("*"):
+        if f.is_file() and not f.is_symlink():
+            data = f.read_bytes()
+            assert ENV_SECRET.encode() not in data, f
+            assert ENV_SECRET_2.encode() not in data, f
