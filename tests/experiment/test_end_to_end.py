@@ -15,13 +15,13 @@ from ledgermind.trajectory import Trajectory
 def test_tiny_model_on_mmmu_pro_subset(run_py, tmp_path: Path, shared_data: Path) -> None:
     out = tmp_path / "run"
     proc = run_py(
-        "benchmark=mmmu_pro_standard10", f"benchmark.path={shared_data / 'mmmu_pro_subset'}", "limit=2",
+        "benchmark=mmmu_pro_standard10", f"benchmark.path={shared_data / 'mmmu_pro_subset'}", "limit=4",
         "concurrency=2", "logger=none", "progress=false", f"hydra.run.dir={out}", timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "tiny RANDOM-weight model" in proc.stderr
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["n_items"] == 2 and metrics["identity"]["benchmark"] == "mmmu_pro/standard10"
+    assert metrics["n_items"] == 4 and metrics["identity"]["benchmark"] == "mmmu_pro/standard10"
     assert metrics["identity"]["backend"] == "TransformersBackend"
     assert metrics["model_calls_per_item"] >= 1
     assert set(metrics["trajectory_metrics"]) >= {"UCR_reason", "GDR", "R4R", "WDG", "OCErr", "EUR", "RR", "RC", "SE"}
@@ -30,3 +30,52 @@ def test_tiny_model_on_mmmu_pro_subset(run_py, tmp_path: Path, shared_data: Path
         assert row["gold"] in "ABCDEFGHIJ" and row["difficulty"] in ("Easy", "Medium", "Hard")
         traj = Trajectory.from_dict(json.loads((out / "trajectories" / f"{row['id']}.json").read_text()))
         assert traj.item_id == row["id"] and traj.n_model_calls == row["model_calls"]
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+def test_tiny_model_through_real_vllm_server(run_py, tmp_path: Path, shared_data: Path, vllm_server) -> None:
+    out = tmp_path / "run"
+    proc = run_py(
+        "benchmark=mmmu_pro_standard10", f"benchmark.path={shared_data / 'mmmu_pro_subset'}", "limit=4",
+        "backend=vllm_server", f"backend.base_urls=[{vllm_server.base_url}]",
+        f"+backend.served_model_name={vllm_server.model}", "concurrency=4", "logger=none", "progress=false",
+        f"hydra.run.dir={out}", timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["n_items"] == 4 and metrics["identity"]["backend"] == "VLLMServerBackend"
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and all(r["error"] is None for r in rows)
+    traj = json.loads((out / "trajectories" / f"{rows[0]['id']}.json").read_text())
+    assert {c["backend"] for c in traj["model_calls"]} == {"vllm_server"}
+
+
+@pytest.mark.slow
+@pytest.mark.hf
+def test_corrupt_image_inside_dataset_is_recorded_and_run_completes(run_py, tmp_path: Path, shared_data: Path) -> None:
+    """A test-local copy of 2 items (outside the repo), one with its image replaced by garbage bytes."""
+    src = shared_data / "mmmu_pro_subset"
+    data = tmp_path / "data"
+    (data / "images").mkdir(parents=True)
+    lines = (src / "items.jsonl").read_text().splitlines()[:2]
+    for i, line in enumerate(lines):
+        for name in json.loads(line)["images"]:
+            target = data / "images" / name
+            if i == 0:
+                target.write_bytes(b"\x89PNG\r\n\x1a\n" + b"garbage" * 50)  # truncated / corrupt PNG
+            else:
+                target.write_bytes((src / "images" / name).read_bytes())
+    (data / "items.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "run"
+    proc = run_py("benchmark=mmmu_pro_standard10", f"benchmark.path={data}", "logger=none", "progress=false",
+                  f"hydra.run.dir={out}", timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {json.loads(x)["id"]: json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()}
+    assert len(rows) == 2
+    bad_id = json.loads(lines[0])["id"]
+    bad = json.loads((out / "trajectories" / f"{bad_id}.json").read_text())
+    ocr_errors = [o for o in bad["ledger"]["tool_outputs"] if o["tool"] == "ocr" and o["error"]]
+    assert ocr_errors and "image" in ocr_errors[0]["error"].lower()  # a clear tool anomaly (T1), not a crash
+    assert any(e["trigger"] == "T1_TOOL_ANOMALY" for e in bad["events"]) or rows[bad_id]["error"]
+    assert rows[json.loads(lines[1])["id"]]["error"] is None

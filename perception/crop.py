@@ -1,0 +1,234 @@
+"""Nine-zone crop-zoom (paper App. A, Algorithm 1 lines 5–8) and explicit-box crops for repair.
+
+For reading and localisation questions the agent picks the most informative region r* of a 3×3
+grid over the image, crops it and zooms 2.5× before reading again. Informativeness is the sum of
+region proposals (``detect.py``) falling in a zone, each weighted by how well it matches the
+question: its text shares a keyword or a number with the question, it is numeric text on a
+reading question, or a detector found the question's target object there.
+
+Everything here is a pure function of (image, question, proposals, config): the same inputs
+give the same zone, region and pixels, so audit trails replay exactly.
+
+Zones are numbered row-major: 0 1 2 / 3 4 5 / 6 7 8 (4 is the centre).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from PIL import Image
+
+from ledgermind.errors import ConfigError
+from ledgermind.tools.base import BBox
+from perception.detect import Proposal, ProposalSource
+
+CENTRE_ZONE = 4
+
+
+@dataclass(frozen=True)
+class CropConfig:
+    """Crop-zoom parameters; defaults are the paper's."""
+
+    grid: int = 3  # App. A, Alg. 1 line 6: nine-zone grid
+    zoom: float = 2.5  # App. A, Alg. 1 line 7: CROPZOOM(I, r*, z=2.5)
+    margin: float = 0.15  # context kept around the zone, as a fraction of the zone size (ours)
+    max_output_side: int = 4096  # cap on the zoomed crop (very large photos get scale < zoom)
+    perturb_min_px: int = 15  # App. E.2 RETRY: bbox perturbation ±[15, 40] px for visual tools
+    perturb_max_px: int = 40
+    # proposal weights (ours; the paper does not give the informativeness formula)
+    text_weight: float = 0.5  # legible OCR line (confidence >= legible_confidence)
+    uncertain_text_weight: float = 1.0  # text detected but not legibly read: where zooming pays off
+    text_min_confidence: float = 0.5  # OCR lines below this are not evidence of text at all
+    legible_confidence: float = 0.8  # = the OCR engine's min_confidence
+    detector_weight: float = 1.0
+    classical_weight: float = 0.25
+    keyword_bonus: float = 2.0  # text/label shares a content word with the question
+    number_bonus: float = 3.0  # text contains a number the question mentions
+    numeric_text_bonus: float = 1.0  # numeric text on a reading question (dial labels, axis ticks)
+
+    def __post_init__(self) -> None:
+        if self.grid < 1 or self.zoom <= 0 or self.margin < 0 or self.max_output_side < 1:
+            raise ConfigError(f"invalid crop config: grid={self.grid} zoom={self.zoom} margin={self.margin}")
+        if not 0 <= self.perturb_min_px <= self.perturb_max_px:
+            raise ConfigError(f"invalid perturbation range [{self.perturb_min_px}, {self.perturb_max_px}] px")
+
+
+_STOPWORDS = frozenset(
+    "the a an of in on at to for from by with and or is are was were be been what which who whom whose "
+    "where when why how this that these those it its there their as do does did can could should would "
+    "shown show image picture figure photo following given below above value according".split()
+)
+_READING_CUES = re.compile(
+    r"\b(read|reading|readings|value|measure|measured|measurement|gauge|meter|dial|scale|thermometer|"
+    r"temperature|pressure|speed|level|how much|how many|what number|indicat\w*|point\w*)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,]\d+)?|[.,]\d+)")
+_WORD = re.compile(r"[a-z][a-z0-9\-]+")
+
+
+def parse_numbers(text: str) -> tuple[float, ...]:
+    """Numbers in a string ('0,5' and '0.5' alike); used for question cues and dial-label matching."""
+    return tuple(float(m.replace(",", ".")) for m in _NUMBER.findall(text))
+
+
+@dataclass(frozen=True)
+class QuestionCues:
+    """What the question tells us to look for."""
+
+    keywords: frozenset[str] = frozenset()
+    numbers: tuple[float, ...] = ()
+    wants_number: bool = False
+
+    @classmethod
+    def from_question(cls, question: str | None) -> QuestionCues:
+        if not question:
+            return cls()
+        words = {w for w in _WORD.findall(question.lower()) if len(w) >= 3 and w not in _STOPWORDS}
+        return cls(frozenset(words), parse_numbers(question), bool(_READING_CUES.search(question)))
+
+
+@dataclass(frozen=True)
+class CropResult:
+    """A zoomed crop and where it came from (``region`` in the frame of the image that was cropped)."""
+
+    image: Image.Image = field(repr=False)
+    region: BBox
+    scale: float
+    zone: int | None = None
+    zone_scores: tuple[float, ...] = ()
+
+    def to_source(self, x: float, y: float) -> tuple[float, float]:
+        """Map a pixel of the zoomed crop back to the cropped image's coordinates."""
+        return (self.region.x0 + x / self.scale, self.region.y0 + y / self.scale)
+
+
+def zone_boxes(width: int, height: int, grid: int = 3) -> list[BBox]:
+    """The grid cells, row-major, in pixel coordinates (integer-aligned, covering the image exactly)."""
+    xs = [round(i * width / grid) for i in range(grid + 1)]
+    ys = [round(j * height / grid) for j in range(grid + 1)]
+    return [BBox(xs[i], ys[j], xs[i + 1], ys[j + 1]) for j in range(grid) for i in range(grid)]
+
+
+def proposal_weight(p: Proposal, cues: QuestionCues, cfg: CropConfig) -> float:
+    """Informativeness of one proposal for this question.
+
+    Text detected but read below ``legible_confidence`` weighs more than legible text: on the real
+    gauge photos the labels a zoom recovers are exactly those full-image OCR saw but could not read
+    (see scripts/eval_perception.py). Classical and detector boxes weigh by their own score.
+    """
+    if p.source is ProposalSource.TEXT:
+        if p.score < cfg.text_min_confidence:
+            return 0.0
+        base = cfg.text_weight if p.score >= cfg.legible_confidence else cfg.uncertain_text_weight
+        strength = 1.0
+    else:
+        base = cfg.detector_weight if p.source is ProposalSource.DETECTOR else cfg.classical_weight
+        strength = min(max(p.score, 0.0), 1.0)
+    factor = 1.0
+    label = p.label.lower()
+    if label and cues.keywords & set(_WORD.findall(label)):
+        factor += cfg.keyword_bonus
+    label_numbers = parse_numbers(label)
+    if label_numbers and any(math.isclose(a, b) for a in label_numbers for b in cues.numbers):
+        factor += cfg.number_bonus
+    if label_numbers and cues.wants_number and p.source is ProposalSource.TEXT:
+        factor += cfg.numeric_text_bonus
+    return base * factor * strength
+
+
+def score_zones(
+    size: tuple[int, int], proposals: Sequence[Proposal], cues: QuestionCues, cfg: CropConfig = CropConfig()
+) -> list[float]:
+    """Informativeness of each zone: weighted proposals, split by the fraction of their area inside."""
+    zones = zone_boxes(size[0], size[1], cfg.grid)
+    scores = [0.0] * len(zones)
+    for p in proposals:
+        w = proposal_weight(p, cues, cfg)
+        if w <= 0:
+            continue
+        area = max(p.bbox.area, 1e-9)
+        for k, z in enumerate(zones):
+            inter = _intersection(p.bbox, z)
+            if inter > 0:
+                scores[k] += w * inter / area
+    return scores
+
+
+def best_zone(scores: Sequence[float], grid: int = 3) -> int:
+    """argmax, ties broken towards the centre then by index (deterministic); no evidence → centre."""
+    centre = (grid // 2) * grid + grid // 2
+
+    def key(k: int) -> tuple[float, float, int]:
+        r, c = divmod(k, grid)
+        cr, cc = divmod(centre, grid)
+        return (-round(scores[k], 9), abs(r - cr) + abs(c - cc), k)
+
+    return min(range(len(scores)), key=key)
+
+
+def select_zone_crop(
+    image: Image.Image, question: str | None, proposals: Sequence[Proposal], cfg: CropConfig = CropConfig()
+) -> CropResult:
+    """Algorithm 1 lines 6–7: r* ← most informative zone; CROPZOOM(I, r*, z)."""
+    scores = score_zones(image.size, proposals, QuestionCues.from_question(question), cfg)
+    zone = best_zone(scores, cfg.grid)
+    region = expand(zone_boxes(image.width, image.height, cfg.grid)[zone], cfg.margin, image.size)
+    result = crop_zoom(image, region, cfg)
+    return CropResult(result.image, result.region, result.scale, zone, tuple(scores))
+
+
+def expand(box: BBox, margin: float, size: tuple[int, int]) -> BBox:
+    """Grow a box by ``margin`` × its size on every side, snapped to whole pixels inside the image."""
+    dx, dy = box.width * margin, box.height * margin
+    return _snap(BBox(box.x0 - dx, box.y0 - dy, box.x1 + dx, box.y1 + dy), size)
+
+
+def crop_zoom(image: Image.Image, region: BBox, cfg: CropConfig = CropConfig()) -> CropResult:
+    """Crop ``region`` (clipped, whole pixels) and upscale it by ``cfg.zoom`` with Lanczos."""
+    region = _snap(region, image.size)
+    if region.width < 1 or region.height < 1:
+        raise ValueError(f"crop region {region.as_list()} is empty inside the {image.width}x{image.height} image")
+    scale = min(cfg.zoom, cfg.max_output_side / max(region.width, region.height))
+    out_size = (max(1, round(region.width * scale)), max(1, round(region.height * scale)))
+    crop = image.crop(tuple(int(v) for v in region.as_list())).resize(out_size, Image.Resampling.LANCZOS)
+    return CropResult(crop, region, out_size[0] / region.width)
+
+
+def perturb_bbox(box: BBox, size: tuple[int, int], seed: int | str = 0, cfg: CropConfig = CropConfig()) -> BBox:
+    """RETRY's visual-tool perturbation (App. E.2): move each edge by ±[min, max] px, staying in the image.
+
+    Deterministic for a given (box, seed). If shifting inwards would collapse the box after clipping,
+    every edge moves outwards instead, so the result always contains the clipped original.
+    """
+    rng = random.Random(f"{seed}|{box.as_list()}")
+    deltas = [rng.uniform(cfg.perturb_min_px, cfg.perturb_max_px) for _ in range(4)]
+    signs = [rng.choice((-1.0, 1.0)) for _ in range(4)]
+    x0, y0, x1, y1 = (v + s * d for v, s, d in zip(box.as_list(), signs, deltas))
+    w, h = size
+    x0, x1 = min(max(x0, 0.0), w), min(max(x1, 0.0), w)
+    y0, y1 = min(max(y0, 0.0), h), min(max(y1, 0.0), h)
+    if x1 - x0 >= 2 and y1 - y0 >= 2:  # edges did not cross or collapse
+        return _snap(BBox(x0, y0, x1, y1), size)
+    dx0, dy0, dx1, dy1 = deltas
+    return _snap(BBox(box.x0 - dx0, box.y0 - dy0, box.x1 + dx1, box.y1 + dy1), size)
+
+
+def format_metadata(zone: int | None, region: BBox, scale: float) -> str:
+    """Crop metadata text — the fact f_e the mapping M stores for a CROP tool (App. B.1)."""
+    coords = ", ".join(str(int(round(v))) for v in region.as_list())
+    where = f"zone {zone} " if zone is not None else "bbox "
+    return f"crop {where}region [{coords}] scale {scale:.3g}"
+
+
+def _snap(box: BBox, size: tuple[int, int]) -> BBox:
+    c = box.clip(*size)
+    return BBox(math.floor(c.x0), math.floor(c.y0), math.ceil(c.x1), math.ceil(c.y1)).clip(*size)
+
+
+def _intersection(a: BBox, b: BBox) -> float:
+    return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))

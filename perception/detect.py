@@ -1,0 +1,180 @@
+"""Region proposals for crop-zoom: where in the image is there something worth reading?
+
+Three sources, all returning ``Proposal`` boxes in the pixel frame of the image they were given:
+
+* ``proposals_from_ocr`` — OCR text boxes (the strongest cue for reading questions: they carry
+  text that can match the question's keywords and numbers);
+* ``ClassicalProposer`` — OpenCV edge/contour boxes scored by spectral-residual saliency. Works on
+  any image, needs no model, and finds small printed marks that OCR missed;
+* ``OwlV2Detector`` — optional open-vocabulary detector (OWLv2 through transformers) that
+  localises the question's target object ("gauge", "needle") on a GPU.
+
+``crop.py`` turns proposals into the 9-zone informativeness scores of App. A, Algorithm 1 line 6.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from ledgermind.errors import MissingExtraError
+from ledgermind.tools.base import BBox
+from perception.ocr import OCRLine
+
+
+class ProposalSource(str, Enum):
+    TEXT = "text"  # OCR line
+    CLASSICAL = "classical"  # edges / contours / saliency
+    DETECTOR = "detector"  # open-vocabulary detector
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A candidate informative region. ``label`` is OCR text or a detector class, '' for classical boxes."""
+
+    bbox: BBox
+    source: ProposalSource
+    score: float
+    label: str = ""
+
+
+def proposals_from_ocr(lines: Iterable[OCRLine]) -> list[Proposal]:
+    return [Proposal(ln.bbox, ProposalSource.TEXT, ln.confidence, ln.text) for ln in lines]
+
+
+@dataclass(frozen=True)
+class ClassicalProposer:
+    """Edge/contour boxes weighted by saliency (no learned weights, deterministic).
+
+    Pipeline: grey → blur → Canny with thresholds from the median intensity → dilation that
+    merges strokes of one glyph or mark → external contours → bounding boxes filtered by area,
+    each scored by the mean spectral-residual saliency inside it (Hou & Zhang, CVPR 2007).
+    The work resolution is capped (``work_side``) so one call costs a few milliseconds.
+    """
+
+    work_side: int = 640
+    min_area_frac: float = 0.0002
+    max_area_frac: float = 0.25
+    max_proposals: int = 200
+    dilate_px: int = 3
+
+    def propose(self, image: Image.Image) -> list[Proposal]:
+        grey, factor = self._grey(image)
+        edges = _auto_canny(grey)
+        kernel = np.ones((self.dilate_px, self.dilate_px), np.uint8)
+        merged = cv2.dilate(edges, kernel, iterations=1)
+        contours, _ = cv2.findContours(merged, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        saliency = spectral_residual_saliency(grey)
+        area = grey.shape[0] * grey.shape[1]
+        proposals = []
+        for contour in contours:
+            x, y, w, h = cv2.boundingRect(contour)
+            if not self.min_area_frac * area <= w * h <= self.max_area_frac * area:
+                continue
+            score = float(saliency[y : y + h, x : x + w].mean())
+            box = BBox(x / factor, y / factor, (x + w) / factor, (y + h) / factor)
+            proposals.append(Proposal(box.clip(*image.size), ProposalSource.CLASSICAL, score))
+        proposals.sort(key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))
+        return proposals[: self.max_proposals]
+
+    def _grey(self, image: Image.Image) -> tuple[np.ndarray, float]:
+        factor = min(1.0, self.work_side / max(image.size))
+        small = image if factor == 1.0 else image.resize(
+            (max(1, round(image.width * factor)), max(1, round(image.height * factor))), Image.Resampling.BILINEAR
+        )
+        return np.asarray(small.convert("L")), small.width / image.width
+
+
+def _auto_canny(grey: np.ndarray, sigma: float = 0.33) -> np.ndarray:
+    """Canny with thresholds around the median intensity (robust to exposure across photos)."""
+    blurred = cv2.GaussianBlur(grey, (3, 3), 0)
+    median = float(np.median(blurred))
+    lo, hi = int(max(0, (1 - sigma) * median)), int(min(255, (1 + sigma) * median))
+    return cv2.Canny(blurred, lo, max(hi, lo + 1))
+
+
+def spectral_residual_saliency(grey: np.ndarray, side: int = 64) -> np.ndarray:
+    """Spectral-residual saliency map in [0, 1], same shape as ``grey`` (Hou & Zhang 2007)."""
+    h, w = grey.shape
+    small = cv2.resize(grey.astype(np.float32), (side, side), interpolation=cv2.INTER_AREA)
+    spectrum = np.fft.fft2(small)
+    log_amp = np.log(np.abs(spectrum) + 1e-8)
+    residual = log_amp - cv2.blur(log_amp, (3, 3))
+    sal = np.abs(np.fft.ifft2(np.exp(residual + 1j * np.angle(spectrum)))) ** 2
+    sal = cv2.GaussianBlur(sal.astype(np.float32), (5, 5), 2.5)
+    sal = cv2.resize(sal, (w, h), interpolation=cv2.INTER_LINEAR)
+    span = float(sal.max() - sal.min())
+    return (sal - sal.min()) / span if span > 0 else np.zeros_like(sal)
+
+
+class OwlV2Detector:
+    """Open-vocabulary detection with OWLv2 (transformers), loaded lazily on first use.
+
+    ``model``/``processor`` may be injected (tests build a tiny random-weight model locally);
+    otherwise they come from ``model_id`` on the hub on the user's machine.
+    """
+
+    def __init__(
+        self,
+        model_id: str = "google/owlv2-base-patch16-ensemble",
+        device: str = "cuda",
+        threshold: float = 0.1,
+        model: Any = None,
+        processor: Any = None,
+    ) -> None:
+        self.model_id = model_id
+        self.device = device
+        self.threshold = float(threshold)
+        self._model, self._processor = model, processor
+        self._lock = threading.Lock()
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._model is None or self._processor is None:
+                try:
+                    from transformers import Owlv2ForObjectDetection, Owlv2Processor
+                except ImportError:
+                    raise MissingExtraError("open-vocabulary detection (OWLv2)", "detect", "transformers") from None
+                self._processor = self._processor or Owlv2Processor.from_pretrained(self.model_id)
+                self._model = self._model or Owlv2ForObjectDetection.from_pretrained(self.model_id)
+                self._model.to(self.device).eval()
+        return self._model, self._processor
+
+    def detect(self, image: Image.Image, queries: Sequence[str]) -> list[Proposal]:
+        """Boxes for the text ``queries`` (e.g. ``["gauge", "dial"]``) with score ≥ ``threshold``."""
+        queries = [q for q in queries if q.strip()]
+        if not queries:
+            return []
+        model, processor = self._load()
+        import torch
+
+        inputs = processor(
+            text=[queries], images=image.convert("RGB"), return_tensors="pt", padding=True, truncation=True
+        )
+        device = next(model.parameters()).device
+        inputs = {k: v.to(device) if hasattr(v, "to") else v for k, v in inputs.items()}
+        with torch.inference_mode():
+            outputs = model(**inputs)
+        # OWLv2 pads the image to a square at the bottom/right: boxes are relative to that square.
+        side = max(image.size)
+        results = processor.post_process_grounded_object_detection(
+            outputs, threshold=self.threshold, target_sizes=[(side, side)], text_labels=[queries]
+        )[0]
+        return _owl_proposals(results, queries, image.size)
+
+
+def _owl_proposals(results: dict[str, Any], queries: Sequence[str], size: tuple[int, int]) -> list[Proposal]:
+    proposals = []
+    for box, score, label in zip(results["boxes"].tolist(), results["scores"].tolist(), results["labels"].tolist()):
+        x0, y0, x1, y1 = box
+        bbox = BBox(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+        proposals.append(Proposal(bbox.clip(*size), ProposalSource.DETECTOR, float(score), queries[int(label)]))
+    proposals.sort(key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))
+    return proposals

