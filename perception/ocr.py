@@ -15,6 +15,7 @@ import hashlib
 import os
 import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,10 +66,14 @@ class OCREngine(ABC):
 
     name: str = "ocr"
 
+    cache_size: int = 32  # recent images whose raw lines are kept (see ``_raw_lines``)
+
     def __init__(self, min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> None:
         if not 0.0 <= min_confidence <= 1.0:
             raise ConfigError(f"ocr min_confidence must be in [0, 1], got {min_confidence}")
         self.min_confidence = float(min_confidence)
+        self._cache: OrderedDict[str, list[OCRLine]] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     def recognize(self, image: Image.Image, min_confidence: float | None = None) -> list[OCRLine]:
         """Lines with confidence ≥ ``min_confidence`` (default: the engine's) and text, in reading order.
@@ -77,8 +82,23 @@ class OCREngine(ABC):
         lines that become evidence always use the engine's threshold.
         """
         threshold = self.min_confidence if min_confidence is None else min_confidence
-        lines = [ln for ln in self._recognize(image) if ln.text and ln.confidence >= threshold]
+        lines = [ln for ln in self._raw_lines(image) if ln.text and ln.confidence >= threshold]
         return reading_order(lines)
+
+    def _raw_lines(self, image: Image.Image) -> list[OCRLine]:
+        """``_recognize`` memoised by pixel content: within one question the same image is read by
+        the OCR tool, by crop-zoom's region proposals and by RETRY, and OCR dominates the cost."""
+        key = hashlib.sha1(image.tobytes() + f"{image.size}{image.mode}".encode()).hexdigest()
+        with self._cache_lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return list(self._cache[key])
+        lines = self._recognize(image)
+        with self._cache_lock:
+            self._cache[key] = list(lines)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return lines
 
     @abstractmethod
     def _recognize(self, image: Image.Image) -> list[OCRLine]:

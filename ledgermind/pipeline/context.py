@@ -39,6 +39,7 @@ from ledgermind.repair import (
 from ledgermind.tools.base import Tool, ToolKind, ToolOutput
 from ledgermind.trajectory import ModelCall, PathKind, Trajectory
 
+MODEL_TOOL_KINDS = frozenset({ToolKind.PLAN, ToolKind.OBSERVE, ToolKind.READ, ToolKind.VQA})
 STRUCTURED_HINT = "\nRespond with a JSON object that follows the requested schema."
 
 
@@ -61,7 +62,6 @@ class ItemContext:
         self.budget = Budget(cfg.repair_budget)
         self.warning: str | None = None
         self.model_s = 0.0
-        self.tool_s = 0.0
         self.structured = cfg.structured_output and backend.supports_structured_output
         # The baseline and the no_ledger ablation answer without verification or repair.
         self.repairs_enabled = flags.use_ledger and not flags.baseline
@@ -184,16 +184,17 @@ class ItemContext:
         self, name: str, *, derived_from: Sequence[str] = (), sigma: float | None = None, **inputs: Any
     ) -> tuple[ToolOutput, list[EvidenceEntry]]:
         """Invoke a tool, record its output, run T1/T4 and the repairs they call for."""
-        t0 = time.perf_counter()
         out = await self.tools[name].ainvoke(**inputs)
-        if out.kind not in {ToolKind.PLAN, ToolKind.OBSERVE, ToolKind.READ, ToolKind.VQA}:
-            self.tool_s += time.perf_counter() - t0
         entries = self.record(out, derived_from=derived_from, sigma=sigma)
         hits = self.verifier.on_tool_output(out, entries) if self.repairs_enabled else []
         for hit in hits:
             outcome = await self.handle(hit)
             entries += [self.ledger.get(e) for e in outcome.new_entries]
         return out, entries
+
+    def tool_seconds(self) -> float:
+        """Time in perception/search tools, repairs' tool calls included (model-backed tools are model time)."""
+        return sum(o.latency_s for o in self.ledger.tool_outputs() if o.kind not in MODEL_TOOL_KINDS)
 
     def _switch_inputs(self, tool: Tool, origin: ToolOutput) -> dict[str, Any]:
         """Inputs for the alternative tool chosen by SWITCH (M_compat, App. E.2)."""
