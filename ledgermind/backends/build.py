@@ -13,6 +13,7 @@ from typing import Any
 from ledgermind.backends.base import BACKENDS, Backend
 from ledgermind.backends.cache import CachedBackend, CacheMode, ResponseCache
 from ledgermind.backends.model_ref import ModelRef
+from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
 
 
@@ -35,8 +36,8 @@ def build_backend(
 
 
 def _instantiate(backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any]) -> Backend:
-    cfg = _plain(backend_cfg)
-    model = _plain(model_cfg)
+    cfg = to_plain(backend_cfg) or {}
+    model = to_plain(model_cfg) or {}
     if "_target_" in cfg:
         from hydra.utils import instantiate
 
@@ -45,14 +46,3 @@ def _instantiate(backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any]) -
     if not name:
         raise ConfigError("backend config needs '_target_' or 'name'")
     return BACKENDS.get(name)(model=model, **cfg)
-
-
-def _plain(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    try:
-        from omegaconf import DictConfig, OmegaConf
-
-        if isinstance(cfg, DictConfig):
-            return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
-    except ImportError:  # pragma: no cover — omegaconf is a core dependency
-        pass
-    return dict(cfg)

@@ -11,11 +11,12 @@ from typing import Any
 
 from ledgermind.backends.base import Backend
 from ledgermind.benchmarks.item import Item
+from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
 from ledgermind.dispatch import DispatchConfig, QuestionProfile, classify, profile
 from ledgermind.grounding import GroundingCascade, GroundingConfig
 from ledgermind.pipeline.baselines import run_native_cot, run_no_ledger
-from ledgermind.pipeline.config import AblationFlags, PipelineConfig
+from ledgermind.pipeline.config import AblationFlags, PipelineConfig, flags_from_mapping
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.direct import run_direct
 from ledgermind.pipeline.fullpipe import run_fullpipe
@@ -113,11 +114,11 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
     from perception.ner import SpacyNER
     from perception.tools import build_tools
 
-    pcfg = PipelineConfig.from_mapping(_plain(cfg.get("pipeline")))
-    flags = AblationFlags(**{k: v for k, v in (_plain(cfg.get("ablation")) or {}).items() if k != "name"})
-    per = _plain(cfg.get("perception")) or {}
+    pcfg = PipelineConfig.from_mapping(to_plain(cfg.get("pipeline")))
+    flags = flags_from_mapping({k: v for k, v in (to_plain(cfg.get("ablation")) or {}).items() if k != "name"})
+    per = to_plain(cfg.get("perception")) or {}
     tools = build_tools(per)
-    search = build_search_tool(_plain(cfg.get("search")))
+    search = build_search_tool(to_plain(cfg.get("search")))
     if search is not None:
         tools[search.name] = search
     ner_cfg = per.get("ner") or {}
@@ -151,16 +152,3 @@ def build_search_tool(cfg: Mapping[str, Any] | None) -> Tool | None:
     if provider not in {"auto"}:
         raise ConfigError(f"unknown search.provider {provider!r}: use auto, web, local or none")
     return None
-
-
-def _plain(node: Any) -> Any:
-    if node is None:
-        return None
-    try:
-        from omegaconf import DictConfig, OmegaConf
-
-        if isinstance(node, DictConfig):
-            return OmegaConf.to_container(node, resolve=True)
-    except ImportError:  # pragma: no cover
-        pass
-    return dict(node)

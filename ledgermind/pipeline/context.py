@@ -305,5 +305,3 @@ def _result_dict(r: GroundingResult) -> dict[str, Any]:
     d["unmatched_numbers"] = list(r.unmatched_numbers)
     return d
 
-
-__all__ = ["ItemContext", "ToolError"]

@@ -12,7 +12,7 @@ from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.pipeline.answer import decide, finalize_answer
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.evidence import gather_evidence
-from ledgermind.pipeline.render import ledger_block
+from ledgermind.pipeline.render import ledger_block, options_block
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import ENTITY_RECHECK, HYPOTHESIS, REASON, VISUAL_FALLBACK
 from ledgermind.repair.triggers import t6_phantom_grounding
@@ -168,7 +168,5 @@ def _norm(s: str) -> str:
 
 
 def _options(ctx: ItemContext) -> str:
-    from ledgermind.pipeline.render import options_block
-
     return options_block(ctx.item)
 
