@@ -16,12 +16,12 @@ from ledgermind.trajectory import (
     Trajectory,
     Trigger,
 )
-from tests.helpers import EchoOCR, EchoSearch
+from tests.helpers import TextImage, EchoOCR, EchoSearch
 
 
 def _traj() -> Trajectory:
     t = Trajectory("q1", "what?", PathKind.FULLPIPE)
-    t.ledger.record(EchoOCR().invoke(lines=["36.7"]))
+    t.ledger.record(EchoOCR().invoke(image=TextImage(["36.7"])))
     t.ledger.record(EchoSearch().invoke(query="apollo"))
     t.model_calls += [
         ModelCall("dual_read_0", 0.1, request_key="a"),
