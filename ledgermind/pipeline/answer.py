@@ -7,7 +7,7 @@ import json
 from ledgermind.benchmarks.item import AnswerType
 from ledgermind.claims import Claim, ClaimStatus, ClaimType, extract_citations
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.render import claims_block, image_parts, ledger_block, option_text, options_block
+from ledgermind.pipeline.render import claims_block, image_parts, option_text, options_block
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DECIDE
 from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
@@ -54,7 +54,8 @@ async def decide(ctx: ItemContext, *, images_resent: bool = True, retry: bool = 
         question=ctx.item.question,
         options=options_block(ctx.item),
         granularity=ctx.profile.granularity,
-        ledger=ledger_block(ctx.ledger),
+        evidence_title=ctx.evidence_title(),
+        ledger=ctx.evidence_block(),
         claims=claims_block(ctx.ledger.claims(ClaimType.SC)),
     )
     text = ctx.with_warning(text)

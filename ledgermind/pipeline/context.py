@@ -25,8 +25,8 @@ from ledgermind.grounding import GroundingCascade, GroundingResult
 from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.pipeline.config import AblationFlags, PipelineConfig
 from ledgermind.pipeline.mllm_tools import ObserveTool, PlanTool, ReadTool, VQATool
-from ledgermind.pipeline.render import image_parts, pool_block
-from ledgermind.prompts.templates import REFLECT
+from ledgermind.pipeline.render import image_parts, ledger_block, pool_block
+from ledgermind.prompts.templates import LEDGER_TITLE, REFLECT, TRANSCRIPT_TITLE
 from ledgermind.repair.policy import HALLUCINATION_WARNING
 from ledgermind.repair import (
     AcquireSpec,
@@ -39,7 +39,7 @@ from ledgermind.repair import (
     Verifier,
 )
 from ledgermind.tools.base import Tool, ToolKind, ToolOutput
-from ledgermind.trajectory import MarkKind, ModelCall, PathKind, Trajectory
+from ledgermind.trajectory import MarkKind, ModelCall, PathKind, Trajectory, Trigger
 
 MODEL_TOOL_KINDS = frozenset({ToolKind.PLAN, ToolKind.OBSERVE, ToolKind.READ, ToolKind.VQA})
 STRUCTURED_HINT = "\nRespond with a JSON object that follows the requested schema."
@@ -65,8 +65,12 @@ class ItemContext:
         self.warning: str | None = None
         self.model_s = 0.0
         self.structured = cfg.structured_output and backend.supports_structured_output
-        # The baseline and the no_ledger ablation answer without verification or repair.
+        # no_ledger (DESIGN.md §4): same path and tools, a free-form transcript instead of the
+        # ledger — no citation validation, no grounding, no ledger repairs; tool anomalies (T1)
+        # are still retried/switched so the tool budget is the same. The baseline repairs nothing.
+        self.free_form = not flags.use_ledger
         self.repairs_enabled = flags.use_ledger and not flags.baseline
+        self.tool_repairs_enabled = not flags.baseline
         self.tools: dict[str, Tool] = {
             **perception_tools,
             "plan": PlanTool(self._call),
@@ -88,7 +92,10 @@ class ItemContext:
         if flags.typed_repair:
             self.repair = RepairEngine(rctx, self.budget, cfg.per_trigger_budget, cfg.repair_costs, cfg.sigma_floor)
         else:
-            self.repair = FreeformRepair(self._reflect, cfg.per_trigger_budget)
+            # T1 keeps RETRY → SWITCH: a crashed tool left no claim to reflect on, and the
+            # variant must have the same tool budget as full (DESIGN.md §4).
+            tool_repair = RepairEngine(rctx, self.budget, cfg.per_trigger_budget, cfg.repair_costs, cfg.sigma_floor)
+            self.repair = FreeformRepair(self._reflect, cfg.per_trigger_budget, tool_repair=tool_repair)
         self.verifier = Verifier(
             self.ledger, self.ground, beta=cfg.beta, sigma_floor=cfg.sigma_floor, conflict_iou=cfg.conflict_iou
         )
@@ -196,7 +203,9 @@ class ItemContext:
         """Invoke a tool, record its output, run T1/T4 and the repairs they call for."""
         out = await self.tools[name].ainvoke(**inputs)
         entries = self.record(out, derived_from=derived_from, sigma=sigma)
-        hits = self.verifier.on_tool_output(out, entries) if self.repairs_enabled else []
+        hits = self.verifier.on_tool_output(out, entries) if self.tool_repairs_enabled else []
+        if not self.repairs_enabled:
+            hits = [h for h in hits if h.trigger is Trigger.T1]
         for hit in hits:
             outcome = await self.handle(hit)
             entries += [self.ledger.get(e) for e in outcome.new_entries]
@@ -278,6 +287,15 @@ class ItemContext:
 
     def p_oc_block(self) -> str:
         return pool_block([e.fact for e in self.p_oc()])
+
+    def evidence_title(self) -> str:
+        return TRANSCRIPT_TITLE if self.free_form else LEDGER_TITLE
+
+    def evidence_block(self) -> str:
+        """What reasoning and decision prompts show: the ledger, or (no_ledger) a numbered transcript."""
+        if self.free_form:
+            return "\n".join(f"[{e.id}] {e.src}: {e.fact}" for e in self.ledger.entries()) or "(no tool output)"
+        return ledger_block(self.ledger)
 
     # ------------------------------------------------------------------ repair
     async def handle(self, hit: TriggerHit, acquire: AcquireSpec | None = None, regrounded: Any = None) -> RepairOutcome:

@@ -12,7 +12,7 @@ from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.pipeline.answer import decide, finalize_answer
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.evidence import Evidence, gather_evidence, jittered_crop
-from ledgermind.pipeline.render import ledger_block, options_block
+from ledgermind.pipeline.render import options_block
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import ENTITY_RECHECK, HYPOTHESIS, REASON, VISUAL_FALLBACK
 from ledgermind.repair.triggers import t6_phantom_grounding
@@ -39,12 +39,18 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
         granularity=ctx.profile.granularity,
         warning=(ctx.warning or ""),
         question=ctx.item.question + ("\n" + _options(ctx) if ctx.item.options else ""),
-        ledger=ledger_block(ctx.ledger),
+        evidence_title=ctx.evidence_title(),
+        ledger=ctx.evidence_block(),
     )
     reply = await ctx.ask_structured("reason", text, schemas.CLAIMS, ctx.user_images())
     claims = parse_sc_lines(reply or "")
     if not claims:
         ctx.traj.notes.append("reasoning produced no parsable claims")
+    if ctx.free_form:  # no_ledger: claims are kept as written — no citation validation, no grounding
+        for c in claims:
+            c.id = c.id if c.id not in {x.id for x in ctx.ledger.claims()} else ctx.ledger.next_claim_id(ClaimType.SC)
+            ctx.ledger.add_claim(c)
+        return []
     for c in claims:
         c.id = c.id if c.id not in {x.id for x in ctx.ledger.claims()} else ctx.ledger.next_claim_id(ClaimType.SC)
         ctx.ledger.add_claim(c)
@@ -150,7 +156,7 @@ async def defense_lines(ctx: ItemContext) -> None:
     """Alg. 2: entity recheck (ECC), then — a separate check — numeric snap for reading questions
     (NCC on the answer as it stands after the recheck), then visual fallback on uncertainty."""
     answer = ctx.traj.raw_answer
-    if answer and not ctx.traj.abstained and ctx.flags.ecc_ncc:
+    if answer and not ctx.traj.abstained and ctx.flags.ecc_ncc and not ctx.free_form:
         answer = await _entity_recheck(ctx, answer)
         answer = _numeric_snap(ctx, answer)
     if has_uncertainty_marker(answer or "") or (not answer and not ctx.traj.abstained):  # lines 8–9
