@@ -12,7 +12,7 @@ from ledgermind.claims import Claim, ClaimType, extract_citations
 from ledgermind.dispatch import QuestionType
 from ledgermind.pipeline.answer import decision_text, finalize_answer
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.evidence import knowledge_search, ocr_images
+from ledgermind.pipeline.gather import knowledge_search, ocr_images
 from ledgermind.pipeline.render import options_block
 from ledgermind.prompts.templates import NATIVE_COT
 from ledgermind.scoring.score import extract_final_answer
@@ -33,7 +33,7 @@ async def run_native_cot(ctx: ItemContext) -> None:
         await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in ctx.profile.types)
     evidence, index = numbered_transcript(ctx)
     text = NATIVE_COT.substitute(question=ctx.item.question, options=options_block(ctx.item), evidence=evidence)
-    reply = await ctx.ask("native_cot", text, ctx.user_images()) or ""
+    reply = await ctx.model.ask("native_cot", text, ctx.user_images()) or ""
     _finish_transcript(ctx, evidence, reply, index)
 
 
@@ -48,7 +48,7 @@ async def run_no_ledger(ctx: ItemContext) -> None:
     ctx.traj.profile["route"] = route
     await (run_fullpipe(ctx) if route == "FULLPIPE" else run_direct(ctx))
     model_text = "\n".join(c.reply for c in ctx.traj.model_calls if c.reply)
-    ctx.traj.transcript = [{"role": "tools", "text": ctx.evidence_block()}, {"role": "model", "text": model_text}]
+    ctx.traj.transcript = [{"role": "tools", "text": ctx.evidence.evidence_block()}, {"role": "model", "text": model_text}]
 
 
 def _finish_transcript(ctx: ItemContext, evidence: str, reply: str, index: dict[str, str]) -> None:
@@ -61,6 +61,6 @@ def _finish_transcript(ctx: ItemContext, evidence: str, reply: str, index: dict[
     cited += [c for c in extract_citations(reply) if c in ctx.ledger]
     dc = Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, ctx.traj.raw_answer), None, cited)
     ctx.ledger.add_claim(dc)
-    ctx.ground(dc)
+    ctx.evidence.ground(dc)
     ctx.traj.notes.append("decision grounded post hoc for the audit (not used to answer)")
     finalize_answer(ctx)
