@@ -36,7 +36,7 @@ CASES = [
     ("Apollo XI and World War II", [("Apollo XI", K.IDENTIFIER, 11, None), ("War II", K.IDENTIFIER, 2, None)]),
     ("eleven astronauts, twenty-one guns", [("eleven", K.COUNT, 11, None), ("twenty-one", K.COUNT, 21, None)]),
     ("one apple", [("one", K.COUNT, 1, None)]),
-    ("in the 1960s", [("1960s", K.YEAR, 1960, None)]),
+    ("in the 1960s", [("1960s", K.DECADE, 1960, None)]),
     ("the 21st century", [("21st", K.COUNT, 21, None)]),
     ("3 apples and 2000 people", [("3", K.COUNT, 3, None), ("2000", K.COUNT, 2000, None)]),
     ("10-20 items", [("10", K.PLAIN, 10, None), ("20", K.COUNT, 20, None)]),
