@@ -11,7 +11,8 @@ grammatical forms, and a hand-made alias list cannot enumerate them. Two general
   ``nlp`` extra is not installed) the table is simply empty.
 * a **morphological rule** for every other name: an adjective in -ian / -ean / -an / -ese / -ite /
   -ish / -i derives from a name when both share the same consonant skeleton once the suffix is
-  removed ("Lancastr-ian" ~ "Lancaster", "Victor-ian" ~ "Victoria", "Paris-ian" ~ "Paris").
+  removed and the same first three letters ("Lancastr-ian" ~ "Lancaster", "Victor-ian" ~
+  "Victoria", "Paris-ian" ~ "Paris", but not ~ "Persia").
 """
 
 from __future__ import annotations
@@ -32,19 +33,25 @@ def country_demonym_groups() -> tuple[tuple[str, ...], ...]:
         from countryinfo._cache import load_countries  # the package's own cached loader of its data
     except ImportError:
         return ()
-    best: dict[str, tuple[int, str]] = {}
+    best: dict[str, tuple[int, str, str]] = {}
+    itself: set[str] = set()  # a demonym that is some entry's own name is never rewritten
     for info in load_countries()["countries"].values():
         name, population = info.get("name"), info.get("population") or 0
         for demonym in str(info.get("demonym") or "").replace("/", ",").split(","):
             demonym = demonym.strip()
-            if not name or not demonym or demonym.lower() in name.lower():
+            if not name or not demonym or _names_itself(demonym, name):
+                itself.add(demonym.lower())
                 continue
             key = demonym.lower()
             if key not in best or population > best[key][0]:
-                best[key] = (population, name)
-    return tuple(
-        (name, demonym, *_plural(demonym)) for demonym, (_, name) in sorted(best.items())
-    )
+                best[key] = (population, name, demonym)
+    return tuple((name, demonym, *_plural(demonym)) for _, name, demonym in (best[k] for k in sorted(best) if k not in itself))
+
+
+def _names_itself(demonym: str, name: str) -> bool:
+    """"Djibouti" for Djibouti, "Dominican" for the Dominican Republic: nothing to add."""
+    demonym, name = demonym.lower(), name.lower()
+    return demonym == name or name.startswith(demonym + " ")
 
 
 def _plural(demonym: str) -> tuple[str, ...]:
@@ -64,6 +71,8 @@ def derives_from(adjective: str, name: str) -> bool:
     if not adjective[:1].isupper() or not name[:1].isupper() or adjective.lower() == name.lower():
         return False
     target = skeleton(name)
+    if adjective[:3].lower() != name[:3].lower():
+        return False
     for suffix in _SUFFIXES:
         if adjective.lower().endswith(suffix) and len(adjective) - len(suffix) >= 3:
             stem = skeleton(adjective[: -len(suffix)])
