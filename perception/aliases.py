@@ -116,6 +116,8 @@ _NOT_A_NAME = frozenset({"in", "on", "at", "by", "of", "the", "a", "an", "and", 
 
 def strip_diacritics(text: str) -> str:
     """NFKD-decompose and drop combining marks: "Dvořák" -> "Dvorak", "café" -> "cafe"."""
+    if text.isascii():  # nothing to strip (the common case: saves the per-character pass)
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -179,6 +181,7 @@ class AliasTable:
                 if key and key != canonical:
                     self._phrases[key] = canonical
         self._max_phrase = max((len(k) for k in self._phrases), default=0)
+        self._phrase_starts = frozenset(k[0] for k in self._phrases)
         self._cached = lru_cache(maxsize=cache_size)(self._normalise)
 
     # -- construction ----------------------------------------------------------------------
@@ -251,6 +254,10 @@ class AliasTable:
         out: list[str] = []
         i = 0
         while i < len(tokens):
+            if tokens[i] not in self._phrase_starts:  # most tokens start no alias phrase
+                out.append(tokens[i])
+                i += 1
+                continue
             for n in range(min(self._max_phrase, len(tokens) - i), 0, -1):
                 canonical = self._phrases.get(tuple(tokens[i : i + n]))
                 if canonical is not None:
