@@ -132,12 +132,21 @@ def _only_inside_longer_names(name: str, pool: Sequence[str]) -> bool:
     seen = False
     for fact in pool:
         fact = strip_diacritics(fact)
+        headline = _is_title_case(fact)
         for m in pattern.finditer(fact):
+            if headline:  # "Visit Canada Today": capitals in a title say nothing about names
+                return False
             seen = True
             before = _PRECEDING_NAME.search(fact, 0, m.start())
             if before is None or before.group(1).casefold().strip(".") in STOPWORDS:
                 return False
     return seen
+
+
+def _is_title_case(text: str) -> bool:
+    """A headline: every word of four letters or more is capitalised ("Singer Moves To Canada")."""
+    words = [w for w in _WORD.findall(text) if w[0].isalpha() and len(w) >= 4]
+    return len(words) >= 2 and all(w[0].isupper() for w in words)
 
 
 def _supported(canonical: str, padded_pool: Sequence[str]) -> bool:

@@ -198,7 +198,13 @@ def _dated_by_context(claim: Number, pool_numbers: Sequence[Number], pool: Seque
     if any(p.kind is NumKind.DATE and p.date is not None and p.date[0] is None and p.date[1] == month
            and (day is None or p.date[2] == day) for p in pool_numbers):
         return True
-    return day is None and any(_month_named(month).search(fact) for fact in pool)
+    return day is None and any(_names_month_without_year(fact, month) for fact in pool)
+
+
+def _names_month_without_year(fact: str, month: int) -> bool:
+    """The month is named outside every dated expression of ``fact`` ("through October")."""
+    dated = [(n.start, n.end) for n in extract_numbers(fact) if n.kind is NumKind.DATE and n.date and n.date[0]]
+    return any(not any(s <= m.start() < e for s, e in dated) for m in _month_named(month).finditer(fact))
 
 
 @lru_cache(maxsize=12)

@@ -38,26 +38,40 @@ class Relation(str, Enum):
     BETWEEN = "between"
 
 
-# Relation words directly before a number ("before"/"after" are < and > on the calendar).
-_WORDS: dict[Relation, tuple[str, ...]] = {
+# Relation words directly before a number. Quantities and times have their own words: "over
+# 2018" means during 2018 and "after 5 games" counts games, so neither is a bound.
+_QUANTITY_WORDS: dict[Relation, tuple[str, ...]] = {
     Relation.GT: ("more than", "greater than", "higher than", "larger than", "bigger than", "over", "above",
-                  "exceeding", "in excess of", "upwards of", "after", "later than", ">"),
+                  "exceeding", "in excess of", "upwards of", ">"),
     Relation.GE: ("at least", "no less than", "not less than", "no fewer than", "a minimum of", "≥", ">="),
-    Relation.LT: ("less than", "fewer than", "lower than", "smaller than", "under", "below", "before",
-                  "prior to", "earlier than", "<"),
-    Relation.LE: ("at most", "no more than", "not more than", "up to", "a maximum of", "no later than",
-                  "≤", "<="),
+    Relation.LT: ("less than", "fewer than", "lower than", "smaller than", "under", "below", "<"),
+    Relation.LE: ("at most", "no more than", "not more than", "up to", "a maximum of", "≤", "<="),
     Relation.APPROX: ("approximately", "approx.", "about", "around", "roughly", "nearly", "almost", "circa",
                       "ca.", "an estimated", "~", "≈"),
     Relation.BETWEEN: ("between",),
 }
-_WORD_RELATION = {w: rel for rel, words in _WORDS.items() for w in words}
-_PREFIX = re.compile(
-    r"(?:^|(?<=[\s(\[,;:]))(?P<word>"
-    + "|".join(re.escape(w) for w in sorted(_WORD_RELATION, key=len, reverse=True))
-    + r")\s*(?:a\s+total\s+of\s+)?$",
-    re.IGNORECASE,
-)
+_TIME_WORDS: dict[Relation, tuple[str, ...]] = {
+    Relation.GT: ("after", "later than"),
+    Relation.LT: ("before", "prior to", "earlier than"),
+    Relation.LE: ("no later than", "not later than"),
+    Relation.GE: ("no earlier than", "not earlier than"),
+    Relation.APPROX: ("approximately", "about", "around", "circa", "ca.", "c."),
+    Relation.BETWEEN: ("between",),
+}
+
+
+def _prefix_pattern(words: dict[Relation, tuple[str, ...]]) -> tuple[re.Pattern[str], dict[str, Relation]]:
+    table = {w: rel for rel, ws in words.items() for w in ws}
+    pattern = re.compile(
+        r"(?:^|(?<=[\s(\[,;:]))(?P<word>"
+        + "|".join(re.escape(w) for w in sorted(table, key=len, reverse=True))
+        + r")\s*(?:a\s+total\s+of\s+)?$",
+        re.IGNORECASE,
+    )
+    return pattern, table
+
+
+_PREFIXES = {False: _prefix_pattern(_QUANTITY_WORDS), True: _prefix_pattern(_TIME_WORDS)}
 _BETWEEN_JOIN = re.compile(r"\s*(?:and|to|-)\s*$", re.IGNORECASE)
 # "232 deaths"; a partitive takes the noun of its whole: "49 of the 50 states" -> "states"
 _HEAD = re.compile(
@@ -97,7 +111,7 @@ def attach_relations(text: str, numbers: Sequence[Number]) -> tuple[Related, ...
     for i, number in enumerate(numbers):
         if i in skip:
             continue
-        relation = relation_before(text, number.start)
+        relation = relation_before(text, number.start, time=number.kind in TIME_KINDS)
         if number.kind in (NumKind.OPTION_LABEL, NumKind.IDENTIFIER):
             relation = Relation.EQ  # labels and names have no order
         upper = None
@@ -122,11 +136,12 @@ def head_word(text: str, end: int) -> str | None:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
-def relation_before(text: str, start: int) -> Relation:
-    """The relation word ending right before ``start`` (articles and "a total of" skipped)."""
-    window = text[max(0, start - _PREFIX_WINDOW):start]
-    m = _PREFIX.search(window)
-    return _WORD_RELATION[m.group("word").lower()] if m else Relation.EQ
+def relation_before(text: str, start: int, *, time: bool = False) -> Relation:
+    """The relation word ending right before ``start`` ("a total of" skipped); ``time`` picks
+    the calendar's words (before/after) instead of the quantities' (more than/under)."""
+    pattern, table = _PREFIXES[time]
+    m = pattern.search(text[max(0, start - _PREFIX_WINDOW):start])
+    return table[m.group("word").lower()] if m else Relation.EQ
 
 
 # ---------------------------------------------------------------------------------------------

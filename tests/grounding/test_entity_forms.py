@@ -89,3 +89,7 @@ def test_designators_are_validated():
 def test_default_table_is_the_packaged_one_with_demonyms():
     assert build_default_table().normalise("Apollo XI") == AliasTable.default().normalise("Apollo XI")
     assert "university" in AliasTable.default().designators
+
+
+def test_headline_capitals_do_not_make_a_longer_name(ner, aliases):
+    assert _ecc("She moved to Canada.", ["# Singer Moves To Canada After Tour"], ner, aliases).passed

@@ -132,3 +132,14 @@ def test_year_less_month_dated_by_the_pool():
 )
 def test_interval_meets_respects_open_ends(a, b, meets):
     assert a.meets(b) is meets and b.meets(a) is meets
+
+
+def test_quantity_words_do_not_bound_times_and_time_words_do_not_bound_quantities():
+    assert _relations("sales grew over 2018") == [("2018", Relation.EQ, None)]
+    assert _relations("after 5 games") == [("5", Relation.EQ, None)]
+    assert check_ncc("Sales grew over 2018.", ["In 2018 sales grew."]).passed
+
+
+def test_a_dated_month_does_not_date_another_year():
+    pool = ["It ran until October 2006.", "The report was filed in 2007."]
+    assert not check_ncc("It ran through October 2007.", pool).passed
