@@ -30,14 +30,14 @@ _MIN_SKELETON = 3  # "Tex-an" ~ "Texas" is too short to tell from chance ("tx")
 def country_demonym_groups() -> tuple[tuple[str, ...], ...]:
     """Alias groups ``(country name, demonym[, plural])`` from ``countryinfo`` (empty without it)."""
     try:
-        from countryinfo._cache import load_countries  # the package's own cached loader of its data
+        from countryinfo import all_countries
     except ImportError:
         return ()
     best: dict[str, tuple[int, str, str]] = {}
     itself: set[str] = set()  # a demonym that is some entry's own name is never rewritten
-    for info in load_countries()["countries"].values():
-        name, population = info.get("name"), info.get("population") or 0
-        for demonym in str(info.get("demonym") or "").replace("/", ",").split(","):
+    for country in all_countries():
+        name, population = country.name(), country.population() or 0
+        for demonym in str(country.demonym() or "").replace("/", ",").split(","):
             demonym = demonym.strip()
             if not name or not demonym or _names_itself(demonym, name):
                 itself.add(demonym.lower())

@@ -134,8 +134,7 @@ def _same_head(claim: Related, pool: Sequence[Related]) -> list[Related]:
     """Evidence numbers about the same noun as the claim number ("232 deaths" for "240 deaths")."""
     if claim.head is None:
         return []
-    return [p for p in pool if p.head == claim.head and _comparable(claim.number, p.number)
-            or p.head == claim.head and claim.number.kind is p.number.kind]
+    return [p for p in pool if p.head == claim.head and _comparable(claim.number, p.number)]
 
 
 def _nearest(claim: Number, candidates: Sequence[Related]) -> list[Related]:

@@ -143,3 +143,7 @@ def test_quantity_words_do_not_bound_times_and_time_words_do_not_bound_quantitie
 def test_a_dated_month_does_not_date_another_year():
     pool = ["It ran until October 2006.", "The report was filed in 2007."]
     assert not check_ncc("It ran through October 2007.", pool).passed
+
+
+def test_identifiers_are_not_narrowed_by_their_head_noun():
+    assert check_ncc("The Apollo 11 mission landed.", ["Apollo 11 and the Apollo 13 mission"]).passed
