@@ -147,3 +147,17 @@ def test_a_dated_month_does_not_date_another_year():
 
 def test_identifiers_are_not_narrowed_by_their_head_noun():
     assert check_ncc("The Apollo 11 mission landed.", ["Apollo 11 and the Apollo 13 mission"]).passed
+
+
+def test_between_two_years():
+    assert check_ncc("She was born between 1990 and 1995.", ["She was born on 3 May 1993."]).passed
+    assert not check_ncc("She was born between 1990 and 1995.", ["She was born in 1997."]).passed
+    assert not check_ncc("She was born between 1990 and 1995.", ["She was born in 1997."], relations=False).passed
+
+
+@pytest.mark.parametrize("relations", [True, False])
+def test_decades_are_spans_in_both_modes(relations):
+    assert check_ncc("He was born in the early 1980s.", ["He (born 5 February 1982)"], relations=relations).passed
+    assert not check_ncc("He was born in the late 1980s.", ["He (born 5 February 1982)"], relations=relations).passed
+    assert check_ncc("popular in the early 1990s", ["the band of the '90s"], relations=relations).passed
+    assert not check_ncc("It happened in 1995.", ["It happened in the 1990s."], relations=relations).passed
