@@ -45,7 +45,8 @@ def country_demonym_groups() -> tuple[tuple[str, ...], ...]:
             key = demonym.lower()
             if key not in best or population > best[key][0]:
                 best[key] = (population, name, demonym)
-    return tuple((name, demonym, *_plural(demonym)) for _, name, demonym in (best[k] for k in sorted(best) if k not in itself))
+    kept = (best[k] for k in sorted(best) if k not in itself)
+    return tuple((name, demonym, *_plural(demonym)) for _, name, demonym in kept)
 
 
 def _names_itself(demonym: str, name: str) -> bool:

@@ -66,7 +66,9 @@ class AnnotatedPair:
         except (KeyError, TypeError) as exc:
             raise UserError(f"row {record.get('id', '?')!r} lacks a usable field: {exc}") from None
         if expected is None:
-            raise UserError(f"row {pair.id!r}: expected.{check.value} is null for subset {record['subset']!r}")
+            raise UserError(
+                f"row {pair.id!r}: expected.{check.value} is null for subset {record['subset']!r}"
+            )
         return pair
 
 
@@ -173,7 +175,8 @@ def evaluate(pairs: Sequence[AnnotatedPair], cascade: GroundingCascade) -> Agree
     for pair in pairs:
         v = verdict(pair, cascade.check(pair.claim, pair.evidence, kind=pair.kind))
         report.verdicts.append(v)
-        report.strata.setdefault(f"{pair.check.value}/{pair.stratum}", Confusion()).add(pair.expected, v.predicted)
+        stratum = report.strata.setdefault(f"{pair.check.value}/{pair.stratum}", Confusion())
+        stratum.add(pair.expected, v.predicted)
         for group, (check, strata) in GROUPS.items():
             if pair.check is check and pair.stratum in strata:
                 report.groups.setdefault(group, Confusion()).add(pair.expected, v.predicted)

@@ -202,7 +202,8 @@ def _dated_by_context(claim: Number, pool_numbers: Sequence[Number], pool: Seque
 
 def _names_month_without_year(fact: str, month: int) -> bool:
     """The month is named outside every dated expression of ``fact`` ("through October")."""
-    dated = [(n.start, n.end) for n in extract_numbers(fact) if n.kind is NumKind.DATE and n.date and n.date[0]]
+    dated = [(n.start, n.end) for n in extract_numbers(fact)
+             if n.kind is NumKind.DATE and n.date is not None and n.date[0] is not None]
     return any(not any(s <= m.start() < e for s, e in dated) for m in _month_named(month).finditer(fact))
 
 

@@ -38,7 +38,9 @@ class NumKind(str, Enum):
 
 
 #: Matched exactly after normalisation, whatever the claim kind (App. C).
-EXACT_KINDS = frozenset({NumKind.YEAR, NumKind.DECADE, NumKind.DATE, NumKind.COUNT, NumKind.OPTION_LABEL, NumKind.IDENTIFIER})
+EXACT_KINDS = frozenset({
+    NumKind.YEAR, NumKind.DECADE, NumKind.DATE, NumKind.COUNT, NumKind.OPTION_LABEL, NumKind.IDENTIFIER,
+})
 #: Points or spans in time: compared on a calendar, never with quantities.
 TIME_KINDS = frozenset({NumKind.YEAR, NumKind.DECADE, NumKind.DATE})
 #: May use the relative tolerance δ_read when the claim is a continuous visual reading.
@@ -368,5 +370,5 @@ def extract_numbers(text: str) -> tuple[Number, ...]:
     return tuple(sorted(found, key=lambda n: n.start))
 
 
-__all__ = ["CONTINUOUS_KINDS", "EXACT_KINDS", "TIME_KINDS", "DateParts", "NumKind", "Number", "extract_numbers",
-           "MONTHS", "normalise_chars", "two_digit_year"]
+__all__ = ["CONTINUOUS_KINDS", "EXACT_KINDS", "MONTHS", "TIME_KINDS", "DateParts", "NumKind", "Number",
+           "extract_numbers", "normalise_chars", "two_digit_year"]

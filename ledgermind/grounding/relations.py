@@ -21,9 +21,9 @@ from datetime import date
 from enum import Enum
 from functools import lru_cache
 
+from ledgermind.grounding.numbers import TIME_KINDS, NumKind, Number, extract_numbers, normalise_chars
 from ledgermind.grounding.tokens import STOPWORDS
 from perception.aliases import NUMBER_WORDS
-from ledgermind.grounding.numbers import TIME_KINDS, NumKind, Number, extract_numbers, normalise_chars
 
 
 class Relation(str, Enum):
