@@ -30,13 +30,12 @@ import random
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
 from PIL import Image
 
 from ledgermind.errors import ConfigError
 from ledgermind.tools.base import BBox
-from perception.detect import Proposal, ProposalSource
+from perception.detect import Proposal, ProposalSource, intersection_area
+from perception.ocr import OCRLine
 
 CENTRE_ZONE = 4
 
@@ -172,7 +171,7 @@ def score_zones(
             continue
         area = max(p.bbox.area, 1e-9)
         for k, z in enumerate(zones):
-            inter = _intersection(p.bbox, z)
+            inter = intersection_area(p.bbox, z)
             if inter > 0:
                 scores[k] += w * inter / area
     return scores
@@ -195,7 +194,7 @@ def best_zone(scores: Sequence[float], grid: int = 3) -> int:
     return rank_zones(scores, grid)[0]
 
 
-Reader = Callable[[Image.Image], Sequence[Any]]  # image -> legible OCR lines (objects with .text)
+Reader = Callable[[Image.Image], Sequence[OCRLine]]  # image -> the legible OCR lines of that image
 
 
 def text_tokens(texts: Iterable[str]) -> set[tuple[str, str]]:
@@ -253,7 +252,7 @@ def select_zone_crop(
     crops: dict[int, CropResult] = {}
     for zone in ranked[: cfg.verify_top_k]:
         crops[zone] = zoom(zone)
-        read = [getattr(ln, "text", str(ln)) for ln in reader(crops[zone].image)]
+        read = [ln.text for ln in reader(crops[zone].image)]
         gains.append((zone, text_gain(read, known_texts, cues, cfg)))
     zone = max(gains, key=lambda zg: (round(zg[1], 9), -ranked.index(zg[0])))[0]
     crop = crops[zone]
@@ -313,7 +312,3 @@ def format_metadata(zone: int | None, region: BBox, scale: float) -> str:
 def _snap(box: BBox, size: tuple[int, int]) -> BBox:
     c = box.clip(*size)
     return BBox(math.floor(c.x0), math.floor(c.y0), math.ceil(c.x1), math.ceil(c.y1)).clip(*size)
-
-
-def _intersection(a: BBox, b: BBox) -> float:
-    return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))

@@ -27,7 +27,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from ledgermind.errors import MissingExtraError
+from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.tools.base import BBox
 from perception.ocr import OCRLine
 
@@ -71,8 +71,6 @@ class TextDetector:
         threads: int = 0,
     ) -> None:
         if not (0 < thresh < 1 and 0 < box_thresh < 1 and limit_side_len >= 32):
-            from ledgermind.errors import ConfigError
-
             raise ConfigError(f"invalid text detector settings thresh={thresh} box_thresh={box_thresh}")
         self.thresh, self.box_thresh = float(thresh), float(box_thresh)
         self.limit_side_len, self.unclip_ratio, self.threads = int(limit_side_len), float(unclip_ratio), int(threads)
@@ -127,11 +125,12 @@ def unread_text(detected: Iterable[Proposal], legible: Iterable[OCRLine], cover:
     boxes = [ln.bbox for ln in legible]
     return [
         p for p in detected
-        if not any(_overlap(p.bbox, b) >= cover * max(p.bbox.area, 1e-9) for b in boxes)
+        if not any(intersection_area(p.bbox, b) >= cover * max(p.bbox.area, 1e-9) for b in boxes)
     ]
 
 
-def _overlap(a: BBox, b: BBox) -> float:
+def intersection_area(a: BBox, b: BBox) -> float:
+    """Area of the overlap of two boxes (0 when disjoint)."""
     return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))
 
 

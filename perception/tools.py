@@ -108,8 +108,9 @@ class OCRTool(Tool):
     def _run(self, image: ImageSource, region: Any = None) -> list[Observation]:
         loaded = load_image(image, self.image_policy)
         box = None if region is None else _inside(as_bbox(region, "region"), loaded, "region")
+        lines = ocr_lines(loaded, self.engine, box, self.region_zoom)
         zoom = self.region_zoom if box is not None else None
-        return [_ocr_observation(ln, self.engine, zoom) for ln in ocr_lines(loaded, self.engine, box, self.region_zoom)]
+        return [_ocr_observation(ln, self.engine, zoom) for ln in lines]
 
 
 @TOOLS.register("crop_zoom")
@@ -170,17 +171,16 @@ class CropZoomTool(Tool):
         return [obs], {"image": crop.image, "crop": crop}
 
     def select(self, loaded: LoadedImage, question: str | None) -> CropResult:
-        """Alg. 1 lines 6–7 on a loaded image: r* and its zoomed crop (loaded-image coordinates)."""
-        reader = None
-        known: list[str] = []
-        if self.engine is not None:
-            engine = self.engine
-            known = [ln.text for ln in engine.recognize(loaded.image)]
+        """Alg. 1 lines 6–7 on a loaded image: r* and its zoomed crop (loaded-image coordinates).
 
-            def reader(image):  # legible lines only: what the OCR tool would report from the zoom
-                return engine.recognize(image)
-
-        return select_zone_crop(loaded.image, question, self.proposals(loaded, question), self.config, reader, known)
+        With an engine, the read check reads zooms with ``engine.recognize`` (legible lines: what
+        the OCR tool would report) against the full image's legible lines.
+        """
+        proposals = self.proposals(loaded, question)
+        if self.engine is None:
+            return select_zone_crop(loaded.image, question, proposals, self.config)
+        known = [ln.text for ln in self.engine.recognize(loaded.image)]
+        return select_zone_crop(loaded.image, question, proposals, self.config, self.engine.recognize, known)
 
     def proposals(self, loaded: LoadedImage, question: str | None) -> list[Proposal]:
         """Proposals in loaded-image coordinates (zone scoring happens on the loaded image)."""
