@@ -25,6 +25,7 @@ from perception.crop import (
     zone_boxes,
 )
 from perception.detect import ClassicalProposer, Proposal, ProposalSource
+from perception.ocr import make_line
 
 
 def text(box, label, conf=0.95):
@@ -179,7 +180,8 @@ class _PixelReader:
     def __call__(self, image):
         self.calls += 1
         colours = {c for _, c in image.convert("RGB").getcolors(1 << 16) or []}
-        return [t for c, t in (((255, 0, 0), "40"), ((0, 0, 255), "ACME")) if c in colours]
+        square = [(0, 0), (10, 0), (10, 10), (0, 10)]
+        return [make_line(t, square, 0.95) for c, t in (((255, 0, 0), "40"), ((0, 0, 255), "ACME")) if c in colours]
 
 
 def _two_marks():
