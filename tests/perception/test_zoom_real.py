@@ -56,18 +56,21 @@ def test_build_tools_gives_region_ocr_the_crop_zoom(repo_root):
 
 
 @pytest.mark.slow
-def test_zoomed_region_reads_labels_the_1x_region_misses(engine, gauges):
-    """Zone 3 (left) of a small real gauge: at 2.5× OCR reads dial labels that 1× does not."""
+def test_region_ocr_reads_exactly_the_zoomed_crop_the_model_is_shown(engine, gauges):
+    """Zone 3 of a small real gauge: the OCR tool's region read is the crop-zoom tool's 2.5× image
+    (same pixels, so the engine's memo answers the second call), its labels, mapped back inside."""
     path = gauges / "images" / SMALL_GAUGE
     loaded = load_image(path)
     region = expand(zone_boxes(*loaded.size)[3], CropConfig().margin, loaded.size)
-    zoomed = OCRTool(engine).invoke(image=path, region=region.as_list())
-    flat = OCRTool(engine, region_zoom=1.0).invoke(image=path, region=region.as_list())
-    labels = {0.0, 2.0, 4.0, 10.0}
-    assert len(_numbers(zoomed.observations) & labels) > len(_numbers(flat.observations) & labels)
-    assert all(o.meta["zoom"] == 2.5 for o in zoomed.observations)
-    for o in zoomed.observations:  # boxes come back in the photo's own frame, inside the region
+    shown = CropZoomTool(engine=engine).invoke(image=path, bbox=region.as_list()).artifacts["image"]
+    assert shown.size == (round(region.width * 2.5), round(region.height * 2.5))
+    read = OCRTool(engine).invoke(image=path, region=region.as_list())
+    assert [o.text for o in read.observations] == [ln.text for ln in engine.recognize(shown)]
+    assert {2.0, 4.0} <= _numbers(read.observations)  # dial labels printed in that zone
+    assert all(o.meta["zoom"] == 2.5 for o in read.observations)
+    for o in read.observations:  # boxes come back in the photo's own frame, inside the region
         assert region.x0 - 2 <= o.bbox.x0 and o.bbox.x1 <= region.x1 + 2
+        assert region.y0 - 2 <= o.bbox.y0 and o.bbox.y1 <= region.y1 + 2
 
 
 @pytest.mark.slow
