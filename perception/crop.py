@@ -235,23 +235,19 @@ def select_zone_crop(
     Without ``reader`` (or with ``cfg.verify_top_k`` ≤ 1) r* is the best zone by proposal score.
     With it, the top ``verify_top_k`` zones are zoomed and read, and r* is the one with the
     largest ``text_gain`` over ``known_texts`` (the full-image OCR lines); ties keep the proposal
-    order. Public and stable: the OCR tool, ``CropZoomTool`` and ``scripts/eval_perception.py``
-    all call it, and ``CropResult.image`` is the zoomed crop to show a model.
+    order. Public and stable: ``CropZoomTool.select`` and ``scripts/eval_perception.py`` call it,
+    and ``CropResult.image`` is the zoomed crop to show a model.
     """
     cues = QuestionCues.from_question(question)
     scores = score_zones(image.size, proposals, cues, cfg)
     ranked = rank_zones(scores, cfg.grid)
-
-    def zoom(zone: int) -> CropResult:
-        return zone_crop(image, zone, cfg)
-
     if reader is None or cfg.verify_top_k <= 1:
-        crop = zoom(ranked[0])
+        crop = zone_crop(image, ranked[0], cfg)
         return CropResult(crop.image, crop.region, crop.scale, ranked[0], tuple(scores))
     gains: list[tuple[int, float]] = []
     crops: dict[int, CropResult] = {}
     for zone in ranked[: cfg.verify_top_k]:
-        crops[zone] = zoom(zone)
+        crops[zone] = zone_crop(image, zone, cfg)
         read = [ln.text for ln in reader(crops[zone].image)]
         gains.append((zone, text_gain(read, known_texts, cues, cfg)))
     zone = max(gains, key=lambda zg: (round(zg[1], 9), -ranked.index(zg[0])))[0]
