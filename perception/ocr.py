@@ -306,8 +306,9 @@ class PaddleOCREngine(OCREngine):
         det_model: str = "PP-OCRv5_server_det",
         rec_model: str = "PP-OCRv5_server_rec",
         use_textline_orientation: bool = True,
+        orientation: OrientationClassifier | None = None,
     ) -> None:
-        super().__init__(min_confidence)
+        super().__init__(min_confidence, orientation)
         self.device = device
         self.det_model = det_model
         self.rec_model = rec_model

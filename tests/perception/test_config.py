@@ -27,6 +27,7 @@ def test_config_builds_tools(repo_root, name):
         assert isinstance(tools["ocr"].engine, PaddleOCREngine)
         assert isinstance(tools["detect"], DetectTool) and isinstance(tools["detect"].detector, OwlV2Detector)
     assert tools["ocr"].engine.min_confidence == 0.8
+    assert tools["ocr"].engine.orientation.min_probability == 0.5  # both stacks read turned text
 
 
 def test_cpu_config_wires_orientation_and_the_optional_text_detector(repo_root):
