@@ -63,6 +63,11 @@ class ModelCall:
     reply: str = ""
     error: str | None = None
     step: int = 0
+    # Provenance of the request and the reply (issue 17): never parsed, grounded or re-sent.
+    reasoning: str = ""  # a reasoning model's thinking, split from ``reply`` (backends/reasoning.py)
+    finish_reason: str = "stop"
+    truncated: bool = False  # stopped at the token limit or inside a think block
+    image_pixels: list[int] = field(default_factory=list)  # width*height of each image as sent
 
 
 @dataclass

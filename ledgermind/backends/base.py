@@ -75,6 +75,7 @@ class Reply:
     model: str = ""
     cached: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = ""  # a reasoning model's thinking, kept apart from ``text`` (backends/reasoning.py)
 
 
 class Backend(ABC):

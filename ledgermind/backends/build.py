@@ -13,6 +13,7 @@ from typing import Any
 from ledgermind.backends.base import BACKENDS, Backend
 from ledgermind.backends.cache import CachedBackend, CacheMode, ResponseCache
 from ledgermind.backends.model_ref import ModelRef
+from ledgermind.backends.reasoning import ReasoningBackend, ReasoningSpec
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
 
@@ -23,7 +24,14 @@ def build_backend(
     cache_mode: CacheMode | str = CacheMode.OFF,
     cache_path: str | Path | None = None,
 ) -> Backend:
-    backend = _instantiate(backend_cfg, model_cfg)
+    backend = _with_cache(_instantiate(backend_cfg, model_cfg), model_cfg, cache_mode, cache_path)
+    spec = ReasoningSpec.from_model(to_plain(model_cfg) or {})
+    return ReasoningBackend(backend, spec) if spec is not None else backend
+
+
+def _with_cache(
+    backend: Backend, model_cfg: Mapping[str, Any], cache_mode: CacheMode | str, cache_path: str | Path | None
+) -> Backend:
     mode = CacheMode(cache_mode)
     if mode is CacheMode.OFF:
         return backend

@@ -168,6 +168,8 @@ class VLLMServerBackend(Backend):
         try:
             choice = data["choices"][0]
             text = choice["message"]["content"] or ""
+            # vLLM's --reasoning-parser returns the thinking apart (``reasoning_content``; newer: ``reasoning``)
+            reasoning = choice["message"].get("reasoning_content") or choice["message"].get("reasoning") or ""
             usage = data.get("usage") or {}
         except (KeyError, IndexError, TypeError) as exc:
             raise BackendError(f"unexpected chat completion shape from {url}: {str(data)[:300]}") from exc
@@ -180,6 +182,7 @@ class VLLMServerBackend(Backend):
             backend=self.name,
             model=self.model_id,
             meta=self._meta(choice, url, attempts),
+            reasoning=str(reasoning),
         )
 
     def _meta(self, choice: dict[str, Any], url: str, attempts: int) -> dict[str, Any]:

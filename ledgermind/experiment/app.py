@@ -22,6 +22,8 @@ from omegaconf.errors import MissingMandatoryValue
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError
+from ledgermind.experiment.item_filter import requested_ids, select_items
+from ledgermind.experiment.provenance import run_provenance
 from ledgermind.experiment.results import read_results
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.summary import Summarize
@@ -115,6 +117,15 @@ def load_items(cfg: DictConfig, limit: int | None) -> list[Item]:
     return load(name, node)
 
 
+def load_selected_items(cfg: DictConfig, limit: int | None) -> list[Item]:
+    """The benchmark's items, narrowed to ``item_ids`` / ``item_ids_file`` when given, then ``limit``."""
+    ids = requested_ids(cfg)
+    if ids is None:
+        return load_items(cfg, limit)
+    items = select_items(load_items(cfg, None), ids, benchmark_identity(cfg))
+    return items if limit is None else items[:limit]
+
+
 def default_summarize() -> Summarize | None:
     """Trajectory metrics (App. F); a missing metrics package leaves them out, with a warning."""
     try:
@@ -157,7 +168,7 @@ def run_experiment(
     """Run the configured experiment and return its ``metrics.json`` content."""
     settings = RunSettings.from_cfg(cfg)
     seed_everything(settings.seed)
-    items = load_items(cfg, settings.limit)
+    items = load_selected_items(cfg, settings.limit)
     factory = agent_factory or import_object(cfg.get("agent_factory", "ledgermind.pipeline.build_agent"), "agent_factory")
     scorer = scorer or import_object(cfg.get("scorer", "ledgermind.scoring.score"), "scorer")
     summarize = summarize if summarize is not None else default_summarize()
@@ -171,10 +182,11 @@ def run_experiment(
         benchmark=benchmark_identity(cfg),
         variant=settings.variant,
         seed=settings.seed,
+        provenance=run_provenance(plain_config(cfg)),
     )
     gamma = float(cfg.get("pipeline", {}).get("gamma", 0.5))
     options = RunOptions(settings.output_dir, settings.concurrency, gamma, settings.progress)
-    logger = _start_logger(cfg, settings)
+    logger = _start_logger(cfg, settings, identity.to_dict())
     try:
         metrics = asyncio.run(_run(cfg, items, factory, identity, options, scorer, summarize, logger))
         logger.log_summary(metrics, [r for r in read_results(settings.output_dir) if r.id in {i.id for i in items}])
@@ -183,14 +195,14 @@ def run_experiment(
     return metrics
 
 
-def _start_logger(cfg: DictConfig, settings: RunSettings) -> ExperimentLogger:
+def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, Any]) -> ExperimentLogger:
     from hydra.utils import instantiate
 
     node = cfg.get("logger")
     logger: ExperimentLogger = instantiate(node) if node is not None else ExperimentLogger()
     logger.start(
         out_dir=settings.output_dir,
-        config=plain_config(cfg),
+        config={**plain_config(cfg), "identity": identity},
         name=f"{settings.variant}-{cfg.model.get('name')}",
         group=benchmark_identity(cfg),
         job_type="run",

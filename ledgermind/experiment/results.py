@@ -39,6 +39,11 @@ class ItemResult:
     tokens: int = 0
     latency_s: float = 0.0
     error: str | None = None
+    # Request provenance totals (issue 17, experiment/provenance.py)
+    truncated: bool = False  # some reply stopped at the token limit / inside a think block
+    prompt_tokens: int = 0  # as the backend reported them
+    images_sent: int = 0
+    image_pixels: int = 0  # sum over requests of width*height of each image sent
 
     @property
     def correct(self) -> bool:

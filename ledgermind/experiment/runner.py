@@ -12,13 +12,14 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
 from ledgermind.experiment.progress import Progress
+from ledgermind.experiment.provenance import observed_image_budget, request_totals
 from ledgermind.experiment.results import (
     METRICS_FILE,
     ItemResult,
@@ -145,6 +146,7 @@ class ItemRunner:
             tokens=traj.tokens if traj else 0,
             latency_s=round(latency, 4),
             error=error,
+            **request_totals(traj),
         )
 
 
@@ -203,6 +205,7 @@ def finalize(
     order = {it.id: i for i, it in enumerate(items)}
     results = sorted((r for r in read_results(options.out_dir) if r.id in order), key=lambda r: order[r.id])
     trajectories = [Trajectory.from_dict(d) for d in iter_trajectory_dicts(options.out_dir, [r.id for r in results])]
+    identity = replace(identity, provenance={**identity.provenance, "image_budget_sent": observed_image_budget(trajectories)})
     metrics = build_metrics(
         results, trajectories, identity, wall_time_s=wall_time_s, gamma=options.gamma, summarize=summarize
     )
@@ -210,7 +213,16 @@ def finalize(
     return metrics
 
 
-def identity_for(items: Sequence[Item], *, model: str, backend: str, benchmark: str, variant: str, seed: int) -> RunIdentity:
+def identity_for(
+    items: Sequence[Item],
+    *,
+    model: str,
+    backend: str,
+    benchmark: str,
+    variant: str,
+    seed: int,
+    provenance: dict[str, Any] | None = None,
+) -> RunIdentity:
     return RunIdentity(
         model=model,
         backend=backend,
@@ -219,4 +231,5 @@ def identity_for(items: Sequence[Item], *, model: str, backend: str, benchmark: 
         items_sha256=items_hash(it.id for it in items),
         n_items=len(items),
         seed=seed,
+        provenance=provenance or {},
     )

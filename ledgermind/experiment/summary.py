@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ledgermind.experiment.results import ItemResult
@@ -29,13 +29,19 @@ class RunIdentity:
     items_sha256: str
     n_items: int
     seed: int = 0
+    # Config hash, git state, versions, prompt hashes, image budget, ... (experiment/provenance.py),
+    # written flat beside the fields above.
+    provenance: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        return {**d.pop("provenance"), **d}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunIdentity:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+        names = set(cls.__dataclass_fields__) - {"provenance"}
+        rest = {k: v for k, v in d.items() if k not in names}
+        return cls(**{k: d[k] for k in names if k in d}, provenance=rest)
 
 
 def items_hash(ids: Iterable[str]) -> str:
@@ -85,6 +91,9 @@ def build_metrics(
         "latency_s_per_item": _mean([r.latency_s for r in results]),
         "unparsed": sum(1 for r in results if not r.parsed and r.error is None),
         "errors": sum(1 for r in results if r.error is not None),
+        "truncated": sum(1 for r in results if r.truncated),
+        "prompt_tokens_per_item": _mean([r.prompt_tokens for r in results]),
+        "image_pixels_per_item": _mean([r.image_pixels for r in results]),
         "wall_time_s": wall_time_s,
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
     }

@@ -16,6 +16,8 @@ from dataclasses import asdict
 from typing import Any
 
 from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
+from ledgermind.backends.images import sent_image_pixels
+from ledgermind.backends.reasoning import is_truncated, separate
 from ledgermind.benchmarks.item import Item
 from ledgermind.claims import Claim, ClaimOrigin, ClaimType, Stage
 from ledgermind.dispatch import QuestionProfile, QuestionType
@@ -116,15 +118,18 @@ class ItemContext:
             stage=stage,
         )
         t0 = time.perf_counter()
+        pixels = sent_image_pixels(req.messages)
         try:
-            reply = await self.backend.generate(req)
+            reply = separate(await self.backend.generate(req))  # the answer only; thinking is kept apart
         except (BackendError, LedgerMindError) as exc:
-            self._log_call(stage, time.perf_counter() - t0, error=str(exc))
+            self._log_call(stage, time.perf_counter() - t0, error=str(exc), pixels=pixels)
             raise ToolError(f"api_error: {exc}") from exc
-        self._log_call(stage, time.perf_counter() - t0, reply=reply)
+        self._log_call(stage, time.perf_counter() - t0, reply=reply, pixels=pixels)
         return reply.text
 
-    def _log_call(self, stage: str, dt: float, reply: Any = None, error: str | None = None) -> None:
+    def _log_call(
+        self, stage: str, dt: float, reply: Any = None, error: str | None = None, pixels: list[int] | None = None
+    ) -> None:
         """Record a model call; each call is one step of τ, so it advances the ledger's clock (TTL)."""
         self.model_s += dt
         self.ledger.advance()
@@ -140,6 +145,10 @@ class ItemContext:
                 reply=getattr(reply, "text", ""),
                 error=error,
                 step=int(self.ledger.now()),
+                reasoning=getattr(reply, "reasoning", ""),
+                finish_reason=getattr(reply, "finish_reason", "stop") if reply is not None else "error",
+                truncated=is_truncated(reply) if reply is not None else False,
+                image_pixels=list(pixels or []),
             )
         )
 

@@ -35,6 +35,7 @@ def test_results_trajectories_and_metrics(tmp_path: Path) -> None:
         "id": "q2", "prediction": "B", "gold": "A", "score": 0.0, "parsed": True, "path": "FULLPIPE",
         "difficulty": "Hard", "question_types": ["read"], "subject": "Art", "model_calls": 2,
         "tool_calls": 0, "tokens": 24, "latency_s": 0, "error": None,
+        "truncated": False, "prompt_tokens": 20, "images_sent": 0, "image_pixels": 0,
     }
     traj = Trajectory.from_dict(json.loads((tmp_path / "trajectories" / "q2.json").read_text()))
     assert traj.answer == "B" and traj.n_model_calls == 2
