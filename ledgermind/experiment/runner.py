@@ -103,6 +103,14 @@ def question_types(traj: Trajectory | None) -> list[str]:
     return [str(getattr(t, "value", t)) for t in types]
 
 
+async def score_text(scorer: Scorer, item: Item, text: str) -> ScoreView:
+    """Score one answer text; shared by the run and by re-scoring (experiment/rescore.py)."""
+    res = scorer(item, text)
+    if inspect.isawaitable(res):  # a judge-model scorer is async
+        res = await res
+    return ScoreView.of(res)
+
+
 class ItemRunner:
     """Solves and scores one item; any exception becomes an error result (the run goes on)."""
 
@@ -122,10 +130,7 @@ class ItemRunner:
         return self._result(item, traj, view, error, time.perf_counter() - t0), traj
 
     async def _score(self, item: Item, text: str) -> ScoreView:
-        res = self.scorer(item, text)
-        if inspect.isawaitable(res):  # a judge-model scorer is async
-            res = await res
-        return ScoreView.of(res)
+        return await score_text(self.scorer, item, text)
 
     @staticmethod
     def _result(
