@@ -105,10 +105,20 @@ class ReasoningBackend(Backend):
         self.inner, self.spec = inner, spec
         self.name = inner.name
         self.supports_structured_output = inner.supports_structured_output
+        self.cacheable = getattr(inner, "cacheable", True)
 
     @property
     def model_id(self) -> str:
         return self.inner.model_id
+
+    def __getattr__(self, name: str) -> Any:
+        """Transparent for everything else (``base_urls``, ``ref``, counters of the inner backend)."""
+        if name == "inner":  # not yet set (copy/pickle): avoid recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    async def preflight(self) -> None:
+        await self.inner.preflight()
 
     async def generate(self, request: GenerationRequest) -> Reply:
         request = replace(request, max_tokens=request.max_tokens + self.spec.budget_tokens)

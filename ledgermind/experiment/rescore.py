@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 import json
 import os
 import tempfile
@@ -83,20 +82,18 @@ def recorded_items(cfg: DictConfig) -> list[Item]:
 
 
 def scorer_from_config(cfg: DictConfig | None, random_fallback_seed: int | None = None) -> Scorer:
-    """The run's configured scorer, optionally with the seeded random-letter fallback."""
-    from ledgermind.experiment.app import import_object
+    """The run's configured scorer (``app.configured_scorer``), optionally with the seeded
+    random-letter fallback (``scoring.random_fallback_seed``) switched on."""
+    from ledgermind.experiment.app import configured_scorer
 
-    name = (cfg.get("scorer") if cfg is not None else None) or "ledgermind.scoring.score"
-    scorer = import_object(str(name), "scorer")
-    if random_fallback_seed is None and cfg is not None:
-        random_fallback_seed = (cfg.get("scoring") or {}).get("random_fallback_seed")
-    if random_fallback_seed is None:
-        return scorer
-    if "config" not in inspect.signature(scorer).parameters:
-        raise RescoreError(f"scorer {name} takes no ScoringConfig, so it has no random fallback to seed")
-    from ledgermind.scoring import ScoringConfig
-
-    return functools.partial(scorer, config=ScoringConfig(random_letter_seed=int(random_fallback_seed)))
+    node = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False) if cfg is not None else {})
+    if random_fallback_seed is not None:
+        node.scoring = {**(OmegaConf.to_container(node.scoring) if node.get("scoring") else {}),
+                        "random_fallback_seed": int(random_fallback_seed)}  # fmt: skip
+    scorer = configured_scorer(node)
+    if random_fallback_seed is not None and not isinstance(scorer, functools.partial):
+        raise RescoreError(f"scorer {node.get('scorer')} takes no ScoringConfig, so it has no random fallback to seed")
+    return scorer
 
 
 # ------------------------------------------------------------------------------ re-scoring
@@ -107,7 +104,7 @@ async def rescore_results(
     out = []
     for r in results:
         traj = trajectories.get(r.id)
-        if traj is None:  # the agent raised: nothing was scored, nothing to re-score
+        if traj is None or r.error is not None:  # a failed item was never scored: it stays an error
             out.append(r)
             continue
         item = items.get(r.id)
@@ -152,7 +149,7 @@ def rescore_run(
         gamma = float((cfg.get("pipeline") or {}).get("gamma", 0.5)) if cfg is not None else 0.5
     metrics = build_metrics(
         new, list(trajs.values()), identity, wall_time_s=float(old_metrics.get("wall_time_s", 0.0)), gamma=gamma,
-        summarize=summarize,
+        summarize=summarize, wall_time_total_s=old_metrics.get("wall_time_total_s"),
     )
     changes = [_change(a, b) for a, b in zip(results, new, strict=True) if _verdict(a) != _verdict(b)]
     metrics["rescore"] = {
