@@ -73,6 +73,19 @@ def image_size(img: Image.Image | Path) -> tuple[int, int]:
         Image.MAX_IMAGE_PIXELS = old
 
 
+def sent_image_pixels(messages: list[Message]) -> list[int]:
+    """width*height of every image part of a request, in order (header only; 0 if unreadable:
+    the request itself then fails and says why)."""
+    out = []
+    for img in (p for m in messages for p in m.content if not isinstance(p, str)):
+        try:
+            w, h = image_size(img)
+        except DataError:
+            w = h = 0
+        out.append(w * h)
+    return out
+
+
 def fit_pixels(img: Image.Image | Path, budget: ImageBudget, notes: list[str]) -> Image.Image | Path:
     """The image itself, or a downscaled copy; a bomb raises ``DataError``."""
     w, h = image_size(img)
@@ -162,8 +175,10 @@ class BudgetedBackend(Backend):
     async def generate(self, request: GenerationRequest) -> Reply:
         fitted, notes = apply_budget(request, self.budget)
         reply = await self.inner.generate(fitted)
+        # the pixels of each image as actually sent (after downscaling / tiling): run provenance
+        reply.meta = dict(reply.meta) | {"image_pixels": sent_image_pixels(fitted.messages)}
         if notes:
-            reply.meta = dict(reply.meta) | {"image_budget": notes}
+            reply.meta["image_budget"] = notes
         return reply
 
     async def preflight(self) -> None:

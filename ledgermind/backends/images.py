@@ -56,19 +56,3 @@ def image_digest(img: Image.Image | Path) -> str:
         except OSError as exc:
             raise DataError(f"cannot read image {img}: {exc}") from exc
     return h.hexdigest()
-
-
-def image_pixels(img: Image.Image | Path) -> int:
-    """width*height of an image as we send it (files go unchanged, so the header size is exact)."""
-    if isinstance(img, Image.Image):
-        return img.size[0] * img.size[1]
-    try:
-        with Image.open(img) as im:  # reads the header only
-            return im.size[0] * im.size[1]
-    except (OSError, ValueError):
-        return 0  # an unreadable image fails the request itself; provenance records it as 0 pixels
-
-
-def sent_image_pixels(messages: list) -> list[int]:
-    """Pixels of every image part of a request, in order (the per-request record of issue 17)."""
-    return [image_pixels(p) for m in messages for p in m.content if not isinstance(p, str)]

@@ -16,7 +16,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
-from ledgermind.backends.images import sent_image_pixels
+from ledgermind.backends.budget import sent_image_pixels
 from ledgermind.backends.reasoning import is_truncated, separate
 from ledgermind.benchmarks.item import Item
 from ledgermind.claims import Claim, ClaimOrigin, ClaimType, Stage
@@ -148,7 +148,7 @@ class ItemContext:
                 reasoning=getattr(reply, "reasoning", ""),
                 finish_reason=getattr(reply, "finish_reason", "stop") if reply is not None else "error",
                 truncated=is_truncated(reply) if reply is not None else False,
-                image_pixels=list(pixels or []),
+                image_pixels=list(getattr(reply, "meta", {}).get("image_pixels", pixels or [])),
             )
         )
 
