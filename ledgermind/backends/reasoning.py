@@ -127,3 +127,17 @@ class ReasoningBackend(Backend):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def reply_record(reply: Reply | None, pixels: list[int] | None = None) -> dict[str, Any]:
+    """The ``ModelCall`` fields recording a reply's provenance: its reasoning, how it finished,
+    whether it was cut, and the pixels of each image as sent (from the image-budget wrapper's
+    meta, else ``pixels`` measured before sending)."""
+    if reply is None:
+        return {"finish_reason": "error", "image_pixels": list(pixels or [])}
+    return {
+        "reasoning": reply.reasoning,
+        "finish_reason": reply.finish_reason,
+        "truncated": is_truncated(reply),
+        "image_pixels": list(reply.meta.get("image_pixels", pixels or [])),
+    }

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
+from ledgermind.backends.reasoning import reply_record, separate
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError, LedgerMindError
@@ -135,14 +136,15 @@ class OfficialAgent:
         traj.profile = {"question_types": ["mcq"], "protocol": f"mmmu_pro_official/{self.cfg.prompt.value}/{setting_of(item).value}"}
         t0 = time.perf_counter()
         try:
-            reply = await self.backend.generate(self.request(item))
+            reply = separate(await self.backend.generate(self.request(item)))  # thinking is never the answer
         except LedgerMindError as exc:  # backend failure or unusable image: an error, not an answer
             traj.model_calls.append(ModelCall(STAGE, time.perf_counter() - t0, backend=self.backend.name, error=str(exc)))
             traj.timings = {"total_s": time.perf_counter() - t0, "model_s": time.perf_counter() - t0}
             return traj
         dt = time.perf_counter() - t0
         traj.model_calls.append(
-            ModelCall(STAGE, dt, reply.prompt_tokens, reply.completion_tokens, reply.backend, reply.model, reply.cached, reply.text)
+            ModelCall(STAGE, dt, reply.prompt_tokens, reply.completion_tokens, reply.backend, reply.model, reply.cached,
+                      reply.text, **reply_record(reply))
         )
         traj.answer = traj.raw_answer = reply.text  # the whole reply: the official parser reads all of it
         traj.timings = {"total_s": dt, "model_s": dt, "tool_s": 0.0, "own_s": 0.0}
