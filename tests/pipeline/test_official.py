@@ -94,3 +94,23 @@ def test_random_fallback_seed_gives_a_letter_but_stays_unparsed() -> None:
     assert first.prediction in {"A", "B", "C"} and first.prediction == second.prediction and not first.parsed
     with pytest.raises(ConfigError, match="random_fallback_seed"):
         configured_scorer(OmegaConf.create({"scoring": {"random_fallback_seed": "yes"}}))
+
+
+def test_a_ledgermind_vision_item_is_an_mcq_asking_for_a_letter(shared_data: Path, tmp_path: Path) -> None:
+    """LedgerMind's own prompts for a vision page: where the question is, which letters, and F(q) = one letter."""
+    from ledgermind.benchmarks import load_benchmark
+    from ledgermind.dispatch import profile
+    from ledgermind.dispatch.question_types import QuestionType
+    from ledgermind.pipeline.render import dispatch_options, options_block
+
+    (item,) = load_benchmark(
+        "mmmu_pro",
+        {"path": str(shared_data / "mmmu_pro_subset"), "setting": "vision", "limit": 1, "cache_dir": str(tmp_path)},
+    )
+    assert item.options is None and len(item.meta["options"]) == 10
+    assert "lettered A to J, are shown in the image" in item.question and "letter" in item.question
+    assert options_block(item) == "Options: lettered A to J, shown in the image.\nAnswer with the option letter (A/B/C/D/E/F/G/H/I/J)."
+    prof = profile(item.question, dispatch_options(item))
+    assert QuestionType.MCQ in prof.types
+    assert "Reply with exactly one option letter (A/B/C/D/E/F/G/H/I/J)." in prof.granularity
+    assert not any(opt in options_block(item) for opt in item.meta["options"])  # no option text leaks
