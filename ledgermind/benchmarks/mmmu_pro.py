@@ -26,6 +26,7 @@ Layouts (``LoaderConfig.path``):
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -122,9 +123,13 @@ def _from_official_row(row: dict[str, Any], setting: str, cache: Path) -> Item:
     meta: dict[str, Any] = {"setting": setting, "source": "mmmu_pro_official"}
     meta |= {k: row[k] for k in ("subject", "subfield", "img_type") if row.get(k) not in (None, "")}
     if setting == "vision" and row.get("image") not in (None, "") and not row.get("question"):
+        from ledgermind.benchmarks.vision import vision_question
+
         page = materialise_image(_bytes(row["image"], item_id), cache, f"{item_id}_page")
         meta["page_given"] = True
-        return _item(item_id, "", options, answer, [page], row.get("topic_difficulty"), meta)
+        item = _item(item_id, "", options, answer, [page], row.get("topic_difficulty"), meta)
+        # as a rendered page: options only as pixels (the scorer reads meta["options"])
+        return replace(item, question=vision_question(len(options)), options=None, meta=item.meta | {"options": options})
     images = _official_images(row, item_id, cache)
     return _item(item_id, str(row.get("question", "")), options, answer, images, row.get("topic_difficulty"), meta)
 

@@ -125,7 +125,7 @@ def error_causes(failed: Sequence[ItemResult], top: int = 5) -> dict[str, int]:
 
 def cause_key(error: str) -> str:
     """'model call failed (decide): vLLM server unavailable …; last error: …' → a groupable prefix."""
-    return error.split(";")[0][:160]
+    return error.split(";")[0][:240]
 
 
 def _trajectory_metrics(

@@ -64,7 +64,12 @@ def test_bad_setting(subset) -> None:
 def test_vision_pages_are_rendered_cached_and_deterministic(subset, tmp_path) -> None:
     cfg = {"path": str(subset), "setting": "vision", "limit": 3, "cache_dir": str(tmp_path)}
     items = load_benchmark("mmmu_pro", cfg)
-    assert all(len(it.images) == 1 and it.question == "" and it.options is None for it in items)
+    assert all(len(it.images) == 1 and it.options is None for it in items)
+    # the text question says where the question is and asks for a letter (no option text leaks)
+    assert items[0].question == (
+        f"The question and its answer options, lettered A to {chr(ord('A') + len(items[0].meta['options']) - 1)}, "
+        "are shown in the image. Read them from the image and answer with the letter of the correct option."
+    )
     assert all(it.meta["options"] and it.meta["vision_font_used"].endswith(".ttf") for it in items)
     page = Image.open(items[0].images[0])
     assert page.width == 1024 and page.height > 300
@@ -149,7 +154,8 @@ def test_official_vision_parquet_uses_given_page(tmp_path, png_bytes) -> None:
     table = pa.table({"id": ["v1"], "image": [{"bytes": png_bytes("white", (80, 60)), "path": None}], "options": [str(["a", "b"])], "answer": ["B"]})
     pq.write_table(table, tmp_path / "vision.parquet")
     items = load_benchmark("mmmu_pro", {"path": str(tmp_path / "vision.parquet"), "setting": "vision", "cache_dir": str(tmp_path / "c")})
-    assert Image.open(items[0].images[0]).size == (80, 60) and items[0].question == ""
+    assert Image.open(items[0].images[0]).size == (80, 60) and items[0].question.startswith("The question and its answer options")
+    assert items[0].options is None and items[0].meta["options"]
 
 
 def test_official_tsv_layout(tmp_path, png_bytes) -> None:
