@@ -156,8 +156,27 @@ def prompt_hashes() -> dict[str, str]:
     return out
 
 
+def prompt_files(config: Mapping[str, Any]) -> dict[str, str | None]:
+    """Prompt files a pipeline reads (the official protocol's ``prompts.yaml``) and the choice in it."""
+    pipe = dict(config.get("pipeline") or {})
+    out: dict[str, str | None] = {}
+    if pipe.get("prompts_path"):
+        out["file.pipeline.prompts_path"] = file_sha256(str(Path(str(pipe["prompts_path"])).expanduser()))
+        out["choice.pipeline.prompt"] = str(pipe.get("prompt"))
+    return out
+
+
+def input_files(config: Mapping[str, Any]) -> dict[str, str | None]:
+    """Files a backend answers from (the replay backend's ``{id, response}`` file), by content."""
+    backend = dict(config.get("backend") or {})
+    return {"backend.path": file_sha256(str(Path(str(backend["path"])).expanduser()))} if backend.get("path") else {}
+
+
 def configured_image_budget(model: Mapping[str, Any]) -> dict[str, Any]:
-    """min/max pixels the server's processor resizes to, and images allowed per request."""
+    """The client-side rule every backend applies (``backends/budget.py``: images per request,
+    downscale and refusal limits) and the min/max pixels the server's processor resizes to."""
+    from ledgermind.backends.budget import ImageBudget
+
     vllm_args = dict(model.get("vllm_args") or {})
     mm = dict(vllm_args.get("mm_processor_kwargs") or {})
     limit = dict(vllm_args.get("limit_mm_per_prompt") or {})
@@ -166,6 +185,7 @@ def configured_image_budget(model: Mapping[str, Any]) -> dict[str, Any]:
         "max_pixels": mm.get("max_pixels"),
         "max_dynamic_patch": mm.get("max_dynamic_patch"),
         "max_images_per_request": limit.get("image", model.get("max_images")),
+        "client": ImageBudget.from_model(model).key(),
     }
 
 
@@ -206,7 +226,7 @@ def run_provenance(config: Mapping[str, Any]) -> dict[str, Any]:
     """The provenance part of ``metrics.json["identity"]`` for a resolved (plain) config."""
     model = dict(config.get("model") or {})
     perception = config.get("perception") or {}
-    prompts = prompt_hashes()
+    prompts = prompt_hashes() | prompt_files(config)
     return {
         "config_sha256": config_hash(config),
         "git": git_state(),
@@ -220,6 +240,7 @@ def run_provenance(config: Mapping[str, Any]) -> dict[str, Any]:
         "prompts_sha256": sha256_json(prompts),
         "decoding": decoding(config),
         "data_dir": (config.get("benchmark") or {}).get("path"),
+        "input_files": input_files(config),
         "scorer": scorer_version(),
     }
 

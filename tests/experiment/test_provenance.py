@@ -18,7 +18,7 @@ from ledgermind.trajectory import ModelCall, PathKind, Trajectory
 from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script
 
 FIELDS = {"config_sha256", "git", "versions", "ocr", "spacy_model", "model_source", "model_revision", "image_budget",
-          "prompts", "prompts_sha256", "decoding", "data_dir", "scorer", "items_sha256", "image_budget_sent"}
+          "prompts", "prompts_sha256", "decoding", "data_dir", "input_files", "scorer", "items_sha256", "image_budget_sent"}
 
 
 # ------------------------------------------------------------------------------ each field follows its source
@@ -57,6 +57,20 @@ def test_prompt_hash_follows_the_template_text(monkeypatch) -> None:
     after = prov.prompt_hashes()
     assert {k for k in before if before[k] != after[k]} == {"template.DECIDE"}
     assert prov.sha256_json(before) != prov.sha256_json(after)
+
+
+def test_official_prompt_file_and_replay_file_are_hashed_by_content(tmp_path: Path) -> None:
+    prompts, replies = tmp_path / "prompts.yaml", tmp_path / "replies.jsonl"
+    prompts.write_text("cot: {standard: think}\n")
+    replies.write_text('{"id": "q1", "response": "A"}\n')
+    cfg = {"pipeline": {"prompts_path": str(prompts), "prompt": "cot"}, "backend": {"path": str(replies)}}
+    p = prov.run_provenance(cfg)
+    assert p["prompts"]["file.pipeline.prompts_path"] == prov.file_sha256(str(prompts)) and p["prompts"]["choice.pipeline.prompt"] == "cot"
+    assert p["input_files"] == {"backend.path": prov.file_sha256(str(replies))}
+    prompts.write_text("cot: {standard: think harder}\n")
+    prov.file_sha256.cache_clear()
+    assert prov.run_provenance(cfg)["prompts_sha256"] != p["prompts_sha256"]
+    assert prov.run_provenance(cfg | {"pipeline": {"prompts_path": str(prompts), "prompt": "direct"}})["prompts_sha256"] != p["prompts_sha256"]
 
 
 def test_ocr_model_file_hashes_follow_file_content(tmp_path: Path, monkeypatch) -> None:
@@ -116,10 +130,13 @@ def test_model_revision_image_budget_and_decoding_follow_the_config() -> None:
     cfg = {"model": model, "pipeline": {"temperature": 0.0, "max_tokens": 512}, "benchmark": {"path": "/data/x"}}
     p = prov.run_provenance(cfg)
     assert p["model_revision"] == "abc" and p["model_source"] == "o/m" and p["data_dir"] == "/data/x"
-    assert p["image_budget"] == {"min_pixels": 100, "max_pixels": 1000, "max_dynamic_patch": None, "max_images_per_request": 4}
-    q = prov.run_provenance(cfg | {"model": model | {"revision": "def", "vllm_args": {"mm_processor_kwargs": {"max_pixels": 2000}}},
+    assert p["image_budget"] == {"min_pixels": 100, "max_pixels": 1000, "max_dynamic_patch": None, "max_images_per_request": 4,
+                                 "client": {"max_images": 4, "max_pixels": 4096 * 4096, "bomb_pixels": 20000 * 10000}}
+    q = prov.run_provenance(cfg | {"model": model | {"revision": "def", "max_image_pixels": 5000,
+                                                     "vllm_args": {"mm_processor_kwargs": {"max_pixels": 2000}}},
                                    "pipeline": {"temperature": 0.0, "max_tokens": 256}})
     assert q["model_revision"] == "def" and q["image_budget"]["max_pixels"] == 2000
+    assert q["image_budget"]["client"]["max_pixels"] == 5000
     assert q["decoding"]["max_tokens"] == 256 != p["decoding"]["max_tokens"]
     assert q["config_sha256"] != p["config_sha256"]
 
