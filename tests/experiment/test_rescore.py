@@ -41,17 +41,34 @@ def run_dir(tmp_path: Path) -> Path:
     return tmp_path / "run"
 
 
+def _subclasses(cls: type) -> list[type]:
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
 @pytest.fixture
 def nothing_runs(monkeypatch):
-    """Constructing any backend or tool, or calling a tool, fails the test."""
+    """Constructing any backend or tool, or invoking a tool, fails the test."""
+    import ledgermind.backends  # noqa: F401 — register every backend class
+    import ledgermind.backends.reasoning  # noqa: F401
+    import ledgermind.backends.replay  # noqa: F401
+    import perception.tools  # noqa: F401 — and every perception tool class
 
     def boom(*a, **k):
         raise AssertionError("rescore must not construct a backend or touch a tool")
 
-    monkeypatch.setattr(Backend, "__new__", staticmethod(boom))
-    monkeypatch.setattr(Tool, "__new__", staticmethod(boom))
+    for cls in [Backend, *_subclasses(Backend), Tool, *_subclasses(Tool)]:
+        if "__init__" in vars(cls):  # own __init__ only: restoring an inherited slot is not exact
+            monkeypatch.setattr(cls, "__init__", boom)
     monkeypatch.setattr(Tool, "ainvoke", boom)
+    monkeypatch.setattr(Tool, "invoke", boom)
     monkeypatch.setattr("ledgermind.backends.build.build_backend", boom)
+    from ledgermind.backends.scripted import ScriptedBackend
+
+    with pytest.raises(AssertionError, match="must not construct"):  # the guard itself works
+        ScriptedBackend(allow_scripted=True)
 
 
 def lines(path: Path) -> dict[str, dict]:
