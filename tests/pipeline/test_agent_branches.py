@@ -97,18 +97,6 @@ def test_f3_simple_question_stays_direct_and_no_dispatcher_forces_fullpipe(make,
     assert [r.stage for r in backend2.history][:3] == ["plan", "observe", "reason"]
 
 
-def test_direct_knowledge_search_and_concise_reanswer(make, image):
-    agent, backend = make([{"prompt": "direct", "reply": "Answer: 1970"},
-                           {"prompt": "concise", "reply": "1969"}],
-                          ocr=[("Apollo 11", [0, 0, 40, 20], 0.99)], search=FixedSearch())
-    t = solve(agent, item("Based on the picture, who flew this mission?", image))
-    assert t.path is PathKind.DIRECT and t.answer == "1969"
-    concise = next(r for r in backend.history if r.stage == "concise")
-    assert concise.messages[0].role == "system" and "Apollo 11 landed on the Moon in 1969" in concise.last_user_text()
-    assert any(e.kappa is Kappa.RETRIEVAL and e.sigma == 0.85 for e in t.ledger.entries())
-    assert t.decision_claims[-1].grounded
-
-
 # ------------------------------------------------------------------------------------------ F4
 def test_f4_free_form_repair_adds_provenance_less_content(make, image):
     rules = BASE_RULES + [
@@ -248,20 +236,46 @@ def test_no_ecc_turns_off_entity_and_numeric_checks(make, image):
 
 # ------------------------------------------------------------------------------------------ baselines
 def test_no_ledger_and_native_cot_keep_same_trajectory_format(make, image):
-    rules = BASE_RULES + [{"prompt": "no_ledger", "reply": "The plaque [2] says Apollo 11.\nAnswer: Apollo 11"},
-                          {"prompt": "native_cot", "reply": "Step 1: the text [1].\nAnswer: Apollo 11"}]
+    rules = BASE_RULES + [
+        {"prompt": "reason", "reply": "[SC-1][E] The plaque says Apollo 11 | Based on: [OC-2]\n"
+                                      "[SC-2][J] It is the Apollo 11 plaque\n[SC-3][I] an uncited guess"},
+        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"},
+        {"prompt": "native_cot", "reply": "Step 1: the text [1].\nAnswer: Apollo 11"}]
     agent, backend = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(use_ledger=False))
     t = solve(agent, item(VERIFY_Q, image))
-    assert t.path is PathKind.NO_LEDGER and t.answer == "Apollo 11" and t.transcript[1]["text"].endswith("Apollo 11")
-    assert [r.stage for r in backend.history] == ["plan", "observe", "no_ledger"] and not t.events
-    assert t.ledger.claims(ClaimType.SC) == [] and t.decision_claims[0].citations  # [2] mapped for the audit
+    assert t.path is PathKind.NO_LEDGER and t.profile["route"] == "FULLPIPE" and t.answer == "Apollo 11"
+    seen = [recognise(r.last_user_text()) for r in backend.history]
+    assert seen == ["plan", "observe", "reason", "decide"]  # same path as full: reasoning and DECIDE kept
+    reason = backend.history[2].last_user_text()
+    assert "[OC-2] ocr: Apollo 11 Plaque" in reason and "Transcript of tool outputs" in reason
+    sc = {c.id: c for c in t.ledger.claims(ClaimType.SC)}
+    assert all(c.status is ClaimStatus.ACTIVE and c.grounding is None for c in sc.values())  # no validation
+    assert sc["SC-2"].sigma == 1.0 and not t.events  # no demotion, no ledger repairs
+    assert t.decision_claims[0].grounding is not None  # grounded post hoc, for the audit only
+    full_agent, _ = make(rules, ocr=APOLLO_OCR)
+    full = solve(full_agent, item(VERIFY_Q, image))
+    # no_ledger loses no tool call of the path; full's extra calls come from grounding (verification, ACQUIRE)
+    mine, theirs = [o.tool for o in t.ledger.tool_outputs()], [o.tool for o in full.ledger.tool_outputs()]
+    assert mine == theirs[: len(mine)] == ["plan", "ocr", "observe"]
+    assert set(theirs[len(mine):]) <= {"vqa", "observe"} and census(full)["hypothesis_verification"] == 1
     agent2, backend2 = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(baseline=True))
     t2 = solve(agent2, item(VERIFY_Q, image))
-    assert t2.path is PathKind.BASELINE and [r.stage for r in backend2.history] == ["native_cot"]
+    assert t2.path is PathKind.BASELINE and [recognise(r.last_user_text()) for r in backend2.history] == ["native_cot"]
     assert "Apollo 11 Plaque" in backend2.history[0].last_user_text()  # same perception evidence as text
     for tr in (t, t2):
         d = tr.to_dict()
         assert Trajectory.from_dict(json.loads(json.dumps(d))).to_dict() == d
+
+
+def test_no_ledger_keeps_tool_anomaly_repairs_and_free_form_repair_keeps_t1(make, image):
+    rules = BASE_RULES + [{"prompt": "switch_vqa", "reply": "The text reads Apollo 11 Plaque"},
+                          {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
+                          {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}]
+    for flags in (AblationFlags(use_ledger=False), AblationFlags(typed_repair=False), AblationFlags()):
+        agent, _ = make(rules, ocr=APOLLO_OCR, ocr_fail=True, flags=flags)
+        t = solve(agent, item(VERIFY_Q, image))
+        assert ops(t)[:2] == [("T1", "RETRY"), ("T1", "SWITCH")], flags
+        assert census(t)["operator_failures"] == 0
 
 
 # ------------------------------------------------------------------------------------------ robustness
@@ -390,6 +404,9 @@ def test_switch_to_search_sends_the_extracted_query(make, image):
 
 
 def test_search_off_is_counted_per_item(make, image):
-    agent, _ = make(BASE_RULES + [{"prompt": "direct", "reply": "Answer: 1969"}], ocr=APOLLO_OCR)
-    t = solve(agent, item("Based on the picture, who flew this mission?", image))
+    agent, _ = make(BASE_RULES, ocr=APOLLO_OCR)
+    t = solve(agent, item("What year did this historical event happen?", image))
     assert census(t)["search"] == {"rounds": 0, "skipped_no_provider": 1}
+    agent2, _ = make(BASE_RULES, ocr=APOLLO_OCR, search=FixedSearch())
+    t2 = solve(agent2, item("What year did this historical event happen?", image))
+    assert census(t2)["search"] == {"rounds": 1, "skipped_no_provider": 0}
