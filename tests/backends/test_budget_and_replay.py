@@ -105,5 +105,5 @@ def test_replay_answers_by_item_id_and_a_missing_id_is_a_backend_error(tmp_path:
     with pytest.raises(ConfigError, match="backend.path"):
         ReplayBackend({"name": "m"}, path=str(tmp_path / "missing.jsonl"))
     (tmp_path / "bad.jsonl").write_text('{"id": "a"}\n')
-    with pytest.raises(DataError, match="bad.jsonl:1"):
+    with pytest.raises(DataError, match="bad.jsonl: record 1 needs .id. and .response."):
         ReplayBackend({"name": "m"}, path=str(tmp_path / "bad.jsonl"))
