@@ -127,3 +127,17 @@ def test_an_official_run_is_labelled_as_such_not_as_ledgermind_full(shared_data:
         default = compose("config", overrides=[f"output_dir={tmp_path}"])
     assert RunSettings.from_cfg(cfg).variant == "official_direct"
     assert RunSettings.from_cfg(default).variant == "full"
+
+
+def test_image_budget_changes_are_recorded_in_the_trajectory(cfg: OfficialConfig, tmp_path: Path) -> None:
+    from PIL import Image
+
+    from ledgermind.backends.budget import BudgetedBackend, ImageBudget
+
+    item = _item()
+    item.images = []
+    for i in (1, 2):
+        Image.new("RGB", (40, 30)).save(tmp_path / f"{i}.png")
+        item.images.append(tmp_path / f"{i}.png")
+    traj = asyncio.run(OfficialAgent(BudgetedBackend(_Echo(), ImageBudget(max_images=1)), cfg).solve(item))
+    assert traj.notes == ["image budget: tiled images 1-2 of 2 into one (max_images=1)"] and traj.error is None
