@@ -5,9 +5,10 @@ page with a 500 (retried, then failed), while transformers accepts both and a de
 kills the whole process. The same request must mean the same thing on every backend, so
 ``build_backend`` wraps each backend in ``BudgetedBackend`` and the rule lives here once:
 
-* **pixels**: an image above ``bomb_pixels`` is refused (``DataError`` → the item is an error:
-  that is a decompression bomb, not a picture); an image above ``max_pixels`` is downscaled
-  (aspect kept, LANCZOS) to at most ``max_pixels``. The header is read without decoding pixels.
+* **pixels**: an image above ``bomb_pixels`` (default: Pillow's own hard limit, ~179 MP) is refused
+  (``DataError`` → the item is an error: that is a decompression bomb, not a picture); an image
+  above ``max_pixels`` is downscaled (aspect kept, LANCZOS) to at most ``max_pixels``. The header is
+  read without decoding pixels, and Pillow's global limit is never changed (other threads rely on it).
 * **count**: with more than ``max_images`` images (``model.max_images``, the server's
   ``--limit-mm-per-prompt``), the first ``max_images - 1`` stay as they are and all the rest are
   tiled left to right into one image (each scaled to a common height), which is how MMMU-Pro's
@@ -21,6 +22,7 @@ can show it. A request that needs no change is passed through untouched (same ca
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,7 +34,7 @@ from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
 from ledgermind.errors import ConfigError, DataError
 
 DEFAULT_MAX_PIXELS = 4096 * 4096  # 16.8 MP: more than any vision encoder's native budget
-DEFAULT_BOMB_PIXELS = 20000 * 10000  # 200 MP: refuse (a PNG this size is a decompression bomb)
+DEFAULT_BOMB_PIXELS = 2 * 89_478_485  # ~179 MP, Pillow's own hard limit: refuse (a decompression bomb)
 TILE_HEIGHT = 768
 
 
@@ -59,18 +61,19 @@ class ImageBudget:
 
 
 def image_size(img: Image.Image | Path) -> tuple[int, int]:
-    """Width and height from the header only (no pixel decoding; bombs stay harmless)."""
+    """Width and height from the header only (no pixel decoding). Pillow itself refuses a header
+    above twice ``Image.MAX_IMAGE_PIXELS`` (``DecompressionBombError``): that is a bomb too."""
     if isinstance(img, Image.Image):
         return img.size
-    old = Image.MAX_IMAGE_PIXELS
-    Image.MAX_IMAGE_PIXELS = None  # we apply our own limit below, on the header's numbers
     try:
-        with Image.open(img) as im:
-            return im.size
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # we apply our own limits
+            with Image.open(img) as im:
+                return im.size
+    except Image.DecompressionBombError as exc:
+        raise DataError(f"image {img} refused as a decompression bomb: {exc}") from None
     except (OSError, ValueError) as exc:
         raise DataError(f"cannot read image {img}: {exc}") from None
-    finally:
-        Image.MAX_IMAGE_PIXELS = old
 
 
 def sent_image_pixels(messages: list[Message]) -> list[int]:
@@ -97,27 +100,25 @@ def fit_pixels(img: Image.Image | Path, budget: ImageBudget, notes: list[str]) -
     scale = math.sqrt(budget.max_pixels / (w * h))
     size = (max(1, int(w * scale)), max(1, int(h * scale)))
     notes.append(f"downscaled {w}x{h} -> {size[0]}x{size[1]}")
-    return _open(img, w * h).resize(size, Image.Resampling.LANCZOS)
+    return _open(img).resize(size, Image.Resampling.LANCZOS)
 
 
-def _open(img: Image.Image | Path, pixels: int) -> Image.Image:
+def _open(img: Image.Image | Path) -> Image.Image:
     if isinstance(img, Image.Image):
         return img.convert("RGB")
-    old = Image.MAX_IMAGE_PIXELS
-    Image.MAX_IMAGE_PIXELS = max(pixels + 1, old or 0)  # already checked against bomb_pixels
     try:
-        with Image.open(img) as im:
-            im.draft("RGB", (im.width // 2, im.height // 2))  # JPEG: decode at reduced size
-            return im.convert("RGB")
-    except (OSError, ValueError) as exc:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # size already checked
+            with Image.open(img) as im:
+                im.draft("RGB", (im.width // 2, im.height // 2))  # JPEG: decode at reduced size
+                return im.convert("RGB")
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
         raise DataError(f"cannot read image {img}: {exc}") from None
-    finally:
-        Image.MAX_IMAGE_PIXELS = old
 
 
 def tile(images: list[Image.Image | Path], budget: ImageBudget) -> Image.Image:
     """Images side by side at a common height, the result within ``max_pixels``."""
-    opened = [_open(i, image_size(i)[0] * image_size(i)[1]) for i in images]
+    opened = [_open(i) for i in images]
     height = min(TILE_HEIGHT, max(im.height for im in opened))
     scaled = [im.resize((max(1, round(im.width * height / im.height)), height), Image.Resampling.LANCZOS) for im in opened]
     canvas = Image.new("RGB", (sum(im.width for im in scaled), height), "white")

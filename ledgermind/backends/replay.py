@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
+from ledgermind.benchmarks.tables import read_jsonl
 from ledgermind.errors import BackendError, ConfigError, DataError
 
 
@@ -25,16 +26,11 @@ def read_replies(path: Path, field: str = "response") -> dict[str, str]:
     if not path.is_file():
         raise ConfigError(f"backend.path: replies file not found: {path}")
     out: dict[str, str] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                item_id, text = str(row["id"]), row[field]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise DataError(f"{path}:{lineno}: expected a JSON object with 'id' and {field!r} ({exc})") from None
-            out[item_id] = text if isinstance(text, str) else json.dumps(text)
+    for n, row in enumerate(read_jsonl(path), 1):  # malformed JSON: DataError naming file and line
+        if "id" not in row or field not in row:
+            raise DataError(f"{path}: record {n} needs 'id' and {field!r}")
+        text = row[field]
+        out[str(row["id"])] = text if isinstance(text, str) else json.dumps(text)
     return out
 
 

@@ -62,7 +62,10 @@ class RunSettings:
         if not out:
             raise ConfigError("output_dir is empty; give a directory (an existing one resumes that run)")
         ablation = cfg.get("ablation")
-        variant = str(ablation.get("name", "custom")) if ablation is not None else "full"
+        # a pipeline that is not the method names its own variant (pipeline=official: "official_cot"),
+        # so its runs never pass for LedgerMind's "full" in Table 3
+        default = str((cfg.get("pipeline") or {}).get("variant") or "full")
+        variant = str(ablation.get("name", "custom")) if ablation is not None else default
         return cls(seed, concurrency, limit, Path(str(out)), bool(cfg.get("progress", True)), variant)
 
 

@@ -147,6 +147,7 @@ class OfficialAgent:
                       reply.text, **reply_record(reply))
         )
         traj.answer = traj.raw_answer = reply.text  # the whole reply: the official parser reads all of it
+        traj.notes += [f"image budget: {note}" for note in reply.meta.get("image_budget", [])]
         traj.timings = {"total_s": dt, "model_s": dt, "tool_s": 0.0, "own_s": 0.0}
         return traj
 

@@ -105,5 +105,12 @@ def test_replay_answers_by_item_id_and_a_missing_id_is_a_backend_error(tmp_path:
     with pytest.raises(ConfigError, match="backend.path"):
         ReplayBackend({"name": "m"}, path=str(tmp_path / "missing.jsonl"))
     (tmp_path / "bad.jsonl").write_text('{"id": "a"}\n')
-    with pytest.raises(DataError, match="bad.jsonl:1"):
+    with pytest.raises(DataError, match="bad.jsonl: record 1 needs .id. and .response."):
         ReplayBackend({"name": "m"}, path=str(tmp_path / "bad.jsonl"))
+
+
+def test_pillows_own_bomb_guard_is_a_refusal_too(tmp_path: Path, monkeypatch) -> None:
+    img = _png(tmp_path / "a.png", (100, 100))
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 10 000 px > 2 x 1 000: Pillow raises on open
+    with pytest.raises(DataError, match="refused as a decompression bomb"):
+        apply_budget(_request(img, "q"), ImageBudget(max_images=1))

@@ -168,3 +168,18 @@ def test_official_tsv_layout(tmp_path, png_bytes) -> None:
     items = load_benchmark("mmmu_pro", {"path": str(tmp_path), "cache_dir": str(tmp_path / "c")})
     assert items[0].id == "7" and items[0].options == ["cat", "dog", "cow"] and items[0].answer == "C"
     assert Image.open(items[0].images[0]).size == (40, 30)
+
+
+def test_vision_page_from_a_decompression_bomb_is_an_item_error(tmp_path, png_bytes, monkeypatch) -> None:
+    """Pillow's bomb guard raises DecompressionBombError (not OSError): one item's error, not a crashed run."""
+    from PIL import Image
+
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "big.png").write_bytes(png_bytes("white", (64, 64)))
+    rows = [{"id": "bomb", "question": "q <image 1>", "options": ["a", "b"], "answer": "A", "images": ["big.png"]},
+            {"id": "fine", "question": "q", "options": ["a", "b"], "answer": "B", "images": []}]  # fmt: skip
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 64x64 = 4096 > 2 x 1000: a "bomb"
+    bomb, fine = load_benchmark("mmmu_pro", {"path": str(tmp_path), "setting": "vision", "cache_dir": str(tmp_path / "c")})
+    assert bomb.images == [] and "DecompressionBombError" in bomb.meta["load_error"]
+    assert "load_error" not in fine.meta and len(fine.images) == 1

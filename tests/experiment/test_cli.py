@@ -173,3 +173,11 @@ def test_bench_runner_reports_speedup_from_concurrency(tmp_path: Path) -> None:
     rows = [ln.split("|") for ln in proc.stdout.splitlines()[1:]]
     assert [int(r[0]) for r in rows] == [1, 8] and [int(r[1]) for r in rows] == [8, 8]
     assert float(rows[1][4]) > 3.0  # "× vs first" column
+
+
+def test_help_lists_the_main_keys_with_examples(run_py) -> None:
+    proc = run_py("--help")
+    assert proc.returncode == 0, proc.stderr
+    for key in ("model=", "backend=", "benchmark=", "pipeline=", "+ablation=", "logger=", "cache.mode=", "scoring.random_fallback_seed"):
+        assert key in proc.stdout, key
+    assert "pipeline=official pipeline.prompt=cot" in proc.stdout and "Exit codes:" in proc.stdout

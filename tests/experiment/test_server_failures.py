@@ -48,6 +48,7 @@ def test_server_killed_mid_run_gives_errors_exit_3_and_rerun_retries_only_them(s
     with FakeOpenAIServer(SERVED, port=port, die_after=3) as server:
         proc = _run(shared_data, tmp_path, server.url)
     assert proc.returncode == 3, proc.stderr
+    assert "HTTP Request:" not in proc.stdout + proc.stderr  # httpx's per-request INFO lines are silenced
     rows = _results(tmp_path)
     ok, failed = [r for r in rows if r["error"] is None], [r for r in rows if r["error"] is not None]
     assert len(ok) == 3 and len(failed) == 3

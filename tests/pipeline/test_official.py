@@ -114,3 +114,30 @@ def test_a_ledgermind_vision_item_is_an_mcq_asking_for_a_letter(shared_data: Pat
     assert QuestionType.MCQ in prof.types
     assert "Reply with exactly one option letter (A/B/C/D/E/F/G/H/I/J)." in prof.granularity
     assert not any(opt in options_block(item) for opt in item.meta["options"])  # no option text leaks
+
+
+def test_an_official_run_is_labelled_as_such_not_as_ledgermind_full(shared_data: Path, tmp_path: Path) -> None:
+    from hydra import compose, initialize_config_dir
+
+    from ledgermind.experiment.app import RunSettings
+
+    conf = Path(__file__).resolve().parents[2] / "conf"
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        cfg = compose("config", overrides=["pipeline=official", "pipeline.prompt=direct", f"output_dir={tmp_path}"])
+        default = compose("config", overrides=[f"output_dir={tmp_path}"])
+    assert RunSettings.from_cfg(cfg).variant == "official_direct"
+    assert RunSettings.from_cfg(default).variant == "full"
+
+
+def test_image_budget_changes_are_recorded_in_the_trajectory(cfg: OfficialConfig, tmp_path: Path) -> None:
+    from PIL import Image
+
+    from ledgermind.backends.budget import BudgetedBackend, ImageBudget
+
+    item = _item()
+    item.images = []
+    for i in (1, 2):
+        Image.new("RGB", (40, 30)).save(tmp_path / f"{i}.png")
+        item.images.append(tmp_path / f"{i}.png")
+    traj = asyncio.run(OfficialAgent(BudgetedBackend(_Echo(), ImageBudget(max_images=1)), cfg).solve(item))
+    assert traj.notes == ["image budget: tiled images 1-2 of 2 into one (max_images=1)"] and traj.error is None
