@@ -12,6 +12,7 @@ from string import Template
 
 import pytest
 
+from ledgermind.backends.budget import ImageBudget
 from ledgermind.experiment import provenance as prov
 from ledgermind.experiment.summary import RunIdentity
 from ledgermind.trajectory import ModelCall, PathKind, Trajectory
@@ -131,7 +132,7 @@ def test_model_revision_image_budget_and_decoding_follow_the_config() -> None:
     p = prov.run_provenance(cfg)
     assert p["model_revision"] == "abc" and p["model_source"] == "o/m" and p["data_dir"] == "/data/x"
     assert p["image_budget"] == {"min_pixels": 100, "max_pixels": 1000, "max_dynamic_patch": None, "max_images_per_request": 4,
-                                 "client": {"max_images": 4, "max_pixels": 4096 * 4096, "bomb_pixels": 20000 * 10000}}
+                                 "client": ImageBudget(max_images=4).key()}
     q = prov.run_provenance(cfg | {"model": model | {"revision": "def", "max_image_pixels": 5000,
                                                      "vllm_args": {"mm_processor_kwargs": {"max_pixels": 2000}}},
                                    "pipeline": {"temperature": 0.0, "max_tokens": 256}})
