@@ -20,6 +20,7 @@ from ledgermind.pipeline.config import AblationFlags, PipelineConfig, flags_from
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.direct import run_direct
 from ledgermind.pipeline.fullpipe import run_fullpipe
+from ledgermind.pipeline.render import dispatch_options
 from ledgermind.tools.base import Tool
 from ledgermind.trajectory import PathKind, Trajectory
 
@@ -100,7 +101,7 @@ class LedgerMindAgent:
 
     def profile(self, item: Item) -> QuestionProfile:
         """Question types and F(q) see the options (an MCQ must end in one letter); φ(q) sees q."""
-        prof = profile(item.question, item.options, self.dispatch)
+        prof = profile(item.question, dispatch_options(item), self.dispatch)
         if item.options and not self.cfg.dispatch_on_rendered_options:
             q_only = classify(item.question, None, self.dispatch)
             prof = replace(prof, complexity=q_only.complexity, reasons=q_only.reasons)
