@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ledgermind.experiment.results import ItemResult
+from ledgermind.metrics.census import census, sum_census
 
 DIFFICULTIES = ("Easy", "Medium", "Hard")  # the MMMU-Pro topic_difficulty split of Table 3
 
@@ -99,6 +100,8 @@ def build_metrics(
         "wall_time_s": wall_time_s,  # this invocation
         "wall_time_total_s": wall_time_s if wall_time_total_s is None else wall_time_total_s,  # all invocations
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
+        "mechanisms": sum_census(census(t) for t in trajectories),
+        "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),
     }
     return metrics
 
