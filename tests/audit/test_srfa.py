@@ -275,7 +275,8 @@ def test_compare_prints_axes_draws_radar_and_refuses_different_items(tmp_path) -
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == list(AXES)
     png = radar_png(rows, tmp_path / "radar.png")
     with Image.open(png) as im:
-        assert im.size[0] > 100 and len(set(im.convert("L").getdata())) > 2
+        lo, hi = im.convert("L").getextrema()
+        assert im.size[0] > 100 and hi - lo > 100  # something was drawn
     c = _audited_run(tmp_path, "c", ["q1", "q3"], 0.5)
     with pytest.raises(UserError, match="different items"):
         compare([a, c])
