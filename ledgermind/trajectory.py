@@ -19,6 +19,7 @@ class PathKind(str, Enum):
     FULLPIPE = "FULLPIPE"
     BASELINE = "BASELINE"  # native chain-of-thought under the same tool budget
     NO_LEDGER = "NO_LEDGER"  # ablation: free-form transcript
+    OFFICIAL = "OFFICIAL"  # the benchmark's own protocol (pipeline/official.py): one call, no tools
 
 
 class Trigger(str, Enum):

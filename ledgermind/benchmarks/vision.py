@@ -214,11 +214,13 @@ def _background(spec: str, size: tuple[int, int]) -> Image.Image:
 
 
 def _open(path: Path) -> Image.Image:
+    """RGB pixels, or a ``DataError``: a corrupt file or a decompression bomb (Pillow's own guard,
+    which raises ``DecompressionBombError``, not an ``OSError``) is one item's error, not a crash."""
     try:
         with Image.open(path) as im:
             return im.convert("RGB")
-    except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read image {path}: {exc}") from None
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise DataError(f"cannot read image {path}: {type(exc).__name__}: {exc}") from None
 
 
 def _file_digest(path: Path) -> str:

@@ -67,28 +67,53 @@ def build_metrics(
     wall_time_s: float,
     gamma: float,
     summarize: Summarize | None,
+    wall_time_total_s: float | None = None,
 ) -> dict[str, Any]:
-    """Aggregate a run. ``trajectories`` are ``Trajectory`` objects of the items that have one."""
+    """Aggregate a run. ``trajectories`` are ``Trajectory`` objects of the items that have one.
+
+    Errored items (``ItemResult.error``) are counted in ``errors`` and left out of every accuracy
+    and of the trajectory metrics: ``n_scored`` items make the accuracy, ``n_items`` were asked.
+    """
+    failed = [r for r in results if r.error is not None]
+    results = [r for r in results if r.error is None]
+    ok_ids = {r.id for r in results}
+    trajectories = [t for t in trajectories if t.item_id in ok_ids]
     by_difficulty = group_accuracy(results, lambda r: [r.difficulty] if r.difficulty else [])
     metrics: dict[str, Any] = {
         "identity": identity.to_dict(),
-        "n_items": len(results),
+        "n_items": len(results) + len(failed),
+        "n_scored": len(results),
         "accuracy": _mean([r.score for r in results]),
         "by_difficulty": {d: by_difficulty[d] for d in DIFFICULTIES if d in by_difficulty}
         | {d: v for d, v in by_difficulty.items() if d not in DIFFICULTIES},
         "by_question_type": group_accuracy(results, lambda r: r.question_types),
-        "by_path": group_accuracy(results, lambda r: [r.path or "ERROR"]),
+        "by_path": group_accuracy(results, lambda r: [r.path or "UNKNOWN"]),
         "by_subject": group_accuracy(results, lambda r: [r.subject] if r.subject else []),
         "model_calls_per_item": _mean([r.model_calls for r in results]),
         "tool_calls_per_item": _mean([r.tool_calls for r in results]),
         "tokens_per_item": _mean([r.tokens for r in results]),
         "latency_s_per_item": _mean([r.latency_s for r in results]),
-        "unparsed": sum(1 for r in results if not r.parsed and r.error is None),
-        "errors": sum(1 for r in results if r.error is not None),
-        "wall_time_s": wall_time_s,
+        "unparsed": sum(1 for r in results if not r.parsed),
+        "errors": len(failed),
+        "error_causes": error_causes(failed),
+        "wall_time_s": wall_time_s,  # this invocation
+        "wall_time_total_s": wall_time_s if wall_time_total_s is None else wall_time_total_s,  # all invocations
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
     }
     return metrics
+
+
+def error_causes(failed: Sequence[ItemResult], top: int = 5) -> dict[str, int]:
+    """The most frequent causes (first clause, before any detail after ':'), most frequent first."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in failed:
+        counts[cause_key(r.error or "")] += 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top])
+
+
+def cause_key(error: str) -> str:
+    """'model call failed (decide): vLLM server unavailable …; last error: …' → a groupable prefix."""
+    return error.split(";")[0][:160]
 
 
 def _trajectory_metrics(

@@ -97,7 +97,24 @@ def test_vision_broken_image_is_item_error_not_crash(tmp_path, png_bytes) -> Non
 def test_bad_answer_letter_is_data_error(tmp_path) -> None:
     (tmp_path / "items.jsonl").write_text(json.dumps({"id": "x", "question": "q", "options": ["a"], "answer": "C", "images": []}))
     with pytest.raises(DataError, match="not one of its option letters"):
-        load_benchmark("mmmu_pro", {"path": str(tmp_path)})
+        load_benchmark("mmmu_pro", {"path": str(tmp_path), "strict": True})
+
+
+def test_bad_rows_are_per_item_errors_and_the_load_goes_on(tmp_path) -> None:
+    good = {"id": "good", "question": "q", "options": ["a", "b"], "answer": "B", "images": []}
+    nested = {"id": "validation_Accounting_29", "question": "q", "options": [["a", "b"], "c"], "answer": "A", "images": []}
+    evil = {"id": "evil", "question": "q <image 1>", "options": ["a", "b"], "answer": "A", "images": ["../../../../etc/passwd"]}
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(r) for r in (good, nested, evil)))
+    for setting in ("standard10", "vision"):
+        items = {it.id: it for it in load_benchmark("mmmu_pro", {"path": str(tmp_path), "setting": setting, "cache_dir": str(tmp_path / "c")})}
+        assert list(items) == ["good", "validation_Accounting_29", "evil"]
+        assert "load_error" not in items["good"].meta
+        assert items["validation_Accounting_29"].meta["load_error"].startswith(f"{tmp_path / 'items.jsonl'}:2: ")
+        assert "nested" in items["validation_Accounting_29"].meta["load_error"]
+        assert "'evil'" in items["evil"].meta["load_error"] and "outside the data directory" in items["evil"].meta["load_error"]
+        assert items["evil"].images == []
+    with pytest.raises(DataError, match="nested"):
+        load_benchmark("mmmu_pro", {"path": str(tmp_path), "strict": True})
 
 
 def test_official_parquet_layout(tmp_path, png_bytes) -> None:
