@@ -24,6 +24,7 @@ Ledger-mode protocol (identical for every trace; documented in ``docs/audit.md``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import Enum
@@ -160,12 +161,39 @@ def input_evidence(question: str) -> list[str]:
     return [question] if question and question.strip() else []
 
 
+_OPTION_LABEL_RE = re.compile(r"^\s*[(\[]?[A-J][)\].:]\s*")
+
+
+def _norm(text: str) -> str:
+    return " ".join(_OPTION_LABEL_RE.sub("", text).lower().split())
+
+
+def without_options(evidence: Sequence[str], options: Sequence[str] | None) -> list[str]:
+    """Evidence minus the option texts — also when the options are *in the image*.
+
+    In MMMU-Pro's vision setting the lettered options are rendered into the page, so the page's
+    OCR contains every option; counting those lines would ground any decision by construction.
+    A fact that is (after dropping an ``A.``/``(A)`` label) one option's text, or a fragment of
+    one, is the hypothesis space, not evidence.
+    """
+    opts = [_norm(str(o)) for o in options or [] if str(o).strip()]
+    if not opts:
+        return list(evidence)
+    out = []
+    for fact in evidence:
+        f = _norm(fact)
+        if f and any(f == o or (len(f) >= 3 and f in o) for o in opts):
+            continue
+        out.append(fact)
+    return out
+
+
 # ------------------------------------------------------------------------------ ledger mode
 def label_ledger_mode(
     claims: list[AtomicClaim], evidence: Sequence[str], cascade: GroundingCascade, options: Sequence[str] | None
 ) -> list[AtomicClaim]:
     """Label every claim with the grounding cascade against ``evidence`` (see module docstring)."""
-    pool = [e for e in evidence if e.strip()]
+    pool = without_options([e for e in evidence if e.strip()], options)
     grounded_statements: list[str] = []
     for c in claims:
         if c.ctype == "DC":

@@ -290,3 +290,12 @@ def test_compare_cli_exits_2_on_mismatched_items(tmp_path, capsys) -> None:
     assert compare_main([str(a), str(c), "--out", str(tmp_path / "r.png")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: runs cover different items") and len(err.strip().splitlines()) == 1
+
+
+def test_options_rendered_in_the_image_are_not_evidence(cascade) -> None:
+    from ledgermind.audit.srfa import label_ledger_mode, without_options
+
+    page_ocr = ["Which mission is commemorated?", "A. Apollo 11", "(B) Apollo 13", "C) Gemini 4", "Vostok", "July 1969"]
+    assert without_options(page_ocr, OPTIONS) == ["Which mission is commemorated?", "July 1969"]
+    [dc] = label_ledger_mode([AtomicClaim("DC", "Answer: B", answer="B")], page_ocr, cascade, OPTIONS)
+    assert dc.grounded is False  # picking an option is not supported by seeing the option list
