@@ -22,7 +22,7 @@ from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
 from ledgermind.trajectory import PathKind, Trajectory
 from perception.aliases import AliasTable
 from perception.ner import SpacyNER
-from tests.helpers import EchoOCR
+from tests.helpers import EchoOCR, TextImage
 
 OPTIONS = ["Apollo 11", "Apollo 13", "Gemini 4", "Vostok 1"]
 QUESTION = "Which mission is commemorated by the plaque in <image 1>?"
@@ -47,14 +47,14 @@ def _item(image: Path, id_: str = "q1") -> Item:
 
 def _baseline_traj(item_id: str, trace: str, ocr_lines: list[str]) -> Trajectory:
     t = Trajectory(item_id, QUESTION, PathKind.BASELINE)
-    t.ledger.record(EchoOCR().invoke(lines=ocr_lines))
+    t.ledger.record(EchoOCR().invoke(image=TextImage(ocr_lines)))
     t.transcript = [{"role": "tools", "text": "..."}, {"role": "model", "text": trace}]
     return t
 
 
 def _ledgermind_traj(item_id: str) -> Trajectory:
     t = Trajectory(item_id, QUESTION, PathKind.FULLPIPE)
-    [a, b] = t.ledger.record(EchoOCR().invoke(lines=["Apollo 11 plaque", "July 1969"]))
+    [a, b] = t.ledger.record(EchoOCR().invoke(image=TextImage(["Apollo 11 plaque", "July 1969"])))
     t.ledger.add_claim(Claim("SC-1", ClaimType.SC, "The plaque names Apollo 11", Stage.E, [a.id]))
     t.ledger.add_claim(Claim("SC-2", ClaimType.SC, "It is dated July 1969", Stage.J, [b.id]))
     t.ledger.add_claim(Claim("DC-1", ClaimType.DC, "Answer: A", None, ["SC-1"]))
