@@ -63,6 +63,7 @@ class ModelCall:
     reply: str = ""
     error: str | None = None
     step: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)  # the backend's reply metadata (e.g. injected faults)
 
 
 @dataclass

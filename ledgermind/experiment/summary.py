@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ledgermind.experiment.results import ItemResult
+from ledgermind.simulator.label import NOTE, is_simulated
 
 DIFFICULTIES = ("Easy", "Medium", "Hard")  # the MMMU-Pro topic_difficulty split of Table 3
 
@@ -88,6 +89,11 @@ def build_metrics(
         "wall_time_s": wall_time_s,
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
     }
+    if is_simulated(identity.backend):  # a test instrument: say so, and count injected vs caught faults
+        from ledgermind.simulator.census import fault_census, sum_census
+
+        metrics["test_instrument"] = NOTE
+        metrics["simulator"] = sum_census(fault_census(t) for t in trajectories)
     return metrics
 
 

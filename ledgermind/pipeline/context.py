@@ -140,6 +140,7 @@ class ItemContext:
                 reply=getattr(reply, "text", ""),
                 error=error,
                 step=int(self.ledger.now()),
+                meta=dict(getattr(reply, "meta", None) or {}),
             )
         )
 

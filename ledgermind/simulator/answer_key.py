@@ -162,7 +162,9 @@ class AnswerKey:
         if not candidates:
             return None
         if len({(e.gold, e.options) for e in candidates}) > 1:
-            # prefer the longest question match (a question that contains another one)
+            if not by_text:
+                return None
+            # prefer the longest printed question (a question that contains another one)
             longest = max(len(e.question) for e in candidates)
             candidates = [e for e in candidates if len(e.question) == longest]
             if len({(e.gold, e.options) for e in candidates}) > 1:
