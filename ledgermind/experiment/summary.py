@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ledgermind.experiment.results import ItemResult
+from ledgermind.metrics.census import census, sum_census
 from ledgermind.simulator.label import NOTE, is_simulated
 
 DIFFICULTIES = ("Easy", "Medium", "Hard")  # the MMMU-Pro topic_difficulty split of Table 3
@@ -88,12 +89,15 @@ def build_metrics(
         "errors": sum(1 for r in results if r.error is not None),
         "wall_time_s": wall_time_s,
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
+        "mechanisms": sum_census(census(t) for t in trajectories),
+        "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),
     }
-    if is_simulated(identity.backend):  # a test instrument: say so, and count injected vs caught faults
-        from ledgermind.simulator.census import fault_census, sum_census
+    if is_simulated(identity.backend):  # a test instrument: say so, with the share of injected faults caught
+        from ledgermind.simulator.census import catch_rates
 
         metrics["test_instrument"] = NOTE
-        metrics["simulator"] = sum_census(fault_census(t) for t in trajectories)
+        if "simulator" in metrics["mechanisms"]:
+            metrics["mechanisms"]["simulator"]["catch_rate"] = catch_rates(metrics["mechanisms"]["simulator"])
     return metrics
 
 

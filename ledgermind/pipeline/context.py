@@ -16,6 +16,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
+from ledgermind.backends.cache import request_key
 from ledgermind.benchmarks.item import Item
 from ledgermind.claims import Claim, ClaimOrigin, ClaimType, Stage
 from ledgermind.dispatch import QuestionProfile, QuestionType
@@ -119,12 +120,12 @@ class ItemContext:
         try:
             reply = await self.backend.generate(req)
         except (BackendError, LedgerMindError) as exc:
-            self._log_call(stage, time.perf_counter() - t0, error=str(exc))
+            self._log_call(stage, time.perf_counter() - t0, error=str(exc), key=request_key(req, self.backend.model_id))
             raise ToolError(f"api_error: {exc}") from exc
-        self._log_call(stage, time.perf_counter() - t0, reply=reply)
+        self._log_call(stage, time.perf_counter() - t0, reply=reply, key=request_key(req, self.backend.model_id))
         return reply.text
 
-    def _log_call(self, stage: str, dt: float, reply: Any = None, error: str | None = None) -> None:
+    def _log_call(self, stage: str, dt: float, reply: Any = None, error: str | None = None, key: str = "") -> None:
         """Record a model call; each call is one step of τ, so it advances the ledger's clock (TTL)."""
         self.model_s += dt
         self.ledger.advance()
@@ -140,7 +141,8 @@ class ItemContext:
                 reply=getattr(reply, "text", ""),
                 error=error,
                 step=int(self.ledger.now()),
-                meta=dict(getattr(reply, "meta", None) or {}),
+                request_key=key,
+                meta=_plain_meta(getattr(reply, "meta", None)),
             )
         )
 
@@ -241,6 +243,9 @@ class ItemContext:
     # ------------------------------------------------------------------ repair
     async def handle(self, hit: TriggerHit, acquire: AcquireSpec | None = None, regrounded: Any = None) -> RepairOutcome:
         outcome = await self.repair.handle(hit, acquire=acquire, regrounded=regrounded)
+        firing = 1 + max((e.hit for e in self.traj.events), default=0)
+        for event in outcome.events:
+            event.hit = firing
         self.traj.events.extend(outcome.events)
         if outcome.warning:
             self.warning = outcome.warning
@@ -287,6 +292,13 @@ class ItemContext:
         if "Answer:" in rewrite:
             self.traj.raw_answer = extract_final_answer(rewrite)
             self.traj.notes.append("answer rewritten by free-form reflection")
+
+
+def _plain_meta(meta: Any) -> dict[str, Any]:
+    """Reply.meta as JSON-safe values (the trajectory must serialise)."""
+    if not isinstance(meta, dict):
+        return {}
+    return {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool)) or v is None}
 
 
 def _profile_dict(p: QuestionProfile) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from ledgermind.ledger import EvidenceEntry, Kappa
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.render import options_block, referenced_images
 from ledgermind.tools.base import ToolKind
+from ledgermind.trajectory import MarkKind
 
 
 @dataclass
@@ -115,12 +116,14 @@ async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
     v2 = r2[0].meta.get("value") if r2 else None
     if v1 is None or v2 is None:
         ctx.ledger.set_sigma(ev.crop.id, ctx.cfg.sigma_dual_disagree, "dual-read: a reading is missing")
+        ctx.traj.mark(MarkKind.DUAL_READ_DISAGREE, f"a reading is missing (v1={v1}, v2={v2})")
         return
     delta = abs(v1 - v2) / max(abs(v1), abs(v2), 1e-9)
     agree = delta <= ctx.cfg.dual_read_delta
     sigma = ctx.cfg.sigma_dual_agree if agree else ctx.cfg.sigma_dual_disagree
     ctx.ledger.set_sigma(ev.crop.id, sigma, f"dual-read Δv={delta:.3f}")
-    ctx.traj.notes.append(f"dual-read v1={v1:g} v2={v2:g} Δv={delta:.3f} {'agree' if agree else 'disagree'}")
+    kind = MarkKind.DUAL_READ_AGREE if agree else MarkKind.DUAL_READ_DISAGREE
+    ctx.traj.mark(kind, f"v1={v1:g} v2={v2:g} Δv={delta:.3f}")
     if not agree:
         ctx.ledger.supersede(r1[0].id, r2[0].id)  # adopt v2 on disagreement
 
@@ -133,7 +136,7 @@ async def knowledge_search(ctx: ItemContext, *, deep: bool) -> list[EvidenceEntr
     """App. D.6 two-round strategy; results are RETRIEVAL entries with σ = 0.85 (line 20)."""
     name = search_tool_name(ctx)
     if name is None:
-        ctx.traj.notes.append("knowledge question but no search tool configured")
+        ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
         return []
     _, round1 = await ctx.call_tool(name, query=extract_query(ctx))
     entries = list(round1)

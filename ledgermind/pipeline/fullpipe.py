@@ -17,6 +17,7 @@ from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import ENTITY_RECHECK, HYPOTHESIS, REASON, VISUAL_FALLBACK
 from ledgermind.repair.triggers import t6_phantom_grounding
 from ledgermind.scoring.score import extract_final_answer
+from ledgermind.trajectory import MarkKind
 
 
 async def run_fullpipe(ctx: ItemContext) -> None:
@@ -71,6 +72,7 @@ async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], crop
     if not ctx.budget.spend():
         return
     best = max(judgments, key=lambda c: c.sigma)
+    ctx.traj.mark(MarkKind.HYPOTHESIS_VERIFICATION, f"{best.id} σ={best.sigma:.2f}")
     g = best.grounding or {}
     poc = ctx.p_oc()
     if g.get("ecc") is False:
@@ -134,18 +136,18 @@ async def defense_lines(ctx: ItemContext) -> None:
                 reply = await ctx.ask("entity_recheck", text)
                 if reply:
                     answer = extract_final_answer(reply) or reply.strip()
-                    ctx.traj.notes.append("defense: entity recheck")
+                    ctx.traj.mark(MarkKind.ENTITY_RECHECK, "answer restricted to P_oc")
             elif not res.ncc and QuestionType.READ in ctx.profile.types:  # lines 5–6: numeric snap
                 snapped = _snap(answer, pool)
                 if snapped is not None:
                     answer = snapped
-                    ctx.traj.notes.append(f"defense: numeric snap to {snapped}")
+                    ctx.traj.mark(MarkKind.NUMERIC_SNAP, f"numeric snap to {snapped}")
     if has_uncertainty_marker(answer or "") or (not answer and not ctx.traj.abstained):  # lines 8–9
         text = VISUAL_FALLBACK.substitute(question=ctx.item.question, options=_options(ctx))
         reply = await ctx.ask("visual_fallback", text, ctx.user_images())
         if reply:
             answer = extract_final_answer(reply) or reply.strip()
-            ctx.traj.notes.append("defense: visual fallback")
+            ctx.traj.mark(MarkKind.VISUAL_FALLBACK, "answered from the images")
     ctx.traj.raw_answer = answer or ""
 
 
