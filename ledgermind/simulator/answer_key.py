@@ -186,6 +186,7 @@ class CropLocator:
         self.key, self.scales, self.threshold, self.work_side = key, tuple(scales), threshold, work_side
         self._sources: list[tuple[KeyEntry, Any, float]] | None = None
         self._lock = threading.Lock()
+        self._found: dict[str, KeyEntry | None] = {}  # pixel digest → match (Dual-Read sends one crop twice)
 
     def _load_sources(self) -> list[tuple[KeyEntry, Any, float]]:
         import numpy as np
@@ -207,6 +208,14 @@ class CropLocator:
             return self._sources
 
     def locate(self, crop: Image.Image) -> KeyEntry | None:
+        from ledgermind.simulator.vision import pixel_digest
+
+        key = pixel_digest(crop)
+        if key not in self._found:
+            self._found[key] = self._match(crop)
+        return self._found[key]
+
+    def _match(self, crop: Image.Image) -> KeyEntry | None:
         try:
             import cv2
             import numpy as np

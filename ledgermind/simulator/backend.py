@@ -86,8 +86,10 @@ class SimulatedBackend(Backend):
             occurrence = self._seen.get(rkey, 0)
             self._seen[rkey] = occurrence + 1
         rng = draw_rng(self.seed, entry.item_id if entry else "-", rkey, occurrence)
-        seen = [line for img in images for line in self.vision.lines(img)]
-        draft = self._draft(Mind(self.rates, rng, entry, view, seen, bool(images), self.follow_sigma), request)
+        def look() -> list[str]:
+            return [line for img in images for line in self.vision.lines(img)]
+
+        draft = self._draft(Mind(self.rates, rng, entry, view, look, bool(images), self.follow_sigma), request)
         return Reply(
             text=draft.text,
             completion_tokens=len(draft.text.split()),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,9 +46,17 @@ class Mind:
     rng: random.Random
     entry: KeyEntry | None
     view: PromptView
-    seen: Sequence[str]  # OCR lines of the attached images (empty: no images, nothing legible)
+    look: Callable[[], Sequence[str]]  # OCR lines of the attached images (empty: no images, nothing legible)
     has_images: bool
     follow_sigma: float = 0.6
+    _seen: Sequence[str] | None = None
+
+    @property
+    def seen(self) -> Sequence[str]:
+        """What vision reads, computed only for replies that use it (OCR is the expensive part)."""
+        if self._seen is None:
+            self._seen = tuple(self.look())
+        return self._seen
 
     # ------------------------------------------------------------------ answers
     def choose(self, evidence: str | None = None) -> tuple[str, bool]:

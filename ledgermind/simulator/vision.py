@@ -28,6 +28,17 @@ def engine_signature(engine: Any) -> str:
     return hashlib.sha256(f"{type(engine).__qualname__}:{settings}".encode()).hexdigest()[:16]
 
 
+def _file_key(image: Image.Image | Path | str) -> str:
+    """A memo key for an unchanged file (path, size, mtime), so a cached file is not decoded again."""
+    if isinstance(image, Image.Image):
+        return ""
+    try:
+        st = Path(image).stat()
+    except OSError:
+        return ""
+    return f"file:{Path(image).resolve()}:{st.st_size}:{st.st_mtime_ns}"
+
+
 class Vision:
     """OCR lines of an image (path or PIL), cached by pixels."""
 
@@ -49,10 +60,16 @@ class Vision:
     def lines(self, image: Image.Image | Path | str) -> tuple[str, ...]:
         from perception.image_io import ImagePolicy, load_image
 
+        file_key = _file_key(image)
+        with self._lock:
+            if file_key in self._memory:
+                return self._memory[file_key]
         loaded = load_image(image if isinstance(image, Image.Image) else Path(image), ImagePolicy())
         key = f"{engine_signature(self.engine)}-{pixel_digest(loaded.image)}"
         with self._lock:
             if key in self._memory:
+                if file_key:
+                    self._memory[file_key] = self._memory[key]
                 return self._memory[key]
         cached = self._disk_get(key)
         if cached is None:
@@ -61,6 +78,8 @@ class Vision:
             self._disk_put(key, cached)
         with self._lock:
             self._memory[key] = cached
+            if file_key:
+                self._memory[file_key] = cached
         return cached
 
     def _disk_get(self, key: str) -> tuple[str, ...] | None:
