@@ -16,11 +16,16 @@ from perception.ocr import OCRLine, RapidOCREngine
 
 
 class CountingRapidOCREngine(RapidOCREngine):
-    """``RapidOCREngine`` whose class-level ``calls`` / ``seconds`` sum every real ``_recognize``."""
+    """``RapidOCREngine`` whose class-level ``calls`` / ``seconds`` sum every real ``_recognize``.
+
+    Recognitions are serialised across instances (one engine already serialises its own calls),
+    so ``seconds`` is OCR time, not time spent queueing behind another recognition.
+    """
 
     calls = 0
     seconds = 0.0
     _count_lock = threading.Lock()
+    _serial = threading.Lock()
 
     @classmethod
     def reset(cls) -> None:
@@ -28,9 +33,11 @@ class CountingRapidOCREngine(RapidOCREngine):
             cls.calls, cls.seconds = 0, 0.0
 
     def _recognize(self, image: Image.Image) -> list[OCRLine]:
-        t0 = time.perf_counter()
-        lines = super()._recognize(image)
-        with CountingRapidOCREngine._count_lock:
-            CountingRapidOCREngine.calls += 1
-            CountingRapidOCREngine.seconds += time.perf_counter() - t0
+        self._load()  # model loading is not recognition time
+        with CountingRapidOCREngine._serial:
+            t0 = time.perf_counter()
+            lines = super()._recognize(image)
+            with CountingRapidOCREngine._count_lock:
+                CountingRapidOCREngine.calls += 1
+                CountingRapidOCREngine.seconds += time.perf_counter() - t0
         return lines

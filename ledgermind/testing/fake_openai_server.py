@@ -9,7 +9,9 @@ request asks for — an instance of the ``response_format`` JSON schema, a strin
 
 Loopback only (it refuses other hosts), stdlib only (asyncio HTTP/1.1 with keep-alive), run in a
 background thread (``FakeOpenAIServer``) or as ``python -m ledgermind.testing.fake_openai_server``.
-Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``.
+Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``
+and, with ``record=True``, ``GET /recorded`` (the chat bodies received since the last reset, for a
+replay client to send again).
 """
 
 from __future__ import annotations
@@ -192,7 +194,7 @@ class FakeOpenAIServer:
     """``with FakeOpenAIServer(latency_s=0.5) as srv: srv.base_url`` — serves in a daemon thread."""
 
     def __init__(self, latency_s: float = 0.5, model: str = "fake-model", reply_text: str = "A",
-                 host: str = LOOPBACK, port: int = 0) -> None:  # fmt: skip
+                 host: str = LOOPBACK, port: int = 0, record: bool = False) -> None:  # fmt: skip
         if host not in (LOOPBACK, "localhost"):
             raise ValueError(f"the fake server listens on loopback only, not {host!r}")
         if latency_s < 0:
@@ -200,6 +202,8 @@ class FakeOpenAIServer:
         self.latency_s, self.model, self.reply_text = float(latency_s), model, reply_text
         self.host, self.port = LOOPBACK, int(port)
         self.stats = LoadStats()
+        self.record = record
+        self.recorded: list[Any] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
@@ -291,7 +295,10 @@ class FakeOpenAIServer:
             return 200, self.stats.snapshot()
         if method == "POST" and path == "/stats/reset":
             self.stats.reset()
+            self.recorded.clear()
             return 200, {"ok": True}
+        if method == "GET" and path == "/recorded":
+            return 200, self.recorded
         if method == "POST" and path == "/v1/chat/completions":
             return await self._chat(body)
         return 404, {"error": {"message": f"no route {method} {path}"}}
@@ -302,6 +309,8 @@ class FakeOpenAIServer:
             try:
                 body = json.loads(raw)
                 content = answer_for(body, self.reply_text)
+                if self.record:
+                    self.recorded.append(body)
             except (ValueError, UnsupportedFormat, AttributeError, TypeError) as exc:
                 return 400, {"error": {"message": f"bad request: {exc}"}}
             await asyncio.sleep(self.latency_s)
@@ -352,9 +361,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--latency", type=float, default=0.5, help="seconds per request, whatever the load")
     p.add_argument("--model", default="fake-model")
+    p.add_argument("--record", action="store_true", help="keep request bodies for GET /recorded")
     args = p.parse_args(argv)
     try:
-        asyncio.run(FakeOpenAIServer(args.latency, args.model, port=args.port).serve_forever())
+        asyncio.run(FakeOpenAIServer(args.latency, args.model, port=args.port, record=args.record).serve_forever())
     except KeyboardInterrupt:
         pass
 
