@@ -112,12 +112,13 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
     """Build the agent from the composed Hydra config (``pipeline``, ``perception``, ``ablation``, ``search``)."""
     from perception.aliases import AliasTable
     from perception.ner import SpacyNER
+    from perception.cache import with_cache
     from perception.tools import build_tools
 
     pcfg = PipelineConfig.from_mapping(to_plain(cfg.get("pipeline")))
     flags = flags_from_mapping({k: v for k, v in (to_plain(cfg.get("ablation")) or {}).items() if k != "name"})
     per = to_plain(cfg.get("perception")) or {}
-    tools = build_tools(per)
+    tools = with_cache(build_tools(per), per.get("cache_dir"))  # each image OCR'd once per sweep
     search = build_search_tool(to_plain(cfg.get("search")))
     if search is not None:
         tools[search.name] = search
