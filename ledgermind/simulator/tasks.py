@@ -30,21 +30,23 @@ class Task(str, Enum):
     UNKNOWN = "unknown"
 
 
-# Checked in order: the first whose every pattern is found wins (more specific prompts first).
+# Checked in order: the first whose every pattern is found wins. Prompts that embed earlier replies
+# or tool outputs (ledger, transcript, claims) come first, and every pattern is an instruction a
+# prompt gives, never a phrase a reply or an evidence line would contain.
 _SIGNATURES: tuple[tuple[Task, tuple[str, ...]], ...] = (
-    (Task.PLAN, (r"\bplan\b", r"observation targets", r"answer granularity")),
-    (Task.OBSERVE, (r"\[OC-i\]", r"categor")),
     (Task.REASON, (r"\[SC-j\]", r"\[E\]", r"\[J\]")),
-    (Task.DECIDE, (r"decide the final answer", r"based on:")),
-    (Task.HYPOTHESIS, (r"hypothesis", r"(confirm|revise):")),
-    (Task.ENTITY_RECHECK, (r"confirmed to be visible", r"using only")),
-    (Task.REFLECT, (r"review your reasoning|critique", r"answer:")),
-    (Task.CONCISE, (r"search results", r"first answer")),
-    (Task.READ, (r"zoomed crop", r"\bread\b.*\bvalue\b")),
-    (Task.VISUAL_FALLBACK, (r"cannot determine", r"answer the question directly")),
-    (Task.NO_LEDGER, (r"transcript of tool outputs", r"cite")),
-    (Task.NATIVE_COT, (r"step by step", r"tool outputs")),
-    (Task.DIRECT, (r"text read from the image", r"answer:")),
+    (Task.DECIDE, (r"decide the final answer", r"reply with one line")),
+    (Task.NO_LEDGER, (r"transcript of tool outputs", r"cite the tool outputs")),
+    (Task.NATIVE_COT, (r"think step by step", r"tool outputs available to you")),
+    (Task.REFLECT, (r"review your reasoning", r"critique")),
+    (Task.HYPOTHESIS, (r"current hypothesis:", r"treat the hypothesis as something to falsify|\"confirm: <")),
+    (Task.ENTITY_RECHECK, (r"confirmed to be visible", r"answer using only")),
+    (Task.CONCISE, (r"web search results:", r"your first answer:")),
+    (Task.DIRECT, (r"text read from the image by ocr", r"reply with one line: answer:")),
+    (Task.VISUAL_FALLBACK, (r"\"cannot determine\" is not allowed", r"answer the question directly")),
+    (Task.OBSERVE, (r"\[OC-i\] CATEGORY", r"do not answer the question here|list at most")),
+    (Task.READ, (r"zoomed crop of an instrument", r"read the value")),
+    (Task.PLAN, (r"you plan how to answer", r"write a short plan")),
 )
 _COMPILED = tuple((t, tuple(re.compile(p, re.IGNORECASE | re.DOTALL) for p in ps)) for t, ps in _SIGNATURES)
 

@@ -63,3 +63,21 @@ def test_prompt_view_evidence_excludes_question_and_options():
     v = PromptView.of(text, "Which mission?")
     assert "Apollo 13" not in v.evidence and "Which mission?" not in v.evidence
     assert v.claims[0].id == "SC-1" and v.claims[0].sigma == pytest.approx(0.92)
+
+
+NOISE = "\n".join([
+    (SNAPSHOTS / "plan.txt").read_text(encoding="utf-8").split("\n", 1)[1],  # a prompt's tail, as a reply might echo
+    "1. Observation targets: the dial\n5. Answer granularity: a number",
+    "[OC-1] TEXT | Apollo 11 Plaque",
+    "1. Supporting evidence: none\n3. Conclusion: Revise: the answer is B. Apollo 11",
+    "Critique: re-checking it.\nAnswer: B",
+])  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(ALL_TEMPLATES))
+def test_embedded_replies_and_evidence_do_not_change_the_task(name):
+    """Ledger lines, transcripts and claims quote earlier replies (a plan, a revision ...): the
+    task must be read from the prompt's instructions, not from the evidence it carries."""
+    fields = dict.fromkeys(ALL_TEMPLATES[name].get_identifiers(), NOISE)
+    fields.update(max_oc=5, question="What is the reading of the gauge in <image 1>?")
+    assert recognise(ALL_TEMPLATES[name].substitute(**fields)) is EXPECTED[name]
