@@ -26,6 +26,7 @@ from ledgermind.experiment.results import read_results
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.summary import Summarize
 from ledgermind.experiment.wandb_logger import ExperimentLogger
+from ledgermind.simulator.label import is_simulated
 from ledgermind.metrics.census import format_census
 
 log = logging.getLogger(__name__)
@@ -162,7 +163,7 @@ def run_experiment(
     factory = agent_factory or import_object(cfg.get("agent_factory", "ledgermind.pipeline.build_agent"), "agent_factory")
     scorer = scorer or import_object(cfg.get("scorer", "ledgermind.scoring.score"), "scorer")
     summarize = summarize if summarize is not None else default_summarize()
-    if is_tiny_model(cfg.model):
+    if is_tiny_model(cfg.model) and not is_simulated(backend_identity(cfg)):  # the simulator prints its own banner
         print(TINY_MODEL_BANNER.format(name=cfg.model.get("name")), file=sys.stderr, flush=True)
 
     identity = identity_for(
