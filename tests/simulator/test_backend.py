@@ -151,3 +151,26 @@ def test_faults_off_is_a_perfect_model():
 def test_bad_configuration_is_one_clear_error(kwargs):
     with pytest.raises(ConfigError):
         rates_from_config(**kwargs)
+
+
+def _compose(*overrides: str):
+    from pathlib import Path
+
+    from hydra import compose, initialize_config_dir
+
+    conf = Path(__file__).resolve().parents[2] / "conf"
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        return compose("config", overrides=["backend=simulated", "benchmark=sample", "output_dir=/tmp/x", *overrides])
+
+
+@pytest.mark.parametrize("faults", ["on", "off"])
+def test_config_group_option_instantiates(faults, tmp_path):
+    """conf/backend/simulated.yaml through Hydra: answer key from the run's benchmark, seed from the run."""
+    from ledgermind.backends.build import build_backend
+    from ledgermind.simulator.backend import SimulatedBackend
+
+    cfg = _compose(f"backend.faults={faults}", "seed=11", "backend.banner=false", f"backend.vision_cache_dir={tmp_path}")
+    sim = build_backend(cfg.backend, cfg.model)
+    assert isinstance(sim, SimulatedBackend) and sim.seed == 11 and len(sim.key) > 0
+    assert (sim.rates.p_correct == 1.0 and sim.rates.phantom_rate == 0.0) is (faults == "off")
+    assert sim.rates.phantom_rate == (0.0 if faults == "off" else cfg.backend.phantom_rate)
