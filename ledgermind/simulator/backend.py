@@ -48,6 +48,7 @@ class SimulatedBackend(Backend):
         faults: str | bool = "on",
         vision_ocr: Any = None,
         vision_cache_dir: str | None = None,
+        perception_cache: str | None = None,
         follow_claim_sigma: float = 0.6,
         crop_match_threshold: float = 0.8,
         banner: bool = True,
@@ -57,7 +58,7 @@ class SimulatedBackend(Backend):
         self.rates: FaultRates = rates_from_config(faults, **rates)
         self.seed = int(seed)
         self.key = answer_key if answer_key is not None else AnswerKey.from_benchmark(benchmark)
-        self.vision = Vision(vision_ocr, vision_cache_dir)
+        self.vision = Vision(vision_ocr, vision_cache_dir, perception_cache)
         self.locator = CropLocator(self.key, threshold=crop_match_threshold)
         self.follow_sigma = float(follow_claim_sigma)
         self._model_id = f"simulated({(model or {}).get('name', 'model')})"

@@ -42,9 +42,13 @@ def _file_key(image: Image.Image | Path | str) -> str:
 class Vision:
     """OCR lines of an image (path or PIL), cached by pixels."""
 
-    def __init__(self, engine: Any | None = None, cache_dir: str | Path | None = None) -> None:
+    def __init__(
+        self, engine: Any | None = None, cache_dir: str | Path | None = None, shared_cache: str | Path | None = None
+    ) -> None:
         self._engine = engine
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else None
+        self.shared_cache = shared_cache  # the run's perception cache (``perception.cache_dir``), if any
+        self._shared_tool: Any = None
         self._memory: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
         self.ocr_runs = 0  # how many images were actually OCR'd (the rest came from the cache)
@@ -73,14 +77,41 @@ class Vision:
                 return self._memory[key]
         cached = self._disk_get(key)
         if cached is None:
+            cached = self._shared_lines(image)
+        if cached is None:
             cached = tuple(ln.text for ln in self.engine.recognize(loaded.image))
             self.ocr_runs += 1
-            self._disk_put(key, cached)
+        self._disk_put(key, cached)
         with self._lock:
             self._memory[key] = cached
             if file_key:
                 self._memory[file_key] = cached
         return cached
+
+    def _shared_lines(self, image: Image.Image | Path | str) -> tuple[str, ...] | None:
+        """Lines from the run's perception cache (the agent's own OCR tool, same engine and settings):
+        the agent OCRs a question's images before the model looks at them, so the simulator's eyes
+        need not read them a second time. None when there is no such cache."""
+        if self.shared_cache in (None, "", "off"):
+            return None
+        if self._shared_tool is None:
+            try:
+                from perception.cache import CachedTool, PerceptionCache
+            except ImportError:  # pragma: no cover — the perception cache is optional
+                self.shared_cache = None
+                return None
+            from perception.tools import OCRTool
+
+            cache = PerceptionCache.from_setting(self.shared_cache)
+            if cache is None:
+                self.shared_cache = None
+                return None
+            self._shared_tool = CachedTool(OCRTool(self.engine), cache)
+        out = self._shared_tool.invoke(image=image if isinstance(image, Image.Image) else Path(image))
+        if out.error is not None:
+            return None
+        self.ocr_runs += int(out.latency_s > 0.05)  # a hit takes milliseconds, a recognition seconds
+        return tuple(o.text for o in out.observations)
 
     def _disk_get(self, key: str) -> tuple[str, ...] | None:
         if self.cache_dir is None:

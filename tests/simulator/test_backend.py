@@ -174,3 +174,26 @@ def test_config_group_option_instantiates(faults, tmp_path):
     assert isinstance(sim, SimulatedBackend) and sim.seed == 11 and len(sim.key) > 0
     assert (sim.rates.p_correct == 1.0 and sim.rates.phantom_rate == 0.0) is (faults == "off")
     assert sim.rates.phantom_rate == (0.0 if faults == "off" else cfg.backend.phantom_rate)
+
+
+def test_vision_reuses_the_agents_ocr_from_the_perception_cache(key_items, tmp_path):
+    """The agent OCRs an item's images first; the simulator's eyes read them from the same cache."""
+    from perception.cache import with_cache
+    from perception.image_io import ImagePolicy
+    from perception.ocr import OCRLine, RapidOCREngine, make_line
+    from perception.tools import OCRTool
+
+    from ledgermind.simulator.vision import Vision
+
+    calls: list[int] = []
+
+    class Engine(RapidOCREngine):  # real engine class and settings, recognition stubbed and counted
+        def _recognize(self, image) -> list[OCRLine]:
+            calls.append(1)
+            return [make_line("Apollo 11 Plaque", [(0, 0), (50, 0), (50, 15), (0, 15)], 0.99)]
+
+    agent_ocr = with_cache({"ocr": OCRTool(Engine(), ImagePolicy())}, str(tmp_path / "perc"))["ocr"]
+    assert agent_ocr.invoke(image=key_items[0].images[0]).observations[0].text == "Apollo 11 Plaque"
+    vision = Vision(Engine(), shared_cache=str(tmp_path / "perc"))
+    assert vision.lines(key_items[0].images[0]) == ("Apollo 11 Plaque",)
+    assert len(calls) == 1  # the simulator did not OCR the image again
