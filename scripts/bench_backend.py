@@ -129,6 +129,7 @@ def main() -> None:
     p.add_argument("--max-tokens", type=int, default=16)
     p.add_argument("--base-url", default=None, help="use a running server instead of starting one")
     p.add_argument("--model-dir", default=None, help="tiny model dir (default: built into the cache)")
+    p.add_argument("--start-timeout", type=float, default=600.0, help="seconds to wait for the server")
     p.add_argument("--paths", nargs="+", choices=["server", "inprocess"], default=["server", "inprocess"])
     args = p.parse_args()
     model_dir = str(build_tiny_qwen2_vl(args.model_dir))
@@ -145,9 +146,13 @@ def bench_server(model_dir: str, args: argparse.Namespace) -> None:
     server_args = [*TINY_CPU_ARGS]
     server_args[server_args.index("--max-num-seqs") + 1] = str(args.concurrency)
     t0 = time.perf_counter()
-    with VLLMServerProcess(model_dir, args=server_args) as server:
+    server = VLLMServerProcess(model_dir, args=server_args).start()
+    try:
+        server.wait_ready(timeout_s=args.start_timeout)  # a busy CPU box needs more than the default
         print(f"server ready in {time.perf_counter() - t0:.1f} s")
         asyncio.run(bench(server.base_url, model_dir, args))
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":
