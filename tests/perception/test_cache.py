@@ -95,6 +95,8 @@ def test_key_follows_pixels_inputs_and_engine_settings(render, image_file, tmp_p
         with_cache(build_tools(perception_cfg(det_box_thresh=0.4)), tmp_path)["ocr"].key({"image": image_file}),
     }
     assert len(keys) == 6  # only the str path coincides with the Path
+    same = with_cache(build_tools(perception_cfg(threads=2)), tmp_path)["ocr"].key({"image": image_file})
+    assert same == base.key({"image": image_file})  # the thread count does not change what OCR reads
     strict = with_cache(build_tools(perception_cfg()), tmp_path)["ocr"].invoke(image=image_file)
     loose = with_cache(build_tools(perception_cfg(min_confidence=0.3)), tmp_path)["ocr"].invoke(image=image_file)
     assert strict.ok and loose.ok and CountingRapidOCREngine.calls == 2  # a settings change recomputes
