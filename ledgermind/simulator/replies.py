@@ -254,10 +254,13 @@ def read(m: Mind) -> Draft:
 
 
 def reflect(m: Mind) -> Draft:
+    """F4: self-reflection without new evidence keeps the answer it has (it rewrites the reasoning
+    around it) and may add a claim supported by nothing; it re-answers only when there is none."""
     current = CURRENT_ANSWER.search(m.view.evidence)
-    answer, _ = m.choose()
-    if not answer and current:
-        answer = current.group(1).strip()
+    held = current.group(1).strip() if current else ""
+    if m.entry is not None and m.entry.is_mcq and (letter := re.match(r"([A-J])\b", held)):
+        held = letter.group(1)
+    answer = held if held and not held.startswith("(") else m.choose()[0]
     faults: list[Injected] = []
     lines = ["Critique: the flagged step may not follow from the observations; re-checking it."]
     if m.rng.random() < m.rates.reflection_amplify_rate:

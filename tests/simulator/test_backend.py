@@ -197,3 +197,14 @@ def test_vision_reuses_the_agents_ocr_from_the_perception_cache(key_items, tmp_p
     vision = Vision(Engine(), shared_cache=str(tmp_path / "perc"))
     assert vision.lines(key_items[0].images[0]) == ("Apollo 11 Plaque",)
     assert len(calls) == 1  # the simulator did not OCR the image again
+
+
+def test_reflection_keeps_the_answer_it_has(make_backend):
+    """F4: free-form reflection rewrites the reasoning around the answer, it does not re-draw it."""
+    from ledgermind.prompts.templates import REFLECT
+
+    sim = make_backend(p_correct=0.0, reflection_amplify_rate=0.0, empty_rate=0, format_error_rate=0)
+    held = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="C, as someone said")
+    assert sim.generate_sync(request(held)).text.endswith("Answer: C")
+    fresh = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="(none yet)")
+    assert not sim.generate_sync(request(fresh)).text.endswith("Answer: B")  # p_correct 0: a distractor
