@@ -75,7 +75,9 @@ class KeyEntry:
         """Does ``evidence`` state the content of ``answer`` (option text, or the number)?"""
         if self.is_mcq:
             text = PLACEHOLDER_RE.sub(" ", self.option_text(answer)).strip()
-            return len(text) >= 3 and normalise(text) in normalise(evidence)
+            if len(text) < 3:  # "RB", "S": a whole word of the evidence, not a substring of any word
+                return bool(text) and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", evidence) is not None
+            return normalise(text) in normalise(evidence)
         try:
             target = float(answer)
         except ValueError:

@@ -208,3 +208,14 @@ def test_reflection_keeps_the_answer_it_has(make_backend):
     assert sim.generate_sync(request(held)).text.endswith("Answer: C")
     fresh = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="(none yet)")
     assert not sim.generate_sync(request(fresh)).text.endswith("Answer: B")  # p_correct 0: a distractor
+
+
+def test_short_option_text_is_found_as_a_whole_word(key_items):
+    """A perfect model cites the observation naming its answer even when the option is 'RB'."""
+    from ledgermind.benchmarks.item import AnswerType, Item
+    from ledgermind.simulator.answer_key import AnswerKey
+
+    key = AnswerKey([Item("s", "Which label marks the lesion in <image 1>?", [], ["LA", "RB", "S"], "B", AnswerType.MCQ)])
+    e = key.entries[0]
+    assert e.evidence_has("B", "OC-3 | PERCEPTION OBJECT | 0.92 | RB") and not e.evidence_has("B", "HERB garden")
+    assert e.evidence_has("C", "label S here") and not e.evidence_has("C", "Sagittal")
