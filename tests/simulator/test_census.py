@@ -69,3 +69,24 @@ def test_run_census_sums_items_and_reports_catch_rates():
     plain = Trajectory("q", "Q?", PathKind.DIRECT)
     plain.model_calls.append(ModelCall(stage="x", latency_s=0.0))
     assert "simulator" not in census(plain)  # only simulated runs carry the section
+
+
+def test_simulated_runs_are_labelled_a_test_instrument(tmp_path):
+    """metrics.json and the Table 3 caption say so; a run on another backend does not."""
+    from ledgermind.experiment.summary import RunIdentity, build_metrics
+    from ledgermind.experiment.table3 import RunScores, caption_for
+    from ledgermind.simulator.label import NOTE
+
+    t = Trajectory("q", "Q?", PathKind.FULLPIPE)
+    t.model_calls.append(call("reason", {"kind": "phantom", "entity": "Harold Finnegan", "answer": "C"}))
+    claim(t, "Harold Finnegan says C", ecc=False)
+
+    def ident(backend: str) -> RunIdentity:
+        return RunIdentity("m", backend, "gauges", "full", "x", 1)
+
+    sim = build_metrics([], [t], ident("SimulatedBackend"), wall_time_s=1.0, gamma=0.5, summarize=None)
+    assert sim["test_instrument"] == NOTE and sim["mechanisms"]["simulator"]["catch_rate"]["phantom"] == 1.0
+    real = build_metrics([], [], ident("VLLMServerBackend"), wall_time_s=1.0, gamma=0.5, summarize=None)
+    assert "test_instrument" not in real
+    assert caption_for([RunScores(tmp_path, ident("SimulatedBackend"), {}, {})]).startswith(NOTE)
+    assert NOTE not in caption_for([RunScores(tmp_path, ident("VLLMServerBackend"), {}, {})])
