@@ -17,7 +17,7 @@ GPU_PY   := $(GPU_VENV)/bin/python
 PADDLE_INDEX ?= https://www.paddlepaddle.org.cn/packages/stable/cu126/
 PADDLE_VERSION ?= 3.0.0
 
-.PHONY: run test env gpu-env gpu-paddle bench clean-env
+.PHONY: run test env gpu-env gpu-paddle bench clean-env table3-sim
 
 run: env
 	$(PY) scripts/run.py $(ARGS)
@@ -70,3 +70,21 @@ bench: env
 
 clean-env:
 	rm -rf $(VENV) $(GPU_VENV)
+
+# Table 3 on the fault-injecting SIMULATED backbone (a test instrument, not a model; README
+# "Simulated backbone"): full + five ablations + native CoT on the dev MMMU-Pro subset and on the
+# gauge set (Dual-Read), then Table 3 and the injected-vs-caught fault report.
+#   make table3-sim                                             default fault model
+#   make table3-sim SIM_ARGS="backend.faults=off" SIM_OUT=outputs/table3-sim-sanity   perfect model
+SIM_OUT  ?= outputs/table3-sim
+SIM_ARGS ?=
+SIM_VARIANTS := full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher,baseline
+SIM_RUN = $(PY) scripts/run.py -m backend=simulated model.name=simulated-backbone logger=none cache.mode=off \
+	progress=false +ablation=$(SIM_VARIANTS) $(SIM_ARGS)
+
+table3-sim: env
+	$(SIM_RUN) benchmark=mmmu_pro_standard10 hydra.sweep.dir=$(SIM_OUT)/mmmu_pro
+	$(SIM_RUN) benchmark=gauges hydra.sweep.dir=$(SIM_OUT)/gauges
+	$(PY) scripts/table3.py $(SIM_OUT)/mmmu_pro --logger none
+	$(PY) scripts/table3.py $(SIM_OUT)/gauges --logger none
+	$(PY) scripts/sim_report.py $(SIM_OUT)/mmmu_pro $(SIM_OUT)/gauges | tee $(SIM_OUT)/sim_report.txt

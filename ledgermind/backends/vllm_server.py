@@ -125,7 +125,8 @@ class VLLMServerBackend(Backend):
         return httpx.AsyncClient(timeout=self._timeout, limits=limits, headers=headers, transport=self._transport)
 
     async def generate(self, request: GenerationRequest) -> Reply:
-        body = build_payload(request, self.served_model, self.return_token_ids)
+        # image encoding (base64 of every image) off the event loop: it would stall every item in flight
+        body = await asyncio.to_thread(build_payload, request, self.served_model, self.return_token_ids)
         async with self._sems.get():
             t0 = time.perf_counter()
             data, url, attempts = await self._post_with_retries(body)

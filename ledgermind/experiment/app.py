@@ -30,6 +30,7 @@ from ledgermind.experiment.results import read_results
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.summary import Summarize
 from ledgermind.experiment.wandb_logger import ExperimentLogger
+from ledgermind.simulator.label import is_simulated
 from ledgermind.metrics.census import format_census
 
 log = logging.getLogger(__name__)
@@ -209,7 +210,8 @@ def run_experiment(
     factory = agent_factory or import_object(agent_factory_path(cfg), "agent_factory")
     scorer = scorer or configured_scorer(cfg)
     summarize = summarize if summarize is not None else default_summarize()
-    if is_tiny_model(cfg.model) and backend_identity(cfg) != "ReplayBackend":  # replayed replies are not the tiny model's
+    # replayed replies are not the tiny model's, and the simulator prints its own banner
+    if is_tiny_model(cfg.model) and backend_identity(cfg) != "ReplayBackend" and not is_simulated(backend_identity(cfg)):
         print(TINY_MODEL_BANNER.format(name=cfg.model.get("name")), file=sys.stderr, flush=True)
 
     identity = identity_for(

