@@ -9,7 +9,7 @@ from PIL import Image
 
 from ledgermind.errors import ConfigError
 from ledgermind.prompts import schemas
-from ledgermind.prompts.templates import DECIDE, DIRECT, DUAL_READ, OBSERVE, REASON
+from ledgermind.prompts.templates import DECIDE, DIRECT, DUAL_READ, LEDGER_TITLE, OBSERVE, REASON
 from ledgermind.simulator.faults import FaultRates, rates_from_config
 
 from tests.simulator.conftest import FakeOCR, request
@@ -23,7 +23,7 @@ def direct(question: str = Q) -> str:
 
 
 def reason_prompt(ledger: str = "OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque", warning: str = "") -> str:
-    return REASON.substitute(method="m", granularity="g", warning=warning, question=Q + "\n" + OPTS, ledger=ledger)
+    return REASON.substitute(method="m", granularity="g", warning=warning, evidence_title=LEDGER_TITLE, question=Q + "\n" + OPTS, ledger=ledger)
 
 
 def test_perfect_model_answers_gold_from_question_text(make_backend):
@@ -69,7 +69,7 @@ def test_structured_output_follows_the_schema(make_backend):
     claims = json.loads(sim.generate_sync(request(reason_prompt(), schema=schemas.CLAIMS)).text)
     assert [c["stage"] for c in claims["claims"]] == ["E", "I", "J"]
     assert claims["claims"][0]["cites"] == ["OC-1"] and "B. Apollo 11" in claims["claims"][2]["text"]
-    decide = DECIDE.substitute(question=Q, options=OPTS, granularity="g", ledger="OC-1 | PERCEPTION TEXT | 0.92 | x",
+    decide = DECIDE.substitute(question=Q, options=OPTS, granularity="g", evidence_title=LEDGER_TITLE, ledger="OC-1 | PERCEPTION TEXT | 0.92 | x",
                                claims="(none)")  # fmt: skip
     assert json.loads(sim.generate_sync(request(decide, schema=schemas.DECISION)).text)["answer"] == "B"
 
@@ -89,7 +89,7 @@ def test_decision_follows_a_confident_claim_but_not_a_demoted_one(make_backend):
 
     def decide(sigma: float) -> str:
         claims = f"[SC-3][J] According to X, the answer is C. Gemini 4 | Based on: [OC-1] | confidence {sigma:.2f}"
-        text = DECIDE.substitute(question=Q, options=OPTS, granularity="g", ledger="OC-1 | PERCEPTION TEXT | 0.92 | x",
+        text = DECIDE.substitute(question=Q, options=OPTS, granularity="g", evidence_title=LEDGER_TITLE, ledger="OC-1 | PERCEPTION TEXT | 0.92 | x",
                                  claims=claims)  # fmt: skip
         return sim.generate_sync(request(text)).text
 
@@ -171,6 +171,8 @@ def test_config_group_option_instantiates(faults, tmp_path):
 
     cfg = _compose(f"backend.faults={faults}", "seed=11", "backend.banner=false", f"backend.vision_cache_dir={tmp_path}")
     sim = build_backend(cfg.backend, cfg.model)
+    while not isinstance(sim, SimulatedBackend) and hasattr(sim, "inner"):  # the image-budget wrapper
+        sim = sim.inner
     assert isinstance(sim, SimulatedBackend) and sim.seed == 11 and len(sim.key) > 0
     assert (sim.rates.p_correct == 1.0 and sim.rates.phantom_rate == 0.0) is (faults == "off")
     assert sim.rates.phantom_rate == (0.0 if faults == "off" else cfg.backend.phantom_rate)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ledgermind.prompts.templates import DUAL_READ, ENTITY_RECHECK, NATIVE_COT, REASON, REFLECT
+from ledgermind.prompts.templates import DUAL_READ, ENTITY_RECHECK, LEDGER_TITLE, NATIVE_COT, REASON, REFLECT
 from ledgermind.repair import HALLUCINATION_WARNING
 from tests.simulator.conftest import request
 
@@ -31,7 +31,7 @@ def count(backend, prompts, kind: str, images=()) -> int:
 
 def reason(i: int, question: str = Q_MCQ, warning: str = "") -> str:
     ledger = f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque\nOC-2 | PERCEPTION NUMBER | 0.92 | {i}"
-    return REASON.substitute(method="m", granularity="g", warning=warning, question=question + "\n" + OPTS, ledger=ledger)
+    return REASON.substitute(method="m", granularity="g", warning=warning, evidence_title=LEDGER_TITLE, question=question + "\n" + OPTS, ledger=ledger)
 
 
 @pytest.mark.parametrize("rate", [0.1, 0.3])
@@ -78,7 +78,7 @@ def test_p_correct_and_grounding_bonus(make_backend):
                        empty_rate=0, format_error_rate=0)  # fmt: skip
 
     def correct(ledger_fact: str) -> int:
-        prompts = [REASON.substitute(method="m", granularity="g", warning="", question=Q_MCQ + "\n" + OPTS,
+        prompts = [REASON.substitute(method="m", granularity="g", warning="", evidence_title=LEDGER_TITLE, question=Q_MCQ + "\n" + OPTS,
                                      ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | {ledger_fact} {i}") for i in range(N)]  # fmt: skip
         return sum("answer is B." in sim.generate_sync(request(p)).text for p in prompts)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ledgermind.prompts.templates import ALL_TEMPLATES
+from ledgermind.prompts.templates import ALL_TEMPLATES, LEDGER_TITLE
 from ledgermind.repair import HALLUCINATION_WARNING
 from ledgermind.simulator.tasks import PromptView, Task, recognise
 
@@ -45,7 +45,7 @@ def test_unknown_prompt():
 
 def test_prompt_view_parses_ledger_claims_and_warning():
     text = ALL_TEMPLATES["reason"].substitute(
-        method="m", granularity="g", warning=HALLUCINATION_WARNING, question="Q?",
+        method="m", granularity="g", warning=HALLUCINATION_WARNING, question="Q?", evidence_title=LEDGER_TITLE,
         ledger="OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque\nOC-2 | RETRIEVAL | 0.85 | landed 1969",
     )  # fmt: skip
     v = PromptView.of(text, "Q?")
@@ -57,7 +57,7 @@ def test_prompt_view_parses_ledger_claims_and_warning():
 
 def test_prompt_view_evidence_excludes_question_and_options():
     text = ALL_TEMPLATES["decide"].substitute(
-        question="Which mission?", options="Options:\nA. Apollo 13\nB. Apollo 11", granularity="g",
+        question="Which mission?", options="Options:\nA. Apollo 13\nB. Apollo 11", granularity="g", evidence_title=LEDGER_TITLE,
         ledger="OC-1 | PERCEPTION TEXT | 0.92 | plaque", claims="[SC-1][J] The answer is B. Apollo 11 | Based on: [OC-1] | confidence 0.92",
     )  # fmt: skip
     v = PromptView.of(text, "Which mission?")
