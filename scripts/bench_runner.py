@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ import httpx  # noqa: E402
 from hydra import compose, initialize_config_dir  # noqa: E402
 from hydra.errors import HydraException  # noqa: E402
 
+from ledgermind.backends.vllm_launch import free_port  # noqa: E402
 from ledgermind.errors import UserError  # noqa: E402
 from ledgermind.experiment.results import read_results  # noqa: E402
 from ledgermind.experiment.app import run_experiment  # noqa: E402
@@ -90,12 +90,6 @@ def item_parallel_bound_s(calls: list[int], concurrency: int, latency: float) ->
 
 
 # ----------------------------------------------------------------------------- the fake server
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def fake_server(latency: float) -> Iterator[str]:
     port = free_port()
