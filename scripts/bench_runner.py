@@ -149,7 +149,7 @@ def throughput_table(args: argparse.Namespace, base: list[str], url: str, tmp: P
     print(f"\nrunner vs server: {args.items} items of {args.benchmark}, perception cache warm, "
           f"{'fake server latency %.2f s' % args.latency if fake else url}\n")  # fmt: skip
     print("| concurrency | items | run s | items/min | × c=first | mean in flight | requests | replay items/min | × replay "
-          "| item-parallel bound s | bound / run | runner CPU s | errors |")  # fmt: skip
+          "| item-parallel bound s | bound / run | CPU s incl. setup | errors |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     first = rows[0]["items_per_min"]
     for r in rows:
