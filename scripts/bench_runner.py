@@ -72,9 +72,11 @@ def merge_overrides(defaults: list[str], user: list[str]) -> list[str]:
 
 
 def run_level(overrides: list[str], concurrency: int, out_dir: Path) -> dict[str, float]:
+    level = [f"concurrency={concurrency}", f"output_dir={out_dir}"]
+    if not any(_key(o) == "backend" and o.split("=", 1)[1] != "vllm_server" for o in overrides):
+        level.append(f"backend.concurrency={max(concurrency, 1)}")  # the client's request limit follows
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("config", overrides=[*overrides, f"concurrency={concurrency}",
-                                           f"backend.concurrency={max(concurrency, 1)}", f"output_dir={out_dir}"])  # fmt: skip
+        cfg = compose("config", overrides=[*overrides, *level])
     cpu0 = time.process_time()
     metrics = run_experiment(cfg)
     cpu_s = time.process_time() - cpu0  # all threads of this process; not inflated by waiting for a core
@@ -141,8 +143,9 @@ def throughput_table(args: argparse.Namespace, base: list[str], url: str, tmp: P
             stats = server_call(url, "GET", "/stats")
             row["in_flight"] = stats["mean_in_flight"] * stats["seconds"] / row["run_s"]  # type: ignore[index]
             row["requests"] = stats["requests"]  # type: ignore[index]
-            replay_s = asyncio.run(replay_requests(url, bodies, c))  # type: ignore[arg-type]
-            row["replay_items_per_min"] = 60.0 * row["items"] / replay_s
+            if bodies:  # an agent that never calls the server leaves nothing to replay
+                replay_s = asyncio.run(replay_requests(url, bodies, c))  # type: ignore[arg-type]
+                row["replay_items_per_min"] = 60.0 * row["items"] / replay_s
             row["bound_s"] = item_parallel_bound_s(row["calls"], c, args.latency)  # type: ignore[arg-type]
         rows.append(row)
         print(f"concurrency {c}: {row['items_per_min']:.1f} items/min", file=sys.stderr)
