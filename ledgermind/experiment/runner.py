@@ -28,6 +28,7 @@ from ledgermind.experiment.results import (
     read_results,
 )
 from ledgermind.experiment.summary import RunIdentity, Summarize, build_metrics, items_hash
+from ledgermind.metrics.census import trajectory_record
 from ledgermind.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ class ItemRunner:
 
 
 def _write(writer: ResultsWriter, result: ItemResult, traj: Trajectory | None) -> None:
-    writer.write(result, traj.to_dict() if traj is not None else None)
+    writer.write(result, trajectory_record(traj) if traj is not None else None)
 
 
 async def run_items(

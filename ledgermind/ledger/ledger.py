@@ -27,7 +27,7 @@ from ledgermind.tools.base import ToolOutput
 class Transition:
     """One lifecycle operation, kept for the audit trail."""
 
-    op: str  # APPEND | MARK_STALE | SUPERSEDE | DROP | CONFLICT | SET_SIGMA
+    op: str  # APPEND | MARK_STALE | SUPERSEDE | DROP | CONFLICT | RESOLVE | SET_SIGMA
     entry_id: str
     t: float
     detail: dict[str, Any] = field(default_factory=dict)
@@ -169,6 +169,13 @@ class Ledger:
             if e.omega is Omega.ACTIVE:
                 e.omega = Omega.CONFLICTED
                 self.transitions.append(Transition("CONFLICT", e.id, self.now()))
+
+    def resolve_conflict(self, entry_id: str) -> None:
+        """A CONFLICTED entry whose rival was dropped (Π(T3)) becomes ACTIVE again."""
+        e = self.get(entry_id)
+        if e.omega is Omega.CONFLICTED:
+            e.omega = Omega.ACTIVE
+            self.transitions.append(Transition("RESOLVE", e.id, self.now()))
 
     def set_sigma(self, entry_id: str, sigma: float, reason: str) -> None:
         """Change an entry's confidence (Dual-Read: 0.97 / 0.65). Not a content change."""
