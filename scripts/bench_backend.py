@@ -89,7 +89,8 @@ async def bench(base_url: str, model_dir: str, args: argparse.Namespace) -> None
     print(row(f"server, concurrency {args.concurrency}", walln, latn))
     print(row("cache miss (server + sqlite write)", wallm, latm))
     print(row("cache hit (hash + sqlite read)", wallh, lath))
-    print(f"\nspeed-up concurrency {args.concurrency} vs 1: {wall1 / walln:.2f}x; "
+    print(f"\nserver: {n / wall1:.2f} req/s at concurrency 1, {n / walln:.2f} req/s at {args.concurrency}")
+    print(f"speed-up concurrency {args.concurrency} vs 1: {wall1 / walln:.2f}x; "
           f"durable cache write (sqlite, synchronous=FULL): {put_ms:.2f} ms; "
           f"hit vs server call: {statistics.mean(lat1) / statistics.mean(lath):.0f}x faster")  # fmt: skip
     await client.aclose()
