@@ -84,7 +84,10 @@ def test_simulated_runs_are_labelled_a_test_instrument(tmp_path):
     def ident(backend: str) -> RunIdentity:
         return RunIdentity("m", backend, "gauges", "full", "x", 1)
 
-    sim = build_metrics([], [t], ident("SimulatedBackend"), wall_time_s=1.0, gamma=0.5, summarize=None)
+    from ledgermind.experiment.results import ItemResult
+
+    scored = [ItemResult("q", "C", "A", 0.0, True, "FULLPIPE", "Easy")]  # only scored items count
+    sim = build_metrics(scored, [t], ident("SimulatedBackend"), wall_time_s=1.0, gamma=0.5, summarize=None)
     assert sim["test_instrument"] == NOTE and sim["mechanisms"]["simulator"]["catch_rate"]["phantom"] == 1.0
     real = build_metrics([], [], ident("VLLMServerBackend"), wall_time_s=1.0, gamma=0.5, summarize=None)
     assert "test_instrument" not in real
