@@ -180,7 +180,18 @@ def run_experiment(
         logger.log_summary(metrics, [r for r in read_results(settings.output_dir) if r.id in {i.id for i in items}])
     finally:
         logger.finish()
+    if cfg.get("report", False):
+        write_report(settings.output_dir)
     return metrics
+
+
+def write_report(out_dir: Path) -> Path:
+    """``report=true``: the HTML audit report of the finished run (imported late: it reads this run's files)."""
+    from ledgermind.report import build_report
+
+    index = build_report(out_dir)
+    print(f"report: {index}", flush=True)
+    return index
 
 
 def _start_logger(cfg: DictConfig, settings: RunSettings) -> ExperimentLogger:
