@@ -125,6 +125,7 @@ def load_item_infos(run_dir: Path, ids: set[str], notes: list[str]) -> dict[str,
     }
 
 
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff"})
 _PATH_REPR = re.compile(r"^(?:\w*Path)\('(.+)'\)$")
 
 
@@ -133,4 +134,7 @@ def input_image_path(value: Any) -> Path | None:
     if not isinstance(value, str) or not value:
         return None
     m = _PATH_REPR.match(value)
-    return Path(m.group(1)) if m else (Path(value) if "/" in value or "." in value else None)
+    if m:
+        return Path(m.group(1))
+    looks_like_path = not value.startswith("<") and Path(value).suffix.lower() in IMAGE_SUFFIXES
+    return Path(value) if looks_like_path else None  # not e.g. "<PIL.Image.Image …>" (an in-memory crop)
