@@ -23,6 +23,7 @@ class Bar:
     w: float
     h: float
     series: int = 0
+    label_x: float = 0.0  # centre of the bar group, where the group label goes
 
 
 @dataclass(frozen=True)
@@ -44,17 +45,19 @@ def bar_chart(
     series_names: Sequence[str] = ("",),
     max_value: float | None = None,
     fmt: str = "{:g}",
+    bar_w: int = BAR_W,
 ) -> Chart:
     """``data``: (group label, one value per series). Zero bars are kept (drawn flat) on purpose."""
     n_series = max(1, len(series_names))
     top = max_value if max_value is not None else max((v for _, vs in data for v in vs), default=0.0)
     top = top or 1.0
-    group_w = n_series * BAR_W + GAP
+    group_w = n_series * bar_w + GAP
     bars = []
     for gi, (label, values) in enumerate(data):
         for si, v in enumerate(values):
             h = PLOT_H * max(0.0, float(v)) / top
-            x = LEFT + gi * group_w + si * BAR_W
-            bars.append(Bar(str(label), float(v), fmt.format(v), x, TOP + PLOT_H - h, BAR_W - 4, h, si))
+            x = LEFT + gi * group_w + si * bar_w
+            centre = LEFT + gi * group_w + (n_series * bar_w - 4) / 2
+            bars.append(Bar(str(label), float(v), fmt.format(v), x, TOP + PLOT_H - h, bar_w - 4, h, si, centre))
     width = int(LEFT * 2 + max(1, len(data)) * group_w)
     return Chart(chart_id, title, width, TOP + PLOT_H + BOTTOM, bars, TOP + PLOT_H, tuple(series_names))

@@ -130,7 +130,7 @@ def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> li
         bar_chart("chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}"),
         bar_chart("chart-triggers", "Items where each trigger fired", [(t.split("_")[0], [trig[t.split("_")[0]]]) for t in TRIGGERS]),
         bar_chart("chart-operators", "Items where each operator ran",
-                  [(o, [sum(1 for r in rows if o in r.operators)]) for o in OPERATORS]),  # fmt: skip
+                  [(o.replace("_AND_", "&"), [sum(1 for r in rows if o in r.operators)]) for o in OPERATORS], bar_w=64),  # fmt: skip
         bar_chart(
             "chart-calls", "Calls per item by path",
             [(p, [sum(r.model_calls for r in rs) / len(rs), sum(r.tool_calls for r in rs) / len(rs)]) for p, rs in sorted(per_path.items())],

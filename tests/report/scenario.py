@@ -82,8 +82,10 @@ def write_dataset(root: Path) -> Path:
     (data / "img").mkdir(parents=True, exist_ok=True)
     im = Image.new("RGB", IMAGE_SIZE, "white")
     d = ImageDraw.Draw(im)
-    for _, (x0, y0, x1, y1), _ in OCR_LINES:
-        d.rectangle([x0, y0, x1, y1], outline="black")
+    d.rectangle([10, 10, 390, 290], outline="#8a6d3b", width=6, fill="#f3e9d2")  # a plaque
+    for text, (x0, y0, x1, y1), _ in OCR_LINES:
+        shown = "EXIT" if text == MALICIOUS_OCR else text
+        d.text((x0 + 6, y0 + 6), shown, fill="black", font_size=min(28, int(y1 - y0) - 10))
     im.save(data / "img" / "plaque.png")
     (data / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in ITEMS), encoding="utf-8")
     return data
