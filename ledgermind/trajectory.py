@@ -45,6 +45,34 @@ class OperatorName(str, Enum):
     FREEFORM_REFLECTION = "FREEFORM_REFLECTION"
 
 
+class MarkKind(str, Enum):
+    """Mechanisms that leave no model call, tool call or claim of their own (typed, for the census)."""
+
+    DUAL_READ_AGREE = "DUAL_READ_AGREE"  # Δv ≤ 0.15 (App. D.5)
+    DUAL_READ_DISAGREE = "DUAL_READ_DISAGREE"  # Δv > 0.15 or a reading missing
+    SEARCH_SKIPPED_NO_PROVIDER = "SEARCH_SKIPPED_NO_PROVIDER"  # knowledge question, no search tool
+    HYPOTHESIS_VERIFICATION = "HYPOTHESIS_VERIFICATION"  # Alg. 1 lines 35–44 ran
+    ENTITY_RECHECK = "ENTITY_RECHECK"  # Alg. 2 lines 2–3
+    NUMERIC_SNAP = "NUMERIC_SNAP"  # Alg. 2 lines 5–6
+    VISUAL_FALLBACK = "VISUAL_FALLBACK"  # Alg. 2 lines 8–9
+    WARNING_INJECTED = "WARNING_INJECTED"  # T6 warning reached a later prompt
+
+
+@dataclass
+class Mark:
+    """One typed record that a mechanism ran (the census counts these; ``detail`` is for humans)."""
+
+    kind: MarkKind
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "detail": self.detail}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Mark:
+        return cls(MarkKind(d["kind"]), str(d.get("detail", "")))
+
+
 class RepairLayer(str, Enum):
     EVIDENCE = "EVIDENCE"
     ACTION = "ACTION"
@@ -63,6 +91,8 @@ class ModelCall:
     reply: str = ""
     error: str | None = None
     step: int = 0
+    request_key: str = ""  # hash of the full request (the response-cache key): equal keys = identical requests
+    meta: dict[str, Any] = field(default_factory=dict)  # the backend's Reply.meta
 
 
 @dataclass
@@ -78,6 +108,8 @@ class RepairEvent:
     grounded_after: bool | None = None  # GroundedAfter(r) for the recovery rate RR (Eq. 29)
     note: str = ""
     step: int = 0
+    hit: int = 0  # which trigger firing this event answers (1, 2, …; 0 = not recorded)
+    error: str | None = None  # the operator itself failed (a bug, not a tool anomaly)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -98,6 +130,8 @@ class RepairEvent:
             grounded_after=d.get("grounded_after"),
             note=d.get("note", ""),
             step=int(d.get("step", 0)),
+            hit=int(d.get("hit", 0)),
+            error=d.get("error"),
         )
 
 
@@ -118,6 +152,12 @@ class Trajectory:
     timings: dict[str, float] = field(default_factory=dict)  # total_s, model_s, tool_s, own_s
     error: str | None = None  # an item-level failure (recorded, the run goes on)
     notes: list[str] = field(default_factory=list)  # defense lines applied, warnings injected
+    marks: list[Mark] = field(default_factory=list)  # typed mechanism records (census source)
+
+    def mark(self, kind: MarkKind, detail: str = "") -> None:
+        """Record that a mechanism ran, with a human-readable note beside it."""
+        self.marks.append(Mark(kind, detail))
+        self.notes.append(f"{kind.value.lower()}: {detail}" if detail else kind.value.lower())
 
     # ------------------------------------------------------------------ views
     @property
@@ -167,6 +207,7 @@ class Trajectory:
             "timings": self.timings,
             "error": self.error,
             "notes": self.notes,
+            "marks": [m.to_dict() for m in self.marks],
         }
 
     @classmethod
@@ -179,7 +220,7 @@ class Trajectory:
             answer=d.get("answer"),
             raw_answer=d.get("raw_answer", ""),
             abstained=bool(d.get("abstained", False)),
-            model_calls=[ModelCall(**c) for c in d.get("model_calls", [])],
+            model_calls=[ModelCall(**{k: v for k, v in c.items() if k in _MODEL_CALL_FIELDS}) for c in d.get("model_calls", [])],
             events=[RepairEvent.from_dict(e) for e in d.get("events", [])],
             transcript=list(d.get("transcript", [])),
             profile=dict(d.get("profile") or {}),
@@ -187,4 +228,8 @@ class Trajectory:
             timings=dict(d.get("timings") or {}),
             error=d.get("error"),
             notes=list(d.get("notes", [])),
+            marks=[Mark.from_dict(m) for m in d.get("marks", [])],
         )
+
+
+_MODEL_CALL_FIELDS = frozenset(ModelCall.__dataclass_fields__)

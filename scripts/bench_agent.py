@@ -32,12 +32,12 @@ from ledgermind.pipeline import AblationFlags, LedgerMindAgent, PipelineConfig  
 from ledgermind.pipeline.agent import grounding_config  # noqa: E402
 
 SCRIPTED_RULES = [
-    {"stage": "plan", "reply": "1. Observation targets: the figure\n2. Reasoning method: per option\n5. Answer granularity: one letter"},
-    {"stage": "observe", "reply": "[OC-1] TEXT | label A\n[OC-2] OBJECT | a diagram with two parts\n[OC-3] NUMBER | 12"},
-    {"stage": "reason", "reply": "[SC-1][E] The diagram shows two parts | Based on: [OC-2]\n"
+    {"prompt": "plan", "reply": "1. Observation targets: the figure\n2. Reasoning method: per option\n5. Answer granularity: one letter"},
+    {"prompt": "observe", "reply": "[OC-1] TEXT | label A\n[OC-2] OBJECT | a diagram with two parts\n[OC-3] NUMBER | 12"},
+    {"prompt": "reason", "reply": "[SC-1][E] The diagram shows two parts | Based on: [OC-2]\n"
                                  "[SC-2][J] Option A fits the diagram | Based on: [SC-1], [OC-2]"},
-    {"stage": "decide", "reply": "Answer: A | Based on: [SC-2]"},
-    {"stage": "direct", "reply": "Answer: A"},
+    {"prompt": "decide", "reply": "Answer: A | Based on: [SC-2]"},
+    {"prompt": "direct", "reply": "Answer: A"},
     {"pattern": "", "reply": "Answer: A"},
 ]
 

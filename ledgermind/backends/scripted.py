@@ -3,6 +3,12 @@
 It must never answer a real run by accident, so it refuses to be constructed unless the caller
 opts in explicitly (``allow_scripted=True`` in the config, or ``LEDGERMIND_ALLOW_SCRIPTED=1``),
 and every reply says ``backend="scripted"``, which the run records.
+
+Rules see exactly what a real model sees — the message text, the images, the sampling
+parameters and the structured-output schema — and nothing else: not the pipeline's stage name
+(it is recorded on the request for logs, never matched) and not how many calls came before.
+So identical requests always get identical replies, as with greedy decoding, and a test cannot
+pass by steering the fake with information a real model never receives.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
@@ -24,36 +30,63 @@ ALLOW_ENV = "LEDGERMIND_ALLOW_SCRIPTED"
 class Rule:
     """Matches when every given condition holds; ``None`` conditions are wildcards.
 
-    ``pattern`` is searched (``re.search``) in the last user message; ``stage`` equals
-    ``request.stage``; ``call`` equals the 0-based index of this call on the backend.
+    ``pattern``: regex searched in the last user message (multiline). ``prompt``: the name of a
+    prompt template, resolved to its text signature (``ledgermind.prompts.signatures``) — it is
+    still a match on the message text. ``images``: number of images in the request.
+    ``sampled``: temperature > 0. ``seed``: the request seed. ``structured``: a JSON schema is
+    requested.
     """
 
     reply: str
     pattern: str | None = None
-    stage: str | None = None
-    call: int | None = None
+    prompt: str | None = None
+    images: int | None = None
+    sampled: bool | None = None
+    seed: int | None = None
+    structured: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.pattern is not None:
+        for p in self._patterns():
             try:
-                re.compile(self.pattern)
+                re.compile(p)
             except re.error as exc:
-                raise ConfigError(f"scripted rule has an invalid regex {self.pattern!r}: {exc}") from exc
+                raise ConfigError(f"scripted rule has an invalid regex {p!r}: {exc}") from exc
 
-    def matches(self, request: GenerationRequest, call_index: int) -> bool:
-        if self.stage is not None and request.stage != self.stage:
+    def _patterns(self) -> list[str]:
+        from ledgermind.prompts.signatures import signature
+
+        out = [self.pattern] if self.pattern is not None else []
+        if self.prompt is not None:
+            try:
+                out.append(signature(self.prompt))
+            except KeyError as exc:
+                raise ConfigError(f"scripted rule: {exc.args[0]}") from None
+        return out
+
+    def matches(self, request: GenerationRequest) -> bool:
+        n_images = sum(len(m.images()) for m in request.messages)
+        checks = (
+            (self.images, n_images),
+            (self.sampled, not request.deterministic),
+            (self.seed, request.seed),
+            (self.structured, request.json_schema is not None),
+        )
+        if any(want is not None and want != got for want, got in checks):
             return False
-        if self.call is not None and call_index != self.call:
-            return False
-        return self.pattern is None or re.search(self.pattern, request.last_user_text()) is not None
+        text = request.last_user_text()
+        return all(re.search(p, text, flags=re.MULTILINE) for p in self._patterns())
 
     @classmethod
     def from_any(cls, r: Rule | Mapping[str, Any]) -> Rule:
         if isinstance(r, Rule):
             return r
-        unknown = set(r) - {"reply", "pattern", "stage", "call"}
+        allowed = {f.name for f in fields(cls)}
+        unknown = set(r) - allowed
         if "reply" not in r or unknown:
-            raise ConfigError(f"scripted rule needs 'reply' and only pattern/stage/call; got {dict(r)!r}")
+            raise ConfigError(
+                f"scripted rule needs 'reply' and only {sorted(allowed - {'reply'})} "
+                f"(a rule can match only what a model sees); got {dict(r)!r}"
+            )
         return cls(**dict(r))
 
 
@@ -77,30 +110,27 @@ class ScriptedBackend(Backend):
         self.rules = [Rule.from_any(r) for r in rules]
         self.default = default
         self._model_id = str((model or {}).get("name", "scripted"))
-        self._calls = 0
         self._lock = threading.Lock()
         self.history: list[GenerationRequest] = []  # every request seen, for test assertions
 
     async def generate(self, request: GenerationRequest) -> Reply:
         with self._lock:
-            index = self._calls
-            self._calls += 1
             self.history.append(request)
         for i, rule in enumerate(self.rules):
-            if rule.matches(request, index):
-                return self._reply(rule.reply, index, rule=i)
+            if rule.matches(request):
+                return self._reply(rule.reply, rule=i)
         if self.default is not None:
-            return self._reply(self.default, index, rule=None)
+            return self._reply(self.default, rule=None)
         raise BackendError(
-            f"scripted backend: no rule matches call {index} (stage={request.stage!r}, "
-            f"last user text={request.last_user_text()[:120]!r}) and no default reply is set"
+            "scripted backend: no rule matches the request "
+            f"(last user text={request.last_user_text()[:120]!r}) and no default reply is set"
         )
 
-    def _reply(self, text: str, index: int, rule: int | None) -> Reply:
+    def _reply(self, text: str, rule: int | None) -> Reply:
         return Reply(
             text=text,
             completion_tokens=len(text.split()),
             backend=self.name,
             model=self.model_id,
-            meta={"call_index": index, "rule": rule},
+            meta={"rule": rule},
         )

@@ -26,6 +26,7 @@ from ledgermind.experiment.results import read_results
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.summary import Summarize
 from ledgermind.experiment.wandb_logger import ExperimentLogger
+from ledgermind.metrics.census import format_census
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +179,8 @@ def run_experiment(
     try:
         metrics = asyncio.run(_run(cfg, items, factory, identity, options, scorer, summarize, logger))
         logger.log_summary(metrics, [r for r in read_results(settings.output_dir) if r.id in {i.id for i in items}])
+        print(format_census(metrics["mechanisms"], f"mechanism census ({settings.variant}, {metrics['n_items']} items, "
+                            f"abstention rate {metrics['abstention_rate']:.2f})"), file=sys.stderr, flush=True)
     finally:
         logger.finish()
     if cfg.get("report", False):

@@ -28,6 +28,7 @@ from ledgermind.experiment.results import (
     read_results,
 )
 from ledgermind.experiment.summary import RunIdentity, Summarize, build_metrics, items_hash
+from ledgermind.metrics.census import trajectory_record
 from ledgermind.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -182,7 +183,7 @@ async def run_items(
         try:
             for fut in asyncio.as_completed([bounded(it) for it in todo]):
                 result, traj = await fut
-                writer.write(result, traj.to_dict() if traj is not None else None)
+                writer.write(result, trajectory_record(traj) if traj is not None else None)
                 progress.update(result)
                 if logger is not None:
                     logger.log_item(result, progress.accuracy)

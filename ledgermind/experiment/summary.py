@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ledgermind.experiment.results import ItemResult
+from ledgermind.metrics.census import census, sum_census
 
 DIFFICULTIES = ("Easy", "Medium", "Hard")  # the MMMU-Pro topic_difficulty split of Table 3
 
@@ -87,6 +88,8 @@ def build_metrics(
         "errors": sum(1 for r in results if r.error is not None),
         "wall_time_s": wall_time_s,
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
+        "mechanisms": sum_census(census(t) for t in trajectories),
+        "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),
     }
     return metrics
 

@@ -167,6 +167,13 @@ class Ledger:
                 e.omega = Omega.CONFLICTED
                 self.transitions.append(Transition("CONFLICT", e.id, self.now()))
 
+    def resolve_conflict(self, entry_id: str) -> None:
+        """A CONFLICTED entry whose rival was dropped (Π(T3)) becomes ACTIVE again."""
+        e = self.get(entry_id)
+        if e.omega is Omega.CONFLICTED:
+            e.omega = Omega.ACTIVE
+            self.transitions.append(Transition("RESOLVE", e.id, self.now()))
+
     def set_sigma(self, entry_id: str, sigma: float, reason: str) -> None:
         """Change an entry's confidence (Dual-Read: 0.97 / 0.65). Not a content change."""
         e = self.get(entry_id)

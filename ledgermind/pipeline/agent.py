@@ -136,19 +136,40 @@ def build_search_tool(cfg: Mapping[str, Any] | None) -> Tool | None:
     trajectory notes it.
     """
     from ledgermind.tools.retriever import LocalRetrieverTool
-    from ledgermind.tools.search import SearchConfig, WebSearchTool, web_search_available
+    from ledgermind.tools.search import WebSearchTool, web_search_available
 
     cfg = dict(cfg or {})
-    provider = cfg.get("provider", "auto")
-    corpus = cfg.get("corpus")
+    provider = cfg.pop("provider", "auto")
+    corpus = cfg.pop("corpus", None)
+    if provider not in {"auto", "web", "local", "none"}:
+        raise ConfigError(f"unknown search.provider {provider!r}: use auto, web, local or none")
     if provider == "none":
         return None
     if provider == "web" or (provider == "auto" and web_search_available()):
-        return WebSearchTool(SearchConfig())
+        return WebSearchTool(_search_config(cfg))
     if provider in {"local", "auto"} and corpus:
         return LocalRetrieverTool(corpus)
     if provider == "local":
         raise ConfigError("search.provider=local needs search.corpus (a JSONL file of title/text/url)")
-    if provider not in {"auto"}:
-        raise ConfigError(f"unknown search.provider {provider!r}: use auto, web, local or none")
+    log.warning(SEARCH_OFF_NOTICE)  # once per run: the agent is built once
     return None
+
+
+SEARCH_OFF_NOTICE = (
+    "knowledge search is OFF: search.provider=auto found no SERPER_API_KEY / SERPAPI_API_KEY and no "
+    "search.corpus; knowledge questions are answered from perception evidence only "
+    "(counted per item as mechanisms.search.skipped_no_provider)"
+)
+
+
+def _search_config(values: Mapping[str, Any]) -> Any:
+    """The ``search`` node's remaining keys are ``SearchConfig`` settings (App. D.6 defaults)."""
+    from dataclasses import fields
+
+    from ledgermind.tools.search import SearchConfig
+
+    known = {f.name for f in fields(SearchConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"unknown search setting(s) {', '.join(unknown)}; known: provider, corpus, {', '.join(sorted(known))}")
+    return SearchConfig(**dict(values))

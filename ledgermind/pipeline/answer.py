@@ -12,6 +12,7 @@ from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DECIDE
 from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
 from ledgermind.scoring.score import extract_final_answer
+from ledgermind.trajectory import Trigger
 
 
 def parse_decision(reply: str) -> tuple[str, list[str]]:
@@ -49,9 +50,6 @@ def decision_text(ctx: ItemContext, answer: str) -> str:
 
 async def decide(ctx: ItemContext, *, images_resent: bool = True, retry: bool = True) -> Claim | None:
     """Synthesise the DC from the ledger (images re-sent), ground it, and run T5/T6 repair."""
-    if ctx.repairs_enabled:  # staleness scan before deciding (T2: REFRESH if a DC depends, else DROP)
-        for hit in ctx.verifier.staleness_scan(ctx.ledger.claims()):
-            await ctx.handle(hit)
     text = DECIDE.substitute(
         question=ctx.item.question,
         options=options_block(ctx.item),
@@ -59,6 +57,7 @@ async def decide(ctx: ItemContext, *, images_resent: bool = True, retry: bool = 
         ledger=ledger_block(ctx.ledger),
         claims=claims_block(ctx.ledger.claims(ClaimType.SC)),
     )
+    text = ctx.with_warning(text)
     reply = await ctx.ask_structured("decide", text, schemas.DECISION, image_parts(ctx.item) if images_resent else [])
     if reply is None:
         return None
@@ -75,8 +74,14 @@ async def register_decision(
     dc = ctx.ledger.add_claim(Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites))
     ctx.ground(dc)
     acquired = False
-    for hit in ctx.verifier.grounding_audit([dc]):
-        outcome = await ctx.handle(hit, acquire=ctx.acquire_spec(dc.text), regrounded=lambda: ctx.ground(dc).grounded)
+    hits = ctx.verifier.protocol([dc]) if ctx.repairs_enabled else []  # App. E.1 steps (1)–(4)
+    for hit in hits:
+        if hit.trigger in {Trigger.T5, Trigger.T6} and not dc.active:
+            continue
+        outcome = await ctx.handle(
+            hit, acquire=ctx.acquire_spec(dc.text, warned=hit.trigger is Trigger.T6),
+            regrounded=lambda: ctx.ground(dc).grounded,
+        )
         if outcome.abstain:
             ctx.traj.abstained = True
             return dc

@@ -41,7 +41,11 @@ class PipelineConfig:
     sigma_dual_disagree: float = 0.65  # (App. D.5)
     sigma_retrieval: float = 0.85  # RETRIEVAL entries (Alg. 1 line 20)
     search_chars: int = 600  # truncation of search results (App. D.6)
-    ttl_retrieval: float = math.inf  # ℓ_e of RETRIEVAL entries in ledger steps (App. B.2 TTL policy; no paper value)
+    # ℓ_e of RETRIEVAL entries in ledger steps (one step = one model call; App. B.2 gives the TTL
+    # mechanism but no value). A search result answers the reasoning round that fetched it; a
+    # decision taken more than this many model calls later (reasoning, verification, decision: 3) re-checks it (T2: REFRESH when a
+    # decision depends on it, else DROP). Perception does not expire: the image does not change.
+    ttl_retrieval: float = 3
     ttl_perception: float = math.inf  # ℓ_e of PERCEPTION entries (images do not change during a question)
     # --- grounded reasoning (App. A, C)
     sigma_uncited_judgment: float = 0.55  # structural ungrounding (Alg. 1 line 28)
@@ -68,6 +72,10 @@ class PipelineConfig:
     # --- decoding
     max_tokens: int = 512
     temperature: float = 0.0
+    # Dual-Read's readings must be "calls that do not share context" (App. D.5); a greedy repeat of
+    # the same request is the same call. Readings after the first are sampled draws at this
+    # temperature with seed + k (our choice: the paper gives no value).
+    reading_temperature: float = 0.7
     seed: int = 0
     structured_output: bool = True  # request JSON schemas where the backend supports them
 

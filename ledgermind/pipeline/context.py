@@ -12,10 +12,11 @@ import math
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
+from ledgermind.backends.cache import request_key
 from ledgermind.benchmarks.item import Item
 from ledgermind.claims import Claim, ClaimOrigin, ClaimType, Stage
 from ledgermind.dispatch import QuestionProfile, QuestionType
@@ -26,6 +27,7 @@ from ledgermind.pipeline.config import AblationFlags, PipelineConfig
 from ledgermind.pipeline.mllm_tools import ObserveTool, PlanTool, ReadTool, VQATool
 from ledgermind.pipeline.render import image_parts, pool_block
 from ledgermind.prompts.templates import REFLECT
+from ledgermind.repair.policy import HALLUCINATION_WARNING
 from ledgermind.repair import (
     AcquireSpec,
     Budget,
@@ -37,7 +39,7 @@ from ledgermind.repair import (
     Verifier,
 )
 from ledgermind.tools.base import Tool, ToolKind, ToolOutput
-from ledgermind.trajectory import ModelCall, PathKind, Trajectory
+from ledgermind.trajectory import MarkKind, ModelCall, PathKind, Trajectory
 
 MODEL_TOOL_KINDS = frozenset({ToolKind.PLAN, ToolKind.OBSERVE, ToolKind.READ, ToolKind.VQA})
 STRUCTURED_HINT = "\nRespond with a JSON object that follows the requested schema."
@@ -102,16 +104,22 @@ class ItemContext:
         images: Sequence[ContentPart],
         system: str | None,
         schema: dict[str, Any] | None,
+        draw: int = 0,
     ) -> str:
-        """The single door to the backend: times and records every call; failures raise."""
+        """The single door to the backend: times and records every call; failures raise.
+
+        ``draw`` > 0 asks for an independent sample (temperature ``reading_temperature``, seed
+        ``seed + draw``): Dual-Read's second reading and later readings are such draws, so they are
+        different requests (and cache keys) from the greedy first reading (App. D.5).
+        """
         messages = [Message.text("system", system)] if system else []
         hint = STRUCTURED_HINT if schema else ""
         messages.append(Message("user", [*images, text + hint]))
         req = GenerationRequest(
             messages=messages,
-            temperature=self.cfg.temperature,
+            temperature=self.cfg.reading_temperature if draw else self.cfg.temperature,
             max_tokens=self.cfg.max_tokens,
-            seed=self.cfg.seed,
+            seed=self.cfg.seed + draw,
             json_schema=schema if self.structured else None,
             stage=stage,
         )
@@ -119,12 +127,12 @@ class ItemContext:
         try:
             reply = await self.backend.generate(req)
         except (BackendError, LedgerMindError) as exc:
-            self._log_call(stage, time.perf_counter() - t0, error=str(exc))
+            self._log_call(stage, time.perf_counter() - t0, error=str(exc), key=request_key(req, self.backend.model_id))
             raise ToolError(f"api_error: {exc}") from exc
-        self._log_call(stage, time.perf_counter() - t0, reply=reply)
+        self._log_call(stage, time.perf_counter() - t0, reply=reply, key=request_key(req, self.backend.model_id))
         return reply.text
 
-    def _log_call(self, stage: str, dt: float, reply: Any = None, error: str | None = None) -> None:
+    def _log_call(self, stage: str, dt: float, reply: Any = None, error: str | None = None, key: str = "") -> None:
         """Record a model call; each call is one step of τ, so it advances the ledger's clock (TTL)."""
         self.model_s += dt
         self.ledger.advance()
@@ -140,6 +148,8 @@ class ItemContext:
                 reply=getattr(reply, "text", ""),
                 error=error,
                 step=int(self.ledger.now()),
+                request_key=key,
+                meta=_plain_meta(getattr(reply, "meta", None)),
             )
         )
 
@@ -199,8 +209,10 @@ class ItemContext:
     def _switch_inputs(self, tool: Tool, origin: ToolOutput) -> dict[str, Any]:
         """Inputs for the alternative tool chosen by SWITCH (M_compat, App. E.2)."""
         q = self.item.question
-        if tool.kind is ToolKind.SEARCH:
-            return {"query": q[:200]}
+        if tool.kind is ToolKind.SEARCH:  # App. D.6: the extracted query, never the whole question
+            from ledgermind.pipeline.evidence import extract_query
+
+            return {"query": extract_query(self)}
         if tool.kind is ToolKind.OCR:
             return {"image": self.item.images[0]} if self.item.images else {}
         what = "Transcribe the visible text and values" if origin.kind is ToolKind.OCR else "Describe the region relevant to"
@@ -220,9 +232,39 @@ class ItemContext:
         pool = [e.fact for e in self.ledger.leaf_pool(claim.id)]
         judgment = claim.is_judgment or claim.ctype is ClaimType.DC
         res = self.cascade.check(claim.text, pool, kind=self.reading_kind(), sigma=claim.sigma, judgment=judgment)
+        if claim.ctype is ClaimType.DC and not res.grounded:
+            res = self._through_judgments(claim, res)
         claim.grounding = _result_dict(res)
         claim.grounded = res.grounded and claim.active
         return res
+
+    def _through_judgments(self, dc: Claim, res: GroundingResult) -> GroundingResult:
+        """A decision is supported through the [J] claims it cites (App. A: DC ← SC chain).
+
+        The lexical overlap of "B. <option text>" with evidence is low for a computed answer, so ρ
+        of the DC alone would fire T5 on correct answers. When the DC cites an active, grounded
+        [J] claim that concluded the same answer, the DC inherits that claim's grounding.
+        """
+        for cid in dc.citations:
+            j = next((c for c in self.ledger.claims(ClaimType.SC) if c.id == cid), None)
+            if j is None or not (j.is_judgment and j.active and j.grounded and j.grounding):
+                continue
+            if self._same_answer(dc.text, j.text):
+                g = j.grounding
+                return replace(res, coverage=max(res.coverage, g["coverage"]), ecc=g["ecc"], ncc=g["ncc"],
+                               missing_entities=(), unmatched_numbers=(), grounded=True, cited=True)
+        return res
+
+    def _same_answer(self, decision: str, conclusion: str) -> bool:
+        from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
+
+        if self.item.options:
+            index2ans, letters = choice_info(self.item.options)
+            mine = parse_multi_choice_response(f"Answer: {decision}", letters, index2ans).letter
+            theirs = parse_multi_choice_response(conclusion, letters, index2ans).letter
+            return mine is not None and mine == theirs
+        norm = " ".join(decision.lower().split()).strip(" .")
+        return bool(norm) and norm in " ".join(conclusion.lower().split())
 
     def p_oc(self) -> list[EvidenceEntry]:
         """P_oc: active TEXT and NUMBER evidence — categorised OCs plus OCR lines (Alg. 1 line 4)."""
@@ -240,6 +282,9 @@ class ItemContext:
     # ------------------------------------------------------------------ repair
     async def handle(self, hit: TriggerHit, acquire: AcquireSpec | None = None, regrounded: Any = None) -> RepairOutcome:
         outcome = await self.repair.handle(hit, acquire=acquire, regrounded=regrounded)
+        firing = 1 + max((e.hit for e in self.traj.events), default=0)
+        for event in outcome.events:
+            event.hit = firing
         self.traj.events.extend(outcome.events)
         if outcome.warning:
             self.warning = outcome.warning
@@ -248,12 +293,23 @@ class ItemContext:
             self._apply_freeform(hit, outcome.rewrite)
         return outcome
 
-    def acquire_spec(self, about: str) -> AcquireSpec:
-        """q_spec for ACQUIRE: new observations of the image focused on the gap (PERCEPTION evidence)."""
+    def with_warning(self, text: str) -> str:
+        """T6 warning injection: a pending warning goes in front of the next prompt that can act on it."""
+        if not self.warning:
+            return text
+        self.traj.mark(MarkKind.WARNING_INJECTED, "T6 warning in the prompt")
+        return f"{self.warning}\n\n{text}"
+
+    def acquire_spec(self, about: str, *, warned: bool = False) -> AcquireSpec:
+        """q_spec for ACQUIRE: new observations of the image focused on the gap (PERCEPTION evidence).
+
+        ``warned``: the ACQUIRE follows a T6 hit, so its prompt carries the hallucination warning.
+        """
+        warning = f"{HALLUCINATION_WARNING}\n" if warned else ""
         return AcquireSpec(
             "observe",
             {
-                "question": f"{self.item.question}\nFocus on evidence for or against: {about}",
+                "question": f"{warning}{self.item.question}\nFocus on evidence for or against: {about}",
                 "plan": "",
                 "categories": [f"{c.value}: {t}" for c, t in self.profile.oc_instructions().items()],
                 "images": self.user_images(),
@@ -286,6 +342,13 @@ class ItemContext:
         if "Answer:" in rewrite:
             self.traj.raw_answer = extract_final_answer(rewrite)
             self.traj.notes.append("answer rewritten by free-form reflection")
+
+
+def _plain_meta(meta: Any) -> dict[str, Any]:
+    """Reply.meta as JSON-safe values (the trajectory must serialise)."""
+    if not isinstance(meta, dict):
+        return {}
+    return {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool)) or v is None}
 
 
 def _profile_dict(p: QuestionProfile) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from ledgermind.pipeline.evidence import extract_query, ocr_images, search_tool_
 from ledgermind.pipeline.render import options_block, pool_block
 from ledgermind.prompts.templates import CONCISE, CONCISE_SYSTEM, DIRECT
 from ledgermind.scoring.score import extract_final_answer
+from ledgermind.trajectory import MarkKind
 
 
 async def run_direct(ctx: ItemContext) -> None:
@@ -27,6 +28,8 @@ async def run_direct(ctx: ItemContext) -> None:
     answer = extract_final_answer(ans[0].fact) if ans else ""
     cites = [ans[0].id] if ans else []
     name = search_tool_name(ctx)
+    if QuestionType.KNOWLEDGE in ctx.profile.types and name is None:
+        ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
     if QuestionType.KNOWLEDGE in ctx.profile.types and name:  # single-round search + concise re-answer (G.6)
         _, hits = await ctx.call_tool(name, query=extract_query(ctx))
         if hits:

@@ -11,6 +11,7 @@ from ledgermind.ledger import EvidenceEntry, Kappa
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.render import options_block, referenced_images
 from ledgermind.tools.base import ToolKind
+from ledgermind.trajectory import MarkKind
 
 
 @dataclass
@@ -20,6 +21,7 @@ class Evidence:
     ocs: list[EvidenceEntry] = field(default_factory=list)
     crop: EvidenceEntry | None = None
     crop_image: Any = None
+    source_image: Path | None = None  # the original image the crop was cut from
     readings: list[EvidenceEntry] = field(default_factory=list)
     retrieval: list[EvidenceEntry] = field(default_factory=list)
 
@@ -86,7 +88,7 @@ async def crop_and_read(ctx: ItemContext, ev: Evidence, *, read: bool) -> None:
     out, crop = await ctx.call_tool("crop_zoom", image=image, question=q)  # lines 6–7: r*, 2.5× zoom
     if not crop:
         return
-    ev.crop, ev.crop_image = crop[0], out.artifacts.get("image")
+    ev.crop, ev.crop_image, ev.source_image = crop[0], out.artifacts.get("image"), image
     _, zoomed_ocr = await ctx.call_tool("ocr", image=image, region=ev.crop.bbox.as_list()) if ev.crop.bbox else (None, [])
     for e in zoomed_ocr:
         e.meta.setdefault("category", "TEXT")
@@ -103,26 +105,60 @@ async def crop_and_read(ctx: ItemContext, ev: Evidence, *, read: bool) -> None:
 
 
 async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
-    """App. D.5: two context-free readings; Δv ≤ 0.15 → σ(e_c) 0.97, else 0.65 and adopt v2."""
+    """App. D.5: two context-free readings; Δv ≤ 0.15 → σ 0.97, else 0.65 and adopt v2.
+
+    The two readings must be "calls that do not share context", so they are different requests:
+    the second reads a *jittered re-crop* of the same region (the crop tool's own ±[15, 40] px
+    perturbation, ``perturb_seed``), i.e. different pixels under the same greedy decoding —
+    cacheable, replayable, and never the first reply handed back by the cache. The resulting σ
+    is set on the crop and on the adopted reading, which is what claims cite, so it reaches the
+    verification gate (claims take the minimum σ of their leaves).
+    """
     assert ev.crop is not None
-    _, r1 = await ctx.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured)
+    region = ev.crop.bbox.as_list() if ev.crop.bbox else None
+    _, r1 = await ctx.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured, region=region)
     ev.readings += r1
     if not ctx.flags.dual_read:
         return  # ablation: a single reading, σ as for a normal crop
-    _, r2 = await ctx.call_tool("read", image=ev.crop_image, attempt=1, structured=ctx.structured)
+    image2, region2 = await jittered_crop(ctx, ev, "dual_read")
+    _, r2 = await ctx.call_tool("read", image=image2, attempt=1, structured=ctx.structured, region=region2)
     ev.readings += r2
     v1 = r1[0].meta.get("value") if r1 else None
     v2 = r2[0].meta.get("value") if r2 else None
     if v1 is None or v2 is None:
-        ctx.ledger.set_sigma(ev.crop.id, ctx.cfg.sigma_dual_disagree, "dual-read: a reading is missing")
+        _set_reading_sigma(ctx, ev, ctx.cfg.sigma_dual_disagree, "dual-read: a reading is missing")
+        ctx.traj.mark(MarkKind.DUAL_READ_DISAGREE, f"a reading is missing (v1={v1}, v2={v2})")
         return
     delta = abs(v1 - v2) / max(abs(v1), abs(v2), 1e-9)
     agree = delta <= ctx.cfg.dual_read_delta
-    sigma = ctx.cfg.sigma_dual_agree if agree else ctx.cfg.sigma_dual_disagree
-    ctx.ledger.set_sigma(ev.crop.id, sigma, f"dual-read Δv={delta:.3f}")
-    ctx.traj.notes.append(f"dual-read v1={v1:g} v2={v2:g} Δv={delta:.3f} {'agree' if agree else 'disagree'}")
     if not agree:
         ctx.ledger.supersede(r1[0].id, r2[0].id)  # adopt v2 on disagreement
+    sigma = ctx.cfg.sigma_dual_agree if agree else ctx.cfg.sigma_dual_disagree
+    _set_reading_sigma(ctx, ev, sigma, f"dual-read Δv={delta:.3f}")
+    kind = MarkKind.DUAL_READ_AGREE if agree else MarkKind.DUAL_READ_DISAGREE
+    ctx.traj.mark(kind, f"v1={v1:g} v2={v2:g} Δv={delta:.3f}")
+
+
+async def jittered_crop(ctx: ItemContext, ev: Evidence, purpose: str) -> tuple[Any, list[float] | None]:
+    """A re-crop of the crop region shifted by the crop tool's RETRY perturbation (falls back to
+    the first crop when there is no source image or region, or the re-crop fails)."""
+    assert ev.crop is not None
+    if ev.source_image is None or ev.crop.bbox is None:
+        return ev.crop_image, ev.crop.bbox.as_list() if ev.crop.bbox else None
+    out, entries = await ctx.call_tool(
+        "crop_zoom", image=ev.source_image, bbox=ev.crop.bbox.as_list(), perturb_seed=f"{ctx.cfg.seed}:{ctx.item.id}:{purpose}"
+    )
+    image = out.artifacts.get("image")
+    if image is None or not entries or entries[0].bbox is None:
+        return ev.crop_image, ev.crop.bbox.as_list()
+    return image, entries[0].bbox.as_list()
+
+
+def _set_reading_sigma(ctx: ItemContext, ev: Evidence, sigma: float, reason: str) -> None:
+    assert ev.crop is not None
+    for e in [ev.crop, *ev.readings]:
+        if e.active:
+            ctx.ledger.set_sigma(e.id, sigma, reason)
 
 
 def search_tool_name(ctx: ItemContext) -> str | None:
@@ -133,7 +169,7 @@ async def knowledge_search(ctx: ItemContext, *, deep: bool) -> list[EvidenceEntr
     """App. D.6 two-round strategy; results are RETRIEVAL entries with σ = 0.85 (line 20)."""
     name = search_tool_name(ctx)
     if name is None:
-        ctx.traj.notes.append("knowledge question but no search tool configured")
+        ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
         return []
     _, round1 = await ctx.call_tool(name, query=extract_query(ctx))
     entries = list(round1)

@@ -11,18 +11,21 @@ from ledgermind.dispatch import QuestionType, has_uncertainty_marker
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.pipeline.answer import decide, finalize_answer
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.evidence import gather_evidence
+from ledgermind.pipeline.evidence import Evidence, gather_evidence, jittered_crop
 from ledgermind.pipeline.render import ledger_block, options_block
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import ENTITY_RECHECK, HYPOTHESIS, REASON, VISUAL_FALLBACK
 from ledgermind.repair.triggers import t6_phantom_grounding
 from ledgermind.scoring.score import extract_final_answer
+from ledgermind.trajectory import MarkKind
 
 
 async def run_fullpipe(ctx: ItemContext) -> None:
     ev = await gather_evidence(ctx)  # Alg. 1 lines 1–21
+    ctx.budget.reserve(1)  # App. A: hypothesis verification is funded before any T5/T6 ACQUIRE
     judgments = await grounded_reasoning(ctx)  # lines 22–34
-    await hypothesis_verification(ctx, judgments, ev.crop_image)  # lines 35–44
+    await hypothesis_verification(ctx, judgments, ev)  # lines 35–44
+    ctx.budget.release()  # the decision part gets what remains
     await decide(ctx, images_resent=True)  # Alg. 2 line 1 (+ T5/T6 repair on the DC)
     await defense_lines(ctx)  # Alg. 2 lines 2–10
     finalize_answer(ctx)
@@ -51,6 +54,8 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
             c.grounded = False
         elif not support and c.stage is Stage.J:
             c.sigma = ctx.cfg.sigma_uncited_judgment  # line 28
+        else:  # a claim is no surer than the evidence it rests on (Dual-Read σ reaches the gate)
+            c.sigma = min([c.sigma, *(e.sigma for e in ctx.ledger.leaf_pool(c.id))])
     judgments = [c for c in ctx.ledger.claims(ClaimType.SC) if c.is_judgment and c.active]
     for c in ctx.ledger.claims(ClaimType.SC):
         if c.active:
@@ -58,23 +63,26 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
             if c.is_judgment:
                 c.sigma = res.sigma_after
                 hit = t6_phantom_grounding(c, res.coverage, res.ecc, res.ncc)
-                if hit:  # T6: warning injection (+ ACQUIRE when budget allows)
-                    await ctx.handle(hit, acquire=ctx.acquire_spec(c.text), regrounded=lambda c=c: ctx.ground(c).grounded)
+                if hit:  # T6: warning injection (+ ACQUIRE when budget allows; the warning goes with it)
+                    await ctx.handle(
+                        hit, acquire=ctx.acquire_spec(c.text, warned=True), regrounded=lambda c=c: ctx.ground(c).grounded
+                    )
     return judgments
 
 
 # ----------------------------------------------------------------------------- Alg. 1 lines 35–44
-async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], crop_image: object | None) -> None:
+async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], ev: Evidence | None = None) -> None:
     """When all judgments are weak and budget remains, falsify the strongest one."""
     if not judgments or any(c.sigma > ctx.cfg.sigma_verify for c in judgments):
         return
-    if not ctx.budget.spend():
+    if not ctx.budget.spend_reserved():
         return
     best = max(judgments, key=lambda c: c.sigma)
+    ctx.traj.mark(MarkKind.HYPOTHESIS_VERIFICATION, f"{best.id} σ={best.sigma:.2f}")
     g = best.grounding or {}
     poc = ctx.p_oc()
     if g.get("ecc") is False:
-        text = HYPOTHESIS.substitute(question=ctx.item.question, hypothesis=best.text, pool=ctx.p_oc_block())
+        text = ctx.with_warning(HYPOTHESIS.substitute(question=ctx.item.question, hypothesis=best.text, pool=ctx.p_oc_block()))
         out, entries = await ctx.call_tool(
             "vqa", derived_from=[e.id for e in poc], sigma=ctx.cfg.sigma_revised,
             stage="hypothesis", prompt=text, images=ctx.user_images(),
@@ -88,24 +96,41 @@ async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], crop
             c2.sigma = min(c2.sigma, res.sigma_after)
             ctx.traj.notes.append(f"hypothesis revised: {best.id} → {c2.id}")
     elif g.get("ncc") is False:
-        # line 41: a second independent reading; adopt the value closest to Num(P_oc)
-        image = crop_image if crop_image is not None else (ctx.item.images[0] if ctx.item.images else None)
-        if image is None:
-            return
-        _, entries = await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured)
-        pool_vals = [n.value for e in poc for n in extract_numbers(e.fact) if n.value is not None]
-        claim_vals = [n.value for n in extract_numbers(best.text) if n.value is not None]
-        new_vals = [e.meta.get("value") for e in entries if e.meta.get("value") is not None]
-        candidates = claim_vals + new_vals
-        if pool_vals and candidates:
-            target = min(candidates, key=lambda v: min(abs(v - p) for p in pool_vals))
-            closest = min(pool_vals, key=lambda p: abs(p - target))
-            cites = [e.id for e in poc if any(n.value == closest for n in extract_numbers(e.fact))][:2]
-            c2 = Claim(ctx.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, f"The value is {_fmt(closest)}",
-                       Stage.J, cites + [e.id for e in entries], sigma=ctx.cfg.sigma_revised, origin=ClaimOrigin.REPAIR)
-            ctx.ledger.add_claim(c2)
-            ctx.ground(c2)
-            ctx.traj.notes.append(f"second reading adopted value {_fmt(closest)}")
+        await second_reading(ctx, best, ev)
+
+
+async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> None:
+    """Alg. 1 line 41: an independent reading; adopt the reading closest to Num(P_oc).
+
+    The new reading is of its own jittered re-crop (``ReadTool`` attempt 2), not a repeat of
+    Dual-Read's requests. Among all active readings, the one whose value lies closest to a number read by
+    other means (OCR lines, observations: P_oc without the readings themselves) is adopted, and
+    the revised claim states *that reading* and cites it with the P_oc entries that agree.
+    """
+    region = None
+    if ev is not None and ev.crop is not None:
+        image, region = await jittered_crop(ctx, ev, "second_reading")
+    else:  # no crop was cut: read the whole image, as a sampled draw so it is a new request
+        image = ctx.item.images[0] if ctx.item.images else None
+    if image is None:
+        return
+    await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured, region=region,
+                        sampled=region is None)
+    readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
+    others = [e for e in ctx.p_oc() if e.src != "read"]
+    pool = [(n.value, e) for e in others for n in extract_numbers(e.fact) if n.value is not None]
+    if not readings or not pool:
+        return
+    def gap(r: object) -> float:
+        return min(abs(r.meta["value"] - v) for v, _ in pool)  # type: ignore[attr-defined]
+    adopted = min(readings, key=lambda r: (gap(r), -r.t))
+    value = adopted.meta["value"]
+    cites = [e.id for v, e in pool if abs(v - value) == gap(adopted)][:2]
+    c2 = Claim(ctx.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, f"The value is {_fmt(value)}",
+               Stage.J, [adopted.id, *cites], sigma=ctx.cfg.sigma_revised, origin=ClaimOrigin.REPAIR)
+    ctx.ledger.add_claim(c2)
+    ctx.ground(c2)
+    ctx.traj.notes.append(f"second reading: adopted reading {_fmt(value)} ({adopted.id}) for {best.id}")
 
 
 def _revision(reply: str) -> str | None:
@@ -122,31 +147,44 @@ def _revision(reply: str) -> str | None:
 
 # ----------------------------------------------------------------------------- Alg. 2 lines 2–10
 async def defense_lines(ctx: ItemContext) -> None:
-    """Entity recheck, numeric snap (reading questions), visual fallback on uncertainty markers."""
+    """Alg. 2: entity recheck (ECC), then — a separate check — numeric snap for reading questions
+    (NCC on the answer as it stands after the recheck), then visual fallback on uncertainty."""
     answer = ctx.traj.raw_answer
-    if answer and not ctx.traj.abstained:
-        poc = ctx.p_oc()
-        pool = [e.fact for e in poc]
-        if ctx.flags.ecc_ncc and pool:
-            res = ctx.cascade.check(answer, pool, kind=ctx.reading_kind(), judgment=True)
-            if not res.ecc:  # line 2–3: ECC(ŷ, P_oc) = 0 → re-answer restricted to P_oc
-                text = ENTITY_RECHECK.substitute(pool=ctx.p_oc_block(), question=ctx.item.question, options=_options(ctx))
-                reply = await ctx.ask("entity_recheck", text)
-                if reply:
-                    answer = extract_final_answer(reply) or reply.strip()
-                    ctx.traj.notes.append("defense: entity recheck")
-            elif not res.ncc and QuestionType.READ in ctx.profile.types:  # lines 5–6: numeric snap
-                snapped = _snap(answer, pool)
-                if snapped is not None:
-                    answer = snapped
-                    ctx.traj.notes.append(f"defense: numeric snap to {snapped}")
+    if answer and not ctx.traj.abstained and ctx.flags.ecc_ncc:
+        answer = await _entity_recheck(ctx, answer)
+        answer = _numeric_snap(ctx, answer)
     if has_uncertainty_marker(answer or "") or (not answer and not ctx.traj.abstained):  # lines 8–9
+        ctx.traj.mark(MarkKind.VISUAL_FALLBACK, "uncertain or empty answer")
         text = VISUAL_FALLBACK.substitute(question=ctx.item.question, options=_options(ctx))
         reply = await ctx.ask("visual_fallback", text, ctx.user_images())
         if reply:
             answer = extract_final_answer(reply) or reply.strip()
-            ctx.traj.notes.append("defense: visual fallback")
     ctx.traj.raw_answer = answer or ""
+
+
+async def _entity_recheck(ctx: ItemContext, answer: str) -> str:
+    """Lines 2–3: ECC(ŷ, P_oc) = 0 → re-answer restricted to P_oc."""
+    pool = [e.fact for e in ctx.p_oc()]
+    if not pool or ctx.cascade.check(answer, pool, kind=ctx.reading_kind(), judgment=True).ecc:
+        return answer
+    ctx.traj.mark(MarkKind.ENTITY_RECHECK, "answer entities not in P_oc")
+    text = ENTITY_RECHECK.substitute(pool=ctx.p_oc_block(), question=ctx.item.question, options=_options(ctx))
+    reply = await ctx.ask("entity_recheck", text)
+    return (extract_final_answer(reply) or reply.strip()) if reply else answer
+
+
+def _numeric_snap(ctx: ItemContext, answer: str) -> str:
+    """Lines 5–6: on a reading question, NCC(ŷ, P_oc) = 0 → snap to the closest number in P_oc."""
+    pool = [e.fact for e in ctx.p_oc()]
+    if QuestionType.READ not in ctx.profile.types or not pool:
+        return answer
+    if ctx.cascade.check(answer, pool, kind=ctx.reading_kind(), judgment=True).ncc:
+        return answer
+    snapped = _snap(answer, pool)
+    if snapped is None:
+        return answer
+    ctx.traj.mark(MarkKind.NUMERIC_SNAP, f"{answer} → {snapped}")
+    return snapped
 
 
 def _snap(answer: str, pool: list[str]) -> str | None:

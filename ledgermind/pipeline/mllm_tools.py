@@ -16,10 +16,10 @@ from ledgermind.errors import ToolError
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DUAL_READ, OBSERVE, PLAN
-from ledgermind.tools.base import Observation, Tool, ToolKind
+from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
 
-# (stage, prompt text, images, system prompt, json schema) -> reply text; raises on failure.
-Caller = Callable[[str, str, Sequence[ContentPart], str | None, dict[str, Any] | None], Awaitable[str]]
+# (stage, prompt text, images, system prompt, json schema[, draw]) -> reply text; raises on failure.
+Caller = Callable[..., Awaitable[str]]
 
 
 class _MLLMTool(Tool):
@@ -61,17 +61,34 @@ class ObserveTool(_MLLMTool):
 
 
 class ReadTool(_MLLMTool):
-    """One context-free reading of a zoomed crop (Dual-Read, App. D.5)."""
+    """One context-free reading of a zoomed crop (Dual-Read, App. D.5).
+
+    ``attempt`` labels the reading (0, 1: Dual-Read; 2: the re-reading of Alg. 1 line 41). The
+    pipeline makes the readings independent by giving each its own jittered crop (different
+    pixels, greedy decoding: cacheable and replayable). ``sampled`` makes the reading a sampled
+    draw (seed + attempt) of the same image: what RETRY asks for, since re-sending an identical
+    greedy request would return the identical reply.
+    """
 
     name, kind = "read", ToolKind.READ
 
-    async def _arun(self, image: ContentPart, attempt: int = 0, structured: bool = False) -> list[Observation]:
+    async def _arun(
+        self,
+        image: ContentPart,
+        attempt: int = 0,
+        structured: bool = False,
+        region: Sequence[float] | None = None,
+        sampled: bool = False,
+    ) -> list[Observation]:
+        """``region``: where the crop lies in the original image; the reading is located there (T3)."""
         schema = schemas.READING if structured else None
-        reply = await self.call(f"dual_read_{attempt}", DUAL_READ.substitute(), [image], None, schema)
+        draw = max(1, attempt) if sampled else 0
+        reply = await self.call(f"dual_read_{attempt}", DUAL_READ.substitute(), [image], None, schema, draw)
         nums = [n for n in extract_numbers(_reading_text(reply))]
         if not nums:
             return []  # no value read: an empty output is trigger T1
-        return [Observation(f"reading {nums[0].text}", meta={"value": nums[0].value})]
+        box = BBox.from_list(list(region)) if region is not None else None
+        return [Observation(f"reading {nums[0].text}", box, meta={"value": nums[0].value})]
 
 
 def _reading_text(reply: str) -> str:

@@ -70,6 +70,7 @@ class OperatorResult:
     abstain: bool = False  # ABSTAIN
     switched_to: str | None = None  # SWITCH
     note: str = ""
+    error: str | None = None  # the operator itself raised (a bug or an impossible request)
 
 
 class Operator(ABC):
@@ -116,9 +117,10 @@ class Refresh(Operator):
         origin = ctx.ledger.tool_output(entry.tool_call_id)
         if origin is None:
             raise LedgerError(f"entry {entry_id} has no recorded tool output to refresh")
+        tool = ctx.tool_for(origin)
+        new_inputs = dict(inputs) if inputs is not None else perturb_inputs(origin, tool, ctx)
         ctx.ledger.retire(entry_id, "refresh")
-        new_inputs = dict(inputs) if inputs is not None else perturb_inputs(origin.inputs, ctx)
-        out = await ctx.tool_for(origin).ainvoke(**new_inputs)
+        out = await tool.ainvoke(**new_inputs)
         created = ctx.record_output(out)
         if created:
             ctx.ledger.supersede(entry_id, _closest(entry, created).id)
@@ -140,8 +142,9 @@ class Retry(Operator):
         origin = ctx.ledger.tool_output(call_id)
         if origin is None:
             raise LedgerError(f"unknown tool call {call_id!r}")
-        new_inputs = dict(inputs) if inputs is not None else perturb_inputs(origin.inputs, ctx)
-        out = await ctx.tool_for(origin).ainvoke(**new_inputs)
+        tool = ctx.tool_for(origin)
+        new_inputs = dict(inputs) if inputs is not None else perturb_inputs(origin, tool, ctx)
+        out = await tool.ainvoke(**new_inputs)
         created = ctx.record_output(out)
         return self._result(targets=[call_id], new_entries=[e.id for e in created], tool_output=out, tool_calls=1)
 
@@ -211,17 +214,29 @@ class Abstain(Operator):
 _BOX_KEYS = ("bbox", "region")
 
 
-def perturb_inputs(inputs: Mapping[str, Any], ctx: RepairContext) -> dict[str, Any]:
-    """θ′ = θ + Δθ: shift box edges by ±[15, 40] px, or expand a search query (App. E.2)."""
-    new = dict(inputs)
+def perturb_inputs(origin: ToolOutput, tool: Tool, ctx: RepairContext) -> dict[str, Any]:
+    """θ′ = θ + Δθ (App. E.2), touching only inputs the tool declares.
+
+    A box input (``bbox``/``region``) is shifted edge-wise by ±[15, 40] px; a crop chosen by zone
+    (no box in θ) is re-cut around the region it returned, shifted the same way; a search query is
+    expanded with question keywords; a model reading gets the next ``attempt`` as a sampled draw. Everything else is passed through unchanged.
+    """
+    new = dict(origin.inputs)
     for key in _BOX_KEYS:
+        if not tool.accepts(key):
+            continue
         box = new.get(key)
+        if box is None and key == "bbox" and origin.kind is ToolKind.CROP:
+            box = next((o.bbox for o in origin.observations if o.bbox is not None), None)
         if box is not None:
             new[key] = perturb_bbox(box if isinstance(box, BBox) else BBox.from_list(box), ctx)
-    if isinstance(new.get("query"), str) and ctx.expansion_terms:
+    if tool.accepts("query") and isinstance(new.get("query"), str) and ctx.expansion_terms:
         extra = [t for t in ctx.expansion_terms if t.lower() not in new["query"].lower()]
         new["query"] = " ".join([new["query"], *extra[:3]])
-    new["attempt"] = int(new.get("attempt", 0)) + 1
+    if tool.input_names() is not None and tool.accepts("attempt"):
+        new["attempt"] = int(new.get("attempt", 0)) + 1
+        if tool.accepts("sampled"):  # the same greedy request would return the same reply
+            new["sampled"] = True
     return new
 
 

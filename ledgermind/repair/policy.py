@@ -12,16 +12,19 @@ trajectory budget M that hypothesis verification shares (Alg. 1). ``FreeformRepa
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ledgermind.claims import ClaimType
-from ledgermind.ledger import EvidenceEntry
+from ledgermind.ledger import EvidenceEntry, Omega
 from ledgermind.repair.operators import OPERATORS, OperatorResult, RepairContext
 from ledgermind.repair.triggers import TriggerHit
 from ledgermind.trajectory import OperatorName, RepairEvent, RepairLayer, Trigger
+
+log = logging.getLogger(__name__)
 
 HALLUCINATION_WARNING = (
     "WARNING: the key entities or numbers of this conclusion do not appear in the evidence it cites. "
@@ -31,15 +34,35 @@ HALLUCINATION_WARNING = (
 
 @dataclass
 class Budget:
-    """The trajectory repair budget M (Alg. 1), shared by hypothesis verification and ACQUIRE."""
+    """The trajectory repair budget M (Alg. 1), shared by hypothesis verification and ACQUIRE.
+
+    App. A funds hypothesis verification first and gives the decision part what remains, so the
+    FULLPIPE ``reserve``s one unit for it before reasoning: T5/T6 ACQUIRE (``spend``) cannot touch
+    a reserved unit, hypothesis verification takes it with ``spend_reserved``, and ``release``
+    returns it to the pool once verification is over (or was not needed).
+    """
 
     remaining: int
+    reserved: int = 0
 
     def spend(self) -> bool:
-        if self.remaining <= 0:
+        if self.remaining - self.reserved <= 0:
             return False
         self.remaining -= 1
         return True
+
+    def reserve(self, n: int = 1) -> None:
+        self.reserved = min(self.remaining, self.reserved + n)
+
+    def spend_reserved(self) -> bool:
+        if self.reserved > 0:
+            self.reserved -= 1
+            self.remaining -= 1
+            return True
+        return self.spend()
+
+    def release(self) -> None:
+        self.reserved = 0
 
 
 @dataclass(frozen=True)
@@ -108,13 +131,21 @@ class RepairEngine:
             grounded_after=grounded_after,
             note="; ".join(x for x in (hit.detail, res.note, note) if x),
             step=int(self.ctx.ledger.now()),
+            error=res.error,
         )
 
     def _exhausted(self, hit: TriggerHit) -> RepairEvent:
         return RepairEvent(hit.trigger, None, None, list(hit.targets), note=f"{hit.detail}; per-trigger budget M0 exhausted")
 
     async def _apply(self, op: OperatorName, **kw: Any) -> OperatorResult:
-        return await OPERATORS.get(op.value).apply(self.ctx, **kw)
+        """Apply one operator; if it raises, the failure is recorded on its event (census
+        ``operator_failures``), never passed off as a tool anomaly, and the trajectory goes on."""
+        operator = OPERATORS.get(op.value)
+        try:
+            return await operator.apply(self.ctx, **kw)
+        except Exception as exc:  # noqa: BLE001 — recorded as data on the repair event
+            log.warning("repair operator %s failed: %s: %s", op.value, type(exc).__name__, exc)
+            return OperatorResult(operator=op, layer=operator.layer, error=f"{type(exc).__name__}: {exc}")
 
     # ------------------------------------------------------------------ Π
     async def handle(
@@ -125,6 +156,8 @@ class RepairEngine:
         regrounded: Regrounder | None = None,
     ) -> RepairOutcome:
         if self.used[hit.trigger] >= self.m0:
+            if hit.trigger is Trigger.T3:  # unresolved: both stay out of L^A
+                self.ctx.ledger.mark_conflicted(hit.targets)
             return RepairOutcome(events=[self._exhausted(hit)])
         handler = {
             Trigger.T1: self._t1,
@@ -205,9 +238,18 @@ class RepairEngine:
         return False
 
     async def _t3(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
+        """Both entries become CONFLICTED; DROP(argmin σ) resolves it and the other is ACTIVE again."""
+        ledger = self.ctx.ledger
+        entries = [ledger.get(e) for e in hit.targets]
+        if any(e.omega not in {Omega.ACTIVE, Omega.CONFLICTED} for e in entries):
+            return RepairOutcome()  # an earlier repair already removed one side
+        ledger.mark_conflicted(hit.targets)
         self.used[hit.trigger] += 1
-        weakest = min((self.ctx.ledger.get(e) for e in hit.targets), key=lambda e: (e.sigma, -e.t))
+        weakest = min(entries, key=lambda e: (e.sigma, -e.t))
         res = await self._apply(OperatorName.DROP, entry_id=weakest.id)
+        for e in entries:
+            if e.id != weakest.id:
+                ledger.resolve_conflict(e.id)
         return RepairOutcome(events=[self._event(hit, res, rg() if rg else None)])
 
     async def _t4(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from ledgermind.claims import Claim, ClaimType
 from ledgermind.ledger import EvidenceEntry, Ledger
-from ledgermind.tools.base import ToolOutput
+from ledgermind.grounding.numbers import extract_numbers
+from ledgermind.tools.base import ToolKind, ToolOutput
 from ledgermind.trajectory import Trigger
 
 
@@ -37,21 +38,35 @@ def t2_stale_reference(ledger: Ledger, claim: Claim) -> TriggerHit | None:
 
 
 def t3_conflicts(ledger: Ledger, iou_threshold: float = 0.5) -> list[TriggerHit]:
-    """T3 (Eq. 18): ∃ e, e′ ∈ L^A: IoU(b_e, b_e′) > 0.5 ∧ f_e ≠ f_e′.
+    """T3 (Eq. 18): ∃ e, e′ ∈ L^A: IoU(b_e, b_e′) > 0.5 ∧ f_e ≠ f_e′ — across all tools (App. E.1).
 
-    Only entries of the same tool are compared: a crop region and the OCR lines inside it
-    overlap by construction without contradicting each other.
+    An OCR line and a crop reading of the same region conflict when they read different values.
+    Two readings of the same crop are not compared here (Dual-Read compares them). Crop-zoom
+    entries are excluded: their fact is the crop's metadata (zone, scale), which
+    describes a region rather than asserting what is in it. Facts that carry numbers are compared
+    by value ("reading 36.7" agrees with "36.7"); other facts by their normalised text.
     """
-    boxed = [e for e in ledger.active() if e.bbox is not None]
+    boxed = [e for e in ledger.active() if e.bbox is not None and _kind(ledger, e) is not ToolKind.CROP]
     hits = []
     for i, a in enumerate(boxed):
         for b in boxed[i + 1 :]:
-            if a.src == b.src and _differs(a, b) and a.bbox.iou(b.bbox) > iou_threshold:  # type: ignore[union-attr]
+            if _kind(ledger, a) is _kind(ledger, b) is ToolKind.READ:
+                continue  # two readings of one crop are Dual-Read's comparison (App. D.5), not T3's
+            if _differs(a, b) and a.bbox.iou(b.bbox) > iou_threshold:  # type: ignore[union-attr]
                 hits.append(TriggerHit(Trigger.T3, (a.id, b.id), f"IoU {a.bbox.iou(b.bbox):.2f}"))  # type: ignore[union-attr]
     return hits
 
 
+def _kind(ledger: Ledger, e: EvidenceEntry) -> ToolKind | None:
+    out = ledger.tool_output(e.tool_call_id)
+    return out.kind if out is not None else None
+
+
 def _differs(a: EvidenceEntry, b: EvidenceEntry) -> bool:
+    na = {n.value for n in extract_numbers(a.fact) if n.value is not None}
+    nb = {n.value for n in extract_numbers(b.fact) if n.value is not None}
+    if na and nb:
+        return na.isdisjoint(nb)
     return " ".join(a.fact.lower().split()) != " ".join(b.fact.lower().split())
 
 

@@ -83,8 +83,13 @@ class Verifier:
         hits = [h for c in claims if c.active and (h := t2_stale_reference(self.ledger, c))]
         for h in hits:
             for eid in h.targets:
-                self.ledger.mark_stale(eid)
+                for cid in self.ledger.mark_stale(eid):  # MARK_STALE: re-verify the dependents
+                    if cid in self._claim_ids():
+                        self.ground(self.ledger.claim(cid))
         return hits
+
+    def _claim_ids(self) -> set[str]:
+        return {c.id for c in self.ledger.claims()}
 
     def protocol(self, claims: Iterable[Claim]) -> list[TriggerHit]:
         """Run steps (1)–(3) and return the hits ordered for step (4)."""

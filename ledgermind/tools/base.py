@@ -10,6 +10,7 @@ failure; they return an output with ``error`` set, which the verifier sees as tr
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import math
 import threading
@@ -119,6 +120,15 @@ class Observation:
         )
 
 
+# Errors that mean "the code is wrong", not "the tool could not do it on this input" (T1).
+PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
+    TypeError,
+    AttributeError,
+    NameError,
+    AssertionError,
+    NotImplementedError,
+)
+
 _SEAL = object()  # private: only Tool.ainvoke and ToolOutput.from_dict (audit replay) hold it
 _call_ids = itertools.count(1)
 _call_lock = threading.Lock()
@@ -216,6 +226,23 @@ class Tool(ABC):
     name: ClassVar[str]
     kind: ClassVar[ToolKind]
 
+    @classmethod
+    def input_names(cls) -> frozenset[str] | None:
+        """The inputs this tool declares (its ``_arun``/``_run`` parameters); None = it takes any (**kwargs).
+
+        Repair operators may change only inputs a tool declares (App. E.2: the box, the query), so
+        a RETRY never sends an argument the real tool would reject.
+        """
+        fn = cls._arun if cls._arun is not Tool._arun else cls._run
+        params = list(inspect.signature(fn).parameters.values())[1:]
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            return None
+        return frozenset(p.name for p in params)
+
+    def accepts(self, name: str) -> bool:
+        names = self.input_names()
+        return names is None or name in names
+
     def _run(self, **inputs: Any) -> list[Observation] | tuple[list[Observation], dict[str, Any]]:
         raise NotImplementedError
 
@@ -233,6 +260,8 @@ class Tool(ABC):
                 observations, artifacts = list(result[0]), dict(result[1])
             else:
                 observations = list(result)
+        except PROGRAMMING_ERRORS:
+            raise  # a bug in the tool or its caller is not a tool anomaly: it must surface
         except Exception as exc:  # noqa: BLE001 — by design: every tool failure becomes T1
             error = f"error: {type(exc).__name__}: {exc}"
         return ToolOutput(

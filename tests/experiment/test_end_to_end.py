@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ledgermind.metrics.census import census, sum_census
 from ledgermind.trajectory import Trajectory
 
 
@@ -25,11 +26,19 @@ def test_tiny_model_on_mmmu_pro_subset(run_py, tmp_path: Path, shared_data: Path
     assert metrics["identity"]["backend"] == "TransformersBackend"
     assert metrics["model_calls_per_item"] >= 1
     assert set(metrics["trajectory_metrics"]) >= {"UCR_reason", "GDR", "R4R", "WDG", "OCErr", "EUR", "RR", "RC", "SE"}
+    per_item = []
     for line in (out / "results.jsonl").read_text().splitlines():
         row = json.loads(line)
         assert row["gold"] in "ABCDEFGHIJ" and row["difficulty"] in ("Easy", "Medium", "Hard")
-        traj = Trajectory.from_dict(json.loads((out / "trajectories" / f"{row['id']}.json").read_text()))
+        record = json.loads((out / "trajectories" / f"{row['id']}.json").read_text())
+        traj = Trajectory.from_dict(record)
         assert traj.item_id == row["id"] and traj.n_model_calls == row["model_calls"]
+        assert record["mechanisms"] == census(traj) and record["mechanisms"]["model_calls"] == row["model_calls"]
+        per_item.append(record["mechanisms"])
+    mech = metrics["mechanisms"]
+    assert mech == sum_census(per_item) and sum(mech["paths"].values()) == 4
+    assert mech["operator_failures"] == 0 and mech["dual_read"]["identical_requests"] == 0
+    assert 0.0 <= metrics["abstention_rate"] <= 1.0 and "mechanism census" in proc.stderr
 
 
 @pytest.mark.slow

@@ -9,12 +9,12 @@ from ledgermind.claims import Claim, ClaimStatus, ClaimType, Stage
 from ledgermind.errors import LedgerError, ProvenanceError
 from ledgermind.ledger import Kappa, Ledger, Omega
 from ledgermind.tools.base import BBox, ToolKind, ToolOutput
-from tests.helpers import EchoOCR, EchoSearch, EchoVQA, FailingTool
+from tests.helpers import TextImage, EchoOCR, EchoSearch, EchoVQA, FailingTool
 
 
 def test_record_applies_mapping_and_fields():
     led = Ledger()
-    out = EchoOCR().invoke(lines=["Apollo  11 Plaque", "1969"], bbox=[0, 0, 50, 20], score=0.8)
+    out = EchoOCR().invoke(image=TextImage(["Apollo  11 Plaque", "1969"], bbox=[0, 0, 50, 20], score=0.8))
     entries = led.record(out)
     assert [e.fact for e in entries] == ["Apollo 11 Plaque", "1969"]  # whitespace normalised by M
     e = entries[0]
@@ -39,14 +39,14 @@ def test_only_tool_outputs_enter():
 
 def test_failed_tool_records_nothing_but_keeps_output():
     led = Ledger()
-    out = FailingTool().invoke()
+    out = FailingTool().invoke(image="x.png")
     assert out.error and "engine crashed" in out.error and not out.ok
     assert led.record(out) == [] and led.tool_output(out.call_id) is out
 
 
 def test_ttl_staleness_and_reverification():
     led = Ledger()
-    [e] = led.record(EchoOCR().invoke(lines=["a"]), ttl=2)
+    [e] = led.record(EchoOCR().invoke(image=TextImage(["a"])), ttl=2)
     led.add_claim(Claim("SC-1", ClaimType.SC, "a", Stage.E, ["OC-1"]))
     assert led.mark_stale() == []  # not expired yet: (t_now − t_e) = 0
     led.advance(2)
@@ -57,8 +57,8 @@ def test_ttl_staleness_and_reverification():
 
 def test_supersede_and_drop_propagation():
     led = Ledger()
-    a, b = led.record(EchoOCR().invoke(lines=["x", "y"]))
-    [c] = led.record(EchoOCR().invoke(lines=["x2"]))
+    a, b = led.record(EchoOCR().invoke(image=TextImage(["x", "y"])))
+    [c] = led.record(EchoOCR().invoke(image=TextImage(["x2"])))
     led.add_claim(Claim("SC-1", ClaimType.SC, "x", Stage.E, [a.id]))
     led.add_claim(Claim("SC-2", ClaimType.SC, "y", Stage.E, [b.id]))
     led.supersede(a.id, c.id)
@@ -71,7 +71,7 @@ def test_supersede_and_drop_propagation():
 
 def test_affected_and_citation_through_sc():
     led = Ledger()
-    a, b = led.record(EchoOCR().invoke(lines=["Apollo 11", "1969"]))
+    a, b = led.record(EchoOCR().invoke(image=TextImage(["Apollo 11", "1969"])))
     led.add_claim(Claim("SC-1", ClaimType.SC, "Apollo 11", Stage.E, [a.id]))
     led.add_claim(Claim("SC-2", ClaimType.SC, "Apollo 11 in 1969", Stage.J, ["SC-1", b.id, "OC-99"]))
     assert led.affected(a.id) == {"SC-1", "SC-2"}
@@ -81,10 +81,10 @@ def test_affected_and_citation_through_sc():
 
 def test_leaf_resolution_through_derivation_chain():
     led = Ledger()
-    [p] = led.record(EchoOCR().invoke(lines=["36.7"]))
+    [p] = led.record(EchoOCR().invoke(image=TextImage(["36.7"])))
     [s] = led.record(EchoSearch().invoke(query="q"))
-    [d1] = led.record(EchoVQA().invoke(answer="reading 36.7"), derived_from=[p.id])
-    [d2] = led.record(EchoVQA().invoke(answer="final"), derived_from=[d1.id, s.id])
+    [d1] = led.record(EchoVQA().invoke(stage="vqa", prompt="reading 36.7"), derived_from=[p.id])
+    [d2] = led.record(EchoVQA().invoke(stage="vqa", prompt="final"), derived_from=[d1.id, s.id])
     assert d2.kappa is Kappa.DERIVATION
     assert {e.id for e in led.leaves(d2.id)} == {p.id, s.id}
     led.add_claim(Claim("SC-1", ClaimType.SC, "x", Stage.J, [d2.id]))
@@ -94,8 +94,8 @@ def test_leaf_resolution_through_derivation_chain():
 def test_cycles_and_unknown_parents_rejected():
     led = Ledger()
     with pytest.raises(LedgerError):
-        led.record(EchoVQA().invoke(answer="x"), derived_from=["OC-404"])
-    [d] = led.record(EchoVQA().invoke(answer="x"))
+        led.record(EchoVQA().invoke(stage="vqa", prompt="x"), derived_from=["OC-404"])
+    [d] = led.record(EchoVQA().invoke(stage="vqa", prompt="x"))
     d.derived_from = (d.id,)  # corrupt on purpose
     with pytest.raises(LedgerError, match="cycle"):
         led.leaves(d.id)
@@ -103,20 +103,20 @@ def test_cycles_and_unknown_parents_rejected():
 
 def test_conflicted_marking():
     led = Ledger()
-    a, b = led.record(EchoOCR().invoke(lines=["5", "6"]))
+    a, b = led.record(EchoOCR().invoke(image=TextImage(["5", "6"])))
     led.mark_conflicted([a.id])
     assert a.omega is Omega.CONFLICTED and [e.id for e in led.active()] == [b.id]
 
 
 def test_json_round_trip_of_whole_ledger():
     led = Ledger()
-    a, _ = led.record(EchoOCR().invoke(lines=["Apollo 11", "1969"]), ttl=5)
-    [d] = led.record(EchoVQA().invoke(answer="moon"), derived_from=[a.id])
+    a, _ = led.record(EchoOCR().invoke(image=TextImage(["Apollo 11", "1969"])), ttl=5)
+    [d] = led.record(EchoVQA().invoke(stage="vqa", prompt="moon"), derived_from=[a.id])
     led.add_claim(Claim("SC-1", ClaimType.SC, "Apollo 11", Stage.E, [a.id]))
     led.drop(a.id)
     d1 = led.to_dict()
     led2 = Ledger.from_dict(json.loads(json.dumps(d1)))
     assert led2.to_dict() == d1
-    [n] = led2.record(EchoOCR().invoke(lines=["new"]))
+    [n] = led2.record(EchoOCR().invoke(image=TextImage(["new"])))
     assert n.id == "OC-4"  # the id counter continues after reload
     assert led2.tool_output(d.tool_call_id) is not None

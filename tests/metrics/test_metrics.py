@@ -6,7 +6,7 @@ from ledgermind.claims import Claim, ClaimType, Stage
 from ledgermind.metrics import eur, gdr, oc_err, r4r, rc, rr, se, summarize, ucr_reason, wdg
 from ledgermind.tools.base import Observation, Tool, ToolKind
 from ledgermind.trajectory import ModelCall, OperatorName, PathKind, RepairEvent, RepairLayer, Trajectory, Trigger
-from tests.helpers import EchoOCR
+from tests.helpers import TextImage, EchoOCR
 
 
 class Observe(Tool):
@@ -19,7 +19,7 @@ class Observe(Tool):
 def traj(grounded_sc=(True, False), grounded_dc=(True,)) -> Trajectory:
     t = Trajectory("q1", "question?", PathKind.FULLPIPE)
     led = t.ledger
-    led.record(EchoOCR().invoke(lines=["Apollo 11", "1969", "unused"]))
+    led.record(EchoOCR().invoke(image=TextImage(["Apollo 11", "1969", "unused"])))
     for i, g in enumerate(grounded_sc, 1):
         c = led.add_claim(Claim(f"SC-{i}", ClaimType.SC, "x", Stage.J, ["OC-1"] if i == 1 else ["OC-2"]))
         c.grounded = g

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ledgermind.ledger import Ledger, map_output
 from ledgermind.repair import OPERATORS, RepairContext
-from tests.helpers import EchoOCR, EchoSearch, EchoVQA, FailingTool
+from tests.helpers import TextImage, EchoOCR, EchoSearch, EchoVQA, FailingTool
 
 TOOLS = [EchoOCR(), EchoSearch(), EchoVQA(), FailingTool()]
 NO_NEW_ENTRY = {"DROP", "SWITCH", "STOP_AND_ANSWER", "ABSTAIN"}
@@ -17,10 +17,11 @@ NO_NEW_ENTRY = {"DROP", "SWITCH", "STOP_AND_ANSWER", "ABSTAIN"}
 facts = st.text(alphabet="abcdefgh0123456789 .", min_size=1, max_size=12)
 boxes = st.tuples(*[st.integers(0, 200)] * 4).map(lambda t: [min(t[0], t[2]), min(t[1], t[3]), max(t[0], t[2]), max(t[1], t[3])])
 tool_call = st.one_of(
-    st.builds(lambda ls, b, s: ("echo_ocr", {"lines": ls, "bbox": b, "score": s}), st.lists(facts, max_size=3), boxes, st.floats(0, 1)),
+    st.builds(lambda ls, b, s: ("echo_ocr", {"image": TextImage(ls, bbox=b, score=s)}), st.lists(facts, max_size=3), boxes, st.floats(0, 1)),
+    st.builds(lambda ls, r: ("echo_ocr", {"image": TextImage(ls), "region": r}), st.lists(facts, max_size=3), boxes),
     st.builds(lambda q: ("echo_search", {"query": q}), facts),
-    st.builds(lambda a: ("echo_vqa", {"answer": a}), facts),
-    st.just(("failing_ocr", {})),
+    st.builds(lambda a: ("echo_vqa", {"stage": "vqa", "prompt": a}), facts),
+    st.just(("failing_ocr", {"image": "x.png"})),
 )
 op_step = st.tuples(st.sampled_from(OPERATORS.names()), st.integers(0, 10_000), tool_call)
 

@@ -18,7 +18,7 @@ from ledgermind.repair.triggers import (
 )
 from ledgermind.tools.base import BBox
 from ledgermind.trajectory import OperatorName, Trigger
-from tests.helpers import EchoOCR, EchoSearch, EchoVQA, FailingTool
+from tests.helpers import TextImage, EchoOCR, EchoSearch, EchoVQA, FailingTool
 
 
 def run(coro):
@@ -32,15 +32,15 @@ def engine(led, tools, budget=2, **kw):
 
 # ----------------------------------------------------------------------- triggers fire / do not fire
 def test_t1():
-    assert t1_tool_anomaly(FailingTool().invoke()).trigger is Trigger.T1
-    assert t1_tool_anomaly(EchoOCR().invoke(lines=[])) is not None  # o_t = ∅
-    assert t1_tool_anomaly(EchoOCR().invoke(lines=["api error 500"])) is not None  # "error" ∈ o_t
-    assert t1_tool_anomaly(EchoOCR().invoke(lines=["fine"])) is None
+    assert t1_tool_anomaly(FailingTool().invoke(image="x.png")).trigger is Trigger.T1
+    assert t1_tool_anomaly(EchoOCR().invoke(image=TextImage([]))) is not None  # o_t = ∅
+    assert t1_tool_anomaly(EchoOCR().invoke(image=TextImage(["api error 500"]))) is not None  # "error" ∈ o_t
+    assert t1_tool_anomaly(EchoOCR().invoke(image=TextImage(["fine"]))) is None
 
 
 def test_t2():
     led = Ledger()
-    led.record(EchoOCR().invoke(lines=["a"]), ttl=1)
+    led.record(EchoOCR().invoke(image=TextImage(["a"])), ttl=1)
     c = led.add_claim(Claim("SC-1", ClaimType.SC, "a", Stage.E, ["OC-1"]))
     assert t2_stale_reference(led, c) is None
     led.advance(2)
@@ -49,22 +49,22 @@ def test_t2():
 
 def test_t3_iou_and_fact():
     led = Ledger()
-    led.record(EchoOCR().invoke(lines=["36.7"], bbox=[0, 0, 100, 50]))
-    led.record(EchoOCR().invoke(lines=["36.7"], bbox=[5, 0, 100, 50]))  # same fact: no conflict
+    led.record(EchoOCR().invoke(image=TextImage(["36.7"], bbox=[0, 0, 100, 50])))
+    led.record(EchoOCR().invoke(image=TextImage(["36.7"], bbox=[5, 0, 100, 50])))  # same fact: no conflict
     assert t3_conflicts(led) == []
-    led.record(EchoOCR().invoke(lines=["38.1"], bbox=[2, 2, 98, 50]))
+    led.record(EchoOCR().invoke(image=TextImage(["38.1"], bbox=[2, 2, 98, 50])))
     hits = t3_conflicts(led)
     assert {h.targets for h in hits} == {("OC-1", "OC-3"), ("OC-2", "OC-3")}
     led2 = Ledger()
-    led2.record(EchoOCR().invoke(lines=["a"], bbox=[0, 0, 10, 10]))
-    led2.record(EchoOCR().invoke(lines=["b"], bbox=[8, 8, 20, 20]))  # IoU small
+    led2.record(EchoOCR().invoke(image=TextImage(["a"], bbox=[0, 0, 10, 10])))
+    led2.record(EchoOCR().invoke(image=TextImage(["b"], bbox=[8, 8, 20, 20])))  # IoU small
     assert t3_conflicts(led2) == []
 
 
 def test_t4_t5_t6():
     led = Ledger()
-    [low] = led.record(EchoOCR().invoke(lines=["x"], score=0.2))
-    [ok] = led.record(EchoOCR().invoke(lines=["y"], score=0.3))
+    [low] = led.record(EchoOCR().invoke(image=TextImage(["x"], score=0.2)))
+    [ok] = led.record(EchoOCR().invoke(image=TextImage(["y"], score=0.3)))
     assert t4_confidence_drop(low).trigger is Trigger.T4 and t4_confidence_drop(ok) is None
     dc = Claim("DC-1", ClaimType.DC, "B")
     sc = Claim("SC-1", ClaimType.SC, "x", Stage.J)
@@ -83,7 +83,7 @@ def test_t1_retry_then_switch():
     out = run(failing.ainvoke(image="x.png"))
     led.record(out)
     vqa = EchoVQA()
-    eng = engine(led, [failing, vqa], switch_inputs=lambda tool, origin: {"answer": "text via VQA"})
+    eng = engine(led, [failing, vqa], switch_inputs=lambda tool, origin: {"stage": "switch_vqa", "prompt": "text via VQA"})
     res = run(eng.handle(t1_tool_anomaly(out)))
     assert [e.operator for e in res.events] == [OperatorName.RETRY, OperatorName.SWITCH]
     assert [e.grounded_after for e in res.events] == [False, True]
@@ -93,23 +93,90 @@ def test_t1_retry_then_switch():
     assert again.events[0].operator is None and "exhausted" in again.events[0].note
 
 
-def test_t1_retry_succeeds_with_perturbed_bbox():
+def test_t1_retry_perturbs_the_box_the_tool_declares():
     led = Ledger()
     ocr = EchoOCR()
-    out = run(ocr.ainvoke(lines=[], bbox=[100, 100, 200, 150]))
+    out = run(ocr.ainvoke(image=TextImage([]), region=[100, 100, 200, 150]))
     led.record(out)
     eng = engine(led, [ocr])
-    # RETRY re-invokes with perturbed arguments; EchoOCR still returns nothing → SWITCH, no alternative
+    # RETRY re-invokes with a perturbed region; EchoOCR still returns nothing → SWITCH, no alternative
     res = run(eng.handle(t1_tool_anomaly(out)))
-    retry_out = [o for o in led.tool_outputs() if o.inputs.get("attempt") == 1]
-    assert retry_out and retry_out[0].inputs["bbox"] != BBox(100, 100, 200, 150)
+    [retry_out] = [o for o in led.tool_outputs() if o.call_id != out.call_id]
+    moved = retry_out.inputs["region"]
+    assert isinstance(moved, BBox)
+    deltas = [abs(a - b) for a, b in zip(moved.as_list(), [100, 100, 200, 150], strict=True)]
+    assert all(15 <= d <= 40 for d in deltas)
+    assert set(retry_out.inputs) == {"image", "region"}  # nothing the real OCR signature lacks
     assert res.events[1].note.endswith("no compatible alternative for echo_ocr")
+    assert all(e.error is None for e in res.events)
+
+
+def test_refresh_and_retry_call_the_tool_again():
+    """REFRESH must re-run the tool (a copy of the old output would be content without a new call)."""
+
+    class CountingOCR(EchoOCR):
+        calls = 0
+
+        def _run(self, image, region=None):
+            CountingOCR.calls += 1
+            return super()._run(image, region)
+
+    led = Ledger()
+    ocr = CountingOCR()
+    [a] = led.record(run(ocr.ainvoke(image=TextImage(["36.7"]), region=[0, 0, 50, 20])), ttl=1)
+    led.add_claim(Claim("SC-1", ClaimType.SC, "36.7", Stage.J, [a.id]))
+    led.add_claim(Claim("DC-1", ClaimType.DC, "36.7", None, ["SC-1"]))
+    led.advance(5)
+    before = CountingOCR.calls
+    res = run(engine(led, [ocr]).handle(TriggerHit(Trigger.T2, (a.id,))))
+    assert res.events[0].operator is OperatorName.REFRESH and CountingOCR.calls == before + 1
+    new = led.get(res.new_entries[0])
+    fresh = led.tool_output(new.tool_call_id)
+    assert fresh.call_id != a.tool_call_id and fresh.inputs["region"] != BBox(0, 0, 50, 20)
+    assert new.bbox == fresh.inputs["region"] and a.superseded_by == new.id
+
+
+def test_operator_never_sends_undeclared_inputs_and_bugs_are_not_tool_anomalies():
+    from ledgermind.repair.operators import perturb_inputs
+
+    class StrictSearch(EchoSearch):
+        def _run(self, query: str):
+            raise AttributeError("bug inside the tool")
+
+    led = Ledger()
+    ocr = EchoOCR()
+    out = run(ocr.ainvoke(image=TextImage(["x"])))
+    led.record(out)
+    assert perturb_inputs(out, ocr, RepairContext(led, {})) == dict(out.inputs)  # no box, no 'attempt'
+    try:
+        run(StrictSearch().ainvoke(query="q"))
+        raise AssertionError("a programming error was disguised as a tool output")
+    except AttributeError:
+        pass
+    strict = StrictSearch()
+    ok = run(EchoSearch().ainvoke(query="q"))
+    led.record(ok)
+    eng = engine(led, [strict])
+    eng.ctx.tools = {"echo_search": strict}
+    res = run(eng.handle(TriggerHit(Trigger.T4, (led.entries()[-1].id,))))
+    assert res.events[0].operator is OperatorName.RETRY and "AttributeError" in res.events[0].error
+
+
+def test_budget_reserve_funds_hypothesis_verification_first():
+    b = Budget(2)
+    b.reserve(1)
+    assert b.spend() and not b.spend()  # T5/T6 ACQUIRE cannot take the reserved unit
+    assert b.spend_reserved() and b.remaining == 0
+    b2 = Budget(2)
+    b2.reserve(1)
+    b2.release()
+    assert b2.spend() and b2.spend() and not b2.spend()
 
 
 def test_t2_refresh_if_decision_depends_else_drop():
     led = Ledger()
     ocr = EchoOCR()
-    a, b = led.record(run(ocr.ainvoke(lines=["a", "b"])), ttl=1)
+    a, b = led.record(run(ocr.ainvoke(image=TextImage(["a", "b"]))), ttl=1)
     led.add_claim(Claim("SC-1", ClaimType.SC, "a", Stage.J, [a.id]))
     led.add_claim(Claim("DC-1", ClaimType.DC, "a", None, ["SC-1"]))
     led.add_claim(Claim("SC-2", ClaimType.SC, "b", Stage.E, [b.id]))
@@ -123,16 +190,35 @@ def test_t2_refresh_if_decision_depends_else_drop():
 
 def test_t3_drops_weaker():
     led = Ledger()
-    [a] = led.record(EchoOCR().invoke(lines=["36.7"], bbox=[0, 0, 10, 10], score=0.9))
-    [b] = led.record(EchoOCR().invoke(lines=["38.7"], bbox=[0, 0, 10, 10], score=0.6))
+    [a] = led.record(EchoOCR().invoke(image=TextImage(["36.7"], bbox=[0, 0, 10, 10], score=0.9)))
+    [b] = led.record(EchoOCR().invoke(image=TextImage(["38.7"], bbox=[0, 0, 10, 10], score=0.6)))
     res = run(engine(led, []).handle(t3_conflicts(led)[0]))
     assert res.events[0].operator is OperatorName.DROP and b.omega is Omega.DROPPED and a.active
+    kinds = [(t.op, t.entry_id) for t in led.transitions if t.op in {"CONFLICT", "RESOLVE"}]
+    assert kinds == [("CONFLICT", a.id), ("CONFLICT", b.id), ("RESOLVE", a.id)]
+
+
+def test_t3_across_tools_ocr_line_versus_crop_reading():
+    led = Ledger()
+    [line] = led.record(EchoOCR().invoke(image=TextImage(["36.7"], bbox=[0, 0, 50, 20], score=0.95)))
+    [reading] = led.record(EchoSearch().invoke(query="unused"))  # no box: never in T3
+    assert t3_conflicts(led) == []
+    [other] = led.record(EchoVQA().invoke(stage="vqa", prompt="reading 52"))
+    assert t3_conflicts(led) == []  # no box either
+    [boxed] = led.record(EchoOCR().invoke(image=TextImage(["reading 36.7"], bbox=[0, 0, 50, 22])))
+    assert t3_conflicts(led) == []  # same value read two ways: no conflict
+    [wrong] = led.record(EchoOCR().invoke(image=TextImage(["reading 52"], bbox=[1, 0, 50, 22], score=0.5)))
+    assert {h.targets for h in t3_conflicts(led)} == {(line.id, wrong.id), (boxed.id, wrong.id)}
+    budget_spent = engine(led, [])
+    budget_spent.used[Trigger.T3] = 2
+    run(budget_spent.handle(t3_conflicts(led)[0]))  # no budget left: both stay CONFLICTED
+    assert line.omega is Omega.CONFLICTED and wrong.omega is Omega.CONFLICTED
 
 
 def test_t4_retry():
     led = Ledger()
     ocr = EchoOCR()
-    [low] = led.record(run(ocr.ainvoke(lines=["x"], score=0.1)))
+    [low] = led.record(run(ocr.ainvoke(image=TextImage(["x"], score=0.1))))
     res = run(engine(led, [ocr]).handle(t4_confidence_drop(low)))
     assert res.events[0].operator is OperatorName.RETRY and len(res.new_entries) == 1
 
@@ -161,8 +247,8 @@ def test_stop_and_answer_picks_max_sigma():
     from ledgermind.repair import OPERATORS
 
     led = Ledger()
-    led.record(EchoOCR().invoke(lines=["low"], score=0.4))
-    led.record(EchoOCR().invoke(lines=["high"], score=0.95))
+    led.record(EchoOCR().invoke(image=TextImage(["low"], score=0.4)))
+    led.record(EchoOCR().invoke(image=TextImage(["high"], score=0.95)))
     res = run(OPERATORS.get("STOP_AND_ANSWER").apply(RepairContext(led, {})))
     assert res.answer == "high"
 
@@ -200,8 +286,8 @@ class G:
 
 def test_verifier_protocol_orders_hits():
     led = Ledger()
-    led.record(EchoOCR().invoke(lines=["5"], bbox=[0, 0, 10, 10], score=0.9), ttl=1)
-    led.record(EchoOCR().invoke(lines=["6"], bbox=[0, 0, 10, 10], score=0.5))
+    led.record(EchoOCR().invoke(image=TextImage(["5"], bbox=[0, 0, 10, 10], score=0.9)), ttl=1)
+    led.record(EchoOCR().invoke(image=TextImage(["6"], bbox=[0, 0, 10, 10], score=0.5)))
     sc = led.add_claim(Claim("SC-1", ClaimType.SC, "Apollo 13", Stage.J, ["OC-1"]))
     dc = led.add_claim(Claim("DC-1", ClaimType.DC, "B", None, []))
     led.advance(3)
@@ -210,3 +296,19 @@ def test_verifier_protocol_orders_hits():
     hits = v.protocol([sc, dc])
     assert [h.trigger for h in hits] == [Trigger.T3, Trigger.T2, Trigger.T6, Trigger.T5]
     assert led.get("OC-1").omega is Omega.STALE  # staleness scan applied MARK_STALE
+
+
+def test_mark_stale_reverifies_dependent_claims():
+    led = Ledger()
+    [a] = led.record(EchoOCR().invoke(image=TextImage(["5"])), ttl=1)
+    sc = led.add_claim(Claim("SC-1", ClaimType.SC, "five", Stage.J, [a.id]))
+    seen: list[str] = []
+
+    def ground(c):
+        seen.append(c.id)
+        return G(1.0, True, True)
+
+    led.advance(3)
+    hits = Verifier(led, ground).staleness_scan([sc])
+    assert hits and hits[0].trigger is Trigger.T2 and a.omega is Omega.STALE
+    assert seen == ["SC-1"]  # the dependent claim was re-grounded after MARK_STALE

@@ -1,0 +1,79 @@
+"""The mechanism census is a pure function of the trajectory record, and run totals are sums."""
+
+from __future__ import annotations
+
+import json
+
+from ledgermind.claims import Claim, ClaimType, Stage
+from ledgermind.metrics.census import census, empty_census, format_census, sum_census, trajectory_record
+from ledgermind.trajectory import (
+    MarkKind,
+    ModelCall,
+    OperatorName,
+    PathKind,
+    RepairEvent,
+    RepairLayer,
+    Trajectory,
+    Trigger,
+)
+from tests.helpers import TextImage, EchoOCR, EchoSearch
+
+
+def _traj() -> Trajectory:
+    t = Trajectory("q1", "what?", PathKind.FULLPIPE)
+    t.ledger.record(EchoOCR().invoke(image=TextImage(["36.7"])))
+    t.ledger.record(EchoSearch().invoke(query="apollo"))
+    t.model_calls += [
+        ModelCall("dual_read_0", 0.1, request_key="a"),
+        ModelCall("dual_read_1", 0.1, request_key="a"),  # degenerate pair
+        ModelCall("dual_read_0", 0.1, request_key="b"),
+        ModelCall("dual_read_1", 0.1, request_key="c"),
+        ModelCall("decide", 0.1, request_key="d"),
+    ]
+    t.events += [
+        RepairEvent(Trigger.T1, OperatorName.RETRY, RepairLayer.ACTION, hit=1),
+        RepairEvent(Trigger.T1, OperatorName.SWITCH, RepairLayer.ACTION, hit=1),  # same firing
+        RepairEvent(Trigger.T6, OperatorName.ACQUIRE, RepairLayer.ACTION, hit=2),
+        RepairEvent(Trigger.T5, OperatorName.ABSTAIN, RepairLayer.TRAJECTORY, hit=3),
+        RepairEvent(Trigger.T2, OperatorName.REFRESH, RepairLayer.EVIDENCE, hit=4, error="TypeError: boom"),
+        RepairEvent(Trigger.T6, OperatorName.FREEFORM_REFLECTION, None, hit=5),
+    ]
+    t.mark(MarkKind.DUAL_READ_AGREE)
+    t.mark(MarkKind.DUAL_READ_DISAGREE)
+    t.mark(MarkKind.NUMERIC_SNAP)
+    t.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER)
+    j1 = t.ledger.add_claim(Claim("SC-1", ClaimType.SC, "x", Stage.J, ["OC-1"]))
+    j1.grounding = {"cited": True, "ecc": False, "ncc": False}
+    j2 = t.ledger.add_claim(Claim("SC-2", ClaimType.SC, "y", Stage.J, []))
+    j2.grounding = {"cited": False, "ecc": True, "ncc": False}
+    e = t.ledger.add_claim(Claim("SC-3", ClaimType.SC, "z", Stage.E, ["OC-1"]))
+    e.grounding = {"cited": True, "ecc": False, "ncc": True}  # not a judgment: never demoted
+    t.abstained = True
+    return t
+
+
+def test_census_counts_each_mechanism_from_the_record():
+    c = census(_traj())
+    assert c["paths"] == {"DIRECT": 0, "FULLPIPE": 1, "BASELINE": 0, "NO_LEDGER": 0}
+    assert c["triggers"] == {"T1": 1, "T2": 1, "T3": 0, "T4": 0, "T5": 1, "T6": 2}
+    assert c["operators"]["RETRY"] == 1 and c["operators"]["SWITCH"] == 1 and c["operators"]["REFRESH"] == 1
+    assert c["operators"]["ABSTAIN"] == 1 and "FREEFORM_REFLECTION" not in c["operators"]
+    assert c["reflections"] == 1 and c["operator_failures"] == 1
+    assert c["dual_read"] == {"runs": 2, "agree": 1, "disagree": 1, "identical_requests": 1}
+    assert c["search"] == {"rounds": 1, "skipped_no_provider": 1}
+    assert c["defense"] == {"entity_recheck": 0, "numeric_snap": 1, "visual_fallback": 0}
+    assert c["demotions"] == {"ecc": 1, "ncc": 1, "uncited": 1}
+    assert (c["abstained"], c["tool_calls"], c["model_calls"], c["crop_zoom"]) == (1, 2, 5, 0)
+
+
+def test_census_survives_serialisation_and_sums_over_items():
+    t = _traj()
+    rec = trajectory_record(t)
+    loaded = Trajectory.from_dict(json.loads(json.dumps(rec)))
+    assert census(loaded) == rec["mechanisms"] == census(t)
+    blank = census(Trajectory("q2", "?", PathKind.DIRECT))
+    total = sum_census([census(t), blank])
+    assert total["paths"]["DIRECT"] == 1 and total["paths"]["FULLPIPE"] == 1
+    assert total["triggers"]["T6"] == 2 and total["model_calls"] == 5
+    assert set(total) == set(empty_census()) and sum_census([]) == empty_census()
+    assert "dual_read" in format_census(total) and "identical_requests=1" in format_census(total)
