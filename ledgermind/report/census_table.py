@@ -48,21 +48,31 @@ def _flatten(d: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:
             yield name, v
 
 
-def total(censuses: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Key-wise sum of nested counter dicts (numbers add; other values keep the first seen)."""
-    out: dict[str, Any] = {}
-    for c in censuses:
-        _add_into(out, c)
-    return out
+def item_census(trajectory: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The census recorded with a trajectory, else derived from it (runs from before the census).
+
+    Derivation goes through ``ledgermind.metrics.census`` (the one definition of the counters);
+    a trajectory too old or too damaged to load yields None, and the page says so.
+    """
+    recorded = trajectory.get("mechanisms")
+    if isinstance(recorded, Mapping):
+        return dict(recorded)
+    from ledgermind.metrics.census import census
+    from ledgermind.trajectory import Trajectory
+
+    try:
+        return census(Trajectory.from_dict(dict(trajectory)))
+    except (KeyError, ValueError, TypeError, AttributeError):
+        return None
 
 
-def _add_into(acc: dict[str, Any], c: Mapping[str, Any]) -> None:
-    for k, v in c.items():
-        if isinstance(v, Mapping):
-            _add_into(acc.setdefault(k, {}), v)
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            acc[k] = acc.get(k, 0) + v
-        elif isinstance(v, bool):
-            acc[k] = acc.get(k, 0) + int(v)
-        else:
-            acc.setdefault(k, v)
+def run_census(metrics: Mapping[str, Any], trajectories: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Any], str]:
+    """The run's census and where it came from: ``metrics.json``, else the sum of the item censuses."""
+    if isinstance(metrics.get("mechanisms"), Mapping):
+        return dict(metrics["mechanisms"]), "metrics.json"
+    from ledgermind.metrics.census import sum_census
+
+    parts = [c for c in map(item_census, trajectories) if c is not None]
+    if not parts:
+        return {}, ""
+    return sum_census(parts), f"derived from {len(parts)} trajectories"

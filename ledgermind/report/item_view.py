@@ -159,7 +159,7 @@ def build_item_view(
         entries=entries,
         chain=_chain(claims),
         timeline=timeline(t),
-        counters=census_table.rows(t.get("mechanisms")),
+        counters=census_table.rows(census_table.item_census(t) if traj is not None else None),
         triggers=[str(e.get("trigger")) for e in events],
         operators=[str(e.get("operator")) for e in events if e.get("operator")],
         transcript=[m for m in t.get("transcript", []) if isinstance(m, dict)],
@@ -311,8 +311,11 @@ def timeline(t: dict[str, Any]) -> list[TimelineRow]:
         layer = f" [{e.get('layer')}]" if e.get("layer") else ""
         targets = ", ".join(map(str, e.get("targets", [])))
         detail = f"→ {op}{layer}" + (f" on {targets}" if targets else "") + (f" — {e.get('note')}" if e.get("note") else "")
+        if e.get("error"):
+            detail += f" — operator failed: {e['error']}"
+        failed = e.get("grounded_after") is False or bool(e.get("error"))
         rows.append(((step, 2, i), TimelineRow(step, "trigger", str(e.get("trigger", "")), _short(detail),
-                                               f"cost {float(e.get('cost', 0.0)):g}", e.get("grounded_after") is False)))  # fmt: skip
+                                               f"cost {float(e.get('cost', 0.0)):g}", failed)))  # fmt: skip
     return [r for _, r in sorted(rows, key=lambda kr: kr[0])]
 
 

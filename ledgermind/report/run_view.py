@@ -67,7 +67,7 @@ def build_run_view(run: RunData, item_href: dict[str, str]) -> RunView:
         ("question type", group_accuracy(results, lambda r: r.question_types)),
     ]
     rows = [_item_row(r, run.trajectories.get(r.id), item_href.get(r.id, "")) for r in results]
-    census, source = _census(run)
+    census, source = census_table.run_census(run.metrics, run.trajectories.values())
     m = run.metrics
     summary = [(k, m[k]) for k in ("model_calls_per_item", "tool_calls_per_item", "tokens_per_item",
                                     "latency_s_per_item", "wall_time_s") if k in m]  # fmt: skip
@@ -109,15 +109,6 @@ def _item_row(r: Any, t: dict[str, Any] | None, href: str) -> ItemRow:
         tool_calls=r.tool_calls,
         error=r.error or (t or {}).get("error") or "",
     )
-
-
-def _census(run: RunData) -> tuple[dict[str, Any], str]:
-    if isinstance(run.metrics.get("mechanisms"), dict):
-        return run.metrics["mechanisms"], "metrics.json"
-    per_item = [t["mechanisms"] for t in run.trajectories.values() if isinstance(t.get("mechanisms"), dict)]
-    if per_item:
-        return census_table.total(per_item), f"sum of {len(per_item)} trajectories"
-    return {}, ""
 
 
 def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> list[Chart]:

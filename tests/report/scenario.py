@@ -59,7 +59,7 @@ class ScriptedOCR(Tool):
 
     name, kind = "ocr", ToolKind.OCR
 
-    def _run(self, image: Any = None, region: Any = None) -> list[Observation]:
+    def _run(self, image: Any, region: Any = None) -> list[Observation]:
         if region is not None:
             return []
         return [Observation(t, BBox.from_list(b), score=s) for t, b, s in OCR_LINES]
@@ -70,7 +70,7 @@ class ScriptedCrop(Tool):
 
     name, kind = "crop_zoom", ToolKind.CROP
 
-    def _run(self, image: Any = None, question: str | None = None, bbox: Any = None, perturb_seed: Any = None):
+    def _run(self, image: Any, question: str | None = None, bbox: Any = None, perturb_seed: int | str | None = None):
         region = BBox(20, 20, 260, 160)
         return [Observation("crop zone 1 region [20, 20, 260, 160] scale 2.5", region, meta={"zone": 1})], {
             "image": Image.new("RGB", (100, 100), "white")

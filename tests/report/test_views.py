@@ -37,7 +37,6 @@ def test_census_rows_flatten_any_nesting_and_flag_zeros() -> None:
     assert [r.key for r in rows] == ["paths.DIRECT", "paths.FULLPIPE", "dual_read.runs", "dual_read.agree",
                                      "abstained", "search.rounds.r1", "search.rounds.r2", "flag"]  # fmt: skip
     assert {r.key for r in rows if r.never_fired} == {"paths.FULLPIPE", "dual_read.runs", "dual_read.agree", "search.rounds.r2"}
-    assert census_table.total([{"a": {"x": 1}, "b": 2}, {"a": {"x": 2, "y": 1}, "b": 0}]) == {"a": {"x": 3, "y": 1}, "b": 2}
 
 
 def _result(**kw) -> ItemResult:
@@ -129,6 +128,58 @@ def test_census_rendered_with_never_fired_flags(scripted_multirun: Path, tmp_pat
     never = _rows_with_class(html, "never")
     assert never == ["triggers.T2", "dual_read.runs"]  # zero counters flagged, others not
     assert 'data-key="new_mechanism.x"' in html  # a key the report never heard of still shows
+
+
+def test_census_of_runs_recorded_before_it_is_derived_from_trajectories(scripted_multirun: Path, tmp_path: Path) -> None:
+    from ledgermind.metrics.census import census, sum_census
+    from ledgermind.trajectory import Trajectory
+
+    run = tmp_path / "run"
+    shutil.copytree(scripted_multirun / "0_full", run)
+    recorded = json.loads((run / "metrics.json").read_text())
+    assert "mechanisms" in recorded  # the current runner records it
+    expected = sum_census(census(Trajectory.from_dict(json.loads(p.read_text()))) for p in (run / "trajectories").glob("*.json"))
+    assert expected == recorded["mechanisms"]
+    recorded.pop("mechanisms")
+    (run / "metrics.json").write_text(json.dumps(recorded))
+    for p in (run / "trajectories").glob("*.json"):
+        t = json.loads(p.read_text())
+        t.pop("mechanisms", None)
+        p.write_text(json.dumps(t))
+    build_report(run)
+    html = (run / "report" / "index.html").read_text()
+    assert "derived from 2 trajectories" in html
+    shown = {k: v for k, v in _census_cells(html).items()}
+    assert shown["triggers.T6"] == str(expected["triggers"]["T6"]) and shown["paths.FULLPIPE"] == "1"
+    item = (run / "report" / "items" / "apollo.html").read_text()
+    assert 'data-key="triggers.T6"' in item and "no mechanism census" not in item
+
+
+def _census_cells(html: str) -> dict[str, str]:
+    cells: dict[str, str] = {}
+
+    class P(HTMLParser):
+        key: str | None = None
+        tds: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "tr" and "data-key" in a:
+                self.key, self.tds = a["data-key"], []
+            elif tag == "td" and self.key:
+                self.tds.append("")
+
+        def handle_data(self, data):
+            if self.key and self.tds:
+                self.tds[-1] += data.strip()
+
+        def handle_endtag(self, tag):
+            if tag == "tr" and self.key:
+                cells[self.key] = self.tds[2]
+                self.key = None
+
+    P().feed(html)
+    return cells
 
 
 def _rows_with_class(html: str, cls: str) -> list[str]:
