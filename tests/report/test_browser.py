@@ -91,6 +91,16 @@ def test_clicking_a_citation_scrolls_to_and_highlights_its_entry(browser, script
     assert browser.current_url.endswith("#" + target_id)
 
 
+def test_clicking_a_box_jumps_to_its_ledger_row(browser, scripted_multirun: Path) -> None:
+    open_page(browser, scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html")
+    rect = browser.find_elements("css selector", "svg.boxes rect")[-1]
+    entry = rect.get_attribute("data-entry")
+    browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))", rect)
+    row = browser.find_element("id", f"entry-{entry}")
+    assert "highlight" in row.get_attribute("class").split()
+    assert browser.execute_script("const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight", row)
+
+
 def test_run_table_filters_and_sorts(browser, scripted_multirun: Path) -> None:
     open_page(browser, scripted_multirun / "report" / "runs" / "0_full" / "index.html")
     from selenium.webdriver.support.ui import Select
@@ -154,6 +164,11 @@ def test_multirun_index_and_side_by_side(browser, scripted_multirun: Path) -> No
     assert open_page(browser, report / "compare" / "apollo.html") == []
     cols = browser.execute_script("return [...document.querySelectorAll('.run-column')].map(c => c.dataset.variant)")
     assert cols == ["full", "no_ecc"]
+    fired = browser.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('.run-column')].map(c =>"
+        " [c.dataset.variant, [...c.querySelectorAll('.counters [data-key]')].map(s => s.dataset.key)]))"
+    )
+    assert "triggers.T6" in fired["full"] and "triggers.T6" not in fired["no_ecc"]  # ECC off: no phantom check
     browser.find_element("css selector", ".run-column[data-variant='no_ecc'] h2 a").click()
     assert browser.current_url.endswith("runs/1_no_ecc/items/apollo.html")
     assert browser.find_element("id", "path").text == "FULLPIPE"
