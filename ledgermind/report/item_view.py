@@ -34,6 +34,7 @@ class EntryRow:
     bbox: list[float] | None
     category: str | None
     tool_call_id: str
+    image_index: int | None = None  # 1-based index into the item's images, when the pipeline recorded it
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def build_item_view(
 ) -> ItemView:
     t = traj or {}
     ledger = t.get("ledger") or {}
-    entries = [_entry_row(e, ledger) for e in ledger.get("entries", [])]
+    entries = [_entry_row(e) for e in ledger.get("entries", [])]
     claims = [_claim_view(c, {e.id for e in entries}) for c in ledger.get("claims", [])]
     _add_claim_citers(entries, ledger.get("claims", []))
     events = t.get("events", [])
@@ -171,7 +172,7 @@ def build_item_view(
 
 
 # ------------------------------------------------------------------------------ ledger
-def _entry_row(e: dict[str, Any], ledger: dict[str, Any]) -> EntryRow:
+def _entry_row(e: dict[str, Any]) -> EntryRow:
     meta = e.get("meta") or {}
     return EntryRow(
         id=str(e.get("id")),
@@ -185,6 +186,7 @@ def _entry_row(e: dict[str, Any], ledger: dict[str, Any]) -> EntryRow:
         bbox=list(e["bbox"]) if e.get("bbox") else None,
         category=meta.get("category"),
         tool_call_id=str(e.get("tool_call_id", "")),
+        image_index=meta.get("image") if isinstance(meta.get("image"), int) else None,
     )
 
 
@@ -207,7 +209,7 @@ def _images(entries: list[EntryRow], ledger: dict[str, Any], info: ItemInfo | No
     for e in entries:
         if not e.bbox:
             continue
-        path = _image_of(e, calls.get(e.tool_call_id), item_images, ledger)
+        path = _image_of(e, calls.get(e.tool_call_id), item_images)
         if path is None:
             continue
         if path not in order:
@@ -225,14 +227,13 @@ def _images(entries: list[EntryRow], ledger: dict[str, Any], info: ItemInfo | No
     return views
 
 
-def _image_of(e: EntryRow, call: dict[str, Any] | None, item_images: list[Path], ledger: dict[str, Any]) -> Path | None:
+def _image_of(e: EntryRow, call: dict[str, Any] | None, item_images: list[Path]) -> Path | None:
+    """The image an entry's bbox refers to: the tool's recorded input, else the recorded index."""
     path = input_image_path(((call or {}).get("inputs") or {}).get("image"))
     if path is not None:
         return path
-    meta = next((x.get("meta") or {} for x in ledger.get("entries", []) if x.get("id") == e.id), {})
-    idx = meta.get("image")
-    if isinstance(idx, int) and 1 <= idx <= len(item_images):
-        return item_images[idx - 1]
+    if e.image_index is not None and 1 <= e.image_index <= len(item_images):
+        return item_images[e.image_index - 1]
     return item_images[0] if len(item_images) == 1 else None
 
 
