@@ -32,7 +32,7 @@ MALICIOUS_REPLY = (
 )
 MALICIOUS_OCR = "<b id=injected>EXIT</b><script>document.title='pwned'</script>"
 OCR_LINES: Sequence[tuple[str, list[float], float]] = (
-    ("Apollo 11 Plaque", [40, 30, 240, 70], 0.95),
+    ("Apollo 11 Plaque", [40, 30, 262, 70], 0.95),
     ("1969", [40, 100, 140, 140], 0.95),
     (MALICIOUS_OCR, [200, 180, 380, 280], 0.9),
 )
