@@ -114,7 +114,7 @@ def load_item_infos(run_dir: Path, ids: set[str], notes: list[str]) -> dict[str,
     try:
         cfg = OmegaConf.load(cfg_file)
         items = load_items(cfg, None)
-    except (UserError, OmegaConfBaseException, OSError, ValueError, KeyError) as e:
+    except (UserError, OmegaConfBaseException, OSError, ValueError, KeyError, ImportError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         notes.append(f"the benchmark could not be reloaded ({first}); options and some images are not shown")
         return {}
