@@ -10,15 +10,17 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from ledgermind.experiment.results import ItemResult
 from ledgermind.experiment.summary import DIFFICULTIES, group_accuracy
+from ledgermind.metrics.census import TRIGGER_KEYS, TYPED_OPERATORS
 from ledgermind.report import census_table
 from ledgermind.report.charts import Chart, bar_chart
 from ledgermind.report.item_view import outcome_of
 from ledgermind.report.sources import RunData
-from ledgermind.trajectory import OperatorName, Trigger
+from ledgermind.trajectory import Trigger
 
-OPERATORS = tuple(o.value for o in OperatorName if o is not OperatorName.FREEFORM_REFLECTION)
-TRIGGERS = tuple(t.value for t in Trigger)
+OPERATORS = tuple(o.value for o in TYPED_OPERATORS)
+SHORT_TRIGGER = {t.value: short for t, short in TRIGGER_KEYS.items()}  # "T6_PHANTOM_GROUNDING" → "T6"
 
 
 @dataclass(frozen=True)
@@ -89,9 +91,9 @@ def build_run_view(run: RunData, item_href: dict[str, str]) -> RunView:
     )
 
 
-def _item_row(r: Any, t: dict[str, Any] | None, href: str) -> ItemRow:
+def _item_row(r: ItemResult, t: dict[str, Any] | None, href: str) -> ItemRow:
     events = (t or {}).get("events", [])
-    triggers = sorted({str(e.get("trigger", "")).split("_")[0] for e in events})
+    triggers = sorted({SHORT_TRIGGER.get(str(e.get("trigger")), str(e.get("trigger"))) for e in events})
     return ItemRow(
         id=r.id,
         href=href,
@@ -119,7 +121,7 @@ def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> li
         per_path[r.path].append(r)
     return [
         bar_chart("chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}"),
-        bar_chart("chart-triggers", "Items where each trigger fired", [(t.split("_")[0], [trig[t.split("_")[0]]]) for t in TRIGGERS]),
+        bar_chart("chart-triggers", "Items where each trigger fired", [(k, [trig[k]]) for k in SHORT_TRIGGER.values()]),
         bar_chart("chart-operators", "Items where each operator ran",
                   [(o.replace("_AND_", "&"), [sum(1 for r in rows if o in r.operators)]) for o in OPERATORS], bar_w=64),  # fmt: skip
         bar_chart(

@@ -246,3 +246,28 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
     build_report(run, tmp_path / "out")
     build_report(run, tmp_path / "out")  # a report directory is replaced on rebuild
     assert (tmp_path / "out" / "items" / "q.html").exists()
+
+
+def test_run_page_charts_count_what_the_trajectories_record(scripted_multirun: Path) -> None:
+    run = scripted_multirun / "0_full"
+    trajs = [json.loads(p.read_text()) for p in (run / "trajectories").glob("*.json")]
+    bars: dict[str, dict[str, str]] = {}
+
+    class P(HTMLParser):
+        chart: str | None = None
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "figure" and a.get("id", "").startswith("chart-"):
+                self.chart = a["id"]
+                bars[self.chart] = {}
+            elif tag == "rect" and self.chart and "data-label" in a:
+                bars[self.chart].setdefault(a["data-label"], a["data-value"])
+
+    P().feed((scripted_multirun / "report" / "runs" / "0_full" / "index.html").read_text())
+    assert list(bars["chart-triggers"]) == ["T1", "T2", "T3", "T4", "T5", "T6"]  # zeros drawn too
+    for short in bars["chart-triggers"]:
+        n = sum(1 for t in trajs if any(e["trigger"].startswith(short + "_") for e in t["events"]))
+        assert float(bars["chart-triggers"][short]) == n
+    assert float(bars["chart-operators"]["ACQUIRE"]) == sum(1 for t in trajs if any(e["operator"] == "ACQUIRE" for e in t["events"]))
+    assert set(bars["chart-calls"]) == {t["path"] for t in trajs}
