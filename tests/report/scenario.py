@@ -109,9 +109,10 @@ def run_variant(run_dir: Path, data: Path, variant: str, flags: AblationFlags, n
 
 
 def build_multirun(root: Path, ner: Any) -> Path:
-    """``root/multi/0_full`` and ``root/multi/1_no_ecc``: a two-variant multirun of the scenario."""
+    """``root/multi/{0_full,1_no_ecc,2_no_ledger}``: a three-variant multirun of the scenario."""
     data = write_dataset(root)
     multi = root / "multi"
     run_variant(multi / "0_full", data, "full", AblationFlags(), ner)
     run_variant(multi / "1_no_ecc", data, "no_ecc", AblationFlags(ecc_ncc=False), ner)
+    run_variant(multi / "2_no_ledger", data, "no_ledger", AblationFlags(use_ledger=False), ner)
     return multi

@@ -135,7 +135,8 @@ def test_run_table_filters_and_sorts(browser, scripted_multirun: Path) -> None:
 def test_hostile_text_is_inert(browser, scripted_multirun: Path) -> None:
     run = scripted_multirun / "0_full"
     pages = [run.parent / "report" / "runs" / "0_full" / "items" / f"{n}.html" for n in ("sign_x", "apollo")]
-    pages += [run.parent / "report" / "runs" / "0_full" / "index.html", run.parent / "report" / "compare" / "sign_x.html"]
+    pages += [run.parent / "report" / "runs" / "0_full" / "index.html", run.parent / "report" / "compare" / "sign_x.html",
+              run.parent / "report" / "runs" / "2_no_ledger" / "items" / "apollo.html"]  # a free-form transcript
     for page in pages:
         assert open_page(browser, page) == [], page
         state = browser.execute_script(
@@ -160,10 +161,10 @@ def test_multirun_index_and_side_by_side(browser, scripted_multirun: Path) -> No
     report = scripted_multirun / "report"
     assert open_page(browser, report / "index.html") == []
     rows = browser.execute_script("return [...document.querySelectorAll('#table3 tbody tr')].map(r => r.cells[0].innerText)")
-    assert rows == ["LedgerMind (full)", "w/o ECC/NCC"]
+    assert rows == ["LedgerMind (full)", "w/o Ledger", "w/o ECC/NCC"]  # the paper's row order
     assert open_page(browser, report / "compare" / "apollo.html") == []
     cols = browser.execute_script("return [...document.querySelectorAll('.run-column')].map(c => c.dataset.variant)")
-    assert cols == ["full", "no_ecc"]
+    assert cols == ["full", "no_ecc", "no_ledger"]
     fired = browser.execute_script(
         "return Object.fromEntries([...document.querySelectorAll('.run-column')].map(c =>"
         " [c.dataset.variant, [...c.querySelectorAll('.counters [data-key]')].map(s => s.dataset.key)]))"

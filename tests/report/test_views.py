@@ -153,6 +153,8 @@ def test_census_of_runs_recorded_before_it_is_derived_from_trajectories(scripted
     assert shown["triggers.T6"] == str(expected["triggers"]["T6"]) and shown["paths.FULLPIPE"] == "1"
     item = (run / "report" / "items" / "apollo.html").read_text()
     assert 'data-key="triggers.T6"' in item and "no mechanism census" not in item
+    assert "never-flag" not in item and "counters at zero for this item" in item  # per item, zero is normal
+    assert 'data-key="triggers.T2"' not in item  # zero counters are listed apart, not as table rows
 
 
 def _census_cells(html: str) -> dict[str, str]:
