@@ -73,8 +73,9 @@ def test_clicking_a_citation_scrolls_to_and_highlights_its_entry(browser, script
     browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")
     link = browser.find_element("css selector", "#claims a.cite[href^='#entry-']")
     target_id = link.get_attribute("href").split("#", 1)[1]
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", link)
+    browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", link)  # its entry (above) is now off screen
     before = browser.execute_script("return window.scrollY")
+    assert browser.execute_script("return document.getElementById(arguments[0]).getBoundingClientRect().bottom <= 0", target_id)
     link.click()
     state = browser.execute_script(
         "const el = document.getElementById(arguments[0]); const r = el.getBoundingClientRect();"
