@@ -191,3 +191,19 @@ def test_report_of_a_real_tiny_model_run(browser, tiny_run: Path) -> None:
         if any(e.get("bbox") for e in t["ledger"]["entries"]):
             drawn += assert_boxes_on_bboxes(browser, t)
     assert drawn > 0  # real PP-OCR lines on the sample images
+
+
+def test_content_security_policy_blocks_markup_that_got_past_escaping(browser, scripted_multirun: Path, tmp_path: Path) -> None:
+    """Defence in depth: even injected markup (as if escaping had failed) cannot run script."""
+    page = scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html"
+    probe = page.with_name("csp_probe.html")
+    payload = ("<script>document.body.setAttribute('data-pwned','inline')</script>"
+               "<img src=x onerror=\"document.body.setAttribute('data-pwned','onerror')\">")  # fmt: skip
+    probe.write_text(page.read_text().replace("</main>", payload + "</main>"))
+    try:
+        errors = open_page(browser, probe)
+        assert browser.execute_script("return document.body.getAttribute('data-pwned')") is None
+        assert any("Content Security Policy" in e["message"] for e in errors)  # blocked, and said so
+        assert browser.execute_script("return getComputedStyle(document.querySelector('header.top')).display") == "flex"  # our CSS still applies
+    finally:
+        probe.unlink()
