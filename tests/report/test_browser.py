@@ -193,7 +193,7 @@ def test_report_of_a_real_tiny_model_run(browser, tiny_run: Path) -> None:
     assert drawn > 0  # real PP-OCR lines on the sample images
 
 
-def test_content_security_policy_blocks_markup_that_got_past_escaping(browser, scripted_multirun: Path, tmp_path: Path) -> None:
+def test_content_security_policy_blocks_markup_that_got_past_escaping(browser, scripted_multirun: Path) -> None:
     """Defence in depth: even injected markup (as if escaping had failed) cannot run script."""
     page = scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html"
     probe = page.with_name("csp_probe.html")
