@@ -18,6 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ledgermind.errors import DataError, UserError
 from ledgermind.experiment.results import safe_filename
+from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view
 from ledgermind.report.run_view import build_run_view
@@ -29,13 +30,15 @@ ASSETS = ("report.css", "report.js")
 
 
 def environment() -> Environment:
-    return Environment(
+    env = Environment(
         loader=PackageLoader("ledgermind.report", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.globals["grouped"] = grouped
+    return env
 
 
 @dataclass(frozen=True)

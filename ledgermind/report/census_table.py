@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 
+PROBLEM_WORDS = ("fail", "error", "skipped", "identical")
+
+
 @dataclass(frozen=True)
 class CensusRow:
     group: str  # top-level key ("triggers")
@@ -24,8 +27,18 @@ class CensusRow:
         return f"{self.group}.{self.name}" if self.name else self.group
 
     @property
+    def is_problem_counter(self) -> bool:
+        """A counter of things that should not happen (failures, skips, identical re-reads): zero is healthy."""
+        return any(word in self.key for word in PROBLEM_WORDS)
+
+    @property
     def never_fired(self) -> bool:
-        return isinstance(self.value, (int, float)) and not isinstance(self.value, bool) and self.value == 0
+        numeric = isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
+        return numeric and self.value == 0 and not self.is_problem_counter
+
+    @property
+    def label(self) -> str:
+        return self.name or self.group
 
 
 def rows(census: Mapping[str, Any] | None) -> list[CensusRow]:
@@ -46,6 +59,16 @@ def _flatten(d: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:
             yield from _flatten(v, name)
         else:
             yield name, v
+
+
+def grouped(census_rows: Iterable[CensusRow]) -> list[tuple[str, list[CensusRow]]]:
+    """Rows by top-level group, in census order (one table line per mechanism)."""
+    out: list[tuple[str, list[CensusRow]]] = []
+    for r in census_rows:
+        if not out or out[-1][0] != r.group:
+            out.append((r.group, []))
+        out[-1][1].append(r)
+    return out
 
 
 def item_census(trajectory: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -121,12 +121,16 @@ def test_census_rendered_with_never_fired_flags(scripted_multirun: Path, tmp_pat
     run = tmp_path / "run"
     shutil.copytree(scripted_multirun / "0_full", run)
     metrics = json.loads((run / "metrics.json").read_text())
-    metrics["mechanisms"] = {"triggers": {"T1": 2, "T2": 0}, "dual_read": {"runs": 0}, "new_mechanism": {"x": 5}}
+    metrics["mechanisms"] = {"triggers": {"T1": 2, "T2": 0}, "dual_read": {"runs": 0, "identical_requests": 0},
+                             "operator_failures": 0, "new_mechanism": {"x": 5}}  # fmt: skip
     (run / "metrics.json").write_text(json.dumps(metrics))
     build_report(run)
     html = (run / "report" / "index.html").read_text()
     never = _rows_with_class(html, "never")
     assert never == ["triggers.T2", "dual_read.runs"]  # zero counters flagged, others not
+    chips = _chips(html)
+    assert "never" not in chips["operator_failures"]["class"]  # zero failures is health, not a dead mechanism
+    assert "never" not in chips["dual_read.identical_requests"]["class"]
     assert 'data-key="new_mechanism.x"' in html  # a key the report never heard of still shows
 
 
@@ -154,47 +158,29 @@ def test_census_of_runs_recorded_before_it_is_derived_from_trajectories(scripted
     item = (run / "report" / "items" / "apollo.html").read_text()
     assert 'data-key="triggers.T6"' in item and "no mechanism census" not in item
     assert "never-flag" not in item and "counters at zero for this item" in item  # per item, zero is normal
-    assert 'data-key="triggers.T2"' not in item  # zero counters are listed apart, not as table rows
+    assert 'data-key="triggers.T2"' not in item  # zero counters are listed apart, not as counters
 
 
-def _census_cells(html: str) -> dict[str, str]:
-    cells: dict[str, str] = {}
-
-    class P(HTMLParser):
-        key: str | None = None
-        tds: list[str] = []
-
-        def handle_starttag(self, tag, attrs):
-            a = dict(attrs)
-            if tag == "tr" and "data-key" in a:
-                self.key, self.tds = a["data-key"], []
-            elif tag == "td" and self.key:
-                self.tds.append("")
-
-        def handle_data(self, data):
-            if self.key and self.tds:
-                self.tds[-1] += data.strip()
-
-        def handle_endtag(self, tag):
-            if tag == "tr" and self.key:
-                cells[self.key] = self.tds[2]
-                self.key = None
-
-    P().feed(html)
-    return cells
-
-
-def _rows_with_class(html: str, cls: str) -> list[str]:
-    found: list[str] = []
+def _chips(html: str) -> dict[str, dict[str, str]]:
+    """The census counters (chips) of a page: key -> class and value."""
+    found: dict[str, dict[str, str]] = {}
 
     class P(HTMLParser):
         def handle_starttag(self, tag, attrs):
             a = dict(attrs)
-            if tag == "tr" and cls in (a.get("class") or "").split() and "data-key" in a:
-                found.append(a["data-key"])
+            if tag == "span" and "chip" in (a.get("class") or "").split():
+                found[a["data-key"]] = {"class": a["class"], "value": a["data-value"]}
 
     P().feed(html)
     return found
+
+
+def _census_cells(html: str) -> dict[str, str]:
+    return {k: c["value"] for k, c in _chips(html).items()}
+
+
+def _rows_with_class(html: str, cls: str) -> list[str]:
+    return [k for k, c in _chips(html).items() if cls in c["class"].split()]
 
 
 class _Elements(HTMLParser):
