@@ -126,13 +126,16 @@ def detect_types(question: str, classification: Classification, config: Dispatch
         QuestionType.CHAR_COUNT: kw.char_count,
         QuestionType.COUNT: kw.count,
         QuestionType.COMPARE: kw.compare,
-        QuestionType.DEEP_KNOWLEDGE: kw.deep_knowledge,
     }
     for qtype, cues in cue_lists.items():
         if find_keywords(q, cues):
             found.add(qtype)
-    if Condition.KNOWLEDGE_FUSION in classification.reasons or QuestionType.DEEP_KNOWLEDGE in found:
-        found.add(QuestionType.KNOWLEDGE)  # deep knowledge is a sub-case of Condition 2
+    if Condition.KNOWLEDGE_FUSION in classification.reasons:
+        found.add(QuestionType.KNOWLEDGE)
+        # App. D.1: the deep-knowledge markers apply *within* Condition 2 only; "based on" in an
+        # ordinary reading or math question must not start a second search round.
+        if find_keywords(q, kw.deep_knowledge):
+            found.add(QuestionType.DEEP_KNOWLEDGE)
     if Condition.MCQ in classification.reasons:
         found.add(QuestionType.MCQ)
     return frozenset(found)

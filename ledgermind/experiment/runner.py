@@ -99,7 +99,13 @@ def question_types(traj: Trajectory | None) -> list[str]:
     if traj is None:
         return []
     prof = traj.profile or {}
-    types = prof.get("question_types") or ([prof["question_type"]] if prof.get("question_type") else [])
+    # The agent records the dispatcher's question types under "types" (pipeline profile);
+    # "question_types" / "question_type" are accepted for trajectories written by other agents.
+    types = (
+        prof.get("types")
+        or prof.get("question_types")
+        or ([prof["question_type"]] if prof.get("question_type") else [])
+    )
     return [str(getattr(t, "value", t)) for t in types]
 
 

@@ -76,8 +76,11 @@ class Ledger:
         observation's own score is used, falling back to ``default_sigma``. An output with an
         error or no observations records nothing (the verifier raises T1 on it).
         """
-        if not isinstance(output, ToolOutput):
-            raise ProvenanceError("only ToolOutput objects produced by a tool invocation can enter the ledger")
+        if not isinstance(output, ToolOutput) or not output.live:
+            raise ProvenanceError(
+                "only the ToolOutput a tool invocation of this run returned can enter the ledger "
+                "(reloaded, copied or rebuilt outputs are audit records, not evidence)"
+            )
         self._tool_outputs[output.call_id] = output
         parents = tuple(derived_from)
         for p in parents:

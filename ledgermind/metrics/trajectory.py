@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from statistics import fmean
 from typing import Any
 
-from ledgermind.claims import ClaimType
+from ledgermind.claims import Claim, ClaimStatus, ClaimType
 from ledgermind.ledger import Kappa
 from ledgermind.registry import Registry
 from ledgermind.tools.base import ToolKind
@@ -29,9 +29,20 @@ def ucr_reason(t: Trajectory) -> float | None:
     return _ratio(sum(1 for c in cr if not c.grounded), len(cr))
 
 
+def decision_claims_in_force(t: Trajectory) -> list[Claim]:
+    """C_DC of Eq. 8: the decisions the trajectory stands by.
+
+    A DC that a later decision superseded (status DROPPED, e.g. after a defense line replaced the
+    answer) is no longer a decision of τ; counting it would make GDR depend on how often the
+    answer was revised rather than on whether the final decision is grounded. An INVALIDATED DC
+    (its evidence was dropped) stays: it is still the answer given, and it is not grounded.
+    """
+    return [c for c in t.ledger.claims(ClaimType.DC) if c.status is not ClaimStatus.DROPPED]
+
+
 def gdr(t: Trajectory) -> float:
-    """Eq. 8: share of decision claims that are grounded (↑); 0 when there is no decision."""
-    dc = t.ledger.claims(ClaimType.DC)
+    """Eq. 8: share of decision claims in force that are grounded (↑); 0 when there is no decision."""
+    dc = decision_claims_in_force(t)
     return sum(1 for c in dc if c.grounded) / len(dc) if dc else 0.0
 
 

@@ -15,6 +15,7 @@ import itertools
 import math
 import threading
 import time
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -133,6 +134,12 @@ _SEAL = object()  # private: only Tool.ainvoke and ToolOutput.from_dict (audit r
 _call_ids = itertools.count(1)
 _call_lock = threading.Lock()
 
+# Outputs issued by ``Tool.ainvoke`` in this process, by object identity. Being constructible is
+# not enough to enter a ledger: a reloaded output (``from_dict``), a copy or a
+# ``dataclasses.replace`` of a live one carries the same fields but is not in this registry, so
+# text that did not come out of a tool call in this run cannot become evidence (Proposition 1).
+_LIVE: weakref.WeakValueDictionary[int, ToolOutput] = weakref.WeakValueDictionary()
+
 
 def _next_call_id(tool: str) -> str:
     with _call_lock:
@@ -165,6 +172,15 @@ class ToolOutput:
             )
 
     @property
+    def live(self) -> bool:
+        """True only for the very object a tool invocation of this process returned.
+
+        Outputs reloaded from an audit trail are for reading and auditing; ``Ledger.record``
+        refuses them, whatever their fields say.
+        """
+        return _LIVE.get(id(self)) is self
+
+    @property
     def ok(self) -> bool:
         """T1 (Eq. 16) is the negation: an empty observation set or an error."""
         return self.error is None and len(self.observations) > 0
@@ -183,7 +199,11 @@ class ToolOutput:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ToolOutput:
-        """Reload a recorded output from an audit trail (it was sealed when it was recorded)."""
+        """Reload a recorded output from an audit trail, for reading only.
+
+        The result is not ``live``: it can sit in a reloaded ledger's audit view but can never be
+        recorded as new evidence.
+        """
         return cls(
             call_id=d["call_id"],
             tool=d["tool"],
@@ -264,7 +284,7 @@ class Tool(ABC):
             raise  # a bug in the tool or its caller is not a tool anomaly: it must surface
         except Exception as exc:  # noqa: BLE001 — by design: every tool failure becomes T1
             error = f"error: {type(exc).__name__}: {exc}"
-        return ToolOutput(
+        output = ToolOutput(
             call_id=_next_call_id(self.name),
             tool=self.name,
             kind=self.kind,
@@ -276,6 +296,8 @@ class Tool(ABC):
             artifacts=artifacts,
             _seal=_SEAL,
         )
+        _LIVE[id(output)] = output
+        return output
 
     def invoke(self, **inputs: Any) -> ToolOutput:
         """Synchronous convenience wrapper for scripts and tests (not for use inside a loop)."""

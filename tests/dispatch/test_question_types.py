@@ -27,6 +27,16 @@ def test_knowledge_and_deep_knowledge() -> None:
     assert {QuestionType.KNOWLEDGE, QuestionType.DEEP_KNOWLEDGE} <= deep.types
 
 
+def test_deep_knowledge_markers_only_within_condition_2() -> None:
+    # App. D.1: "based on" is a deep-knowledge marker only inside Condition 2 (knowledge fusion).
+    # A computation question that merely says "based on the table" is neither knowledge nor deep.
+    p = profile("Based on the table, compute the net present value of the project.")
+    assert QuestionType.KNOWLEDGE not in p.types
+    assert QuestionType.DEEP_KNOWLEDGE not in p.types
+    both = profile("Based on this film's poster, which country produced it originally?")
+    assert {QuestionType.KNOWLEDGE, QuestionType.DEEP_KNOWLEDGE} <= both.types
+
+
 def test_diff_injects_diff_category() -> None:
     p = profile("Spot the difference between the two images.")
     assert QuestionType.DIFF in p.types

@@ -81,7 +81,7 @@ class FakeAgent:
                 answer=answer,
                 raw_answer=f"Answer: {answer}",
                 model_calls=[ModelCall(stage="decision", latency_s=0.01, prompt_tokens=10, completion_tokens=2)] * 2,
-                profile={"question_types": ["read"] if item.difficulty == "Hard" else ["mcq"]},
+                profile={"types": ["read"] if item.difficulty == "Hard" else ["mcq"]},
             )
         finally:
             self.in_flight -= 1

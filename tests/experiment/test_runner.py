@@ -123,3 +123,15 @@ def test_partial_credit_from_a_judge_is_kept(tmp_path: Path) -> None:
     assert ScoreView.of(FakeScore("x", 0.5, True)).score == 0.5  # type: ignore[arg-type]
     assert ScoreView.of(FakeScore("A", True, True)).score == 1.0
     assert ScoreView.of(FakeScore(None, False, False)) == ScoreView(None, 0.0, False)
+
+
+def test_question_types_come_from_the_profile_the_agent_records() -> None:
+    # The breakdown by question type read a key the agent never wrote, so it was always empty.
+    from ledgermind.dispatch import profile
+    from ledgermind.experiment.runner import question_types
+    from ledgermind.pipeline.context import _profile_dict
+    from ledgermind.trajectory import PathKind
+
+    t = Trajectory("g1", "What is the reading on the pressure gauge?", PathKind.FULLPIPE,
+                   profile=_profile_dict(profile("What is the reading on the pressure gauge?")))
+    assert "read" in question_types(t)

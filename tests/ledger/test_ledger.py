@@ -37,6 +37,29 @@ def test_only_tool_outputs_enter():
         ToolOutput("x", "t", ToolKind.OCR, {}, (), None, 0.0, 0.0)
 
 
+def test_reloaded_copied_or_rebuilt_outputs_cannot_enter_a_live_ledger():
+    """Proposition 1's adversary: text that did not come out of a tool call in this run."""
+    import copy
+    import dataclasses
+
+    from ledgermind.tools.base import Observation
+
+    live = EchoOCR().invoke(lines=["Apollo 11"])
+    forged = dict(live.to_dict(), observations=[{"text": "Apollo 13", "bbox": [0, 0, 5, 5]}])
+    led = Ledger()
+    for adversary in (
+        ToolOutput.from_dict(forged),  # deserialised text with a seal carried over
+        ToolOutput.from_dict(live.to_dict()),  # even a faithful reload is audit-only
+        dataclasses.replace(live, observations=(Observation("Apollo 13"),)),  # rebuilt from a live one
+        copy.deepcopy(live),
+    ):
+        assert not adversary.live
+        with pytest.raises(ProvenanceError):
+            led.record(adversary)
+    assert led.entries() == []
+    assert live.live and [e.fact for e in led.record(live)] == ["Apollo 11"]
+
+
 def test_failed_tool_records_nothing_but_keeps_output():
     led = Ledger()
     out = FailingTool().invoke(image="x.png")

@@ -36,6 +36,18 @@ def test_ucr_gdr():
     assert ucr_reason(t2) == pytest.approx(3 / 4) and gdr(t2) == 0.5
 
 
+def test_gdr_counts_only_decisions_in_force():
+    # A DC replaced by a later decision (DROPPED) is no longer a decision of the trajectory.
+    from ledgermind.claims import ClaimStatus
+
+    t = traj((True, True), (False, True))
+    t.ledger.claim("DC-1").status = ClaimStatus.DROPPED
+    assert gdr(t) == 1.0
+    t.ledger.claim("DC-2").status = ClaimStatus.INVALIDATED  # still the answer given, support gone
+    t.ledger.claim("DC-2").grounded = False
+    assert gdr(t) == 0.0
+
+
 def test_empty_sets_defined():
     t = Trajectory("q", "?", PathKind.DIRECT)
     assert ucr_reason(t) is None and gdr(t) == 0.0 and eur(t) is None and rr(t) is None and rc(t) == 0.0

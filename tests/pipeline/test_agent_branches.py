@@ -87,19 +87,6 @@ def test_f3_simple_question_stays_direct_and_no_dispatcher_forces_fullpipe(make,
     assert [r.stage for r in backend2.history][:3] == ["plan", "observe", "reason"]
 
 
-def test_direct_knowledge_search_and_concise_reanswer(make, image):
-    agent, backend = make([{"stage": "direct", "reply": "Answer: 1970"},
-                           {"stage": "concise", "reply": "1969"}],
-                          ocr=[("Apollo 11", [0, 0, 40, 20], 0.99)], search=FixedSearch())
-    t = solve(agent, item("Based on the picture, who flew this mission?", image))
-    assert t.path is PathKind.DIRECT and t.answer == "1969"
-    concise = next(r for r in backend.history if r.stage == "concise")
-    assert concise.messages[0].role == "system" and "Apollo 11 landed on the Moon in 1969" in concise.last_user_text()
-    assert any(e.kappa is Kappa.RETRIEVAL and e.sigma == 0.85 for e in t.ledger.entries())
-    assert t.decision_claims[-1].grounded
-
-
-# ------------------------------------------------------------------------------------------ F4
 def test_f4_free_form_repair_adds_provenance_less_content(make, image):
     rules = BASE_RULES + [
         {"stage": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque | Based on: [OC-2]"},

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ledgermind.errors import ProvenanceError
 from ledgermind.ledger import Ledger, map_output
 from ledgermind.repair import OPERATORS, RepairContext
-from tests.helpers import TextImage, EchoOCR, EchoSearch, EchoVQA, FailingTool
+from ledgermind.tools.base import ToolOutput
+from tests.helpers import EchoOCR, EchoSearch, EchoVQA, FailingTool, TextImage
 
 TOOLS = [EchoOCR(), EchoSearch(), EchoVQA(), FailingTool()]
 NO_NEW_ENTRY = {"DROP", "SWITCH", "STOP_AND_ANSWER", "ABSTAIN"}
@@ -73,5 +76,17 @@ def test_every_new_entry_has_tool_provenance(calls, steps):
         assert_tool_provenance(led, new)
         if res is not None:
             assert set(res.new_entries) == new
+        # the adversary: a reloaded or rebuilt tool output never becomes evidence
+        if led.tool_outputs():
+            victim = led.tool_outputs()[k % len(led.tool_outputs())]
+            for forged in (ToolOutput.from_dict(victim.to_dict()), dataclasses.replace(victim)):
+                n_before = len(led.entries())
+                try:
+                    led.record(forged)
+                except ProvenanceError:
+                    pass
+                else:
+                    raise AssertionError("a reloaded tool output entered a live ledger")
+                assert len(led.entries()) == n_before
         # no operator rewrites the content of an existing entry
         assert all((led.get(i).fact, led.get(i).src, led.get(i).kappa) == v for i, v in snapshot.items())
