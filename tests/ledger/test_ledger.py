@@ -44,7 +44,7 @@ def test_reloaded_copied_or_rebuilt_outputs_cannot_enter_a_live_ledger():
 
     from ledgermind.tools.base import Observation
 
-    live = EchoOCR().invoke(lines=["Apollo 11"])
+    live = EchoOCR().invoke(image=TextImage(["Apollo 11"]))
     forged = dict(live.to_dict(), observations=[{"text": "Apollo 13", "bbox": [0, 0, 5, 5]}])
     led = Ledger()
     for adversary in (
