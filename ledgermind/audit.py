@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="coverage threshold for 'grounded' (App. E.1; default %(default)s)")
     parser.add_argument("--delta-read", type=float, default=GroundingConfig.delta_read,
                         help="relative tolerance for kind=reading numbers (App. C; default %(default)s)")
+    parser.add_argument("--strict-ncc", action="store_true",
+                        help="strict Eq. 5 equality for numbers; default: relation-aware NCC (issue 11)")
     parser.add_argument("--ner-model", default=DEFAULT_MODEL,
                         help="spaCy model package (default %(default)s)")
     parser.add_argument("--aliases", type=Path, help="extra alias table JSON (groups/abbreviations/acronyms)")
@@ -106,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    cfg = GroundingConfig(beta=args.beta, delta_read=args.delta_read)
+    cfg = GroundingConfig(beta=args.beta, delta_read=args.delta_read, ncc_relations=not args.strict_ncc)
     aliases = AliasTable.from_json(args.aliases) if args.aliases else AliasTable.default()
     cascade = GroundingCascade(cfg, SpacyNER(args.ner_model), aliases)
     source = stdin if args.claims == "-" else _open_claims(Path(args.claims))

@@ -6,7 +6,8 @@ forms are aliases exactly when their canonical forms are equal, and an entity oc
 exactly when its canonical form is a whole-token subsequence of the text's canonical form.
 
 The canonical form undoes, in order:
-  1. unicode / diacritics / case ("São Paulo" -> "sao paulo"), punctuation and possessives;
+  1. unicode / diacritics / case ("São Paulo" -> "sao paulo"), punctuation and possessives,
+     "&" read as "and" ("Ray & Liz" = "Ray and Liz");
   2. dotted acronyms ("U.S.A." -> "USA");
   3. roman numerals after a capitalised word ("Apollo XI" -> "apollo 11", "World War II");
   4. number words ("eleven" -> "11", "twenty-one" -> "21");
@@ -16,7 +17,10 @@ The canonical form undoes, in order:
   7. a leading article ("the Moon" -> "moon").
 
 The tables ship in ``perception/data/aliases.json`` (App. C: "a small predefined alias table") and
-can be extended from config with :meth:`AliasTable.extended` or :meth:`AliasTable.from_json`.
+can be extended from config with :meth:`AliasTable.extended` or :meth:`AliasTable.from_json`. The
+default table adds country demonyms as groups ("Canadian" -> "canada", :mod:`perception.demonyms`).
+``designators`` are the generic heads of names ("Institution", "University", "River"): ECC accepts
+"the Smithsonian" for "the Smithsonian Institution" by dropping a trailing designator.
 
 The roman-numeral and number-word helpers also serve the numeric extractor of NCC, which keeps
 one definition of "what counts as a numeral" for both checks.
@@ -33,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import ConfigError
+from perception.demonyms import country_demonym_groups
 
 DEFAULT_ALIAS_FILE = Path(__file__).with_name("data") / "aliases.json"
 
@@ -111,6 +116,8 @@ _NOT_A_NAME = frozenset({"in", "on", "at", "by", "of", "the", "a", "an", "and", 
 
 def strip_diacritics(text: str) -> str:
     """NFKD-decompose and drop combining marks: "Dvořák" -> "Dvorak", "café" -> "cafe"."""
+    if text.isascii():  # nothing to strip (the common case: saves the per-character pass)
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -119,6 +126,7 @@ def _surface_tokens(text: str) -> list[str]:
     """Case-preserving tokens after unicode, acronym-dot, possessive and thousands clean-up."""
     text = strip_diacritics(text)
     text = _DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), text)
+    text = text.replace("&", " and ")
     text = _POSSESSIVE.sub("", text)
     text = _THOUSANDS.sub("", text)
     return _TOKEN.findall(text)
@@ -159,10 +167,12 @@ class AliasTable:
         abbreviations: Mapping[str, str] | None = None,
         acronyms: Mapping[str, str] | None = None,
         cache_size: int = 16384,
+        designators: Iterable[str] = (),
     ) -> None:
         self._groups = [list(g) for g in groups]
         self._abbreviations = {k.lower(): v for k, v in (abbreviations or {}).items()}
         self._acronyms = dict(acronyms or {})
+        self.designators = frozenset(d.casefold() for d in designators)
         self._phrases: dict[tuple[str, ...], tuple[str, ...]] = {}
         for group in self._groups:
             canonical = tuple(self._base(group[0]))
@@ -171,6 +181,7 @@ class AliasTable:
                 if key and key != canonical:
                     self._phrases[key] = canonical
         self._max_phrase = max((len(k) for k in self._phrases), default=0)
+        self._phrase_starts = frozenset(k[0] for k in self._phrases)
         self._cached = lru_cache(maxsize=cache_size)(self._normalise)
 
     # -- construction ----------------------------------------------------------------------
@@ -192,17 +203,23 @@ class AliasTable:
 
     @classmethod
     def from_mapping(cls, spec: Mapping[str, Any]) -> AliasTable:
-        groups, abbreviations, acronyms = _validated(spec)
-        return cls(groups, abbreviations, acronyms)
+        groups, abbreviations, acronyms, designators = _validated(spec)
+        return cls(groups, abbreviations, acronyms, designators=designators)
 
     def extended(self, spec: Mapping[str, Any]) -> AliasTable:
         """A new table with this one's entries plus ``spec``'s (``spec`` wins on conflicts)."""
-        groups, abbreviations, acronyms = _validated(spec)
+        groups, abbreviations, acronyms, designators = _validated(spec)
         return AliasTable(
             self._groups + groups,
             {**self._abbreviations, **abbreviations},
             {**self._acronyms, **acronyms},
+            designators=self.designators | set(designators),
         )
+
+    def with_demonyms(self) -> AliasTable:
+        """This table plus country demonym groups, each keyed to this table's canonical name."""
+        groups = [[self.normalise(name), *forms] for name, *forms in country_demonym_groups()]
+        return self.extended({"groups": [g for g in groups if g[0]]})
 
     # -- queries -----------------------------------------------------------------------------
     def normalise(self, text: str) -> str:
@@ -237,6 +254,10 @@ class AliasTable:
         out: list[str] = []
         i = 0
         while i < len(tokens):
+            if tokens[i] not in self._phrase_starts:  # most tokens start no alias phrase
+                out.append(tokens[i])
+                i += 1
+                continue
             for n in range(min(self._max_phrase, len(tokens) - i), 0, -1):
                 canonical = self._phrases.get(tuple(tokens[i : i + n]))
                 if canonical is not None:
@@ -251,10 +272,12 @@ class AliasTable:
         return " ".join(out)
 
 
-def _validated(spec: Mapping[str, Any]) -> tuple[list[list[str]], dict[str, str], dict[str, str]]:
+def _validated(
+    spec: Mapping[str, Any],
+) -> tuple[list[list[str]], dict[str, str], dict[str, str], list[str]]:
     if not isinstance(spec, Mapping):
         raise ConfigError("alias table must be a mapping with keys groups / abbreviations / acronyms")
-    unknown = set(spec) - {"groups", "abbreviations", "acronyms", "_comment"}
+    unknown = set(spec) - {"groups", "abbreviations", "acronyms", "designators", "_comment"}
     if unknown:
         raise ConfigError(f"unknown alias table keys: {sorted(unknown)}")
     groups = spec.get("groups", [])
@@ -271,9 +294,17 @@ def _validated(spec: Mapping[str, Any]) -> tuple[list[list[str]], dict[str, str]
         ):
             raise ConfigError(f"alias '{key}' must map non-empty strings to non-empty strings")
         maps.append(dict(value))
-    return [list(g) for g in groups], maps[0], maps[1]
+    designators = spec.get("designators", [])
+    if not isinstance(designators, list) or not all(isinstance(d, str) and d.strip() for d in designators):
+        raise ConfigError("alias 'designators' must be a list of non-empty strings")
+    return [list(g) for g in groups], maps[0], maps[1], list(designators)
 
 
 @lru_cache(maxsize=1)
 def _default_table() -> AliasTable:
-    return AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False)
+    return build_default_table()
+
+
+def build_default_table() -> AliasTable:
+    """A fresh copy of the packaged table with demonyms (``default()`` shares one per process)."""
+    return AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False).with_demonyms()

@@ -24,7 +24,7 @@ from typing import Any
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.coverage import support_coverage
 from ledgermind.grounding.ecc import check_ecc
-from ledgermind.grounding.ncc import DELTA_READ, ClaimKind, check_ncc
+from ledgermind.grounding.ncc import APPROX_REL, DELTA_READ, ClaimKind, check_ncc
 from perception.aliases import AliasTable
 from perception.ner import EntityExtractor, SpacyNER
 
@@ -41,12 +41,20 @@ class GroundingConfig:
     sigma_verify: float = 0.6  # §3.2 / App. E.1: hypothesis verification threshold
     ecc_enabled: bool = True  # False in the no_ecc ablation (DESIGN.md)
     ncc_enabled: bool = True  # False in the no_ecc ablation (DESIGN.md)
+    # Deliberate deviation from Eq. 5 (issue 11): numbers stated with a relation (>, ≥, <, ≤, ≈,
+    # before/after, between) are checked as the set of values they allow. False = strict Eq. 5.
+    ncc_relations: bool = True
+    approx_rel: float = APPROX_REL  # "about X" allows X·(1 ± approx_rel) (no paper value)
 
     def __post_init__(self) -> None:
-        for name in ("beta", "delta_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify"):
+        for name in ("beta", "delta_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify",
+                     "approx_rel"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise ConfigError(f"grounding.{name} must be a number in [0, 1], got {value!r}")
+        for name in ("ecc_enabled", "ncc_enabled", "ncc_relations"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"grounding.{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("demote_ecc", "demote_ncc", "demote_uncited"):
             if getattr(self, name) > self.sigma_verify:
                 raise ConfigError(
@@ -126,7 +134,8 @@ class GroundingCascade:
             ecc_ok, missing = ecc.passed, ecc.missing
         ncc_ok, unmatched = True, ()
         if cfg.ncc_enabled:
-            ncc = check_ncc(claim, pool, kind=kind, delta_read=cfg.delta_read)
+            ncc = check_ncc(claim, pool, kind=kind, delta_read=cfg.delta_read, relations=cfg.ncc_relations,
+                            approx_rel=cfg.approx_rel)
             ncc_ok, unmatched = ncc.passed, tuple(n.text for n in ncc.unmatched)
         return GroundingResult(
             coverage=coverage,

@@ -11,16 +11,38 @@ phrase in the canonical form of some cited fact. Every pool entity is a span of 
 this test covers Ent(P_c) ∪ Alias(P_c) and additionally accepts names the NER missed in the
 evidence (lower-case OCR text such as "the moon is full"); an entity must lie within one fact,
 never straddle two.
+
+Beyond whole-phrase alias matching, four general forms of the same name are accepted (issue 11):
+
+* a name without its trailing generic designator ("the Smithsonian" for "the Smithsonian
+  Institution"; the designator list is part of the alias table);
+* an acronym whose expansion is supported, where the expansion is found in the claim or the pool
+  as capitalised words whose initials spell it ("National Air and Space Museum (NASM)");
+* an adjectival / demonym form of a capitalised word of the pool ("Lancastrian" for "House of
+  Lancaster"; country demonyms are alias groups already, :mod:`perception.demonyms`);
+
+and one false friend is refused: a place name (GPE/LOC) whose every literal occurrence in the
+pool sits inside a longer proper name ("San Diego" in "the Hilton San Diego/Del Mar, in Del Mar")
+names something else - a hotel, "New York" rather than "York", "South Korea" rather than "Korea".
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ledgermind.grounding.tokens import STOPWORDS
-from perception.aliases import AliasTable
+from perception.aliases import AliasTable, strip_diacritics
+from perception.demonyms import derives_from, has_adjectival_suffix
 from perception.ner import Entity, EntityExtractor
+
+PLACE_LABELS = frozenset({"GPE", "LOC"})
+_ACRONYM = re.compile(r"[A-Z]{2,6}")
+_NAME_WORD = re.compile(r"[A-Z][\w'’-]*")
+_WORD = re.compile(r"[\w'’-]+|&")
+_ACRONYM_GLUE = frozenset({"of", "and", "&", "for", "the", "de", "on", "in"})
+_PRECEDING_NAME = re.compile(r"([A-Z][\w'’.-]*)[ \t]+$")
 
 
 @dataclass(frozen=True)
@@ -56,11 +78,77 @@ def check_ecc(claim: str, pool: Sequence[str], *, ner: EntityExtractor, aliases:
     if not entities:
         return ECCResult(True, (), ())
     padded_pool = [f" {aliases.normalise(fact)} " for fact in pool]
-    names = tuple(dict.fromkeys(ent.text for ent in entities))
-    missing = tuple(name for name in names if not _supported(aliases.normalise(name), padded_pool))
-    return ECCResult(not missing, names, missing)
+    unique = {ent.text: ent for ent in entities}
+    missing = tuple(
+        name for name, ent in unique.items()
+        if not entity_supported(ent, claim, pool, padded_pool=padded_pool, aliases=aliases)
+    )
+    return ECCResult(not missing, tuple(unique), missing)
+
+
+def entity_supported(
+    ent: Entity, claim: str, pool: Sequence[str], *, padded_pool: Sequence[str], aliases: AliasTable
+) -> bool:
+    """Is ``ent`` (an entity of ``claim``) named in the pool, up to aliases and the forms above?"""
+    canonical = aliases.normalise(ent.text)
+    if _supported(canonical, padded_pool):
+        return not (ent.label in PLACE_LABELS and _only_inside_longer_names(ent.text, pool))
+    tokens = canonical.split()
+    if len(tokens) > 1 and tokens[-1] in aliases.designators and \
+            _supported(" ".join(tokens[:-1]), padded_pool):
+        return True
+    acronym = ent.text.strip()
+    if _ACRONYM.fullmatch(acronym) and any(
+        _supported(aliases.normalise(expansion), padded_pool)
+        for text in (claim, *pool) for expansion in acronym_expansions(acronym, text)
+    ):
+        return True
+    return has_adjectival_suffix(acronym) and " " not in acronym and any(
+        derives_from(acronym, word) for fact in pool for word in _NAME_WORD.findall(fact)
+    )
+
+
+def acronym_expansions(acronym: str, text: str) -> Iterator[str]:
+    """Runs of capitalised words in ``text`` whose initials spell ``acronym`` (glue words skipped)."""
+    words = _WORD.findall(text)
+    for i, first in enumerate(words):
+        if first[0] != acronym[0]:
+            continue
+        letters, j = 0, i
+        while j < len(words) and letters < len(acronym):
+            word = words[j]
+            if word[0].isupper() and word[0] == acronym[letters]:
+                letters += 1
+            elif not (word.lower() in _ACRONYM_GLUE and letters):
+                break
+            j += 1
+        if letters == len(acronym):
+            yield " ".join(words[i:j])
+
+
+def _only_inside_longer_names(name: str, pool: Sequence[str]) -> bool:
+    """True when ``name`` occurs literally in the pool and always right after another name word."""
+    pattern = re.compile(rf"(?<![\w]){re.escape(strip_diacritics(name))}(?![\w])")
+    seen = False
+    for fact in pool:
+        fact = strip_diacritics(fact)
+        headline = _is_title_case(fact)
+        for m in pattern.finditer(fact):
+            if headline:  # "Visit Canada Today": capitals in a title say nothing about names
+                return False
+            seen = True
+            before = _PRECEDING_NAME.search(fact, 0, m.start())
+            if before is None or before.group(1).casefold().strip(".") in STOPWORDS:
+                return False
+    return seen
+
+
+def _is_title_case(text: str) -> bool:
+    """A headline: every word of four letters or more is capitalised ("Singer Moves To Canada")."""
+    words = [w for w in _WORD.findall(text) if w[0].isalpha() and len(w) >= 4]
+    return len(words) >= 2 and all(w[0].isupper() for w in words)
 
 
 def _supported(canonical: str, padded_pool: Sequence[str]) -> bool:
     needle = f" {canonical} "
-    return any(needle in fact for fact in padded_pool)
+    return bool(canonical) and any(needle in fact for fact in padded_pool)

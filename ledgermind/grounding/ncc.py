@@ -5,19 +5,45 @@ dates, counts, option labels and identifiers; only when the caller declares the 
 visual reading (``kind="reading"``) do measurements, percentages and bare decimals get the
 relative tolerance δ_read (App. C: 0.15 absorbs 36.7 vs 36.8 perceptual noise). A claim without
 numbers passes vacuously (the ∀ is over an empty set).
+
+**Deliberate deviation from the paper (default, ``relations=True``; issue 11).** Eq. 5 checks
+equality only, which reads bounds backwards ("more than 5" vs "6" fails, "more than 20,708" vs
+"approximately 20,708" passes): against human annotations it agreed on 0.40 of bound claims. So a
+claim number that carries a relation (>, ≥, <, ≤, ≈, before/after, between; see
+:mod:`ledgermind.grounding.relations`) is checked as the set of values it allows:
+
+* the evidence numbers it can be compared with are those on the same axis (calendar for years,
+  decades and dates; the real line for quantities, units compatible);
+* if one of them states the bound itself ("20,708" for "more than 20,708"; "May 14, 1998" for
+  "before 1998"), the claim is about that number and is judged against it alone - this is what
+  makes "over 79 %" vs "79 %" a failure even when the pool holds other numbers above 79;
+* otherwise the claim passes when the set it allows meets the set some evidence number allows.
+
+A relation-aware check also accepts a claim date whose month is stated in the evidence without a
+year while the year is stated elsewhere in the cited pool (news text: "through October" under a
+2007 dateline). Numbers without relation words are still matched by Eq. 5 exactly as before;
+``relations=False`` (config ``ncc_relations: false``) restores strict Eq. 5 throughout.
+Decades ("1980s", "'90s", "early 1980s") are spans of years in both modes: a decade is
+supported by any year, date or decade inside it, and never supports one exact year.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from ledgermind.errors import ConfigError
-from ledgermind.grounding.numbers import CONTINUOUS_KINDS, NumKind, Number, extract_numbers
+from ledgermind.grounding.numbers import (
+    CONTINUOUS_KINDS, MONTHS, TIME_KINDS, NumKind, Number, extract_numbers,
+)
+from ledgermind.grounding.relations import Related, Relation, interval, related_numbers
 
 DELTA_READ = 0.15  # App. C: relative tolerance for continuous visual readings
+APPROX_REL = 0.1  # issue 11 (no paper value): "about X" allows X·(1 ± 0.1) for quantities
 
 
 class ClaimKind(str, Enum):
@@ -49,17 +75,142 @@ def check_ncc(
     *,
     kind: ClaimKind | str = ClaimKind.OTHER,
     delta_read: float = DELTA_READ,
+    relations: bool = True,
+    approx_rel: float = APPROX_REL,
 ) -> NCCResult:
-    """Run NCC for ``claim`` against the cited facts ``pool``."""
+    """Run NCC for ``claim`` against the cited facts ``pool`` (``relations``: see module doc)."""
     tolerant = ClaimKind.parse(kind) is ClaimKind.READING
     claim_numbers = extract_numbers(claim)
     if not claim_numbers:
         return NCCResult(True, (), ())
-    pool_numbers = [n for fact in pool for n in extract_numbers(fact)]
-    unmatched = tuple(
-        c for c in claim_numbers if not any(numbers_match(c, p, tolerant, delta_read) for p in pool_numbers)
-    )
-    return NCCResult(not unmatched, claim_numbers, unmatched)
+    pool = [fact for fact in pool if fact]
+    if not relations:
+        pool_numbers = [n for fact in pool for n in extract_numbers(fact)]
+        unmatched = tuple(c for c in claim_numbers if not _matched(c, pool_numbers, tolerant, delta_read))
+        return NCCResult(not unmatched, claim_numbers, unmatched)
+    pool_related = [r for fact in pool for r in related_numbers(fact)]
+    pool_numbers = [r.number for r in pool_related]
+    missing: list[Number] = []
+    for c in related_numbers(claim):
+        if c.relation is Relation.EQ:
+            same_head = [p.number for p in _same_head(c, pool_related)]
+            ok = _matched(c.number, same_head or pool_numbers, tolerant, delta_read) or _dated_by_context(
+                c.number, pool_numbers, pool
+            )
+        else:
+            ok = bound_supported(c, pool_related, approx_rel)
+        if not ok:
+            missing.append(c.number)
+    return NCCResult(not missing, claim_numbers, tuple(missing))
+
+
+def _matched(claim: Number, pool_numbers: Sequence[Number], tolerant: bool, delta_read: float) -> bool:
+    if claim.kind is NumKind.DECADE:  # a span: any year, date or decade inside it supports it
+        span = interval(Related(claim), 0.0)
+        return span is not None and any(
+            p.kind in TIME_KINDS and (ev := interval(Related(p), 0.0)) is not None and span.meets(ev)
+            for p in pool_numbers
+        )
+    return any(numbers_match(claim, p, tolerant, delta_read) for p in pool_numbers)
+
+
+def bound_supported(claim: Related, pool: Sequence[Related], approx_rel: float = APPROX_REL) -> bool:
+    """Relation-aware coherence of one claim number that carries a relation (module doc)."""
+    candidates = [p for p in pool if _comparable(claim.number, p.number)]
+    anchors = [p for p in candidates if _states_bound(claim.number, p.number)]
+    if not anchors:
+        candidates = _same_head(claim, candidates) or candidates
+        anchors = _nearest(claim.number, candidates)
+    for p in anchors:
+        hint = _year_of(p.number)
+        claim_set = interval(claim, approx_rel, hint)
+        evidence_set = interval(p, 0.0, hint)
+        if claim_set is not None and evidence_set is not None and claim_set.meets(evidence_set):
+            return True
+    return False
+
+
+def _same_head(claim: Related, pool: Sequence[Related]) -> list[Related]:
+    """Evidence numbers about the same noun as the claim number ("232 deaths" for "240 deaths")."""
+    if claim.head is None:
+        return []
+    return [p for p in pool if p.head == claim.head and _comparable(claim.number, p.number)]
+
+
+def _nearest(claim: Number, candidates: Sequence[Related]) -> list[Related]:
+    """The candidates closest to the claim's bound: a bound is stated about the value it is near
+    ("more than 240" next to "232 deaths"), so a far-off number ("6,934 cases") is not its referent.
+    """
+    def gap(p: Related) -> float:
+        a, b = _position(claim), _position(p.number)
+        if a is None or b is None:
+            return math.inf
+        return abs(a - b) / max(abs(a), abs(b), 1e-12)
+
+    gaps = [gap(p) for p in candidates]
+    best = min(gaps, default=math.inf)
+    return [p for p, g in zip(candidates, gaps) if g == best and g < math.inf]
+
+
+def _position(number: Number) -> float | None:
+    if number.kind in TIME_KINDS:
+        span = interval(Related(number), 0.0, _year_of(number) or 2000)
+        return None if span is None else span.lo
+    return number.value
+
+
+def _comparable(claim: Number, evidence: Number) -> bool:
+    """Same axis (calendar vs quantity), orderable kinds, compatible units."""
+    unordered = (NumKind.OPTION_LABEL, NumKind.IDENTIFIER)
+    if claim.kind in unordered or evidence.kind in unordered:
+        return False
+    if (claim.kind in TIME_KINDS) != (evidence.kind in TIME_KINDS):
+        return False
+    return _units_compatible(claim.unit, evidence.unit)
+
+
+def _states_bound(claim: Number, evidence: Number) -> bool:
+    """Does ``evidence`` state the claim's bound itself (its value, or a time inside its span)?"""
+    if claim.kind in TIME_KINDS:
+        hint = _year_of(evidence)
+        bound, ev = interval(Related(claim), 0.0, hint), interval(Related(evidence), 0.0, hint)
+        return bound is not None and ev is not None and bound.lo <= ev.lo and ev.hi <= bound.hi
+    assert claim.value is not None and evidence.value is not None
+    return math.isclose(claim.value, evidence.value, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _year_of(number: Number) -> int | None:
+    if number.kind is NumKind.DATE and number.date is not None:
+        return number.date[0]
+    if number.kind is NumKind.YEAR and number.value is not None:
+        return int(number.value)
+    return None
+
+
+def _dated_by_context(claim: Number, pool_numbers: Sequence[Number], pool: Sequence[str]) -> bool:
+    """A claim date whose year the pool states apart from its (year-less) month or day."""
+    if claim.kind is not NumKind.DATE or claim.date is None or claim.date[0] is None:
+        return False
+    year, month, day = claim.date
+    if month is None or not any(_year_of(p) == year for p in pool_numbers):
+        return False
+    if any(p.kind is NumKind.DATE and p.date is not None and p.date[0] is None and p.date[1] == month
+           and (day is None or p.date[2] == day) for p in pool_numbers):
+        return True
+    return day is None and any(_names_month_without_year(fact, month) for fact in pool)
+
+
+def _names_month_without_year(fact: str, month: int) -> bool:
+    """The month is named outside every dated expression of ``fact`` ("through October")."""
+    dated = [(n.start, n.end) for n in extract_numbers(fact)
+             if n.kind is NumKind.DATE and n.date is not None and n.date[0] is not None]
+    return any(not any(s <= m.start() < e for s, e in dated) for m in _month_named(month).finditer(fact))
+
+
+@lru_cache(maxsize=12)
+def _month_named(month: int) -> re.Pattern[str]:
+    names = [n for n, m in MONTHS.items() if m == month and len(n) > 3]
+    return re.compile(r"\b(?:" + "|".join(n.capitalize() for n in names) + r")\b")
 
 
 def numbers_match(claim: Number, evidence: Number, tolerant: bool, delta_read: float = DELTA_READ) -> bool:
@@ -68,6 +219,8 @@ def numbers_match(claim: Number, evidence: Number, tolerant: bool, delta_read: f
         return claim.kind is evidence.kind and claim.label == evidence.label
     if claim.kind is NumKind.DATE:
         return evidence.kind is NumKind.DATE and _date_supported(claim, evidence)
+    if claim.kind is NumKind.DECADE or evidence.kind is NumKind.DECADE:  # spans: see _matched
+        return False
     if evidence.kind is NumKind.DATE:  # a stated year is supported by a full date in that year
         return claim.kind is NumKind.YEAR and evidence.date is not None and evidence.date[0] == claim.value
     if not _units_compatible(claim.unit, evidence.unit):

@@ -27,6 +27,7 @@ class NumKind(str, Enum):
     """The type of a number, which fixes its NCC tolerance (App. C)."""
 
     YEAR = "YEAR"
+    DECADE = "DECADE"  # "1980s", "the '90s", "early 1980s": a span of years, never one exact year
     DATE = "DATE"
     COUNT = "COUNT"
     OPTION_LABEL = "OPTION_LABEL"
@@ -37,7 +38,11 @@ class NumKind(str, Enum):
 
 
 #: Matched exactly after normalisation, whatever the claim kind (App. C).
-EXACT_KINDS = frozenset({NumKind.YEAR, NumKind.DATE, NumKind.COUNT, NumKind.OPTION_LABEL, NumKind.IDENTIFIER})
+EXACT_KINDS = frozenset({
+    NumKind.YEAR, NumKind.DECADE, NumKind.DATE, NumKind.COUNT, NumKind.OPTION_LABEL, NumKind.IDENTIFIER,
+})
+#: Points or spans in time: compared on a calendar, never with quantities.
+TIME_KINDS = frozenset({NumKind.YEAR, NumKind.DECADE, NumKind.DATE})
 #: May use the relative tolerance δ_read when the claim is a continuous visual reading.
 CONTINUOUS_KINDS = frozenset({NumKind.PERCENT, NumKind.MEASUREMENT, NumKind.PLAIN})
 
@@ -50,6 +55,7 @@ class Number:
 
     ``value`` is the numeric value (None for option labels and for dates, whose value is
     ``date``); ``unit`` is a canonical unit ("°C", "km", "%", "$"...); ``label`` the option letter.
+    A DECADE spans the years ``value`` .. ``last`` ("early 1980s" = 1980..1983).
     """
 
     text: str
@@ -58,6 +64,7 @@ class Number:
     unit: str | None = None
     label: str | None = None
     date: DateParts | None = None
+    last: float | None = None
     start: int = 0
     end: int = 0
 
@@ -70,9 +77,10 @@ class Number:
 # ---------------------------------------------------------------------------------------------
 
 _CHAR_FIXES = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u00a0": " ",
-                             "\u2009": " ", "\u202f": " ", "\u2019": "'"})
+                             "\u2009": " ", "\u202f": " ", "\u2019": "'",
+                             "\u2018": "'"})
 
-_MONTHS = {
+MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
     "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
     "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
@@ -80,7 +88,7 @@ _MONTHS = {
 }
 # Month names must be capitalised ("May 5"), or all caps as OCR often returns ("MAY 5").
 _MONTH_RE = "(?:" + "|".join(
-    alt for name in sorted(_MONTHS, key=len, reverse=True) for alt in (name.capitalize(), name.upper())
+    alt for name in sorted(MONTHS, key=len, reverse=True) for alt in (name.capitalize(), name.upper())
 ) + r")\.?"
 
 # Unit spellings -> canonical unit. Longest spellings are tried first.
@@ -133,9 +141,11 @@ _M = rf"(?P<month>{_MONTH_RE})"
 _DATE_PATTERNS = [
     re.compile(r"\b(?P<year>\d{4})[-/.](?P<month>\d{1,2})[-/.](?P<day>\d{1,2})\b"),
     re.compile(r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<year>\d{4})\b"),
-    re.compile(rf"\b{_M}\s+{_D},?\s+{_Y}\b"),
-    re.compile(rf"\b{_D}\s+(?:of\s+)?{_M},?\s+{_Y}\b"),
-    re.compile(rf"\b{_M},?\s+{_Y}\b"),
+    re.compile(rf"\b{_M}\s+{_D}\s*,?\s+{_Y}\b"),
+    re.compile(rf"\b{_D}\s+(?:of\s+)?{_M}\s*,?\s+{_Y}\b"),
+    # "15 Jul 19" (news datelines): day, month, two-digit year; never "15 July 19 people"
+    re.compile(rf"\b{_D}\s+{_M}\s+(?P<yy>\d{{2}})\b(?![.,:]?\d)(?!\s+[a-z])"),
+    re.compile(rf"\b{_M}\s*,?\s+{_Y}\b"),
     re.compile(rf"\b{_M}\s+{_D}\b(?![.,]?\d)"),
     re.compile(rf"\b{_D}\s+(?:of\s+)?{_M}(?![A-Za-z])"),
 ]
@@ -155,7 +165,7 @@ _IDENT_ROMAN = re.compile(r"\b(?P<name>[A-Z][A-Za-z]+)\s+(?P<num>[IVXL]+)\b")
 # A lone "I" before a lower-case word is the pronoun ("Yesterday I saw"), not a numeral.
 _PRONOUN_I = re.compile(r"\s+[a-z]")
 _NUMBER = re.compile(
-    r"(?<![\w.])(?P<sign>[-+])?(?P<cur>[$€£¥])?(?P<sign2>-)?"
+    r"(?<![\w.])(?P<sign>[-+])?(?:(?P<cur>[$€£¥])\s?)?(?P<sign2>-)?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:(?P<scale>[kKMB]|bn)(?![A-Za-z0-9])|(?P<suffix>st|nd|rd|th|s)(?![A-Za-z0-9])"
     r"|\s?(?P<scalew>thousand|million|billion|trillion)\b)?"
@@ -169,6 +179,28 @@ _NUMBER_WORD = re.compile(
     re.IGNORECASE,
 )
 _NEXT_WORD = re.compile(r"\s+([A-Za-z]+)")
+# "2018–19", "2018-2019", "1998/99": two years (the dash is normalised to "-" first)
+_YEAR_RANGE = re.compile(r"\b(?P<y1>1\d{3}|20\d{2})\s?[-/]\s?(?P<y2>\d{4}|\d{2})\b(?![-/.]\d)")
+# "1980s", "the '90s", "early 1980s", "mid-'60s"
+_DECADE = re.compile(
+    r"(?:\b(?P<part>early|mid|late)[-\s]+)?(?:\b(?P<full>1\d{2}0|20\d0)|'(?P<short>\d0))s\b", re.IGNORECASE
+)
+_DECADE_PARTS = {"early": (0, 3), "mid": (4, 6), "late": (7, 9)}
+# "one" after a determiner is a pronoun ("the one featured in part 2"), never a count
+_DETERMINER_BEFORE = re.compile(
+    r"\b(?:the|this|that|which|each|every|any|no|another|a|an|same|only|last|other|first|next)\s+$",
+    re.IGNORECASE,
+)
+
+
+def normalise_chars(text: str) -> str:
+    """The 1:1 character fixes applied before extraction (dashes, minus, spaces, quotes)."""
+    return text.translate(_CHAR_FIXES)
+
+
+def two_digit_year(yy: int) -> int:
+    """POSIX ``strptime %y``: 69–99 -> 1969–1999, 00–68 -> 2000–2068."""
+    return 1900 + yy if yy >= 69 else 2000 + yy
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,16 +218,42 @@ def _dates(text: str) -> Iterator[Number]:
 def _date_parts(m: re.Match[str]) -> DateParts | None:
     groups = m.groupdict()
     year = int(groups["year"]) if groups.get("year") else None
+    if groups.get("yy"):
+        year = two_digit_year(int(groups["yy"]))
     if groups.get("a"):  # numeric d/m/y or m/d/y: a first field > 12 can only be a day
         a, b = int(groups["a"]), int(groups["b"])
         month, day = (b, a) if a > 12 else (a, b)
     else:
         raw = groups["month"]
-        month = int(raw) if raw.isdigit() else _MONTHS[raw.rstrip(".").lower()]
+        month = int(raw) if raw.isdigit() else MONTHS[raw.rstrip(".").lower()]
         day = int(groups["day"]) if groups.get("day") else None
     if not 1 <= month <= 12 or (day is not None and not 1 <= day <= 31):
         return None
     return (year, month, day)
+
+
+def _year_ranges(text: str) -> Iterator[Number]:
+    """Both ends of a year range, the short end expanded: "2018–19" -> 2018 and 2019."""
+    for m in _YEAR_RANGE.finditer(text):
+        first, raw = int(m.group("y1")), m.group("y2")
+        second = first // 100 * 100 + int(raw) if len(raw) == 2 else int(raw)
+        if not first < second <= first + 99:  # "2018-05" is a month, "1990-1890" no range
+            continue
+        yield Number(m.group("y1"), NumKind.YEAR, value=float(first), start=m.start("y1"), end=m.end("y1"))
+        yield Number(raw, NumKind.YEAR, value=float(second), start=m.start("y2"), end=m.end("y2"))
+
+
+def _decades(text: str) -> Iterator[Number]:
+    """A decade is a span of years; "early"/"mid"/"late" narrow it to its thirds."""
+    for m in _DECADE.finditer(text):
+        if m.group("full"):
+            first = int(m.group("full"))
+        else:  # "'90s": '00s and '10s are this century's, '20s-'90s the last century's
+            short = int(m.group("short"))
+            first = 2000 + short if short < 20 else 1900 + short
+        lo, hi = _DECADE_PARTS.get((m.group("part") or "").lower(), (0, 9))
+        yield Number(m.group(0), NumKind.DECADE, value=float(first + lo), last=float(first + hi),
+                     start=m.start(), end=m.end())
 
 
 def _options(text: str) -> Iterator[Number]:
@@ -211,7 +269,7 @@ def _identifiers(text: str) -> Iterator[Number]:
         for m in pattern.finditer(text):
             yield _identifier(m, float(m.group("num")))
     for m in _IDENT_NAME_NUM.finditer(text):
-        if m.group("name").lower() not in _NOT_NAMES and m.group("name").lower() not in _MONTHS:
+        if m.group("name").lower() not in _NOT_NAMES and m.group("name").lower() not in MONTHS:
             yield _identifier(m, float(m.group("num")))
     for m in _IDENT_ROMAN.finditer(text):
         numeral = m.group("num")
@@ -246,8 +304,6 @@ def _typed_numeral(text: str, m: re.Match[str]) -> Number:
     if unit is not None:
         return Number(kind=NumKind.MEASUREMENT, value=value, unit=unit, **span)
     is_integer = "." not in raw and not negative and not scale
-    if is_integer and suffix == "s" and len(raw) == 4:  # "1960s"
-        return Number(kind=NumKind.YEAR, value=value, **span)
     if is_integer and suffix in {"st", "nd", "rd", "th"}:  # "21st"
         return Number(kind=NumKind.COUNT, value=value, **span)
     if not is_integer:
@@ -286,21 +342,22 @@ def _number_words(text: str) -> Iterator[Number]:
         if value is None:
             continue
         # "one" alone is usually a pronoun ("the one on the left"); keep it only before a noun.
-        if first.lower() == "one" and not second and not m.group("scalew") \
-                and not _next_is_counted_noun(text, end):
+        if first.lower() == "one" and not second and not m.group("scalew") and (
+            not _next_is_counted_noun(text, end) or _DETERMINER_BEFORE.search(text, 0, m.start())
+        ):
             continue
         yield Number(text[m.start():end], NumKind.COUNT, value=float(value), start=m.start(), end=end)
 
 
 _EXTRACTORS: tuple[Callable[[str], Iterator[Number]], ...] = (
-    _dates, _options, _identifiers, _numerals, _number_words,
+    _dates, _options, _year_ranges, _decades, _identifiers, _numerals, _number_words,
 )
 
 
 @lru_cache(maxsize=32768)
 def extract_numbers(text: str) -> tuple[Number, ...]:
     """Num(text): typed numbers in reading order (memoised: evidence facts recur across claims)."""
-    text = text.translate(_CHAR_FIXES)
+    text = normalise_chars(text)
     taken: list[tuple[int, int]] = []
     found: list[Number] = []
     for extractor in _EXTRACTORS:
@@ -313,4 +370,5 @@ def extract_numbers(text: str) -> tuple[Number, ...]:
     return tuple(sorted(found, key=lambda n: n.start))
 
 
-__all__ = ["CONTINUOUS_KINDS", "EXACT_KINDS", "DateParts", "NumKind", "Number", "extract_numbers"]
+__all__ = ["CONTINUOUS_KINDS", "EXACT_KINDS", "MONTHS", "TIME_KINDS", "DateParts", "NumKind", "Number",
+           "extract_numbers", "normalise_chars", "two_digit_year"]

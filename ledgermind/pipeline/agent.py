@@ -55,6 +55,8 @@ def grounding_config(cfg: PipelineConfig, flags: AblationFlags) -> GroundingConf
         sigma_verify=cfg.sigma_verify,
         ecc_enabled=flags.ecc_ncc,
         ncc_enabled=flags.ecc_ncc,
+        ncc_relations=cfg.ncc_relations,
+        approx_rel=cfg.ncc_approx_rel,
     )
 
 

@@ -54,6 +54,10 @@ class PipelineConfig:
     sigma_verify: float = 0.6  # verification threshold (Alg. 1 line 35)
     sigma_revised: float = 0.88  # revised claim as DERIVATION (Alg. 1 line 39)
     delta_read: float = 0.15  # NCC relative tolerance for continuous readings (App. C)
+    # Deliberate deviation from Eq. 5 (issue 11): a number stated with a relation (more than, under,
+    # about, before/after, between) is checked as the set of values it allows; False = strict Eq. 5.
+    ncc_relations: bool = True
+    ncc_approx_rel: float = 0.1  # "about X" allows X·(1 ± 0.1) under ncc_relations (no paper value)
     # --- verifier and repair (App. E)
     beta: float = 0.15  # decision coverage threshold (T5, Eq. 20)
     sigma_floor: float = 0.3  # hard confidence floor (T4, Eq. 19)

@@ -80,3 +80,11 @@ def test_console_entry_point_dispatches_audit():
 def test_invalid_threshold_is_a_usage_error():
     proc = _run(str(EXAMPLE), "--beta", "3")
     assert proc.returncode == 2 and "beta" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_strict_ncc_flag_restores_eq5_for_bounds():
+    line = json.dumps({"id": "b1", "claim": "Goa confirmed more than 5 cases.",
+                       "evidence": ["Goa has confirmed a total of 6 cases."]}) + "\n"
+    default = json.loads(_run("-", stdin=line).stdout)
+    strict = json.loads(_run("-", "--strict-ncc", stdin=line).stdout)
+    assert default["ncc"] is True and strict["ncc"] is False and strict["unmatched_numbers"] == ["5"]

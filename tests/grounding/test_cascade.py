@@ -87,7 +87,7 @@ def test_demotion_values_come_from_config():
 @pytest.mark.parametrize(
     "kwargs",
     [{"beta": 1.5}, {"delta_read": -0.1}, {"demote_ecc": 0.7}, {"demote_uncited": 0.65, "sigma_verify": 0.6},
-     {"beta": True}],
+     {"beta": True}, {"ncc_relations": "yes"}, {"approx_rel": 2.0}],
 )
 def test_invalid_config_is_a_config_error(kwargs):
     with pytest.raises(ConfigError):
@@ -105,3 +105,20 @@ def test_paper_defaults():
     assert (cfg.beta, cfg.delta_read, cfg.demote_ecc, cfg.demote_ncc, cfg.demote_uncited, cfg.sigma_verify) == (
         0.15, 0.15, 0.50, 0.52, 0.55, 0.6
     )
+
+
+def test_relation_aware_ncc_is_the_default_and_one_switch_restores_eq5():
+    claim, pool = "Goa confirmed more than 5 cases.", ["Goa has confirmed a total of 6 cases."]
+    relation_aware = GroundingCascade(GroundingConfig(), ner=FixedNER(["Goa"])).check(claim, pool)
+    strict = GroundingCascade(GroundingConfig(ncc_relations=False), ner=FixedNER(["Goa"])).check(claim, pool)
+    assert relation_aware.ncc and relation_aware.sigma_after == 1.0
+    assert not strict.ncc and strict.unmatched_numbers == ("5",) and strict.sigma_after == 0.52
+
+
+def test_pipeline_config_carries_the_switch():
+    from ledgermind.pipeline.agent import grounding_config
+    from ledgermind.pipeline.config import AblationFlags, PipelineConfig
+
+    assert grounding_config(PipelineConfig(), AblationFlags()).ncc_relations is True
+    cfg = grounding_config(PipelineConfig(ncc_relations=False, ncc_approx_rel=0.05), AblationFlags())
+    assert (cfg.ncc_relations, cfg.approx_rel) == (False, 0.05)

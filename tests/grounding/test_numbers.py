@@ -36,11 +36,25 @@ CASES = [
     ("Apollo XI and World War II", [("Apollo XI", K.IDENTIFIER, 11, None), ("War II", K.IDENTIFIER, 2, None)]),
     ("eleven astronauts, twenty-one guns", [("eleven", K.COUNT, 11, None), ("twenty-one", K.COUNT, 21, None)]),
     ("one apple", [("one", K.COUNT, 1, None)]),
-    ("in the 1960s", [("1960s", K.YEAR, 1960, None)]),
+    ("in the 1960s", [("1960s", K.DECADE, 1960, None)]),
     ("the 21st century", [("21st", K.COUNT, 21, None)]),
     ("3 apples and 2000 people", [("3", K.COUNT, 3, None), ("2000", K.COUNT, 2000, None)]),
     ("10-20 items", [("10", K.PLAIN, 10, None), ("20", K.COUNT, 20, None)]),
     ("x = 3.5 or .5", [("3.5", K.PLAIN, 3.5, None), (".5", K.PLAIN, 0.5, None)]),
+    # issue 11: ranges and short forms, two-digit years, decades as spans, pronoun "one"
+    ("the 2018–19 season", [("2018", K.YEAR, 2018, None), ("19", K.YEAR, 2019, None)]),
+    ("the 1998/99 season", [("1998", K.YEAR, 1998, None), ("99", K.YEAR, 1999, None)]),
+    ("2018-2019 year", [("2018", K.YEAR, 2018, None), ("2019", K.YEAR, 2019, None)]),
+    ("Posted 15 Jul 19", [("15 Jul 19", K.DATE, (2019, 7, 15), None)]),
+    ("Fri 3 Feb 98", [("3 Feb 98", K.DATE, (1998, 2, 3), None)]),
+    ("born December 27 , 2018 .", [("December 27 , 2018", K.DATE, (2018, 12, 27), None)]),
+    ("the '90s", [("'90s", K.DECADE, 1990, None)]),
+    ("the \u201890s", [("'90s", K.DECADE, 1990, None)]),  # a curly quote reads as "'"
+    ("the '00s", [("'00s", K.DECADE, 2000, None)]),
+    ("in the early 1980s", [("early 1980s", K.DECADE, 1980, None)]),
+    ("the one featured in part 2", [("2", K.PLAIN, 2, None)]),
+    ("which one", []),
+    ("raised $ 25 million", [("$ 25 million", K.MEASUREMENT, 25e6, "$")]),
 ]
 
 # Texts in which nothing is a number (pronouns, vitamins, abbreviations, glued garbage).
@@ -71,3 +85,18 @@ def test_spans_index_the_input():
     text = "Apollo 11 reads 36.7 °C on July 20, 1969"
     for number in extract_numbers(text):
         assert text[number.start:number.end].strip() == number.text
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [("the 1980s", 1980, 1989), ("the early 1980s", 1980, 1983), ("the mid-1980s", 1984, 1986),
+     ("the late '60s", 1967, 1969)],
+)
+def test_decades_span_years(text, first, last):
+    (decade,) = extract_numbers(text)
+    assert decade.kind is K.DECADE and (decade.value, decade.last) == (first, last)
+
+
+def test_a_two_digit_end_below_the_start_is_not_a_range():
+    got = [(n.kind, n.value) for n in extract_numbers("in 2018-05 and 1990-85")]
+    assert got == [(K.YEAR, 2018), (K.PLAIN, 5), (K.YEAR, 1990), (K.PLAIN, 85)]
