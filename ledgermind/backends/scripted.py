@@ -34,7 +34,7 @@ class Rule:
     prompt template, resolved to its text signature (``ledgermind.prompts.signatures``) — it is
     still a match on the message text. ``images``: number of images in the request.
     ``sampled``: temperature > 0. ``seed``: the request seed. ``structured``: a JSON schema is
-    requested.
+    requested. ``image_size``: (width, height) of the first image.
     """
 
     reply: str
@@ -44,6 +44,7 @@ class Rule:
     sampled: bool | None = None
     seed: int | None = None
     structured: bool | None = None
+    image_size: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         for p in self._patterns():
@@ -64,7 +65,10 @@ class Rule:
         return out
 
     def matches(self, request: GenerationRequest) -> bool:
-        n_images = sum(len(m.images()) for m in request.messages)
+        images = [im for m in request.messages for im in m.images()]
+        if self.image_size is not None and (not images or _size(images[0]) != tuple(self.image_size)):
+            return False
+        n_images = len(images)
         checks = (
             (self.images, n_images),
             (self.sampled, not request.deterministic),
@@ -88,6 +92,15 @@ class Rule:
                 f"(a rule can match only what a model sees); got {dict(r)!r}"
             )
         return cls(**dict(r))
+
+
+def _size(image: Any) -> tuple[int, int]:
+    from PIL import Image
+
+    if isinstance(image, Image.Image):
+        return image.size
+    with Image.open(image) as im:
+        return im.size
 
 
 @BACKENDS.register("scripted")

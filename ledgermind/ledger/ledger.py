@@ -27,7 +27,7 @@ from ledgermind.tools.base import ToolOutput
 class Transition:
     """One lifecycle operation, kept for the audit trail."""
 
-    op: str  # APPEND | MARK_STALE | SUPERSEDE | DROP | CONFLICT | SET_SIGMA
+    op: str  # APPEND | MARK_STALE | SUPERSEDE | DROP | CONFLICT | RESOLVE | SET_SIGMA
     entry_id: str
     t: float
     detail: dict[str, Any] = field(default_factory=dict)

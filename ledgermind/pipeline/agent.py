@@ -89,12 +89,12 @@ class LedgerMindAgent:
             ctx.traj.error = f"{type(exc).__name__}: {exc}"
             ctx.traj.notes.append(traceback.format_exc(limit=5))
             ctx.traj.answer = None
-        total, tool_s = time.perf_counter() - t0, ctx.tool_seconds()
+        total, tool_s = time.perf_counter() - t0, ctx.evidence.tool_seconds()
         ctx.traj.timings = {
             "total_s": total,
-            "model_s": ctx.model_s,
+            "model_s": ctx.model.model_s,
             "tool_s": tool_s,
-            "own_s": max(0.0, total - ctx.model_s - tool_s),
+            "own_s": max(0.0, total - ctx.model.model_s - tool_s),
         }
         return ctx.traj
 

@@ -7,7 +7,7 @@ import json
 from ledgermind.benchmarks.item import AnswerType
 from ledgermind.claims import Claim, ClaimStatus, ClaimType, extract_citations
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.render import claims_block, image_parts, ledger_block, option_text, options_block
+from ledgermind.pipeline.render import claims_block, image_parts, option_text, options_block
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DECIDE
 from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
@@ -54,11 +54,12 @@ async def decide(ctx: ItemContext, *, images_resent: bool = True, retry: bool = 
         question=ctx.item.question,
         options=options_block(ctx.item),
         granularity=ctx.profile.granularity,
-        ledger=ledger_block(ctx.ledger),
+        evidence_title=ctx.evidence.evidence_title(),
+        ledger=ctx.evidence.evidence_block(),
         claims=claims_block(ctx.ledger.claims(ClaimType.SC)),
     )
-    text = ctx.with_warning(text)
-    reply = await ctx.ask_structured("decide", text, schemas.DECISION, image_parts(ctx.item) if images_resent else [])
+    text = ctx.repairs.with_warning(text)
+    reply = await ctx.model.ask_structured("decide", text, schemas.DECISION, image_parts(ctx.item) if images_resent else [])
     if reply is None:
         return None
     answer, cites = parse_decision(reply)
@@ -72,15 +73,15 @@ async def register_decision(
     for old in ctx.ledger.claims(ClaimType.DC):  # a new decision supersedes earlier ones
         old.status = ClaimStatus.DROPPED
     dc = ctx.ledger.add_claim(Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites))
-    ctx.ground(dc)
+    ctx.evidence.ground(dc)
     acquired = False
     hits = ctx.verifier.protocol([dc]) if ctx.repairs_enabled else []  # App. E.1 steps (1)–(4)
     for hit in hits:
         if hit.trigger in {Trigger.T5, Trigger.T6} and not dc.active:
             continue
-        outcome = await ctx.handle(
-            hit, acquire=ctx.acquire_spec(dc.text, warned=hit.trigger is Trigger.T6),
-            regrounded=lambda: ctx.ground(dc).grounded,
+        outcome = await ctx.repairs.handle(
+            hit, acquire=ctx.repairs.acquire_spec(dc.text, warned=hit.trigger is Trigger.T6),
+            regrounded=lambda: ctx.evidence.ground(dc).grounded,
         )
         if outcome.abstain:
             ctx.traj.abstained = True

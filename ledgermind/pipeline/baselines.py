@@ -2,8 +2,8 @@
 
 Both keep their trace in the same trajectory format as LedgerMind so the symmetric audit can
 compare them: tool outputs are still stored (for the audit), the model's text goes to
-``transcript``, and a decision claim is grounded *after the fact* for the metrics only — it never
-influences ŷ, and no citation is validated and no repair runs while answering.
+``transcript``, and the decision claim is grounded *after the fact* for the metrics only — it
+never influences ŷ, and no citation is validated while answering.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from ledgermind.claims import Claim, ClaimType, extract_citations
 from ledgermind.dispatch import QuestionType
 from ledgermind.pipeline.answer import decision_text, finalize_answer
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.evidence import gather_evidence, knowledge_search, ocr_images
+from ledgermind.pipeline.gather import knowledge_search, ocr_images
 from ledgermind.pipeline.render import options_block
-from ledgermind.prompts.templates import NATIVE_COT, NO_LEDGER
+from ledgermind.prompts.templates import NATIVE_COT
 from ledgermind.scoring.score import extract_final_answer
 
 
@@ -33,21 +33,22 @@ async def run_native_cot(ctx: ItemContext) -> None:
         await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in ctx.profile.types)
     evidence, index = numbered_transcript(ctx)
     text = NATIVE_COT.substitute(question=ctx.item.question, options=options_block(ctx.item), evidence=evidence)
-    reply = await ctx.ask("native_cot", text, ctx.user_images()) or ""
+    reply = await ctx.model.ask("native_cot", text, ctx.user_images()) or ""
     _finish_transcript(ctx, evidence, reply, index)
 
 
 async def run_no_ledger(ctx: ItemContext) -> None:
-    await gather_evidence(ctx)  # the same tools and calls as FULLPIPE
-    transcript, index = numbered_transcript(ctx)
-    text = NO_LEDGER.substitute(
-        question=ctx.item.question,
-        options=options_block(ctx.item),
-        granularity=ctx.profile.granularity,
-        transcript=transcript,
-    )
-    reply = await ctx.ask("no_ledger", text, ctx.user_images()) or ""
-    _finish_transcript(ctx, transcript, reply, index)
+    """Ablation w/o Ledger (DESIGN.md §4): the path the dispatcher picks, the same tools and tool
+    budget, with a free-form transcript in place of the ledger (``ctx.free_form``): prompt-level
+    citation instructions only, no citation validation, no grounding and no ledger repairs."""
+    from ledgermind.pipeline.direct import run_direct
+    from ledgermind.pipeline.fullpipe import run_fullpipe
+
+    route = "FULLPIPE" if ctx.profile.is_complex or not ctx.flags.dispatcher else "DIRECT"
+    ctx.traj.profile["route"] = route
+    await (run_fullpipe(ctx) if route == "FULLPIPE" else run_direct(ctx))
+    model_text = "\n".join(c.reply for c in ctx.traj.model_calls if c.reply)
+    ctx.traj.transcript = [{"role": "tools", "text": ctx.evidence.evidence_block()}, {"role": "model", "text": model_text}]
 
 
 def _finish_transcript(ctx: ItemContext, evidence: str, reply: str, index: dict[str, str]) -> None:
@@ -60,6 +61,6 @@ def _finish_transcript(ctx: ItemContext, evidence: str, reply: str, index: dict[
     cited += [c for c in extract_citations(reply) if c in ctx.ledger]
     dc = Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, ctx.traj.raw_answer), None, cited)
     ctx.ledger.add_claim(dc)
-    ctx.ground(dc)
+    ctx.evidence.ground(dc)
     ctx.traj.notes.append("decision grounded post hoc for the audit (not used to answer)")
     finalize_answer(ctx)

@@ -41,10 +41,11 @@ class PipelineConfig:
     sigma_dual_disagree: float = 0.65  # (App. D.5)
     sigma_retrieval: float = 0.85  # RETRIEVAL entries (Alg. 1 line 20)
     search_chars: int = 600  # truncation of search results (App. D.6)
-    # ℓ_e of RETRIEVAL entries in ledger steps (one step = one model call; App. B.2 gives the TTL
-    # mechanism but no value). A search result answers the reasoning round that fetched it; a
-    # decision taken more than this many model calls later (reasoning, verification, decision: 3) re-checks it (T2: REFRESH when a
-    # decision depends on it, else DROP). Perception does not expire: the image does not change.
+    # ℓ_e of RETRIEVAL entries in ledger steps (each model call and each recorded tool output is
+    # one step; App. B.2 gives the TTL mechanism but no value). A search result outlives the
+    # reasoning and decision calls that follow it; when a verification or repair loop runs in
+    # between, the decision re-checks it (T2: REFRESH when a decision depends on it, else DROP).
+    # Perception does not expire: the image does not change within a question.
     ttl_retrieval: float = 3
     ttl_perception: float = math.inf  # ℓ_e of PERCEPTION entries (images do not change during a question)
     # --- grounded reasoning (App. A, C)

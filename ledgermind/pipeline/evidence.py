@@ -1,186 +1,157 @@
-"""Evidence gathering: Algorithm 1 lines 1–21 (plan, observations + OCR, crop-zoom, Dual-Read, search)."""
+"""Recording tool outputs for one item: σ and TTL policy, grounding, the P_oc pool.
+
+Why it exists: every tool output must pass through the same σ/TTL policy (App. A, B.2) and the
+verifier's per-output checks (T1, T4) before anything reads it, and grounding (ρ, ECC, NCC) of a
+claim is defined by the entries it cites — one place for both keeps them consistent.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, replace
 from typing import Any
 
-from ledgermind.dispatch import QuestionType
-from ledgermind.ledger import EvidenceEntry, Kappa
-from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.render import options_block, referenced_images
-from ledgermind.tools.base import ToolKind
-from ledgermind.trajectory import MarkKind
+from ledgermind.benchmarks.item import Item
+from ledgermind.claims import Claim, ClaimType
+from ledgermind.dispatch import QuestionProfile, QuestionType
+from ledgermind.dispatch.terms import keywords
+from ledgermind.grounding import GroundingCascade, GroundingResult
+from ledgermind.ledger import EvidenceEntry, Ledger
+from ledgermind.pipeline.config import PipelineConfig
+from ledgermind.pipeline.render import ledger_block, pool_block
+from ledgermind.prompts.templates import LEDGER_TITLE, TRANSCRIPT_TITLE
+from ledgermind.tools.base import Tool, ToolKind, ToolOutput
+
+MODEL_TOOL_KINDS = frozenset({ToolKind.PLAN, ToolKind.OBSERVE, ToolKind.READ, ToolKind.VQA})
+
+# Checks a fresh output (T1/T4) and repairs what they find; returns entries the repairs created.
+AfterRecord = Callable[[ToolOutput, list[EvidenceEntry]], Awaitable[list[EvidenceEntry]]]
 
 
-@dataclass
-class Evidence:
-    plan: str = ""
-    ocr: list[EvidenceEntry] = field(default_factory=list)
-    ocs: list[EvidenceEntry] = field(default_factory=list)
-    crop: EvidenceEntry | None = None
-    crop_image: Any = None
-    source_image: Path | None = None  # the original image the crop was cut from
-    readings: list[EvidenceEntry] = field(default_factory=list)
-    retrieval: list[EvidenceEntry] = field(default_factory=list)
+class EvidenceIO:
+    def __init__(
+        self,
+        item: Item,
+        profile: QuestionProfile,
+        cfg: PipelineConfig,
+        ledger: Ledger,
+        cascade: GroundingCascade,
+        tools: dict[str, Tool],
+        *,
+        free_form: bool,
+    ) -> None:
+        self.item, self.profile, self.cfg, self.ledger, self.cascade = item, profile, cfg, ledger, cascade
+        self.tools = tools
+        self.free_form = free_form
+        self.after_record: AfterRecord | None = None
 
+    # ------------------------------------------------------------------ tools
+    def sigma_for(self, out: ToolOutput) -> float | None:
+        """σ policy by tool kind (App. A): None = use the tool's own score."""
+        return {
+            ToolKind.PLAN: self.cfg.sigma_plan,
+            ToolKind.OBSERVE: self.cfg.sigma_oc,
+            ToolKind.SEARCH: self.cfg.sigma_retrieval,
+            ToolKind.OCR: self.cfg.sigma_ocr,
+        }.get(out.kind)
 
-async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Evidence:
-    ev = Evidence()
-    types = ctx.profile.types
-    question = ctx.item.question + ("\n" + options_block(ctx.item) if ctx.item.options else "")
-    if with_plan:  # line 2: π ← TASKPLAN(q); APPEND(π, DERIVATION, 1.0)
-        _, plan = await ctx.call_tool(
-            "plan", question=question, granularity=ctx.profile.granularity, method=ctx.profile.method
+    def record(self, out: ToolOutput, *, derived_from: Sequence[str] = (), sigma: float | None = None) -> list[EvidenceEntry]:
+        ttl = {ToolKind.SEARCH: self.cfg.ttl_retrieval}.get(out.kind, self.cfg.ttl_perception)
+        if out.kind in {ToolKind.PLAN, ToolKind.VQA}:
+            ttl = math.inf  # derivations expire through their leaves
+        return self.ledger.record(
+            out,
+            sigma=sigma if sigma is not None else self.sigma_for(out),
+            default_sigma=self.cfg.sigma_oc,
+            ttl=ttl,
+            derived_from=derived_from,
         )
-        ev.plan = plan[0].fact if plan else ""
-    ev.ocr = await ocr_images(ctx)
-    # line 3: SOBSERVE(q, I, π) → PERCEPTION, σ = 0.92
-    _, ev.ocs = await ctx.call_tool(
-        "observe",
-        question=question,
-        plan=ev.plan,
-        categories=[f"{c.value}: {t}" for c, t in ctx.profile.oc_instructions().items()],
-        images=ctx.user_images(),
-        max_oc=ctx.cfg.max_oc,
-        structured=ctx.structured,
-    )
-    mark_tool_agreement(ctx, ev.ocs, ev.ocr)
-    if types & {QuestionType.READ, QuestionType.LOCATION} and ctx.item.images:  # lines 5–14
-        await crop_and_read(ctx, ev, read=QuestionType.READ in types)
-    if QuestionType.KNOWLEDGE in types:  # lines 15–21
-        ev.retrieval = await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in types)
-    if ctx.repairs_enabled:
-        for hit in ctx.verifier.conflict_scan():  # conflicts among the evidence just gathered (T3)
-            await ctx.handle(hit)
-    return ev
+
+    async def call_tool(
+        self, name: str, *, derived_from: Sequence[str] = (), sigma: float | None = None, **inputs: Any
+    ) -> tuple[ToolOutput, list[EvidenceEntry]]:
+        """Invoke a tool, record its output, run T1/T4 and the repairs they call for."""
+        out = await self.tools[name].ainvoke(**inputs)
+        entries = self.record(out, derived_from=derived_from, sigma=sigma)
+        if self.after_record is not None:
+            entries += await self.after_record(out, entries)
+        return out, entries
+
+    def tool_seconds(self) -> float:
+        """Time in perception/search tools, repairs' tool calls included (model-backed tools are model time)."""
+        return sum(o.latency_s for o in self.ledger.tool_outputs() if o.kind not in MODEL_TOOL_KINDS)
+
+    # ------------------------------------------------------------------ grounding
+    def reading_kind(self) -> str:
+        return "reading" if QuestionType.READ in self.profile.types else "other"
+
+    def ground(self, claim: Claim) -> GroundingResult:
+        """Run the cascade on a claim against its leaf pool P_c and store the verdict on it."""
+        pool = [e.fact for e in self.ledger.leaf_pool(claim.id)]
+        judgment = claim.is_judgment or claim.ctype is ClaimType.DC
+        res = self.cascade.check(claim.text, pool, kind=self.reading_kind(), sigma=claim.sigma, judgment=judgment)
+        if claim.ctype is ClaimType.DC and not res.grounded:
+            res = self._through_judgments(claim, res)
+        claim.grounding = result_dict(res)
+        claim.grounded = res.grounded and claim.active
+        return res
+
+    def _through_judgments(self, dc: Claim, res: GroundingResult) -> GroundingResult:
+        """A decision is supported through the [J] claims it cites (App. A: DC ← SC chain).
+
+        The lexical overlap of "B. <option text>" with evidence is low for a computed answer, so ρ
+        of the DC alone would fire T5 on correct answers. When the DC cites an active, grounded
+        [J] claim that concluded the same answer, the DC inherits that claim's grounding.
+        """
+        for cid in dc.citations:
+            j = next((c for c in self.ledger.claims(ClaimType.SC) if c.id == cid), None)
+            if j is None or not (j.is_judgment and j.active and j.grounded and j.grounding):
+                continue
+            if self._same_answer(dc.text, j.text):
+                g = j.grounding
+                return replace(res, coverage=max(res.coverage, g["coverage"]), ecc=g["ecc"], ncc=g["ncc"],
+                               missing_entities=(), unmatched_numbers=(), grounded=True, cited=True)
+        return res
+
+    def _same_answer(self, decision: str, conclusion: str) -> bool:
+        from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
+
+        if self.item.options:
+            index2ans, letters = choice_info(self.item.options)
+            mine = parse_multi_choice_response(f"Answer: {decision}", letters, index2ans).letter
+            theirs = parse_multi_choice_response(conclusion, letters, index2ans).letter
+            return mine is not None and mine == theirs
+        norm = " ".join(decision.lower().split()).strip(" .")
+        return bool(norm) and norm in " ".join(conclusion.lower().split())
+
+    def p_oc(self) -> list[EvidenceEntry]:
+        """P_oc: active TEXT and NUMBER evidence — categorised OCs plus OCR lines (Alg. 1 line 4)."""
+        out = []
+        for e in self.ledger.active():
+            origin = self.ledger.tool_output(e.tool_call_id)
+            kind = origin.kind if origin else None
+            if kind is ToolKind.OCR or (kind in {ToolKind.OBSERVE, ToolKind.READ} and (e.category in {"TEXT", "NUMBER", None})):
+                out.append(e)
+        return out
+
+    def p_oc_block(self) -> str:
+        return pool_block([e.fact for e in self.p_oc()])
+
+    def evidence_title(self) -> str:
+        return TRANSCRIPT_TITLE if self.free_form else LEDGER_TITLE
+
+    def evidence_block(self) -> str:
+        """What reasoning and decision prompts show: the ledger, or (no_ledger) a numbered transcript."""
+        if self.free_form:
+            return "\n".join(f"[{e.id}] {e.src}: {e.fact}" for e in self.ledger.entries()) or "(no tool output)"
+        return ledger_block(self.ledger)
 
 
-async def ocr_images(ctx: ItemContext) -> list[EvidenceEntry]:
-    """OCR evidence from perception/ for every referenced image (merged with the OCs, line 3)."""
-    if "ocr" not in ctx.tools:
-        return []
-    entries: list[EvidenceEntry] = []
-    for i in referenced_images(ctx.item):
-        _, es = await ctx.call_tool("ocr", image=Path(ctx.item.images[i - 1]))
-        for e in es:
-            e.meta.setdefault("category", "TEXT")
-            e.meta["image"] = i
-        entries += es
-    return entries
 
-
-def mark_tool_agreement(ctx: ItemContext, ocs: list[EvidenceEntry], ocr: list[EvidenceEntry]) -> None:
-    """OCErr bookkeeping (Eq. 27): does a TEXT/NUMBER OC agree with what OCR read?"""
-    if not ocr:
-        return
-    pool = [e.fact for e in ocr]
-    for oc in ocs:
-        if oc.category in {"TEXT", "NUMBER"}:
-            res = ctx.cascade.check(oc.fact, pool, judgment=False)
-            oc.meta["tool_agreement"] = bool(res.ncc and res.coverage >= 0.5)
-
-
-async def crop_and_read(ctx: ItemContext, ev: Evidence, *, read: bool) -> None:
-    q = ctx.item.question
-    image = Path(ctx.item.images[referenced_images(ctx.item)[0] - 1])
-    out, crop = await ctx.call_tool("crop_zoom", image=image, question=q)  # lines 6–7: r*, 2.5× zoom
-    if not crop:
-        return
-    ev.crop, ev.crop_image, ev.source_image = crop[0], out.artifacts.get("image"), image
-    _, zoomed_ocr = await ctx.call_tool("ocr", image=image, region=ev.crop.bbox.as_list()) if ev.crop.bbox else (None, [])
-    for e in zoomed_ocr:
-        e.meta.setdefault("category", "TEXT")
-    ev.ocr += zoomed_ocr
-    perception = [
-        e for e in ctx.ledger.active()
-        if e.kappa is Kappa.PERCEPTION and e.id != ev.crop.id and e not in zoomed_ocr
-    ]
-    if perception:  # line 8: SUPERSEDE(argmin_{κ=PERC} σ_e, e_c)
-        weakest = min(perception, key=lambda e: (e.sigma, -e.t))
-        ctx.ledger.supersede(weakest.id, ev.crop.id)
-    if read and ev.crop_image is not None:
-        await dual_read(ctx, ev)
-
-
-async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
-    """App. D.5: two context-free readings; Δv ≤ 0.15 → σ 0.97, else 0.65 and adopt v2.
-
-    The two readings must be "calls that do not share context", so they are different requests:
-    the second reads a *jittered re-crop* of the same region (the crop tool's own ±[15, 40] px
-    perturbation, ``perturb_seed``), i.e. different pixels under the same greedy decoding —
-    cacheable, replayable, and never the first reply handed back by the cache. The resulting σ
-    is set on the crop and on the adopted reading, which is what claims cite, so it reaches the
-    verification gate (claims take the minimum σ of their leaves).
-    """
-    assert ev.crop is not None
-    region = ev.crop.bbox.as_list() if ev.crop.bbox else None
-    _, r1 = await ctx.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured, region=region)
-    ev.readings += r1
-    if not ctx.flags.dual_read:
-        return  # ablation: a single reading, σ as for a normal crop
-    image2, region2 = await jittered_crop(ctx, ev, "dual_read")
-    _, r2 = await ctx.call_tool("read", image=image2, attempt=1, structured=ctx.structured, region=region2)
-    ev.readings += r2
-    v1 = r1[0].meta.get("value") if r1 else None
-    v2 = r2[0].meta.get("value") if r2 else None
-    if v1 is None or v2 is None:
-        _set_reading_sigma(ctx, ev, ctx.cfg.sigma_dual_disagree, "dual-read: a reading is missing")
-        ctx.traj.mark(MarkKind.DUAL_READ_DISAGREE, f"a reading is missing (v1={v1}, v2={v2})")
-        return
-    delta = abs(v1 - v2) / max(abs(v1), abs(v2), 1e-9)
-    agree = delta <= ctx.cfg.dual_read_delta
-    if not agree:
-        ctx.ledger.supersede(r1[0].id, r2[0].id)  # adopt v2 on disagreement
-    sigma = ctx.cfg.sigma_dual_agree if agree else ctx.cfg.sigma_dual_disagree
-    _set_reading_sigma(ctx, ev, sigma, f"dual-read Δv={delta:.3f}")
-    kind = MarkKind.DUAL_READ_AGREE if agree else MarkKind.DUAL_READ_DISAGREE
-    ctx.traj.mark(kind, f"v1={v1:g} v2={v2:g} Δv={delta:.3f}")
-
-
-async def jittered_crop(ctx: ItemContext, ev: Evidence, purpose: str) -> tuple[Any, list[float] | None]:
-    """A re-crop of the crop region shifted by the crop tool's RETRY perturbation (falls back to
-    the first crop when there is no source image or region, or the re-crop fails)."""
-    assert ev.crop is not None
-    if ev.source_image is None or ev.crop.bbox is None:
-        return ev.crop_image, ev.crop.bbox.as_list() if ev.crop.bbox else None
-    out, entries = await ctx.call_tool(
-        "crop_zoom", image=ev.source_image, bbox=ev.crop.bbox.as_list(), perturb_seed=f"{ctx.cfg.seed}:{ctx.item.id}:{purpose}"
-    )
-    image = out.artifacts.get("image")
-    if image is None or not entries or entries[0].bbox is None:
-        return ev.crop_image, ev.crop.bbox.as_list()
-    return image, entries[0].bbox.as_list()
-
-
-def _set_reading_sigma(ctx: ItemContext, ev: Evidence, sigma: float, reason: str) -> None:
-    assert ev.crop is not None
-    for e in [ev.crop, *ev.readings]:
-        if e.active:
-            ctx.ledger.set_sigma(e.id, sigma, reason)
-
-
-def search_tool_name(ctx: ItemContext) -> str | None:
-    return next((n for n, t in ctx.tools.items() if t.kind is ToolKind.SEARCH), None)
-
-
-async def knowledge_search(ctx: ItemContext, *, deep: bool) -> list[EvidenceEntry]:
-    """App. D.6 two-round strategy; results are RETRIEVAL entries with σ = 0.85 (line 20)."""
-    name = search_tool_name(ctx)
-    if name is None:
-        ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
-        return []
-    _, round1 = await ctx.call_tool(name, query=extract_query(ctx))
-    entries = list(round1)
-    if deep and round1:
-        _, round2 = await ctx.call_tool(name, query=refine_query(ctx, round1))
-        entries += round2
-    return entries
-
-
-def _entities(ctx: ItemContext, texts: list[str]) -> list[str]:
-    ner = ctx.cascade.ner
+# ---------------------------------------------------------------------- search queries (App. D.6)
+def _entities(ev: EvidenceIO, texts: list[str]) -> list[str]:
+    ner = ev.cascade.ner
     if ner is None:
         return []
     out: list[str] = []
@@ -189,26 +160,22 @@ def _entities(ctx: ItemContext, texts: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def extract_query(ctx: ItemContext, max_words: int = 16) -> str:
+def extract_query(ev: EvidenceIO, max_words: int = 16) -> str:
     """Round 1: entities from the OCs (P_oc) plus the question's keywords."""
-    ents = _entities(ctx, [e.fact for e in ctx.p_oc()])[:4]
-    words = [*ents, *keywords(ctx.item.question)]
+    ents = _entities(ev, [e.fact for e in ev.p_oc()])[:4]
+    words = [*ents, *keywords(ev.item.question)]
     return " ".join(list(dict.fromkeys(words))[:max_words])
 
 
-def refine_query(ctx: ItemContext, round1: list[EvidenceEntry], max_words: int = 16) -> str:
+def refine_query(ev: EvidenceIO, round1: list[EvidenceEntry], max_words: int = 16) -> str:
     """Round 2 (deep knowledge): the question refined with entities found in round-1 results."""
-    ents = _entities(ctx, [e.fact for e in round1])[:4]
-    words = [*keywords(ctx.item.question)[:8], *ents]
+    ents = _entities(ev, [e.fact for e in round1])[:4]
+    words = [*keywords(ev.item.question)[:8], *ents]
     return " ".join(list(dict.fromkeys(words))[:max_words])
 
 
-def keywords(text: str) -> list[str]:
-    """Content words of a question in their original order (Tok(·) without the set)."""
-    import re
-
-    from ledgermind.grounding.tokens import content_tokens
-
-    text = re.sub(r"<image\s*\d+>", " ", text, flags=re.IGNORECASE)
-    keep = content_tokens(text)
-    return list(dict.fromkeys(w for w in re.findall(r"[\w.-]+", text) if w.casefold().strip(".-") in keep))
+def result_dict(r: GroundingResult) -> dict[str, Any]:
+    d = asdict(r)
+    d["missing_entities"] = list(r.missing_entities)
+    d["unmatched_numbers"] = list(r.unmatched_numbers)
+    return d

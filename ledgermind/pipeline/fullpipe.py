@@ -11,8 +11,8 @@ from ledgermind.dispatch import QuestionType, has_uncertainty_marker
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.pipeline.answer import decide, finalize_answer
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.evidence import Evidence, gather_evidence, jittered_crop
-from ledgermind.pipeline.render import ledger_block, options_block
+from ledgermind.pipeline.gather import Evidence, gather_evidence, jittered_crop
+from ledgermind.pipeline.render import options_block
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import ENTITY_RECHECK, HYPOTHESIS, REASON, VISUAL_FALLBACK
 from ledgermind.repair.triggers import t6_phantom_grounding
@@ -37,14 +37,20 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
     text = REASON.substitute(
         method=ctx.profile.method,
         granularity=ctx.profile.granularity,
-        warning=(ctx.warning or ""),
+        warning=(ctx.repairs.warning or ""),
         question=ctx.item.question + ("\n" + _options(ctx) if ctx.item.options else ""),
-        ledger=ledger_block(ctx.ledger),
+        evidence_title=ctx.evidence.evidence_title(),
+        ledger=ctx.evidence.evidence_block(),
     )
-    reply = await ctx.ask_structured("reason", text, schemas.CLAIMS, ctx.user_images())
+    reply = await ctx.model.ask_structured("reason", text, schemas.CLAIMS, ctx.user_images())
     claims = parse_sc_lines(reply or "")
     if not claims:
         ctx.traj.notes.append("reasoning produced no parsable claims")
+    if ctx.free_form:  # no_ledger: claims are kept as written — no citation validation, no grounding
+        for c in claims:
+            c.id = c.id if c.id not in {x.id for x in ctx.ledger.claims()} else ctx.ledger.next_claim_id(ClaimType.SC)
+            ctx.ledger.add_claim(c)
+        return []
     for c in claims:
         c.id = c.id if c.id not in {x.id for x in ctx.ledger.claims()} else ctx.ledger.next_claim_id(ClaimType.SC)
         ctx.ledger.add_claim(c)
@@ -59,13 +65,13 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
     judgments = [c for c in ctx.ledger.claims(ClaimType.SC) if c.is_judgment and c.active]
     for c in ctx.ledger.claims(ClaimType.SC):
         if c.active:
-            res = ctx.ground(c)  # lines 31–34: ρ, ECC, NCC; σ demotion for [J]
+            res = ctx.evidence.ground(c)  # lines 31–34: ρ, ECC, NCC; σ demotion for [J]
             if c.is_judgment:
                 c.sigma = res.sigma_after
                 hit = t6_phantom_grounding(c, res.coverage, res.ecc, res.ncc)
                 if hit:  # T6: warning injection (+ ACQUIRE when budget allows; the warning goes with it)
-                    await ctx.handle(
-                        hit, acquire=ctx.acquire_spec(c.text, warned=True), regrounded=lambda c=c: ctx.ground(c).grounded
+                    await ctx.repairs.handle(
+                        hit, acquire=ctx.repairs.acquire_spec(c.text, warned=True), regrounded=lambda c=c: ctx.evidence.ground(c).grounded
                     )
     return judgments
 
@@ -80,10 +86,10 @@ async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], ev: 
     best = max(judgments, key=lambda c: c.sigma)
     ctx.traj.mark(MarkKind.HYPOTHESIS_VERIFICATION, f"{best.id} σ={best.sigma:.2f}")
     g = best.grounding or {}
-    poc = ctx.p_oc()
+    poc = ctx.evidence.p_oc()
     if g.get("ecc") is False:
-        text = ctx.with_warning(HYPOTHESIS.substitute(question=ctx.item.question, hypothesis=best.text, pool=ctx.p_oc_block()))
-        out, entries = await ctx.call_tool(
+        text = ctx.repairs.with_warning(HYPOTHESIS.substitute(question=ctx.item.question, hypothesis=best.text, pool=ctx.evidence.p_oc_block()))
+        out, entries = await ctx.evidence.call_tool(
             "vqa", derived_from=[e.id for e in poc], sigma=ctx.cfg.sigma_revised,
             stage="hypothesis", prompt=text, images=ctx.user_images(),
         )
@@ -92,7 +98,7 @@ async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], ev: 
             c2 = Claim(ctx.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, revised, Stage.J, [entries[0].id],
                        sigma=ctx.cfg.sigma_revised, origin=ClaimOrigin.REPAIR)
             ctx.ledger.add_claim(c2)
-            res = ctx.ground(c2)
+            res = ctx.evidence.ground(c2)
             c2.sigma = min(c2.sigma, res.sigma_after)
             ctx.traj.notes.append(f"hypothesis revised: {best.id} → {c2.id}")
     elif g.get("ncc") is False:
@@ -114,10 +120,10 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
         image = ctx.item.images[0] if ctx.item.images else None
     if image is None:
         return
-    await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured, region=region,
+    await ctx.evidence.call_tool("read", image=image, attempt=2, structured=ctx.structured, region=region,
                         sampled=region is None)
     readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
-    others = [e for e in ctx.p_oc() if e.src != "read"]
+    others = [e for e in ctx.evidence.p_oc() if e.src != "read"]
     pool = [(n.value, e) for e in others for n in extract_numbers(e.fact) if n.value is not None]
     if not readings or not pool:
         return
@@ -129,7 +135,7 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
     c2 = Claim(ctx.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, f"The value is {_fmt(value)}",
                Stage.J, [adopted.id, *cites], sigma=ctx.cfg.sigma_revised, origin=ClaimOrigin.REPAIR)
     ctx.ledger.add_claim(c2)
-    ctx.ground(c2)
+    ctx.evidence.ground(c2)
     ctx.traj.notes.append(f"second reading: adopted reading {_fmt(value)} ({adopted.id}) for {best.id}")
 
 
@@ -150,13 +156,13 @@ async def defense_lines(ctx: ItemContext) -> None:
     """Alg. 2: entity recheck (ECC), then — a separate check — numeric snap for reading questions
     (NCC on the answer as it stands after the recheck), then visual fallback on uncertainty."""
     answer = ctx.traj.raw_answer
-    if answer and not ctx.traj.abstained and ctx.flags.ecc_ncc:
+    if answer and not ctx.traj.abstained and ctx.flags.ecc_ncc and not ctx.free_form:
         answer = await _entity_recheck(ctx, answer)
         answer = _numeric_snap(ctx, answer)
     if has_uncertainty_marker(answer or "") or (not answer and not ctx.traj.abstained):  # lines 8–9
         ctx.traj.mark(MarkKind.VISUAL_FALLBACK, "uncertain or empty answer")
         text = VISUAL_FALLBACK.substitute(question=ctx.item.question, options=_options(ctx))
-        reply = await ctx.ask("visual_fallback", text, ctx.user_images())
+        reply = await ctx.model.ask("visual_fallback", text, ctx.user_images())
         if reply:
             answer = extract_final_answer(reply) or reply.strip()
     ctx.traj.raw_answer = answer or ""
@@ -164,21 +170,21 @@ async def defense_lines(ctx: ItemContext) -> None:
 
 async def _entity_recheck(ctx: ItemContext, answer: str) -> str:
     """Lines 2–3: ECC(ŷ, P_oc) = 0 → re-answer restricted to P_oc."""
-    pool = [e.fact for e in ctx.p_oc()]
-    if not pool or ctx.cascade.check(answer, pool, kind=ctx.reading_kind(), judgment=True).ecc:
+    pool = [e.fact for e in ctx.evidence.p_oc()]
+    if not pool or ctx.cascade.check(answer, pool, kind=ctx.evidence.reading_kind(), judgment=True).ecc:
         return answer
     ctx.traj.mark(MarkKind.ENTITY_RECHECK, "answer entities not in P_oc")
-    text = ENTITY_RECHECK.substitute(pool=ctx.p_oc_block(), question=ctx.item.question, options=_options(ctx))
-    reply = await ctx.ask("entity_recheck", text)
+    text = ENTITY_RECHECK.substitute(pool=ctx.evidence.p_oc_block(), question=ctx.item.question, options=_options(ctx))
+    reply = await ctx.model.ask("entity_recheck", text)
     return (extract_final_answer(reply) or reply.strip()) if reply else answer
 
 
 def _numeric_snap(ctx: ItemContext, answer: str) -> str:
     """Lines 5–6: on a reading question, NCC(ŷ, P_oc) = 0 → snap to the closest number in P_oc."""
-    pool = [e.fact for e in ctx.p_oc()]
+    pool = [e.fact for e in ctx.evidence.p_oc()]
     if QuestionType.READ not in ctx.profile.types or not pool:
         return answer
-    if ctx.cascade.check(answer, pool, kind=ctx.reading_kind(), judgment=True).ncc:
+    if ctx.cascade.check(answer, pool, kind=ctx.evidence.reading_kind(), judgment=True).ncc:
         return answer
     snapped = _snap(answer, pool)
     if snapped is None:

@@ -109,9 +109,17 @@ class VQATool(_MLLMTool):
     name, kind = "vqa", ToolKind.VQA
 
     async def _arun(
-        self, stage: str, prompt: str, images: Sequence[ContentPart] = (), system: str | None = None
+        self,
+        stage: str,
+        prompt: str,
+        images: Sequence[ContentPart] = (),
+        system: str | None = None,
+        attempt: int = 0,
+        sampled: bool = False,
     ) -> list[Observation]:
-        reply = await self.call(stage, prompt, images, system, None)
+        """``attempt``/``sampled``: a RETRY asks for a sampled draw (seed + attempt), since the
+        identical greedy request would return the identical (failed) reply."""
+        reply = await self.call(stage, prompt, images, system, None, max(1, attempt) if sampled else 0)
         if not reply.strip():
             raise ToolError("the model returned an empty reply")
         return [Observation(reply.strip())]

@@ -52,7 +52,7 @@ Write one claim per line in the form
 $warning
 Question: $question
 
-Evidence ledger (id | type | confidence | fact):
+$evidence_title
 $ledger"""
 )
 
@@ -63,7 +63,7 @@ Question: $question
 $options
 Answer granularity: $granularity
 
-Evidence ledger (id | type | confidence | fact):
+$evidence_title
 $ledger
 
 Reasoning claims:
@@ -165,6 +165,11 @@ Transcript of tool outputs:
 $transcript
 Finish with one line: Answer: <answer>"""
 )
+
+# The title of the evidence block in REASON / DECIDE: the ledger, or (ablation no_ledger) the
+# free-form transcript that replaces it.
+LEDGER_TITLE = "Evidence ledger (id | type | confidence | fact):"
+TRANSCRIPT_TITLE = "Transcript of tool outputs (cite the ones you use by their [id]):"
 
 ALL_TEMPLATES: dict[str, Template] = {
     "plan": PLAN,

@@ -291,8 +291,11 @@ class FreeformRepair:
     provenance, which is exactly what the ablation measures (repair-time amplification, F4).
     """
 
-    def __init__(self, reflect: Reflector, per_trigger_budget: int = 2, cost: float = 2.0) -> None:
+    def __init__(
+        self, reflect: Reflector, per_trigger_budget: int = 2, cost: float = 2.0, tool_repair: RepairEngine | None = None
+    ) -> None:
         self.reflect = reflect
+        self.tool_repair = tool_repair  # T1 (a failed tool call) keeps typed RETRY → SWITCH
         self.m0 = per_trigger_budget
         self.cost_per_call = cost
         self.used: Counter[Trigger] = Counter()
@@ -300,6 +303,8 @@ class FreeformRepair:
     async def handle(
         self, hit: TriggerHit, *, acquire: AcquireSpec | None = None, regrounded: Regrounder | None = None
     ) -> RepairOutcome:
+        if hit.trigger is Trigger.T1 and self.tool_repair is not None:
+            return await self.tool_repair.handle(hit)
         del acquire  # free-form reflection never calls tools
         if self.used[hit.trigger] >= self.m0:
             return RepairOutcome(events=[RepairEvent(hit.trigger, None, None, list(hit.targets), note="budget exhausted")])

@@ -92,7 +92,12 @@ class Verifier:
         return {c.id for c in self.ledger.claims()}
 
     def protocol(self, claims: Iterable[Claim]) -> list[TriggerHit]:
-        """Run steps (1)–(3) and return the hits ordered for step (4)."""
+        """Run steps (1)–(3) and return the hits ordered for step (4).
+
+        The grounding audit covers the claims of this step; the staleness scan covers every
+        active claim of the trajectory, since any of them may cite an expired entry.
+        """
         claims = list(claims)
-        hits = self.grounding_audit(claims) + self.conflict_scan() + self.staleness_scan(claims)
+        every = list({c.id: c for c in [*self.ledger.claims(), *claims]}.values())
+        hits = self.grounding_audit(claims) + self.conflict_scan() + self.staleness_scan(every)
         return sorted(hits, key=lambda h: PRIORITY.index(h.trigger))

@@ -48,7 +48,7 @@ def test_rules_are_ordered_and_see_only_what_a_model_sees():
 
 def test_identical_requests_get_identical_replies_whatever_the_stage_name():
     b = ScriptedBackend(rules=[{"prompt": "decide", "reply": "Answer: B"}], default="other", allow_scripted=True)
-    text = DECIDE.substitute(question="q", options="", granularity="g", ledger="", claims="")
+    text = DECIDE.substitute(question="q", options="", granularity="g", evidence_title="", ledger="", claims="")
     replies = {b.generate_sync(req(text, stage)).text for stage in ("decide", "dual_read_1", "plan", "")}
     assert replies == {"Answer: B"}
     assert asyncio.run(b.generate(req("q", "decide"))).text == "other"  # a stage name alone matches nothing

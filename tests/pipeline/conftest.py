@@ -8,6 +8,7 @@ parameters, never a stage name) and sits behind the response cache in its defaul
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -59,9 +60,14 @@ class FixedCrop(Tool):
     def _run(self, image: Any, question: str | None = None, bbox: Any = None, perturb_seed: int | str | None = None):
         self.calls.append({"question": question, "bbox": bbox, "perturb_seed": perturb_seed})
         region = bbox if isinstance(bbox, BBox) else (BBox.from_list(bbox) if bbox is not None else BBox(20, 20, 60, 60))
+        if perturb_seed is not None:  # like the real tool: each edge moves by 15–40 px (here: outwards)
+            rng = random.Random(str(perturb_seed))
+            d = [rng.uniform(15, 40) for _ in range(4)]
+            region = BBox(region.x0 - d[0], region.y0 - d[1], region.x1 + d[2], region.y1 + d[3])
+        size = (round(region.width * 2.5), round(region.height * 2.5))
         text = f"crop zone 4 region {[round(v) for v in region.as_list()]} scale 2.5"
         return [Observation(text, region, meta={"zone": 4})], {
-            "image": Image.new("RGB", (100, 100), "white")
+            "image": Image.new("RGB", size, "white")
         }
 
 

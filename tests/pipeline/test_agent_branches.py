@@ -8,13 +8,16 @@ from ledgermind.claims import ClaimOrigin, ClaimStatus, ClaimType
 from ledgermind.ledger import Kappa, Omega, map_output
 from ledgermind.pipeline import AblationFlags, PipelineConfig
 from ledgermind.trajectory import OperatorName, PathKind, Trajectory, Trigger
+from ledgermind.metrics.census import census
+from ledgermind.prompts.signatures import recognise
+from ledgermind.repair.policy import HALLUCINATION_WARNING
 from tests.pipeline.conftest import FixedSearch, item, solve
 
 APOLLO_OCR = [("Apollo 11 Plaque", [0, 0, 50, 20], 0.95), ("1969", [0, 30, 50, 50], 0.95)]
 VERIFY_Q = "Identify the artifact in the image and verify the year on it."
 BASE_RULES = [
-    {"stage": "plan", "reply": "1. Observation targets: plaque text"},
-    {"stage": "observe", "reply": "[OC-1] TEXT | Apollo 11 Plaque\n[OC-2] NUMBER | 1969"},
+    {"prompt": "plan", "reply": "1. Observation targets: plaque text"},
+    {"prompt": "observe", "reply": "[OC-1] TEXT | Apollo 11 Plaque\n[OC-2] NUMBER | 1969"},
 ]
 
 
@@ -35,9 +38,9 @@ def assert_proposition1(t: Trajectory) -> None:
 # ------------------------------------------------------------------------------------------ F1
 def test_f1_unsupported_claims_dropped_or_demoted(make, image):
     agent, _ = make(BASE_RULES + [
-        {"stage": "reason", "reply": "[SC-1][E] A shiny metal plate\n[SC-2][I] Probably from NASA | Based on: [OC-99]\n"
+        {"prompt": "reason", "reply": "[SC-1][E] A shiny metal plate\n[SC-2][I] Probably from NASA | Based on: [OC-99]\n"
                                      "[SC-3][J] It is the Apollo 11 plaque"},
-        {"stage": "decide", "reply": "Answer: Apollo 11 | Based on: [OC-2]"},
+        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [OC-2]"},
     ], ocr=APOLLO_OCR)
     t = solve(agent, item(VERIFY_Q, image))
     sc = {c.id: c for c in t.ledger.claims(ClaimType.SC)}
@@ -50,17 +53,24 @@ def test_f1_unsupported_claims_dropped_or_demoted(make, image):
 # ------------------------------------------------------------------------------------------ F2 + T6
 def test_f2_phantom_grounding_caught_by_ecc_and_repaired(make, image):
     agent, backend = make(BASE_RULES + [
-        {"stage": "reason", "reply": "[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-2]\n"
+        {"prompt": "reason", "reply": "[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-2]\n"
                                      "[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]"},
-        {"stage": "hypothesis", "reply": "1. none\n2. the text says Apollo 11\n3. Conclusion: Revise: Apollo 11 plaque from 1969"},
-        {"stage": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
+        {"prompt": "hypothesis", "reply": "1. none\n2. the text says Apollo 11\n3. Conclusion: Revise: Apollo 11 plaque from 1969"},
+        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
     ], ocr=APOLLO_OCR)
     t = solve(agent, item(VERIFY_Q, image))
     sc2 = t.ledger.claim("SC-2")
     assert sc2.grounding["ecc"] is False and sc2.grounding["missing_entities"] == ["Apollo 13"] and sc2.sigma == 0.50
     assert ("T6", "ACQUIRE") in ops(t)
-    hyp = next(r for r in backend.history if r.stage == "hypothesis")
-    assert "hallucination" in hyp.last_user_text() and "Apollo 11 Plaque" in hyp.last_user_text()
+    hyp = next(r for r in backend.history if recognise(r.last_user_text()) == "hypothesis")
+    assert HALLUCINATION_WARNING in hyp.last_user_text() and "Apollo 11 Plaque" in hyp.last_user_text()
+    # the T6 warning reaches every later call that can act on it: the ACQUIRE observation and DECIDE
+    acquire = [r for r in backend.history if recognise(r.last_user_text()) == "observe"][1:]
+    assert acquire and all(HALLUCINATION_WARNING in r.last_user_text() for r in acquire)
+    decide = [r for r in backend.history if recognise(r.last_user_text()) == "decide"]
+    assert decide and all(HALLUCINATION_WARNING in r.last_user_text() for r in decide)
+    reason = next(r for r in backend.history if recognise(r.last_user_text()) == "reason")
+    assert HALLUCINATION_WARNING not in reason.last_user_text()  # it ran before the warning existed
     sc3 = t.ledger.claim("SC-3")
     assert sc3.origin is ClaimOrigin.REPAIR and sc3.sigma == 0.88 and sc3.grounded
     [rev] = [t.ledger.get(c) for c in sc3.citations]
@@ -72,10 +82,10 @@ def test_f2_phantom_grounding_caught_by_ecc_and_repaired(make, image):
 
 # ------------------------------------------------------------------------------------------ F3
 def test_f3_simple_question_stays_direct_and_no_dispatcher_forces_fullpipe(make, image):
-    rules = [{"stage": "direct", "reply": "Answer: EXIT"},
-             {"stage": "plan", "reply": "plan"}, {"stage": "observe", "reply": "[OC-1] TEXT | EXIT"},
-             {"stage": "reason", "reply": "[SC-1][J] The sign says EXIT | Based on: [OC-3]"},
-             {"stage": "decide", "reply": "Answer: EXIT | Based on: [SC-1]"}]
+    rules = [{"prompt": "direct", "reply": "Answer: EXIT"},
+             {"prompt": "plan", "reply": "plan"}, {"prompt": "observe", "reply": "[OC-1] TEXT | EXIT"},
+             {"prompt": "reason", "reply": "[SC-1][J] The sign says EXIT | Based on: [OC-3]"},
+             {"prompt": "decide", "reply": "Answer: EXIT | Based on: [SC-1]"}]
     ocr = [("EXIT", [0, 0, 40, 20], 0.99)]
     agent, backend = make(rules, ocr=ocr)
     t = solve(agent, item("What word is written on the sign?", image))
@@ -87,13 +97,14 @@ def test_f3_simple_question_stays_direct_and_no_dispatcher_forces_fullpipe(make,
     assert [r.stage for r in backend2.history][:3] == ["plan", "observe", "reason"]
 
 
+# ------------------------------------------------------------------------------------------ F4
 def test_f4_free_form_repair_adds_provenance_less_content(make, image):
     rules = BASE_RULES + [
-        {"stage": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque | Based on: [OC-2]"},
-        {"stage": "reflect", "reply": "Critique: wrong mission. Rewrite: Apollo 11 splashed down in the Atlantic Ocean.\n"
+        {"prompt": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque | Based on: [OC-2]"},
+        {"prompt": "reflect", "reply": "Critique: wrong mission. Rewrite: Apollo 11 splashed down in the Atlantic Ocean.\n"
                                       "Answer: Atlantic Ocean"},
-        {"stage": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
-        {"stage": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"},
+        {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
+        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"},
     ]
     agent, _ = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(typed_repair=False))
     t = solve(agent, item(VERIFY_Q, image))
@@ -110,9 +121,9 @@ def test_f4_free_form_repair_adds_provenance_less_content(make, image):
 # ------------------------------------------------------------------------------------------ triggers
 def test_t1_tool_anomaly_retry_then_switch(make, image):
     # plan = OC-1, the SWITCHed VQA answer = OC-2 (DERIVATION: it cannot ground by itself), OCs = OC-3…
-    agent, _ = make(BASE_RULES + [{"stage": "switch_vqa", "reply": "The text reads Apollo 11 Plaque"},
-                                  {"stage": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
-                                  {"stage": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}],
+    agent, _ = make(BASE_RULES + [{"prompt": "switch_vqa", "reply": "The text reads Apollo 11 Plaque"},
+                                  {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
+                                  {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}],
                     ocr=APOLLO_OCR, ocr_fail=True)
     t = solve(agent, item(VERIFY_Q, image))
     assert ops(t)[:2] == [("T1", "RETRY"), ("T1", "SWITCH")]
@@ -122,16 +133,16 @@ def test_t1_tool_anomaly_retry_then_switch(make, image):
 
 def test_t3_conflict_drops_weaker_and_t4_low_confidence_retries(make, image):
     ocr = [("36.7", [0, 0, 50, 20], 0.9), ("38.7", [1, 0, 50, 20], 0.6), ("faint", [0, 60, 50, 80], 0.1)]
-    agent, _ = make(BASE_RULES + [{"stage": "reason", "reply": "[SC-1][J] 36.7 | Based on: [OC-2]"},
-                                  {"stage": "decide", "reply": "Answer: 36.7 | Based on: [OC-2]"}], ocr=ocr)
+    agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] 36.7 | Based on: [OC-2]"},
+                                  {"prompt": "decide", "reply": "Answer: 36.7 | Based on: [OC-2]"}], ocr=ocr)
     t = solve(agent, item(VERIFY_Q, image))
     assert ("T4", "RETRY") in ops(t) and ("T3", "DROP") in ops(t)
     assert t.ledger.get(ids_by_fact(t)["38.7"]).omega is Omega.DROPPED
 
 
 def test_t5_unsupported_decision_acquire_then_abstain(make, image):
-    agent, _ = make(BASE_RULES + [{"stage": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
-                                  {"stage": "decide", "reply": "Answer: Gemini 4 spacecraft | Based on: nothing"}],
+    agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
+                                  {"prompt": "decide", "reply": "Answer: Gemini 4 spacecraft | Based on: nothing"}],
                     ocr=APOLLO_OCR, cfg=PipelineConfig(repair_budget=1))
     t = solve(agent, item(VERIFY_Q, image))
     assert ("T5", "ACQUIRE") in ops(t) and ops(t)[-1] == ("T5", "ABSTAIN")
@@ -139,9 +150,9 @@ def test_t5_unsupported_decision_acquire_then_abstain(make, image):
 
 
 def test_t2_stale_retrieval_dropped_before_decision(make, image):
-    agent, _ = make(BASE_RULES + [{"stage": "reason", "reply": "[SC-1][E] landed 1969 | Based on: [OC-6]\n"
+    agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][E] landed 1969 | Based on: [OC-6]\n"
                                                                 "[SC-2][J] Apollo 11 | Based on: [OC-2]"},
-                                  {"stage": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"}],
+                                  {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"}],
                     ocr=APOLLO_OCR, search=FixedSearch(), cfg=PipelineConfig(ttl_retrieval=1))
     t = solve(agent, item("Identify the artifact; according to history, which year was it placed?", image))
     retrieval = [e for e in t.ledger.entries() if e.kappa is Kappa.RETRIEVAL]
@@ -150,13 +161,14 @@ def test_t2_stale_retrieval_dropped_before_decision(make, image):
 
 # ------------------------------------------------------------------------------------------ reading
 READ_Q = "What is the temperature reading on the thermometer?"
+FIRST_CROP = (100, 100)  # FixedCrop's zone crop; the jittered re-crops are larger
 
 
 def read_rules(v1: str, v2: str, decide: str = "Answer: 36.7 | Based on: [SC-1]"):
-    return [{"stage": "plan", "reply": "read the scale"}, {"stage": "observe", "reply": "[OC-1] NUMBER | 36.7 °C"},
-            {"stage": "dual_read_0", "reply": v1}, {"stage": "dual_read_1", "reply": v2},
-            {"stage": "reason", "reply": "[SC-1][J] The thermometer shows 36.7 | Based on: [OC-2]"},
-            {"stage": "decide", "reply": decide}]
+    return [{"prompt": "plan", "reply": "read the scale"}, {"prompt": "observe", "reply": "[OC-1] NUMBER | 36.7 °C"},
+            {"prompt": "dual_read", "image_size": FIRST_CROP, "reply": v1}, {"prompt": "dual_read", "reply": v2},
+            {"prompt": "reason", "reply": "[SC-1][J] The thermometer shows 36.7 | Based on: [OC-2]"},
+            {"prompt": "decide", "reply": decide}]
 
 
 def test_dual_read_agreement_and_disagreement(make, image):
@@ -171,24 +183,30 @@ def test_dual_read_agreement_and_disagreement(make, image):
     crop2 = next(e for e in t2.ledger.entries() if e.src == "crop_zoom")
     reads = [e for e in t2.ledger.entries() if e.src == "read"]
     assert crop2.sigma == 0.65 and reads[0].superseded_by == reads[1].id and reads[1].active  # adopt v2
+    assert census(t2)["dual_read"] == {"runs": 1, "agree": 0, "disagree": 1, "identical_requests": 0}
     agent3, backend3 = make(read_rules("36.7", "52.0"), ocr=ocr, flags=AblationFlags(dual_read=False))
     t3 = solve(agent3, item(READ_Q, image))
     crop3 = next(e for e in t3.ledger.entries() if e.src == "crop_zoom")
     assert [r.stage for r in backend3.history].count("dual_read_1") == 0 and crop3.sigma != 0.97
 
 
-def test_ncc_failure_second_reading_adopts_closest_value(make, image):
-    rules = [{"stage": "plan", "reply": "p"}, {"stage": "observe", "reply": "[OC-1] NUMBER | 36.7"},
-             {"stage": "dual_read_0", "reply": "36.7"}, {"stage": "dual_read_1", "reply": "36.7"},
-             {"stage": "reason", "reply": "[SC-1][J] The reading is 52 | Based on: [OC-2]"},
-             {"stage": "dual_read_2", "reply": "36.9"},
-             {"stage": "decide", "reply": "Answer: 36.7 | Based on: [SC-2]"}]
-    agent, _ = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)])
+def test_ncc_failure_second_reading_adopts_the_reading_closest_to_p_oc(make, image):
+    # OCR and the observation read 36.6; Dual-Read reads 36.7 then 36.9 (agree); [J] says 52 → NCC fails
+    rules = [{"prompt": "plan", "reply": "p"}, {"prompt": "observe", "reply": "[OC-1] NUMBER | 36.6"},
+             {"prompt": "dual_read", "image_size": FIRST_CROP, "reply": "36.7"},
+             {"prompt": "dual_read", "reply": "36.9"},
+             {"prompt": "reason", "reply": "[SC-1][J] The reading is 52 | Based on: [OC-2]"},
+             {"prompt": "decide", "reply": "Answer: 36.7 | Based on: [SC-2]"}]
+    agent, backend = make(rules, ocr=[("36.6", [0, 0, 50, 20], 0.95)])
     t = solve(agent, item(READ_Q, image))
     assert t.ledger.claim("SC-1").sigma == 0.52  # NCC failure demotion
     sc2 = t.ledger.claim("SC-2")
+    # the adopted value is a *reading* (36.7), not the P_oc value 36.6 the old code copied
     assert sc2.origin is ClaimOrigin.REPAIR and sc2.text == "The value is 36.7" and sc2.grounded
-    assert any("adopted value 36.7" in n for n in t.notes)
+    assert t.ledger.get(sc2.citations[0]).src == "read"
+    keys = {c.stage: c.request_key for c in t.model_calls if c.stage.startswith("dual_read")}
+    assert set(keys) == {"dual_read_0", "dual_read_1", "dual_read_2"} and len(set(keys.values())) == 3
+    assert census(t)["hypothesis_verification"] == 1 and census(t)["dual_read"]["identical_requests"] == 0
 
 
 def test_numeric_snap_and_visual_fallback(make, image):
@@ -196,42 +214,68 @@ def test_numeric_snap_and_visual_fallback(make, image):
     agent, _ = make(read_rules("36.7", "36.7", decide="Answer: 52 | Based on: [SC-1]"),
                     ocr=[("36.7", [0, 0, 50, 20], 0.95), ("80", [0, 30, 50, 50], 0.95)])
     t = solve(agent, item(READ_Q, image))
-    assert t.answer == "36.7" and any("numeric snap" in n for n in t.notes)
-    agent2, backend2 = make(BASE_RULES + [{"stage": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
-                                           {"stage": "decide", "reply": "Answer: I cannot determine this | Based on: [SC-1]"},
-                                           {"stage": "visual_fallback", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR)
+    assert t.answer == "36.7" and census(t)["defense"]["numeric_snap"] == 1
+    agent2, backend2 = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
+                                           {"prompt": "decide", "reply": "Answer: I cannot determine this | Based on: [SC-1]"},
+                                           {"prompt": "visual_fallback", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR)
     t2 = solve(agent2, item(VERIFY_Q, image))
     assert t2.answer == "Apollo 11" and "visual_fallback" in [r.stage for r in backend2.history]
 
 
 def test_no_ecc_turns_off_entity_and_numeric_checks(make, image):
     rules = BASE_RULES + [
-        {"stage": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]"},
-        {"stage": "decide", "reply": "Answer: Apollo 13 | Based on: [SC-1]"}]
+        {"prompt": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]"},
+        {"prompt": "decide", "reply": "Answer: Apollo 13 | Based on: [SC-1]"}]
     agent, backend = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(ecc_ncc=False))
     t = solve(agent, item(VERIFY_Q, image))
     sc = t.ledger.claim("SC-1")
-    assert sc.grounding["ecc_applied"] is False and sc.sigma == 1.0 and sc.grounded
+    assert sc.grounding["ecc_applied"] is False and sc.sigma == 0.95 and sc.grounded  # σ of its weakest leaf
     assert "hypothesis" not in [r.stage for r in backend.history] and t.answer == "Apollo 13"
     assert not any(e.trigger is Trigger.T6 for e in t.events)
 
 
 # ------------------------------------------------------------------------------------------ baselines
 def test_no_ledger_and_native_cot_keep_same_trajectory_format(make, image):
-    rules = BASE_RULES + [{"stage": "no_ledger", "reply": "The plaque [2] says Apollo 11.\nAnswer: Apollo 11"},
-                          {"stage": "native_cot", "reply": "Step 1: the text [1].\nAnswer: Apollo 11"}]
+    rules = BASE_RULES + [
+        {"prompt": "reason", "reply": "[SC-1][E] The plaque says Apollo 11 | Based on: [OC-2]\n"
+                                      "[SC-2][J] It is the Apollo 11 plaque\n[SC-3][I] an uncited guess"},
+        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"},
+        {"prompt": "native_cot", "reply": "Step 1: the text [1].\nAnswer: Apollo 11"}]
     agent, backend = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(use_ledger=False))
     t = solve(agent, item(VERIFY_Q, image))
-    assert t.path is PathKind.NO_LEDGER and t.answer == "Apollo 11" and t.transcript[1]["text"].endswith("Apollo 11")
-    assert [r.stage for r in backend.history] == ["plan", "observe", "no_ledger"] and not t.events
-    assert t.ledger.claims(ClaimType.SC) == [] and t.decision_claims[0].citations  # [2] mapped for the audit
+    assert t.path is PathKind.NO_LEDGER and t.profile["route"] == "FULLPIPE" and t.answer == "Apollo 11"
+    seen = [recognise(r.last_user_text()) for r in backend.history]
+    assert seen == ["plan", "observe", "reason", "decide"]  # same path as full: reasoning and DECIDE kept
+    reason = backend.history[2].last_user_text()
+    assert "[OC-2] ocr: Apollo 11 Plaque" in reason and "Transcript of tool outputs" in reason
+    sc = {c.id: c for c in t.ledger.claims(ClaimType.SC)}
+    assert all(c.status is ClaimStatus.ACTIVE and c.grounding is None for c in sc.values())  # no validation
+    assert sc["SC-2"].sigma == 1.0 and not t.events  # no demotion, no ledger repairs
+    assert t.decision_claims[0].grounding is not None  # grounded post hoc, for the audit only
+    full_agent, _ = make(rules, ocr=APOLLO_OCR)
+    full = solve(full_agent, item(VERIFY_Q, image))
+    # no_ledger loses no tool call of the path; full's extra calls come from grounding (verification, ACQUIRE)
+    mine, theirs = [o.tool for o in t.ledger.tool_outputs()], [o.tool for o in full.ledger.tool_outputs()]
+    assert mine == theirs[: len(mine)] == ["plan", "ocr", "observe"]
+    assert set(theirs[len(mine):]) <= {"vqa", "observe"} and census(full)["hypothesis_verification"] == 1
     agent2, backend2 = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(baseline=True))
     t2 = solve(agent2, item(VERIFY_Q, image))
-    assert t2.path is PathKind.BASELINE and [r.stage for r in backend2.history] == ["native_cot"]
+    assert t2.path is PathKind.BASELINE and [recognise(r.last_user_text()) for r in backend2.history] == ["native_cot"]
     assert "Apollo 11 Plaque" in backend2.history[0].last_user_text()  # same perception evidence as text
     for tr in (t, t2):
         d = tr.to_dict()
         assert Trajectory.from_dict(json.loads(json.dumps(d))).to_dict() == d
+
+
+def test_no_ledger_keeps_tool_anomaly_repairs_and_free_form_repair_keeps_t1(make, image):
+    rules = BASE_RULES + [{"prompt": "switch_vqa", "reply": "The text reads Apollo 11 Plaque"},
+                          {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
+                          {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}]
+    for flags in (AblationFlags(use_ledger=False), AblationFlags(typed_repair=False), AblationFlags()):
+        agent, _ = make(rules, ocr=APOLLO_OCR, ocr_fail=True, flags=flags)
+        t = solve(agent, item(VERIFY_Q, image))
+        assert ops(t)[:2] == [("T1", "RETRY"), ("T1", "SWITCH")], flags
+        assert census(t)["operator_failures"] == 0
 
 
 # ------------------------------------------------------------------------------------------ robustness
@@ -265,7 +309,7 @@ def test_mcq_answer_normalised_to_letter_and_images_in_options(make, tmp_path):
     from ledgermind.benchmarks.item import AnswerType, Item
 
     it = Item("m1", "Which option shows the Moon? <image 1>", imgs, ["<image 2>", "<image 3>", "Mars"], "B", AnswerType.MCQ)
-    agent, backend = make([{"stage": "direct", "reply": "The answer is (B)"}],
+    agent, backend = make([{"prompt": "direct", "reply": "The answer is (B)"}],
                           ocr=[("Moon", [0, 0, 20, 10], 0.99)])
     t = solve(agent, it)
     assert t.path is PathKind.DIRECT  # φ reads q; the options only set F(q) to "one letter"
@@ -274,3 +318,95 @@ def test_mcq_answer_normalised_to_letter_and_images_in_options(make, tmp_path):
     texts = [p for p in direct.messages[-1].content if isinstance(p, str)]
     assert texts[:3] == ["Image 1:", "Image 2:", "Image 3:"] and len(direct.messages[-1].images()) == 3
     assert "A. <image 2>\nB. <image 3>\nC. Mars" in direct.last_user_text()
+
+
+def test_entity_recheck_and_numeric_snap_are_separate_checks(make, image):
+    """Alg. 2: an answer failing ECC is re-answered from P_oc, and NCC is then checked on its own."""
+    rules = read_rules("36.7", "36.7", decide="Answer: 52 degrees on Mars | Based on: [SC-1]") + [
+        {"prompt": "entity_recheck", "reply": "Answer: 52"}]
+    agent, backend = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)])
+    t = solve(agent, item(READ_Q, image))
+    c = census(t)
+    assert c["defense"]["entity_recheck"] == 1 and c["defense"]["numeric_snap"] == 1
+    assert any(recognise(r.last_user_text()) == "entity_recheck" for r in backend.history)
+    assert t.answer == "36.7"
+
+
+def test_two_ecc_failures_do_not_starve_hypothesis_verification(make, image):
+    """App. A: verification is funded first; T6 ACQUIREs get what is left of M."""
+    agent, backend = make(BASE_RULES + [
+        {"prompt": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque | Based on: [OC-2]\n"
+                                      "[SC-2][J] It is the Gemini 4 plaque | Based on: [OC-2]"},
+        {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
+        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
+    ], ocr=APOLLO_OCR)
+    t = solve(agent, item(VERIFY_Q, image))
+    c = census(t)
+    assert c["triggers"]["T6"] >= 2 and c["hypothesis_verification"] == 1
+    assert any(recognise(r.last_user_text()) == "hypothesis" for r in backend.history)
+    assert t.answer == "Apollo 11"
+
+
+def test_computed_mcq_answer_is_supported_through_its_judgment(make, image):
+    """ρ of "B. 42" against evidence is low for a computed answer; its grounded [J] carries it (no T5)."""
+    opts = ["17", "42", "58"]
+    rules = [{"prompt": "plan", "reply": "p"},
+             {"prompt": "observe", "reply": "[OC-1] NUMBER | 6\n[OC-2] NUMBER | 7"},
+             {"prompt": "reason", "reply": "[SC-1][J] Multiplying 6 by 7 selects B | Based on: [OC-3], [OC-4]"},
+             {"prompt": "decide", "reply": "Answer: B | Based on: [SC-1]"}]
+    agent, _ = make(rules, ocr=[("6", [0, 0, 10, 10], 0.95), ("7", [20, 0, 30, 10], 0.95)],
+                    flags=AblationFlags(dispatcher=False), cfg=PipelineConfig(repair_budget=0))
+    t = solve(agent, item("Compute the product of the two numbers shown.", image, options=opts, answer="B"))
+    assert t.ledger.claim("SC-1").grounded
+    assert census(t)["triggers"]["T5"] == 0 and not t.abstained and t.answer == "B"
+    assert t.decision_claims[-1].grounded
+
+
+def test_dual_read_sigma_reaches_the_claims_that_cite_the_reading(make, image):
+    """Readings are different requests (a jittered re-crop), so the cache cannot fake agreement,
+    and a disagreement's σ 0.65 is what the verification gate sees on the claim citing it."""
+    rules = read_rules("36.7", "52.0")
+    rules[4] = {"prompt": "reason", "reply": "[SC-1][J] The thermometer shows 52 | Based on: [OC-7]"}
+    agent, backend = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)])
+    t = solve(agent, item(READ_Q, image))
+    assert t.ledger.get("OC-7").src == "read" and t.ledger.get("OC-7").sigma == 0.65
+    assert t.ledger.claim("SC-1").sigma <= 0.65
+    reads = [r for r in backend.history if recognise(r.last_user_text()) == "dual_read"]
+    assert len(reads) == 2 and reads[0].messages[-1].images()[0].size != reads[1].messages[-1].images()[0].size
+    assert census(t)["crop_zoom"] == 2 and census(t)["dual_read"]["identical_requests"] == 0
+
+
+def test_t2_reachable_under_the_default_ttl_after_a_repair_loop(make, image):
+    """Default config: a search result fetched before a T6 repair and a hypothesis check is older
+    than its TTL when the decision cites it, so T2 re-checks it (REFRESH: the decision depends)."""
+    search = FixedSearch()
+    agent, _ = make(BASE_RULES + [
+        {"prompt": "reason", "reply": "[SC-1][E] landed 1969 | Based on: [OC-6]\n"
+                                      "[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-6]"},
+        {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque from 1969"},
+        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1], [SC-3]"},
+    ], ocr=APOLLO_OCR, search=search)
+    assert PipelineConfig().ttl_retrieval == 3
+    t = solve(agent, item("Identify the artifact; according to history, which year was it placed?", image))
+    assert t.ledger.get("OC-6").kappa is Kappa.RETRIEVAL
+    assert census(t)["triggers"]["T2"] >= 1 and ("T2", "REFRESH") in ops(t)
+    assert len(search.queries) >= 2  # REFRESH called the search tool again
+
+
+def test_switch_to_search_sends_the_extracted_query(make, image):
+    search = FixedSearch()
+    agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
+                                  {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}],
+                    ocr=APOLLO_OCR, ocr_fail=True, search=search)
+    t = solve(agent, item(VERIFY_Q, image))
+    assert ("T1", "SWITCH") in ops(t) and search.queries
+    assert all(q != VERIFY_Q and len(q.split()) <= 16 for q in search.queries)
+
+
+def test_search_off_is_counted_per_item(make, image):
+    agent, _ = make(BASE_RULES, ocr=APOLLO_OCR)
+    t = solve(agent, item("What year did this historical event happen?", image))
+    assert census(t)["search"] == {"rounds": 0, "skipped_no_provider": 1}
+    agent2, _ = make(BASE_RULES, ocr=APOLLO_OCR, search=FixedSearch())
+    t2 = solve(agent2, item("What year did this historical event happen?", image))
+    assert census(t2)["search"] == {"rounds": 1, "skipped_no_provider": 0}

@@ -84,3 +84,21 @@ def test_fullpipe_with_vllm_server_and_structured_outputs(vllm_server, tiny_mode
                 jsonschema.validate(json.loads(call.reply), schema)  # structured output obeys the schema
             except ValueError as exc:
                 raise AssertionError(f"{stage}: {call.reply!r} ({call.completion_tokens} tokens, error {call.error})") from exc
+
+
+def test_search_settings_reach_the_tool_and_search_off_is_said_once(monkeypatch, caplog):
+    import pytest as _pytest
+
+    from ledgermind.errors import ConfigError
+    from ledgermind.pipeline.agent import SEARCH_OFF_NOTICE, build_search_tool
+
+    monkeypatch.setenv("SERPER_API_KEY", "test-key-not-used")
+    tool = build_search_tool({"provider": "auto", "top_k": 5, "max_chars": 300})
+    assert tool is not None and tool.config.top_k == 5 and tool.config.max_chars == 300
+    with _pytest.raises(ConfigError, match="unknown search setting"):
+        build_search_tool({"provider": "web", "topk": 5})
+    monkeypatch.delenv("SERPER_API_KEY")
+    monkeypatch.delenv("SERPAPI_API_KEY", raising=False)
+    with caplog.at_level("WARNING"):
+        assert build_search_tool({"provider": "auto"}) is None
+    assert [r.getMessage() for r in caplog.records].count(SEARCH_OFF_NOTICE) == 1

@@ -23,6 +23,7 @@ FIELDS = {
     "max_oc": 15,
     "categories": "TEXT: Copy every piece of visible text exactly.\nNUMBER: Record every numeric value with its unit.",
     "warning": "",
+    "evidence_title": "Evidence ledger (id | type | confidence | fact):",
     "ledger": "OC-1 | PERCEPTION TEXT | 0.95 | Apollo 11 Plaque\nOC-2 | PERCEPTION NUMBER | 0.95 | 1969",
     "claims": "[SC-1][J] Apollo 11 | Based on: [OC-1] | confidence 0.92",
     "hypothesis": "It is the Apollo 13 plaque",

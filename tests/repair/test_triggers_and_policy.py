@@ -312,3 +312,24 @@ def test_mark_stale_reverifies_dependent_claims():
     hits = Verifier(led, ground).staleness_scan([sc])
     assert hits and hits[0].trigger is Trigger.T2 and a.omega is Omega.STALE
     assert seen == ["SC-1"]  # the dependent claim was re-grounded after MARK_STALE
+
+
+def test_retry_of_a_model_backed_tool_is_a_new_request():
+    """VQA/READ declare ``attempt``/``sampled``: RETRY asks for a sampled draw, not the same greedy call."""
+    from ledgermind.pipeline.mllm_tools import VQATool
+    from ledgermind.repair.operators import perturb_inputs
+
+    seen = []
+
+    async def call(stage, text, images, system, schema, draw=0):
+        seen.append(draw)
+        return "" if draw == 0 else "a reading"
+
+    vqa = VQATool(call)
+    led = Ledger()
+    out = run(vqa.ainvoke(stage="direct", prompt="q"))
+    led.record(out)
+    assert perturb_inputs(out, vqa, RepairContext(led, {}))["sampled"] is True
+    res = run(engine(led, [vqa]).handle(t1_tool_anomaly(out)))
+    assert res.events[0].operator is OperatorName.RETRY and res.events[0].grounded_after is True
+    assert seen == [0, 1]

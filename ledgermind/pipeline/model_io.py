@@ -1,0 +1,108 @@
+"""The single door to the backend for one item: every call is timed and recorded in τ.
+
+Why it exists: model calls are steps of the trajectory (they advance the ledger clock that TTLs
+count in) and the census reads them (``request_key`` shows whether two readings were the same
+request), so no pipeline stage may talk to the backend any other way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
+from ledgermind.backends.cache import request_key
+from ledgermind.errors import BackendError, LedgerMindError, ToolError
+from ledgermind.pipeline.config import PipelineConfig
+from ledgermind.trajectory import ModelCall, Trajectory
+
+STRUCTURED_HINT = "\nRespond with a JSON object that follows the requested schema."
+
+
+class ModelIO:
+    def __init__(self, backend: Backend, cfg: PipelineConfig, traj: Trajectory) -> None:
+        self.backend, self.cfg, self.traj = backend, cfg, traj
+        self.structured = cfg.structured_output and backend.supports_structured_output
+        self.model_s = 0.0
+
+    async def call(
+        self,
+        stage: str,
+        text: str,
+        images: Sequence[ContentPart],
+        system: str | None,
+        schema: dict[str, Any] | None,
+        draw: int = 0,
+    ) -> str:
+        """Send one request; failures raise ``ToolError`` (a model-backed tool's T1).
+
+        ``draw`` > 0 asks for an independent sample (temperature ``reading_temperature``, seed
+        ``seed + draw``): a RETRY of a reading, which greedy decoding would otherwise repeat.
+        """
+        messages = [Message.text("system", system)] if system else []
+        hint = STRUCTURED_HINT if schema else ""
+        messages.append(Message("user", [*images, text + hint]))
+        req = GenerationRequest(
+            messages=messages,
+            temperature=self.cfg.reading_temperature if draw else self.cfg.temperature,
+            max_tokens=self.cfg.max_tokens,
+            seed=self.cfg.seed + draw,
+            json_schema=schema if self.structured else None,
+            stage=stage,
+        )
+        key = request_key(req, self.backend.model_id)
+        t0 = time.perf_counter()
+        try:
+            reply = await self.backend.generate(req)
+        except (BackendError, LedgerMindError) as exc:
+            self._log(stage, time.perf_counter() - t0, key, error=str(exc))
+            raise ToolError(f"api_error: {exc}") from exc
+        self._log(stage, time.perf_counter() - t0, key, reply=reply)
+        return reply.text
+
+    def _log(self, stage: str, dt: float, key: str, reply: Any = None, error: str | None = None) -> None:
+        """Record a model call; each call is one step of τ, so it advances the ledger's clock (TTL)."""
+        self.model_s += dt
+        ledger = self.traj.ledger
+        ledger.advance()
+        self.traj.model_calls.append(
+            ModelCall(
+                stage=stage,
+                latency_s=dt,
+                prompt_tokens=getattr(reply, "prompt_tokens", 0),
+                completion_tokens=getattr(reply, "completion_tokens", 0),
+                backend=getattr(reply, "backend", self.backend.name),
+                model=getattr(reply, "model", self.backend.model_id),
+                cached=getattr(reply, "cached", False),
+                reply=getattr(reply, "text", ""),
+                error=error,
+                step=int(ledger.now()),
+                request_key=key,
+                meta=_plain_meta(getattr(reply, "meta", None)),
+            )
+        )
+
+    async def ask(self, stage: str, text: str, images: Sequence[ContentPart] = (), system: str | None = None) -> str | None:
+        """A model call that is not evidence (reasoning, decision): None when the backend failed."""
+        try:
+            return await self.call(stage, text, images, system, None)
+        except ToolError as exc:
+            self.traj.notes.append(f"{stage}: {exc}")
+            return None
+
+    async def ask_structured(
+        self, stage: str, text: str, schema: dict[str, Any], images: Sequence[ContentPart] = ()
+    ) -> str | None:
+        try:
+            return await self.call(stage, text, images, None, schema if self.structured else None)
+        except ToolError as exc:
+            self.traj.notes.append(f"{stage}: {exc}")
+            return None
+
+
+def _plain_meta(meta: Any) -> dict[str, Any]:
+    """Reply.meta as JSON-safe values (the trajectory must serialise)."""
+    if not isinstance(meta, dict):
+        return {}
+    return {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool)) or v is None}
