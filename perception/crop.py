@@ -1,10 +1,21 @@
 """Nine-zone crop-zoom (paper App. A, Algorithm 1 lines 5–8) and explicit-box crops for repair.
 
 For reading and localisation questions the agent picks the most informative region r* of a 3×3
-grid over the image, crops it and zooms 2.5× before reading again. Informativeness is the sum of
-region proposals (``detect.py``) falling in a zone, each weighted by how well it matches the
-question: its text shares a keyword or a number with the question, it is numeric text on a
-reading question, or a detector found the question's target object there.
+grid over the image, crops it and zooms 2.5× before reading again. Informativeness is decided in
+two steps (the paper does not give a formula):
+
+1. *proposal score*: region proposals (``detect.py``) falling in a zone, each weighted by how
+   well it matches the question (its text shares a keyword or a number with the question, it is
+   numeric text on a reading question, a detector found the question's target there) and by
+   whether it is text that full-image OCR could not read (uncertain lines, unread detector boxes);
+2. *read check*: when a ``reader`` is given, the ``verify_top_k`` best zones by proposal score are
+   zoomed and read, and the zone whose zoom reads the most *new* question-relevant text
+   (``text_gain``: tokens no full-image line holds) wins. Informativeness is then measured, not
+   guessed; it costs ``verify_top_k`` zoomed OCR passes, and the chosen crop's reading is in the
+   engine's memo when the pipeline OCRs the region next.
+
+The zoom only ever *adds* evidence: full-image OCR lines stay in the ledger, so the zoomed
+reading can never lower what the agent has read (the eval's "full + zoom" is never below "full").
 
 Everything here is a pure function of (image, question, proposals, config): the same inputs
 give the same zone, region and pixels, so audit trails replay exactly.
@@ -17,14 +28,14 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-
 from PIL import Image
 
 from ledgermind.errors import ConfigError
 from ledgermind.tools.base import BBox
-from perception.detect import Proposal, ProposalSource
+from perception.detect import Proposal, ProposalSource, intersection_area
+from perception.ocr import OCRLine
 
 CENTRE_ZONE = 4
 
@@ -49,10 +60,14 @@ class CropConfig:
     keyword_bonus: float = 2.0  # text/label shares a content word with the question
     number_bonus: float = 3.0  # text contains a number the question mentions
     numeric_text_bonus: float = 1.0  # numeric text on a reading question (dial labels, axis ticks)
+    unread_text_weight: float = 1.0  # text-detector box no legible line covers (= uncertain text)
+    verify_top_k: int = 9  # zones zoomed and read before choosing (9 = all; 0/1 = proposal score alone)
 
     def __post_init__(self) -> None:
         if self.grid < 1 or self.zoom <= 0 or self.margin < 0 or self.max_output_side < 1:
             raise ConfigError(f"invalid crop config: grid={self.grid} zoom={self.zoom} margin={self.margin}")
+        if self.verify_top_k < 0 or self.verify_top_k > self.grid * self.grid:
+            raise ConfigError(f"crop verify_top_k must be in [0, {self.grid * self.grid}], got {self.verify_top_k}")
         if not 0 <= self.perturb_min_px <= self.perturb_max_px:
             raise ConfigError(f"invalid perturbation range [{self.perturb_min_px}, {self.perturb_max_px}] px")
 
@@ -100,7 +115,8 @@ class CropResult:
     region: BBox
     scale: float
     zone: int | None = None
-    zone_scores: tuple[float, ...] = ()
+    zone_scores: tuple[float, ...] = ()  # proposal score per zone
+    zone_gains: tuple[tuple[int, float], ...] = ()  # (zone, text gain) for each zone read by the check
 
     def to_source(self, x: float, y: float) -> tuple[float, float]:
         """Map a pixel of the zoomed crop back to the cropped image's coordinates."""
@@ -126,6 +142,8 @@ def proposal_weight(p: Proposal, cues: QuestionCues, cfg: CropConfig) -> float:
             return 0.0
         base = cfg.text_weight if p.score >= cfg.legible_confidence else cfg.uncertain_text_weight
         strength = 1.0
+    elif p.source is ProposalSource.UNREAD_TEXT:
+        base, strength = cfg.unread_text_weight, 1.0  # unread: its (absent) label cannot match cues
     else:
         base = cfg.detector_weight if p.source is ProposalSource.DETECTOR else cfg.classical_weight
         strength = min(max(p.score, 0.0), 1.0)
@@ -153,14 +171,14 @@ def score_zones(
             continue
         area = max(p.bbox.area, 1e-9)
         for k, z in enumerate(zones):
-            inter = _intersection(p.bbox, z)
+            inter = intersection_area(p.bbox, z)
             if inter > 0:
                 scores[k] += w * inter / area
     return scores
 
 
-def best_zone(scores: Sequence[float], grid: int = 3) -> int:
-    """argmax, ties broken towards the centre then by index (deterministic); no evidence → centre."""
+def rank_zones(scores: Sequence[float], grid: int = 3) -> list[int]:
+    """Zones best first: score, then closeness to the centre, then index (deterministic)."""
     centre = (grid // 2) * grid + grid // 2
 
     def key(k: int) -> tuple[float, float, int]:
@@ -168,18 +186,80 @@ def best_zone(scores: Sequence[float], grid: int = 3) -> int:
         cr, cc = divmod(centre, grid)
         return (-round(scores[k], 9), abs(r - cr) + abs(c - cc), k)
 
-    return min(range(len(scores)), key=key)
+    return sorted(range(len(scores)), key=key)
+
+
+def best_zone(scores: Sequence[float], grid: int = 3) -> int:
+    """argmax, ties broken towards the centre then by index (deterministic); no evidence → centre."""
+    return rank_zones(scores, grid)[0]
+
+
+Reader = Callable[[Image.Image], Sequence[OCRLine]]  # image -> the legible OCR lines of that image
+
+
+def text_tokens(texts: Iterable[str]) -> set[tuple[str, str]]:
+    """Numbers and content words of some text, as comparable tokens ('n', '40') / ('w', 'psi')."""
+    tokens: set[tuple[str, str]] = set()
+    for t in texts:
+        tokens |= {("n", f"{abs(v):g}") for v in parse_numbers(t)}  # sign-insensitive: '-' is often lost
+        tokens |= {("w", w) for w in _WORD.findall(t.lower()) if len(w) >= 3 and w not in _STOPWORDS}
+    return tokens
+
+
+def text_gain(zoom_texts: Iterable[str], known_texts: Iterable[str], cues: QuestionCues, cfg: CropConfig) -> float:
+    """What a zoomed reading adds for this question: its tokens that no known line holds, a number
+    counting ``1 + numeric_text_bonus`` on a reading question, a question keyword or number adding
+    its bonus — the same cues that weigh proposals."""
+    gain = 0.0
+    for kind, tok in text_tokens(zoom_texts) - text_tokens(known_texts):
+        weight = 1.0
+        if kind == "n":
+            weight += cfg.numeric_text_bonus if cues.wants_number else 0.0
+            weight += cfg.number_bonus if any(math.isclose(float(tok), abs(v)) for v in cues.numbers) else 0.0
+        elif tok in cues.keywords:
+            weight += cfg.keyword_bonus
+        gain += weight
+    return gain
 
 
 def select_zone_crop(
-    image: Image.Image, question: str | None, proposals: Sequence[Proposal], cfg: CropConfig = CropConfig()
+    image: Image.Image,
+    question: str | None,
+    proposals: Sequence[Proposal],
+    cfg: CropConfig = CropConfig(),
+    reader: Reader | None = None,
+    known_texts: Sequence[str] = (),
 ) -> CropResult:
-    """Algorithm 1 lines 6–7: r* ← most informative zone; CROPZOOM(I, r*, z)."""
-    scores = score_zones(image.size, proposals, QuestionCues.from_question(question), cfg)
-    zone = best_zone(scores, cfg.grid)
-    region = expand(zone_boxes(image.width, image.height, cfg.grid)[zone], cfg.margin, image.size)
-    result = crop_zoom(image, region, cfg)
-    return CropResult(result.image, result.region, result.scale, zone, tuple(scores))
+    """Algorithm 1 lines 6–7: r* ← most informative zone; CROPZOOM(I, r*, z).
+
+    Without ``reader`` (or with ``cfg.verify_top_k`` ≤ 1) r* is the best zone by proposal score.
+    With it, the top ``verify_top_k`` zones are zoomed and read, and r* is the one with the
+    largest ``text_gain`` over ``known_texts`` (the full-image OCR lines); ties keep the proposal
+    order. Public and stable: ``CropZoomTool.select`` and ``scripts/eval_perception.py`` call it,
+    and ``CropResult.image`` is the zoomed crop to show a model.
+    """
+    cues = QuestionCues.from_question(question)
+    scores = score_zones(image.size, proposals, cues, cfg)
+    ranked = rank_zones(scores, cfg.grid)
+    if reader is None or cfg.verify_top_k <= 1:
+        crop = zone_crop(image, ranked[0], cfg)
+        return CropResult(crop.image, crop.region, crop.scale, ranked[0], tuple(scores))
+    gains: list[tuple[int, float]] = []
+    crops: dict[int, CropResult] = {}
+    for zone in ranked[: cfg.verify_top_k]:
+        crops[zone] = zone_crop(image, zone, cfg)
+        read = [ln.text for ln in reader(crops[zone].image)]
+        gains.append((zone, text_gain(read, known_texts, cues, cfg)))
+    zone = max(gains, key=lambda zg: (round(zg[1], 9), -ranked.index(zg[0])))[0]
+    crop = crops[zone]
+    return CropResult(crop.image, crop.region, crop.scale, zone, tuple(scores), tuple(gains))
+
+
+def zone_crop(image: Image.Image, zone: int, cfg: CropConfig = CropConfig()) -> CropResult:
+    """Zone ``zone`` of the grid, grown by ``cfg.margin`` and zoomed by ``cfg.zoom``."""
+    box = zone_boxes(image.width, image.height, cfg.grid)[zone]
+    crop = crop_zoom(image, expand(box, cfg.margin, image.size), cfg)
+    return CropResult(crop.image, crop.region, crop.scale, zone)
 
 
 def expand(box: BBox, margin: float, size: tuple[int, int]) -> BBox:
@@ -228,7 +308,3 @@ def format_metadata(zone: int | None, region: BBox, scale: float) -> str:
 def _snap(box: BBox, size: tuple[int, int]) -> BBox:
     c = box.clip(*size)
     return BBox(math.floor(c.x0), math.floor(c.y0), math.ceil(c.x1), math.ceil(c.y1)).clip(*size)
-
-
-def _intersection(a: BBox, b: BBox) -> float:
-    return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))

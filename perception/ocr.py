@@ -27,6 +27,7 @@ from PIL import Image
 from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.tools.base import BBox
 from perception.image_io import to_bgr_array
+from perception.orientation import OrientationClassifier, rotate_points, upright
 
 DEFAULT_MIN_CONFIDENCE = 0.8  # junk hits on non-text images score 0.57–0.77 (measured with PP-OCRv5)
 
@@ -68,10 +69,13 @@ class OCREngine(ABC):
 
     cache_size: int = 32  # recent images whose raw lines are kept (see ``_raw_lines``)
 
-    def __init__(self, min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> None:
+    def __init__(
+        self, min_confidence: float = DEFAULT_MIN_CONFIDENCE, orientation: OrientationClassifier | None = None
+    ) -> None:
         if not 0.0 <= min_confidence <= 1.0:
             raise ConfigError(f"ocr min_confidence must be in [0, 1], got {min_confidence}")
         self.min_confidence = float(min_confidence)
+        self.orientation = orientation  # None: read the image only as given (text turned 90° is lost)
         self._cache: OrderedDict[str, list[OCRLine]] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -93,16 +97,38 @@ class OCREngine(ABC):
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return list(self._cache[key])
-        lines = self._recognize(image)
+        lines = self._oriented(image)
         with self._cache_lock:
             self._cache[key] = list(lines)
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         return lines
 
+    def _oriented(self, image: Image.Image) -> list[OCRLine]:
+        """Read as given; if the orientation classifier proposes a turn, read the upright image too
+        and keep the reading with more legible text (a wrong proposal costs time, never text)."""
+        lines = self._recognize(image)
+        angle = self.orientation.proposal(image) if self.orientation is not None else 0
+        if not angle:
+            return lines
+        turned = self._recognize(upright(image, angle))
+        if legible_mass(turned, self.min_confidence) <= legible_mass(lines, self.min_confidence):
+            return lines
+        return [
+            OCRLine(ln.text, polygon_to_bbox(poly), tuple(poly), ln.confidence)
+            for ln in turned
+            for poly in [rotate_points(ln.polygon, angle, image.size)]
+        ]
+
     @abstractmethod
     def _recognize(self, image: Image.Image) -> list[OCRLine]:
         """All lines the engine found, unfiltered, in ``image`` pixel coordinates."""
+
+
+def legible_mass(lines: Iterable[OCRLine], min_confidence: float) -> float:
+    """How much legible text a reading holds: characters of lines at or above ``min_confidence``,
+    weighted by confidence (junk on a wrongly turned image reads short and unsure)."""
+    return sum(len(ln.text.strip()) * ln.confidence for ln in lines if ln.confidence >= min_confidence)
 
 
 def reading_order(lines: Sequence[OCRLine]) -> list[OCRLine]:
@@ -156,8 +182,9 @@ class RapidOCREngine(OCREngine):
 
     The orientation classifier stays rapidocr's own PP-OCR mobile cls: the ocrspine PP-LCNet
     classifier (fixed 80×160 input, different pre-processing) crashes rapidocr 1.4.4.
-    Known limit: text rotated by ±90°/180° is not read (the detector splits vertical lines into
-    single glyphs); tilts of a few degrees are fine.
+    Text turned by 90°/180°/270° is read when ``orientation`` (a shipped PP-LCNet orientation
+    classifier, ``perception/orientation.py``) is set: without it the detector splits vertical
+    lines into single glyphs. Tilts of a few degrees are fine either way.
     """
 
     name = "rapidocr-ppocrv5"
@@ -170,8 +197,9 @@ class RapidOCREngine(OCREngine):
         det_box_thresh: float = 0.5,
         use_cls: bool = True,
         cache_dir: str | Path | None = None,
+        orientation: OrientationClassifier | None = None,
     ) -> None:
-        super().__init__(min_confidence)
+        super().__init__(min_confidence, orientation)
         self.threads = int(threads)  # 0 = onnxruntime's default (all cores)
         self.det_limit_side_len = int(det_limit_side_len)
         self.det_box_thresh = float(det_box_thresh)
@@ -278,8 +306,9 @@ class PaddleOCREngine(OCREngine):
         det_model: str = "PP-OCRv5_server_det",
         rec_model: str = "PP-OCRv5_server_rec",
         use_textline_orientation: bool = True,
+        orientation: OrientationClassifier | None = None,
     ) -> None:
-        super().__init__(min_confidence)
+        super().__init__(min_confidence, orientation)
         self.device = device
         self.det_model = det_model
         self.rec_model = rec_model

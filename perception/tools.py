@@ -12,16 +12,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ledgermind.errors import ConfigError
 from ledgermind.tools.base import TOOLS, BBox, Observation, Tool, ToolKind
 from perception.crop import (
     CropConfig,
+    CropResult,
     QuestionCues,
     crop_zoom,
     format_metadata,
     perturb_bbox,
     select_zone_crop,
 )
-from perception.detect import ClassicalProposer, OwlV2Detector, Proposal, proposals_from_ocr
+from perception.detect import (
+    ClassicalProposer,
+    OwlV2Detector,
+    Proposal,
+    TextDetector,
+    proposals_from_ocr,
+    unread_text,
+)
 from perception.image_io import ImagePolicy, ImageSource, LoadedImage, load_image
 from perception.ocr import OCREngine, OCRLine, default_engine
 
@@ -49,10 +58,15 @@ def _inside(box: BBox, loaded: LoadedImage, what: str) -> BBox:
     return clipped
 
 
+REGION_ZOOM = CropConfig().zoom  # App. A: the selected region is read at z = 2.5
+
+
 def ocr_lines(
-    loaded: LoadedImage, engine: OCREngine, region: BBox | None = None, upscale: float = 1.0
+    loaded: LoadedImage, engine: OCREngine, region: BBox | None = None, upscale: float = REGION_ZOOM
 ) -> list[OCRLine]:
-    """OCR the loaded image (or a region of it, optionally upscaled); lines in original coordinates."""
+    """OCR the loaded image, or ``region`` of it (original coordinates) upscaled by ``upscale``
+    (App. A's 2.5× zoom: small dial labels that full-image OCR cannot read become legible);
+    lines come back in original coordinates either way."""
     if region is None:
         return [ln.shifted(0, 0, loaded.scale) for ln in engine.recognize(loaded.image)]
     crop = crop_zoom(loaded.image, loaded.to_loaded(region), CropConfig(zoom=upscale))
@@ -62,13 +76,11 @@ def ocr_lines(
     ]
 
 
-def _ocr_observation(line: OCRLine, engine: OCREngine) -> Observation:
-    return Observation(
-        text=line.text,
-        bbox=line.bbox,
-        score=line.confidence,
-        meta={"polygon": [list(p) for p in line.polygon], "engine": engine.name},
-    )
+def _ocr_observation(line: OCRLine, engine: OCREngine, zoom: float | None = None) -> Observation:
+    meta: dict[str, Any] = {"polygon": [list(p) for p in line.polygon], "engine": engine.name}
+    if zoom is not None:
+        meta["zoom"] = zoom  # read from a zoomed region (the audit trail shows the 2.5× really happened)
+    return Observation(text=line.text, bbox=line.bbox, score=line.confidence, meta=meta)
 
 
 @TOOLS.register("ocr")
@@ -76,19 +88,29 @@ class OCRTool(Tool):
     """Inputs: ``image`` (path, bytes or PIL image), optional ``region`` [x0, y0, x1, y1] to read only a crop.
 
     One observation per text line: text, bbox (original coordinates), score = engine confidence.
+    A ``region`` is read zoomed by ``region_zoom`` (default App. A's z = 2.5, config
+    ``perception.crop.zoom``), so crop-zoom's "read the zoomed crop" really reads zoomed pixels.
     """
 
     name = "ocr"
     kind = ToolKind.OCR
 
-    def __init__(self, engine: OCREngine | None = None, image_policy: ImagePolicy | None = None) -> None:
+    def __init__(
+        self, engine: OCREngine | None = None, image_policy: ImagePolicy | None = None,
+        region_zoom: float = REGION_ZOOM,
+    ) -> None:
+        if region_zoom <= 0:
+            raise ConfigError(f"ocr region_zoom must be > 0, got {region_zoom}")
         self.engine = engine or default_engine()
         self.image_policy = image_policy or ImagePolicy()
+        self.region_zoom = float(region_zoom)
 
     def _run(self, image: ImageSource, region: Any = None) -> list[Observation]:
         loaded = load_image(image, self.image_policy)
         box = None if region is None else _inside(as_bbox(region, "region"), loaded, "region")
-        return [_ocr_observation(ln, self.engine) for ln in ocr_lines(loaded, self.engine, box)]
+        lines = ocr_lines(loaded, self.engine, box, self.region_zoom)
+        zoom = self.region_zoom if box is not None else None
+        return [_ocr_observation(ln, self.engine, zoom) for ln in lines]
 
 
 @TOOLS.register("crop_zoom")
@@ -98,7 +120,13 @@ class CropZoomTool(Tool):
     Inputs: ``image``; either ``question`` (zone selection from proposals) or ``bbox`` (explicit
     region in original coordinates), plus optional ``perturb_seed`` to apply RETRY's ±[15, 40] px
     perturbation to ``bbox``. One observation: text = crop metadata, bbox = crop region,
-    meta = zone/scale; ``artifacts["image"]`` is the zoomed PIL crop.
+    meta = zone/scale/zone scores/read-check gains; ``artifacts["image"]`` is the zoomed PIL crop
+    (the pixels to show a model) and ``artifacts["crop"]`` the ``CropResult``.
+
+    Zone choice (``select``): proposals from full-image OCR lines, the optional PP-OCRv5 text
+    detector (its unread boxes), classical boxes and the optional open-vocabulary detector; then,
+    with an OCR engine, the read check of ``crop.select_zone_crop`` over the top
+    ``config.verify_top_k`` zones.
     """
 
     name = "crop_zoom"
@@ -112,11 +140,13 @@ class CropZoomTool(Tool):
         detector: OwlV2Detector | None = None,
         use_ocr: bool = True,
         image_policy: ImagePolicy | None = None,
+        text_detector: TextDetector | None = None,
     ) -> None:
         self.config = config or CropConfig()
         self.engine = engine if engine is not None or not use_ocr else default_engine()
         self.proposer = proposer or ClassicalProposer()
         self.detector = detector
+        self.text_detector = text_detector
         self.image_policy = image_policy or ImagePolicy()
 
     def _run(
@@ -131,12 +161,26 @@ class CropZoomTool(Tool):
                 box = perturb_bbox(box, loaded.original_size, perturb_seed, self.config)
             crop = crop_zoom(loaded.image, loaded.to_loaded(box), self.config)
         else:
-            crop = select_zone_crop(loaded.image, question, self.proposals(loaded, question), self.config)
+            crop = self.select(loaded, question)
         region = loaded.to_original(crop.region)
         scale = crop.image.width / region.width  # zoomed px per original px
         meta = {"zone": crop.zone, "scale": scale, "zone_scores": list(crop.zone_scores), "zoom": self.config.zoom}
+        if crop.zone_gains:
+            meta["zone_gains"] = [list(zg) for zg in crop.zone_gains]
         obs = Observation(text=format_metadata(crop.zone, region, scale), bbox=region, meta=meta)
         return [obs], {"image": crop.image, "crop": crop}
+
+    def select(self, loaded: LoadedImage, question: str | None) -> CropResult:
+        """Alg. 1 lines 6–7 on a loaded image: r* and its zoomed crop (loaded-image coordinates).
+
+        With an engine, the read check reads zooms with ``engine.recognize`` (legible lines: what
+        the OCR tool would report) against the full image's legible lines.
+        """
+        proposals = self.proposals(loaded, question)
+        if self.engine is None:
+            return select_zone_crop(loaded.image, question, proposals, self.config)
+        known = [ln.text for ln in self.engine.recognize(loaded.image)]
+        return select_zone_crop(loaded.image, question, proposals, self.config, self.engine.recognize, known)
 
     def proposals(self, loaded: LoadedImage, question: str | None) -> list[Proposal]:
         """Proposals in loaded-image coordinates (zone scoring happens on the loaded image)."""
@@ -144,6 +188,11 @@ class CropZoomTool(Tool):
         if self.engine is not None:
             lines = self.engine.recognize(loaded.image, min_confidence=self.config.text_min_confidence)
             props += proposals_from_ocr(lines)
+            if self.text_detector is not None:
+                legible = [ln for ln in lines if ln.confidence >= self.engine.min_confidence]
+                props += unread_text(self.text_detector.detect(loaded.image), legible)
+        elif self.text_detector is not None:
+            props += self.text_detector.detect(loaded.image)
         props += self.proposer.propose(loaded.image)
         if self.detector is not None and question:
             props += self.detector.detect(loaded.image, sorted(QuestionCues.from_question(question).keywords))
@@ -184,9 +233,11 @@ def build_tools(cfg: Mapping[str, Any]) -> dict[str, Tool]:
     crop_cfg = instantiate(cfg["crop"]) if cfg.get("crop") else CropConfig()
     proposer = instantiate(cfg["proposer"]) if cfg.get("proposer") else ClassicalProposer()
     detector = instantiate(cfg["detector"]) if cfg.get("detector") else None
+    text_detector = instantiate(cfg["text_detector"]) if cfg.get("text_detector") else None
     tools: dict[str, Tool] = {
-        "ocr": OCRTool(engine, policy),
-        "crop_zoom": CropZoomTool(crop_cfg, engine, proposer, detector, image_policy=policy),
+        "ocr": OCRTool(engine, policy, region_zoom=crop_cfg.zoom),  # one z for crop and region OCR
+        "crop_zoom": CropZoomTool(crop_cfg, engine, proposer, detector, image_policy=policy,
+                                  text_detector=text_detector),
     }
     if detector is not None:
         tools["detect"] = DetectTool(detector, policy)

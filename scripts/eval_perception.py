@@ -2,13 +2,17 @@
 """Measure the perception tools on real images.
 
 Gauges (default): for each photo, OCR (a) the full image and (b) the full image plus the nine-zone
-crop-zoom chosen for "What is the reading of the gauge?", and compute **dial-label recall**: of
-the printed labels {min, max} ∪ tick_pos, the fraction OCR finds as a number. The last line is
-machine-readable: ``dial_label_recall full=<r> zoom=<r> n=<items>``.
+crop-zoom that the ``crop_zoom`` tool chooses for "What is the reading of the gauge?", and compute
+**dial-label recall**: of the printed labels {min, max} ∪ tick_pos, the fraction OCR finds as a
+number. Also printed: the per-image best-zone oracle (every zone zoomed, the best one counted;
+``--no-oracle`` skips it) and all zones together, so the gap to the oracle is visible. The last
+line is machine-readable: ``dial_label_recall full=<r> zoom=<r> n=<items>``.
 
+``--rotation``: turn real photos by 90/180/270° and report how much of the upright reading OCR
+recovers with and without the orientation classifier.
 ``--mmmu``: OCR every image of the MMMU-Pro subset; report how many yield text and the median time.
 
-    python scripts/eval_perception.py [--data DIR] [--config conf/perception/cpu.yaml] [--mmmu]
+    python scripts/eval_perception.py [--data DIR] [--config conf/perception/cpu.yaml] [--mmmu | --rotation]
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ sys.path.insert(0, str(REPO))
 from omegaconf import OmegaConf  # noqa: E402
 
 from ledgermind.errors import UserError  # noqa: E402
-from perception.crop import CropConfig, parse_numbers, select_zone_crop  # noqa: E402
-from perception.detect import ClassicalProposer, proposals_from_ocr  # noqa: E402
+from perception.crop import CropConfig, parse_numbers, text_tokens, zone_crop  # noqa: E402
 from perception.image_io import ImagePolicy, load_image  # noqa: E402
 from perception.ocr import OCREngine, OCRLine  # noqa: E402
+from perception.orientation import OrientationClassifier  # noqa: E402
+from perception.tools import CropZoomTool, build_tools  # noqa: E402
 
 GAUGE_QUESTION = "What is the reading of the gauge?"
 SHARED = REPO.parent / "shared" / "data"
@@ -43,10 +48,13 @@ class GaugeScore:
     image: str
     labels: tuple[float, ...]
     found_full: int
-    found_zoom: int
+    found_zoom: int  # full-image lines + the selected zone's zoomed lines
+    found_oracle: int  # full-image lines + the best single zone's zoomed lines (per-image oracle)
+    found_all: int  # full-image lines + all zones' zoomed lines
     zone: int
+    oracle_zones: tuple[int, ...]
     ocr_ms: float
-    crop_ms: float
+    crop_ms: float  # proposals + zone selection (incl. the read check's zoomed OCR) + crop
     zoom_ocr_ms: float
 
 
@@ -65,42 +73,57 @@ def count_found(labels: Sequence[float], numbers: set[float]) -> int:
     return sum(any(math.isclose(abs(lab), n, abs_tol=1e-9) for n in numbers) for lab in labels)
 
 
-def score_gauge(path: Path, item: dict, engine: OCREngine, crop_cfg: CropConfig, proposer: ClassicalProposer,
-                policy: ImagePolicy) -> GaugeScore:
-    loaded = load_image(path, policy)
+def score_gauge(path: Path, item: dict, tool: CropZoomTool, oracle: bool = True) -> GaugeScore:
+    """Full-image OCR, the crop-zoom tool's own zone choice, and (``oracle``) every zone's zoom."""
+    engine, cfg = tool.engine, tool.config
+    assert engine is not None
+    loaded = load_image(path, tool.image_policy)
     labels = dial_labels(item)
     t0 = time.perf_counter()
-    raw = engine.recognize(loaded.image, min_confidence=crop_cfg.text_min_confidence)
-    full = [ln for ln in raw if ln.confidence >= engine.min_confidence]  # what the OCR tool reports
+    full = engine.recognize(loaded.image)  # what the OCR tool reports (legible lines)
     t1 = time.perf_counter()
-    proposals = proposals_from_ocr(raw) + proposer.propose(loaded.image)
-    crop = select_zone_crop(loaded.image, GAUGE_QUESTION, proposals, crop_cfg)
+    crop = tool.select(loaded, GAUGE_QUESTION)
     t2 = time.perf_counter()
-    zoomed = engine.recognize(crop.image)
+    zoomed = engine.recognize(crop.image)  # memoised when the read check already read this zone
     t3 = time.perf_counter()
-    found_full = count_found(labels, numbers_read(full))
-    found_zoom = count_found(labels, numbers_read(full) | numbers_read(zoomed))
-    return GaugeScore(path.name, labels, found_full, found_zoom, crop.zone or 0,
+    base = numbers_read(full)
+    found_full = count_found(labels, base)
+    found_zoom = count_found(labels, base | numbers_read(zoomed))
+    per_zone = {crop.zone: found_zoom}
+    union = base | numbers_read(zoomed)
+    if oracle:
+        for zone in range(cfg.grid * cfg.grid):
+            if zone not in per_zone:
+                read = numbers_read(engine.recognize(zone_crop(loaded.image, zone, cfg).image))
+                per_zone[zone] = count_found(labels, base | read)
+                union |= read
+    best = max(per_zone.values())
+    return GaugeScore(path.name, labels, found_full, found_zoom, best, count_found(labels, union),
+                      crop.zone if crop.zone is not None else -1,
+                      tuple(sorted(z for z, f in per_zone.items() if f == best)),
                       (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
 
 
-def run_gauges(data: Path, engine: OCREngine, crop_cfg: CropConfig, proposer: ClassicalProposer,
-               policy: ImagePolicy, verbose: bool) -> list[GaugeScore]:
+def load_items(data: Path) -> list[dict]:
     items_file = data / "items.jsonl"
     if not items_file.is_file():
         raise UserError(f"no items.jsonl in {data} (expected the format of ../shared/data/gauges)")
-    items = [json.loads(line) for line in items_file.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in items_file.read_text().splitlines() if line.strip()]
+
+
+def run_gauges(data: Path, tool: CropZoomTool, verbose: bool, oracle: bool = True,
+               limit: int | None = None) -> list[GaugeScore]:
     scores = []
-    for item in items:
-        s = score_gauge(data / "images" / item["image"], item, engine, crop_cfg, proposer, policy)
+    for item in load_items(data)[:limit]:
+        s = score_gauge(data / "images" / item["image"], item, tool, oracle)
         scores.append(s)
         if verbose:
             print(f"  {s.image[:40]:40s} labels={len(s.labels)} full={s.found_full} zoom={s.found_zoom} "
-                  f"zone={s.zone} ocr={s.ocr_ms:.0f}ms")
+                  f"oracle={s.found_oracle} zone={s.zone} best={list(s.oracle_zones)} ocr={s.ocr_ms:.0f}ms")
     return scores
 
 
-def report_gauges(scores: list[GaugeScore]) -> str:
+def report_gauges(scores: list[GaugeScore], oracle: bool = True) -> str:
     total = sum(len(s.labels) for s in scores)
     full = sum(s.found_full for s in scores) / total
     zoom = sum(s.found_zoom for s in scores) / total
@@ -111,10 +134,16 @@ def report_gauges(scores: list[GaugeScore]) -> str:
     print(f"{'dial labels':34s} {total:>10d}")
     print(f"{'recall full image':34s} {full:>10.3f}")
     print(f"{'recall full + zoom':34s} {zoom:>10.3f}")
+    if oracle:
+        print(f"{'recall full + best zone (oracle)':34s} {sum(s.found_oracle for s in scores) / total:>10.3f}")
+        print(f"{'recall full + all zones':34s} {sum(s.found_all for s in scores) / total:>10.3f}")
+        print(f"{'items where chosen zone = oracle':34s} {sum(s.zone in s.oracle_zones for s in scores):>10d}")
     print(f"{'items where zoom added a label':34s} {gained:>10d}")
     print(f"{'OCR ms/image (full)':34s} {statistics.mean(s.ocr_ms for s in scores):>10.0f}")
-    print(f"{'crop-zoom ms/image (select+crop)':34s} {statistics.mean(s.crop_ms for s in scores):>10.1f}")
+    print(f"{'zone choice ms/image (+read check)':34s} {statistics.mean(s.crop_ms for s in scores):>10.0f}")
     print(f"{'OCR ms/image (zoomed crop)':34s} {statistics.mean(s.zoom_ocr_ms for s in scores):>10.0f}")
+    per_image = [s.ocr_ms + s.crop_ms + s.zoom_ocr_ms for s in scores]
+    print(f"{'crop-zoom total ms/image':34s} {statistics.mean(per_image):>10.0f}")
     print(f"{'zone histogram (0..8)':34s} {[zones.count(z) for z in range(9)]}")
     return f"dial_label_recall full={full:.3f} zoom={zoom:.3f} n={len(scores)}"
 
@@ -141,31 +170,77 @@ def run_mmmu(data: Path, engine: OCREngine, policy: ImagePolicy) -> str:
     return f"mmmu_ocr with_text={with_text} n={len(images)} median_ms={statistics.median(times):.0f}"
 
 
+def run_rotation(paths: Sequence[Path], plain: OCREngine, oriented: OCREngine, policy: ImagePolicy) -> str:
+    """Token recall of OCR on turned copies of real images, relative to OCR of the upright image.
+
+    Tokens are numbers and content words (``crop.text_tokens``) of legible lines. ``plain`` reads
+    as given; ``oriented`` has the orientation classifier. Images whose upright reading holds no
+    token are skipped (nothing to recover).
+    """
+    angles = (90, 180, 270)
+    got = {(a, k): 0 for a in angles for k in ("plain", "oriented")}
+    total, used, ms = 0, 0, []
+    for path in paths:
+        image = load_image(path, policy).image
+        ref = text_tokens(ln.text for ln in plain.recognize(image))
+        if not ref:
+            continue
+        used += 1
+        total += len(ref)
+        for angle in angles:
+            turned = image.rotate(-angle, expand=True)  # content turned clockwise by ``angle``
+            got[(angle, "plain")] += len(ref & text_tokens(ln.text for ln in plain.recognize(turned)))
+            t0 = time.perf_counter()
+            got[(angle, "oriented")] += len(ref & text_tokens(ln.text for ln in oriented.recognize(turned)))
+            ms.append((time.perf_counter() - t0) * 1e3)
+    if not total:
+        raise UserError("no image with legible text to rotate")
+    print(f"{'turned by':12s} {'plain':>8s} {'oriented':>9s}")
+    for angle in angles:
+        print(f"{angle:>9d}°  {got[(angle, 'plain')] / total:>8.3f} {got[(angle, 'oriented')] / total:>9.3f}")
+    print(f"{'images / tokens':22s} {used} / {total}; oriented OCR {statistics.mean(ms):.0f} ms/image")
+    mean = {k: sum(got[(a, k)] for a in angles) / (len(angles) * total) for k in ("plain", "oriented")}
+    return f"rotated_token_recall plain={mean['plain']:.3f} oriented={mean['oriented']:.3f} n={used}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=None, help="gauge folder (items.jsonl + images/)")
     ap.add_argument("--config", type=Path, default=REPO / "conf" / "perception" / "cpu.yaml")
     ap.add_argument("--mmmu", action="store_true", help="OCR the MMMU-Pro subset images instead")
+    ap.add_argument("--rotation", action="store_true", help="OCR turned copies of the images (orientation)")
     ap.add_argument("--zoom", type=float, default=None, help="override crop zoom (default: config)")
     ap.add_argument("--margin", type=float, default=None, help="override crop margin (default: config)")
+    ap.add_argument("--verify-top-k", type=int, default=None, help="override crop.verify_top_k (default: config)")
+    ap.add_argument("--no-oracle", action="store_true", help="skip zooming every zone (faster)")
+    ap.add_argument("--limit", type=int, default=None, help="first N items/images only")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     try:
         from hydra.utils import instantiate
 
         cfg = OmegaConf.load(args.config)
-        engine: OCREngine = instantiate(cfg.ocr)
-        policy: ImagePolicy = instantiate(cfg.image)
-        crop_cfg: CropConfig = instantiate(cfg.crop)
-        overrides = {k: v for k, v in (("zoom", args.zoom), ("margin", args.margin)) if v is not None}
+        tools = build_tools(cfg)
+        tool: CropZoomTool = tools["crop_zoom"]  # type: ignore[assignment]
+        overrides = {k: v for k, v in (("zoom", args.zoom), ("margin", args.margin),
+                                       ("verify_top_k", args.verify_top_k)) if v is not None}
         if overrides:
-            crop_cfg = CropConfig(**{**crop_cfg.__dict__, **overrides})
-        proposer: ClassicalProposer = instantiate(cfg.proposer)
+            tool.config = CropConfig(**{**tool.config.__dict__, **overrides})
+        engine, policy = tool.engine, tool.image_policy
+        assert engine is not None
         if args.mmmu:
             print(run_mmmu(args.data or SHARED / "mmmu_pro_subset", engine, policy))
+        elif args.rotation:
+            folder = args.data or SHARED / "gauges"
+            paths = sorted((folder / "images").glob("*"))[: args.limit]
+            plain_cfg = OmegaConf.merge(cfg.ocr, {"orientation": None})
+            oriented_cfg = OmegaConf.merge(cfg.ocr, {"orientation": cfg.ocr.get("orientation") or {
+                "_target_": f"{OrientationClassifier.__module__}.OrientationClassifier"}})
+            print(run_rotation(paths, instantiate(plain_cfg), instantiate(oriented_cfg), policy))
         else:
-            scores = run_gauges(args.data or SHARED / "gauges", engine, crop_cfg, proposer, policy, args.verbose)
-            print(report_gauges(scores))
+            oracle = not args.no_oracle
+            scores = run_gauges(args.data or SHARED / "gauges", tool, args.verbose, oracle, args.limit)
+            print(report_gauges(scores, oracle))
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

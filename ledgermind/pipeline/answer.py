@@ -7,7 +7,7 @@ import json
 from ledgermind.benchmarks.item import AnswerType
 from ledgermind.claims import Claim, ClaimStatus, ClaimType, extract_citations
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.render import claims_block, image_parts, option_text, options_block
+from ledgermind.pipeline.render import claims_block, option_text, options_block
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DECIDE
 from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
@@ -59,7 +59,7 @@ async def decide(ctx: ItemContext, *, images_resent: bool = True, retry: bool = 
         claims=claims_block(ctx.ledger.claims(ClaimType.SC)),
     )
     text = ctx.repairs.with_warning(text)
-    reply = await ctx.model.ask_structured("decide", text, schemas.DECISION, image_parts(ctx.item) if images_resent else [])
+    reply = await ctx.model.ask_structured("decide", text, schemas.DECISION, ctx.decision_images() if images_resent else [])
     if reply is None:
         return None
     answer, cites = parse_decision(reply)

@@ -26,7 +26,7 @@ from ledgermind.pipeline.model_io import ModelIO
 from ledgermind.pipeline.render import image_parts
 from ledgermind.pipeline.repair_io import RepairIO
 from ledgermind.repair import Budget, FreeformRepair, RepairContext, RepairEngine, Verifier
-from ledgermind.tools.base import Tool, ToolOutput
+from ledgermind.tools.base import Tool, ToolKind, ToolOutput
 from ledgermind.trajectory import PathKind, Trajectory, Trigger
 
 
@@ -99,6 +99,29 @@ class ItemContext:
 
     def user_images(self) -> list[ContentPart]:
         return image_parts(self.item)
+
+    def decision_images(self) -> list[ContentPart]:
+        """Alg. 2 line 1, DECIDE(I, {e_i}, {c_j}, e_c, E_s): the item's images re-sent *and* the
+        zoomed crop e_c of a reading/location question, so the model sees the 2.5× pixels the
+        crop-zoom selected. The crop comes from the ledger (the crop entry's tool output), the
+        trajectory's only state."""
+        crop = zoomed_crop(self.ledger)
+        return image_parts(self.item) + (["Zoomed region:", crop] if crop is not None else [])
+
+
+def zoomed_crop(ledger: Ledger) -> Any:
+    """The zoomed image of the question-selected crop (Alg. 1 line 7) still in force, if any.
+
+    Re-crops (Dual-Read's jittered second view, RETRY) are explicit-box crops without a
+    question; the one the model is shown is the zone the crop-zoom chose for the question.
+    """
+    for entry in reversed(ledger.active()):
+        out = ledger.tool_output(entry.tool_call_id)
+        if out is not None and out.kind is ToolKind.CROP and out.inputs.get("question"):
+            image = out.artifacts.get("image")
+            if image is not None:
+                return image
+    return None
 
 
 def _profile_dict(p: QuestionProfile) -> dict[str, Any]:

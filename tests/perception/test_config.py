@@ -27,3 +27,17 @@ def test_config_builds_tools(repo_root, name):
         assert isinstance(tools["ocr"].engine, PaddleOCREngine)
         assert isinstance(tools["detect"], DetectTool) and isinstance(tools["detect"].detector, OwlV2Detector)
     assert tools["ocr"].engine.min_confidence == 0.8
+    assert tools["ocr"].engine.orientation.min_probability == 0.5  # both stacks read turned text
+
+
+def test_cpu_config_wires_orientation_and_the_optional_text_detector(repo_root):
+    from perception.detect import TextDetector
+    from perception.orientation import OrientationClassifier
+
+    cfg = OmegaConf.load(repo_root / "conf" / "perception" / "cpu.yaml")
+    tools = build_tools(cfg)
+    orientation = tools["ocr"].engine.orientation
+    assert isinstance(orientation, OrientationClassifier) and orientation.min_probability == 0.5
+    assert tools["crop_zoom"].text_detector is None and tools["ocr"].region_zoom == 2.5
+    cfg.text_detector = {"_target_": "perception.detect.TextDetector", "thresh": 0.2, "box_thresh": 0.3}
+    assert isinstance(build_tools(cfg)["crop_zoom"].text_detector, TextDetector)

@@ -18,11 +18,14 @@ from perception.crop import (
     format_metadata,
     parse_numbers,
     perturb_bbox,
+    rank_zones,
     score_zones,
     select_zone_crop,
+    text_gain,
     zone_boxes,
 )
 from perception.detect import ClassicalProposer, Proposal, ProposalSource
+from perception.ocr import make_line
 
 
 def text(box, label, conf=0.95):
@@ -154,3 +157,69 @@ def test_perturbation_differs_across_seeds_and_rescues_tiny_boxes():
     for s in range(20):
         out = perturb_bbox(tiny, (640, 480), s)
         assert out.width >= 2 and out.height >= 2
+
+
+# ----------------------------------------------------------------------------- read check
+
+
+def test_text_gain_counts_only_new_question_relevant_tokens():
+    cues = QuestionCues.from_question("What is the reading of the gauge in psi?")
+    cfg = CropConfig()
+    assert text_gain(["40", "60 psi"], ["40"], cues, cfg) == pytest.approx((1 + 1.0) + (1 + 2.0))
+    assert text_gain(["40"], ["40.0", "-40"], cues, cfg) == 0  # same number, sign-insensitive
+    assert text_gain(["ACME"], [], QuestionCues(), cfg) == 1
+    assert text_gain(["7"], [], QuestionCues.from_question("Is it 7?"), cfg) == 1 + cfg.number_bonus
+
+
+class _PixelReader:
+    """Reads a 'line' for each coloured square it sees: red → '40', blue → 'ACME' (driven by pixels only)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, image):
+        self.calls += 1
+        colours = {c for _, c in image.convert("RGB").getcolors(1 << 16) or []}
+        square = [(0, 0), (10, 0), (10, 10), (0, 10)]
+        return [make_line(t, square, 0.95) for c, t in (((255, 0, 0), "40"), ((0, 0, 255), "ACME")) if c in colours]
+
+
+def _two_marks():
+    img = Image.new("RGB", (300, 300), "white")
+    img.paste((0, 0, 255), (20, 20, 60, 40))  # zone 0: a word
+    img.paste((255, 0, 0), (230, 230, 260, 250))  # zone 8: a number
+    return img
+
+
+def test_read_check_prefers_the_zone_whose_zoom_adds_a_number_on_reading_questions():
+    img, reader = _two_marks(), _PixelReader()
+    proposals = [text((20, 20, 60, 40), "ACME", conf=0.95)]  # proposals alone point at zone 0
+    crop = select_zone_crop(img, "What is the reading?", proposals, CropConfig(margin=0), reader)
+    assert crop.zone == 8 and reader.calls == 9 and dict(crop.zone_gains)[8] == 2.0
+    assert select_zone_crop(img, "What is the reading?", proposals, CropConfig(margin=0)).zone == 0
+    known = select_zone_crop(img, "What is the reading?", proposals, CropConfig(margin=0), reader, ["40"])
+    assert known.zone == 0  # "40" was already read on the full image: zooming zone 8 adds nothing new
+
+
+def test_read_check_reads_only_the_top_k_zones_and_keeps_proposal_order_on_ties():
+    img, reader = _two_marks(), _PixelReader()
+    proposals = [text((20, 20, 60, 40), "ACME", conf=0.95)]
+    crop = select_zone_crop(img, "What is the reading?", proposals, CropConfig(margin=0, verify_top_k=2), reader)
+    assert reader.calls == 2 and [z for z, _ in crop.zone_gains] == [0, 4]  # best by score, then the centre
+    assert crop.zone == 0
+    blank = Image.new("RGB", (300, 300), "white")
+    assert select_zone_crop(blank, "What is the reading?", [], CropConfig(), _PixelReader()).zone == 4
+
+
+def test_verify_top_k_is_validated():
+    with pytest.raises(ConfigError):
+        CropConfig(verify_top_k=10)
+    with pytest.raises(ConfigError):
+        CropConfig(verify_top_k=-1)
+
+
+def test_unread_text_proposals_weigh_like_uncertain_text():
+    unread = Proposal(BBox(330, 330, 380, 350), ProposalSource.UNREAD_TEXT, 0.4)
+    scores = score_zones((480, 480), [text((10, 10, 60, 30), "ACME", conf=0.95), unread], QuestionCues())
+    assert best_zone(scores) == 8 and scores[8] == pytest.approx(CropConfig().unread_text_weight)
+    assert rank_zones(scores)[:2] == [8, 0]

@@ -69,3 +69,38 @@ def test_owlv2_wiring_with_tiny_random_model():
     assert all(p.source is ProposalSource.DETECTOR and 0 <= p.bbox.x1 <= 120 and p.bbox.y1 <= 80 for p in props)
     assert [p.score for p in props] == sorted((p.score for p in props), reverse=True)
     assert detector.detect(Image.new("RGB", (120, 80)), ["  "]) == []
+
+
+def test_unread_text_keeps_only_boxes_no_legible_line_covers():
+    from ledgermind.tools.base import BBox
+    from perception.detect import Proposal, unread_text
+
+    det = [Proposal(BBox(10, 10, 50, 20), ProposalSource.UNREAD_TEXT, 0.6),
+           Proposal(BBox(100, 100, 140, 110), ProposalSource.UNREAD_TEXT, 0.4)]
+    legible = [make_line("PSI", [(8, 8), (52, 8), (52, 22), (8, 22)], 0.95)]
+    assert unread_text(det, legible) == [det[1]]
+    assert unread_text(det, []) == det
+
+
+def test_text_detector_settings_are_validated():
+    from ledgermind.errors import ConfigError
+    from perception.detect import TextDetector
+
+    with pytest.raises(ConfigError):
+        TextDetector(thresh=0.0)
+    d = TextDetector(thresh=0.25, box_thresh=0.35)
+    assert (d.thresh, d.box_thresh, d.limit_side_len) == (0.25, 0.35, 736)  # plain attributes: hashable settings
+
+
+@pytest.mark.slow
+def test_real_text_detector_finds_faint_small_print_that_ocr_cannot_read(render):
+    """PP-OCRv5 det (shipped weights) at a low threshold boxes the text; boxes land on the print."""
+    from perception.detect import TextDetector
+
+    drawn = render({"MAX 250": (40, 40, 28), "psi": (420, 380, 11)})
+    boxes = TextDetector().detect(drawn.image)
+    assert boxes and all(p.source is ProposalSource.UNREAD_TEXT and 0 < p.score <= 1 for p in boxes)
+    for text, where in drawn.boxes.items():
+        assert any(b.bbox.iou(where) > 0.3 or (b.bbox.x0 <= where.center[0] <= b.bbox.x1
+                   and b.bbox.y0 <= where.center[1] <= b.bbox.y1) for b in boxes), text
+    assert TextDetector().detect(Image.new("RGB", (200, 200), "white")) == []

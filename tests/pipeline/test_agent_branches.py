@@ -410,3 +410,17 @@ def test_search_off_is_counted_per_item(make, image):
     agent2, _ = make(BASE_RULES, ocr=APOLLO_OCR, search=FixedSearch())
     t2 = solve(agent2, item("What year did this historical event happen?", image))
     assert census(t2)["search"] == {"rounds": 1, "skipped_no_provider": 0}
+
+
+def test_decision_sees_the_zoomed_crop_for_reading_and_location_questions(make, image):
+    # Alg. 2 line 1: DECIDE(I, …, e_c, …) — the zoomed crop chosen for the question is re-sent with
+    # the images; a question that is neither reading nor location has no crop to show.
+    from PIL import Image as PILImage
+
+    for question, zoomed in ((READ_Q, True), ("Locate the landmark shown in the image.", True),
+                             ("Identify the artifact in the image and verify the year on it.", False)):
+        agent, backend = make(read_rules("36.7", "36.7"), ocr=[("36.7", [0, 0, 50, 20], 0.95)])
+        solve(agent, item(question, image))
+        decide = next(r for r in backend.history if "decide" in r.stage)
+        crops = [p for m in decide.messages for p in m.images() if isinstance(p, PILImage.Image)]
+        assert [c.size for c in crops] == ([FIRST_CROP] if zoomed else []), question
