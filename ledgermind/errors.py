@@ -52,5 +52,9 @@ class BackendError(LedgerMindError):
     """The model backend failed after its retries (server down, 4xx, malformed response)."""
 
 
+class PreflightError(UserError):
+    """A backend cannot serve the run (server unreachable, wrong model served); checked before any item."""
+
+
 class BackendTimeout(BackendError):
     """The model backend did not answer within its timeout."""

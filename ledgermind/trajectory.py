@@ -19,6 +19,7 @@ class PathKind(str, Enum):
     FULLPIPE = "FULLPIPE"
     BASELINE = "BASELINE"  # native chain-of-thought under the same tool budget
     NO_LEDGER = "NO_LEDGER"  # ablation: free-form transcript
+    OFFICIAL = "OFFICIAL"  # the benchmark's own protocol (pipeline/official.py): one call, no tools
 
 
 class Trigger(str, Enum):
@@ -93,6 +94,11 @@ class ModelCall:
     step: int = 0
     request_key: str = ""  # hash of the full request (the response-cache key): equal keys = identical requests
     meta: dict[str, Any] = field(default_factory=dict)  # the backend's Reply.meta
+    # Provenance of the request and the reply (issue 17): never parsed, grounded or re-sent.
+    reasoning: str = ""  # a reasoning model's thinking, split from ``reply`` (backends/reasoning.py)
+    finish_reason: str = "stop"
+    truncated: bool = False  # stopped at the token limit or inside a think block
+    image_pixels: list[int] = field(default_factory=list)  # width*height of each image as sent
 
 
 @dataclass

@@ -62,15 +62,17 @@ REGION_ZOOM = CropConfig().zoom  # App. A: the selected region is read at z = 2.
 
 
 def ocr_lines(
-    loaded: LoadedImage, engine: OCREngine, region: BBox | None = None, upscale: float = REGION_ZOOM
+    loaded: LoadedImage, engine: OCREngine, region: BBox | None = None, upscale: float = REGION_ZOOM,
+    min_confidence: float | None = None,
 ) -> list[OCRLine]:
     """OCR the loaded image, or ``region`` of it (original coordinates) upscaled by ``upscale``
     (App. A's 2.5× zoom: small dial labels that full-image OCR cannot read become legible);
-    lines come back in original coordinates either way."""
+    lines come back in original coordinates either way. ``min_confidence`` defaults to the
+    engine's legibility threshold."""
     if region is None:
-        return [ln.shifted(0, 0, loaded.scale) for ln in engine.recognize(loaded.image)]
+        return [ln.shifted(0, 0, loaded.scale) for ln in engine.recognize(loaded.image, min_confidence)]
     crop = crop_zoom(loaded.image, loaded.to_loaded(region), CropConfig(zoom=upscale))
-    lines = engine.recognize(crop.image)
+    lines = engine.recognize(crop.image, min_confidence)
     return [
         ln.shifted(crop.region.x0, crop.region.y0, crop.scale).shifted(0, 0, loaded.scale) for ln in lines
     ]
@@ -105,12 +107,19 @@ class OCRTool(Tool):
         self.image_policy = image_policy or ImagePolicy()
         self.region_zoom = float(region_zoom)
 
-    def _run(self, image: ImageSource, region: Any = None) -> list[Observation]:
+    def _run(self, image: ImageSource, region: Any = None) -> tuple[list[Observation], dict[str, Any]]:
         loaded = load_image(image, self.image_policy)
         box = None if region is None else _inside(as_bbox(region, "region"), loaded, "region")
         lines = ocr_lines(loaded, self.engine, box, self.region_zoom)
         zoom = self.region_zoom if box is not None else None
-        return [_ocr_observation(ln, self.engine, zoom) for ln in lines]
+        if lines:
+            return [_ocr_observation(ln, self.engine, zoom) for ln in lines], {}
+        # Nothing legible. Say how sure the engine was about what it did see before that text is
+        # discarded: the verifier raises T4 (σ < σ_floor, App. E.1) on it instead of a bare T1.
+        seen = [ln for ln in ocr_lines(loaded, self.engine, box, self.region_zoom, 0.0) if ln.text]
+        if not seen:
+            return [], {}
+        return [], {"best_confidence": max(ln.confidence for ln in seen), "discarded_lines": len(seen)}
 
 
 @TOOLS.register("crop_zoom")

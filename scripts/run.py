@@ -5,11 +5,15 @@ Examples::
 
     python scripts/run.py                                   # tiny offline CPU smoke run
     python scripts/run.py model=qwen2_5_vl_7b backend=vllm_server backend.base_urls=[http://localhost:8000/v1] \
-        benchmark=mmmu_pro +ablation=no_ecc
+        benchmark=mmmu_pro_standard10 +ablation=no_ecc
     python scripts/run.py -m +ablation=full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher
-    python scripts/run.py hydra.run.dir=outputs/2025-01-01/12-00-00   # resume that run
+    python scripts/run.py pipeline=official pipeline.prompt=cot benchmark=mmmu_pro_vision \
+        backend=replay backend.path=../shared/data/mmmu_pro_subset/gpt4o_outputs/vision_cot.jsonl
+    python scripts/run.py hydra.run.dir=outputs/2025-01-01/12-00-00   # resume that run (retries errored items)
 
-Exit codes: 0 done, 2 configuration or data error (one line on stderr), 1 internal error.
+Exit codes: 0 every item scored; 3 the run finished but some items failed (server, input; one summary
+line on stderr; rerun the same command to retry exactly those); 2 configuration, data or preflight
+error (one line on stderr, nothing ran); 1 internal error.
 """
 
 from __future__ import annotations
@@ -26,7 +30,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a 
 from ledgermind.errors import UserError  # noqa: E402
 
 EXIT_USER_ERROR = 2
+EXIT_ITEM_ERRORS = 3
 _task_started = False
+_failed_runs: list[str] = []  # one summary line per (multi)run job with errored items
+
+HELP = """LedgerMind run: python scripts/run.py [key=value ...] [+ablation=NAME]
+
+Main keys (Hydra overrides; `--cfg job` prints the composed config, `--hydra-help` Hydra's own help):
+  model=NAME              qwen2_5_vl_3b | qwen2_5_vl_7b | qwen3_vl_8b | internvl3_8b | smolvlm | tiny_qwen2_vl
+  backend=NAME            vllm_server (backend.base_urls=[http://localhost:8000/v1]) | vllm_inprocess |
+                          transformers | replay (backend.path=FILE of {id, response})
+  benchmark=NAME          mmmu_pro_standard10 | mmmu_pro_standard4 | mmmu_pro_vision | gauges | ai2d | jsonl
+                          (benchmark.path=..., benchmark.strict=true aborts on the first bad row)
+  pipeline=NAME           ledgermind (the method) | official (MMMU-Pro protocol; pipeline.prompt=direct|cot)
+  +ablation=NAME          full | no_ledger | free_form_repair | no_ecc | no_dual_read | no_dispatcher | baseline
+  logger=NAME             wandb_offline | wandb_online | none   (logger.group=..., logger.tags=[...])
+  limit=N concurrency=N seed=N   cache.mode=off|readwrite|replay   scoring.random_fallback_seed=N
+  hydra.run.dir=DIR       output directory; an existing one resumes (errored items are retried)
+
+Examples:
+  python scripts/run.py                                   # tiny offline CPU smoke run
+  python scripts/serve.py model=qwen2_5_vl_7b --launch    # then, in another shell:
+  python scripts/run.py model=qwen2_5_vl_7b backend=vllm_server benchmark=mmmu_pro_standard10 +ablation=no_ecc
+  python scripts/run.py pipeline=official pipeline.prompt=cot benchmark=mmmu_pro_vision \\
+      backend=replay backend.path=../shared/data/mmmu_pro_subset/gpt4o_outputs/vision_cot.jsonl
+  python scripts/run.py -m +ablation=full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher
+
+Exit codes: 0 all items scored, 3 some items failed (rerun to retry them), 2 config/data/preflight error, 1 bug.
+"""
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
@@ -41,9 +72,18 @@ def _task(cfg: DictConfig) -> None:
         print(f"error: {_one_line(e)}", file=sys.stderr)
         raise SystemExit(EXIT_USER_ERROR) from None
     print(
-        f"accuracy {100 * metrics['accuracy']:.2f}% on {metrics['n_items']} items "
+        f"accuracy {100 * metrics['accuracy']:.2f}% on {metrics['n_scored']} scored of {metrics['n_items']} items "
         f"({metrics['unparsed']} unparsed, {metrics['errors']} errors) -> {cfg.output_dir}"
     )
+    if metrics["errors"]:
+        _failed_runs.append(failure_summary(metrics))
+
+
+def failure_summary(metrics: dict) -> str:
+    """`3 of 59 items failed (model call failed (official): …); rerun the same command to retry them`."""
+    causes = metrics.get("error_causes") or {}
+    top = next(iter(causes), "see results.jsonl")
+    return f"{metrics['errors']} of {metrics['n_items']} items failed ({top}); rerun the same command to retry them"
 
 
 def _one_line(e: Exception) -> str:
@@ -54,6 +94,9 @@ def _one_line(e: Exception) -> str:
 
 
 def main() -> None:
+    if any(a in ("--help", "-h") for a in sys.argv[1:]):
+        print(HELP)
+        return
     try:
         _task()
     except SystemExit as e:
@@ -62,6 +105,10 @@ def main() -> None:
         if e.code == 1 and not _task_started:
             raise SystemExit(EXIT_USER_ERROR) from None
         raise
+    for line in _failed_runs:
+        print(f"error: {line}", file=sys.stderr)
+    if _failed_runs:
+        raise SystemExit(EXIT_ITEM_ERRORS)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 
 Arguments are run dirs or multirun dirs (their sub-dirs are scanned). Writes table3.md/.csv/.tex/.png
 into --out (default: the first argument). Exit code 2 with one line when runs are missing,
-unfinished or not comparable (different model, benchmark or item set).
+unfinished or not comparable (different model, benchmark or item set, or a different protocol:
+model revision, prompt hashes, decoding, image budget) unless --allow-mixed. The shared protocol
+is printed under the table.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("runs", nargs="+", type=Path, help="run dirs or multirun dirs")
     p.add_argument("--out", type=Path, default=None, help="where to write table3.* (default: first argument)")
     p.add_argument("--paper", action="store_true", help="print the paper's Table 3 values side by side")
+    p.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="tabulate runs whose protocol differs (items, model/revision, prompts, decoding, image budget)",
+    )
     p.add_argument(
         "--logger",
         choices=["auto", "none", "offline", "online"],
@@ -62,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run_dirs = table3.find_run_dirs(args.runs)
         runs = [table3.load_run(d) for d in run_dirs]
-        rows = table3.build_rows(runs, with_paper=args.paper)
+        rows = table3.build_rows(runs, with_paper=args.paper, allow_mixed=args.allow_mixed)
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -73,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         ref = table3.load_paper_table3()
         print(f"Paper columns: {ref['benchmark']} with {ref['model']} (the paper's Table 3).")
     print(table3.to_markdown(rows, with_paper=args.paper))
+    print(table3.protocol_footer(runs))
     print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}")
 
     logger = make_logger(args.logger, run_dirs)

@@ -1,7 +1,7 @@
 """Model backends. Importing this package registers every backend in ``BACKENDS``; heavy
 dependencies (torch, transformers, vllm) are imported only when a backend is used."""
 
-from ledgermind.backends import scripted, transformers_local, vllm_inprocess, vllm_server  # noqa: F401
+from ledgermind.backends import replay, scripted, transformers_local, vllm_inprocess, vllm_server  # noqa: F401
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Message, Reply
 from ledgermind.backends.build import build_backend
 from ledgermind.backends.cache import CachedBackend, CacheMiss, CacheMode, ResponseCache

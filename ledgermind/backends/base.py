@@ -52,6 +52,9 @@ class GenerationRequest:
     json_schema: dict[str, Any] | None = None  # structured output: reply must validate against it
     regex: str | None = None  # structured output: reply must match it
     stage: str = ""
+    # The benchmark item this request serves. Not part of the cache key (the reply depends on the
+    # content, not the id); the replay backend answers by it.
+    item_id: str = ""
 
     @property
     def deterministic(self) -> bool:
@@ -75,6 +78,7 @@ class Reply:
     model: str = ""
     cached: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = ""  # a reasoning model's thinking, kept apart from ``text`` (backends/reasoning.py)
 
 
 class Backend(ABC):
@@ -82,6 +86,7 @@ class Backend(ABC):
 
     name: str = "abstract"
     supports_structured_output: bool = False
+    cacheable: bool = True  # False: never wrapped in the response cache (e.g. replay: the file is the cache)
 
     @property
     def model_id(self) -> str:
@@ -89,6 +94,14 @@ class Backend(ABC):
 
     @abstractmethod
     async def generate(self, request: GenerationRequest) -> Reply: ...
+
+    async def preflight(self) -> None:  # noqa: B027 — optional hook
+        """Check, before the first item, that the backend can serve requests at all.
+
+        Raise ``PreflightError`` (one line) when it cannot: a run against a dead server would
+        otherwise turn every item into an error. Default: nothing to check (local backends fail
+        at construction time).
+        """
 
     def generate_sync(self, request: GenerationRequest) -> Reply:
         return asyncio.run(self.generate(request))

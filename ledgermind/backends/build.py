@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.backends.base import BACKENDS, Backend
-from ledgermind.backends.cache import CachedBackend, CacheMode, ResponseCache
+from ledgermind.backends.budget import BudgetedBackend, ImageBudget
+from ledgermind.backends.cache import CachedBackend, CacheMode, ResponseCache, cache_identity
 from ledgermind.backends.model_ref import ModelRef
+from ledgermind.backends.reasoning import ReasoningBackend, ReasoningSpec
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
 
@@ -23,15 +25,31 @@ def build_backend(
     cache_mode: CacheMode | str = CacheMode.OFF,
     cache_path: str | Path | None = None,
 ) -> Backend:
-    backend = _instantiate(backend_cfg, model_cfg)
-    mode = CacheMode(cache_mode)
-    if mode is CacheMode.OFF:
+    """reasoning( cache( budget( backend ) ) ): the image rule applies to every backend, and the cache
+    key includes the budget and the backend kind, so replies made under one image budget are never
+    replayed for another. A thinking model's reasoning wrapper sits outside the cache, so the cache
+    keeps raw replies (think blocks included) and keys on the enlarged ``max_tokens``."""
+    backend = _with_cache(_instantiate(backend_cfg, model_cfg), model_cfg, cache_mode, cache_path)
+    spec = ReasoningSpec.from_model(to_plain(model_cfg) or {})
+    return ReasoningBackend(backend, spec) if spec is not None else backend
+
+
+def _with_cache(
+    inner: Backend, model_cfg: Mapping[str, Any], cache_mode: CacheMode | str, cache_path: str | Path | None
+) -> Backend:
+    budget = ImageBudget.from_model(to_plain(model_cfg) or {})
+    backend: Backend = BudgetedBackend(inner, budget)
+    try:
+        mode = CacheMode(cache_mode)
+    except ValueError:
+        raise ConfigError(f"cache.mode must be one of {[m.value for m in CacheMode]}, got {cache_mode!r}") from None
+    if mode is CacheMode.OFF or not backend.cacheable:
         return backend
     if cache_path is None:
         raise ConfigError(f"cache mode {mode.value!r} needs a cache path")
     if mode is CacheMode.REPLAY and not Path(cache_path).exists():
         raise ConfigError(f"cache=replay but the cache file {cache_path} does not exist")
-    identity = ModelRef.from_mapping(model_cfg).identity
+    identity = cache_identity(ModelRef.from_mapping(model_cfg), inner.name, budget)
     return CachedBackend(backend, ResponseCache(cache_path), mode, identity)
 
 

@@ -1,8 +1,10 @@
 """Durable response cache: resume without recompute, and exact replay of a recorded run.
 
 The key is a sha256 over the canonical request (messages with image *content* hashes, decoding
-parameters, structured-output constraints) and the model identity (the weights' origin, not the
-serving backend — so a run recorded against a GPU server can be replayed on a laptop). Only
+parameters, structured-output constraints) and the cache identity: the weights' origin, the
+backend kind, and everything that changes how images reach the model (the processor's pixel
+limits ``model.vllm_args.mm_processor_kwargs``, ``limit_mm_per_prompt`` and the client-side image
+budget). A reply made under one image budget is therefore never replayed for another. Only
 deterministic (temperature 0) requests are cached: a sampled reply is one draw, not *the* answer.
 Each write is committed (``synchronous=FULL``) before the reply is handed back, so a crash after
 an item never loses a reply that item already used.
@@ -24,7 +26,7 @@ from ledgermind.backends.base import Backend, GenerationRequest, Reply
 from ledgermind.backends.images import image_digest
 from ledgermind.errors import ConfigError, UserError
 
-KEY_VERSION = 1  # bump when the canonical form changes
+KEY_VERSION = 2  # bump when the canonical form changes (2: identity includes backend kind + image limits)
 
 
 class CacheMode(str, Enum):
@@ -35,6 +37,16 @@ class CacheMode(str, Enum):
 
 class CacheMiss(UserError):
     """Replay mode found no recorded reply for a request (the run differs from the recording)."""
+
+
+def cache_identity(ref: Any, backend_kind: str, budget: Any) -> str:
+    """Model origin + backend kind + image limits (see module docstring), as one stable string."""
+    limits = {
+        "mm_processor_kwargs": dict(ref.vllm_args.get("mm_processor_kwargs") or {}),
+        "limit_mm_per_prompt": dict(ref.vllm_args.get("limit_mm_per_prompt") or {}),
+        "budget": budget.key(),
+    }
+    return f"{ref.identity}|{backend_kind}|{json.dumps(limits, sort_keys=True)}"
 
 
 def canonical_request(request: GenerationRequest, model_identity: str) -> dict[str, Any]:
@@ -139,6 +151,10 @@ class CachedBackend(Backend):
         reply = await self.inner.generate(request)
         self.cache.put(key, reply, stage=request.stage)
         return reply
+
+    async def preflight(self) -> None:
+        if self.mode is not CacheMode.REPLAY:  # exact replay never reaches the model
+            await self.inner.preflight()
 
     async def aclose(self) -> None:
         await self.inner.aclose()

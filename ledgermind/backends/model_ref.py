@@ -50,6 +50,23 @@ class ModelRef:
             vllm_args=dict(model.get("vllm_args") or {}),
         )
 
+    def engine_args(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """vLLM engine arguments: ``vllm_args`` (+ ``overrides``) with the model's own limits as defaults.
+
+        The one source of the image-token budget (``mm_processor_kwargs``), context length and
+        images per prompt, shared by the in-process engine and ``scripts/serve.py`` so that a
+        server and an in-process run see images the same way.
+        """
+        args = {**dict(self.vllm_args), **dict(overrides or {})}
+        args.setdefault("max_model_len", self.context_length)
+        args.setdefault("limit_mm_per_prompt", {"image": self.max_images, "video": 0})
+        return args
+
+    @property
+    def served_name(self) -> str:
+        """What a server started by ``scripts/serve.py`` serves and ``vllm_server`` asks for."""
+        return self.hub_id or self.path or self.name
+
     @property
     def identity(self) -> str:
         """What the response cache keys on: the weights' origin, not the backend serving them."""

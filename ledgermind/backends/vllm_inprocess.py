@@ -1,21 +1,31 @@
-"""vLLM in-process backend: one GPU, no server (``vllm.LLM``), imported lazily.
+"""vLLM in-process backend: one GPU, no server, requests batched inside the engine.
 
-``LLM.chat`` is synchronous and batches internally; we run it in a worker thread behind a lock
-so the event loop stays responsive. For many concurrent items prefer ``vllm_server``, whose
-continuous batching across requests is the reason it is the primary path.
+Why the asynchronous engine: ``LLM.chat`` is synchronous, so concurrent items had to queue
+behind a lock and the GPU saw one request at a time. ``AsyncLLM`` (vLLM v1) schedules every
+request it has been given with continuous batching, exactly like the server but without HTTP,
+which is what a SLURM array job with one GPU per task wants.
+
+The engine lives on its own event loop in a daemon thread: its output handler is bound to the loop
+that created it, while our callers come from several loops (the runner's, ``generate_sync``'s
+fresh ones). ``generate`` hands the request to that loop and awaits the result, so chat-template
+rendering and image processing never block the caller's loop either. Structured outputs
+(``StructuredOutputsParams``) and per-request seeds are ordinary ``SamplingParams`` fields.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import Future
 from typing import Any
 
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
 from ledgermind.backends.chat import to_openai_messages
 from ledgermind.backends.model_ref import ModelRef
+from ledgermind.errors import BackendError
 
 
 def _import_vllm() -> Any:
@@ -26,6 +36,26 @@ def _import_vllm() -> Any:
     except ImportError as exc:
         raise MissingExtraError("the vllm_inprocess backend", "vllm", "vllm") from exc
     return vllm
+
+
+class _EngineThread:
+    """A private event loop in a daemon thread that owns the ``AsyncLLM``."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="vllm-inprocess-engine", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def submit(self, coro: Any) -> Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=30)
 
 
 @BACKENDS.register("vllm_inprocess")
@@ -39,16 +69,30 @@ class VLLMInProcessBackend(Backend):
         # model-level recommended args (conf/model/*.yaml vllm_args), overridden by backend ones
         self.engine_args = {**dict(self.ref.vllm_args), **dict(engine_args or {})}
         self._vllm = _import_vllm()  # fail at construction, not at the first item
-        self._llm: Any = None
-        self._lock = threading.Lock()
+        self._engine: Any = None  # AsyncLLM, created on first use inside the engine thread
+        self._thread: _EngineThread | None = None
+        self._start_lock = threading.Lock()
+        self._ids = itertools.count()
 
-    def _ensure_engine(self) -> Any:
-        if self._llm is None:
+    # ------------------------------------------------------------------ engine lifecycle
+    def _engine_thread(self) -> _EngineThread:
+        with self._start_lock:
+            if self._thread is None:
+                self._thread = _EngineThread()
+            return self._thread
+
+    async def _ensure_engine(self) -> Any:
+        """Runs on the engine loop only (one coroutine at a time creates it: the loop is single-threaded)."""
+        if self._engine is None:
+            from vllm.engine.arg_utils import AsyncEngineArgs
+            from vllm.v1.engine.async_llm import AsyncLLM
+
             args = dict(self.engine_args)
             args.setdefault("max_model_len", self.ref.context_length)
             args.setdefault("limit_mm_per_prompt", {"image": self.ref.max_images, "video": 0})
-            self._llm = self._vllm.LLM(model=self.ref.resolve_source(), revision=self.ref.revision, **args)
-        return self._llm
+            engine_args = AsyncEngineArgs(model=self.ref.resolve_source(), revision=self.ref.revision, **args)
+            self._engine = AsyncLLM.from_engine_args(engine_args)
+        return self._engine
 
     def _sampling_params(self, request: GenerationRequest) -> Any:
         kwargs: dict[str, Any] = dict(
@@ -57,28 +101,63 @@ class VLLMInProcessBackend(Backend):
             stop=list(request.stop) or None,
             seed=request.seed,
         )
+        if request.json_schema is not None and request.regex is not None:
+            from ledgermind.errors import ConfigError
+
+            raise ConfigError("a request may constrain its output by json_schema or by regex, not both")
         if request.json_schema is not None or request.regex is not None:
             from vllm.sampling_params import StructuredOutputsParams
 
             kwargs["structured_outputs"] = StructuredOutputsParams(json=request.json_schema, regex=request.regex)
         return self._vllm.SamplingParams(**kwargs)
 
+    # ------------------------------------------------------------------ generation
     async def generate(self, request: GenerationRequest) -> Reply:
-        return await asyncio.to_thread(self._generate_blocking, request)
+        params = self._sampling_params(request)  # bad requests fail here, in the caller's frame
+        future = self._engine_thread().submit(self._agenerate(request, params))
+        return await asyncio.wrap_future(future)
 
-    def _generate_blocking(self, request: GenerationRequest) -> Reply:
-        with self._lock:
-            llm = self._ensure_engine()
-            t0 = time.perf_counter()
-            out = llm.chat(to_openai_messages(request.messages), self._sampling_params(request), use_tqdm=False)[0]
-            latency = time.perf_counter() - t0
-        completion = out.outputs[0]
+    async def _agenerate(self, request: GenerationRequest, params: Any) -> Reply:
+        engine = await self._ensure_engine()
+        engine_input = await self._render(engine, request)
+        t0 = time.perf_counter()
+        final = None
+        async for out in engine.generate(engine_input, params, f"ledgermind-{next(self._ids)}"):
+            final = out
+        latency = time.perf_counter() - t0
+        if final is None or not final.outputs:
+            raise BackendError("vllm_inprocess: the engine finished the request without an output")
+        completion = final.outputs[0]
         return Reply(
             text=completion.text,
-            prompt_tokens=len(out.prompt_token_ids or []),
+            prompt_tokens=len(final.prompt_token_ids or []),
             completion_tokens=len(completion.token_ids),
             finish_reason=str(completion.finish_reason or "stop"),
             latency_s=latency,
             backend=self.name,
             model=self.model_id,
+            meta={"token_ids": list(completion.token_ids)},
         )
+
+    @staticmethod
+    async def _render(engine: Any, request: GenerationRequest) -> Any:
+        """The chat template + image processing ``LLM.chat`` applies, through the engine's renderer."""
+        from vllm.renderers.params import ChatParams
+
+        renderer = engine.renderer
+        chat_params = ChatParams(chat_template_kwargs={"add_generation_prompt": True, "continue_final_message": False,
+                                                       "tools": None, "tokenize": False})  # fmt: skip
+        # the chat template emits BOS/EOS itself (as LLM.chat and the server do)
+        tok_params = renderer.default_chat_tok_params.with_kwargs(add_special_tokens=False)
+        _, (engine_input,) = await renderer.render_chat_async(
+            [to_openai_messages(request.messages)], chat_params, tok_params
+        )
+        return engine_input
+
+    async def aclose(self) -> None:
+        thread, self._thread = self._thread, None
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.shutdown()
+        if thread is not None:
+            thread.stop()

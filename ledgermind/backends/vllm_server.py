@@ -22,7 +22,7 @@ from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
 from ledgermind.backends.chat import to_openai_messages
 from ledgermind.backends.model_ref import ModelRef
 from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status
-from ledgermind.errors import BackendError, BackendTimeout, ConfigError
+from ledgermind.errors import BackendError, BackendTimeout, ConfigError, PreflightError
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,8 @@ class VLLMServerBackend(Backend):
         return httpx.AsyncClient(timeout=self._timeout, limits=limits, headers=headers, transport=self._transport)
 
     async def generate(self, request: GenerationRequest) -> Reply:
-        body = build_payload(request, self.served_model, self.return_token_ids)
+        # image encoding (base64 of every image) off the event loop: it would stall every item in flight
+        body = await asyncio.to_thread(build_payload, request, self.served_model, self.return_token_ids)
         async with self._sems.get():
             t0 = time.perf_counter()
             data, url, attempts = await self._post_with_retries(body)
@@ -164,10 +165,31 @@ class VLLMServerBackend(Backend):
         err = BackendTimeout if timed_out else BackendError
         raise err(f"vLLM server unavailable after {self.policy.max_retries + 1} attempts; last error: {last_error}")
 
+    async def preflight(self) -> None:
+        """Every base URL answers ``/v1/models`` and lists ``served_model`` (one line otherwise)."""
+        client: httpx.AsyncClient = self._clients.get()
+        for url in self.base_urls:
+            try:
+                resp = await client.get(f"{url}/v1/models", timeout=httpx.Timeout(10.0, connect=self._timeout.connect))
+                resp.raise_for_status()
+                served = [str(m.get("id")) for m in resp.json().get("data", [])]
+            except (httpx.HTTPError, ValueError, AttributeError) as exc:
+                raise PreflightError(
+                    f"backend unreachable at {url} ({type(exc).__name__}: {str(exc)[:120]}); start it with "
+                    f"`python scripts/serve.py model=<name> --launch` or fix backend.base_urls"
+                ) from None
+            if self.served_model not in served:
+                raise PreflightError(
+                    f"{url} serves {served}, not {self.served_model!r}; set backend.served_model_name "
+                    f"or start the server with --served-model-name {self.served_model}"
+                )
+
     def _parse(self, data: dict[str, Any], latency: float, url: str, attempts: int) -> Reply:
         try:
             choice = data["choices"][0]
             text = choice["message"]["content"] or ""
+            # vLLM's --reasoning-parser returns the thinking apart (``reasoning_content``; newer: ``reasoning``)
+            reasoning = choice["message"].get("reasoning_content") or choice["message"].get("reasoning") or ""
             usage = data.get("usage") or {}
         except (KeyError, IndexError, TypeError) as exc:
             raise BackendError(f"unexpected chat completion shape from {url}: {str(data)[:300]}") from exc
@@ -180,6 +202,7 @@ class VLLMServerBackend(Backend):
             backend=self.name,
             model=self.model_id,
             meta=self._meta(choice, url, attempts),
+            reasoning=str(reasoning),
         )
 
     def _meta(self, choice: dict[str, Any], url: str, attempts: int) -> dict[str, Any]:

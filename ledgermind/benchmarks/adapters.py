@@ -23,12 +23,20 @@ stored inside tables are decoded once into the cache dir. Expected layouts:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ledgermind.benchmarks.item import AnswerType, Item
+from ledgermind.benchmarks.item import AnswerType, Item, failed_item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import image_bytes, materialise_image, parse_list, read_table, table_files
+from ledgermind.benchmarks.tables import (
+    contained_path,
+    image_bytes,
+    materialise_image,
+    parse_list,
+    read_table,
+    table_files,
+)
 from ledgermind.errors import DataError
 
 _LETTERS = "ABCDEFGHIJ"
@@ -46,12 +54,27 @@ def _rows(config: LoaderConfig, name: str, layout: str) -> list[tuple[dict[str, 
     return out
 
 
+def _each(config: LoaderConfig, name: str, layout: str, one: Callable[[dict[str, Any], Path, int], Item]) -> list[Item]:
+    """``one(row, source_file, index)`` per row; a row that fails is a per-item error naming its
+    file and row (``benchmark.strict=true``: the first one aborts the load)."""
+    items: list[Item] = []
+    for n, (row, src) in enumerate(_rows(config, name, layout)):
+        try:
+            items.append(one(row, src, n))
+        except (DataError, KeyError) as exc:
+            if config.strict:
+                raise
+            rid = next((row[k] for k in ("id", "pid", "index", "question_id") if row.get(k) not in (None, "")), f"row{n + 1}")
+            items.append(failed_item(str(rid), f"{src}: row {n + 1}: {exc}"))
+    return items
+
+
 def _image(value: Any, source: Path, cache: Path, stem: str) -> Path:
     """An image field: a path (relative to the table file) or embedded bytes/base64."""
     if isinstance(value, str) and not _looks_base64(value):
-        return source.parent / value
+        return contained_path(source.parent, value, stem)
     if isinstance(value, dict) and not value.get("bytes") and value.get("path"):
-        return source.parent / value["path"]
+        return contained_path(source.parent, value["path"], stem)
     data = image_bytes(value)
     if data is None:
         raise DataError(f"item {stem!r}: empty image field")
@@ -96,9 +119,9 @@ def split_inline_options(text: str, pattern: str) -> tuple[str, list[str] | None
 @BENCHMARKS.register("mmstar")
 def load_mmstar(config: LoaderConfig) -> list[Item]:
     cache = config.cache_path("mmstar_images")
-    items = []
-    for row, src in _rows(config, "mmstar", "MMStar parquet or MMStar.tsv"):
-        item_id = f"mmstar_{row.get('index', len(items))}"
+
+    def one(row: dict[str, Any], src: Path, n: int) -> Item:
+        item_id = f"mmstar_{row.get('index', n)}"
         question = str(row.get("question", ""))
         options = [str(row[c]) for c in "ABCD" if row.get(c) not in (None, "")] or None
         if options is None:
@@ -106,17 +129,16 @@ def load_mmstar(config: LoaderConfig) -> list[Item]:
             question = re.sub(r"\s*Options:\s*$", "", stem) if options else question
         answer = str(row.get("answer", "")).strip()
         meta = {k: row[k] for k in ("category", "l2_category", "l2-category", "bench") if row.get(k)} | {"source": "mmstar"}
-        items.append(
-            Item(item_id, question, [_image(row.get("image"), src, cache, item_id)], options, answer, AnswerType.MCQ, meta=meta)
-        )
-    return items
+        return Item(item_id, question, [_image(row.get("image"), src, cache, item_id)], options, answer, AnswerType.MCQ, meta=meta)
+
+    return _each(config, "mmstar", "MMStar parquet or MMStar.tsv", one)
 
 
 @BENCHMARKS.register("mmmu")
 def load_mmmu(config: LoaderConfig) -> list[Item]:
     cache = config.cache_path("mmmu_images")
-    items = []
-    for row, src in _rows(config, "mmmu", "MMMU/MMMU parquet files"):
+
+    def one(row: dict[str, Any], src: Path, n: int) -> Item:
         item_id = str(row["id"])
         is_mcq = row.get("question_type", "multiple-choice") == "multiple-choice"
         options = parse_list(row.get("options"), f"options of {item_id}") if is_mcq else None
@@ -124,15 +146,16 @@ def load_mmmu(config: LoaderConfig) -> list[Item]:
         meta = {k: row[k] for k in ("subfield", "img_type", "question_type") if row.get(k)} | {"source": "mmmu"}
         images = _numbered_images(row, src, cache, item_id, 7)
         difficulty = row.get("topic_difficulty") or None
-        items.append(Item(item_id, str(row["question"]), images, options, answer, _answer_type(is_mcq, answer), difficulty, meta))
-    return items
+        return Item(item_id, str(row["question"]), images, options, answer, _answer_type(is_mcq, answer), difficulty, meta)
+
+    return _each(config, "mmmu", "MMMU/MMMU parquet files", one)
 
 
 @BENCHMARKS.register("emma")
 def load_emma(config: LoaderConfig) -> list[Item]:
     cache = config.cache_path("emma_images")
-    items = []
-    for row, src in _rows(config, "emma", "EMMA parquet or JSONL"):
+
+    def one(row: dict[str, Any], src: Path, n: int) -> Item:
         item_id = str(row.get("pid") or row.get("id"))
         options = row.get("options")
         options = parse_list(options, f"options of {item_id}") if options not in (None, "", []) else None
@@ -143,16 +166,17 @@ def load_emma(config: LoaderConfig) -> list[Item]:
         answer = str(row.get("answer", "")).strip()
         meta = {k: row[k] for k in ("subject", "category", "task", "source") if row.get(k)} | {"benchmark": "emma"}
         images = _numbered_images(row, src, cache, item_id, 5)
-        items.append(Item(item_id, question, images, options if is_mcq else None, answer, _answer_type(is_mcq, answer), meta=meta))
-    return items
+        return Item(item_id, question, images, options if is_mcq else None, answer, _answer_type(is_mcq, answer), meta=meta)
+
+    return _each(config, "emma", "EMMA parquet or JSONL", one)
 
 
 @BENCHMARKS.register("vstar")
 def load_vstar(config: LoaderConfig) -> list[Item]:
     cache = config.cache_path("vstar_images")
-    items = []
-    for row, src in _rows(config, "vstar", "V*Bench test_questions.jsonl (+ images) or parquet"):
-        item_id = f"vstar_{row.get('question_id', len(items))}"
+
+    def one(row: dict[str, Any], src: Path, n: int) -> Item:
+        item_id = f"vstar_{row.get('question_id', n)}"
         text = str(row.get("text") or row.get("question") or "")
         text = re.sub(r"\n?Answer with the option's letter.*$", "", text, flags=re.S)
         stem, options = split_inline_options(text, r"\(([A-D])\)\s*([^\n]+?)\s*(?=\([A-D]\)|\n|$)")
@@ -160,5 +184,6 @@ def load_vstar(config: LoaderConfig) -> list[Item]:
         if options is None or answer not in _LETTERS[: len(options)]:
             raise DataError(f"V*Bench item {item_id!r}: cannot find '(A) …' options or a letter label in {src}")
         meta = {"category": row.get("category"), "source": "vstar"}
-        items.append(Item(item_id, stem, [_image(row.get("image"), src, cache, item_id)], options, answer, AnswerType.MCQ, meta=meta))
-    return items
+        return Item(item_id, stem, [_image(row.get("image"), src, cache, item_id)], options, answer, AnswerType.MCQ, meta=meta)
+
+    return _each(config, "vstar", "V*Bench test_questions.jsonl (+ images) or parquet", one)

@@ -10,11 +10,12 @@ two, so the tolerance is never looser than either field supports; both are kept 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import read_jsonl
+from ledgermind.benchmarks.tables import build_items, contained_path, read_jsonl
 from ledgermind.errors import DataError
 
 LAYOUT = "a directory with items.jsonl (image, min, max, reading, ticks, tick_pos) and images/"
@@ -49,31 +50,31 @@ def graduation(row: dict[str, Any]) -> float | None:
 def load_gauges(config: LoaderConfig) -> list[Item]:
     root = config.require_path("gauges", LAYOUT)
     rows = config.apply_limit_rows(read_jsonl(root / "items.jsonl"))
-    items = []
-    for lineno, row in enumerate(rows, 1):
-        try:
-            image = root / "images" / row["image"]
-            meta = {
-                "min": float(row["min"]),
-                "max": float(row["max"]),
-                "graduation": graduation(row),
-                "tick_step": tick_step(row),
-                "range_step": range_step(row),
-                "numeric_kind": "reading",  # continuous measurement: tolerant scoring
-                "source": "gauges",
-            }
-            answer = str(row["reading"]).strip()
-            float(answer)
-        except (KeyError, ValueError) as exc:
-            raise DataError(f"{root / 'items.jsonl'}:{lineno}: bad gauge record ({exc})") from None
-        items.append(
-            Item(
-                id=f"gauge_{image.stem}",
-                question=QUESTION.format(min=row["min"], max=row["max"]),
-                images=[image],
-                answer=answer,
-                answer_type=AnswerType.NUMERIC,
-                meta=meta,
-            )
-        )
-    return items
+    return build_items(rows, lambda row: _gauge_item(root, row), str(root / "items.jsonl"), strict=config.strict)
+
+
+def _gauge_item(root: Path, row: dict[str, Any]) -> Item:
+    """One row → one item; a ``DataError`` becomes a per-item error (``build_items``)."""
+    try:
+        image = contained_path(root / "images", row["image"], f"gauge_{row.get('image')}")
+        meta = {
+            "min": float(row["min"]),
+            "max": float(row["max"]),
+            "graduation": graduation(row),
+            "tick_step": tick_step(row),
+            "range_step": range_step(row),
+            "numeric_kind": "reading",  # continuous measurement: tolerant scoring
+            "source": "gauges",
+        }
+        answer = str(row["reading"]).strip()
+        float(answer)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise DataError(f"bad gauge record ({exc})") from None
+    return Item(
+        id=f"gauge_{image.stem}",
+        question=QUESTION.format(min=row["min"], max=row["max"]),
+        images=[image],
+        answer=answer,
+        answer_type=AnswerType.NUMERIC,
+        meta=meta,
+    )

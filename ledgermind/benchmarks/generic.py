@@ -4,7 +4,7 @@ One JSON object per line::
 
     {"id": "q1",                       # required, unique
      "question": "What is ... <image 1>?",  # required; <image N> = images[N-1] (optional)
-     "images": ["imgs/a.png"],         # paths relative to the JSONL file (or absolute); "image": "a.png" also accepted
+     "images": ["imgs/a.png"],         # paths inside the JSONL file's directory (others are refused); "image": "a.png" also accepted
      "options": ["red", "blue"],       # optional; present → multiple choice, answer is a letter
      "answer": "B",                    # gold: option letter, number, or free text
      "answer_type": "mcq",             # optional: mcq | numeric | open (inferred when absent)
@@ -23,7 +23,7 @@ from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import read_jsonl
+from ledgermind.benchmarks.tables import build_items, contained_path, read_jsonl
 from ledgermind.errors import DataError
 
 LAYOUT = "a .jsonl file (or a directory with items.jsonl) in the generic VQA format of docs/data_format.md"
@@ -66,7 +66,7 @@ def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
     return Item(
         id=str(row["id"]),
         question=str(row["question"]),
-        images=[p if p.is_absolute() else base / p for p in map(Path, images)],
+        images=[contained_path(base, p, str(row["id"])) for p in images],
         options=[str(o) for o in options] if options else None,
         answer=answer,
         answer_type=answer_type,
@@ -77,7 +77,7 @@ def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
 
 def load_records(path: Path, config: LoaderConfig) -> list[Item]:
     rows = config.apply_limit_rows(read_jsonl(path))
-    return [item_from_record(r, path.parent, f"{path}:{i}") for i, r in enumerate(rows, 1)]
+    return build_items(rows, lambda r: item_from_record(r, path.parent, "record"), str(path), strict=config.strict)
 
 
 @BENCHMARKS.register("jsonl")

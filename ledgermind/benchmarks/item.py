@@ -55,3 +55,9 @@ class Item:
             difficulty=d.get("difficulty"),
             meta=dict(d.get("meta") or {}),
         )
+
+
+def failed_item(item_id: str, cause: str) -> Item:
+    """A placeholder for an item the loader could not build: the runner records ``cause`` as the
+    item's error (never a wrong answer) and never sends it to a model."""
+    return Item(id=item_id, question="", meta={"load_error": cause})

@@ -26,12 +26,21 @@ Layouts (``LoaderConfig.path``):
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import image_bytes, materialise_image, parse_list, read_jsonl, read_tables
+from ledgermind.benchmarks.tables import (
+    build_items,
+    contained_path,
+    image_bytes,
+    materialise_image,
+    parse_list,
+    read_jsonl,
+    read_tables,
+)
 from ledgermind.errors import ConfigError, DataError
 
 SETTINGS = ("standard10", "standard4", "vision")
@@ -57,16 +66,17 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
         raise ConfigError(f"mmmu_pro setting must be one of {list(SETTINGS)}, got {setting!r}")
     root = config.require_path("mmmu_pro", LAYOUT)
     if root.is_dir() and (root / "items.jsonl").is_file():
-        items = [_from_subset_row(r, root, setting) for r in config.apply_limit_rows(read_jsonl(root / "items.jsonl"))]
+        rows = config.apply_limit_rows(read_jsonl(root / "items.jsonl"))
+        items = build_items(rows, lambda r: _from_subset_row(r, root, setting), str(root / "items.jsonl"), strict=config.strict)
     else:
         rows = _limit(read_tables(root), config.limit)
         cache = config.cache_path("mmmu_pro_images")
-        items = [_from_official_row(r, setting, cache) for r in rows]
+        items = build_items(rows, lambda r: _from_official_row(r, setting, cache), str(root), strict=config.strict)
     if setting == "vision":
         from ledgermind.benchmarks.vision import VisionRenderer
 
         renderer = VisionRenderer(config.cache_path("mmmu_pro_vision"))
-        items = [renderer.to_vision_item(it) if not it.meta.get("page_given") else it for it in items]
+        items = [it if it.meta.get("page_given") or it.meta.get("load_error") else renderer.to_vision_item(it) for it in items]
     return items
 
 
@@ -86,19 +96,20 @@ def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
             options, answer = row["options_orig"], row["answer_orig"]
         else:
             options, answer = row["options"], row["answer"]
-        images = [root / "images" / name for name in row.get("images", [])]
+        images = [contained_path(root / "images", name, item_id) for name in row.get("images", [])]
     except KeyError as exc:
-        raise DataError(f"{root / 'items.jsonl'}: item {row.get('id', '?')!r} lacks field {exc}") from None
+        raise DataError(f"item {row.get('id', '?')!r} lacks field {exc}") from None
+    options = parse_list(options, f"options of {item_id}") or []
     meta = {k: row[k] for k in ("subject", "subfield", "img_type") if k in row}
     meta |= {"setting": setting, "source": "mmmu_pro_subset"}
-    meta |= _vision_style(row, root)
-    return _item(item_id, row.get("question", ""), list(options), str(answer), images, row.get("topic_difficulty"), meta)
+    meta |= _vision_style(row, root, item_id)
+    return _item(item_id, row.get("question", ""), options, str(answer), images, row.get("topic_difficulty"), meta)
 
 
-def _vision_style(row: dict[str, Any], root: Path) -> dict[str, Any]:
+def _vision_style(row: dict[str, Any], root: Path, item_id: str) -> dict[str, Any]:
     bg = row.get("vision_background")
     if isinstance(bg, str) and bg and not bg.startswith("#"):
-        bg = str(root / bg)
+        bg = str(contained_path(root, bg, item_id))
     style = {"vision_font": row.get("vision_font"), "vision_fontSize": row.get("vision_fontSize"), "vision_background": bg}
     return {k: v for k, v in style.items() if v}
 
@@ -112,9 +123,13 @@ def _from_official_row(row: dict[str, Any], setting: str, cache: Path) -> Item:
     meta: dict[str, Any] = {"setting": setting, "source": "mmmu_pro_official"}
     meta |= {k: row[k] for k in ("subject", "subfield", "img_type") if row.get(k) not in (None, "")}
     if setting == "vision" and row.get("image") not in (None, "") and not row.get("question"):
+        from ledgermind.benchmarks.vision import vision_question
+
         page = materialise_image(_bytes(row["image"], item_id), cache, f"{item_id}_page")
         meta["page_given"] = True
-        return _item(item_id, "", options, answer, [page], row.get("topic_difficulty"), meta)
+        item = _item(item_id, "", options, answer, [page], row.get("topic_difficulty"), meta)
+        # as a rendered page: options only as pixels (the scorer reads meta["options"])
+        return replace(item, question=vision_question(len(options)), options=None, meta=item.meta | {"options": options})
     images = _official_images(row, item_id, cache)
     return _item(item_id, str(row.get("question", "")), options, answer, images, row.get("topic_difficulty"), meta)
 

@@ -27,6 +27,7 @@ class LoaderConfig:
     split: str | None = None
     limit: int | None = None  # first ``limit`` items in file order (deterministic)
     cache_dir: str | None = None  # derived files (rendered pages, decoded images); default: user cache
+    strict: bool = False  # True: the first bad row aborts the load; False: it becomes a per-item error
 
     @classmethod
     def from_mapping(cls, cfg: Mapping[str, Any] | None) -> LoaderConfig:

@@ -13,13 +13,50 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ledgermind.benchmarks.item import Item, failed_item
 from ledgermind.errors import DataError
 
 TABLE_SUFFIXES = (".parquet", ".tsv", ".jsonl")
+
+
+def contained_path(root: Path, name: Any, item_id: str) -> Path:
+    """``root / name``, refused (``DataError`` naming the item) if it resolves outside ``root``.
+
+    Dataset files are untrusted input: an image name such as ``../../../../etc/passwd`` must never
+    be opened (and, with a server backend, sent over the network). Absolute names are refused
+    unless they point inside ``root``; symlinks are resolved before the check.
+    """
+    if not isinstance(name, str | Path) or not str(name):
+        raise DataError(f"item {item_id!r}: image name {name!r} is not a file name")
+    base = Path(root).resolve()
+    target = (base / Path(name)).resolve()
+    if target != base and base not in target.parents:
+        raise DataError(f"item {item_id!r}: image path {str(name)!r} is outside the data directory {base}; refused")
+    return target
+
+
+def build_items(
+    rows: Iterable[dict[str, Any]], build: Callable[[dict[str, Any]], Item], where: str, *, strict: bool = False
+) -> list[Item]:
+    """``build`` each row; a row that fails becomes an error item (``meta.load_error``) naming its line.
+
+    One bad row must not abort a 1,730-item benchmark: the run goes on and the row is reported
+    as an error. ``strict`` restores the abort (the first bad row raises its ``DataError``).
+    """
+    items: list[Item] = []
+    for lineno, row in enumerate(rows, 1):
+        try:
+            items.append(build(row))
+        except DataError as exc:
+            if strict:
+                raise
+            row_id = row.get("id") or row.get("index") or row.get("pid") if isinstance(row, dict) else None
+            items.append(failed_item(str(row_id or f"row{lineno}"), f"{where}:{lineno}: {exc}"))
+    return items
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -85,17 +122,17 @@ def parse_list(value: Any, what: str = "options") -> list[str] | None:
     """A list column that may be a real list or its Python/JSON string repr (HF MMMU stores ``str(list)``)."""
     if value is None or value == "":
         return None
-    if isinstance(value, list | tuple):
-        return [str(v) for v in value]
     if hasattr(value, "tolist"):
-        return [str(v) for v in value.tolist()]
+        value = value.tolist()
     if isinstance(value, str):
         try:
-            parsed = ast.literal_eval(value)
+            value = ast.literal_eval(value)
         except (ValueError, SyntaxError):
             raise DataError(f"{what} is not a list: {value[:80]!r}") from None
-        if isinstance(parsed, list | tuple):
-            return [str(v) for v in parsed]
+    if isinstance(value, list | tuple):
+        if any(isinstance(v, list | tuple | dict) for v in value):
+            raise DataError(f"{what} is nested (a list inside the list): {str(value)[:80]!r}")
+        return [str(v) for v in value]
     raise DataError(f"{what} is not a list: {str(value)[:80]!r}")
 
 

@@ -51,6 +51,16 @@ _FALLBACK = {  # requested family (lower case) → (DejaVu family, style)
     "nanum pen script": ("DejaVu Serif", "italic"),
 }
 _PLACEHOLDER = re.compile(r"(<image\s*\d+>)")
+# The text question of a vision item: the model must know that the question and its lettered
+# options are in the image, and that a letter is expected (an empty "Question:" says neither).
+VISION_QUESTION = (
+    "The question and its answer options, lettered {first} to {last}, are shown in the image. "
+    "Read them from the image and answer with the letter of the correct option."
+)
+
+
+def vision_question(n_options: int) -> str:
+    return VISION_QUESTION.format(first="A", last=chr(ord("A") + max(n_options, 1) - 1))
 
 
 @lru_cache(maxsize=64)
@@ -89,7 +99,8 @@ class VisionRenderer:
         self.cache_dir = Path(cache_dir)
 
     def to_vision_item(self, item: Item) -> Item:
-        """The vision-setting version of a standard item: one page image, no text question.
+        """The vision-setting version of a standard item: one page image; the text question only says
+        that question and lettered options are in the image (``VISION_QUESTION``).
 
         The options move to ``meta["options"]`` (the scorer needs them for the option-text
         heuristic) so that a pipeline rendering ``Item.options`` cannot leak them as text.
@@ -107,7 +118,7 @@ class VisionRenderer:
             page = self.render(item.question, item.options or [], item.images, style)
         except DataError as exc:
             return replace(item, question="", options=None, images=[], meta=meta | {"load_error": str(exc)})
-        return replace(item, question="", options=None, images=[page], meta=meta)
+        return replace(item, question=vision_question(len(item.options or [])), options=None, images=[page], meta=meta)
 
     def style_for(self, item: Item) -> PageStyle:
         return PageStyle(
@@ -214,11 +225,13 @@ def _background(spec: str, size: tuple[int, int]) -> Image.Image:
 
 
 def _open(path: Path) -> Image.Image:
+    """RGB pixels, or a ``DataError``: a corrupt file or a decompression bomb (Pillow's own guard,
+    which raises ``DecompressionBombError``, not an ``OSError``) is one item's error, not a crash."""
     try:
         with Image.open(path) as im:
             return im.convert("RGB")
-    except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read image {path}: {exc}") from None
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise DataError(f"cannot read image {path}: {type(exc).__name__}: {exc}") from None
 
 
 def _file_digest(path: Path) -> str:

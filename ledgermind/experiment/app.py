@@ -8,7 +8,9 @@ this module importable while those packages evolve and lets tests run fakes end 
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
+import inspect
 import logging
 import random
 import sys
@@ -22,10 +24,13 @@ from omegaconf.errors import MissingMandatoryValue
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError
+from ledgermind.experiment.item_filter import requested_ids, select_items
+from ledgermind.experiment.provenance import run_provenance
 from ledgermind.experiment.results import read_results
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.summary import Summarize
 from ledgermind.experiment.wandb_logger import ExperimentLogger
+from ledgermind.simulator.label import is_simulated
 from ledgermind.metrics.census import format_census
 
 log = logging.getLogger(__name__)
@@ -58,7 +63,10 @@ class RunSettings:
         if not out:
             raise ConfigError("output_dir is empty; give a directory (an existing one resumes that run)")
         ablation = cfg.get("ablation")
-        variant = str(ablation.get("name", "custom")) if ablation is not None else "full"
+        # a pipeline that is not the method names its own variant (pipeline=official: "official_cot"),
+        # so its runs never pass for LedgerMind's "full" in Table 3
+        default = str((cfg.get("pipeline") or {}).get("variant") or "full")
+        variant = str(ablation.get("name", "custom")) if ablation is not None else default
         return cls(seed, concurrency, limit, Path(str(out)), bool(cfg.get("progress", True)), variant)
 
 
@@ -116,6 +124,45 @@ def load_items(cfg: DictConfig, limit: int | None) -> list[Item]:
     return load(name, node)
 
 
+def load_selected_items(cfg: DictConfig, limit: int | None) -> list[Item]:
+    """The benchmark's items, narrowed to ``item_ids`` / ``item_ids_file`` when given, then ``limit``."""
+    ids = requested_ids(cfg)
+    if ids is None:
+        return load_items(cfg, limit)
+    items = select_items(load_items(cfg, None), ids, benchmark_identity(cfg))
+    return items if limit is None else items[:limit]
+
+
+def agent_factory_path(cfg: DictConfig) -> str:
+    """A pipeline option may name its own agent (``pipeline=official``); else the top-level key."""
+    pipeline = cfg.get("pipeline") or {}
+    return str(pipeline.get("agent_factory") or cfg.get("agent_factory", "ledgermind.pipeline.build_agent"))
+
+
+def configured_scorer(cfg: DictConfig) -> Scorer:
+    """The ``scorer`` callable, given the ``scoring`` node (``random_fallback_seed``) if it takes a config."""
+    scorer = import_object(cfg.get("scorer", "ledgermind.scoring.score"), "scorer")
+    node = cfg.get("scoring") or {}
+    try:
+        takes_config = "config" in inspect.signature(scorer).parameters
+    except (TypeError, ValueError):
+        takes_config = False
+    if not takes_config:
+        return scorer
+    from ledgermind.scoring import ScoringConfig
+
+    seed = node.get("random_fallback_seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ConfigError(f"scoring.random_fallback_seed must be an integer or null, got {seed!r}")
+    return functools.partial(scorer, config=ScoringConfig(random_letter_seed=seed))
+
+
+def quiet_http_logs() -> None:
+    """httpx logs one INFO line per request; a run makes thousands. Warnings still show."""
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def default_summarize() -> Summarize | None:
     """Trajectory metrics (App. F); a missing metrics package leaves them out, with a warning."""
     try:
@@ -156,13 +203,15 @@ def run_experiment(
     summarize: Summarize | None = None,
 ) -> dict[str, Any]:
     """Run the configured experiment and return its ``metrics.json`` content."""
+    quiet_http_logs()
     settings = RunSettings.from_cfg(cfg)
     seed_everything(settings.seed)
-    items = load_items(cfg, settings.limit)
-    factory = agent_factory or import_object(cfg.get("agent_factory", "ledgermind.pipeline.build_agent"), "agent_factory")
-    scorer = scorer or import_object(cfg.get("scorer", "ledgermind.scoring.score"), "scorer")
+    items = load_selected_items(cfg, settings.limit)
+    factory = agent_factory or import_object(agent_factory_path(cfg), "agent_factory")
+    scorer = scorer or configured_scorer(cfg)
     summarize = summarize if summarize is not None else default_summarize()
-    if is_tiny_model(cfg.model):
+    # replayed replies are not the tiny model's, and the simulator prints its own banner
+    if is_tiny_model(cfg.model) and backend_identity(cfg) != "ReplayBackend" and not is_simulated(backend_identity(cfg)):
         print(TINY_MODEL_BANNER.format(name=cfg.model.get("name")), file=sys.stderr, flush=True)
 
     identity = identity_for(
@@ -172,13 +221,16 @@ def run_experiment(
         benchmark=benchmark_identity(cfg),
         variant=settings.variant,
         seed=settings.seed,
+        provenance=run_provenance(plain_config(cfg)),
     )
     gamma = float(cfg.get("pipeline", {}).get("gamma", 0.5))
     options = RunOptions(settings.output_dir, settings.concurrency, gamma, settings.progress)
-    logger = _start_logger(cfg, settings)
+    logger = _start_logger(cfg, settings, identity.to_dict())
     try:
         metrics = asyncio.run(_run(cfg, items, factory, identity, options, scorer, summarize, logger))
-        logger.log_summary(metrics, [r for r in read_results(settings.output_dir) if r.id in {i.id for i in items}])
+        ids = {i.id for i in items}
+        results = [r for r in read_results(settings.output_dir) if r.id in ids]
+        logger.log_summary(metrics, results, item_details(settings.output_dir, items))
         print(format_census(metrics["mechanisms"], f"mechanism census ({settings.variant}, {metrics['n_items']} items, "
                             f"abstention rate {metrics['abstention_rate']:.2f})"), file=sys.stderr, flush=True)
     finally:
@@ -197,17 +249,30 @@ def write_report(out_dir: Path) -> Path:
     return index
 
 
-def _start_logger(cfg: DictConfig, settings: RunSettings) -> ExperimentLogger:
+def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, str]]:
+    """``id -> {question, reply}`` for the W&B items table (the reply lives in the trajectory)."""
+    from ledgermind.experiment.results import iter_trajectory_dicts
+
+    details = {it.id: {"question": it.question or str(it.meta.get("original_question", "")), "reply": ""} for it in items}
+    for t in iter_trajectory_dicts(out_dir, list(details)):
+        if t.get("item_id") in details:
+            details[t["item_id"]]["reply"] = str(t.get("raw_answer") or "")
+    return details
+
+
+def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, Any]) -> ExperimentLogger:
     from hydra.utils import instantiate
 
     node = cfg.get("logger")
     logger: ExperimentLogger = instantiate(node) if node is not None else ExperimentLogger()
+    model = str(cfg.model.get("name"))
     logger.start(
         out_dir=settings.output_dir,
-        config=plain_config(cfg),
-        name=f"{settings.variant}-{cfg.model.get('name')}",
-        group=benchmark_identity(cfg),
-        job_type="run",
+        config={**plain_config(cfg), "identity": identity},
+        name=f"{settings.variant}-{model}",
+        group=benchmark_identity(cfg),  # the default; logger.group wins when set
+        job_type="eval",
+        tags=[f"variant:{settings.variant}", f"model:{model}", f"benchmark:{benchmark_identity(cfg)}"],
     )
     return logger
 
@@ -227,6 +292,7 @@ async def _run(
     cache = cfg.get("cache") or {}
     backend = build_backend(cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=cache.get("path"))
     try:
+        await backend.preflight()  # a dead server is one clear line (exit 2) before any item runs
         agent = factory(cfg, backend)
         return await run_items(
             items, agent, identity=identity, options=options, scorer=scorer, summarize=summarize, logger=logger

@@ -14,7 +14,7 @@ class Progress:
 
     def __init__(self, total: int, previous: list[ItemResult], *, enabled: bool = True, desc: str = "items") -> None:
         self.n = len(previous)
-        self.score_sum = sum(r.score for r in previous)
+        self.score_sum = sum(r.score for r in previous if r.error is None)
         self.errors = sum(1 for r in previous if r.error)
         self._bar = tqdm(
             total=total,
@@ -29,12 +29,14 @@ class Progress:
 
     @property
     def accuracy(self) -> float:
-        return self.score_sum / self.n if self.n else 0.0
+        """Running accuracy over scored items: an errored item is not a wrong answer."""
+        scored = self.n - self.errors
+        return self.score_sum / scored if scored else 0.0
 
     def update(self, result: ItemResult) -> None:
         self.n += 1
-        self.score_sum += result.score
         self.errors += result.error is not None
+        self.score_sum += result.score if result.error is None else 0.0
         self._bar.update(1)
         self._refresh()
 

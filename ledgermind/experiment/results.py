@@ -11,12 +11,14 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 RESULTS_FILE = "results.jsonl"
+WALL_TIME_FILE = "wall_time.json"
 TRAJECTORY_DIR = "trajectories"
 METRICS_FILE = "metrics.json"
 
@@ -39,6 +41,11 @@ class ItemResult:
     tokens: int = 0
     latency_s: float = 0.0
     error: str | None = None
+    # Request provenance totals (issue 17, experiment/provenance.py)
+    truncated: bool = False  # some reply stopped at the token limit / inside a think block
+    prompt_tokens: int = 0  # as the backend reported them
+    images_sent: int = 0
+    image_pixels: int = 0  # sum over requests of width*height of each image sent
 
     @property
     def correct(self) -> bool:
@@ -92,6 +99,38 @@ class ResultsWriter:
         self.close()
 
 
+class WallClock:
+    """Wall time of every invocation that worked in this output dir (a resume is a new one).
+
+    ``metrics.json`` reports the last invocation's time and the total. The file is rewritten
+    after every finished item, so a killed invocation still counts up to its last item.
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        self.path = Path(out_dir) / WALL_TIME_FILE
+        self.t0 = time.monotonic()
+        self.previous = self._read()
+        self.index = len(self.previous)
+
+    def _read(self) -> list[float]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return [float(x) for x in data.get("invocations_s", [])]
+        except (OSError, ValueError, TypeError, AttributeError):
+            return []
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.t0
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.previous) + self.elapsed_s
+
+    def tick(self) -> None:
+        atomic_write_json(self.path, {"invocations_s": [*self.previous, round(self.elapsed_s, 3)]})
+
+
 def atomic_write_json(path: Path, payload: Any) -> None:
     """Write via a temp file in the same directory + rename: readers never see half a file."""
     path = Path(path)
@@ -112,8 +151,8 @@ def atomic_write_json(path: Path, payload: Any) -> None:
 def read_results(out_dir: Path) -> list[ItemResult]:
     """All complete result lines; a truncated or corrupt line (a kill mid-write) is ignored.
 
-    If an id appears twice (should not happen, but a user may concatenate files) the first wins,
-    matching what resume would have done.
+    An id appears twice when an errored item was retried on resume: the *last* line wins (the
+    retry supersedes the failure; a finished item is never redone, so it is always last).
     """
     path = Path(out_dir) / RESULTS_FILE
     if not path.exists():
@@ -121,7 +160,8 @@ def read_results(out_dir: Path) -> list[ItemResult]:
     seen: dict[str, ItemResult] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         record = _parse_line(line)
-        if record is not None and record.id not in seen:
+        if record is not None:
+            seen.pop(record.id, None)  # re-insert: order follows the latest line
             seen[record.id] = record
     return list(seen.values())
 

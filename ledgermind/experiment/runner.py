@@ -12,17 +12,20 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
+from ledgermind.experiment.failures import item_error, load_error
 from ledgermind.experiment.progress import Progress
+from ledgermind.experiment.provenance import observed_image_budget, request_totals
 from ledgermind.experiment.results import (
     METRICS_FILE,
     ItemResult,
     ResultsWriter,
+    WallClock,
     atomic_write_json,
     iter_trajectory_dicts,
     read_results,
@@ -109,8 +112,21 @@ def question_types(traj: Trajectory | None) -> list[str]:
     return [str(getattr(t, "value", t)) for t in types]
 
 
+async def score_text(scorer: Scorer, item: Item, text: str) -> ScoreView:
+    """Score one answer text; shared by the run and by re-scoring (experiment/rescore.py)."""
+    res = scorer(item, text)
+    if inspect.isawaitable(res):  # a judge-model scorer is async
+        res = await res
+    return ScoreView.of(res)
+
+
 class ItemRunner:
-    """Solves and scores one item; any exception becomes an error result (the run goes on)."""
+    """Solves and scores one item; any failure becomes an error result (the run goes on).
+
+    An item that could not be loaded is not sent to the agent at all; an item whose trajectory
+    records a failed model call or an unreadable image is an error too (``failures.py``): its
+    reply is kept for the audit, but it is left out of accuracy and redone on resume.
+    """
 
     def __init__(self, agent: Agent, scorer: Scorer) -> None:
         self.agent, self.scorer = agent, scorer
@@ -118,20 +134,22 @@ class ItemRunner:
     async def __call__(self, item: Item) -> tuple[ItemResult, Trajectory | None]:
         t0 = time.perf_counter()
         traj: Trajectory | None = None
+        unscored = ScoreView(prediction=None, score=0.0, parsed=False)
+        if (error := load_error(item)) is not None:
+            return self._result(item, None, unscored, error, time.perf_counter() - t0), None
         try:
             traj = await self.agent.solve(item)
             view = await self._score(item, answer_text(traj))
-            error = traj.error
+            error = item_error(item, traj)
         except Exception as exc:  # noqa: BLE001 — an item failure must not end the run
             log.warning("item %s failed: %s: %s", item.id, type(exc).__name__, exc)
-            view, error = ScoreView(prediction=None, score=0.0, parsed=False), f"{type(exc).__name__}: {exc}"
+            view, error = unscored, f"{type(exc).__name__}: {exc}"
+        if error is not None:
+            view = ScoreView(prediction=view.prediction, score=0.0, parsed=False)
         return self._result(item, traj, view, error, time.perf_counter() - t0), traj
 
     async def _score(self, item: Item, text: str) -> ScoreView:
-        res = self.scorer(item, text)
-        if inspect.isawaitable(res):  # a judge-model scorer is async
-            res = await res
-        return ScoreView.of(res)
+        return await score_text(self.scorer, item, text)
 
     @staticmethod
     def _result(
@@ -152,7 +170,12 @@ class ItemRunner:
             tokens=traj.tokens if traj else 0,
             latency_s=round(latency, 4),
             error=error,
+            **request_totals(traj),
         )
+
+
+def _write(writer: ResultsWriter, result: ItemResult, traj: Trajectory | None) -> None:
+    writer.write(result, trajectory_record(traj) if traj is not None else None)
 
 
 async def run_items(
@@ -165,17 +188,22 @@ async def run_items(
     summarize: Summarize | None,
     logger: ItemLogger | None = None,
 ) -> dict[str, Any]:
-    """Solve every item not yet in ``results.jsonl``, then write and return ``metrics.json``."""
+    """Solve every item not yet finished in ``results.jsonl``, then write and return ``metrics.json``.
+
+    Finished means a result line without ``error``; errored items are solved again (their new
+    line supersedes the old one), so rerunning the same command retries exactly the failures.
+    """
     check_unique_ids(items)
     if options.concurrency < 1:
         raise ValueError("concurrency must be >= 1")
     wanted = {it.id for it in items}
-    previous = [r for r in read_results(options.out_dir) if r.id in wanted]
+    previous = [r for r in read_results(options.out_dir) if r.id in wanted and r.error is None]
     done = {r.id for r in previous}
     todo = [it for it in items if it.id not in done]
     if done:
         log.info("resuming in %s: %d done, %d to go", options.out_dir, len(done), len(todo))
 
+    clock = WallClock(options.out_dir)
     t0 = time.perf_counter()
     solve_one = ItemRunner(agent, scorer)
     progress = Progress(len(items), previous, enabled=options.progress, desc=identity.variant)
@@ -189,13 +217,16 @@ async def run_items(
         try:
             for fut in asyncio.as_completed([bounded(it) for it in todo]):
                 result, traj = await fut
-                writer.write(result, trajectory_record(traj) if traj is not None else None)
+                # serialising and fsync-ing a trajectory in a thread: inline it would stall every item in flight
+                await asyncio.to_thread(_write, writer, result, traj)
+                clock.tick()
                 progress.update(result)
                 if logger is not None:
                     logger.log_item(result, progress.accuracy)
         finally:
             progress.close()
-    return finalize(items, identity, options, summarize, wall_time_s=time.perf_counter() - t0)
+    clock.tick()
+    return finalize(items, identity, options, summarize, wall_time_s=time.perf_counter() - t0, wall_time_total_s=clock.total_s)
 
 
 def finalize(
@@ -205,19 +236,36 @@ def finalize(
     summarize: Summarize | None,
     *,
     wall_time_s: float,
+    wall_time_total_s: float | None = None,
 ) -> dict[str, Any]:
     """Aggregate everything on disk for these items (this session's and resumed ones)."""
     order = {it.id: i for i, it in enumerate(items)}
     results = sorted((r for r in read_results(options.out_dir) if r.id in order), key=lambda r: order[r.id])
     trajectories = [Trajectory.from_dict(d) for d in iter_trajectory_dicts(options.out_dir, [r.id for r in results])]
+    identity = replace(identity, provenance={**identity.provenance, "image_budget_sent": observed_image_budget(trajectories)})
     metrics = build_metrics(
-        results, trajectories, identity, wall_time_s=wall_time_s, gamma=options.gamma, summarize=summarize
+        results,
+        trajectories,
+        identity,
+        wall_time_s=wall_time_s,
+        wall_time_total_s=wall_time_s if wall_time_total_s is None else wall_time_total_s,
+        gamma=options.gamma,
+        summarize=summarize,
     )
     atomic_write_json(Path(options.out_dir) / METRICS_FILE, metrics)
     return metrics
 
 
-def identity_for(items: Sequence[Item], *, model: str, backend: str, benchmark: str, variant: str, seed: int) -> RunIdentity:
+def identity_for(
+    items: Sequence[Item],
+    *,
+    model: str,
+    backend: str,
+    benchmark: str,
+    variant: str,
+    seed: int,
+    provenance: dict[str, Any] | None = None,
+) -> RunIdentity:
     return RunIdentity(
         model=model,
         backend=backend,
@@ -226,4 +274,5 @@ def identity_for(items: Sequence[Item], *, model: str, backend: str, benchmark: 
         items_sha256=items_hash(it.id for it in items),
         n_items=len(items),
         seed=seed,
+        provenance=provenance or {},
     )

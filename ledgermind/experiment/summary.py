@@ -8,11 +8,12 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ledgermind.experiment.results import ItemResult
 from ledgermind.metrics.census import census, sum_census
+from ledgermind.simulator.label import NOTE, is_simulated
 
 DIFFICULTIES = ("Easy", "Medium", "Hard")  # the MMMU-Pro topic_difficulty split of Table 3
 
@@ -30,13 +31,19 @@ class RunIdentity:
     items_sha256: str
     n_items: int
     seed: int = 0
+    # Config hash, git state, versions, prompt hashes, image budget, ... (experiment/provenance.py),
+    # written flat beside the fields above.
+    provenance: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        return {**d.pop("provenance"), **d}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunIdentity:
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+        names = set(cls.__dataclass_fields__) - {"provenance"}
+        rest = {k: v for k, v in d.items() if k not in names}
+        return cls(**{k: d[k] for k in names if k in d}, provenance=rest)
 
 
 def items_hash(ids: Iterable[str]) -> str:
@@ -68,30 +75,64 @@ def build_metrics(
     wall_time_s: float,
     gamma: float,
     summarize: Summarize | None,
+    wall_time_total_s: float | None = None,
 ) -> dict[str, Any]:
-    """Aggregate a run. ``trajectories`` are ``Trajectory`` objects of the items that have one."""
+    """Aggregate a run. ``trajectories`` are ``Trajectory`` objects of the items that have one.
+
+    Errored items (``ItemResult.error``) are counted in ``errors`` and left out of every accuracy
+    and of the trajectory metrics: ``n_scored`` items make the accuracy, ``n_items`` were asked.
+    """
+    failed = [r for r in results if r.error is not None]
+    results = [r for r in results if r.error is None]
+    ok_ids = {r.id for r in results}
+    trajectories = [t for t in trajectories if t.item_id in ok_ids]
     by_difficulty = group_accuracy(results, lambda r: [r.difficulty] if r.difficulty else [])
     metrics: dict[str, Any] = {
         "identity": identity.to_dict(),
-        "n_items": len(results),
+        "n_items": len(results) + len(failed),
+        "n_scored": len(results),
         "accuracy": _mean([r.score for r in results]),
         "by_difficulty": {d: by_difficulty[d] for d in DIFFICULTIES if d in by_difficulty}
         | {d: v for d, v in by_difficulty.items() if d not in DIFFICULTIES},
         "by_question_type": group_accuracy(results, lambda r: r.question_types),
-        "by_path": group_accuracy(results, lambda r: [r.path or "ERROR"]),
+        "by_path": group_accuracy(results, lambda r: [r.path or "UNKNOWN"]),
         "by_subject": group_accuracy(results, lambda r: [r.subject] if r.subject else []),
         "model_calls_per_item": _mean([r.model_calls for r in results]),
         "tool_calls_per_item": _mean([r.tool_calls for r in results]),
         "tokens_per_item": _mean([r.tokens for r in results]),
         "latency_s_per_item": _mean([r.latency_s for r in results]),
-        "unparsed": sum(1 for r in results if not r.parsed and r.error is None),
-        "errors": sum(1 for r in results if r.error is not None),
-        "wall_time_s": wall_time_s,
+        "unparsed": sum(1 for r in results if not r.parsed),
+        "errors": len(failed),
+        "error_causes": error_causes(failed),
+        "truncated": sum(1 for r in results if r.truncated),
+        "prompt_tokens_per_item": _mean([r.prompt_tokens for r in results]),
+        "image_pixels_per_item": _mean([r.image_pixels for r in results]),
+        "wall_time_s": wall_time_s,  # this invocation
+        "wall_time_total_s": wall_time_s if wall_time_total_s is None else wall_time_total_s,  # all invocations
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
         "mechanisms": sum_census(census(t) for t in trajectories),
         "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),
     }
+    if is_simulated(identity.backend):  # a test instrument: say so, with the share of injected faults caught
+        from ledgermind.simulator.census import catch_rates
+
+        metrics["test_instrument"] = NOTE
+        if "simulator" in metrics["mechanisms"]:
+            metrics["mechanisms"]["simulator"]["catch_rate"] = catch_rates(metrics["mechanisms"]["simulator"])
     return metrics
+
+
+def error_causes(failed: Sequence[ItemResult], top: int = 5) -> dict[str, int]:
+    """The most frequent causes (first clause, before any detail after ':'), most frequent first."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in failed:
+        counts[cause_key(r.error or "")] += 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top])
+
+
+def cause_key(error: str) -> str:
+    """'model call failed (decide): vLLM server unavailable …; last error: …' → a groupable prefix."""
+    return error.split(";")[0][:240]
 
 
 def _trajectory_metrics(

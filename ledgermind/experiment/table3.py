@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import UserError
+from ledgermind.experiment.provenance import PROTOCOL_FIELDS, protocol_mismatch, sha256_json, shared_protocol_lines
 from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, read_results
 from ledgermind.experiment.summary import DIFFICULTIES, RunIdentity, items_hash
+from ledgermind.simulator.label import NOTE, is_simulated
 
 # (config name, display name) in the paper's row order; `baseline` is ours (native CoT).
 VARIANTS: tuple[tuple[str, str], ...] = (
@@ -97,13 +99,34 @@ def load_run(run_dir: Path) -> RunScores:
     return RunScores(run_dir, identity, scores, n)
 
 
-def check_comparable(runs: Sequence[RunScores]) -> None:
+def check_comparable(runs: Sequence[RunScores], *, allow_mixed: bool = False) -> None:
+    if not allow_mixed:
+        _check_protocol(runs)
+    _check_variants(runs)
+
+
+def _check_protocol(runs: Sequence[RunScores]) -> None:
     for field in MUST_MATCH:
         values = {getattr(r.identity, field) for r in runs}
         if len(values) > 1:
             detail = "; ".join(f"{r.run_dir}: {_short(getattr(r.identity, field))}" for r in runs)
             what = "item sets" if field == "items_sha256" else f"{field}s"
             raise Table3Error(f"refusing to mix runs with different {what}: {detail}")
+    mismatch = protocol_mismatch([(str(r.run_dir), r.identity.to_dict()) for r in runs])
+    if mismatch:
+        raise Table3Error(f"refusing to mix runs: {mismatch}")
+
+
+def protocol_footer(runs: Sequence[RunScores]) -> str:
+    """The shared protocol printed under the table (or which fields differ, with --allow-mixed)."""
+    idents = [(str(r.run_dir), r.identity.to_dict()) for r in runs]
+    mixed = [f for f in PROTOCOL_FIELDS if len({sha256_json(i.get(f)) for _, i in idents}) > 1]
+    if mixed:
+        return f"Protocol: MIXED (--allow-mixed); differing fields: {', '.join(mixed)}\n"
+    return "\n".join(shared_protocol_lines(idents[0][1])) + "\n"
+
+
+def _check_variants(runs: Sequence[RunScores]) -> None:
     seen: dict[str, Path] = {}
     for r in runs:
         if r.variant in seen:
@@ -121,8 +144,8 @@ def load_paper_table3() -> dict[str, Any]:
     return json.loads(resources.files("ledgermind.experiment").joinpath("paper_table3.json").read_text())
 
 
-def build_rows(runs: Sequence[RunScores], *, with_paper: bool = False) -> list[Row]:
-    check_comparable(runs)
+def build_rows(runs: Sequence[RunScores], *, with_paper: bool = False, allow_mixed: bool = False) -> list[Row]:
+    check_comparable(runs, allow_mixed=allow_mixed)
     order = {name: i for i, (name, _) in enumerate(VARIANTS)}
     runs = sorted(runs, key=lambda r: (order.get(r.variant, len(order)), r.variant))
     full = next((r for r in runs if r.variant == "full"), None)
@@ -233,7 +256,8 @@ def plot(rows: Sequence[Row], path: Path) -> Path:
 
 def caption_for(runs: Sequence[RunScores]) -> str:
     ident = runs[0].identity
-    return (
+    label = f"{NOTE}. " if is_simulated(ident.backend) else ""
+    return label + (
         f"Ablation on {ident.benchmark} ({ident.n_items} items) with {ident.model}. "
         "Δ is relative to the full framework on Overall."
     )

@@ -49,14 +49,29 @@ def sanitize(obj: Any, _secrets: Sequence[str] | None = None) -> Any:
 class ExperimentLogger:
     """No-op logger (``logger=none``) and the interface the W&B logger implements."""
 
-    def start(self, *, out_dir: Path, config: Mapping[str, Any], name: str, group: str | None, job_type: str) -> None:
+    def start(
+        self,
+        *,
+        out_dir: Path,
+        config: Mapping[str, Any],
+        name: str,
+        group: str | None,
+        job_type: str,
+        tags: Sequence[str] = (),
+    ) -> None:
         """Open the run. ``config`` must already be plain data; it is sanitised again here."""
 
     def log_item(self, result: ItemResult, running_accuracy: float) -> None:
         """One finished item (streamed while the run goes)."""
 
-    def log_summary(self, metrics: Mapping[str, Any], results: Sequence[ItemResult]) -> None:
-        """Summary metrics plus the per-item table of the whole run (resumed items included)."""
+    def log_summary(
+        self,
+        metrics: Mapping[str, Any],
+        results: Sequence[ItemResult],
+        details: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
+        """Summary metrics plus the per-item table of the whole run (resumed items included);
+        ``details`` maps an id to its ``question`` and raw ``reply``."""
 
     def log_table3(self, rows: Sequence[Mapping[str, Any]], chart_png: Path | None) -> None:
         """Table 3 as a W&B table (and the bar chart as an image)."""
@@ -67,7 +82,10 @@ class ExperimentLogger:
 
 NullLogger = ExperimentLogger
 
-ITEM_COLUMNS = ["id", "difficulty", "path", "prediction", "gold", "correct", "score", "model_calls", "tool_calls", "error"]
+ITEM_COLUMNS = [
+    "id", "difficulty", "path", "question", "reply", "prediction", "gold", "correct", "score",
+    "model_calls", "tool_calls", "error",
+]  # fmt: skip
 
 
 class WandbLogger(ExperimentLogger):
@@ -78,6 +96,7 @@ class WandbLogger(ExperimentLogger):
         entity: str | None = None,
         tags: Sequence[str] = (),
         group: str | None = None,
+        job_type: str | None = None,
     ) -> None:
         try:
             import wandb
@@ -85,12 +104,23 @@ class WandbLogger(ExperimentLogger):
             raise MissingExtraError("W&B logging (or use logger=none)", "wandb", "wandb") from e
         self._wandb = wandb
         self.mode, self.project, self.entity = mode, project, entity
-        self.tags, self.group = list(tags), group
+        self.tags, self.group, self.job_type = list(tags), group, job_type
         self.run: Any = None
         self._step = 0
 
-    def start(self, *, out_dir: Path, config: Mapping[str, Any], name: str, group: str | None, job_type: str) -> None:
+    def start(
+        self,
+        *,
+        out_dir: Path,
+        config: Mapping[str, Any],
+        name: str,
+        group: str | None,
+        job_type: str,
+        tags: Sequence[str] = (),
+    ) -> None:
+        """``logger.group`` / ``logger.job_type`` (configured) win over the run's defaults; tags add up."""
         wb = self._wandb
+        job_type = self.job_type or job_type
         out_dir = Path(out_dir).resolve()
         settings = wb.Settings(
             mode=self.mode,
@@ -108,9 +138,9 @@ class WandbLogger(ExperimentLogger):
             entity=self.entity,
             dir=str(out_dir),
             name=name,
-            group=group or self.group,
+            group=self.group or group,
             job_type=job_type,
-            tags=self.tags,
+            tags=list(dict.fromkeys([*self.tags, *tags])),
             # Stable id per output dir: a resumed run continues the same W&B run online.
             id=hashlib.sha1(f"{out_dir}:{job_type}".encode()).hexdigest()[:16],
             resume="allow",
@@ -131,12 +161,19 @@ class WandbLogger(ExperimentLogger):
             }
         )
 
-    def log_summary(self, metrics: Mapping[str, Any], results: Sequence[ItemResult]) -> None:
+    def log_summary(
+        self,
+        metrics: Mapping[str, Any],
+        results: Sequence[ItemResult],
+        details: Mapping[str, Mapping[str, str]] | None = None,
+    ) -> None:
         table = self._wandb.Table(columns=ITEM_COLUMNS)
         for r in results:
+            d = (details or {}).get(r.id, {})
             table.add_data(
-                r.id, r.difficulty, r.path, r.prediction, r.gold, r.correct, r.score, r.model_calls, r.tool_calls, r.error
-            )
+                r.id, r.difficulty, r.path, d.get("question", ""), d.get("reply", ""), r.prediction, r.gold,
+                r.correct, r.score, r.model_calls, r.tool_calls, r.error,
+            )  # fmt: skip
         self.run.log({"items": table})
         for key, value in flatten(metrics).items():
             self.run.summary[key] = value

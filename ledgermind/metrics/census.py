@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ledgermind.claims import ClaimType
+from ledgermind.simulator.census import fault_census, has_simulator_meta
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import MarkKind, ModelCall, OperatorName, PathKind, Trajectory, Trigger
 
@@ -59,6 +60,8 @@ def census(t: Trajectory) -> dict[str, Any]:
     c["abstained"] = int(t.abstained)
     c["tool_calls"] = t.n_tool_calls
     c["model_calls"] = t.n_model_calls
+    if has_simulator_meta(t.model_calls):  # backend=simulated: injected vs caught faults
+        c["simulator"] = fault_census(t)
     return c
 
 

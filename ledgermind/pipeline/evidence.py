@@ -8,6 +8,7 @@ claim is defined by the entries it cites — one place for both keeps them consi
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, replace
 from typing import Any
@@ -90,7 +91,8 @@ class EvidenceIO:
         """Run the cascade on a claim against its leaf pool P_c and store the verdict on it."""
         pool = [e.fact for e in self.ledger.leaf_pool(claim.id)]
         judgment = claim.is_judgment or claim.ctype is ClaimType.DC
-        res = self.cascade.check(claim.text, pool, kind=self.reading_kind(), sigma=claim.sigma, judgment=judgment)
+        text = asserted_content(claim)
+        res = self.cascade.check(text, pool, kind=self.reading_kind(), sigma=claim.sigma, judgment=judgment)
         if claim.ctype is ClaimType.DC and not res.grounded:
             res = self._through_judgments(claim, res)
         claim.grounding = result_dict(res)
@@ -179,3 +181,15 @@ def result_dict(r: GroundingResult) -> dict[str, Any]:
     d["missing_entities"] = list(r.missing_entities)
     d["unmatched_numbers"] = list(r.unmatched_numbers)
     return d
+
+
+_OPTION_LABEL = re.compile(r"^\s*\(?[A-J]\)?[.):]\s+(?=\S)")
+
+
+def asserted_content(claim: Claim) -> str:
+    """What a claim asserts, for grounding. A DC reads "E. <option text>" so the audit shows both
+    the letter and what it stands for, but the label is layout: ECC would take "E." for an entity
+    and NCC for a number, and demote a correct decision whose option text is in the evidence."""
+    if claim.ctype is ClaimType.DC:
+        return _OPTION_LABEL.sub("", claim.text, count=1)
+    return claim.text

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
+from ledgermind.backends.budget import sent_image_pixels
 from ledgermind.backends.cache import request_key
+from ledgermind.backends.reasoning import reply_record, separate
 from ledgermind.errors import BackendError, LedgerMindError, ToolError
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.trajectory import ModelCall, Trajectory
@@ -51,17 +53,19 @@ class ModelIO:
             json_schema=schema if self.structured else None,
             stage=stage,
         )
-        key = request_key(req, self.backend.model_id)
+        key, pixels = request_key(req, self.backend.model_id), sent_image_pixels(req.messages)
         t0 = time.perf_counter()
         try:
-            reply = await self.backend.generate(req)
+            reply = separate(await self.backend.generate(req))  # the answer only; thinking is kept apart
         except (BackendError, LedgerMindError) as exc:
-            self._log(stage, time.perf_counter() - t0, key, error=str(exc))
+            self._log(stage, time.perf_counter() - t0, key, error=str(exc), pixels=pixels)
             raise ToolError(f"api_error: {exc}") from exc
-        self._log(stage, time.perf_counter() - t0, key, reply=reply)
+        self._log(stage, time.perf_counter() - t0, key, reply=reply, pixels=pixels)
         return reply.text
 
-    def _log(self, stage: str, dt: float, key: str, reply: Any = None, error: str | None = None) -> None:
+    def _log(
+        self, stage: str, dt: float, key: str, reply: Any = None, error: str | None = None, pixels: list[int] | None = None
+    ) -> None:
         """Record a model call; each call is one step of τ, so it advances the ledger's clock (TTL)."""
         self.model_s += dt
         ledger = self.traj.ledger
@@ -80,6 +84,7 @@ class ModelIO:
                 step=int(ledger.now()),
                 request_key=key,
                 meta=_plain_meta(getattr(reply, "meta", None)),
+                **reply_record(reply, pixels),  # reasoning, finish_reason, truncation, pixels as sent
             )
         )
 
@@ -105,4 +110,16 @@ def _plain_meta(meta: Any) -> dict[str, Any]:
     """Reply.meta as JSON-safe values (the trajectory must serialise)."""
     if not isinstance(meta, dict):
         return {}
-    return {str(k): v for k, v in meta.items() if isinstance(v, (str, int, float, bool)) or v is None}
+    return {str(k): v for k, v in meta.items() if _json_safe(v)}
+
+
+def _json_safe(v: Any) -> bool:
+    """Scalars, and lists/dicts of them (nested records such as the simulator's injected faults
+    or the image budget applied to the request)."""
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return True
+    if isinstance(v, list):
+        return all(_json_safe(x) for x in v)
+    if isinstance(v, dict):
+        return all(isinstance(k, str) and _json_safe(x) for k, x in v.items())
+    return False

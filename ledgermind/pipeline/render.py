@@ -35,7 +35,24 @@ def image_parts(item: Item) -> list[ContentPart]:
     return parts
 
 
+VISION_OPTION = "(shown in the image)"
+
+
+def pixel_options(item: Item) -> int:
+    """Number of options that exist only as pixels (MMMU-Pro vision: ``meta["options"]``, no text)."""
+    return 0 if item.options else len(item.meta.get("options") or [])
+
+
+def dispatch_options(item: Item) -> list[str] | None:
+    """The options φ(q), question types and F(q) see: the real ones, or for a vision item one
+    placeholder per letter, so that it is treated as the MCQ it is without leaking option text."""
+    return item.options or ([VISION_OPTION] * pixel_options(item) or None)
+
+
 def options_block(item: Item) -> str:
+    if n := pixel_options(item):
+        letters = "/".join(chr(ord("A") + i) for i in range(n))
+        return f"Options: lettered {letters[0]} to {letters[-1]}, shown in the image.\nAnswer with the option letter ({letters})."
     if not item.options:
         return ""
     lines = [f"{chr(ord('A') + i)}. {opt}" for i, opt in enumerate(item.options)]

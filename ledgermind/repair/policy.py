@@ -254,8 +254,9 @@ class RepairEngine:
 
     async def _t4(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
         self.used[hit.trigger] += 1
-        entry = self.ctx.ledger.get(hit.targets[0])
-        res = await self._apply(OperatorName.RETRY, call_id=entry.tool_call_id)
+        target = hit.targets[0]  # an entry, or a tool call whose every reading was discarded
+        call_id = target if target not in self.ctx.ledger else self.ctx.ledger.get(target).tool_call_id
+        res = await self._apply(OperatorName.RETRY, call_id=call_id)
         ok = rg() if rg else any(self.ctx.ledger.get(e).sigma >= self.sigma_floor for e in res.new_entries)
         return RepairOutcome(events=[self._event(hit, res, bool(res.new_entries) and ok)], new_entries=res.new_entries)
 

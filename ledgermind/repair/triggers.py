@@ -77,6 +77,22 @@ def t4_confidence_drop(entry: EvidenceEntry, sigma_floor: float = 0.3) -> Trigge
     return None
 
 
+def t4_illegible_output(output: ToolOutput, sigma_floor: float = 0.3) -> TriggerHit | None:
+    """T4 (Eq. 19) on a tool output *before* its content is discarded.
+
+    A perception tool drops what it reads below its legibility threshold (OCR: 0.8), so under the
+    paper's own σ sources an entry with σ < σ_floor never exists and Eq. 19 could not fire. The
+    tool reports its best confidence (``artifacts["best_confidence"]``) when it kept nothing; below
+    σ_floor that is a confidence drop — the reading exists but cannot be trusted — not an anomaly.
+    """
+    best = output.artifacts.get("best_confidence")
+    if output.error is None and not output.observations and best is not None and best < sigma_floor:
+        return TriggerHit(
+            Trigger.T4, (output.call_id,), f"best confidence {best:.2f} < {sigma_floor}: every reading discarded"
+        )
+    return None
+
+
 def t5_unsupported_decision(claim: Claim, coverage: float, beta: float = 0.15) -> TriggerHit | None:
     """T5 (Eq. 20): type(c_t) = DC ∧ ρ(c_t) < β."""
     if claim.ctype is ClaimType.DC and coverage < beta:

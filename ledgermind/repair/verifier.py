@@ -20,6 +20,7 @@ from ledgermind.repair.triggers import (
     t2_stale_reference,
     t3_conflicts,
     t4_confidence_drop,
+    t4_illegible_output,
     t5_unsupported_decision,
     t6_phantom_grounding,
 )
@@ -56,8 +57,10 @@ class Verifier:
         self.conflict_iou = conflict_iou
 
     def on_tool_output(self, out: ToolOutput, entries: Iterable[EvidenceEntry]) -> list[TriggerHit]:
-        """T1 on the output, T4 on every entry it created."""
-        hits = [h for h in [t1_tool_anomaly(out)] if h]
+        """T1 on the output (T4 instead when it is empty because every reading was below σ_floor),
+        T4 on every entry it created."""
+        low = t4_illegible_output(out, self.sigma_floor)
+        hits = [low] if low else [h for h in [t1_tool_anomaly(out)] if h]
         hits += [h for e in entries if (h := t4_confidence_drop(e, self.sigma_floor))]
         return hits
 

@@ -126,7 +126,7 @@ def test_build_backend_wraps_and_validates(tmp_path):
     plain = build_backend(cfg, model)
     assert plain.name == "scripted" and not isinstance(plain, CachedBackend)
     wrapped = build_backend(cfg, model, cache_mode="readwrite", cache_path=tmp_path / "c.sqlite")
-    assert isinstance(wrapped, CachedBackend) and wrapped.model_identity == "m|org/m|"
+    assert isinstance(wrapped, CachedBackend) and wrapped.model_identity.startswith("m|org/m||scripted|{")  # + image limits
     with pytest.raises(ConfigError, match="needs a cache path"):
         build_backend(cfg, model, cache_mode="readwrite")
     with pytest.raises(ConfigError, match="does not exist"):

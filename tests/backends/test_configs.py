@@ -69,7 +69,7 @@ def test_vllm_inprocess_config(monkeypatch):
             build_backend(cfg, model)
         return
     b = build_backend(cfg, model)  # the engine is created lazily: no weights loaded here
-    assert b.engine_args["dtype"] == "bfloat16" and b._llm is None
+    assert b.engine_args["dtype"] == "bfloat16" and b._engine is None
 
 
 def test_model_ref_errors():

@@ -89,7 +89,16 @@ def test_vstar_jsonl(tmp_path) -> None:
 def test_vstar_without_options_is_data_error(tmp_path) -> None:
     (tmp_path / "q.jsonl").write_text(json.dumps({"question_id": 1, "image": "a.jpg", "text": "Colour?", "label": "A"}))
     with pytest.raises(DataError, match="options"):
-        load_benchmark("vstar", {"path": str(tmp_path)})
+        load_benchmark("vstar", {"path": str(tmp_path), "strict": True})
+    (item,) = load_benchmark("vstar", {"path": str(tmp_path)})  # default: a per-item error naming the row
+    assert item.id == "1" and "row 1" in item.meta["load_error"] and "options" in item.meta["load_error"]
+
+
+def test_vstar_image_outside_the_data_dir_is_refused(tmp_path) -> None:
+    row = {"question_id": 7, "image": "../outside/x.png", "text": "Colour?\n(A) red\n(B) blue", "label": "A"}
+    (tmp_path / "q.jsonl").write_text(json.dumps(row))
+    (item,) = load_benchmark("vstar", {"path": str(tmp_path)})
+    assert item.images == [] and "vstar_7" in item.meta["load_error"] and "outside the data directory" in item.meta["load_error"]
 
 
 def test_split_inline_options_requires_consecutive_letters() -> None:

@@ -30,7 +30,9 @@ def test_graduation_rules() -> None:
 def test_gauges_bad_record(tmp_path) -> None:
     (tmp_path / "items.jsonl").write_text(json.dumps({"image": "a.jpg", "min": "0", "max": "x", "reading": "1"}))
     with pytest.raises(DataError, match="bad gauge record"):
-        load_benchmark("gauges", {"path": str(tmp_path)})
+        load_benchmark("gauges", {"path": str(tmp_path), "strict": True})
+    (item,) = load_benchmark("gauges", {"path": str(tmp_path)})
+    assert item.meta["load_error"].startswith(f"{tmp_path / 'items.jsonl'}:1: bad gauge record")
 
 
 def test_ai2d(shared_data) -> None:
@@ -49,15 +51,17 @@ def test_generic_jsonl_inference_and_paths(tmp_path) -> None:
     ]
     (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n\n")
     items = load_benchmark("jsonl", {"path": str(tmp_path)})
-    assert [it.answer_type for it in items] == [AnswerType.MCQ, AnswerType.NUMERIC, AnswerType.OPEN, AnswerType.NUMERIC]
-    assert items[0].images == [tmp_path / "img" / "a.png"] and str(items[1].images[0]) == "/abs/b.png"
+    assert [it.answer_type for it in items[::2]] + [items[3].answer_type] == [AnswerType.MCQ, AnswerType.OPEN, AnswerType.NUMERIC]
+    assert items[0].images == [(tmp_path / "img" / "a.png").resolve()]
+    # an absolute path outside the JSONL's directory is refused: a per-item error naming the item
+    assert items[1].images == [] and "'n'" in items[1].meta["load_error"] and "/abs/b.png" in items[1].meta["load_error"]
     assert items[2].difficulty == "Hard" and items[2].meta == {"k": 1}
 
 
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("{not json", "invalid JSON"),
+        ("{not json", "invalid JSON"),  # an unreadable file aborts even without strict
         ("[1, 2]", "expected a JSON object"),
         ('{"question": "q"}', "needs 'id' and 'question'"),
         ('{"id": "a", "question": "q", "options": ["x"], "answer": "Z"}', "answer letter"),
@@ -68,4 +72,13 @@ def test_generic_jsonl_errors_name_the_line(tmp_path, line: str, message: str) -
     f = tmp_path / "bad.jsonl"
     f.write_text(line + "\n")
     with pytest.raises(DataError, match=message):
-        load_benchmark("jsonl", {"path": str(f)})
+        load_benchmark("jsonl", {"path": str(f), "strict": True})
+
+
+@pytest.mark.parametrize("name", ["../../../../etc/passwd", "../outside/x.png", "/etc/passwd"])
+def test_generic_jsonl_refuses_paths_outside_the_data_dir(tmp_path, name: str) -> None:
+    rows = [{"id": "evil", "question": "q", "answer": "x", "images": [name]}, {"id": "ok", "question": "q", "answer": "y"}]
+    (tmp_path / "items.jsonl").write_text("\n".join(map(json.dumps, rows)))
+    evil, ok = load_benchmark("jsonl", {"path": str(tmp_path)})
+    assert evil.id == "evil" and evil.images == [] and "outside the data directory" in evil.meta["load_error"]
+    assert "load_error" not in ok.meta

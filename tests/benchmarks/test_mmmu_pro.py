@@ -64,7 +64,12 @@ def test_bad_setting(subset) -> None:
 def test_vision_pages_are_rendered_cached_and_deterministic(subset, tmp_path) -> None:
     cfg = {"path": str(subset), "setting": "vision", "limit": 3, "cache_dir": str(tmp_path)}
     items = load_benchmark("mmmu_pro", cfg)
-    assert all(len(it.images) == 1 and it.question == "" and it.options is None for it in items)
+    assert all(len(it.images) == 1 and it.options is None for it in items)
+    # the text question says where the question is and asks for a letter (no option text leaks)
+    assert items[0].question == (
+        f"The question and its answer options, lettered A to {chr(ord('A') + len(items[0].meta['options']) - 1)}, "
+        "are shown in the image. Read them from the image and answer with the letter of the correct option."
+    )
     assert all(it.meta["options"] and it.meta["vision_font_used"].endswith(".ttf") for it in items)
     page = Image.open(items[0].images[0])
     assert page.width == 1024 and page.height > 300
@@ -97,7 +102,24 @@ def test_vision_broken_image_is_item_error_not_crash(tmp_path, png_bytes) -> Non
 def test_bad_answer_letter_is_data_error(tmp_path) -> None:
     (tmp_path / "items.jsonl").write_text(json.dumps({"id": "x", "question": "q", "options": ["a"], "answer": "C", "images": []}))
     with pytest.raises(DataError, match="not one of its option letters"):
-        load_benchmark("mmmu_pro", {"path": str(tmp_path)})
+        load_benchmark("mmmu_pro", {"path": str(tmp_path), "strict": True})
+
+
+def test_bad_rows_are_per_item_errors_and_the_load_goes_on(tmp_path) -> None:
+    good = {"id": "good", "question": "q", "options": ["a", "b"], "answer": "B", "images": []}
+    nested = {"id": "validation_Accounting_29", "question": "q", "options": [["a", "b"], "c"], "answer": "A", "images": []}
+    evil = {"id": "evil", "question": "q <image 1>", "options": ["a", "b"], "answer": "A", "images": ["../../../../etc/passwd"]}
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(r) for r in (good, nested, evil)))
+    for setting in ("standard10", "vision"):
+        items = {it.id: it for it in load_benchmark("mmmu_pro", {"path": str(tmp_path), "setting": setting, "cache_dir": str(tmp_path / "c")})}
+        assert list(items) == ["good", "validation_Accounting_29", "evil"]
+        assert "load_error" not in items["good"].meta
+        assert items["validation_Accounting_29"].meta["load_error"].startswith(f"{tmp_path / 'items.jsonl'}:2: ")
+        assert "nested" in items["validation_Accounting_29"].meta["load_error"]
+        assert "'evil'" in items["evil"].meta["load_error"] and "outside the data directory" in items["evil"].meta["load_error"]
+        assert items["evil"].images == []
+    with pytest.raises(DataError, match="nested"):
+        load_benchmark("mmmu_pro", {"path": str(tmp_path), "strict": True})
 
 
 def test_official_parquet_layout(tmp_path, png_bytes) -> None:
@@ -132,7 +154,8 @@ def test_official_vision_parquet_uses_given_page(tmp_path, png_bytes) -> None:
     table = pa.table({"id": ["v1"], "image": [{"bytes": png_bytes("white", (80, 60)), "path": None}], "options": [str(["a", "b"])], "answer": ["B"]})
     pq.write_table(table, tmp_path / "vision.parquet")
     items = load_benchmark("mmmu_pro", {"path": str(tmp_path / "vision.parquet"), "setting": "vision", "cache_dir": str(tmp_path / "c")})
-    assert Image.open(items[0].images[0]).size == (80, 60) and items[0].question == ""
+    assert Image.open(items[0].images[0]).size == (80, 60) and items[0].question.startswith("The question and its answer options")
+    assert items[0].options is None and items[0].meta["options"]
 
 
 def test_official_tsv_layout(tmp_path, png_bytes) -> None:
@@ -145,3 +168,18 @@ def test_official_tsv_layout(tmp_path, png_bytes) -> None:
     items = load_benchmark("mmmu_pro", {"path": str(tmp_path), "cache_dir": str(tmp_path / "c")})
     assert items[0].id == "7" and items[0].options == ["cat", "dog", "cow"] and items[0].answer == "C"
     assert Image.open(items[0].images[0]).size == (40, 30)
+
+
+def test_vision_page_from_a_decompression_bomb_is_an_item_error(tmp_path, png_bytes, monkeypatch) -> None:
+    """Pillow's bomb guard raises DecompressionBombError (not OSError): one item's error, not a crashed run."""
+    from PIL import Image
+
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "big.png").write_bytes(png_bytes("white", (64, 64)))
+    rows = [{"id": "bomb", "question": "q <image 1>", "options": ["a", "b"], "answer": "A", "images": ["big.png"]},
+            {"id": "fine", "question": "q", "options": ["a", "b"], "answer": "B", "images": []}]  # fmt: skip
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 64x64 = 4096 > 2 x 1000: a "bomb"
+    bomb, fine = load_benchmark("mmmu_pro", {"path": str(tmp_path), "setting": "vision", "cache_dir": str(tmp_path / "c")})
+    assert bomb.images == [] and "DecompressionBombError" in bomb.meta["load_error"]
+    assert "load_error" not in fine.meta and len(fine.images) == 1

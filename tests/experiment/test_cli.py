@@ -85,12 +85,27 @@ def test_missing_required_path_is_one_line_exit_2(run_py, tmp_path: Path) -> Non
     assert _stderr_lines(proc) == ["error: benchmark.path is required: add benchmark.path=... to the command line"]
 
 
-def test_item_that_raises_is_recorded_via_cli(run_py, tmp_path: Path) -> None:
-    proc = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", FAKE_AGENT_FAIL="q2")
-    assert proc.returncode == 0, proc.stderr
-    assert "1 errors" in proc.stdout
+def test_item_that_raises_is_an_error_exit_3_and_rerun_retries_it(run_py, tmp_path: Path) -> None:
+    counter = tmp_path / "calls.txt"
+    proc = run_py(
+        *FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", FAKE_AGENT_FAIL="q2", FAKE_AGENT_COUNTER=str(counter)
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert "on 5 scored of 6 items (0 unparsed, 1 errors)" in proc.stdout
+    assert _stderr_lines(proc)[-1] == (
+        "error: 1 of 6 items failed (RuntimeError: corrupt image in q2); rerun the same command to retry them"
+    )
     rows = {d["id"]: d for d in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())}
     assert rows["q2"]["error"] == "RuntimeError: corrupt image in q2" and len(rows) == 6
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert (metrics["n_items"], metrics["n_scored"], metrics["errors"], metrics["accuracy"]) == (6, 5, 1, 1.0)
+
+    again = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", FAKE_AGENT_COUNTER=str(counter))
+    assert again.returncode == 0, again.stderr
+    assert counter.read_text().split().count("q2") == 2 and len(counter.read_text().split()) == 7  # only q2 redone
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert (metrics["n_items"], metrics["n_scored"], metrics["errors"]) == (6, 6, 0)
+    assert metrics["wall_time_total_s"] > metrics["wall_time_s"] > 0
 
 
 # ------------------------------------------------------------------------------------- Table 3
@@ -158,3 +173,11 @@ def test_bench_runner_reports_speedup_from_concurrency(tmp_path: Path) -> None:
     rows = [ln.split("|") for ln in proc.stdout.splitlines()[1:]]
     assert [int(r[0]) for r in rows] == [1, 8] and [int(r[1]) for r in rows] == [8, 8]
     assert float(rows[1][4]) > 3.0  # "× vs first" column
+
+
+def test_help_lists_the_main_keys_with_examples(run_py) -> None:
+    proc = run_py("--help")
+    assert proc.returncode == 0, proc.stderr
+    for key in ("model=", "backend=", "benchmark=", "pipeline=", "+ablation=", "logger=", "cache.mode=", "scoring.random_fallback_seed"):
+        assert key in proc.stdout, key
+    assert "pipeline=official pipeline.prompt=cot" in proc.stdout and "Exit codes:" in proc.stdout

@@ -15,9 +15,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.errors import MissingExtraError
 from ledgermind.pipeline.config import AblationFlags, PipelineConfig, flags_from_mapping
+from tests.conftest import SHARED_DATA
 from tests.experiment.conftest import REPO
 
 CONF = REPO / "conf"
+SHARED = SHARED_DATA.resolve()
 GROUP_DIRS = sorted(p for p in CONF.iterdir() if p.is_dir() and p.name != "hydra")
 OPTIONS = [(g.name, f.stem) for g in GROUP_DIRS for f in sorted(g.glob("*.yaml"))]
 
@@ -30,7 +32,12 @@ def _compose(*overrides: str) -> DictConfig:
 def _override(group: str, option: str) -> list[str]:
     # ablation is not in the defaults list: it is added with +ablation=NAME
     sel = f"+{group}={option}" if group == "ablation" else f"{group}={option}"
-    return [sel, "backend.allow_scripted=true"] if (group, option) == ("backend", "scripted") else [sel]
+    extra = {
+        ("backend", "scripted"): ["backend.allow_scripted=true"],
+        ("backend", "replay"): [f"backend.path={SHARED / 'mmmu_pro_subset/gpt4o_outputs/standard10_direct.jsonl'}"],
+        ("pipeline", "official"): [f"pipeline.prompts_path={SHARED / 'mmmu_pro_official/prompts.yaml'}"],
+    }
+    return [sel, *extra.get((group, option), [])]
 
 
 def _instantiate_targets(node: Any) -> list[Any]:
@@ -68,6 +75,12 @@ def _check_benchmark(cfg: DictConfig) -> None:
 
 def _check_pipeline(cfg: DictConfig) -> None:
     node = OmegaConf.to_container(cfg.pipeline, resolve=True)
+    if node.get("agent_factory"):  # a pipeline with its own agent (pipeline=official)
+        from ledgermind.experiment.app import agent_factory_path, import_object
+
+        agent = import_object(agent_factory_path(cfg), "agent_factory")(cfg, object())
+        assert callable(agent.solve)
+        return
     # one key per PipelineConfig field, and the YAML defaults are the dataclass (paper) defaults
     assert set(node) == {f.name for f in dataclasses.fields(PipelineConfig)}
     assert PipelineConfig.from_mapping(node) == PipelineConfig()

@@ -63,7 +63,8 @@ def test_tiny_model_through_real_vllm_server(run_py, tmp_path: Path, shared_data
 @pytest.mark.slow
 @pytest.mark.hf
 def test_corrupt_image_inside_dataset_is_recorded_and_run_completes(run_py, tmp_path: Path, shared_data: Path) -> None:
-    """A test-local copy of 2 items (outside the repo), one with its image replaced by garbage bytes."""
+    """A test-local copy of 2 items (outside the repo), one with its image replaced by garbage bytes:
+    the run completes, and that item is an error (exit 3), not a wrong answer."""
     src = shared_data / "mmmu_pro_subset"
     data = tmp_path / "data"
     (data / "images").mkdir(parents=True)
@@ -79,10 +80,12 @@ def test_corrupt_image_inside_dataset_is_recorded_and_run_completes(run_py, tmp_
     out = tmp_path / "run"
     proc = run_py("benchmark=mmmu_pro_standard10", f"benchmark.path={data}", "logger=none", "progress=false",
                   f"hydra.run.dir={out}", timeout=600)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: 1 of 2 items failed (")
     rows = {json.loads(x)["id"]: json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()}
     assert len(rows) == 2
     bad_id = json.loads(lines[0])["id"]
+    assert "cannot read image" in rows[bad_id]["error"] and rows[bad_id]["score"] == 0.0
     bad = json.loads((out / "trajectories" / f"{bad_id}.json").read_text())
     ocr_errors = [o for o in bad["ledger"]["tool_outputs"] if o["tool"] == "ocr" and o["error"]]
     assert ocr_errors and "image" in ocr_errors[0]["error"].lower()  # a clear tool anomaly (T1), not a crash

@@ -35,6 +35,7 @@ def test_results_trajectories_and_metrics(tmp_path: Path) -> None:
         "id": "q2", "prediction": "B", "gold": "A", "score": 0.0, "parsed": True, "path": "FULLPIPE",
         "difficulty": "Hard", "question_types": ["read"], "subject": "Art", "model_calls": 2,
         "tool_calls": 0, "tokens": 24, "latency_s": 0, "error": None,
+        "truncated": False, "prompt_tokens": 20, "images_sent": 0, "image_pixels": 0,
     }
     traj = Trajectory.from_dict(json.loads((tmp_path / "trajectories" / "q2.json").read_text()))
     assert traj.answer == "B" and traj.n_model_calls == 2
@@ -71,8 +72,10 @@ def test_item_that_raises_is_recorded_and_run_completes(tmp_path: Path, monkeypa
     assert by_id["q1"].score == 0.0 and by_id["q1"].path is None
     assert not (tmp_path / "trajectories" / "q1.json").exists()
     assert all(by_id[i].error is None and by_id[i].score == 1.0 for i in ("q0", "q2", "q3"))
-    assert metrics["errors"] == 1 and metrics["unparsed"] == 0 and metrics["accuracy"] == 0.75
-    assert metrics["by_path"]["ERROR"]["n"] == 1
+    # an error is not a wrong answer: accuracy is over the 3 scored items
+    assert metrics["errors"] == 1 and metrics["unparsed"] == 0 and metrics["accuracy"] == 1.0
+    assert (metrics["n_items"], metrics["n_scored"]) == (4, 3)
+    assert "ERROR" not in metrics["by_path"] and sum(g["n"] for g in metrics["by_path"].values()) == 3
 
 
 def test_resume_skips_done_ids_and_tolerates_truncated_line(tmp_path: Path, monkeypatch) -> None:

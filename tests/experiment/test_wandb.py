@@ -50,6 +50,7 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
     proc = run_py(
         "-m", *FAKE_OVERRIDES, "logger=wandb_offline", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ecc",
+        "logger.group=abl-sweep", "logger.tags=[mine]",
         "+extra.hf_token=${oc.env:LM_TEST_API_KEY}", "+extra.note=${oc.env:LM_TEST_PLAIN}",
         LM_TEST_API_KEY=ENV_SECRET, LM_TEST_PLAIN=ENV_SECRET_2, MY_SERVICE_TOKEN=ENV_SECRET_2,
     )
@@ -58,11 +59,16 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     metrics = json.loads((job / "metrics.json").read_text())
     run = read_run(_run_file(job))
 
+    # logger.group wins over the benchmark default; job type and automatic tags
+    assert run["run"]["group"] == "abl-sweep" and run["run"]["job_type"] == "eval"
+    assert set(run["run"]["tags"]) == {"mine", "variant:no_ecc", "model:tiny_qwen2_vl", "benchmark:fake"}
     # resolved config, minus secrets
     assert run["config"]["model"]["name"] == "tiny_qwen2_vl"
     assert run["config"]["ablation"] == {"name": "no_ecc", "use_ledger": True, "typed_repair": True,
                                          "ecc_ncc": False, "dual_read": True, "dispatcher": True, "baseline": False}
     assert run["config"]["pipeline"]["gamma"] == 0.5
+    assert run["config"]["identity"]["config_sha256"] == metrics["identity"]["config_sha256"]  # provenance in W&B
+    assert run["config"]["identity"]["prompts_sha256"] == metrics["identity"]["prompts_sha256"]
     assert "hf_token" not in run["config"]["extra"] and run["config"]["extra"]["note"] == "***"
     # per-item stream and summary
     assert [h["running/accuracy"] for h in run["history"] if "running/accuracy" in h][-1] == metrics["accuracy"]
@@ -75,6 +81,7 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     assert len(rows) == 6
     assert rows["q2"]["difficulty"] == "Hard" and rows["q2"]["correct"] is False and rows["q2"]["prediction"] == "B"
     assert rows["q0"]["correct"] is True and rows["q0"]["model_calls"] == 2
+    assert rows["q2"]["question"] == "question 2?" and rows["q2"]["reply"] == "Answer: B" and rows["q2"]["error"] is None
 
     # Table 3 is logged to W&B too (auto: the runs were logged offline)
     t3 = run_script("table3.py", str(sweep))

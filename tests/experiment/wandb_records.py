@@ -47,13 +47,15 @@ def iter_records(path: Path) -> Iterator[pb.Record]:
 
 
 def read_run(run_file: Path) -> dict[str, Any]:
-    """``{"config": {...}, "history": [{...}, ...], "summary": {...}}`` with JSON-decoded values."""
+    """``{"config", "history", "summary", "run": {group, job_type, tags}}`` with JSON-decoded values."""
     config: dict[str, Any] = {}
     history: list[dict[str, Any]] = []
     summary: dict[str, Any] = {}
+    run: dict[str, Any] = {}
     for rec in iter_records(run_file):
         kind = rec.WhichOneof("record_type")
         if kind == "run":
+            run = {"group": rec.run.run_group, "job_type": rec.run.job_type, "tags": list(rec.run.tags)}
             for item in rec.run.config.update:
                 config[item.key] = json.loads(item.value_json)
         elif kind == "config":
@@ -64,7 +66,7 @@ def read_run(run_file: Path) -> dict[str, Any]:
         elif kind == "summary":
             for item in rec.summary.update:
                 summary[_key(item)] = json.loads(item.value_json)
-    return {"config": config, "history": history, "summary": summary}
+    return {"config": config, "history": history, "summary": summary, "run": run}
 
 
 def _key(item: Any) -> str:

@@ -31,5 +31,11 @@ def test_token_less_claim_has_zero_coverage(claim):
     assert support_coverage(claim, [claim, "anything at all"]) == 0.0
 
 
+def test_a_one_word_claim_without_content_tokens_is_supported_only_verbatim():
+    # a one-letter option ("S" is a stopword) chosen from an observation that reads "S"
+    assert support_coverage("S", ["S"]) == 1.0 and support_coverage("s.", ["grade S here"]) == 1.0
+    assert support_coverage("S", ["RB", "Sx"]) == 0.0
+
+
 def test_repeated_claim_tokens_count_once():
     assert support_coverage("red red red car", ["red"]) == 0.5

@@ -54,7 +54,7 @@ def _traj() -> Trajectory:
 
 def test_census_counts_each_mechanism_from_the_record():
     c = census(_traj())
-    assert c["paths"] == {"DIRECT": 0, "FULLPIPE": 1, "BASELINE": 0, "NO_LEDGER": 0}
+    assert c["paths"] == {p.value: int(p is PathKind.FULLPIPE) for p in PathKind}  # every path, OFFICIAL (i10) included
     assert c["triggers"] == {"T1": 1, "T2": 1, "T3": 0, "T4": 0, "T5": 1, "T6": 2}
     assert c["operators"]["RETRY"] == 1 and c["operators"]["SWITCH"] == 1 and c["operators"]["REFRESH"] == 1
     assert c["operators"]["ABSTAIN"] == 1 and "FREEFORM_REFLECTION" not in c["operators"]

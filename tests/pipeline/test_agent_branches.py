@@ -424,3 +424,13 @@ def test_decision_sees_the_zoomed_crop_for_reading_and_location_questions(make, 
         decide = next(r for r in backend.history if "decide" in r.stage)
         crops = [p for m in decide.messages for p in m.images() if isinstance(p, PILImage.Image)]
         assert [c.size for c in crops] == ([FIRST_CROP] if zoomed else []), question
+
+
+def test_correct_one_letter_option_decision_is_grounded_not_abstained(make, image):
+    # "E. S": the label is layout (not an entity or a number) and "S" is the OCR'd text itself.
+    agent, _ = make([{"prompt": "direct", "reply": "Answer: E"}], ocr=[("S", [0, 0, 20, 20], 0.99)])
+    t = solve(agent, item("What is written on the sign?", image, options=["A", "B", "C", "D", "S"], answer="E"))
+    dc = t.decision_claims[-1]
+    assert t.path is PathKind.DIRECT and t.answer == "E" and not t.abstained
+    assert dc.text == "E. S" and dc.grounded and dc.grounding["ecc"] and dc.grounding["ncc"]
+    assert not any(e.trigger in {Trigger.T5, Trigger.T6} for e in t.events)

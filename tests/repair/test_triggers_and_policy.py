@@ -333,3 +333,42 @@ def test_retry_of_a_model_backed_tool_is_a_new_request():
     res = run(engine(led, [vqa]).handle(t1_tool_anomaly(out)))
     assert res.events[0].operator is OperatorName.RETRY and res.events[0].grounded_after is True
     assert seen == [0, 1]
+
+
+def test_t4_fires_on_ocr_whose_every_reading_is_below_sigma_floor_under_the_default_config():
+    """App. E.1 Eq. 19 must be reachable through the paper's own σ source: the real OCR tool drops
+    lines below its 0.8 legibility threshold, so it reports its best confidence instead and the
+    verifier raises T4 (not T1) when that is below σ_floor = 0.3; the policy RETRYs the call."""
+    from PIL import Image
+
+    from perception.ocr import OCREngine, OCRLine
+    from perception.tools import OCRTool
+
+    class FaintEngine(OCREngine):  # a real engine's contract: raw lines with their confidences
+        name = "faint"
+
+        def __init__(self, confidences):
+            super().__init__()
+            self.confidences = confidences
+
+        def _recognize(self, image):
+            return [OCRLine(f"t{i}", BBox(0, 10 * i, 20, 10 * i + 8), ((0, 0), (20, 0), (20, 8), (0, 8)), c)
+                    for i, c in enumerate(self.confidences)]
+
+    image = Image.new("RGB", (40, 40), "white")
+    for confidences, expected in (([0.21, 0.12], [Trigger.T4]), ([0.55], [Trigger.T1]), ([], [Trigger.T1])):
+        tool = OCRTool(FaintEngine(confidences))
+        out = tool.invoke(image=image)
+        assert out.observations == () and out.error is None
+        led = Ledger()
+        led.record(out)
+        hits = Verifier(led, lambda c: None).on_tool_output(out, [])
+        assert [h.trigger for h in hits] == expected, confidences
+    low = OCRTool(FaintEngine([0.21]))
+    out = low.invoke(image=image)
+    led = Ledger()
+    led.record(out)
+    [hit] = Verifier(led, lambda c: None).on_tool_output(out, [])
+    outcome = run(engine(led, [low]).handle(hit))
+    assert [(e.trigger, e.operator) for e in outcome.events] == [(Trigger.T4, OperatorName.RETRY)]
+    assert "0.21" in hit.detail

@@ -1,0 +1,168 @@
+"""Command lines of S-RFA: ``scripts/audit.py`` and ``scripts/compare.py`` are thin wrappers.
+
+Kept here (not in the scripts) so tests call the same functions users run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from ledgermind.audit.srfa import AuditMode
+from ledgermind.confutil import to_plain
+from ledgermind.errors import UserError
+
+EXIT_USER_ERROR = 2
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+
+def compose_audit_config(overrides: Sequence[str]) -> DictConfig:
+    """``conf/audit.yaml`` with Hydra-style overrides (``audit.mode=judge``, ``model=…``)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return compose(config_name="audit", overrides=list(overrides))
+    except HydraException as exc:
+        raise UserError(str(exc).splitlines()[0]) from None
+
+
+def run_audit(run_dir: Path, cfg: DictConfig) -> dict[str, Any]:
+    """Audit one run directory as configured; returns the audit metrics (also written to disk)."""
+    import asyncio
+
+    from ledgermind.audit.judge import Judge, JudgeDecoding
+    from ledgermind.audit.run import AuditSettings, EvidenceSource, audit_run, load_run, run_items
+
+    record = load_run(run_dir)
+    a = cfg.audit
+    try:
+        mode = AuditMode(str(a.mode))
+    except ValueError:
+        raise UserError(f"audit.mode must be ledger, judge or both, got {a.mode!r}") from None
+    settings = AuditSettings(mode, float(a.gamma), int(a.max_claims))
+    items = run_items(run_dir)
+    cascade = _cascade(cfg) if mode in {AuditMode.LEDGER, AuditMode.BOTH} else None
+    evidence = _evidence_source(cfg) if cascade is not None else None
+    logger = _logger(cfg, run_dir)
+
+    async def go() -> dict[str, Any]:
+        backend = None
+        judge = None
+        if mode in {AuditMode.JUDGE, AuditMode.BOTH}:
+            from ledgermind.backends.build import build_backend
+
+            cache_path = cfg.cache.path or str(Path(run_dir) / "audit_responses.sqlite")
+            backend = build_backend(cfg.backend, cfg.model, cache_mode=str(cfg.cache.mode), cache_path=cache_path)
+            jd = a.judge
+            judge = Judge(backend, JudgeDecoding(float(jd.temperature), int(jd.max_tokens), int(jd.seed)), settings.max_claims)
+        try:
+            return await audit_run(record, settings, cascade=cascade, items=items, evidence=evidence, judge=judge)
+        finally:
+            if backend is not None:
+                await backend.aclose()
+
+    try:
+        metrics = asyncio.run(go())
+        logger.log_summary(metrics, [])
+    finally:
+        logger.finish()
+    return metrics
+
+
+def _cascade(cfg: DictConfig) -> Any:
+    from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
+    from perception.aliases import AliasTable
+    from perception.ner import SpacyNER
+
+    overrides = to_plain(cfg.audit.get("grounding"))
+    gcfg = GroundingConfig.from_mapping(overrides) if overrides else GroundingConfig()
+    return GroundingCascade(gcfg, SpacyNER(), AliasTable.default())
+
+
+def _evidence_source(cfg: DictConfig) -> Any:
+    from ledgermind.audit.run import EvidenceSource
+    from perception.tools import build_tools
+
+    per = to_plain(cfg.perception) or {}
+    return EvidenceSource(build_tools(per))
+
+
+def _logger(cfg: DictConfig, run_dir: Path) -> Any:
+    from hydra.utils import instantiate
+
+    from ledgermind.experiment.wandb_logger import ExperimentLogger
+
+    node = cfg.get("logger")
+    logger = instantiate(node) if node is not None else ExperimentLogger()
+    plain = to_plain(cfg)
+    logger.start(out_dir=Path(run_dir), config=plain, name=f"audit-{cfg.audit.mode}-{Path(run_dir).name}",
+                 group=None, job_type="audit")
+    return logger
+
+
+def format_metrics(metrics: dict[str, Any]) -> str:
+    lines = []
+    for mode in ("ledger", "judge"):
+        m = metrics.get(mode)
+        if not m:
+            continue
+        def f(x: Any) -> str:
+            return "—" if x is None else f"{x:.3f}"
+        lines.append(
+            f"[{mode}] n={m['n']} Acc={f(m['Acc'])} UCR_reason={f(m['UCR_reason'])} GDR={f(m['GDR'])} "
+            f"R4R={f(m['R4R'])} WDG={f(m['WDG'])} (γ={m['gamma']}; audit errors {m['audit_errors']}, run errors {m['run_errors']})"
+        )
+    if metrics.get("agreement"):
+        ag = metrics["agreement"]
+        k = "—" if ag["kappa"] is None else f"{ag['kappa']:.3f}"
+        lines.append(f"[both] claims={ag['n']} kappa={k} confusion={ag['confusion']}")
+    return "\n".join(lines)
+
+
+def audit_main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help"}:
+        print("usage: python scripts/audit.py RUN_DIR [audit.mode=ledger|judge|both] [audit.gamma=0.5] "
+              "[model=NAME backend=NAME ...]\n\nWrites RUN_DIR/audit.jsonl and RUN_DIR/audit_metrics.json; "
+              "a rerun retries the items whose audit failed.", file=sys.stderr)
+        return 0 if args else EXIT_USER_ERROR
+    run_dir, overrides = Path(args[0]), args[1:]
+    try:
+        cfg = compose_audit_config(overrides)
+        metrics = run_audit(run_dir, cfg)
+    except (UserError, OmegaConfBaseException) as exc:
+        print(f"error: {str(exc).strip().splitlines()[0]}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    print(format_metrics(metrics))
+    print(f"-> {run_dir / 'audit.jsonl'}, {run_dir / 'audit_metrics.json'}")
+    errors = sum((metrics.get(m) or {}).get("audit_errors", 0) for m in ("ledger", "judge"))
+    if errors:
+        print(f"{errors} item audits failed; rerun the same command to retry them", file=sys.stderr)
+        return 1
+    return 0
+
+
+def compare_main(argv: Sequence[str] | None = None) -> int:
+    from ledgermind.audit.compare import compare, format_table, radar_png
+
+    p = argparse.ArgumentParser(description="Figure 5 axes of several runs side by side, and the radar chart.")
+    p.add_argument("runs", nargs="+", type=Path, help="run directories (audited or not), over the same items")
+    p.add_argument("--mode", default="ledger", choices=["ledger", "judge"], help="which audit to read when present")
+    p.add_argument("--out", type=Path, default=Path("srfa_radar.png"), help="radar chart PNG (default %(default)s)")
+    args = p.parse_args(argv)
+    try:
+        rows = compare(args.runs, args.mode)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    print(format_table(rows))
+    print(f"radar chart -> {radar_png(rows, args.out)}")
+    return 0

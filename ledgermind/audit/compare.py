@@ -1,0 +1,137 @@
+"""Figure 5 side by side: the five S-RFA axes of several runs and their radar chart.
+
+Every axis is oriented so that larger is better: Acc, GDR, R4R, 1 − UCR_reason, 1 − WDG. A
+comparison only means something over the same items, so runs are matched by item id and runs
+over different item sets are refused (``UserError``: one line, exit 2 from the CLI).
+
+Each input is a run directory: its ``audit_metrics.json`` is used when present (``mode`` picks
+ledger or judge), else the run's own ``metrics.json`` (LedgerMind's claim-level metrics).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ledgermind.audit.run import METRICS_FILE, load_run
+from ledgermind.errors import UserError
+
+AXES = ("Acc", "GDR", "R4R", "1-UCR", "1-WDG")
+
+
+@dataclass(frozen=True)
+class Axes:
+    label: str
+    values: dict[str, float | None]
+    source: str  # "audit:<mode>" or "run"
+
+
+def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
+    run_dir = Path(run_dir)
+    audit_file = run_dir / METRICS_FILE
+    if audit_file.is_file():
+        data = json.loads(audit_file.read_text(encoding="utf-8"))
+        if mode not in data:
+            raise UserError(f"{audit_file} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})")
+        m = data[mode]
+        return Axes(_label(run_dir), _orient(m["Acc"], m["GDR"], m["R4R"], m["UCR_reason"], m["WDG"]), f"audit:{mode}")
+    metrics_file = run_dir / "metrics.json"
+    if not metrics_file.is_file():
+        raise UserError(f"{run_dir} has neither {METRICS_FILE} nor metrics.json")
+    m = json.loads(metrics_file.read_text(encoding="utf-8"))
+    t = m.get("trajectory_metrics") or {}
+    return Axes(_label(run_dir), _orient(m.get("accuracy"), t.get("GDR"), t.get("R4R"), t.get("UCR_reason"), t.get("WDG")), "run")
+
+
+def _orient(acc: Any, gdr: Any, r4r: Any, ucr: Any, wdg: Any) -> dict[str, float | None]:
+    def f(x: Any) -> float | None:
+        return None if x is None else float(x)
+
+    return {"Acc": f(acc), "GDR": f(gdr), "R4R": f(r4r),
+            "1-UCR": None if ucr is None else 1.0 - float(ucr), "1-WDG": None if wdg is None else 1.0 - float(wdg)}
+
+
+def _label(run_dir: Path) -> str:
+    cfg = run_dir / ".hydra" / "config.yaml"
+    if cfg.is_file():
+        from omegaconf import OmegaConf
+
+        c = OmegaConf.load(cfg)
+        variant = OmegaConf.select(c, "ablation.name", default=None) or OmegaConf.select(c, "pipeline.name", default=None)
+        if variant:
+            return f"{variant} ({run_dir.name})"
+    return run_dir.name
+
+
+def check_same_items(run_dirs: Sequence[Path]) -> set[str]:
+    """The shared item set; raises when two runs cover different items."""
+    first: set[str] | None = None
+    for d in run_dirs:
+        ids = set(load_run(d).results)
+        if first is None:
+            first, first_dir = ids, d
+        elif ids != first:
+            only_a, only_b = sorted(first - ids)[:3], sorted(ids - first)[:3]
+            raise UserError(
+                f"runs cover different items: {first_dir} vs {d} "
+                f"(only in the first: {only_a or '-'}; only in the second: {only_b or '-'}); compare runs over the same items"
+            )
+    return first or set()
+
+
+def compare(run_dirs: Sequence[Path], mode: str = "ledger") -> list[Axes]:
+    if len(run_dirs) < 1:
+        raise UserError("give at least one run directory")
+    check_same_items(run_dirs)
+    return [axes_of(d, mode) for d in run_dirs]
+
+
+def format_table(rows: Sequence[Axes]) -> str:
+    width = max([len("run")] + [len(r.label) for r in rows])
+    head = f"{'run':<{width}}  " + "  ".join(f"{a:>6}" for a in AXES) + "  source"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        vals = "  ".join(f"{'—':>6}" if r.values[a] is None else f"{r.values[a]:6.3f}" for a in AXES)
+        lines.append(f"{r.label:<{width}}  {vals}  {r.source}")
+    return "\n".join(lines)
+
+
+def radar_figure(rows: Sequence[Axes], title: str = "S-RFA (Figure 5)") -> Any:
+    """Radar chart of the five axes (undefined values drawn at 0 and named in the legend)."""
+    import math
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    angles = [2 * math.pi * i / len(AXES) for i in range(len(AXES))]
+    fig = plt.figure(figsize=(5, 5), dpi=100)
+    ax = fig.add_subplot(111, polar=True)
+    for r in rows:
+        vals = [r.values[a] if r.values[a] is not None else 0.0 for a in AXES]
+        undefined = [a for a in AXES if r.values[a] is None]
+        label = r.label + (f" (undefined: {', '.join(undefined)})" if undefined else "")
+        ax.plot(angles + angles[:1], vals + vals[:1], linewidth=1.5, label=label)
+        ax.fill(angles + angles[:1], vals + vals[:1], alpha=0.15)
+    ax.set_xticks(angles)
+    ax.set_xticklabels(AXES)
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, -0.25), fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def radar_png(rows: Sequence[Axes], path: Path, title: str = "S-RFA (Figure 5)") -> Path:
+    import matplotlib.pyplot as plt
+
+    fig = radar_figure(rows, title)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -1,0 +1,265 @@
+"""Audit a whole run directory with S-RFA and write ``audit.jsonl`` + ``audit_metrics.json`` beside it.
+
+A run directory (``scripts/run.py`` output) holds ``results.jsonl`` (what was scored),
+``trajectories/<id>.json`` (what happened) and ``.hydra/config.yaml`` (which benchmark, so the
+item's question, options and images can be found again). The audit reads those and nothing
+else, so it works the same on LedgerMind runs, ablations, the native-CoT baseline and
+official-protocol replays of any model's saved outputs.
+
+``audit.jsonl`` gets one line per (item, mode) as each item finishes; a rerun keeps the finished
+lines and retries the ones that errored (judge failures), like a run's resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ledgermind.audit.judge import Judge, JudgeError
+from ledgermind.audit.srfa import (
+    AtomicClaim,
+    AuditMode,
+    ItemAudit,
+    atomic_claims,
+    audit_metrics,
+    cohen_kappa,
+    has_claim_structure,
+    input_evidence,
+    label_ledger_mode,
+    ledger_evidence,
+    trace_text,
+)
+from ledgermind.benchmarks.item import Item
+from ledgermind.errors import UserError
+from ledgermind.experiment.results import TRAJECTORY_DIR, atomic_write_json, safe_filename
+from ledgermind.grounding.cascade import GroundingCascade
+from ledgermind.tools.base import Tool
+from ledgermind.trajectory import Trajectory
+
+AUDIT_FILE = "audit.jsonl"
+METRICS_FILE = "audit_metrics.json"
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    mode: AuditMode = AuditMode.LEDGER
+    gamma: float = 0.5  # WDG / R4R decision-grounding threshold γ (§3.4)
+    max_claims: int = 10
+
+
+@dataclass
+class RunRecord:
+    """What the audit reads of a run directory."""
+
+    run_dir: Path
+    results: dict[str, dict[str, Any]]  # id -> last results.jsonl row
+
+    def trajectory(self, item_id: str) -> Trajectory | None:
+        path = self.run_dir / TRAJECTORY_DIR / f"{safe_filename(item_id)}.json"
+        if not path.is_file():
+            return None
+        return Trajectory.from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def load_run(run_dir: Path) -> RunRecord:
+    run_dir = Path(run_dir)
+    results_file = run_dir / "results.jsonl"
+    if not results_file.is_file():
+        raise UserError(f"not a run directory (no results.jsonl): {run_dir}")
+    results: dict[str, dict[str, Any]] = {}
+    for line in results_file.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by a kill: the run's own resume ignores it too
+        if isinstance(row, dict) and "id" in row:
+            results[str(row["id"])] = row
+    return RunRecord(run_dir, results)
+
+
+def run_items(run_dir: Path) -> dict[str, Item]:
+    """The benchmark items of a run, rebuilt from its recorded Hydra config."""
+    from omegaconf import OmegaConf
+
+    from ledgermind.experiment.app import load_items
+
+    cfg_file = Path(run_dir) / ".hydra" / "config.yaml"
+    if not cfg_file.is_file():
+        raise UserError(f"{run_dir} has no .hydra/config.yaml: cannot find the run's benchmark items")
+    cfg = OmegaConf.load(cfg_file)
+    return {i.id: i for i in load_items(cfg, None)}
+
+
+class EvidenceSource:
+    """Perception evidence on demand for a trace without a ledger of its own.
+
+    The same tools LedgerMind uses: OCR of every image of the item and, for reading/location
+    questions, OCR of the zoomed crop the crop-zoom tool selects. Outputs are memoised per item
+    (the OCR engine also memoises by pixels), so auditing two runs of one item costs one OCR.
+    """
+
+    def __init__(self, tools: Mapping[str, Tool]) -> None:
+        self.tools = tools
+        self._memo: dict[str, list[str]] = {}
+
+    async def evidence(self, item: Item) -> list[str]:
+        if item.id in self._memo:
+            return self._memo[item.id]
+        from ledgermind.dispatch import QuestionType, profile
+
+        facts: list[str] = []
+        zoom = bool({QuestionType.READ, QuestionType.LOCATION} & profile(item.question or "", item.options).types)
+        for image in item.images:
+            facts += _texts(await self.tools["ocr"].ainvoke(image=image))
+            if zoom and "crop_zoom" in self.tools:
+                crop = await self.tools["crop_zoom"].ainvoke(image=image, question=item.question)
+                if crop.ok and crop.artifacts.get("image") is not None:
+                    facts += _texts(await self.tools["ocr"].ainvoke(image=crop.artifacts["image"]))
+        self._memo[item.id] = facts
+        return facts
+
+
+def _texts(output: Any) -> list[str]:
+    return [o.text for o in output.observations if o.text.strip()] if output.ok else []
+
+
+async def audit_run(
+    record: RunRecord,
+    settings: AuditSettings,
+    *,
+    cascade: GroundingCascade | None,
+    items: Mapping[str, Item],
+    evidence: EvidenceSource | None = None,
+    judge: Judge | None = None,
+) -> dict[str, Any]:
+    """Audit every item of the run; returns (and writes) the audit metrics."""
+    modes = _modes(settings.mode)
+    if AuditMode.LEDGER in modes and cascade is None:
+        raise UserError("ledger-mode audit needs the grounding cascade")
+    if AuditMode.JUDGE in modes and judge is None:
+        raise UserError("judge-mode audit needs a judge backend (model=… backend=…)")
+    out_file = record.run_dir / AUDIT_FILE
+    done = {(a.item_id, a.mode): a for a in read_audits(out_file) if a.error is None}
+    with out_file.open("a", encoding="utf-8") as fh:
+        for item_id, row in record.results.items():
+            todo = [m for m in modes if (item_id, m.value) not in done]
+            if not todo:
+                continue
+            for audit in await _audit_item(item_id, row, record, settings, todo, cascade, items, evidence, judge):
+                fh.write(json.dumps(audit.to_dict(), ensure_ascii=False) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+                if audit.error is None:
+                    done[(audit.item_id, audit.mode)] = audit
+    latest = _latest(read_audits(out_file), set(record.results))
+    metrics = _metrics(latest, modes, settings, judge)
+    atomic_write_json(record.run_dir / METRICS_FILE, metrics)
+    return metrics
+
+
+def _modes(mode: AuditMode) -> list[AuditMode]:
+    return [AuditMode.LEDGER, AuditMode.JUDGE] if mode is AuditMode.BOTH else [mode]
+
+
+async def _audit_item(
+    item_id: str, row: Mapping[str, Any], record: RunRecord, settings: AuditSettings, modes: Sequence[AuditMode],
+    cascade: GroundingCascade | None, items: Mapping[str, Item], evidence: EvidenceSource | None, judge: Judge | None,
+) -> list[ItemAudit]:
+    base = {"score": None if row.get("error") else row.get("score"), "prediction": row.get("prediction"),
+            "difficulty": row.get("difficulty"), "path": row.get("path")}
+    traj = record.trajectory(item_id)
+    item = items.get(item_id)
+    if traj is None or item is None:
+        why = "no trajectory recorded" if traj is None else "item not found in the run's benchmark"
+        return [ItemAudit(item_id, m.value, error=why, **base) for m in modes]
+    options = item.options or item.meta.get("options")
+    claims = atomic_claims(traj, row.get("prediction"), settings.max_claims)
+    trace = trace_text(traj) if not has_claim_structure(traj) else "\n".join(
+        f"[{c.ctype}] {c.text}" for c in claims)
+    out: list[ItemAudit] = []
+    ledger_claims: list[AtomicClaim] | None = None
+    if AuditMode.LEDGER in modes:
+        pool = await _evidence(traj, item, evidence) + input_evidence(item.question)
+        ledger_claims = label_ledger_mode(claims, pool, cascade, options)  # type: ignore[arg-type]
+        out.append(ItemAudit(item_id, AuditMode.LEDGER.value, ledger_claims, **base))
+    if AuditMode.JUDGE in modes:
+        out.append(await _judge_item(item_id, item, options, trace, row, ledger_claims, judge, settings.mode, base))
+    return out
+
+
+async def _evidence(traj: Trajectory, item: Item, source: EvidenceSource | None) -> list[str]:
+    facts = ledger_evidence(traj)
+    if facts or source is None:
+        return facts
+    return await source.evidence(item)
+
+
+async def _judge_item(
+    item_id: str, item: Item, options: Sequence[str] | None, trace: str, row: Mapping[str, Any],
+    ledger_claims: list[AtomicClaim] | None, judge: Judge | None, mode: AuditMode, base: dict[str, Any],
+) -> ItemAudit:
+    assert judge is not None
+    try:
+        if mode is AuditMode.BOTH and ledger_claims is not None:
+            labels = await judge.label(item.question, options, item.images, trace, ledger_claims)
+            claims = [AtomicClaim(c.ctype, c.text, g, r, c.answer) for c, (g, r) in zip(ledger_claims, labels, strict=True)]
+        else:
+            claims = await judge.decompose(item.question, options, item.images, trace, row.get("prediction"))
+    except JudgeError as exc:
+        return ItemAudit(item_id, AuditMode.JUDGE.value, error=str(exc), **base)
+    return ItemAudit(item_id, AuditMode.JUDGE.value, claims, **base)
+
+
+def read_audits(path: Path) -> list[ItemAudit]:
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(ItemAudit.from_dict(json.loads(line)))
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    return out
+
+
+def _latest(audits: Sequence[ItemAudit], ids: set[str]) -> dict[str, dict[str, ItemAudit]]:
+    """mode -> id -> the last record (a success is never replaced by a later error)."""
+    out: dict[str, dict[str, ItemAudit]] = {}
+    for a in audits:
+        if a.item_id not in ids:
+            continue
+        slot = out.setdefault(a.mode, {})
+        prev = slot.get(a.item_id)
+        if prev is None or prev.error is not None or a.error is None:
+            slot[a.item_id] = a
+    return out
+
+
+def _metrics(
+    latest: Mapping[str, Mapping[str, ItemAudit]], modes: Sequence[AuditMode], settings: AuditSettings, judge: Judge | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"mode": settings.mode.value, "gamma": settings.gamma, "max_claims": settings.max_claims}
+    for m in modes:
+        out[m.value] = audit_metrics(latest.get(m.value, {}).values(), settings.gamma)
+    if judge is not None:
+        out["judge_protocol"] = judge.describe()
+    if settings.mode is AuditMode.BOTH:
+        a, b = [], []
+        led, jud = latest.get("ledger", {}), latest.get("judge", {})
+        for item_id, la in led.items():
+            ja = jud.get(item_id)
+            if ja is None or ja.error or la.error or len(ja.claims) != len(la.claims):
+                continue
+            a += [bool(c.grounded) for c in la.claims]
+            b += [bool(c.grounded) for c in ja.claims]
+        out["agreement"] = cohen_kappa(a, b)
+    return out
+
+
+def audit_run_sync(record: RunRecord, settings: AuditSettings, **kwargs: Any) -> dict[str, Any]:
+    return asyncio.run(audit_run(record, settings, **kwargs))

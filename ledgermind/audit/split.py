@@ -1,0 +1,112 @@
+"""Deterministic decomposition of a reasoning trace into at most ten atomic claims (S-RFA).
+
+The paper's auditor decomposes each trace into ≤ 10 atomic claims before labelling them. In
+``ledger`` mode we do that without a judge, by rule, so that the split is identical for every
+trace whatever produced it:
+
+* a trace that has LedgerMind's structure (``[SC-j][E|I|J] …`` lines, or bare ``[E]``/``[I]``/
+  ``[J]`` prefixes) is split at those claims — the citation tails are not part of a claim;
+* any other trace is split into sentences (and lines);
+* the *final-answer sentence* (the last one carrying ``Answer:``, else the last sentence) is the
+  decision claim DC; everything before it is state/reasoning (SC);
+* when there are more than ``max_claims - 1`` SC pieces, consecutive pieces are merged into
+  ``max_claims - 1`` nearly equal groups. Merging (rather than truncating) keeps every
+  statement of the trace under audit: a phantom entity in the first paragraph of a long trace
+  must still be seen.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ledgermind.claims import parse_sc_lines, split_citation_tail
+
+MAX_CLAIMS = 10  # Figure 5: "at most ten atomic claims"
+
+_THINK_RE = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+_BARE_STAGE_RE = re.compile(r"^\s*[-•*]*\s*\[\s*([EIJ])\s*\]\s*[:.\-–]?\s*(.+)$", re.IGNORECASE)
+# sentence ends: . ! ? followed by space/newline and an upper-case letter, digit, quote or bracket;
+# not after a single capital (option letters "A." / initials). Decimals never split (no space).
+_SENTENCE_END_RE = re.compile(r"(?<!\b[A-Z])([.!?])\s+(?=[\"'(\[A-Z0-9*#\\])")
+_ANSWER_RE = re.compile(r"answer\s*[:：]", re.IGNORECASE)
+_WORD_RE = re.compile(r"[^\W\d_]")  # a piece needs a letter: "1." alone is an enumerator
+
+
+@dataclass(frozen=True)
+class SplitTrace:
+    """The SC pieces (in trace order) and the decision sentence of one trace."""
+
+    statements: tuple[str, ...]
+    decision: str
+    structured: bool  # True when the [SC]/[E]/[I]/[J] structure was used
+
+
+def strip_reasoning_blocks(text: str) -> str:
+    """Remove ``<think>…</think>`` blocks: hidden reasoning is not part of the audited trace."""
+    return _THINK_RE.sub(" ", text or "")
+
+
+def split_trace(text: str, max_claims: int = MAX_CLAIMS) -> SplitTrace:
+    """Split one trace into ≤ ``max_claims - 1`` SC statements and one decision sentence."""
+    if max_claims < 2:
+        raise ValueError("max_claims must leave room for one SC and the DC (>= 2)")
+    text = strip_reasoning_blocks(text).strip()
+    pieces = _sentences(text)
+    decision = _decision_sentence(pieces)
+    structured = _structured_statements(text)
+    statements = structured or [p for p in pieces if p != decision]
+    return SplitTrace(tuple(pack(statements, max_claims - 1)), decision, bool(structured))
+
+
+def pack(pieces: list[str], limit: int) -> list[str]:
+    """Merge consecutive pieces into at most ``limit`` groups of nearly equal count, in order."""
+    if len(pieces) <= limit:
+        return list(pieces)
+    size, extra = divmod(len(pieces), limit)
+    out, i = [], 0
+    for g in range(limit):
+        n = size + (1 if g < extra else 0)
+        out.append(" ".join(pieces[i : i + n]))
+        i += n
+    return out
+
+
+def _structured_statements(text: str) -> list[str]:
+    claims = [c.text for c in parse_sc_lines(text)]
+    if claims:
+        return claims
+    bare = [m.group(2).strip() for line in text.splitlines() if (m := _BARE_STAGE_RE.match(line))]
+    return [_drop_citation_tail(b) for b in bare if _WORD_RE.search(b)]
+
+
+def _drop_citation_tail(body: str) -> str:
+    return split_citation_tail(body)[0] or body
+
+
+def _sentences(text: str) -> list[str]:
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.strip().strip("*#>-• ").strip()
+        if not line:
+            continue
+        parts = _SENTENCE_END_RE.split(line)
+        # re.split keeps the captured punctuation as separate items: glue it back
+        buf = ""
+        for part in parts:
+            if part in {".", "!", "?"}:
+                buf += part
+                continue
+            if buf:
+                out.append(buf.strip())
+            buf = part
+        if buf.strip():
+            out.append(buf.strip())
+    return [s for s in out if _WORD_RE.search(s)]
+
+
+def _decision_sentence(sentences: list[str]) -> str:
+    for s in reversed(sentences):
+        if _ANSWER_RE.search(s):
+            return s
+    return sentences[-1] if sentences else ""

@@ -1,0 +1,190 @@
+"""One client-side image rule for every backend: image count and pixel limits, applied before sending.
+
+Why on the client: a vLLM server answers an over-long image list with HTTP 400 and a 400-megapixel
+page with a 500 (retried, then failed), while transformers accepts both and a decompression bomb
+kills the whole process. The same request must mean the same thing on every backend, so
+``build_backend`` wraps each backend in ``BudgetedBackend`` and the rule lives here once:
+
+* **pixels**: an image above ``bomb_pixels`` (default: Pillow's own hard limit, ~179 MP) is refused
+  (``DataError`` → the item is an error: that is a decompression bomb, not a picture); an image
+  above ``max_pixels`` is downscaled (aspect kept, LANCZOS) to at most ``max_pixels``. The header is
+  read without decoding pixels, and Pillow's global limit is never changed (other threads rely on it).
+* **count**: with more than ``max_images`` images (``model.max_images``, the server's
+  ``--limit-mm-per-prompt``), the first ``max_images - 1`` stay as they are and all the rest are
+  tiled left to right into one image (each scaled to a common height), which is how MMMU-Pro's
+  own tooling puts several images into a model that takes fewer. The merged image takes the
+  place of the first merged one; the text (``Image N:`` labels) is left as it is.
+
+What was done is returned as notes and put into ``Reply.meta["image_budget"]`` so a trajectory
+can show it. A request that needs no change is passed through untouched (same cache key).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
+from ledgermind.errors import ConfigError, DataError
+
+DEFAULT_MAX_PIXELS = 4096 * 4096  # 16.8 MP: more than any vision encoder's native budget
+DEFAULT_BOMB_PIXELS = 2 * 89_478_485  # ~179 MP, Pillow's own hard limit: refuse (a decompression bomb)
+TILE_HEIGHT = 768
+
+
+@dataclass(frozen=True)
+class ImageBudget:
+    max_images: int
+    max_pixels: int = DEFAULT_MAX_PIXELS
+    bomb_pixels: int = DEFAULT_BOMB_PIXELS
+
+    def __post_init__(self) -> None:
+        if self.max_images < 1 or self.max_pixels < 1 or self.bomb_pixels < self.max_pixels:
+            raise ConfigError(f"invalid image budget {self}: need max_images >= 1 and bomb_pixels >= max_pixels >= 1")
+
+    @classmethod
+    def from_model(cls, model: Mapping[str, Any]) -> ImageBudget:
+        return cls(
+            max_images=int(model.get("max_images") or 1),
+            max_pixels=int(model.get("max_image_pixels") or DEFAULT_MAX_PIXELS),
+            bomb_pixels=int(model.get("bomb_image_pixels") or DEFAULT_BOMB_PIXELS),
+        )
+
+    def key(self) -> dict[str, int]:
+        return {"max_images": self.max_images, "max_pixels": self.max_pixels, "bomb_pixels": self.bomb_pixels}
+
+
+def image_size(img: Image.Image | Path) -> tuple[int, int]:
+    """Width and height from the header only (no pixel decoding). Pillow itself refuses a header
+    above twice ``Image.MAX_IMAGE_PIXELS`` (``DecompressionBombError``): that is a bomb too."""
+    if isinstance(img, Image.Image):
+        return img.size
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # we apply our own limits
+            with Image.open(img) as im:
+                return im.size
+    except Image.DecompressionBombError as exc:
+        raise DataError(f"image {img} refused as a decompression bomb: {exc}") from None
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read image {img}: {exc}") from None
+
+
+def sent_image_pixels(messages: list[Message]) -> list[int]:
+    """width*height of every image part of a request, in order (header only; 0 if unreadable:
+    the request itself then fails and says why)."""
+    out = []
+    for img in (p for m in messages for p in m.content if not isinstance(p, str)):
+        try:
+            w, h = image_size(img)
+        except DataError:
+            w = h = 0
+        out.append(w * h)
+    return out
+
+
+def fit_pixels(img: Image.Image | Path, budget: ImageBudget, notes: list[str]) -> Image.Image | Path:
+    """The image itself, or a downscaled copy; a bomb raises ``DataError``."""
+    w, h = image_size(img)
+    if w * h > budget.bomb_pixels:
+        raise DataError(f"image {getattr(img, 'name', img)} is {w}x{h} ({w * h / 1e6:.0f} MP), above the "
+                        f"{budget.bomb_pixels / 1e6:.0f} MP limit: refused as a decompression bomb")
+    if w * h <= budget.max_pixels:
+        return img
+    scale = math.sqrt(budget.max_pixels / (w * h))
+    size = (max(1, int(w * scale)), max(1, int(h * scale)))
+    notes.append(f"downscaled {w}x{h} -> {size[0]}x{size[1]}")
+    return _open(img).resize(size, Image.Resampling.LANCZOS)
+
+
+def _open(img: Image.Image | Path) -> Image.Image:
+    if isinstance(img, Image.Image):
+        return img.convert("RGB")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # size already checked
+            with Image.open(img) as im:
+                im.draft("RGB", (im.width // 2, im.height // 2))  # JPEG: decode at reduced size
+                return im.convert("RGB")
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise DataError(f"cannot read image {img}: {exc}") from None
+
+
+def tile(images: list[Image.Image | Path], budget: ImageBudget) -> Image.Image:
+    """Images side by side at a common height, the result within ``max_pixels``."""
+    opened = [_open(i) for i in images]
+    height = min(TILE_HEIGHT, max(im.height for im in opened))
+    scaled = [im.resize((max(1, round(im.width * height / im.height)), height), Image.Resampling.LANCZOS) for im in opened]
+    canvas = Image.new("RGB", (sum(im.width for im in scaled), height), "white")
+    x = 0
+    for im in scaled:
+        canvas.paste(im, (x, 0))
+        x += im.width
+    notes: list[str] = []
+    out = fit_pixels(canvas, budget, notes)
+    assert isinstance(out, Image.Image)
+    return out
+
+
+def apply_budget(request: GenerationRequest, budget: ImageBudget) -> tuple[GenerationRequest, list[str]]:
+    """The request within ``budget`` and what was changed (empty: the request is returned as is)."""
+    notes: list[str] = []
+    messages = [Message(m.role, [p if isinstance(p, str) else fit_pixels(p, budget, notes) for p in m.content])
+                for m in request.messages]
+    positions = [(mi, pi) for mi, m in enumerate(messages) for pi, p in enumerate(m.content) if not isinstance(p, str)]
+    if len(positions) > budget.max_images:
+        keep = budget.max_images - 1
+        merged_pos = positions[keep:]
+        merged = tile([messages[mi].content[pi] for mi, pi in merged_pos], budget)  # type: ignore[misc]
+        notes.append(f"tiled images {keep + 1}-{len(positions)} of {len(positions)} into one (max_images={budget.max_images})")
+        drop = set(merged_pos[1:])
+        first = merged_pos[0]
+        messages = [
+            Message(m.role, [merged if (mi, pi) == first else p for pi, p in enumerate(m.content) if (mi, pi) not in drop])
+            for mi, m in enumerate(messages)
+        ]
+    if not notes:
+        return request, []
+    return replace(request, messages=messages), notes
+
+
+class BudgetedBackend(Backend):
+    """Applies ``apply_budget`` to every request of ``inner`` (built by ``build_backend``)."""
+
+    def __init__(self, inner: Backend, budget: ImageBudget) -> None:
+        self.inner, self.budget = inner, budget
+        self.name = inner.name
+        self.supports_structured_output = inner.supports_structured_output
+        self.cacheable = getattr(inner, "cacheable", True)
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def __getattr__(self, name: str) -> Any:
+        """Transparent for everything else (``base_urls``, ``ref``, counters of the inner backend)."""
+        if name == "inner":  # not yet set (copy/pickle): avoid recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    async def generate(self, request: GenerationRequest) -> Reply:
+        fitted, notes = apply_budget(request, self.budget)
+        reply = await self.inner.generate(fitted)
+        # the pixels of each image as actually sent (after downscaling / tiling): run provenance
+        reply.meta = dict(reply.meta) | {"image_pixels": sent_image_pixels(fitted.messages)}
+        if notes:
+            reply.meta["image_budget"] = notes
+        return reply
+
+    async def preflight(self) -> None:
+        await self.inner.preflight()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+

@@ -1,0 +1,58 @@
+"""Answer each item from a saved ``{id, response}`` JSONL: score any model's outputs by our run path.
+
+Published MMMU-Pro outputs (and anyone's saved replies) are files of ``{"id": ..., "response":
+...}`` lines. Replaying them through ``scripts/run.py pipeline=official backend=replay
+backend.path=FILE`` scores them with exactly the loader, parser and metrics a live run uses, so
+a live number and a published one are computed the same way. The reply is chosen by
+``GenerationRequest.item_id``; a missing id is a ``BackendError``, i.e. a per-item error, never a
+wrong answer. Other fields of a line are ignored (the official files also carry the official
+parser's verdict, which a test compares against).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
+from ledgermind.benchmarks.tables import read_jsonl
+from ledgermind.errors import BackendError, ConfigError, DataError
+
+
+def read_replies(path: Path, field: str = "response") -> dict[str, str]:
+    """``id -> response`` of a JSONL file; a malformed line is a one-line ``DataError`` naming it."""
+    if not path.is_file():
+        raise ConfigError(f"backend.path: replies file not found: {path}")
+    out: dict[str, str] = {}
+    for n, row in enumerate(read_jsonl(path), 1):  # malformed JSON: DataError naming file and line
+        if "id" not in row or field not in row:
+            raise DataError(f"{path}: record {n} needs 'id' and {field!r}")
+        text = row[field]
+        out[str(row["id"])] = text if isinstance(text, str) else json.dumps(text)
+    return out
+
+
+@BACKENDS.register("replay")
+class ReplayBackend(Backend):
+    """Replays saved replies by item id. Not cached (the file *is* the cache)."""
+
+    name = "replay"
+    cacheable = False
+
+    def __init__(self, model: Mapping[str, Any], path: str | None = None, field: str = "response") -> None:
+        if not path:
+            raise ConfigError("backend=replay needs backend.path=FILE (a JSONL of {id, response})")
+        self.path = Path(path).expanduser()
+        self.replies = read_replies(self.path, field)
+        self._model_id = str(model.get("name") or "replay")
+
+    async def generate(self, request: GenerationRequest) -> Reply:
+        if not request.item_id:
+            raise BackendError("replay backend: the request names no item (the agent must set item_id)")
+        try:
+            text = self.replies[request.item_id]
+        except KeyError:
+            raise BackendError(f"replay: no reply for item {request.item_id!r} in {self.path}") from None
+        return Reply(text=text, backend=self.name, model=self._model_id, meta={"replay_file": str(self.path)})

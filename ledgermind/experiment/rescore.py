@@ -1,0 +1,215 @@
+"""Re-score a finished run from its stored replies, without re-running anything.
+
+Why this exists: after a parser fix, or to report the upstream random-letter fallback
+(``scoring.random_fallback_seed``), the numbers must be recomputable from what the run saved.
+Every trajectory keeps the text the runner scored (``runner.answer_text``); this module feeds the
+same text to the *current* scorer, rewrites ``results.jsonl`` and ``metrics.json``, and keeps the
+previous files under ``rescore/<stamp>/`` (names that Table 3's scan does not pick up), so the old
+numbers stay beside the new ones. No backend is constructed and no tool is called: the items come
+from the benchmark loader of the run's recorded config, the text from the trajectories.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from ledgermind.benchmarks.item import Item
+from ledgermind.errors import UserError
+from ledgermind.experiment.provenance import request_totals, scorer_version
+from ledgermind.experiment.results import (
+    METRICS_FILE,
+    RESULTS_FILE,
+    ItemResult,
+    atomic_write_json,
+    iter_trajectory_dicts,
+    read_results,
+)
+from ledgermind.experiment.runner import Scorer, answer_text, score_text
+from ledgermind.experiment.summary import RunIdentity, Summarize, build_metrics
+from ledgermind.trajectory import Trajectory
+
+RESCORE_DIR = "rescore"
+RECORDED_CONFIG = Path(".hydra") / "config.yaml"
+
+
+class RescoreError(UserError):
+    """The run cannot be re-scored (unfinished, no recorded config, items no longer in the data)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    id: str
+    before: tuple[str | None, float, bool]  # (prediction, score, parsed)
+    after: tuple[str | None, float, bool]
+
+
+@dataclass
+class RescoreReport:
+    run_dir: Path
+    n_items: int
+    changes: list[Change] = field(default_factory=list)
+    accuracy_before: float = 0.0
+    accuracy_after: float = 0.0
+    backup_dir: Path | None = None
+
+
+# ------------------------------------------------------------------------------ the recorded run
+def recorded_config(run_dir: Path) -> DictConfig:
+    path = Path(run_dir) / RECORDED_CONFIG
+    if not path.exists():
+        raise RescoreError(f"{run_dir} has no recorded config ({RECORDED_CONFIG}); pass the items explicitly")
+    cfg = OmegaConf.load(path)
+    assert isinstance(cfg, DictConfig)
+    return cfg
+
+
+def recorded_items(cfg: DictConfig) -> list[Item]:
+    """All items of the run's benchmark, from its loader (local files only, nothing else)."""
+    from ledgermind.experiment.app import load_items
+
+    return load_items(cfg, None)
+
+
+def scorer_from_config(cfg: DictConfig | None, random_fallback_seed: int | None = None) -> Scorer:
+    """The run's configured scorer (``app.configured_scorer``), optionally with the seeded
+    random-letter fallback (``scoring.random_fallback_seed``) switched on."""
+    from ledgermind.experiment.app import configured_scorer
+
+    node = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False) if cfg is not None else {})
+    if random_fallback_seed is not None:
+        node.scoring = {**(OmegaConf.to_container(node.scoring) if node.get("scoring") else {}),
+                        "random_fallback_seed": int(random_fallback_seed)}  # fmt: skip
+    scorer = configured_scorer(node)
+    if random_fallback_seed is not None and not isinstance(scorer, functools.partial):
+        raise RescoreError(f"scorer {node.get('scorer')} takes no ScoringConfig, so it has no random fallback to seed")
+    return scorer
+
+
+# ------------------------------------------------------------------------------ re-scoring
+async def rescore_results(
+    results: Sequence[ItemResult], trajectories: dict[str, Trajectory], items: dict[str, Item], scorer: Scorer
+) -> list[ItemResult]:
+    """New result lines: the stored answer text through ``scorer``; items without a trajectory keep theirs."""
+    out = []
+    for r in results:
+        traj = trajectories.get(r.id)
+        if traj is None or r.error is not None:  # a failed item was never scored: it stays an error
+            out.append(r)
+            continue
+        item = items.get(r.id)
+        if item is None:
+            raise RescoreError(f"item {r.id!r} of the run is no longer in the benchmark data; cannot re-score it")
+        view = await score_text(scorer, item, answer_text(traj))
+        out.append(replace(r, prediction=view.prediction, score=view.score, parsed=view.parsed, **request_totals(traj)))
+    return out
+
+
+def rescore_run(
+    run_dir: Path,
+    *,
+    items: Iterable[Item] | None = None,
+    scorer: Scorer | None = None,
+    random_fallback_seed: int | None = None,
+    summarize: Summarize | None = None,
+    gamma: float | None = None,
+) -> RescoreReport:
+    """Re-score one finished run in place; the previous files move to ``rescore/<stamp>/``."""
+    run_dir = Path(run_dir)
+    metrics_path = run_dir / METRICS_FILE
+    if not metrics_path.exists():
+        raise RescoreError(f"{run_dir} has no {METRICS_FILE}: the run did not finish (resume it first)")
+    old_metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+    cfg = recorded_config(run_dir) if items is None or scorer is None else None
+    by_id = {it.id: it for it in (items if items is not None else recorded_items(cfg))}  # type: ignore[arg-type]
+    scorer = scorer or scorer_from_config(cfg, random_fallback_seed)
+    results = read_results(run_dir)
+    trajs = {d["item_id"]: Trajectory.from_dict(d) for d in iter_trajectory_dicts(run_dir, [r.id for r in results])}
+    new = asyncio.run(rescore_results(results, trajs, by_id, scorer))
+
+    backup = _backup(run_dir)
+    _write_results(run_dir / RESULTS_FILE, new)
+    identity = RunIdentity.from_dict(old_metrics["identity"])
+    identity = replace(identity, provenance={**identity.provenance, "scorer": scorer_version()})
+    if summarize is None:
+        from ledgermind.experiment.app import default_summarize
+
+        summarize = default_summarize()
+    if gamma is None:
+        gamma = float((cfg.get("pipeline") or {}).get("gamma", 0.5)) if cfg is not None else 0.5
+    metrics = build_metrics(
+        new, list(trajs.values()), identity, wall_time_s=float(old_metrics.get("wall_time_s", 0.0)), gamma=gamma,
+        summarize=summarize, wall_time_total_s=old_metrics.get("wall_time_total_s"),
+    )
+    changes = [_change(a, b) for a, b in zip(results, new, strict=True) if _verdict(a) != _verdict(b)]
+    metrics["rescore"] = {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "scorer": scorer_version(),
+        "scorer_before": (old_metrics.get("identity") or {}).get("scorer"),
+        "random_fallback_seed": random_fallback_seed,
+        "changed": len(changes),
+        "previous": str((backup / "metrics.before.json").relative_to(run_dir)),
+        "accuracy_before": old_metrics.get("accuracy"),
+    }
+    atomic_write_json(metrics_path, metrics)
+    return RescoreReport(run_dir, len(new), changes, float(old_metrics.get("accuracy", 0.0)), metrics["accuracy"], backup)
+
+
+def rescore_path(path: Path, **kwargs: Any) -> list[RescoreReport]:
+    """A run dir or a multirun dir (every run below it)."""
+    from ledgermind.experiment.table3 import find_run_dirs
+
+    try:
+        run_dirs = find_run_dirs([path])
+    except UserError as exc:
+        raise RescoreError(str(exc)) from None
+    return [rescore_run(d, **kwargs) for d in run_dirs]
+
+
+# ------------------------------------------------------------------------------ files
+def _backup(run_dir: Path) -> Path:
+    """Copy the current results and metrics under ``rescore/<stamp>/`` before they are replaced."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    backup = run_dir / RESCORE_DIR / stamp
+    n = 1
+    while backup.exists():
+        n += 1
+        backup = run_dir / RESCORE_DIR / f"{stamp}-{n}"
+    backup.mkdir(parents=True)
+    (backup / "results.before.jsonl").write_bytes((run_dir / RESULTS_FILE).read_bytes())
+    (backup / "metrics.before.json").write_bytes((run_dir / METRICS_FILE).read_bytes())
+    return backup
+
+
+def _write_results(path: Path, results: Sequence[ItemResult]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for r in results:
+                fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _verdict(r: ItemResult) -> tuple[str | None, float, bool]:
+    return (r.prediction, r.score, r.parsed)
+
+
+def _change(a: ItemResult, b: ItemResult) -> Change:
+    return Change(a.id, _verdict(a), _verdict(b))
+

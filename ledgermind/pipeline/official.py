@@ -1,0 +1,159 @@
+"""The official MMMU-Pro evaluation protocol as an agent: one model call, the official prompt, no tools.
+
+Why it exists: a LedgerMind number means something only next to the number the same model gets
+under the benchmark's own protocol, computed by the same loader, parser and metrics. This agent
+reproduces ``mmmu-pro/infer/*.py`` of MMMU-Benchmark/MMMU:
+
+* prompts come from the official ``prompts.yaml`` (``{direct, cot} × {standard, vision}``), read
+  from a configurable file (``pipeline.prompts_path``), selected by ``pipeline.prompt``;
+* **standard**: ``f"{question}\\n{options}\\n{prompt}"`` with options as ``"A. text"`` lines, and
+  every ``<image N>`` replaced by ``<image>`` (``replace_images_tokens``); the images are
+  ``image_1 … image_k`` in index order (``origin_mmmu_doc_to_visual``), sent before the text in
+  one user message;
+* **vision**: the page image and the vision prompt only (question and options are pixels).
+
+The whole reply is the answer (``Trajectory.answer``), so the scorer runs the official parser on
+everything the model wrote, as ``evaluate.py`` does. A failed call is a ``ModelCall`` with
+``error`` set — the harness reports the item as an error, never as a wrong answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
+from ledgermind.backends.reasoning import reply_record, separate
+from ledgermind.benchmarks.item import Item
+from ledgermind.confutil import to_plain
+from ledgermind.errors import ConfigError, LedgerMindError
+from ledgermind.trajectory import ModelCall, PathKind, Trajectory
+
+STAGE = "official"
+IMAGE_TOKEN = "<image>"  # what replace_images_tokens puts where "<image N>" stood
+
+
+class PromptKind(str, Enum):
+    DIRECT = "direct"
+    COT = "cot"
+
+
+class Setting(str, Enum):
+    STANDARD = "standard"
+    VISION = "vision"
+
+
+@dataclass(frozen=True)
+class OfficialConfig:
+    prompts_path: Path
+    prompt: PromptKind = PromptKind.COT
+    max_tokens: int = 4096
+    temperature: float = 0.0
+    seed: int = 0
+
+    @classmethod
+    def from_mapping(cls, m: Mapping[str, Any]) -> OfficialConfig:
+        m = dict(m)
+        if not m.get("prompts_path"):
+            raise ConfigError("pipeline.prompts_path is required: the official MMMU-Pro prompts.yaml")
+        try:
+            prompt = PromptKind(str(m.get("prompt", "cot")))
+        except ValueError:
+            raise ConfigError(f"pipeline.prompt must be direct or cot, got {m.get('prompt')!r}") from None
+        return cls(
+            prompts_path=Path(str(m["prompts_path"])).expanduser(),
+            prompt=prompt,
+            max_tokens=int(m.get("max_tokens", 4096)),
+            temperature=float(m.get("temperature", 0.0)),
+            seed=int(m.get("seed", 0)),
+        )
+
+
+def load_prompts(path: Path) -> dict[str, dict[str, str]]:
+    """``{"cot": {"standard": ..., "vision": ...}, "direct": {...}}`` from the official YAML."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"pipeline.prompts_path: cannot read {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"pipeline.prompts_path: {path} is not valid YAML ({exc})") from None
+    for kind in PromptKind:
+        for setting in Setting:
+            if not isinstance((data or {}).get(kind.value, {}).get(setting.value), str):
+                raise ConfigError(f"{path} lacks the {kind.value}/{setting.value} prompt")
+    return data
+
+
+def setting_of(item: Item) -> Setting:
+    return Setting.VISION if item.meta.get("setting") == "vision" else Setting.STANDARD
+
+
+def replace_images_tokens(text: str) -> str:
+    """The official rule: ``<image 1>`` … ``<image 7>`` become ``<image>``."""
+    for i in range(1, 8):
+        text = text.replace(f"<image {i}>", IMAGE_TOKEN)
+    return text
+
+
+def parse_options(options: list[str]) -> str:
+    return "\n".join(f"{chr(ord('A') + i)}. {opt}" for i, opt in enumerate(options))
+
+
+def official_content(item: Item, prompts: Mapping[str, str]) -> list[ContentPart]:
+    """Images then text, as the official inference scripts build one user turn."""
+    images: list[ContentPart] = [Path(p) for p in item.images]
+    if setting_of(item) is Setting.VISION:
+        return [*images, prompts[Setting.VISION.value]]
+    text = f"{item.question}\n{parse_options(item.options or [])}\n{prompts[Setting.STANDARD.value]}"
+    return [*images, replace_images_tokens(text)]
+
+
+class OfficialAgent:
+    """``async solve(item) -> Trajectory`` under the official protocol (one call, no tools)."""
+
+    def __init__(self, backend: Backend, cfg: OfficialConfig) -> None:
+        self.backend, self.cfg = backend, cfg
+        self.prompts = load_prompts(cfg.prompts_path)[cfg.prompt.value]
+
+    def request(self, item: Item) -> GenerationRequest:
+        return GenerationRequest(
+            messages=[Message("user", official_content(item, self.prompts))],
+            temperature=self.cfg.temperature,
+            max_tokens=self.cfg.max_tokens,
+            seed=self.cfg.seed,
+            stage=STAGE,
+            item_id=item.id,
+        )
+
+    async def solve(self, item: Item) -> Trajectory:
+        traj = Trajectory(item_id=item.id, question=item.question, path=PathKind.OFFICIAL)
+        traj.profile = {"question_types": ["mcq"], "protocol": f"mmmu_pro_official/{self.cfg.prompt.value}/{setting_of(item).value}"}
+        t0 = time.perf_counter()
+        try:
+            reply = separate(await self.backend.generate(self.request(item)))  # thinking is never the answer
+        except LedgerMindError as exc:  # backend failure or unusable image: an error, not an answer
+            traj.model_calls.append(ModelCall(STAGE, time.perf_counter() - t0, backend=self.backend.name, error=str(exc)))
+            traj.timings = {"total_s": time.perf_counter() - t0, "model_s": time.perf_counter() - t0}
+            return traj
+        dt = time.perf_counter() - t0
+        traj.model_calls.append(
+            ModelCall(STAGE, dt, reply.prompt_tokens, reply.completion_tokens, reply.backend, reply.model, reply.cached,
+                      reply.text, **reply_record(reply))
+        )
+        traj.answer = traj.raw_answer = reply.text  # the whole reply: the official parser reads all of it
+        traj.notes += [f"image budget: {note}" for note in reply.meta.get("image_budget", [])]
+        traj.timings = {"total_s": dt, "model_s": dt, "tool_s": 0.0, "own_s": 0.0}
+        return traj
+
+
+def build_official_agent(cfg: Any, backend: Backend) -> OfficialAgent:
+    """Agent factory for ``pipeline=official`` (selected by ``pipeline.agent_factory``)."""
+    node = to_plain(cfg.get("pipeline")) or {}
+    node.setdefault("seed", cfg.get("seed", 0))
+    return OfficialAgent(backend, OfficialConfig.from_mapping(node))

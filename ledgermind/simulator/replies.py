@@ -1,0 +1,318 @@
+"""What the simulated model writes for each recognised task, with the faults drawn for it.
+
+Why a module of its own: this is the behavioural model of Table 3's failure modes (F2 phantom
+entities, misreadings, F3 overthinking, F4 reflection amplification, T1 format breaks), each a
+single, visible decision here, so a reader can check that the simulator injects exactly what the
+census later counts. Inputs are the prompt view, the item from the answer key (if recognised),
+what vision read from the attached images, and a seeded RNG; the output is text (or a JSON
+payload when a schema was requested) plus the list of injected faults.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledgermind.simulator.answer_key import NUMBER_RE, KeyEntry
+from ledgermind.simulator.faults import Fault, FaultRates, Injected
+from ledgermind.simulator.tasks import LONG_CHAIN, REASONING, PromptView, Task, normalise
+
+# Named entities a model might invent; none occurs in any benchmark evidence (checked per prompt).
+PHANTOM_ENTITIES: tuple[str, ...] = (
+    "Harold Finnegan", "the Meridian Institute", "Professor Ingrid Kowalczyk", "the Halvorsen Commission",
+    "Dr. Tobias Wren", "the Ashcombe Laboratory", "Marguerite Delacroix-Vance", "the Oberlin Survey",
+)  # fmt: skip
+ANSWER_IS = re.compile(r"answer is\s+(?:option\s+)?([A-J](?![\w])|-?\d+(?:\.\d+)?)", re.IGNORECASE)
+CURRENT_ANSWER = re.compile(r"current answer:\s*(.+)", re.IGNORECASE)
+
+
+@dataclass
+class Draft:
+    """A reply under construction: plain text, an optional JSON payload, and the faults injected."""
+
+    text: str
+    payload: dict[str, Any] | None = None
+    faults: list[Injected] = field(default_factory=list)
+
+
+@dataclass
+class Mind:
+    """One request's view of the world: rates, RNG, the recognised item, the prompt, what it sees."""
+
+    rates: FaultRates
+    rng: random.Random
+    entry: KeyEntry | None
+    view: PromptView
+    look: Callable[[], Sequence[str]]  # OCR lines of the attached images (empty: no images, nothing legible)
+    has_images: bool
+    follow_sigma: float = 0.6
+    _seen: Sequence[str] | None = None
+
+    @property
+    def seen(self) -> Sequence[str]:
+        """What vision reads, computed only for replies that use it (OCR is the expensive part)."""
+        if self._seen is None:
+            self._seen = tuple(self.look())
+        return self._seen
+
+    # ------------------------------------------------------------------ answers
+    def choose(self, evidence: str | None = None) -> tuple[str, bool]:
+        """Gold with p_correct (+ grounding_bonus when the evidence states it), else a distractor."""
+        e = self.entry
+        if e is None:
+            return "", False
+        ev = self.view.evidence if evidence is None else evidence
+        p = self.rates.p_correct + (self.rates.grounding_bonus if e.evidence_has(e.gold, ev) else 0.0)
+        if self.rng.random() < min(1.0, p):
+            return e.gold, True
+        return self.distractor(), False
+
+    def distractor(self) -> str:
+        e = self.entry
+        assert e is not None
+        if e.is_mcq:
+            others = [x for x in e.letters() if x != e.gold]
+            return self.rng.choice(others) if others else e.gold
+        g = e.gold_number
+        if g is None:
+            return "none of the above"
+        return fmt(self.off_by(g))
+
+    def off_by(self, value: float) -> float:
+        r = self.rates
+        f = self.rng.uniform(r.misread_min, r.misread_max) * self.rng.choice((-1.0, 1.0))
+        return value * (1.0 + f) if value != 0 else f * 10
+
+    def phantom(self) -> Injected | None:
+        """F2: draw whether this reasoning/decision reply invents an entity (damped under a warning)."""
+        if self.view.task not in REASONING or self.entry is None:
+            return None
+        rate = self.rates.phantom_rate * (self.rates.warning_effect if self.view.warned else 1.0)
+        if self.rng.random() >= min(1.0, rate):
+            return None
+        text = normalise(self.view.evidence)
+        candidates = [p for p in PHANTOM_ENTITIES if normalise(p) not in text] or list(PHANTOM_ENTITIES)
+        return Injected(Fault.PHANTOM, {"entity": self.rng.choice(candidates), "answer": self.distractor()})
+
+    def flip(self, answer: str, correct: bool) -> tuple[str, Injected | None]:
+        """F3: on knowledge questions a long chain talks itself out of a correct answer."""
+        e = self.entry
+        if not (correct and e is not None and e.is_knowledge and self.view.task in LONG_CHAIN):
+            return answer, None
+        if self.rng.random() >= self.rates.overthink_flip_rate:
+            return answer, None
+        wrong = self.distractor()
+        return wrong, Injected(Fault.FLIP, {"from": answer, "to": wrong})
+
+    def reasoned_answer(self) -> tuple[str, list[Injected], str | None]:
+        """Answer of a reasoning reply: chosen, maybe flipped, maybe replaced by a phantom's distractor."""
+        answer, correct = self.choose()
+        answer, flipped = self.flip(answer, correct)
+        faults = [flipped] if flipped else []
+        ph = self.phantom()
+        if ph:
+            faults.append(ph)
+            return ph.detail["answer"], faults, ph.detail["entity"]
+        return answer, faults, None
+
+    # ------------------------------------------------------------------ helpers
+    def supporting_ids(self, answer: str, limit: int = 2) -> list[str]:
+        e = self.entry
+        ids = [ln.id for ln in self.view.ledger if e is not None and e.evidence_has(answer, ln.fact)]
+        return (ids or [ln.id for ln in self.view.ledger])[:limit]
+
+    def display(self, answer: str) -> str:
+        return self.entry.display(answer) if self.entry else answer
+
+
+def fmt(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:.4g}"
+
+
+def _answer_line(answer: str, entity: str | None) -> str:
+    return f"Answer: {answer}, as {entity} described" if entity else f"Answer: {answer}"
+
+
+# ---------------------------------------------------------------------------------- per task
+def plan(m: Mind) -> Draft:
+    return Draft(
+        "1. Observation targets: the parts of the image the question refers to, and any printed text or values.\n"
+        "2. Reasoning method: compare what is observed with each candidate answer.\n"
+        "3. Judgment criteria: an answer is confirmed only by visible evidence or retrieved facts.\n"
+        "4. Answer form: " + ("option letter" if m.entry and m.entry.is_mcq else "short answer") + "\n"
+        "5. Answer granularity: as the question asks."
+    )
+
+
+def observe(m: Mind) -> Draft:
+    """OCR lines as TEXT/NUMBER observations, plus what a model perceives about the answer content."""
+    if not m.has_images:
+        return Draft("[OC-1] TEXT | no image is attached", {"observations": []})
+    cats = m.view.categories or ("TEXT",)
+    text_cat = "TEXT" if "TEXT" in cats else cats[0]
+    num_cat = "NUMBER" if "NUMBER" in cats else text_cat
+    scene_cat = next((c for c in cats if c not in {"TEXT", "NUMBER"}), cats[0])
+    obs: list[tuple[str, str]] = []
+    if m.entry is not None:  # non-text perception of the answer content (correct with p_correct)
+        answer, _ = m.choose(evidence="")
+        content = m.entry.option_text(answer) if m.entry.is_mcq else f"the value shown is {answer}"
+        if content:
+            obs.append((scene_cat, content))
+    for line in m.seen:
+        if len(obs) >= m.view.max_items:
+            break
+        obs.append((num_cat if NUMBER_RE.fullmatch(line.strip()) else text_cat, line))
+    if not obs:
+        obs.append((scene_cat, "an image with no legible text"))
+    text = "\n".join(f"[OC-{i}] {c} | {t}" for i, (c, t) in enumerate(obs, 1))
+    return Draft(text, {"observations": [{"category": c, "text": t} for c, t in obs]})
+
+
+def reason(m: Mind) -> Draft:
+    answer, faults, entity = m.reasoned_answer()
+    cites = m.supporting_ids(answer)
+    e_text = next((ln.fact for ln in m.view.ledger if ln.id in cites), "the observations")
+    j_text = f"The answer is {m.display(answer)}"
+    if entity:
+        j_text = f"According to {entity}, the answer is {m.display(answer)}"
+        cites = [ln.id for ln in m.view.ledger][:2]  # real ids, none of which names the entity
+    claims = [("E", f"The evidence shows: {e_text}", cites)]
+    claims.append(("I", f"This is consistent with {m.display(answer)}", ["SC-1"]))
+    claims.append(("J", j_text, cites + ["SC-2"]))
+    lines = [f"[SC-{i}][{s}] {t} | Based on: {', '.join(f'[{c}]' for c in cs)}" for i, (s, t, cs) in enumerate(claims, 1)]
+    payload = {"claims": [{"stage": s, "text": t, "cites": cs} for s, t, cs in claims]}
+    return Draft("\n".join(lines), payload, faults)
+
+
+def followed_claim(m: Mind) -> str | None:
+    """The answer of the most confident active [J] claim shown, if confident enough to follow."""
+    judged = [c for c in m.view.claims if c.stage == "J" and c.sigma >= m.follow_sigma]
+    for c in sorted(judged, key=lambda c: -c.sigma):
+        if hit := ANSWER_IS.search(c.text):
+            return hit.group(1).upper() if m.entry and m.entry.is_mcq else hit.group(1)
+    return None
+
+
+def decide(m: Mind) -> Draft:
+    faults: list[Injected] = []
+    followed = followed_claim(m)
+    entity = None
+    if followed is not None:
+        answer = followed
+        if ph := m.phantom():
+            faults.append(ph)
+            answer, entity = ph.detail["answer"], ph.detail["entity"]
+    else:
+        answer, faults, entity = m.reasoned_answer()
+    cites = m.supporting_ids(answer)
+    text = f"{_answer_line(answer, entity)} | Based on: {', '.join(f'[{c}]' for c in cites)}"
+    shown = f"{answer}, as {entity} described" if entity else answer
+    return Draft(text, {"answer": shown, "cites": cites}, faults)
+
+
+def hypothesis(m: Mind) -> Draft:
+    answer, faults, entity = m.reasoned_answer()
+    hyp = re.search(r"Current hypothesis:\s*(.+)", m.view.evidence)
+    current = ANSWER_IS.search(hyp.group(1)) if hyp else None
+    same = current is not None and current.group(1).upper() == answer.upper()
+    lead = f"According to {entity}, " if entity else ""
+    conclusion = f"Confirm: {hyp.group(1).strip()}" if same and hyp else f"Revise: {lead}the answer is {m.display(answer)}"
+    return Draft(
+        "1. Supporting evidence: " + ("; ".join(m.seen[:2]) or "none visible") + "\n"
+        "2. Contradicting evidence: None\n3. Conclusion: " + conclusion,
+        faults=faults,
+    )
+
+
+def short_answer(m: Mind, *, prefix: str = "Answer: ") -> Draft:
+    """DIRECT / ENTITY_RECHECK / VISUAL_FALLBACK / CONCISE: one line with the answer."""
+    if m.view.task in REASONING:
+        answer, faults, entity = m.reasoned_answer()
+    else:
+        answer, faults, entity = m.choose()[0], [], None
+    if not answer:
+        return generic(m)
+    return Draft((prefix + answer) if not entity else _answer_line(answer, entity), faults=faults)
+
+
+def read(m: Mind) -> Draft:
+    """A context-free reading: the needle value for a known gauge, else the first number legible."""
+    true = m.entry.gold_number if m.entry is not None else None
+    if true is None:
+        nums = [float(n) for line in m.seen for n in NUMBER_RE.findall(line)]
+        true = nums[0] if nums else None
+    if true is None:
+        return Draft("I cannot make out a value in this crop.", {"value": None})
+    value, faults = true, []
+    if m.rng.random() < m.rates.misread_rate:
+        value = float(fmt(m.off_by(true)))
+        faults.append(Injected(Fault.MISREAD, {"value": value, "true": true}))
+    return Draft(fmt(value), {"value": value, "unit": ""}, faults)
+
+
+def reflect(m: Mind) -> Draft:
+    """F4: self-reflection without new evidence keeps the answer it has (it rewrites the reasoning
+    around it) and may add a claim supported by nothing; it re-answers only when there is none."""
+    current = CURRENT_ANSWER.search(m.view.evidence)
+    held = current.group(1).strip() if current else ""
+    if m.entry is not None and m.entry.is_mcq and (letter := re.match(r"([A-J])\b", held)):
+        held = letter.group(1)
+    answer = held if held and not held.startswith("(") else m.choose()[0]
+    faults: list[Injected] = []
+    lines = ["Critique: the flagged step may not follow from the observations; re-checking it."]
+    if m.rng.random() < m.rates.reflection_amplify_rate:
+        entity = m.rng.choice(PHANTOM_ENTITIES)
+        sentence = f"Moreover, {entity} reported exactly this finding."
+        lines.append(sentence)
+        faults.append(Injected(Fault.AMPLIFY, {"text": sentence, "entity": entity}))
+    lines.append(f"Rewrite: the answer is {m.display(answer)}." if answer else "Rewrite: unchanged.")
+    lines.append(f"Answer: {answer or '(unchanged)'}")
+    return Draft("\n".join(lines), faults=faults)
+
+
+def chain(m: Mind) -> Draft:
+    """NATIVE_COT / NO_LEDGER: a step-by-step chain ending in 'Answer:'."""
+    answer, faults, entity = m.reasoned_answer()
+    if not answer:
+        return generic(m)
+    cite = " [1]" if m.view.task is Task.NO_LEDGER and "[1]" in m.view.evidence else ""
+    steps = [
+        f"Step 1: The tool outputs show: {'; '.join(m.seen[:2]) or 'little legible text'}{cite}.",
+        f"Step 2: Weighing the candidates, {m.display(answer)} fits best"
+        + (f", as {entity} established." if entity else "."),
+        f"Answer: {answer}",
+    ]
+    return Draft("\n".join(steps), faults=faults)
+
+
+def generic(m: Mind) -> Draft:
+    """An unrecognised prompt: a short generic answer (what is legible, if anything)."""
+    return Draft("; ".join(m.seen[:3]) if m.seen else "I am not sure.")
+
+
+def compose(m: Mind) -> Draft:
+    t = m.view.task
+    if t is Task.PLAN:
+        return plan(m)
+    if t is Task.OBSERVE:
+        return observe(m)
+    if t is Task.REASON:
+        return reason(m) if m.entry else generic(m)
+    if t is Task.DECIDE:
+        return decide(m) if m.entry else generic(m)
+    if t is Task.HYPOTHESIS:
+        return hypothesis(m) if m.entry else generic(m)
+    if t is Task.READ:
+        return read(m)
+    if t is Task.REFLECT:
+        return reflect(m)
+    if t in {Task.NATIVE_COT, Task.NO_LEDGER}:
+        return chain(m)
+    if t in {Task.DIRECT, Task.ENTITY_RECHECK, Task.VISUAL_FALLBACK}:
+        return short_answer(m)
+    if t is Task.CONCISE:
+        return short_answer(m, prefix="")
+    return generic(m)

@@ -1,0 +1,115 @@
+"""Reading simulated runs back: which mechanism took a correct answer, and the fault census per variant.
+
+Why: with a perfect simulated model (``backend.faults=off``) every lost answer was destroyed by a
+mechanism of the agent, and the issue asks that each be named. The attribution reads only the
+trajectory record (events, marks, claims), in the order a reader would check it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Marks whose mechanism rewrites ŷ after the decision (Alg. 2), latest first wins.
+ANSWER_REWRITING_MARKS = {
+    "NUMERIC_SNAP": "defense: numeric snap (Alg. 2 l.5-6)",
+    "ENTITY_RECHECK": "defense: entity recheck (Alg. 2 l.2-3)",
+    "VISUAL_FALLBACK": "defense: visual fallback (Alg. 2 l.8-9)",
+}
+
+
+@dataclass(frozen=True)
+class Loss:
+    variant: str
+    item_id: str
+    gold: str | None
+    prediction: str | None
+    abstained: bool
+    mechanism: str
+
+
+def attribute(traj: Mapping[str, Any]) -> str:
+    """The mechanism that most plausibly took the answer (from the trajectory record alone)."""
+    if traj.get("error"):
+        return f"item error: {str(traj['error'])[:120]}"
+    events = traj.get("events", [])
+    if traj.get("abstained"):
+        ab = next((e for e in reversed(events) if e.get("operator") == "ABSTAIN"), None)
+        return f"ABSTAIN after {ab['trigger']}" if ab else "abstained"
+    for m in reversed(traj.get("marks", [])):
+        if m.get("kind") in ANSWER_REWRITING_MARKS:
+            return f"{ANSWER_REWRITING_MARKS[m['kind']]} [{m.get('detail', '')[:80]}]"
+    if any(e.get("operator") == "STOP_AND_ANSWER" for e in events):
+        return "STOP_AND_ANSWER (answer from the best grounded claim)"
+    if any(e.get("operator") == "FREEFORM_REFLECTION" for e in events):
+        return "free-form reflection rewrote the answer"
+    claims = traj.get("ledger", {}).get("claims", [])
+    if any(c.get("origin") == "repair" and c.get("status") == "ACTIVE" for c in claims):
+        return "hypothesis verification / second reading (revised claim)"
+    return f"decision as produced (raw answer {traj.get('raw_answer', '')[:60]!r})"
+
+
+def read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    results = [json.loads(line) for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return metrics, results
+
+
+def losses(run_dir: Path) -> list[Loss]:
+    """Every item of the run that is not fully correct, with the mechanism that took it."""
+    metrics, results = read_run(run_dir)
+    variant = metrics.get("identity", {}).get("variant", run_dir.name)
+    out = []
+    for r in results:
+        if r.get("score", 0.0) >= 1.0:
+            continue
+        f = run_dir / "trajectories" / f"{r['id']}.json"
+        traj = json.loads(f.read_text(encoding="utf-8")) if f.exists() else {"error": r.get("error") or "no trajectory"}
+        out.append(Loss(variant, r["id"], r.get("gold"), r.get("prediction"), bool(traj.get("abstained")), attribute(traj)))
+    return out
+
+
+def variant_summary(run_dir: Path) -> dict[str, Any]:
+    metrics, results = read_run(run_dir)
+    sim = metrics.get("mechanisms", {}).get("simulator", {})
+    return {
+        "variant": metrics.get("identity", {}).get("variant", run_dir.name),
+        "benchmark": metrics.get("identity", {}).get("benchmark"),
+        "n": len(results),
+        "accuracy": metrics.get("accuracy"),
+        "abstention_rate": metrics.get("abstention_rate"),
+        "injected": sim.get("injected", {}),
+        "caught": sim.get("caught", {}),
+        "catch_rate": sim.get("catch_rate", {}),
+        "amplified_surviving": sim.get("amplified_surviving", 0),
+        "mechanisms": {k: v for k, v in metrics.get("mechanisms", {}).items() if k != "simulator"},
+    }
+
+
+def format_report(run_dirs: Sequence[Path]) -> str:
+    """A plain-text report: one line per variant (accuracy, faults injected/caught), then the losses."""
+    lines = ["variant           bench            n   acc%  abst%  injected(phantom/misread/flip/amplify/format/empty)  "
+             "caught(phantom/misread)  amplified_surviving"]  # fmt: skip
+    all_losses: list[Loss] = []
+    for d in run_dirs:
+        s = variant_summary(d)
+        inj, cau = s["injected"], s["caught"]
+        inj_s = "/".join(str(inj.get(k, 0)) for k in ("phantom", "misread", "flip", "amplify", "format", "empty"))
+        cau_s = "/".join(str(cau.get(k, 0)) for k in ("phantom", "misread"))
+        lines.append(f"{s['variant']:<17} {str(s['benchmark']):<16} {s['n']:>3} {100 * (s['accuracy'] or 0):6.1f} "
+                     f"{100 * (s['abstention_rate'] or 0):6.1f}  {inj_s:<52} {cau_s:<24} {s['amplified_surviving']}")  # fmt: skip
+        all_losses += losses(d)
+    lines.append(f"\nitems not fully correct: {len(all_losses)}")
+    lines += [f"  {x.variant:<17} {x.item_id:<40} gold={x.gold} pred={x.prediction} abst={x.abstained}  <- {x.mechanism}"
+              for x in all_losses]  # fmt: skip
+    return "\n".join(lines)
+
+
+def find_runs(paths: Sequence[Path]) -> list[Path]:
+    runs: list[Path] = []
+    for p in paths:
+        runs += [p] if (p / "metrics.json").exists() else sorted(f.parent for f in p.rglob("metrics.json"))
+    return runs

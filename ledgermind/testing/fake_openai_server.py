@@ -1,0 +1,373 @@
+"""A GPU-like load generator: a local OpenAI-compatible chat server with a fixed latency.
+
+Why: on a CPU box the runner's concurrency cannot be judged against a real model (the model is
+the bottleneck), yet on one GPU a vLLM server answers N requests in about the time of one. This
+server behaves like that limit: every request takes ``latency_s`` whatever the load, so items/min
+measures only the runner (OCR, grounding, event-loop stalls, locks). It answers in the format the
+request asks for — an instance of the ``response_format`` JSON schema, a string matching the
+``structured_outputs`` regex, plain text otherwise — and counts the requests in flight.
+
+Loopback only (it refuses other hosts), stdlib only (asyncio HTTP/1.1 with keep-alive), run in a
+background thread (``FakeOpenAIServer``) or as ``python -m ledgermind.testing.fake_openai_server``.
+Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``
+and, with ``record=True``, ``GET /recorded`` (the chat bodies received since the last reset, for a
+replay client to send again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+try:  # Python 3.11+
+    import re._parser as sre_parse  # type: ignore[import-not-found]
+    from re._constants import MAXREPEAT  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover
+    import sre_parse  # type: ignore[no-redef]
+    from sre_constants import MAXREPEAT  # type: ignore[no-redef]
+
+LOOPBACK = "127.0.0.1"
+MAX_BODY = 64 << 20  # a request body larger than this is refused (images are base64 in the body)
+MAX_HEADER_LINES = 100
+
+
+class UnsupportedFormat(ValueError):
+    """The requested schema or regex uses a construct this fake cannot satisfy (answered with 400)."""
+
+
+# ----------------------------------------------------------------------------- answers
+def instance_of(schema: Mapping[str, Any], text: str = "A", depth: int = 0) -> Any:
+    """A small instance that validates against ``schema``: first enum value, minimal lengths,
+    one item per array (so claim lists are not empty), every declared property filled in."""
+    if depth > 20:
+        raise UnsupportedFormat("schema nested deeper than 20 levels")
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key):
+            return instance_of(schema[key][0], text, depth + 1)
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {name: instance_of(sub, text, depth + 1) for name, sub in props.items()}
+    if kind == "array":
+        lo, hi = int(schema.get("minItems", 1)), schema.get("maxItems")
+        n = lo if hi is None else min(max(lo, 1), int(hi))
+        return [instance_of(schema.get("items") or {"type": "string"}, text, depth + 1) for _ in range(n)]
+    if kind == "string":
+        if "pattern" in schema:
+            return string_matching(schema["pattern"])
+        lo = int(schema.get("minLength", 0))
+        s = (text * max(1, lo))[: max(lo, len(text))]
+        return s[: int(schema["maxLength"])] if "maxLength" in schema else s
+    if kind in ("number", "integer"):
+        lo = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        value = lo + (1 if "exclusiveMinimum" in schema else 0)
+        return int(value) if kind == "integer" else float(value)
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    raise UnsupportedFormat(f"schema type {kind!r}")
+
+
+def string_matching(pattern: str) -> str:
+    """The shortest-ish string that ``re.fullmatch(pattern, s)`` accepts, built from the regex's parse tree."""
+    try:
+        tree = sre_parse.parse(pattern)
+    except re.error as exc:
+        raise UnsupportedFormat(f"invalid regex {pattern!r}: {exc}") from None
+    out = _emit(tree)
+    if re.fullmatch(pattern, out) is None:
+        raise UnsupportedFormat(f"cannot build a string for regex {pattern!r}")
+    return out
+
+
+def _emit(tree: Any) -> str:
+    parts: list[str] = []
+    for op, av in tree:
+        name = str(op)
+        if name == "LITERAL":
+            parts.append(chr(av))
+        elif name == "NOT_LITERAL":
+            parts.append("a" if av != ord("a") else "b")
+        elif name == "ANY":
+            parts.append("a")
+        elif name == "IN":
+            parts.append(_first_in(av))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo, hi, sub = av
+            n = max(lo, 1) if hi == MAXREPEAT or hi >= 1 else 0
+            parts.append(_emit(sub) * n)
+        elif name == "SUBPATTERN":
+            parts.append(_emit(av[-1]))
+        elif name == "ATOMIC_GROUP":
+            parts.append(_emit(av))
+        elif name == "BRANCH":
+            parts.append(_emit(av[1][0]))
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue
+        else:
+            raise UnsupportedFormat(f"regex construct {name}")
+    return "".join(parts)
+
+
+def _first_in(items: list[tuple[Any, Any]]) -> str:
+    if items and str(items[0][0]) == "NEGATE":
+        return "~"
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            return chr(av)
+        if name == "RANGE":
+            return chr(av[0])
+        if name == "CATEGORY":
+            return {"CATEGORY_DIGIT": "0", "CATEGORY_SPACE": " ", "CATEGORY_WORD": "a"}.get(str(av), "a")
+    raise UnsupportedFormat("empty character class")
+
+
+def answer_for(body: Mapping[str, Any], text: str) -> str:
+    """The reply content in the format the request asked for."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        schema = (fmt.get("json_schema") or {}).get("schema") or {}
+        return json.dumps(instance_of(schema, text))
+    if fmt.get("type") == "json_object":
+        return "{}"
+    regex = (body.get("structured_outputs") or {}).get("regex") or body.get("guided_regex")
+    if regex:
+        return string_matching(regex)
+    return text
+
+
+# ----------------------------------------------------------------------------- load accounting
+@dataclass
+class LoadStats:
+    """Requests in flight, integrated over time so that the mean is time-weighted."""
+
+    requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    _area: float = 0.0
+    _since: float = field(default_factory=time.perf_counter)
+    _last: float = field(default_factory=time.perf_counter)
+
+    def _advance(self) -> None:
+        now = time.perf_counter()
+        self._area += self.in_flight * (now - self._last)
+        self._last = now
+
+    def enter(self) -> None:
+        self._advance()
+        self.requests += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        self._advance()
+        self.in_flight -= 1
+
+    def snapshot(self) -> dict[str, float]:
+        self._advance()
+        span = self._last - self._since
+        return {"requests": self.requests, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight,
+                "mean_in_flight": self._area / span if span > 0 else 0.0, "seconds": span}  # fmt: skip
+
+    def reset(self) -> None:
+        now = time.perf_counter()
+        self.requests, self.max_in_flight, self._area, self._since, self._last = 0, self.in_flight, 0.0, now, now
+
+
+# ----------------------------------------------------------------------------- HTTP
+class FakeOpenAIServer:
+    """``with FakeOpenAIServer(latency_s=0.5) as srv: srv.base_url`` — serves in a daemon thread."""
+
+    def __init__(self, latency_s: float = 0.5, model: str = "fake-model", reply_text: str = "A",
+                 host: str = LOOPBACK, port: int = 0, record: bool = False) -> None:  # fmt: skip
+        if host not in (LOOPBACK, "localhost"):
+            raise ValueError(f"the fake server listens on loopback only, not {host!r}")
+        if latency_s < 0:
+            raise ValueError(f"latency_s must be >= 0, got {latency_s}")
+        self.latency_s, self.model, self.reply_text = float(latency_s), model, reply_text
+        self.host, self.port = LOOPBACK, int(port)
+        self.stats = LoadStats()
+        self.record = record
+        self.recorded: list[Any] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    # lifecycle -------------------------------------------------------------
+    def start(self) -> FakeOpenAIServer:
+        self._thread = threading.Thread(target=self._serve_thread, name="fake-openai-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10) or self._error is not None:
+            raise RuntimeError(f"fake OpenAI server did not start: {self._error}")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._server is not None and self._loop.is_running():
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    async def _shutdown(self) -> None:
+        """Close the listener and the open keep-alive connections, then stop the loop."""
+        assert self._server is not None
+        self._server.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        asyncio.get_running_loop().stop()
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _serve_thread(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            self._server = loop.run_until_complete(asyncio.start_server(self._handle, self.host, self.port))
+            self.port = self._server.sockets[0].getsockname()[1]
+        except BaseException as exc:  # noqa: BLE001 — reported by start()
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.close()
+
+    async def serve_forever(self) -> None:
+        """Serve in the current loop (the CLI)."""
+        self._server = await asyncio.start_server(self._handle, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        print(f"fake OpenAI server on {self.base_url} (latency {self.latency_s} s)", flush=True)
+        async with self._server:
+            await self._server.serve_forever()
+
+    # connection ----------------------------------------------------------------
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:  # HTTP/1.1 keep-alive: one request after the other on this connection
+                request = await _read_request(reader)
+                if request is None:
+                    break
+                method, path, body = request
+                status, payload = await self._route(method, path, body)
+                data = json.dumps(payload).encode()
+                head = (f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(data)}\r\nConnection: keep-alive\r\n\r\n")  # fmt: skip
+                writer.write(head.encode() + data)
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError, _BadRequest):
+            pass
+        finally:
+            writer.close()
+
+    async def _route(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
+        path = path.split("?", 1)[0].rstrip("/")
+        if method == "GET" and path == "/v1/models":
+            return 200, {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "fake"}]}
+        if method == "GET" and path == "/stats":
+            return 200, self.stats.snapshot()
+        if method == "POST" and path == "/stats/reset":
+            self.stats.reset()
+            self.recorded.clear()
+            return 200, {"ok": True}
+        if method == "GET" and path == "/recorded":
+            return 200, self.recorded
+        if method == "POST" and path == "/v1/chat/completions":
+            return await self._chat(body)
+        return 404, {"error": {"message": f"no route {method} {path}"}}
+
+    async def _chat(self, raw: bytes) -> tuple[int, Any]:
+        self.stats.enter()
+        try:
+            try:
+                body = json.loads(raw)
+                content = answer_for(body, self.reply_text)
+                if self.record:
+                    self.recorded.append(body)
+            except (ValueError, UnsupportedFormat, AttributeError, TypeError) as exc:
+                return 400, {"error": {"message": f"bad request: {exc}"}}
+            await asyncio.sleep(self.latency_s)
+            prompt_chars = len(json.dumps(body.get("messages", [])))
+            return 200, {
+                "id": f"chatcmpl-fake-{self.stats.requests}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", self.model),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": max(1, len(content) // 4),
+                          "total_tokens": prompt_chars // 4 + max(1, len(content) // 4)},  # fmt: skip
+            }
+        finally:
+            self.stats.leave()
+
+
+class _BadRequest(Exception):
+    pass
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes] | None:
+    line = await reader.readline()
+    if not line:
+        return None
+    try:
+        method, path, _ = line.decode("latin-1").split(" ", 2)
+    except ValueError:
+        raise _BadRequest(line[:80]) from None
+    length = 0
+    for _ in range(MAX_HEADER_LINES):
+        header = await reader.readline()
+        if header in (b"\r\n", b"\n", b""):
+            break
+        name, _, value = header.decode("latin-1").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value.strip())
+    else:
+        raise _BadRequest("too many header lines")
+    if length > MAX_BODY:
+        raise _BadRequest("body too large")
+    body = await reader.readexactly(length) if length else b""
+    return method.upper(), path, body
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--latency", type=float, default=0.5, help="seconds per request, whatever the load")
+    p.add_argument("--model", default="fake-model")
+    p.add_argument("--record", action="store_true", help="keep request bodies for GET /recorded")
+    args = p.parse_args(argv)
+    try:
+        asyncio.run(FakeOpenAIServer(args.latency, args.model, port=args.port, record=args.record).serve_forever())
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

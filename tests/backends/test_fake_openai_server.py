@@ -1,0 +1,96 @@
+"""The fake OpenAI-compatible load server, exercised through the real vllm_server client over loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+
+import httpx
+import jsonschema
+import pytest
+from PIL import Image
+
+from ledgermind.backends.base import GenerationRequest, Message
+from ledgermind.backends.vllm_server import VLLMServerBackend
+from ledgermind.errors import BackendError
+from ledgermind.prompts import schemas
+from ledgermind.testing.fake_openai_server import FakeOpenAIServer, UnsupportedFormat, string_matching
+
+MODEL = {"name": "fake", "path": "fake-model"}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer(latency_s=0.3, reply_text="B") as srv:
+        yield srv
+
+
+def client(srv: FakeOpenAIServer, concurrency: int = 16) -> VLLMServerBackend:
+    return VLLMServerBackend(MODEL, base_urls=[srv.base_url], served_model_name="fake-model",
+                             concurrency=concurrency, max_retries=0, timeout_s=10)  # fmt: skip
+
+
+def ask(**kw) -> GenerationRequest:
+    img = Image.new("RGB", (32, 24), "navy")
+    return GenerationRequest([Message("user", [img, "What is shown?"])], **kw)
+
+
+@pytest.mark.parametrize("schema", [schemas.CLAIMS, schemas.DECISION, schemas.READING, schemas.with_max_items(schemas.OBSERVATIONS, 3)])
+def test_json_schema_replies_validate(server, schema):
+    reply = asyncio.run(client(server).generate(ask(json_schema=schema)))
+    value = json.loads(reply.text)
+    jsonschema.validate(value, schema)
+    arrays = [v for v in value.values() if isinstance(v, list)]
+    assert all(len(a) >= 1 for a in arrays)  # non-empty lists, so claim stages have work to do
+
+
+def test_regex_and_plain_replies(server):
+    regex = r"(Answer: )?[A-J](\.|\))?\s\d{2,3}(kPa|psi)"
+    b = client(server)
+    assert re.fullmatch(regex, asyncio.run(b.generate(ask(regex=regex))).text)
+    assert asyncio.run(b.generate(ask())).text == "B"
+
+
+@pytest.mark.parametrize("pattern", [r"[A-D]", r"\d+\.\d{1,2}", r"(yes|no)", r"[^0-9]{3}x?", r"\w+@\w+\.com", r"^a{2,4}$"])
+def test_string_matching(pattern):
+    assert re.fullmatch(pattern, string_matching(pattern))
+
+
+def test_unsatisfiable_regex_is_a_400_then_a_backend_error(server):
+    with pytest.raises(UnsupportedFormat):
+        string_matching(r"(?<=a)b")
+    with pytest.raises(BackendError, match="400"):
+        asyncio.run(client(server).generate(ask(regex=r"(?<=a)b")))
+
+
+def test_concurrent_requests_overlap_and_are_counted(server):
+    b = client(server)
+
+    async def burst(n: int):
+        await asyncio.gather(*(b.generate(ask()) for _ in range(n)))
+
+    httpx.post(f"{server.base_url.removesuffix('/v1')}/stats/reset")
+    t0 = time.perf_counter()
+    asyncio.run(burst(8))
+    wall = time.perf_counter() - t0
+    stats = httpx.get(f"{server.base_url.removesuffix('/v1')}/stats").json()
+    assert stats["requests"] == 8 and stats["max_in_flight"] == 8
+    assert 0.3 <= wall < 0.3 * 3  # the latency is paid once for the burst, not 8 times
+    busy = stats["mean_in_flight"] * stats["seconds"]  # request-seconds integrated by the server
+    assert 8 * 0.3 <= busy < 8 * 0.3 * 1.5
+
+    httpx.post(f"{server.base_url.removesuffix('/v1')}/stats/reset")
+    for _ in range(2):
+        asyncio.run(b.generate(ask()))
+    stats = httpx.get(f"{server.base_url.removesuffix('/v1')}/stats").json()
+    assert stats["requests"] == 2 and stats["max_in_flight"] == 1 and stats["mean_in_flight"] <= 1.0
+
+
+def test_models_route_and_loopback_only(server):
+    data = httpx.get(f"{server.base_url}/models").json()
+    assert [m["id"] for m in data["data"]] == ["fake-model"]
+    assert httpx.get(f"{server.base_url}/nothing").status_code == 404
+    with pytest.raises(ValueError, match="loopback"):
+        FakeOpenAIServer(host="0.0.0.0")

@@ -1,0 +1,62 @@
+"""scripts/serve.py: the vLLM server command carries the model config's limits and the client's model name."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from ledgermind.backends.model_ref import ModelRef
+from ledgermind.backends.serve_command import launch_argv, serve_argv
+from ledgermind.backends.vllm_server import VLLMServerBackend
+
+REPO = Path(__file__).resolve().parents[2]
+REAL_MODELS = ["qwen2_5_vl_3b", "qwen2_5_vl_7b", "qwen3_vl_8b", "internvl3_8b", "smolvlm"]
+
+
+def _model(name: str) -> dict:
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        return OmegaConf.to_container(compose("config", overrides=[f"model={name}"]).model, resolve=True)
+
+
+def _flags(argv: list[str]) -> dict[str, str]:
+    return {a: argv[i + 1] for i, a in enumerate(argv[:-1]) if a.startswith("--") and not argv[i + 1].startswith("--")}
+
+
+@pytest.mark.parametrize("name", REAL_MODELS)
+def test_server_gets_the_in_process_limits_and_the_client_model_name(name: str) -> None:
+    model = _model(name)
+    argv = serve_argv(model, port=8011)
+    flags = _flags(argv)
+    engine = ModelRef.from_mapping(model).engine_args()  # what vllm_inprocess builds its engine with
+    assert argv[:3] == ["vllm", "serve", model["hub_id"]]
+    assert int(flags["--max-model-len"]) == engine["max_model_len"] == model["context_length"]
+    assert json.loads(flags["--limit-mm-per-prompt"]) == engine["limit_mm_per_prompt"]
+    assert json.loads(flags["--limit-mm-per-prompt"])["image"] == model["max_images"]
+    if "mm_processor_kwargs" in model["vllm_args"]:
+        assert json.loads(flags["--mm-processor-kwargs"]) == model["vllm_args"]["mm_processor_kwargs"]
+    client = VLLMServerBackend(model, base_urls=["http://127.0.0.1:8011"])
+    assert flags["--served-model-name"] == client.served_model and flags["--port"] == "8011"
+    assert launch_argv(model, "/py")[:5] == ["/py", "-m", "vllm.entrypoints.openai.api_server", "--model", model["hub_id"]]
+
+
+def test_model_configs_use_the_processor_keys_their_checkpoints_read() -> None:
+    assert _model("internvl3_8b")["vllm_args"]["mm_processor_kwargs"] == {"max_patches": 6}  # -hf processor key
+    size = _model("qwen3_vl_8b")["vllm_args"]["mm_processor_kwargs"]["size"]
+    assert size["longest_edge"] == 1280 * 32 * 32  # a pixel cap: at most 1280 visual tokens per image
+
+
+def test_serve_script_prints_one_command_and_refuses_an_unknown_model() -> None:
+    run = lambda *a: subprocess.run([sys.executable, str(REPO / "scripts" / "serve.py"), *a], capture_output=True, text=True, cwd=REPO, timeout=120)  # noqa: E731
+    ok = run("model=qwen2_5_vl_7b", "model.vllm_args.max_model_len=16384", "--port", "8005")
+    assert ok.returncode == 0, ok.stderr
+    argv = shlex.split(ok.stdout.strip())
+    assert argv[:3] == ["vllm", "serve", "Qwen/Qwen2.5-VL-7B-Instruct"] and _flags(argv)["--max-model-len"] == "16384"
+    bad = run("model=nope")
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: In 'config': Could not find 'model/nope'"

@@ -1,0 +1,221 @@
+"""The simulated backbone: answer key, vision, structured output, determinism, configuration."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PIL import Image
+
+from ledgermind.errors import ConfigError
+from ledgermind.prompts import schemas
+from ledgermind.prompts.templates import DECIDE, DIRECT, DUAL_READ, OBSERVE, REASON
+from ledgermind.simulator.faults import FaultRates, rates_from_config
+
+from tests.simulator.conftest import FakeOCR, request
+
+Q = "Which mission does the plaque in <image 1> commemorate?"
+OPTS = "Options:\nA. Apollo 13\nB. Apollo 11\nC. Gemini 4\nD. Vostok 1\nAnswer with the option letter (A/B/C/D)."
+
+
+def direct(question: str = Q) -> str:
+    return DIRECT.substitute(question=question, options=OPTS, granularity="one letter", ocr="- Apollo")
+
+
+def reason_prompt(ledger: str = "OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque", warning: str = "") -> str:
+    return REASON.substitute(method="m", granularity="g", warning=warning, question=Q + "\n" + OPTS, ledger=ledger)
+
+
+def test_perfect_model_answers_gold_from_question_text(make_backend):
+    sim = make_backend(faults="off")
+    reply = sim.generate_sync(request(direct()))
+    assert reply.text == "Answer: B"
+    assert reply.meta["simulator"] == {"task": "direct", "item": "mcq1", "faults": []}
+
+
+def test_unknown_question_gets_a_generic_answer(make_backend):
+    reply = make_backend(faults="off").generate_sync(request(direct("What colour is the sky on Mars?")))
+    assert reply.meta["simulator"]["item"] is None and "Answer: " not in reply.text
+
+
+def test_image_decides_between_items_with_the_same_question(make_backend, key_items):
+    """Gauges share a question text; the attached image file identifies the item."""
+    sim = make_backend(faults="off")
+    text = DIRECT.substitute(question=key_items[2].question, options="", granularity="a number", ocr="(nothing)")
+    assert sim.generate_sync(request(text, [key_items[2].images[0]])).text == "Answer: 36.5"
+    assert sim.lookup("no question here", [key_items[2].images[0]]).item_id == "gauge1"
+    assert sim.lookup("no question here", [key_items[0].images[0]]) is None  # two items share that image
+
+
+def test_vision_sees_only_attached_images_and_caches_by_pixels(make_backend, key_items, tmp_path):
+    ocr = FakeOCR(["Apollo 11 Plaque", "1969"])
+    sim = make_backend(faults="off", ocr=ocr, cache=tmp_path / "vis")
+    obs = OBSERVE.substitute(max_oc=5, question=Q, plan="p", categories="TEXT: t\nNUMBER: n\nOBJECT: o")
+    blind = sim.generate_sync(request(obs))
+    assert "Apollo 11 Plaque" not in blind.text and ocr.runs == 0
+    seen = sim.generate_sync(request(obs, [key_items[0].images[0]]))
+    assert "[OC-2] TEXT | Apollo 11 Plaque" in seen.text and "NUMBER | 1969" in seen.text
+    assert "OBJECT | Apollo 11" in seen.text  # the perceived answer content
+    same_pixels = Image.open(key_items[0].images[0]).convert("RGB")
+    sim.generate_sync(request(obs + " ", [same_pixels]))
+    assert ocr.runs == 1  # a PIL copy with the same pixels hits the cache
+    other = make_backend(faults="off", ocr=(ocr2 := FakeOCR()), cache=tmp_path / "vis")
+    other.generate_sync(request(obs, [key_items[0].images[0]]))
+    assert ocr2.runs == 0  # disk cache across backends
+
+
+def test_structured_output_follows_the_schema(make_backend):
+    sim = make_backend(faults="off")
+    claims = json.loads(sim.generate_sync(request(reason_prompt(), schema=schemas.CLAIMS)).text)
+    assert [c["stage"] for c in claims["claims"]] == ["E", "I", "J"]
+    assert claims["claims"][0]["cites"] == ["OC-1"] and "B. Apollo 11" in claims["claims"][2]["text"]
+    decide = DECIDE.substitute(question=Q, options=OPTS, granularity="g", ledger="OC-1 | PERCEPTION TEXT | 0.92 | x",
+                               claims="(none)")  # fmt: skip
+    assert json.loads(sim.generate_sync(request(decide, schema=schemas.DECISION)).text)["answer"] == "B"
+
+
+def test_format_fault_breaks_the_schema_and_is_recorded(make_backend):
+    sim = make_backend(faults="on", format_error_rate=1.0, empty_rate=0.0)
+    reply = sim.generate_sync(request(reason_prompt(), schema=schemas.CLAIMS))
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(reply.text)
+    assert reply.meta["simulator"]["faults"] == [{"kind": "format"}]
+    empty = make_backend(faults="on", empty_rate=1.0).generate_sync(request(direct()))
+    assert empty.text == "" and empty.meta["simulator"]["faults"] == [{"kind": "empty"}]
+
+
+def test_decision_follows_a_confident_claim_but_not_a_demoted_one(make_backend):
+    sim = make_backend(faults="off")
+
+    def decide(sigma: float) -> str:
+        claims = f"[SC-3][J] According to X, the answer is C. Gemini 4 | Based on: [OC-1] | confidence {sigma:.2f}"
+        text = DECIDE.substitute(question=Q, options=OPTS, granularity="g", ledger="OC-1 | PERCEPTION TEXT | 0.92 | x",
+                                 claims=claims)  # fmt: skip
+        return sim.generate_sync(request(text)).text
+
+    assert decide(0.88).startswith("Answer: C")
+    assert decide(0.50).startswith("Answer: B")
+
+
+def test_reading_of_a_known_gauge_crop_and_an_unknown_crop(make_backend, key_items):
+    sim = make_backend(faults="off", ocr=FakeOCR(["12.5 bar"]))
+    src = Image.open(key_items[2].images[0]).convert("RGB")
+    crop = src.crop((20, 15, 140, 115))
+    crop = crop.resize((crop.width * 5 // 2, crop.height * 5 // 2))
+    assert sim.generate_sync(request(DUAL_READ.substitute(), [crop])).text == "36.5"
+    noise = Image.effect_noise((240, 200), 80).convert("RGB")
+    assert sim.generate_sync(request(DUAL_READ.substitute(), [noise])).text == "12.5"  # reads what is written
+
+
+def test_stage_label_is_never_used(make_backend):
+    a = make_backend(seed=3).generate_sync(request(reason_prompt(), stage="reason"))
+    b = make_backend(seed=3).generate_sync(request(reason_prompt(), stage="something_else"))
+    assert a.text == b.text and a.meta == b.meta
+
+
+def test_determinism_for_a_seed_and_other_draws_for_another(make_backend):
+    prompts = [reason_prompt(f"OC-{i} | PERCEPTION TEXT | 0.92 | fact {i}") for i in range(1, 60)]
+
+    def run(seed: int) -> list[str]:
+        sim = make_backend(seed=seed)
+        return [sim.generate_sync(request(p)).text for p in prompts]
+
+    assert run(1) == run(1)
+    assert run(1) != run(2)
+
+
+def test_a_repeated_request_is_an_independent_draw(make_backend, key_items):
+    """Two readings of the same crop can disagree (Dual-Read needs that)."""
+    sim = make_backend(misread_rate=0.5, empty_rate=0.0, format_error_rate=0.0)
+    img = key_items[2].images[0]
+    text = DIRECT.substitute(question=key_items[2].question, options="", granularity="n", ocr="-")
+    pairs = [(sim.generate_sync(request(DUAL_READ.substitute() + " " * i, [img])).text,
+              sim.generate_sync(request(DUAL_READ.substitute() + " " * i, [img])).text) for i in range(20)]  # fmt: skip
+    assert any(a != b for a, b in pairs) and any(a == b for a, b in pairs)
+    assert text  # the same image is a known gauge: readings are around its gold
+    assert all(abs(float(v) - 36.5) <= 0.6 * 36.5 + 1e-6 for pair in pairs for v in pair)
+
+
+def test_faults_off_is_a_perfect_model():
+    r = rates_from_config("off", p_correct=0.3, phantom_rate=0.9)
+    assert r.p_correct == 1.0 and r.phantom_rate == 0 and r.misread_rate == 0 and r.empty_rate == 0
+    assert r.format_error_rate == 0 and r.overthink_flip_rate == 0 and r.reflection_amplify_rate == 0
+    assert rates_from_config(False) == FaultRates().off()  # YAML may read `off` as a boolean
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"faults": "maybe"}, {"faults": "on", "phantom_rate": 1.5}, {"faults": "on", "speed": 1.0},
+     {"faults": "on", "misread_min": 0.7, "misread_max": 0.2}],
+)  # fmt: skip
+def test_bad_configuration_is_one_clear_error(kwargs):
+    with pytest.raises(ConfigError):
+        rates_from_config(**kwargs)
+
+
+def _compose(*overrides: str):
+    from pathlib import Path
+
+    from hydra import compose, initialize_config_dir
+
+    conf = Path(__file__).resolve().parents[2] / "conf"
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        return compose("config", overrides=["backend=simulated", "benchmark=sample", "output_dir=/tmp/x", *overrides])
+
+
+@pytest.mark.parametrize("faults", ["on", "off"])
+def test_config_group_option_instantiates(faults, tmp_path):
+    """conf/backend/simulated.yaml through Hydra: answer key from the run's benchmark, seed from the run."""
+    from ledgermind.backends.build import build_backend
+    from ledgermind.simulator.backend import SimulatedBackend
+
+    cfg = _compose(f"backend.faults={faults}", "seed=11", "backend.banner=false", f"backend.vision_cache_dir={tmp_path}")
+    sim = build_backend(cfg.backend, cfg.model)
+    assert isinstance(sim, SimulatedBackend) and sim.seed == 11 and len(sim.key) > 0
+    assert (sim.rates.p_correct == 1.0 and sim.rates.phantom_rate == 0.0) is (faults == "off")
+    assert sim.rates.phantom_rate == (0.0 if faults == "off" else cfg.backend.phantom_rate)
+
+
+def test_vision_reuses_the_agents_ocr_from_the_perception_cache(key_items, tmp_path):
+    """The agent OCRs an item's images first; the simulator's eyes read them from the same cache."""
+    from perception.cache import with_cache
+    from perception.image_io import ImagePolicy
+    from perception.ocr import OCRLine, RapidOCREngine, make_line
+    from perception.tools import OCRTool
+
+    from ledgermind.simulator.vision import Vision
+
+    calls: list[int] = []
+
+    class Engine(RapidOCREngine):  # real engine class and settings, recognition stubbed and counted
+        def _recognize(self, image) -> list[OCRLine]:
+            calls.append(1)
+            return [make_line("Apollo 11 Plaque", [(0, 0), (50, 0), (50, 15), (0, 15)], 0.99)]
+
+    agent_ocr = with_cache({"ocr": OCRTool(Engine(), ImagePolicy())}, str(tmp_path / "perc"))["ocr"]
+    assert agent_ocr.invoke(image=key_items[0].images[0]).observations[0].text == "Apollo 11 Plaque"
+    vision = Vision(Engine(), shared_cache=str(tmp_path / "perc"))
+    assert vision.lines(key_items[0].images[0]) == ("Apollo 11 Plaque",)
+    assert len(calls) == 1  # the simulator did not OCR the image again
+
+
+def test_reflection_keeps_the_answer_it_has(make_backend):
+    """F4: free-form reflection rewrites the reasoning around the answer, it does not re-draw it."""
+    from ledgermind.prompts.templates import REFLECT
+
+    sim = make_backend(p_correct=0.0, reflection_amplify_rate=0.0, empty_rate=0, format_error_rate=0)
+    held = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="C, as someone said")
+    assert sim.generate_sync(request(held)).text.endswith("Answer: C")
+    fresh = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="(none yet)")
+    assert not sim.generate_sync(request(fresh)).text.endswith("Answer: B")  # p_correct 0: a distractor
+
+
+def test_short_option_text_is_found_as_a_whole_word(key_items):
+    """A perfect model cites the observation naming its answer even when the option is 'RB'."""
+    from ledgermind.benchmarks.item import AnswerType, Item
+    from ledgermind.simulator.answer_key import AnswerKey
+
+    key = AnswerKey([Item("s", "Which label marks the lesion in <image 1>?", [], ["LA", "RB", "S"], "B", AnswerType.MCQ)])
+    e = key.entries[0]
+    assert e.evidence_has("B", "OC-3 | PERCEPTION OBJECT | 0.92 | RB") and not e.evidence_has("B", "HERB garden")
+    assert e.evidence_has("C", "label S here") and not e.evidence_has("C", "Sagittal")

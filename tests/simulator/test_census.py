@@ -1,0 +1,92 @@
+"""The simulator section of the census: derived from model-call meta, claims and marks."""
+
+from __future__ import annotations
+
+from ledgermind.claims import Claim, ClaimOrigin, ClaimStatus, ClaimType, Stage
+from ledgermind.metrics.census import census, sum_census
+from ledgermind.simulator.census import catch_rates, fault_census
+from ledgermind.trajectory import MarkKind, ModelCall, PathKind, Trajectory
+
+
+def call(task: str, *faults: dict) -> ModelCall:
+    return ModelCall(stage="x", latency_s=0.0, meta={"simulator": {"task": task, "item": "q", "faults": list(faults)}})
+
+
+def claim(traj: Trajectory, text: str, ecc: bool, status=ClaimStatus.ACTIVE, origin=ClaimOrigin.MODEL) -> None:
+    c = Claim(traj.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, text, Stage.J, [], origin=origin)
+    c.grounding = {"ecc": ecc, "ecc_applied": True}
+    c.status = status
+    traj.ledger.add_claim(c)
+
+
+def test_phantom_caught_only_when_ecc_failed_on_that_claim():
+    t = Trajectory("q", "Q?", PathKind.FULLPIPE)
+    t.model_calls += [call("reason", {"kind": "phantom", "entity": "Harold Finnegan", "answer": "C"}),
+                      call("reason", {"kind": "phantom", "entity": "Dr. Tobias Wren", "answer": "A"})]  # fmt: skip
+    claim(t, "According to Harold Finnegan, the answer is C", ecc=False)
+    claim(t, "According to Dr. Tobias Wren, the answer is A", ecc=True)  # ECC missed it
+    c = fault_census(t)
+    assert c["injected"]["phantom"] == 2 and c["caught"]["phantom"] == 1
+
+
+def test_phantom_in_the_decision_is_caught_by_the_entity_recheck_that_follows():
+    t = Trajectory("q", "Q?", PathKind.FULLPIPE)
+    t.model_calls += [call("entity_recheck"), call("decide", {"kind": "phantom", "entity": "the Oberlin Survey", "answer": "B"})]
+    assert fault_census(t)["caught"]["phantom"] == 0  # the recheck came before, not after
+    t.model_calls.append(call("entity_recheck"))
+    assert fault_census(t)["caught"]["phantom"] == 1
+
+
+def test_misread_caught_when_dual_read_disagreed_on_that_value():
+    t = Trajectory("q", "Q?", PathKind.FULLPIPE)
+    t.model_calls += [call("read", {"kind": "misread", "value": 51.2, "true": 36.5}), call("read")]
+    t.mark(MarkKind.DUAL_READ_AGREE, "v1=51.2 v2=51.2 Δv=0.000")
+    assert fault_census(t)["caught"]["misread"] == 0
+    t.mark(MarkKind.DUAL_READ_DISAGREE, "v1=51.2 v2=36.5 Δv=0.287")
+    assert fault_census(t)["caught"]["misread"] == 1
+
+
+def test_amplified_claim_survives_while_active():
+    t = Trajectory("q", "Q?", PathKind.FULLPIPE)
+    sentence = "Moreover, the Meridian Institute reported exactly this finding."
+    t.model_calls.append(call("reflect", {"kind": "amplify", "text": sentence}))
+    claim(t, "Critique ...\n" + sentence, ecc=False, origin=ClaimOrigin.FREEFORM)
+    assert fault_census(t)["amplified_surviving"] == 1
+    t.ledger.claims()[0].status = ClaimStatus.DROPPED
+    assert fault_census(t)["amplified_surviving"] == 0
+
+
+def test_run_census_sums_items_and_reports_catch_rates():
+    items = []
+    for caught in (True, False, True):
+        t = Trajectory("q", "Q?", PathKind.FULLPIPE)
+        t.model_calls += [call("reason", {"kind": "phantom", "entity": "Harold Finnegan", "answer": "C"}), call("x", {"kind": "empty"})]
+        claim(t, "Harold Finnegan says C", ecc=not caught)
+        items.append(census(t))
+    total = sum_census(items)["simulator"]
+    assert total["injected"]["phantom"] == 3 and total["injected"]["empty"] == 3 and total["caught"]["phantom"] == 2
+    assert catch_rates(total) == {"phantom": 2 / 3, "misread": None}
+    plain = Trajectory("q", "Q?", PathKind.DIRECT)
+    plain.model_calls.append(ModelCall(stage="x", latency_s=0.0))
+    assert "simulator" not in census(plain)  # only simulated runs carry the section
+
+
+def test_simulated_runs_are_labelled_a_test_instrument(tmp_path):
+    """metrics.json and the Table 3 caption say so; a run on another backend does not."""
+    from ledgermind.experiment.summary import RunIdentity, build_metrics
+    from ledgermind.experiment.table3 import RunScores, caption_for
+    from ledgermind.simulator.label import NOTE
+
+    t = Trajectory("q", "Q?", PathKind.FULLPIPE)
+    t.model_calls.append(call("reason", {"kind": "phantom", "entity": "Harold Finnegan", "answer": "C"}))
+    claim(t, "Harold Finnegan says C", ecc=False)
+
+    def ident(backend: str) -> RunIdentity:
+        return RunIdentity("m", backend, "gauges", "full", "x", 1)
+
+    sim = build_metrics([], [t], ident("SimulatedBackend"), wall_time_s=1.0, gamma=0.5, summarize=None)
+    assert sim["test_instrument"] == NOTE and sim["mechanisms"]["simulator"]["catch_rate"]["phantom"] == 1.0
+    real = build_metrics([], [], ident("VLLMServerBackend"), wall_time_s=1.0, gamma=0.5, summarize=None)
+    assert "test_instrument" not in real
+    assert caption_for([RunScores(tmp_path, ident("SimulatedBackend"), {}, {})]).startswith(NOTE)
+    assert NOTE not in caption_for([RunScores(tmp_path, ident("VLLMServerBackend"), {}, {})])

@@ -1,0 +1,59 @@
+"""Sanity property on real data: a perfect simulated model (faults off, p_correct 1) keeps every
+answer under every variant, and nothing abstains. A loss names the mechanism that took it.
+
+Real MMMU-Pro subset items and real gauge photos, the real agent, real OCR (perception cache and
+the simulator's vision cache go to a per-session temp dir, so CI measures a cold start too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from ledgermind.backends.build import build_backend
+from ledgermind.experiment.app import load_items
+from ledgermind.experiment.runner import answer_text
+from ledgermind.pipeline import build_agent
+from ledgermind.scoring import score
+from ledgermind.simulator.sanity import attribute
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+VARIANTS = ("full", "no_ledger", "free_form_repair", "no_ecc", "no_dual_read", "no_dispatcher", "baseline")
+N_ITEMS = {"mmmu_pro_standard10": 3, "gauges": 2}
+
+
+def _cfg(benchmark: str, variant: str, cache: Path):
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose("config", overrides=[
+            "backend=simulated", "backend.faults=off", "backend.banner=false", f"benchmark={benchmark}",
+            f"+ablation={variant}", "logger=none", "cache.mode=off", f"output_dir={cache / 'out'}",
+            f"limit={N_ITEMS[benchmark]}", f"perception.cache_dir={cache / 'perception'}",
+            f"backend.vision_cache_dir={cache / 'vision'}",
+        ])  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("sim_sanity")
+
+
+@pytest.mark.parametrize("benchmark", sorted(N_ITEMS))
+def test_perfect_model_keeps_every_answer_under_every_variant(benchmark, shared_data, cache, monkeypatch):
+    monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(shared_data))
+    losses = []
+    backend = build_backend(_cfg(benchmark, "full", cache).backend, {"name": "sim"})
+    for variant in VARIANTS:
+        cfg = _cfg(benchmark, variant, cache)
+        items = load_items(cfg, N_ITEMS[benchmark])
+        agent = build_agent(cfg, backend)
+
+        async def solve_all(agent=agent, items=items):
+            return [await agent.solve(it) for it in items]
+
+        for item, traj in zip(items, asyncio.run(solve_all())):
+            if traj.abstained or score(item, answer_text(traj)).correct < 1:
+                losses.append(f"{variant}/{item.id}: gold={item.answer} got={traj.answer!r} <- {attribute(traj.to_dict())}")
+    assert not losses, "a mechanism destroyed correct answers of a perfect model:\n" + "\n".join(losses)
