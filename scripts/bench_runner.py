@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ import httpx  # noqa: E402
 from hydra import compose, initialize_config_dir  # noqa: E402
 from hydra.errors import HydraException  # noqa: E402
 
+from ledgermind.backends.vllm_launch import free_port  # noqa: E402
 from ledgermind.errors import UserError  # noqa: E402
 from ledgermind.experiment.results import read_results  # noqa: E402
 from ledgermind.experiment.app import run_experiment  # noqa: E402
@@ -72,15 +72,19 @@ def merge_overrides(defaults: list[str], user: list[str]) -> list[str]:
 
 
 def run_level(overrides: list[str], concurrency: int, out_dir: Path) -> dict[str, float]:
+    level = [f"concurrency={concurrency}", f"output_dir={out_dir}"]
+    if not any(_key(o) == "backend" and o.split("=", 1)[1] != "vllm_server" for o in overrides):
+        level.append(f"backend.concurrency={max(concurrency, 1)}")  # the client's request limit follows
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("config", overrides=[*overrides, f"concurrency={concurrency}",
-                                           f"backend.concurrency={max(concurrency, 1)}", f"output_dir={out_dir}"])  # fmt: skip
+        cfg = compose("config", overrides=[*overrides, *level])
+    cpu0 = time.process_time()
     metrics = run_experiment(cfg)
+    cpu_s = time.process_time() - cpu0  # all threads of this process; not inflated by waiting for a core
     wall = float(metrics["wall_time_s"])
     calls = [r.model_calls for r in read_results(out_dir)]
     return {"concurrency": concurrency, "items": metrics["n_items"], "run_s": wall, "errors": metrics["errors"],
             "items_per_min": 60.0 * metrics["n_items"] / wall if wall else float("nan"),
-            "calls": calls}  # fmt: skip
+            "calls": calls, "cpu_s": cpu_s}  # fmt: skip
 
 
 def item_parallel_bound_s(calls: list[int], concurrency: int, latency: float) -> float:
@@ -90,12 +94,6 @@ def item_parallel_bound_s(calls: list[int], concurrency: int, latency: float) ->
 
 
 # ----------------------------------------------------------------------------- the fake server
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def fake_server(latency: float) -> Iterator[str]:
     port = free_port()
@@ -145,23 +143,24 @@ def throughput_table(args: argparse.Namespace, base: list[str], url: str, tmp: P
             stats = server_call(url, "GET", "/stats")
             row["in_flight"] = stats["mean_in_flight"] * stats["seconds"] / row["run_s"]  # type: ignore[index]
             row["requests"] = stats["requests"]  # type: ignore[index]
-            replay_s = asyncio.run(replay_requests(url, bodies, c))  # type: ignore[arg-type]
-            row["replay_items_per_min"] = 60.0 * row["items"] / replay_s
+            if bodies:  # an agent that never calls the server leaves nothing to replay
+                replay_s = asyncio.run(replay_requests(url, bodies, c))  # type: ignore[arg-type]
+                row["replay_items_per_min"] = 60.0 * row["items"] / replay_s
             row["bound_s"] = item_parallel_bound_s(row["calls"], c, args.latency)  # type: ignore[arg-type]
         rows.append(row)
         print(f"concurrency {c}: {row['items_per_min']:.1f} items/min", file=sys.stderr)
     print(f"\nrunner vs server: {args.items} items of {args.benchmark}, perception cache warm, "
           f"{'fake server latency %.2f s' % args.latency if fake else url}\n")  # fmt: skip
     print("| concurrency | items | run s | items/min | × c=first | mean in flight | requests | replay items/min | × replay "
-          "| item-parallel bound s | bound / run | errors |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| item-parallel bound s | bound / run | CPU s incl. setup | errors |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     first = rows[0]["items_per_min"]
     for r in rows:
         replay = r.get("replay_items_per_min", float("nan"))
         print(f"| {r['concurrency']} | {r['items']} | {r['run_s']:.1f} | {r['items_per_min']:.1f} | "
               f"{r['items_per_min'] / first:.2f} | {r.get('in_flight', float('nan')):.2f} | {r.get('requests', '-')} | "
               f"{replay:.1f} | {r['items_per_min'] / replay:.2f} | {r.get('bound_s', float('nan')):.1f} | "
-              f"{r.get('bound_s', float('nan')) / r['run_s']:.2f} | {r['errors']} |")  # fmt: skip
+              f"{r.get('bound_s', float('nan')) / r['run_s']:.2f} | {r['cpu_s']:.1f} | {r['errors']} |")  # fmt: skip
     calls = rows[0]["calls"]
     print(f"\nmodel calls per item: {sorted(calls)} (the replay client has no per-item order to respect; "
           "the item-parallel bound is the best an item-concurrent runner can do)")
