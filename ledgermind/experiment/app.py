@@ -235,7 +235,18 @@ def run_experiment(
                             f"abstention rate {metrics['abstention_rate']:.2f})"), file=sys.stderr, flush=True)
     finally:
         logger.finish()
+    if cfg.get("report", False):
+        write_report(settings.output_dir)
     return metrics
+
+
+def write_report(out_dir: Path) -> Path:
+    """``report=true``: the HTML audit report of the finished run (imported late: it reads this run's files)."""
+    from ledgermind.report import build_report
+
+    index = build_report(out_dir)
+    print(f"report: {index}", flush=True)
+    return index
 
 
 def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, str]]:

@@ -1,0 +1,325 @@
+"""The view of one trajectory: what the item page shows, computed from the recorded dicts.
+
+Everything the page needs is derived here (boxes per image, the claim chain with resolved
+citations, one merged timeline) so the template only lays it out. Values that came from a
+model, a tool or a dataset stay plain strings; the template engine escapes them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ledgermind.experiment.results import ItemResult
+from ledgermind.report import census_table
+from ledgermind.report.highlight import Segment, segments
+from ledgermind.report.images import ImageStore, StoredImage
+from ledgermind.report.sources import ItemInfo, input_image_path
+
+STAGES = ("E", "I", "J")  # the [E] → [I] → [J] → DC chain (App. A, G.3)
+
+
+@dataclass
+class EntryRow:
+    id: str
+    tool: str
+    kappa: str
+    fact: str
+    sigma: float | None
+    omega: str
+    superseded_by: str | None
+    cited_by: list[str]
+    bbox: list[float] | None
+    category: str | None
+    tool_call_id: str
+    image_index: int | None = None  # 1-based index into the item's images, when the pipeline recorded it
+
+
+@dataclass(frozen=True)
+class Box:
+    entry_id: str
+    omega: str
+    tool: str
+    x: float
+    y: float
+    w: float
+    h: float
+
+
+@dataclass
+class ImageView:
+    name: str
+    stored: StoredImage | None
+    problem: str | None = None
+    boxes: list[Box] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Citation:
+    raw: str
+    anchor: str | None  # "entry-OC-3" / "claim-SC-2"; None when the id resolves to nothing
+
+
+@dataclass
+class ClaimView:
+    id: str
+    ctype: str
+    stage: str | None
+    text: list[Segment]
+    citations: list[Citation]
+    sigma: float | None
+    status: str
+    origin: str
+    grounded: bool | None
+    coverage: float | None
+    ecc: bool | None
+    ncc: bool | None
+    missing_entities: list[str]
+    unmatched_numbers: list[str]
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    step: int
+    kind: str  # model | tool | trigger
+    label: str
+    detail: str
+    cost: str
+    failed: bool = False
+
+
+@dataclass
+class ItemView:
+    id: str
+    question: str
+    options: list[tuple[str, str]]
+    gold: str | None
+    prediction: str | None
+    raw_answer: str
+    path: str
+    score: float | None
+    outcome: str  # correct | partial | wrong | unparsed | error
+    error: str | None
+    abstained: bool
+    difficulty: str | None
+    question_types: list[str]
+    images: list[ImageView]
+    entries: list[EntryRow]
+    chain: list[tuple[str, list[ClaimView]]]
+    timeline: list[TimelineRow]
+    counters: list[census_table.CensusRow]
+    triggers: list[str]
+    operators: list[str]
+    transcript: list[dict[str, str]]
+    notes: list[str]
+    timings: dict[str, float]
+    profile: dict[str, Any]
+    has_trajectory: bool
+
+
+def outcome_of(result: ItemResult | None, traj: dict[str, Any] | None) -> str:
+    error = (result.error if result else None) or (traj or {}).get("error")
+    if error or (result is not None and result.path is None):
+        return "error"
+    if result is None:
+        return "unknown"
+    if result.score >= 1.0:
+        return "correct"
+    if not result.parsed:
+        return "unparsed"
+    return "partial" if result.score > 0 else "wrong"
+
+
+def build_item_view(
+    item_id: str, result: ItemResult | None, traj: dict[str, Any] | None, info: ItemInfo | None, store: ImageStore
+) -> ItemView:
+    t = traj or {}
+    ledger = t.get("ledger") or {}
+    entries = [_entry_row(e) for e in ledger.get("entries", [])]
+    claims = [_claim_view(c, {e.id for e in entries}) for c in ledger.get("claims", [])]
+    _add_claim_citers(entries, ledger.get("claims", []))
+    events = t.get("events", [])
+    options = [(chr(ord("A") + i), str(o)) for i, o in enumerate((info.options if info else None) or [])]
+    return ItemView(
+        id=item_id,
+        question=str(t.get("question") or (info.question if info else "")),
+        options=options,
+        gold=result.gold if result else None,
+        prediction=result.prediction if result else t.get("answer"),
+        raw_answer=str(t.get("raw_answer") or ""),
+        path=str((result.path if result else None) or t.get("path") or "ERROR"),
+        score=result.score if result else None,
+        outcome=outcome_of(result, traj),
+        error=(result.error if result else None) or t.get("error"),
+        abstained=bool(t.get("abstained", False)),
+        difficulty=(result.difficulty if result else None) or (info.difficulty if info else None),
+        question_types=list(result.question_types) if result else [],
+        images=_images(entries, ledger, info, store),
+        entries=entries,
+        chain=_chain(claims),
+        timeline=timeline(t),
+        counters=census_table.rows(census_table.item_census(t) if traj is not None else None),
+        triggers=[str(e.get("trigger")) for e in events],
+        operators=[str(e.get("operator")) for e in events if e.get("operator")],
+        transcript=[m for m in t.get("transcript", []) if isinstance(m, dict)],
+        notes=[str(n) for n in t.get("notes", [])],
+        timings={k: float(v) for k, v in (t.get("timings") or {}).items() if isinstance(v, (int, float))},
+        profile=dict(t.get("profile") or {}),
+        has_trajectory=traj is not None,
+    )
+
+
+# ------------------------------------------------------------------------------ ledger
+def _entry_row(e: dict[str, Any]) -> EntryRow:
+    meta = e.get("meta") or {}
+    return EntryRow(
+        id=str(e.get("id")),
+        tool=str(e.get("src", "")),
+        kappa=str(e.get("kappa", "")),
+        fact=str(e.get("fact", "")),
+        sigma=e.get("sigma"),
+        omega=str(e.get("omega", "ACTIVE")),
+        superseded_by=e.get("superseded_by"),
+        cited_by=sorted(set(e.get("dependents") or [])),
+        bbox=list(e["bbox"]) if e.get("bbox") else None,
+        category=meta.get("category"),
+        tool_call_id=str(e.get("tool_call_id", "")),
+        image_index=meta.get("image") if isinstance(meta.get("image"), int) else None,
+    )
+
+
+def _add_claim_citers(entries: list[EntryRow], claims: list[dict[str, Any]]) -> None:
+    """D_e as recorded, plus every claim whose citations name the entry (dropped claims keep theirs)."""
+    by_id = {e.id: e for e in entries}
+    for c in claims:
+        for raw in c.get("citations", []):
+            e = by_id.get(str(raw))
+            if e is not None and c.get("id") not in e.cited_by:
+                e.cited_by = sorted({*e.cited_by, str(c.get("id"))})
+
+
+def _images(entries: list[EntryRow], ledger: dict[str, Any], info: ItemInfo | None, store: ImageStore) -> list[ImageView]:
+    """Each image of the item, with the boxes of the entries whose tool read that image."""
+    item_images = list(info.images) if info else []
+    calls = {o.get("call_id"): o for o in ledger.get("tool_outputs", [])}
+    order: list[Path] = list(item_images)
+    boxes: dict[Path, list[EntryRow]] = defaultdict(list)
+    for e in entries:
+        if not e.bbox:
+            continue
+        path = _image_of(e, calls.get(e.tool_call_id), item_images)
+        if path is None:
+            continue
+        if path not in order:
+            order.append(path)
+        boxes[path].append(e)
+    views = []
+    for path in order:
+        stored = store.add(path)
+        view = ImageView(path.name, stored if isinstance(stored, StoredImage) else None,
+                         stored if isinstance(stored, str) else None)  # fmt: skip
+        for e in boxes.get(path, []):
+            x0, y0, x1, y1 = (float(v) for v in e.bbox or (0, 0, 0, 0))
+            view.boxes.append(Box(e.id, e.omega, e.tool, x0, y0, max(x1 - x0, 0.0), max(y1 - y0, 0.0)))
+        views.append(view)
+    return views
+
+
+def _image_of(e: EntryRow, call: dict[str, Any] | None, item_images: list[Path]) -> Path | None:
+    """The image an entry's bbox refers to: the tool's recorded input, else the recorded index."""
+    path = input_image_path(((call or {}).get("inputs") or {}).get("image"))
+    if path is not None:
+        return path
+    if e.image_index is not None and 1 <= e.image_index <= len(item_images):
+        return item_images[e.image_index - 1]
+    return item_images[0] if len(item_images) == 1 else None
+
+
+# ------------------------------------------------------------------------------ claims
+def _claim_view(c: dict[str, Any], entry_ids: set[str]) -> ClaimView:
+    g = c.get("grounding") or {}
+    missing = [str(x) for x in g.get("missing_entities") or []]
+    unmatched = [str(x) for x in g.get("unmatched_numbers") or []]
+    return ClaimView(
+        id=str(c.get("id")),
+        ctype=str(c.get("ctype", "")),
+        stage=c.get("stage"),
+        text=segments(str(c.get("text", "")), missing, unmatched),
+        citations=[Citation(str(r), _anchor(str(r), entry_ids)) for r in c.get("citations", [])],
+        sigma=c.get("sigma"),
+        status=str(c.get("status", "ACTIVE")),
+        origin=str(c.get("origin", "model")),
+        grounded=c.get("grounded"),
+        coverage=g.get("coverage"),
+        ecc=g.get("ecc"),
+        ncc=g.get("ncc"),
+        missing_entities=missing,
+        unmatched_numbers=unmatched,
+    )
+
+
+def _anchor(raw: str, entry_ids: set[str]) -> str | None:
+    if raw in entry_ids:
+        return f"entry-{raw}"
+    if raw.startswith(("SC-", "DC-")):
+        return f"claim-{raw}"
+    return None
+
+
+def _chain(claims: list[ClaimView]) -> list[tuple[str, list[ClaimView]]]:
+    groups: list[tuple[str, list[ClaimView]]] = []
+    for stage in STAGES:
+        groups.append((f"[{stage}]", [c for c in claims if c.ctype == "SC" and c.stage == stage]))
+    groups.append(("DC", [c for c in claims if c.ctype == "DC"]))
+    rest = [c for c in claims if c.ctype not in ("SC", "DC") or (c.ctype == "SC" and c.stage not in STAGES)]
+    if rest:
+        groups.append(("other", rest))
+    return [(name, cs) for name, cs in groups if cs]
+
+
+# ------------------------------------------------------------------------------ timeline
+def timeline(t: dict[str, Any]) -> list[TimelineRow]:
+    """Model calls, tool calls and trigger/operator events on the trajectory's step clock.
+
+    Model calls and events carry their step; a tool call takes the logical time of the entries
+    it produced (or, with none, the step of the tool call before it).
+    """
+    rows: list[tuple[tuple[int, int, float], TimelineRow]] = []
+    for i, c in enumerate(t.get("model_calls", [])):
+        step = int(c.get("step", 0))
+        tokens = int(c.get("prompt_tokens", 0)) + int(c.get("completion_tokens", 0))
+        cost = f"{float(c.get('latency_s', 0.0)):.2f} s · {tokens} tok" + (" · cached" if c.get("cached") else "")
+        rows.append(((step, 0, i), TimelineRow(step, "model", str(c.get("stage", "")), _short(c.get("error") or c.get("reply", "")),
+                                               cost, bool(c.get("error")))))  # fmt: skip
+    ledger = t.get("ledger") or {}
+    first_t: dict[str, float] = {}
+    for e in ledger.get("entries", []):
+        k = str(e.get("tool_call_id", ""))
+        first_t[k] = min(first_t.get(k, float(e.get("t", 0.0))), float(e.get("t", 0.0)))
+    step = 0
+    for o in sorted(ledger.get("tool_outputs", []), key=lambda o: float(o.get("created_at", 0.0))):
+        step = int(first_t.get(str(o.get("call_id")), step))
+        n = len(o.get("observations", []))
+        detail = o.get("error") or f"{n} observation{'s' if n != 1 else ''}"
+        rows.append(((step, 1, float(o.get("created_at", 0.0))), TimelineRow(
+            step, "tool", f"{o.get('tool', '')} ({o.get('call_id', '')})", _short(str(detail)),
+            f"{float(o.get('latency_s', 0.0)):.2f} s", bool(o.get("error")) or n == 0)))  # fmt: skip
+    for i, e in enumerate(t.get("events", [])):
+        step = int(e.get("step", 0))
+        op = e.get("operator") or "no operator"
+        layer = f" [{e.get('layer')}]" if e.get("layer") else ""
+        targets = ", ".join(map(str, e.get("targets", [])))
+        detail = f"→ {op}{layer}" + (f" on {targets}" if targets else "") + (f" — {e.get('note')}" if e.get("note") else "")
+        if e.get("error"):
+            detail += f" — operator failed: {e['error']}"
+        failed = e.get("grounded_after") is False or bool(e.get("error"))
+        rows.append(((step, 2, i), TimelineRow(step, "trigger", str(e.get("trigger", "")), _short(detail),
+                                               f"cost {float(e.get('cost', 0.0)):g}", failed)))  # fmt: skip
+    return [r for _, r in sorted(rows, key=lambda kr: kr[0])]
+
+
+def _short(text: Any, limit: int = 300) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"

@@ -1,0 +1,81 @@
+"""Fixtures for the report tests: real runs on disk (scripted scenario, tiny model) and a headless Chromium."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ledgermind.report import build_report
+from tests.experiment.conftest import run_script
+from tests.report.scenario import build_multirun
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM_ARGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--no-first-run", "--disable-dev-shm-usage", "--window-size=1280,900",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def ner() -> Any:
+    from perception.ner import SpacyNER
+
+    return SpacyNER()
+
+
+@pytest.fixture(scope="session")
+def scripted_multirun(tmp_path_factory: pytest.TempPathFactory, ner: Any) -> Path:
+    """A two-variant multirun (full, no_ecc) of the scripted scenario, with its report built."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LEDGERMIND_ALLOW_SCRIPTED", "1")
+    try:
+        multi = build_multirun(tmp_path_factory.mktemp("scenario"), ner)
+    finally:
+        mp.undo()
+    build_report(multi)
+    return multi
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real small run: the tiny random Qwen2-VL through transformers, real OCR, two sample items."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("tiny_run") / "run"
+    proc = run_script("run.py", "limit=2", "concurrency=2", "logger=none", "progress=false", "report=true",
+                      f"hydra.run.dir={out}", timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"report: {out / 'report' / 'index.html'}" in proc.stdout  # written by the report=true hook
+    return out
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Headless system Chromium driven by Selenium (``.ci/run`` installs chromium + chromium-driver)."""
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
+        pytest.skip("chromium / chromium-driver are not installed (apt-get install -y chromium chromium-driver)")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in CHROMIUM_ARGS:
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def open_page(driver: Any, path: Path, fragment: str = "") -> list[dict[str, Any]]:
+    """Load a report page from disk; returns the console messages of severity SEVERE or worse."""
+    driver.get_log("browser")  # drain what earlier pages logged
+    driver.get(path.resolve().as_uri() + fragment)
+    driver.execute_script("return document.readyState")
+    return [m for m in driver.get_log("browser") if m.get("level") in ("SEVERE", "ERROR")]

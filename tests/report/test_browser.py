@@ -1,0 +1,209 @@
+"""The report in a real browser (headless Chromium): loads clean, boxes sit on their bboxes,
+citations jump to and highlight their entry, the item table filters and sorts, and hostile
+model/tool/dataset text stays inert."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.report.conftest import open_page
+from tests.report.scenario import MALICIOUS_OCR, MALICIOUS_REPLY
+
+pytestmark = pytest.mark.slow
+
+RECT_GEOMETRY_JS = """
+const out = [];
+for (const fig of document.querySelectorAll('.imgwrap')) {
+  const img = fig.querySelector('img').getBoundingClientRect();
+  const nw = Number(fig.querySelector('img').dataset.naturalWidth), nh = Number(fig.querySelector('img').dataset.naturalHeight);
+  for (const r of fig.querySelectorAll('svg.boxes rect')) {
+    const b = r.getBoundingClientRect();
+    out.push({entry: r.dataset.entry, bbox: r.dataset.bbox.split(',').map(Number), img: [img.left, img.top, img.width, img.height],
+              natural: [nw, nh], rect: [b.left, b.top, b.width, b.height],
+              loaded: fig.querySelector('img').complete && fig.querySelector('img').naturalWidth});
+  }
+}
+return out;
+"""
+
+
+def assert_boxes_on_bboxes(driver: Any, trajectory: dict[str, Any]) -> int:
+    """Every drawn rect covers exactly its entry's bbox scaled to the image's rendered size."""
+    rects = driver.execute_script(RECT_GEOMETRY_JS)
+    bboxes = {e["id"]: e["bbox"] for e in trajectory["ledger"]["entries"] if e.get("bbox")}
+    assert rects, "no evidence boxes were drawn"
+    assert sorted(r["entry"] for r in rects) == sorted(bboxes)  # one box per entry with a bbox, no more
+    for r in rects:
+        assert r["loaded"], "image did not load"
+        assert r["bbox"] == pytest.approx(bboxes[r["entry"]])  # the rect is the entry's own bbox
+        left, top, width, height = r["img"]
+        sx, sy = width / r["natural"][0], height / r["natural"][1]
+        x0, y0, x1, y1 = r["bbox"]
+        # stroke is drawn centred on the edge; allow it (≤ 2 px each side) on top of rounding
+        assert r["rect"][0] == pytest.approx(left + x0 * sx, abs=2.5)
+        assert r["rect"][1] == pytest.approx(top + y0 * sy, abs=2.5)
+        assert r["rect"][2] == pytest.approx((x1 - x0) * sx, abs=5)
+        assert r["rect"][3] == pytest.approx((y1 - y0) * sy, abs=5)
+    return len(rects)
+
+
+def trajectory(run_dir: Path, name: str) -> dict[str, Any]:
+    return json.loads((run_dir / "trajectories" / f"{name}.json").read_text())
+
+
+# ----------------------------------------------------------------------------- scripted scenario
+def test_item_page_loads_clean_and_boxes_match_bboxes(browser, scripted_multirun: Path) -> None:
+    page = scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html"
+    assert open_page(browser, page) == []
+    n = assert_boxes_on_bboxes(browser, trajectory(scripted_multirun / "0_full", "apollo"))
+    assert n >= 3  # the three OCR lines (each recorded once per OCR call)
+    # a smaller rendering (narrow screen, zoomed layout): the boxes must follow the image
+    browser.execute_script("document.querySelectorAll('.imgwrap img').forEach(i => i.style.maxWidth = '250px')")
+    assert browser.execute_script("return document.querySelector('.imgwrap img').getBoundingClientRect().width") == 250
+    assert_boxes_on_bboxes(browser, trajectory(scripted_multirun / "0_full", "apollo"))
+
+
+def test_clicking_a_citation_scrolls_to_and_highlights_its_entry(browser, scripted_multirun: Path) -> None:
+    page = scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html"
+    open_page(browser, page)
+    browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+    link = browser.find_element("css selector", "#claims a.cite[href^='#entry-']")
+    target_id = link.get_attribute("href").split("#", 1)[1]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", link)  # its entry (above) is now off screen
+    before = browser.execute_script("return window.scrollY")
+    assert browser.execute_script("return document.getElementById(arguments[0]).getBoundingClientRect().bottom <= 0", target_id)
+    link.click()
+    state = browser.execute_script(
+        "const el = document.getElementById(arguments[0]); const r = el.getBoundingClientRect();"
+        "return {cls: el.className, top: r.top, bottom: r.bottom, vh: window.innerHeight, y: window.scrollY,"
+        " boxes: [...document.querySelectorAll('svg.boxes rect.highlight')].map(x => x.dataset.entry),"
+        " others: document.querySelectorAll('.highlight').length};",
+        target_id,
+    )
+    assert "highlight" in state["cls"].split()
+    assert 0 <= state["top"] and state["bottom"] <= state["vh"]  # scrolled into view
+    assert state["y"] != before
+    entry = target_id.removeprefix("entry-")
+    assert set(state["boxes"]) <= {entry}  # its box (if it has one) is highlighted too, no other box
+    assert browser.current_url.endswith("#" + target_id)
+
+
+def test_clicking_a_box_jumps_to_its_ledger_row(browser, scripted_multirun: Path) -> None:
+    open_page(browser, scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html")
+    rect = browser.find_elements("css selector", "svg.boxes rect")[-1]
+    entry = rect.get_attribute("data-entry")
+    browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))", rect)
+    row = browser.find_element("id", f"entry-{entry}")
+    assert "highlight" in row.get_attribute("class").split()
+    assert browser.execute_script("const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight", row)
+
+
+def test_run_table_filters_and_sorts(browser, scripted_multirun: Path) -> None:
+    open_page(browser, scripted_multirun / "report" / "runs" / "0_full" / "index.html")
+    from selenium.webdriver.support.ui import Select
+
+    def visible() -> list[str]:
+        return browser.execute_script("return [...document.querySelectorAll('#items tbody tr')].filter(r => !r.hidden).map(r => r.dataset.id)")
+
+    assert sorted(visible()) == ["apollo", "sign <x>"]
+    Select(browser.find_element("id", "filter-path")).select_by_value("FULLPIPE")
+    assert visible() == ["apollo"]
+    assert browser.find_element("id", "shown-count").text == "1"
+    Select(browser.find_element("id", "filter-path")).select_by_value("")
+    Select(browser.find_element("id", "filter-trigger")).select_by_value("T1")
+    results = {json.loads(x)["id"]: x for x in (scripted_multirun / "0_full" / "results.jsonl").read_text().splitlines()}
+    with_t1 = sorted(i for i in results if any(e["trigger"].startswith("T1") for e in trajectory(scripted_multirun / "0_full", i.replace(" <x>", "_x"))["events"]))
+    assert sorted(visible()) == with_t1
+    Select(browser.find_element("id", "filter-trigger")).select_by_value("")
+    box = browser.find_element("id", "filter-text")
+    box.send_keys("apol")
+    assert visible() == ["apollo"]
+    browser.execute_script("const b = document.getElementById('filter-text'); b.value = ''; b.dispatchEvent(new Event('input'))")
+    assert len(visible()) == 2
+    calls = {i: json.loads(x)["model_calls"] for i, x in results.items()}
+    assert len(set(calls.values())) == 2  # the scenario makes the two items differ here
+    header = browser.find_element("xpath", "//table[@id='items']//th[normalize-space()='model calls']")
+    header.click()
+    assert visible() == sorted(calls, key=calls.get)
+    header.click()
+    assert visible() == sorted(calls, key=calls.get, reverse=True)
+
+
+def test_hostile_text_is_inert(browser, scripted_multirun: Path) -> None:
+    run = scripted_multirun / "0_full"
+    pages = [run.parent / "report" / "runs" / "0_full" / "items" / f"{n}.html" for n in ("sign_x", "apollo")]
+    pages += [run.parent / "report" / "runs" / "0_full" / "index.html", run.parent / "report" / "compare" / "sign_x.html",
+              run.parent / "report" / "runs" / "2_no_ledger" / "items" / "apollo.html"]  # a free-form transcript
+    for page in pages:
+        assert open_page(browser, page) == [], page
+        state = browser.execute_script(
+            "return {pwned: document.body.getAttribute('data-pwned'), title: document.title,"
+            " injected: document.querySelectorAll('#injected').length,"
+            " scripts: [...document.scripts].map(s => s.getAttribute('src')),"
+            " onerror: document.querySelectorAll('[onerror]').length, text: document.body.innerText};"
+        )
+        assert state["pwned"] is None and state["title"] != "pwned"
+        assert state["injected"] == 0 and state["onerror"] == 0
+        assert [s.endswith("assets/report.js") for s in state["scripts"]] == [True]  # only ours
+    # the hostile texts are shown, as text
+    open_page(browser, pages[0])
+    text = browser.execute_script("return document.body.innerText")
+    assert "<script>alert(1)</script>" in text  # a dataset option
+    assert "<i>bold</i>" in text  # the question
+    assert MALICIOUS_OCR in text  # an OCR line in the ledger table
+    assert "onerror=" in text and MALICIOUS_REPLY.split("Answer: ", 1)[1][:30] in text  # the model's reply in the timeline
+
+
+def test_multirun_index_and_side_by_side(browser, scripted_multirun: Path) -> None:
+    report = scripted_multirun / "report"
+    assert open_page(browser, report / "index.html") == []
+    rows = browser.execute_script("return [...document.querySelectorAll('#table3 tbody tr')].map(r => r.cells[0].innerText)")
+    assert rows == ["LedgerMind (full)", "w/o Ledger", "w/o ECC/NCC"]  # the paper's row order
+    assert open_page(browser, report / "compare" / "apollo.html") == []
+    cols = browser.execute_script("return [...document.querySelectorAll('.run-column')].map(c => c.dataset.variant)")
+    assert cols == ["full", "no_ecc", "no_ledger"]
+    fired = browser.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('.run-column')].map(c =>"
+        " [c.dataset.variant, [...c.querySelectorAll('.counters [data-key]')].map(s => s.dataset.key)]))"
+    )
+    assert "triggers.T6" in fired["full"] and "triggers.T6" not in fired["no_ecc"]  # ECC off: no phantom check
+    browser.find_element("css selector", ".run-column[data-variant='no_ecc'] h2 a").click()
+    assert browser.current_url.endswith("runs/1_no_ecc/items/apollo.html")
+    assert browser.find_element("id", "path").text == "FULLPIPE"
+
+
+# ----------------------------------------------------------------------------- a real tiny-model run
+@pytest.mark.hf
+def test_report_of_a_real_tiny_model_run(browser, tiny_run: Path) -> None:
+    report = tiny_run / "report"
+    assert open_page(browser, report / "index.html") == []
+    ids = browser.execute_script("return [...document.querySelectorAll('#items tbody tr')].map(r => r.dataset.id)")
+    results = [json.loads(x)["id"] for x in (tiny_run / "results.jsonl").read_text().splitlines()]
+    assert sorted(ids) == sorted(results)
+    drawn = 0
+    for item_id in results:
+        assert open_page(browser, report / "items" / f"{item_id}.html") == [], item_id
+        t = trajectory(tiny_run, item_id)
+        if any(e.get("bbox") for e in t["ledger"]["entries"]):
+            drawn += assert_boxes_on_bboxes(browser, t)
+    assert drawn > 0  # real PP-OCR lines on the sample images
+
+
+def test_content_security_policy_blocks_markup_that_got_past_escaping(browser, scripted_multirun: Path) -> None:
+    """Defence in depth: even injected markup (as if escaping had failed) cannot run script."""
+    page = scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html"
+    probe = page.with_name("csp_probe.html")
+    payload = ("<script>document.body.setAttribute('data-pwned','inline')</script>"
+               "<img src=x onerror=\"document.body.setAttribute('data-pwned','onerror')\">")  # fmt: skip
+    probe.write_text(page.read_text().replace("</main>", payload + "</main>"))
+    try:
+        errors = open_page(browser, probe)
+        assert browser.execute_script("return document.body.getAttribute('data-pwned')") is None
+        assert any("Content Security Policy" in e["message"] for e in errors)  # blocked, and said so
+        assert browser.execute_script("return getComputedStyle(document.querySelector('header.top')).display") == "flex"  # our CSS still applies
+    finally:
+        probe.unlink()
