@@ -17,17 +17,25 @@ GPU_PY   := $(GPU_VENV)/bin/python
 PADDLE_INDEX ?= https://www.paddlepaddle.org.cn/packages/stable/cu126/
 PADDLE_VERSION ?= 3.0.0
 
-.PHONY: run test env gpu-env gpu-paddle bench clean-env table3-sim
+.PHONY: run test env browser gpu-env gpu-paddle bench clean-env table3-sim
 
 run: env
 	$(PY) scripts/run.py $(ARGS)
 
 PYTEST_ARGS ?= -q
 
-test: env
+test: env browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 env: $(STAMP)
+
+# The audit report's browser tests drive Debian's headless Chromium through chromedriver.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO="sudo"; \
+	  $$SUDO apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	fi
 
 # CPU environment (CI, laptops). torch==2.13.0 is the CPU build pip takes from this machine's disk;
 # asking for it first keeps every later resolver step from pulling a multi-GB CUDA build.
