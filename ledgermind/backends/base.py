@@ -110,4 +110,33 @@ class Backend(ABC):
         """Release connections / engines. Default: nothing to release."""
 
 
+class WrappingBackend(Backend):
+    """A backend that adds one concern around another (image budget, reasoning split, cache).
+
+    Transparent for everything it does not change: name, structured-output support, model id,
+    preflight, closing, and any other attribute of the inner backend (``base_urls``, counters).
+    """
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.supports_structured_output = inner.supports_structured_output
+        self.cacheable = getattr(inner, "cacheable", True)
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not yet set (copy/pickle): avoid recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    async def preflight(self) -> None:
+        await self.inner.preflight()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 BACKENDS: Registry[type[Backend]] = Registry("backend")

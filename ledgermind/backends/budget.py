@@ -30,7 +30,7 @@ from typing import Any
 
 from PIL import Image
 
-from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
+from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply, WrappingBackend
 from ledgermind.errors import ConfigError, DataError
 
 DEFAULT_MAX_PIXELS = 4096 * 4096  # 16.8 MP: more than any vision encoder's native budget
@@ -154,24 +154,12 @@ def apply_budget(request: GenerationRequest, budget: ImageBudget) -> tuple[Gener
     return replace(request, messages=messages), notes
 
 
-class BudgetedBackend(Backend):
+class BudgetedBackend(WrappingBackend):
     """Applies ``apply_budget`` to every request of ``inner`` (built by ``build_backend``)."""
 
     def __init__(self, inner: Backend, budget: ImageBudget) -> None:
-        self.inner, self.budget = inner, budget
-        self.name = inner.name
-        self.supports_structured_output = inner.supports_structured_output
-        self.cacheable = getattr(inner, "cacheable", True)
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    def __getattr__(self, name: str) -> Any:
-        """Transparent for everything else (``base_urls``, ``ref``, counters of the inner backend)."""
-        if name == "inner":  # not yet set (copy/pickle): avoid recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+        super().__init__(inner)
+        self.budget = budget
 
     async def generate(self, request: GenerationRequest) -> Reply:
         fitted, notes = apply_budget(request, self.budget)
@@ -181,10 +169,4 @@ class BudgetedBackend(Backend):
         if notes:
             reply.meta["image_budget"] = notes
         return reply
-
-    async def preflight(self) -> None:
-        await self.inner.preflight()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 

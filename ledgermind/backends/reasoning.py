@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ledgermind.backends.base import Backend, GenerationRequest, Reply
+from ledgermind.backends.base import Backend, GenerationRequest, Reply, WrappingBackend
 from ledgermind.errors import ConfigError
 
 OPEN_TAG, CLOSE_TAG = "<think>", "</think>"
@@ -94,7 +94,7 @@ class ReasoningSpec:
         return cls(budget, bool(node.get("opened_by_template", False)))
 
 
-class ReasoningBackend(Backend):
+class ReasoningBackend(WrappingBackend):
     """Wraps the backend of a thinking model: adds the reasoning budget, splits every reply.
 
     It sits outside the response cache, so the cache key includes the enlarged ``max_tokens`` and
@@ -102,31 +102,13 @@ class ReasoningBackend(Backend):
     """
 
     def __init__(self, inner: Backend, spec: ReasoningSpec) -> None:
-        self.inner, self.spec = inner, spec
-        self.name = inner.name
-        self.supports_structured_output = inner.supports_structured_output
-        self.cacheable = getattr(inner, "cacheable", True)
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    def __getattr__(self, name: str) -> Any:
-        """Transparent for everything else (``base_urls``, ``ref``, counters of the inner backend)."""
-        if name == "inner":  # not yet set (copy/pickle): avoid recursion
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    async def preflight(self) -> None:
-        await self.inner.preflight()
+        super().__init__(inner)
+        self.spec = spec
 
     async def generate(self, request: GenerationRequest) -> Reply:
         request = replace(request, max_tokens=request.max_tokens + self.spec.budget_tokens)
         reply = await self.inner.generate(request)
         return separate(reply, opened_by_template=self.spec.opened_by_template)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 def reply_record(reply: Reply | None, pixels: list[int] | None = None) -> dict[str, Any]:
