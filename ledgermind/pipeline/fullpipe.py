@@ -120,7 +120,7 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
         image = ctx.item.images[0] if ctx.item.images else None
     if image is None:
         return
-    await ctx.evidence.call_tool("read", image=image, attempt=2, structured=ctx.structured, region=region,
+    await ctx.evidence.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region,
                         sampled=region is None)
     readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
     others = [e for e in ctx.evidence.p_oc() if e.src != "read"]

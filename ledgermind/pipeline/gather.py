@@ -117,12 +117,12 @@ async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
     """
     assert ev.crop is not None
     region = ev.crop.bbox.as_list() if ev.crop.bbox else None
-    _, r1 = await ctx.evidence.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured, region=region)
+    _, r1 = await ctx.evidence.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured, located_at=region)
     ev.readings += r1
     if not ctx.flags.dual_read:
         return  # ablation: a single reading, σ as for a normal crop
     image2, region2 = await jittered_crop(ctx, ev, "dual_read")
-    _, r2 = await ctx.evidence.call_tool("read", image=image2, attempt=1, structured=ctx.structured, region=region2)
+    _, r2 = await ctx.evidence.call_tool("read", image=image2, attempt=1, structured=ctx.structured, located_at=region2)
     ev.readings += r2
     v1 = r1[0].meta.get("value") if r1 else None
     v2 = r2[0].meta.get("value") if r2 else None

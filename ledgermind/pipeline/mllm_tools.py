@@ -77,17 +77,19 @@ class ReadTool(_MLLMTool):
         image: ContentPart,
         attempt: int = 0,
         structured: bool = False,
-        region: Sequence[float] | None = None,
+        located_at: Sequence[float] | None = None,
         sampled: bool = False,
     ) -> list[Observation]:
-        """``region``: where the crop lies in the original image; the reading is located there (T3)."""
+        """``located_at``: where the crop lies in the original image; the reading is located there
+        (T3). It is metadata, not a box that selects pixels (the image is the crop already), so
+        RETRY never perturbs it: a repeated reading is a sampled draw of the same pixels."""
         schema = schemas.READING if structured else None
         draw = max(1, attempt) if sampled else 0
         reply = await self.call(f"dual_read_{attempt}", DUAL_READ.substitute(), [image], None, schema, draw)
         nums = [n for n in extract_numbers(_reading_text(reply))]
         if not nums:
             return []  # no value read: an empty output is trigger T1
-        box = BBox.from_list(list(region)) if region is not None else None
+        box = BBox.from_list(list(located_at)) if located_at is not None else None
         return [Observation(f"reading {nums[0].text}", box, meta={"value": nums[0].value})]
 
 

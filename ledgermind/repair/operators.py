@@ -228,8 +228,9 @@ def perturb_inputs(origin: ToolOutput, tool: Tool, ctx: RepairContext) -> dict[s
         box = new.get(key)
         if box is None and key == "bbox" and origin.kind is ToolKind.CROP:
             box = next((o.bbox for o in origin.observations if o.bbox is not None), None)
-        if box is not None:
-            new[key] = perturb_bbox(box if isinstance(box, BBox) else BBox.from_list(box), ctx)
+        if box is not None:  # the perturbed box keeps the form the tool was given it in
+            moved = perturb_bbox(box if isinstance(box, BBox) else BBox.from_list(box), ctx)
+            new[key] = moved if isinstance(box, BBox) else moved.as_list()
     if tool.accepts("query") and isinstance(new.get("query"), str) and ctx.expansion_terms:
         extra = [t for t in ctx.expansion_terms if t.lower() not in new["query"].lower()]
         new["query"] = " ".join([new["query"], *extra[:3]])

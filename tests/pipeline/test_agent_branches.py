@@ -434,3 +434,4 @@ def test_correct_one_letter_option_decision_is_grounded_not_abstained(make, imag
     assert t.path is PathKind.DIRECT and t.answer == "E" and not t.abstained
     assert dc.text == "E. S" and dc.grounded and dc.grounding["ecc"] and dc.grounding["ncc"]
     assert not any(e.trigger in {Trigger.T5, Trigger.T6} for e in t.events)
+

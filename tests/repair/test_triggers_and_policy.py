@@ -372,3 +372,19 @@ def test_t4_fires_on_ocr_whose_every_reading_is_below_sigma_floor_under_the_defa
     outcome = run(engine(led, [low]).handle(hit))
     assert [(e.trigger, e.operator) for e in outcome.events] == [(Trigger.T4, OperatorName.RETRY)]
     assert "0.21" in hit.detail
+
+
+def test_retry_keeps_the_form_of_a_box_input_and_never_moves_a_readings_location():
+    """A real run's RETRY of a Dual-Read reading crashed: its location list came back as a BBox.
+    A perturbed box keeps the form the tool was given it in, and a reading's location is metadata
+    (the image is the crop already), not a box input RETRY may move."""
+    from ledgermind.pipeline.mllm_tools import ReadTool
+    from ledgermind.repair.operators import _BOX_KEYS, perturb_inputs
+
+    led = Ledger()
+    ocr = EchoOCR()
+    out = run(ocr.ainvoke(image=TextImage(["36.7"]), region=[10, 10, 60, 40]))
+    new = perturb_inputs(out, ocr, RepairContext(led, {}))
+    assert isinstance(new["region"], list) and new["region"] != [10, 10, 60, 40]
+    read_inputs = ReadTool(lambda *a, **k: None).input_names() or set()
+    assert not set(read_inputs) & set(_BOX_KEYS) and "located_at" in read_inputs
