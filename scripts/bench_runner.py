@@ -193,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
             tmp = Path(tmp_name)
             fake = not args.url
             urls = args.url or [stack.enter_context(fake_server(args.latency))]
-            base = merge_overrides([*defaults, f"backend.base_urls=[{','.join(urls)}]"], args.overrides)
+            served = ["backend.served_model_name=fake-model"] if fake else []  # the fake server's model id
+            base = merge_overrides([*defaults, *served, f"backend.base_urls=[{','.join(urls)}]"], args.overrides)
             if not args.sweep_only:
                 throughput_table(args, base, urls[0], tmp, fake)
             if any(args.sweep):

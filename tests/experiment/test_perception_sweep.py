@@ -45,6 +45,7 @@ def sweep(url: str, bench: Path, cache: Path, out: Path) -> list[int]:
         before = CountingRapidOCREngine.calls
         overrides = [
             "backend=vllm_server", f"backend.base_urls=[{url}]", "backend.max_retries=0",
+            "backend.served_model_name=fake-model",  # what the fake server serves (preflight checks it)
             "benchmark=jsonl", f"benchmark.path={bench}", "logger=none", "progress=false", "cache.mode=off",
             f"+ablation={variant}", f"perception.cache_dir={cache}", "search.provider=none",
             "perception.ocr._target_=ledgermind.testing.counting_ocr.CountingRapidOCREngine",
