@@ -89,10 +89,12 @@ def _cascade(cfg: DictConfig) -> Any:
 
 def _evidence_source(cfg: DictConfig) -> Any:
     from ledgermind.audit.run import EvidenceSource
+    from perception.cache import with_cache
     from perception.tools import build_tools
 
     per = to_plain(cfg.perception) or {}
-    return EvidenceSource(build_tools(per))
+    # the same on-disk perception cache as the runs: an item the run already OCR'd costs nothing
+    return EvidenceSource(with_cache(build_tools(per), per.get("cache_dir")))
 
 
 def _logger(cfg: DictConfig, run_dir: Path) -> Any:
