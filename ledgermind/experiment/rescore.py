@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import os
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,6 +30,7 @@ from ledgermind.experiment.results import (
     RESULTS_FILE,
     ItemResult,
     atomic_write_json,
+    atomic_write_text,
     iter_trajectory_dicts,
     read_results,
 )
@@ -192,18 +191,7 @@ def _backup(run_dir: Path) -> Path:
 
 
 def _write_results(path: Path, results: Sequence[ItemResult]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for r in results:
-                fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results))
 
 
 def _verdict(r: ItemResult) -> tuple[str | None, float, bool]:

@@ -131,7 +131,7 @@ class WallClock:
         atomic_write_json(self.path, {"invocations_s": [*self.previous, round(self.elapsed_s, 3)]})
 
 
-def atomic_write_json(path: Path, payload: Any) -> None:
+def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temp file in the same directory + rename: readers never see half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -139,13 +139,17 @@ def atomic_write_json(path: Path, payload: Any) -> None:
     try:
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are meant to be shared
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, ensure_ascii=False, indent=2, default=str)
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_json(path: Path, payload: Any) -> None:
+    atomic_write_text(path, json.dumps(payload, ensure_ascii=False, indent=2, default=str))
 
 
 def read_results(out_dir: Path) -> list[ItemResult]:
