@@ -39,15 +39,18 @@ JUDGE_SYSTEM = (
     "solve the question yourself and you do not reward a statement for being plausible."
 )
 
-JUDGE_DECOMPOSE = Template(
-    """Question given to the model:
+# The part every judge request shares: what was asked and the trace under audit.
+_TRACE_BLOCK = """Question given to the model:
 $question
 $options
 Reasoning trace to audit:
 <<<TRACE
 $trace
 TRACE>>>
+"""
 
+JUDGE_DECOMPOSE = Template(
+    _TRACE_BLOCK + """
 Decompose the trace into at most $max_claims atomic claims, in the order they appear. Each claim
 states one thing. Give type "SC" to statements about the image, the facts or the reasoning, and
 type "DC" to the final decision (exactly one, the last claim); for a multiple-choice question the
@@ -59,14 +62,7 @@ Reply with JSON only: {"claims": [{"text": ..., "type": "SC"|"DC", "label": "gro
 )
 
 JUDGE_LABEL = Template(
-    """Question given to the model:
-$question
-$options
-Reasoning trace to audit:
-<<<TRACE
-$trace
-TRACE>>>
-
+    _TRACE_BLOCK + """
 The trace has been split into these claims:
 $claims
 

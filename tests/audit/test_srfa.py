@@ -299,3 +299,15 @@ def test_options_rendered_in_the_image_are_not_evidence(cascade) -> None:
     assert without_options(page_ocr, OPTIONS) == ["Which mission is commemorated?", "July 1969"]
     [dc] = label_ledger_mode([AtomicClaim("DC", "Answer: B", answer="B")], page_ocr, cascade, OPTIONS)
     assert dc.grounded is False  # picking an option is not supported by seeing the option list
+
+
+def test_judge_prompts_match_their_snapshots() -> None:
+    """Judge prompt drift changes every audit label: review tests/audit/snapshots/ like code."""
+    from ledgermind.audit.judge import JUDGE_DECOMPOSE, JUDGE_LABEL
+
+    snaps = Path(__file__).parent / "snapshots"
+    fields = {"question": "Which mission? <image 1>", "options": "Options:\nA. Apollo 11\nB. Apollo 13\n",
+              "trace": "The plaque reads Apollo 11.\nAnswer: A", "max_claims": 10}
+    claims = "1. [SC] The plaque reads Apollo 11.\n2. [DC] Answer: A"
+    assert (snaps / "judge_decompose.txt").read_text() == JUDGE_SYSTEM + "\n---\n" + JUDGE_DECOMPOSE.substitute(fields)
+    assert (snaps / "judge_label.txt").read_text() == JUDGE_SYSTEM + "\n---\n" + JUDGE_LABEL.substitute(fields, claims=claims)
