@@ -122,6 +122,10 @@ def format_metrics(metrics: dict[str, Any]) -> str:
             f"[{mode}] n={m['n']} Acc={f(m['Acc'])} UCR_reason={f(m['UCR_reason'])} GDR={f(m['GDR'])} "
             f"R4R={f(m['R4R'])} WDG={f(m['WDG'])} (γ={m['gamma']}; audit errors {m['audit_errors']}, run errors {m['run_errors']})"
         )
+    if metrics.get("simulator"):
+        from ledgermind.simulator.audit_catch import format_catch
+
+        lines.append(format_catch(metrics["simulator"]))
     if metrics.get("agreement"):
         ag = metrics["agreement"]
         k = "—" if ag["kappa"] is None else f"{ag['kappa']:.3f}"

@@ -158,8 +158,18 @@ async def audit_run(
                     done[(audit.item_id, audit.mode)] = audit
     latest = _latest(read_audits(out_file), set(record.results))
     metrics = _metrics(latest, modes, settings, judge)
+    if sim := _simulator_catch(record, latest.get(AuditMode.LEDGER.value, {})):
+        metrics["simulator"] = sim
     atomic_write_json(record.run_dir / METRICS_FILE, metrics)
     return metrics
+
+
+def _simulator_catch(record: RunRecord, ledger_audits: Mapping[str, ItemAudit]) -> dict[str, Any] | None:
+    """On a simulated-backbone run, the ledger-mode audit's catch rate against the injected faults."""
+    from ledgermind.simulator.audit_catch import catch_summary
+
+    pairs = [(a, t) for i, a in ledger_audits.items() if (t := record.trajectory(i)) is not None]
+    return catch_summary(pairs)
 
 
 def _modes(mode: AuditMode) -> list[AuditMode]:

@@ -33,6 +33,7 @@ from typing import Any
 from ledgermind.audit.split import MAX_CLAIMS, pack, split_trace
 from ledgermind.claims import Claim, ClaimStatus, ClaimType
 from ledgermind.grounding.cascade import GroundingCascade
+from ledgermind.grounding.options import resolve_option_refs
 from ledgermind.metrics.trajectory import decision_claims_in_force, summarize
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import PathKind, Trajectory
@@ -200,7 +201,7 @@ def label_ledger_mode(
             content = decision_content(c.answer, options) or c.text
             result = cascade.check(content, pool + grounded_statements)
         else:
-            result = cascade.check(c.text, pool)
+            result = cascade.check(resolve_option_refs(c.text, options), pool)
         c.grounded = bool(result.grounded)
         c.reason = _reason(result)
         if c.ctype == "SC" and c.grounded:

@@ -18,6 +18,7 @@ from ledgermind.claims import Claim, ClaimType
 from ledgermind.dispatch import QuestionProfile, QuestionType
 from ledgermind.dispatch.terms import keywords
 from ledgermind.grounding import GroundingCascade, GroundingResult
+from ledgermind.grounding.options import resolve_option_refs
 from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.pipeline.render import ledger_block, pool_block
@@ -91,7 +92,7 @@ class EvidenceIO:
         """Run the cascade on a claim against its leaf pool P_c and store the verdict on it."""
         pool = [e.fact for e in self.ledger.leaf_pool(claim.id)]
         judgment = claim.is_judgment or claim.ctype is ClaimType.DC
-        text = asserted_content(claim)
+        text = resolve_option_refs(asserted_content(claim), self.item.options)
         res = self.cascade.check(text, pool, kind=self.reading_kind(), sigma=claim.sigma, judgment=judgment)
         if claim.ctype is ClaimType.DC and not res.grounded:
             res = self._through_judgments(claim, res)

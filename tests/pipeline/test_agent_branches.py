@@ -362,6 +362,20 @@ def test_computed_mcq_answer_is_supported_through_its_judgment(make, image):
     assert t.decision_claims[-1].grounded
 
 
+def test_a_judgment_naming_its_option_by_letter_is_grounded_by_the_option_text(make, image):
+    """ "The answer is B" cites OCR that reads option B's text: the label is not an unmatched number."""
+    opts = ["Gemini 4 Capsule", "Apollo 11 Plaque", "Voyager Record"]
+    rules = [{"prompt": "plan", "reply": "p"},
+             {"prompt": "observe", "reply": "[OC-1] TEXT | Apollo 11 Plaque"},
+             {"prompt": "reason", "reply": "[SC-1][J] The answer is B | Based on: [OC-2]"},
+             {"prompt": "decide", "reply": "Answer: B | Based on: [SC-1]"}]
+    agent, _ = make(rules, ocr=APOLLO_OCR[:1], flags=AblationFlags(dispatcher=False), cfg=PipelineConfig(repair_budget=0))
+    t = solve(agent, item("Which artifact is shown in the image?", image, options=opts, answer="B"))
+    j = t.ledger.claim("SC-1")
+    assert j.grounded and j.grounding["ncc"], j.grounding
+    assert census(t)["demotions"]["ncc"] == 0 and t.answer == "B" and t.decision_claims[-1].grounded
+
+
 def test_dual_read_sigma_reaches_the_claims_that_cite_the_reading(make, image):
     """Readings are different requests (a jittered re-crop), so the cache cannot fake agreement,
     and a disagreement's σ 0.65 is what the verification gate sees on the claim citing it."""
