@@ -56,7 +56,10 @@ class KeyEntry:
         return self.gold_number is None
 
     def option_text(self, letter: str) -> str:
-        i = ord(letter.upper()) - ord("A")
+        """The option a letter names; "" for anything that is not one option letter."""
+        if len(letter.strip()) != 1:
+            return ""
+        i = ord(letter.strip().upper()) - ord("A")
         return self.options[i] if 0 <= i < len(self.options) else ""
 
     @property

@@ -258,8 +258,9 @@ def reflect(m: Mind) -> Draft:
     around it) and may add a claim supported by nothing; it re-answers only when there is none."""
     current = CURRENT_ANSWER.search(m.view.evidence)
     held = current.group(1).strip() if current else ""
-    if m.entry is not None and m.entry.is_mcq and (letter := re.match(r"([A-J])\b", held)):
-        held = letter.group(1)
+    if m.entry is not None and m.entry.is_mcq:  # an MCQ answer is a letter; anything else is re-answered
+        letter = re.match(r"([A-J])\b", held)
+        held = letter.group(1) if letter else ""
     answer = held if held and not held.startswith("(") else m.choose()[0]
     faults: list[Injected] = []
     lines = ["Critique: the flagged step may not follow from the observations; re-checking it."]

@@ -212,6 +212,17 @@ def test_reflection_keeps_the_answer_it_has(make_backend):
     assert not sim.generate_sync(request(fresh)).text.endswith("Answer: B")  # p_correct 0: a distractor
 
 
+def test_reflection_on_an_answer_that_is_not_a_letter_re_answers_with_a_letter(make_backend):
+    """A free-form current answer ("the first mission") on an MCQ item is not an option letter:
+    the reflection answers the question again instead of crashing on it (seen in a real sweep)."""
+    from ledgermind.prompts.templates import REFLECT
+
+    sim = make_backend(p_correct=1.0, reflection_amplify_rate=0.0, empty_rate=0, format_error_rate=0)
+    long_answer = "the mission that first landed humans on the Moon, as the plaque says"
+    reply = sim.generate_sync(request(REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer=long_answer)))
+    assert reply.text.endswith("Answer: B")
+
+
 def test_short_option_text_is_found_as_a_whole_word(key_items):
     """A perfect model cites the observation naming its answer even when the option is 'RB'."""
     from ledgermind.benchmarks.item import AnswerType, Item
