@@ -81,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Paper columns: {ref['benchmark']} with {ref['model']} (the paper's Table 3).")
     print(table3.to_markdown(rows, with_paper=args.paper))
     print(table3.protocol_footer(runs))
-    print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}")
+    print("\nMechanism census (metrics.json[\"mechanisms\"], summed over items; calls per item):")
+    print(table3.census_markdown(runs))
+    print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}, {outs.census.name}")
 
     logger = make_logger(args.logger, run_dirs)
     logger.start(out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, name="table3", group=None, job_type="table3")

@@ -11,12 +11,13 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import UserError
+from ledgermind.metrics.census import census_table
 from ledgermind.experiment.provenance import PROTOCOL_FIELDS, protocol_mismatch, sha256_json, shared_protocol_lines
 from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, read_results
 from ledgermind.experiment.summary import DIFFICULTIES, RunIdentity, items_hash
@@ -47,6 +48,7 @@ class RunScores:
     identity: RunIdentity
     scores: dict[str, float | None]  # column -> accuracy in percent; None if the split is empty
     n: dict[str, int]
+    mechanisms: dict[str, Any] = field(default_factory=dict)  # metrics.json["mechanisms"] (the census)
 
     @property
     def variant(self) -> str:
@@ -83,7 +85,8 @@ def load_run(run_dir: Path) -> RunScores:
     metrics_path = run_dir / METRICS_FILE
     if not metrics_path.exists():
         raise Table3Error(f"{run_dir} has no {METRICS_FILE}: the run did not finish (start it again to resume)")
-    identity = RunIdentity.from_dict(json.loads(metrics_path.read_text())["identity"])
+    metrics = json.loads(metrics_path.read_text())
+    identity = RunIdentity.from_dict(metrics["identity"])
     results = read_results(run_dir)
     if items_hash(r.id for r in results) != identity.items_sha256:
         raise Table3Error(
@@ -96,7 +99,7 @@ def load_run(run_dir: Path) -> RunScores:
         sel = [r.score for r in results if col == "Overall" or r.difficulty == col]
         n[col] = len(sel)
         scores[col] = 100.0 * sum(sel) / len(sel) if sel else None
-    return RunScores(run_dir, identity, scores, n)
+    return RunScores(run_dir, identity, scores, n, dict(metrics.get("mechanisms") or {}))
 
 
 def check_comparable(runs: Sequence[RunScores], *, allow_mixed: bool = False) -> None:
@@ -269,16 +272,26 @@ class Table3Outputs:
     csv: Path
     latex: Path
     chart: Path
+    census: Path
 
 
 def write_outputs(rows: Sequence[Row], runs: Sequence[RunScores], out_dir: Path, with_paper: bool) -> Table3Outputs:
     out_dir.mkdir(parents=True, exist_ok=True)
-    outs = Table3Outputs(out_dir / "table3.md", out_dir / "table3.csv", out_dir / "table3.tex", out_dir / "table3.png")
+    outs = Table3Outputs(out_dir / "table3.md", out_dir / "table3.csv", out_dir / "table3.tex", out_dir / "table3.png",
+                         out_dir / "census.md")
     outs.markdown.write_text(to_markdown(rows, with_paper), encoding="utf-8")
     outs.csv.write_text(to_csv(rows), encoding="utf-8")
     outs.latex.write_text(to_latex(rows, caption_for(runs)), encoding="utf-8")
     plot(rows, outs.chart)
+    outs.census.write_text(census_markdown(runs) + "\n", encoding="utf-8")
     return outs
+
+
+def census_markdown(runs: Sequence[RunScores]) -> str:
+    """The mechanism census of every run side by side (same order as the table's rows)."""
+    order = {name: i for i, (name, _) in enumerate(VARIANTS)}
+    ordered = sorted(runs, key=lambda r: (order.get(r.variant, len(order)), r.variant))
+    return census_table((r.variant, r.n["Overall"], r.mechanisms) for r in ordered)
 
 
 def rows_for_logging(rows: Sequence[Row]) -> list[dict[str, Any]]:

@@ -163,3 +163,38 @@ def format_census(c: Mapping[str, Any], title: str = "mechanism census") -> str:
             body = str(value)
         lines.append(f"{key:<24}{body}")
     return "\n".join(lines)
+
+
+# The census side by side, one row per run (Table 3's variants): the columns a reader checks to see
+# that each ablation differs from ``full`` in its own component only.
+CENSUS_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("DIRECT/FULL/NL/BASE", "paths"), ("T1..T6", "triggers"),
+    ("DROP/REFR/RETRY/SWITCH/ACQ/S&A/ABST", "operators"), ("op fail", "operator_failures"),
+    ("dual-read runs/agree/disagree/ident", "dual_read"), ("crop", "crop_zoom"), ("reflect", "reflections"),
+    ("hyp.ver", "hypothesis_verification"), ("recheck/snap/fallback", "defense"),
+    ("demote ecc/ncc/unc", "demotions"), ("abst", "abstained"), ("tools/item", "tool_calls"),
+    ("model/item", "model_calls"),
+)  # fmt: skip
+_PATH_KEYS = ("DIRECT", "FULLPIPE", "NO_LEDGER", "BASELINE")
+
+
+def _cell(key: str, value: Any, n: int) -> str:
+    if key in {"tool_calls", "model_calls"}:
+        return f"{value / n:.2f}" if n else "—"
+    if key == "paths":
+        return "/".join(str(value.get(k, 0)) for k in _PATH_KEYS)
+    if key == "dual_read":
+        return "/".join(str(value.get(k, 0)) for k in ("runs", "agree", "disagree", "identical_requests"))
+    if isinstance(value, Mapping):
+        return "/".join(str(v) for v in value.values())
+    return str(value)
+
+
+def census_table(rows: Iterable[tuple[str, int, Mapping[str, Any]]]) -> str:
+    """Markdown table of (variant, items, census) rows; calls per item so runs of any size compare."""
+    head = ["variant", "items", *(c for c, _ in CENSUS_COLUMNS)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for variant, n, c in rows:
+        cells = [variant, str(n), *(_cell(k, c.get(k, empty_census()[k]), n) for _, k in CENSUS_COLUMNS)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

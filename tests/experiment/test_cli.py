@@ -129,6 +129,15 @@ def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
     tex = (sweep / "table3.tex").read_text()
     assert r"w/o Ledger & 100.0 & 0.0 & 0.0 & 33.33 & $-$66.67 \\" in tex and "tiny\\_qwen2\\_vl" in tex
     assert (sweep / "table3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    census = (sweep / "census.md").read_text().splitlines()
+    assert census[0].startswith("| variant | items | DIRECT/FULL/NL/BASE | T1..T6 |") and census[0] in t3.stdout
+    cells = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]] for ln in census[2:]}
+    assert list(cells) == ["full", "no_ledger"]
+    for variant, sub in (("full", "0_full"), ("no_ledger", "1_no_ledger")):  # each row is that run's census
+        mech = json.loads((sweep / sub / "metrics.json").read_text())["mechanisms"]
+        paths = "/".join(str(mech["paths"][k]) for k in ("DIRECT", "FULLPIPE", "NO_LEDGER", "BASELINE"))
+        assert cells[variant][1] == paths and cells[variant][-1] == f"{mech['model_calls'] / 6:.2f}"
+    assert cells["full"][0] == cells["no_ledger"][0] == "6"
 
 
 def _fake_run(out: Path, *, model: str, n: int = 4, variant: str = "full") -> Path:
