@@ -22,7 +22,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,6 +151,26 @@ def answer_for(body: Mapping[str, Any], text: str) -> str:
     return text
 
 
+_OPTION = re.compile(r"^([A-J])\. ", re.MULTILINE)
+
+
+def prompt_text(body: Mapping[str, Any]) -> str:
+    """All text parts of a chat body's messages, in order."""
+    out = []
+    for msg in body.get("messages", []):
+        content = msg.get("content")
+        parts = content if isinstance(content, list) else [{"text": content or ""}]
+        out += [p.get("text", "") for p in parts if isinstance(p, Mapping)]
+    return "".join(out)
+
+
+def first_option_answer(body: Mapping[str, Any]) -> str:
+    """``"Answer: X"`` for the first option ``"X. text"`` listed in the prompt (``A`` if none):
+    a request-driven reply for harness tests that score real MMMU-Pro items."""
+    m = _OPTION.search(prompt_text(body))
+    return f"Answer: {m.group(1) if m else 'A'}"
+
+
 # ----------------------------------------------------------------------------- load accounting
 @dataclass
 class LoadStats:
@@ -191,10 +211,18 @@ class LoadStats:
 
 # ----------------------------------------------------------------------------- HTTP
 class FakeOpenAIServer:
-    """``with FakeOpenAIServer(latency_s=0.5) as srv: srv.base_url`` — serves in a daemon thread."""
+    """``with FakeOpenAIServer(latency_s=0.5) as srv: srv.base_url`` — serves in a daemon thread.
+
+    Harness options: ``reply`` builds the text from the request body (default: ``reply_text``);
+    ``strict_model`` answers 404 to a request for another model, as vLLM does; ``die_after=N``
+    behaves like a server killed mid-run: after N answered completions the next request gets no
+    response at all and the listener closes (clients see a transport error, then refusal).
+    """
 
     def __init__(self, latency_s: float = 0.5, model: str = "fake-model", reply_text: str = "A",
-                 host: str = LOOPBACK, port: int = 0, record: bool = False) -> None:  # fmt: skip
+                 host: str = LOOPBACK, port: int = 0, record: bool = False,
+                 reply: Callable[[Mapping[str, Any]], str] | None = None, strict_model: bool = False,
+                 die_after: int | None = None) -> None:  # fmt: skip
         if host not in (LOOPBACK, "localhost"):
             raise ValueError(f"the fake server listens on loopback only, not {host!r}")
         if latency_s < 0:
@@ -204,6 +232,8 @@ class FakeOpenAIServer:
         self.stats = LoadStats()
         self.record = record
         self.recorded: list[Any] = []
+        self.reply, self.strict_model, self.die_after = reply, strict_model, die_after
+        self.completions = 0  # chat requests answered with 200
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
@@ -213,6 +243,10 @@ class FakeOpenAIServer:
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
 
     # lifecycle -------------------------------------------------------------
     def start(self) -> FakeOpenAIServer:
@@ -276,6 +310,8 @@ class FakeOpenAIServer:
                 if request is None:
                     break
                 method, path, body = request
+                if self._killed(method, path):
+                    break  # no response; the listener is closed as well
                 status, payload = await self._route(method, path, body)
                 data = json.dumps(payload).encode()
                 head = (f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\nContent-Type: application/json\r\n"
@@ -286,6 +322,15 @@ class FakeOpenAIServer:
             pass
         finally:
             writer.close()
+
+    def _killed(self, method: str, path: str) -> bool:
+        if self.die_after is None or method != "POST" or not path.startswith("/v1/chat"):
+            return False
+        if self.completions < self.die_after:
+            return False
+        if self._server is not None:
+            self._server.close()
+        return True
 
     async def _route(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
         path = path.split("?", 1)[0].rstrip("/")
@@ -308,12 +353,16 @@ class FakeOpenAIServer:
         try:
             try:
                 body = json.loads(raw)
-                content = answer_for(body, self.reply_text)
+                if self.strict_model and body.get("model") != self.model:
+                    return 404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}}
+                text = self.reply(body) if self.reply is not None else self.reply_text
+                content = answer_for(body, text)
                 if self.record:
                     self.recorded.append(body)
             except (ValueError, UnsupportedFormat, AttributeError, TypeError) as exc:
                 return 400, {"error": {"message": f"bad request: {exc}"}}
             await asyncio.sleep(self.latency_s)
+            self.completions += 1
             prompt_chars = len(json.dumps(body.get("messages", [])))
             return 200, {
                 "id": f"chatcmpl-fake-{self.stats.requests}",

@@ -1,7 +1,7 @@
 """A server that dies mid-run, is down, or serves another model: errors and exit codes, never wrong answers.
 
 Runs ``scripts/run.py pipeline=official backend=vllm_server`` against a real HTTP server on
-127.0.0.1 (``tests/fake_openai_server.py``) over real MMMU-Pro subset items.
+127.0.0.1 (``ledgermind.testing.fake_openai_server``) over real MMMU-Pro subset items.
 """
 
 from __future__ import annotations
@@ -12,9 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.experiment.conftest import run_script
-from tests.fake_openai_server import FakeOpenAIServer, free_port
+from ledgermind.backends.vllm_launch import free_port
+from ledgermind.testing.fake_openai_server import FakeOpenAIServer, first_option_answer
 
 SERVED = "Qwen/Qwen2.5-VL-7B-Instruct"  # model=qwen2_5_vl_7b's hub id: vLLM's default served name
+
+
+def _server(model: str, port: int = 0, die_after: int | None = None) -> FakeOpenAIServer:
+    return FakeOpenAIServer(0.0, model, port=port, reply=first_option_answer, strict_model=True, die_after=die_after)
 
 
 def _run(shared: Path, out: Path, url: str, *extra: str):
@@ -45,8 +50,8 @@ def _results(out: Path) -> list[dict]:
 
 def test_server_killed_mid_run_gives_errors_exit_3_and_rerun_retries_only_them(shared_data: Path, tmp_path: Path) -> None:
     port = free_port()
-    with FakeOpenAIServer(SERVED, port=port, die_after=3) as server:
-        proc = _run(shared_data, tmp_path, server.url)
+    with _server(SERVED, port, die_after=3) as server:
+        proc = _run(shared_data, tmp_path, server.root_url)
     assert proc.returncode == 3, proc.stderr
     assert "HTTP Request:" not in proc.stdout + proc.stderr  # httpx's per-request INFO lines are silenced
     rows = _results(tmp_path)
@@ -61,8 +66,8 @@ def test_server_killed_mid_run_gives_errors_exit_3_and_rerun_retries_only_them(s
     assert last.startswith("error: 3 of 6 items failed (model call failed (official): vLLM server unavailable")
     assert last.endswith("; rerun the same command to retry them")
 
-    with FakeOpenAIServer(SERVED, port=port) as server:  # the server is back
-        again = _run(shared_data, tmp_path, server.url)
+    with _server(SERVED, port) as server:  # the server is back
+        again = _run(shared_data, tmp_path, server.root_url)
         assert server.completions == 3  # only the three errored items were asked again
     assert again.returncode == 0, again.stderr
     metrics = json.loads((tmp_path / "metrics.json").read_text())
@@ -80,11 +85,11 @@ def test_preflight_unreachable_server_is_one_line_exit_2_before_any_item(shared_
 
 
 def test_preflight_wrong_served_model_is_one_line_exit_2(shared_data: Path, tmp_path: Path) -> None:
-    with FakeOpenAIServer("some/other-model") as server:
-        proc = _run(shared_data, tmp_path, server.url)
+    with _server("some/other-model") as server:
+        proc = _run(shared_data, tmp_path, server.root_url)
         assert server.completions == 0
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        f"error: {server.url} serves ['some/other-model'], not '{SERVED}'; set backend.served_model_name "
+        f"error: {server.root_url} serves ['some/other-model'], not '{SERVED}'; set backend.served_model_name "
         f"or start the server with --served-model-name {SERVED}"
     )
