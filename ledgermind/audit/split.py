@@ -30,6 +30,11 @@ _BARE_STAGE_RE = re.compile(r"^\s*[-•*]*\s*\[\s*([EIJ])\s*\]\s*[:.\-–]?\s*(.
 # not after a single capital (option letters "A." / initials). Decimals never split (no space).
 _SENTENCE_END_RE = re.compile(r"(?<!\b[A-Z])([.!?])\s+(?=[\"'(\[A-Z0-9*#\\])")
 _ANSWER_RE = re.compile(r"answer\s*[:：]", re.IGNORECASE)
+# a period after these words is part of a name or a reference, not a sentence end ("Dr. Wren")
+_ABBREVIATION_RE = re.compile(
+    r"\b(?:Dr|Mr|Mrs|Ms|Prof|Sr|Jr|St|Mt|Gen|Col|Capt|Lt|Rev|Hon|Fig|Figs|Eq|Eqs|No|Nos|Vol|pp|vs|etc|approx|"
+    r"e\.g|i\.e|cf|al|Inc|Ltd|Co|Corp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.$"
+)
 _WORD_RE = re.compile(r"[^\W\d_]")  # a piece needs a letter: "1." alone is an enumerator
 
 
@@ -96,6 +101,9 @@ def _sentences(text: str) -> list[str]:
         for part in parts:
             if part in {".", "!", "?"}:
                 buf += part
+                continue
+            if buf and _ABBREVIATION_RE.search(buf):  # "as Dr." + "Tobias Wren established."
+                buf += " " + part
                 continue
             if buf:
                 out.append(buf.strip())

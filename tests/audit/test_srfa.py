@@ -121,6 +121,12 @@ def test_split_sentences_packs_long_traces_into_ten_claims_without_losing_text()
     assert short.statements == ("The plaque says Apollo 11.",) and short.decision == "It shows 1969."
 
 
+def test_split_does_not_cut_a_name_after_its_title() -> None:
+    """ "as Dr. Tobias Wren established" is one claim: the entity must stay whole for ECC to see it."""
+    s = split_trace("Water fits best, as Dr. Tobias Wren established. See Fig. 3 and St. Louis data. Answer: B")
+    assert s.statements == ("Water fits best, as Dr. Tobias Wren established.", "See Fig. 3 and St. Louis data.")
+
+
 def test_split_ignores_hidden_reasoning_blocks() -> None:
     s = split_trace("<think>Maybe it is Vostok 1.</think>The plaque reads Apollo 11. Answer: A")
     assert "Vostok" not in " ".join(s.statements) + s.decision
