@@ -42,6 +42,7 @@ def empty_census() -> dict[str, Any]:
         "demotions": {"ecc": 0, "ncc": 0, "uncited": 0},
         "abstained": 0,
         "tool_calls": 0,
+        "repair_tool_calls": 0,  # of tool_calls: those a repair operator made (RETRY/REFRESH/SWITCH/ACQUIRE)
         "model_calls": 0,
     }
 
@@ -59,6 +60,7 @@ def census(t: Trajectory) -> dict[str, Any]:
     _count_demotions(t, c)
     c["abstained"] = int(t.abstained)
     c["tool_calls"] = t.n_tool_calls
+    c["repair_tool_calls"] = repair_tool_calls(t)
     c["model_calls"] = t.n_model_calls
     if has_simulator_meta(t.model_calls):  # backend=simulated: injected vs caught faults
         c["simulator"] = fault_census(t)
@@ -101,6 +103,18 @@ def _count_marks(t: Trajectory, c: dict[str, Any]) -> None:
             node = node[key]
         node[path[-1]] += 1
     c["dual_read"]["runs"] = c["dual_read"]["agree"] + c["dual_read"]["disagree"]
+
+
+def repair_tool_calls(t: Trajectory) -> int:
+    """Tool calls whose entries a repair event added: what separates a variant's acquisition from the
+    repairs its own verifier asked for (an ablation that removes a trigger removes these calls too).
+    A repair call that produced no entry at all (an empty OCR) is not counted here."""
+    calls = set()
+    for e in t.events:
+        for entry_id in e.new_entries:
+            if entry_id in t.ledger:
+                calls.add(t.ledger.get(entry_id).tool_call_id)
+    return len(calls)
 
 
 def identical_dual_reads(calls: Iterable[ModelCall]) -> int:
@@ -173,13 +187,13 @@ CENSUS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("dual-read runs/agree/disagree/ident", "dual_read"), ("crop", "crop_zoom"), ("reflect", "reflections"),
     ("hyp.ver", "hypothesis_verification"), ("recheck/snap/fallback", "defense"),
     ("demote ecc/ncc/unc", "demotions"), ("abst", "abstained"), ("tools/item", "tool_calls"),
-    ("model/item", "model_calls"),
+    ("repair tools/item", "repair_tool_calls"), ("model/item", "model_calls"),
 )  # fmt: skip
 _PATH_KEYS = ("DIRECT", "FULLPIPE", "NO_LEDGER", "BASELINE")
 
 
 def _cell(key: str, value: Any, n: int) -> str:
-    if key in {"tool_calls", "model_calls"}:
+    if key in {"tool_calls", "repair_tool_calls", "model_calls"}:
         return f"{value / n:.2f}" if n else "—"
     if key == "paths":
         return "/".join(str(value.get(k, 0)) for k in _PATH_KEYS)

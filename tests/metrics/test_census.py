@@ -22,7 +22,7 @@ from tests.helpers import TextImage, EchoOCR, EchoSearch
 def _traj() -> Trajectory:
     t = Trajectory("q1", "what?", PathKind.FULLPIPE)
     t.ledger.record(EchoOCR().invoke(image=TextImage(["36.7"])))
-    t.ledger.record(EchoSearch().invoke(query="apollo"))
+    found = t.ledger.record(EchoSearch().invoke(query="apollo"))  # what the ACQUIRE below fetched
     t.model_calls += [
         ModelCall("dual_read_0", 0.1, request_key="a"),
         ModelCall("dual_read_1", 0.1, request_key="a"),  # degenerate pair
@@ -33,7 +33,7 @@ def _traj() -> Trajectory:
     t.events += [
         RepairEvent(Trigger.T1, OperatorName.RETRY, RepairLayer.ACTION, hit=1),
         RepairEvent(Trigger.T1, OperatorName.SWITCH, RepairLayer.ACTION, hit=1),  # same firing
-        RepairEvent(Trigger.T6, OperatorName.ACQUIRE, RepairLayer.ACTION, hit=2),
+        RepairEvent(Trigger.T6, OperatorName.ACQUIRE, RepairLayer.ACTION, new_entries=[e.id for e in found], hit=2),
         RepairEvent(Trigger.T5, OperatorName.ABSTAIN, RepairLayer.TRAJECTORY, hit=3),
         RepairEvent(Trigger.T2, OperatorName.REFRESH, RepairLayer.EVIDENCE, hit=4, error="TypeError: boom"),
         RepairEvent(Trigger.T6, OperatorName.FREEFORM_REFLECTION, None, hit=5),
@@ -64,6 +64,7 @@ def test_census_counts_each_mechanism_from_the_record():
     assert c["defense"] == {"entity_recheck": 0, "numeric_snap": 1, "visual_fallback": 0}
     assert c["demotions"] == {"ecc": 1, "ncc": 1, "uncited": 1}
     assert (c["abstained"], c["tool_calls"], c["model_calls"], c["crop_zoom"]) == (1, 2, 5, 0)
+    assert c["repair_tool_calls"] == 1  # the search the ACQUIRE made; the OCR was acquisition
 
 
 def test_census_survives_serialisation_and_sums_over_items():
