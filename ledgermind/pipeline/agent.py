@@ -99,6 +99,14 @@ class LedgerMindAgent:
         }
         return ctx.traj
 
+    def expected_cost(self, item: Item) -> float:
+        """A cheap estimate of how long an item's chain of model calls will be, from the path φ(q)
+        and the ablation flags choose before any call: FULLPIPE (plan, OCs, crop-zoom, Dual-Read,
+        reasoning, repairs) ≫ the one-transcript paths > DIRECT / native CoT. The runner starts
+        expensive items first so that long chains do not straggle at the end of a run."""
+        path = choose_path(self.profile(item), self.flags)
+        return {PathKind.FULLPIPE: 2.0, PathKind.NO_LEDGER: 1.0}.get(path, 0.0)
+
     def profile(self, item: Item) -> QuestionProfile:
         """Question types and F(q) see the options (an MCQ must end in one letter); φ(q) sees q."""
         prof = profile(item.question, dispatch_options(item), self.dispatch)

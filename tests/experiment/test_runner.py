@@ -10,7 +10,7 @@ import pytest
 
 from ledgermind.errors import DataError
 from ledgermind.experiment.results import ItemResult, ResultsWriter, read_results
-from ledgermind.experiment.runner import RunOptions, identity_for, run_items
+from ledgermind.experiment.runner import RunOptions, identity_for, run_items, start_order
 from ledgermind.trajectory import Trajectory
 from tests.experiment.fakes import FakeAgent, fake_items, fake_score, fake_summarize
 
@@ -138,3 +138,41 @@ def test_question_types_come_from_the_profile_the_agent_records() -> None:
     t = Trajectory("g1", "What is the reading on the pressure gauge?", PathKind.FULLPIPE,
                    profile=_profile_dict(profile("What is the reading on the pressure gauge?")))
     assert "read" in question_types(t)
+
+
+# ------------------------------------------------------------------------------ start order (LPT)
+class _CostedAgent(FakeAgent):
+    """A fake agent that can estimate its cost, like LedgerMindAgent.expected_cost."""
+
+    def __init__(self, costs: dict[str, float]) -> None:
+        super().__init__()
+        self.costs, self.started = costs, []
+
+    def expected_cost(self, item) -> float:
+        return self.costs.get(item.id, 0.0)
+
+    async def solve(self, item):
+        self.started.append(item.id)
+        return await super().solve(item)
+
+
+def test_items_with_the_longest_expected_chain_start_first(tmp_path: Path) -> None:
+    items = fake_items(6)
+    agent = _CostedAgent({"q4": 2.0, "q1": 1.0, "q5": 2.0})
+    _run(items, agent, tmp_path, concurrency=1)
+    assert agent.started == ["q4", "q5", "q1", "q0", "q2", "q3"]  # costly first, ties in benchmark order
+    plain = FakeAgent()
+    assert [i.id for i in start_order(items, plain)] == [f"q{i}" for i in range(6)]
+
+
+def test_ledgermind_agent_estimates_fullpipe_items_as_the_costly_ones() -> None:
+    from ledgermind.benchmarks.item import Item
+    from ledgermind.pipeline import AblationFlags
+    from ledgermind.pipeline.agent import LedgerMindAgent
+    simple = Item("s", "What color is the car?", [])
+    reading = Item("r", "What is the temperature reading on the thermometer?", [])
+    agent = LedgerMindAgent(backend=None, tools={}, cascade=None)  # type: ignore[arg-type]
+    assert agent.expected_cost(reading) > agent.expected_cost(simple)
+    assert [i.id for i in start_order([simple, reading], agent)] == ["r", "s"]
+    baseline = LedgerMindAgent(backend=None, tools={}, cascade=None, flags=AblationFlags(baseline=True))  # type: ignore[arg-type]
+    assert [i.id for i in start_order([simple, reading], baseline)] == ["s", "r"]  # one call each: benchmark order
