@@ -80,6 +80,26 @@ class Reply:
     meta: dict[str, Any] = field(default_factory=dict)
     reasoning: str = ""  # a reasoning model's thinking, kept apart from ``text`` (backends/reasoning.py)
 
+    def __post_init__(self) -> None:
+        self.text, self.reasoning = valid_text(self.text), valid_text(self.reasoning)
+
+
+def valid_text(text: str) -> str:
+    """``text`` with lone UTF-16 surrogates replaced by U+FFFD.
+
+    A server's JSON may carry ``"\\udebc"`` escapes that decode to lone surrogates (a random or
+    badly tokenised model emits them); such a string cannot be UTF-8 encoded, so re-sending it in
+    the next prompt or writing it to ``results.jsonl`` would fail far from its cause. Every reply
+    is made valid text where it enters the project.
+    """
+    if not text or text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
 
 class Backend(ABC):
     """Base class of all backends. Implementations register in ``BACKENDS``."""

@@ -82,7 +82,7 @@ class ResultsWriter:
         # trajectory file that does not exist yet.
         if trajectory is not None:
             atomic_write_json(self.trajectory_path(result.id), trajectory)
-        self._fh.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+        self._fh.write(json_text(result.to_dict()) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -148,8 +148,20 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+def json_text(payload: Any, indent: int | None = None) -> str:
+    """JSON that is always writable as UTF-8: readable text where possible, ``\\u`` escapes for a
+    string that cannot be encoded (a lone surrogate from some tool or reply), never an error that
+    would lose a finished item."""
+    text = json.dumps(payload, ensure_ascii=False, indent=indent, default=str)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True, indent=indent, default=str)
+
+
 def atomic_write_json(path: Path, payload: Any) -> None:
-    atomic_write_text(path, json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+    atomic_write_text(path, json_text(payload, indent=2))
 
 
 def read_results(out_dir: Path) -> list[ItemResult]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from ledgermind.benchmarks.item import AnswerType
 from ledgermind.claims import Claim, ClaimStatus, ClaimType, extract_citations
@@ -42,11 +43,30 @@ def mcq_letter(ctx: ItemContext, text: str) -> str | None:
     return parse_multi_choice_response(text, letters, index2ans).letter
 
 
+_LEADING_LABEL = re.compile(r"^\s*\(?([A-J])\)?(?:[.):,;]|\s|$)\s*")
+
+
 def decision_text(ctx: ItemContext, answer: str) -> str:
-    """What the DC asserts: for an MCQ the chosen option's content, not only its label."""
+    """What the DC asserts: for an MCQ the chosen option's content, not only its label, plus any
+    words the model added to its choice ("H, as the survey described"). Those words are the
+    model's own justification: dropping them would hide an entity it invented from ECC."""
     letter = mcq_letter(ctx, f"Answer: {answer}")
     opt = option_text(ctx.item, letter)
-    return f"{letter}. {opt}" if letter and opt else answer
+    if not (letter and opt):
+        return answer
+    return f"{letter}. {opt}" + (f"; {why}" if (why := stated_rationale(answer, letter, opt)) else "")
+
+
+def stated_rationale(answer: str, letter: str, option: str) -> str:
+    """The words of ``answer`` beyond its leading option label and the option's own text ("" if none)."""
+    m = _LEADING_LABEL.match(answer)
+    if not m or m.group(1) != letter:
+        return ""
+    rest = answer[m.end() :].strip()
+    if rest.casefold().startswith(option.strip().casefold()):
+        rest = rest[len(option.strip()) :]
+    rest = rest.strip(" \t;,.:-—")
+    return rest if re.search(r"[^\W\d_]{2}", rest) else ""
 
 
 async def decide(ctx: ItemContext, *, images_resent: bool = True, retry: bool = True) -> Claim | None:

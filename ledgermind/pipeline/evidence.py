@@ -21,7 +21,7 @@ from ledgermind.grounding import GroundingCascade, GroundingResult
 from ledgermind.grounding.options import resolve_option_refs
 from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.pipeline.config import PipelineConfig
-from ledgermind.pipeline.render import ledger_block, pool_block
+from ledgermind.pipeline.render import ledger_block, option_text, pool_block
 from ledgermind.prompts.templates import LEDGER_TITLE, TRANSCRIPT_TITLE
 from ledgermind.tools.base import Tool, ToolKind, ToolOutput
 
@@ -107,6 +107,8 @@ class EvidenceIO:
         of the DC alone would fire T5 on correct answers. When the DC cites an active, grounded
         [J] claim that concluded the same answer, the DC inherits that claim's grounding.
         """
+        if self._rationale_fails(dc.text, res):
+            return res  # the DC's own added words are unsupported: no [J] claim vouches for them
         for cid in dc.citations:
             j = next((c for c in self.ledger.claims(ClaimType.SC) if c.id == cid), None)
             if j is None or not (j.is_judgment and j.active and j.grounded and j.grounding):
@@ -116,6 +118,26 @@ class EvidenceIO:
                 return replace(res, coverage=max(res.coverage, g["coverage"]), ecc=g["ecc"], ncc=g["ncc"],
                                missing_entities=(), unmatched_numbers=(), grounded=True, cited=True)
         return res
+
+    def _rationale_fails(self, dc_text: str, res: GroundingResult) -> bool:
+        """Did ECC/NCC fail on words the DC adds after its option ("B. 42; as Dr. X said")?
+
+        Inheritance through a [J] claim covers the *choice* (a computed option's text need not be in
+        the evidence); an entity or number the decision itself invents is not the [J] claim's.
+        """
+        why = self._added_words(dc_text).casefold()
+        if not why:
+            return False
+        return any(str(x).casefold() in why for x in (*res.missing_entities, *res.unmatched_numbers))
+
+    def _added_words(self, dc_text: str) -> str:
+        """``"B. <option text>; <words>"`` → ``<words>`` (see ``answer.decision_text``)."""
+        m = _OPTION_LABEL.match(dc_text)
+        opt = option_text(self.item, dc_text[m.start() : m.end()].strip(" \t().:")[:1]) if m else None
+        body = dc_text[m.end() :] if m else ""
+        if not opt or not body.startswith(opt) or not body[len(opt) :].startswith("; "):
+            return ""
+        return body[len(opt) + 2 :]
 
     def _same_answer(self, decision: str, conclusion: str) -> bool:
         from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response

@@ -113,3 +113,12 @@ def test_recorded_requests_replay_at_the_given_concurrency():
         assert asyncio.run(replay_requests(srv.base_url, bodies, concurrency=1)) >= 0.8
         with pytest.raises(httpx.HTTPStatusError):  # a replay that fails measures nothing
             asyncio.run(replay_requests(srv.base_url, [{"response_format": {"type": "json_schema", "json_schema": {"schema": {"type": "string", "pattern": "(?<=a)b"}}}}], 1))
+
+
+def test_a_reply_with_a_lone_surrogate_escape_becomes_valid_text():
+    """A random model's JSON can carry "\\udebc": the client must hand the agent encodable text
+    (seen in a real run: the next prompt, or the trajectory file, failed to encode it)."""
+    with FakeOpenAIServer(latency_s=0.0, reply=lambda body: "x\udebcy \ud83d\ude00") as srv:
+        reply = asyncio.run(client(srv).generate(ask()))
+    assert reply.text == "x\ufffdy \U0001f600"
+    reply.text.encode("utf-8")  # would raise on a lone surrogate

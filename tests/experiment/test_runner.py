@@ -176,3 +176,11 @@ def test_ledgermind_agent_estimates_fullpipe_items_as_the_costly_ones() -> None:
     assert [i.id for i in start_order([simple, reading], agent)] == ["r", "s"]
     baseline = LedgerMindAgent(backend=None, tools={}, cascade=None, flags=AblationFlags(baseline=True))  # type: ignore[arg-type]
     assert [i.id for i in start_order([simple, reading], baseline)] == ["s", "r"]  # one call each: benchmark order
+
+
+def test_writer_keeps_an_item_whose_record_holds_an_unencodable_string(tmp_path: Path) -> None:
+    """A lone surrogate in some tool text must not lose a finished item (it used to abort the run)."""
+    with ResultsWriter(tmp_path) as w:
+        w.write(ItemResult("q0", "A\udebc", "A", 0.0, True, "DIRECT", "Easy"), {"id": "q0", "note": "x\udebc"})
+    assert [r.id for r in read_results(tmp_path)] == ["q0"]
+    assert json.loads((tmp_path / "trajectories" / "q0.json").read_text())["note"] == "x\udebc"
