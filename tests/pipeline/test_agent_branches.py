@@ -376,6 +376,23 @@ def test_a_judgment_naming_its_option_by_letter_is_grounded_by_the_option_text(m
     assert census(t)["demotions"]["ncc"] == 0 and t.answer == "B" and t.decision_claims[-1].grounded
 
 
+def test_an_entity_the_decision_adds_to_its_choice_is_checked_and_not_vouched_for_by_the_judgment(make, image):
+    """ "B, as Dr. Tobias Wren described": the DC keeps the words after its option, so ECC sees the
+    invented name; the grounded [J] claim vouches for the choice, not for those words."""
+    opts = ["17", "42", "58"]
+    rules = [{"prompt": "plan", "reply": "p"},
+             {"prompt": "observe", "reply": "[OC-1] NUMBER | 6\n[OC-2] NUMBER | 7"},
+             {"prompt": "reason", "reply": "[SC-1][J] Multiplying 6 by 7 selects B | Based on: [OC-3], [OC-4]"},
+             {"prompt": "decide", "reply": "Answer: B, as Dr. Tobias Wren described | Based on: [SC-1]"}]
+    agent, _ = make(rules, ocr=[("6", [0, 0, 10, 10], 0.95), ("7", [20, 0, 30, 10], 0.95)],
+                    flags=AblationFlags(dispatcher=False), cfg=PipelineConfig(repair_budget=0))
+    t = solve(agent, item("Compute the product of the two numbers shown.", image, options=opts, answer="B"))
+    dc = t.decision_claims[-1]
+    assert dc.text == "B. 42; as Dr. Tobias Wren described"
+    assert not dc.grounded and "Tobias Wren" in " ".join(dc.grounding["missing_entities"])
+    assert t.ledger.claim("SC-1").grounded  # the judgment itself stays grounded
+
+
 def test_dual_read_sigma_reaches_the_claims_that_cite_the_reading(make, image):
     """Readings are different requests (a jittered re-crop), so the cache cannot fake agreement,
     and a disagreement's σ 0.65 is what the verification gate sees on the claim citing it."""
