@@ -231,6 +231,8 @@ def _try_json(text: str) -> Any:
     if start < 0 or end <= start:
         return None
     try:
-        return json.loads(s[start : end + 1])
+        from ledgermind.backends.base import reply_json
+
+        return reply_json(s[start : end + 1])
     except (json.JSONDecodeError, ValueError):
         return None

@@ -8,6 +8,7 @@ response cache can key on a hash of the canonical request.
 from __future__ import annotations
 
 import asyncio
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,22 @@ class Reply:
 
     def __post_init__(self) -> None:
         self.text, self.reasoning = valid_text(self.text), valid_text(self.reasoning)
+
+
+def reply_json(text: str) -> Any:
+    """``json.loads`` of a model's reply with every string made valid text (see ``valid_text``):
+    a JSON escape like ``"\\udebc"`` inside a structured output decodes to a lone surrogate."""
+    return _valid_strings(json.loads(text))
+
+
+def _valid_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [_valid_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_text(str(k)): _valid_strings(v) for k, v in value.items()}
+    return value
 
 
 def valid_text(text: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from ledgermind.backends.base import reply_json
 from ledgermind.benchmarks.item import AnswerType
 from ledgermind.claims import Claim, ClaimStatus, ClaimType, extract_citations
 from ledgermind.pipeline.context import ItemContext
@@ -19,7 +20,7 @@ from ledgermind.trajectory import Trigger
 def parse_decision(reply: str) -> tuple[str, list[str]]:
     """``Answer: X | Based on: [..]`` or JSON ``{"answer": X, "cites": [..]}`` → (X, cites)."""
     try:
-        data = json.loads(reply.strip())
+        data = reply_json(reply.strip())
         if isinstance(data, dict) and "answer" in data:
             cites = data.get("cites") or []
             return str(data["answer"]).strip(), extract_citations(" ".join(map(str, cites)))

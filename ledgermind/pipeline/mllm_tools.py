@@ -96,8 +96,10 @@ class ReadTool(_MLLMTool):
 def _reading_text(reply: str) -> str:
     import json
 
+    from ledgermind.backends.base import reply_json
+
     try:
-        data = json.loads(reply)
+        data = reply_json(reply)
         if isinstance(data, dict) and "value" in data:
             return f"{data['value']} {data.get('unit', '')}".strip()
     except (json.JSONDecodeError, ValueError):

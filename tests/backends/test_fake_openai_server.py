@@ -122,3 +122,15 @@ def test_a_reply_with_a_lone_surrogate_escape_becomes_valid_text():
         reply = asyncio.run(client(srv).generate(ask()))
     assert reply.text == "x\ufffdy \U0001f600"
     reply.text.encode("utf-8")  # would raise on a lone surrogate
+
+
+def test_structured_replies_with_surrogate_escapes_parse_to_valid_text():
+    """The same "\\udebc", written as a JSON escape inside a structured reply (seen in a real no_ledger
+    run: the DC text could not be grounded), is valid text once parsed."""
+    from ledgermind.claims import _try_json
+    from ledgermind.pipeline.answer import parse_decision
+
+    answer, cites = parse_decision('{"answer": "B\\udebc", "cites": ["OC-1"]}')
+    assert answer == "B\ufffd" and cites == ["OC-1"]
+    answer.encode("utf-8")
+    assert _try_json('{"claims": [{"text": "x\\udebc"}]}') == {"claims": [{"text": "x\ufffd"}]}
