@@ -116,6 +116,7 @@ class RepairEvent:
     step: int = 0
     hit: int = 0  # which trigger firing this event answers (1, 2, …; 0 = not recorded)
     error: str | None = None  # the operator itself failed (a bug, not a tool anomaly)
+    tool_call: str | None = None  # call id of the tool invocation the operator made (RETRY/REFRESH/SWITCH/ACQUIRE)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -138,6 +139,7 @@ class RepairEvent:
             step=int(d.get("step", 0)),
             hit=int(d.get("hit", 0)),
             error=d.get("error"),
+            tool_call=d.get("tool_call"),
         )
 
 

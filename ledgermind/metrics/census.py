@@ -106,11 +106,13 @@ def _count_marks(t: Trajectory, c: dict[str, Any]) -> None:
 
 
 def repair_tool_calls(t: Trajectory) -> int:
-    """Tool calls whose entries a repair event added: what separates a variant's acquisition from the
-    repairs its own verifier asked for (an ablation that removes a trigger removes these calls too).
-    A repair call that produced no entry at all (an empty OCR) is not counted here."""
+    """Tool calls a repair operator made (its recorded call id, else the calls behind the entries it
+    added): what separates a variant's acquisition from the repairs its own verifier asked for (an
+    ablation that removes a trigger removes these calls too)."""
     calls = set()
     for e in t.events:
+        if e.tool_call:
+            calls.add(e.tool_call)
         for entry_id in e.new_entries:
             if entry_id in t.ledger:
                 calls.add(t.ledger.get(entry_id).tool_call_id)

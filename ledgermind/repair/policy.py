@@ -132,6 +132,7 @@ class RepairEngine:
             note="; ".join(x for x in (hit.detail, res.note, note) if x),
             step=int(self.ctx.ledger.now()),
             error=res.error,
+            tool_call=res.tool_output.call_id if res.tool_output is not None else None,
         )
 
     def _exhausted(self, hit: TriggerHit) -> RepairEvent:

@@ -37,6 +37,7 @@ def _traj() -> Trajectory:
         RepairEvent(Trigger.T5, OperatorName.ABSTAIN, RepairLayer.TRAJECTORY, hit=3),
         RepairEvent(Trigger.T2, OperatorName.REFRESH, RepairLayer.EVIDENCE, hit=4, error="TypeError: boom"),
         RepairEvent(Trigger.T6, OperatorName.FREEFORM_REFLECTION, None, hit=5),
+        RepairEvent(Trigger.T5, OperatorName.ACQUIRE, RepairLayer.ACTION, hit=6, tool_call="call-empty"),  # no entries
     ]
     t.mark(MarkKind.DUAL_READ_AGREE)
     t.mark(MarkKind.DUAL_READ_DISAGREE)
@@ -55,16 +56,16 @@ def _traj() -> Trajectory:
 def test_census_counts_each_mechanism_from_the_record():
     c = census(_traj())
     assert c["paths"] == {p.value: int(p is PathKind.FULLPIPE) for p in PathKind}  # every path, OFFICIAL (i10) included
-    assert c["triggers"] == {"T1": 1, "T2": 1, "T3": 0, "T4": 0, "T5": 1, "T6": 2}
+    assert c["triggers"] == {"T1": 1, "T2": 1, "T3": 0, "T4": 0, "T5": 2, "T6": 2}
     assert c["operators"]["RETRY"] == 1 and c["operators"]["SWITCH"] == 1 and c["operators"]["REFRESH"] == 1
-    assert c["operators"]["ABSTAIN"] == 1 and "FREEFORM_REFLECTION" not in c["operators"]
+    assert c["operators"]["ABSTAIN"] == 1 and c["operators"]["ACQUIRE"] == 2 and "FREEFORM_REFLECTION" not in c["operators"]
     assert c["reflections"] == 1 and c["operator_failures"] == 1
     assert c["dual_read"] == {"runs": 2, "agree": 1, "disagree": 1, "identical_requests": 1}
     assert c["search"] == {"rounds": 1, "skipped_no_provider": 1}
     assert c["defense"] == {"entity_recheck": 0, "numeric_snap": 1, "visual_fallback": 0}
     assert c["demotions"] == {"ecc": 1, "ncc": 1, "uncited": 1}
     assert (c["abstained"], c["tool_calls"], c["model_calls"], c["crop_zoom"]) == (1, 2, 5, 0)
-    assert c["repair_tool_calls"] == 1  # the search the ACQUIRE made; the OCR was acquisition
+    assert c["repair_tool_calls"] == 2  # the ACQUIREs' search and empty call; the OCR was acquisition
 
 
 def test_census_survives_serialisation_and_sums_over_items():

@@ -333,6 +333,8 @@ def test_retry_of_a_model_backed_tool_is_a_new_request():
     res = run(engine(led, [vqa]).handle(t1_tool_anomaly(out)))
     assert res.events[0].operator is OperatorName.RETRY and res.events[0].grounded_after is True
     assert seen == [0, 1]
+    retried = led.tool_outputs()[-1]  # the event names the call it made (census repair_tool_calls)
+    assert res.events[0].tool_call == retried.call_id != out.call_id
 
 
 def test_t4_fires_on_ocr_whose_every_reading_is_below_sigma_floor_under_the_default_config():
