@@ -2,7 +2,7 @@
 """Runner throughput against a GPU-like server: items/min, requests in flight, and the replay limit.
 
     python scripts/bench_runner.py                          # local fake server, 0.5 s latency
-    python scripts/bench_runner.py --latency 0.5 --items 16 --concurrency 1 4 8 16
+    python scripts/bench_runner.py --latency 0.5 --items 48 --concurrency 1 4 8 16
     python scripts/bench_runner.py --url http://gpu0:8000/v1 --model qwen2_5_vl_7b   # a real server
     python scripts/bench_runner.py --sweep-only              # OCR seconds per variant of a 2-variant sweep
 
@@ -52,7 +52,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--latency", type=float, default=0.5, help="fake server seconds per request")
     p.add_argument("--model", default="tiny_qwen2_vl", help="conf/model option (only its name matters to the fake)")
     p.add_argument("--benchmark", default="mmmu_pro_standard10", help="conf/benchmark option")
-    p.add_argument("--items", type=int, default=16, help="first N items of the benchmark")
+    p.add_argument("--items", type=int, default=48,
+                   help="first N items of the benchmark (with 16, one 10-call chain bounds the whole run)")
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8, 16], help="levels to compare")
     p.add_argument("--sweep", nargs="*", default=["full", "no_ecc"], help="variants of the OCR-per-variant sweep ('' to skip)")
     p.add_argument("--sweep-only", action="store_true", help="only the sweep table")
