@@ -347,16 +347,20 @@ def test_two_ecc_failures_do_not_starve_hypothesis_verification(make, image):
     assert t.answer == "Apollo 11"
 
 
-def test_computed_mcq_answer_is_supported_through_its_judgment(make, image):
-    """ρ of "B. 42" against evidence is low for a computed answer; its grounded [J] carries it (no T5)."""
-    opts = ["17", "42", "58"]
+def _solve_product_question(make, image, decision: str) -> Trajectory:
+    """6 × 7 = 42 is option B: a computed answer whose grounded [J] claim the decision cites."""
     rules = [{"prompt": "plan", "reply": "p"},
              {"prompt": "observe", "reply": "[OC-1] NUMBER | 6\n[OC-2] NUMBER | 7"},
              {"prompt": "reason", "reply": "[SC-1][J] Multiplying 6 by 7 selects B | Based on: [OC-3], [OC-4]"},
-             {"prompt": "decide", "reply": "Answer: B | Based on: [SC-1]"}]
+             {"prompt": "decide", "reply": f"Answer: {decision} | Based on: [SC-1]"}]
     agent, _ = make(rules, ocr=[("6", [0, 0, 10, 10], 0.95), ("7", [20, 0, 30, 10], 0.95)],
                     flags=AblationFlags(dispatcher=False), cfg=PipelineConfig(repair_budget=0))
-    t = solve(agent, item("Compute the product of the two numbers shown.", image, options=opts, answer="B"))
+    return solve(agent, item("Compute the product of the two numbers shown.", image, options=["17", "42", "58"], answer="B"))
+
+
+def test_computed_mcq_answer_is_supported_through_its_judgment(make, image):
+    """ρ of "B. 42" against evidence is low for a computed answer; its grounded [J] carries it (no T5)."""
+    t = _solve_product_question(make, image, "B")
     assert t.ledger.claim("SC-1").grounded
     assert census(t)["triggers"]["T5"] == 0 and not t.abstained and t.answer == "B"
     assert t.decision_claims[-1].grounded
@@ -379,14 +383,7 @@ def test_a_judgment_naming_its_option_by_letter_is_grounded_by_the_option_text(m
 def test_an_entity_the_decision_adds_to_its_choice_is_checked_and_not_vouched_for_by_the_judgment(make, image):
     """ "B, as Dr. Tobias Wren described": the DC keeps the words after its option, so ECC sees the
     invented name; the grounded [J] claim vouches for the choice, not for those words."""
-    opts = ["17", "42", "58"]
-    rules = [{"prompt": "plan", "reply": "p"},
-             {"prompt": "observe", "reply": "[OC-1] NUMBER | 6\n[OC-2] NUMBER | 7"},
-             {"prompt": "reason", "reply": "[SC-1][J] Multiplying 6 by 7 selects B | Based on: [OC-3], [OC-4]"},
-             {"prompt": "decide", "reply": "Answer: B, as Dr. Tobias Wren described | Based on: [SC-1]"}]
-    agent, _ = make(rules, ocr=[("6", [0, 0, 10, 10], 0.95), ("7", [20, 0, 30, 10], 0.95)],
-                    flags=AblationFlags(dispatcher=False), cfg=PipelineConfig(repair_budget=0))
-    t = solve(agent, item("Compute the product of the two numbers shown.", image, options=opts, answer="B"))
+    t = _solve_product_question(make, image, "B, as Dr. Tobias Wren described")
     dc = t.decision_claims[-1]
     assert dc.text == "B. 42; as Dr. Tobias Wren described"
     assert not dc.grounded and "Tobias Wren" in " ".join(dc.grounding["missing_entities"])
