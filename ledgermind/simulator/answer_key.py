@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
+from PIL import Image, ImageOps
 
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.simulator.tasks import normalise
@@ -203,7 +203,7 @@ class CropLocator:
                     for p in e.images:
                         try:
                             with Image.open(p) as im:
-                                g = im.convert("L")
+                                g = (ImageOps.exif_transpose(im) or im).convert("L")  # upright, as perception
                         except OSError:
                             continue
                         f = self.work_side / max(g.size)

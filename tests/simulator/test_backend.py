@@ -232,3 +232,30 @@ def test_short_option_text_is_found_as_a_whole_word(key_items):
     e = key.entries[0]
     assert e.evidence_has("B", "OC-3 | PERCEPTION OBJECT | 0.92 | RB") and not e.evidence_has("B", "HERB garden")
     assert e.evidence_has("C", "label S here") and not e.evidence_has("C", "Sagittal")
+
+
+def test_crop_locator_finds_a_crop_of_a_phone_photo_stored_rotated(tmp_path):
+    """Perception applies EXIF orientation before cropping, so the locator must match against the
+    upright image too (a phone photo of a gauge is often stored turned by 90°)."""
+    from PIL import Image, ImageDraw, ImageOps
+
+    from ledgermind.benchmarks.item import AnswerType, Item
+    from ledgermind.simulator.answer_key import AnswerKey, CropLocator
+
+    upright = Image.new("RGB", (300, 200), "white")
+    d = ImageDraw.Draw(upright)
+    for i in range(12):
+        d.line([(20 + 22 * i, 30), (20 + 22 * i, 60 + 9 * (i % 4))], fill="black", width=3)
+    d.ellipse([120, 80, 260, 190], outline="blue", width=5)
+    d.text((40, 120), "PSI 36", fill="black")
+    stored = upright.transpose(Image.Transpose.ROTATE_90)  # pixels stored turned; EXIF 6 turns them back
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    path = tmp_path / "phone.jpg"
+    stored.save(path, exif=exif, quality=95)
+    with Image.open(path) as im:
+        seen = ImageOps.exif_transpose(im).convert("RGB")
+    crop = seen.crop((100, 60, 280, 195)).resize((450, 338))  # a 2.5x zoom of the dial, as crop-zoom makes
+    key = AnswerKey([Item("g1", "What is the reading of the gauge in <image 1>?", [path], None, "36", AnswerType.NUMERIC)])
+    found = CropLocator(key).locate(crop)
+    assert found is not None and found.item_id == "g1"
