@@ -147,10 +147,15 @@ def load_paper_table3() -> dict[str, Any]:
     return json.loads(resources.files("ledgermind.experiment").joinpath("paper_table3.json").read_text())
 
 
+def in_variant_order(runs: Sequence[RunScores]) -> list[RunScores]:
+    """Table 3's row order: full, the ablations as in the paper, baseline; unknown variants last."""
+    order = {name: i for i, (name, _) in enumerate(VARIANTS)}
+    return sorted(runs, key=lambda r: (order.get(r.variant, len(order)), r.variant))
+
+
 def build_rows(runs: Sequence[RunScores], *, with_paper: bool = False, allow_mixed: bool = False) -> list[Row]:
     check_comparable(runs, allow_mixed=allow_mixed)
-    order = {name: i for i, (name, _) in enumerate(VARIANTS)}
-    runs = sorted(runs, key=lambda r: (order.get(r.variant, len(order)), r.variant))
+    runs = in_variant_order(runs)
     full = next((r for r in runs if r.variant == "full"), None)
     paper = load_paper_table3()["rows"] if with_paper else {}
     rows = []
@@ -289,9 +294,7 @@ def write_outputs(rows: Sequence[Row], runs: Sequence[RunScores], out_dir: Path,
 
 def census_markdown(runs: Sequence[RunScores]) -> str:
     """The mechanism census of every run side by side (same order as the table's rows)."""
-    order = {name: i for i, (name, _) in enumerate(VARIANTS)}
-    ordered = sorted(runs, key=lambda r: (order.get(r.variant, len(order)), r.variant))
-    return census_table((r.variant, r.n["Overall"], r.mechanisms) for r in ordered)
+    return census_table((r.variant, r.n["Overall"], r.mechanisms) for r in in_variant_order(runs))
 
 
 def rows_for_logging(rows: Sequence[Row]) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from ledgermind.backends.base import reply_json
 from ledgermind.benchmarks.item import AnswerType
 from ledgermind.claims import Claim, ClaimStatus, ClaimType, extract_citations
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.render import claims_block, option_text, options_block
+from ledgermind.pipeline.render import claims_block, decision_claim_text, option_text, options_block
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DECIDE
 from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
@@ -55,7 +55,7 @@ def decision_text(ctx: ItemContext, answer: str) -> str:
     opt = option_text(ctx.item, letter)
     if not (letter and opt):
         return answer
-    return f"{letter}. {opt}" + (f"; {why}" if (why := stated_rationale(answer, letter, opt)) else "")
+    return decision_claim_text(letter, opt, stated_rationale(answer, letter, opt))
 
 
 def stated_rationale(answer: str, letter: str, option: str) -> str:

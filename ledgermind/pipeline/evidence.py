@@ -21,7 +21,7 @@ from ledgermind.grounding import GroundingCascade, GroundingResult
 from ledgermind.grounding.options import resolve_option_refs
 from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.pipeline.config import PipelineConfig
-from ledgermind.pipeline.render import ledger_block, option_text, pool_block
+from ledgermind.pipeline.render import decision_added_words, ledger_block, pool_block
 from ledgermind.prompts.templates import LEDGER_TITLE, TRANSCRIPT_TITLE
 from ledgermind.tools.base import Tool, ToolKind, ToolOutput
 
@@ -125,19 +125,10 @@ class EvidenceIO:
         Inheritance through a [J] claim covers the *choice* (a computed option's text need not be in
         the evidence); an entity or number the decision itself invents is not the [J] claim's.
         """
-        why = self._added_words(dc_text).casefold()
+        why = decision_added_words(self.item, dc_text).casefold()
         if not why:
             return False
         return any(str(x).casefold() in why for x in (*res.missing_entities, *res.unmatched_numbers))
-
-    def _added_words(self, dc_text: str) -> str:
-        """``"B. <option text>; <words>"`` → ``<words>`` (see ``answer.decision_text``)."""
-        m = _OPTION_LABEL.match(dc_text)
-        opt = option_text(self.item, dc_text[m.start() : m.end()].strip(" \t().:")[:1]) if m else None
-        body = dc_text[m.end() :] if m else ""
-        if not opt or not body.startswith(opt) or not body[len(opt) :].startswith("; "):
-            return ""
-        return body[len(opt) + 2 :]
 
     def _same_answer(self, decision: str, conclusion: str) -> bool:
         from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response

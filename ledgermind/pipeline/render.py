@@ -87,6 +87,24 @@ def pool_block(facts: Sequence[str]) -> str:
     return "\n".join(f"- {f}" for f in facts) if facts else "(nothing was read from the image)"
 
 
+# A decision claim on an MCQ reads "B. <option text>" or "B. <option text>; <words the model added>".
+# Written by ``answer.decision_text`` and read back by grounding: the format lives here, once.
+_DECISION_WORDS_SEP = "; "
+
+
+def decision_claim_text(letter: str, option: str, added: str = "") -> str:
+    return f"{letter}. {option}" + (f"{_DECISION_WORDS_SEP}{added}" if added else "")
+
+
+def decision_added_words(item: Item, text: str) -> str:
+    """The words a decision claim adds after its option ("" when it adds none or is not an MCQ DC)."""
+    letter, dot, body = text.partition(". ")
+    opt = option_text(item, letter) if dot and len(letter) == 1 else None
+    if not opt or not body.startswith(opt + _DECISION_WORDS_SEP):
+        return ""
+    return body[len(opt) + len(_DECISION_WORDS_SEP) :]
+
+
 def option_text(item: Item, letter: str | None) -> str | None:
     """'C' → the text of option C (for grounding the decision's content, not just its label)."""
     if not letter or not item.options:

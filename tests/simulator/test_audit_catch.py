@@ -8,6 +8,7 @@ audits the run with ``scripts/audit.py`` as a user would, and checks the catch r
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -66,7 +67,7 @@ def test_audit_of_a_simulated_run_reports_its_phantom_catch_rate(variant, tmp_pa
            "backend.phantom_rate=1.0", "backend.warning_effect=1.0", "benchmark=mmmu_pro_standard10", "limit=3",
            f"+ablation={variant}", "logger=none", "cache.mode=off", "progress=false", f"hydra.run.dir={run_dir}",
            f"perception.cache_dir={tmp_path / 'perception'}", f"backend.vision_cache_dir={tmp_path / 'vision'}"]  # fmt: skip
-    env = {**__import__("os").environ, "LEDGERMIND_SHARED_DATA": str(shared_data)}
+    env = {**os.environ, "LEDGERMIND_SHARED_DATA": str(shared_data)}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rc = audit_main([str(run_dir), "logger=none", f"perception.cache_dir={tmp_path / 'perception'}"])
