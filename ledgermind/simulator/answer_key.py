@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageOps
+from PIL import Image
 
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.simulator.tasks import normalise
+from perception.image_io import ImageLoadError, load_image
 
 NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 PLACEHOLDER_RE = re.compile(r"<image\s*\d+>", re.IGNORECASE)
@@ -201,10 +202,9 @@ class CropLocator:
                 out = []
                 for e in self.key.entries:
                     for p in e.images:
-                        try:
-                            with Image.open(p) as im:
-                                g = (ImageOps.exif_transpose(im) or im).convert("L")  # upright, as perception
-                        except OSError:
+                        try:  # upright, RGB on white, downscaled: the very pixels perception crops from
+                            g = load_image(Path(p)).image.convert("L")
+                        except (OSError, ImageLoadError):
                             continue
                         f = self.work_side / max(g.size)
                         small = g.resize((max(1, round(g.width * f)), max(1, round(g.height * f))))

@@ -259,3 +259,29 @@ def test_crop_locator_finds_a_crop_of_a_phone_photo_stored_rotated(tmp_path):
     key = AnswerKey([Item("g1", "What is the reading of the gauge in <image 1>?", [path], None, "36", AnswerType.NUMERIC)])
     found = CropLocator(key).locate(crop)
     assert found is not None and found.item_id == "g1"
+
+
+def test_crop_locator_finds_a_crop_of_a_transparent_png(tmp_path):
+    """Perception composites transparency onto white before cropping (gauge test2.png is RGBA), so
+    the locator must match against that same image, not the colour hidden under alpha 0."""
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    from ledgermind.benchmarks.item import AnswerType, Item
+    from ledgermind.simulator.answer_key import AnswerKey, CropLocator
+    from perception.image_io import load_image
+
+    rgba = Image.new("RGBA", (320, 320), (0, 0, 0, 0))  # transparent black: white once composited
+    d = ImageDraw.Draw(rgba)
+    d.ellipse([20, 20, 300, 300], outline=(0, 0, 0, 255), width=6)
+    for i in range(11):
+        d.line([(60 + 20 * i, 80), (60 + 20 * i, 110 + 7 * (i % 3))], fill=(0, 0, 0, 255), width=3)
+    d.polygon([(160, 160), (70, 250), (80, 260)], fill=(200, 0, 0, 255))
+    path = tmp_path / "dial.png"
+    rgba.save(path)
+    seen = load_image(path).image
+    assert np.asarray(seen.convert("L"))[5, 5] == 255  # background white, as the agent's crop shows it
+    crop = seen.crop((0, 120, 160, 300)).resize((400, 450))  # a 2.5x zoom of the lower-left quadrant
+    key = AnswerKey([Item("g2", "What is the reading of the gauge in <image 1>?", [path], None, "0", AnswerType.NUMERIC)])
+    found = CropLocator(key).locate(crop)
+    assert found is not None and found.item_id == "g2"
