@@ -78,7 +78,12 @@ class KeyEntry:
     def evidence_has(self, answer: str, evidence: str) -> bool:
         """Does ``evidence`` state the content of ``answer`` (option text, or the number)?"""
         if self.is_mcq:
-            text = PLACEHOLDER_RE.sub(" ", self.option_text(answer)).strip()
+            option = self.option_text(answer)
+            text = PLACEHOLDER_RE.sub(" ", option).strip()
+            if not text and (shown := PLACEHOLDER_RE.findall(option)):
+                # An option that is only a picture ("<image 3>"): its content is that image, which
+                # evidence states by naming it (an observation of what image 3 shows).
+                return all(_names_image(p, evidence) for p in shown)
             if len(text) < 3:  # "RB", "S": a whole word of the evidence, not a substring of any word
                 return bool(text) and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", evidence) is not None
             return normalise(text) in normalise(evidence)
@@ -87,6 +92,11 @@ class KeyEntry:
         except ValueError:
             return normalise(answer) in normalise(evidence)
         return any(_close(float(n), target) for n in NUMBER_RE.findall(evidence))
+
+
+def _names_image(placeholder: str, evidence: str) -> bool:
+    number = re.sub(r"\D", "", placeholder)
+    return re.search(rf"<image\s*{number}>", evidence, re.IGNORECASE) is not None
 
 
 def _close(a: float, b: float) -> bool:

@@ -234,6 +234,22 @@ def test_short_option_text_is_found_as_a_whole_word(key_items):
     assert e.evidence_has("C", "label S here") and not e.evidence_has("C", "Sagittal")
 
 
+def test_picture_option_is_found_where_evidence_names_its_image():
+    """MMMU-Pro 'Select the correct tuning of Cello' has options <image 1>..<image 4> and no text:
+    the evidence for option C is an observation that names image 3, and a perfect model cites it
+    (before, it cited whatever came first, and its correct decision was left unsupported)."""
+    from ledgermind.benchmarks.item import AnswerType, Item
+    from ledgermind.simulator.answer_key import AnswerKey
+
+    key = AnswerKey([Item("m", "Select the correct tuning of Cello.", [], ["<image 2>", "<image 1>", "<image 3>"], "C", AnswerType.MCQ)])
+    e = key.entries[0]
+    assert e.evidence_has("C", "OC-3 | PERCEPTION OBJECT | 0.92 | <image 3>")
+    assert e.evidence_has("C", "a staff in <Image3>")
+    assert not e.evidence_has("C", "OC-3 | PERCEPTION OBJECT | 0.92 | <image 2>")
+    assert not e.evidence_has("C", "Image 3: tuning C G D A")  # the label of an attached image is not a statement
+    assert not e.evidence_has("A", "<image 12>")
+
+
 def test_crop_locator_finds_a_crop_of_a_phone_photo_stored_rotated(tmp_path):
     """Perception applies EXIF orientation before cropping, so the locator must match against the
     upright image too (a phone photo of a gauge is often stored turned by 90°)."""
