@@ -192,14 +192,18 @@ class CropLocator:
     """Traces a zoomed crop back to the key image it was cut from (normalised template matching).
 
     Scales are the zoom factors tried (a crop of a region of ``w`` pixels is ``z·w`` wide); a match
-    must reach ``threshold`` correlation. Sources are kept as small grey arrays.
+    must reach ``threshold`` correlation. Sources are kept as small grey arrays. Crop-zoom caps its
+    output at ``capped_side`` (perception's ``CropConfig.max_output_side``), so a zone of a large
+    photo is zoomed by less than ``z``; a crop whose longer side is that cap is searched over the
+    scales that cap allows for each source, in steps of ``fine_step`` (geometric).
     """
 
     def __init__(
         self, key: AnswerKey, scales: Sequence[float] = (2.5, 2.0, 3.0, 1.5, 1.0), threshold: float = 0.8,
-        work_side: int = 256,
+        work_side: int = 256, capped_side: int = 4096, fine_step: float = 1.02,
     ) -> None:  # fmt: skip
         self.key, self.scales, self.threshold, self.work_side = key, tuple(scales), threshold, work_side
+        self.capped_side, self.fine_step = capped_side, fine_step
         self._sources: list[tuple[KeyEntry, Any, float]] | None = None
         self._lock = threading.Lock()
         self._found: dict[str, KeyEntry | None] = {}  # pixel digest → match (Dual-Read sends one crop twice)
@@ -230,17 +234,34 @@ class CropLocator:
             self._found[key] = self._match(crop)
         return self._found[key]
 
+    def scales_for(self, crop_side: int, f: float) -> tuple[float, ...]:
+        """Zooms to try for a crop whose longer side is ``crop_side`` against a source shrunk by ``f``."""
+        if crop_side < self.capped_side:
+            return self.scales
+        # capped: zoom = cap / region side, and a region is at most the whole image (side work_side / f)
+        lo, hi = max(1.0, self.capped_side * f / self.work_side), max(self.scales)
+        fine, z = [], hi
+        while z >= lo:
+            fine.append(z)
+            z /= self.fine_step
+        return (*self.scales, *fine)
+
     def _match(self, crop: Image.Image) -> KeyEntry | None:
         try:
             import cv2
             import numpy as np
         except ImportError:  # pragma: no cover — opencv comes with the OCR extra
             return None
+        side = max(crop.size)
         gray = crop.convert("L")
+        if side > 2 * self.work_side:  # templates are at most work_side: shrink a big crop once, not per try
+            k = 2 * self.work_side / side
+            gray = gray.resize((max(1, round(gray.width * k)), max(1, round(gray.height * k))), Image.Resampling.BOX)
+        gw, gh = crop.size
         best: tuple[float, KeyEntry | None] = (self.threshold, None)
         for entry, src, f in self._load_sources():
-            for z in self.scales:
-                w, h = round(gray.width * f / z), round(gray.height * f / z)
+            for z in self.scales_for(side, f):
+                w, h = round(gw * f / z), round(gh * f / z)
                 if w < 8 or h < 8 or w > src.shape[1] or h > src.shape[0]:
                     continue
                 tmpl = np.asarray(gray.resize((w, h)), dtype=np.float32)

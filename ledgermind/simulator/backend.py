@@ -51,6 +51,7 @@ class SimulatedBackend(Backend):
         perception_cache: str | None = None,
         follow_claim_sigma: float = 0.6,
         crop_match_threshold: float = 0.8,
+        crop_capped_side: int = 4096,
         banner: bool = True,
         answer_key: AnswerKey | None = None,
         **rates: Any,
@@ -59,7 +60,7 @@ class SimulatedBackend(Backend):
         self.seed = int(seed)
         self.key = answer_key if answer_key is not None else AnswerKey.from_benchmark(benchmark)
         self.vision = Vision(vision_ocr, vision_cache_dir, perception_cache)
-        self.locator = CropLocator(self.key, threshold=crop_match_threshold)
+        self.locator = CropLocator(self.key, threshold=crop_match_threshold, capped_side=int(crop_capped_side))
         self.follow_sigma = float(follow_claim_sigma)
         self._model_id = f"simulated({(model or {}).get('name', 'model')})"
         self._seen: dict[str, int] = {}

@@ -301,3 +301,33 @@ def test_crop_locator_finds_a_crop_of_a_transparent_png(tmp_path):
     key = AnswerKey([Item("g2", "What is the reading of the gauge in <image 1>?", [path], None, "0", AnswerType.NUMERIC)])
     found = CropLocator(key).locate(crop)
     assert found is not None and found.item_id == "g2"
+
+
+def test_crop_locator_finds_a_capped_zoom_of_a_large_photo(tmp_path):
+    """Crop-zoom caps its output at 4096 px, so the centre zone of a 4032x3024 phone photo is
+    zoomed by 2.34, not 2.5: the locator must search the scales the cap allows."""
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    from ledgermind.benchmarks.item import AnswerType, Item
+    from ledgermind.simulator.answer_key import AnswerKey, CropLocator
+    from perception.crop import BBox, crop_zoom, expand
+    from perception.image_io import load_image
+
+    rng = np.random.default_rng(0)
+    small = Image.fromarray(rng.integers(120, 255, (96, 128), dtype=np.uint8)).convert("RGB")
+    photo = small.resize((4032, 3024), Image.Resampling.BICUBIC)  # smooth texture, as a photo has
+    d = ImageDraw.Draw(photo)
+    d.ellipse([1000, 500, 3000, 2500], outline="black", width=40)
+    for i in range(24):
+        d.line([(1100 + 75 * i, 900), (1150 + 70 * i, 1300 + 30 * (i % 5))], fill="black", width=25)
+    d.polygon([(2000, 1500), (1300, 2200), (1400, 2300)], fill="red")
+    path = tmp_path / "phone.jpg"
+    photo.save(path, quality=90)
+    img = load_image(path).image
+    w, h = img.size
+    crop = crop_zoom(img, expand(BBox(w / 3, h / 3, 2 * w / 3, 2 * h / 3), 0.15, img.size))
+    assert crop.scale < 2.4 and max(crop.image.size) == 4096  # the cap took effect
+    key = AnswerKey([Item("big", "What is the reading of the gauge in <image 1>?", [path], None, "3", AnswerType.NUMERIC)])
+    found = CropLocator(key).locate(crop.image)
+    assert found is not None and found.item_id == "big"
