@@ -70,7 +70,7 @@ def stated_rationale(answer: str, letter: str, option: str) -> str:
     return rest if re.search(r"[^\W\d_]{2}", rest) else ""
 
 
-async def decide(ctx: ItemContext, *, images_resent: bool = True, retry: bool = True) -> Claim | None:
+async def decide(ctx: ItemContext, *, images_resent: bool = True, redecide: int | None = None) -> Claim | None:
     """Synthesise the DC from the ledger (images re-sent), ground it, and run T5/T6 repair."""
     text = DECIDE.substitute(
         question=ctx.item.question,
@@ -86,12 +86,20 @@ async def decide(ctx: ItemContext, *, images_resent: bool = True, retry: bool = 
         return None
     answer, cites = parse_decision(reply)
     ctx.traj.raw_answer = answer
-    return await register_decision(ctx, answer, cites, retry=retry, images_resent=images_resent)
+    return await register_decision(ctx, answer, cites, redecide=redecide, images_resent=images_resent)
 
 
 async def register_decision(
-    ctx: ItemContext, answer: str, cites: list[str], *, retry: bool, images_resent: bool = True
+    ctx: ItemContext, answer: str, cites: list[str], *, redecide: int | None = None, images_resent: bool = True
 ) -> Claim:
+    """Register ``answer`` as the DC, ground it, and repair it (App. E.1 protocol, Π).
+
+    Evidence a repair acquires closes the DC's grounding gap only through a decision that may cite
+    it, so the decision is taken again after every repair that added entries. Each such repair
+    spends the trajectory budget M (ACQUIRE) or a per-trigger budget M0, so this ends; ``redecide``
+    (default M) bounds the re-decisions outright.
+    """
+    left = ctx.cfg.repair_budget if redecide is None else redecide
     for old in ctx.ledger.claims(ClaimType.DC):  # a new decision supersedes earlier ones
         old.status = ClaimStatus.DROPPED
     dc = ctx.ledger.add_claim(Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites))
@@ -111,8 +119,8 @@ async def register_decision(
         if outcome.answer:
             ctx.traj.raw_answer = outcome.answer
         acquired = acquired or bool(outcome.new_entries)
-    if acquired and retry:  # new evidence closes the gap only if the decision may cite it
-        new = await decide(ctx, images_resent=images_resent, retry=False)
+    if acquired and left > 0:  # new evidence closes the gap only if the decision may cite it
+        new = await decide(ctx, images_resent=images_resent, redecide=left - 1)
         return new or dc
     return dc
 

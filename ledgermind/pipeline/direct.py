@@ -45,5 +45,5 @@ async def run_direct(ctx: ItemContext) -> None:
                 answer = extract_final_answer(ans2[0].fact) or ans2[0].fact
                 cites = [ans2[0].id]
     ctx.traj.raw_answer = answer
-    await register_decision(ctx, answer, cites, retry=True)
+    await register_decision(ctx, answer, cites)
     finalize_answer(ctx)

@@ -149,6 +149,27 @@ def test_t5_unsupported_decision_acquire_then_abstain(make, image):
     assert t.abstained and t.answer is None
 
 
+def test_t5_every_acquired_observation_gets_a_decision_that_may_cite_it(make, image):
+    """ACQUIRE closes a DC's grounding gap only through a new decision citing what it gathered. With
+    M = 2 two ACQUIREs may follow one another; the evidence of the second must reach a third
+    decision too (before, it entered the ledger after the last decision and was never used)."""
+    agent, backend = make([
+        {"prompt": "observe", "pattern": "against: .*Gemini 4 capsule", "reply": "[OC-1] TEXT | Gemini 4 capsule engraved below"},
+        {"prompt": "observe", "pattern": "against: .*Gemini 4 spacecraft", "reply": "[OC-1] TEXT | a spacecraft outline"},
+        *BASE_RULES,
+        {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
+        {"prompt": "decide", "pattern": "Gemini 4 capsule engraved below", "reply": "Answer: Gemini 4 capsule | Based on: [OC-7]"},
+        {"prompt": "decide", "pattern": "a spacecraft outline", "reply": "Answer: Gemini 4 capsule | Based on: nothing"},
+        {"prompt": "decide", "reply": "Answer: Gemini 4 spacecraft | Based on: nothing"},
+    ], ocr=APOLLO_OCR, cfg=PipelineConfig(repair_budget=2))
+    t = solve(agent, item(VERIFY_Q, image))
+    assert ops(t) == [("T5", "ACQUIRE"), ("T5", "ACQUIRE")]
+    assert [r.stage for r in backend.history].count("decide") == 3
+    final = t.decision_claims[-1]
+    assert ids_by_fact(t)["Gemini 4 capsule engraved below"] in final.citations
+    assert final.grounded and not t.abstained and t.answer == "Gemini 4 capsule"
+
+
 def test_t2_stale_retrieval_dropped_before_decision(make, image):
     agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][E] landed 1969 | Based on: [OC-6]\n"
                                                                 "[SC-2][J] Apollo 11 | Based on: [OC-2]"},
