@@ -37,14 +37,24 @@ def parse_decision(reply: str) -> tuple[str, list[str]]:
 
 
 def mcq_letter(ctx: ItemContext, text: str) -> str | None:
+    """The option letter ``text`` commits to: the official MMMU-Pro parser, or else a label that
+    opens the answer and is closed by punctuation ("H, as the survey described"). The parser gives
+    up on that reply when its added words hold another capital A–J ("Ingrid"); a label closed by a
+    space is not taken ("A stroke." is an option's text, not option A)."""
     options = ctx.item.options or ctx.item.meta.get("options")  # vision: the options are pixels, known to the scorer
     if not options:
         return None
     index2ans, letters = choice_info(options)
-    return parse_multi_choice_response(text, letters, index2ans).letter
+    letter = parse_multi_choice_response(text, letters, index2ans).letter
+    if letter is None:
+        tail = text.rsplit("Answer:", 1)[-1]
+        m = _CLOSED_LABEL.match(tail)
+        letter = m.group(1) if m and m.group(1) in letters else None
+    return letter
 
 
 _LEADING_LABEL = re.compile(r"^\s*\(?([A-J])\)?(?:[.):,;]|\s|$)\s*")
+_CLOSED_LABEL = re.compile(r"^\s*\(?([A-J])(?:\)|[.:,;](?!\w))")
 
 
 def decision_text(ctx: ItemContext, answer: str) -> str:
