@@ -238,13 +238,14 @@ class CropLocator:
         """Zooms to try for a crop whose longer side is ``crop_side`` against a source shrunk by ``f``."""
         if crop_side < self.capped_side:
             return self.scales
-        # capped: zoom = cap / region side, and a region is at most the whole image (side work_side / f)
-        lo, hi = max(1.0, self.capped_side * f / self.work_side), max(self.scales)
-        fine, z = [], hi
+        # capped: zoom = cap / region side ≤ the largest zoom, and a region is at most the whole
+        # image (side work_side / f), so the zoom is at least cap·f / work_side
+        lo, z = max(1.0, self.capped_side * f / self.work_side), max(self.scales)
+        fine = []
         while z >= lo:
             fine.append(z)
             z /= self.fine_step
-        return (*self.scales, *fine)
+        return tuple(fine)
 
     def _match(self, crop: Image.Image) -> KeyEntry | None:
         try:
