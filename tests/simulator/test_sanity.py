@@ -72,10 +72,11 @@ def cache(tmp_path_factory) -> Path:
 def test_perfect_model_keeps_every_answer_under_every_variant(benchmark, shared_data, cache, monkeypatch):
     monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(shared_data))
     losses = []
-    backend = build_backend(_cfg(benchmark, "full", cache).backend, {"name": "sim"})
+    full = _cfg(benchmark, "full", cache)
+    backend = build_backend(full.backend, {"name": "sim"})
+    items = _items(full, benchmark)  # the benchmark config is the same under every variant
     for variant in VARIANTS:
         cfg = _cfg(benchmark, variant, cache)
-        items = _items(cfg, benchmark)
         agent = build_agent(cfg, backend)
 
         async def solve_all(agent=agent, items=items):
