@@ -166,6 +166,6 @@ def _table3(places: list[RunPlace]) -> dict[str, Any]:
         scores = [table3.load_run(p.run.run_dir) for p in places]
         rows = table3.build_rows(scores)
     except UserError as e:
-        return {"error": str(e), "rows": [], "header": [], "caption": ""}
+        return {"error": str(e), "rows": [], "header": [], "caption": "", "note": ""}
     return {"error": "", "header": table3.header(False), "rows": [table3.cells(r, False) for r in rows],
-            "caption": table3.caption_for(scores)}  # fmt: skip
+            "caption": table3.caption_for(scores), "note": table3.method_note(rows)}  # fmt: skip
