@@ -83,9 +83,11 @@ def spec_for(rate: str, grid: Sequence[float], *, ablation: str | None = None, f
     known = RATE_TARGETS.get(rate)
     if ablation is None and known is None:
         raise SweepError(
-            f"no ablation is mapped to {rate!r} (known: {', '.join(RATE_TARGETS)}); choose the ablation to compare with (--ablation)"
+            f"no ablation is mapped to {rate!r} (known: {', '.join(RATE_TARGETS)}); "
+            "choose the ablation to compare with (--ablation)"
         )
-    target = SweepTarget(ablation or known.ablation, fault if fault is not None else (known.fault if known else None))  # type: ignore[union-attr]
+    default = known or SweepTarget(str(ablation), None)
+    target = SweepTarget(ablation or default.ablation, fault if fault is not None else default.fault)
     return SweepSpec(rate, tuple(float(v) for v in grid), target, **kwargs)
 
 
@@ -265,7 +267,8 @@ def method_note(points: Sequence[SweepPoint], spec: SweepSpec, boot: BootstrapCo
         f"setting at its default{' with ' + ' '.join(spec.overrides) if spec.overrides else ''}. Accuracy (%) with a "
         f"{100 * boot.level:g} % item-bootstrap interval; Δ paired per item and seed ({boot.resamples} resamples, "
         f"seed {boot.seed}); catch %: caught / injected faults of that kind over all items and seeds with a Wilson "
-        "interval (faults within an item are not independent, so it is optimistic). Errored items are left out pairwise."
+        "interval (faults within an item are not independent, so it is optimistic). "
+        "Errored items are left out pairwise."
     )
 
 
@@ -296,8 +299,9 @@ def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
     panels = 2 if spec.target.fault else 1
     fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 3.8), squeeze=False)
     ax = axes[0][0]
-    ax.errorbar(xs, [p.delta.mean for p in points], capsize=3, marker="o",
-                yerr=[[p.delta.mean - p.delta.low for p in points], [p.delta.high - p.delta.mean for p in points]])  # fmt: skip
+    below = [p.delta.mean - p.delta.low for p in points]
+    above = [p.delta.high - p.delta.mean for p in points]
+    ax.errorbar(xs, [p.delta.mean for p in points], yerr=[below, above], capsize=3, marker="o")
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xlabel(f"backend.{spec.rate}")
     ax.set_ylabel(f"Δ accuracy {abl} − {full} (points)")
@@ -305,7 +309,7 @@ def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
         axc = axes[0][1]
         drawn = False
         for variant in spec.variants:
-            pts = [(p.value, p.catch[variant]) for p in points if p.catch.get(variant) and p.catch[variant].rate is not None]
+            pts = [(p.value, c) for p in points if (c := p.catch.get(variant)) and c.rate is not None]
             if not pts:
                 continue
             ys = [100 * c.rate for _, c in pts]  # type: ignore[operator]
@@ -334,10 +338,13 @@ class SweepOutputs:
     chart: Path
 
 
-def write_outputs(points: Sequence[SweepPoint], spec: SweepSpec, out_dir: Path, boot: BootstrapConfig) -> SweepOutputs:
+def write_outputs(
+    points: Sequence[SweepPoint], spec: SweepSpec, out_dir: Path, boot: BootstrapConfig
+) -> SweepOutputs:
     stem = f"sweep_{spec.rate}"
     outs = SweepOutputs(out_dir / f"{stem}.md", out_dir / f"{stem}.csv", out_dir / f"{stem}.png")
-    outs.markdown.write_text(to_markdown(points, spec) + "\n" + method_note(points, spec, boot) + "\n", encoding="utf-8")
+    note = method_note(points, spec, boot)
+    outs.markdown.write_text(to_markdown(points, spec) + "\n" + note + "\n", encoding="utf-8")
     outs.csv.write_text(to_csv(points, spec), encoding="utf-8")
     plot(points, spec, outs.chart)
     return outs

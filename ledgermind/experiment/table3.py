@@ -53,7 +53,8 @@ VARIANTS: tuple[tuple[str, str], ...] = (
 DISPLAY = dict(VARIANTS)
 COLUMNS = ("Easy", "Medium", "Hard", "Overall")
 MUST_MATCH = ("model", "benchmark", "items_sha256")
-NOT_DISTINGUISHABLE = "not distinguishable"
+NOT_DISTINGUISHABLE = "not distinguishable"  # the Δ interval contains 0
+BELOW_FULL, ABOVE_FULL = "below full", "above full"
 
 
 class Table3Error(UserError):
@@ -107,7 +108,7 @@ class Row:
             return None
         if self.delta_ci.contains(0.0):
             return NOT_DISTINGUISHABLE
-        return "below full" if self.delta_ci.high < 0 else "above full"
+        return BELOW_FULL if self.delta_ci.high < 0 else ABOVE_FULL
 
 
 # ---------------------------------------------------------------------------------- collection
@@ -363,7 +364,9 @@ def method_note(rows: Sequence[Row], bootstrap: BootstrapConfig = BootstrapConfi
     seeds = rows[0].seeds if rows else (0,)
     several = len(seeds) > 1
     level = f"{100 * bootstrap.level:g} %"
-    over = f"items × {len(seeds)} seeds {', '.join(map(str, seeds))} (each item resampled with all its seeds)" if several else "items"
+    over = "items"
+    if several:
+        over = f"items × {len(seeds)} seeds {', '.join(map(str, seeds))} (each item resampled with all its seeds)"
     errs = ", ".join(f"{r.variant} {r.errors}" for r in rows)
     return (
         f"Accuracy and Δ are pooled over {over}. CI: {level} percentile bootstrap over items "
@@ -443,10 +446,7 @@ def plot(rows: Sequence[Row], path: Path) -> Path:
     for j, col in enumerate(COLUMNS):
         xs = [i + (j - (len(COLUMNS) - 1) / 2) * width for i in range(len(rows))]
         heights = [r.scores[col] or 0.0 for r in rows]
-        err = None
-        if col == "Overall":
-            err = [[max(0.0, h - (r.overall.low if r.overall else h)) for h, r in zip(heights, rows, strict=True)],
-                   [max(0.0, (r.overall.high if r.overall else h) - h) for h, r in zip(heights, rows, strict=True)]]  # fmt: skip
+        err = _overall_err(rows, heights) if col == "Overall" else None
         ax.bar(xs, heights, width, label=col, yerr=err, capsize=3 if err else 0)
     ax.set_xticks(range(len(rows)), [r.display for r in rows], rotation=20, ha="right")
     ax.set_ylabel("accuracy (%)")
@@ -454,9 +454,10 @@ def plot(rows: Sequence[Row], path: Path) -> Path:
     ax.legend(ncols=len(COLUMNS), fontsize="small")
     ablations = [r for r in rows if r.delta_ci is not None]
     for k, r in enumerate(ablations):
-        colour = "tab:gray" if r.verdict == NOT_DISTINGUISHABLE else ("tab:red" if r.delta_ci.high < 0 else "tab:green")  # type: ignore[union-attr]
-        axd.errorbar(r.delta_ci.mean, k, xerr=[[r.delta_ci.mean - r.delta_ci.low], [r.delta_ci.high - r.delta_ci.mean]],  # type: ignore[union-attr]
-                     fmt="o", color=colour, capsize=3)  # fmt: skip
+        d = r.delta_ci
+        assert d is not None
+        colour = {NOT_DISTINGUISHABLE: "tab:gray", BELOW_FULL: "tab:red"}.get(r.verdict or "", "tab:green")
+        axd.errorbar(d.mean, k, xerr=[[d.mean - d.low], [d.high - d.mean]], fmt="o", color=colour, capsize=3)
     axd.axvline(0.0, color="black", linewidth=0.8)
     axd.set_yticks(range(len(ablations)), [r.display for r in ablations])
     axd.invert_yaxis()
@@ -465,6 +466,13 @@ def plot(rows: Sequence[Row], path: Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def _overall_err(rows: Sequence[Row], heights: Sequence[float]) -> list[list[float]]:
+    """Error-bar lengths below/above each Overall bar from its interval (0 where there is none)."""
+    low = [max(0.0, h - r.overall.low) if r.overall else 0.0 for h, r in zip(heights, rows, strict=True)]
+    high = [max(0.0, r.overall.high - h) if r.overall else 0.0 for h, r in zip(heights, rows, strict=True)]
+    return [low, high]
 
 
 def caption_for(runs: Sequence[RunScores]) -> str:
