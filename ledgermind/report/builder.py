@@ -129,9 +129,13 @@ def _write_multirun(
     shared: set[str],
     empty: list[str],
 ) -> None:
+    several_seeds = len({p.run.identity.get("seed", 0) for p in places}) > 1
     runs = [
         {
             "variant": p.run.variant,
+            "seed": p.run.identity.get("seed", 0),
+            # several seeds: the side-by-side columns say which seed (from the identity, not the dir name)
+            "label": f"{p.run.variant} (seed {p.run.identity.get('seed', 0)})" if several_seeds else p.run.variant,
             "dir": str(p.run.run_dir.relative_to(path)),
             "href": f"{p.prefix}index.html",
             "n": len(p.run.results),

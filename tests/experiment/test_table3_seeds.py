@@ -102,3 +102,14 @@ def test_a_variant_missing_a_seed_or_a_duplicated_seed_is_refused(sweep: Path) -
     twice = [*runs, next(r for r in runs if r.variant == "full" and r.seed == 0)]
     with pytest.raises(table3.Table3Error, match=r"variant 'full' appears twice \(seed 0\)"):
         table3.build_rows(twice)
+
+
+def test_html_report_table3_has_the_intervals_and_names_each_seed(sweep: Path) -> None:
+    from ledgermind.report import build_report
+
+    html = build_report(sweep).read_text()
+    table = html[html.index('id="table3"') : html.index('id="runs"')]
+    assert "[−50.00, 0.00]" in table and "not distinguishable" in table and "1 / 1" in table
+    assert "percentile bootstrap over items" in table
+    side = html[html.index('id="compare-index"') :]
+    assert "no_ecc (seed 1)" in side and "full (seed 0)" in side
