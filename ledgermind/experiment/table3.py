@@ -19,7 +19,7 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -267,41 +267,49 @@ def build_rows(
     check_comparable(runs, allow_mixed=allow_mixed)
     seeds = seeds_of(runs)
     by_variant = group_by_variant(runs)
-    full = by_variant.get("full")
-    full_items = item_matrix(full, seeds) if full else None
     paper = load_paper_table3()["rows"] if with_paper else {}
     rows = []
     for variant, per_seed in by_variant.items():
-        matrix = item_matrix(per_seed, seeds)
-        scores, _ = _column_scores([(per_seed[s].item_scores, per_seed[s].difficulty) for s in seeds])
-        clusters = [[v for v in vals if v is not None] for vals in matrix.values()]
-        overall = cluster_mean(clusters, bootstrap).scaled(100.0) if any(clusters) else None
-        delta_ci = None
-        mcnemar: tuple[float, ...] = ()
-        delta_by_seed: tuple[float | None, ...] = ()
-        if full is not None and variant != "full" and full_items is not None:
-            if any(paired_differences(matrix, full_items)):  # some item scored by both
-                delta_ci = paired_delta(matrix, full_items, bootstrap).scaled(100.0)
-            mcnemar = tuple(_mcnemar(per_seed[s], full[s]) for s in seeds)
-            delta_by_seed = tuple(_seed_delta(per_seed[s], full[s]) for s in seeds)
+        row = _row(variant, per_seed, by_variant.get("full"), seeds, bootstrap)
         p = paper.get(variant)
-        rows.append(
-            Row(
-                variant,
-                DISPLAY.get(variant, variant),
-                scores,
-                delta_ci.mean if delta_ci else None,
-                ({c: p[c] for c in COLUMNS} | {"delta": p["delta"]}) if p else None,
-                overall,
-                delta_ci,
-                mcnemar,
-                seeds,
-                tuple(per_seed[s].scores["Overall"] for s in seeds),
-                delta_by_seed,
-                sum(per_seed[s].errors for s in seeds),
-            )
-        )
+        rows.append(replace(row, paper=({c: p[c] for c in COLUMNS} | {"delta": p["delta"]}) if p else None))
     return rows
+
+
+def _row(
+    variant: str,
+    per_seed: dict[int, RunScores],
+    full: dict[int, RunScores] | None,
+    seeds: tuple[int, ...],
+    bootstrap: BootstrapConfig,
+) -> Row:
+    """One variant's row: pooled accuracies, their interval, and (vs ``full``) Δ, its interval, McNemar."""
+    matrix = item_matrix(per_seed, seeds)
+    scores, _ = _column_scores([(per_seed[s].item_scores, per_seed[s].difficulty) for s in seeds])
+    clusters = [[v for v in vals if v is not None] for vals in matrix.values()]
+    row = Row(
+        variant,
+        DISPLAY.get(variant, variant),
+        scores,
+        None,
+        overall=cluster_mean(clusters, bootstrap).scaled(100.0) if any(clusters) else None,
+        seeds=seeds,
+        overall_by_seed=tuple(per_seed[s].scores["Overall"] for s in seeds),
+        errors=sum(per_seed[s].errors for s in seeds),
+    )
+    if full is None or variant == "full":
+        return row
+    full_items = item_matrix(full, seeds)
+    delta_ci = None
+    if any(paired_differences(matrix, full_items)):  # some (item, seed) scored by both
+        delta_ci = paired_delta(matrix, full_items, bootstrap).scaled(100.0)
+    return replace(
+        row,
+        delta=delta_ci.mean if delta_ci else None,
+        delta_ci=delta_ci,
+        mcnemar_p=tuple(_mcnemar(per_seed[s], full[s]) for s in seeds),
+        delta_by_seed=tuple(_seed_delta(per_seed[s], full[s]) for s in seeds),
+    )
 
 
 def _mcnemar(run: RunScores, full: RunScores) -> float:
