@@ -89,3 +89,19 @@ def test_bad_requests_are_one_line_errors() -> None:
         sim_sweep.check_rate(spec)
     with pytest.raises(sim_sweep.SweepError, match="cannot compose the run config"):
         sim_sweep.check_rate(sim_sweep.spec_for("phantom_rate", [0.1], benchmark="no_such_benchmark"))
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--rate", "empty_rate", "--grid", "0.1"], "error: no ablation is mapped to 'empty_rate'"),
+        (["--rate", "no_such_rate", "--grid", "0.1", "--ablation", "no_ecc"], "error: backend=simulated has no"),
+        (["--rate", "phantom_rate", "--grid", "0.1", "--", "benchmark=nope"], "error: cannot compose the run config"),
+    ],
+)
+def test_cli_mistakes_are_one_line_exit_2(args: list[str], expected: str, tmp_path: Path) -> None:
+    from tests.experiment.conftest import run_script
+
+    proc = run_script("sim_sweep.py", "--out", str(tmp_path), *args)
+    assert proc.returncode == 2 and proc.stderr.strip().startswith(expected), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
