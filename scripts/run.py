@@ -55,6 +55,7 @@ Examples:
   python scripts/run.py pipeline=official pipeline.prompt=cot benchmark=mmmu_pro_vision \\
       backend=replay backend.path=../shared/data/mmmu_pro_subset/gpt4o_outputs/vision_cot.jsonl
   python scripts/run.py -m +ablation=full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher
+  python scripts/run.py -m seed=0,1,2 +ablation=full,no_ecc   # several seeds: scripts/table3.py pools them
 
 Exit codes: 0 all items scored, 3 some items failed (rerun to retry them), 2 config/data/preflight error, 1 bug.
 """

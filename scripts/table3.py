@@ -1,11 +1,15 @@
 #!/usr/bin/env python
-"""Build Table 3 (ablations) from finished runs.
+"""Build Table 3 (ablations) from finished runs, with 95 % intervals.
 
-    python scripts/run.py -m +ablation=full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher
+    python scripts/run.py -m +ablation=full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher [seed=0,1,2]
     python scripts/table3.py outputs/multirun/<date>/<time> [--paper] [--out DIR] [--logger auto|none|offline|online]
+        [--resamples 10000] [--bootstrap-seed 0]
 
-Arguments are run dirs or multirun dirs (their sub-dirs are scanned). Writes table3.md/.csv/.tex/.png
-into --out (default: the first argument). Exit code 2 with one line when runs are missing,
+Arguments are run dirs or multirun dirs (their sub-dirs are scanned); each run's variant and seed
+come from its metrics.json identity. Every variant must have run every seed. Each row shows the
+accuracy pooled over items (and seeds) with a 95 % item-bootstrap interval, Δ vs full with a
+paired bootstrap interval, the exact McNemar p-value (one per seed) and whether the Δ is
+distinguishable from 0. Writes table3.md/.csv/.tex/.png into --out (default: the first argument). Exit code 2 with one line when runs are missing,
 unfinished or not comparable (different model, benchmark or item set, or a different protocol:
 model revision, prompt hashes, decoding, image budget) unless --allow-mixed. The shared protocol
 is printed under the table.
@@ -22,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a 
 from ledgermind.errors import UserError  # noqa: E402
 from ledgermind.experiment import table3  # noqa: E402
 from ledgermind.experiment.wandb_logger import ExperimentLogger, WandbLogger  # noqa: E402
+from ledgermind.metrics.stats import DEFAULT_RESAMPLES, BootstrapConfig  # noqa: E402
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -34,6 +39,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="tabulate runs whose protocol differs (items, model/revision, prompts, decoding, image budget)",
     )
+    p.add_argument("--resamples", type=_positive, default=DEFAULT_RESAMPLES, help="bootstrap resamples (default %(default)s)")
+    p.add_argument("--bootstrap-seed", type=int, default=0, help="RNG seed of the bootstrap (default %(default)s)")
     p.add_argument(
         "--logger",
         choices=["auto", "none", "offline", "online"],
@@ -41,6 +48,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="W&B logging of the table; auto: as the runs were logged (their .hydra/config.yaml)",
     )
     return p.parse_args(argv)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def make_logger(choice: str, run_dirs: list[Path]) -> ExperimentLogger:
@@ -69,17 +83,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run_dirs = table3.find_run_dirs(args.runs)
         runs = [table3.load_run(d) for d in run_dirs]
-        rows = table3.build_rows(runs, with_paper=args.paper, allow_mixed=args.allow_mixed)
+        boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)
+        rows = table3.build_rows(runs, with_paper=args.paper, allow_mixed=args.allow_mixed, bootstrap=boot)
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     out_dir = args.out or args.runs[0]
-    outs = table3.write_outputs(rows, runs, out_dir, with_paper=args.paper)
+    outs = table3.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)
     print(table3.caption_for(runs))
     if args.paper:
         ref = table3.load_paper_table3()
         print(f"Paper columns: {ref['benchmark']} with {ref['model']} (the paper's Table 3).")
     print(table3.to_markdown(rows, with_paper=args.paper))
+    print(table3.method_note(rows, boot) + "\n")
     print(table3.protocol_footer(runs))
     print("\nMechanism census (metrics.json[\"mechanisms\"], summed over items; calls per item):")
     print(table3.census_markdown(runs))

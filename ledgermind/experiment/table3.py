@@ -1,8 +1,16 @@
-"""Table 3 (ablations): collect finished runs, check they are comparable, render the paper's layout.
+"""Table 3 (ablations): collect finished runs, check they are comparable, render the paper's layout
+with the uncertainty a reader needs to tell a mechanism's effect from noise.
 
 Numbers come from each run's ``results.jsonl`` (the source of truth); ``metrics.json`` supplies
-the run identity. Runs that differ in model, benchmark or item set are refused, because a Δ
+the run identity, and the identity alone says which variant and which seed a run is (never its
+directory name). Runs that differ in model, benchmark or item set are refused, because a Δ
 between them would measure the data, not the ablated component.
+
+With several seeds (``scripts/run.py -m seed=0,1,2 +ablation=...``) every variant must have run
+every seed; a row then pools all (item, seed) scores. Intervals (``metrics/stats.py``) are item
+bootstraps that resample each item with all its seeds; Δ vs ``full`` is paired per (item, seed).
+Errored items are left out of their run's accuracy (as in ``metrics.json``); a pair enters Δ and
+McNemar only when both runs scored that item in that seed.
 """
 
 from __future__ import annotations
@@ -11,16 +19,25 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import UserError
-from ledgermind.metrics.census import census_table
 from ledgermind.experiment.provenance import PROTOCOL_FIELDS, protocol_mismatch, sha256_json, shared_protocol_lines
 from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, read_results
-from ledgermind.experiment.summary import DIFFICULTIES, RunIdentity, items_hash
+from ledgermind.experiment.summary import RunIdentity, items_hash
+from ledgermind.metrics.census import census_table
+from ledgermind.metrics.stats import (
+    BootstrapConfig,
+    Estimate,
+    cluster_mean,
+    discordant_pairs,
+    mcnemar_exact,
+    paired_delta,
+    paired_differences,
+)
 from ledgermind.simulator.label import NOTE, is_simulated
 
 # (config name, display name) in the paper's row order; `baseline` is ours (native CoT).
@@ -36,6 +53,8 @@ VARIANTS: tuple[tuple[str, str], ...] = (
 DISPLAY = dict(VARIANTS)
 COLUMNS = ("Easy", "Medium", "Hard", "Overall")
 MUST_MATCH = ("model", "benchmark", "items_sha256")
+NOT_DISTINGUISHABLE = "not distinguishable"  # the Δ interval contains 0
+BELOW_FULL, ABOVE_FULL = "below full", "above full"
 
 
 class Table3Error(UserError):
@@ -44,24 +63,52 @@ class Table3Error(UserError):
 
 @dataclass(frozen=True)
 class RunScores:
+    """One finished run: its identity and, per item, its score (``None``: the item errored)."""
+
     run_dir: Path
     identity: RunIdentity
-    scores: dict[str, float | None]  # column -> accuracy in percent; None if the split is empty
-    n: dict[str, int]
+    scores: dict[str, float | None]  # column -> accuracy in percent over scored items; None if none
+    n: dict[str, int]  # column -> scored items
     mechanisms: dict[str, Any] = field(default_factory=dict)  # metrics.json["mechanisms"] (the census)
+    item_scores: dict[str, float | None] = field(default_factory=dict)
+    difficulty: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def variant(self) -> str:
         return self.identity.variant
+
+    @property
+    def seed(self) -> int:
+        return self.identity.seed
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for v in self.item_scores.values() if v is None)
 
 
 @dataclass(frozen=True)
 class Row:
     variant: str
     display: str
-    scores: dict[str, float | None]
-    delta: float | None  # Overall minus full's Overall, in points
+    scores: dict[str, float | None]  # pooled over items and seeds, percent
+    delta: float | None  # paired Δ vs full (Overall), in points
     paper: dict[str, float | None] | None = None
+    overall: Estimate | None = None  # Overall with its 95 % interval (percent)
+    delta_ci: Estimate | None = None  # paired bootstrap of Δ vs full (points)
+    mcnemar_p: tuple[float, ...] = ()  # exact McNemar vs full, one per seed
+    seeds: tuple[int, ...] = (0,)
+    overall_by_seed: tuple[float | None, ...] = ()
+    delta_by_seed: tuple[float | None, ...] = ()
+    errors: int = 0  # errored (item, seed) results of this variant
+
+    @property
+    def verdict(self) -> str | None:
+        """Whether Δ's interval excludes 0; ``None`` for ``full`` itself (or without ``full``)."""
+        if self.delta_ci is None:
+            return None
+        if self.delta_ci.contains(0.0):
+            return NOT_DISTINGUISHABLE
+        return BELOW_FULL if self.delta_ci.high < 0 else ABOVE_FULL
 
 
 # ---------------------------------------------------------------------------------- collection
@@ -93,48 +140,99 @@ def load_run(run_dir: Path) -> RunScores:
             f"{run_dir}: {RESULTS_FILE} holds {len(results)} items but {METRICS_FILE} was written for "
             f"{identity.n_items}; finish or resume the run before building Table 3"
         )
+    item_scores = {r.id: (None if r.error is not None else r.score) for r in results}
+    difficulty = {r.id: r.difficulty for r in results}
+    scores, n = _column_scores([(item_scores, difficulty)])
+    return RunScores(run_dir, identity, scores, n, dict(metrics.get("mechanisms") or {}), item_scores, difficulty)
+
+
+def _column_scores(
+    runs: Sequence[tuple[dict[str, float | None], dict[str, str | None]]],
+) -> tuple[dict[str, float | None], dict[str, int]]:
+    """Accuracy (percent) per column, pooled over the given runs' scored items (errored ones left out)."""
     scores: dict[str, float | None] = {}
     n: dict[str, int] = {}
     for col in COLUMNS:
-        sel = [r.score for r in results if col == "Overall" or r.difficulty == col]
+        sel = [
+            s
+            for item_scores, difficulty in runs
+            for item_id, s in item_scores.items()
+            if s is not None and (col == "Overall" or difficulty.get(item_id) == col)
+        ]
         n[col] = len(sel)
         scores[col] = 100.0 * sum(sel) / len(sel) if sel else None
-    return RunScores(run_dir, identity, scores, n, dict(metrics.get("mechanisms") or {}))
+    return scores, n
 
 
 def check_comparable(runs: Sequence[RunScores], *, allow_mixed: bool = False) -> None:
     if not allow_mixed:
         _check_protocol(runs)
     _check_variants(runs)
+    _check_seeds(runs)
+
+
+def _protocol_identity(r: RunScores) -> dict[str, Any]:
+    """The identity with the decoding seed removed: seeds are a dimension of the table, not a mismatch."""
+    ident = r.identity.to_dict()
+    if isinstance(ident.get("decoding"), dict):
+        ident["decoding"] = {k: v for k, v in ident["decoding"].items() if k != "seed"}
+    return ident
 
 
 def _check_protocol(runs: Sequence[RunScores]) -> None:
-    for field in MUST_MATCH:
-        values = {getattr(r.identity, field) for r in runs}
+    for field_name in MUST_MATCH:
+        values = {getattr(r.identity, field_name) for r in runs}
         if len(values) > 1:
-            detail = "; ".join(f"{r.run_dir}: {_short(getattr(r.identity, field))}" for r in runs)
-            what = "item sets" if field == "items_sha256" else f"{field}s"
+            detail = "; ".join(f"{r.run_dir}: {_short(getattr(r.identity, field_name))}" for r in runs)
+            what = "item sets" if field_name == "items_sha256" else f"{field_name}s"
             raise Table3Error(f"refusing to mix runs with different {what}: {detail}")
-    mismatch = protocol_mismatch([(str(r.run_dir), r.identity.to_dict()) for r in runs])
+    mismatch = protocol_mismatch([(str(r.run_dir), _protocol_identity(r)) for r in runs])
     if mismatch:
         raise Table3Error(f"refusing to mix runs: {mismatch}")
 
 
 def protocol_footer(runs: Sequence[RunScores]) -> str:
     """The shared protocol printed under the table (or which fields differ, with --allow-mixed)."""
-    idents = [(str(r.run_dir), r.identity.to_dict()) for r in runs]
+    idents = [(str(r.run_dir), _protocol_identity(r)) for r in runs]
+    seeds = ", ".join(str(s) for s in seeds_of(runs))
     mixed = [f for f in PROTOCOL_FIELDS if len({sha256_json(i.get(f)) for _, i in idents}) > 1]
     if mixed:
-        return f"Protocol: MIXED (--allow-mixed); differing fields: {', '.join(mixed)}\n"
-    return "\n".join(shared_protocol_lines(idents[0][1])) + "\n"
+        return f"Protocol: MIXED (--allow-mixed); differing fields: {', '.join(mixed)}\nSeeds: {seeds}\n"
+    return "\n".join([*shared_protocol_lines(idents[0][1]), f"Seeds: {seeds}"]) + "\n"
 
 
 def _check_variants(runs: Sequence[RunScores]) -> None:
-    seen: dict[str, Path] = {}
+    seen: dict[tuple[str, int], Path] = {}
     for r in runs:
-        if r.variant in seen:
-            raise Table3Error(f"variant {r.variant!r} appears twice: {seen[r.variant]} and {r.run_dir}")
-        seen[r.variant] = r.run_dir
+        key = (r.variant, r.seed)
+        if key in seen:
+            raise Table3Error(f"variant {r.variant!r} appears twice (seed {r.seed}): {seen[key]} and {r.run_dir}")
+        seen[key] = r.run_dir
+
+
+def _check_seeds(runs: Sequence[RunScores]) -> None:
+    """Every variant ran every seed: a row pooled over other seeds than its reference is not paired."""
+    by_variant = group_by_variant(runs)
+    every = seeds_of(runs)
+    for variant, per_seed in by_variant.items():
+        if tuple(sorted(per_seed)) != every:
+            missing = ", ".join(str(s) for s in every if s not in per_seed)
+            raise Table3Error(
+                f"variant {variant!r} has no run for seed {missing} (the runs cover seeds "
+                f"{', '.join(map(str, every))}); run the missing seeds or leave the extra ones out"
+            )
+
+
+def seeds_of(runs: Sequence[RunScores]) -> tuple[int, ...]:
+    return tuple(sorted({r.seed for r in runs}))
+
+
+def group_by_variant(runs: Sequence[RunScores]) -> dict[str, dict[int, RunScores]]:
+    """``variant -> seed -> run`` in Table 3's row order (identity fields only)."""
+    out: dict[str, dict[int, RunScores]] = {}
+    for r in in_variant_order(runs):
+        out.setdefault(r.variant, {})[r.seed] = r
+    return out
 
 
 def _short(v: Any) -> str:
@@ -150,30 +248,83 @@ def load_paper_table3() -> dict[str, Any]:
 def in_variant_order(runs: Sequence[RunScores]) -> list[RunScores]:
     """Table 3's row order: full, the ablations as in the paper, baseline; unknown variants last."""
     order = {name: i for i, (name, _) in enumerate(VARIANTS)}
-    return sorted(runs, key=lambda r: (order.get(r.variant, len(order)), r.variant))
+    return sorted(runs, key=lambda r: (order.get(r.variant, len(order)), r.variant, r.seed))
 
 
-def build_rows(runs: Sequence[RunScores], *, with_paper: bool = False, allow_mixed: bool = False) -> list[Row]:
+def item_matrix(per_seed: dict[int, RunScores], seeds: Sequence[int]) -> dict[str, list[float | None]]:
+    """``item -> [score in seed s for s in seeds]`` (``None``: errored in that seed)."""
+    ids = sorted({i for r in per_seed.values() for i in r.item_scores})
+    return {i: [per_seed[s].item_scores.get(i) for s in seeds] for i in ids}
+
+
+def build_rows(
+    runs: Sequence[RunScores],
+    *,
+    with_paper: bool = False,
+    allow_mixed: bool = False,
+    bootstrap: BootstrapConfig = BootstrapConfig(),
+) -> list[Row]:
     check_comparable(runs, allow_mixed=allow_mixed)
-    runs = in_variant_order(runs)
-    full = next((r for r in runs if r.variant == "full"), None)
+    seeds = seeds_of(runs)
+    by_variant = group_by_variant(runs)
     paper = load_paper_table3()["rows"] if with_paper else {}
     rows = []
-    for r in runs:
-        delta = None
-        if full is not None and r is not full and r.scores["Overall"] is not None:
-            delta = r.scores["Overall"] - full.scores["Overall"]
-        p = paper.get(r.variant)
-        rows.append(
-            Row(
-                r.variant,
-                DISPLAY.get(r.variant, r.variant),
-                r.scores,
-                delta,
-                ({c: p[c] for c in COLUMNS} | {"delta": p["delta"]}) if p else None,
-            )
-        )
+    for variant, per_seed in by_variant.items():
+        row = _row(variant, per_seed, by_variant.get("full"), seeds, bootstrap)
+        p = paper.get(variant)
+        rows.append(replace(row, paper=({c: p[c] for c in COLUMNS} | {"delta": p["delta"]}) if p else None))
     return rows
+
+
+def _row(
+    variant: str,
+    per_seed: dict[int, RunScores],
+    full: dict[int, RunScores] | None,
+    seeds: tuple[int, ...],
+    bootstrap: BootstrapConfig,
+) -> Row:
+    """One variant's row: pooled accuracies, their interval, and (vs ``full``) Δ, its interval, McNemar."""
+    matrix = item_matrix(per_seed, seeds)
+    scores, _ = _column_scores([(per_seed[s].item_scores, per_seed[s].difficulty) for s in seeds])
+    clusters = [[v for v in vals if v is not None] for vals in matrix.values()]
+    row = Row(
+        variant,
+        DISPLAY.get(variant, variant),
+        scores,
+        None,
+        overall=cluster_mean(clusters, bootstrap).scaled(100.0) if any(clusters) else None,
+        seeds=seeds,
+        overall_by_seed=tuple(per_seed[s].scores["Overall"] for s in seeds),
+        errors=sum(per_seed[s].errors for s in seeds),
+    )
+    if full is None or variant == "full":
+        return row
+    full_items = item_matrix(full, seeds)
+    delta_ci = None
+    if any(paired_differences(matrix, full_items)):  # some (item, seed) scored by both
+        delta_ci = paired_delta(matrix, full_items, bootstrap).scaled(100.0)
+    return replace(
+        row,
+        delta=delta_ci.mean if delta_ci else None,
+        delta_ci=delta_ci,
+        mcnemar_p=tuple(_mcnemar(per_seed[s], full[s]) for s in seeds),
+        delta_by_seed=tuple(_seed_delta(per_seed[s], full[s]) for s in seeds),
+    )
+
+
+def _mcnemar(run: RunScores, full: RunScores) -> float:
+    b, c = discordant_pairs(full.item_scores, run.item_scores)  # only full right, only the variant right
+    return mcnemar_exact(b, c)
+
+
+def _seed_delta(run: RunScores, full: RunScores) -> float | None:
+    """Paired Δ (points) within one seed, over the items both runs scored."""
+    pairs = [
+        (s, full.item_scores[i])
+        for i, s in run.item_scores.items()
+        if s is not None and full.item_scores.get(i) is not None
+    ]
+    return 100.0 * sum(a - b for a, b in pairs) / len(pairs) if pairs else None  # type: ignore[operator]
 
 
 # ---------------------------------------------------------------------------------- rendering
@@ -187,17 +338,52 @@ def _fmt_delta(v: float | None) -> str:
     return "–" if v is None else f"{v:+.2f}".replace("-", "−")
 
 
+def _fmt_ci(e: Estimate | None) -> str:
+    return "–" if e is None else f"[{e.low:.2f}, {e.high:.2f}]".replace("-", "−")
+
+
+def _fmt_p(ps: Sequence[float]) -> str:
+    return " / ".join(f"{p:.3g}" for p in ps) if ps else "–"
+
+
 def header(with_paper: bool) -> list[str]:
-    cols = ["Variant", *COLUMNS, "Δ vs full"]
+    cols = ["Variant", *COLUMNS, "95% CI", "Δ vs full", "Δ 95% CI (paired)", "McNemar p", "Δ vs 0"]
     return cols + [f"Paper {c}" for c in COLUMNS] + ["Paper Δ"] if with_paper else cols
 
 
 def cells(row: Row, with_paper: bool) -> list[str]:
-    out = [row.display, *(_fmt(row.scores[c], c) for c in COLUMNS), _fmt_delta(row.delta)]
+    out = [
+        row.display,
+        *(_fmt(row.scores[c], c) for c in COLUMNS),
+        _fmt_ci(row.overall),
+        _fmt_delta(row.delta),
+        _fmt_ci(row.delta_ci),
+        _fmt_p(row.mcnemar_p),
+        row.verdict or "–",
+    ]
     if with_paper:
         p = row.paper or {}
         out += [_fmt(p.get(c), c) for c in COLUMNS] + [_fmt_delta(p.get("delta"))]
     return out
+
+
+def method_note(rows: Sequence[Row], bootstrap: BootstrapConfig = BootstrapConfig()) -> str:
+    """How to read the intervals and how errored items were treated (printed under every rendering)."""
+    seeds = rows[0].seeds if rows else (0,)
+    several = len(seeds) > 1
+    level = f"{100 * bootstrap.level:g} %"
+    over = "items"
+    if several:
+        over = f"items × {len(seeds)} seeds {', '.join(map(str, seeds))} (each item resampled with all its seeds)"
+    errs = ", ".join(f"{r.variant} {r.errors}" for r in rows)
+    return (
+        f"Accuracy and Δ are pooled over {over}. CI: {level} percentile bootstrap over items "
+        f"({bootstrap.resamples} resamples, seed {bootstrap.seed}); Δ = variant − full, paired per item"
+        f"{' and seed' if several else ''}. McNemar p: exact two-sided binomial test on the items where exactly "
+        f"one of the variant and full is correct{', one p per seed' if several else ''}. "
+        f"A Δ whose interval contains 0 is '{NOT_DISTINGUISHABLE}'. Errored items (per variant: {errs}) are left "
+        "out of their run's accuracy, and an (item, seed) pair enters Δ and McNemar only when both runs scored it."
+    )
 
 
 def to_markdown(rows: Sequence[Row], with_paper: bool = False) -> str:
@@ -208,65 +394,102 @@ def to_markdown(rows: Sequence[Row], with_paper: bool = False) -> str:
 
 
 def to_csv(rows: Sequence[Row]) -> str:
-    """Machine-readable: raw numbers, no formatting."""
+    """Machine-readable: raw numbers, no formatting (per-seed values joined by ';')."""
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["variant", "display", *COLUMNS, "delta_vs_full"])
+    w.writerow([
+        "variant", "display", *COLUMNS, "overall_ci_low", "overall_ci_high", "delta_ci_low", "delta_ci_high",
+        "verdict", "mcnemar_p", "seeds", "overall_by_seed", "delta_by_seed", "n_items", "errors", "delta_vs_full",
+    ])  # fmt: skip
     for r in rows:
-        w.writerow([r.variant, r.display, *(r.scores[c] for c in COLUMNS), r.delta])
+        w.writerow([
+            r.variant, r.display, *(r.scores[c] for c in COLUMNS),
+            r.overall.low if r.overall else None, r.overall.high if r.overall else None,
+            r.delta_ci.low if r.delta_ci else None, r.delta_ci.high if r.delta_ci else None,
+            r.verdict, _joined(r.mcnemar_p), _joined(r.seeds), _joined(r.overall_by_seed), _joined(r.delta_by_seed),
+            r.overall.n if r.overall else 0, r.errors, r.delta,
+        ])  # fmt: skip
     return buf.getvalue()
+
+
+def _joined(values: Sequence[Any]) -> str:
+    return ";".join("" if v is None else str(v) for v in values)
 
 
 def to_latex(rows: Sequence[Row], caption: str) -> str:
     def tex(s: str) -> str:
         for raw, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
             s = s.replace(raw, escaped)
-        return s.replace("−", "$-$").replace("Δ", r"$\Delta$").replace("–", "--")
+        return s.replace("−", "$-$").replace("Δ", r"$\Delta$").replace("–", "--").replace("×", r"$\times$")
 
+    head = header(False)
     lines = [
         r"\begin{table}[t]",
         r"\centering",
         rf"\caption{{{tex(caption)}}}",
-        r"\begin{tabular}{lccccc}",
+        r"\resizebox{\linewidth}{!}{%",
+        r"\begin{tabular}{l" + "c" * (len(head) - 2) + "l}",
         r"\toprule",
-        " & ".join(tex(h) for h in header(False)) + r" \\",
+        " & ".join(tex(h) for h in head) + r" \\",
         r"\midrule",
     ]
     for i, r in enumerate(rows):
         lines.append(" & ".join(tex(c) for c in cells(r, False)) + r" \\")
         if i == 0 and r.variant == "full":
             lines.append(r"\midrule")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    lines += [r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
 def plot(rows: Sequence[Row], path: Path) -> Path:
-    """Grouped bars: one group per variant, one bar per difficulty split + Overall."""
+    """Left: grouped bars per variant (difficulty splits + Overall with its interval).
+    Right: Δ vs full with its paired interval; a bar crossing the 0 line is not distinguishable."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(rows)), 4))
+    fig, (ax, axd) = plt.subplots(1, 2, figsize=(max(9, 2.2 * len(rows)), 4.2), width_ratios=(2, 1))
     width = 0.8 / len(COLUMNS)
     for j, col in enumerate(COLUMNS):
         xs = [i + (j - (len(COLUMNS) - 1) / 2) * width for i in range(len(rows))]
-        ax.bar(xs, [r.scores[col] or 0.0 for r in rows], width, label=col)
+        heights = [r.scores[col] or 0.0 for r in rows]
+        err = _overall_err(rows, heights) if col == "Overall" else None
+        ax.bar(xs, heights, width, label=col, yerr=err, capsize=3 if err else 0)
     ax.set_xticks(range(len(rows)), [r.display for r in rows], rotation=20, ha="right")
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 100)
     ax.legend(ncols=len(COLUMNS), fontsize="small")
+    ablations = [r for r in rows if r.delta_ci is not None]
+    for k, r in enumerate(ablations):
+        d = r.delta_ci
+        assert d is not None
+        colour = {NOT_DISTINGUISHABLE: "tab:gray", BELOW_FULL: "tab:red"}.get(r.verdict or "", "tab:green")
+        axd.errorbar(d.mean, k, xerr=[[d.mean - d.low], [d.high - d.mean]], fmt="o", color=colour, capsize=3)
+    axd.axvline(0.0, color="black", linewidth=0.8)
+    axd.set_yticks(range(len(ablations)), [r.display for r in ablations])
+    axd.invert_yaxis()
+    axd.set_xlabel("Δ vs full (points, paired 95% CI)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
+def _overall_err(rows: Sequence[Row], heights: Sequence[float]) -> list[list[float]]:
+    """Error-bar lengths below/above each Overall bar from its interval (0 where there is none)."""
+    low = [max(0.0, h - r.overall.low) if r.overall else 0.0 for h, r in zip(heights, rows, strict=True)]
+    high = [max(0.0, r.overall.high - h) if r.overall else 0.0 for h, r in zip(heights, rows, strict=True)]
+    return [low, high]
+
+
 def caption_for(runs: Sequence[RunScores]) -> str:
     ident = runs[0].identity
     label = f"{NOTE}. " if is_simulated(ident.backend) else ""
+    seeds = seeds_of(runs)
+    over = f", {len(seeds)} seeds" if len(seeds) > 1 else ""
     return label + (
-        f"Ablation on {ident.benchmark} ({ident.n_items} items) with {ident.model}. "
+        f"Ablation on {ident.benchmark} ({ident.n_items} items{over}) with {ident.model}. "
         "Δ is relative to the full framework on Overall."
     )
 
@@ -280,24 +503,47 @@ class Table3Outputs:
     census: Path
 
 
-def write_outputs(rows: Sequence[Row], runs: Sequence[RunScores], out_dir: Path, with_paper: bool) -> Table3Outputs:
+def write_outputs(
+    rows: Sequence[Row],
+    runs: Sequence[RunScores],
+    out_dir: Path,
+    with_paper: bool,
+    bootstrap: BootstrapConfig = BootstrapConfig(),
+) -> Table3Outputs:
     out_dir.mkdir(parents=True, exist_ok=True)
     outs = Table3Outputs(out_dir / "table3.md", out_dir / "table3.csv", out_dir / "table3.tex", out_dir / "table3.png",
                          out_dir / "census.md")
-    outs.markdown.write_text(to_markdown(rows, with_paper), encoding="utf-8")
+    note = method_note(rows, bootstrap)
+    outs.markdown.write_text(to_markdown(rows, with_paper) + "\n" + note + "\n", encoding="utf-8")
     outs.csv.write_text(to_csv(rows), encoding="utf-8")
-    outs.latex.write_text(to_latex(rows, caption_for(runs)), encoding="utf-8")
+    outs.latex.write_text(to_latex(rows, caption_for(runs) + " " + note), encoding="utf-8")
     plot(rows, outs.chart)
     outs.census.write_text(census_markdown(runs) + "\n", encoding="utf-8")
     return outs
 
 
 def census_markdown(runs: Sequence[RunScores]) -> str:
-    """The mechanism census of every run side by side (same order as the table's rows)."""
-    return census_table((r.variant, r.n["Overall"], r.mechanisms) for r in in_variant_order(runs))
+    """The mechanism census of every run side by side (same order as the table's rows; one row per seed)."""
+    several = len(seeds_of(runs)) > 1
+    return census_table(
+        (f"{r.variant} (seed {r.seed})" if several else r.variant, r.n["Overall"] + r.errors, r.mechanisms)
+        for r in in_variant_order(runs)
+    )
 
 
 def rows_for_logging(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Plain values for W&B (``delta_vs_full`` stays the last column)."""
     return [
-        {"variant": r.display, **{c: r.scores[c] for c in COLUMNS}, "delta_vs_full": r.delta} for r in rows
+        {
+            "variant": r.display,
+            **{c: r.scores[c] for c in COLUMNS},
+            "overall_ci_low": r.overall.low if r.overall else None,
+            "overall_ci_high": r.overall.high if r.overall else None,
+            "delta_ci_low": r.delta_ci.low if r.delta_ci else None,
+            "delta_ci_high": r.delta_ci.high if r.delta_ci else None,
+            "mcnemar_p": _fmt_p(r.mcnemar_p),
+            "verdict": r.verdict or "",
+            "delta_vs_full": r.delta,
+        }
+        for r in rows
     ]

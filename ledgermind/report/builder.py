@@ -129,9 +129,13 @@ def _write_multirun(
     shared: set[str],
     empty: list[str],
 ) -> None:
+    several_seeds = len({p.run.identity.get("seed", 0) for p in places}) > 1
     runs = [
         {
             "variant": p.run.variant,
+            "seed": p.run.identity.get("seed", 0),
+            # several seeds: the side-by-side columns say which seed (from the identity, not the dir name)
+            "label": f"{p.run.variant} (seed {p.run.identity.get('seed', 0)})" if several_seeds else p.run.variant,
             "dir": str(p.run.run_dir.relative_to(path)),
             "href": f"{p.prefix}index.html",
             "n": len(p.run.results),
@@ -166,6 +170,6 @@ def _table3(places: list[RunPlace]) -> dict[str, Any]:
         scores = [table3.load_run(p.run.run_dir) for p in places]
         rows = table3.build_rows(scores)
     except UserError as e:
-        return {"error": str(e), "rows": [], "header": [], "caption": ""}
+        return {"error": str(e), "rows": [], "header": [], "caption": "", "note": ""}
     return {"error": "", "header": table3.header(False), "rows": [table3.cells(r, False) for r in rows],
-            "caption": table3.caption_for(scores)}  # fmt: skip
+            "caption": table3.caption_for(scores), "note": table3.method_note(rows)}  # fmt: skip

@@ -1,0 +1,357 @@
+"""Response curve of one simulator fault rate: ``full`` vs the ablation built against that fault.
+
+Why: "ECC matters" is only an honest statement with its regime attached — at which phantom rate,
+by how much, with what uncertainty. This sweeps one ``backend.<rate>`` of the simulated backbone
+over a grid and, at every point, runs ``full`` and the ablation that removes the mechanism built
+for that fault, through the normal run path (``experiment.app.run_experiment``: simulated backend,
+response cache off, logger none). It then draws Δ accuracy (ablation − full, paired bootstrap
+interval over items and seeds) and the fault's catch rate (Wilson interval over injected faults)
+against the rate.
+
+Every run writes its composed config to ``<run>/.hydra/config.yaml`` as a Hydra run does; the
+read-back takes each run's variant and seed from ``metrics.json`` and the rate value from that
+config, never from directory names.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from ledgermind.errors import UserError
+from ledgermind.experiment import table3
+from ledgermind.metrics.stats import BootstrapConfig, Estimate, cluster_mean, paired_delta, wilson_interval
+from ledgermind.simulator.label import NOTE
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+HYDRA_CONFIG = Path(".hydra") / "config.yaml"
+
+
+@dataclass(frozen=True)
+class SweepTarget:
+    """The ablation that removes the mechanism built against a fault, and the census fault kind whose
+    catch rate is drawn (``None``: the census defines no catch for it)."""
+
+    ablation: str
+    fault: str | None
+
+
+# backend.<rate> -> what to compare it with (README "Fault-rate sweep" shows this table).
+RATE_TARGETS: dict[str, SweepTarget] = {
+    "phantom_rate": SweepTarget("no_ecc", "phantom"),  # ECC/NCC demote claims naming absent entities
+    "misread_rate": SweepTarget("no_dual_read", "misread"),  # Dual-Read compares two readings of a number
+    # free-form reflection happens only without typed repair; its amplified claims have no "catch"
+    "reflection_amplify_rate": SweepTarget("free_form_repair", None),
+}
+
+
+class SweepError(UserError):
+    """A sweep that cannot run or cannot be read back (unknown rate, bad grid, missing runs)."""
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    rate: str
+    grid: tuple[float, ...]
+    target: SweepTarget
+    benchmark: str = "mmmu_pro_standard10"
+    seeds: tuple[int, ...] = (0,)
+    limit: int | None = None
+    overrides: tuple[str, ...] = ()  # further Hydra overrides (perception.cache_dir=..., backend.p_correct=...)
+
+    def __post_init__(self) -> None:
+        if not self.grid:
+            raise SweepError("the grid is empty: give rate values, e.g. --grid 0,0.1,0.2,0.4")
+        bad = [v for v in self.grid if not 0.0 <= v <= 1.0]
+        if bad:
+            raise SweepError(f"{self.rate} values must lie in [0, 1], got {bad}")
+
+    @property
+    def variants(self) -> tuple[str, str]:
+        return ("full", self.target.ablation)
+
+
+def spec_for(rate: str, grid: Sequence[float], *, ablation: str | None = None, fault: str | None = None,
+             **kwargs: Any) -> SweepSpec:  # fmt: skip
+    """A spec from the rate→ablation table; ``ablation``/``fault`` choose for a rate not in it."""
+    known = RATE_TARGETS.get(rate)
+    if ablation is None and known is None:
+        raise SweepError(
+            f"no ablation is mapped to {rate!r} (known: {', '.join(RATE_TARGETS)}); "
+            "choose the ablation to compare with (--ablation)"
+        )
+    default = known or SweepTarget(str(ablation), None)
+    target = SweepTarget(ablation or default.ablation, fault if fault is not None else default.fault)
+    return SweepSpec(rate, tuple(float(v) for v in grid), target, **kwargs)
+
+
+# ---------------------------------------------------------------------------------- running
+def _compose(overrides: Sequence[str]) -> DictConfig:
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return compose("config", overrides=list(overrides))
+    except HydraException as e:  # a bad override or option: the user's mistake, one line
+        raise SweepError(f"cannot compose the run config: {str(e).strip().splitlines()[0]}") from None
+
+
+def check_rate(spec: SweepSpec) -> None:
+    """Fail before any run when ``backend=simulated`` has no such rate."""
+    backend = _compose(["backend=simulated", f"benchmark={spec.benchmark}", "output_dir=unused"]).backend
+    if spec.rate not in backend:
+        known = sorted(str(k) for k in backend if str(k).endswith("_rate"))
+        raise SweepError(f"backend=simulated has no {spec.rate!r} (its rates: {', '.join(known)})")
+
+
+def compose_run(spec: SweepSpec, value: float, variant: str, seed: int, out: Path) -> DictConfig:
+    """The composed config of one point of the sweep (what ``scripts/run.py`` would run)."""
+    return _compose([
+        "backend=simulated", "model.name=simulated-backbone", "logger=none", "cache.mode=off", "progress=false",
+        "backend.banner=false", f"benchmark={spec.benchmark}", f"+ablation={variant}", f"seed={seed}",
+        f"output_dir={out}", *([f"limit={spec.limit}"] if spec.limit is not None else []), *spec.overrides,
+        f"backend.{spec.rate}={value}",
+    ])  # fmt: skip
+
+
+def run_dir_for(out_dir: Path, spec: SweepSpec, value: float, variant: str, seed: int) -> Path:
+    """Where a point's run goes (only for writing: read-back trusts the run's own records)."""
+    return out_dir / f"{spec.rate}-{value:g}" / f"{variant}-seed{seed}"
+
+
+RunFn = Callable[[DictConfig], Mapping[str, Any]]
+
+
+def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> list[Path]:
+    """Run every (value, variant, seed) point; a finished run resumes to nothing, so a rerun is cheap."""
+    if run is None:
+        from ledgermind.experiment.app import run_experiment as run
+    check_rate(spec)
+    dirs = []
+    for value in spec.grid:
+        for variant in spec.variants:
+            for seed in spec.seeds:
+                d = run_dir_for(out_dir, spec, value, variant, seed)
+                cfg = compose_run(spec, value, variant, seed, d)
+                (d / HYDRA_CONFIG).parent.mkdir(parents=True, exist_ok=True)
+                OmegaConf.save(cfg, d / HYDRA_CONFIG)  # as a Hydra run does: rescore and read-back use it
+                run(cfg)
+                dirs.append(d)
+    return dirs
+
+
+# ---------------------------------------------------------------------------------- reading back
+@dataclass(frozen=True)
+class CatchRate:
+    injected: int
+    caught: int
+    interval: tuple[float, float] | None
+
+    @property
+    def rate(self) -> float | None:
+        return self.caught / self.injected if self.injected else None
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    value: float
+    full: Estimate  # accuracy, percent
+    ablation: Estimate
+    delta: Estimate  # ablation − full, points, paired over items (and seeds)
+    catch: dict[str, CatchRate] = field(default_factory=dict)  # variant -> catch rate of the target fault
+
+    @property
+    def distinguishable(self) -> bool:
+        return not self.delta.contains(0.0)
+
+
+def rate_value(run_dir: Path, rate: str) -> float:
+    cfg_file = run_dir / HYDRA_CONFIG
+    if not cfg_file.exists():
+        raise SweepError(f"{run_dir} has no {HYDRA_CONFIG}: cannot tell which {rate} it ran with")
+    value = OmegaConf.select(OmegaConf.load(cfg_file), f"backend.{rate}")
+    if value is None:
+        raise SweepError(f"{cfg_file} sets no backend.{rate}")
+    return float(value)
+
+
+def fault_counts(mechanisms: Mapping[str, Any], fault: str) -> tuple[int, int]:
+    """(injected, caught) of one fault kind from a run's census; per-place breakdowns are summed."""
+    sim = mechanisms.get("simulator") or {}
+
+    def total(node: Any) -> int:
+        if isinstance(node, Mapping):
+            return sum(total(v) for v in node.values())
+        return int(node or 0)
+
+    return total((sim.get("injected") or {}).get(fault, 0)), total((sim.get("caught") or {}).get(fault, 0))
+
+
+def collect(
+    run_dirs: Sequence[Path], spec: SweepSpec, bootstrap: BootstrapConfig = BootstrapConfig()
+) -> list[SweepPoint]:
+    """One point per rate value among the given runs (or run/sweep dirs), from the runs' own records."""
+    runs = [table3.load_run(d) for d in table3.find_run_dirs(run_dirs)]
+    by_value: dict[float, list[table3.RunScores]] = {}
+    for r in runs:
+        by_value.setdefault(rate_value(r.run_dir, spec.rate), []).append(r)
+    points = []
+    for value in sorted(by_value):
+        group = [r for r in by_value[value] if r.variant in spec.variants]
+        try:
+            table3.check_comparable(group)
+        except UserError as e:
+            raise SweepError(f"{spec.rate}={value:g}: {e}") from None
+        points.append(_point(value, group, spec, bootstrap))
+    return points
+
+
+def _point(value: float, runs: Sequence[table3.RunScores], spec: SweepSpec, boot: BootstrapConfig) -> SweepPoint:
+    seeds = table3.seeds_of(runs)
+    by_variant = table3.group_by_variant(runs)
+    missing = [v for v in spec.variants if v not in by_variant]
+    if missing:
+        raise SweepError(f"{spec.rate}={value:g}: no finished run of {', '.join(missing)}")
+    full, abl = (table3.item_matrix(by_variant[v], seeds) for v in spec.variants)
+
+    def accuracy(matrix: Mapping[str, Sequence[float | None]]) -> Estimate:
+        return cluster_mean([[s for s in vals if s is not None] for vals in matrix.values()], boot).scaled(100.0)
+
+    catch = {}
+    if spec.target.fault is not None:
+        for variant in spec.variants:
+            counts = [fault_counts(r.mechanisms, spec.target.fault) for r in by_variant[variant].values()]
+            injected, caught = sum(c[0] for c in counts), sum(c[1] for c in counts)
+            catch[variant] = CatchRate(injected, caught, wilson_interval(caught, injected, boot.level))
+    return SweepPoint(value, accuracy(full), accuracy(abl), paired_delta(abl, full, boot).scaled(100.0), catch)
+
+
+# ---------------------------------------------------------------------------------- rendering
+def _ci(e: Estimate) -> str:
+    return f"{e.mean:.2f} [{e.low:.2f}, {e.high:.2f}]".replace("-", "−")
+
+
+def _catch(c: CatchRate | None) -> str:
+    if c is None or c.rate is None or c.interval is None:
+        return "–" if c is None else "– (0 injected)"
+    return f"{100 * c.rate:.1f} [{100 * c.interval[0]:.1f}, {100 * c.interval[1]:.1f}] ({c.caught}/{c.injected})"
+
+
+def to_markdown(points: Sequence[SweepPoint], spec: SweepSpec) -> str:
+    full, abl = spec.variants
+    fault = spec.target.fault
+    head = [spec.rate, f"{full} acc.", f"{abl} acc.", f"Δ {abl} − {full}", "Δ vs 0"]
+    if fault:
+        head += [f"{fault} catch % ({full})", f"{fault} catch % ({abl})"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---:"] * len(head)) + "|"]
+    for p in points:
+        cells = [f"{p.value:g}", _ci(p.full), _ci(p.ablation), _ci(p.delta),
+                 "distinguishable" if p.distinguishable else table3.NOT_DISTINGUISHABLE]  # fmt: skip
+        if fault:
+            cells += [_catch(p.catch.get(full)), _catch(p.catch.get(abl))]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def method_note(points: Sequence[SweepPoint], spec: SweepSpec, boot: BootstrapConfig) -> str:
+    n = points[0].full.n if points else 0
+    return (
+        f"{NOTE}. {spec.benchmark}, {n} items, seeds {', '.join(map(str, spec.seeds))}; every other simulator "
+        f"setting at its default{' with ' + ' '.join(spec.overrides) if spec.overrides else ''}. Accuracy (%) with a "
+        f"{100 * boot.level:g} % item-bootstrap interval; Δ paired per item and seed ({boot.resamples} resamples, "
+        f"seed {boot.seed}); catch %: caught / injected faults of that kind over all items and seeds with a Wilson "
+        "interval (faults within an item are not independent, so it is optimistic). "
+        "Errored items are left out pairwise."
+    )
+
+
+def to_csv(points: Sequence[SweepPoint], spec: SweepSpec) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow([spec.rate, "full", "full_low", "full_high", "ablation", "ablation_low", "ablation_high",
+                "delta", "delta_low", "delta_high", "distinguishable", "catch_full", "catch_ablation",
+                "injected_full", "injected_ablation"])  # fmt: skip
+    full, abl = spec.variants
+    for p in points:
+        cf, ca = p.catch.get(full), p.catch.get(abl)
+        w.writerow([p.value, p.full.mean, p.full.low, p.full.high, p.ablation.mean, p.ablation.low, p.ablation.high,
+                    p.delta.mean, p.delta.low, p.delta.high, p.distinguishable, cf.rate if cf else None,
+                    ca.rate if ca else None, cf.injected if cf else None, ca.injected if ca else None])  # fmt: skip
+    return buf.getvalue()
+
+
+def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
+    """Left: Δ accuracy vs rate with paired intervals. Right: catch rate vs rate (when defined)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    full, abl = spec.variants
+    xs = [p.value for p in points]
+    panels = 2 if spec.target.fault else 1
+    fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 3.8), squeeze=False)
+    ax = axes[0][0]
+    below = [p.delta.mean - p.delta.low for p in points]
+    above = [p.delta.high - p.delta.mean for p in points]
+    ax.errorbar(xs, [p.delta.mean for p in points], yerr=[below, above], capsize=3, marker="o")
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xlabel(f"backend.{spec.rate}")
+    ax.set_ylabel(f"Δ accuracy {abl} − {full} (points)")
+    if spec.target.fault:
+        axc = axes[0][1]
+        drawn = False
+        for variant in spec.variants:
+            pts = [(p.value, c) for p in points if (c := p.catch.get(variant)) and c.rate is not None]
+            if not pts:
+                continue
+            ys = [100 * c.rate for _, c in pts]  # type: ignore[operator]
+            lo = [y - 100 * c.interval[0] for y, (_, c) in zip(ys, pts, strict=True)]  # type: ignore[index]
+            hi = [100 * c.interval[1] - y for y, (_, c) in zip(ys, pts, strict=True)]  # type: ignore[index]
+            axc.errorbar([x for x, _ in pts], ys, yerr=[lo, hi], capsize=3, marker="o", label=variant)
+            drawn = True
+        axc.set_xlabel(f"backend.{spec.rate}")
+        axc.set_ylabel(f"{spec.target.fault} faults caught (%)")
+        axc.set_ylim(-2, 102)
+        if drawn:
+            axc.legend(fontsize="small")
+        else:
+            axc.text(0.5, 0.5, f"no {spec.target.fault} fault injected", ha="center", transform=axc.transAxes)
+    fig.suptitle("simulated backbone (test instrument)", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+@dataclass(frozen=True)
+class SweepOutputs:
+    markdown: Path
+    csv: Path
+    chart: Path
+
+
+def write_outputs(
+    points: Sequence[SweepPoint], spec: SweepSpec, out_dir: Path, boot: BootstrapConfig
+) -> SweepOutputs:
+    stem = f"sweep_{spec.rate}"
+    outs = SweepOutputs(out_dir / f"{stem}.md", out_dir / f"{stem}.csv", out_dir / f"{stem}.png")
+    note = method_note(points, spec, boot)
+    outs.markdown.write_text(to_markdown(points, spec) + "\n" + note + "\n", encoding="utf-8")
+    outs.csv.write_text(to_csv(points, spec), encoding="utf-8")
+    plot(points, spec, outs.chart)
+    return outs
+
+
+def sweep(spec: SweepSpec, out_dir: Path, boot: BootstrapConfig = BootstrapConfig(), *,
+          run: RunFn | None = None) -> tuple[list[SweepPoint], SweepOutputs]:  # fmt: skip
+    """Run the whole grid, read it back and write ``sweep_<rate>.md/.csv/.png`` into ``out_dir``."""
+    points = collect(run_sweep(spec, out_dir, run=run), spec, boot)
+    return points, write_outputs(points, spec, out_dir, boot)

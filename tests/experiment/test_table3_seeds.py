@@ -1,0 +1,115 @@
+"""Table 3 over several seeds, read from run directories whose names say nothing (or lie): the variant
+and seed come from each run's metrics.json identity. Every number below is worked out by hand."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from ledgermind.benchmarks.item import Item
+from ledgermind.experiment import table3
+from ledgermind.experiment.runner import RunOptions, identity_for, run_items
+from ledgermind.metrics.stats import BootstrapConfig
+from ledgermind.trajectory import PathKind, Trajectory
+from tests.experiment.fakes import fake_items, fake_score
+
+BOOT = BootstrapConfig(resamples=4000, seed=3)
+
+
+class ListAgent:
+    """Answers A (the gold) except on ``wrong`` ids; raises on ``fail`` ids (an errored item)."""
+
+    def __init__(self, wrong: set[str], fail: set[str]) -> None:
+        self.wrong, self.fail = wrong, fail
+
+    async def solve(self, item: Item) -> Trajectory:
+        if item.id in self.fail:
+            raise RuntimeError(f"server down on {item.id}")
+        answer = "B" if item.id in self.wrong else "A"
+        return Trajectory(item_id=item.id, question=item.question, path=PathKind.FULLPIPE, raw_answer=answer,
+                          answer=answer)  # fmt: skip
+
+
+def _run(out: Path, variant: str, seed: int, wrong: set[str], fail: set[str] = frozenset()) -> Path:  # type: ignore[assignment]
+    items = fake_items(4)  # q0 Easy, q1 Medium, q2 Hard, q3 Easy
+    ident = identity_for(items, model="m", backend="b", benchmark="fake", variant=variant, seed=seed,
+                         provenance={"decoding": {"temperature": 0.0, "seed": seed}})  # fmt: skip
+    asyncio.run(run_items(items, ListAgent(wrong, set(fail)), identity=ident, options=RunOptions(out, progress=False),
+                          scorer=fake_score, summarize=None))  # fmt: skip
+    return out
+
+
+@pytest.fixture
+def sweep(tmp_path: Path) -> Path:
+    root = tmp_path / "multirun"
+    # directory names that contradict the runs they hold: only the identity may be trusted
+    _run(root / "0_no_ecc", "full", 0, wrong={"q3"})
+    _run(root / "1_full", "full", 1, wrong=set())
+    _run(root / "seed0" / "full", "no_ecc", 0, wrong={"q0", "q3"})
+    _run(root / "x", "no_ecc", 1, wrong={"q1"}, fail={"q2"})
+    return root
+
+
+def _rows(root: Path) -> tuple[list[table3.RunScores], list[table3.Row]]:
+    runs = [table3.load_run(d) for d in table3.find_run_dirs([root])]
+    return runs, table3.build_rows(runs, bootstrap=BOOT)
+
+
+def test_rows_pool_items_and_seeds_from_identities(sweep: Path) -> None:
+    runs, rows = _rows(sweep)
+    full, no_ecc = rows
+    assert (full.variant, no_ecc.variant) == ("full", "no_ecc") and full.seeds == (0, 1)
+    # full: 3/4 then 4/4 → 7/8. no_ecc: 2/4, then 2/3 scored (q2 errored) → 4/7.
+    assert full.scores["Overall"] == pytest.approx(87.5) and no_ecc.scores["Overall"] == pytest.approx(400 / 7)
+    assert no_ecc.overall_by_seed == pytest.approx((50.0, 200 / 3)) and no_ecc.errors == 1
+    # Paired (item, seed) differences, q2/seed 1 excluded: q0 (−1, 0), q1 (0, −1), q2 (0), q3 (0, 0) → −2/7.
+    assert no_ecc.delta == pytest.approx(-200 / 7) and no_ecc.delta_by_seed == pytest.approx((-25.0, -100 / 3))
+    # Resampling 4 items jointly with their seeds: all from {q0, q1} (P = 1/16 > 2.5 %) gives −50; none of them
+    # (P = 1/16) gives 0. So the 95 % interval is [−50, 0]: it contains 0.
+    assert (no_ecc.delta_ci.low, no_ecc.delta_ci.high) == pytest.approx((-50.0, 0.0))
+    assert no_ecc.verdict == table3.NOT_DISTINGUISHABLE and full.verdict is None
+    # full's accuracy: k draws of q3 ~ Bin(4, 1/4); P(k ≥ 3) = 5.1 %, P(k = 4) = 0.4 %: lower bound (8 − 3)/8.
+    assert (full.overall.low, full.overall.high) == pytest.approx((62.5, 100.0))
+    # McNemar per seed: one discordant item each (only full right) → p = 1.
+    assert no_ecc.mcnemar_p == (1.0, 1.0)
+
+
+def test_outputs_show_intervals_and_the_seed_dimension(sweep: Path, tmp_path: Path) -> None:
+    runs, rows = _rows(sweep)
+    outs = table3.write_outputs(rows, runs, tmp_path / "out", with_paper=False, bootstrap=BOOT)
+    md = outs.markdown.read_text()
+    assert "| w/o ECC/NCC | 50.0 | 50.0 | 100.0 | 57.14 | [" in md  # Hard: q2 right in seed 0, errored in 1
+    assert "| −28.57 | [−50.00, 0.00] | 1 / 1 | not distinguishable |" in md
+    assert "2 seeds 0, 1 (each item resampled with all its seeds)" in md and "no_ecc 1" in md
+    rows_csv = list(csv.DictReader(io.StringIO(outs.csv.read_text())))
+    assert rows_csv[1]["seeds"] == "0;1" and rows_csv[1]["errors"] == "1" and rows_csv[1]["verdict"] == "not distinguishable"
+    assert "2 seeds" in table3.caption_for(runs)
+    assert "Seeds: 0, 1" in table3.protocol_footer(runs)
+    census = outs.census.read_text()
+    assert "full (seed 0)" in census and "no_ecc (seed 1)" in census
+    assert outs.chart.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_variant_missing_a_seed_or_a_duplicated_seed_is_refused(sweep: Path) -> None:
+    runs = [table3.load_run(d) for d in table3.find_run_dirs([sweep])]
+    partial = [r for r in runs if not (r.variant == "no_ecc" and r.seed == 1)]
+    with pytest.raises(table3.Table3Error, match="variant 'no_ecc' has no run for seed 1"):
+        table3.build_rows(partial)
+    twice = [*runs, next(r for r in runs if r.variant == "full" and r.seed == 0)]
+    with pytest.raises(table3.Table3Error, match=r"variant 'full' appears twice \(seed 0\)"):
+        table3.build_rows(twice)
+
+
+def test_html_report_table3_has_the_intervals_and_names_each_seed(sweep: Path) -> None:
+    from ledgermind.report import build_report
+
+    html = build_report(sweep).read_text()
+    table = html[html.index('id="table3"') : html.index('id="runs"')]
+    assert "[−50.00, 0.00]" in table and "not distinguishable" in table and "1 / 1" in table
+    assert "percentile bootstrap over items" in table
+    side = html[html.index('id="compare-index"') :]
+    assert "no_ecc (seed 1)" in side and "full (seed 0)" in side
