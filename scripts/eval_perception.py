@@ -18,7 +18,9 @@ recovers with and without the orientation classifier.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import math
 import statistics
 import sys
@@ -31,11 +33,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from omegaconf import OmegaConf  # noqa: E402
+from PIL import Image  # noqa: E402
 
 from ledgermind.errors import UserError  # noqa: E402
 from perception.crop import CropConfig, parse_numbers, text_tokens, zone_crop  # noqa: E402
 from perception.image_io import ImagePolicy, load_image  # noqa: E402
-from perception.ocr import OCREngine, OCRLine  # noqa: E402
+from perception.cache import default_perception_cache_dir, package_versions, settings_of  # noqa: E402
+from perception.ocr import OCREngine, OCRLine, polygon_to_bbox  # noqa: E402
 from perception.orientation import OrientationClassifier  # noqa: E402
 from perception.tools import CropZoomTool, build_tools  # noqa: E402
 
@@ -56,6 +60,39 @@ class GaugeScore:
     ocr_ms: float
     crop_ms: float  # proposals + zone selection (incl. the read check's zoomed OCR) + crop
     zoom_ocr_ms: float
+
+
+class OCRDiskMemo:
+    """The engine's raw reading of each image kept on disk, keyed by pixels and engine settings.
+
+    Why: the gauge eval reads every photo at 1× and all nine zones zoomed (≈10 OCR passes per
+    photo, about a minute each on a shared CPU), and cross-validating the zone choice re-runs the
+    choice many times. The pipeline's tool cache (:mod:`perception.cache`) is keyed by tool calls
+    and by the digest of the whole perception source, so an edit to the crop rule would throw away
+    every OCR reading although OCR did not change; this memo keys on what OCR depends on only (the
+    pixels, the engine's settings, the perception packages and the OCR modules' source).
+    """
+
+    def __init__(self, engine: OCREngine, directory: Path) -> None:
+        self.directory = directory
+        self.directory.mkdir(parents=True, exist_ok=True)
+        ocr_src = b"".join((REPO / "perception" / n).read_bytes() for n in ("ocr.py", "orientation.py"))
+        fingerprint = json.dumps([settings_of(engine), package_versions()], sort_keys=True, default=str)
+        self._salt = hashlib.sha256(fingerprint.encode() + ocr_src).hexdigest()[:16]
+        self._inner = engine._raw_lines  # type: ignore[attr-defined]
+        engine._raw_lines = self._raw_lines  # type: ignore[attr-defined,method-assign]
+
+    def _raw_lines(self, image: Image.Image) -> list[OCRLine]:
+        digest = hashlib.sha1(image.tobytes() + f"{image.size}{image.mode}{self._salt}".encode()).hexdigest()
+        path = self.directory / f"{digest}.json"
+        if path.is_file():
+            return [OCRLine(t, polygon_to_bbox(poly), tuple(map(tuple, poly)), c)
+                    for t, poly, c in json.loads(path.read_text())]
+        lines = self._inner(image)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps([[ln.text, [list(p) for p in ln.polygon], ln.confidence] for ln in lines]))
+        tmp.replace(path)
+        return lines
 
 
 def dial_labels(item: dict) -> tuple[float, ...]:
@@ -214,6 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--verify-top-k", type=int, default=None, help="override crop.verify_top_k (default: config)")
     ap.add_argument("--no-oracle", action="store_true", help="skip zooming every zone (faster)")
     ap.add_argument("--limit", type=int, default=None, help="first N items/images only")
+    ap.add_argument("--ocr-memo", default=None,
+                    help="folder of the on-disk OCR memo (default: <perception cache>/eval_ocr; 'off' = none)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     try:
@@ -228,6 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             tool.config = CropConfig(**{**tool.config.__dict__, **overrides})
         engine, policy = tool.engine, tool.image_policy
         assert engine is not None
+        if args.ocr_memo != "off":
+            OCRDiskMemo(engine, Path(args.ocr_memo) if args.ocr_memo else default_perception_cache_dir() / "eval_ocr")
         if args.mmmu:
             print(run_mmmu(args.data or SHARED / "mmmu_pro_subset", engine, policy))
         elif args.rotation:
