@@ -45,6 +45,10 @@ class GroundingConfig:
     # before/after, between) are checked as the set of values they allow. False = strict Eq. 5.
     ncc_relations: bool = True
     approx_rel: float = APPROX_REL  # "about X" allows X·(1 ± approx_rel) (no paper value)
+    # Deliberate deviation from Eq. 4 (issue 27): a non-place entity of ≥ 2 content tokens is also
+    # supported when one cited fact holds ≥ this fraction of its content tokens (ecc.py). None =
+    # strict Eq. 4 membership. Chosen by 5-fold CV (scripts/eval_grounding.py --folds 5).
+    ecc_similarity: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("beta", "delta_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify",
@@ -52,6 +56,11 @@ class GroundingConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise ConfigError(f"grounding.{name} must be a number in [0, 1], got {value!r}")
+        if self.ecc_similarity is not None and (
+            isinstance(self.ecc_similarity, bool) or not isinstance(self.ecc_similarity, (int, float))
+            or not 0.0 < self.ecc_similarity <= 1.0
+        ):
+            raise ConfigError(f"grounding.ecc_similarity must be null or a number in (0, 1], got {self.ecc_similarity!r}")
         for name in ("ecc_enabled", "ncc_enabled", "ncc_relations"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"grounding.{name} must be true or false, got {getattr(self, name)!r}")
@@ -130,7 +139,7 @@ class GroundingCascade:
         ecc_ok, missing = True, ()
         if cfg.ecc_enabled:
             assert self.ner is not None
-            ecc = check_ecc(claim, pool, ner=self.ner, aliases=self.aliases)
+            ecc = check_ecc(claim, pool, ner=self.ner, aliases=self.aliases, similarity=cfg.ecc_similarity)
             ecc_ok, missing = ecc.passed, ecc.missing
         ncc_ok, unmatched = True, ()
         if cfg.ncc_enabled:
