@@ -18,7 +18,8 @@ The canonical form undoes, in order:
 
 The tables ship in ``perception/data/aliases.json`` (App. C: "a small predefined alias table") and
 can be extended from config with :meth:`AliasTable.extended` or :meth:`AliasTable.from_json`. The
-default table adds country demonyms as groups ("Canadian" -> "canada", :mod:`perception.demonyms`).
+default table adds ISO 3166 country-name variants from ``pycountry`` ("Viet Nam" -> "vietnam") and
+country demonyms from ``countryinfo`` as groups ("Canadian" -> "canada", :mod:`perception.demonyms`).
 ``designators`` are the generic heads of names ("Institution", "University", "River"): ECC accepts
 "the Smithsonian" for "the Smithsonian Institution" by dropping a trailing designator.
 
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import ConfigError
-from perception.demonyms import country_demonym_groups
+from perception.demonyms import country_demonym_groups, country_name_groups
 
 DEFAULT_ALIAS_FILE = Path(__file__).with_name("data") / "aliases.json"
 
@@ -221,6 +222,17 @@ class AliasTable:
         groups = [[self.normalise(name), *forms] for name, *forms in country_demonym_groups()]
         return self.extended({"groups": [g for g in groups if g[0]]})
 
+    def with_country_names(self) -> AliasTable:
+        """This table plus ISO 3166 country-name variants (``pycountry``); a variant this table
+        already rewrites (a hand group such as "holland") keeps its rewriting."""
+        groups = []
+        for name, *forms in country_name_groups():
+            canonical = self.normalise(name)
+            kept = [f for f in forms if self.normalise(f) != canonical]
+            if canonical and kept:
+                groups.append([canonical, *kept])
+        return self.extended({"groups": groups})
+
     # -- queries -----------------------------------------------------------------------------
     def normalise(self, text: str) -> str:
         """Canonical form: space-separated lower-case tokens (empty string for no tokens)."""
@@ -307,4 +319,4 @@ def _default_table() -> AliasTable:
 
 def build_default_table() -> AliasTable:
     """A fresh copy of the packaged table with demonyms (``default()`` shares one per process)."""
-    return AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False).with_demonyms()
+    return AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False).with_country_names().with_demonyms()
