@@ -1,6 +1,6 @@
 """Abbreviation definitions found in text, after Schwartz & Hearst (PSB 2003).
 
-Why: ECC must accept "NASM" when the evidence says "National Air and Space Museum (NASM)" or the
+Why: ECC must accept "RHS" when the evidence says "Royal Horticultural Society (RHS)" or the
 claim defines the short form itself. Hand lists of acronyms cannot keep up; the Schwartz–Hearst
 algorithm (the one scispaCy's ``AbbreviationDetector`` implements) finds the definitions a text
 states and needs no resource at all:

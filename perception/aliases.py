@@ -7,7 +7,7 @@ exactly when its canonical form is a whole-token subsequence of the text's canon
 
 The canonical form undoes, in order:
   1. unicode / diacritics / case ("São Paulo" -> "sao paulo"), punctuation and possessives,
-     "&" read as "and" ("Ray & Liz" = "Ray and Liz");
+     "&" read as "and" ("Simon & Garfunkel" = "Simon and Garfunkel");
   2. dotted acronyms ("U.S.A." -> "USA");
   3. roman numerals after a capitalised word ("Apollo XI" -> "apollo 11", "World War II");
   4. number words ("eleven" -> "11", "twenty-one" -> "21");
@@ -21,7 +21,7 @@ can be extended from config with :meth:`AliasTable.extended` or :meth:`AliasTabl
 default table adds ISO 3166 country-name variants from ``pycountry`` ("Viet Nam" -> "vietnam") and
 country demonyms from ``countryinfo`` as groups ("Canadian" -> "canada", :mod:`perception.demonyms`).
 ``designators`` are the generic heads of names ("Institution", "University", "River"): ECC accepts
-"the Smithsonian" for "the Smithsonian Institution" by dropping a trailing designator.
+"the Getty" for "the Getty Institution" by dropping a trailing designator.
 
 The roman-numeral and number-word helpers also serve the numeric extractor of NCC, which keeps
 one definition of "what counts as a numeral" for both checks.

@@ -14,10 +14,10 @@ never straddle two.
 
 Beyond whole-phrase alias matching, four general forms of the same name are accepted (issue 11):
 
-* a name without its trailing generic designator ("the Smithsonian" for "the Smithsonian
+* a name without its trailing generic designator ("the Getty" for "the Getty
   Institution"; the designator list is part of the alias table);
 * an acronym whose expansion is supported, where the expansion is found in the claim or the pool
-  as capitalised words whose initials spell it ("National Air and Space Museum (NASM)");
+  as capitalised words whose initials spell it ("Royal Horticultural Society (RHS)");
 * an adjectival / demonym form of a capitalised word of the pool ("Lancastrian" for "House of
   Lancaster"; country demonyms are alias groups already, :mod:`perception.demonyms`);
 
@@ -29,13 +29,13 @@ pool states ("long form (SF)"), found with the Schwartz–Hearst algorithm
 non-place entity of at least two content tokens that none of the forms above finds is still
 supported when one cited fact holds a fraction ≥ τ of its content-token set (canonical tokens,
 function words dropped, a plural "s" stripped as a crude lemma): word order and inserted words
-("the Art Museum of the University of Wyoming") and a dropped given name then stop failing the
+("the Art Museum of the University of Leeds") and a dropped given name then stop failing the
 check. τ is chosen by cross-validation (``scripts/eval_grounding.py --folds 5``); ``None`` keeps
 Eq. 4's strict phrase membership. Places are excluded because a partial place name is another
 place ("York" / "New York").
 
 and one false friend is refused: a place name (GPE/LOC) whose every literal occurrence in the
-pool sits inside a longer proper name ("San Diego" in "the Hilton San Diego/Del Mar, in Del Mar")
+pool sits inside a longer proper name ("Kent" in "the Hilton Kent Street, in Sydney")
 names something else - a hotel, "New York" rather than "York", "South Korea" rather than "Korea".
 """
 
