@@ -23,7 +23,7 @@ from typing import Any
 
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.coverage import support_coverage
-from ledgermind.grounding.ecc import check_ecc
+from ledgermind.grounding.ecc import ECCRules, check_ecc
 from ledgermind.grounding.ncc import APPROX_REL, DELTA_READ, ClaimKind, check_ncc
 from perception.aliases import AliasTable
 from perception.ner import EntityExtractor, SpacyNER
@@ -49,6 +49,11 @@ class GroundingConfig:
     # supported when one cited fact holds ≥ this fraction of its content tokens (ecc.py). None =
     # strict Eq. 4 membership. Chosen by 5-fold CV (scripts/eval_grounding.py --folds 5).
     ecc_similarity: float | None = None
+    # ECC's general name forms (ecc.py, issue 11); each kept only if it raises held-out agreement
+    ecc_designators: bool = True
+    ecc_acronyms: bool = True
+    ecc_adjectival: bool = True
+    ecc_place_guard: bool = True
 
     def __post_init__(self) -> None:
         for name in ("beta", "delta_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify",
@@ -61,7 +66,8 @@ class GroundingConfig:
             or not 0.0 < self.ecc_similarity <= 1.0
         ):
             raise ConfigError(f"grounding.ecc_similarity must be null or a number in (0, 1], got {self.ecc_similarity!r}")
-        for name in ("ecc_enabled", "ncc_enabled", "ncc_relations"):
+        for name in ("ecc_enabled", "ncc_enabled", "ncc_relations", "ecc_designators", "ecc_acronyms",
+                     "ecc_adjectival", "ecc_place_guard"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"grounding.{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("demote_ecc", "demote_ncc", "demote_uncited"):
@@ -70,6 +76,11 @@ class GroundingConfig:
                     f"grounding.{name}={getattr(self, name)} exceeds sigma_verify={self.sigma_verify}: "
                     "a demoted claim must fall to or below the verification threshold (App. C)"
                 )
+
+    @property
+    def ecc_rules(self) -> ECCRules:
+        return ECCRules(self.ecc_designators, self.ecc_acronyms, self.ecc_adjectival, self.ecc_place_guard,
+                        self.ecc_similarity)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> GroundingConfig:
@@ -139,7 +150,7 @@ class GroundingCascade:
         ecc_ok, missing = True, ()
         if cfg.ecc_enabled:
             assert self.ner is not None
-            ecc = check_ecc(claim, pool, ner=self.ner, aliases=self.aliases, similarity=cfg.ecc_similarity)
+            ecc = check_ecc(claim, pool, ner=self.ner, aliases=self.aliases, rules=cfg.ecc_rules)
             ecc_ok, missing = ecc.passed, ecc.missing
         ncc_ok, unmatched = True, ()
         if cfg.ncc_enabled:

@@ -19,13 +19,21 @@ from collections.abc import Sequence
 from dataclasses import fields, replace
 
 from ledgermind.errors import UserError
-from ledgermind.grounding.agreement import GROUPS, AnnotatedPair, Verdict, evaluate
+from ledgermind.grounding.agreement import GROUPS, AnnotatedPair, Check, Verdict, evaluate
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, default_ner
 from ledgermind.kfold import CVReport, cross_validate, stratified_folds
 from perception.aliases import AliasTable
 
-#: Default grid: the ECC similarity threshold τ (None = strict Eq. 4) and NCC's "about X" tolerance.
-DEFAULT_GRID = ("ecc_similarity=none,1.0,0.8,0.67,0.5", "approx_rel=0.1,0.05,0.2")
+#: Default grid: ECC's general name forms on/off, its similarity threshold τ (None = strict Eq. 4)
+#: and NCC's "about X" tolerance; the shipped value of each field is its first.
+DEFAULT_GRID = (
+    "ecc_designators=true,false", "ecc_acronyms=true,false", "ecc_adjectival=true,false",
+    "ecc_place_guard=true,false", "ecc_similarity=none,1.0,0.8,0.67,0.5", "approx_rel=0.1,0.05,0.2",
+)
+#: Fields that change only ECC's verdict / only NCC's verdict: a row is re-checked only when a
+#: field its check depends on changes, so a product grid costs the sum of its axes, not the product.
+ECC_FIELDS = frozenset({"ecc_similarity", "ecc_designators", "ecc_acronyms", "ecc_adjectival", "ecc_place_guard"})
+NCC_FIELDS = frozenset({"delta_read", "ncc_relations", "approx_rel"})
 
 
 def parse_grid(specs: Sequence[str], base: GroundingConfig) -> list[GroundingConfig]:
@@ -81,9 +89,24 @@ def macro_agreement(verdicts: Sequence[Verdict]) -> float:
 
 
 def run_grid(pairs: Sequence[AnnotatedPair], candidates: Sequence[GroundingConfig]) -> dict[GroundingConfig, list[Verdict]]:
-    """Verdicts of every candidate on every pair (one shared NER and alias table)."""
+    """Verdicts of every candidate on every pair (one shared NER and alias table).
+
+    A pair scored by ECC is re-checked only for a new combination of the fields ECC depends on
+    (all but ``NCC_FIELDS``), an NCC pair likewise; the verdicts are those a full run would give.
+    """
     ner, aliases = default_ner(), AliasTable.default()
-    return {cfg: evaluate(pairs, GroundingCascade(cfg, ner, aliases)).verdicts for cfg in candidates}
+    memo: dict[tuple[Check, tuple], dict[str, Verdict]] = {}
+    out: dict[GroundingConfig, list[Verdict]] = {}
+    for cfg in candidates:
+        verdicts: dict[str, Verdict] = {}
+        for check, ignored in ((Check.ECC, NCC_FIELDS), (Check.NCC, ECC_FIELDS)):
+            key = (check, tuple((f.name, getattr(cfg, f.name)) for f in fields(cfg) if f.name not in ignored))
+            if key not in memo:
+                subset = [p for p in pairs if p.check is check]
+                memo[key] = {v.pair.id: v for v in evaluate(subset, GroundingCascade(cfg, ner, aliases)).verdicts}
+            verdicts.update(memo[key])
+        out[cfg] = [verdicts[p.id] for p in pairs]
+    return out
 
 
 def cross_validate_grounding(
@@ -96,8 +119,23 @@ def cross_validate_grounding(
     report = cross_validate(outcomes, folds, macro_agreement, metrics)
     dev = outcomes[candidates[0]]
     best_dev = max(candidates, key=lambda c: macro_agreement(outcomes[c]))
-    return format_report(report, {g: metrics[g](dev) for g in GROUPS}, candidates[0], best_dev,
+    text = format_report(report, {g: metrics[g](dev) for g in GROUPS}, candidates[0], best_dev,
                          {g: metrics[g](outcomes[best_dev]) for g in GROUPS})
+    return text + "\n\n" + one_change_table(candidates, outcomes)
+
+
+def one_change_table(candidates: Sequence[GroundingConfig], outcomes: dict[GroundingConfig, list[Verdict]]) -> str:
+    """Dev agreement of each candidate that differs from the shipped one in a single field: a rule
+    whose removal changes nothing on the dev rows is untested by them."""
+    shipped = candidates[0]
+    lines = ["| one change from shipped (dev, all rows) | " + " | ".join(GROUPS) + " |",
+             "|---|" + "---|" * len(GROUPS)]
+    for cfg in candidates:
+        changed = [f.name for f in fields(cfg) if getattr(cfg, f.name) != getattr(shipped, f.name)]
+        if len(changed) <= 1:
+            label = f"{changed[0]}={getattr(cfg, changed[0])}" if changed else "shipped"
+            lines.append(f"| {label} | " + " | ".join(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in GROUPS) + " |")
+    return "\n".join(lines)
 
 
 def format_report(report: CVReport[GroundingConfig], dev: dict[str, float], shipped: GroundingConfig,
@@ -116,7 +154,11 @@ def format_report(report: CVReport[GroundingConfig], dev: dict[str, float], ship
 
 
 def describe(cfg: GroundingConfig) -> str:
-    return f"ecc_similarity={cfg.ecc_similarity} approx_rel={cfg.approx_rel}"
+    """The fields where ``cfg`` differs from the shipped defaults ("shipped defaults" when none)."""
+    default = GroundingConfig()
+    diff = [f"{f.name}={getattr(cfg, f.name)}" for f in fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name)]
+    return " ".join(diff) or "shipped defaults"
 
 
-__all__ = ["DEFAULT_GRID", "cross_validate_grounding", "macro_agreement", "parse_grid", "run_grid"]
+__all__ = ["DEFAULT_GRID", "cross_validate_grounding", "describe", "group_agreement", "macro_agreement",
+           "parse_grid", "run_grid"]

@@ -87,10 +87,26 @@ def claim_entities(claim: str, ner: EntityExtractor, aliases: AliasTable) -> tup
     return tuple(kept)
 
 
+@dataclass(frozen=True)
+class ECCRules:
+    """Which of the general forms above ECC accepts, and the similarity threshold τ.
+
+    Each form is a switch so that cross-validation (``scripts/eval_grounding.py --folds``) can
+    keep a form only when it improves held-out agreement; the defaults are the shipped choice.
+    """
+
+    designators: bool = True  # "the Getty" for "the Getty Institution"
+    acronyms: bool = True  # Schwartz–Hearst definitions and initial-letter runs
+    adjectival: bool = True  # "Lancastrian" for "House of Lancaster"
+    place_guard: bool = True  # refuse a place name seen only inside longer names
+    similarity: float | None = None  # τ of the token-set overlap test; None = strict Eq. 4
+
+
 def check_ecc(
-    claim: str, pool: Sequence[str], *, ner: EntityExtractor, aliases: AliasTable, similarity: float | None = None
+    claim: str, pool: Sequence[str], *, ner: EntityExtractor, aliases: AliasTable,
+    rules: ECCRules = ECCRules(),
 ) -> ECCResult:
-    """Run ECC for ``claim`` against the cited facts ``pool`` (``similarity``: τ, see the module doc)."""
+    """Run ECC for ``claim`` against the cited facts ``pool`` under ``rules`` (module doc)."""
     entities = claim_entities(claim, ner, aliases)
     if not entities:
         return ECCResult(True, (), ())
@@ -98,8 +114,8 @@ def check_ecc(
     unique = {ent.text: ent for ent in entities}
     missing = tuple(
         name for name, ent in unique.items()
-        if not entity_supported(ent, claim, pool, padded_pool=padded_pool, aliases=aliases)
-        and not similar_enough(ent, padded_pool, aliases, similarity)
+        if not entity_supported(ent, claim, pool, padded_pool=padded_pool, aliases=aliases, rules=rules)
+        and not similar_enough(ent, padded_pool, aliases, rules.similarity)
     )
     return ECCResult(not missing, tuple(unique), missing)
 
@@ -125,23 +141,24 @@ def similar_enough(ent: Entity, padded_pool: Sequence[str], aliases: AliasTable,
 
 
 def entity_supported(
-    ent: Entity, claim: str, pool: Sequence[str], *, padded_pool: Sequence[str], aliases: AliasTable
+    ent: Entity, claim: str, pool: Sequence[str], *, padded_pool: Sequence[str], aliases: AliasTable,
+    rules: ECCRules = ECCRules(),
 ) -> bool:
     """Is ``ent`` (an entity of ``claim``) named in the pool, up to aliases and the forms above?"""
     canonical = aliases.normalise(ent.text)
     if _supported(canonical, padded_pool):
-        return not (ent.label in PLACE_LABELS and _only_inside_longer_names(ent.text, pool))
+        return not (rules.place_guard and ent.label in PLACE_LABELS and _only_inside_longer_names(ent.text, pool))
     tokens = canonical.split()
-    if len(tokens) > 1 and tokens[-1] in aliases.designators and \
+    if rules.designators and len(tokens) > 1 and tokens[-1] in aliases.designators and \
             _supported(" ".join(tokens[:-1]), padded_pool):
         return True
     acronym = ent.text.strip()
-    if _ACRONYM.fullmatch(acronym) and any(
+    if rules.acronyms and _ACRONYM.fullmatch(acronym) and any(
         _supported(aliases.normalise(expansion), padded_pool)
         for text in (claim, *pool) for expansion in _expansions(acronym, text)
     ):
         return True
-    return has_adjectival_suffix(acronym) and " " not in acronym and any(
+    return rules.adjectival and has_adjectival_suffix(acronym) and " " not in acronym and any(
         derives_from(acronym, word) for fact in pool for word in _NAME_WORD.findall(fact)
     )
 
