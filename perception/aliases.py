@@ -18,8 +18,9 @@ The canonical form undoes, in order:
 
 The tables ship in ``perception/data/aliases.json`` (App. C: "a small predefined alias table") and
 can be extended from config with :meth:`AliasTable.extended` or :meth:`AliasTable.from_json`. The
-default table adds ISO 3166 country-name variants from ``pycountry`` ("Viet Nam" -> "vietnam") and
-country demonyms from ``countryinfo`` as groups ("Canadian" -> "canada", :mod:`perception.demonyms`).
+default table adds country demonyms from ``countryinfo`` as groups ("Canadian" -> "canada",
+:mod:`perception.demonyms`); ``AliasTable.default(country_names=True)`` also adds the ISO 3166
+country-name variants of ``pycountry`` ("Viet Nam" -> "vietnam").
 ``designators`` are the generic heads of names ("Institution", "University", "River"): ECC accepts
 "the Getty" for "the Getty Institution" by dropping a trailing designator.
 
@@ -187,9 +188,15 @@ class AliasTable:
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
-    def default(cls) -> AliasTable:
-        """The packaged table (``perception/data/aliases.json``), built once per process."""
-        return _default_table()
+    def default(cls, country_names: bool = False) -> AliasTable:
+        """The packaged table (``perception/data/aliases.json``), built once per process.
+
+        ``country_names`` adds the ISO 3166 name variants of ``pycountry`` (issue 27). Off by
+        default: on the grounding dev rows it changes one verdict, against the annotators
+        ("Macao" accepted for "Macau"), so cross-validation does not keep it
+        (``scripts/eval_grounding.py --folds 5``, grid field ``ecc_country_names``).
+        """
+        return _default_table(country_names)
 
     @classmethod
     def from_json(cls, path: str | Path, *, extend_default: bool = True) -> AliasTable:
@@ -312,11 +319,12 @@ def _validated(
     return [list(g) for g in groups], maps[0], maps[1], list(designators)
 
 
-@lru_cache(maxsize=1)
-def _default_table() -> AliasTable:
-    return build_default_table()
+@lru_cache(maxsize=2)
+def _default_table(country_names: bool = False) -> AliasTable:
+    return build_default_table(country_names)
 
 
-def build_default_table() -> AliasTable:
+def build_default_table(country_names: bool = False) -> AliasTable:
     """A fresh copy of the packaged table with demonyms (``default()`` shares one per process)."""
-    return AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False).with_country_names().with_demonyms()
+    table = AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False)
+    return (table.with_country_names() if country_names else table).with_demonyms()

@@ -54,6 +54,9 @@ class GroundingConfig:
     ecc_acronyms: bool = True
     ecc_adjectival: bool = True
     ecc_place_guard: bool = True
+    # ISO 3166 country-name variants (pycountry) in the alias table; honoured where the cascade
+    # builds its own table (no ``aliases`` passed: auditor, eval scripts). Off: CV does not keep it.
+    ecc_country_names: bool = False
 
     def __post_init__(self) -> None:
         for name in ("beta", "delta_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify",
@@ -67,7 +70,7 @@ class GroundingConfig:
         ):
             raise ConfigError(f"grounding.ecc_similarity must be null or a number in (0, 1], got {self.ecc_similarity!r}")
         for name in ("ecc_enabled", "ncc_enabled", "ncc_relations", "ecc_designators", "ecc_acronyms",
-                     "ecc_adjectival", "ecc_place_guard"):
+                     "ecc_adjectival", "ecc_place_guard", "ecc_country_names"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"grounding.{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("demote_ecc", "demote_ncc", "demote_uncited"):
@@ -130,7 +133,7 @@ class GroundingCascade:
     ) -> None:
         self.cfg = cfg or GroundingConfig()
         self.ner = ner if ner is not None else (default_ner() if self.cfg.ecc_enabled else None)
-        self.aliases = aliases or AliasTable.default()
+        self.aliases = aliases or AliasTable.default(country_names=self.cfg.ecc_country_names)
 
     def check(
         self,

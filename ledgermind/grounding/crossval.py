@@ -22,17 +22,18 @@ from ledgermind.errors import UserError
 from ledgermind.grounding.agreement import GROUPS, AnnotatedPair, Check, Verdict, evaluate
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, default_ner
 from ledgermind.kfold import CVReport, cross_validate, stratified_folds
-from perception.aliases import AliasTable
 
 #: Default grid: ECC's general name forms on/off, its similarity threshold τ (None = strict Eq. 4)
 #: and NCC's "about X" tolerance; the shipped value of each field is its first.
 DEFAULT_GRID = (
     "ecc_designators=true,false", "ecc_acronyms=true,false", "ecc_adjectival=true,false",
-    "ecc_place_guard=true,false", "ecc_similarity=none,1.0,0.8,0.67,0.5", "approx_rel=0.1,0.05,0.2",
+    "ecc_place_guard=true,false", "ecc_country_names=false,true", "ecc_similarity=none,1.0,0.8,0.67,0.5",
+    "approx_rel=0.1,0.05,0.2",
 )
 #: Fields that change only ECC's verdict / only NCC's verdict: a row is re-checked only when a
 #: field its check depends on changes, so a product grid costs the sum of its axes, not the product.
-ECC_FIELDS = frozenset({"ecc_similarity", "ecc_designators", "ecc_acronyms", "ecc_adjectival", "ecc_place_guard"})
+ECC_FIELDS = frozenset({"ecc_similarity", "ecc_designators", "ecc_acronyms", "ecc_adjectival", "ecc_place_guard",
+                        "ecc_country_names"})
 NCC_FIELDS = frozenset({"delta_read", "ncc_relations", "approx_rel"})
 
 
@@ -89,12 +90,12 @@ def macro_agreement(verdicts: Sequence[Verdict]) -> float:
 
 
 def run_grid(pairs: Sequence[AnnotatedPair], candidates: Sequence[GroundingConfig]) -> dict[GroundingConfig, list[Verdict]]:
-    """Verdicts of every candidate on every pair (one shared NER and alias table).
+    """Verdicts of every candidate on every pair (one shared NER; the per-process alias tables).
 
     A pair scored by ECC is re-checked only for a new combination of the fields ECC depends on
     (all but ``NCC_FIELDS``), an NCC pair likewise; the verdicts are those a full run would give.
     """
-    ner, aliases = default_ner(), AliasTable.default()
+    ner = default_ner()
     memo: dict[tuple[Check, tuple], dict[str, Verdict]] = {}
     out: dict[GroundingConfig, list[Verdict]] = {}
     for cfg in candidates:
@@ -103,7 +104,7 @@ def run_grid(pairs: Sequence[AnnotatedPair], candidates: Sequence[GroundingConfi
             key = (check, tuple((f.name, getattr(cfg, f.name)) for f in fields(cfg) if f.name not in ignored))
             if key not in memo:
                 subset = [p for p in pairs if p.check is check]
-                memo[key] = {v.pair.id: v for v in evaluate(subset, GroundingCascade(cfg, ner, aliases)).verdicts}
+                memo[key] = {v.pair.id: v for v in evaluate(subset, GroundingCascade(cfg, ner)).verdicts}
             verdicts.update(memo[key])
         out[cfg] = [verdicts[p.id] for p in pairs]
     return out

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from ledgermind.errors import UserError
-from ledgermind.grounding.cascade import GroundingConfig
+from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
+from perception.aliases import AliasTable
 from ledgermind.grounding.crossval import DEFAULT_GRID, parse_grid
 from ledgermind.grounding.ecc import ECCRules, check_ecc
 from perception.abbreviations import best_long_form, definitions, is_short_form
@@ -31,9 +32,15 @@ def test_short_form_and_long_form_rules():
 @pytest.mark.parametrize("a, b", [("Viet Nam", "Vietnam"), ("Russian Federation", "Russia"),
                                   ("Korea, Republic of", "South Korea"), ("UK", "Great Britain"),
                                   ("Türkiye", "Turkey")])
-def test_country_names_from_pycountry_are_aliases(aliases, a, b):
+def test_country_names_from_pycountry_are_aliases(a, b):
     pytest.importorskip("pycountry")
-    assert aliases.equivalent(a, b)
+    assert AliasTable.default(country_names=True).equivalent(a, b)
+
+
+def test_country_names_switch():
+    pytest.importorskip("pycountry")
+    assert not AliasTable.default().equivalent("Viet Nam", "Vietnam")
+    assert GroundingCascade(GroundingConfig(ecc_country_names=True), ner=object()).aliases.equivalent("Viet Nam", "Vietnam")
 
 
 # ----------------------------------------------------------------------------- ECC rules
@@ -65,7 +72,7 @@ def test_parse_grid_puts_the_shipped_config_first():
     base = GroundingConfig()
     grid = parse_grid(["ecc_similarity=0.8,none", "ecc_place_guard=false,true"], base)
     assert grid[0] == base and len(grid) == 4 and len(set(grid)) == 4
-    assert len(parse_grid(DEFAULT_GRID, base)) == 2 * 2 * 2 * 2 * 5 * 3
+    assert len(parse_grid(DEFAULT_GRID, base)) == 2 * 2 * 2 * 2 * 2 * 5 * 3
     for bad in (["nosuchfield=1"], ["ecc_similarity"], ["ecc_similarity=abc"], ["ecc_similarity=2"]):
         with pytest.raises(UserError):
             parse_grid(bad, base)
