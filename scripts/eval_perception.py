@@ -212,6 +212,9 @@ def run_zone_cv(data: Path, tool: CropZoomTool, k: int, seed: int, limit: int | 
              f"shipped: {_describe(shipped)}; best on all photos: {_describe(best)}"]
     lines += [f"fold {f.fold}: chose {_describe(f.chosen)} (train recall {f.train_score:.3f}, n_test={f.n_held_out})"
               for f in report.folds]
+    lines.append("| candidate (dev, all photos) | zoom recall |")
+    lines.append("|---|---|")
+    lines += [f"| {_describe(c)} | {recall(outcomes[c]):.3f} |" for c in candidates]
     lines.append(f"dial_label_recall_cv zoom={report.pooled['zoom']:.3f} full={report.pooled['full']:.3f} "
                  f"dev_zoom={dev:.3f} n={len(items)}")
     return "\n".join(lines)
