@@ -15,7 +15,9 @@ the auditor and the annotators disagree. The work is done by
 the best macro-mean group agreement on the other K−1 folds is scored on the held-out fold. The
 table shows the dev figure (shipped config, all rows), the held-out mean ± spread over folds, the
 pooled held-out agreement and the dev−CV gap per group; a change counts only if it raises the
-held-out figure.
+held-out figure. Ties keep the shipped config; ``--from-strict`` makes them keep strict Eq. 4
+instead (then the candidate with the fewest changes from it), so every ECC rule must earn its
+place on the training folds.
 """
 
 from __future__ import annotations
@@ -32,7 +34,13 @@ sys.path.insert(0, str(REPO))
 from ledgermind.errors import UserError  # noqa: E402
 from ledgermind.grounding.agreement import evaluate, load_pairs  # noqa: E402
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig  # noqa: E402
-from ledgermind.grounding.crossval import DEFAULT_GRID, cross_validate_grounding, parse_grid  # noqa: E402
+from ledgermind.grounding.crossval import (  # noqa: E402
+    DEFAULT_GRID,
+    cross_validate_grounding,
+    parse_grid,
+    simplest_first,
+    strict_eq4,
+)
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "grounding_ext" / "dev.jsonl"
 
@@ -44,6 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--misses", action="store_true", help="list the disagreeing rows")
     parser.add_argument("--folds", type=int, default=0, help="K-fold cross-validation of the parameter grid")
     parser.add_argument("--seed", type=int, default=0, help="fold assignment seed")
+    parser.add_argument("--from-strict", action="store_true",
+                        help="ties prefer strict Eq. 4 and fewer rules: each ECC rule must earn its place")
     parser.add_argument("--grid", action="append", default=None, metavar="NAME=V1,V2",
                         help=f"candidate values of a GroundingConfig field (default: {' '.join(DEFAULT_GRID)})")
     args = parser.parse_args(argv)
@@ -53,7 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.folds:
             start = time.perf_counter()
             grid = parse_grid(args.grid or DEFAULT_GRID, base)
-            table = cross_validate_grounding(pairs, grid, args.folds, seed=args.seed)
+            if args.from_strict:
+                grid = simplest_first(grid, strict_eq4(base))
+            table = cross_validate_grounding(pairs, grid, args.folds, seed=args.seed, shipped=base)
             print(f"{len(pairs)} annotated pairs, {args.folds}-fold CV over {len(grid)} candidates; "
                   f"{time.perf_counter() - start:.1f} s\n")
             print(table)

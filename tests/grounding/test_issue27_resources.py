@@ -99,3 +99,14 @@ def test_eval_grounding_folds_cli(tmp_path, repo_root, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "| entity | 1.000 |" in out and "fold 1: chose" in out
     assert module.main(["--data", str(data), "--folds", "1"]) == 2  # user error, one line, exit 2
+
+
+def test_from_strict_order_lets_fewer_rules_win_ties():
+    from ledgermind.grounding.crossval import simplest_first, strict_eq4
+
+    base = GroundingConfig()
+    grid = simplest_first(parse_grid(["ecc_designators=true,false", "ecc_acronyms=true,false"], base), strict_eq4(base))
+    strict = strict_eq4(base)
+    assert grid[0] == strict and not grid[0].ecc_place_guard and grid[0].ecc_similarity is None
+    changes = [sum(getattr(c, f) != getattr(strict, f) for f in ("ecc_designators", "ecc_acronyms")) for c in grid[1:]]
+    assert changes == sorted(changes)
