@@ -185,9 +185,10 @@ def format_report(report: CVReport[GroundingConfig], dev: dict[str, float], ship
 def describe(cfg: GroundingConfig) -> str:
     """The fields where ``cfg`` differs from the shipped defaults ("shipped defaults" when none)."""
     default = GroundingConfig()
-    diff = [f"{f.name}={getattr(cfg, f.name)}" for f in fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name)]
+    diff = [f"{f.name}={getattr(cfg, f.name)}" for f in fields(cfg)
+            if getattr(cfg, f.name) != getattr(default, f.name)]
     return " ".join(diff) or "shipped defaults"
 
 
-__all__ = ["DEFAULT_GRID", "cross_validate_grounding", "prefer", "simplest_first", "strict_eq4", "describe", "group_agreement", "macro_agreement",
-           "parse_grid", "run_grid"]
+__all__ = ["DEFAULT_GRID", "cross_validate_grounding", "describe", "group_agreement", "macro_agreement",
+           "parse_grid", "prefer", "run_grid", "simplest_first", "strict_eq4"]
