@@ -7,7 +7,7 @@ exactly when its canonical form is a whole-token subsequence of the text's canon
 
 The canonical form undoes, in order:
   1. unicode / diacritics / case ("São Paulo" -> "sao paulo"), punctuation and possessives,
-     "&" read as "and" ("Ray & Liz" = "Ray and Liz");
+     "&" read as "and" ("Simon & Garfunkel" = "Simon and Garfunkel");
   2. dotted acronyms ("U.S.A." -> "USA");
   3. roman numerals after a capitalised word ("Apollo XI" -> "apollo 11", "World War II");
   4. number words ("eleven" -> "11", "twenty-one" -> "21");
@@ -18,9 +18,11 @@ The canonical form undoes, in order:
 
 The tables ship in ``perception/data/aliases.json`` (App. C: "a small predefined alias table") and
 can be extended from config with :meth:`AliasTable.extended` or :meth:`AliasTable.from_json`. The
-default table adds country demonyms as groups ("Canadian" -> "canada", :mod:`perception.demonyms`).
+default table adds country demonyms from ``countryinfo`` as groups ("Canadian" -> "canada",
+:mod:`perception.demonyms`); ``AliasTable.default(country_names=True)`` also adds the ISO 3166
+country-name variants of ``pycountry`` ("Viet Nam" -> "vietnam").
 ``designators`` are the generic heads of names ("Institution", "University", "River"): ECC accepts
-"the Smithsonian" for "the Smithsonian Institution" by dropping a trailing designator.
+"the Getty" for "the Getty Institution" by dropping a trailing designator.
 
 The roman-numeral and number-word helpers also serve the numeric extractor of NCC, which keeps
 one definition of "what counts as a numeral" for both checks.
@@ -37,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import ConfigError
-from perception.demonyms import country_demonym_groups
+from perception.demonyms import country_demonym_groups, country_name_groups
 
 DEFAULT_ALIAS_FILE = Path(__file__).with_name("data") / "aliases.json"
 
@@ -186,9 +188,15 @@ class AliasTable:
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
-    def default(cls) -> AliasTable:
-        """The packaged table (``perception/data/aliases.json``), built once per process."""
-        return _default_table()
+    def default(cls, country_names: bool = False) -> AliasTable:
+        """The packaged table (``perception/data/aliases.json``), built once per process.
+
+        ``country_names`` adds the ISO 3166 name variants of ``pycountry`` (issue 27). Off by
+        default: on the grounding dev rows it changes one verdict, against the annotators
+        ("Macao" accepted for "Macau"), so cross-validation does not keep it
+        (``scripts/eval_grounding.py --folds 5``, grid field ``ecc_country_names``).
+        """
+        return _default_table(country_names)
 
     @classmethod
     def from_json(cls, path: str | Path, *, extend_default: bool = True) -> AliasTable:
@@ -220,6 +228,17 @@ class AliasTable:
         """This table plus country demonym groups, each keyed to this table's canonical name."""
         groups = [[self.normalise(name), *forms] for name, *forms in country_demonym_groups()]
         return self.extended({"groups": [g for g in groups if g[0]]})
+
+    def with_country_names(self) -> AliasTable:
+        """This table plus ISO 3166 country-name variants (``pycountry``); a variant this table
+        already rewrites (a hand group such as "holland") keeps its rewriting."""
+        groups = []
+        for name, *forms in country_name_groups():
+            canonical = self.normalise(name)
+            kept = [f for f in forms if self.normalise(f) != canonical]
+            if canonical and kept:
+                groups.append([canonical, *kept])
+        return self.extended({"groups": groups})
 
     # -- queries -----------------------------------------------------------------------------
     def normalise(self, text: str) -> str:
@@ -300,11 +319,12 @@ def _validated(
     return [list(g) for g in groups], maps[0], maps[1], list(designators)
 
 
-@lru_cache(maxsize=1)
-def _default_table() -> AliasTable:
-    return build_default_table()
+@lru_cache(maxsize=2)
+def _default_table(country_names: bool = False) -> AliasTable:
+    return build_default_table(country_names)
 
 
-def build_default_table() -> AliasTable:
+def build_default_table(country_names: bool = False) -> AliasTable:
     """A fresh copy of the packaged table with demonyms (``default()`` shares one per process)."""
-    return AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False).with_demonyms()
+    table = AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False)
+    return (table.with_country_names() if country_names else table).with_demonyms()

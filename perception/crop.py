@@ -10,7 +10,10 @@ two steps (the paper does not give a formula):
    whether it is text that full-image OCR could not read (uncertain lines, unread detector boxes);
 2. *read check*: when a ``reader`` is given, the ``verify_top_k`` best zones by proposal score are
    zoomed and read, and the zone whose zoom reads the most *new* question-relevant text
-   (``text_gain``: tokens no full-image line holds) wins. Informativeness is then measured, not
+   (``text_gain``: tokens no full-image line holds; with ``gain_per_area`` per unit of crop
+   area, so that border zones, whose margin the image edge cuts, are not penalised for their
+   size) wins. The criterion is stated without reference to any data set; its weights are chosen
+   by cross-validation (``scripts/eval_perception.py --folds 5``). Informativeness is then measured, not
    guessed; it costs ``verify_top_k`` zoomed OCR passes, and the chosen crop's reading is in the
    engine's memo when the pipeline OCRs the region next.
 
@@ -62,6 +65,10 @@ class CropConfig:
     numeric_text_bonus: float = 1.0  # numeric text on a reading question (dial labels, axis ticks)
     unread_text_weight: float = 1.0  # text-detector box no legible line covers (= uncertain text)
     verify_top_k: int = 9  # zones zoomed and read before choosing (9 = all; 0/1 = proposal score alone)
+    # Read check's gain per unit of zone area (issue 27): edge and corner zones lose part of their
+    # margin to the image border, so raw gains favour the larger interior crops; True divides each
+    # gain by its crop's area relative to the mean zone crop. Chosen by CV (eval_perception --folds).
+    gain_per_area: bool = False
 
     def __post_init__(self) -> None:
         if self.grid < 1 or self.zoom <= 0 or self.margin < 0 or self.max_output_side < 1:
@@ -249,10 +256,19 @@ def select_zone_crop(
     for zone in ranked[: cfg.verify_top_k]:
         crops[zone] = zone_crop(image, zone, cfg)
         read = [ln.text for ln in reader(crops[zone].image)]
-        gains.append((zone, text_gain(read, known_texts, cues, cfg)))
+        gains.append((zone, text_gain(read, known_texts, cues, cfg) / _area_factor(image, zone, cfg)))
     zone = max(gains, key=lambda zg: (round(zg[1], 9), -ranked.index(zg[0])))[0]
     crop = crops[zone]
     return CropResult(crop.image, crop.region, crop.scale, zone, tuple(scores), tuple(gains))
+
+
+def _area_factor(image: Image.Image, zone: int, cfg: CropConfig) -> float:
+    """Zone ``zone``'s crop area over the mean crop area of all zones (1.0 unless ``gain_per_area``)."""
+    if not cfg.gain_per_area:
+        return 1.0
+    areas = [expand(b, cfg.margin, image.size).area for b in zone_boxes(image.width, image.height, cfg.grid)]
+    mean = sum(areas) / len(areas)
+    return areas[zone] / mean if mean > 0 and areas[zone] > 0 else 1.0
 
 
 def zone_crop(image: Image.Image, zone: int, cfg: CropConfig = CropConfig()) -> CropResult:

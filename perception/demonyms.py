@@ -86,4 +86,36 @@ def has_adjectival_suffix(word: str) -> bool:
     return word[:1].isupper() and word.lower().endswith(_SUFFIXES) and len(word) >= 5
 
 
-__all__ = ["country_demonym_groups", "derives_from", "has_adjectival_suffix", "skeleton"]
+@lru_cache(maxsize=1)
+def country_name_groups() -> tuple[tuple[str, ...], ...]:
+    """Alias groups of each country's names from ``pycountry`` (ISO 3166: short, official and
+    common name), keyed to ``countryinfo``'s name when it knows the country, so that the demonym
+    groups and these agree on one canonical spelling ("Russian Federation" -> "Russia", "Viet
+    Nam" -> "Vietnam", "Korea, Republic of" -> "South Korea"). Empty without ``pycountry``."""
+    try:
+        import pycountry
+    except ImportError:
+        return ()
+    names_by_iso: dict[str, set[str]] = {}
+    try:
+        from countryinfo import all_countries
+
+        for country in all_countries():
+            iso = (country.info().get("ISO") or {}).get("alpha2")
+            if iso and country.name():
+                names_by_iso.setdefault(str(iso).upper(), set()).add(country.name())
+    except ImportError:
+        pass
+    # an ISO code that several countryinfo entries share (England, Wales, ... under GB) names none
+    by_iso = {iso: next(iter(names)) for iso, names in names_by_iso.items() if len(names) == 1}
+    groups = []
+    for country in pycountry.countries:
+        names = [by_iso.get(country.alpha_2), getattr(country, "common_name", None), country.name,
+                 getattr(country, "official_name", None)]
+        unique = list(dict.fromkeys(n for n in names if n))
+        if len(unique) >= 2:
+            groups.append(tuple(unique))
+    return tuple(groups)
+
+
+__all__ = ["country_demonym_groups", "country_name_groups", "derives_from", "has_adjectival_suffix", "skeleton"]

@@ -8,6 +8,16 @@ vitc_exact, vitc_bound), per target group (exact_number, entity, bound) and over
 ``--strict-ncc`` turns relation-aware NCC off (the paper's Eq. 5); ``--misses`` lists the rows where
 the auditor and the annotators disagree. The work is done by
 :func:`ledgermind.grounding.agreement.evaluate`, which the tests call directly.
+
+``--folds K`` cross-validates the checks' free parameters (issue 27): every candidate of the grid
+(``--grid NAME=V1,V2,...``, a GroundingConfig field; the default grid is ``ecc_similarity`` and
+``approx_rel``, shipped values first) is run on every row once; for each fold the candidate with
+the best macro-mean group agreement on the other K−1 folds is scored on the held-out fold. The
+table shows the dev figure (shipped config, all rows), the held-out mean ± spread over folds, the
+pooled held-out agreement and the dev−CV gap per group; a change counts only if it raises the
+held-out figure. Ties keep the shipped config; ``--from-strict`` makes them keep strict Eq. 4
+instead (then the candidate with the fewest changes from it), so every ECC rule must earn its
+place on the training folds.
 """
 
 from __future__ import annotations
@@ -24,6 +34,13 @@ sys.path.insert(0, str(REPO))
 from ledgermind.errors import UserError  # noqa: E402
 from ledgermind.grounding.agreement import evaluate, load_pairs  # noqa: E402
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig  # noqa: E402
+from ledgermind.grounding.crossval import (  # noqa: E402
+    DEFAULT_GRID,
+    cross_validate_grounding,
+    parse_grid,
+    simplest_first,
+    strict_eq4,
+)
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "grounding_ext" / "dev.jsonl"
 
@@ -33,14 +50,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--strict-ncc", action="store_true", help="strict Eq. 5 (ncc_relations=false)")
     parser.add_argument("--misses", action="store_true", help="list the disagreeing rows")
+    parser.add_argument("--folds", type=int, default=0, help="K-fold cross-validation of the parameter grid")
+    parser.add_argument("--seed", type=int, default=0, help="fold assignment seed")
+    parser.add_argument("--from-strict", action="store_true",
+                        help="ties prefer strict Eq. 4 and fewer rules: each ECC rule must earn its place")
+    parser.add_argument("--grid", action="append", default=None, metavar="NAME=V1,V2",
+                        help=f"candidate values of a GroundingConfig field (default: {' '.join(DEFAULT_GRID)})")
     args = parser.parse_args(argv)
     try:
         pairs = load_pairs(args.data)
+        base = GroundingConfig(ncc_relations=not args.strict_ncc)
+        if args.folds:
+            start = time.perf_counter()
+            grid = parse_grid(args.grid or DEFAULT_GRID, base)
+            if args.from_strict:
+                grid = simplest_first(grid, strict_eq4(base))
+            table = cross_validate_grounding(pairs, grid, args.folds, seed=args.seed, shipped=base)
+            print(f"{len(pairs)} annotated pairs, {args.folds}-fold CV over {len(grid)} candidates; "
+                  f"{time.perf_counter() - start:.1f} s\n")
+            print(table)
+            return 0
     except UserError as exc:
         print(f"eval_grounding: error: {exc}", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    report = evaluate(pairs, GroundingCascade(GroundingConfig(ncc_relations=not args.strict_ncc)))
+    report = evaluate(pairs, GroundingCascade(base))
     elapsed = time.perf_counter() - start
     mode = "strict Eq. 5" if args.strict_ncc else "relation-aware"
     print(f"{len(pairs)} annotated pairs from {args.data} (NCC {mode}); {elapsed:.1f} s\n")

@@ -8,6 +8,13 @@ number. Also printed: the per-image best-zone oracle (every zone zoomed, the bes
 ``--no-oracle`` skips it) and all zones together, so the gap to the oracle is visible. The last
 line is machine-readable: ``dial_label_recall full=<r> zoom=<r> n=<items>``.
 
+``--folds K`` (issue 27): cross-validate the zone choice's weights. Every candidate of a small
+grid (``gain_per_area`` × ``numeric_text_bonus`` × ``verify_top_k``, the shipped config first)
+chooses a zone on every photo (OCR readings come from the on-disk memo, so this costs no OCR once
+the photos were read); per fold the candidate with the best zoom recall on the other K−1 folds is
+scored on the held-out fold. Printed: dev (shipped config, all photos), held-out mean ± spread,
+pooled held-out recall, full-image recall and the dev−CV gap.
+
 ``--rotation``: turn real photos by 90/180/270° and report how much of the upright reading OCR
 recovers with and without the orientation classifier.
 ``--mmmu``: OCR every image of the MMMU-Pro subset; report how many yield text and the median time.
@@ -18,7 +25,9 @@ recovers with and without the orientation classifier.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import math
 import statistics
 import sys
@@ -31,11 +40,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from omegaconf import OmegaConf  # noqa: E402
+from PIL import Image  # noqa: E402
 
 from ledgermind.errors import UserError  # noqa: E402
 from perception.crop import CropConfig, parse_numbers, text_tokens, zone_crop  # noqa: E402
 from perception.image_io import ImagePolicy, load_image  # noqa: E402
-from perception.ocr import OCREngine, OCRLine  # noqa: E402
+from perception.cache import default_perception_cache_dir, package_versions, settings_of  # noqa: E402
+from perception.ocr import OCREngine, OCRLine, polygon_to_bbox  # noqa: E402
 from perception.orientation import OrientationClassifier  # noqa: E402
 from perception.tools import CropZoomTool, build_tools  # noqa: E402
 
@@ -56,6 +67,39 @@ class GaugeScore:
     ocr_ms: float
     crop_ms: float  # proposals + zone selection (incl. the read check's zoomed OCR) + crop
     zoom_ocr_ms: float
+
+
+class OCRDiskMemo:
+    """The engine's raw reading of each image kept on disk, keyed by pixels and engine settings.
+
+    Why: the gauge eval reads every photo at 1× and all nine zones zoomed (≈10 OCR passes per
+    photo, about a minute each on a shared CPU), and cross-validating the zone choice re-runs the
+    choice many times. The pipeline's tool cache (:mod:`perception.cache`) is keyed by tool calls
+    and by the digest of the whole perception source, so an edit to the crop rule would throw away
+    every OCR reading although OCR did not change; this memo keys on what OCR depends on only (the
+    pixels, the engine's settings, the perception packages and the OCR modules' source).
+    """
+
+    def __init__(self, engine: OCREngine, directory: Path) -> None:
+        self.directory = directory
+        self.directory.mkdir(parents=True, exist_ok=True)
+        ocr_src = b"".join((REPO / "perception" / n).read_bytes() for n in ("ocr.py", "orientation.py"))
+        fingerprint = json.dumps([settings_of(engine), package_versions()], sort_keys=True, default=str)
+        self._salt = hashlib.sha256(fingerprint.encode() + ocr_src).hexdigest()[:16]
+        self._inner = engine._raw_lines  # type: ignore[attr-defined]
+        engine._raw_lines = self._raw_lines  # type: ignore[attr-defined,method-assign]
+
+    def _raw_lines(self, image: Image.Image) -> list[OCRLine]:
+        digest = hashlib.sha1(image.tobytes() + f"{image.size}{image.mode}{self._salt}".encode()).hexdigest()
+        path = self.directory / f"{digest}.json"
+        if path.is_file():
+            return [OCRLine(t, polygon_to_bbox(poly), tuple(map(tuple, poly)), c)
+                    for t, poly, c in json.loads(path.read_text())]
+        lines = self._inner(image)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps([[ln.text, [list(p) for p in ln.polygon], ln.confidence] for ln in lines]))
+        tmp.replace(path)
+        return lines
 
 
 def dial_labels(item: dict) -> tuple[float, ...]:
@@ -102,6 +146,82 @@ def score_gauge(path: Path, item: dict, tool: CropZoomTool, oracle: bool = True)
                       crop.zone if crop.zone is not None else -1,
                       tuple(sorted(z for z, f in per_zone.items() if f == best)),
                       (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
+
+
+@dataclass(frozen=True)
+class ZoneOutcome:
+    """One photo under one zone-choice candidate: labels, found at 1×, found with the chosen zoom."""
+
+    labels: int
+    found_full: int
+    found_zoom: int
+
+
+def recall(outcomes: Sequence[ZoneOutcome], zoom: bool = True) -> float:
+    total = sum(o.labels for o in outcomes)
+    found = sum(o.found_zoom if zoom else o.found_full for o in outcomes)
+    return found / total if total else float("nan")
+
+
+CV_GRID = {"gain_per_area": (False, True), "numeric_text_bonus": (1.0, 0.0, 2.0), "verify_top_k": (9, 3)}
+
+
+def zone_candidates(base: CropConfig) -> list[CropConfig]:
+    """The CV grid as configs, the shipped one first (ties keep it)."""
+    import itertools
+
+    out = [base]
+    for combo in itertools.product(*CV_GRID.values()):
+        cfg = CropConfig(**{**base.__dict__, **dict(zip(CV_GRID, combo))})
+        if cfg not in out:
+            out.append(cfg)
+    return out
+
+
+def run_zone_cv(data: Path, tool: CropZoomTool, k: int, seed: int, limit: int | None) -> str:
+    from ledgermind.kfold import cross_validate, stratified_folds
+
+    engine, shipped = tool.engine, tool.config
+    assert engine is not None
+    items = load_items(data)[:limit]
+    candidates = zone_candidates(shipped)
+    outcomes: dict[CropConfig, list[ZoneOutcome]] = {c: [] for c in candidates}
+    for item in items:
+        loaded = load_image(data / "images" / item["image"], tool.image_policy)
+        labels = dial_labels(item)
+        base = numbers_read(engine.recognize(loaded.image))
+        for cfg in candidates:
+            tool.config = cfg
+            crop = tool.select(loaded, GAUGE_QUESTION)
+            zoom = count_found(labels, base | numbers_read(engine.recognize(crop.image)))
+            outcomes[cfg].append(ZoneOutcome(len(labels), count_found(labels, base), zoom))
+    tool.config = shipped
+    # stratum: does 1× OCR already find every label? (zoom can only help on the others)
+    folds = stratified_folds([o.found_full == o.labels for o in outcomes[shipped]], k, seed)
+    metrics = {"zoom": recall, "full": lambda o: recall(o, zoom=False)}
+    report = cross_validate(outcomes, folds, recall, metrics)
+    dev = recall(outcomes[shipped])
+    best = max(candidates, key=lambda c: recall(outcomes[c]))
+    lines = [f"{len(items)} photos, {k}-fold CV over {len(candidates)} zone-choice candidates",
+             "| figure | dev (shipped) | dev (best on all) | CV mean ± sd | CV pooled | gap dev−CV |",
+             "|---|---|---|---|---|---|",
+             f"| zoom recall | {dev:.3f} | {recall(outcomes[best]):.3f} | {report.mean('zoom'):.3f} ± "
+             f"{report.spread('zoom'):.3f} | {report.pooled['zoom']:.3f} | {dev - report.pooled['zoom']:+.3f} |",
+             f"| full-image recall | {recall(outcomes[shipped], zoom=False):.3f} | | {report.mean('full'):.3f} ± "
+             f"{report.spread('full'):.3f} | {report.pooled['full']:.3f} | |",
+             f"shipped: {_describe(shipped)}; best on all photos: {_describe(best)}"]
+    lines += [f"fold {f.fold}: chose {_describe(f.chosen)} (train recall {f.train_score:.3f}, n_test={f.n_held_out})"
+              for f in report.folds]
+    lines.append("| candidate (dev, all photos) | zoom recall |")
+    lines.append("|---|---|")
+    lines += [f"| {_describe(c)} | {recall(outcomes[c]):.3f} |" for c in candidates]
+    lines.append(f"dial_label_recall_cv zoom={report.pooled['zoom']:.3f} full={report.pooled['full']:.3f} "
+                 f"dev_zoom={dev:.3f} n={len(items)}")
+    return "\n".join(lines)
+
+
+def _describe(cfg: CropConfig) -> str:
+    return " ".join(f"{name}={getattr(cfg, name)}" for name in CV_GRID)
 
 
 def load_items(data: Path) -> list[dict]:
@@ -214,6 +334,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--verify-top-k", type=int, default=None, help="override crop.verify_top_k (default: config)")
     ap.add_argument("--no-oracle", action="store_true", help="skip zooming every zone (faster)")
     ap.add_argument("--limit", type=int, default=None, help="first N items/images only")
+    ap.add_argument("--folds", type=int, default=0, help="K-fold CV of the zone choice's weights (gauges)")
+    ap.add_argument("--seed", type=int, default=0, help="fold assignment seed")
+    ap.add_argument("--ocr-memo", default=None,
+                    help="folder of the on-disk OCR memo (default: <perception cache>/eval_ocr; 'off' = none)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     try:
@@ -228,6 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             tool.config = CropConfig(**{**tool.config.__dict__, **overrides})
         engine, policy = tool.engine, tool.image_policy
         assert engine is not None
+        if args.ocr_memo != "off":
+            OCRDiskMemo(engine, Path(args.ocr_memo) if args.ocr_memo else default_perception_cache_dir() / "eval_ocr")
         if args.mmmu:
             print(run_mmmu(args.data or SHARED / "mmmu_pro_subset", engine, policy))
         elif args.rotation:
@@ -237,6 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             oriented_cfg = OmegaConf.merge(cfg.ocr, {"orientation": cfg.ocr.get("orientation") or {
                 "_target_": f"{OrientationClassifier.__module__}.OrientationClassifier"}})
             print(run_rotation(paths, instantiate(plain_cfg), instantiate(oriented_cfg), policy))
+        elif args.folds:
+            print(run_zone_cv(args.data or SHARED / "gauges", tool, args.folds, args.seed, args.limit))
         else:
             oracle = not args.no_oracle
             scores = run_gauges(args.data or SHARED / "gauges", tool, args.verbose, oracle, args.limit)

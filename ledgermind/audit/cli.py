@@ -79,12 +79,11 @@ def run_audit(run_dir: Path, cfg: DictConfig) -> dict[str, Any]:
 
 def _cascade(cfg: DictConfig) -> Any:
     from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
-    from perception.aliases import AliasTable
     from perception.ner import SpacyNER
 
     overrides = to_plain(cfg.audit.get("grounding"))
     gcfg = GroundingConfig.from_mapping(overrides) if overrides else GroundingConfig()
-    return GroundingCascade(gcfg, SpacyNER(), AliasTable.default())
+    return GroundingCascade(gcfg, SpacyNER())  # the cascade builds the alias table its config asks for
 
 
 def _evidence_source(cfg: DictConfig) -> Any:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.coverage import support_coverage
-from ledgermind.grounding.ecc import check_ecc
+from ledgermind.grounding.ecc import ECCRules, check_ecc
 from ledgermind.grounding.ncc import APPROX_REL, DELTA_READ, ClaimKind, check_ncc
 from perception.aliases import AliasTable
 from perception.ner import EntityExtractor, SpacyNER
@@ -45,6 +45,19 @@ class GroundingConfig:
     # before/after, between) are checked as the set of values they allow. False = strict Eq. 5.
     ncc_relations: bool = True
     approx_rel: float = APPROX_REL  # "about X" allows X·(1 ± approx_rel) (no paper value)
+    # Deliberate deviation from Eq. 4 (issue 27): a non-place entity of ≥ 2 content tokens is also
+    # supported when one cited fact holds ≥ this fraction of its content tokens (ecc.py). None =
+    # strict Eq. 4 membership. Chosen by 5-fold CV (scripts/eval_grounding.py --folds 5): on the
+    # dev rows 1.0 and 0.8 change nothing, 0.67 / 0.5 cost 1 / 3 entity verdicts.
+    ecc_similarity: float | None = None
+    # ECC's general name forms (ecc.py, issue 11); each kept only if it raises held-out agreement
+    ecc_designators: bool = True
+    ecc_acronyms: bool = True
+    ecc_adjectival: bool = True
+    ecc_place_guard: bool = True
+    # ISO 3166 country-name variants (pycountry) in the alias table; honoured where the cascade
+    # builds its own table (no ``aliases`` passed: auditor, eval scripts). Off: CV does not keep it.
+    ecc_country_names: bool = False
 
     def __post_init__(self) -> None:
         for name in ("beta", "delta_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify",
@@ -52,7 +65,13 @@ class GroundingConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise ConfigError(f"grounding.{name} must be a number in [0, 1], got {value!r}")
-        for name in ("ecc_enabled", "ncc_enabled", "ncc_relations"):
+        if self.ecc_similarity is not None and (
+            isinstance(self.ecc_similarity, bool) or not isinstance(self.ecc_similarity, (int, float))
+            or not 0.0 < self.ecc_similarity <= 1.0
+        ):
+            raise ConfigError(f"grounding.ecc_similarity must be null or a number in (0, 1], got {self.ecc_similarity!r}")
+        for name in ("ecc_enabled", "ncc_enabled", "ncc_relations", "ecc_designators", "ecc_acronyms",
+                     "ecc_adjectival", "ecc_place_guard", "ecc_country_names"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"grounding.{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("demote_ecc", "demote_ncc", "demote_uncited"):
@@ -61,6 +80,11 @@ class GroundingConfig:
                     f"grounding.{name}={getattr(self, name)} exceeds sigma_verify={self.sigma_verify}: "
                     "a demoted claim must fall to or below the verification threshold (App. C)"
                 )
+
+    @property
+    def ecc_rules(self) -> ECCRules:
+        return ECCRules(self.ecc_designators, self.ecc_acronyms, self.ecc_adjectival, self.ecc_place_guard,
+                        self.ecc_similarity)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> GroundingConfig:
@@ -110,7 +134,7 @@ class GroundingCascade:
     ) -> None:
         self.cfg = cfg or GroundingConfig()
         self.ner = ner if ner is not None else (default_ner() if self.cfg.ecc_enabled else None)
-        self.aliases = aliases or AliasTable.default()
+        self.aliases = aliases or AliasTable.default(country_names=self.cfg.ecc_country_names)
 
     def check(
         self,
@@ -130,7 +154,7 @@ class GroundingCascade:
         ecc_ok, missing = True, ()
         if cfg.ecc_enabled:
             assert self.ner is not None
-            ecc = check_ecc(claim, pool, ner=self.ner, aliases=self.aliases)
+            ecc = check_ecc(claim, pool, ner=self.ner, aliases=self.aliases, rules=cfg.ecc_rules)
             ecc_ok, missing = ecc.passed, ecc.missing
         ncc_ok, unmatched = True, ()
         if cfg.ncc_enabled:

@@ -223,3 +223,16 @@ def test_unread_text_proposals_weigh_like_uncertain_text():
     scores = score_zones((480, 480), [text((10, 10, 60, 30), "ACME", conf=0.95), unread], QuestionCues())
     assert best_zone(scores) == 8 and scores[8] == pytest.approx(CropConfig().unread_text_weight)
     assert rank_zones(scores)[:2] == [8, 0]
+
+
+def test_gain_per_area_lets_a_corner_zone_beat_an_equal_centre_gain():
+    # one red square inside the centre zone's crop only, one inside the corner zone 8's crop only:
+    # both zooms read one new number; the corner crop is smaller (the border cuts its margin)
+    img = Image.new("RGB", (300, 300), "white")
+    img.paste((255, 0, 0), (140, 140, 160, 160))
+    img.paste((255, 0, 0), (265, 265, 285, 285))
+    question = "What is the reading?"
+    raw = select_zone_crop(img, question, [], CropConfig(margin=0.15), _PixelReader())
+    per_area = select_zone_crop(img, question, [], CropConfig(margin=0.15, gain_per_area=True), _PixelReader())
+    assert raw.zone == 4 and dict(raw.zone_gains)[4] == dict(raw.zone_gains)[8]  # tie -> centre
+    assert per_area.zone == 8 and dict(per_area.zone_gains)[8] > dict(per_area.zone_gains)[4]

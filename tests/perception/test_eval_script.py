@@ -46,3 +46,46 @@ def test_runs_on_a_rendered_gauge_set(script, tmp_path, render, capsys):
     last = capsys.readouterr().out.strip().splitlines()[-1]
     match = re.fullmatch(r"dial_label_recall full=([\d.]+) zoom=([\d.]+) n=1", last)
     assert match and float(match.group(1)) == 1.0 and float(match.group(2)) == 1.0
+
+
+
+
+def _counting_engine():
+    from perception.ocr import OCREngine
+
+    class Engine(OCREngine):
+        reads = 0
+
+        def _recognize(self, image):
+            Engine.reads += 1
+            red = (255, 0, 0) in {c for _, c in image.convert("RGB").getcolors(1 << 16) or []}
+            return [make_line("40", [(0, 0), (9, 0), (9, 9), (0, 9)], 0.95)] if red else []
+
+    return Engine
+
+
+def test_ocr_disk_memo_reads_each_image_once_across_engines(script, tmp_path):
+    from PIL import Image
+
+    Engine = _counting_engine()
+    img = Image.new("RGB", (40, 40), "white")
+    img.paste((255, 0, 0), (5, 5, 15, 15))
+    for _ in range(2):  # a fresh engine (a new process) finds the first one's reading on disk
+        engine = Engine()
+        script.OCRDiskMemo(engine, tmp_path / "memo")
+        assert [ln.text for ln in engine.recognize(img)] == ["40"]
+    assert Engine.reads == 1
+    other = Engine(min_confidence=0.5)  # other settings: another key
+    script.OCRDiskMemo(other, tmp_path / "memo")
+    other.recognize(img)
+    assert Engine.reads == 2
+
+
+def test_zone_cv_grid_starts_with_the_shipped_config(script):
+    from perception.crop import CropConfig
+
+    shipped = CropConfig(numeric_text_bonus=1.0)
+    grid = script.zone_candidates(shipped)
+    assert grid[0] == shipped and len(grid) == len(set(grid)) == 12
+    outcomes = [script.ZoneOutcome(4, 1, 3), script.ZoneOutcome(2, 2, 2)]
+    assert script.recall(outcomes) == pytest.approx(5 / 6) and script.recall(outcomes, zoom=False) == 0.5
