@@ -36,7 +36,7 @@ from ledgermind.audit.srfa import (
 )
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import UserError
-from ledgermind.experiment.results import TRAJECTORY_DIR, atomic_write_json, safe_filename
+from ledgermind.experiment.results import atomic_write_json, read_trajectory_dict
 from ledgermind.grounding.cascade import GroundingCascade
 from ledgermind.tools.base import Tool
 from ledgermind.trajectory import Trajectory
@@ -60,10 +60,8 @@ class RunRecord:
     results: dict[str, dict[str, Any]]  # id -> last results.jsonl row
 
     def trajectory(self, item_id: str) -> Trajectory | None:
-        path = self.run_dir / TRAJECTORY_DIR / f"{safe_filename(item_id)}.json"
-        if not path.is_file():
-            return None
-        return Trajectory.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        data = read_trajectory_dict(self.run_dir, item_id)
+        return Trajectory.from_dict(data) if data is not None else None
 
 
 def load_run(run_dir: Path) -> RunRecord:

@@ -8,6 +8,7 @@ this module importable while those packages evolve and lets tests run fakes end 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue
 
 from ledgermind.benchmarks.item import Item
@@ -27,6 +28,7 @@ from ledgermind.errors import ConfigError
 from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.provenance import run_provenance
 from ledgermind.experiment.results import read_results
+from ledgermind.experiment.run_dir import ResumeMode, claim, resume_identity
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.summary import Summarize
 from ledgermind.experiment.wandb_logger import ExperimentLogger
@@ -221,8 +223,35 @@ def run_experiment(
         benchmark=benchmark_identity(cfg),
         variant=settings.variant,
         seed=settings.seed,
-        provenance=run_provenance(plain_config(cfg)),
+        provenance=run_provenance(plain := plain_config(cfg)),
     )
+    out_dir, lock = claim(settings.output_dir, resume_identity(identity.to_dict(), plain), ResumeMode.parse(cfg.get("resume")))
+    try:
+        return _run_claimed(cfg, items, factory, identity, scorer, summarize, _moved(cfg, settings, out_dir))
+    finally:
+        lock.release()
+
+
+def _moved(cfg: DictConfig, settings: RunSettings, out_dir: Path) -> RunSettings:
+    """``resume=new`` chose a fresh directory: every path derived from ``output_dir`` follows it."""
+    if out_dir == settings.output_dir:
+        return settings
+    print(f"resume=new: {settings.output_dir} holds another experiment; writing to {out_dir}", file=sys.stderr, flush=True)
+    with open_dict(cfg):
+        cfg.output_dir = str(out_dir)
+    return dataclasses.replace(settings, output_dir=out_dir)
+
+
+def _run_claimed(
+    cfg: DictConfig,
+    items: list[Item],
+    factory: AgentFactory,
+    identity: Any,
+    scorer: Scorer,
+    summarize: Summarize | None,
+    settings: RunSettings,
+) -> dict[str, Any]:
+    """The run proper, in a directory this process holds (``run_dir.claim``)."""
     gamma = float(cfg.get("pipeline", {}).get("gamma", 0.5))
     options = RunOptions(settings.output_dir, settings.concurrency, gamma, settings.progress)
     logger = _start_logger(cfg, settings, identity.to_dict())

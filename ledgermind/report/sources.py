@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import DataError, UserError
-from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, TRAJECTORY_DIR, ItemResult, read_results, safe_filename
+from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, ItemResult, read_results, trajectory_path
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def load_run(run_dir: Path) -> RunData:
     metrics = _read_json(run_dir / METRICS_FILE, notes, missing="the run has no metrics.json (unfinished?)")
     trajectories: dict[str, dict[str, Any]] = {}
     for r in results:
-        p = run_dir / TRAJECTORY_DIR / f"{safe_filename(r.id)}.json"
+        p = trajectory_path(run_dir, r.id)
         if p.exists():
             t = _read_json(p, notes, missing="")
             if t:
