@@ -101,7 +101,15 @@ def import_object(dotted: str, what: str) -> Any:
         raise ConfigError(f"{what} {dotted!r} cannot be imported: {e}") from e
 
 
-def load_items(cfg: DictConfig, limit: int | None) -> list[Item]:
+# A config read back from a run folder is data: whoever made the folder chose its dotted paths.
+# Without ``trusted`` only registered benchmarks are loaded and only the project's scorers called.
+TRUSTED_SCORERS = ("ledgermind.scoring.",)
+
+
+def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> list[Item]:
+    """The configured benchmark's items. ``trusted=False`` (a config read from a run folder:
+    report, rescore, audit) never imports a ``_target_`` from it; benchmarks come from the
+    registry by name."""
     try:
         node = OmegaConf.to_container(cfg.benchmark, resolve=True, throw_on_missing=True)
     except MissingMandatoryValue as e:
@@ -110,6 +118,11 @@ def load_items(cfg: DictConfig, limit: int | None) -> list[Item]:
     assert isinstance(node, dict)
     if limit is not None:
         node["limit"] = limit if node.get("limit") is None else min(limit, node["limit"])
+    if "_target_" in node and not trusted:
+        raise ConfigError(
+            f"the run's benchmark names a loader by import path ({node['_target_']}); a run folder is data, so "
+            "only registered benchmarks are reloaded (pass --trust-config if you made this run yourself)"
+        )
     if "_target_" in node:  # a user-supplied loader: callable(**params) -> list[Item]
         loader = import_object(node.pop("_target_"), "benchmark._target_")
         node.pop("name", None)
@@ -141,9 +154,17 @@ def agent_factory_path(cfg: DictConfig) -> str:
     return str(pipeline.get("agent_factory") or cfg.get("agent_factory", "ledgermind.pipeline.build_agent"))
 
 
-def configured_scorer(cfg: DictConfig) -> Scorer:
-    """The ``scorer`` callable, given the ``scoring`` node (``random_fallback_seed``) if it takes a config."""
-    scorer = import_object(cfg.get("scorer", "ledgermind.scoring.score"), "scorer")
+def configured_scorer(cfg: DictConfig, *, trusted: bool = True) -> Scorer:
+    """The ``scorer`` callable, given the ``scoring`` node (``random_fallback_seed``) if it takes a config.
+
+    ``trusted=False`` (a run folder's config): only the project's scorers (``TRUSTED_SCORERS``)."""
+    dotted = str(cfg.get("scorer", "ledgermind.scoring.score"))
+    if not trusted and not dotted.startswith(TRUSTED_SCORERS):
+        raise ConfigError(
+            f"the run's scorer {dotted!r} is not one of the project's; a run folder is data, so it is not imported "
+            "(pass --trust-config if you made this run yourself)"
+        )
+    scorer = import_object(dotted, "scorer")
     node = cfg.get("scoring") or {}
     try:
         takes_config = "config" in inspect.signature(scorer).parameters

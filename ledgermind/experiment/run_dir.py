@@ -242,13 +242,40 @@ def claim(out_dir: Path, record: Mapping[str, Any], mode: ResumeMode) -> tuple[P
 
 
 # ------------------------------------------------------------------------------ naming and resuming
-def sweep_subdir(override_dirname: str) -> str:
-    """A multirun job's directory name from its overrides (``hydra.job.override_dirname``, which
-    Hydra sorts by key): a relaunch with the sweep values in another order finds its own jobs.
+def swept_keys(argv: Sequence[str]) -> set[str] | None:
+    """The keys the command line sweeps (``+ablation=full,no_ecc``, ``seed=range(3)``), or None
+    when they cannot be told (a sweep configured in ``hydra.sweeper.params``)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    args = [a for a in argv if "=" in a and not a.startswith("-")]
+    try:
+        parsed = OverridesParser.create().parse_overrides(args)
+    except Exception:  # noqa: BLE001 — naming must never fail a run; Hydra reports bad overrides itself
+        return None
+    keys = {o.key_or_group for o in parsed if o.is_sweep_override() and not o.key_or_group.startswith("hydra.")}
+    return keys or None
+
+
+def sweep_subdir(task_overrides: Sequence[str], argv: Sequence[str] | None = None) -> str:
+    """A multirun job's directory name from the values of its swept keys (``ablation=no_ecc``,
+    ``pipeline.prompt=cot,seed=1``), sorted by key: a relaunch with the sweep values in another
+    order finds its own jobs, and two jobs never share a directory. Keys a resume may change are
+    never part of the name.
 
     Characters unsafe in a file name become ``_``; a long name keeps a readable prefix and a hash.
     """
-    text = str(override_dirname or "").strip()
+    import sys
+
+    swept = swept_keys(sys.argv[1:] if argv is None else argv)
+    pairs = []
+    for o in task_overrides:
+        key, _, value = str(o).partition("=")
+        bare = key.lstrip("+~")
+        if bare in RESUMABLE_KEYS or bare.split(".")[0] in RESUMABLE_KEYS:
+            continue
+        if swept is None or bare in {k.lstrip("+~") for k in swept}:
+            pairs.append(f"{bare}={value}")
+    text = ",".join(sorted(pairs))
     if not text:
         return "default"
     name = re.sub(r"[^A-Za-z0-9.,=_+-]+", "_", text).strip("._") or "job"
@@ -269,4 +296,4 @@ def register_resolvers() -> None:
     from omegaconf import OmegaConf
 
     if not OmegaConf.has_resolver("ledgermind_sweep_subdir"):
-        OmegaConf.register_new_resolver("ledgermind_sweep_subdir", sweep_subdir)
+        OmegaConf.register_new_resolver("ledgermind_sweep_subdir", lambda overrides: sweep_subdir(list(overrides)))

@@ -40,6 +40,11 @@ class RunData:
     items: dict[str, ItemInfo]
     notes: list[str] = field(default_factory=list)  # what could not be read, shown on the run page
 
+    def image_roots(self) -> list[Path]:
+        """Where this run's images may be read from: the run itself and the directories of the
+        items' own images (the registered loader confines those to the data directory)."""
+        return [self.run_dir, *{p.parent for info in self.items.values() for p in info.images}]
+
     @property
     def variant(self) -> str:
         return str(self.metrics.get("identity", {}).get("variant") or self.run_dir.name)
@@ -113,7 +118,7 @@ def load_item_infos(run_dir: Path, ids: set[str], notes: list[str]) -> dict[str,
 
     try:
         cfg = OmegaConf.load(cfg_file)
-        items = load_items(cfg, None)
+        items = load_items(cfg, None, trusted=False)  # a run folder is data: registered benchmarks only
     except (UserError, OmegaConfBaseException, OSError, ValueError, KeyError, ImportError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         notes.append(f"the benchmark could not be reloaded ({first}); options and some images are not shown")
