@@ -113,7 +113,7 @@ def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
     proc = run_py("-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ledger")
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["0_full", "1_no_ledger"]
+    assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["ablation=full", "ablation=no_ledger"]  # named from the swept value
 
     t3 = run_script("table3.py", str(sweep), "--paper")
     assert t3.returncode == 0, t3.stderr
@@ -133,7 +133,7 @@ def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
     assert census[0].startswith("| variant | items | DIRECT/FULL/NL/BASE | T1..T6 |") and census[0] in t3.stdout
     cells = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]] for ln in census[2:]}
     assert list(cells) == ["full", "no_ledger"]
-    for variant, sub in (("full", "0_full"), ("no_ledger", "1_no_ledger")):  # each row is that run's census
+    for variant, sub in (("full", "ablation=full"), ("no_ledger", "ablation=no_ledger")):  # each row is that run's census
         mech = json.loads((sweep / sub / "metrics.json").read_text())["mechanisms"]
         paths = "/".join(str(mech["paths"][k]) for k in ("DIRECT", "FULLPIPE", "NO_LEDGER", "BASELINE"))
         assert cells[variant][1] == paths and cells[variant][-1] == f"{mech['model_calls'] / 6:.2f}"
