@@ -82,18 +82,24 @@ def trajectory_path(out_dir: Path, item_id: str) -> Path:
     return Path(out_dir) / TRAJECTORY_DIR / f"{safe_filename(item_id)}.json"
 
 
-def read_trajectory_dict(out_dir: Path, item_id: str) -> dict[str, Any] | None:
-    """The trajectory JSON of one id, or None; an older run's un-hashed file counts only if it
+def find_trajectory(out_dir: Path, item_id: str) -> Path | None:
+    """The trajectory file of one id, or None; an older run's un-hashed file counts only if it
     records this very id (two ids that collided there must not borrow each other's record)."""
     path = trajectory_path(out_dir, item_id)
     if path.exists():
-        return json.loads(path.read_text(encoding="utf-8"))
+        return path
     legacy = Path(out_dir) / TRAJECTORY_DIR / f"{legacy_filename(item_id)}.json"
-    if legacy.exists():
-        data = json.loads(legacy.read_text(encoding="utf-8"))
-        if isinstance(data, dict) and data.get("item_id") == item_id:
-            return data
-    return None
+    try:
+        data = json.loads(legacy.read_text(encoding="utf-8")) if legacy.is_file() else None
+    except (OSError, ValueError):
+        return None
+    return legacy if isinstance(data, dict) and data.get("item_id") == item_id else None
+
+
+def read_trajectory_dict(out_dir: Path, item_id: str) -> dict[str, Any] | None:
+    """The trajectory JSON of one id (``find_trajectory``), or None."""
+    path = find_trajectory(out_dir, item_id)
+    return json.loads(path.read_text(encoding="utf-8")) if path is not None else None
 
 
 class ResultsWriter:

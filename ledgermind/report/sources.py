@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import DataError, UserError
-from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, ItemResult, read_results, trajectory_path
+from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, ItemResult, find_trajectory, read_results
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,8 @@ def load_run(run_dir: Path) -> RunData:
     metrics = _read_json(run_dir / METRICS_FILE, notes, missing="the run has no metrics.json (unfinished?)")
     trajectories: dict[str, dict[str, Any]] = {}
     for r in results:
-        p = trajectory_path(run_dir, r.id)
-        if p.exists():
+        p = find_trajectory(run_dir, r.id)
+        if p is not None:
             t = _read_json(p, notes, missing="")
             if t:
                 trajectories[r.id] = t
