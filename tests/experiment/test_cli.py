@@ -6,6 +6,7 @@ import asyncio
 import csv
 import io
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -92,15 +93,15 @@ def test_item_that_raises_is_an_error_exit_3_and_rerun_retries_it(run_py, tmp_pa
     )
     assert proc.returncode == 3, proc.stderr
     assert "on 5 scored of 6 items (0 unparsed, 1 errors)" in proc.stdout
-    assert _stderr_lines(proc)[-1] == (
-        "error: 1 of 6 items failed (RuntimeError: corrupt image in q2); rerun the same command to retry them"
-    )
+    head, _, command = _stderr_lines(proc)[-1].partition("; retry them with: ")
+    assert head == "error: 1 of 6 items failed (RuntimeError: corrupt image in q2)"
+    assert command.startswith("python scripts/run.py ") and command.endswith(f"hydra.run.dir={tmp_path}")
     rows = {d["id"]: d for d in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())}
     assert rows["q2"]["error"] == "RuntimeError: corrupt image in q2" and len(rows) == 6
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert (metrics["n_items"], metrics["n_scored"], metrics["errors"], metrics["accuracy"]) == (6, 5, 1, 1.0)
 
-    again = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", FAKE_AGENT_COUNTER=str(counter))
+    again = run_py(*shlex.split(command)[2:], FAKE_AGENT_COUNTER=str(counter))  # the printed command, as a user pastes it
     assert again.returncode == 0, again.stderr
     assert counter.read_text().split().count("q2") == 2 and len(counter.read_text().split()) == 7  # only q2 redone
     metrics = json.loads((tmp_path / "metrics.json").read_text())
