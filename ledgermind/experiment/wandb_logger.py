@@ -135,8 +135,8 @@ class WandbLogger(ExperimentLogger):
         )
         try:
             self.run = self._init(wb, out_dir, config, name, group, job_type, tags, settings)
-        except wb.errors.Error as e:  # no API key, bad entity, unreachable server: the user's to fix
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        except Exception as e:  # noqa: BLE001 — no API key, bad entity or WANDB_* setting, unreachable server
+            first = f"{type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
             raise ConfigError(
                 f"logger={'wandb_' + self.mode}: W&B could not start ({first}); run `wandb login` or set "
                 "WANDB_API_KEY, or use logger=wandb_offline / logger=none"
