@@ -123,7 +123,12 @@ def _show(v: Any) -> str:
 
 
 def check_identity(out_dir: Path, record: Mapping[str, Any]) -> None:
-    """Raise ``IdentityMismatch`` (one line naming the field) if ``out_dir`` holds another experiment."""
+    """Raise ``IdentityMismatch`` (one line naming the field) if ``out_dir`` holds another experiment.
+
+    A directory without results holds nothing yet (a run that stopped at preflight): any run may take it.
+    """
+    if not has_results(out_dir):
+        return
     old = recorded_identity(out_dir)
     if old is None:
         return
