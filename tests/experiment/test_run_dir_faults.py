@@ -206,6 +206,28 @@ def test_damaged_response_cache_is_one_line_and_a_miss(tmp_path: Path) -> None:
     assert (third.stdout + third.stderr).count("is unreadable") == 1 and (tmp_path / "c.sqlite.corrupt").exists()
 
 
+def test_unreadable_image_is_that_items_error_and_no_one_elses(tmp_path: Path) -> None:
+    """A directory named like an image, under the real pipeline and a perfect simulated model: that
+    item is an error; the valid items beside it (same answer key) are still answered right."""
+    from PIL import Image
+
+    data = tmp_path / "data"
+    (data / "x.png").mkdir(parents=True)
+    Image.new("RGB", (64, 64), "white").save(data / "good.png")
+    _write_jsonl(data / "items.jsonl", [
+        {"id": "bad", "question": "What is in <image 1>?", "images": ["x.png"], "options": ["a", "b"], "answer": "A"},
+        {"id": "g1", "question": "What is in <image 1>?", "images": ["good.png"], "options": ["a", "b"], "answer": "A"},
+        {"id": "g2", "question": "Which colour is the sky?", "options": ["blue", "green"], "answer": "A"},
+    ])  # fmt: skip
+    out = tmp_path / "run"
+    proc = run_script("run.py", "benchmark=jsonl", f"benchmark.path={data / 'items.jsonl'}", "backend=simulated",
+                      "backend.faults=off", "logger=none", "progress=false", f"hydra.run.dir={out}")  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    rows = {d["id"]: d for d in map(json.loads, _lines(out / "results.jsonl"))}
+    assert "x.png" in rows["bad"]["error"] and rows["bad"]["prediction"] is None
+    assert (rows["g1"]["score"], rows["g1"]["error"], rows["g2"]["score"]) == (1.0, None, 1.0)
+
+
 def test_null_usage_fields_are_zero_not_a_failed_call() -> None:
     from ledgermind.backends.vllm_server import VLLMServerBackend
 
