@@ -58,3 +58,17 @@ class PreflightError(UserError):
 
 class BackendTimeout(BackendError):
     """The model backend did not answer within its timeout."""
+
+
+def user_error_in(exc: BaseException) -> UserError | None:
+    """The ``UserError`` behind ``exc``, if any: Hydra's ``instantiate`` wraps what a constructor
+    raised (``InstantiationException: Error in call to target ... ConfigError(...)``), so entry
+    points look through the cause chain before deciding an error is a bug."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, UserError):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None

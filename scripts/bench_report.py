@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from ledgermind.experiment.results import RESULTS_FILE, TRAJECTORY_DIR, read_results, safe_filename  # noqa: E402
+from ledgermind.experiment.results import RESULTS_FILE, TRAJECTORY_DIR, read_results, trajectory_path  # noqa: E402
 from ledgermind.report import build_report  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,9 +62,9 @@ def replicate(source: Path, n: int, target: Path) -> Path:
     for k in range(n):
         r = results[k % len(results)]
         new_id = f"{r.id}__{k:04d}"
-        traj = json.loads((source / TRAJECTORY_DIR / f"{safe_filename(r.id)}.json").read_text())
+        traj = json.loads(trajectory_path(source, r.id).read_text())
         traj["item_id"] = new_id
-        (target / TRAJECTORY_DIR / f"{safe_filename(new_id)}.json").write_text(json.dumps(traj))
+        trajectory_path(target, new_id).write_text(json.dumps(traj))
         lines.append(json.dumps(r.to_dict() | {"id": new_id}))
     (target / RESULTS_FILE).write_text("\n".join(lines) + "\n")
     return target

@@ -28,9 +28,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("runs", nargs="+", type=Path, help="run dirs or multirun dirs")
     p.add_argument("--random-fallback-seed", type=int, default=None,
                    help="score unparsable MCQ replies with a seeded random letter (the upstream protocol)")
+    p.add_argument("--trust-config", action="store_true",
+                   help="import the loader/scorer the run's config names (only for runs you made: a run folder is data)")
     args = p.parse_args(argv)
     try:
-        reports = [r for path in args.runs for r in rescore_path(path, random_fallback_seed=args.random_fallback_seed)]
+        reports = [r for path in args.runs
+                   for r in rescore_path(path, random_fallback_seed=args.random_fallback_seed, trust_config=args.trust_config)]
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -12,8 +12,9 @@ Examples::
     python scripts/run.py hydra.run.dir=outputs/2025-01-01/12-00-00   # resume that run (retries errored items)
 
 Exit codes: 0 every item scored; 3 the run finished but some items failed (server, input; one summary
-line on stderr; rerun the same command to retry exactly those); 2 configuration, data or preflight
-error (one line on stderr, nothing ran); 1 internal error.
+line on stderr with the exact command that retries exactly those); 2 configuration, data or preflight
+error, or the output directory holds another experiment or is in use (one line on stderr, nothing
+ran); 130 interrupted (Ctrl-C; one line with the resume command); 1 internal error.
 """
 
 from __future__ import annotations
@@ -27,10 +28,14 @@ from omegaconf.errors import OmegaConfBaseException
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from ledgermind.errors import UserError  # noqa: E402
+from ledgermind.errors import UserError, user_error_in  # noqa: E402
+from ledgermind.experiment.run_dir import register_resolvers, resume_command  # noqa: E402
+
+register_resolvers()  # hydra.sweep.subdir names multirun jobs from their overrides
 
 EXIT_USER_ERROR = 2
 EXIT_ITEM_ERRORS = 3
+EXIT_INTERRUPTED = 130
 _task_started = False
 _failed_runs: list[str] = []  # one summary line per (multi)run job with errored items
 
@@ -69,22 +74,42 @@ def _task(cfg: DictConfig) -> None:
 
     try:
         metrics = run_experiment(cfg)
+    except KeyboardInterrupt:
+        print(f"error: interrupted; finished items are kept; resume with: {_resume(cfg)}", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
     except (UserError, OmegaConfBaseException) as e:  # a config value missing/invalid, a bad path
         print(f"error: {_one_line(e)}", file=sys.stderr)
+        raise SystemExit(EXIT_USER_ERROR) from None
+    except Exception as e:
+        # a constructor's ConfigError arrives wrapped by Hydra's instantiate: still the user's to fix
+        if (cause := user_error_in(e)) is None:
+            raise
+        print(f"error: {_one_line(cause)}", file=sys.stderr)
         raise SystemExit(EXIT_USER_ERROR) from None
     print(
         f"accuracy {100 * metrics['accuracy']:.2f}% on {metrics['n_scored']} scored of {metrics['n_items']} items "
         f"({metrics['unparsed']} unparsed, {metrics['errors']} errors) -> {cfg.output_dir}"
     )
     if metrics["errors"]:
-        _failed_runs.append(failure_summary(metrics))
+        _failed_runs.append(failure_summary(metrics, _resume(cfg)))
 
 
-def failure_summary(metrics: dict) -> str:
-    """`3 of 59 items failed (model call failed (official): …); rerun the same command to retry them`."""
+def failure_summary(metrics: dict, resume: str = "") -> str:
+    """`3 of 59 items failed (model call failed (official): …); retry them with: python scripts/run.py … hydra.run.dir=…`."""
     causes = metrics.get("error_causes") or {}
     top = next(iter(causes), "see results.jsonl")
-    return f"{metrics['errors']} of {metrics['n_items']} items failed ({top}); rerun the same command to retry them"
+    retry = f"retry them with: {resume}" if resume else "rerun the same command to retry them"
+    return f"{metrics['errors']} of {metrics['n_items']} items failed ({top}); {retry}"
+
+
+def _resume(cfg: DictConfig) -> str:
+    """The command that resumes this run (job) in its own directory, whatever its timestamp."""
+    from hydra.core.hydra_config import HydraConfig
+
+    hc = HydraConfig.get()
+    internal = ("hydra.run.", "hydra.sweep.", "hydra.mode", "hydra.job.", "hydra.runtime.", "hydra.output_subdir")
+    extra = [o for o in hc.overrides.hydra if not o.startswith(internal)]  # e.g. hydra.searchpath
+    return resume_command([*extra, *hc.overrides.task], Path(str(cfg.output_dir)))
 
 
 def _one_line(e: Exception) -> str:

@@ -36,7 +36,7 @@ from ledgermind.audit.srfa import (
 )
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import UserError
-from ledgermind.experiment.results import TRAJECTORY_DIR, atomic_write_json, safe_filename
+from ledgermind.experiment.results import atomic_write_json, read_trajectory_dict
 from ledgermind.grounding.cascade import GroundingCascade
 from ledgermind.tools.base import Tool
 from ledgermind.trajectory import Trajectory
@@ -60,10 +60,8 @@ class RunRecord:
     results: dict[str, dict[str, Any]]  # id -> last results.jsonl row
 
     def trajectory(self, item_id: str) -> Trajectory | None:
-        path = self.run_dir / TRAJECTORY_DIR / f"{safe_filename(item_id)}.json"
-        if not path.is_file():
-            return None
-        return Trajectory.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        data = read_trajectory_dict(self.run_dir, item_id)
+        return Trajectory.from_dict(data) if data is not None else None
 
 
 def load_run(run_dir: Path) -> RunRecord:
@@ -92,7 +90,7 @@ def run_items(run_dir: Path) -> dict[str, Item]:
     if not cfg_file.is_file():
         raise UserError(f"{run_dir} has no .hydra/config.yaml: cannot find the run's benchmark items")
     cfg = OmegaConf.load(cfg_file)
-    return {i.id: i for i in load_items(cfg, None)}
+    return {i.id: i for i in load_items(cfg, None, trusted=False)}  # a run folder is data
 
 
 class EvidenceSource:

@@ -50,7 +50,7 @@ def _with_cache(
     if mode is CacheMode.REPLAY and not Path(cache_path).exists():
         raise ConfigError(f"cache=replay but the cache file {cache_path} does not exist")
     identity = cache_identity(ModelRef.from_mapping(model_cfg), inner.name, budget)
-    return CachedBackend(backend, ResponseCache(cache_path), mode, identity)
+    return CachedBackend(backend, ResponseCache(cache_path, recover=mode is not CacheMode.REPLAY), mode, identity)
 
 
 def _instantiate(backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any]) -> Backend:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -25,6 +26,8 @@ from typing import Any
 from ledgermind.backends.base import Backend, GenerationRequest, Reply
 from ledgermind.backends.images import image_digest
 from ledgermind.errors import ConfigError, UserError
+
+log = logging.getLogger(__name__)
 
 KEY_VERSION = 2  # bump when the canonical form changes (2: identity includes backend kind + image limits)
 
@@ -76,32 +79,69 @@ def request_key(request: GenerationRequest, model_identity: str) -> str:
 
 
 class ResponseCache:
-    """A sqlite table ``key -> reply``; safe to share between threads of one process."""
+    """A sqlite table ``key -> reply``; safe to share between threads of one process.
 
-    def __init__(self, path: str | Path) -> None:
+    The cache only saves work, so damage to it never fails an item: a file that is not a
+    database is moved aside (``<file>.corrupt``) and rebuilt, an unreadable row is a miss (the
+    fresh reply replaces it), a failed write is skipped — each reported once, in one line.
+    ``recover=False`` (exact replay, where the cache *is* the data) makes a damaged file an error.
+    """
+
+    def __init__(self, path: str | Path, *, recover: bool = True) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
-            "model TEXT NOT NULL, stage TEXT NOT NULL, created REAL NOT NULL)"
-        )
+        self._warned: set[str] = set()
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError as exc:
+            if not recover:
+                raise ConfigError(f"response cache {self.path} is unreadable ({exc}); replay needs an intact file") from None
+            aside = self.path.with_name(self.path.name + ".corrupt")
+            self.path.replace(aside)
+            for suffix in ("-wal", "-shm"):
+                self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+            self._warn("open", f"response cache {self.path} is unreadable ({exc}); moved to {aside.name}, starting empty")
+            self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
+                "model TEXT NOT NULL, stage TEXT NOT NULL, created REAL NOT NULL)"
+            )
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def _warn(self, kind: str, message: str) -> None:
+        if kind not in self._warned:
+            self._warned.add(kind)
+            log.warning("%s", message)
 
     def get(self, key: str) -> Reply | None:
-        with self._lock:
-            row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-        return Reply(**json.loads(row[0])) if row else None
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+            return Reply(**json.loads(row[0])) if row else None
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # a damaged row or page: a miss
+            self._warn("row", f"response cache {self.path}: unreadable entry ({type(exc).__name__}: {exc}); treated as a miss")
+            return None
 
     def put(self, key: str, reply: Reply, stage: str = "") -> None:
         payload = json.dumps(asdict(reply), default=str)
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO replies (key, reply, model, stage, created) VALUES (?, ?, ?, ?, ?)",
-                (key, payload, reply.model, stage, time.time()),
-            )  # autocommit (isolation_level=None): durable when execute returns
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO replies (key, reply, model, stage, created) VALUES (?, ?, ?, ?, ?)",
+                    (key, payload, reply.model, stage, time.time()),
+                )  # autocommit (isolation_level=None): durable when execute returns
+        except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
+            self._warn("write", f"response cache {self.path}: cannot store a reply ({type(exc).__name__}: {exc}); not cached")
 
     def __len__(self) -> int:
         with self._lock:

@@ -21,16 +21,25 @@ from ledgermind.benchmarks.tables import read_jsonl
 from ledgermind.errors import BackendError, ConfigError, DataError
 
 
-def read_replies(path: Path, field: str = "response") -> dict[str, str]:
-    """``id -> response`` of a JSONL file; a malformed line is a one-line ``DataError`` naming it."""
+def read_replies(path: Path, field: str = "response") -> dict[str, str | None]:
+    """``id -> response`` of a JSONL file; a malformed line is a one-line ``DataError`` naming it.
+
+    An id given twice with different replies is refused (which one is "the" reply would be
+    decided by line order, silently). A null reply is kept as None: that item has no reply, a
+    per-item error at ``generate``, never the text "null".
+    """
     if not path.is_file():
         raise ConfigError(f"backend.path: replies file not found: {path}")
-    out: dict[str, str] = {}
+    out: dict[str, str | None] = {}
     for n, row in enumerate(read_jsonl(path), 1):  # malformed JSON: DataError naming file and line
-        if "id" not in row or field not in row:
+        if not isinstance(row, dict) or "id" not in row or field not in row:
             raise DataError(f"{path}: record {n} needs 'id' and {field!r}")
-        text = row[field]
-        out[str(row["id"])] = text if isinstance(text, str) else json.dumps(text)
+        raw = row[field]
+        text = None if raw is None else raw if isinstance(raw, str) else json.dumps(raw)
+        item_id = str(row["id"])
+        if item_id in out and out[item_id] != text:
+            raise DataError(f"{path}: record {n} repeats id {item_id!r} with a different {field!r}; keep one reply per id")
+        out[item_id] = text
     return out
 
 
@@ -55,4 +64,6 @@ class ReplayBackend(Backend):
             text = self.replies[request.item_id]
         except KeyError:
             raise BackendError(f"replay: no reply for item {request.item_id!r} in {self.path}") from None
+        if text is None:
+            raise BackendError(f"replay: the reply for item {request.item_id!r} is null in {self.path}")
         return Reply(text=text, backend=self.name, model=self._model_id, meta={"replay_file": str(self.path)})

@@ -190,13 +190,14 @@ class VLLMServerBackend(Backend):
             text = choice["message"]["content"] or ""
             # vLLM's --reasoning-parser returns the thinking apart (``reasoning_content``; newer: ``reasoning``)
             reasoning = choice["message"].get("reasoning_content") or choice["message"].get("reasoning") or ""
-            usage = data.get("usage") or {}
+            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         except (KeyError, IndexError, TypeError) as exc:
             raise BackendError(f"unexpected chat completion shape from {url}: {str(data)[:300]}") from exc
         return Reply(
             text=text,
-            prompt_tokens=int(usage.get("prompt_tokens", 0)),
-            completion_tokens=int(usage.get("completion_tokens", 0)),
+            # optional fields may be absent *or* null (some OpenAI-compatible servers send "usage": {.. null})
+            prompt_tokens=_count(usage.get("prompt_tokens")),
+            completion_tokens=_count(usage.get("completion_tokens")),
             finish_reason=str(choice.get("finish_reason") or "stop"),
             latency_s=latency,
             backend=self.name,
@@ -215,3 +216,11 @@ class VLLMServerBackend(Backend):
         client = self._clients.pop_current()
         if client is not None:
             await client.aclose()
+
+
+def _count(value: Any) -> int:
+    """A token count from a server reply: absent, null or not a number counts as 0."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0

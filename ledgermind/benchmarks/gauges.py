@@ -49,7 +49,7 @@ def graduation(row: dict[str, Any]) -> float | None:
 @BENCHMARKS.register("gauges")
 def load_gauges(config: LoaderConfig) -> list[Item]:
     root = config.require_path("gauges", LAYOUT)
-    rows = config.apply_limit_rows(read_jsonl(root / "items.jsonl"))
+    rows = config.apply_limit_rows(read_jsonl(root / "items.jsonl", bad_rows=True))
     return build_items(rows, lambda row: _gauge_item(root, row), str(root / "items.jsonl"), strict=config.strict)
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, ValidationError
+
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import build_items, contained_path, read_jsonl
@@ -32,6 +34,42 @@ LAYOUT = "a .jsonl file (or a directory with items.jsonl) in the generic VQA for
 def jsonl_path(config: LoaderConfig, benchmark: str, layout: str = LAYOUT) -> Path:
     p = config.require_path(benchmark, layout)
     return p / "items.jsonl" if p.is_dir() else p
+
+
+Scalar = StrictStr | StrictInt | StrictFloat
+
+
+class GenericRecord(BaseModel):
+    """The shape of one generic record, checked before anything reads it.
+
+    A row of the wrong shape must be that item's error, never a silently different item: without
+    this, ``options: "abc"`` became three options a/b/c and ``options: 5`` or ``meta: [1, 2]``
+    crashed the loader. Unknown keys are allowed (datasets carry their own fields).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    id: StrictStr | StrictInt
+    question: StrictStr
+    images: list[StrictStr] | StrictStr | None = None
+    image: StrictStr | None = None
+    options: list[Scalar] | None = None
+    answer: Scalar | None = None
+    answer_type: StrictStr | None = None
+    difficulty: StrictStr | None = None
+    meta: dict[str, Any] | None = None
+
+
+def validated(row: dict[str, Any], where: str) -> dict[str, Any]:
+    """``row`` if it has the generic record's shape, else one ``DataError`` naming the field."""
+    try:
+        GenericRecord.model_validate(row)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        # union branches add their type to the location ("images.list[str]"): keep the field path only
+        field = ".".join(str(p) for p in err["loc"] if not (isinstance(p, str) and "[" in p)) or "record"
+        raise DataError(f"{where}: record {row.get('id')!r}: field {field!r}: {err['msg']} (got {err.get('input')!r:.60})") from None
+    return row
 
 
 def infer_answer_type(row: dict[str, Any]) -> AnswerType:
@@ -53,6 +91,7 @@ def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
     """One generic record → ``Item``; relative image paths resolve against ``base``."""
     if "id" not in row or "question" not in row:
         raise DataError(f"{where}: record needs 'id' and 'question'")
+    row = validated(row, where)
     images = row.get("images", [row["image"]] if row.get("image") else [])
     if isinstance(images, str):
         images = [images]
@@ -76,7 +115,7 @@ def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
 
 
 def load_records(path: Path, config: LoaderConfig) -> list[Item]:
-    rows = config.apply_limit_rows(read_jsonl(path))
+    rows = config.apply_limit_rows(read_jsonl(path, bad_rows=True))
     return build_items(rows, lambda r: item_from_record(r, path.parent, "record"), str(path), strict=config.strict)
 
 

@@ -14,6 +14,7 @@ import binascii
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,11 @@ def build_items(
     """
     items: list[Item] = []
     for lineno, row in enumerate(rows, 1):
+        if isinstance(row, BadRow):
+            if strict:
+                raise DataError(row.cause)
+            items.append(failed_item(f"line{row.lineno}", row.cause))
+            continue
         try:
             items.append(build(row))
         except DataError as exc:
@@ -59,23 +65,44 @@ def build_items(
     return items
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Records of a JSONL file; a malformed line is a ``DataError`` naming file and line."""
+@dataclass(frozen=True)
+class BadRow:
+    """A JSONL line that is not a record (invalid UTF-8, invalid JSON, not an object): kept in
+    its place so that ``build_items`` makes it one error item instead of aborting the benchmark."""
+
+    lineno: int
+    cause: str
+
+
+def read_jsonl(path: Path, *, bad_rows: bool = False) -> list[Any]:
+    """Records of a JSONL file; a malformed line is a ``DataError`` naming file and line, or, with
+    ``bad_rows`` (benchmark loaders: one bad row must not stop a run), a ``BadRow`` in its place."""
     if not path.is_file():
         raise DataError(f"JSONL file not found: {path}")
-    rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
+    rows: list[Any] = []
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
                 continue
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
-            rows.append(row)
+                rows.append(_record(raw, f"{path}:{lineno}"))
+            except DataError as exc:
+                if not bad_rows:
+                    raise
+                rows.append(BadRow(lineno, str(exc)))
     return rows
+
+
+def _record(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        row = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{where}: not valid UTF-8 (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{where}: invalid JSON ({exc.msg})") from None
+    if not isinstance(row, dict):
+        raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    return row
 
 
 def table_files(path: Path, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> list[Path]:

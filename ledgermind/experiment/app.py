@@ -8,6 +8,7 @@ this module importable while those packages evolve and lets tests run fakes end 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue
 
 from ledgermind.benchmarks.item import Item
@@ -27,6 +28,7 @@ from ledgermind.errors import ConfigError
 from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.provenance import run_provenance
 from ledgermind.experiment.results import read_results
+from ledgermind.experiment.run_dir import ResumeMode, claim, resume_identity
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.summary import Summarize
 from ledgermind.experiment.wandb_logger import ExperimentLogger
@@ -99,7 +101,15 @@ def import_object(dotted: str, what: str) -> Any:
         raise ConfigError(f"{what} {dotted!r} cannot be imported: {e}") from e
 
 
-def load_items(cfg: DictConfig, limit: int | None) -> list[Item]:
+# A config read back from a run folder is data: whoever made the folder chose its dotted paths.
+# Without ``trusted`` only registered benchmarks are loaded and only the project's scorers called.
+TRUSTED_SCORERS = ("ledgermind.scoring.",)
+
+
+def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> list[Item]:
+    """The configured benchmark's items. ``trusted=False`` (a config read from a run folder:
+    report, rescore, audit) never imports a ``_target_`` from it; benchmarks come from the
+    registry by name."""
     try:
         node = OmegaConf.to_container(cfg.benchmark, resolve=True, throw_on_missing=True)
     except MissingMandatoryValue as e:
@@ -108,6 +118,11 @@ def load_items(cfg: DictConfig, limit: int | None) -> list[Item]:
     assert isinstance(node, dict)
     if limit is not None:
         node["limit"] = limit if node.get("limit") is None else min(limit, node["limit"])
+    if "_target_" in node and not trusted:
+        raise ConfigError(
+            f"the run's benchmark names a loader by import path ({node['_target_']}); a run folder is data, so "
+            "only registered benchmarks are reloaded (pass --trust-config if you made this run yourself)"
+        )
     if "_target_" in node:  # a user-supplied loader: callable(**params) -> list[Item]
         loader = import_object(node.pop("_target_"), "benchmark._target_")
         node.pop("name", None)
@@ -139,9 +154,17 @@ def agent_factory_path(cfg: DictConfig) -> str:
     return str(pipeline.get("agent_factory") or cfg.get("agent_factory", "ledgermind.pipeline.build_agent"))
 
 
-def configured_scorer(cfg: DictConfig) -> Scorer:
-    """The ``scorer`` callable, given the ``scoring`` node (``random_fallback_seed``) if it takes a config."""
-    scorer = import_object(cfg.get("scorer", "ledgermind.scoring.score"), "scorer")
+def configured_scorer(cfg: DictConfig, *, trusted: bool = True) -> Scorer:
+    """The ``scorer`` callable, given the ``scoring`` node (``random_fallback_seed``) if it takes a config.
+
+    ``trusted=False`` (a run folder's config): only the project's scorers (``TRUSTED_SCORERS``)."""
+    dotted = str(cfg.get("scorer", "ledgermind.scoring.score"))
+    if not trusted and not dotted.startswith(TRUSTED_SCORERS):
+        raise ConfigError(
+            f"the run's scorer {dotted!r} is not one of the project's; a run folder is data, so it is not imported "
+            "(pass --trust-config if you made this run yourself)"
+        )
+    scorer = import_object(dotted, "scorer")
     node = cfg.get("scoring") or {}
     try:
         takes_config = "config" in inspect.signature(scorer).parameters
@@ -221,8 +244,35 @@ def run_experiment(
         benchmark=benchmark_identity(cfg),
         variant=settings.variant,
         seed=settings.seed,
-        provenance=run_provenance(plain_config(cfg)),
+        provenance=run_provenance(plain := plain_config(cfg)),
     )
+    out_dir, lock = claim(settings.output_dir, resume_identity(identity.to_dict(), plain), ResumeMode.parse(cfg.get("resume")))
+    try:
+        return _run_claimed(cfg, items, factory, identity, scorer, summarize, _moved(cfg, settings, out_dir))
+    finally:
+        lock.release()
+
+
+def _moved(cfg: DictConfig, settings: RunSettings, out_dir: Path) -> RunSettings:
+    """``resume=new`` chose a fresh directory: every path derived from ``output_dir`` follows it."""
+    if out_dir == settings.output_dir:
+        return settings
+    print(f"resume=new: {settings.output_dir} holds another experiment; writing to {out_dir}", file=sys.stderr, flush=True)
+    with open_dict(cfg):
+        cfg.output_dir = str(out_dir)
+    return dataclasses.replace(settings, output_dir=out_dir)
+
+
+def _run_claimed(
+    cfg: DictConfig,
+    items: list[Item],
+    factory: AgentFactory,
+    identity: Any,
+    scorer: Scorer,
+    summarize: Summarize | None,
+    settings: RunSettings,
+) -> dict[str, Any]:
+    """The run proper, in a directory this process holds (``run_dir.claim``)."""
     gamma = float(cfg.get("pipeline", {}).get("gamma", 0.5))
     options = RunOptions(settings.output_dir, settings.concurrency, gamma, settings.progress)
     logger = _start_logger(cfg, settings, identity.to_dict())

@@ -73,23 +73,28 @@ def recorded_config(run_dir: Path) -> DictConfig:
     return cfg
 
 
-def recorded_items(cfg: DictConfig) -> list[Item]:
-    """All items of the run's benchmark, from its loader (local files only, nothing else)."""
+def recorded_items(cfg: DictConfig, *, trusted: bool = False) -> list[Item]:
+    """All items of the run's benchmark, from its registered loader (local files only, nothing else).
+
+    A run folder may come from anyone: its config is data, so an import path in it is refused
+    unless the user says they trust the folder (``--trust-config``)."""
     from ledgermind.experiment.app import load_items
 
-    return load_items(cfg, None)
+    return load_items(cfg, None, trusted=trusted)
 
 
-def scorer_from_config(cfg: DictConfig | None, random_fallback_seed: int | None = None) -> Scorer:
-    """The run's configured scorer (``app.configured_scorer``), optionally with the seeded
-    random-letter fallback (``scoring.random_fallback_seed``) switched on."""
+def scorer_from_config(
+    cfg: DictConfig | None, random_fallback_seed: int | None = None, *, trusted: bool = False
+) -> Scorer:
+    """The run's configured scorer (``app.configured_scorer``; the project's own unless ``trusted``),
+    optionally with the seeded random-letter fallback (``scoring.random_fallback_seed``) switched on."""
     from ledgermind.experiment.app import configured_scorer
 
     node = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False) if cfg is not None else {})
     if random_fallback_seed is not None:
         node.scoring = {**(OmegaConf.to_container(node.scoring) if node.get("scoring") else {}),
                         "random_fallback_seed": int(random_fallback_seed)}  # fmt: skip
-    scorer = configured_scorer(node)
+    scorer = configured_scorer(node, trusted=trusted)
     if random_fallback_seed is not None and not isinstance(scorer, functools.partial):
         raise RescoreError(f"scorer {node.get('scorer')} takes no ScoringConfig, so it has no random fallback to seed")
     return scorer
@@ -122,6 +127,7 @@ def rescore_run(
     random_fallback_seed: int | None = None,
     summarize: Summarize | None = None,
     gamma: float | None = None,
+    trust_config: bool = False,
 ) -> RescoreReport:
     """Re-score one finished run in place; the previous files move to ``rescore/<stamp>/``."""
     run_dir = Path(run_dir)
@@ -130,9 +136,10 @@ def rescore_run(
         raise RescoreError(f"{run_dir} has no {METRICS_FILE}: the run did not finish (resume it first)")
     old_metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
     cfg = recorded_config(run_dir) if items is None or scorer is None else None
-    by_id = {it.id: it for it in (items if items is not None else recorded_items(cfg))}  # type: ignore[arg-type]
-    scorer = scorer or scorer_from_config(cfg, random_fallback_seed)
-    results = read_results(run_dir)
+    # strict: a corrupt line would otherwise vanish from the rewritten file (an item silently dropped)
+    results = read_results(run_dir, strict=True)
+    by_id = {it.id: it for it in (items if items is not None else recorded_items(cfg, trusted=trust_config))}  # type: ignore[arg-type]
+    scorer = scorer or scorer_from_config(cfg, random_fallback_seed, trusted=trust_config)
     trajs = {d["item_id"]: Trajectory.from_dict(d) for d in iter_trajectory_dicts(run_dir, [r.id for r in results])}
     new = asyncio.run(rescore_results(results, trajs, by_id, scorer))
 

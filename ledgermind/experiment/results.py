@@ -7,6 +7,7 @@ behind: a truncated last line. Resume is nothing more than "skip the ids already
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -61,9 +62,44 @@ class ItemResult:
 
 
 def safe_filename(item_id: str) -> str:
-    """Item ids come from datasets; keep them readable but never let them escape the directory."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", item_id).strip("._") or "item"
-    return name[:200]
+    """The one file name of an id: readable, never escaping the directory, and injective.
+
+    Ids come from datasets; ``q 1``, ``q_1`` and ``q/1`` must not share a trajectory or a report
+    page, so the readable part carries a short hash of the exact id. Every reader and writer of
+    per-item files goes through this function (or ``trajectory_path``).
+    """
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", item_id).strip("._")[:160] or "item"
+    digest = hashlib.sha256(item_id.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{readable}-{digest}"
+
+
+def legacy_filename(item_id: str) -> str:
+    """The name runs written before ids were hashed used (read only, and only if it holds that id)."""
+    return (re.sub(r"[^A-Za-z0-9._-]+", "_", item_id).strip("._") or "item")[:200]
+
+
+def trajectory_path(out_dir: Path, item_id: str) -> Path:
+    return Path(out_dir) / TRAJECTORY_DIR / f"{safe_filename(item_id)}.json"
+
+
+def find_trajectory(out_dir: Path, item_id: str) -> Path | None:
+    """The trajectory file of one id, or None; an older run's un-hashed file counts only if it
+    records this very id (two ids that collided there must not borrow each other's record)."""
+    path = trajectory_path(out_dir, item_id)
+    if path.exists():
+        return path
+    legacy = Path(out_dir) / TRAJECTORY_DIR / f"{legacy_filename(item_id)}.json"
+    try:
+        data = json.loads(legacy.read_text(encoding="utf-8")) if legacy.is_file() else None
+    except (OSError, ValueError):
+        return None
+    return legacy if isinstance(data, dict) and data.get("item_id") == item_id else None
+
+
+def read_trajectory_dict(out_dir: Path, item_id: str) -> dict[str, Any] | None:
+    """The trajectory JSON of one id (``find_trajectory``), or None."""
+    path = find_trajectory(out_dir, item_id)
+    return json.loads(path.read_text(encoding="utf-8")) if path is not None else None
 
 
 class ResultsWriter:
@@ -74,7 +110,7 @@ class ResultsWriter:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         (self.out_dir / TRAJECTORY_DIR).mkdir(exist_ok=True)
         self.path = self.out_dir / RESULTS_FILE
-        _drop_truncated_tail(self.path)
+        repair_tail(self.path)
         self._fh = self.path.open("a", encoding="utf-8")
 
     def write(self, result: ItemResult, trajectory: Mapping[str, Any] | None) -> None:
@@ -87,7 +123,7 @@ class ResultsWriter:
         os.fsync(self._fh.fileno())
 
     def trajectory_path(self, item_id: str) -> Path:
-        return self.out_dir / TRAJECTORY_DIR / f"{safe_filename(item_id)}.json"
+        return trajectory_path(self.out_dir, item_id)
 
     def close(self) -> None:
         self._fh.close()
@@ -164,8 +200,11 @@ def atomic_write_json(path: Path, payload: Any) -> None:
     atomic_write_text(path, json_text(payload, indent=2))
 
 
-def read_results(out_dir: Path) -> list[ItemResult]:
+def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
     """All complete result lines; a truncated or corrupt line (a kill mid-write) is ignored.
+
+    ``strict``: a corrupt line is a ``DataError`` naming it instead — for tools that rewrite the
+    file (rescore), where skipping a line would silently drop an item.
 
     An id appears twice when an errored item was retried on resume: the *last* line wins (the
     retry supersedes the failure; a finished item is never redone, so it is always last).
@@ -174,8 +213,12 @@ def read_results(out_dir: Path) -> list[ItemResult]:
     if not path.exists():
         return []
     seen: dict[str, ItemResult] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for n, line in enumerate(path.read_bytes().decode("utf-8", "replace").splitlines(), 1):
         record = _parse_line(line)
+        if record is None and strict and line.strip():
+            from ledgermind.errors import DataError
+
+            raise DataError(f"{path}: line {n} is not a readable result record ({line.strip()[:60]!r})")
         if record is not None:
             seen.pop(record.id, None)  # re-insert: order follows the latest line
             seen[record.id] = record
@@ -192,26 +235,37 @@ def _parse_line(line: str) -> ItemResult | None:
         return None
     try:
         d = json.loads(line)
-        return ItemResult.from_dict(d)
+        return ItemResult.from_dict(d) if isinstance(d, dict) and isinstance(d.get("id"), str) else None
     except (json.JSONDecodeError, TypeError, KeyError):
         return None
 
 
-def _drop_truncated_tail(path: Path) -> None:
-    """Cut a partial last line left by a kill, so the next append starts on a fresh line."""
+def repair_tail(path: Path) -> None:
+    """Make the file end on a line boundary before anyone counts what is done.
+
+    A kill can leave a last line without its newline. If it is a complete record it is kept (its
+    newline is added); a partial record is cut, so the next append starts on a fresh line. Resume
+    calls this *before* reading, so an item counted as done is never cut afterwards.
+    """
     if not path.exists():
         return
     data = path.read_bytes()
     if not data or data.endswith(b"\n"):
         return
-    cut = data.rfind(b"\n") + 1  # 0 when the only line is partial
+    start = data.rfind(b"\n") + 1  # 0 when the only line is partial
     with path.open("r+b") as fh:
-        fh.truncate(cut)
+        if _parse_line(data[start:].decode("utf-8", "replace")) is not None:
+            fh.seek(0, os.SEEK_END)
+            fh.write(b"\n")
+        else:
+            fh.truncate(start)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def iter_trajectory_dicts(out_dir: Path, ids: Iterable[str]) -> Iterable[dict[str, Any]]:
     """Trajectory JSON of the given ids, skipping items that have none (the agent raised)."""
     for item_id in ids:
-        p = Path(out_dir) / TRAJECTORY_DIR / f"{safe_filename(item_id)}.json"
-        if p.exists():
-            yield json.loads(p.read_text(encoding="utf-8"))
+        data = read_trajectory_dict(out_dir, item_id)
+        if data is not None:
+            yield data

@@ -23,12 +23,14 @@ from ledgermind.experiment.progress import Progress
 from ledgermind.experiment.provenance import observed_image_budget, request_totals
 from ledgermind.experiment.results import (
     METRICS_FILE,
+    RESULTS_FILE,
     ItemResult,
     ResultsWriter,
     WallClock,
     atomic_write_json,
     iter_trajectory_dicts,
     read_results,
+    repair_tail,
 )
 from ledgermind.experiment.summary import RunIdentity, Summarize, build_metrics, items_hash
 from ledgermind.metrics.census import trajectory_record
@@ -213,6 +215,7 @@ async def run_items(
     if options.concurrency < 1:
         raise ValueError("concurrency must be >= 1")
     wanted = {it.id for it in items}
+    repair_tail(Path(options.out_dir) / RESULTS_FILE)  # before counting: what is counted done is never cut later
     previous = [r for r in read_results(options.out_dir) if r.id in wanted and r.error is None]
     done = {r.id for r in previous}
     todo = [it for it in items if it.id not in done]

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ledgermind.errors import MissingExtraError
+from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.experiment.results import ItemResult
 
 _SECRET_PARTS = {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials", "auth"}
@@ -133,7 +133,20 @@ class WandbLogger(ExperimentLogger):
             x_disable_machine_info=True,
             x_save_requirements=False,
         )
-        self.run = wb.init(
+        try:
+            self.run = self._init(wb, out_dir, config, name, group, job_type, tags, settings)
+        except Exception as e:  # noqa: BLE001 — no API key, bad entity or WANDB_* setting, unreachable server
+            first = f"{type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
+            raise ConfigError(
+                f"logger={'wandb_' + self.mode}: W&B could not start ({first}); run `wandb login` or set "
+                "WANDB_API_KEY, or use logger=wandb_offline / logger=none"
+            ) from None
+
+    def _init(
+        self, wb: Any, out_dir: Path, config: Mapping[str, Any], name: str, group: str | None, job_type: str,
+        tags: Sequence[str], settings: Any,
+    ) -> Any:  # fmt: skip
+        return wb.init(
             project=self.project,
             entity=self.entity,
             dir=str(out_dir),

@@ -15,7 +15,7 @@ from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Me
 from ledgermind.backends.budget import sent_image_pixels
 from ledgermind.backends.cache import request_key
 from ledgermind.backends.reasoning import reply_record, separate
-from ledgermind.errors import BackendError, LedgerMindError, ToolError
+from ledgermind.errors import LedgerMindError, ToolError
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.trajectory import ModelCall, Trajectory
 
@@ -53,13 +53,15 @@ class ModelIO:
             json_schema=schema if self.structured else None,
             stage=stage,
         )
-        key, pixels = request_key(req, self.backend.model_id), sent_image_pixels(req.messages)
         t0 = time.perf_counter()
-        try:
+        key, pixels = "", []
+        try:  # the one boundary of a model call: whatever fails in it is a failed call, never a reply
+            key, pixels = request_key(req, self.backend.model_id), sent_image_pixels(req.messages)
             reply = separate(await self.backend.generate(req))  # the answer only; thinking is kept apart
-        except (BackendError, LedgerMindError) as exc:
-            self._log(stage, time.perf_counter() - t0, key, error=str(exc), pixels=pixels)
-            raise ToolError(f"api_error: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 — a corrupt cache row, a lone surrogate, an unreadable image
+            cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
+            self._log(stage, time.perf_counter() - t0, key, error=cause, pixels=pixels)
+            raise ToolError(f"api_error: {cause}") from exc
         self._log(stage, time.perf_counter() - t0, key, reply=reply, pixels=pixels)
         return reply.text
 

@@ -137,8 +137,9 @@ class OfficialAgent:
         t0 = time.perf_counter()
         try:
             reply = separate(await self.backend.generate(self.request(item)))  # thinking is never the answer
-        except LedgerMindError as exc:  # backend failure or unusable image: an error, not an answer
-            traj.model_calls.append(ModelCall(STAGE, time.perf_counter() - t0, backend=self.backend.name, error=str(exc)))
+        except Exception as exc:  # noqa: BLE001 — whatever failed in the call, it is an error, not an answer
+            cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
+            traj.model_calls.append(ModelCall(STAGE, time.perf_counter() - t0, backend=self.backend.name, error=cause))
             traj.timings = {"total_s": time.perf_counter() - t0, "model_s": time.perf_counter() - t0}
             return traj
         dt = time.perf_counter() - t0

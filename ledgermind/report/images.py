@@ -24,11 +24,24 @@ class StoredImage:
 
 
 class ImageStore:
-    """``add(path)`` → a ``StoredImage`` or None with a reason (missing or unreadable file)."""
+    """``add(path)`` → a ``StoredImage`` or a one-line reason it is not shown.
 
-    def __init__(self, root: Path) -> None:
+    Image paths come from a run's trajectories, i.e. from a folder that may have been shared or
+    downloaded: only files inside ``allowed`` roots (the run directories and the data directory)
+    are ever read or copied, so a crafted trajectory cannot pull ``~/.ssh/id_rsa`` into a report.
+    """
+
+    def __init__(self, root: Path, allowed: list[Path] | None = None) -> None:
         self.root = Path(root)
+        self.allowed = [Path(a).resolve() for a in (allowed or [])]
         self._by_path: dict[Path, StoredImage | str] = {}
+
+    def allow(self, roots: list[Path]) -> None:
+        self.allowed += [Path(a).resolve() for a in roots]
+
+    def _inside_allowed(self, path: Path) -> bool:
+        target = path.resolve()
+        return any(target == a or a in target.parents for a in self.allowed)
 
     def add(self, path: Path) -> StoredImage | str:
         path = Path(path)
@@ -37,13 +50,17 @@ class ImageStore:
         return self._by_path[path]
 
     def _store(self, path: Path) -> StoredImage | str:
+        if not self._inside_allowed(path):
+            return f"image outside the run and data directories, not shown: {path.name}"
         if not path.is_file():
             return f"image not found: {path}"
         try:
             with Image.open(path) as im:
                 width, height = im.size
                 fmt = (im.format or "").lower()
-        except (UnidentifiedImageError, OSError) as e:
+        except Image.DecompressionBombError:
+            return f"image too large to show (decompression-bomb guard): {path.name}"
+        except (UnidentifiedImageError, OSError, ValueError) as e:
             return f"image unreadable ({type(e).__name__}): {path.name}"
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:20]
         suffix = {"jpeg": ".jpg", "png": ".png", "gif": ".gif", "webp": ".webp", "bmp": ".bmp"}.get(fmt, ".img")

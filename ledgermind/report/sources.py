@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import DataError, UserError
-from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, TRAJECTORY_DIR, ItemResult, read_results, safe_filename
+from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, ItemResult, find_trajectory, read_results
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,11 @@ class RunData:
     metrics: dict[str, Any]
     items: dict[str, ItemInfo]
     notes: list[str] = field(default_factory=list)  # what could not be read, shown on the run page
+
+    def image_roots(self) -> list[Path]:
+        """Where this run's images may be read from: the run itself and the directories of the
+        items' own images (the registered loader confines those to the data directory)."""
+        return [self.run_dir, *{p.parent for info in self.items.values() for p in info.images}]
 
     @property
     def variant(self) -> str:
@@ -74,8 +79,8 @@ def load_run(run_dir: Path) -> RunData:
     metrics = _read_json(run_dir / METRICS_FILE, notes, missing="the run has no metrics.json (unfinished?)")
     trajectories: dict[str, dict[str, Any]] = {}
     for r in results:
-        p = run_dir / TRAJECTORY_DIR / f"{safe_filename(r.id)}.json"
-        if p.exists():
+        p = find_trajectory(run_dir, r.id)
+        if p is not None:
             t = _read_json(p, notes, missing="")
             if t:
                 trajectories[r.id] = t
@@ -113,7 +118,7 @@ def load_item_infos(run_dir: Path, ids: set[str], notes: list[str]) -> dict[str,
 
     try:
         cfg = OmegaConf.load(cfg_file)
-        items = load_items(cfg, None)
+        items = load_items(cfg, None, trusted=False)  # a run folder is data: registered benchmarks only
     except (UserError, OmegaConfBaseException, OSError, ValueError, KeyError, ImportError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         notes.append(f"the benchmark could not be reloaded ({first}); options and some images are not shown")

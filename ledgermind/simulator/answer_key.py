@@ -147,13 +147,21 @@ class AnswerKey:
                 self._digests[path] = file_digest(path)
             return self._digests[path]
 
+    def _readable_digest(self, path: Path) -> str | None:
+        """The digest of a readable file, else None: one unreadable image (a directory named
+        ``x.png``, no permission) is that item's problem, never the whole key's."""
+        try:
+            return self.digest(path) if path.is_file() else None
+        except OSError:
+            return None
+
     def _digest_index(self) -> dict[str, list[KeyEntry]]:
         if self._by_digest is None:
             index: dict[str, list[KeyEntry]] = {}
             for e in self.entries:
                 for p in e.images:
-                    if p.exists():
-                        index.setdefault(self.digest(p), []).append(e)
+                    if (digest := self._readable_digest(p)) is not None:
+                        index.setdefault(digest, []).append(e)
             self._by_digest = index
         return self._by_digest
 
@@ -169,7 +177,8 @@ class AnswerKey:
         if image_paths:
             index = self._digest_index()
             for p in image_paths:
-                by_image += index.get(self.digest(p), []) if Path(p).exists() else []
+                digest = self._readable_digest(Path(p))
+                by_image += index.get(digest, []) if digest is not None else []
         if by_text and by_image:
             both = [e for e in by_text if e in by_image]
             candidates = both or by_text

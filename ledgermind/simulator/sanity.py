@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ledgermind.experiment.results import read_trajectory_dict
+
 # Marks whose mechanism rewrites ŷ after the decision (Alg. 2), latest first wins.
 ANSWER_REWRITING_MARKS = {
     "NUMERIC_SNAP": "defense: numeric snap (Alg. 2 l.5-6)",
@@ -66,8 +68,7 @@ def losses(run_dir: Path) -> list[Loss]:
     for r in results:
         if r.get("score", 0.0) >= 1.0:
             continue
-        f = run_dir / "trajectories" / f"{r['id']}.json"
-        traj = json.loads(f.read_text(encoding="utf-8")) if f.exists() else {"error": r.get("error") or "no trajectory"}
+        traj = read_trajectory_dict(run_dir, r["id"]) or {"error": r.get("error") or "no trajectory"}
         out.append(Loss(variant, r["id"], r.get("gold"), r.get("prediction"), bool(traj.get("abstained")), attribute(traj)))
     return out
 

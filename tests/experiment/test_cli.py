@@ -6,6 +6,7 @@ import asyncio
 import csv
 import io
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -92,15 +93,15 @@ def test_item_that_raises_is_an_error_exit_3_and_rerun_retries_it(run_py, tmp_pa
     )
     assert proc.returncode == 3, proc.stderr
     assert "on 5 scored of 6 items (0 unparsed, 1 errors)" in proc.stdout
-    assert _stderr_lines(proc)[-1] == (
-        "error: 1 of 6 items failed (RuntimeError: corrupt image in q2); rerun the same command to retry them"
-    )
+    head, _, command = _stderr_lines(proc)[-1].partition("; retry them with: ")
+    assert head == "error: 1 of 6 items failed (RuntimeError: corrupt image in q2)"
+    assert command.startswith("python scripts/run.py ") and command.endswith(f"hydra.run.dir={tmp_path}")
     rows = {d["id"]: d for d in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())}
     assert rows["q2"]["error"] == "RuntimeError: corrupt image in q2" and len(rows) == 6
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert (metrics["n_items"], metrics["n_scored"], metrics["errors"], metrics["accuracy"]) == (6, 5, 1, 1.0)
 
-    again = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", FAKE_AGENT_COUNTER=str(counter))
+    again = run_py(*shlex.split(command)[2:], FAKE_AGENT_COUNTER=str(counter))  # the printed command, as a user pastes it
     assert again.returncode == 0, again.stderr
     assert counter.read_text().split().count("q2") == 2 and len(counter.read_text().split()) == 7  # only q2 redone
     metrics = json.loads((tmp_path / "metrics.json").read_text())
@@ -113,7 +114,7 @@ def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
     proc = run_py("-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ledger")
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["0_full", "1_no_ledger"]
+    assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["ablation=full", "ablation=no_ledger"]  # named from the swept value
 
     t3 = run_script("table3.py", str(sweep), "--paper")
     assert t3.returncode == 0, t3.stderr
@@ -140,7 +141,7 @@ def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
     assert census[0].startswith("| variant | items | DIRECT/FULL/NL/BASE | T1..T6 |") and census[0] in t3.stdout
     cells = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]] for ln in census[2:]}
     assert list(cells) == ["full", "no_ledger"]
-    for variant, sub in (("full", "0_full"), ("no_ledger", "1_no_ledger")):  # each row is that run's census
+    for variant, sub in (("full", "ablation=full"), ("no_ledger", "ablation=no_ledger")):  # each row is that run's census
         mech = json.loads((sweep / sub / "metrics.json").read_text())["mechanisms"]
         paths = "/".join(str(mech["paths"][k]) for k in ("DIRECT", "FULLPIPE", "NO_LEDGER", "BASELINE"))
         assert cells[variant][1] == paths and cells[variant][-1] == f"{mech['model_calls'] / 6:.2f}"

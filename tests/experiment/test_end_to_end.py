@@ -9,6 +9,7 @@ import pytest
 
 from ledgermind.metrics.census import census, sum_census
 from ledgermind.trajectory import Trajectory
+from ledgermind.experiment.results import trajectory_path
 
 
 @pytest.mark.slow
@@ -30,7 +31,7 @@ def test_tiny_model_on_mmmu_pro_subset(run_py, tmp_path: Path, shared_data: Path
     for line in (out / "results.jsonl").read_text().splitlines():
         row = json.loads(line)
         assert row["gold"] in "ABCDEFGHIJ" and row["difficulty"] in ("Easy", "Medium", "Hard")
-        record = json.loads((out / "trajectories" / f"{row['id']}.json").read_text())
+        record = json.loads(trajectory_path(out, row['id']).read_text())
         traj = Trajectory.from_dict(record)
         assert traj.item_id == row["id"] and traj.n_model_calls == row["model_calls"]
         assert record["mechanisms"] == census(traj) and record["mechanisms"]["model_calls"] == row["model_calls"]
@@ -56,7 +57,7 @@ def test_tiny_model_through_real_vllm_server(run_py, tmp_path: Path, shared_data
     assert metrics["n_items"] == 4 and metrics["identity"]["backend"] == "VLLMServerBackend"
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and all(r["error"] is None for r in rows)
-    traj = json.loads((out / "trajectories" / f"{rows[0]['id']}.json").read_text())
+    traj = json.loads(trajectory_path(out, rows[0]['id']).read_text())
     assert {c["backend"] for c in traj["model_calls"]} == {"vllm_server"}
 
 
@@ -86,7 +87,7 @@ def test_corrupt_image_inside_dataset_is_recorded_and_run_completes(run_py, tmp_
     assert len(rows) == 2
     bad_id = json.loads(lines[0])["id"]
     assert "cannot read image" in rows[bad_id]["error"] and rows[bad_id]["score"] == 0.0
-    bad = json.loads((out / "trajectories" / f"{bad_id}.json").read_text())
+    bad = json.loads(trajectory_path(out, bad_id).read_text())
     ocr_errors = [o for o in bad["ledger"]["tool_outputs"] if o["tool"] == "ocr" and o["error"]]
     assert ocr_errors and "image" in ocr_errors[0]["error"].lower()  # a clear tool anomaly (T1), not a crash
     assert any(e["trigger"] == "T1_TOOL_ANOMALY" for e in bad["events"]) or rows[bad_id]["error"]

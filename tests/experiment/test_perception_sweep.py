@@ -19,6 +19,7 @@ from ledgermind.experiment.app import run_experiment
 from ledgermind.testing.counting_ocr import CountingRapidOCREngine
 from ledgermind.testing.fake_openai_server import FakeOpenAIServer
 from ledgermind.trajectory import Trajectory
+from ledgermind.experiment.results import trajectory_path
 
 pytestmark = pytest.mark.slow
 CONF = Path(__file__).resolve().parents[2] / "conf"
@@ -70,7 +71,7 @@ def test_sweep_ocrs_each_image_once_and_a_rerun_none(bench, tmp_path):
         again = sweep(srv.base_url, bench, tmp_path / "pcache", tmp_path / "run2")
     assert again == [0] * len(VARIANTS)
     ocr_entries = [
-        json.loads((tmp_path / run / "full" / "trajectories" / "g1.json").read_text())
+        json.loads(trajectory_path(tmp_path / run / "full", "g1").read_text())
         for run in ("run1", "run2")
     ]
     assert _ocr_texts(ocr_entries[0]) == _ocr_texts(ocr_entries[1]) and _ocr_texts(ocr_entries[0])

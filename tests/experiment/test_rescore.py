@@ -112,16 +112,16 @@ def test_cli_rescores_a_recorded_run_from_its_config(tmp_path: Path) -> None:
     out = tmp_path / "multi"
     proc = run_script("run.py", "-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={out}", "+ablation=full,no_ecc")
     assert proc.returncode == 0, proc.stderr
-    res = run_script("rescore.py", str(out))
+    res = run_script("rescore.py", str(out), "--trust-config")  # the fake loader/scorer are test code
     assert res.returncode == 0, res.stderr
     assert res.stdout.count("0 verdicts changed") == 2
-    for job in ("0_full", "1_no_ecc"):
+    for job in ("ablation=full", "ablation=no_ecc"):
         m = json.loads((out / job / "metrics.json").read_text())
         assert m["rescore"]["changed"] == 0 and m["rescore"]["scorer"] == scorer_version()
     t3 = run_script("table3.py", str(out), "--logger", "none")
     assert t3.returncode == 0, t3.stderr  # the table rebuilds from the re-scored runs
     # the fake scorer has no random fallback: one clear line, exit 2
-    bad = run_script("rescore.py", str(out / "0_full"), "--random-fallback-seed", "0")
+    bad = run_script("rescore.py", str(out / "ablation=full"), "--random-fallback-seed", "0", "--trust-config")
     assert bad.returncode == 2 and "no ScoringConfig" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
     missing = run_script("rescore.py", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "not a directory" in missing.stderr

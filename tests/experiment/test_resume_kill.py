@@ -19,6 +19,7 @@ import asyncio, sys
 from pathlib import Path
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from tests.experiment.fakes import FakeAgent, fake_items, fake_score, fake_summarize
+from ledgermind.experiment.results import trajectory_path
 items = fake_items({N_ITEMS})
 ident = identity_for(items, model="m", backend="b", benchmark="fake", variant="full", seed=0)
 opts = RunOptions(Path(sys.argv[1]), concurrency=2, progress=False)
@@ -62,4 +63,4 @@ def test_kill_then_resume_loses_and_recomputes_nothing(tmp_path: Path) -> None:
     assert recomputed == set(final_ids) - set(done_before)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["n_items"] == N_ITEMS and metrics["accuracy"] == 1.0
-    assert all((out / "trajectories" / f"{i}.json").exists() for i in final_ids)
+    assert all(trajectory_path(out, i).exists() for i in final_ids)

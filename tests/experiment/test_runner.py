@@ -13,6 +13,7 @@ from ledgermind.experiment.results import ItemResult, ResultsWriter, read_result
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items, start_order
 from ledgermind.trajectory import Trajectory
 from tests.experiment.fakes import FakeAgent, fake_items, fake_score, fake_summarize
+from ledgermind.experiment.results import trajectory_path
 
 
 def _run(items, agent, out: Path, concurrency: int = 3):
@@ -37,7 +38,7 @@ def test_results_trajectories_and_metrics(tmp_path: Path) -> None:
         "tool_calls": 0, "tokens": 24, "latency_s": 0, "error": None,
         "truncated": False, "prompt_tokens": 20, "images_sent": 0, "image_pixels": 0,
     }
-    traj = Trajectory.from_dict(json.loads((tmp_path / "trajectories" / "q2.json").read_text()))
+    traj = Trajectory.from_dict(json.loads(trajectory_path(tmp_path, "q2").read_text()))
     assert traj.answer == "B" and traj.n_model_calls == 2
 
     # 9 items: Easy q0,q3,q6 right; Medium q1 (unparsed) wrong, q4,q7 right; Hard q2,q5,q8 wrong.
@@ -70,7 +71,7 @@ def test_item_that_raises_is_recorded_and_run_completes(tmp_path: Path, monkeypa
     by_id = {r.id: r for r in read_results(tmp_path)}
     assert by_id["q1"].error == "RuntimeError: corrupt image in q1"
     assert by_id["q1"].score == 0.0 and by_id["q1"].path is None
-    assert not (tmp_path / "trajectories" / "q1.json").exists()
+    assert not trajectory_path(tmp_path, "q1").exists()
     assert all(by_id[i].error is None and by_id[i].score == 1.0 for i in ("q0", "q2", "q3"))
     # an error is not a wrong answer: accuracy is over the 3 scored items
     assert metrics["errors"] == 1 and metrics["unparsed"] == 0 and metrics["accuracy"] == 1.0
@@ -115,7 +116,7 @@ def test_item_ids_that_are_not_filenames_stay_inside_the_run_dir(tmp_path: Path)
     items[0].id = "../../etc/passwd"
     _run(items, FakeAgent(), tmp_path)
     written = list((tmp_path / "trajectories").iterdir())
-    assert [p.name for p in written] == ["etc_passwd.json"]
+    assert len(written) == 1 and written[0].name.startswith("etc_passwd-") and written[0].parent == tmp_path / "trajectories"
     assert read_results(tmp_path)[0].id == "../../etc/passwd"
 
 
@@ -183,4 +184,4 @@ def test_writer_keeps_an_item_whose_record_holds_an_unencodable_string(tmp_path:
     with ResultsWriter(tmp_path) as w:
         w.write(ItemResult("q0", "A\udebc", "A", 0.0, True, "DIRECT", "Easy"), {"id": "q0", "note": "x\udebc"})
     assert [r.id for r in read_results(tmp_path)] == ["q0"]
-    assert json.loads((tmp_path / "trajectories" / "q0.json").read_text())["note"] == "x\udebc"
+    assert json.loads(trajectory_path(tmp_path, "q0").read_text())["note"] == "x\udebc"

@@ -7,6 +7,7 @@ Runs ``scripts/run.py pipeline=official backend=vllm_server`` against a real HTT
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,11 @@ def _server(model: str, port: int = 0, die_after: int | None = None) -> FakeOpen
 
 
 def _run(shared: Path, out: Path, url: str, *extra: str):
-    return run_script(
-        "run.py",
+    return run_script("run.py", *_args(shared, out, url, *extra))
+
+
+def _args(shared: Path, out: Path, url: str, *extra: str) -> list[str]:
+    return [
         "pipeline=official",
         f"pipeline.prompts_path={shared / 'mmmu_pro_official' / 'prompts.yaml'}",
         "benchmark=mmmu_pro_standard10",
@@ -41,7 +45,7 @@ def _run(shared: Path, out: Path, url: str, *extra: str):
         "progress=false",
         f"hydra.run.dir={out}",
         *extra,
-    )
+    ]
 
 
 def _results(out: Path) -> list[dict]:
@@ -64,7 +68,7 @@ def test_server_killed_mid_run_gives_errors_exit_3_and_rerun_retries_only_them(s
     assert metrics["accuracy"] == pytest.approx(sum(r["score"] for r in ok) / 3)
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("error: 3 of 6 items failed (model call failed (official): vLLM server unavailable")
-    assert last.endswith("; rerun the same command to retry them")
+    assert last.endswith(f"; retry them with: python scripts/run.py {shlex.join(_args(shared_data, tmp_path, server.root_url))}")
 
     with _server(SERVED, port) as server:  # the server is back
         again = _run(shared_data, tmp_path, server.root_url)

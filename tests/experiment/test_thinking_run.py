@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.experiment.conftest import run_script
+from ledgermind.experiment.results import trajectory_path
 
 # the chat template opened <think>: the reply carries only the closing tag (opened_by_template)
 REPLY = "Option A looked right, but the figure clearly shows C.</think> Answer: B"
@@ -28,7 +29,7 @@ def test_thinking_model_run_scores_the_answer_not_the_reasoning(tmp_path: Path, 
     assert len(rows) == 3 and {r["prediction"] for r in rows} == {"B"}  # never the C of the reasoning
     assert all(r["score"] == float(r["gold"] == "B") and not r["truncated"] for r in rows)
     assert all(r["images_sent"] >= 1 and r["image_pixels"] > 0 for r in rows)
-    call = json.loads((out / "trajectories" / f"{rows[0]['id']}.json").read_text())["model_calls"][0]
+    call = json.loads(trajectory_path(out, rows[0]['id']).read_text())["model_calls"][0]
     assert call["reasoning"] == "Option A looked right, but the figure clearly shows C." and call["reply"] == "Answer: B"
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["truncated"] == 0 and metrics["identity"]["decoding"]["reasoning"]["budget_tokens"] == 8192

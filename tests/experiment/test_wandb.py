@@ -55,7 +55,7 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
         LM_TEST_API_KEY=ENV_SECRET, LM_TEST_PLAIN=ENV_SECRET_2, MY_SERVICE_TOKEN=ENV_SECRET_2,
     )
     assert proc.returncode == 0, proc.stderr
-    job = sweep / "1_no_ecc"
+    job = sweep / "ablation=no_ecc"
     metrics = json.loads((job / "metrics.json").read_text())
     run = read_run(_run_file(job))
 

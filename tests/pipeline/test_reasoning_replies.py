@@ -18,6 +18,7 @@ from ledgermind.pipeline import AblationFlags, LedgerMindAgent, PipelineConfig
 from ledgermind.pipeline.agent import grounding_config
 from ledgermind.scoring import score
 from tests.pipeline.conftest import FixedCrop, FixedOCR, item
+from ledgermind.experiment.results import trajectory_path
 
 QUESTION = "What color is the sign?"
 OPTIONS = ["red", "blue", "green"]
@@ -58,7 +59,7 @@ def test_think_block_letter_is_never_the_answer_nor_a_claim(ner, monkeypatch, im
     metrics = run(agent, [item(QUESTION, image, options=OPTIONS, answer="B")], tmp_path)
     row = rows(tmp_path)["q1"]
     assert row["prediction"] == "B" and row["score"] == 1.0 and row["truncated"] is False
-    traj = json.loads((tmp_path / "trajectories" / "q1.json").read_text())
+    traj = json.loads(trajectory_path(tmp_path, "q1").read_text())
     call = traj["model_calls"][0]
     assert "clearly C" in call["reasoning"] and "<think>" not in call["reply"] and call["reply"] == "Answer: B"
     claims = json.dumps(traj["ledger"].get("claims", []))
@@ -74,7 +75,7 @@ def test_reply_cut_inside_think_block_is_unparsed_truncated_not_the_considered_l
     row = rows(tmp_path)["q1"]
     assert row["truncated"] is True and row["parsed"] is False and row["score"] == 0.0 and row["prediction"] is None
     assert metrics["truncated"] == 1 and metrics["unparsed"] == 1
-    call = json.loads((tmp_path / "trajectories" / "q1.json").read_text())["model_calls"][0]
+    call = json.loads(trajectory_path(tmp_path, "q1").read_text())["model_calls"][0]
     assert call["finish_reason"] == "length" and call["truncated"] and call["reply"] == ""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ledgermind.experiment.results import safe_filename
 from tests.experiment.conftest import FAKE_OVERRIDES, run_script
 
 
@@ -12,7 +13,7 @@ def test_cli_prints_the_index_path(scripted_multirun: Path, tmp_path: Path) -> N
     proc = run_script("report.py", str(scripted_multirun), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(out / "index.html") and (out / "index.html").exists()
-    assert (out / "runs" / "0_full" / "items" / "apollo.html").exists()
+    assert (out / "runs" / safe_filename("0_full") / "items" / f"{safe_filename('apollo')}.html").exists()
 
 
 def test_cli_user_error_is_one_line(tmp_path: Path) -> None:

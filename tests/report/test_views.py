@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ledgermind.errors import DataError, UserError
-from ledgermind.experiment.results import ItemResult
+from ledgermind.experiment.results import ItemResult, safe_filename
 from ledgermind.report import build_report, census_table
 from ledgermind.report.highlight import marked, segments
 from ledgermind.report.images import ImageStore
@@ -81,7 +81,7 @@ def test_input_image_path_reads_what_the_ledger_recorded() -> None:
 def test_item_view_of_a_real_trajectory(scripted_multirun: Path, tmp_path: Path) -> None:
     run = load_run(scripted_multirun / "0_full")
     t = run.trajectories["apollo"]
-    v = build_item_view("apollo", run.results[[r.id for r in run.results].index("apollo")], t, run.items["apollo"], ImageStore(tmp_path))
+    v = build_item_view("apollo", run.results[[r.id for r in run.results].index("apollo")], t, run.items["apollo"], ImageStore(tmp_path, run.image_roots()))
     assert v.path == "FULLPIPE" and v.outcome == "correct"
     with_box = [e for e in t["ledger"]["entries"] if e.get("bbox")]
     assert len(v.images) == 1 and v.images[0].stored and (v.images[0].stored.width, v.images[0].stored.height) == (400, 300)
@@ -111,9 +111,9 @@ def test_report_tolerates_old_and_partial_runs(tmp_path: Path) -> None:
     index = build_report(run)
     html = index.read_text()
     assert "no metrics.json" in html and "no mechanism census" in html
-    item_a = (run / "report" / "items" / "a.html").read_text()
-    assert "image not found: /nonexistent/i.png" in item_a and "Q &lt;b&gt;?" in item_a
-    item_b = (run / "report" / "items" / "b.html").read_text()
+    item_a = (run / "report" / "items" / f"{safe_filename('a')}.html").read_text()
+    assert "image outside the run and data directories, not shown: i.png" in item_a and "Q &lt;b&gt;?" in item_a
+    item_b = (run / "report" / "items" / f"{safe_filename('b')}.html").read_text()
     assert "server down" in item_b and "No trajectory was recorded" in item_b
 
 
@@ -155,7 +155,7 @@ def test_census_of_runs_recorded_before_it_is_derived_from_trajectories(scripted
     assert "derived from 2 trajectories" in html
     shown = {k: v for k, v in _census_cells(html).items()}
     assert shown["triggers.T6"] == str(expected["triggers"]["T6"]) and shown["paths.FULLPIPE"] == "1"
-    item = (run / "report" / "items" / "apollo.html").read_text()
+    item = (run / "report" / "items" / f"{safe_filename('apollo')}.html").read_text()
     assert 'data-key="triggers.T6"' in item and "no mechanism census" not in item
     assert "never-flag" not in item and "counters at zero for this item" in item  # per item, zero is normal
     assert 'data-key="triggers.T2"' not in item  # zero counters are listed apart, not as counters
@@ -233,7 +233,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
     assert (run / "report" / "mine.txt").exists()
     build_report(run, tmp_path / "out")
     build_report(run, tmp_path / "out")  # a report directory is replaced on rebuild
-    assert (tmp_path / "out" / "items" / "q.html").exists()
+    assert (tmp_path / "out" / "items" / f"{safe_filename('q')}.html").exists()
 
 
 def test_run_page_charts_count_what_the_trajectories_record(scripted_multirun: Path) -> None:
@@ -252,7 +252,7 @@ def test_run_page_charts_count_what_the_trajectories_record(scripted_multirun: P
             elif tag == "rect" and self.chart and "data-label" in a:
                 bars[self.chart].setdefault(a["data-label"], a["data-value"])
 
-    P().feed((scripted_multirun / "report" / "runs" / "0_full" / "index.html").read_text())
+    P().feed((scripted_multirun / "report" / "runs" / safe_filename("0_full") / "index.html").read_text())
     assert list(bars["chart-triggers"]) == ["T1", "T2", "T3", "T4", "T5", "T6"]  # zeros drawn too
     for short in bars["chart-triggers"]:
         n = sum(1 for t in trajs if any(e["trigger"].startswith(short + "_") for e in t["events"]))

@@ -1,0 +1,304 @@
+"""A run directory belongs to one experiment: its identity, its lock, and how to resume it.
+
+Why this exists: resume is "skip the ids already in ``results.jsonl``", which is only right if
+the directory holds results *of the same experiment*. Rerunning into a finished ``full``
+directory with ``+ablation=no_ecc`` used to print "5 done, 0 to go" and relabel the old results;
+two runs into one directory both ran every item. So a run directory records what it computes
+(``run_identity.json``: the fields Table 3 compares plus a hash of the config without the keys a
+resume may change) and is held by one process at a time (an ``fcntl`` lock on ``.lock``). A
+rerun with another identity stops with one line naming the field, unless ``resume=new`` asks for
+a fresh directory beside it.
+
+Hydra writes ``.hydra/*.yaml`` into the directory before our code runs, so a refused rerun would
+still overwrite the record of what the directory holds; the accepted copies are kept in
+``run_identity.json`` and put back on refusal.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, TextIO
+
+from ledgermind.errors import ConfigError, UserError
+from ledgermind.experiment.provenance import LOCATION_KEYS, sha256_json
+from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, atomic_write_json
+
+IDENTITY_FILE = "run_identity.json"
+LOCK_FILE = ".lock"
+HYDRA_FILES = ("config.yaml", "hydra.yaml", "overrides.yaml")
+# Top-level keys a resume may change without changing what is computed: which items (a resume
+# may extend ``limit``), how fast, how it is shown, where it is logged, and this very switch.
+RESUMABLE_KEYS = (*LOCATION_KEYS, "limit", "item_ids", "item_ids_file", "report", "resume")
+# Backend keys that say where/how fast the model is reached, not which model answers.
+RESUMABLE_BACKEND_KEYS = (
+    "base_urls", "concurrency", "timeout_s", "connect_timeout_s", "max_retries", "backoff_base_s", "backoff_cap_s",
+    "api_key_env", "gpu_memory_utilization",
+)  # fmt: skip
+# The identity fields compared on resume, in the order a mismatch is reported.
+IDENTITY_FIELDS = (
+    "variant", "model", "backend", "benchmark", "seed",
+    "model_revision", "prompts_sha256", "decoding", "image_budget", "config_sha256",
+)  # fmt: skip
+
+
+class ResumeMode(str, Enum):
+    """``resume=``: what a run does when its directory already holds another experiment."""
+
+    AUTO = "auto"  # same experiment: resume; another: stop (exit 2) naming the field
+    NEW = "new"  # another experiment: start a new directory beside it (``<dir>-2``, ...)
+
+    @classmethod
+    def parse(cls, value: Any) -> ResumeMode:
+        try:
+            return cls(str(value or "auto"))
+        except ValueError:
+            raise ConfigError(f"resume must be one of {[m.value for m in cls]}, got {value!r}") from None
+
+
+class RunDirBusy(UserError):
+    """Another process holds the run directory."""
+
+
+class IdentityMismatch(UserError):
+    """The run directory holds results of another experiment."""
+
+
+# ------------------------------------------------------------------------------ identity
+def resume_config_hash(config: Mapping[str, Any]) -> str:
+    """sha256 of the resolved config without the keys a resume may change."""
+    rest = {k: v for k, v in config.items() if k not in RESUMABLE_KEYS}
+    if isinstance(rest.get("backend"), Mapping):
+        rest["backend"] = {k: v for k, v in rest["backend"].items() if k not in RESUMABLE_BACKEND_KEYS}
+    return sha256_json(rest)
+
+
+def resume_identity(identity: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a run identity (``RunIdentity.to_dict()``) that a resume must agree on."""
+    record = {f: identity.get(f) for f in IDENTITY_FIELDS if f != "config_sha256"}
+    record["config_sha256"] = resume_config_hash(config)
+    return record
+
+
+def first_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+    """The first identity field on which two records differ (fields absent from ``old`` are skipped:
+    a directory written by an older version recorded fewer)."""
+    for f in IDENTITY_FIELDS:
+        if f in old and sha256_json(old.get(f)) != sha256_json(new.get(f)):
+            return f
+    return None
+
+
+def recorded_identity(out_dir: Path) -> dict[str, Any] | None:
+    """What the directory says it holds: ``run_identity.json``, else a finished run's ``metrics.json``
+    identity (runs made before this file existed), else None (a fresh or unidentifiable dir)."""
+    data = _read_json(out_dir / IDENTITY_FILE)
+    if isinstance(data, dict) and isinstance(data.get("identity"), dict):
+        return data["identity"]
+    metrics = _read_json(out_dir / METRICS_FILE)
+    if isinstance(metrics, dict) and isinstance(metrics.get("identity"), dict):
+        ident = metrics["identity"]
+        return {f: ident.get(f) for f in IDENTITY_FIELDS if f in ident and f != "config_sha256"}
+    return None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _show(v: Any) -> str:
+    text = v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+    return text[:12] if isinstance(v, str) and len(v) == 64 else text[:80]
+
+
+def check_identity(out_dir: Path, record: Mapping[str, Any]) -> None:
+    """Raise ``IdentityMismatch`` (one line naming the field) if ``out_dir`` holds another experiment.
+
+    A directory without results holds nothing yet (a run that stopped at preflight): any run may take it.
+    """
+    if not has_results(out_dir):
+        return
+    old = recorded_identity(out_dir)
+    if old is None:
+        return
+    field = first_difference(old, record)
+    if field is None:
+        return
+    what = "the config (a key other than limit/concurrency/item_ids/output settings)" if field == "config_sha256" else field
+    raise IdentityMismatch(
+        f"{out_dir} holds another experiment: {what} was {_show(old.get(field))}, now {_show(record.get(field))}; "
+        f"use another hydra.run.dir, or add resume=new to start a new directory beside it"
+    )
+
+
+def accept(out_dir: Path, record: Mapping[str, Any]) -> None:
+    """Record the identity and the Hydra files of an accepted run (first run or same-identity resume)."""
+    hydra_dir = out_dir / ".hydra"
+    files = {n: (hydra_dir / n).read_text(encoding="utf-8") for n in HYDRA_FILES if (hydra_dir / n).is_file()}
+    atomic_write_json(out_dir / IDENTITY_FILE, {"identity": dict(record), "hydra_files": files})
+
+
+def restore_hydra_files(out_dir: Path) -> None:
+    """Put back the ``.hydra`` files of the accepted run (Hydra overwrote them before we ran)."""
+    data = _read_json(out_dir / IDENTITY_FILE)
+    files = data.get("hydra_files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return
+    for name, text in files.items():
+        if name in HYDRA_FILES and isinstance(text, str):
+            (out_dir / ".hydra" / name).write_text(text, encoding="utf-8")
+
+
+def has_results(out_dir: Path) -> bool:
+    p = out_dir / RESULTS_FILE
+    return p.is_file() and p.stat().st_size > 0
+
+
+def fresh_sibling(out_dir: Path) -> Path:
+    """``<dir>-2``, ``<dir>-3``, ...: the first that does not exist yet."""
+    n = 2
+    while (candidate := out_dir.with_name(f"{out_dir.name}-{n}")).exists():
+        n += 1
+    return candidate
+
+
+def move_hydra_files(old: Path, new: Path) -> None:
+    """``resume=new``: this run's ``.hydra`` files go with it; the old directory gets its own back."""
+    src = old / ".hydra"
+    if src.is_dir():
+        (new / ".hydra").mkdir(parents=True, exist_ok=True)
+        for name in HYDRA_FILES:
+            if (src / name).is_file():
+                (new / ".hydra" / name).write_text((src / name).read_text(encoding="utf-8"), encoding="utf-8")
+    restore_hydra_files(old)
+
+
+# ------------------------------------------------------------------------------ lock
+@dataclass
+class RunLock:
+    """An exclusive ``fcntl`` lock on ``<dir>/.lock`` for the life of the process that took it.
+
+    The kernel drops the lock when the process dies, so a killed run never leaves a stale lock.
+    """
+
+    out_dir: Path
+    _fh: TextIO | None = None
+
+    def acquire(self) -> RunLock:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        fh = (self.out_dir / LOCK_FILE).open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "unknown"
+            fh.close()
+            raise RunDirBusy(
+                f"{self.out_dir} is in use by another run (pid {holder}); wait for it to finish or use another hydra.run.dir"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def release(self) -> None:
+        if self._fh is not None:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
+
+
+def claim(out_dir: Path, record: Mapping[str, Any], mode: ResumeMode) -> tuple[Path, RunLock]:
+    """Lock the run directory and check that it holds this experiment (or nothing yet).
+
+    Returns the directory the run writes to (a new sibling under ``resume=new`` when the old one
+    holds another experiment) and the held lock. Refusals restore the old ``.hydra`` files.
+    """
+    try:
+        lock = RunLock(out_dir).acquire()
+    except RunDirBusy:
+        restore_hydra_files(out_dir)
+        raise
+    try:
+        check_identity(out_dir, record)
+    except IdentityMismatch:
+        lock.release()
+        if mode is not ResumeMode.NEW:
+            restore_hydra_files(out_dir)
+            raise
+        new = fresh_sibling(out_dir)
+        move_hydra_files(out_dir, new)
+        return claim(new, record, mode)
+    accept(out_dir, record)
+    return out_dir, lock
+
+
+# ------------------------------------------------------------------------------ naming and resuming
+def swept_keys(argv: Sequence[str]) -> set[str] | None:
+    """The keys the command line sweeps (``+ablation=full,no_ecc``, ``seed=range(3)``), or None
+    when they cannot be told (a sweep configured in ``hydra.sweeper.params``)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    args = [a for a in argv if "=" in a and not a.startswith("-")]
+    try:
+        parsed = OverridesParser.create().parse_overrides(args)
+    except Exception:  # noqa: BLE001 — naming must never fail a run; Hydra reports bad overrides itself
+        return None
+    keys = {o.key_or_group for o in parsed if o.is_sweep_override() and not o.key_or_group.startswith("hydra.")}
+    return keys or None
+
+
+def sweep_subdir(task_overrides: Sequence[str], argv: Sequence[str] | None = None) -> str:
+    """A multirun job's directory name from the values of its swept keys (``ablation=no_ecc``,
+    ``pipeline.prompt=cot,seed=1``), sorted by key: a relaunch with the sweep values in another
+    order finds its own jobs, and two jobs never share a directory. Keys a resume may change are
+    never part of the name.
+
+    Characters unsafe in a file name become ``_``; a long name keeps a readable prefix and a hash.
+    """
+    import sys
+
+    swept = swept_keys(sys.argv[1:] if argv is None else argv)
+    pairs = []
+    for o in task_overrides:
+        key, _, value = str(o).partition("=")
+        bare = key.lstrip("+~")
+        if bare in RESUMABLE_KEYS or bare.split(".")[0] in RESUMABLE_KEYS:
+            continue
+        if swept is None or bare in {k.lstrip("+~") for k in swept}:
+            pairs.append(f"{bare}={value}")
+    text = ",".join(sorted(pairs))
+    if not text:
+        return "default"
+    name = re.sub(r"[^A-Za-z0-9.,=_+-]+", "_", text).strip("._") or "job"
+    if name != text or len(name) > 120:
+        name = f"{name[:100]}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
+    return name
+
+
+def resume_command(task_overrides: Sequence[str], out_dir: Path) -> str:
+    """The exact command that resumes ``out_dir``: this job's overrides plus its ``hydra.run.dir``."""
+    keep = [o for o in task_overrides if not o.startswith(("hydra.run.dir=", "resume="))]
+    args = [*keep, f"hydra.run.dir={out_dir}"]
+    return "python scripts/run.py " + " ".join(shlex.quote(a) for a in args)
+
+
+def register_resolvers() -> None:
+    """``${ledgermind_sweep_subdir:...}`` for ``hydra.sweep.subdir`` (conf/config.yaml)."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("ledgermind_sweep_subdir"):
+        OmegaConf.register_new_resolver("ledgermind_sweep_subdir", lambda overrides: sweep_subdir(list(overrides)))
