@@ -55,15 +55,21 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) scripts/cpu_torchvision_fix.py check
 	touch $@
 
-# GPU environment in its own venv: vLLM's wheel brings the CUDA torch it was built with (vLLM >= 0.11:
-# CUDA 12.8 wheels, NVIDIA driver >= 570; check `nvidia-smi`). For another CUDA build, install vLLM's
-# wheel for that CUDA first (see vLLM's install docs), then rerun this target. No CPU shims here.
-# Use it as: $(GPU_PY) scripts/run.py ...  (or `source $(GPU_VENV)/bin/activate`).
+# GPU environment in its own venv. vLLM is pinned (pyproject extra `vllm`: vllm==$(VLLM_VERSION), the release
+# whose CPU build `make env` tests: same engine, argument parser, OpenAI API) with opencv-python-headless<5 (as in
+# the CPU env: OpenCV 5 breaks rapidocr) and numpy<2.4 (mistral-common's cap: no resolver ERROR).
+# CUDA: vLLM's install docs say its PyPI wheels carry pre-compiled CUDA 12.9 binaries and pull the matching CUDA
+# torch from PyTorch's cu129 index (TORCH_INDEX); that needs an NVIDIA driver for CUDA 12.9 (>= 575; check
+# `nvidia-smi`). Another CUDA (e.g. 12.8, 13.0): set TORCH_INDEX=https://download.pytorch.org/whl/cu128 and
+# install vLLM's wheel for that CUDA from its GitHub release first (see vLLM's install docs), then rerun this
+# target. No CPU shims here. Use it as: $(GPU_PY) scripts/run.py ...  (or `source $(GPU_VENV)/bin/activate`).
+VLLM_VERSION := 0.32.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cu129
 gpu-env:
 	$(PYTHON) -m venv $(GPU_VENV)
 	$(GPU_PY) -m pip install -q --upgrade pip
-	$(GPU_PY) -m pip install -e '.[ocr,nlp,vllm,wandb,submitit,dev]'
-	$(GPU_PY) -c "import torch, vllm; assert torch.cuda.is_available(), 'CUDA torch sees no GPU (driver too old?)'; print('torch', torch.__version__, 'CUDA', torch.version.cuda, '| vllm', vllm.__version__)"
+	$(GPU_PY) -m pip install -e '.[ocr,nlp,vllm,wandb,submitit,dev]' 'opencv-python<5' --extra-index-url $(TORCH_INDEX)
+	$(GPU_PY) -c "import torch, vllm; assert vllm.__version__ == '$(VLLM_VERSION)', vllm.__version__; assert torch.cuda.is_available(), 'CUDA torch sees no GPU (driver too old?)'; print('torch', torch.__version__, 'CUDA', torch.version.cuda, '| vllm', vllm.__version__)"
 
 # PaddleOCR on the GPU (perception=gpu), from Paddle's index. Caveat: Paddle and torch each load their
 # own CUDA/cuDNN libraries; in one process they can clash. Use perception=gpu with backend=vllm_server
