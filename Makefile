@@ -93,8 +93,9 @@ clean-env:
 SIM_OUT  ?= outputs/table3-sim
 SIM_ARGS ?=
 SIM_VARIANTS := full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher,baseline
+# one progress bar per sweep (jobs × items, one ETA): scripts/run.py -m runs the jobs in this process
 SIM_RUN = $(PY) scripts/run.py -m backend=simulated model.name=simulated-backbone logger=none cache.mode=off \
-	progress=false +ablation=$(SIM_VARIANTS) $(SIM_ARGS)
+	+ablation=$(SIM_VARIANTS) $(SIM_ARGS)
 
 table3-sim: env
 	$(SIM_RUN) benchmark=mmmu_pro_standard10 hydra.sweep.dir=$(SIM_OUT)/mmmu_pro

@@ -69,10 +69,12 @@ def _first_comment(path: Path) -> str:
 def top_level_keys(conf_dir: Path = CONF_DIR) -> dict[str, str]:
     """``key -> its comment`` for the plain keys of ``config.yaml`` (seed, limit, ...)."""
     out: dict[str, str] = {}
+    above = ""  # a comment block right above a key describes it when the key has no comment of its own
     for line in (conf_dir / "config.yaml").read_text(encoding="utf-8").splitlines():
         m = re.match(r"^([a-z_]+):(.*)$", line)
         if m and m.group(1) not in ("defaults", "hydra"):
-            out[m.group(1)] = m.group(2).partition("#")[2].strip()
+            out[m.group(1)] = m.group(2).partition("#")[2].strip() or above
+        above = (above or line.lstrip("# ").strip()) if line.startswith("#") else ""
     return out
 
 
@@ -90,7 +92,9 @@ def help_text(conf_dir: Path = CONF_DIR) -> str:
     lines += ["", "Keys (key=value; nested ones as model.vllm_args.max_model_len=16384):"]
     nested = _nested_keys(conf_dir)
     for key, comment in top_level_keys(conf_dir).items():
-        lines.append(f"  {key:<24} {_clip(comment or nested.get(key, ''), 88)}")
+        lines.append(f"  {key:<24} {_clip(comment, 88)}")
+        if key in nested:
+            lines.append(f"  {'':<24} {nested[key]}")
     lines += [
         "  hydra.run.dir=DIR        output directory; an existing one resumes (errored items are retried)",
         "",
@@ -102,6 +106,8 @@ def help_text(conf_dir: Path = CONF_DIR) -> str:
         "  python scripts/serve.py model=qwen2_5_vl_7b --launch    # then, in another shell:",
         "  python scripts/run.py model=qwen2_5_vl_7b backend=vllm_server benchmark=mmmu_pro_standard10 +ablation=no_ecc",
         "  python scripts/run.py backend=simulated benchmark=gauges limit=8   # the simulated test instrument",
+        "  python scripts/run.py pipeline=official pipeline.prompt=cot benchmark=mmmu_pro_vision \\",
+        "      backend=replay backend.path=../shared/data/mmmu_pro_subset/gpt4o_outputs/vision_cot.jsonl",
         "  python scripts/run.py -m +ablation=full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher",
         "",
         "Exit codes: 0 all items scored, 3 some items failed (rerun to retry them), 2 config/data/preflight error, 1 bug.",
@@ -115,7 +121,12 @@ def _nested_keys(conf_dir: Path) -> dict[str, str]:
 
     cfg = OmegaConf.load(conf_dir / "config.yaml")
     nodes = {str(k): cfg._get_node(k) for k in cfg if k != "hydra"}  # unresolved: ${hydra:...} needs a run
-    return {k: ", ".join(f"{k}.{sub}" for sub in n) for k, n in nodes.items() if isinstance(n, DictConfig)}
+    return {k: " ".join(f"{k}.{sub}={_yaml_scalar(n._get_node(sub)._value())}" for sub in n)
+            for k, n in nodes.items() if isinstance(n, DictConfig)}  # fmt: skip
+
+
+def _yaml_scalar(value: object) -> str:
+    return "null" if value is None else str(value)
 
 
 def _clip(text: str, width: int) -> str:
@@ -227,3 +238,21 @@ def selection(argv: Sequence[str]) -> dict[str, str]:
 def preprocess(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
     """What ``scripts/run.py`` hands to Hydra; raises ``ConfigError`` (one line, exit 2) on a user mistake."""
     return translate_argv(argv, conf_dir)
+
+
+def sweep_jobs(argv: Sequence[str]) -> int | None:
+    """How many jobs a ``-m`` command line sweeps (the product of its sweep overrides); None otherwise."""
+    if not any(a in ("-m", "--multirun") for a in argv):
+        return None
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    jobs = 1
+    try:
+        overrides = OverridesParser.create().parse_overrides([a for a in argv if "=" in a and not a.startswith("-")])
+    except HydraException:  # Hydra reports a bad override itself, in its own words
+        return None
+    for o in overrides:
+        if o.is_sweep_override() and not o.is_hydra_override():
+            jobs *= len(list(o.sweep_string_iterator()))
+    return jobs

@@ -80,6 +80,9 @@ def main() -> None:
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(EXIT_USER_ERROR) from None
+    from ledgermind.experiment.progress import start_sweep
+
+    start_sweep(cli_help.sweep_jobs(sys.argv[1:]))  # -m in this process: one bar over jobs × items
     try:
         _task()
     except SystemExit as e:

@@ -60,3 +60,32 @@ def test_run_py_exits_2_with_one_line_on_a_misspelt_key_and_prints_generated_hel
 def test_sim_report_help_works() -> None:
     proc = run_script("sim_report.py", "--help")
     assert proc.returncode == 0 and "usage:" in proc.stdout and "TEST INSTRUMENT" in proc.stdout
+
+
+def test_sweep_jobs_is_the_product_of_the_sweep_overrides() -> None:
+    assert cli_help.sweep_jobs(["-m", "+ablation=full,no_ecc,baseline", "seed=1,2", "hydra.sweep.dir=x"]) == 6
+    assert cli_help.sweep_jobs(["+ablation=full,no_ecc"]) is None  # no -m: not a sweep
+
+
+def test_one_bar_over_the_sweep_counts_jobs_times_items(monkeypatch) -> None:
+    from ledgermind.experiment import progress
+    from ledgermind.experiment.results import ItemResult
+
+    progress.start_sweep(3)
+    try:
+        done = ItemResult("a", "A", "A", 1.0, True, "DIRECT", None)
+        first = progress.Progress(4, [done], desc="full")  # one item resumed
+        bar = first._bar
+        assert bar.total == 12 and bar.n == 1
+        for _ in range(3):
+            first.update(done)
+        first.close()
+        second = progress.Progress(4, [], desc="no_ecc")
+        assert second._bar is bar and bar.n == 4 and not bar.disable
+        second.close()
+        third = progress.Progress(2, [], desc="baseline")  # a smaller job re-estimates the total
+        assert bar.total == 10
+        third.close()
+    finally:
+        progress.start_sweep(None)
+    assert progress.Progress(5, [], enabled=False)._sweep is None
