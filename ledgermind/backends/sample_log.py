@@ -22,13 +22,22 @@ def image_digests(messages: Sequence[Message]) -> list[str]:
     return [image_digest(p) for m in messages for p in m.content if not isinstance(p, str)]
 
 
+def _digest_or_empty(img: object) -> str:
+    """An unreadable image is the backend's failure to report, not the log's: its hash is left empty."""
+    try:
+        return image_digest(img)  # type: ignore[arg-type]
+    except DataError:
+        return ""
+
+
 def logged_messages(messages: Sequence[Message], digests: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """``[{role, content: [{type: text, text} | {type: image, sha256, width, height}]}]`` (JSON-safe).
 
     The sizes are those of the images as the agent built the request; ``ModelCall.image_pixels``
     holds them after the image budget (a downscale shows as a difference).
     """
-    shas = iter(digests if digests is not None else image_digests(messages))
+    shas = iter(digests if digests is not None else [_digest_or_empty(p) for m in messages for p in m.content
+                                                     if not isinstance(p, str)])  # fmt: skip
     out: list[dict[str, Any]] = []
     for m in messages:
         parts: list[dict[str, Any]] = []
