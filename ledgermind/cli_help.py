@@ -206,9 +206,9 @@ def _check_nested(group: str, rest: str, conf_dir: Path, option: str | None) -> 
     for part in rest.split("."):
         if not isinstance(node, DictConfig):
             return
-        if part not in node:
+        if part not in node.keys():  # not `in node`: a mandatory ``???`` value is "not in" a DictConfig
             raise ConfigError(_unknown(f"{group}.{rest}", part, list(node.keys()), f"{walked}."))
-        node, walked = node[part], f"{walked}.{part}"
+        node, walked = node._get_node(part), f"{walked}.{part}"
 
 
 def _unknown(key: str, part: str, known: Sequence[str], prefix: str = "") -> str:
