@@ -28,6 +28,10 @@ HYDRA_FLAGS = frozenset({
 })  # fmt: skip
 
 
+# Flags that compose from another primary config than conf/config.yaml (README's rerun recipe).
+OTHER_CONFIG = frozenset({"--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd"})
+
+
 @dataclass(frozen=True)
 class FlagRule:
     """A foreign flag: the key it becomes (``{}`` is its value), or the one line that says what to use."""
@@ -161,6 +165,8 @@ def translate_argv(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
         else:
             out.append(arg)
         i += 1
+    if any(a.partition("=")[0] in OTHER_CONFIG for a in out):
+        return out  # another primary config (a recorded run's .hydra/): conf/ does not describe its keys
     selected = selection(out)
     for arg in out:
         check_key(arg, conf_dir, selected)

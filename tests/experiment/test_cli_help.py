@@ -27,6 +27,8 @@ def test_help_lists_every_config_of_every_group() -> None:
     (["model=qwen3_vl_8b", "model.vllm_args.mm_processor_kwargs.size.longest_edge=9"],
      ["model=qwen3_vl_8b", "model.vllm_args.mm_processor_kwargs.size.longest_edge=9"]),
     (["+limt=2", "hydra.job.chdir=true", "seed=-1"], ["+limt=2", "hydra.job.chdir=true", "seed=-1"]),
+    (["--config-path", "/run/.hydra", "--config-name", "config", "backend.default=B"],
+     ["--config-path", "/run/.hydra", "--config-name", "config", "backend.default=B"]),  # a recorded config's keys
     (["backend.path=/r.jsonl", "backend=replay"], ["backend.path=/r.jsonl", "backend=replay"]),  # a ??? key exists
     (["benchmark=mmmu_pro_standard10", "benchmark.path=/d"], ["benchmark=mmmu_pro_standard10", "benchmark.path=/d"]),
 ])  # fmt: skip
