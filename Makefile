@@ -55,15 +55,21 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) scripts/cpu_torchvision_fix.py check
 	touch $@
 
-# GPU environment in its own venv: vLLM's wheel brings the CUDA torch it was built with (vLLM >= 0.11:
-# CUDA 12.8 wheels, NVIDIA driver >= 570; check `nvidia-smi`). For another CUDA build, install vLLM's
-# wheel for that CUDA first (see vLLM's install docs), then rerun this target. No CPU shims here.
-# Use it as: $(GPU_PY) scripts/run.py ...  (or `source $(GPU_VENV)/bin/activate`).
+# GPU environment in its own venv. vLLM is pinned (pyproject extra `vllm`: vllm==$(VLLM_VERSION), the release
+# whose CPU build `make env` tests: same engine, argument parser, OpenAI API) with opencv-python-headless<5 (as in
+# the CPU env: OpenCV 5 breaks rapidocr) and numpy<2.4 (mistral-common's cap: no resolver ERROR).
+# CUDA: vLLM's install docs say its PyPI wheels carry pre-compiled CUDA 12.9 binaries and pull the matching CUDA
+# torch from PyTorch's cu129 index (TORCH_INDEX); that needs an NVIDIA driver for CUDA 12.9 (>= 575; check
+# `nvidia-smi`). Another CUDA (e.g. 12.8, 13.0): set TORCH_INDEX=https://download.pytorch.org/whl/cu128 and
+# install vLLM's wheel for that CUDA from its GitHub release first (see vLLM's install docs), then rerun this
+# target. No CPU shims here. Use it as: $(GPU_PY) scripts/run.py ...  (or `source $(GPU_VENV)/bin/activate`).
+VLLM_VERSION := 0.32.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cu129
 gpu-env:
 	$(PYTHON) -m venv $(GPU_VENV)
 	$(GPU_PY) -m pip install -q --upgrade pip
-	$(GPU_PY) -m pip install -e '.[ocr,nlp,vllm,wandb,submitit,dev]'
-	$(GPU_PY) -c "import torch, vllm; assert torch.cuda.is_available(), 'CUDA torch sees no GPU (driver too old?)'; print('torch', torch.__version__, 'CUDA', torch.version.cuda, '| vllm', vllm.__version__)"
+	$(GPU_PY) -m pip install -e '.[ocr,nlp,vllm,wandb,submitit,dev]' 'opencv-python<5' --extra-index-url $(TORCH_INDEX)
+	$(GPU_PY) -c "import torch, vllm; assert vllm.__version__ == '$(VLLM_VERSION)', vllm.__version__; assert torch.cuda.is_available(), 'CUDA torch sees no GPU (driver too old?)'; print('torch', torch.__version__, 'CUDA', torch.version.cuda, '| vllm', vllm.__version__)"
 
 # PaddleOCR on the GPU (perception=gpu), from Paddle's index. Caveat: Paddle and torch each load their
 # own CUDA/cuDNN libraries; in one process they can clash. Use perception=gpu with backend=vllm_server
@@ -81,17 +87,15 @@ clean-env:
 
 # Table 3 on the fault-injecting SIMULATED backbone (a test instrument, not a model; README
 # "Simulated backbone"): full + five ablations + native CoT on the dev MMMU-Pro subset and on the
-# gauge set (Dual-Read), each over the seeds SIM_SEEDS (a Hydra sweep seed=0,1,2), then Table 3
-# with 95 % intervals (pooled over seeds) and the injected-vs-caught fault report.
-#   make table3-sim                                             default fault model, seeds 0,1,2
-#   make table3-sim SIM_SEEDS=0                                 one seed
+# gauge set (Dual-Read), then Table 3 and the injected-vs-caught fault report.
+#   make table3-sim                                             default fault model
 #   make table3-sim SIM_ARGS="backend.faults=off" SIM_OUT=outputs/table3-sim-sanity   perfect model
-SIM_OUT   ?= outputs/table3-sim
-SIM_ARGS  ?=
-SIM_SEEDS ?= 0,1,2
+SIM_OUT  ?= outputs/table3-sim
+SIM_ARGS ?=
 SIM_VARIANTS := full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher,baseline
+# one progress bar per sweep (jobs × items, one ETA): scripts/run.py -m runs the jobs in this process
 SIM_RUN = $(PY) scripts/run.py -m backend=simulated model.name=simulated-backbone logger=none cache.mode=off \
-	progress=false seed=$(SIM_SEEDS) +ablation=$(SIM_VARIANTS) $(SIM_ARGS)
+	seed=$(SIM_SEEDS) +ablation=$(SIM_VARIANTS) $(SIM_ARGS)
 
 table3-sim: env
 	$(SIM_RUN) benchmark=mmmu_pro_standard10 hydra.sweep.dir=$(SIM_OUT)/mmmu_pro

@@ -7,11 +7,28 @@ from typing import Any
 
 
 def to_plain(node: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A resolved plain dict from an OmegaConf node or any mapping (None stays None)."""
+    """A resolved plain dict from an OmegaConf node or any mapping (None stays None).
+
+    Why deep: a plain dict can still hold OmegaConf nodes (``dict(cfg.model)`` keeps
+    ``vllm_args.mm_processor_kwargs.size`` a ``DictConfig``), and such a value crashes the first
+    JSON writer it reaches. Everything that leaves Hydra goes through here and comes out as plain
+    dicts, lists and scalars all the way down.
+    """
     if node is None:
         return None
-    from omegaconf import DictConfig, OmegaConf
+    plain = plain_value(node)
+    assert isinstance(plain, dict)
+    return plain
 
-    if isinstance(node, DictConfig):
-        return OmegaConf.to_container(node, resolve=True)  # type: ignore[return-value]
-    return dict(node)
+
+def plain_value(value: Any) -> Any:
+    """Any value with every OmegaConf container (at any depth) replaced by a resolved dict or list."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    if isinstance(value, DictConfig | ListConfig):
+        return OmegaConf.to_container(value, resolve=True)
+    if isinstance(value, Mapping):
+        return {k: plain_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(plain_value(v) for v in value)
+    return value

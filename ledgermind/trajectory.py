@@ -99,6 +99,9 @@ class ModelCall:
     finish_reason: str = "stop"
     truncated: bool = False  # stopped at the token limit or inside a think block
     image_pixels: list[int] = field(default_factory=list)  # width*height of each image as sent
+    # The logged sample: the messages sent, text verbatim, images as {sha256, width, height}
+    # (backends/sample_log.py). Empty in trajectories written before it existed.
+    messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

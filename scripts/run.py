@@ -39,31 +39,6 @@ EXIT_INTERRUPTED = 130
 _task_started = False
 _failed_runs: list[str] = []  # one summary line per (multi)run job with errored items
 
-HELP = """LedgerMind run: python scripts/run.py [key=value ...] [+ablation=NAME]
-
-Main keys (Hydra overrides; `--cfg job` prints the composed config, `--hydra-help` Hydra's own help):
-  model=NAME              qwen2_5_vl_3b | qwen2_5_vl_7b | qwen3_vl_8b | internvl3_8b | smolvlm | tiny_qwen2_vl
-  backend=NAME            vllm_server (backend.base_urls=[http://localhost:8000/v1]) | vllm_inprocess |
-                          transformers | replay (backend.path=FILE of {id, response})
-  benchmark=NAME          mmmu_pro_standard10 | mmmu_pro_standard4 | mmmu_pro_vision | gauges | ai2d | jsonl
-                          (benchmark.path=..., benchmark.strict=true aborts on the first bad row)
-  pipeline=NAME           ledgermind (the method) | official (MMMU-Pro protocol; pipeline.prompt=direct|cot)
-  +ablation=NAME          full | no_ledger | free_form_repair | no_ecc | no_dual_read | no_dispatcher | baseline
-  logger=NAME             wandb_offline | wandb_online | none   (logger.group=..., logger.tags=[...])
-  limit=N concurrency=N seed=N   cache.mode=off|readwrite|replay   scoring.random_fallback_seed=N
-  hydra.run.dir=DIR       output directory; an existing one resumes (errored items are retried)
-
-Examples:
-  python scripts/run.py                                   # tiny offline CPU smoke run
-  python scripts/serve.py model=qwen2_5_vl_7b --launch    # then, in another shell:
-  python scripts/run.py model=qwen2_5_vl_7b backend=vllm_server benchmark=mmmu_pro_standard10 +ablation=no_ecc
-  python scripts/run.py pipeline=official pipeline.prompt=cot benchmark=mmmu_pro_vision \\
-      backend=replay backend.path=../shared/data/mmmu_pro_subset/gpt4o_outputs/vision_cot.jsonl
-  python scripts/run.py -m +ablation=full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher
-  python scripts/run.py -m seed=0,1,2 +ablation=full,no_ecc   # several seeds: scripts/table3.py pools them
-
-Exit codes: 0 all items scored, 3 some items failed (rerun to retry them), 2 config/data/preflight error, 1 bug.
-"""
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
@@ -120,9 +95,19 @@ def _one_line(e: Exception) -> str:
 
 
 def main() -> None:
+    from ledgermind import cli_help  # --help generated from conf/; foreign flags and misspelt keys
+
     if any(a in ("--help", "-h") for a in sys.argv[1:]):
-        print(HELP)
+        print(cli_help.help_text())
         return
+    try:
+        sys.argv[1:] = cli_help.preprocess(sys.argv[1:])
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(EXIT_USER_ERROR) from None
+    from ledgermind.experiment.progress import start_sweep
+
+    start_sweep(cli_help.sweep_jobs(sys.argv[1:]))  # -m in this process: one bar over jobs × items
     try:
         _task()
     except SystemExit as e:

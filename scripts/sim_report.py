@@ -7,6 +7,7 @@ variant, and every item that lost its answer with the mechanism that took it.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -17,9 +18,9 @@ from ledgermind.simulator.sanity import find_runs, format_report  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
-    if not argv:
-        print(__doc__, file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=f"{NOTE}.")
+    parser.add_argument("runs", nargs="+", help="run directories or multirun (sweep) directories")
+    argv = parser.parse_args(argv).runs  # --help prints the usage; no argument is a usage error (exit 2)
     runs = find_runs([Path(a) for a in argv])
     if not runs:
         print(f"error: no finished runs (metrics.json) under {' '.join(argv)}", file=sys.stderr)

@@ -28,7 +28,10 @@ def build_backend(
     """reasoning( cache( budget( backend ) ) ): the image rule applies to every backend, and the cache
     key includes the budget and the backend kind, so replies made under one image budget are never
     replayed for another. A thinking model's reasoning wrapper sits outside the cache, so the cache
-    keeps raw replies (think blocks included) and keys on the enlarged ``max_tokens``."""
+    keeps raw replies (think blocks included) and keys on the enlarged ``max_tokens``.
+
+    Both configs become plain containers here, where they leave Hydra: nothing below sees OmegaConf."""
+    backend_cfg, model_cfg = to_plain(backend_cfg) or {}, to_plain(model_cfg) or {}
     backend = _with_cache(_instantiate(backend_cfg, model_cfg), model_cfg, cache_mode, cache_path)
     spec = ReasoningSpec.from_model(to_plain(model_cfg) or {})
     return ReasoningBackend(backend, spec) if spec is not None else backend

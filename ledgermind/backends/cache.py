@@ -52,11 +52,18 @@ def cache_identity(ref: Any, backend_kind: str, budget: Any) -> str:
     return f"{ref.identity}|{backend_kind}|{json.dumps(limits, sort_keys=True)}"
 
 
-def canonical_request(request: GenerationRequest, model_identity: str) -> dict[str, Any]:
+def canonical_request(
+    request: GenerationRequest, model_identity: str, digests: list[str] | None = None
+) -> dict[str, Any]:
+    """``digests``: the images' content hashes in order, when the caller has them already."""
+    shas = iter(digests) if digests is not None else None
     messages = [
         {
             "role": m.role,
-            "content": [p if isinstance(p, str) else {"image_sha256": image_digest(p)} for p in m.content],
+            "content": [
+                p if isinstance(p, str) else {"image_sha256": next(shas) if shas else image_digest(p)}
+                for p in m.content
+            ],
         }
         for m in request.messages
     ]
@@ -73,8 +80,8 @@ def canonical_request(request: GenerationRequest, model_identity: str) -> dict[s
     }
 
 
-def request_key(request: GenerationRequest, model_identity: str) -> str:
-    canon = json.dumps(canonical_request(request, model_identity), sort_keys=True, separators=(",", ":"))
+def request_key(request: GenerationRequest, model_identity: str, digests: list[str] | None = None) -> str:
+    canon = json.dumps(canonical_request(request, model_identity, digests), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()
 
 

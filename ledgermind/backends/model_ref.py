@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
 
 BUILDERS = ("tiny_qwen2_vl",)
@@ -31,6 +32,8 @@ class ModelRef:
 
     @classmethod
     def from_mapping(cls, model: Mapping[str, Any]) -> ModelRef:
+        if isinstance(model, Mapping):
+            model = to_plain(model) or {}  # nested OmegaConf nodes would reach JSON writers (cache key, serve flags)
         if not isinstance(model, Mapping) or not model.get("name"):
             raise ConfigError(f"model config needs at least a 'name'; got {dict(model or {})!r}")
         builder = model.get("builder")

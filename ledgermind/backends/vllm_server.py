@@ -166,23 +166,40 @@ class VLLMServerBackend(Backend):
         raise err(f"vLLM server unavailable after {self.policy.max_retries + 1} attempts; last error: {last_error}")
 
     async def preflight(self) -> None:
-        """Every base URL answers ``/v1/models`` and lists ``served_model`` (one line otherwise)."""
+        """Every base URL answers ``/v1/models``, lists ``served_model`` and serves it with the
+        configured ``max_model_len`` (one line otherwise).
+
+        Why the length: the run records the config's context length in its identity; a server started
+        with another ``--max-model-len`` truncates or refuses other requests than the record says.
+        """
         client: httpx.AsyncClient = self._clients.get()
         for url in self.base_urls:
             try:
                 resp = await client.get(f"{url}/v1/models", timeout=httpx.Timeout(10.0, connect=self._timeout.connect))
                 resp.raise_for_status()
-                served = [str(m.get("id")) for m in resp.json().get("data", [])]
+                cards = {str(m.get("id")): m for m in resp.json().get("data", [])}
             except (httpx.HTTPError, ValueError, AttributeError) as exc:
                 raise PreflightError(
                     f"backend unreachable at {url} ({type(exc).__name__}: {str(exc)[:120]}); start it with "
                     f"`python scripts/serve.py model=<name> --launch` or fix backend.base_urls"
                 ) from None
-            if self.served_model not in served:
+            if self.served_model not in cards:
                 raise PreflightError(
-                    f"{url} serves {served}, not {self.served_model!r}; set backend.served_model_name "
+                    f"{url} serves {list(cards)}, not {self.served_model!r}; set backend.served_model_name "
                     f"or start the server with --served-model-name {self.served_model}"
                 )
+            self._check_context(url, cards[self.served_model])
+
+    def _check_context(self, url: str, card: Mapping[str, Any]) -> None:
+        """The server's ``max_model_len`` (vLLM lists it per model) against the config's."""
+        served = card.get("max_model_len")
+        wanted = self.ref.engine_args().get("max_model_len")
+        if served is None or wanted is None or int(served) == int(wanted):
+            return
+        raise PreflightError(
+            f"{url} serves {self.served_model} with max_model_len {served}, the config says {wanted}; restart it "
+            f"with `python scripts/serve.py model={self.ref.name}` or set model.vllm_args.max_model_len={served}"
+        )
 
     def _parse(self, data: dict[str, Any], latency: float, url: str, attempts: int) -> Reply:
         try:

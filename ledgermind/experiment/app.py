@@ -299,15 +299,35 @@ def write_report(out_dir: Path) -> Path:
     return index
 
 
-def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, str]]:
-    """``id -> {question, reply}`` for the W&B items table (the reply lives in the trajectory)."""
+def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, Any]]:
+    """``id -> {question, options, image, reply}`` for the W&B items table (the reply lives in the trajectory)."""
     from ledgermind.experiment.results import iter_trajectory_dicts
 
-    details = {it.id: {"question": it.question or str(it.meta.get("original_question", "")), "reply": ""} for it in items}
+    details: dict[str, dict[str, Any]] = {
+        it.id: {
+            "question": it.question or str(it.meta.get("original_question", "")),
+            "options": "\n".join(f"{letter}. {text}" for letter, text in zip(it.option_letters, it.options or [])),
+            "image": it.images[0] if it.images else None,
+            "reply": "",
+        }
+        for it in items
+    }
     for t in iter_trajectory_dicts(out_dir, list(details)):
         if t.get("item_id") in details:
             details[t["item_id"]]["reply"] = str(t.get("raw_answer") or "")
     return details
+
+
+def sweep_group(cfg: DictConfig) -> str | None:
+    """The W&B group of a Hydra multirun: its sweep directory (all its jobs, whatever their benchmark)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hc = HydraConfig.get()
+    except (ImportError, ValueError):  # not inside a Hydra run (tests call run_experiment directly)
+        return None
+    return str(hc.sweep.dir) if hc.mode == RunMode.MULTIRUN else None
 
 
 def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, Any]) -> ExperimentLogger:
@@ -316,13 +336,14 @@ def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, An
     node = cfg.get("logger")
     logger: ExperimentLogger = instantiate(node) if node is not None else ExperimentLogger()
     model = str(cfg.model.get("name"))
+    simulated = ["simulated"] if is_simulated(backend_identity(cfg)) else []
     logger.start(
         out_dir=settings.output_dir,
         config={**plain_config(cfg), "identity": identity},
         name=f"{settings.variant}-{model}",
-        group=benchmark_identity(cfg),  # the default; logger.group wins when set
+        group=sweep_group(cfg) or benchmark_identity(cfg),  # the default; logger.group wins when set
         job_type="eval",
-        tags=[f"variant:{settings.variant}", f"model:{model}", f"benchmark:{benchmark_identity(cfg)}"],
+        tags=[f"variant:{settings.variant}", f"model:{model}", f"benchmark:{benchmark_identity(cfg)}", *simulated],
     )
     return logger
 

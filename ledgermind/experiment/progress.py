@@ -1,12 +1,54 @@
-"""Progress bar with running accuracy; tqdm supplies rate and ETA."""
+"""Progress bar with running accuracy; tqdm supplies rate and ETA.
+
+A Hydra multirun whose jobs run one after the other in this process (the basic launcher, e.g.
+``make table3-sim``) gets ONE bar over the whole sweep (jobs × items) with one ETA, instead of a
+bar per job that says nothing about when the sweep ends (``start_sweep``, called by ``scripts/run.py``).
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from tqdm.auto import tqdm
 
 from ledgermind.experiment.results import ItemResult
+
+
+class SweepBar:
+    """The one bar of a sweep: its total is jobs × items (re-estimated as each job reports its size)."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.started = 0
+        self.sizes: list[int] = []  # items of each job started so far
+        self.bar: Any = None
+
+    def join(self, n_items: int, done: int) -> Any:
+        """A job starts: its ``done`` (resumed) items count as progress already made."""
+        self.started += 1
+        self.sizes.append(n_items)
+        total = sum(self.sizes) + n_items * max(self.jobs - self.started, 0)  # later jobs sized like this one
+        if self.bar is None:
+            self.bar = tqdm(total=total, desc="sweep", unit="item", file=sys.stderr, dynamic_ncols=True)
+        else:
+            self.bar.total = total
+        self.bar.update(done)
+        self.bar.set_description(f"sweep job {self.started}/{self.jobs}", refresh=False)
+        return self.bar
+
+    def leave(self) -> None:
+        if self.started >= self.jobs and self.bar is not None:
+            self.bar.close()
+
+
+_sweep: SweepBar | None = None
+
+
+def start_sweep(jobs: int | None) -> None:
+    """Announce a sweep of ``jobs`` jobs run in this process (None or 1: no sweep bar)."""
+    global _sweep
+    _sweep = SweepBar(jobs) if jobs and jobs > 1 else None
 
 
 class Progress:
@@ -16,15 +58,20 @@ class Progress:
         self.n = len(previous)
         self.score_sum = sum(r.score for r in previous if r.error is None)
         self.errors = sum(1 for r in previous if r.error)
-        self._bar = tqdm(
-            total=total,
-            initial=self.n,
-            desc=desc,
-            unit="item",
-            disable=not enabled,
-            file=sys.stderr,
-            dynamic_ncols=True,
-        )
+        self._sweep = _sweep if enabled else None
+        if self._sweep is not None:
+            self._bar = self._sweep.join(total, self.n)
+        else:
+            self._bar = tqdm(
+                total=total,
+                initial=self.n,
+                desc=desc,
+                unit="item",
+                disable=not enabled,
+                file=sys.stderr,
+                dynamic_ncols=True,
+            )
+        self.desc = desc
         self._refresh()
 
     @property
@@ -42,9 +89,14 @@ class Progress:
 
     def _refresh(self) -> None:
         postfix = {"acc": f"{100 * self.accuracy:.1f}%"}
+        if self._sweep is not None:
+            postfix = {"job": self.desc, **postfix}
         if self.errors:
             postfix["err"] = str(self.errors)
         self._bar.set_postfix(postfix, refresh=False)
 
     def close(self) -> None:
-        self._bar.close()
+        if self._sweep is not None:
+            self._sweep.leave()
+        else:
+            self._bar.close()

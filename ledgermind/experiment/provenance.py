@@ -172,18 +172,24 @@ def input_files(config: Mapping[str, Any]) -> dict[str, str | None]:
     return {"backend.path": file_sha256(str(Path(str(backend["path"])).expanduser()))} if backend.get("path") else {}
 
 
-def configured_image_budget(model: Mapping[str, Any]) -> dict[str, Any]:
-    """The client-side rule every backend applies (``backends/budget.py``: images per request,
-    downscale and refusal limits) and the min/max pixels the server's processor resizes to."""
+def configured_image_budget(model: Mapping[str, Any], backend: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """How images reach the model: the client-side rule every backend applies (``backends/budget.py``:
+    images per request, downscale and refusal limits) and the *whole* ``mm_processor_kwargs`` the
+    model's processor resizes with.
+
+    Why whole: each family names its budget differently (Qwen2.5-VL ``min/max_pixels``, Qwen3-VL
+    ``size.{shortest,longest}_edge``, InternVL3 ``max_patches``); recording a fixed subset left a
+    Qwen3-VL or InternVL3 budget change invisible to the identity and to Table 3's protocol check.
+    The arguments are those the in-process engine is built with and ``scripts/serve.py`` passes to
+    the server (``ModelRef.engine_args``: ``model.vllm_args`` under ``backend.engine_args``).
+    """
     from ledgermind.backends.budget import ImageBudget
 
-    vllm_args = dict(model.get("vllm_args") or {})
-    mm = dict(vllm_args.get("mm_processor_kwargs") or {})
-    limit = dict(vllm_args.get("limit_mm_per_prompt") or {})
+    overrides = dict((backend or {}).get("engine_args") or {})
+    args = {**dict(model.get("vllm_args") or {}), **overrides}
+    limit = dict(args.get("limit_mm_per_prompt") or {})
     return {
-        "min_pixels": mm.get("min_pixels"),
-        "max_pixels": mm.get("max_pixels"),
-        "max_dynamic_patch": mm.get("max_dynamic_patch"),
+        "mm_processor_kwargs": dict(args.get("mm_processor_kwargs") or {}),
         "max_images_per_request": limit.get("image", model.get("max_images")),
         "client": ImageBudget.from_model(model).key(),
     }
@@ -235,7 +241,7 @@ def run_provenance(config: Mapping[str, Any]) -> dict[str, Any]:
         "spacy_model": spacy_model(perception),
         "model_source": model.get("hub_id") or model.get("path") or model.get("builder"),
         "model_revision": model.get("revision"),
-        "image_budget": configured_image_budget(model),
+        "image_budget": configured_image_budget(model, config.get("backend") or {}),
         "prompts": prompts,
         "prompts_sha256": sha256_json(prompts),
         "decoding": decoding(config),
@@ -281,7 +287,7 @@ def shared_protocol_lines(identity: Mapping[str, Any]) -> list[str]:
         f"Protocol: items {_short(p['items_sha256'])} ({identity.get('n_items')} items), model {p['model']} "
         f"@ {p['model_revision'] or 'unpinned revision'}, prompts {_short(p['prompts_sha256'])}",
         "Decoding: " + ", ".join(f"{k}={v}" for k, v in dec.items() if v is not None),
-        "Image budget: " + ", ".join(f"{k}={v}" for k, v in budget.items() if v is not None),
+        "Image budget: " + ", ".join(f"{k}={_short(v)}" for k, v in budget.items() if v not in (None, {})),
     ]
 
 

@@ -71,7 +71,8 @@ class ExperimentLogger:
         details: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         """Summary metrics plus the per-item table of the whole run (resumed items included);
-        ``details`` maps an id to its ``question`` and raw ``reply``."""
+        ``details`` maps an id to its ``question``, ``options`` (one ``A. text`` per line), first
+        ``image`` (a thumbnail in the table) and raw ``reply``."""
 
     def log_table3(self, rows: Sequence[Mapping[str, Any]], chart_png: Path | None) -> None:
         """Table 3 as a W&B table (and the bar chart as an image)."""
@@ -83,9 +84,10 @@ class ExperimentLogger:
 NullLogger = ExperimentLogger
 
 ITEM_COLUMNS = [
-    "id", "difficulty", "path", "question", "reply", "prediction", "gold", "correct", "score",
-    "model_calls", "tool_calls", "error",
+    "id", "thumbnail", "subject", "difficulty", "path", "question", "options", "reply", "prediction", "gold", "correct",
+    "score", "model_calls", "tool_calls", "error",
 ]  # fmt: skip
+THUMBNAIL_SIDE = 160  # px: enough to recognise the item in the table, small enough for thousands of rows
 
 
 class WandbLogger(ExperimentLogger):
@@ -184,12 +186,25 @@ class WandbLogger(ExperimentLogger):
         for r in results:
             d = (details or {}).get(r.id, {})
             table.add_data(
-                r.id, r.difficulty, r.path, d.get("question", ""), d.get("reply", ""), r.prediction, r.gold,
-                r.correct, r.score, r.model_calls, r.tool_calls, r.error,
+                r.id, self._thumbnail(d.get("image")), r.subject, r.difficulty, r.path, d.get("question", ""),
+                d.get("options", ""), d.get("reply", ""), r.prediction, r.gold, r.correct, r.score, r.model_calls,
+                r.tool_calls, r.error,
             )  # fmt: skip
         self.run.log({"items": table})
-        for key, value in flatten(metrics).items():
-            self.run.summary[key] = value
+        self.run.summary.update(flatten(metrics))  # one summary record, not one per key
+
+    def _thumbnail(self, path: Any) -> Any:
+        """A small copy of the item's first image (None when it has none or it cannot be read)."""
+        if not path:
+            return None
+        from PIL import Image
+
+        try:
+            with Image.open(path) as im:
+                im.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE))
+                return self._wandb.Image(im.convert("RGB"))
+        except (OSError, ValueError, Image.DecompressionBombError):
+            return None
 
     def log_table3(self, rows: Sequence[Mapping[str, Any]], chart_png: Path | None) -> None:
         columns = list(rows[0]) if rows else []

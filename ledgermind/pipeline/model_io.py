@@ -15,6 +15,7 @@ from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Me
 from ledgermind.backends.budget import sent_image_pixels
 from ledgermind.backends.cache import request_key
 from ledgermind.backends.reasoning import reply_record, separate
+from ledgermind.backends.sample_log import image_digests, logged_messages
 from ledgermind.errors import LedgerMindError, ToolError
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.trajectory import ModelCall, Trajectory
@@ -54,19 +55,22 @@ class ModelIO:
             stage=stage,
         )
         t0 = time.perf_counter()
-        key, pixels = "", []
+        key, pixels, sample = "", [], []
         try:  # the one boundary of a model call: whatever fails in it is a failed call, never a reply
-            key, pixels = request_key(req, self.backend.model_id), sent_image_pixels(req.messages)
+            digests = image_digests(req.messages)
+            key, pixels = request_key(req, self.backend.model_id, digests), sent_image_pixels(req.messages)
+            sample = logged_messages(req.messages, digests)
             reply = separate(await self.backend.generate(req))  # the answer only; thinking is kept apart
         except Exception as exc:  # noqa: BLE001 — a corrupt cache row, a lone surrogate, an unreadable image
             cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
-            self._log(stage, time.perf_counter() - t0, key, error=cause, pixels=pixels)
+            self._log(stage, time.perf_counter() - t0, key, sample, error=cause, pixels=pixels)
             raise ToolError(f"api_error: {cause}") from exc
-        self._log(stage, time.perf_counter() - t0, key, reply=reply, pixels=pixels)
+        self._log(stage, time.perf_counter() - t0, key, sample, reply=reply, pixels=pixels)
         return reply.text
 
     def _log(
-        self, stage: str, dt: float, key: str, reply: Any = None, error: str | None = None, pixels: list[int] | None = None
+        self, stage: str, dt: float, key: str, sample: list[dict[str, Any]], reply: Any = None,
+        error: str | None = None, pixels: list[int] | None = None,
     ) -> None:
         """Record a model call; each call is one step of τ, so it advances the ledger's clock (TTL)."""
         self.model_s += dt
@@ -86,6 +90,7 @@ class ModelIO:
                 step=int(ledger.now()),
                 request_key=key,
                 meta=_plain_meta(getattr(reply, "meta", None)),
+                messages=sample,
                 **reply_record(reply, pixels),  # reasoning, finish_reason, truncation, pixels as sent
             )
         )

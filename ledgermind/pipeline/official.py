@@ -30,6 +30,7 @@ import yaml
 
 from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
 from ledgermind.backends.reasoning import reply_record, separate
+from ledgermind.backends.sample_log import logged_messages
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError, LedgerMindError
@@ -135,17 +136,22 @@ class OfficialAgent:
         traj = Trajectory(item_id=item.id, question=item.question, path=PathKind.OFFICIAL)
         traj.profile = {"question_types": ["mcq"], "protocol": f"mmmu_pro_official/{self.cfg.prompt.value}/{setting_of(item).value}"}
         t0 = time.perf_counter()
+        sample: list = []
         try:
-            reply = separate(await self.backend.generate(self.request(item)))  # thinking is never the answer
+            request = self.request(item)
+            sample = logged_messages(request.messages)
+            reply = separate(await self.backend.generate(request))  # thinking is never the answer
         except Exception as exc:  # noqa: BLE001 — whatever failed in the call, it is an error, not an answer
             cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
-            traj.model_calls.append(ModelCall(STAGE, time.perf_counter() - t0, backend=self.backend.name, error=cause))
+            traj.model_calls.append(
+                ModelCall(STAGE, time.perf_counter() - t0, backend=self.backend.name, error=cause, messages=sample)
+            )
             traj.timings = {"total_s": time.perf_counter() - t0, "model_s": time.perf_counter() - t0}
             return traj
         dt = time.perf_counter() - t0
         traj.model_calls.append(
             ModelCall(STAGE, dt, reply.prompt_tokens, reply.completion_tokens, reply.backend, reply.model, reply.cached,
-                      reply.text, **reply_record(reply))
+                      reply.text, **reply_record(reply), messages=sample)
         )
         traj.answer = traj.raw_answer = reply.text  # the whole reply: the official parser reads all of it
         traj.notes += [f"image budget: {note}" for note in reply.meta.get("image_budget", [])]

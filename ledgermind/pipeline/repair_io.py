@@ -47,6 +47,9 @@ class RepairIO:
         firing = 1 + max((e.hit for e in self.traj.events), default=0)
         for event in outcome.events:
             event.hit = firing
+            # an event the engine made without a clock reading (budget exhausted, no budget for a
+            # warning's ACQUIRE) happened now, not at step 0 of the timeline
+            event.step = event.step or int(self.ledger.now())
         self.traj.events.extend(outcome.events)
         if outcome.warning:
             self.warning = outcome.warning

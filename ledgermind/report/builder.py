@@ -132,7 +132,8 @@ def _write_run(env: Environment, root: Path, store: ImageStore, place: RunPlace,
         compare = f"{'../' * rel.count('/')}compare/{safe_filename(r.id)}.html" if r.id in shared else None
         _write(env, root, rel, "item.html.j2", crumbs + [(f"run {run.variant}", run_index)], v=v, compare_href=compare)
     hrefs = {r.id: f"items/{safe_filename(r.id)}.html" for r in run.results}
-    _write(env, root, run_index, "run.html.j2", crumbs, v=build_run_view(run, hrefs))
+    thumbs = {i: v.images[0].stored.rel for i, v in views.items() if v.images and v.images[0].stored}
+    _write(env, root, run_index, "run.html.j2", crumbs, v=build_run_view(run, hrefs, thumbs))
     return views
 
 

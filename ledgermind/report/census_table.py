@@ -3,13 +3,16 @@
 The census (``metrics.json["mechanisms"]`` and each trajectory's ``mechanisms``) is a nested
 dict of counters that grows as mechanisms are added; the report renders it generically so a new
 key shows up without a report change. A counter at zero is flagged "never fired": in an
-ablation study a mechanism that never ran is a finding, not a detail.
+ablation study a mechanism that never ran is a finding, not a detail — unless the run's variant
+cannot reach it at all (``structural_zeros``: the BASELINE path in a full run, Dual-Read under
+``no_dual_read``); those zeros are shown grey, by design, not red.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 
@@ -21,6 +24,7 @@ class CensusRow:
     group: str  # top-level key ("triggers")
     name: str  # dotted rest ("T1"), "" for a top-level scalar
     value: Any
+    structural: bool = False  # zero by design: the run's variant cannot reach this mechanism
 
     @property
     def key(self) -> str:
@@ -33,22 +37,33 @@ class CensusRow:
 
     @property
     def never_fired(self) -> bool:
+        return self.is_zero and not self.is_problem_counter and not self.structural
+
+    @property
+    def is_zero(self) -> bool:
         numeric = isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
-        return numeric and self.value == 0 and not self.is_problem_counter
+        return numeric and self.value == 0
+
+    @property
+    def structural_zero(self) -> bool:
+        return self.is_zero and self.structural
 
     @property
     def label(self) -> str:
         return self.name or self.group
 
 
-def rows(census: Mapping[str, Any] | None) -> list[CensusRow]:
-    """Depth-first, in the census's own key order (it is written in a meaningful order)."""
+def rows(census: Mapping[str, Any] | None, structural: Iterable[str] = ()) -> list[CensusRow]:
+    """Depth-first, in the census's own key order (it is written in a meaningful order); keys in
+    ``structural`` (or under a group named there) are marked zero-by-design."""
+    marked = set(structural)
     out: list[CensusRow] = []
     for group, value in (census or {}).items():
         if isinstance(value, Mapping):
-            out += [CensusRow(str(group), name, v) for name, v in _flatten(value, "")]
+            out += [CensusRow(str(group), name, v, f"{group}.{name}" in marked or str(group) in marked)
+                    for name, v in _flatten(value, "")]  # fmt: skip
         else:
-            out.append(CensusRow(str(group), "", value))
+            out.append(CensusRow(str(group), "", value, str(group) in marked))
     return out
 
 
@@ -99,3 +114,55 @@ def run_census(metrics: Mapping[str, Any], trajectories: Iterable[Mapping[str, A
     if not parts:
         return {}, ""
     return sum_census(parts), f"derived from {len(parts)} trajectories"
+
+
+def structural_zeros(run_dir: Path, variant: str) -> set[str]:
+    """Census keys the run's variant cannot reach, from its recorded config (``.hydra/config.yaml``).
+
+    Paths: those ``choose_path`` never returns under the run's ablation flags (OFFICIAL only under
+    ``pipeline=official``). Mechanisms: Dual-Read under ``no_dual_read``, the ECC/NCC demotions under
+    ``no_ecc``, free-form reflections unless ``free_form_repair``. A run without a recorded config
+    gets only the path rule for its variant name.
+    """
+    from ledgermind.pipeline.agent import choose_path
+    from ledgermind.trajectory import PathKind
+
+    flags, official = _recorded_flags(Path(run_dir), variant)
+    if official:
+        reachable = {PathKind.OFFICIAL.value}
+    else:  # the dispatcher's decision only reads is_complex
+        reachable = {choose_path(_Profile(c), flags).value for c in (False, True)}  # type: ignore[arg-type]
+    out = {f"paths.{p.value}" for p in PathKind if p.value not in reachable}
+    if not flags.dual_read:
+        out.add("dual_read")
+    if not flags.ecc_ncc:
+        out |= {"demotions.ecc", "demotions.ncc"}
+    if flags.typed_repair:
+        out.add("reflections")
+    return out
+
+
+@dataclass(frozen=True)
+class _Profile:
+    is_complex: bool
+
+
+def _recorded_flags(run_dir: Path, variant: str) -> tuple[Any, bool]:
+    from ledgermind.pipeline.config import AblationFlags
+
+    names = {f.name for f in fields(AblationFlags)}
+    node: dict[str, Any] = {}
+    official = variant.startswith("official")
+    cfg_file = run_dir / ".hydra" / "config.yaml"
+    if cfg_file.exists():
+        from omegaconf import OmegaConf
+        from omegaconf.errors import OmegaConfBaseException
+
+        try:
+            cfg = OmegaConf.to_container(OmegaConf.load(cfg_file), resolve=False)
+            node = dict((cfg or {}).get("ablation") or {})  # type: ignore[union-attr]
+            pipe = (cfg or {}).get("pipeline") or {}  # type: ignore[union-attr]
+            official = official or "official" in str(pipe.get("agent_factory", ""))
+        except (OSError, ValueError, TypeError, AttributeError, OmegaConfBaseException):
+            node = {}  # an unreadable config only costs the grey marking
+    return AblationFlags(**{k: bool(v) for k, v in node.items() if k in names}), official

@@ -81,6 +81,23 @@ class ClaimView:
 
 
 @dataclass(frozen=True)
+class PromptPart:
+    """One part of a logged request: text verbatim, or an image by content hash and size."""
+
+    kind: str  # text | image
+    text: str = ""
+    sha256: str = ""
+    size: str = ""
+    href: str | None = None  # the item's own image with this content, when it is one
+
+
+@dataclass(frozen=True)
+class PromptMessage:
+    role: str
+    parts: tuple[PromptPart, ...]
+
+
+@dataclass(frozen=True)
 class TimelineRow:
     step: int
     kind: str  # model | tool | trigger
@@ -88,6 +105,9 @@ class TimelineRow:
     detail: str
     cost: str
     failed: bool = False
+    prompt: tuple[PromptMessage, ...] = ()  # a model call's logged messages (expandable on the page)
+    reply: str = ""  # a model call's whole reply (the detail column shows it shortened)
+    reasoning: str = ""
 
 
 @dataclass
@@ -159,7 +179,7 @@ def build_item_view(
         images=_images(entries, ledger, info, store),
         entries=entries,
         chain=_chain(claims),
-        timeline=timeline(t),
+        timeline=timeline(t, _item_image_links(info, store)),
         counters=census_table.rows(census_table.item_census(t) if traj is not None else None),
         triggers=[str(e.get("trigger")) for e in events],
         operators=[str(e.get("operator")) for e in events if e.get("operator")],
@@ -280,11 +300,44 @@ def _chain(claims: list[ClaimView]) -> list[tuple[str, list[ClaimView]]]:
 
 
 # ------------------------------------------------------------------------------ timeline
-def timeline(t: dict[str, Any]) -> list[TimelineRow]:
+def _item_image_links(info: ItemInfo | None, store: ImageStore) -> dict[str, str]:
+    """Content hash (the one a logged request names) → the report's copy of that item image."""
+    from ledgermind.backends.images import image_digest
+    from ledgermind.errors import DataError
+
+    links: dict[str, str] = {}
+    for path in (info.images if info else []):
+        stored = store.add(path)
+        if isinstance(stored, StoredImage):
+            try:
+                links[image_digest(Path(path))] = stored.rel
+            except DataError:
+                continue
+    return links
+
+
+def prompt_of(call: dict[str, Any], links: dict[str, str] | None = None) -> tuple[PromptMessage, ...]:
+    """The logged messages of a model call (``ModelCall.messages``) as the page shows them."""
+    out = []
+    for m in call.get("messages") or []:
+        parts = []
+        for p in m.get("content") or []:
+            if p.get("type") == "image":
+                sha = str(p.get("sha256", ""))
+                parts.append(PromptPart("image", sha256=sha, size=f"{p.get('width', '?')}×{p.get('height', '?')}",
+                                        href=(links or {}).get(sha)))  # fmt: skip
+            else:
+                parts.append(PromptPart("text", text=str(p.get("text", ""))))
+        out.append(PromptMessage(str(m.get("role", "")), tuple(parts)))
+    return tuple(out)
+
+
+def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[TimelineRow]:
     """Model calls, tool calls and trigger/operator events on the trajectory's step clock.
 
     Model calls and events carry their step; a tool call takes the logical time of the entries
-    it produced (or, with none, the step of the tool call before it).
+    it produced (or, with none, the step of the tool call before it). A model call keeps its
+    logged prompt and whole reply for the page's expandable row.
     """
     rows: list[tuple[tuple[int, int, float], TimelineRow]] = []
     for i, c in enumerate(t.get("model_calls", [])):
@@ -292,7 +345,8 @@ def timeline(t: dict[str, Any]) -> list[TimelineRow]:
         tokens = int(c.get("prompt_tokens", 0)) + int(c.get("completion_tokens", 0))
         cost = f"{float(c.get('latency_s', 0.0)):.2f} s · {tokens} tok" + (" · cached" if c.get("cached") else "")
         rows.append(((step, 0, i), TimelineRow(step, "model", str(c.get("stage", "")), _short(c.get("error") or c.get("reply", "")),
-                                               cost, bool(c.get("error")))))  # fmt: skip
+                                               cost, bool(c.get("error")), prompt_of(c, links), str(c.get("reply") or ""),
+                                               str(c.get("reasoning") or ""))))  # fmt: skip
     ledger = t.get("ledger") or {}
     first_t: dict[str, float] = {}
     for e in ledger.get("entries", []):

@@ -6,7 +6,10 @@ same grouping helper ``metrics.json`` uses, so a run that never finished still g
 
 from __future__ import annotations
 
+import json
+import math
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +20,12 @@ from ledgermind.report import census_table
 from ledgermind.report.charts import Chart, bar_chart
 from ledgermind.report.item_view import outcome_of
 from ledgermind.report.sources import RunData
+from ledgermind.simulator.label import NOTE as SIMULATED_NOTE
+from ledgermind.simulator.label import is_simulated
 from ledgermind.trajectory import Trigger
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+QUESTION_CHARS = 160  # question text in the item table (the item page has all of it)
 
 OPERATORS = tuple(o.value for o in TYPED_OPERATORS)
 SHORT_TRIGGER = {t.value: short for t, short in TRIGGER_KEYS.items()}  # "T6_PHANTOM_GROUNDING" → "T6"
@@ -30,6 +38,9 @@ class ItemRow:
     outcome: str
     path: str
     difficulty: str
+    subject: str
+    question: str
+    thumbnail: str | None  # report-relative path of the item's first image
     score: float
     prediction: str
     gold: str
@@ -42,9 +53,22 @@ class ItemRow:
     error: str
 
 
+@dataclass(frozen=True)
+class Headline:
+    """Accuracy over the scored items with its 95% Wilson interval (errors are counted apart)."""
+
+    accuracy: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
 @dataclass
 class RunView:
     title: str
+    banner: str | None  # shown above everything on a test instrument's run (the simulated backbone)
+    headline: Headline
+    provenance: list[tuple[str, str]]  # identity, flattened, shown collapsed at the bottom
     identity: dict[str, Any]
     notes: list[str]
     n_items: int
@@ -64,21 +88,29 @@ class RunView:
     paths: list[str]
 
 
-def build_run_view(run: RunData, item_href: dict[str, str]) -> RunView:
+def build_run_view(run: RunData, item_href: dict[str, str], thumbnails: Mapping[str, str] | None = None) -> RunView:
+    """``thumbnails``: item id → report-relative path of its first image (already copied by the item pages)."""
     results = run.results
-    by_diff = group_accuracy(results, lambda r: [r.difficulty] if r.difficulty else [])
+    scored = [r for r in results if not r.error]
+    by_diff = group_accuracy(scored, lambda r: [r.difficulty] if r.difficulty else [])
     splits = [
+        ("subject", group_accuracy(scored, lambda r: [r.subject] if r.subject else [])),
         ("difficulty", {d: by_diff[d] for d in DIFFICULTIES if d in by_diff} | {d: v for d, v in by_diff.items() if d not in DIFFICULTIES}),
         ("path", group_accuracy(results, lambda r: [r.path or "ERROR"])),
-        ("question type", group_accuracy(results, lambda r: r.question_types)),
+        ("question type", group_accuracy(scored, lambda r: r.question_types)),
     ]
-    rows = [_item_row(r, run.trajectories.get(r.id), item_href.get(r.id, "")) for r in results]
+    splits = [(name, _with_intervals(groups)) for name, groups in splits if groups]  # a split nobody has is not shown
+    rows = [_item_row(r, run.trajectories.get(r.id), item_href.get(r.id, ""), (thumbnails or {}).get(r.id)) for r in results]
     census, source = census_table.run_census(run.metrics, run.trajectories.values())
     m = run.metrics
     summary = [(k, m[k]) for k in ("model_calls_per_item", "tool_calls_per_item", "tokens_per_item",
                                     "latency_s_per_item", "wall_time_s") if k in m]  # fmt: skip
+    simulated = is_simulated(str(run.identity.get("backend", "")))
     return RunView(
-        title=f"{run.variant} — {run.identity.get('model', '?')} on {run.identity.get('benchmark', '?')}",
+        title=f"{run.variant} — {backend_label(run.identity)} on {run.identity.get('benchmark', '?')}",
+        banner=str(m.get("test_instrument") or SIMULATED_NOTE) if simulated else None,
+        headline=headline(scored),
+        provenance=provenance_rows(run.identity),
         identity=run.identity,
         notes=run.notes,
         n_items=len(results),
@@ -87,16 +119,60 @@ def build_run_view(run: RunData, item_href: dict[str, str]) -> RunView:
         outcomes=dict(Counter(r.outcome for r in rows)),
         trajectory_metrics=dict(m.get("trajectory_metrics") or {}),
         summary=summary,
-        census=census_table.rows(census),
+        census=census_table.rows(census, census_table.structural_zeros(run.run_dir, run.variant)),
         census_source=source,
         items=rows,
-        charts=_charts(splits[0][1], rows),
+        charts=_charts(by_diff, rows),
         paths=sorted({r.path for r in rows}),
     )
 
 
-def _item_row(r: ItemResult, t: dict[str, Any] | None, href: str) -> ItemRow:
+def backend_label(identity: Mapping[str, Any]) -> str:
+    """What answered: the simulator names itself (its model config is only a placeholder), else the model."""
+    backend = str(identity.get("backend", ""))
+    if is_simulated(backend):
+        return "SIMULATED backbone (test instrument)"
+    model = str(identity.get("model", "?"))
+    return f"{model} ({backend})" if backend else model
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float] | tuple[None, None]:
+    """The Wilson score interval of a proportion (well-behaved at 0, 1 and small n)."""
+    if n <= 0:
+        return None, None
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def headline(scored: list[ItemResult]) -> Headline:
+    n = len(scored)
+    acc = sum(r.score for r in scored) / n if n else None
+    low, high = wilson(sum(r.score for r in scored), n)
+    return Headline(acc, low, high, n)
+
+
+def _with_intervals(groups: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for g, s in groups.items():
+        low, high = wilson(s["accuracy"] * s["n"], s["n"])
+        out[g] = {**s, "low": low, "high": high}
+    return out
+
+
+def provenance_rows(identity: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The identity as ``key: value`` lines (nested records as indented JSON, not Python reprs)."""
+    rows = []
+    for k, v in identity.items():
+        text = json.dumps(v, indent=1, sort_keys=True, default=str) if isinstance(v, dict | list) else str(v)
+        rows.append((str(k), text))
+    return rows
+
+
+def _item_row(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str | None = None) -> ItemRow:
     events = (t or {}).get("events", [])
+    question = " ".join(str((t or {}).get("question") or "").split())
     triggers = sorted({SHORT_TRIGGER.get(str(e.get("trigger")), str(e.get("trigger"))) for e in events})
     return ItemRow(
         id=r.id,
@@ -104,6 +180,9 @@ def _item_row(r: ItemResult, t: dict[str, Any] | None, href: str) -> ItemRow:
         outcome=outcome_of(r, t),
         path=r.path or "ERROR",
         difficulty=r.difficulty or "",
+        subject=r.subject or "",
+        question=question if len(question) <= QUESTION_CHARS else question[: QUESTION_CHARS - 1] + "…",
+        thumbnail=thumbnail,
         score=r.score,
         prediction="" if r.prediction is None else str(r.prediction),
         gold="" if r.gold is None else str(r.gold),
@@ -123,8 +202,9 @@ def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> li
     per_path: dict[str, list[ItemRow]] = defaultdict(list)
     for r in rows:
         per_path[r.path].append(r)
+    by_difficulty_chart = [bar_chart("chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}")]
     return [
-        bar_chart("chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}"),
+        *(by_difficulty_chart if acc else []),  # a benchmark without difficulty labels gets no empty chart
         bar_chart("chart-triggers", "Items where each trigger fired", [(k, [trig[k]]) for k in SHORT_TRIGGER.values()]),
         bar_chart("chart-operators", "Items where each operator ran",
                   [(o.replace("_AND_", "&"), [sum(1 for r in rows if o in r.operators)]) for o in OPERATORS], bar_w=64),  # fmt: skip

@@ -216,13 +216,14 @@ class FakeOpenAIServer:
     Harness options: ``reply`` builds the text from the request body (default: ``reply_text``);
     ``strict_model`` answers 404 to a request for another model, as vLLM does; ``die_after=N``
     behaves like a server killed mid-run: after N answered completions the next request gets no
-    response at all and the listener closes (clients see a transport error, then refusal).
+    response at all and the listener closes (clients see a transport error, then refusal);
+    ``max_model_len`` is listed on ``/v1/models`` as vLLM lists its ``--max-model-len``.
     """
 
     def __init__(self, latency_s: float = 0.5, model: str = "fake-model", reply_text: str = "A",
                  host: str = LOOPBACK, port: int = 0, record: bool = False,
                  reply: Callable[[Mapping[str, Any]], str] | None = None, strict_model: bool = False,
-                 die_after: int | None = None) -> None:  # fmt: skip
+                 die_after: int | None = None, max_model_len: int | None = None) -> None:  # fmt: skip
         if host not in (LOOPBACK, "localhost"):
             raise ValueError(f"the fake server listens on loopback only, not {host!r}")
         if latency_s < 0:
@@ -234,6 +235,7 @@ class FakeOpenAIServer:
         self.recorded: list[Any] = []
         self.reply, self.strict_model, self.die_after = reply, strict_model, die_after
         self.completions = 0  # chat requests answered with 200
+        self.max_model_len = max_model_len  # listed on /v1/models as vLLM does (None: not listed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
@@ -335,7 +337,10 @@ class FakeOpenAIServer:
     async def _route(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
         path = path.split("?", 1)[0].rstrip("/")
         if method == "GET" and path == "/v1/models":
-            return 200, {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "fake"}]}
+            card = {"id": self.model, "object": "model", "owned_by": "fake"}
+            if self.max_model_len is not None:
+                card["max_model_len"] = self.max_model_len
+            return 200, {"object": "list", "data": [card]}
         if method == "GET" and path == "/stats":
             return 200, self.stats.snapshot()
         if method == "POST" and path == "/stats/reset":

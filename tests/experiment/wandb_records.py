@@ -47,11 +47,13 @@ def iter_records(path: Path) -> Iterator[pb.Record]:
 
 
 def read_run(run_file: Path) -> dict[str, Any]:
-    """``{"config", "history", "summary", "run": {group, job_type, tags}}`` with JSON-decoded values."""
+    """``{"config", "history", "summary", "summary_records", "run": {group, job_type, tags}}`` with JSON-decoded
+    values (``summary_records``: the key set of each summary record, in order)."""
     config: dict[str, Any] = {}
     history: list[dict[str, Any]] = []
     summary: dict[str, Any] = {}
     run: dict[str, Any] = {}
+    summary_records: list[set[str]] = []
     for rec in iter_records(run_file):
         kind = rec.WhichOneof("record_type")
         if kind == "run":
@@ -64,9 +66,10 @@ def read_run(run_file: Path) -> dict[str, Any]:
         elif kind == "history":
             history.append({_key(i): json.loads(i.value_json) for i in rec.history.item})
         elif kind == "summary":
+            summary_records.append({_key(i) for i in rec.summary.update})
             for item in rec.summary.update:
                 summary[_key(item)] = json.loads(item.value_json)
-    return {"config": config, "history": history, "summary": summary, "run": run}
+    return {"config": config, "history": history, "summary": summary, "summary_records": summary_records, "run": run}
 
 
 def _key(item: Any) -> str:

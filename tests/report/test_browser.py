@@ -207,3 +207,75 @@ def test_content_security_policy_blocks_markup_that_got_past_escaping(browser, s
         assert browser.execute_script("return getComputedStyle(document.querySelector('header.top')).display") == "flex"  # our CSS still applies
     finally:
         probe.unlink()
+
+
+# ----------------------------------------------------------------------------- a report that opens on results
+FIRST_SCREEN_JS = """
+const vh = window.innerHeight, top = id => document.getElementById(id).getBoundingClientRect().top;
+const banner = document.getElementById('test-instrument-banner');
+const items = document.getElementById('items'), wrap = items.parentElement;
+return {vh: vh, results: top('results'), accuracy: document.getElementById('accuracy').innerText,
+        banner: banner ? [banner.getBoundingClientRect().top, getComputedStyle(banner).display, banner.innerText] : null,
+        title: document.querySelector('h1').innerText,
+        provenanceOpen: document.getElementById('provenance').open, provenance: top('provenance-section'),
+        census: top('census'), itemTable: top('item-table'),
+        tableRight: items.getBoundingClientRect().right, viewport: document.documentElement.clientWidth,
+        wrapOverflow: wrap.scrollWidth - wrap.clientWidth,
+        headers: Array.from(items.querySelectorAll('thead th')).map(th => th.innerText.replace(/[⇅\\s]+$/, '').trim()),
+        thumbs: items.querySelectorAll('td.thumb img').length,
+        thumbsLoaded: Array.from(items.querySelectorAll('td.thumb img')).every(i => i.complete && i.naturalWidth > 0)};
+"""
+
+
+def test_simulated_run_report_opens_on_results_under_a_test_instrument_banner(browser, simulated_run: Path) -> None:
+    browser.set_window_size(1400, 900)
+    try:
+        assert open_page(browser, simulated_run / "report" / "index.html") == []
+        s = browser.execute_script(FIRST_SCREEN_JS)
+    finally:
+        browser.set_window_size(1280, 900)
+    metrics = json.loads((simulated_run / "metrics.json").read_text())
+    assert s["banner"] is not None and s["banner"][0] < 120 and s["banner"][1] != "none"
+    assert "TEST INSTRUMENT" in s["banner"][2] and "SIMULATED" in s["banner"][2]
+    assert "SIMULATED backbone" in s["title"] and "tiny_qwen2_vl" not in s["title"]  # the backend's label, not the model config
+    assert s["results"] < s["vh"] / 2  # results on the first screen
+    assert f"{100 * metrics['accuracy']:.1f}%" in s["accuracy"] and "95% CI" in s["accuracy"]
+    assert f"n = {metrics['n_scored']}" in s["accuracy"]
+    assert not s["provenanceOpen"] and s["provenance"] > max(s["census"], s["itemTable"])  # collapsed, last
+    assert {"question", "image", "subject", "difficulty"} <= set(s["headers"])
+    assert s["thumbs"] == 4 and s["thumbsLoaded"]
+    assert s["tableRight"] <= s["viewport"] and s["wrapOverflow"] <= 0  # every column visible at 1400 px
+
+
+def test_structural_zeros_are_grey_and_never_fired_stays_red(browser, simulated_run: Path) -> None:
+    open_page(browser, simulated_run / "report" / "index.html")
+    chips = browser.execute_script("""
+      const out = {};
+      for (const c of document.querySelectorAll('#census .chip')) out[c.dataset.key] = [c.className, getComputedStyle(c).color,
+          c.querySelector('.never-flag') !== null];
+      return out;""")
+    for key in ("paths.BASELINE", "paths.OFFICIAL", "paths.NO_LEDGER", "reflections"):  # a full run cannot reach them
+        cls, color, flagged = chips[key]
+        assert "structural" in cls and not flagged and color == "rgb(140, 149, 159)", key
+    never = [k for k, (cls, _, flagged) in chips.items() if flagged]
+    assert all("structural" not in chips[k][0] for k in never)
+
+
+def test_item_page_highlights_the_predicted_option_and_expands_each_prompt(browser, simulated_run: Path) -> None:
+    rows = [json.loads(line) for line in (simulated_run / "results.jsonl").read_text().splitlines()]
+    row = rows[0]
+    page = simulated_run / "report" / "items" / f"{row['id']}.html"
+    assert open_page(browser, page) == []
+    options = browser.execute_script("""return Array.from(document.querySelectorAll('#options li')).map(li =>
+        [li.querySelector('strong').innerText.replace('.', ''), li.className, getComputedStyle(li).outlineStyle]);""")
+    pred = [o for o in options if "pred" in o[1]]
+    assert [o[0] for o in pred] == [row["prediction"]] and pred[0][2] == "solid"
+    assert [o[0] for o in options if "gold" in o[1]] == [row["gold"]]
+    t = json.loads((simulated_run / "trajectories" / f"{row['id']}.json").read_text())
+    summaries = browser.find_elements("css selector", "details.call > summary")
+    assert len(summaries) == len(t["model_calls"])
+    first_text = next(p["text"] for p in t["model_calls"][0]["messages"][0]["content"] if p["type"] == "text" and p["text"].strip())
+    prompt = browser.find_elements("css selector", "details.call .prompt")[0]
+    assert not prompt.is_displayed()
+    summaries[0].click()
+    assert prompt.is_displayed() and first_text.strip().splitlines()[0] in prompt.text

@@ -259,3 +259,63 @@ def test_run_page_charts_count_what_the_trajectories_record(scripted_multirun: P
         assert float(bars["chart-triggers"][short]) == n
     assert float(bars["chart-operators"]["ACQUIRE"]) == sum(1 for t in trajs if any(e["operator"] == "ACQUIRE" for e in t["events"]))
     assert set(bars["chart-calls"]) == {t["path"] for t in trajs}
+
+
+def test_item_page_shows_the_exact_prompt_and_reply_of_every_model_call(scripted_multirun: Path) -> None:
+    """lmms-eval's --log_samples: each call's messages are in the trajectory and on the item page."""
+    import html as html_lib
+
+    t = json.loads((scripted_multirun / "0_full" / "trajectories" / "apollo.json").read_text())
+    calls = t["model_calls"]
+    assert calls and all(c["messages"] for c in calls)
+    page = html_lib.unescape((scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html").read_text())
+    assert page.count('<details class="call">') == len(calls)
+    for c in calls:
+        for m in c["messages"]:
+            for p in m["content"]:
+                if p["type"] == "text":
+                    assert p["text"] in page  # verbatim, whole (the timeline cell only shortens the summary)
+                else:
+                    assert f"image sha256 <code>{p['sha256'][:12]}</code> {p['width']}×{p['height']}" in page
+        assert c["reply"] in page
+    images = [p for c in calls for m in c["messages"] for p in m["content"] if p["type"] == "image"]
+    assert images and any(f'alt="image {p["sha256"][:12]}"' in page for p in images)  # the item's image, linked
+
+
+def test_a_budget_exhausted_event_is_stamped_with_the_step_it_happened_at() -> None:
+    """The engine makes "budget exhausted" events without a clock reading; they were stored at step 0
+    and sat at the top of the item page's timeline."""
+    import asyncio
+
+    from ledgermind.pipeline.repair_io import RepairIO
+    from ledgermind.repair import FreeformRepair, TriggerHit
+    from ledgermind.trajectory import PathKind, Trajectory, Trigger
+
+    async def reflect(_hit):
+        return "rewrite"
+
+    traj = Trajectory("q", "?", PathKind.FULLPIPE)
+    traj.ledger.advance(7)
+    io = RepairIO(None, None, None, traj, None, None)  # type: ignore[arg-type]
+    io.engine = FreeformRepair(reflect, per_trigger_budget=0)
+    asyncio.run(io.handle(TriggerHit(Trigger.T6, ("SC-1",))))
+    assert [(e.note, e.step) for e in traj.events] == [("budget exhausted", 7)]
+    rows = timeline(traj.to_dict())
+    assert rows[-1].kind == "trigger" and rows[-1].step == 7
+
+
+def test_a_benchmark_without_difficulty_gets_no_empty_difficulty_table_or_chart(tmp_path: Path) -> None:
+    """gauges have no difficulty labels: the page showed an empty "accuracy by difficulty"."""
+    from ledgermind.report.run_view import build_run_view, wilson
+    from ledgermind.report.sources import RunData
+
+    results = [_result(id=f"g{i}", difficulty=None, score=float(i % 2), subject=None) for i in range(4)]
+    v = build_run_view(RunData(tmp_path, results, {}, {"identity": {"backend": "SimulatedBackend"}}, {}), {})
+    assert [name for name, _ in v.splits] == ["path"]  # no subject, no difficulty, no question type recorded
+    assert "chart-accuracy" not in [c.id for c in v.charts]
+    assert v.banner and "SIMULATED" in v.title and v.headline.n == 4 and v.headline.accuracy == 0.5
+    assert (v.headline.low, v.headline.high) == wilson(2, 4)
+    low, high = wilson(2, 4)
+    assert low == pytest.approx(0.1500, abs=1e-4) and high == pytest.approx(0.8500, abs=1e-4)  # textbook Wilson 95%
+    with_diff = build_run_view(RunData(tmp_path, [_result(id="x", subject="Art")], {}, {}, {}), {})
+    assert [name for name, _ in with_diff.splits][:2] == ["subject", "difficulty"] and with_diff.banner is None
