@@ -157,7 +157,7 @@ def discordant_pairs(
     return b, c
 
 
-def wilson_interval(successes: int, total: int, level: float = DEFAULT_LEVEL) -> tuple[float, float] | None:
+def wilson_interval(successes: float, total: int, level: float = DEFAULT_LEVEL) -> tuple[float, float] | None:
     """Wilson score interval of a proportion (None when ``total`` is 0): for rates of counted events
     such as caught / injected faults, where a percentile bootstrap of few events is unreliable."""
     if total <= 0:

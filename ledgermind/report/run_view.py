@@ -7,7 +7,6 @@ same grouping helper ``metrics.json`` uses, so a run that never finished still g
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Any
 from ledgermind.experiment.results import ItemResult
 from ledgermind.experiment.summary import DIFFICULTIES, group_accuracy
 from ledgermind.metrics.census import TRIGGER_KEYS, TYPED_OPERATORS
+from ledgermind.metrics.stats import wilson_interval
 from ledgermind.report import census_table
 from ledgermind.report.charts import Chart, bar_chart
 from ledgermind.report.item_view import outcome_of
@@ -24,7 +24,6 @@ from ledgermind.simulator.label import NOTE as SIMULATED_NOTE
 from ledgermind.simulator.label import is_simulated
 from ledgermind.trajectory import Trigger
 
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
 QUESTION_CHARS = 160  # question text in the item table (the item page has all of it)
 
 OPERATORS = tuple(o.value for o in TYPED_OPERATORS)
@@ -136,14 +135,9 @@ def backend_label(identity: Mapping[str, Any]) -> str:
     return f"{model} ({backend})" if backend else model
 
 
-def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float] | tuple[None, None]:
-    """The Wilson score interval of a proportion (well-behaved at 0, 1 and small n)."""
-    if n <= 0:
-        return None, None
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+def wilson(successes: float, n: int) -> tuple[float, float] | tuple[None, None]:
+    """The Wilson score interval of a proportion (well-behaved at 0, 1 and small n); (None, None) for n = 0."""
+    return wilson_interval(successes, n) or (None, None)
 
 
 def headline(scored: list[ItemResult]) -> Headline:
