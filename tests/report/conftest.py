@@ -98,6 +98,7 @@ def browser() -> Iterator[Any]:
 
 def open_page(driver: Any, path: Path, fragment: str = "") -> list[dict[str, Any]]:
     """Load a report page from disk; returns the console messages of severity SEVERE or worse."""
+    assert path.is_file(), f"no such report page: {path}"  # a missing page would load as a blank error page
     driver.get_log("browser")  # drain what earlier pages logged
     driver.get(path.resolve().as_uri() + fragment)
     driver.execute_script("return document.readyState")

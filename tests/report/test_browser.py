@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from ledgermind.experiment.results import safe_filename, trajectory_path
+
 from tests.report.conftest import open_page
 from tests.report.scenario import MALICIOUS_OCR, MALICIOUS_REPLY
 
@@ -51,13 +53,17 @@ def assert_boxes_on_bboxes(driver: Any, trajectory: dict[str, Any]) -> int:
     return len(rects)
 
 
-def trajectory(run_dir: Path, name: str) -> dict[str, Any]:
-    return json.loads((run_dir / "trajectories" / f"{name}.json").read_text())
+def trajectory(run_dir: Path, item_id: str) -> dict[str, Any]:
+    return json.loads(trajectory_path(run_dir, item_id).read_text())
+
+
+def item_page(multirun: Path, run: str, item_id: str) -> Path:
+    return multirun / "report" / "runs" / safe_filename(run) / "items" / f"{safe_filename(item_id)}.html"
 
 
 # ----------------------------------------------------------------------------- scripted scenario
 def test_item_page_loads_clean_and_boxes_match_bboxes(browser, scripted_multirun: Path) -> None:
-    page = scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html"
+    page = item_page(scripted_multirun, "0_full", "apollo")
     assert open_page(browser, page) == []
     n = assert_boxes_on_bboxes(browser, trajectory(scripted_multirun / "0_full", "apollo"))
     assert n >= 3  # the three OCR lines (each recorded once per OCR call)
@@ -68,7 +74,7 @@ def test_item_page_loads_clean_and_boxes_match_bboxes(browser, scripted_multirun
 
 
 def test_clicking_a_citation_scrolls_to_and_highlights_its_entry(browser, scripted_multirun: Path) -> None:
-    page = scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html"
+    page = item_page(scripted_multirun, "0_full", "apollo")
     open_page(browser, page)
     browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")
     link = browser.find_element("css selector", "#claims a.cite[href^='#entry-']")
@@ -93,7 +99,7 @@ def test_clicking_a_citation_scrolls_to_and_highlights_its_entry(browser, script
 
 
 def test_clicking_a_box_jumps_to_its_ledger_row(browser, scripted_multirun: Path) -> None:
-    open_page(browser, scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html")
+    open_page(browser, item_page(scripted_multirun, "0_full", "apollo"))
     rect = browser.find_elements("css selector", "svg.boxes rect")[-1]
     entry = rect.get_attribute("data-entry")
     browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))", rect)
@@ -103,7 +109,7 @@ def test_clicking_a_box_jumps_to_its_ledger_row(browser, scripted_multirun: Path
 
 
 def test_run_table_filters_and_sorts(browser, scripted_multirun: Path) -> None:
-    open_page(browser, scripted_multirun / "report" / "runs" / "0_full" / "index.html")
+    open_page(browser, scripted_multirun / "report" / "runs" / safe_filename("0_full") / "index.html")
     from selenium.webdriver.support.ui import Select
 
     def visible() -> list[str]:
@@ -116,7 +122,7 @@ def test_run_table_filters_and_sorts(browser, scripted_multirun: Path) -> None:
     Select(browser.find_element("id", "filter-path")).select_by_value("")
     Select(browser.find_element("id", "filter-trigger")).select_by_value("T1")
     results = {json.loads(x)["id"]: x for x in (scripted_multirun / "0_full" / "results.jsonl").read_text().splitlines()}
-    with_t1 = sorted(i for i in results if any(e["trigger"].startswith("T1") for e in trajectory(scripted_multirun / "0_full", i.replace(" <x>", "_x"))["events"]))
+    with_t1 = sorted(i for i in results if any(e["trigger"].startswith("T1") for e in trajectory(scripted_multirun / "0_full", i)["events"]))
     assert sorted(visible()) == with_t1
     Select(browser.find_element("id", "filter-trigger")).select_by_value("")
     box = browser.find_element("id", "filter-text")
@@ -135,9 +141,10 @@ def test_run_table_filters_and_sorts(browser, scripted_multirun: Path) -> None:
 
 def test_hostile_text_is_inert(browser, scripted_multirun: Path) -> None:
     run = scripted_multirun / "0_full"
-    pages = [run.parent / "report" / "runs" / "0_full" / "items" / f"{n}.html" for n in ("sign_x", "apollo")]
-    pages += [run.parent / "report" / "runs" / "0_full" / "index.html", run.parent / "report" / "compare" / "sign_x.html",
-              run.parent / "report" / "runs" / "2_no_ledger" / "items" / "apollo.html"]  # a free-form transcript
+    pages = [item_page(run.parent, "0_full", i) for i in ("sign <x>", "apollo")]
+    pages += [run.parent / "report" / "runs" / safe_filename("0_full") / "index.html",
+              run.parent / "report" / "compare" / f"{safe_filename('sign <x>')}.html",
+              item_page(run.parent, "2_no_ledger", "apollo")]  # a free-form transcript
     for page in pages:
         assert open_page(browser, page) == [], page
         state = browser.execute_script(
@@ -163,7 +170,7 @@ def test_multirun_index_and_side_by_side(browser, scripted_multirun: Path) -> No
     assert open_page(browser, report / "index.html") == []
     rows = browser.execute_script("return [...document.querySelectorAll('#table3 tbody tr')].map(r => r.cells[0].innerText)")
     assert rows == ["LedgerMind (full)", "w/o Ledger", "w/o ECC/NCC"]  # the paper's row order
-    assert open_page(browser, report / "compare" / "apollo.html") == []
+    assert open_page(browser, report / "compare" / f"{safe_filename('apollo')}.html") == []
     cols = browser.execute_script("return [...document.querySelectorAll('.run-column')].map(c => c.dataset.variant)")
     assert cols == ["full", "no_ecc", "no_ledger"]
     fired = browser.execute_script(
@@ -172,7 +179,7 @@ def test_multirun_index_and_side_by_side(browser, scripted_multirun: Path) -> No
     )
     assert "triggers.T6" in fired["full"] and "triggers.T6" not in fired["no_ecc"]  # ECC off: no phantom check
     browser.find_element("css selector", ".run-column[data-variant='no_ecc'] h2 a").click()
-    assert browser.current_url.endswith("runs/1_no_ecc/items/apollo.html")
+    assert browser.current_url.endswith(f"runs/{safe_filename('1_no_ecc')}/items/{safe_filename('apollo')}.html")
     assert browser.find_element("id", "path").text == "FULLPIPE"
 
 
@@ -186,7 +193,7 @@ def test_report_of_a_real_tiny_model_run(browser, tiny_run: Path) -> None:
     assert sorted(ids) == sorted(results)
     drawn = 0
     for item_id in results:
-        assert open_page(browser, report / "items" / f"{item_id}.html") == [], item_id
+        assert open_page(browser, report / "items" / f"{safe_filename(item_id)}.html") == [], item_id
         t = trajectory(tiny_run, item_id)
         if any(e.get("bbox") for e in t["ledger"]["entries"]):
             drawn += assert_boxes_on_bboxes(browser, t)
@@ -195,7 +202,7 @@ def test_report_of_a_real_tiny_model_run(browser, tiny_run: Path) -> None:
 
 def test_content_security_policy_blocks_markup_that_got_past_escaping(browser, scripted_multirun: Path) -> None:
     """Defence in depth: even injected markup (as if escaping had failed) cannot run script."""
-    page = scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html"
+    page = item_page(scripted_multirun, "0_full", "apollo")
     probe = page.with_name("csp_probe.html")
     payload = ("<script>document.body.setAttribute('data-pwned','inline')</script>"
                "<img src=x onerror=\"document.body.setAttribute('data-pwned','onerror')\">")  # fmt: skip
@@ -264,14 +271,14 @@ def test_structural_zeros_are_grey_and_never_fired_stays_red(browser, simulated_
 def test_item_page_highlights_the_predicted_option_and_expands_each_prompt(browser, simulated_run: Path) -> None:
     rows = [json.loads(line) for line in (simulated_run / "results.jsonl").read_text().splitlines()]
     row = rows[0]
-    page = simulated_run / "report" / "items" / f"{row['id']}.html"
+    page = simulated_run / "report" / "items" / f"{safe_filename(row['id'])}.html"
     assert open_page(browser, page) == []
     options = browser.execute_script("""return Array.from(document.querySelectorAll('#options li')).map(li =>
         [li.querySelector('strong').innerText.replace('.', ''), li.className, getComputedStyle(li).outlineStyle]);""")
     pred = [o for o in options if "pred" in o[1]]
     assert [o[0] for o in pred] == [row["prediction"]] and pred[0][2] == "solid"
     assert [o[0] for o in options if "gold" in o[1]] == [row["gold"]]
-    t = json.loads((simulated_run / "trajectories" / f"{row['id']}.json").read_text())
+    t = json.loads(trajectory_path(simulated_run, row["id"]).read_text())
     summaries = browser.find_elements("css selector", "details.call > summary")
     assert len(summaries) == len(t["model_calls"])
     first_text = next(p["text"] for p in t["model_calls"][0]["messages"][0]["content"] if p["type"] == "text" and p["text"].strip())

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ledgermind.errors import DataError, UserError
-from ledgermind.experiment.results import ItemResult, safe_filename
+from ledgermind.experiment.results import ItemResult, safe_filename, trajectory_path
 from ledgermind.report import build_report, census_table
 from ledgermind.report.highlight import marked, segments
 from ledgermind.report.images import ImageStore
@@ -265,10 +265,10 @@ def test_item_page_shows_the_exact_prompt_and_reply_of_every_model_call(scripted
     """lmms-eval's --log_samples: each call's messages are in the trajectory and on the item page."""
     import html as html_lib
 
-    t = json.loads((scripted_multirun / "0_full" / "trajectories" / "apollo.json").read_text())
+    t = json.loads(trajectory_path(scripted_multirun / "0_full", "apollo").read_text())
     calls = t["model_calls"]
     assert calls and all(c["messages"] for c in calls)
-    page = html_lib.unescape((scripted_multirun / "report" / "runs" / "0_full" / "items" / "apollo.html").read_text())
+    page = html_lib.unescape((scripted_multirun / "report" / "runs" / safe_filename("0_full") / "items" / f"{safe_filename('apollo')}.html").read_text())
     assert page.count('<details class="call">') == len(calls)
     for c in calls:
         for m in c["messages"]:
