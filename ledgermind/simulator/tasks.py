@@ -52,6 +52,8 @@ _COMPILED = tuple((t, tuple(re.compile(p, re.IGNORECASE | re.DOTALL) for p in ps
 
 # Tasks whose reply is a reasoning chain or a decision (where phantom entities are injected).
 REASONING = frozenset({Task.REASON, Task.DECIDE, Task.NATIVE_COT, Task.NO_LEDGER, Task.HYPOTHESIS, Task.ENTITY_RECHECK})
+# One-line answers (faults at their own, lower rates: less text, fewer chances to go wrong).
+SHORT = frozenset({Task.DIRECT, Task.CONCISE, Task.VISUAL_FALLBACK})
 # Long free-text chains of thought (where overthinking flips answers, F3).
 LONG_CHAIN = frozenset({Task.REASON, Task.NATIVE_COT, Task.NO_LEDGER})
 # Tasks whose reply ends in an answer to the question.
