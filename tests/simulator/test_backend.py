@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -355,3 +356,32 @@ def test_crop_locator_finds_a_capped_zoom_of_a_large_photo(tmp_path):
     key = AnswerKey([Item("big", "What is the reading of the gauge in <image 1>?", [path], None, "3", AnswerType.NUMERIC)])
     found = CropLocator(key).locate(crop.image)
     assert found is not None and found.item_id == "big"
+
+
+def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
+    """Changing the agent's σ_verify, β, δ_read and demotion values leaves the simulator's
+    configuration and its replies to the same requests unchanged (the old simulator followed a
+    shown [J] claim only at σ ≥ σ_verify)."""
+    from omegaconf import OmegaConf
+
+    from ledgermind.simulator.answer_key import AnswerKey
+    from ledgermind.simulator.backend import SimulatedBackend
+
+    agent_knobs = ("pipeline.sigma_verify=0.9", "pipeline.beta=0.5", "pipeline.delta_read=0.4",
+                   "pipeline.sigma_ecc_fail=0.3", "pipeline.sigma_uncited_judgment=0.2")  # fmt: skip
+    common = ("seed=4", "backend.banner=false", f"backend.vision_cache_dir={tmp_path}")
+    base, moved = _compose(*common), _compose(*common, *agent_knobs)
+    assert moved.pipeline.sigma_verify == 0.9
+    assert OmegaConf.to_container(base.backend, resolve=True) == OmegaConf.to_container(moved.backend, resolve=True)
+    raw = OmegaConf.to_yaml(OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/backend/simulated.yaml"))
+    assert "pipeline" not in raw.replace("ledgermind.simulator", "")  # no interpolation of an agent value
+
+    def replies(cfg) -> list[str]:
+        node = OmegaConf.to_container(cfg.backend, resolve=True)
+        node.pop("_target_"), node.pop("benchmark"), node.pop("vision_ocr")
+        sim = SimulatedBackend(answer_key=AnswerKey(key_items), vision_ocr=FakeOCR(), **node)
+        prompts = [_decide_text(s / 20, i) for i, s in enumerate(range(6, 20))]
+        prompts += [reason_prompt(f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque {i}") for i in range(20)]
+        return [sim.generate_sync(request(p)).text for p in prompts]
+
+    assert replies(base) == replies(moved)
