@@ -123,3 +123,17 @@ def test_a_decision_misread_is_caught_by_the_numeric_snap_and_an_observation_mis
     t.ledger.claims()[0].grounding["ncc"] = False
     c = fault_census(t)
     assert c["caught"]["misread"] == 2 and c["by_place"]["misread"]["FULLPIPE/decide"]["caught"] == 1
+
+
+def test_report_prints_misses_beside_catches_per_kind_and_place():
+    from ledgermind.simulator.sanity import catch_table
+
+    rows = catch_table({
+        "relation": {"DIRECT/direct": {"injected": 4, "caught": 0, "missed": 4, "in_answer": 3}},
+        "phantom": {"FULLPIPE/reason": {"injected": 5, "caught": 4, "missed": 1, "in_answer": 0}},
+        "flip": {"FULLPIPE/reason": {"injected": 2, "in_answer": 1}},
+    })  # fmt: skip
+    assert "MISSED" in rows[0] and "caught" in rows[0]
+    relation = next(r for r in rows if r.strip().startswith("relation"))
+    assert relation.split()[1:] == ["DIRECT/direct", "4", "0", "4", "100.0%", "3"]
+    assert "no catcher" in next(r for r in rows if r.strip().startswith("flip"))
