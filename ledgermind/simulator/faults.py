@@ -22,6 +22,7 @@ class Fault(str, Enum):
     PHANTOM = "phantom"  # F2: an entity in none of the cited entries, then a distractor
     RELATION = "relation"  # F2 an NER check cannot see: an entity that IS in the evidence, in a wrong relation
     MISREAD = "misread"  # a numeric reading off by misread_min..misread_max (crop, observation, decision)
+    MISPERCEIVE = "misperceive"  # a focused look reports the opposite of what the image shows
     FLIP = "flip"  # F3: a chain (or a short answer) talks itself out of a correct answer
     AMPLIFY = "amplify"  # F4: free-form reflection adds a claim supported by nothing
     REFLECT_BREAK = "reflect_break"  # F4: free-form reflection changes a correct answer to a wrong one
@@ -34,7 +35,7 @@ class Fault(str, Enum):
 # among them: a perfect model's reflection has nothing to fix, and it never changes its answer.
 FAULT_RATES = (
     "phantom_rate", "short_phantom_rate", "relation_rate", "short_relation_rate", "misread_rate",
-    "observe_misread_rate", "decide_misread_rate", "overthink_flip_rate", "short_flip_rate",
+    "observe_misread_rate", "decide_misread_rate", "misperceive_rate", "overthink_flip_rate", "short_flip_rate",
     "reflection_amplify_rate", "reflection_break_rate", "reflection_fix_rate", "format_error_rate", "empty_rate",
 )  # fmt: skip
 UNBOUNDED = ("warning_effect", "follow_sharpness")  # not probabilities: any value >= 0
@@ -54,6 +55,7 @@ class FaultRates:
     misread_rate: float = 0.25  # a context-free reading of a crop is off by misread_min..misread_max
     observe_misread_rate: float = 0.1  # each number an observation of the full image transcribes
     decide_misread_rate: float = 0.1  # a numeric final answer re-read from the image in the decision
+    misperceive_rate: float = 0.2  # a look focused on a named answer reports the opposite of the truth
     misread_min: float = 0.2
     misread_max: float = 0.6
     overthink_flip_rate: float = 0.15  # long chain flips a correct answer on a knowledge question

@@ -208,7 +208,11 @@ def observe(m: Mind) -> Draft:
     scene_cat = next((c for c in cats if c not in {"TEXT", "NUMBER"}), cats[0])
     obs: list[tuple[str, str]] = []
     faults: list[Injected] = []
-    for line in m.seen[: m.view.max_items]:
+    if m.view.focus and m.entry is not None:
+        seen, fault = focused_look(m, m.entry)
+        obs += [(scene_cat, seen)] if seen else []
+        faults += [fault] if fault else []
+    for line in m.seen[: m.view.max_items - len(obs)]:
         line, fault = misread_line(m, line)
         faults += [fault] if fault else []
         obs.append((num_cat if NUMBER_RE.fullmatch(line.strip()) else text_cat, line))
@@ -216,6 +220,31 @@ def observe(m: Mind) -> Draft:
         obs.append((scene_cat, "an image with no legible text"))
     text = "\n".join(f"[OC-{i}] {c} | {t}" for i, (c, t) in enumerate(obs, 1))
     return Draft(text, {"observations": [{"category": c, "text": t} for c, t in obs]}, faults)
+
+
+def focused_look(m: Mind, e: KeyEntry) -> tuple[str, Injected | None]:
+    """A look focused on an answer the request names ("evidence for or against: B. Apollo 11"):
+    the model reports seeing it when it is right and not when it is wrong (non-text perception of
+    what the request asks about); at ``misperceive_rate`` it reports the opposite. The content it
+    states comes from the request; the key decides only whether that content is true."""
+    named = named_answer(e, m.view.focus)
+    if not named:
+        return "", None
+    truthful = m.rng.random() >= m.rates.misperceive_rate
+    sees = e.is_gold(named) == truthful
+    fault = None if truthful else Injected(Fault.MISPERCEIVE, {"named": named, "reported": sees})
+    if not sees:
+        return "", fault
+    return (e.option_text(named) if e.is_mcq else f"the value shown is {named}"), fault
+
+
+def named_answer(e: KeyEntry, focus: str) -> str:
+    """The option letter ("B. Apollo 11" → "B") or the number a focus text names ("" if none)."""
+    if e.is_mcq:
+        hit = re.match(r"\s*\(?([A-J])[.):]", focus)
+        return hit.group(1) if hit and e.option_text(hit.group(1)) else ""
+    num = NUMBER_RE.search(focus)
+    return num.group() if num else ""
 
 
 def misread_line(m: Mind, line: str) -> tuple[str, Injected | None]:

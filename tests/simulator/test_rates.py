@@ -155,3 +155,23 @@ def test_reflection_changes_answers_both_ways(make_backend, held, kind, rate):
     assert within(len(changed), N, rate)
     assert all(not r.text.endswith(f"Answer: {held}") for r in changed)
     assert all(r.text.endswith("Answer: B") for r in changed) is (kind == "reflect_fix")
+
+
+def test_a_focused_look_reports_the_named_answer_only_when_it_is_right(make_backend, key_items):
+    """ACQUIRE asks to look for evidence for or against a named answer: the model states what the
+    request names when it is true (the key decides only that), never the gold when another option
+    is named, and reports the opposite at misperceive_rate."""
+    img = [key_items[0].images[0]]
+
+    def looks(sim, named: str) -> list:
+        prompts = [OBSERVE.substitute(max_oc=5, question=f"{Q_MCQ}\nFocus on evidence for or against: {named}",
+                                      plan=f"p{i}", categories="TEXT: t\nOBJECT: o") for i in range(N)]  # fmt: skip
+        return [sim.generate_sync(request(p, img)) for p in prompts]
+
+    perfect = make_backend(faults="off")
+    assert all("OBJECT | Apollo 11\n" in r.text + "\n" for r in looks(perfect, "B. Apollo 11")[:20])
+    assert not any("Apollo 11\n" in r.text + "\n" or "Gemini" in r.text for r in looks(perfect, "C. Gemini 4")[:20])
+    sim = make_backend(seed=13, misperceive_rate=0.2, observe_misread_rate=0, **QUIET)
+    wrong = looks(sim, "C. Gemini 4")
+    assert within(sum("OBJECT | Gemini 4" in r.text for r in wrong), N, 0.2)
+    assert within(len(kinds([f for r in wrong for f in r.meta["simulator"]["faults"]], "misperceive")), N, 0.2)
