@@ -1,9 +1,11 @@
 """What the simulated model writes for each recognised task, with the faults drawn for it.
 
 Why a module of its own: this is the behavioural model of Table 3's failure modes (F2 phantom
-entities, misreadings, F3 overthinking, F4 reflection amplification, T1 format breaks), each a
-single, visible decision here, so a reader can check that the simulator injects exactly what the
-census later counts. Inputs are the prompt view, the item from the answer key (if recognised),
+entities and misattributions of real ones, misreadings in crops, observations and decisions, F3
+flips, F4 reflection that amplifies, breaks and fixes, T1 format breaks), each a single, visible
+decision here, so a reader can check that the simulator injects exactly what the census later
+counts. Faults occur wherever a real model makes them, not only where a check looks; and no
+behaviour reads an agent constant (README, "Simulated backbone", has the table). Inputs are the prompt view, the item from the answer key (if recognised),
 what vision read from the attached images, and a seeded RNG; the output is text (or a JSON
 payload when a schema was requested) plus the list of injected faults.
 """
@@ -20,7 +22,8 @@ from ledgermind.simulator.answer_key import NUMBER_RE, KeyEntry
 from ledgermind.simulator.faults import Fault, FaultRates, Injected
 from ledgermind.simulator.tasks import LONG_CHAIN, REASONING, SHORT, PromptView, Task, normalise
 
-# Named entities a model might invent; none occurs in any benchmark evidence (checked per prompt).
+# Named entities a model might invent; one that occurs in the prompt's evidence is not drawn. Their
+# in-evidence counterpart is the relation fault (``Mind.relation``), which names a real entity.
 PHANTOM_ENTITIES: tuple[str, ...] = (
     "Harold Finnegan", "the Meridian Institute", "Professor Ingrid Kowalczyk", "the Halvorsen Commission",
     "Dr. Tobias Wren", "the Ashcombe Laboratory", "Marguerite Delacroix-Vance", "the Oberlin Survey",
