@@ -175,3 +175,29 @@ def test_a_focused_look_reports_the_named_answer_only_when_it_is_right(make_back
     wrong = looks(sim, "C. Gemini 4")
     assert within(sum("OBJECT | Gemini 4" in r.text for r in wrong), N, 0.2)
     assert within(len(kinds([f for r in wrong for f in r.meta["simulator"]["faults"]], "misperceive")), N, 0.2)
+
+
+def _prompt(place: str, i: int) -> str:
+    from ledgermind.prompts.templates import HYPOTHESIS, NO_LEDGER, VISUAL_FALLBACK
+
+    ledger = f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque\nOC-2 | PERCEPTION NUMBER | 0.92 | {i}"
+    return {
+        "decide": lambda: DECIDE.substitute(question=Q_MCQ, options=OPTS, granularity="g", evidence_title=LEDGER_TITLE,
+                                            ledger=ledger, claims="(none)"),
+        "hypothesis": lambda: HYPOTHESIS.substitute(question=Q_MCQ + "\n" + OPTS, hypothesis="the answer is B",
+                                                    pool=f"- Apollo 11 Plaque\n- {i}"),
+        "native_cot": lambda: NATIVE_COT.substitute(question=Q_MCQ, options=OPTS, evidence=f"[1] ocr: Apollo 11 Plaque {i}"),
+        "no_ledger": lambda: NO_LEDGER.substitute(question=Q_MCQ, options=OPTS, granularity="g",
+                                                  transcript=f"[1] ocr: Apollo 11 Plaque {i}"),
+        "visual_fallback": lambda: VISUAL_FALLBACK.substitute(question=Q_MCQ, options=OPTS) + " " * i,
+    }[place]()  # fmt: skip
+
+
+@pytest.mark.parametrize(("place", "rate_key"), [("decide", "phantom_rate"), ("hypothesis", "phantom_rate"),
+                                                 ("native_cot", "phantom_rate"), ("no_ledger", "phantom_rate"),
+                                                 ("visual_fallback", "short_phantom_rate")])  # fmt: skip
+def test_phantoms_in_every_reasoning_and_answering_place(make_backend, key_items, place, rate_key):
+    sim = make_backend(seed=14, relation_rate=0, short_relation_rate=0, **{rate_key: 0.25}, **QUIET)
+    replies = [sim.generate_sync(request(_prompt(place, i), [key_items[0].images[0]])) for i in range(N)]
+    assert {r.meta["simulator"]["task"] for r in replies} == {place}
+    assert within(len(kinds([f for r in replies for f in r.meta["simulator"]["faults"]], "phantom")), N, 0.25)
