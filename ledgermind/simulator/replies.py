@@ -168,15 +168,21 @@ class Mind:
         return self.entry.display(answer) if self.entry else answer
 
 
+# Ledger facts that are a model's own earlier replies, not something the image or a source names.
+NOT_A_NAME = re.compile(r"^\s*(answer\b|i am\b|i cannot\b|let me\b|reading\b|no image\b|an image\b)", re.IGNORECASE)
+
+
 def in_evidence_names(facts: Sequence[str], evidence: str, max_words: int = 5) -> list[str]:
     """Short names printed in the evidence (ledger facts, else what the image shows): their first
-    few words, kept only if a word of three letters or more is in them and the prompt states them."""
+    few words, kept if they hold a capitalised word, are not a model's own reply, and the prompt
+    states them."""
     norm = normalise(evidence)
     out: list[str] = []
     for fact in facts:
-        words = fact.split()[:max_words]
-        name = " ".join(words).strip(" .,;:")
-        if name and re.search(r"[^\W\d_]{3,}", name) and normalise(name) in norm and name not in out:
+        name = " ".join(fact.split()[:max_words]).strip(" .,;:")
+        if not name or NOT_A_NAME.match(name) or not re.search(r"\b[A-Z][^\W\d_]{2,}", name):
+            continue
+        if normalise(name) in norm and name not in out:
             out.append(name)
     return out
 
