@@ -105,7 +105,8 @@ def _misread_caught(value: float, d: Mapping[str, Any]) -> bool:
                 return True
     for c in _claims(d):
         g = c.get("grounding") or {}
-        if g.get("ncc") is False and any(_same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", "")))):
+        numbers = NUMBER_RE.findall(str(c.get("text", "")))
+        if g.get("ncc") is False and any(_same_number(n, value) for n in numbers):
             return True
     return False
 

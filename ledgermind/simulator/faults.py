@@ -20,7 +20,7 @@ class Fault(str, Enum):
     """The injected failure modes (paper §1 F2-F4, T1 parsing failures)."""
 
     PHANTOM = "phantom"  # F2: an entity in none of the cited entries, then a distractor
-    RELATION = "relation"  # F2 an NER check cannot see: an entity that IS in the evidence, in a wrong relation
+    RELATION = "relation"  # F2 that NER cannot see: an entity that IS in the evidence, in a wrong relation
     MISREAD = "misread"  # a numeric reading off by misread_min..misread_max (crop, observation, decision)
     MISPERCEIVE = "misperceive"  # a focused look reports the opposite of what the image shows
     FLIP = "flip"  # F3: a chain (or a short answer) talks itself out of a correct answer
@@ -51,7 +51,7 @@ class FaultRates:
     short_phantom_rate: float = 0.1  # the same in a one-line answer (DIRECT, concise, fallback)
     relation_rate: float = 0.1  # reasoning/decision reply ties an in-evidence entity to a wrong answer
     short_relation_rate: float = 0.05  # the same in a one-line answer
-    warning_effect: float = 1.0  # multiplier on phantom rates under a warning / P_oc restriction (1: no effect)
+    warning_effect: float = 1.0  # phantom-rate multiplier under a warning / P_oc restriction (1: none)
     misread_rate: float = 0.25  # a context-free reading of a crop is off by misread_min..misread_max
     observe_misread_rate: float = 0.1  # each number an observation of the full image transcribes
     decide_misread_rate: float = 0.1  # a numeric final answer re-read from the image in the decision

@@ -5,9 +5,10 @@ entities and misattributions of real ones, misreadings in crops, observations an
 flips, F4 reflection that amplifies, breaks and fixes, T1 format breaks), each a single, visible
 decision here, so a reader can check that the simulator injects exactly what the census later
 counts. Faults occur wherever a real model makes them, not only where a check looks; and no
-behaviour reads an agent constant (README, "Simulated backbone", has the table). Inputs are the prompt view, the item from the answer key (if recognised),
-what vision read from the attached images, and a seeded RNG; the output is text (or a JSON
-payload when a schema was requested) plus the list of injected faults.
+behaviour reads an agent constant (README, "Simulated backbone", has the table). Inputs are the
+prompt view, the item from the answer key (if recognised), what vision read from the attached
+images, and a seeded RNG; the output is text (or a JSON payload when a schema was requested) plus
+the list of injected faults.
 """
 
 from __future__ import annotations
@@ -126,7 +127,8 @@ class Mind:
         correct answer."""
         e = self.entry
         t = self.view.task
-        rate = self.rates.overthink_flip_rate if t in LONG_CHAIN else self.rates.short_flip_rate if t in SHORT else 0.0
+        r = self.rates
+        rate = r.overthink_flip_rate if t in LONG_CHAIN else r.short_flip_rate if t in SHORT else 0.0
         if not (correct and e is not None and e.is_knowledge and rate > 0):
             return answer, None
         if self.rng.random() >= rate:
@@ -169,7 +171,9 @@ class Mind:
 
 
 # Ledger facts that are a model's own earlier replies, not something the image or a source names.
-NOT_A_NAME = re.compile(r"^\s*(answer\b|i am\b|i cannot\b|let me\b|reading\b|no image\b|an image\b)", re.IGNORECASE)
+NOT_A_NAME = re.compile(
+    r"^\s*(answer\b|i am\b|i cannot\b|let me\b|reading\b|no image\b|an image\b)", re.IGNORECASE
+)
 
 
 def in_evidence_names(facts: Sequence[str], evidence: str, max_words: int = 5) -> list[str]:
@@ -263,7 +267,8 @@ def misread_line(m: Mind, line: str) -> tuple[str, Injected | None]:
         return line, None
     true = float(hit.group())
     wrong = fmt(m.off_by(true))
-    return line[: hit.start()] + wrong + line[hit.end() :], Injected(Fault.MISREAD, {"value": float(wrong), "true": true})
+    fault = Injected(Fault.MISREAD, {"value": float(wrong), "true": true})
+    return line[: hit.start()] + wrong + line[hit.end() :], fault
 
 
 def reason(m: Mind) -> Draft:

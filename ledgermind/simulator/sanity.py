@@ -99,7 +99,8 @@ def _pct(num: int, den: int) -> str:
 def catch_table(by_place: Mapping[str, Mapping[str, Mapping[str, int]]]) -> list[str]:
     """One row per fault kind and place: injected, CAUGHT, MISSED (side by side, same weight), and
     how many reached the final answer. A kind no mechanism is built to catch shows "no catcher"."""
-    rows = [f"    {'fault':<14}{'place':<28}{'injected':>9}{'caught':>8}{'MISSED':>8}{'miss%':>8}{'in answer':>11}"]
+    head = f"{'fault':<14}{'place':<28}{'injected':>9}{'caught':>8}{'MISSED':>8}{'miss%':>8}{'in answer':>11}"
+    rows = [f"    {head}"]
     for kind in sorted(by_place):
         for place, c in sorted(by_place[kind].items()):
             inj = c.get("injected", 0)
@@ -120,7 +121,7 @@ def format_report(run_dirs: Sequence[Path]) -> str:
         s = variant_summary(d)
         inj, cau, mis = s["injected"], s["caught"], s["missed"]
         catchable = sum(inj.get(k, 0) for k in cau)
-        lines.append(f"{s['variant']} / {s['benchmark']}: n={s['n']} acc={100 * (s['accuracy'] or 0):.1f}% "
+        lines.append(f"{s['variant']} / {s['benchmark']}: n={s['n']} acc={100 * (s['accuracy'] or 0):.1f}% "  # fmt: skip
                      f"abstained={100 * (s['abstention_rate'] or 0):.1f}%  faults injected={sum(inj.values())}; "
                      f"catchable {catchable}: CAUGHT {sum(cau.values())}, MISSED {sum(mis.values())}; "
                      f"wrong answers that reached the final answer {sum(s['in_answer'].values())}; "
