@@ -166,13 +166,19 @@ class Mind:
         ids = [ln.id for ln in self.view.ledger if e is not None and e.evidence_has(answer, ln.fact)]
         return (ids or [ln.id for ln in self.view.ledger])[:limit]
 
+    def cites_for(self, answer: str, entity: str | None) -> list[str]:
+        """What a reply cites: the entries naming the entity it brings in (a misattribution cites the
+        real source of the name it misuses), then those stating the answer."""
+        named = [ln.id for ln in self.view.ledger if entity and normalise(entity) in normalise(ln.fact)]
+        return list(dict.fromkeys(named + self.supporting_ids(answer)))[:2]
+
     def display(self, answer: str) -> str:
         return self.entry.display(answer) if self.entry else answer
 
 
 # Ledger facts that are a model's own earlier replies, not something the image or a source names.
 NOT_A_NAME = re.compile(
-    r"^\s*(answer\b|i am\b|i cannot\b|let me\b|reading\b|no image\b|an image\b)", re.IGNORECASE
+    r"^\s*(answer\b|i am\b|i cannot\b|let me\b|reading\b|no image\b|an image\b|\d+\.\s)", re.IGNORECASE
 )
 
 
@@ -273,12 +279,11 @@ def misread_line(m: Mind, line: str) -> tuple[str, Injected | None]:
 
 def reason(m: Mind) -> Draft:
     answer, faults, entity = m.reasoned_answer()
-    cites = m.supporting_ids(answer)
+    cites = m.cites_for(answer, entity)  # real ids; for a phantom none of them names the entity
     e_text = next((ln.fact for ln in m.view.ledger if ln.id in cites), "the observations")
     j_text = f"The answer is {m.display(answer)}"
     if entity:
         j_text = f"According to {entity}, the answer is {m.display(answer)}"
-        cites = [ln.id for ln in m.view.ledger][:2]  # real ids, none of which names the entity
     claims = [("E", f"The evidence shows: {e_text}", cites)]
     claims.append(("I", f"This is consistent with {m.display(answer)}", ["SC-1"]))
     claims.append(("J", j_text, cites + ["SC-2"]))
@@ -313,7 +318,7 @@ def decide(m: Mind) -> Draft:
     if entity is None:
         answer, misread = m.misread_answer(answer)
         faults += [misread] if misread else []
-    cites = m.supporting_ids(answer)
+    cites = m.cites_for(answer, entity)
     text = f"{_answer_line(answer, entity)} | Based on: {', '.join(f'[{c}]' for c in cites)}"
     shown = f"{answer}, as {entity} described" if entity else answer
     return Draft(text, {"answer": shown, "cites": cites}, faults)

@@ -390,7 +390,8 @@ def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
 def test_a_misattribution_names_what_the_evidence_names_not_a_models_own_reply():
     from ledgermind.simulator.replies import in_evidence_names
 
-    facts = ["Answer: D", "I am not sure.", "Apollo 11 Plaque", "1969", "reading 36.5", "Tranquility Base here"]
+    facts = ["Answer: D", "I am not sure.", "Apollo 11 Plaque", "1969", "reading 36.5", "1. Observation targets: x",
+             "Tranquility Base here"]
     evidence = "\n".join(facts)
     assert in_evidence_names(facts, evidence) == ["Apollo 11 Plaque", "Tranquility Base here"]
     assert in_evidence_names(facts, "Apollo 11 Plaque") == ["Apollo 11 Plaque"]  # the prompt must state it

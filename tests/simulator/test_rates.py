@@ -201,3 +201,14 @@ def test_phantoms_in_every_reasoning_and_answering_place(make_backend, key_items
     replies = [sim.generate_sync(request(_prompt(place, i), [key_items[0].images[0]])) for i in range(N)]
     assert {r.meta["simulator"]["task"] for r in replies} == {place}
     assert within(len(kinds([f for r in replies for f in r.meta["simulator"]["faults"]], "phantom")), N, 0.25)
+
+
+def test_a_misattribution_cites_the_entry_that_names_its_entity(make_backend):
+    """So entity checks see the name in the cited evidence: only the relation is wrong."""
+    sim = make_backend(seed=15, phantom_rate=0.0, relation_rate=1.0, **QUIET)
+    ledger = "OC-1 | PERCEPTION NUMBER | 0.92 | 7\nOC-2 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque"
+    text = REASON.substitute(method="m", granularity="g", warning="", evidence_title=LEDGER_TITLE,
+                             question=Q_MCQ + "\n" + OPTS, ledger=ledger)  # fmt: skip
+    reply = sim.generate_sync(request(text)).text
+    assert "[SC-3][J] According to Apollo 11 Plaque, the answer is" in reply
+    assert reply.splitlines()[2].split("Based on: ")[1].startswith("[OC-2]")
