@@ -56,6 +56,20 @@ class KeyEntry:
         """A question answered from knowledge rather than by reading a value (where F3 strikes)."""
         return self.gold_number is None
 
+    def is_gold(self, answer: str) -> bool:
+        """Is ``answer`` (a letter, a number or a short text) the gold answer? The simulator's own
+        judgement, used only to decide what a fault changes (it never scores a run)."""
+        a = answer.strip()
+        if self.is_mcq:
+            return a[:1].upper() == self.gold.upper() and (len(a) == 1 or not a[1].isalnum())
+        g = self.gold_number
+        if g is not None:
+            try:
+                return _close(float(a), g)
+            except ValueError:
+                return False
+        return normalise(a) == normalise(self.gold)
+
     def option_text(self, letter: str) -> str:
         """The option a letter names; "" for anything that is not one option letter."""
         if len(letter.strip()) != 1:

@@ -17,7 +17,6 @@ import hashlib
 import json
 import re
 import sys
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,7 +48,6 @@ class SimulatedBackend(Backend):
         vision_ocr: Any = None,
         vision_cache_dir: str | None = None,
         perception_cache: str | None = None,
-        follow_claim_sigma: float = 0.6,
         crop_match_threshold: float = 0.8,
         crop_capped_side: int = 4096,
         banner: bool = True,
@@ -61,10 +59,7 @@ class SimulatedBackend(Backend):
         self.key = answer_key if answer_key is not None else AnswerKey.from_benchmark(benchmark)
         self.vision = Vision(vision_ocr, vision_cache_dir, perception_cache)
         self.locator = CropLocator(self.key, threshold=crop_match_threshold, capped_side=int(crop_capped_side))
-        self.follow_sigma = float(follow_claim_sigma)
         self._model_id = f"simulated({(model or {}).get('name', 'model')})"
-        self._seen: dict[str, int] = {}
-        self._lock = threading.Lock()
         if banner:
             print(f"NOTE: backend=simulated. {NOTE}. Rates: {self.rates.as_dict()}", file=sys.stderr, flush=True)
 
@@ -83,15 +78,15 @@ class SimulatedBackend(Backend):
         if entry is None and task is Task.READ:
             entry = next((e for p in images if isinstance(p, Image.Image) and (e := self.locator.locate(p))), None)
         view = PromptView.of(text, entry.question if entry else None)
-        rkey = self._request_key(request, images)
-        with self._lock:
-            occurrence = self._seen.get(rkey, 0)
-            self._seen[rkey] = occurrence + 1
-        rng = draw_rng(self.seed, entry.item_id if entry else "-", rkey, occurrence)
+        # Greedy determinism: the draw is a function of the request (and of the model instance,
+        # ``seed``). Sampling parameters are part of the request key, so a sampled request with a
+        # different sampling seed is a different draw, and a repeat of the same one is not.
+        rng = draw_rng(self.seed, entry.item_id if entry else "-", self._request_key(request, images))
+
         def look() -> list[str]:
             return [line for img in images for line in self.vision.lines(img)]
 
-        draft = self._draft(Mind(self.rates, rng, entry, view, look, bool(images), self.follow_sigma), request)
+        draft = self._draft(Mind(self.rates, rng, entry, view, look, bool(images)), request)
         return Reply(
             text=draft.text,
             completion_tokens=len(draft.text.split()),
@@ -126,7 +121,8 @@ class SimulatedBackend(Backend):
             h.update(m.role.encode() + b"\0" + m.text_content().encode() + b"\0")
         for img in images:
             h.update((pixel_digest(img) if isinstance(img, Image.Image) else self.key.digest(Path(img))).encode())
-        params = (request.temperature, request.max_tokens, request.stop, request.seed, request.regex)
+        sampled_seed = request.seed if request.temperature > 0 else None  # greedy decoding ignores the seed
+        params = (request.temperature, request.max_tokens, request.stop, sampled_seed, request.regex)
         h.update(repr(params).encode() + json.dumps(request.json_schema, sort_keys=True).encode())
         return h.hexdigest()
 

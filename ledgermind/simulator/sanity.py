@@ -84,24 +84,50 @@ def variant_summary(run_dir: Path) -> dict[str, Any]:
         "abstention_rate": metrics.get("abstention_rate"),
         "injected": sim.get("injected", {}),
         "caught": sim.get("caught", {}),
+        "missed": sim.get("missed", {}),
+        "in_answer": sim.get("in_answer", {}),
+        "by_place": sim.get("by_place", {}),
         "catch_rate": sim.get("catch_rate", {}),
         "amplified_surviving": sim.get("amplified_surviving", 0),
         "mechanisms": {k: v for k, v in metrics.get("mechanisms", {}).items() if k != "simulator"},
     }
 
 
+def _pct(num: int, den: int) -> str:
+    return f"{100 * num / den:5.1f}%" if den else "    —"
+
+
+def catch_table(by_place: Mapping[str, Mapping[str, Mapping[str, int]]]) -> list[str]:
+    """One row per fault kind and place: injected, CAUGHT, MISSED (side by side, same weight), and
+    how many reached the final answer. A kind no mechanism is built to catch shows "no catcher"."""
+    head = f"{'fault':<14}{'place':<28}{'injected':>9}{'caught':>8}{'MISSED':>8}{'miss%':>8}{'in answer':>11}"
+    rows = [f"    {head}"]
+    for kind in sorted(by_place):
+        for place, c in sorted(by_place[kind].items()):
+            inj = c.get("injected", 0)
+            if "caught" in c:
+                cells = f"{c['caught']:>8}{c['missed']:>8}{_pct(c['missed'], inj):>8}"
+            else:
+                cells = f"{'no catcher':>24}"
+            rows.append(f"    {kind:<14}{place:<28}{inj:>9}{cells}{c.get('in_answer', 0):>11}")
+    return rows
+
+
 def format_report(run_dirs: Sequence[Path]) -> str:
-    """A plain-text report: one line per variant (accuracy, faults injected/caught), then the losses."""
-    lines = ["variant           bench            n   acc%  abst%  injected(phantom/misread/flip/amplify/format/empty)  "
-             "caught(phantom/misread)  amplified_surviving"]  # fmt: skip
+    """A plain-text report: per variant its accuracy, then every fault kind and place with its
+    catches and its misses, then the items that lost their answer with the mechanism that took it."""
+    lines: list[str] = []
     all_losses: list[Loss] = []
     for d in run_dirs:
         s = variant_summary(d)
-        inj, cau = s["injected"], s["caught"]
-        inj_s = "/".join(str(inj.get(k, 0)) for k in ("phantom", "misread", "flip", "amplify", "format", "empty"))
-        cau_s = "/".join(str(cau.get(k, 0)) for k in ("phantom", "misread"))
-        lines.append(f"{s['variant']:<17} {str(s['benchmark']):<16} {s['n']:>3} {100 * (s['accuracy'] or 0):6.1f} "
-                     f"{100 * (s['abstention_rate'] or 0):6.1f}  {inj_s:<52} {cau_s:<24} {s['amplified_surviving']}")  # fmt: skip
+        inj, cau, mis = s["injected"], s["caught"], s["missed"]
+        catchable = sum(inj.get(k, 0) for k in cau)
+        lines.append(f"{s['variant']} / {s['benchmark']}: n={s['n']} acc={100 * (s['accuracy'] or 0):.1f}% "  # fmt: skip
+                     f"abstained={100 * (s['abstention_rate'] or 0):.1f}%  faults injected={sum(inj.values())}; "
+                     f"catchable {catchable}: CAUGHT {sum(cau.values())}, MISSED {sum(mis.values())}; "
+                     f"wrong answers that reached the final answer {sum(s['in_answer'].values())}; "
+                     f"amplified claims surviving {s['amplified_surviving']}")  # fmt: skip
+        lines += catch_table(s["by_place"]) if s["by_place"] else ["    (no faults injected)"]
         all_losses += losses(d)
     lines.append(f"\nitems not fully correct: {len(all_losses)}")
     lines += [f"  {x.variant:<17} {x.item_id:<40} gold={x.gold} pred={x.prediction} abst={x.abstained}  <- {x.mechanism}"

@@ -52,6 +52,8 @@ _COMPILED = tuple((t, tuple(re.compile(p, re.IGNORECASE | re.DOTALL) for p in ps
 
 # Tasks whose reply is a reasoning chain or a decision (where phantom entities are injected).
 REASONING = frozenset({Task.REASON, Task.DECIDE, Task.NATIVE_COT, Task.NO_LEDGER, Task.HYPOTHESIS, Task.ENTITY_RECHECK})
+# One-line answers (faults at their own, lower rates: less text, fewer chances to go wrong).
+SHORT = frozenset({Task.DIRECT, Task.CONCISE, Task.VISUAL_FALLBACK})
 # Long free-text chains of thought (where overthinking flips answers, F3).
 LONG_CHAIN = frozenset({Task.REASON, Task.NATIVE_COT, Task.NO_LEDGER})
 # Tasks whose reply ends in an answer to the question.
@@ -69,6 +71,8 @@ TRANSCRIPT_LINE = re.compile(r"^\[(\d+)\] [^:\n]+: (.*)$", re.MULTILINE)
 OPTION_LINE = re.compile(r"^[A-J]\. .*$", re.MULTILINE)
 MAX_ITEMS_RE = re.compile(r"at most (\d+)", re.IGNORECASE)
 CATEGORY_LINE = re.compile(r"^([A-Z][A-Z_]+): ", re.MULTILINE)
+# An observation request that names what to look for ("evidence for or against: B. Apollo 11").
+FOCUS_RE = re.compile(r"evidence for or against:\s*(.+)", re.IGNORECASE)
 
 
 def recognise(text: str) -> Task:
@@ -104,6 +108,7 @@ class PromptView:
     warned: bool  # explicit hallucination warning or a restriction to the P_oc pool
     max_items: int
     categories: tuple[str, ...]
+    focus: str = ""  # what an observation request asks to look for, "" when it names nothing
 
     @classmethod
     def of(cls, text: str, question: str | None = None) -> PromptView:
@@ -122,6 +127,7 @@ class PromptView:
             warned=bool(WARNING_RE.search(text) or (task is Task.ENTITY_RECHECK and RESTRICTED_RE.search(text))),
             max_items=int(m.group(1)) if m else 15,
             categories=cats,
+            focus=f.group(1).strip() if (f := FOCUS_RE.search(text)) else "",
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -54,8 +55,8 @@ def test_vision_sees_only_attached_images_and_caches_by_pixels(make_backend, key
     blind = sim.generate_sync(request(obs))
     assert "Apollo 11 Plaque" not in blind.text and ocr.runs == 0
     seen = sim.generate_sync(request(obs, [key_items[0].images[0]]))
-    assert "[OC-2] TEXT | Apollo 11 Plaque" in seen.text and "NUMBER | 1969" in seen.text
-    assert "OBJECT | Apollo 11" in seen.text  # the perceived answer content
+    assert "[OC-1] TEXT | Apollo 11 Plaque" in seen.text and "[OC-2] NUMBER | 1969" in seen.text
+    assert "OBJECT" not in seen.text  # only what OCR reads: the answer key never enters evidence
     same_pixels = Image.open(key_items[0].images[0]).convert("RGB")
     sim.generate_sync(request(obs + " ", [same_pixels]))
     assert ocr.runs == 1  # a PIL copy with the same pixels hits the cache
@@ -84,17 +85,25 @@ def test_format_fault_breaks_the_schema_and_is_recorded(make_backend):
     assert empty.text == "" and empty.meta["simulator"]["faults"] == [{"kind": "empty"}]
 
 
-def test_decision_follows_a_confident_claim_but_not_a_demoted_one(make_backend):
-    sim = make_backend(faults="off")
+def _decide_text(sigma: float, i: int) -> str:
+    claims = f"[SC-3][J] According to X, the answer is C. Gemini 4 | Based on: [OC-1] | confidence {sigma:.2f}"
+    return DECIDE.substitute(question=Q, options=OPTS, granularity="g", evidence_title=LEDGER_TITLE,
+                             ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | x {i}", claims=claims)  # fmt: skip
 
-    def decide(sigma: float) -> str:
-        claims = f"[SC-3][J] According to X, the answer is C. Gemini 4 | Based on: [OC-1] | confidence {sigma:.2f}"
-        text = DECIDE.substitute(question=Q, options=OPTS, granularity="g", evidence_title=LEDGER_TITLE, ledger="OC-1 | PERCEPTION TEXT | 0.92 | x",
-                                 claims=claims)  # fmt: skip
-        return sim.generate_sync(request(text)).text
 
-    assert decide(0.88).startswith("Answer: C")
-    assert decide(0.50).startswith("Answer: B")
+def follow_rate(sim, sigma: float, n: int = 300) -> float:
+    return sum(sim.generate_sync(request(_decide_text(sigma, i))).text.startswith("Answer: C") for i in range(n)) / n
+
+
+def test_decision_trust_in_a_shown_claim_is_smooth_in_its_confidence(make_backend):
+    """The decision echoes the shown judgment with probability confidence ** follow_sharpness (the
+    simulator's own smooth function): no step at the agent's σ_verify (0.6), and a demoted claim
+    (0.50) is still followed sometimes. The perfect model otherwise decides gold (B)."""
+    sim = make_backend(faults="off", follow_sharpness=2.0)
+    below, above = follow_rate(sim, 0.58), follow_rate(sim, 0.62)
+    assert abs(below - above) < 0.15  # the old simulator: 0.0 vs 1.0
+    assert abs(follow_rate(sim, 0.5) - 0.25) < 0.1 and abs(follow_rate(sim, 0.95) - 0.9025) < 0.07
+    assert follow_rate(make_backend(faults="off", follow_sharpness=0.0), 0.3, n=40) == 1.0  # always echoes
 
 
 def test_reading_of_a_known_gauge_crop_and_an_unknown_crop(make_backend, key_items):
@@ -124,22 +133,38 @@ def test_determinism_for_a_seed_and_other_draws_for_another(make_backend):
     assert run(1) != run(2)
 
 
-def test_a_repeated_request_is_an_independent_draw(make_backend, key_items):
-    """Two readings of the same crop can disagree (Dual-Read needs that)."""
-    sim = make_backend(misread_rate=0.5, empty_rate=0.0, format_error_rate=0.0)
+def test_greedy_determinism_an_identical_request_gets_the_identical_reply(make_backend, key_items):
+    """At temperature 0 the reply is a function of the request: two readings of the same crop with
+    the same prompt agree, whatever the stage. Only a changed request (or, when sampling, a
+    different sampling seed) draws anew."""
+    from ledgermind.backends.base import GenerationRequest, Message
+
+    sim = make_backend(misread_rate=0.5, empty_rate=0.0, format_error_rate=0.0, phantom_rate=0.5, relation_rate=0.3)
     img = key_items[2].images[0]
-    text = DIRECT.substitute(question=key_items[2].question, options="", granularity="n", ocr="-")
-    pairs = [(sim.generate_sync(request(DUAL_READ.substitute() + " " * i, [img])).text,
-              sim.generate_sync(request(DUAL_READ.substitute() + " " * i, [img])).text) for i in range(20)]  # fmt: skip
-    assert any(a != b for a, b in pairs) and any(a == b for a, b in pairs)
-    assert text  # the same image is a known gauge: readings are around its gold
-    assert all(abs(float(v) - 36.5) <= 0.6 * 36.5 + 1e-6 for pair in pairs for v in pair)
+    for i in range(30):
+        twice = [sim.generate_sync(request(DUAL_READ.substitute() + " " * i, [img], stage=f"dual_read_{k}")) for k in (0, 1)]
+        assert twice[0].text == twice[1].text and twice[0].meta == twice[1].meta
+        r = request(reason_prompt(f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque {i}"))
+        assert sim.generate_sync(r).text == sim.generate_sync(r).text
+    readings = {sim.generate_sync(request(DUAL_READ.substitute() + " " * i, [img])).text for i in range(30)}
+    assert len(readings) > 1  # a changed request is a new draw
+
+    def sampled(temperature: float, seed: int) -> list[str]:
+        msgs = [Message("user", [img, DUAL_READ.substitute()])]
+        return [sim.generate_sync(GenerationRequest(msgs, temperature=temperature, seed=seed, max_tokens=64 + i)).text
+                for i in range(20)]  # fmt: skip
+
+    assert sampled(0.0, 1) == sampled(0.0, 2)  # greedy decoding ignores the sampling seed
+    assert sampled(0.7, 1) == sampled(0.7, 1) and sampled(0.7, 1) != sampled(0.7, 2)
 
 
 def test_faults_off_is_a_perfect_model():
     r = rates_from_config("off", p_correct=0.3, phantom_rate=0.9)
     assert r.p_correct == 1.0 and r.phantom_rate == 0 and r.misread_rate == 0 and r.empty_rate == 0
     assert r.format_error_rate == 0 and r.overthink_flip_rate == 0 and r.reflection_amplify_rate == 0
+    from ledgermind.simulator.faults import FAULT_RATES
+
+    assert all(getattr(r, name) == 0 for name in FAULT_RATES) and r.reflection_fix_rate == 0
     assert rates_from_config(False) == FaultRates().off()  # YAML may read `off` as a boolean
 
 
@@ -202,10 +227,10 @@ def test_vision_reuses_the_agents_ocr_from_the_perception_cache(key_items, tmp_p
 
 
 def test_reflection_keeps_the_answer_it_has(make_backend):
-    """F4: free-form reflection rewrites the reasoning around the answer, it does not re-draw it."""
+    """F4: free-form reflection rewrites the reasoning around the answer; with its change rates at 0 it keeps it."""
     from ledgermind.prompts.templates import REFLECT
 
-    sim = make_backend(p_correct=0.0, reflection_amplify_rate=0.0, empty_rate=0, format_error_rate=0)
+    sim = make_backend(p_correct=0.0, reflection_amplify_rate=0.0, reflection_fix_rate=0.0, empty_rate=0, format_error_rate=0)
     held = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="C, as someone said")
     assert sim.generate_sync(request(held)).text.endswith("Answer: C")
     fresh = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="(none yet)")
@@ -217,7 +242,7 @@ def test_reflection_on_an_answer_that_is_not_a_letter_re_answers_with_a_letter(m
     the reflection answers the question again instead of crashing on it (seen in a real sweep)."""
     from ledgermind.prompts.templates import REFLECT
 
-    sim = make_backend(p_correct=1.0, reflection_amplify_rate=0.0, empty_rate=0, format_error_rate=0)
+    sim = make_backend(p_correct=1.0, reflection_amplify_rate=0.0, reflection_break_rate=0.0, empty_rate=0, format_error_rate=0)
     long_answer = "the mission that first landed humans on the Moon, as the plaque says"
     reply = sim.generate_sync(request(REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer=long_answer)))
     assert reply.text.endswith("Answer: B")
@@ -331,3 +356,42 @@ def test_crop_locator_finds_a_capped_zoom_of_a_large_photo(tmp_path):
     key = AnswerKey([Item("big", "What is the reading of the gauge in <image 1>?", [path], None, "3", AnswerType.NUMERIC)])
     found = CropLocator(key).locate(crop.image)
     assert found is not None and found.item_id == "big"
+
+
+def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
+    """Changing the agent's σ_verify, β, δ_read and demotion values leaves the simulator's
+    configuration and its replies to the same requests unchanged (the old simulator followed a
+    shown [J] claim only at σ ≥ σ_verify)."""
+    from omegaconf import OmegaConf
+
+    from ledgermind.simulator.answer_key import AnswerKey
+    from ledgermind.simulator.backend import SimulatedBackend
+
+    agent_knobs = ("pipeline.sigma_verify=0.9", "pipeline.beta=0.5", "pipeline.delta_read=0.4",
+                   "pipeline.sigma_ecc_fail=0.3", "pipeline.sigma_uncited_judgment=0.2")  # fmt: skip
+    common = ("seed=4", "backend.banner=false", f"backend.vision_cache_dir={tmp_path}")
+    base, moved = _compose(*common), _compose(*common, *agent_knobs)
+    assert moved.pipeline.sigma_verify == 0.9
+    assert OmegaConf.to_container(base.backend, resolve=True) == OmegaConf.to_container(moved.backend, resolve=True)
+    raw = OmegaConf.to_yaml(OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/backend/simulated.yaml"))
+    assert "pipeline" not in raw.replace("ledgermind.simulator", "")  # no interpolation of an agent value
+
+    def replies(cfg) -> list[str]:
+        node = OmegaConf.to_container(cfg.backend, resolve=True)
+        node.pop("_target_"), node.pop("benchmark"), node.pop("vision_ocr")
+        sim = SimulatedBackend(answer_key=AnswerKey(key_items), vision_ocr=FakeOCR(), **node)
+        prompts = [_decide_text(s / 20, i) for i, s in enumerate(range(6, 20))]
+        prompts += [reason_prompt(f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque {i}") for i in range(20)]
+        return [sim.generate_sync(request(p)).text for p in prompts]
+
+    assert replies(base) == replies(moved)
+
+
+def test_a_misattribution_names_what_the_evidence_names_not_a_models_own_reply():
+    from ledgermind.simulator.replies import in_evidence_names
+
+    facts = ["Answer: D", "I am not sure.", "Apollo 11 Plaque", "1969", "reading 36.5", "1. Observation targets: x",
+             "Tranquility Base here"]
+    evidence = "\n".join(facts)
+    assert in_evidence_names(facts, evidence) == ["Apollo 11 Plaque", "Tranquility Base here"]
+    assert in_evidence_names(facts, "Apollo 11 Plaque") == ["Apollo 11 Plaque"]  # the prompt must state it

@@ -65,7 +65,10 @@ def test_run_census_sums_items_and_reports_catch_rates():
         items.append(census(t))
     total = sum_census(items)["simulator"]
     assert total["injected"]["phantom"] == 3 and total["injected"]["empty"] == 3 and total["caught"]["phantom"] == 2
-    assert catch_rates(total) == {"phantom": 2 / 3, "misread": None}
+    assert catch_rates(total) == {"phantom": 2 / 3, "relation": None, "misread": None, "amplify": None}
+    assert total["missed"]["phantom"] == 1
+    assert total["by_place"]["phantom"]["FULLPIPE/reason"] == {"injected": 3, "caught": 2, "missed": 1, "in_answer": 0}
+    assert total["by_place"]["empty"]["FULLPIPE/x"] == {"injected": 3, "in_answer": 0}
     plain = Trajectory("q", "Q?", PathKind.DIRECT)
     plain.model_calls.append(ModelCall(stage="x", latency_s=0.0))
     assert "simulator" not in census(plain)  # only simulated runs carry the section
@@ -93,3 +96,44 @@ def test_simulated_runs_are_labelled_a_test_instrument(tmp_path):
     assert "test_instrument" not in real
     assert caption_for([RunScores(tmp_path, ident("SimulatedBackend"), {}, {})]).startswith(NOTE)
     assert NOTE not in caption_for([RunScores(tmp_path, ident("VLLMServerBackend"), {}, {})])
+
+
+def test_a_misattribution_ecc_cannot_see_is_a_miss_and_its_harm_is_counted():
+    """An in-evidence entity tied to a wrong answer passes ECC: the census reports it missed, in its
+    place, and counts that its wrong answer became the final answer."""
+    t = Trajectory("q", "Q?", PathKind.DIRECT)
+    t.model_calls.append(call("direct", {"kind": "relation", "entity": "Apollo 11 Plaque", "answer": "C"}))
+    claim(t, "The evidence shows: Apollo 11 Plaque", ecc=False)  # quotes the name: not the tying claim
+    claim(t, "C. Gemini 4; as Apollo 11 Plaque described", ecc=True)
+    t.answer = "C"
+    c = fault_census(t)
+    assert c["caught"]["relation"] == 0 and c["missed"]["relation"] == 1 and c["in_answer"]["relation"] == 1
+    assert c["by_place"]["relation"] == {"DIRECT/direct": {"injected": 1, "caught": 0, "missed": 1, "in_answer": 1}}
+    t.ledger.claims()[1].grounding = {"ecc": False, "ecc_applied": True}
+    assert fault_census(t)["caught"]["relation"] == 1
+
+
+def test_a_decision_misread_is_caught_by_the_numeric_snap_and_an_observation_misread_by_ncc():
+    t = Trajectory("q", "Q?", PathKind.FULLPIPE)
+    t.model_calls += [call("observe", {"kind": "misread", "value": 2568.0, "true": 1969.0}),
+                      call("decide", {"kind": "misread", "value": 51.2, "true": 36.5})]  # fmt: skip
+    assert fault_census(t)["missed"]["misread"] == 2
+    t.mark(MarkKind.NUMERIC_SNAP, "51.2 → 36.5")
+    claim(t, "The plaque dates from 2568", ecc=True)
+    t.ledger.claims()[0].grounding["ncc"] = False
+    c = fault_census(t)
+    assert c["caught"]["misread"] == 2 and c["by_place"]["misread"]["FULLPIPE/decide"]["caught"] == 1
+
+
+def test_report_prints_misses_beside_catches_per_kind_and_place():
+    from ledgermind.simulator.sanity import catch_table
+
+    rows = catch_table({
+        "relation": {"DIRECT/direct": {"injected": 4, "caught": 0, "missed": 4, "in_answer": 3}},
+        "phantom": {"FULLPIPE/reason": {"injected": 5, "caught": 4, "missed": 1, "in_answer": 0}},
+        "flip": {"FULLPIPE/reason": {"injected": 2, "in_answer": 1}},
+    })  # fmt: skip
+    assert "MISSED" in rows[0] and "caught" in rows[0]
+    relation = next(r for r in rows if r.strip().startswith("relation"))
+    assert relation.split()[1:] == ["DIRECT/direct", "4", "0", "4", "100.0%", "3"]
+    assert "no catcher" in next(r for r in rows if r.strip().startswith("flip"))
