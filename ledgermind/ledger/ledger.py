@@ -19,7 +19,7 @@ from typing import Any
 from ledgermind.claims import Claim, ClaimStatus, ClaimType
 from ledgermind.errors import LedgerError, ProvenanceError
 from ledgermind.ledger.entry import LEAF_KINDS, EvidenceEntry, Kappa, Omega
-from ledgermind.ledger.mapping import map_output
+from ledgermind.ledger.mapping import map_observations
 from ledgermind.tools.base import ToolOutput
 
 
@@ -89,7 +89,7 @@ class Ledger:
             return []
         self.advance()
         created = []
-        for obs, fact in zip(output.observations, map_output(output), strict=False):
+        for obs, fact in map_observations(output):
             entry_meta = dict(meta or {})
             if per_observation_meta:
                 entry_meta.update({k: v for k, v in obs.meta.items() if _is_plain(v)})
