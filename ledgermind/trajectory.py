@@ -117,6 +117,8 @@ class RepairEvent:
     hit: int = 0  # which trigger firing this event answers (1, 2, …; 0 = not recorded)
     error: str | None = None  # the operator itself failed (a bug, not a tool anomaly)
     tool_call: str | None = None  # call id of the tool invocation the operator made (RETRY/REFRESH/SWITCH/ACQUIRE)
+    variation: str | None = None  # how a re-invocation's request differed from the original (App. E.2)
+    skipped_identical: bool = False  # the re-invocation would have repeated an earlier request: not sent
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -140,6 +142,8 @@ class RepairEvent:
             hit=int(d.get("hit", 0)),
             error=d.get("error"),
             tool_call=d.get("tool_call"),
+            variation=d.get("variation"),
+            skipped_identical=bool(d.get("skipped_identical", False)),
         )
 
 

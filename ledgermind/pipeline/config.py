@@ -15,6 +15,9 @@ from typing import Any
 from ledgermind.errors import ConfigError
 
 
+T5_ENDINGS = ("abstain", "keep")  # ledgermind.repair.policy.T5Ending values
+
+
 @dataclass(frozen=True)
 class AblationFlags:
     """Table 3 variants. ``full`` = all defaults."""
@@ -65,6 +68,12 @@ class PipelineConfig:
     conflict_iou: float = 0.5  # IoU for T3 (Eq. 18)
     per_trigger_budget: int = 2  # M0 (App. E.2)
     retry_jitter_px: tuple[int, int] = (15, 40)  # RETRY bbox perturbation (App. E.2)
+    # What T5 does once no ACQUIRE can be made (M = 0, M0 used up): "abstain" (App. E.2, Π(T5)) or
+    # "keep" (deviation: the unsupported decision stands). The same rule on DIRECT and FULLPIPE.
+    t5_ending: str = "abstain"
+    # A model-backed re-invocation (RETRY/REFRESH/repeated ACQUIRE) re-asks with a rephrased
+    # instruction; true: as a seeded sampled draw instead (only for backends that honour sampling).
+    reinvoke_sampling: bool = False
     repair_costs: Mapping[str, float] = field(
         default_factory=lambda: {"EVIDENCE": 1.0, "ACTION": 2.0, "TRAJECTORY": 1.0}
     )  # λ_type(r)·cost(r) of Eq. 26; the paper gives no numbers, these are our defaults
@@ -83,6 +92,10 @@ class PipelineConfig:
     reading_temperature: float = 0.7
     seed: int = 0
     structured_output: bool = True  # request JSON schemas where the backend supports them
+
+    def __post_init__(self) -> None:
+        if self.t5_ending not in T5_ENDINGS:  # a typo must stop the run, not silently pick a rule
+            raise ConfigError(f"pipeline.t5_ending must be one of {', '.join(T5_ENDINGS)}, got {self.t5_ending!r}")
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, Any] | None) -> PipelineConfig:

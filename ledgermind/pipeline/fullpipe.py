@@ -116,12 +116,14 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
     region = None
     if ev is not None and ev.crop is not None:
         image, region = await jittered_crop(ctx, ev, "second_reading")
-    else:  # no crop was cut: read the whole image, as a sampled draw so it is a new request
+    else:  # no crop was cut: read the whole image (a rephrased or sampled request, so it is new)
         image = ctx.item.images[0] if ctx.item.images else None
     if image is None:
         return
+    fresh = region is None
     await ctx.evidence.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region,
-                        sampled=region is None)
+                                 sampled=fresh and ctx.cfg.reinvoke_sampling,
+                                 rephrase=int(fresh and not ctx.cfg.reinvoke_sampling))
     readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
     others = [e for e in ctx.evidence.p_oc() if e.src != "read"]
     pool = [(n.value, e) for e in others for n in extract_numbers(e.fact) if n.value is not None]

@@ -17,6 +17,7 @@ from ledgermind.backends.cache import request_key
 from ledgermind.backends.reasoning import reply_record, separate
 from ledgermind.errors import BackendError, LedgerMindError, ToolError
 from ledgermind.pipeline.config import PipelineConfig
+from ledgermind.repair.reinvocation import IdenticalRequest, current
 from ledgermind.trajectory import ModelCall, Trajectory
 
 STRUCTURED_HINT = "\nRespond with a JSON object that follows the requested schema."
@@ -27,6 +28,7 @@ class ModelIO:
         self.backend, self.cfg, self.traj = backend, cfg, traj
         self.structured = cfg.structured_output and backend.supports_structured_output
         self.model_s = 0.0
+        self.sent: set[str] = set()  # request keys sent for this item (a re-invocation may not repeat one)
 
     async def call(
         self,
@@ -54,6 +56,11 @@ class ModelIO:
             stage=stage,
         )
         key, pixels = request_key(req, self.backend.model_id), sent_image_pixels(req.messages)
+        scope = current()
+        if scope is not None and key in self.sent:  # greedy decoding would repeat the earlier reply
+            scope.skipped.append(key)
+            raise IdenticalRequest(f"{stage}: the re-invocation repeats an earlier request of this item; not sent")
+        self.sent.add(key)
         t0 = time.perf_counter()
         try:
             reply = separate(await self.backend.generate(req))  # the answer only; thinking is kept apart

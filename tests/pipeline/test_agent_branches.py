@@ -231,14 +231,18 @@ def test_ncc_failure_second_reading_adopts_the_reading_closest_to_p_oc(make, ima
 
 
 def test_numeric_snap_and_visual_fallback(make, image):
-    # 52 is outside δ_read = 0.15 of every value read (36.7, 80): snap to the closest, 36.7
+    # 52 is outside δ_read = 0.15 of every value read (36.7, 80): snap to the closest, 36.7.
+    # The decision stays unsupported after both ACQUIREs; t5_ending=keep lets it reach the defense
+    # lines (under the default, App. E.2's ABSTAIN, it would end there: test_t5_ending_*).
     agent, _ = make(read_rules("36.7", "36.7", decide="Answer: 52 | Based on: [SC-1]"),
-                    ocr=[("36.7", [0, 0, 50, 20], 0.95), ("80", [0, 30, 50, 50], 0.95)])
+                    ocr=[("36.7", [0, 0, 50, 20], 0.95), ("80", [0, 30, 50, 50], 0.95)],
+                    cfg=PipelineConfig(t5_ending="keep"))
     t = solve(agent, item(READ_Q, image))
     assert t.answer == "36.7" and census(t)["defense"]["numeric_snap"] == 1
     agent2, backend2 = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
                                            {"prompt": "decide", "reply": "Answer: I cannot determine this | Based on: [SC-1]"},
-                                           {"prompt": "visual_fallback", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR)
+                                           {"prompt": "visual_fallback", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR,
+                            cfg=PipelineConfig(t5_ending="keep"))
     t2 = solve(agent2, item(VERIFY_Q, image))
     assert t2.answer == "Apollo 11" and "visual_fallback" in [r.stage for r in backend2.history]
 
@@ -345,7 +349,7 @@ def test_entity_recheck_and_numeric_snap_are_separate_checks(make, image):
     """Alg. 2: an answer failing ECC is re-answered from P_oc, and NCC is then checked on its own."""
     rules = read_rules("36.7", "36.7", decide="Answer: 52 degrees on Mars | Based on: [SC-1]") + [
         {"prompt": "entity_recheck", "reply": "Answer: 52"}]
-    agent, backend = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)])
+    agent, backend = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)], cfg=PipelineConfig(t5_ending="keep"))
     t = solve(agent, item(READ_Q, image))
     c = census(t)
     assert c["defense"]["entity_recheck"] == 1 and c["defense"]["numeric_snap"] == 1
