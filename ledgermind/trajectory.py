@@ -51,6 +51,10 @@ class MarkKind(str, Enum):
 
     DUAL_READ_AGREE = "DUAL_READ_AGREE"  # Δv ≤ 0.15 (App. D.5)
     DUAL_READ_DISAGREE = "DUAL_READ_DISAGREE"  # Δv > 0.15 or a reading missing
+    DUAL_READ_ESCALATED = "DUAL_READ_ESCALATED"  # a disagreement got a third reading, closest to Num(P_oc) adopted
+    T5_NO_SUPPORT = "T5_NO_SUPPORT"  # T5 fired and no ACTIVE entry states any option / the answer
+    T5_PERCEPTION_SUPPORT = "T5_PERCEPTION_SUPPORT"  # T5 fired; only PERCEPTION entries could state one
+    T5_RETRIEVAL_SUPPORT = "T5_RETRIEVAL_SUPPORT"  # T5 fired; a RETRIEVAL entry could state one
     SEARCH_SKIPPED_NO_PROVIDER = "SEARCH_SKIPPED_NO_PROVIDER"  # knowledge question, no search tool
     HYPOTHESIS_VERIFICATION = "HYPOTHESIS_VERIFICATION"  # Alg. 1 lines 35–44 ran
     ENTITY_RECHECK = "ENTITY_RECHECK"  # Alg. 2 lines 2–3

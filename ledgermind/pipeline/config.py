@@ -41,6 +41,10 @@ class PipelineConfig:
     zoom: float = 2.5  # crop-zoom factor (Alg. 1 line 7)
     dual_read_delta: float = 0.15  # Δv agreement threshold (App. D.5)
     sigma_dual_agree: float = 0.97  # (App. D.5)
+    # D.5 says a disagreement "triggers hypothesis verification", but its σ 0.65 is above σ_verify
+    # 0.6 (Alg. 1), so the σ gate never does: true runs D.5's escalation at the disagreement itself
+    # (a third reading, closest to Num(P_oc) adopted, one unit of M); false = Alg. 1's gate only.
+    dual_read_escalate: bool = True
     sigma_dual_disagree: float = 0.65  # (App. D.5)
     sigma_retrieval: float = 0.85  # RETRIEVAL entries (Alg. 1 line 20)
     search_chars: int = 600  # truncation of search results (App. D.6)
