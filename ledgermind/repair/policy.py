@@ -16,7 +16,7 @@ import logging
 from collections import Counter
 from enum import Enum
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ledgermind.claims import ClaimType
@@ -186,6 +186,10 @@ class RepairEngine:
         acquire: AcquireSpec | None = None,
         regrounded: Regrounder | None = None,
     ) -> RepairOutcome:
+        if hit.trigger is Trigger.T2:
+            hit = self._unrepaired(hit)
+            if not hit.targets:  # every stale entry was refreshed or dropped for an earlier claim
+                return RepairOutcome()
         if self.used[hit.trigger] >= self.m0:
             if hit.trigger is Trigger.T3:  # unresolved: both stay out of L^A
                 self.ctx.ledger.mark_conflicted(hit.targets)
@@ -259,6 +263,17 @@ class RepairEngine:
             out.events.append(self._event(hit, res, rg() if rg else None))
             out.new_entries += res.new_entries
         return out
+
+    def _unrepaired(self, hit: TriggerHit) -> TriggerHit:
+        """T2 fires once per claim citing an expired entry; an entry an earlier hit already
+        superseded (REFRESH) or dropped needs no second repair — a second REFRESH would re-run the
+        same call and supersede the entry twice."""
+        ledger = self.ctx.ledger
+        left = tuple(
+            eid for eid in hit.targets
+            if ledger.get(eid).superseded_by is None and ledger.get(eid).omega is not Omega.DROPPED
+        )
+        return hit if left == tuple(hit.targets) else replace(hit, targets=left)
 
     def _has_decision_dependent(self, entry: EvidenceEntry) -> bool:
         ledger = self.ctx.ledger
