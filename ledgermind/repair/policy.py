@@ -243,6 +243,8 @@ class RepairEngine:
             tool_calls=acq.tool_calls,
             switched_to=sw.switched_to,
             note=sw.note,
+            variation=acq.variation,
+            skipped_identical=acq.skipped_identical,  # the alternative's request was already sent: not again
         )
 
     async def _t2(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
