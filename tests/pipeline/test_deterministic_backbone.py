@@ -59,3 +59,15 @@ def test_t5_support_is_perception_when_an_observation_states_an_option(make, ima
     c = census(t)
     assert c["triggers"]["T5"] >= 1 and c["t5"]["perception_only"] == c["triggers"]["T5"] and c["t5"]["no_support"] == 0
     assert any("support possible from: perception" in n for n in t.notes)
+
+
+def test_knowledge_questions_without_a_knowledge_source_are_announced_and_counted(make, image):
+    from tests.pipeline.conftest import FixedSearch
+
+    items = [item("What year did this historical event happen?", image, id_="k1"),
+             item("What word is written on the sign?", image, id_="s1")]
+    agent, _ = make([])
+    assert agent.knowledge_without_source(items) == 1
+    assert agent.pre_run_notice(items).startswith("1 of 2 items are knowledge questions with no knowledge source")
+    with_search, _ = make([], search=FixedSearch())
+    assert with_search.knowledge_without_source(items) == 0 and with_search.pre_run_notice(items) is None
