@@ -72,9 +72,12 @@ class PipelineConfig:
     conflict_iou: float = 0.5  # IoU for T3 (Eq. 18)
     per_trigger_budget: int = 2  # M0 (App. E.2)
     retry_jitter_px: tuple[int, int] = (15, 40)  # RETRY bbox perturbation (App. E.2)
-    # What T5 does once no ACQUIRE can be made (M = 0, M0 used up): "abstain" (App. E.2, Π(T5)) or
-    # "keep" (deviation: the unsupported decision stands). The same rule on DIRECT and FULLPIPE.
-    t5_ending: str = "abstain"
+    # What T5 does once no ACQUIRE can be made (M = 0, M0 used up), the same on DIRECT and FULLPIPE:
+    # "abstain" is App. E.2's Π(T5); "keep" (default, a documented deviation) lets the unsupported
+    # decision stand — ρ is lexical, so a correct option that no evidence *states* (a computed value,
+    # a picture option, a fact with no knowledge source) fires T5, and ABSTAIN would turn it into ⊥
+    # (it breaks the perfect-model sanity property, tests/simulator/test_sanity.py).
+    t5_ending: str = "keep"
     # A model-backed re-invocation (RETRY/REFRESH/repeated ACQUIRE) re-asks with a rephrased
     # instruction; true: as a seeded sampled draw instead (only for backends that honour sampling).
     reinvoke_sampling: bool = False

@@ -74,7 +74,9 @@ class Budget:
 class T5Ending(str, Enum):
     """What a T5 firing does when no ACQUIRE can be made (M = 0, M0 used up, or the ACQUIRE would
     repeat a request). App. E.2: Π(T5) = ACQUIRE if M > 0 else ABSTAIN — ``abstain``. ``keep``
-    is a documented deviation (the unsupported decision stands); either applies on every path."""
+    (the pipeline's default, pipeline.t5_ending) is a documented deviation: the decision stands, since ρ is
+    lexical and a correct answer no evidence states would otherwise become ⊥. Either applies on
+    every path."""
 
     ABSTAIN = "abstain"
     KEEP = "keep"

@@ -143,7 +143,7 @@ def test_t3_conflict_drops_weaker_and_t4_low_confidence_retries(make, image):
 def test_t5_unsupported_decision_acquire_then_abstain(make, image):
     agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
                                   {"prompt": "decide", "reply": "Answer: Gemini 4 spacecraft | Based on: nothing"}],
-                    ocr=APOLLO_OCR, cfg=PipelineConfig(repair_budget=1))
+                    ocr=APOLLO_OCR, cfg=PipelineConfig(repair_budget=1, t5_ending="abstain"))
     t = solve(agent, item(VERIFY_Q, image))
     assert ("T5", "ACQUIRE") in ops(t) and ops(t)[-1] == ("T5", "ABSTAIN")
     assert t.abstained and t.answer is None
@@ -244,7 +244,7 @@ def test_ncc_failure_second_reading_adopts_the_reading_closest_to_p_oc(make, ima
 def test_numeric_snap_and_visual_fallback(make, image):
     # 52 is outside δ_read = 0.15 of every value read (36.7, 80): snap to the closest, 36.7.
     # The decision stays unsupported after both ACQUIREs; t5_ending=keep lets it reach the defense
-    # lines (under the default, App. E.2's ABSTAIN, it would end there: test_t5_ending_*).
+    # lines (under App. E.2's ABSTAIN it would end there: test_deterministic_backbone.py).
     agent, _ = make(read_rules("36.7", "36.7", decide="Answer: 52 | Based on: [SC-1]"),
                     ocr=[("36.7", [0, 0, 50, 20], 0.95), ("80", [0, 30, 50, 50], 0.95)],
                     cfg=PipelineConfig(t5_ending="keep"))

@@ -235,6 +235,22 @@ def test_t5_acquire_then_abstain_when_budget_spent():
     assert second.abstain and second.events[0].operator is OperatorName.ABSTAIN
 
 
+def test_t5_keep_ending_and_m0_exhaustion_end_the_same_way_as_m():
+    """``t5_ending=keep``: once no ACQUIRE can be made the decision stands (no ABSTAIN event); the
+    per-trigger M0 running out ends T5 exactly like M running out (one rule)."""
+    led = Ledger()
+    spec = AcquireSpec("echo_search", {"query": "apollo"})
+    hit = TriggerHit(Trigger.T5, ("DC-1",))
+    keep = RepairEngine(RepairContext(led, {"echo_search": EchoSearch()}), Budget(1), t5_ending="keep")
+    assert run(keep.handle(hit, acquire=spec)).events[0].operator is OperatorName.ACQUIRE
+    kept = run(keep.handle(hit, acquire=spec))
+    assert not kept.abstain and kept.events[0].operator is None and "t5_ending=keep" in kept.events[0].note
+    m0 = RepairEngine(RepairContext(led, {"echo_search": EchoSearch()}), Budget(5), per_trigger_budget=1)
+    run(m0.handle(hit, acquire=spec))
+    out = run(m0.handle(hit, acquire=spec))  # M = 4 left, M0 used up: the paper's ending, ABSTAIN
+    assert out.abstain and out.events[-1].operator is OperatorName.ABSTAIN
+
+
 def test_t6_warning_and_acquire():
     led = Ledger()
     eng = engine(led, [EchoSearch()])
