@@ -51,6 +51,10 @@ class MarkKind(str, Enum):
 
     DUAL_READ_AGREE = "DUAL_READ_AGREE"  # Δv ≤ 0.15 (App. D.5)
     DUAL_READ_DISAGREE = "DUAL_READ_DISAGREE"  # Δv > 0.15 or a reading missing
+    DUAL_READ_ESCALATED = "DUAL_READ_ESCALATED"  # a disagreement got a third reading, closest to Num(P_oc) adopted
+    T5_NO_SUPPORT = "T5_NO_SUPPORT"  # T5 fired and no ACTIVE entry states any option / the answer
+    T5_PERCEPTION_SUPPORT = "T5_PERCEPTION_SUPPORT"  # T5 fired; only PERCEPTION entries could state one
+    T5_RETRIEVAL_SUPPORT = "T5_RETRIEVAL_SUPPORT"  # T5 fired; a RETRIEVAL entry could state one
     SEARCH_SKIPPED_NO_PROVIDER = "SEARCH_SKIPPED_NO_PROVIDER"  # knowledge question, no search tool
     HYPOTHESIS_VERIFICATION = "HYPOTHESIS_VERIFICATION"  # Alg. 1 lines 35–44 ran
     ENTITY_RECHECK = "ENTITY_RECHECK"  # Alg. 2 lines 2–3
@@ -120,6 +124,8 @@ class RepairEvent:
     hit: int = 0  # which trigger firing this event answers (1, 2, …; 0 = not recorded)
     error: str | None = None  # the operator itself failed (a bug, not a tool anomaly)
     tool_call: str | None = None  # call id of the tool invocation the operator made (RETRY/REFRESH/SWITCH/ACQUIRE)
+    variation: str | None = None  # how a re-invocation's request differed from the original (App. E.2)
+    skipped_identical: bool = False  # the re-invocation would have repeated an earlier request: not sent
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -143,6 +149,8 @@ class RepairEvent:
             hit=int(d.get("hit", 0)),
             error=d.get("error"),
             tool_call=d.get("tool_call"),
+            variation=d.get("variation"),
+            skipped_identical=bool(d.get("skipped_identical", False)),
         )
 
 

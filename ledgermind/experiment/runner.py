@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -222,6 +223,10 @@ async def run_items(
     if done:
         log.info("resuming in %s: %d done, %d to go", options.out_dir, len(done), len(todo))
 
+    notice = getattr(agent, "pre_run_notice", None)  # e.g. knowledge questions with no knowledge source
+    line = notice(items) if callable(notice) else None
+    if line:
+        print(line, file=sys.stderr, flush=True)
     clock = WallClock(options.out_dir)
     t0 = time.perf_counter()
     solve_one = ItemRunner(agent, scorer)

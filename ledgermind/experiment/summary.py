@@ -14,6 +14,7 @@ from typing import Any
 from ledgermind.experiment.results import ItemResult
 from ledgermind.metrics.census import census, sum_census
 from ledgermind.simulator.label import NOTE, is_simulated
+from ledgermind.trajectory import MarkKind
 
 DIFFICULTIES = ("Easy", "Medium", "Hard")  # the MMMU-Pro topic_difficulty split of Table 3
 
@@ -112,6 +113,10 @@ def build_metrics(
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
         "mechanisms": sum_census(census(t) for t in trajectories),
         "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),
+        # knowledge questions that met no knowledge source (no search provider, no corpus): items, not marks
+        "knowledge_without_source": sum(
+            1 for t in trajectories if any(m.kind is MarkKind.SEARCH_SKIPPED_NO_PROVIDER for m in t.marks)
+        ),
     }
     if is_simulated(identity.backend):  # a test instrument: say so, with the share of injected faults caught
         from ledgermind.simulator.census import catch_rates

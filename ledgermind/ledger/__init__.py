@@ -2,6 +2,6 @@
 
 from ledgermind.ledger.entry import EvidenceEntry, Kappa, Omega
 from ledgermind.ledger.ledger import Ledger, Transition
-from ledgermind.ledger.mapping import MappedFact, map_output
+from ledgermind.ledger.mapping import MappedFact, map_observations, map_output
 
-__all__ = ["EvidenceEntry", "Kappa", "Ledger", "MappedFact", "Omega", "Transition", "map_output"]
+__all__ = ["EvidenceEntry", "Kappa", "Ledger", "MappedFact", "Omega", "Transition", "map_observations", "map_output"]

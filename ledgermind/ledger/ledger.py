@@ -19,7 +19,7 @@ from typing import Any
 from ledgermind.claims import Claim, ClaimStatus, ClaimType
 from ledgermind.errors import LedgerError, ProvenanceError
 from ledgermind.ledger.entry import LEAF_KINDS, EvidenceEntry, Kappa, Omega
-from ledgermind.ledger.mapping import map_output
+from ledgermind.ledger.mapping import map_observations
 from ledgermind.tools.base import ToolOutput
 
 
@@ -27,7 +27,7 @@ from ledgermind.tools.base import ToolOutput
 class Transition:
     """One lifecycle operation, kept for the audit trail."""
 
-    op: str  # APPEND | MARK_STALE | SUPERSEDE | DROP | CONFLICT | RESOLVE | SET_SIGMA
+    op: str  # APPEND | MARK_STALE | SUPERSEDE | REINSTATE | DROP | CONFLICT | RESOLVE | SET_SIGMA
     entry_id: str
     t: float
     detail: dict[str, Any] = field(default_factory=dict)
@@ -89,7 +89,7 @@ class Ledger:
             return []
         self.advance()
         created = []
-        for obs, fact in zip(output.observations, map_output(output), strict=False):
+        for obs, fact in map_observations(output):
             entry_meta = dict(meta or {})
             if per_observation_meta:
                 entry_meta.update({k: v for k, v in obs.meta.items() if _is_plain(v)})
@@ -148,6 +148,16 @@ class Ledger:
             e.omega = Omega.STALE
             self.transitions.append(Transition("MARK_STALE", e.id, self.now(), {"reason": reason}))
         return sorted(e.dependents)
+
+    def reinstate(self, entry_id: str, reason: str) -> None:
+        """A superseded (STALE) entry becomes ACTIVE again when a later comparison prefers it over
+        its successor (Dual-Read escalation adopts the reading closest to Num(P_oc)). Not for
+        entries whose TTL expired: time does not run backwards."""
+        e = self.get(entry_id)
+        if e.omega is not Omega.STALE or e.superseded_by is None or e.is_expired(self.now()):
+            raise LedgerError(f"only a superseded, unexpired entry can be reinstated ({e.id} is {e.omega.value})")
+        e.omega, e.superseded_by = Omega.ACTIVE, None
+        self.transitions.append(Transition("REINSTATE", e.id, self.now(), {"reason": reason}))
 
     def drop(self, entry_id: str) -> list[str]:
         """DROP (Eq. 15): ω ← DROPPED and invalidation propagated to every claim in D_e."""

@@ -56,8 +56,18 @@ for _kind in (ToolKind.VQA, ToolKind.PLAN):
     MAPPERS.add(_kind.value, _derivation)
 
 
+def map_observations(out: ToolOutput) -> list[tuple[Observation, MappedFact]]:
+    """Apply M to every observation, keeping each fact paired with the observation it came from.
+
+    Why pairs: an observation whose fact normalises to nothing is skipped, so the facts are not
+    positionally aligned with ``out.observations``; an entry's metadata (category, value, image)
+    must come from *its own* observation, never from a neighbour's.
+    """
+    mapper = MAPPERS.get(out.kind.value)
+    pairs = [(obs, mapper(out, obs)) for obs in out.observations]
+    return [(obs, f) for obs, f in pairs if f.fact]
+
+
 def map_output(out: ToolOutput) -> list[MappedFact]:
     """Apply M to every observation of a tool output (empty observations are skipped)."""
-    mapper = MAPPERS.get(out.kind.value)
-    facts = [mapper(out, obs) for obs in out.observations]
-    return [f for f in facts if f.fact]
+    return [f for _, f in map_observations(out)]

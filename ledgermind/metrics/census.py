@@ -34,12 +34,14 @@ def empty_census() -> dict[str, Any]:
         "operators": {op.value: 0 for op in TYPED_OPERATORS},
         "operator_failures": 0,
         "reflections": 0,
-        "dual_read": {"runs": 0, "agree": 0, "disagree": 0, "identical_requests": 0},
+        "dual_read": {"runs": 0, "agree": 0, "disagree": 0, "identical_requests": 0, "escalated": 0},
         "crop_zoom": 0,
         "search": {"rounds": 0, "skipped_no_provider": 0},
         "hypothesis_verification": 0,
         "defense": {"entity_recheck": 0, "numeric_snap": 0, "visual_fallback": 0},
         "demotions": {"ecc": 0, "ncc": 0, "uncited": 0},
+        "repair": {"skipped_identical": 0},  # re-invocations not sent: they would repeat a request (App. E.2)
+        "t5": {"no_support": 0, "perception_only": 0, "retrieval": 0},  # why T5 fired: what could support an answer
         "abstained": 0,
         "tool_calls": 0,
         "repair_tool_calls": 0,  # of tool_calls: those a repair operator made (RETRY/REFRESH/SWITCH/ACQUIRE)
@@ -74,6 +76,8 @@ def _count_repairs(t: Trajectory, c: dict[str, Any]) -> None:
         fired.add((e.trigger, e.hit if e.hit else -1 - i))  # unrecorded hit ids count per event
         if e.error is not None:
             c["operator_failures"] += 1
+        if e.skipped_identical:
+            c["repair"]["skipped_identical"] += 1
         if e.operator is OperatorName.FREEFORM_REFLECTION:
             c["reflections"] += 1
         elif e.operator is not None:
@@ -85,6 +89,10 @@ def _count_repairs(t: Trajectory, c: dict[str, Any]) -> None:
 _MARK_COUNTERS: Mapping[MarkKind, tuple[str, ...]] = {
     MarkKind.DUAL_READ_AGREE: ("dual_read", "agree"),
     MarkKind.DUAL_READ_DISAGREE: ("dual_read", "disagree"),
+    MarkKind.DUAL_READ_ESCALATED: ("dual_read", "escalated"),
+    MarkKind.T5_NO_SUPPORT: ("t5", "no_support"),
+    MarkKind.T5_PERCEPTION_SUPPORT: ("t5", "perception_only"),
+    MarkKind.T5_RETRIEVAL_SUPPORT: ("t5", "retrieval"),
     MarkKind.SEARCH_SKIPPED_NO_PROVIDER: ("search", "skipped_no_provider"),
     MarkKind.HYPOTHESIS_VERIFICATION: ("hypothesis_verification",),
     MarkKind.ENTITY_RECHECK: ("defense", "entity_recheck"),

@@ -6,14 +6,14 @@ import logging
 import time
 from dataclasses import replace
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ledgermind.backends.base import Backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
-from ledgermind.dispatch import DispatchConfig, QuestionProfile, classify, profile
+from ledgermind.dispatch import DispatchConfig, QuestionProfile, QuestionType, classify, profile
 from ledgermind.grounding import GroundingCascade, GroundingConfig
 from ledgermind.pipeline.baselines import run_native_cot, run_no_ledger
 from ledgermind.pipeline.config import AblationFlags, PipelineConfig, flags_from_mapping
@@ -21,7 +21,7 @@ from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.direct import run_direct
 from ledgermind.pipeline.fullpipe import run_fullpipe
 from ledgermind.pipeline.render import dispatch_options
-from ledgermind.tools.base import Tool
+from ledgermind.tools.base import Tool, ToolKind
 from ledgermind.trajectory import PathKind, Trajectory
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,22 @@ class LedgerMindAgent:
         expensive items first so that long chains do not straggle at the end of a run."""
         path = choose_path(self.profile(item), self.flags)
         return {PathKind.FULLPIPE: 2.0, PathKind.NO_LEDGER: 1.0}.get(path, 0.0)
+
+    def knowledge_without_source(self, items: Sequence[Item]) -> int:
+        """How many knowledge-type items no tool can answer from a knowledge source: there is no
+        search provider and no corpus, so only perception evidence can support them (a T5 on such
+        an item has nothing to ACQUIRE that states the fact)."""
+        if any(t.kind is ToolKind.SEARCH for t in self.tools.values()):
+            return 0
+        return sum(1 for it in items if QuestionType.KNOWLEDGE in self.profile(it).types)
+
+    def pre_run_notice(self, items: Sequence[Item]) -> str | None:
+        """One line before the run starts when knowledge questions have no knowledge source."""
+        n = self.knowledge_without_source(items)
+        if not n:
+            return None
+        return (f"{n} of {len(items)} items are knowledge questions with no knowledge source (no search provider, "
+                "no search.corpus): they are answered from perception evidence only (metrics.json knowledge_without_source)")
 
     def profile(self, item: Item) -> QuestionProfile:
         """Question types and F(q) see the options (an MCQ must end in one letter); φ(q) sees q."""

@@ -14,7 +14,7 @@ from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DECIDE
 from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
 from ledgermind.scoring.score import extract_final_answer
-from ledgermind.trajectory import Trigger
+from ledgermind.trajectory import MarkKind, Trigger
 
 
 def parse_decision(reply: str) -> tuple[str, list[str]]:
@@ -119,6 +119,8 @@ async def register_decision(
     for hit in hits:
         if hit.trigger in {Trigger.T5, Trigger.T6} and not dc.active:
             continue
+        if hit.trigger is Trigger.T5:
+            mark_t5_support(ctx, dc)
         outcome = await ctx.repairs.handle(
             hit, acquire=ctx.repairs.acquire_spec(dc.text, warned=hit.trigger is Trigger.T6),
             regrounded=lambda: ctx.evidence.ground(dc).grounded,
@@ -133,6 +135,17 @@ async def register_decision(
         new = await decide(ctx, images_resent=images_resent, redecide=left - 1)
         return new or dc
     return dc
+
+
+_T5_MARKS = {"none": MarkKind.T5_NO_SUPPORT, "perception": MarkKind.T5_PERCEPTION_SUPPORT,
+             "retrieval": MarkKind.T5_RETRIEVAL_SUPPORT}
+
+
+def mark_t5_support(ctx: ItemContext, dc: Claim) -> None:
+    """Why T5 fired: the DC's coverage ρ and whether any ACTIVE entry could state an answer."""
+    kind = ctx.evidence.possible_support(dc.text)
+    rho = (dc.grounding or {}).get("coverage", 0.0)
+    ctx.traj.mark(_T5_MARKS[kind], f"{dc.id} ρ={rho:.2f} < β={ctx.cfg.beta}; support possible from: {kind}")
 
 
 def finalize_answer(ctx: ItemContext) -> None:

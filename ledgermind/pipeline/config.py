@@ -15,6 +15,9 @@ from typing import Any
 from ledgermind.errors import ConfigError
 
 
+T5_ENDINGS = ("abstain", "keep")  # ledgermind.repair.policy.T5Ending values
+
+
 @dataclass(frozen=True)
 class AblationFlags:
     """Table 3 variants. ``full`` = all defaults."""
@@ -38,6 +41,10 @@ class PipelineConfig:
     zoom: float = 2.5  # crop-zoom factor (Alg. 1 line 7)
     dual_read_delta: float = 0.15  # Δv agreement threshold (App. D.5)
     sigma_dual_agree: float = 0.97  # (App. D.5)
+    # D.5 says a disagreement "triggers hypothesis verification", but its σ 0.65 is above σ_verify
+    # 0.6 (Alg. 1), so the σ gate never does: true runs D.5's escalation at the disagreement itself
+    # (a third reading, closest to Num(P_oc) adopted, one unit of M); false = Alg. 1's gate only.
+    dual_read_escalate: bool = True
     sigma_dual_disagree: float = 0.65  # (App. D.5)
     sigma_retrieval: float = 0.85  # RETRIEVAL entries (Alg. 1 line 20)
     search_chars: int = 600  # truncation of search results (App. D.6)
@@ -65,6 +72,15 @@ class PipelineConfig:
     conflict_iou: float = 0.5  # IoU for T3 (Eq. 18)
     per_trigger_budget: int = 2  # M0 (App. E.2)
     retry_jitter_px: tuple[int, int] = (15, 40)  # RETRY bbox perturbation (App. E.2)
+    # What T5 does once no ACQUIRE can be made (M = 0, M0 used up), the same on DIRECT and FULLPIPE:
+    # "abstain" is App. E.2's Π(T5); "keep" (default, a documented deviation) lets the unsupported
+    # decision stand — ρ is lexical, so a correct option that no evidence *states* (a computed value,
+    # a picture option, a fact with no knowledge source) fires T5, and ABSTAIN would turn it into ⊥
+    # (it breaks the perfect-model sanity property, tests/simulator/test_sanity.py).
+    t5_ending: str = "keep"
+    # A model-backed re-invocation (RETRY/REFRESH/repeated ACQUIRE) re-asks with a rephrased
+    # instruction; true: as a seeded sampled draw instead (only for backends that honour sampling).
+    reinvoke_sampling: bool = False
     repair_costs: Mapping[str, float] = field(
         default_factory=lambda: {"EVIDENCE": 1.0, "ACTION": 2.0, "TRAJECTORY": 1.0}
     )  # λ_type(r)·cost(r) of Eq. 26; the paper gives no numbers, these are our defaults
@@ -83,6 +99,10 @@ class PipelineConfig:
     reading_temperature: float = 0.7
     seed: int = 0
     structured_output: bool = True  # request JSON schemas where the backend supports them
+
+    def __post_init__(self) -> None:
+        if self.t5_ending not in T5_ENDINGS:  # a typo must stop the run, not silently pick a rule
+            raise ConfigError(f"pipeline.t5_ending must be one of {', '.join(T5_ENDINGS)}, got {self.t5_ending!r}")
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, Any] | None) -> PipelineConfig:

@@ -78,8 +78,11 @@ class ItemContext:
             rng=random.Random(seed),
             jitter_px=tuple(cfg.retry_jitter_px),  # type: ignore[arg-type]
             expansion_terms=self.repairs.expansion_terms(),
+            allow_sampling=cfg.reinvoke_sampling,
         )
-        typed = RepairEngine(rctx, self.budget, cfg.per_trigger_budget, cfg.repair_costs, cfg.sigma_floor)
+        typed = RepairEngine(
+            rctx, self.budget, cfg.per_trigger_budget, cfg.repair_costs, cfg.sigma_floor, t5_ending=cfg.t5_ending
+        )
         if self.flags.typed_repair:
             return typed
         # T1 keeps RETRY → SWITCH: a crashed tool left no claim to reflect on, and the variant

@@ -141,6 +141,24 @@ class EvidenceIO:
         norm = " ".join(decision.lower().split()).strip(" .")
         return bool(norm) and norm in " ".join(conclusion.lower().split())
 
+    def possible_support(self, decision: str) -> str:
+        """Could any ACTIVE leaf entry support *some* answer (T5 diagnosis, census ``t5``)?
+
+        For an MCQ: does an entry state any option (ρ(option, {f_e}) ≥ β, i.e. a decision citing
+        it could pass the T5 gate); for an open question: the decision's own content. "retrieval"
+        when a RETRIEVAL entry could, "perception" when only PERCEPTION entries could, "none" when
+        no entry could — then no re-decision can pass T5 and only new evidence can change that.
+        """
+        from ledgermind.grounding.coverage import support_coverage
+        from ledgermind.ledger import Kappa
+
+        targets = [o for o in (self.item.options or []) if o.strip()] or [decision]
+        kinds = {
+            e.kappa for e in self.ledger.active() if e.kappa in {Kappa.PERCEPTION, Kappa.RETRIEVAL}
+            and any(support_coverage(t, [e.fact]) >= self.cfg.beta for t in targets)
+        }
+        return "retrieval" if Kappa.RETRIEVAL in kinds else ("perception" if kinds else "none")
+
     def p_oc(self) -> list[EvidenceEntry]:
         """P_oc: active TEXT and NUMBER evidence — categorised OCs plus OCR lines (Alg. 1 line 4)."""
         out = []

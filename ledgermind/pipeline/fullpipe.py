@@ -11,7 +11,7 @@ from ledgermind.dispatch import QuestionType, has_uncertainty_marker
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.pipeline.answer import decide, finalize_answer
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.gather import Evidence, gather_evidence, jittered_crop
+from ledgermind.pipeline.gather import Evidence, closest_reading, gather_evidence, jittered_crop
 from ledgermind.pipeline.render import options_block
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import ENTITY_RECHECK, HYPOTHESIS, REASON, VISUAL_FALLBACK
@@ -116,22 +116,20 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
     region = None
     if ev is not None and ev.crop is not None:
         image, region = await jittered_crop(ctx, ev, "second_reading")
-    else:  # no crop was cut: read the whole image, as a sampled draw so it is a new request
+    else:  # no crop was cut: read the whole image (a rephrased or sampled request, so it is new)
         image = ctx.item.images[0] if ctx.item.images else None
     if image is None:
         return
+    fresh = region is None
     await ctx.evidence.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region,
-                        sampled=region is None)
+                                 sampled=fresh and ctx.cfg.reinvoke_sampling,
+                                 rephrase=int(fresh and not ctx.cfg.reinvoke_sampling))
     readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
-    others = [e for e in ctx.evidence.p_oc() if e.src != "read"]
-    pool = [(n.value, e) for e in others for n in extract_numbers(e.fact) if n.value is not None]
-    if not readings or not pool:
+    choice = closest_reading(ctx, readings)
+    if choice is None:
         return
-    def gap(r: object) -> float:
-        return min(abs(r.meta["value"] - v) for v, _ in pool)  # type: ignore[attr-defined]
-    adopted = min(readings, key=lambda r: (gap(r), -r.t))
+    adopted, cites = choice
     value = adopted.meta["value"]
-    cites = [e.id for v, e in pool if abs(v - value) == gap(adopted)][:2]
     c2 = Claim(ctx.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, f"The value is {_fmt(value)}",
                Stage.J, [adopted.id, *cites], sigma=ctx.cfg.sigma_revised, origin=ClaimOrigin.REPAIR)
     ctx.ledger.add_claim(c2)

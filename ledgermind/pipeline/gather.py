@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.dispatch import QuestionType
-from ledgermind.ledger import EvidenceEntry, Kappa
+from ledgermind.grounding.numbers import extract_numbers
+from ledgermind.ledger import EvidenceEntry, Kappa, Omega
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.evidence import extract_query, refine_query
 from ledgermind.pipeline.render import options_block, referenced_images
@@ -138,6 +139,52 @@ async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
     _set_reading_sigma(ctx, ev, sigma, f"dual-read Δv={delta:.3f}")
     kind = MarkKind.DUAL_READ_AGREE if agree else MarkKind.DUAL_READ_DISAGREE
     ctx.traj.mark(kind, f"v1={v1:g} v2={v2:g} Δv={delta:.3f}")
+    if not agree and ctx.cfg.dual_read_escalate:
+        await escalate_dual_read(ctx, ev)
+
+
+async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
+    """App. D.5: "disagreement triggers hypothesis verification" — its NCC branch (Alg. 1 line 41):
+    one more independent reading of its own re-crop, and the reading whose value lies closest to
+    Num(P_oc) is adopted. It spends one unit of the repair budget M.
+
+    Why not through σ: D.5 sets σ = 0.65 on disagreement, above σ_verify = 0.6 (Alg. 1 line 35),
+    so the σ gate alone never starts verification from a disagreement (docs/architecture.md,
+    ``dual_read_escalate``).
+    """
+    if not ctx.budget.spend():
+        return
+    image, region = await jittered_crop(ctx, ev, "dual_read_escalation")
+    _, r3 = await ctx.evidence.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region)
+    ev.readings += r3
+    readings = [e for e in ev.readings if e.meta.get("value") is not None and e.omega in {Omega.ACTIVE, Omega.STALE}]
+    choice = closest_reading(ctx, readings)
+    if choice is None:  # nothing read by other means to compare with: v2 stays adopted (D.5)
+        ctx.traj.mark(MarkKind.DUAL_READ_ESCALATED, "third reading; no number in P_oc to compare, v2 kept")
+        return
+    adopted, _ = choice
+    if not adopted.active:  # an earlier reading is the closest: it comes back in place of the others
+        ctx.ledger.reinstate(adopted.id, "dual-read escalation: closest to Num(P_oc)")
+        ctx.ledger.set_sigma(adopted.id, ctx.cfg.sigma_dual_disagree, "dual-read escalation")
+    for e in readings:
+        if e.id != adopted.id and e.active:
+            ctx.ledger.supersede(e.id, adopted.id)
+    ctx.traj.mark(MarkKind.DUAL_READ_ESCALATED, f"adopted {adopted.meta['value']:g} ({adopted.id}), closest to Num(P_oc)")
+
+
+def closest_reading(ctx: ItemContext, readings: list[EvidenceEntry]) -> tuple[EvidenceEntry, list[str]] | None:
+    """The reading whose value lies closest to a number read by other means (P_oc without the
+    readings: OCR lines, observations), with the ids of the P_oc entries at that distance."""
+    others = [e for e in ctx.evidence.p_oc() if e.src != "read"]
+    pool = [(n.value, e) for e in others for n in extract_numbers(e.fact) if n.value is not None]
+    if not readings or not pool:
+        return None
+
+    def gap(r: EvidenceEntry) -> float:
+        return min(abs(r.meta["value"] - v) for v, _ in pool)
+
+    adopted = min(readings, key=lambda r: (gap(r), -r.t))
+    return adopted, [e.id for v, e in pool if abs(v - adopted.meta["value"]) == gap(adopted)][:2]
 
 
 async def jittered_crop(ctx: ItemContext, ev: Evidence, purpose: str) -> tuple[Any, list[float] | None]:

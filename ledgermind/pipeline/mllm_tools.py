@@ -16,6 +16,7 @@ from ledgermind.errors import ToolError
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DUAL_READ, OBSERVE, PLAN
+from ledgermind.repair.reinvocation import rephrased
 from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
 
 # (stage, prompt text, images, system prompt, json schema[, draw]) -> reply text; raises on failure.
@@ -32,8 +33,8 @@ class PlanTool(_MLLMTool):
 
     name, kind = "plan", ToolKind.PLAN
 
-    async def _arun(self, question: str, granularity: str, method: str) -> list[Observation]:
-        text = PLAN.substitute(question=question, granularity=granularity, method=method)
+    async def _arun(self, question: str, granularity: str, method: str, rephrase: int = 0) -> list[Observation]:
+        text = rephrased(PLAN.substitute(question=question, granularity=granularity, method=method), rephrase)
         reply = await self.call("plan", text, [], None, None)
         return [Observation(reply.strip())] if reply.strip() else []
 
@@ -51,10 +52,14 @@ class ObserveTool(_MLLMTool):
         images: Sequence[ContentPart],
         max_oc: int = 15,
         structured: bool = False,
+        rephrase: int = 0,
     ) -> list[Observation]:
+        """``rephrase``: the k-th re-ask of this request (RETRY, a repeated ACQUIRE) appends the k-th
+        reformulation, so a greedy backbone gets a different request (App. E.2)."""
         text = OBSERVE.substitute(
             question=question, plan=plan or "(no plan)", max_oc=max_oc, categories="\n".join(categories)
         )
+        text = rephrased(text, rephrase)
         schema = schemas.with_max_items(schemas.OBSERVATIONS, max_oc) if structured else None
         reply = await self.call("observe", text, images, None, schema)
         return [Observation(o.text, meta={"category": o.category}) for o in parse_oc_lines(reply, max_oc)]
@@ -65,9 +70,10 @@ class ReadTool(_MLLMTool):
 
     ``attempt`` labels the reading (0, 1: Dual-Read; 2: the re-reading of Alg. 1 line 41). The
     pipeline makes the readings independent by giving each its own jittered crop (different
-    pixels, greedy decoding: cacheable and replayable). ``sampled`` makes the reading a sampled
-    draw (seed + attempt) of the same image: what RETRY asks for, since re-sending an identical
-    greedy request would return the identical reply.
+    pixels, greedy decoding: cacheable and replayable). A re-reading of the same pixels (RETRY)
+    must still be a different request, since a greedy backbone would repeat its reply: it is
+    ``rephrase``d (default), or — only where ``reinvoke_sampling`` allows it — a ``sampled`` draw
+    (seed + attempt).
     """
 
     name, kind = "read", ToolKind.READ
@@ -79,13 +85,15 @@ class ReadTool(_MLLMTool):
         structured: bool = False,
         located_at: Sequence[float] | None = None,
         sampled: bool = False,
+        rephrase: int = 0,
     ) -> list[Observation]:
         """``located_at``: where the crop lies in the original image; the reading is located there
         (T3). It is metadata, not a box that selects pixels (the image is the crop already), so
         RETRY never perturbs it: a repeated reading is a sampled draw of the same pixels."""
         schema = schemas.READING if structured else None
         draw = max(1, attempt) if sampled else 0
-        reply = await self.call(f"dual_read_{attempt}", DUAL_READ.substitute(), [image], None, schema, draw)
+        text = rephrased(DUAL_READ.substitute(), rephrase)
+        reply = await self.call(f"dual_read_{attempt}", text, [image], None, schema, draw)
         nums = [n for n in extract_numbers(_reading_text(reply))]
         if not nums:
             return []  # no value read: an empty output is trigger T1
@@ -120,10 +128,12 @@ class VQATool(_MLLMTool):
         system: str | None = None,
         attempt: int = 0,
         sampled: bool = False,
+        rephrase: int = 0,
     ) -> list[Observation]:
-        """``attempt``/``sampled``: a RETRY asks for a sampled draw (seed + attempt), since the
-        identical greedy request would return the identical (failed) reply."""
-        reply = await self.call(stage, prompt, images, system, None, max(1, attempt) if sampled else 0)
+        """A RETRY re-asks with a ``rephrase``d instruction, or (where sampling is allowed) a
+        ``sampled`` draw (seed + attempt): the identical greedy request would return the
+        identical (failed) reply."""
+        reply = await self.call(stage, rephrased(prompt, rephrase), images, system, None, max(1, attempt) if sampled else 0)
         if not reply.strip():
             raise ToolError("the model returned an empty reply")
         return [Observation(reply.strip())]

@@ -18,6 +18,7 @@ from ledgermind.backends.reasoning import reply_record, separate
 from ledgermind.backends.sample_log import image_digests, logged_messages
 from ledgermind.errors import LedgerMindError, ToolError
 from ledgermind.pipeline.config import PipelineConfig
+from ledgermind.repair.reinvocation import IdenticalRequest, current
 from ledgermind.trajectory import ModelCall, Trajectory
 
 STRUCTURED_HINT = "\nRespond with a JSON object that follows the requested schema."
@@ -28,6 +29,7 @@ class ModelIO:
         self.backend, self.cfg, self.traj = backend, cfg, traj
         self.structured = cfg.structured_output and backend.supports_structured_output
         self.model_s = 0.0
+        self.sent: set[str] = set()  # request keys sent for this item (a re-invocation may not repeat one)
 
     async def call(
         self,
@@ -60,13 +62,25 @@ class ModelIO:
             digests = image_digests(req.messages)
             key, pixels = request_key(req, self.backend.model_id, digests), sent_image_pixels(req.messages)
             sample = logged_messages(req.messages, digests)
+            self._refuse_repeat(stage, key)
             reply = separate(await self.backend.generate(req))  # the answer only; thinking is kept apart
+        except IdenticalRequest:
+            raise  # not sent, so not a model call: the repair policy fails over
         except Exception as exc:  # noqa: BLE001 — a corrupt cache row, a lone surrogate, an unreadable image
             cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
             self._log(stage, time.perf_counter() - t0, key, sample, error=cause, pixels=pixels)
             raise ToolError(f"api_error: {cause}") from exc
         self._log(stage, time.perf_counter() - t0, key, sample, reply=reply, pixels=pixels)
         return reply.text
+
+    def _refuse_repeat(self, stage: str, key: str) -> None:
+        """Inside a re-invocation, a request already sent for this item is not sent again: greedy
+        decoding would repeat the earlier reply, so it would only spend budget."""
+        scope = current()
+        if scope is not None and key in self.sent:
+            scope.skipped.append(key)
+            raise IdenticalRequest(f"{stage}: the re-invocation repeats an earlier request of this item; not sent")
+        self.sent.add(key)
 
     def _log(
         self, stage: str, dt: float, key: str, sample: list[dict[str, Any]], reply: Any = None,

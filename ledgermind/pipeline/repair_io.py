@@ -22,7 +22,7 @@ from ledgermind.prompts.templates import REFLECT
 from ledgermind.repair import AcquireSpec, FreeformRepair, RepairEngine, RepairOutcome, TriggerHit
 from ledgermind.repair.policy import HALLUCINATION_WARNING
 from ledgermind.tools.base import Tool, ToolKind, ToolOutput
-from ledgermind.trajectory import MarkKind, Trajectory
+from ledgermind.trajectory import MarkKind, OperatorName, Trajectory
 
 class RepairIO:
     def __init__(
@@ -71,6 +71,9 @@ class RepairIO:
         ``warned``: the ACQUIRE follows a T6 hit, so its prompt carries the hallucination warning.
         """
         warning = f"{HALLUCINATION_WARNING}\n" if warned else ""
+        # The k-th ACQUIRE of an item re-asks with the k-th rephrasing: a repeated gap (the same DC
+        # text after a re-decision) would otherwise be the same request, answered identically.
+        earlier = sum(1 for e in self.traj.events if e.operator is OperatorName.ACQUIRE)
         return AcquireSpec(
             "observe",
             {
@@ -80,6 +83,7 @@ class RepairIO:
                 "images": self.user_images(),
                 "max_oc": min(5, self.cfg.max_oc),
                 "structured": self.model.structured,
+                "rephrase": earlier,
             },
         )
 

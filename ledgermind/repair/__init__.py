@@ -8,11 +8,12 @@ from ledgermind.repair.policy import (
     FreeformRepair,
     RepairEngine,
     RepairOutcome,
+    T5Ending,
 )
 from ledgermind.repair.triggers import TriggerHit
 from ledgermind.repair.verifier import Verifier
 
 __all__ = [
     "DEFAULT_COMPAT", "HALLUCINATION_WARNING", "OPERATORS", "AcquireSpec", "Budget", "FreeformRepair",
-    "Operator", "OperatorResult", "RepairContext", "RepairEngine", "RepairOutcome", "TriggerHit", "Verifier",
+    "Operator", "OperatorResult", "RepairContext", "RepairEngine", "RepairOutcome", "T5Ending", "TriggerHit", "Verifier",
 ]

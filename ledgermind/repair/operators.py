@@ -47,6 +47,7 @@ class RepairContext:
     jitter_px: tuple[int, int] = (15, 40)
     expansion_terms: Sequence[str] = ()  # extra keywords for RETRY of a search (query expansion)
     image_size: tuple[int, int] | None = None  # clip perturbed boxes to the image
+    allow_sampling: bool = False  # a model re-ask may be a seeded sampled draw (else: a rephrased instruction)
 
     def record_output(self, out: ToolOutput) -> list[EvidenceEntry]:
         return self.record(out) if self.record else self.ledger.record(out)
@@ -70,6 +71,8 @@ class OperatorResult:
     abstain: bool = False  # ABSTAIN
     switched_to: str | None = None  # SWITCH
     note: str = ""
+    variation: str | None = None  # how the re-invocation's request differs from the original (App. E.2)
+    skipped_identical: bool = False  # the re-invocation would have repeated a request: not sent
     error: str | None = None  # the operator itself raised (a bug or an impossible request)
 
 
@@ -125,7 +128,8 @@ class Refresh(Operator):
         if created:
             ctx.ledger.supersede(entry_id, _closest(entry, created).id)
         return self._result(
-            targets=[entry_id], new_entries=[e.id for e in created], tool_output=out, tool_calls=1
+            targets=[entry_id], new_entries=[e.id for e in created], tool_output=out, tool_calls=1,
+            variation=describe_variation(origin.inputs, new_inputs),
         )
 
 
@@ -146,7 +150,10 @@ class Retry(Operator):
         new_inputs = dict(inputs) if inputs is not None else perturb_inputs(origin, tool, ctx)
         out = await tool.ainvoke(**new_inputs)
         created = ctx.record_output(out)
-        return self._result(targets=[call_id], new_entries=[e.id for e in created], tool_output=out, tool_calls=1)
+        return self._result(
+            targets=[call_id], new_entries=[e.id for e in created], tool_output=out, tool_calls=1,
+            variation=describe_variation(origin.inputs, new_inputs),
+        )
 
 
 @_register
@@ -179,8 +186,10 @@ class Acquire(Operator):
             raise LedgerError(f"ACQUIRE: tool {tool!r} is not available")
         out = await ctx.tools[tool].ainvoke(**dict(inputs))
         created = ctx.record_output(out)
+        rephrase = int(inputs.get("rephrase", 0) or 0)
         return self._result(
-            targets=[target] if target else [], new_entries=[e.id for e in created], tool_output=out, tool_calls=1
+            targets=[target] if target else [], new_entries=[e.id for e in created], tool_output=out, tool_calls=1,
+            variation=f"rephrase={rephrase}" if rephrase else None,
         )
 
 
@@ -219,7 +228,11 @@ def perturb_inputs(origin: ToolOutput, tool: Tool, ctx: RepairContext) -> dict[s
 
     A box input (``bbox``/``region``) is shifted edge-wise by ±[15, 40] px; a crop chosen by zone
     (no box in θ) is re-cut around the region it returned, shifted the same way; a search query is
-    expanded with question keywords; a model reading gets the next ``attempt`` as a sampled draw. Everything else is passed through unchanged.
+    expanded with question keywords; a model-backed tool (observation, reading, VQA, plan) is
+    re-asked with the next ``rephrase`` of its instruction — or, only where the backend may sample
+    (``allow_sampling``), as the next ``attempt``'s seeded draw. Everything else is passed through
+    unchanged: a tool with none of these inputs gets the same request, which the model door then
+    refuses to repeat (the engine fails over to the next operator).
     """
     new = dict(origin.inputs)
     for key in _BOX_KEYS:
@@ -234,11 +247,30 @@ def perturb_inputs(origin: ToolOutput, tool: Tool, ctx: RepairContext) -> dict[s
     if tool.accepts("query") and isinstance(new.get("query"), str) and ctx.expansion_terms:
         extra = [t for t in ctx.expansion_terms if t.lower() not in new["query"].lower()]
         new["query"] = " ".join([new["query"], *extra[:3]])
-    if tool.input_names() is not None and tool.accepts("attempt"):
+    if tool.input_names() is None:
+        return new
+    if ctx.allow_sampling and tool.accepts("sampled") and tool.accepts("attempt"):
         new["attempt"] = int(new.get("attempt", 0)) + 1
-        if tool.accepts("sampled"):  # the same greedy request would return the same reply
-            new["sampled"] = True
+        new["sampled"] = True
+    elif tool.accepts("rephrase"):  # the same greedy request would return the same reply
+        new["rephrase"] = int(new.get("rephrase", 0) or 0) + 1
     return new
+
+
+def describe_variation(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+    """Δθ in words, for the repair event: which inputs changed and how (None: nothing changed)."""
+    parts = []
+    for key in _BOX_KEYS:
+        if new.get(key) is not None and new.get(key) != old.get(key):
+            box = new[key] if isinstance(new[key], BBox) else BBox.from_list(list(new[key]))
+            parts.append(f"{key}→[{', '.join(f'{v:.0f}' for v in box.as_list())}]")
+    if new.get("query") != old.get("query") and isinstance(new.get("query"), str):
+        parts.append(f"query+={new['query'][len(str(old.get('query') or '')):].strip()!r}")
+    if new.get("sampled") and not old.get("sampled") or new.get("attempt") != old.get("attempt") and new.get("sampled"):
+        parts.append(f"sampled draw attempt={new.get('attempt')}")
+    if new.get("rephrase", 0) != old.get("rephrase", 0):
+        parts.append(f"rephrase={new.get('rephrase')}")
+    return "; ".join(parts) or None
 
 
 def perturb_bbox(box: BBox, ctx: RepairContext) -> BBox:

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from enum import Enum
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ledgermind.claims import ClaimType
 from ledgermind.ledger import EvidenceEntry, Omega
 from ledgermind.repair.operators import OPERATORS, OperatorResult, RepairContext
+from ledgermind.repair.reinvocation import reinvoking
 from ledgermind.repair.triggers import TriggerHit
 from ledgermind.trajectory import OperatorName, RepairEvent, RepairLayer, Trigger
 
@@ -64,6 +66,21 @@ class Budget:
     def release(self) -> None:
         self.reserved = 0
 
+    def refund(self) -> None:
+        """Return a unit spent on a re-invocation that was refused as identical (nothing was sent)."""
+        self.remaining += 1
+
+
+class T5Ending(str, Enum):
+    """What a T5 firing does when no ACQUIRE can be made (M = 0, M0 used up, or the ACQUIRE would
+    repeat a request). App. E.2: Π(T5) = ACQUIRE if M > 0 else ABSTAIN — ``abstain``. ``keep``
+    (the pipeline's default, pipeline.t5_ending) is a documented deviation: the decision stands, since ρ is
+    lexical and a correct answer no evidence states would otherwise become ⊥. Either applies on
+    every path."""
+
+    ABSTAIN = "abstain"
+    KEEP = "keep"
+
 
 @dataclass(frozen=True)
 class AcquireSpec:
@@ -93,6 +110,9 @@ class RepairOutcome:
 
 Regrounder = Callable[[], bool]
 
+# Operators that re-invoke a tool: their requests may not repeat one already sent for the item.
+_REINVOKING = frozenset({OperatorName.RETRY, OperatorName.REFRESH, OperatorName.ACQUIRE})
+
 
 class RepairEngine:
     """Applies Π to trigger hits. Never raises for a failing tool: that is another T1."""
@@ -104,8 +124,10 @@ class RepairEngine:
         per_trigger_budget: int = 2,
         costs: Mapping[str, float] | None = None,
         sigma_floor: float = 0.3,
+        t5_ending: T5Ending | str = T5Ending.ABSTAIN,
     ) -> None:
         self.ctx = ctx
+        self.t5_ending = T5Ending(t5_ending)
         self.sigma_floor = sigma_floor
         self.budget = budget
         self.m0 = per_trigger_budget
@@ -114,7 +136,10 @@ class RepairEngine:
 
     # ------------------------------------------------------------------ accounting
     def cost(self, result: OperatorResult) -> float:
-        """λ_type(r) · cost(r); cost(r) = 1 + number of tool calls the operator made."""
+        """λ_type(r) · cost(r); cost(r) = 1 + number of tool calls the operator made (a re-invocation
+        refused as identical sent nothing and costs nothing)."""
+        if result.skipped_identical:
+            return 0.0
         return self.costs.get(result.layer.value, 1.0) * (1 + result.tool_calls)
 
     def total_cost(self, events: list[RepairEvent]) -> float:
@@ -133,6 +158,8 @@ class RepairEngine:
             step=int(self.ctx.ledger.now()),
             error=res.error,
             tool_call=res.tool_output.call_id if res.tool_output is not None else None,
+            variation=res.variation,
+            skipped_identical=res.skipped_identical,
         )
 
     def _exhausted(self, hit: TriggerHit) -> RepairEvent:
@@ -143,7 +170,12 @@ class RepairEngine:
         ``operator_failures``), never passed off as a tool anomaly, and the trajectory goes on."""
         operator = OPERATORS.get(op.value)
         try:
-            return await operator.apply(self.ctx, **kw)
+            if op not in _REINVOKING:
+                return await operator.apply(self.ctx, **kw)
+            with reinvoking() as scope:
+                res = await operator.apply(self.ctx, **kw)
+            res.skipped_identical = bool(scope.skipped)
+            return res
         except Exception as exc:  # noqa: BLE001 — recorded as data on the repair event
             log.warning("repair operator %s failed: %s: %s", op.value, type(exc).__name__, exc)
             return OperatorResult(operator=op, layer=operator.layer, error=f"{type(exc).__name__}: {exc}")
@@ -156,9 +188,15 @@ class RepairEngine:
         acquire: AcquireSpec | None = None,
         regrounded: Regrounder | None = None,
     ) -> RepairOutcome:
+        if hit.trigger is Trigger.T2:
+            hit = self._unrepaired(hit)
+            if not hit.targets:  # every stale entry was refreshed or dropped for an earlier claim
+                return RepairOutcome()
         if self.used[hit.trigger] >= self.m0:
             if hit.trigger is Trigger.T3:  # unresolved: both stay out of L^A
                 self.ctx.ledger.mark_conflicted(hit.targets)
+            if hit.trigger is Trigger.T5:  # no ACQUIRE left: the same ending as M = 0
+                return await self._t5_end(hit, [], "per-trigger budget M0 exhausted")
             return RepairOutcome(events=[self._exhausted(hit)])
         handler = {
             Trigger.T1: self._t1,
@@ -171,7 +209,8 @@ class RepairEngine:
         return await handler(hit, acquire, regrounded)
 
     async def _t1(self, hit: TriggerHit, _acq: AcquireSpec | None, _rg: Regrounder | None) -> RepairOutcome:
-        """RETRY, and if the retry fails again, SWITCH to a compatible tool and call it."""
+        """RETRY, and if the retry fails again (or would repeat the failed request: not sent), SWITCH
+        to a compatible tool and call it."""
         out = RepairOutcome()
         call_id = hit.targets[0]
         while self.used[hit.trigger] < self.m0:
@@ -206,6 +245,8 @@ class RepairEngine:
             tool_calls=acq.tool_calls,
             switched_to=sw.switched_to,
             note=sw.note,
+            variation=acq.variation,
+            skipped_identical=acq.skipped_identical,  # the alternative's request was already sent: not again
         )
 
     async def _t2(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
@@ -218,11 +259,25 @@ class RepairEngine:
             entry = self.ctx.ledger.get(eid)
             if self._has_decision_dependent(entry):
                 res = await self._apply(OperatorName.REFRESH, entry_id=eid)
+                if res.skipped_identical:  # the refresh would repeat its request: Π(T2) falls back to DROP
+                    out.events.append(self._event(hit, res, False))
+                    res = await self._apply(OperatorName.DROP, entry_id=eid)
             else:
                 res = await self._apply(OperatorName.DROP, entry_id=eid)
             out.events.append(self._event(hit, res, rg() if rg else None))
             out.new_entries += res.new_entries
         return out
+
+    def _unrepaired(self, hit: TriggerHit) -> TriggerHit:
+        """T2 fires once per claim citing an expired entry; an entry an earlier hit already
+        superseded (REFRESH) or dropped needs no second repair — a second REFRESH would re-run the
+        same call and supersede the entry twice."""
+        ledger = self.ctx.ledger
+        left = tuple(
+            eid for eid in hit.targets
+            if ledger.get(eid).superseded_by is None and ledger.get(eid).omega is not Omega.DROPPED
+        )
+        return hit if left == tuple(hit.targets) else replace(hit, targets=left)
 
     def _has_decision_dependent(self, entry: EvidenceEntry) -> bool:
         ledger = self.ctx.ledger
@@ -258,23 +313,41 @@ class RepairEngine:
         target = hit.targets[0]  # an entry, or a tool call whose every reading was discarded
         call_id = target if target not in self.ctx.ledger else self.ctx.ledger.get(target).tool_call_id
         res = await self._apply(OperatorName.RETRY, call_id=call_id)
+        out = RepairOutcome()
+        if res.skipped_identical:  # RETRY would repeat the request: escalate to SWITCH, as Π(T1) does
+            out.events.append(self._event(hit, res, False))
+            res = await self._switch_and_call(call_id)
         ok = rg() if rg else any(self.ctx.ledger.get(e).sigma >= self.sigma_floor for e in res.new_entries)
-        return RepairOutcome(events=[self._event(hit, res, bool(res.new_entries) and ok)], new_entries=res.new_entries)
+        out.events.append(self._event(hit, res, bool(res.new_entries) and ok))
+        out.new_entries += res.new_entries
+        return out
 
     async def _t5(self, hit: TriggerHit, acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
+        """Π(T5) = ACQUIRE while M > 0, then the configured ending (``T5Ending``) on every path."""
         self.used[hit.trigger] += 1
-        if acq is not None and self.budget.spend():
-            res = await self._apply(OperatorName.ACQUIRE, tool=acq.tool, inputs=acq.inputs, target=hit.targets[0])
+        if acq is None or not self.budget.spend():
+            return await self._t5_end(hit, [], "repair budget M exhausted")
+        res = await self._apply(OperatorName.ACQUIRE, tool=acq.tool, inputs=acq.inputs, target=hit.targets[0])
+        if not res.skipped_identical:
             return RepairOutcome(events=[self._event(hit, res, rg() if rg else None)], new_entries=res.new_entries)
+        self.budget.refund()  # nothing was sent
+        return await self._t5_end(hit, [self._event(hit, res, False)], "ACQUIRE would repeat a request")
+
+    async def _t5_end(self, hit: TriggerHit, events: list[RepairEvent], why: str) -> RepairOutcome:
+        if self.t5_ending is T5Ending.KEEP:
+            note = f"{hit.detail}; {why}; unsupported decision kept (t5_ending=keep)"
+            return RepairOutcome(events=[*events, RepairEvent(hit.trigger, None, None, list(hit.targets), note=note)])
         res = await self._apply(OperatorName.ABSTAIN)
-        return RepairOutcome(events=[self._event(hit, res, False, "repair budget M exhausted")], abstain=True)
+        return RepairOutcome(events=[*events, self._event(hit, res, False, why)], abstain=True)
 
     async def _t6(self, hit: TriggerHit, acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
         self.used[hit.trigger] += 1
         out = RepairOutcome(warning=HALLUCINATION_WARNING)
         if acq is not None and self.budget.spend():
             res = await self._apply(OperatorName.ACQUIRE, tool=acq.tool, inputs=acq.inputs, target=hit.targets[0])
-            out.events.append(self._event(hit, res, rg() if rg else None, "warning injected"))
+            if res.skipped_identical:
+                self.budget.refund()  # nothing was sent; the warning still goes to the next prompt
+            out.events.append(self._event(hit, res, False if res.skipped_identical else (rg() if rg else None), "warning injected"))
             out.new_entries += res.new_entries
         else:
             out.events.append(

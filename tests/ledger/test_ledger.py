@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import pytest
 
 from ledgermind.claims import Claim, ClaimStatus, ClaimType, Stage
 from ledgermind.errors import LedgerError, ProvenanceError
 from ledgermind.ledger import Kappa, Ledger, Omega
-from ledgermind.tools.base import BBox, ToolKind, ToolOutput
+from ledgermind.tools.base import BBox, Observation, ToolKind, ToolOutput
 from tests.helpers import TextImage, EchoOCR, EchoSearch, EchoVQA, FailingTool
 
 
@@ -143,3 +144,48 @@ def test_json_round_trip_of_whole_ledger():
     [n] = led2.record(EchoOCR().invoke(image=TextImage(["new"])))
     assert n.id == "OC-4"  # the id counter continues after reload
     assert led2.tool_output(d.tool_call_id) is not None
+
+
+class _ObservingTool(EchoOCR):
+    """An observation-kind tool whose observations carry their own metadata (category, value)."""
+
+    name = "meta_observer"
+    kind = ToolKind.OBSERVE
+
+    def _run(self, image: TextImage, region: Any = None) -> list[Observation]:
+        return [Observation(t, meta={"category": c, "value": v}) for t, c, v in image.lines]
+
+
+def test_each_entry_keeps_its_own_observations_metadata_when_an_empty_fact_is_skipped():
+    """An observation whose fact normalises to nothing records no entry; the ones after it must not
+    take their neighbour's metadata (a zip of observations with the *filtered* facts shifted it)."""
+    led = Ledger()
+    lines = [("   ", "TEXT", None), ("36.7 kPa", "NUMBER", 36.7), ("a red dial", "OBJECT", None)]
+    out = _ObservingTool().invoke(image=TextImage(lines))
+    entries = led.record(out)
+    assert [(e.fact, e.category, e.meta.get("value")) for e in entries] == [
+        ("36.7 kPa", "NUMBER", 36.7),
+        ("a red dial", "OBJECT", None),
+    ]
+
+
+@pytest.mark.parametrize("retire", ["drop", "supersede", "conflict"])
+def test_a_retired_entry_is_not_support_directly_or_through_a_cited_claim(retire):
+    """S(c) (Eq. 1) holds only ACTIVE entries; a DROPPED entry counted as support would let a claim
+    whose evidence was withdrawn pass ρ, ECC and NCC."""
+    led = Ledger()
+    a, b = led.record(EchoOCR().invoke(image=TextImage(["Apollo 11", "1969"])))
+    led.add_claim(Claim("SC-1", ClaimType.SC, "Apollo 11", Stage.E, [a.id]))
+    led.add_claim(Claim("SC-2", ClaimType.SC, "Apollo 11 in 1969", Stage.J, ["SC-1", b.id]))
+    assert [e.id for e in led.support("SC-2")] == [a.id, b.id]
+    if retire == "drop":
+        led.drop(a.id)
+        assert a.omega is Omega.DROPPED
+    elif retire == "supersede":
+        [c] = led.record(EchoOCR().invoke(image=TextImage(["Apollo 12"])))
+        led.supersede(a.id, c.id)
+    else:
+        led.mark_conflicted([a.id])
+    assert led.support("SC-1") == [] and [e.id for e in led.support("SC-2")] == [b.id]
+    assert [e.fact for e in led.leaf_pool("SC-2")] == ["1969"]
+    assert led.cited_entries("SC-2", active_only=False) == [a.id, b.id]  # the audit still sees the edge

@@ -60,7 +60,7 @@ def test_census_counts_each_mechanism_from_the_record():
     assert c["operators"]["RETRY"] == 1 and c["operators"]["SWITCH"] == 1 and c["operators"]["REFRESH"] == 1
     assert c["operators"]["ABSTAIN"] == 1 and c["operators"]["ACQUIRE"] == 2 and "FREEFORM_REFLECTION" not in c["operators"]
     assert c["reflections"] == 1 and c["operator_failures"] == 1
-    assert c["dual_read"] == {"runs": 2, "agree": 1, "disagree": 1, "identical_requests": 1}
+    assert c["dual_read"] == {"runs": 2, "agree": 1, "disagree": 1, "identical_requests": 1, "escalated": 0}
     assert c["search"] == {"rounds": 1, "skipped_no_provider": 1}
     assert c["defense"] == {"entity_recheck": 0, "numeric_snap": 1, "visual_fallback": 0}
     assert c["demotions"] == {"ecc": 1, "ncc": 1, "uncited": 1}

@@ -143,7 +143,7 @@ def test_t3_conflict_drops_weaker_and_t4_low_confidence_retries(make, image):
 def test_t5_unsupported_decision_acquire_then_abstain(make, image):
     agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
                                   {"prompt": "decide", "reply": "Answer: Gemini 4 spacecraft | Based on: nothing"}],
-                    ocr=APOLLO_OCR, cfg=PipelineConfig(repair_budget=1))
+                    ocr=APOLLO_OCR, cfg=PipelineConfig(repair_budget=1, t5_ending="abstain"))
     t = solve(agent, item(VERIFY_Q, image))
     assert ("T5", "ACQUIRE") in ops(t) and ops(t)[-1] == ("T5", "ABSTAIN")
     assert t.abstained and t.answer is None
@@ -199,12 +199,23 @@ def test_dual_read_agreement_and_disagreement(make, image):
     crop = next(e for e in t.ledger.entries() if e.src == "crop_zoom")
     assert crop.sigma == 0.97 and any("agree" in n for n in t.notes)
     assert any(e.omega is Omega.STALE and e.superseded_by == crop.id for e in t.ledger.entries())  # line 8
-    agent2, _ = make(read_rules("36.7", "52.0"), ocr=ocr)
+    # Alg. 1's σ gate only (dual_read_escalate=false): σ 0.65 > σ_verify, v2 adopted and kept
+    agent2, _ = make(read_rules("36.7", "52.0"), ocr=ocr, cfg=PipelineConfig(dual_read_escalate=False))
     t2 = solve(agent2, item(READ_Q, image))
     crop2 = next(e for e in t2.ledger.entries() if e.src == "crop_zoom")
     reads = [e for e in t2.ledger.entries() if e.src == "read"]
     assert crop2.sigma == 0.65 and reads[0].superseded_by == reads[1].id and reads[1].active  # adopt v2
-    assert census(t2)["dual_read"] == {"runs": 1, "agree": 0, "disagree": 1, "identical_requests": 0}
+    assert census(t2)["dual_read"] == {"runs": 1, "agree": 0, "disagree": 1, "identical_requests": 0, "escalated": 0}
+    # App. D.5 (default): the disagreement escalates — a third reading of its own re-crop, and the
+    # reading closest to Num(P_oc) (OCR and the observation say 36.7) is adopted, within M.
+    agent4, backend4 = make(read_rules("36.7", "52.0"), ocr=ocr)
+    t4 = solve(agent4, item(READ_Q, image))
+    reads = [e for e in t4.ledger.entries() if e.src == "read"]
+    assert len(reads) >= 3 and reads[0].active and reads[0].sigma == 0.65
+    assert all(r.superseded_by == reads[0].id for r in reads[1:3])  # 52.0 twice: both retired
+    assert census(t4)["dual_read"]["escalated"] == 1 and t4.answer == "36.7"
+    keys = [c.request_key for c in t4.model_calls if c.stage.startswith("dual_read")]
+    assert len(keys) == len(set(keys))  # three distinct requests (three different re-crops)
     agent3, backend3 = make(read_rules("36.7", "52.0"), ocr=ocr, flags=AblationFlags(dual_read=False))
     t3 = solve(agent3, item(READ_Q, image))
     crop3 = next(e for e in t3.ledger.entries() if e.src == "crop_zoom")
@@ -231,14 +242,18 @@ def test_ncc_failure_second_reading_adopts_the_reading_closest_to_p_oc(make, ima
 
 
 def test_numeric_snap_and_visual_fallback(make, image):
-    # 52 is outside δ_read = 0.15 of every value read (36.7, 80): snap to the closest, 36.7
+    # 52 is outside δ_read = 0.15 of every value read (36.7, 80): snap to the closest, 36.7.
+    # The decision stays unsupported after both ACQUIREs; t5_ending=keep lets it reach the defense
+    # lines (under App. E.2's ABSTAIN it would end there: test_deterministic_backbone.py).
     agent, _ = make(read_rules("36.7", "36.7", decide="Answer: 52 | Based on: [SC-1]"),
-                    ocr=[("36.7", [0, 0, 50, 20], 0.95), ("80", [0, 30, 50, 50], 0.95)])
+                    ocr=[("36.7", [0, 0, 50, 20], 0.95), ("80", [0, 30, 50, 50], 0.95)],
+                    cfg=PipelineConfig(t5_ending="keep"))
     t = solve(agent, item(READ_Q, image))
     assert t.answer == "36.7" and census(t)["defense"]["numeric_snap"] == 1
     agent2, backend2 = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
                                            {"prompt": "decide", "reply": "Answer: I cannot determine this | Based on: [SC-1]"},
-                                           {"prompt": "visual_fallback", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR)
+                                           {"prompt": "visual_fallback", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR,
+                            cfg=PipelineConfig(t5_ending="keep"))
     t2 = solve(agent2, item(VERIFY_Q, image))
     assert t2.answer == "Apollo 11" and "visual_fallback" in [r.stage for r in backend2.history]
 
@@ -345,7 +360,7 @@ def test_entity_recheck_and_numeric_snap_are_separate_checks(make, image):
     """Alg. 2: an answer failing ECC is re-answered from P_oc, and NCC is then checked on its own."""
     rules = read_rules("36.7", "36.7", decide="Answer: 52 degrees on Mars | Based on: [SC-1]") + [
         {"prompt": "entity_recheck", "reply": "Answer: 52"}]
-    agent, backend = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)])
+    agent, backend = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)], cfg=PipelineConfig(t5_ending="keep"))
     t = solve(agent, item(READ_Q, image))
     c = census(t)
     assert c["defense"]["entity_recheck"] == 1 and c["defense"]["numeric_snap"] == 1
@@ -416,7 +431,8 @@ def test_dual_read_sigma_reaches_the_claims_that_cite_the_reading(make, image):
     and a disagreement's σ 0.65 is what the verification gate sees on the claim citing it."""
     rules = read_rules("36.7", "52.0")
     rules[4] = {"prompt": "reason", "reply": "[SC-1][J] The thermometer shows 52 | Based on: [OC-7]"}
-    agent, backend = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)])
+    # the σ path on its own (no D.5 escalation, which would add a third reading)
+    agent, backend = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)], cfg=PipelineConfig(dual_read_escalate=False))
     t = solve(agent, item(READ_Q, image))
     assert t.ledger.get("OC-7").src == "read" and t.ledger.get("OC-7").sigma == 0.65
     assert t.ledger.claim("SC-1").sigma <= 0.65

@@ -235,6 +235,22 @@ def test_t5_acquire_then_abstain_when_budget_spent():
     assert second.abstain and second.events[0].operator is OperatorName.ABSTAIN
 
 
+def test_t5_keep_ending_and_m0_exhaustion_end_the_same_way_as_m():
+    """``t5_ending=keep``: once no ACQUIRE can be made the decision stands (no ABSTAIN event); the
+    per-trigger M0 running out ends T5 exactly like M running out (one rule)."""
+    led = Ledger()
+    spec = AcquireSpec("echo_search", {"query": "apollo"})
+    hit = TriggerHit(Trigger.T5, ("DC-1",))
+    keep = RepairEngine(RepairContext(led, {"echo_search": EchoSearch()}), Budget(1), t5_ending="keep")
+    assert run(keep.handle(hit, acquire=spec)).events[0].operator is OperatorName.ACQUIRE
+    kept = run(keep.handle(hit, acquire=spec))
+    assert not kept.abstain and kept.events[0].operator is None and "t5_ending=keep" in kept.events[0].note
+    m0 = RepairEngine(RepairContext(led, {"echo_search": EchoSearch()}), Budget(5), per_trigger_budget=1)
+    run(m0.handle(hit, acquire=spec))
+    out = run(m0.handle(hit, acquire=spec))  # M = 4 left, M0 used up: the paper's ending, ABSTAIN
+    assert out.abstain and out.events[-1].operator is OperatorName.ABSTAIN
+
+
 def test_t6_warning_and_acquire():
     led = Ledger()
     eng = engine(led, [EchoSearch()])
@@ -315,26 +331,30 @@ def test_mark_stale_reverifies_dependent_claims():
 
 
 def test_retry_of_a_model_backed_tool_is_a_new_request():
-    """VQA/READ declare ``attempt``/``sampled``: RETRY asks for a sampled draw, not the same greedy call."""
+    """VQA/READ: RETRY re-asks with a rephrased instruction (default) or, only where the backend may
+    sample, as a seeded sampled draw — never the same greedy call."""
     from ledgermind.pipeline.mllm_tools import VQATool
     from ledgermind.repair.operators import perturb_inputs
 
-    seen = []
+    for allow_sampling, want in ((False, [("q", 0), ("q\n\n", 0)]), (True, [("q", 0), ("q", 1)])):
+        seen = []
 
-    async def call(stage, text, images, system, schema, draw=0):
-        seen.append(draw)
-        return "" if draw == 0 else "a reading"
+        async def call(stage, text, images, system, schema, draw=0, seen=seen):
+            seen.append((text, draw))
+            return "" if len(seen) == 1 else "a reading"
 
-    vqa = VQATool(call)
-    led = Ledger()
-    out = run(vqa.ainvoke(stage="direct", prompt="q"))
-    led.record(out)
-    assert perturb_inputs(out, vqa, RepairContext(led, {}))["sampled"] is True
-    res = run(engine(led, [vqa]).handle(t1_tool_anomaly(out)))
-    assert res.events[0].operator is OperatorName.RETRY and res.events[0].grounded_after is True
-    assert seen == [0, 1]
-    retried = led.tool_outputs()[-1]  # the event names the call it made (census repair_tool_calls)
-    assert res.events[0].tool_call == retried.call_id != out.call_id
+        vqa = VQATool(call)
+        led = Ledger()
+        out = run(vqa.ainvoke(stage="direct", prompt="q"))
+        led.record(out)
+        new = perturb_inputs(out, vqa, RepairContext(led, {}, allow_sampling=allow_sampling))
+        assert ("sampled" in new) is allow_sampling and ("rephrase" in new) is not allow_sampling
+        res = run(engine(led, [vqa], allow_sampling=allow_sampling).handle(t1_tool_anomaly(out)))
+        assert res.events[0].operator is OperatorName.RETRY and res.events[0].grounded_after is True
+        assert [(t[: len(w)], d) for (t, d), (w, _) in zip(seen, want)] == want and len(seen) == 2
+        assert res.events[0].variation == ("sampled draw attempt=1" if allow_sampling else "rephrase=1")
+        retried = led.tool_outputs()[-1]  # the event names the call it made (census repair_tool_calls)
+        assert res.events[0].tool_call == retried.call_id != out.call_id
 
 
 def test_t4_fires_on_ocr_whose_every_reading_is_below_sigma_floor_under_the_default_config():
