@@ -14,6 +14,7 @@ from hydra import compose, initialize_config_dir
 from PIL import Image, ImageDraw, ImageFont
 
 from ledgermind.experiment.app import run_experiment
+from ledgermind.experiment.results import trajectory_path
 from ledgermind.trajectory import Trajectory
 
 pytestmark = pytest.mark.slow  # real OCR on one image (~20 s on 2 cores)
@@ -57,7 +58,7 @@ def test_an_expired_retrieval_entry_fires_t2_and_refresh_supersedes_it(bench: Pa
     assert metrics["errors"] == 0 and metrics["knowledge_without_source"] == 0
     census = metrics["mechanisms"]
     assert census["search"]["rounds"] >= 2 and census["triggers"]["T2"] >= 1 and census["operators"]["REFRESH"] >= 1
-    traj = Trajectory.from_dict(json.loads((out / "trajectories" / "p1.json").read_text()))
+    traj = Trajectory.from_dict(json.loads(trajectory_path(out, "p1").read_text()))
     refresh = next(e for e in traj.events if e.operator is not None and e.operator.value == "REFRESH")
     old = traj.ledger.get(refresh.targets[0])
     assert old.kappa.value == "RETRIEVAL" and old.omega.value == "STALE" and old.superseded_by in refresh.new_entries
