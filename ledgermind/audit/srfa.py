@@ -244,7 +244,7 @@ def _known_numbers(view: str, cid: str, derivations: Sequence[Derivation], unmat
         if n.text not in unmatched:
             out.append(Known(n, "evidence", True))
         elif d is not None:
-            out.append(Known(n, "computed" if d.from_evidence else cid, d.from_evidence))
+            out.append(Known(n, "computed" if d.from_evidence else cid, d.from_evidence, d.expression))
         else:
             out.append(Known(n, cid, False))
     return out
@@ -297,7 +297,7 @@ def _derivations(view: str, result: GroundingResult, chain: _Chain, cid: str) ->
         if d is not None:
             out.append(d)
         ok = d is not None and d.from_evidence
-        known.append(Known(n, "computed" if ok else cid, ok))
+        known.append(Known(n, "computed" if ok else cid, ok, d.expression if d is not None else ""))
     return out
 
 

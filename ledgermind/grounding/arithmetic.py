@@ -40,6 +40,7 @@ class Known:
     number: Number
     source: str  # "evidence", "SC-3" (stated by that claim, not in evidence), or "computed"
     from_evidence: bool  # True when it is a tool fact or computed from tool facts only
+    how: str = ""  # for a computed number: its derivation ("60 km/h = 120 km / 2 hours")
 
     @property
     def value(self) -> float:
@@ -74,7 +75,7 @@ def derive(target: Number, known: Sequence[Known], rel_tol: float = COMPUTE_REL_
     found: Derivation | None = None
     for k in usable:
         if numbers_match(target, k.number, tolerant=False):
-            d = Derivation(target, f"{target.text} = {k.number.text} ({k.source})", (k,))
+            d = Derivation(target, k.how or f"{target.text} = {k.number.text} ({k.source})", (k,))
             if d.from_evidence:
                 return d
             found = found or d

@@ -40,13 +40,16 @@ _WRAPPERS = ("text", "textbf", "textit", "textrm", "mathrm", "mathbf", "mathit",
              "emph", "left", "right", "big", "Big", "bigg", "Bigg", "displaystyle", "textstyle", "unit", "si")
 _SPACES = re.compile(r"\\(?:,|;|:|!|quad|qquad|enspace|thinspace| )")
 _ESCAPED = re.compile(r"\\([%$#&_{}])")
+# escaped characters are literal: kept out of the delimiter / brace / subscript rules until the end
+_PROTECT = {ch: chr(0xE000 + i) for i, ch in enumerate("$_{}")}
+_RESTORE = str.maketrans({v: k for k, v in _PROTECT.items()})
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _SQRT = re.compile(r"\\sqrt\s*(?:\[([^\]]*)\])?\s*\{([^{}]*)\}")
 _WRAPPER = re.compile(r"\\(?:" + "|".join(_WRAPPERS) + r")\*?\s*\{([^{}]*)\}")
 _LEFT_RIGHT = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)\s*([()\[\]|.]|\\[{}])")
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
 _DELIMS = re.compile(r"\$\$?|\\[()\[\]]")
-_SUBSCRIPT = re.compile(r"(?<=[\w)\]])_\{([^{}]*)\}|(?<=[\w)\]])_([A-Za-z0-9]+)")
+_SUBSCRIPT = re.compile(r"(?<=[A-Za-z0-9)\]])_\{([^{}]*)\}|(?<=[A-Za-z0-9)\]])_([A-Za-z0-9]+)")
 _SUPERSCRIPT_BRACED = re.compile(r"\^\{([^{}]*)\}")
 _DEGREE = re.compile(r"\^\s*(?:\{\s*(?:°|\\circ)\s*\}|°|\\circ\b)")
 _BRACES = re.compile(r"[{}]")
@@ -64,7 +67,7 @@ MARKUP_TOKEN = re.compile(r"[\\{}$^`|]|\*\*|(?<=\w)_(?=\w)|^\s*[(\[]?[A-J][.)\]]
 def strip_latex(text: str) -> str:
     """LaTeX maths and text commands → the characters they render to (``\\times`` → ×)."""
     text = _SPACES.sub(" ", text)
-    text = _ESCAPED.sub(r"\1", text)
+    text = _ESCAPED.sub(lambda m: _PROTECT.get(m.group(1), m.group(1)), text)
     text = _DEGREE.sub("°", text)
     for _ in range(4):  # nested wrappers / fractions unwrap from the inside out
         new = _FRAC.sub(r"(\1)/(\2)", text)
@@ -80,7 +83,7 @@ def strip_latex(text: str) -> str:
     text = _SUPERSCRIPT_BRACED.sub(r"^\1", text)
     text = _BRACES.sub("", text)
     text = re.sub(r"\(([\w.]+)\)/\(([\w.]+)\)", r"\1/\2", text)  # (a)/(b) of simple terms -> a/b
-    return text
+    return text.translate(_RESTORE)
 
 
 def strip_markdown(text: str) -> str:
@@ -102,7 +105,25 @@ def strip_markup(text: str) -> str:
 
 def claim_view(text: str, options: Sequence[str] | None = None) -> str:
     """What the cascade checks of a claim: markup stripped, option labels resolved to option text."""
-    return resolve_option_refs(strip_markup(text), options)
+    return resolve_option_refs(drop_labels_before_text(strip_markup(text), options), options)
+
+
+_INLINE_LABEL = re.compile(r"(?<![\w.])\(?([A-J])[.):]\s+")
+
+
+def drop_labels_before_text(text: str, options: Sequence[str] | None) -> str:
+    """"so C. Liquid diffusion fits" -> "so Liquid diffusion fits": a label written right before
+    its own option's text, anywhere in a sentence (the runtime's rule only sees a line's start)."""
+    if not options:
+        return text
+
+    def repl(m: re.Match[str]) -> str:
+        idx = ord(m.group(1)) - ord("A")
+        option = " ".join(str(options[idx]).split()).casefold() if idx < len(options) else ""
+        follows = " ".join(text[m.end():m.end() + len(option) + 8].split()).casefold()
+        return "" if option and follows.startswith(option) else m.group(0)
+
+    return _INLINE_LABEL.sub(repl, text)
 
 
 def is_markup(token: str) -> bool:
