@@ -20,7 +20,7 @@ import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ledgermind.grounding.ncc import numbers_match
+from ledgermind.grounding.ncc import _units_compatible, numbers_match
 from ledgermind.grounding.numbers import NumKind, Number, extract_numbers
 
 # Relative tolerance of a computed value: models round intermediate results (3 significant
@@ -66,15 +66,36 @@ def arithmetic(number: Number) -> bool:
     return number.kind not in NON_ARITHMETIC and number.value is not None and math.isfinite(number.value)
 
 
+def operand(number: Number) -> bool:
+    """A number worth computing from: not 0 or 1 (x = x × 1, 2 = 1 + 1 explain anything) and not
+    a number word ("two = one + one": counting words in prose are not data)."""
+    return arithmetic(number) and number.value not in (0.0, 1.0) and not number.text.strip().isalpha()
+
+
+def _units_fit(sym: str, a: Number, b: Number, target: Number) -> bool:
+    """Units of one step: + and − keep the unit; a quotient may form the target's compound unit
+    (km / h = km/h); otherwise × and ÷ need one bare scalar operand and the other in the target's
+    unit. Other unit-changing products (m/s × s = m) are not derived: conservative, so that a
+    coincidence of values across unrelated units cannot make a computation."""
+    if sym in "+-":
+        return _units_compatible(a.unit, b.unit) and _units_compatible(a.unit or b.unit, target.unit)
+    if sym == "/" and a.unit and b.unit and target.unit == f"{a.unit}/{b.unit}":  # 120 km / 2 h = 60 km/h
+        return True
+    scalar, other = (a, b) if a.unit is None else (b, a)
+    if scalar.unit is not None:
+        return False
+    return other.unit == target.unit if (other.unit or target.unit) else True
+
+
 def derive(target: Number, known: Sequence[Known], rel_tol: float = COMPUTE_REL_TOL) -> Derivation | None:
     """The derivation of ``target`` from ``known`` that uses evidence operands if any exists:
     first a known number that states it (NCC's match), then one step ``a op b``."""
     if not arithmetic(target):
         return None
-    usable = [k for k in known if arithmetic(k.number)]
+    usable = [k for k in known if operand(k.number)]
     found: Derivation | None = None
-    for k in usable:
-        if numbers_match(target, k.number, tolerant=False):
+    for k in known:  # restating a number computed (or only stated) earlier in the chain
+        if k.source != "evidence" and arithmetic(k.number) and numbers_match(target, k.number, tolerant=False):
             d = Derivation(target, k.how or f"{target.text} = {k.number.text} ({k.source})", (k,))
             if d.from_evidence:
                 return d
@@ -85,6 +106,8 @@ def derive(target: Number, known: Sequence[Known], rel_tol: float = COMPUTE_REL_
             if a is b:
                 continue
             for sym, op in _OPS:
+                if not _units_fit(sym, a.number, b.number, target):
+                    continue
                 try:
                     r = op(a.value, b.value)
                 except ZeroDivisionError:
