@@ -92,7 +92,8 @@ def derive(target: Number, known: Sequence[Known], rel_tol: float = COMPUTE_REL_
     first a known number that states it (NCC's match), then one step ``a op b``."""
     if not arithmetic(target):
         return None
-    usable = [k for k in known if operand(k.number)]
+    # an operand equal to the target makes x = 2x − x: no computation
+    usable = [k for k in known if operand(k.number) and not _close(k.value, target.value or 0.0, rel_tol)]
     found: Derivation | None = None
     for k in known:  # restating a number computed (or only stated) earlier in the chain
         if k.source != "evidence" and arithmetic(k.number) and numbers_match(target, k.number, tolerant=False):

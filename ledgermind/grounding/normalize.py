@@ -49,7 +49,11 @@ _WRAPPER = re.compile(r"\\(?:" + "|".join(_WRAPPERS) + r")\*?\s*\{([^{}]*)\}")
 _LEFT_RIGHT = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)\s*([()\[\]|.]|\\[{}])")
 _COMMAND = re.compile(r"\\([A-Za-z]+)")
 _DELIMS = re.compile(r"\$\$?|\\[()\[\]]")
-_SUBSCRIPT = re.compile(r"(?<=[A-Za-z0-9)\]])_\{([^{}]*)\}|(?<=[A-Za-z0-9)\]])_([A-Za-z0-9]+)")
+_SUBSCRIPT = re.compile(r"(?<=[^\W_]|[)\]])_\{([^{}]*)\}|(?<=[^\W_]|[)\]])_([A-Za-z0-9]+)")
+_ENVIRONMENT = re.compile(r"\\(?:begin|end)\s*\{[^{}]*\}")
+_LINE_BREAK = re.compile(r"\\\\|(?<=\s)&(?=\s*[=<>≤≥≈])|(?<=[^\W_])&(?==)")
+_SUPER_DIGITS = str.maketrans("0123456789-+", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")
+_SUPERSCRIPT = re.compile(r"\^\s*\(?([-+]?\d+)\)?(?![\d.])|\^(?=[A-Za-z(])")
 _SUPERSCRIPT_BRACED = re.compile(r"\^\{([^{}]*)\}")
 _DEGREE = re.compile(r"\^\s*(?:\{\s*(?:°|\\circ)\s*\}|°|\\circ\b)")
 _BRACES = re.compile(r"[{}]")
@@ -66,6 +70,8 @@ MARKUP_TOKEN = re.compile(r"[\\{}$^`|]|\*\*|(?<=\w)_(?=\w)|^\s*[(\[]?[A-J][.)\]]
 
 def strip_latex(text: str) -> str:
     """LaTeX maths and text commands → the characters they render to (``\\times`` → ×)."""
+    text = _ENVIRONMENT.sub(" ", text)
+    text = _LINE_BREAK.sub(" ", text)
     text = _SPACES.sub(" ", text)
     text = _ESCAPED.sub(lambda m: _PROTECT.get(m.group(1), m.group(1)), text)
     text = _DEGREE.sub("°", text)
@@ -81,6 +87,7 @@ def strip_latex(text: str) -> str:
     text = _DELIMS.sub(" ", text)
     text = _SUBSCRIPT.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), text)
     text = _SUPERSCRIPT_BRACED.sub(r"^\1", text)
+    text = _SUPERSCRIPT.sub(lambda m: m.group(1).translate(_SUPER_DIGITS) if m.group(1) else "", text)
     text = _BRACES.sub("", text)
     text = re.sub(r"\(([\w.]+)\)/\(([\w.]+)\)", r"\1/\2", text)  # (a)/(b) of simple terms -> a/b
     return text.translate(_RESTORE)
@@ -109,6 +116,8 @@ def claim_view(text: str, options: Sequence[str] | None = None) -> str:
 
 
 _INLINE_LABEL = re.compile(r"(?<![\w.])\(?([A-J])[.):]\s+")
+# a label opening the text or a sentence ("D. Determine the flow"): an enumerator, never an entity
+_LEADING_LABEL = re.compile(r"(?:^|(?<=[.:;!?]\s))\(?([A-J])[.)]\s+(?=[A-Z(])")
 
 
 def drop_labels_before_text(text: str, options: Sequence[str] | None) -> str:
@@ -123,7 +132,7 @@ def drop_labels_before_text(text: str, options: Sequence[str] | None) -> str:
         follows = " ".join(text[m.end():m.end() + len(option) + 8].split()).casefold()
         return "" if option and follows.startswith(option) else m.group(0)
 
-    return _INLINE_LABEL.sub(repl, text)
+    return _LEADING_LABEL.sub("", _INLINE_LABEL.sub(repl, text))
 
 
 def is_markup(token: str) -> bool:

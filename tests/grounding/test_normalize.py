@@ -18,11 +18,14 @@ from perception.ner import SpacyNER
     (r"5 \, \text{kg}", "5 kg"),  # text wrappers keep their words, thin spaces are spaces
     (r"\mathrm{Pa} and \textbf{bold}", "Pa and bold"),
     (r"\text{kg", "kg"),  # a claim split mid-command keeps the word, not the brace
-    (r"\frac{1}{2} m v^2", "1/2 m v^2"),
+    (r"\frac{1}{2} m v^2", "1/2 m v²"),  # superscripts render as superscript characters
+    (r"x^{-1} and R^n", "x⁻¹ and Rn"),
+    (r"\begin{aligned} V &= 2 \\ &= 3 \end{aligned}", "V = 2 = 3"),  # environments, alignment, breaks
+    (r"g + \rho_o", "g + ρo"),
     (r"\frac{a+b}{c}", "(a+b)/(c)"),
     (r"v = \sqrt{2gh}", "v = √(2gh)"),
     (r"30^\circ and 45^{\circ} here", "30° and 45° here"),
-    (r"10^{3} m", "10^3 m"),
+    (r"10^{3} m", "10³ m"),
     (r"\$5 costs 50\%", "$5 costs 50%"),  # escaped characters are themselves
     (r"\( x = 3 \) and \[ y = 4 \] and $z$", "x = 3 and y = 4 and z"),  # maths delimiters go
     (r"\left( x \right)", "( x )"),
@@ -56,6 +59,7 @@ def test_option_labels_resolve_to_option_text() -> None:
     assert claim_view("So the answer is (B).", options) == "So the Water droplets."
     assert "C." not in claim_view(r"**C. Liquid diffusion** fits", options)
     assert claim_view("Option H is out of range", options) == "Option H is out of range"  # not an option
+    assert claim_view("D. Determine the flow.", options) == "Determine the flow."  # an enumerator
 
 
 def test_markup_never_reaches_ner_as_an_entity() -> None:
