@@ -89,6 +89,7 @@ def strip_latex(text: str) -> str:
     text = _SUPERSCRIPT_BRACED.sub(r"^\1", text)
     text = _SUPERSCRIPT.sub(lambda m: m.group(1).translate(_SUPER_DIGITS) if m.group(1) else "", text)
     text = _BRACES.sub("", text)
+    text = _SUPERSCRIPT.sub(lambda m: m.group(1).translate(_SUPER_DIGITS) if m.group(1) else "", text)  # "m^{3" cut
     text = re.sub(r"\(([\w.]+)\)/\(([\w.]+)\)", r"\1/\2", text)  # (a)/(b) of simple terms -> a/b
     return text.translate(_RESTORE)
 

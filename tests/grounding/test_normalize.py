@@ -17,7 +17,8 @@ from perception.ner import SpacyNER
     (r"h_1 = 2 and h_{12} = 3", "h1 = 2 and h12 = 3"),  # subscripts join their symbol
     (r"5 \, \text{kg}", "5 kg"),  # text wrappers keep their words, thin spaces are spaces
     (r"\mathrm{Pa} and \textbf{bold}", "Pa and bold"),
-    (r"\text{kg", "kg"),  # a claim split mid-command keeps the word, not the brace
+    (r"\text{kg", "kg"),
+    (r"0.0189 m^{3", "0.0189 m³"),  # a claim split mid-command keeps the word, not the brace
     (r"\frac{1}{2} m v^2", "1/2 m v²"),  # superscripts render as superscript characters
     (r"x^{-1} and R^n", "x⁻¹ and Rn"),
     (r"\begin{aligned} V &= 2 \\ &= 3 \end{aligned}", "V = 2 = 3"),  # environments, alignment, breaks
