@@ -53,7 +53,7 @@ _SUBSCRIPT = re.compile(r"(?<=[^\W_]|[)\]])_\{([^{}]*)\}|(?<=[^\W_]|[)\]])_([A-Z
 _ENVIRONMENT = re.compile(r"\\(?:begin|end)\s*\{[^{}]*\}")
 _LINE_BREAK = re.compile(r"\\\\|(?<=\s)&(?=\s*[=<>≤≥≈])|(?<=[^\W_])&(?==)")
 _SUPER_DIGITS = str.maketrans("0123456789-+", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")
-_SUPERSCRIPT = re.compile(r"\^\s*\(?([-+]?\d+)\)?(?![\d.])|\^(?=[A-Za-z(])")
+_SUPERSCRIPT = re.compile(r"\^\s*\(?([-+]?\d+)\)?(?!\d|\.\d)|\^(?=[A-Za-z(])")
 _SUPERSCRIPT_BRACED = re.compile(r"\^\{([^{}]*)\}")
 _DEGREE = re.compile(r"\^\s*(?:\{\s*(?:°|\\circ)\s*\}|°|\\circ\b)")
 _BRACES = re.compile(r"[{}]")
@@ -113,7 +113,8 @@ def strip_markup(text: str) -> str:
 
 def claim_view(text: str, options: Sequence[str] | None = None) -> str:
     """What the cascade checks of a claim: markup stripped, option labels resolved to option text."""
-    return resolve_option_refs(drop_labels_before_text(strip_markup(text), options), options)
+    plain = [strip_markup(str(o)) for o in options] if options else options  # a label becomes *plain* option text
+    return resolve_option_refs(drop_labels_before_text(strip_markup(text), plain), plain)
 
 
 _INLINE_LABEL = re.compile(r"(?<![\w.])\(?([A-J])[.):]\s+")

@@ -18,7 +18,8 @@ from perception.ner import SpacyNER
     (r"5 \, \text{kg}", "5 kg"),  # text wrappers keep their words, thin spaces are spaces
     (r"\mathrm{Pa} and \textbf{bold}", "Pa and bold"),
     (r"\text{kg", "kg"),
-    (r"0.0189 m^{3", "0.0189 m³"),  # a claim split mid-command keeps the word, not the brace
+    (r"0.0189 m^{3", "0.0189 m³"),
+    (r"0.0189 m^3.", "0.0189 m³."),  # a claim split mid-command keeps the word, not the brace
     (r"\frac{1}{2} m v^2", "1/2 m v²"),  # superscripts render as superscript characters
     (r"x^{-1} and R^n", "x⁻¹ and Rn"),
     (r"\begin{aligned} V &= 2 \\ &= 3 \end{aligned}", "V = 2 = 3"),  # environments, alignment, breaks
@@ -61,6 +62,7 @@ def test_option_labels_resolve_to_option_text() -> None:
     assert "C." not in claim_view(r"**C. Liquid diffusion** fits", options)
     assert claim_view("Option H is out of range", options) == "Option H is out of range"  # not an option
     assert claim_view("D. Determine the flow.", options) == "Determine the flow."  # an enumerator
+    assert claim_view("So (B).", ["x", r"$T_{1}=113^{\circ}C$"]) == "So T1=113°C."  # the option text plain too
 
 
 def test_markup_never_reaches_ner_as_an_entity() -> None:
