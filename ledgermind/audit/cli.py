@@ -121,6 +121,10 @@ def format_metrics(metrics: dict[str, Any]) -> str:
             f"[{mode}] n={m['n']} Acc={f(m['Acc'])} UCR_reason={f(m['UCR_reason'])} GDR={f(m['GDR'])} "
             f"R4R={f(m['R4R'])} WDG={f(m['WDG'])} (γ={m['gamma']}; audit errors {m['audit_errors']}, run errors {m['run_errors']})"
         )
+        for ctype, counts in sorted((m.get("support") or {}).items()):
+            lines.append(f"[{mode}] {ctype} support: " + " ".join(f"{k}={v}" for k, v in counts.items()))
+        if m.get("markup_entities") is not None:
+            lines.append(f"[{mode}] markup tokens labelled as entities: {m['markup_entities']['n']}")
     if metrics.get("simulator"):
         from ledgermind.simulator.audit_catch import format_catch
 

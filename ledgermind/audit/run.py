@@ -15,10 +15,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from tqdm.auto import tqdm
 
 from ledgermind.audit.judge import Judge, JudgeError
 from ledgermind.audit.srfa import (
@@ -32,6 +36,7 @@ from ledgermind.audit.srfa import (
     input_evidence,
     label_ledger_mode,
     ledger_evidence,
+    markup_entities,
     trace_text,
 )
 from ledgermind.benchmarks.item import Item
@@ -50,6 +55,25 @@ class AuditSettings:
     mode: AuditMode = AuditMode.LEDGER
     gamma: float = 0.5  # WDG / R4R decision-grounding threshold γ (§3.4)
     max_claims: int = 10
+    progress: bool = True  # a progress bar with rate and ETA on stderr (the OCR pass is the slow part)
+
+
+class ImageSource(str, Enum):
+    """Which picture the audit's evidence was read from: the one the model was sent."""
+
+    OFFICIAL_SCREENSHOT = "official_screenshot"  # MMMU-Pro vision: the dataset's own page image
+    RENDERED_PAGE = "rendered_page"  # vision setting without the official page: our rendering
+    ITEM_IMAGES = "item_images"  # standard settings: the item's images
+    TRAJECTORY_LEDGER = "trajectory_ledger"  # a LedgerMind trace: its own recorded tool outputs
+
+
+def image_source(item: Item) -> ImageSource:
+    """The image the model received for ``item`` (recorded in ``audit.jsonl``)."""
+    if item.meta.get("page_given"):
+        return ImageSource.OFFICIAL_SCREENSHOT
+    if item.meta.get("setting") == "vision":
+        return ImageSource.RENDERED_PAGE
+    return ImageSource.ITEM_IMAGES
 
 
 @dataclass
@@ -143,19 +167,26 @@ async def audit_run(
         raise UserError("judge-mode audit needs a judge backend (model=… backend=…)")
     out_file = record.run_dir / AUDIT_FILE
     done = {(a.item_id, a.mode): a for a in read_audits(out_file) if a.error is None}
-    with out_file.open("a", encoding="utf-8") as fh:
-        for item_id, row in record.results.items():
+    pending = [(i, r) for i, r in record.results.items() if any((i, m.value) not in done for m in modes)]
+    bar = tqdm(total=len(record.results), initial=len(record.results) - len(pending), desc="audit (OCR + labels)",
+               unit="item", file=sys.stderr, dynamic_ncols=True, disable=not settings.progress)
+    with bar, out_file.open("a", encoding="utf-8") as fh:
+        for item_id, row in pending:
             todo = [m for m in modes if (item_id, m.value) not in done]
-            if not todo:
-                continue
             for audit in await _audit_item(item_id, row, record, settings, todo, cascade, items, evidence, judge):
                 fh.write(json.dumps(audit.to_dict(), ensure_ascii=False) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
                 if audit.error is None:
                     done[(audit.item_id, audit.mode)] = audit
+            bar.update(1)
     latest = _latest(read_audits(out_file), set(record.results))
     metrics = _metrics(latest, modes, settings, judge)
+    if cascade is not None and AuditMode.LEDGER.value in metrics:
+        ledger = latest.get(AuditMode.LEDGER.value, {})
+        options_of = {i: _options(items[i]) for i in ledger if i in items}
+        markup = markup_entities(ledger.values(), cascade, options_of)
+        metrics[AuditMode.LEDGER.value]["markup_entities"] = {"n": len(markup), "examples": sorted(set(markup))[:20]}
     if sim := _simulator_catch(record, latest.get(AuditMode.LEDGER.value, {})):
         metrics["simulator"] = sim
     atomic_write_json(record.run_dir / METRICS_FILE, metrics)
@@ -185,26 +216,36 @@ async def _audit_item(
     if traj is None or item is None:
         why = "no trajectory recorded" if traj is None else "item not found in the run's benchmark"
         return [ItemAudit(item_id, m.value, error=why, **base) for m in modes]
-    options = item.options or item.meta.get("options")
+    options = _options(item)
     claims = atomic_claims(traj, row.get("prediction"), settings.max_claims)
     trace = trace_text(traj) if not has_claim_structure(traj) else "\n".join(
         f"[{c.ctype}] {c.text}" for c in claims)
     out: list[ItemAudit] = []
     ledger_claims: list[AtomicClaim] | None = None
     if AuditMode.LEDGER in modes:
-        pool = await _evidence(traj, item, evidence) + input_evidence(item.question)
-        ledger_claims = label_ledger_mode(claims, pool, cascade, options)  # type: ignore[arg-type]
-        out.append(ItemAudit(item_id, AuditMode.LEDGER.value, ledger_claims, **base))
+        facts, source = await _evidence(traj, item, evidence)
+        ledger_claims = label_ledger_mode(  # type: ignore[arg-type]
+            claims, facts + input_evidence(item.question), cascade, options,
+            options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE))
+        out.append(ItemAudit(item_id, AuditMode.LEDGER.value, ledger_claims, **base, image_source=source.value,
+                             images=[str(p) for p in item.images]))
     if AuditMode.JUDGE in modes:
         out.append(await _judge_item(item_id, item, options, trace, row, ledger_claims, judge, settings.mode, base))
     return out
 
 
-async def _evidence(traj: Trajectory, item: Item, source: EvidenceSource | None) -> list[str]:
+def _options(item: Item) -> list[str] | None:
+    return item.options or item.meta.get("options")
+
+
+async def _evidence(traj: Trajectory, item: Item, source: EvidenceSource | None) -> tuple[list[str], ImageSource]:
+    """The tool facts of the item and the picture they were read from."""
     facts = ledger_evidence(traj)
-    if facts or source is None:
-        return facts
-    return await source.evidence(item)
+    if facts:
+        return facts, ImageSource.TRAJECTORY_LEDGER
+    if source is None:
+        return [], image_source(item)
+    return await source.evidence(item), image_source(item)
 
 
 async def _judge_item(

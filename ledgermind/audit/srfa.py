@@ -14,17 +14,21 @@ Ledger-mode protocol (identical for every trace; documented in ``docs/audit.md``
 * the DC's answer is the answer the run scored (``results.jsonl`` ``prediction``), never re-parsed;
 * evidence: the tool-produced facts of the item (OCR, crop-zoom, detection, search) — the
   trajectory's own tool entries where it has them, else the same OCR/crop-zoom evidence computed
-  on demand on the item's images — plus the question text the model was given (restating the
-  input is not a hallucination, on either side; the options are not evidence);
-* an SC is grounded iff the grounding cascade (coverage ≥ β, ECC, NCC) accepts it against the
-  evidence; the DC is grounded iff what it asserts (the chosen option's text, or the free-form
-  answer) is accepted against the evidence plus the SC statements already labelled grounded —
-  a decision is supported when it follows from grounded reasoning (issue 9 point 8's rule).
+  on demand on the image the model was sent — plus the question text the model was given
+  (restating the input is not a hallucination, on either side). The options are not evidence,
+  also when OCR read them (garbled) off a vision page (``grounding.option_filter``);
+* what is checked of a claim is its text with markup stripped and option labels resolved
+  (``grounding.normalize.claim_view``); a DC asserts the chosen option's text (or its answer);
+* evidence is never another claim of the same trace: every claim is checked against the tool
+  evidence alone, as the runtime checks a claim against the leaves of its citation chain. A claim
+  the evidence rejects only for numbers that one arithmetic step makes from numbers the chain
+  wrote down is ``computed`` (with its operands) when those operands are tool numbers; a claim
+  accepted only once the earlier claims' text or numbers are added is ``derived``. Computed
+  counts as grounded on the Figure 5 axes, derived does not (issue 25; ``docs/audit.md``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import Enum
@@ -32,8 +36,11 @@ from typing import Any
 
 from ledgermind.audit.split import MAX_CLAIMS, pack, split_trace
 from ledgermind.claims import Claim, ClaimStatus, ClaimType
-from ledgermind.grounding.cascade import GroundingCascade
-from ledgermind.grounding.options import resolve_option_refs
+from ledgermind.grounding.arithmetic import Derivation, Known, derive, stated_numbers
+from ledgermind.grounding.cascade import GroundingCascade, GroundingResult
+from ledgermind.grounding.ecc import claim_entities
+from ledgermind.grounding.normalize import claim_view, is_markup, strip_markup
+from ledgermind.grounding.option_filter import without_options
 from ledgermind.metrics.trajectory import decision_claims_in_force, summarize
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import PathKind, Trajectory
@@ -49,6 +56,22 @@ class AuditMode(str, Enum):
     BOTH = "both"
 
 
+class Support(str, Enum):
+    """How a ledger-mode label was reached (``docs/audit.md``, "Labels")."""
+
+    GROUNDED = "grounded"  # the tool evidence accepts the claim as written
+    COMPUTED = "computed"  # accepted but for numbers obtained by arithmetic from evidence numbers
+    DERIVED = "derived"  # accepted only with the text/numbers of the model's own earlier claims
+    UNGROUNDED = "ungrounded"
+
+    @property
+    def counts_grounded(self) -> bool:
+        """g(c) of the Figure 5 axes: supported by what the tools saw (a computation from tool
+        numbers is an [I] step whose leaves are tool facts); a claim resting on the model's own
+        statements is not grounded against the image."""
+        return self in (Support.GROUNDED, Support.COMPUTED)
+
+
 @dataclass
 class AtomicClaim:
     """One audited claim: SC (state/reasoning) or DC (decision)."""
@@ -58,6 +81,9 @@ class AtomicClaim:
     grounded: bool | None = None  # None: not labelled (judge failure)
     reason: str = ""
     answer: str | None = None  # DC only: the answer it asserts (a letter for MCQ items)
+    support: str | None = None  # ledger mode: a Support value; judge mode: None
+    operands: list[str] = field(default_factory=list)  # computed/derived numbers: "616 = 2 × 308"
+    via: list[str] = field(default_factory=list)  # derived: the earlier claims ("SC-2") it rests on
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -66,7 +92,8 @@ class AtomicClaim:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AtomicClaim:
-        return cls(d["ctype"], d["text"], d.get("grounded"), d.get("reason", ""), d.get("answer"))
+        return cls(d["ctype"], d["text"], d.get("grounded"), d.get("reason", ""), d.get("answer"),
+                   d.get("support"), list(d.get("operands") or []), list(d.get("via") or []))
 
 
 @dataclass
@@ -81,11 +108,14 @@ class ItemAudit:
     difficulty: str | None = None
     path: str | None = None
     error: str | None = None  # an audit failure (judge unparsable, server error): retried on rerun
+    image_source: str | None = None  # which image the evidence was read from (ImageSource value)
+    images: list[str] = field(default_factory=list)  # the audited image files
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.item_id, "mode": self.mode, "path": self.path, "difficulty": self.difficulty,
             "score": self.score, "prediction": self.prediction, "error": self.error,
+            "image_source": self.image_source, "images": self.images,
             "claims": [c.to_dict() for c in self.claims],
         }
 
@@ -93,7 +123,8 @@ class ItemAudit:
     def from_dict(cls, d: Mapping[str, Any]) -> ItemAudit:
         return cls(
             d["id"], d["mode"], [AtomicClaim.from_dict(c) for c in d.get("claims", [])], d.get("score"),
-            d.get("prediction"), d.get("difficulty"), d.get("path"), d.get("error"),
+            d.get("prediction"), d.get("difficulty"), d.get("path"), d.get("error"), d.get("image_source"),
+            list(d.get("images") or []),
         )
 
     @property
@@ -162,56 +193,134 @@ def input_evidence(question: str) -> list[str]:
     return [question] if question and question.strip() else []
 
 
-_OPTION_LABEL_RE = re.compile(r"^\s*[(\[]?[A-J][)\].:]\s*")
-
-
-def _norm(text: str) -> str:
-    return " ".join(_OPTION_LABEL_RE.sub("", text).lower().split())
-
-
-def without_options(evidence: Sequence[str], options: Sequence[str] | None) -> list[str]:
-    """Evidence minus the option texts — also when the options are *in the image*.
-
-    In MMMU-Pro's vision setting the lettered options are rendered into the page, so the page's
-    OCR contains every option; counting those lines would ground any decision by construction.
-    A fact that is (after dropping an ``A.``/``(A)`` label) one option's text, or a fragment of
-    one, is the hypothesis space, not evidence.
-    """
-    opts = [_norm(str(o)) for o in options or [] if str(o).strip()]
-    if not opts:
-        return list(evidence)
-    out = []
-    for fact in evidence:
-        f = _norm(fact)
-        if f and any(f == o or (len(f) >= 3 and f in o) for o in opts):
-            continue
-        out.append(fact)
-    return out
-
-
 # ------------------------------------------------------------------------------ ledger mode
 def label_ledger_mode(
-    claims: list[AtomicClaim], evidence: Sequence[str], cascade: GroundingCascade, options: Sequence[str] | None
+    claims: list[AtomicClaim], evidence: Sequence[str], cascade: GroundingCascade, options: Sequence[str] | None,
+    *, options_in_image: bool = False,
 ) -> list[AtomicClaim]:
-    """Label every claim with the grounding cascade against ``evidence`` (see module docstring)."""
-    pool = without_options([e for e in evidence if e.strip()], options)
-    grounded_statements: list[str] = []
-    for c in claims:
-        if c.ctype == "DC":
-            content = decision_content(c.answer, options) or c.text
-            result = cascade.check(content, pool + grounded_statements)
-        else:
-            result = cascade.check(resolve_option_refs(c.text, options), pool)
-        c.grounded = bool(result.grounded)
-        c.reason = _reason(result)
-        if c.ctype == "SC" and c.grounded:
-            grounded_statements.append(c.text)
+    """Label every claim against the tool evidence alone (see module docstring and ``Support``);
+    ``options_in_image``: the options are pixels of the audited page (MMMU-Pro vision)."""
+    facts = [e for e in evidence if e.strip()]
+    pool = [strip_markup(e) for e in without_options(facts, options, in_image=options_in_image)]
+    chain = _Chain()
+    for i, c in enumerate(claims, 1):
+        cid = f"{c.ctype}-{i}"
+        view = claim_view(_content(c, options), options)
+        support, result, derivations, via = _label(view, pool, chain, cascade, cid)
+        c.support = support.value
+        c.grounded = support.counts_grounded
+        c.operands = [d.expression for d in derivations]
+        c.via = via
+        c.reason = _reason(support, result, derivations, via)
+        chain.add(cid, view, support, derivations, result)
     return claims
 
 
-def _reason(result: Any) -> str:
+def _content(c: AtomicClaim, options: Sequence[str] | None) -> str:
+    """What a claim asserts: a DC its chosen option's text (or free-form answer), an SC its text."""
+    return (decision_content(c.answer, options) or c.text) if c.ctype == "DC" else c.text
+
+
+@dataclass
+class _Chain:
+    """What the earlier claims of one trace stated: their text and the numbers they wrote down."""
+
+    texts: list[tuple[str, str]] = field(default_factory=list)  # (claim id, checked text)
+    known: list[Known] = field(default_factory=list)
+
+    def add(self, cid: str, view: str, support: Support, derivations: Sequence[Derivation],
+            result: GroundingResult) -> None:
+        if support is not Support.UNGROUNDED:
+            self.texts.append((cid, view))
+        self.known += _known_numbers(view, cid, derivations, set(result.unmatched_numbers))
+
+
+def _known_numbers(view: str, cid: str, derivations: Sequence[Derivation], unmatched: set[str]) -> list[Known]:
+    """The numbers a claim wrote down, each with its provenance (tool fact, computed, or just stated)."""
+    by_text = {d.number.text: d for d in derivations}
+    out = []
+    for n in stated_numbers(view):
+        d = by_text.get(n.text)
+        if n.text not in unmatched:
+            out.append(Known(n, "evidence", True))
+        elif d is not None:
+            out.append(Known(n, "computed" if d.from_evidence else cid, d.from_evidence, d.expression))
+        else:
+            out.append(Known(n, cid, False))
+    return out
+
+
+def _label(
+    view: str, pool: list[str], chain: _Chain, cascade: GroundingCascade, cid: str
+) -> tuple[Support, GroundingResult, list[Derivation], list[str]]:
+    """Grounded against the tool evidence; else computed (only numbers missing, each one step of
+    arithmetic from tool numbers); else derived (accepted once the earlier claims' text and
+    numbers are added: grounded only through the trace's own claims); else ungrounded."""
+    result = cascade.check(view, pool)
     if result.grounded:
+        return Support.GROUNDED, result, [], []
+    derivations = _derivations(view, result, chain, cid)
+    if _passes_but_numbers(result, cascade) and len(derivations) == len(result.unmatched_numbers):
+        if all(d.from_evidence for d in derivations):
+            return Support.COMPUTED, result, derivations, []
+        return Support.DERIVED, result, derivations, _unique(_operand_claims(derivations))
+    if not chain.texts:
+        return Support.UNGROUNDED, result, [], []
+    widened = cascade.check(view, pool + [t for _, t in chain.texts])
+    wider = _derivations(view, widened, chain, cid)
+    if widened.grounded or (_passes_but_numbers(widened, cascade) and len(wider) == len(widened.unmatched_numbers)):
+        return Support.DERIVED, widened, wider, _unique(_claims_naming(result, chain) + _operand_claims(wider))
+    return Support.UNGROUNDED, result, [], []
+
+
+def _unique(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def _passes_but_numbers(result: GroundingResult, cascade: GroundingCascade) -> bool:
+    return result.cited and result.ecc and result.coverage >= cascade.cfg.beta
+
+
+def _derivations(view: str, result: GroundingResult, chain: _Chain, cid: str) -> list[Derivation]:
+    """One derivation per unmatched number that has one; operands are the chain's numbers and the
+    claim's own numbers stated before it ("2 × 308 = 616")."""
+    unmatched = set(result.unmatched_numbers)
+    if not unmatched:
+        return []
+    known = list(chain.known)
+    out: list[Derivation] = []
+    for n in stated_numbers(view):
+        if n.text not in unmatched:
+            known.append(Known(n, "evidence", True))
+            continue
+        d = derive(n, known)
+        if d is not None:
+            out.append(d)
+        ok = d is not None and d.from_evidence
+        known.append(Known(n, "computed" if ok else cid, ok, d.expression if d is not None else ""))
+    return out
+
+
+def _operand_claims(derivations: Sequence[Derivation]) -> list[str]:
+    return [k.source for d in derivations for k in d.operands if not k.from_evidence]
+
+
+def _claims_naming(result: GroundingResult, chain: _Chain) -> list[str]:
+    """The earlier claims that state an entity the evidence lacks (what the claim rests on)."""
+    missing = [m.casefold() for m in result.missing_entities]
+    named = [cid for cid, text in chain.texts if any(m in text.casefold() for m in missing)]
+    return named or [cid for cid, _ in chain.texts]
+
+
+def _reason(support: Support, result: GroundingResult, derivations: Sequence[Derivation], via: Sequence[str]) -> str:
+    ops = "; ".join(d.expression for d in derivations)
+    if support is Support.GROUNDED:
         return f"supported (coverage {result.coverage:.2f})"
+    if support is Support.COMPUTED:
+        return f"computed from evidence numbers: {ops}"
+    if support is Support.DERIVED:
+        tail = f" ({ops})" if ops else ""
+        return "derived: supported only through the trace's own claims " + ", ".join(via) + tail
     parts = []
     if result.missing_entities:
         parts.append("entities not in evidence: " + ", ".join(result.missing_entities))
@@ -220,6 +329,20 @@ def _reason(result: Any) -> str:
     if not parts:
         parts.append(f"coverage {result.coverage:.2f} below beta")
     return "; ".join(parts)
+
+
+def markup_entities(
+    audits: Iterable[ItemAudit], cascade: GroundingCascade, options_of: Mapping[str, Sequence[str] | None]
+) -> list[str]:
+    """Entities the cascade's NER finds in the checked text of audited claims that are typography
+    (LaTeX, Markdown, ``A.``-labelled option fragments): there must be none (issue 25)."""
+    out = []
+    for a in audits:
+        options = options_of.get(a.item_id)
+        for c in a.claims:
+            view = claim_view(_content(c, options), options)
+            out += [e.text for e in claim_entities(view, cascade.ner, cascade.aliases) if is_markup(e.text)]
+    return out
 
 
 # ------------------------------------------------------------------------------ metrics
@@ -266,7 +389,20 @@ def _axes(audits: Sequence[ItemAudit], gamma: float) -> dict[str, Any]:
         "n": len(audits), "Acc": sum(scores) / len(scores), "UCR_reason": s["UCR_reason"], "GDR": s["GDR"],
         "R4R": s["R4R"], "WDG": s["WDG"], "gamma": gamma,
         "n_claims": sum(len(a.claims) for a in audits),
+        "support": support_counts(audits),
     }
+
+
+def support_counts(audits: Iterable[ItemAudit]) -> dict[str, dict[str, int]]:
+    """Ledger-mode claims by type (SC/DC) and how they were supported (``Support``); the ``derived``
+    ones are those grounded only through the trace's own claims (not grounded on the axes)."""
+    out: dict[str, dict[str, int]] = {}
+    for a in audits:
+        for c in a.claims:
+            if c.support is not None:
+                slot = out.setdefault(c.ctype, {s.value: 0 for s in Support})
+                slot[c.support] = slot.get(c.support, 0) + 1
+    return out
 
 
 # ------------------------------------------------------------------------------ agreement

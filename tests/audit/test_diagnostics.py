@@ -1,0 +1,32 @@
+"""AUROC / bootstrap / hand-label agreement of the audit diagnostics (issue 25)."""
+
+from __future__ import annotations
+
+from ledgermind.audit.diagnostics import HandLabel, auroc, bootstrap_auroc, correctness_table, hand_label_agreement
+from ledgermind.audit.srfa import AtomicClaim, ItemAudit
+
+
+def test_auroc_known_values() -> None:
+    assert auroc([0.9, 0.8, 0.1], [True, True, False]) == 1.0
+    assert auroc([1, 0, 1, 0], [True, True, False, False]) == 0.5  # ties count one half
+    assert auroc([0.1, 0.9], [True, False]) == 0.0
+    assert auroc([1, 1], [True, True]) is None
+    lo, hi = bootstrap_auroc([1, 1, 1, 0, 0, 1, 0, 0], [True, True, True, True, False, False, False, False])
+    assert lo is not None and hi is not None and lo <= 0.75 <= hi
+
+
+def _audit(item_id: str, score: float, grounded: list[bool]) -> ItemAudit:
+    claims = [AtomicClaim("SC", f"s{i}", g) for i, g in enumerate(grounded[:-1])]
+    claims.append(AtomicClaim("DC", "Answer: A", grounded[-1], answer="A"))
+    return ItemAudit(item_id, "ledger", claims, score=score)
+
+
+def test_correctness_table_and_hand_label_agreement() -> None:
+    audits = [_audit("a", 1.0, [True, True]), _audit("b", 0.0, [True, False]), _audit("c", 1.0, [False, False])]
+    t = correctness_table(audits)
+    assert (t["n_right"], t["n_wrong"], t["GDR_right"], t["GDR_wrong"]) == (2, 1, 0.5, 0.0)
+    assert t["AUROC"] == 0.75
+    labels = [HandLabel("s", "a", 1, "s0", "supported", "r"), HandLabel("s", "b", 2, "Answer: A", "supported", "r"),
+              HandLabel("s", "c", 1, "other text", "supported", "r")]
+    ag = hand_label_agreement({a.item_id: a for a in audits}, labels)
+    assert ag["n"] == 2 and ag["agreement"] == 0.5 and ag["missing"] == 1
