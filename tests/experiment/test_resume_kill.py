@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ledgermind.experiment.results import trajectory_path
 from tests.experiment.conftest import REPO, subprocess_env
 
 N_ITEMS = 8
@@ -19,7 +20,6 @@ import asyncio, sys
 from pathlib import Path
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from tests.experiment.fakes import FakeAgent, fake_items, fake_score, fake_summarize
-from ledgermind.experiment.results import trajectory_path
 items = fake_items({N_ITEMS})
 ident = identity_for(items, model="m", backend="b", benchmark="fake", variant="full", seed=0)
 opts = RunOptions(Path(sys.argv[1]), concurrency=2, progress=False)

@@ -106,7 +106,7 @@ def test_a_sweep_is_one_wandb_group_and_a_simulated_run_is_tagged(run_py, tmp_pa
     sweep = tmp_path / "sweep"
     proc = run_py("-m", *FAKE_OVERRIDES, "logger=wandb_offline", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ecc")
     assert proc.returncode == 0, proc.stderr
-    groups = {read_run(_run_file(sweep / job))["run"]["group"] for job in ("0_full", "1_no_ecc")}
+    groups = {read_run(_run_file(sweep / job))["run"]["group"] for job in ("ablation=full", "ablation=no_ecc")}  # named from the swept value
     assert groups == {str(sweep)}  # the sweep, not the benchmark
     single = tmp_path / "sim"
     proc = run_py("backend=simulated", "model.name=simulated-backbone", "limit=1", "logger=wandb_offline",
