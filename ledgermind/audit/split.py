@@ -26,9 +26,12 @@ MAX_CLAIMS = 10  # Figure 5: "at most ten atomic claims"
 
 _THINK_RE = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _BARE_STAGE_RE = re.compile(r"^\s*[-•*]*\s*\[\s*([EIJ])\s*\]\s*[:.\-–]?\s*(.+)$", re.IGNORECASE)
-# sentence ends: . ! ? followed by space/newline and an upper-case letter, digit, quote or bracket;
-# not after a single capital (option letters "A." / initials). Decimals never split (no space).
-_SENTENCE_END_RE = re.compile(r"(?<!\b[A-Z])([.!?])\s+(?=[\"'(\[A-Z0-9*#\\])")
+# sentence ends: . ! ? followed by space/newline and an upper-case letter, digit, quote or bracket.
+# Decimals never split (no space). A single capital before the period is an option label or an
+# initial ("A. Apollo", "John F. Kennedy") unless a lower-case word precedes it, as a label or
+# point name ending a sentence does ("meet at point B. Therefore", "the answer is C. It").
+_SENTENCE_END_RE = re.compile(r"([.!?])\s+(?=[\"'(\[A-Z0-9*#\\])")
+_INITIAL_RE = re.compile(r"(?:^|[^\w\s]\s*|\b[A-Z]\w*\s+)[A-Z]\.$")
 _ANSWER_RE = re.compile(r"answer\s*[:：]", re.IGNORECASE)
 # a period after these words is part of a name or a reference, not a sentence end ("Dr. Wren")
 _ABBREVIATION_RE = re.compile(
@@ -102,7 +105,7 @@ def _sentences(text: str) -> list[str]:
             if part in {".", "!", "?"}:
                 buf += part
                 continue
-            if buf and _ABBREVIATION_RE.search(buf):  # "as Dr." + "Tobias Wren established."
+            if buf and (_ABBREVIATION_RE.search(buf) or _INITIAL_RE.search(buf)):  # "as Dr." + "Tobias Wren ..."
                 buf += " " + part
                 continue
             if buf:
