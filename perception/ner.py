@@ -142,8 +142,14 @@ def load_spacy_model(name: str) -> Language:
 
 
 def doc_entities(doc: Doc) -> tuple[Entity, ...]:
-    """NER spans + untagged proper-noun runs, with names merged with a trailing numeral."""
-    spans: list[list[Any]] = [[ent.start, ent.end, ent.label_] for ent in doc.ents]
+    """NER spans + untagged proper-noun runs, with names merged with a trailing numeral.
+
+    A line break ends every span: the lines of a text (OCR lines, the sentences of a packed audit
+    claim) are separate statements, and a name never continues across one.
+    """
+    spans: list[list[Any]] = [
+        part for ent in doc.ents for part in _split_at_line_breaks(doc, ent.start, ent.end, ent.label_)
+    ]
     covered = {i for start, end, _ in spans for i in range(start, end)}
     spans.extend(_proper_noun_runs(doc, covered))
     spans.sort(key=lambda s: s[0])
@@ -152,6 +158,17 @@ def doc_entities(doc: Doc) -> tuple[Entity, ...]:
         Entity(doc[start:end].text, label, doc[start].idx, doc[end - 1].idx + len(doc[end - 1].text))
         for start, end, label in merged
     )
+
+
+def _split_at_line_breaks(doc: Doc, start: int, end: int, label: str) -> list[list[Any]]:
+    """The non-empty pieces of the span [start, end) between tokens that hold a line break."""
+    parts, i = [], start
+    for j in range(start, end + 1):
+        if j == end or "\n" in doc[j].text:
+            if j > i:
+                parts.append([i, j, label])
+            i = j + 1
+    return parts
 
 
 def _proper_noun_runs(doc: Doc, covered: set[int]) -> list[list[Any]]:

@@ -105,10 +105,15 @@ def strip_markdown(text: str) -> str:
 
 
 def strip_markup(text: str) -> str:
-    """LaTeX, then Markdown, then whitespace collapsed: the text a reader would see."""
+    """LaTeX, then Markdown, then whitespace collapsed: the text a reader would see.
+
+    Line breaks survive (blank lines dropped): a line break is a boundary no entity crosses
+    (``perception.ner.doc_entities``), and the audit joins the sentences of a packed claim with one.
+    """
     if not text:
         return text
-    return " ".join(strip_markdown(strip_latex(text)).split())
+    plain = strip_markdown(strip_latex(text))
+    return "\n".join(" ".join(line.split()) for line in plain.splitlines() if line.strip())
 
 
 def claim_view(text: str, options: Sequence[str] | None = None) -> str:

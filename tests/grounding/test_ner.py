@@ -92,3 +92,10 @@ def test_missing_spacy_is_a_missing_extra(monkeypatch):
 def test_bad_parameters_are_config_errors():
     with pytest.raises(ConfigError):
         SpacyNER(cache_size=-1)
+
+
+def test_no_entity_crosses_a_line_break(ner):
+    # spaCy's own NER returns "John\nSmith" as one PERSON span; a line break separates statements
+    texts = [e.text for e in ner.entities("John\nSmith wrote it")]
+    assert texts == ["John", "Smith"]
+    assert [e.text for e in ner.entities("Apollo\n11 landed")][0] == "Apollo"

@@ -45,7 +45,7 @@ def test_latex_rules(raw: str, expected: str) -> None:
     ("- a bullet point", "a bullet point"),
     ("2. a numbered step", "a numbered step"),
     ("see [the docs](http://x.y/z)", "see the docs"),
-    ("| a | b |\n|---|---|\n| 1 | 2 |", "a b 1 2"),
+    ("| a | b |\n|---|---|\n| 1 | 2 |", "a b\n1 2"),  # table rows stay lines
 ])
 def test_markdown_rules(raw: str, expected: str) -> None:
     assert strip_markup(raw) == expected
@@ -81,3 +81,7 @@ def test_markup_never_reaches_ner_as_an_entity() -> None:
 ])
 def test_is_markup(token: str, markup: bool) -> None:
     assert is_markup(token) is markup
+
+
+def test_strip_markup_keeps_line_breaks_and_drops_blank_lines() -> None:
+    assert strip_markup("a  \\times b\n\n  **c**   d\n") == "a × b\nc d"
