@@ -17,7 +17,7 @@ GPU_PY   := $(GPU_VENV)/bin/python
 PADDLE_INDEX ?= https://www.paddlepaddle.org.cn/packages/stable/cu126/
 PADDLE_VERSION ?= 3.0.0
 
-.PHONY: run test env browser gpu-env gpu-paddle bench clean-env table3-sim
+.PHONY: run test env browser gpu-env gpu-paddle bench clean-env table3-sim digest
 
 run: env
 	$(PY) scripts/run.py $(ARGS)
@@ -107,3 +107,14 @@ table3-sim: env
 	$(PY) scripts/table3.py $(SIM_OUT)/mmmu_pro --logger none
 	$(PY) scripts/table3.py $(SIM_OUT)/gauges --logger none
 	$(PY) scripts/sim_report.py $(SIM_OUT)/mmmu_pro $(SIM_OUT)/gauges | tee $(SIM_OUT)/sim_report.txt
+
+# Byte-identity check of a refactor (issue 28): the simulated Table 3 at one fixed seed, reduced to one
+# canonical text (timing fields dropped). Run it before and after; `diff` of the two digests must be empty.
+#   make digest DIGEST_OUT=outputs/digest-before [DIGEST_LIMIT=10]
+DIGEST_OUT   ?= outputs/digest
+DIGEST_LIMIT ?= null
+digest: env
+	rm -rf $(DIGEST_OUT)
+	$(MAKE) table3-sim SIM_SEEDS=0 SIM_OUT=$(DIGEST_OUT) SIM_ARGS="benchmark.limit=$(DIGEST_LIMIT) $(SIM_ARGS)"
+	$(PY) scripts/output_digest.py $(DIGEST_OUT) > $(DIGEST_OUT).digest.txt
+	@echo "digest: $(DIGEST_OUT).digest.txt ($$(wc -l < $(DIGEST_OUT).digest.txt) lines)"
