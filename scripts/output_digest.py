@@ -4,16 +4,18 @@
     python scripts/output_digest.py DIR [DIR ...] > digest.txt
     diff before.txt after.txt        # empty: the outputs are byte-identical up to timing
 
-For every run directory below DIR (one with a ``results.jsonl``) it prints, in path order,
-``results.jsonl`` and every ``trajectories/*.json`` with the per-call / per-item wall-clock fields
-removed, ``metrics.json`` without its timing keys, and any ``table3.md`` / ``census.md`` verbatim.
-Timing is the only thing a rerun of a fixed seed may change; everything else must not move.
+For every run directory below DIR it prints, in path order, ``results.jsonl`` (rows by id: items
+finish in any order under concurrency), every ``trajectories/*.json``, ``metrics.json`` and any
+``table3.md`` / ``census.md``, with the wall-clock fields removed and, in trajectories, tool-call
+ids renumbered in order of appearance (``ocr#166`` counts the process's earlier calls). Timing
+and that counter are the only things a rerun of a fixed seed may change; nothing else may move.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,8 +23,9 @@ from typing import Any
 
 # wall-clock fields: the only outputs a rerun of the same seed may change
 TIMING_KEYS = frozenset({
-    "latency_s", "latency_s_per_item", "wall_time_s", "wall_time_total_s", "elapsed_s", "timings",
+    "latency_s", "latency_s_per_item", "wall_time_s", "wall_time_total_s", "elapsed_s", "timings", "created_at",
 })
+_CALL_ID = re.compile(r'"([a-z_]+)#(\d+)"')
 VERBATIM = ("table3.md", "census.md")
 
 
@@ -39,15 +42,25 @@ def canonical(value: Any) -> str:
     return json.dumps(without_timing(value), sort_keys=True, ensure_ascii=False)
 
 
+def renumbered_call_ids(text: str) -> str:
+    """``"ocr#166"`` → ``"ocr#1"``…, numbered by first appearance within ``text``."""
+    seen: dict[str, str] = {}
+
+    def repl(m: re.Match[str]) -> str:
+        return '"' + seen.setdefault(m.group(0), f"{m.group(1)}#{len(seen) + 1}") + '"'
+
+    return _CALL_ID.sub(repl, text)
+
+
 def digest(root: Path) -> Iterator[str]:
     """The canonical lines of every output file under ``root``, each prefixed by its path."""
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
-        if path.name == "results.jsonl" or (path.suffix == ".json" and path.parent.name == "trajectories"):
-            text = path.read_text(encoding="utf-8")
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()] if path.suffix == ".jsonl" \
-                else [json.loads(text)]
-            yield from (f"{rel}: {canonical(r)}" for r in rows)
+        if path.name == "results.jsonl":
+            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            yield from (f"{rel}: {canonical(r)}" for r in sorted(rows, key=lambda r: str(r.get("id"))))
+        elif path.suffix == ".json" and path.parent.name == "trajectories":
+            yield f"{rel}: {renumbered_call_ids(canonical(json.loads(path.read_text(encoding='utf-8'))))}"
         elif path.name == "metrics.json":
             yield f"{rel}: {canonical(json.loads(path.read_text(encoding='utf-8')))}"
         elif path.name in VERBATIM:
