@@ -50,14 +50,18 @@ class GroundingConfig:
     # strict Eq. 4 membership. Chosen by 5-fold CV (scripts/eval_grounding.py --folds 5): on the
     # dev rows 1.0 and 0.8 change nothing, 0.67 / 0.5 cost 1 / 3 entity verdicts.
     ecc_similarity: float | None = None
-    # ECC's general name forms (ecc.py, issue 11); each kept only if it raises held-out agreement
+    # ECC's general name forms (ecc.py, issue 11); each kept only if it raises held-out agreement.
+    # Defaults = the honest CV selection on all dev rows (docs/grounding.md): adjectival changes no
+    # dev verdict, so it is off (issue 27).
     ecc_designators: bool = True
     ecc_acronyms: bool = True
-    ecc_adjectival: bool = True
+    ecc_adjectival: bool = False
     ecc_place_guard: bool = True
     # ISO 3166 country-name variants (pycountry) in the alias table; honoured where the cascade
     # builds its own table (no ``aliases`` passed: auditor, eval scripts). Off: CV does not keep it.
     ecc_country_names: bool = False
+    # A full person name supported by a pool that uses the surname alone (ecc.py, issue 27)
+    ecc_surname: bool = False
 
     def __post_init__(self) -> None:
         for name in ("beta", "delta_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify",
@@ -71,7 +75,7 @@ class GroundingConfig:
         ):
             raise ConfigError(f"grounding.ecc_similarity must be null or a number in (0, 1], got {self.ecc_similarity!r}")
         for name in ("ecc_enabled", "ncc_enabled", "ncc_relations", "ecc_designators", "ecc_acronyms",
-                     "ecc_adjectival", "ecc_place_guard", "ecc_country_names"):
+                     "ecc_adjectival", "ecc_place_guard", "ecc_country_names", "ecc_surname"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"grounding.{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("demote_ecc", "demote_ncc", "demote_uncited"):
@@ -84,7 +88,7 @@ class GroundingConfig:
     @property
     def ecc_rules(self) -> ECCRules:
         return ECCRules(self.ecc_designators, self.ecc_acronyms, self.ecc_adjectival, self.ecc_place_guard,
-                        self.ecc_similarity)
+                        self.ecc_similarity, self.ecc_surname)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> GroundingConfig:

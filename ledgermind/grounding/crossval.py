@@ -23,17 +23,18 @@ from ledgermind.grounding.agreement import GROUPS, AnnotatedPair, Check, Verdict
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, default_ner
 from ledgermind.kfold import CVReport, cross_validate, stratified_folds
 
-#: Default grid: ECC's general name forms on/off, its similarity threshold τ (None = strict Eq. 4)
-#: and NCC's "about X" tolerance; the shipped value of each field is its first.
+#: Default grid: ECC's general name forms on/off, its similarity threshold τ (None = strict Eq. 4),
+#: NCC's "about X" tolerance and relation-aware NCC on/off (off = strict Eq. 5); the shipped value
+#: of each field is its first.
 DEFAULT_GRID = (
-    "ecc_designators=true,false", "ecc_acronyms=true,false", "ecc_adjectival=true,false",
+    "ecc_designators=true,false", "ecc_acronyms=true,false", "ecc_adjectival=false,true", "ecc_surname=false,true",
     "ecc_place_guard=true,false", "ecc_country_names=false,true", "ecc_similarity=none,1.0,0.8,0.67,0.5",
-    "approx_rel=0.1,0.05,0.2",
+    "approx_rel=0.1,0.05,0.2", "ncc_relations=true,false",
 )
 #: Fields that change only ECC's verdict / only NCC's verdict: a row is re-checked only when a
 #: field its check depends on changes, so a product grid costs the sum of its axes, not the product.
 ECC_FIELDS = frozenset({"ecc_similarity", "ecc_designators", "ecc_acronyms", "ecc_adjectival", "ecc_place_guard",
-                        "ecc_country_names"})
+                        "ecc_country_names", "ecc_surname"})
 NCC_FIELDS = frozenset({"delta_read", "ncc_relations", "approx_rel"})
 
 
@@ -113,7 +114,16 @@ def run_grid(pairs: Sequence[AnnotatedPair], candidates: Sequence[GroundingConfi
 def strict_eq4(cfg: GroundingConfig) -> GroundingConfig:
     """``cfg`` with every general ECC form off and no similarity: Eq. 4's phrase membership."""
     return replace(cfg, ecc_designators=False, ecc_acronyms=False, ecc_adjectival=False,
-                   ecc_place_guard=False, ecc_country_names=False, ecc_similarity=None)
+                   ecc_place_guard=False, ecc_country_names=False, ecc_similarity=None, ecc_surname=False)
+
+
+def strict_paper(cfg: GroundingConfig) -> GroundingConfig:
+    """``cfg`` with the paper's strict checks: Eq. 4 phrase membership and Eq. 5 equality.
+
+    The origin of the honest cross-validation: every deviation from the paper (ECC's name forms,
+    its similarity test, relation-aware NCC) is off and must earn its place on the training folds.
+    """
+    return replace(strict_eq4(cfg), ncc_relations=False)
 
 
 def prefer(candidates: Sequence[GroundingConfig], first: GroundingConfig) -> list[GroundingConfig]:
@@ -191,4 +201,4 @@ def describe(cfg: GroundingConfig) -> str:
 
 
 __all__ = ["DEFAULT_GRID", "cross_validate_grounding", "describe", "group_agreement", "macro_agreement",
-           "parse_grid", "prefer", "run_grid", "simplest_first", "strict_eq4"]
+           "parse_grid", "prefer", "run_grid", "simplest_first", "strict_eq4", "strict_paper"]

@@ -72,7 +72,7 @@ def test_parse_grid_puts_the_shipped_config_first():
     base = GroundingConfig()
     grid = parse_grid(["ecc_similarity=0.8,none", "ecc_place_guard=false,true"], base)
     assert grid[0] == base and len(grid) == 4 and len(set(grid)) == 4
-    assert len(parse_grid(DEFAULT_GRID, base)) == 2 * 2 * 2 * 2 * 2 * 5 * 3
+    assert len(parse_grid(DEFAULT_GRID, base)) == 2 * 2 * 2 * 2 * 2 * 2 * 5 * 3 * 2
     for bad in (["nosuchfield=1"], ["ecc_similarity"], ["ecc_similarity=abc"], ["ecc_similarity=2"]):
         with pytest.raises(UserError):
             parse_grid(bad, base)
@@ -110,3 +110,64 @@ def test_from_strict_order_lets_fewer_rules_win_ties():
     assert grid[0] == strict and not grid[0].ecc_place_guard and grid[0].ecc_similarity is None
     changes = [sum(getattr(c, f) != getattr(strict, f) for f in ("ecc_designators", "ecc_acronyms")) for c in grid[1:]]
     assert changes == sorted(changes)
+
+
+def test_strict_paper_turns_every_deviation_off():
+    from ledgermind.grounding.crossval import strict_paper
+
+    strict = strict_paper(GroundingConfig())
+    assert not strict.ncc_relations and strict.ecc_similarity is None
+    assert not any((strict.ecc_designators, strict.ecc_acronyms, strict.ecc_adjectival, strict.ecc_place_guard,
+                    strict.ecc_country_names, strict.ecc_surname))
+    assert strict.beta == GroundingConfig().beta  # thresholds that are not deviations stay
+
+
+def _entity_rows(n: int) -> list[dict]:
+    """Rows where the designator form fixes exactly one row (and nothing else tells rules apart)."""
+    rows = []
+    for i in range(n):
+        supported = i % 2 == 0
+        rows.append({"id": f"e{i}", "subset": "entity", "stratum": "wice", "kind": "other",
+                     "claim": f"Zorblat Quenwick visited Plovdiv in year {i}.",
+                     "evidence": ["Zorblat Quenwick visited Plovdiv." if supported else "Zorblat Quenwick stayed home."],
+                     "expected": {"ecc": supported, "ncc": None}})
+    rows.append({"id": "one-row", "subset": "entity", "stratum": "wice", "kind": "other",
+                 "claim": "She taught at the Quenwick Institute.", "evidence": ["She taught at Quenwick."],
+                 "expected": {"ecc": True, "ncc": None}})
+    return rows
+
+
+def _eval_module(repo_root, monkeypatch):
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("eval_grounding", repo_root / "scripts" / "eval_grounding.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "eval_grounding", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_honest_cv_is_the_default_and_a_one_row_rule_cannot_earn_its_place(tmp_path, repo_root, capsys, monkeypatch):
+    data = tmp_path / "dev.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in _entity_rows(10)))
+    module = _eval_module(repo_root, monkeypatch)
+    grid = ["--grid", "ecc_designators=true,false"]
+    assert module.main(["--data", str(data), "--folds", "11", *grid]) == 0  # leave-one-out
+    honest = capsys.readouterr().out
+    assert "| entity | 1.000 | 1.000 |" in honest  # dev: the designator form fixes the row
+    assert "| 0.909 | +0.091 |" in honest  # held out, that row has no training row to earn the rule
+    assert module.main(["--data", str(data), "--folds", "11", "--ties-shipped", *grid]) == 0
+    assert "| 1.000 | +0.000 |" in capsys.readouterr().out  # the flattering tie rule keeps it
+    assert module.main(["--data", str(data), "--folds", "2", "--ties-shipped", "--from-strict"]) == 2
+
+
+def test_surname_form_and_its_guard(ner, aliases):
+    claim = "Ada Lovelace wrote the first program."
+    alone = ["Lovelace wrote the notes in 1843."]
+    on = ECCRules(surname=True)
+    assert not check_ecc(claim, alone, ner=ner, aliases=aliases).passed  # off by default
+    assert check_ecc(claim, alone, ner=ner, aliases=aliases, rules=on).passed
+    other = ["Lovelace wrote the notes.", "Byron Lovelace was her cousin."]  # another Lovelace in sight
+    assert check_ecc(claim, other, ner=ner, aliases=aliases, rules=on).missing == ("Ada Lovelace",)
+    assert GroundingConfig(ecc_surname=True).ecc_rules.surname
