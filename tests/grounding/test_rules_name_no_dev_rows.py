@@ -35,6 +35,9 @@ RULE_FILES = [
     "ledgermind/grounding/relations.py",
     "ledgermind/grounding/numbers.py",
     "ledgermind/grounding/tokens.py",
+    "ledgermind/grounding/cascade.py",
+    "ledgermind/grounding/crossval.py",
+    "scripts/eval_grounding.py",
 ]
 _NAME = re.compile(r"\b[A-Z][A-Za-zÀ-ÿ'’-]{2,}")
 _LOWER = re.compile(r"\b[a-zà-ÿ][a-zà-ÿ'’-]+")
