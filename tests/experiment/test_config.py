@@ -21,7 +21,7 @@ from tests.experiment.conftest import REPO
 CONF = REPO / "conf"
 SHARED = SHARED_DATA.resolve()
 GROUP_DIRS = sorted(p for p in CONF.iterdir() if p.is_dir() and p.name != "hydra")
-OPTIONS = [(g.name, f.stem) for g in GROUP_DIRS for f in sorted(g.glob("*.yaml"))]
+OPTIONS = [(g.name, f.stem) for g in GROUP_DIRS for f in sorted(g.glob("*.yaml")) if not f.stem.startswith("_")]  # _x: a base
 
 
 def _compose(*overrides: str) -> DictConfig:
