@@ -78,22 +78,18 @@ def run_audit(run_dir: Path, cfg: DictConfig) -> dict[str, Any]:
 
 
 def _cascade(cfg: DictConfig) -> Any:
-    from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
-    from perception.ner import SpacyNER
+    from ledgermind.grounding.cascade import build_cascade
 
-    overrides = to_plain(cfg.audit.get("grounding"))
-    gcfg = GroundingConfig.from_mapping(overrides) if overrides else GroundingConfig()
-    return GroundingCascade(gcfg, SpacyNER())  # the cascade builds the alias table its config asks for
+    # the cascade builds the alias table its config asks for; audit.grounding takes pipeline.grounding's keys
+    return build_cascade(to_plain(cfg.audit.get("grounding")))
 
 
 def _evidence_source(cfg: DictConfig) -> Any:
     from ledgermind.audit.run import EvidenceSource
-    from perception.cache import with_cache
-    from perception.tools import build_tools
+    from perception.build import build_tools_cached
 
-    per = to_plain(cfg.perception) or {}
     # the same on-disk perception cache as the runs: an item the run already OCR'd costs nothing
-    return EvidenceSource(with_cache(build_tools(per), per.get("cache_dir")))
+    return EvidenceSource(build_tools_cached(to_plain(cfg.perception)))
 
 
 def _logger(cfg: DictConfig, run_dir: Path) -> Any:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import importlib
-import inspect
 import logging
 import random
 import sys
@@ -24,7 +22,9 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue
 
 from ledgermind.benchmarks.item import Item
+from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
+from ledgermind.experiment import components
 from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.provenance import run_provenance
 from ledgermind.experiment.results import read_results
@@ -102,8 +102,7 @@ def import_object(dotted: str, what: str) -> Any:
 
 
 # A config read back from a run folder is data: whoever made the folder chose its dotted paths.
-# Without ``trusted`` only registered benchmarks are loaded and only the project's scorers called.
-TRUSTED_SCORERS = ("ledgermind.scoring.",)
+# Without ``trusted`` only registered benchmarks are loaded and only registered scorers called.
 
 
 def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> list[Item]:
@@ -151,33 +150,20 @@ def load_selected_items(cfg: DictConfig, limit: int | None) -> list[Item]:
 def agent_factory_path(cfg: DictConfig) -> str:
     """A pipeline option may name its own agent (``pipeline=official``); else the top-level key."""
     pipeline = cfg.get("pipeline") or {}
-    return str(pipeline.get("agent_factory") or cfg.get("agent_factory", "ledgermind.pipeline.build_agent"))
+    return str(pipeline.get("agent_factory") or cfg.get("agent_factory", "ledgermind"))
+
+
+def configured_agent_factory(cfg: DictConfig) -> AgentFactory:
+    """The agent factory the config names, from the registry (``experiment/components.py``)."""
+    return components.agent_factory(agent_factory_path(cfg))
 
 
 def configured_scorer(cfg: DictConfig, *, trusted: bool = True) -> Scorer:
-    """The ``scorer`` callable, given the ``scoring`` node (``random_fallback_seed``) if it takes a config.
+    """The ``scorer`` the config names, built with its ``scoring`` node (``experiment/components.py``).
 
-    ``trusted=False`` (a run folder's config): only the project's scorers (``TRUSTED_SCORERS``)."""
-    dotted = str(cfg.get("scorer", "ledgermind.scoring.score"))
-    if not trusted and not dotted.startswith(TRUSTED_SCORERS):
-        raise ConfigError(
-            f"the run's scorer {dotted!r} is not one of the project's; a run folder is data, so it is not imported "
-            "(pass --trust-config if you made this run yourself)"
-        )
-    scorer = import_object(dotted, "scorer")
+    ``trusted=False`` (a run folder's config): only the project's registered scorers."""
     node = cfg.get("scoring") or {}
-    try:
-        takes_config = "config" in inspect.signature(scorer).parameters
-    except (TypeError, ValueError):
-        takes_config = False
-    if not takes_config:
-        return scorer
-    from ledgermind.scoring import ScoringConfig
-
-    seed = node.get("random_fallback_seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise ConfigError(f"scoring.random_fallback_seed must be an integer or null, got {seed!r}")
-    return functools.partial(scorer, config=ScoringConfig(random_letter_seed=seed))
+    return components.scorer(str(cfg.get("scorer", "ledgermind")), to_plain(node) or {}, trusted=trusted)
 
 
 def quiet_http_logs() -> None:
@@ -230,7 +216,7 @@ def run_experiment(
     settings = RunSettings.from_cfg(cfg)
     seed_everything(settings.seed)
     items = load_selected_items(cfg, settings.limit)
-    factory = agent_factory or import_object(agent_factory_path(cfg), "agent_factory")
+    factory = agent_factory or configured_agent_factory(cfg)
     scorer = scorer or configured_scorer(cfg)
     summarize = summarize if summarize is not None else default_summarize()
     # replayed replies are not the tiny model's, and the simulator prints its own banner

@@ -145,7 +145,7 @@ def mark_t5_support(ctx: ItemContext, dc: Claim) -> None:
     """Why T5 fired: the DC's coverage ρ and whether any ACTIVE entry could state an answer."""
     kind = ctx.evidence.possible_support(dc.text)
     rho = (dc.grounding or {}).get("coverage", 0.0)
-    ctx.traj.mark(_T5_MARKS[kind], f"{dc.id} ρ={rho:.2f} < β={ctx.cfg.beta}; support possible from: {kind}")
+    ctx.traj.mark(_T5_MARKS[kind], f"{dc.id} ρ={rho:.2f} < β={ctx.cfg.grounding.beta}; support possible from: {kind}")
 
 
 def finalize_answer(ctx: ItemContext) -> None:

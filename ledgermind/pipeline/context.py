@@ -64,7 +64,7 @@ class ItemContext:
         self.repairs = RepairIO(item, profile, cfg, self.traj, self.model, self.evidence)
         self.repairs.engine = self._engine()
         self.verifier = Verifier(
-            self.ledger, self.evidence.ground, beta=cfg.beta, sigma_floor=cfg.sigma_floor, conflict_iou=cfg.conflict_iou
+            self.ledger, self.evidence.ground, beta=cfg.grounding.beta, sigma_floor=cfg.sigma_floor, conflict_iou=cfg.conflict_iou
         )
 
     def _engine(self) -> RepairEngine | FreeformRepair:

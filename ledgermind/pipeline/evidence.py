@@ -155,7 +155,7 @@ class EvidenceIO:
         targets = [o for o in (self.item.options or []) if o.strip()] or [decision]
         kinds = {
             e.kappa for e in self.ledger.active() if e.kappa in {Kappa.PERCEPTION, Kappa.RETRIEVAL}
-            and any(support_coverage(t, [e.fact]) >= self.cfg.beta for t in targets)
+            and any(support_coverage(t, [e.fact]) >= self.cfg.grounding.beta for t in targets)
         }
         return "retrieval" if Kappa.RETRIEVAL in kinds else ("perception" if kinds else "none")
 

@@ -59,7 +59,7 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
             c.status = ClaimStatus.DROPPED  # line 26: uncited non-judgment claims are dropped
             c.grounded = False
         elif not support and c.stage is Stage.J:
-            c.sigma = ctx.cfg.sigma_uncited_judgment  # line 28
+            c.sigma = ctx.cfg.grounding.demote_uncited  # line 28
         else:  # a claim is no surer than the evidence it rests on (Dual-Read σ reaches the gate)
             c.sigma = min([c.sigma, *(e.sigma for e in ctx.ledger.leaf_pool(c.id))])
     judgments = [c for c in ctx.ledger.claims(ClaimType.SC) if c.is_judgment and c.active]
@@ -79,7 +79,7 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
 # ----------------------------------------------------------------------------- Alg. 1 lines 35–44
 async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], ev: Evidence | None = None) -> None:
     """When all judgments are weak and budget remains, falsify the strongest one."""
-    if not judgments or any(c.sigma > ctx.cfg.sigma_verify for c in judgments):
+    if not judgments or any(c.sigma > ctx.cfg.grounding.sigma_verify for c in judgments):
         return
     if not ctx.budget.spend_reserved():
         return
