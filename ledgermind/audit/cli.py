@@ -14,6 +14,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from ledgermind.audit.checks import format_checks
 from ledgermind.audit.srfa import AuditMode
 from ledgermind.confutil import to_plain
 from ledgermind.errors import UserError
@@ -121,10 +122,7 @@ def format_metrics(metrics: dict[str, Any]) -> str:
             lines.append(f"[{mode}] {ctype} support: " + " ".join(f"{k}={v}" for k, v in counts.items()))
         if m.get("markup_entities") is not None:
             lines.append(f"[{mode}] markup tokens labelled as entities: {m['markup_entities']['n']}")
-    if metrics.get("simulator"):
-        from ledgermind.simulator.audit_catch import format_catch
-
-        lines.append(format_catch(metrics["simulator"]))
+    lines.extend(format_checks(metrics))  # the run's backend's own checks (registered by ``audit_run``)
     if metrics.get("agreement"):
         ag = metrics["agreement"]
         k = "—" if ag["kappa"] is None else f"{ag['kappa']:.3f}"

@@ -24,6 +24,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from ledgermind.audit.checks import run_checks
 from ledgermind.audit.judge import Judge, JudgeError
 from ledgermind.audit.srfa import (
     AtomicClaim,
@@ -39,9 +40,11 @@ from ledgermind.audit.srfa import (
     markup_entities,
     trace_text,
 )
+from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import UserError
 from ledgermind.experiment.results import atomic_write_json, read_trajectory_dict
+from ledgermind.experiment.run_dir import recorded_identity
 from ledgermind.grounding.cascade import GroundingCascade
 from ledgermind.tools.base import Tool
 from ledgermind.trajectory import Trajectory
@@ -187,18 +190,17 @@ async def audit_run(
         options_of = {i: _options(items[i]) for i in ledger if i in items}
         markup = markup_entities(ledger.values(), cascade, options_of)
         metrics[AuditMode.LEDGER.value]["markup_entities"] = {"n": len(markup), "examples": sorted(set(markup))[:20]}
-    if sim := _simulator_catch(record, latest.get(AuditMode.LEDGER.value, {})):
-        metrics["simulator"] = sim
+    metrics.update(_backend_checks(record, latest.get(AuditMode.LEDGER.value, {})))
     atomic_write_json(record.run_dir / METRICS_FILE, metrics)
     return metrics
 
 
-def _simulator_catch(record: RunRecord, ledger_audits: Mapping[str, ItemAudit]) -> dict[str, Any] | None:
-    """On a simulated-backbone run, the ledger-mode audit's catch rate against the injected faults."""
-    from ledgermind.simulator.audit_catch import catch_summary
-
+def _backend_checks(record: RunRecord, ledger_audits: Mapping[str, ItemAudit]) -> dict[str, dict[str, Any]]:
+    """The checks the run's own backend registers over the ledger-mode audits (``audit/checks.py``;
+    the simulator: the catch rate against its injected faults), its plugin loaded first."""
+    describe_backend(str((recorded_identity(record.run_dir) or {}).get("backend", "")))
     pairs = [(a, t) for i, a in ledger_audits.items() if (t := record.trajectory(i)) is not None]
-    return catch_summary(pairs)
+    return run_checks(pairs)
 
 
 def _modes(mode: AuditMode) -> list[AuditMode]:

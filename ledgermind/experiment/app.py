@@ -21,6 +21,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue
 
+from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
@@ -32,7 +33,6 @@ from ledgermind.experiment.run_dir import ResumeMode, claim, resume_identity
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.summary import Summarize
 from ledgermind.experiment.wandb_logger import ExperimentLogger
-from ledgermind.simulator.label import is_simulated
 from ledgermind.metrics.census import format_census
 
 log = logging.getLogger(__name__)
@@ -219,8 +219,9 @@ def run_experiment(
     factory = agent_factory or configured_agent_factory(cfg)
     scorer = scorer or configured_scorer(cfg)
     summarize = summarize if summarize is not None else default_summarize()
-    # replayed replies are not the tiny model's, and the simulator prints its own banner
-    if is_tiny_model(cfg.model) and backend_identity(cfg) != "ReplayBackend" and not is_simulated(backend_identity(cfg)):
+    # replayed replies are not the tiny model's, and a backend with a disclaimer prints its own banner
+    backend = backend_identity(cfg)
+    if is_tiny_model(cfg.model) and backend != "ReplayBackend" and not describe_backend(backend).disclaimer:
         print(TINY_MODEL_BANNER.format(name=cfg.model.get("name")), file=sys.stderr, flush=True)
 
     identity = identity_for(
@@ -322,7 +323,7 @@ def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, An
     node = cfg.get("logger")
     logger: ExperimentLogger = instantiate(node) if node is not None else ExperimentLogger()
     model = str(cfg.model.get("name"))
-    simulated = ["simulated"] if is_simulated(backend_identity(cfg)) else []
+    simulated = list(describe_backend(backend_identity(cfg)).tags)
     logger.start(
         out_dir=settings.output_dir,
         config={**plain_config(cfg), "identity": identity},

@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ledgermind.backends.recorded import describe_backend
 from ledgermind.errors import UserError
 from ledgermind.experiment.provenance import PROTOCOL_FIELDS, protocol_mismatch, sha256_json, shared_protocol_lines
 from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, read_results
@@ -38,7 +39,6 @@ from ledgermind.metrics.stats import (
     paired_delta,
     paired_differences,
 )
-from ledgermind.simulator.label import NOTE, is_simulated
 
 # (config name, display name) in the paper's row order; `baseline` is ours (native CoT).
 VARIANTS: tuple[tuple[str, str], ...] = (
@@ -485,7 +485,8 @@ def _overall_err(rows: Sequence[Row], heights: Sequence[float]) -> list[list[flo
 
 def caption_for(runs: Sequence[RunScores]) -> str:
     ident = runs[0].identity
-    label = f"{NOTE}. " if is_simulated(ident.backend) else ""
+    disclaimer = describe_backend(ident.backend).disclaimer
+    label = f"{disclaimer}. " if disclaimer else ""
     seeds = seeds_of(runs)
     over = f", {len(seeds)} seeds" if len(seeds) > 1 else ""
     return label + (
