@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ledgermind.errors import ConfigError
+from ledgermind.confutil import CONF_DIR
 
-CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 # Config groups a run selects, in the order the help lists them (``ablation`` is added with ``+``).
 GROUPS = ("model", "backend", "benchmark", "pipeline", "ablation", "perception", "logger")
 # Hydra's own flags: passed through untouched.

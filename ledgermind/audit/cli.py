@@ -18,9 +18,9 @@ from ledgermind.audit.checks import format_checks
 from ledgermind.audit.srfa import AuditMode
 from ledgermind.confutil import to_plain
 from ledgermind.errors import UserError
+from ledgermind.confutil import CONF_DIR
 
 EXIT_USER_ERROR = 2
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
 def compose_audit_config(overrides: Sequence[str]) -> DictConfig:

@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from ledgermind.backends.base import BACKENDS, Backend, BackendDescription
-from ledgermind.cli_help import CONF_DIR
+from ledgermind.confutil import CONF_DIR
 
 
 def describe_backend(recorded: str, conf_dir: Path = CONF_DIR) -> BackendDescription:

@@ -28,8 +28,8 @@ from ledgermind.errors import UserError
 from ledgermind.experiment import table3
 from ledgermind.metrics.stats import BootstrapConfig, Estimate, cluster_mean, paired_delta, wilson_interval
 from ledgermind.simulator.label import NOTE
+from ledgermind.confutil import CONF_DIR
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 HYDRA_CONFIG = Path(".hydra") / "config.yaml"
 
 
