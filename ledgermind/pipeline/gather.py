@@ -33,13 +33,13 @@ async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Eviden
     types = ctx.profile.types
     question = ctx.item.question + ("\n" + options_block(ctx.item) if ctx.item.options else "")
     if with_plan:  # line 2: π ← TASKPLAN(q); APPEND(π, DERIVATION, 1.0)
-        _, plan = await ctx.evidence.call_tool(
+        _, plan = await ctx.call_tool(
             "plan", question=question, granularity=ctx.profile.granularity, method=ctx.profile.method
         )
         ev.plan = plan[0].fact if plan else ""
     ev.ocr = await ocr_images(ctx)
     # line 3: SOBSERVE(q, I, π) → PERCEPTION, σ = 0.92
-    _, ev.ocs = await ctx.evidence.call_tool(
+    _, ev.ocs = await ctx.call_tool(
         "observe",
         question=question,
         plan=ev.plan,
@@ -65,7 +65,7 @@ async def ocr_images(ctx: ItemContext) -> list[EvidenceEntry]:
         return []
     entries: list[EvidenceEntry] = []
     for i in referenced_images(ctx.item):
-        _, es = await ctx.evidence.call_tool("ocr", image=Path(ctx.item.images[i - 1]))
+        _, es = await ctx.call_tool("ocr", image=Path(ctx.item.images[i - 1]))
         for e in es:
             e.meta.setdefault("category", "TEXT")
             e.meta["image"] = i
@@ -87,11 +87,11 @@ def mark_tool_agreement(ctx: ItemContext, ocs: list[EvidenceEntry], ocr: list[Ev
 async def crop_and_read(ctx: ItemContext, ev: Evidence, *, read: bool) -> None:
     q = ctx.item.question
     image = Path(ctx.item.images[referenced_images(ctx.item)[0] - 1])
-    out, crop = await ctx.evidence.call_tool("crop_zoom", image=image, question=q)  # lines 6–7: r*, 2.5× zoom
+    out, crop = await ctx.call_tool("crop_zoom", image=image, question=q)  # lines 6–7: r*, 2.5× zoom
     if not crop:
         return
     ev.crop, ev.crop_image, ev.source_image = crop[0], out.artifacts.get("image"), image
-    _, zoomed_ocr = await ctx.evidence.call_tool("ocr", image=image, region=ev.crop.bbox.as_list()) if ev.crop.bbox else (None, [])
+    _, zoomed_ocr = await ctx.call_tool("ocr", image=image, region=ev.crop.bbox.as_list()) if ev.crop.bbox else (None, [])
     for e in zoomed_ocr:
         e.meta.setdefault("category", "TEXT")
     ev.ocr += zoomed_ocr
@@ -118,12 +118,12 @@ async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
     """
     assert ev.crop is not None
     region = ev.crop.bbox.as_list() if ev.crop.bbox else None
-    _, r1 = await ctx.evidence.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured, located_at=region)
+    _, r1 = await ctx.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured, located_at=region)
     ev.readings += r1
     if not ctx.flags.dual_read:
         return  # ablation: a single reading, σ as for a normal crop
     image2, region2 = await jittered_crop(ctx, ev, "dual_read")
-    _, r2 = await ctx.evidence.call_tool("read", image=image2, attempt=1, structured=ctx.structured, located_at=region2)
+    _, r2 = await ctx.call_tool("read", image=image2, attempt=1, structured=ctx.structured, located_at=region2)
     ev.readings += r2
     v1 = r1[0].meta.get("value") if r1 else None
     v2 = r2[0].meta.get("value") if r2 else None
@@ -155,7 +155,7 @@ async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
     if not ctx.budget.spend():
         return
     image, region = await jittered_crop(ctx, ev, "dual_read_escalation")
-    _, r3 = await ctx.evidence.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region)
+    _, r3 = await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region)
     ev.readings += r3
     readings = [e for e in ev.readings if e.meta.get("value") is not None and e.omega in {Omega.ACTIVE, Omega.STALE}]
     choice = closest_reading(ctx, readings)
@@ -193,7 +193,7 @@ async def jittered_crop(ctx: ItemContext, ev: Evidence, purpose: str) -> tuple[A
     assert ev.crop is not None
     if ev.source_image is None or ev.crop.bbox is None:
         return ev.crop_image, ev.crop.bbox.as_list() if ev.crop.bbox else None
-    out, entries = await ctx.evidence.call_tool(
+    out, entries = await ctx.call_tool(
         "crop_zoom", image=ev.source_image, bbox=ev.crop.bbox.as_list(), perturb_seed=f"{ctx.cfg.seed}:{ctx.item.id}:{purpose}"
     )
     image = out.artifacts.get("image")
@@ -219,9 +219,9 @@ async def knowledge_search(ctx: ItemContext, *, deep: bool) -> list[EvidenceEntr
     if name is None:
         ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
         return []
-    _, round1 = await ctx.evidence.call_tool(name, query=extract_query(ctx.evidence))
+    _, round1 = await ctx.call_tool(name, query=extract_query(ctx.evidence))
     entries = list(round1)
     if deep and round1:
-        _, round2 = await ctx.evidence.call_tool(name, query=refine_query(ctx.evidence, round1))
+        _, round2 = await ctx.call_tool(name, query=refine_query(ctx.evidence, round1))
         entries += round2
     return entries
