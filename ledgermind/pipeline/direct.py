@@ -28,7 +28,7 @@ async def run_direct(ctx: ItemContext) -> None:
     _, ans = await ctx.call_tool("vqa", derived_from=[e.id for e in ocr], stage="direct", prompt=text, images=ctx.user_images())
     answer = extract_final_answer(ans[0].fact) if ans else ""
     cites = [ans[0].id] if ans else []
-    name = search_tool_name(ctx)
+    name = search_tool_name(ctx.tools)
     if QuestionType.KNOWLEDGE in ctx.profile.types and name is None:
         ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
     if QuestionType.KNOWLEDGE in ctx.profile.types and name:  # single-round search + concise re-answer (G.6)

@@ -125,7 +125,7 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
                                  sampled=fresh and ctx.cfg.reinvoke_sampling,
                                  rephrase=int(fresh and not ctx.cfg.reinvoke_sampling))
     readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
-    choice = closest_reading(ctx, readings)
+    choice = closest_reading(ctx.evidence, readings)
     if choice is None:
         return
     adopted, cites = choice

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ledgermind.dispatch import QuestionType
+from ledgermind.grounding import GroundingCascade
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.ledger import EvidenceEntry, Kappa, Omega
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.evidence import extract_query, refine_query
+from ledgermind.pipeline.evidence import EvidenceIO, extract_query, refine_query
 from ledgermind.pipeline.render import options_block, referenced_images
-from ledgermind.tools.base import ToolKind
+from ledgermind.tools.base import Tool, ToolKind
 from ledgermind.trajectory import MarkKind
 
 
@@ -48,7 +50,7 @@ async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Eviden
         max_oc=ctx.cfg.max_oc,
         structured=ctx.structured,
     )
-    mark_tool_agreement(ctx, ev.ocs, ev.ocr)
+    mark_tool_agreement(ctx.cascade, ev.ocs, ev.ocr)
     if types & {QuestionType.READ, QuestionType.LOCATION} and ctx.item.images:  # lines 5–14
         await crop_and_read(ctx, ev, read=QuestionType.READ in types)
     if QuestionType.KNOWLEDGE in types:  # lines 15–21
@@ -73,14 +75,14 @@ async def ocr_images(ctx: ItemContext) -> list[EvidenceEntry]:
     return entries
 
 
-def mark_tool_agreement(ctx: ItemContext, ocs: list[EvidenceEntry], ocr: list[EvidenceEntry]) -> None:
+def mark_tool_agreement(cascade: GroundingCascade, ocs: list[EvidenceEntry], ocr: list[EvidenceEntry]) -> None:
     """OCErr bookkeeping (Eq. 27): does a TEXT/NUMBER OC agree with what OCR read?"""
     if not ocr:
         return
     pool = [e.fact for e in ocr]
     for oc in ocs:
         if oc.category in {"TEXT", "NUMBER"}:
-            res = ctx.cascade.check(oc.fact, pool, judgment=False)
+            res = cascade.check(oc.fact, pool, judgment=False)
             oc.meta["tool_agreement"] = bool(res.ncc and res.coverage >= 0.5)
 
 
@@ -158,7 +160,7 @@ async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
     _, r3 = await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region)
     ev.readings += r3
     readings = [e for e in ev.readings if e.meta.get("value") is not None and e.omega in {Omega.ACTIVE, Omega.STALE}]
-    choice = closest_reading(ctx, readings)
+    choice = closest_reading(ctx.evidence, readings)
     if choice is None:  # nothing read by other means to compare with: v2 stays adopted (D.5)
         ctx.traj.mark(MarkKind.DUAL_READ_ESCALATED, "third reading; no number in P_oc to compare, v2 kept")
         return
@@ -172,10 +174,10 @@ async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
     ctx.traj.mark(MarkKind.DUAL_READ_ESCALATED, f"adopted {adopted.meta['value']:g} ({adopted.id}), closest to Num(P_oc)")
 
 
-def closest_reading(ctx: ItemContext, readings: list[EvidenceEntry]) -> tuple[EvidenceEntry, list[str]] | None:
+def closest_reading(evidence: EvidenceIO, readings: list[EvidenceEntry]) -> tuple[EvidenceEntry, list[str]] | None:
     """The reading whose value lies closest to a number read by other means (P_oc without the
     readings: OCR lines, observations), with the ids of the P_oc entries at that distance."""
-    others = [e for e in ctx.evidence.p_oc() if e.src != "read"]
+    others = [e for e in evidence.p_oc() if e.src != "read"]
     pool = [(n.value, e) for e in others for n in extract_numbers(e.fact) if n.value is not None]
     if not readings or not pool:
         return None
@@ -209,13 +211,13 @@ def _set_reading_sigma(ctx: ItemContext, ev: Evidence, sigma: float, reason: str
             ctx.ledger.set_sigma(e.id, sigma, reason)
 
 
-def search_tool_name(ctx: ItemContext) -> str | None:
-    return next((n for n, t in ctx.tools.items() if t.kind is ToolKind.SEARCH), None)
+def search_tool_name(tools: Mapping[str, Tool]) -> str | None:
+    return next((n for n, t in tools.items() if t.kind is ToolKind.SEARCH), None)
 
 
 async def knowledge_search(ctx: ItemContext, *, deep: bool) -> list[EvidenceEntry]:
     """App. D.6 two-round strategy; results are RETRIEVAL entries with σ = 0.85 (line 20)."""
-    name = search_tool_name(ctx)
+    name = search_tool_name(ctx.tools)
     if name is None:
         ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
         return []
