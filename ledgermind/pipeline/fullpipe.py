@@ -89,7 +89,7 @@ async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], ev: 
     poc = ctx.evidence.p_oc()
     if g.get("ecc") is False:
         text = ctx.repairs.with_warning(HYPOTHESIS.substitute(question=ctx.item.question, hypothesis=best.text, pool=ctx.evidence.p_oc_block()))
-        out, entries = await ctx.evidence.call_tool(
+        out, entries = await ctx.call_tool(
             "vqa", derived_from=[e.id for e in poc], sigma=ctx.cfg.sigma_revised,
             stage="hypothesis", prompt=text, images=ctx.user_images(),
         )
@@ -121,11 +121,11 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
     if image is None:
         return
     fresh = region is None
-    await ctx.evidence.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region,
+    await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region,
                                  sampled=fresh and ctx.cfg.reinvoke_sampling,
                                  rephrase=int(fresh and not ctx.cfg.reinvoke_sampling))
     readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
-    choice = closest_reading(ctx, readings)
+    choice = closest_reading(ctx.evidence, readings)
     if choice is None:
         return
     adopted, cites = choice
