@@ -81,8 +81,6 @@ class ExperimentLogger:
         """Close the run and flush its files."""
 
 
-NullLogger = ExperimentLogger
-
 ITEM_COLUMNS = [
     "id", "thumbnail", "subject", "difficulty", "path", "question", "options", "reply", "prediction", "gold", "correct",
     "score", "model_calls", "tool_calls", "error",
