@@ -81,6 +81,9 @@ class ExperimentLogger:
         """Close the run and flush its files."""
 
 
+# ``logger=none``'s target (conf/logger/none.yaml) and recorded in every run's config: keep the name
+NullLogger = ExperimentLogger
+
 ITEM_COLUMNS = [
     "id", "thumbnail", "subject", "difficulty", "path", "question", "options", "reply", "prediction", "gold", "correct",
     "score", "model_calls", "tool_calls", "error",
