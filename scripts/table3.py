@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a 
 
 from ledgermind.errors import UserError  # noqa: E402
 from ledgermind.experiment import table3  # noqa: E402
+from ledgermind.experiment.rundir import RunDir, find_runs  # noqa: E402
 from ledgermind.experiment.wandb_logger import ExperimentLogger, WandbLogger  # noqa: E402
 from ledgermind.metrics.stats import DEFAULT_RESAMPLES, BootstrapConfig  # noqa: E402
 
@@ -62,26 +63,16 @@ def make_logger(choice: str, run_dirs: list[Path]) -> ExperimentLogger:
         return ExperimentLogger()
     if choice in ("offline", "online"):
         return WandbLogger(mode=choice)
-    node = _run_logger_node(run_dirs[0])
+    node = RunDir(run_dirs[0]).logger_node()  # as the first run was logged
     if node and str(node.get("_target_", "")).endswith("WandbLogger"):
         return WandbLogger(**{k: v for k, v in node.items() if k != "_target_"})
     return ExperimentLogger()
 
 
-def _run_logger_node(run_dir: Path) -> dict | None:
-    cfg_file = run_dir / ".hydra" / "config.yaml"
-    if not cfg_file.exists():
-        return None
-    from omegaconf import OmegaConf
-
-    node = OmegaConf.load(cfg_file).get("logger")
-    return OmegaConf.to_container(node, resolve=False) if node is not None else None  # type: ignore[return-value]
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        run_dirs = table3.find_run_dirs(args.runs)
+        run_dirs = find_runs(args.runs)
         runs = [table3.load_run(d) for d in run_dirs]
         boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)
         rows = table3.build_rows(runs, with_paper=args.paper, allow_mixed=args.allow_mixed, bootstrap=boot)

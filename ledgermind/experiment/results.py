@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ledgermind.jsonl import BadLine, bad_line, read_jsonl
+
 RESULTS_FILE = "results.jsonl"
 WALL_TIME_FILE = "wall_time.json"
 TRAJECTORY_DIR = "trajectories"
@@ -212,21 +214,27 @@ def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
     path = Path(out_dir) / RESULTS_FILE
     if not path.exists():
         return []
+    what = "a readable result record"
+    rows = read_jsonl(path, bad=BadLine.RAISE if strict else BadLine.SKIP, torn_tail=not strict,
+                      decode_errors="replace", what=what)  # fmt: skip
     seen: dict[str, ItemResult] = {}
-    for n, line in enumerate(path.read_bytes().decode("utf-8", "replace").splitlines(), 1):
-        record = _parse_line(line)
-        if record is None and strict and line.strip():
-            from ledgermind.errors import DataError
-
-            raise DataError(f"{path}: line {n} is not a readable result record ({line.strip()[:60]!r})")
+    for row in rows:
+        record = _as_result(row.value)
+        if record is None and strict:
+            raise bad_line(path, row.line_no, row.text, what)
         if record is not None:
             seen.pop(record.id, None)  # re-insert: order follows the latest line
             seen[record.id] = record
     return list(seen.values())
 
 
-def done_ids(out_dir: Path) -> set[str]:
-    return {r.id for r in read_results(out_dir)}
+def _as_result(d: Any) -> ItemResult | None:
+    if not isinstance(d, dict) or not isinstance(d.get("id"), str):
+        return None
+    try:
+        return ItemResult.from_dict(d)
+    except (TypeError, KeyError):
+        return None
 
 
 def _parse_line(line: str) -> ItemResult | None:
@@ -234,9 +242,8 @@ def _parse_line(line: str) -> ItemResult | None:
     if not line:
         return None
     try:
-        d = json.loads(line)
-        return ItemResult.from_dict(d) if isinstance(d, dict) and isinstance(d.get("id"), str) else None
-    except (json.JSONDecodeError, TypeError, KeyError):
+        return _as_result(json.loads(line))
+    except json.JSONDecodeError:
         return None
 
 

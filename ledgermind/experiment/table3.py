@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -26,7 +26,8 @@ from typing import Any
 
 from ledgermind.errors import UserError
 from ledgermind.experiment.provenance import PROTOCOL_FIELDS, protocol_mismatch, sha256_json, shared_protocol_lines
-from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, read_results
+from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE
+from ledgermind.experiment.rundir import RunDir
 from ledgermind.experiment.summary import RunIdentity, items_hash
 from ledgermind.metrics.census import census_table
 from ledgermind.metrics.stats import (
@@ -112,29 +113,13 @@ class Row:
 
 
 # ---------------------------------------------------------------------------------- collection
-def find_run_dirs(paths: Iterable[Path]) -> list[Path]:
-    """Each path is a run dir or a (multirun) dir whose sub-dirs hold runs."""
-    found: list[Path] = []
-    for p in map(Path, paths):
-        if not p.is_dir():
-            raise Table3Error(f"not a directory: {p}")
-        if (p / RESULTS_FILE).exists() or (p / METRICS_FILE).exists():
-            found.append(p)
-            continue
-        subs = sorted({f.parent for f in p.rglob(RESULTS_FILE)} | {f.parent for f in p.rglob(METRICS_FILE)})
-        if not subs:
-            raise Table3Error(f"no runs under {p} (no {RESULTS_FILE} / {METRICS_FILE} found)")
-        found.extend(subs)
-    return found
-
-
 def load_run(run_dir: Path) -> RunScores:
-    metrics_path = run_dir / METRICS_FILE
-    if not metrics_path.exists():
+    run = RunDir(run_dir)
+    metrics = run.metrics()
+    if metrics is None:
         raise Table3Error(f"{run_dir} has no {METRICS_FILE}: the run did not finish (start it again to resume)")
-    metrics = json.loads(metrics_path.read_text())
     identity = RunIdentity.from_dict(metrics["identity"])
-    results = read_results(run_dir)
+    results = run.results()
     if items_hash(r.id for r in results) != identity.items_sha256:
         raise Table3Error(
             f"{run_dir}: {RESULTS_FILE} holds {len(results)} items but {METRICS_FILE} was written for "
@@ -143,7 +128,7 @@ def load_run(run_dir: Path) -> RunScores:
     item_scores = {r.id: (None if r.error is not None else r.score) for r in results}
     difficulty = {r.id: r.difficulty for r in results}
     scores, n = _column_scores([(item_scores, difficulty)])
-    return RunScores(run_dir, identity, scores, n, dict(metrics.get("mechanisms") or {}), item_scores, difficulty)
+    return RunScores(run.path, identity, scores, n, dict(metrics.get("mechanisms") or {}), item_scores, difficulty)
 
 
 def _column_scores(

@@ -24,7 +24,8 @@ from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view
 from ledgermind.report.run_view import build_run_view
-from ledgermind.report.sources import RunData, find_runs, load_run
+from ledgermind.experiment.rundir import find_runs
+from ledgermind.report.sources import RunData, load_run
 
 REPORT_DIR = "report"
 MARKER = ".ledgermind-report"  # only a directory carrying this marker is ever replaced
