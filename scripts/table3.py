@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
 from ledgermind.errors import UserError  # noqa: E402
-from ledgermind.experiment import table3  # noqa: E402
+from ledgermind.experiment import table3, table3_render  # noqa: E402
 from ledgermind.experiment.rundir import RunDir, find_runs  # noqa: E402
 from ledgermind.experiment.wandb_logger import ExperimentLogger, WandbLogger  # noqa: E402
 from ledgermind.metrics.stats import DEFAULT_RESAMPLES, BootstrapConfig  # noqa: E402
@@ -80,22 +80,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     out_dir = args.out or args.runs[0]
-    outs = table3.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)
+    outs = table3_render.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)
     print(table3.caption_for(runs))
     if args.paper:
         ref = table3.load_paper_table3()
         print(f"Paper columns: {ref['benchmark']} with {ref['model']} (the paper's Table 3).")
-    print(table3.to_markdown(rows, with_paper=args.paper))
-    print(table3.method_note(rows, boot) + "\n")
+    print(table3_render.to_markdown(rows, with_paper=args.paper))
+    print(table3_render.method_note(rows, boot) + "\n")
     print(table3.protocol_footer(runs))
     print("\nMechanism census (metrics.json[\"mechanisms\"], summed over items; calls per item):")
-    print(table3.census_markdown(runs))
+    print(table3_render.census_markdown(runs))
     print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}, {outs.census.name}")
 
     logger = make_logger(args.logger, run_dirs)
     logger.start(out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, name="table3", group=None, job_type="table3")
     try:
-        logger.log_table3(table3.rows_for_logging(rows), outs.chart)
+        logger.log_table3(table3_render.rows_for_logging(rows), outs.chart)
     finally:
         logger.finish()
     return 0

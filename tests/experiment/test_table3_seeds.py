@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ledgermind.benchmarks.item import Item
-from ledgermind.experiment import table3
+from ledgermind.experiment import table3, table3_render
 from ledgermind.experiment.rundir import find_runs
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from ledgermind.metrics.stats import BootstrapConfig
@@ -81,7 +81,7 @@ def test_rows_pool_items_and_seeds_from_identities(sweep: Path) -> None:
 
 def test_outputs_show_intervals_and_the_seed_dimension(sweep: Path, tmp_path: Path) -> None:
     runs, rows = _rows(sweep)
-    outs = table3.write_outputs(rows, runs, tmp_path / "out", with_paper=False, bootstrap=BOOT)
+    outs = table3_render.write_outputs(rows, runs, tmp_path / "out", with_paper=False, bootstrap=BOOT)
     md = outs.markdown.read_text()
     assert "| w/o ECC/NCC | 50.0 | 50.0 | 100.0 | 57.14 | [" in md  # Hard: q2 right in seed 0, errored in 1
     assert "| −28.57 | [−50.00, 0.00] | 1 / 1 | not distinguishable |" in md
