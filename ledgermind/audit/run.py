@@ -94,7 +94,7 @@ def load_run(run_dir: Path) -> RunRecord:
     run = RunDir(run_dir)
     if not run.has_results:
         raise UserError(f"not a run directory (no results.jsonl): {run.path}")
-    return RunRecord(run.path, {r.id: r.to_dict() for r in run.results()})  # a retried id: its last line
+    return RunRecord(run.path, run.result_rows())  # a retried id: its last line
 
 
 def run_items(run_dir: Path) -> dict[str, Item]:

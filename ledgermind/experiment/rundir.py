@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
-from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, ItemResult, find_trajectory, read_results
+from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, ItemResult, find_trajectory, read_result_rows, read_results
 
 RECORDED_CONFIG = Path(".hydra") / "config.yaml"
 REPORT_DIR = "report"  # a built report lives inside the run folder; it never holds runs
@@ -92,6 +92,10 @@ class RunDir:
     def results(self, *, strict: bool = False) -> list[ItemResult]:
         """One result per id, the last line winning (a retry supersedes the failure)."""
         return read_results(self.path, strict=strict)
+
+    def result_rows(self) -> dict[str, dict[str, Any]]:
+        """``id -> `` the raw last row (for readers of older runs whose rows lack an ``ItemResult`` field)."""
+        return {row["id"]: row for row in read_result_rows(self.path)}
 
     def metrics(self) -> dict[str, Any] | None:
         """``metrics.json`` (written when the run finished), or None for an unfinished run."""
