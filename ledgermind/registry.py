@@ -76,6 +76,20 @@ class Registry(Generic[T]):
         return len(self._items)
 
 
+def import_attr(path: str) -> Any:
+    """``"module:attr"`` or ``"module.attr"`` → the attribute: the project's one dotted-path import.
+
+    Raises ``ImportError`` / ``AttributeError`` / ``ValueError``; callers turn them into the error
+    of their own layer (a registry error, a one-line config error).
+    """
+    import importlib
+
+    module, _, attr = str(path).replace(":", ".").rpartition(".")
+    if not module:
+        raise ValueError(f"{path!r} is not a dotted path")
+    return getattr(importlib.import_module(module), attr)
+
+
 class _Lazy:
     """A ``"module:attr"`` entry, imported when first looked up."""
 
@@ -83,12 +97,9 @@ class _Lazy:
         self.target = target
 
     def load(self, kind: str, name: str) -> Any:
-        import importlib
-
-        module, attr = self.target.split(":")
         try:
-            return getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as e:
+            return import_attr(self.target)
+        except (ImportError, AttributeError, ValueError) as e:
             raise RegistryError(f"{kind} {name!r} ({self.target}) cannot be loaded: {e}") from e
 
     def __repr__(self) -> str:

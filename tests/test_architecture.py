@@ -25,14 +25,9 @@ SIMULATOR = "ledgermind.simulator"
 NOT_PRODUCTION = ("ledgermind/simulator/", "ledgermind/testing/", "tests/")
 SIMULATOR_TOOLING = re.compile(r"scripts/sim_\w+\.py")  # the simulator's own entry points
 
-# Known violations that other parts of issue 28 remove, by (from room, to room). Each entry is
-# checked to still exist, so a merged fix makes its entry fail as stale: then delete the entry.
-KNOWN_VIOLATIONS: Mapping[tuple[str, str], str] = {
-    # experiment/app.py -> report (report=true) -> report/sources.py -> experiment/app.py: a circle
-    # and an arrow running up. Removed by issue 28 part A (one run-folder model; report=true becomes
-    # a step of the CLI, not of experiment/app.py).
-    ("experiment", "report"): "issue 28 part A",
-}
+# Accepted violations, by (from room, to room), each with its reason; every entry is checked to
+# still exist, so a fixed one fails as stale. None is accepted today (issue 28).
+KNOWN_VIOLATIONS: Mapping[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

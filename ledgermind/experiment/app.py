@@ -1,15 +1,13 @@
 """From a composed Hydra config to a finished run: the glue behind ``scripts/run.py``.
 
 Cheap checks come first (settings, data path) so a user mistake is reported in one line before
-a model is loaded. Agent, scorer and metrics are resolved lazily and can be injected, which keeps
-this module importable while those packages evolve and lets tests run fakes end to end.
+a model is loaded. Agent, scorer and metrics can be injected, which lets tests run fakes end to end.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import logging
 import random
 import sys
@@ -19,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
-from omegaconf.errors import MissingMandatoryValue
 
 from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
@@ -27,12 +24,14 @@ from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
 from ledgermind.experiment import components
 from ledgermind.experiment.item_filter import requested_ids, select_items
+from ledgermind.experiment.items import load_items
 from ledgermind.experiment.provenance import run_provenance
 from ledgermind.experiment.results import read_results
 from ledgermind.experiment.run_dir import ResumeMode, claim, resume_identity
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.summary import Summarize
 from ledgermind.experiment.wandb_logger import ExperimentLogger
+from ledgermind.metrics import summarize as trajectory_summary
 from ledgermind.metrics.census import format_census
 
 log = logging.getLogger(__name__)
@@ -92,50 +91,8 @@ def seed_everything(seed: int) -> None:
 
 
 # ------------------------------------------------------------------------------ resolution
-def import_object(dotted: str, what: str) -> Any:
-    """``package.module.attr`` → the attribute, or a one-line ConfigError naming ``what``."""
-    module, _, attr = str(dotted).rpartition(".")
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError, ValueError) as e:
-        raise ConfigError(f"{what} {dotted!r} cannot be imported: {e}") from e
-
-
 # A config read back from a run folder is data: whoever made the folder chose its dotted paths.
 # Without ``trusted`` only registered benchmarks are loaded and only registered scorers called.
-
-
-def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> list[Item]:
-    """The configured benchmark's items. ``trusted=False`` (a config read from a run folder:
-    report, rescore, audit) never imports a ``_target_`` from it; benchmarks come from the
-    registry by name."""
-    try:
-        node = OmegaConf.to_container(cfg.benchmark, resolve=True, throw_on_missing=True)
-    except MissingMandatoryValue as e:
-        key = e.full_key if str(e.full_key).startswith("benchmark.") else f"benchmark.{e.full_key}"
-        raise ConfigError(f"{key} is required: add {key}=... to the command line") from None
-    assert isinstance(node, dict)
-    if limit is not None:
-        node["limit"] = limit if node.get("limit") is None else min(limit, node["limit"])
-    if "_target_" in node and not trusted:
-        raise ConfigError(
-            f"the run's benchmark names a loader by import path ({node['_target_']}); a run folder is data, so "
-            "only registered benchmarks are reloaded (pass --trust-config if you made this run yourself)"
-        )
-    if "_target_" in node:  # a user-supplied loader: callable(**params) -> list[Item]
-        loader = import_object(node.pop("_target_"), "benchmark._target_")
-        node.pop("name", None)
-        items = list(loader(**node))
-        return items if limit is None else items[:limit]
-    import ledgermind.benchmarks as benchmarks
-
-    load = getattr(benchmarks, "load_benchmark", None)
-    if load is None:
-        from ledgermind.benchmarks.registry import load_benchmark as load
-    name = node.get("name")
-    if not name:
-        raise ConfigError("the benchmark config needs a 'name' (a registered benchmark)")
-    return load(name, node)
 
 
 def load_selected_items(cfg: DictConfig, limit: int | None) -> list[Item]:
@@ -170,16 +127,6 @@ def quiet_http_logs() -> None:
     """httpx logs one INFO line per request; a run makes thousands. Warnings still show."""
     for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def default_summarize() -> Summarize | None:
-    """Trajectory metrics (App. F); a missing metrics package leaves them out, with a warning."""
-    try:
-        from ledgermind.metrics import summarize
-    except ImportError:
-        log.warning("ledgermind.metrics.summarize is unavailable; metrics.json will have no trajectory metrics")
-        return None
-    return summarize
 
 
 def benchmark_identity(cfg: DictConfig) -> str:
@@ -218,7 +165,7 @@ def run_experiment(
     items = load_selected_items(cfg, settings.limit)
     factory = agent_factory or configured_agent_factory(cfg)
     scorer = scorer or configured_scorer(cfg)
-    summarize = summarize if summarize is not None else default_summarize()
+    summarize = summarize if summarize is not None else trajectory_summary
     # replayed replies are not the tiny model's, and a backend with a disclaimer prints its own banner
     backend = backend_identity(cfg)
     if is_tiny_model(cfg.model) and backend != "ReplayBackend" and not describe_backend(backend).disclaimer:
@@ -272,18 +219,7 @@ def _run_claimed(
                             f"abstention rate {metrics['abstention_rate']:.2f})"), file=sys.stderr, flush=True)
     finally:
         logger.finish()
-    if cfg.get("report", False):
-        write_report(settings.output_dir)
     return metrics
-
-
-def write_report(out_dir: Path) -> Path:
-    """``report=true``: the HTML audit report of the finished run (imported late: it reads this run's files)."""
-    from ledgermind.report import build_report
-
-    index = build_report(out_dir)
-    print(f"report: {index}", flush=True)
-    return index
 
 
 def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, Any]]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ledgermind.errors import ConfigError
-from ledgermind.registry import Registry, RegistryError
+from ledgermind.registry import Registry, RegistryError, import_attr
 
 AgentFactory = Callable[[Any, Any], Any]  # (composed config, backend) -> agent with solve()
 Scorer = Callable[..., Any]  # (item, reply text) -> ScoreResult
@@ -72,11 +72,8 @@ def _get(registry: Registry[Any], name: str) -> Any:
 
 
 def _import(dotted: str, what: str) -> Any:
-    import importlib
-
-    module, _, attr = dotted.replace(":", ".").rpartition(".")
     try:
-        return getattr(importlib.import_module(module), attr)
+        return import_attr(dotted)
     except (ImportError, AttributeError, ValueError) as e:
         known = ", ".join((AGENT_FACTORIES if what == "agent_factory" else SCORERS).names())
         raise ConfigError(f"{what} {dotted!r} cannot be imported (registered names: {known}): {e}") from e
