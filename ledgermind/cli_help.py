@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ledgermind.errors import ConfigError
+from ledgermind.confutil import CONF_DIR
 
-CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 # Config groups a run selects, in the order the help lists them (``ablation`` is added with ``+``).
 GROUPS = ("model", "backend", "benchmark", "pipeline", "ablation", "perception", "logger")
 # Hydra's own flags: passed through untouched.
@@ -58,7 +58,7 @@ FLAGS: dict[str, FlagRule] = {
 
 
 def options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:
-    return sorted(p.stem for p in (conf_dir / group).glob("*.yaml"))
+    return sorted(p.stem for p in (conf_dir / group).glob("*.yaml") if not p.stem.startswith("_"))  # _x.yaml: a shared base
 
 
 def _first_comment(path: Path) -> str:
@@ -244,6 +244,10 @@ def selection(argv: Sequence[str]) -> dict[str, str]:
 
 def preprocess(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
     """What ``scripts/run.py`` hands to Hydra; raises ``ConfigError`` (one line, exit 2) on a user mistake."""
+    from ledgermind.pipeline.config import renamed_override_error
+
+    if moved := renamed_override_error(argv):  # Hydra's own error would not say where the key went
+        raise ConfigError(moved)
     return translate_argv(argv, conf_dir)
 
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+#: The Hydra config tree (``conf/``) every entry point and reader composes from.
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 
 def to_plain(node: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -3,12 +3,18 @@
 In the spirit of lm-evaluation-harness's ``api/registry.py``: registering the same name twice is
 an error, because silently replacing a component would make a run's configuration lie about
 what actually ran.
+
+This is the project's one way to pick a component by name from the config: a registry entry is
+either the object itself or a lazy ``"module:attr"`` string (``add_lazy``), imported on first
+``get`` so that naming a heavy component (an agent that pulls in vLLM) costs nothing until it is
+used. Only a Hydra ``_target_`` node *configures* an object (backends, loggers, perception
+parts); choosing which agent factory, scorer or command runs goes through a registry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ledgermind.errors import LedgerMindError
 
@@ -42,12 +48,20 @@ class Registry(Generic[T]):
             raise RegistryError(f"duplicate {self.kind} name {name!r}: already registered as {self._items[name]!r}")
         self._items[name] = obj
 
+    def add_lazy(self, name: str, target: str, *aliases: str) -> None:
+        """Register ``"module:attr"`` under ``name`` (and ``aliases``: e.g. an old config's dotted path)."""
+        if target.count(":") != 1:
+            raise RegistryError(f"lazy {self.kind} {name!r} must be 'module:attr', got {target!r}")
+        for key in (name, *aliases):
+            self.add(key, _Lazy(target))  # type: ignore[arg-type]
+
     def get(self, name: str) -> T:
         try:
-            return self._items[name]
+            obj = self._items[name]
         except KeyError:
             known = ", ".join(sorted(self._items)) or "(none)"
             raise RegistryError(f"unknown {self.kind} {name!r}; known: {known}") from None
+        return obj.load(self.kind, name) if isinstance(obj, _Lazy) else obj
 
     def names(self) -> list[str]:
         return sorted(self._items)
@@ -60,3 +74,33 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def import_attr(path: str) -> Any:
+    """``"module:attr"`` or ``"module.attr"`` → the attribute: the project's one dotted-path import.
+
+    Raises ``ImportError`` / ``AttributeError`` / ``ValueError``; callers turn them into the error
+    of their own layer (a registry error, a one-line config error).
+    """
+    import importlib
+
+    module, _, attr = str(path).replace(":", ".").rpartition(".")
+    if not module:
+        raise ValueError(f"{path!r} is not a dotted path")
+    return getattr(importlib.import_module(module), attr)
+
+
+class _Lazy:
+    """A ``"module:attr"`` entry, imported when first looked up."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def load(self, kind: str, name: str) -> Any:
+        try:
+            return import_attr(self.target)
+        except (ImportError, AttributeError, ValueError) as e:
+            raise RegistryError(f"{kind} {name!r} ({self.target}) cannot be loaded: {e}") from e
+
+    def __repr__(self) -> str:
+        return f"<lazy {self.target}>"

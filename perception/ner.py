@@ -102,10 +102,6 @@ class SpacyNER:
         """Precompute entities for ``texts`` (e.g. every evidence fact when it enters the ledger)."""
         self.entities_many(list(texts))
 
-    def clear_cache(self) -> None:
-        with self._lock:
-            self._cache.clear()
-
     @property
     def cache_len(self) -> int:
         return len(self._cache)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 from omegaconf import OmegaConf  # noqa: E402
 
 from ledgermind.benchmarks import load_benchmark  # noqa: E402
-from ledgermind.grounding import GroundingCascade  # noqa: E402
+from ledgermind.grounding import build_cascade  # noqa: E402
 from ledgermind.pipeline import AblationFlags, LedgerMindAgent, PipelineConfig  # noqa: E402
 from ledgermind.pipeline.agent import grounding_config  # noqa: E402
 
@@ -74,18 +74,18 @@ def main() -> None:
     args = ap.parse_args()
 
     from ledgermind.backends.tiny import build_tiny_qwen2_vl
-    from perception.ner import SpacyNER
-    from perception.tools import build_tools
+    from perception.build import build_perception
 
     model_cfg = {"name": "tiny_qwen2_vl", "path": str(build_tiny_qwen2_vl()), "dtype": "float32",
                  "context_length": 1024, "max_images": 2}  # fmt: skip
     items = load_benchmark("mmmu_pro", {"path": args.data, "setting": "standard10", "limit": args.n})
-    tools = build_tools(OmegaConf.to_container(OmegaConf.load(REPO / "conf/perception/cpu.yaml")))
+    node = OmegaConf.to_container(OmegaConf.load(REPO / "conf/perception/cpu.yaml"))
+    per = build_perception({**node, "cache_dir": "off"})  # timed: every image read, none from the cache
     cfg, flags = PipelineConfig(max_tokens=args.max_tokens), AblationFlags()
-    ner = SpacyNER()
+    tools, ner = per.tools, per.ner
     ner.entities("warm up")  # load the spaCy model outside the timed region
     backend, server = build_backend(args.backend, args.url, model_cfg)
-    agent = LedgerMindAgent(backend, tools, GroundingCascade(grounding_config(cfg, flags), ner=ner), cfg, flags)
+    agent = LedgerMindAgent(backend, tools, build_cascade(grounding_config(cfg, flags), ner=ner, aliases=per.aliases), cfg, flags)
     try:
         trajs = [asyncio.run(agent.solve(it)) for it in items]
     finally:

@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from ledgermind.grounding.cascade import GroundingCascade  # noqa: E402
+from ledgermind.grounding.cascade import GroundingCascade, build_cascade  # noqa: E402
 from ledgermind.grounding.agreement import load_pairs  # noqa: E402
 from ledgermind.grounding.numbers import extract_numbers  # noqa: E402
 from ledgermind.grounding.relations import related_numbers  # noqa: E402
@@ -90,7 +90,7 @@ def fresh_cascade(model: str) -> GroundingCascade:
     related_numbers.cache_clear()
     ner = SpacyNER(model)
     ner._load()  # noqa: SLF001 - model load is a one-off cost, reported separately
-    return GroundingCascade(ner=ner, aliases=build_default_table())
+    return build_cascade(ner=ner, aliases=build_default_table())
 
 
 def pair_cases(path: Path) -> list[Case]:

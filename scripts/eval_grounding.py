@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))
 
 from ledgermind.errors import UserError  # noqa: E402
 from ledgermind.grounding.agreement import evaluate, load_pairs  # noqa: E402
-from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig  # noqa: E402
+from ledgermind.grounding.cascade import GroundingConfig, build_cascade  # noqa: E402
 from ledgermind.grounding.crossval import (  # noqa: E402
     DEFAULT_GRID,
     cross_validate_grounding,
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"eval_grounding: error: {exc}", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    report = evaluate(pairs, GroundingCascade(base))
+    report = evaluate(pairs, build_cascade(base))
     elapsed = time.perf_counter() - start
     mode = "strict Eq. 5" if args.strict_ncc else "relation-aware"
     print(f"{len(pairs)} annotated pairs from {args.data} (NCC {mode}); {elapsed:.1f} s\n")

@@ -6,7 +6,7 @@
 
 For every run directory below DIR it prints, in path order, ``results.jsonl`` (rows by id: items
 finish in any order under concurrency), every ``trajectories/*.json``, ``metrics.json`` and any
-``table3.md`` / ``census.md``, with the wall-clock fields removed and, in trajectories, tool-call
+``table3.md`` / ``census.md``, with the wall-clock fields and the checkout's git state removed and, in trajectories, tool-call
 ids renumbered in order of appearance (``ocr#166`` counts the process's earlier calls). Timing
 and that counter are the only things a rerun of a fixed seed may change; nothing else may move.
 """
@@ -25,6 +25,8 @@ from typing import Any
 TIMING_KEYS = frozenset({
     "latency_s", "latency_s_per_item", "wall_time_s", "wall_time_total_s", "elapsed_s", "timings", "created_at",
 })
+# provenance that names the checkout, not a result: the commit and its dirty flag
+VOLATILE_IDENTITY = frozenset({"git"})
 _CALL_ID = re.compile(r'"([a-z_]+)#(\d+)"')
 VERBATIM = ("table3.md", "census.md")
 
@@ -62,7 +64,10 @@ def digest(root: Path) -> Iterator[str]:
         elif path.suffix == ".json" and path.parent.name == "trajectories":
             yield f"{rel}: {renumbered_call_ids(canonical(json.loads(path.read_text(encoding='utf-8'))))}"
         elif path.name == "metrics.json":
-            yield f"{rel}: {canonical(json.loads(path.read_text(encoding='utf-8')))}"
+            metrics = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(metrics.get("identity"), dict):
+                metrics["identity"] = {k: v for k, v in metrics["identity"].items() if k not in VOLATILE_IDENTITY}
+            yield f"{rel}: {canonical(metrics)}"
         elif path.name in VERBATIM:
             yield from (f"{rel}: {line}" for line in path.read_text(encoding="utf-8").splitlines())
 

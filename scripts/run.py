@@ -40,7 +40,6 @@ _task_started = False
 _failed_runs: list[str] = []  # one summary line per (multi)run job with errored items
 
 
-
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def _task(cfg: DictConfig) -> None:
     global _task_started
@@ -49,6 +48,8 @@ def _task(cfg: DictConfig) -> None:
 
     try:
         metrics = run_experiment(cfg)
+        if cfg.get("report", False):
+            write_report(Path(str(cfg.output_dir)))  # run_experiment moved output_dir under resume=new
     except KeyboardInterrupt:
         print(f"error: interrupted; finished items are kept; resume with: {_resume(cfg)}", file=sys.stderr)
         raise SystemExit(EXIT_INTERRUPTED) from None
@@ -67,6 +68,16 @@ def _task(cfg: DictConfig) -> None:
     )
     if metrics["errors"]:
         _failed_runs.append(failure_summary(metrics, _resume(cfg)))
+
+
+def write_report(out_dir: Path) -> Path:
+    """``report=true``: the HTML audit report of the finished run, a step of this command after the
+    run (the run itself never imports the report, which reads run folders)."""
+    from ledgermind.report import build_report
+
+    index = build_report(out_dir)
+    print(f"report: {index}", flush=True)
+    return index
 
 
 def failure_summary(metrics: dict, resume: str = "") -> str:

@@ -4,7 +4,7 @@
     python scripts/sim_sweep.py --rate phantom_rate --grid 0,0.1,0.2,0.4 [--seeds 0,1,2] [--limit 40]
         [--benchmark mmmu_pro_standard10] [--out outputs/sim-sweep] [--resamples 10000] [-- key=value ...]
 
-Rate → ablation (ledgermind/experiment/sim_sweep.py RATE_TARGETS): phantom_rate → no_ecc,
+Rate → ablation (ledgermind/simulator/sim_sweep.py RATE_TARGETS): phantom_rate → no_ecc,
 misread_rate → no_dual_read (use --benchmark gauges), reflection_amplify_rate → free_form_repair;
 --ablation/--fault choose for any other backend.<rate>. Every point runs through the normal run path
 (backend=simulated, cache.mode=off, logger=none); rerunning resumes finished runs. Writes
@@ -58,7 +58,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from ledgermind.experiment import sim_sweep
+    from ledgermind.simulator import sim_sweep
 
     try:
         spec = sim_sweep.spec_for(

@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
 from ledgermind.errors import UserError  # noqa: E402
-from ledgermind.experiment import table3  # noqa: E402
+from ledgermind.experiment import table3, table3_render  # noqa: E402
+from ledgermind.experiment.rundir import RunDir, find_runs  # noqa: E402
 from ledgermind.experiment.wandb_logger import ExperimentLogger, WandbLogger  # noqa: E402
 from ledgermind.metrics.stats import DEFAULT_RESAMPLES, BootstrapConfig  # noqa: E402
 
@@ -62,26 +63,16 @@ def make_logger(choice: str, run_dirs: list[Path]) -> ExperimentLogger:
         return ExperimentLogger()
     if choice in ("offline", "online"):
         return WandbLogger(mode=choice)
-    node = _run_logger_node(run_dirs[0])
+    node = RunDir(run_dirs[0]).logger_node()  # as the first run was logged
     if node and str(node.get("_target_", "")).endswith("WandbLogger"):
         return WandbLogger(**{k: v for k, v in node.items() if k != "_target_"})
     return ExperimentLogger()
 
 
-def _run_logger_node(run_dir: Path) -> dict | None:
-    cfg_file = run_dir / ".hydra" / "config.yaml"
-    if not cfg_file.exists():
-        return None
-    from omegaconf import OmegaConf
-
-    node = OmegaConf.load(cfg_file).get("logger")
-    return OmegaConf.to_container(node, resolve=False) if node is not None else None  # type: ignore[return-value]
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        run_dirs = table3.find_run_dirs(args.runs)
+        run_dirs = find_runs(args.runs)
         runs = [table3.load_run(d) for d in run_dirs]
         boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)
         rows = table3.build_rows(runs, with_paper=args.paper, allow_mixed=args.allow_mixed, bootstrap=boot)
@@ -89,22 +80,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     out_dir = args.out or args.runs[0]
-    outs = table3.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)
+    outs = table3_render.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)
     print(table3.caption_for(runs))
     if args.paper:
         ref = table3.load_paper_table3()
         print(f"Paper columns: {ref['benchmark']} with {ref['model']} (the paper's Table 3).")
-    print(table3.to_markdown(rows, with_paper=args.paper))
-    print(table3.method_note(rows, boot) + "\n")
+    print(table3_render.to_markdown(rows, with_paper=args.paper))
+    print(table3_render.method_note(rows, boot) + "\n")
     print(table3.protocol_footer(runs))
     print("\nMechanism census (metrics.json[\"mechanisms\"], summed over items; calls per item):")
-    print(table3.census_markdown(runs))
+    print(table3_render.census_markdown(runs))
     print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}, {outs.census.name}")
 
     logger = make_logger(args.logger, run_dirs)
     logger.start(out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, name="table3", group=None, job_type="table3")
     try:
-        logger.log_table3(table3.rows_for_logging(rows), outs.chart)
+        logger.log_table3(table3_render.rows_for_logging(rows), outs.chart)
     finally:
         logger.finish()
     return 0

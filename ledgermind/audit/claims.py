@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ledgermind.errors import UserError
-from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
+from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, build_cascade
 from ledgermind.grounding.ncc import ClaimKind
 from perception.aliases import AliasTable
 from perception.ner import DEFAULT_MODEL, SpacyNER
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     cfg = GroundingConfig(beta=args.beta, delta_read=args.delta_read, ncc_relations=not args.strict_ncc)
     aliases = AliasTable.from_json(args.aliases) if args.aliases else AliasTable.default()
-    cascade = GroundingCascade(cfg, SpacyNER(args.ner_model), aliases)
+    cascade = build_cascade(cfg, ner=SpacyNER(args.ner_model), aliases=aliases)
     source = stdin if args.claims == "-" else _open_claims(Path(args.claims))
     invalid = 0
     try:

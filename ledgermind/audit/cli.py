@@ -14,12 +14,13 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from ledgermind.audit.checks import format_checks
 from ledgermind.audit.srfa import AuditMode
 from ledgermind.confutil import to_plain
 from ledgermind.errors import UserError
+from ledgermind.confutil import CONF_DIR
 
 EXIT_USER_ERROR = 2
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
 def compose_audit_config(overrides: Sequence[str]) -> DictConfig:
@@ -78,22 +79,18 @@ def run_audit(run_dir: Path, cfg: DictConfig) -> dict[str, Any]:
 
 
 def _cascade(cfg: DictConfig) -> Any:
-    from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
-    from perception.ner import SpacyNER
+    from ledgermind.grounding.cascade import build_cascade
 
-    overrides = to_plain(cfg.audit.get("grounding"))
-    gcfg = GroundingConfig.from_mapping(overrides) if overrides else GroundingConfig()
-    return GroundingCascade(gcfg, SpacyNER())  # the cascade builds the alias table its config asks for
+    # the cascade builds the alias table its config asks for; audit.grounding takes pipeline.grounding's keys
+    return build_cascade(to_plain(cfg.audit.get("grounding")))
 
 
 def _evidence_source(cfg: DictConfig) -> Any:
     from ledgermind.audit.run import EvidenceSource
-    from perception.cache import with_cache
-    from perception.tools import build_tools
+    from perception.build import build_tools_cached
 
-    per = to_plain(cfg.perception) or {}
     # the same on-disk perception cache as the runs: an item the run already OCR'd costs nothing
-    return EvidenceSource(with_cache(build_tools(per), per.get("cache_dir")))
+    return EvidenceSource(build_tools_cached(to_plain(cfg.perception)))
 
 
 def _logger(cfg: DictConfig, run_dir: Path) -> Any:
@@ -125,10 +122,7 @@ def format_metrics(metrics: dict[str, Any]) -> str:
             lines.append(f"[{mode}] {ctype} support: " + " ".join(f"{k}={v}" for k, v in counts.items()))
         if m.get("markup_entities") is not None:
             lines.append(f"[{mode}] markup tokens labelled as entities: {m['markup_entities']['n']}")
-    if metrics.get("simulator"):
-        from ledgermind.simulator.audit_catch import format_catch
-
-        lines.append(format_catch(metrics["simulator"]))
+    lines.extend(format_checks(metrics))  # the run's backend's own checks (registered by ``audit_run``)
     if metrics.get("agreement"):
         ag = metrics["agreement"]
         k = "—" if ag["kappa"] is None else f"{ag['kappa']:.3f}"

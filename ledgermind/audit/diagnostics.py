@@ -103,12 +103,14 @@ def read_hand_labels(path: Path) -> list[HandLabel]:
 
 def hand_label_agreement(audits: Mapping[str, ItemAudit], labels: Sequence[HandLabel]) -> dict[str, Any]:
     """Agreement (and Cohen's κ) of the audit's grounded/ungrounded with the hand labels; a
-    hand-labelled claim the audit does not have (different split) is counted as missing."""
+    hand-labelled claim the audit does not have (different split) is counted as missing. Texts are
+    compared up to whitespace: a packed claim joins its sentences with a line break, older
+    audits (and the labels) with a space."""
     ours, theirs, missing = [], [], 0
     for h in labels:
         a = audits.get(h.item_id)
         claim = a.claims[h.index - 1] if a is not None and 0 < h.index <= len(a.claims) else None
-        if claim is None or claim.text != h.text or claim.grounded is None:
+        if claim is None or claim.text.split() != h.text.split() or claim.grounded is None:
             missing += 1
             continue
         ours.append(bool(claim.grounded))

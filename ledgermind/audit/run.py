@@ -12,7 +12,6 @@ lines and retries the ones that errored (judge failures), like a run's resume.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -24,6 +23,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from ledgermind.audit.checks import run_checks
 from ledgermind.audit.judge import Judge, JudgeError
 from ledgermind.audit.srfa import (
     AtomicClaim,
@@ -39,10 +39,14 @@ from ledgermind.audit.srfa import (
     markup_entities,
     trace_text,
 )
+from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import UserError
-from ledgermind.experiment.results import atomic_write_json, read_trajectory_dict
+from ledgermind.experiment.results import atomic_write_json
+from ledgermind.experiment.run_dir import recorded_identity
+from ledgermind.experiment.rundir import RunDir, rebuild_items
 from ledgermind.grounding.cascade import GroundingCascade
+from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.tools.base import Tool
 from ledgermind.trajectory import Trajectory
 
@@ -84,37 +88,24 @@ class RunRecord:
     results: dict[str, dict[str, Any]]  # id -> last results.jsonl row
 
     def trajectory(self, item_id: str) -> Trajectory | None:
-        data = read_trajectory_dict(self.run_dir, item_id)
+        data = RunDir(self.run_dir).trajectory(item_id)
         return Trajectory.from_dict(data) if data is not None else None
 
 
 def load_run(run_dir: Path) -> RunRecord:
-    run_dir = Path(run_dir)
-    results_file = run_dir / "results.jsonl"
-    if not results_file.is_file():
-        raise UserError(f"not a run directory (no results.jsonl): {run_dir}")
-    results: dict[str, dict[str, Any]] = {}
-    for line in results_file.read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut by a kill: the run's own resume ignores it too
-        if isinstance(row, dict) and "id" in row:
-            results[str(row["id"])] = row
-    return RunRecord(run_dir, results)
+    run = RunDir(run_dir)
+    if not run.has_results:
+        raise UserError(f"not a run directory (no results.jsonl): {run.path}")
+    return RunRecord(run.path, run.result_rows())  # a retried id: its last line
 
 
 def run_items(run_dir: Path) -> dict[str, Item]:
     """The benchmark items of a run, rebuilt from its recorded Hydra config."""
-    from omegaconf import OmegaConf
-
-    from ledgermind.experiment.app import load_items
-
-    cfg_file = Path(run_dir) / ".hydra" / "config.yaml"
-    if not cfg_file.is_file():
+    run = RunDir(run_dir)
+    cfg = run.config()
+    if cfg is None:
         raise UserError(f"{run_dir} has no .hydra/config.yaml: cannot find the run's benchmark items")
-    cfg = OmegaConf.load(cfg_file)
-    return {i.id: i for i in load_items(cfg, None, trusted=False)}  # a run folder is data
+    return {i.id: i for i in rebuild_items(cfg)}  # a run folder is data: registered benchmarks only
 
 
 class EvidenceSource:
@@ -187,18 +178,17 @@ async def audit_run(
         options_of = {i: _options(items[i]) for i in ledger if i in items}
         markup = markup_entities(ledger.values(), cascade, options_of)
         metrics[AuditMode.LEDGER.value]["markup_entities"] = {"n": len(markup), "examples": sorted(set(markup))[:20]}
-    if sim := _simulator_catch(record, latest.get(AuditMode.LEDGER.value, {})):
-        metrics["simulator"] = sim
+    metrics.update(_backend_checks(record, latest.get(AuditMode.LEDGER.value, {})))
     atomic_write_json(record.run_dir / METRICS_FILE, metrics)
     return metrics
 
 
-def _simulator_catch(record: RunRecord, ledger_audits: Mapping[str, ItemAudit]) -> dict[str, Any] | None:
-    """On a simulated-backbone run, the ledger-mode audit's catch rate against the injected faults."""
-    from ledgermind.simulator.audit_catch import catch_summary
-
+def _backend_checks(record: RunRecord, ledger_audits: Mapping[str, ItemAudit]) -> dict[str, dict[str, Any]]:
+    """The checks the run's own backend registers over the ledger-mode audits (``audit/checks.py``;
+    the simulator: the catch rate against its injected faults), its plugin loaded first."""
+    describe_backend(str((recorded_identity(record.run_dir) or {}).get("backend", "")))
     pairs = [(a, t) for i, a in ledger_audits.items() if (t := record.trajectory(i)) is not None]
-    return catch_summary(pairs)
+    return run_checks(pairs)
 
 
 def _modes(mode: AuditMode) -> list[AuditMode]:
@@ -268,10 +258,10 @@ def read_audits(path: Path) -> list[ItemAudit]:
     if not path.is_file():
         return []
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for row in read_jsonl(path, bad=BadLine.SKIP):  # a line cut by a kill or a crash: retried on rerun
         try:
-            out.append(ItemAudit.from_dict(json.loads(line)))
-        except (json.JSONDecodeError, KeyError, TypeError):
+            out.append(ItemAudit.from_dict(row.value))
+        except (KeyError, TypeError, AttributeError):
             continue
     return out
 
@@ -308,7 +298,3 @@ def _metrics(
             b += [bool(c.grounded) for c in ja.claims]
         out["agreement"] = cohen_kappa(a, b)
     return out
-
-
-def audit_run_sync(record: RunRecord, settings: AuditSettings, **kwargs: Any) -> dict[str, Any]:
-    return asyncio.run(audit_run(record, settings, **kwargs))

@@ -12,7 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from PIL import Image
 
@@ -118,16 +118,39 @@ def valid_text(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+@dataclass(frozen=True)
+class BackendDescription:
+    """How a backend presents the runs it answered, in its own words.
+
+    Why the backend says it: the run banner, ``metrics.json``, the Table 3 caption, the report and
+    the logger tags must all say the same thing about what answered, and a production module must
+    not recognise a particular backend (the simulator, a test instrument) by its class name.
+    """
+
+    label: str = ""  # what answered, in place of "model (backend)" ("" = the model answered)
+    disclaimer: str = ""  # one sentence every output of its runs carries ("" = nothing to say)
+    tags: tuple[str, ...] = ()  # experiment-logger tags of its runs
+    # Module whose import registers this backend's census sections and audit checks, so that a
+    # process that only reads one of its runs counts and audits it as the run itself did.
+    plugin: str = ""
+
+
 class Backend(ABC):
     """Base class of all backends. Implementations register in ``BACKENDS``."""
 
     name: str = "abstract"
+    description: ClassVar[BackendDescription] = BackendDescription()
     supports_structured_output: bool = False
     cacheable: bool = True  # False: never wrapped in the response cache (e.g. replay: the file is the cache)
 
     @property
     def model_id(self) -> str:
         return getattr(self, "_model_id", "unknown")
+
+    @classmethod
+    def describe(cls) -> BackendDescription:
+        """What this backend says about its runs (``description``; a real model says nothing)."""
+        return cls.description
 
     @abstractmethod
     async def generate(self, request: GenerationRequest) -> Reply: ...

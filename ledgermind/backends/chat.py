@@ -44,7 +44,3 @@ def to_hf_messages(messages: list[Message]) -> tuple[list[dict[str, Any]], list[
                 images.append(load_image(p))
         out.append({"role": m.role, "content": parts})
     return out, images
-
-
-def count_images(messages: list[Message]) -> int:
-    return sum(len(m.images()) for m in messages)

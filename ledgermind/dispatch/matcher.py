@@ -40,8 +40,3 @@ def find_keywords(text: str, keywords: tuple[str, ...]) -> tuple[str, ...]:
     if not text:
         return ()
     return tuple(kw for kw, pat in _compile(tuple(keywords)) if pat.search(text))
-
-
-def contains_any(text: str, keywords: tuple[str, ...]) -> bool:
-    """True when at least one keyword occurs in ``text``."""
-    return bool(text) and any(pat.search(text) for _, pat in _compile(tuple(keywords)))

@@ -1,17 +1,13 @@
 """From a composed Hydra config to a finished run: the glue behind ``scripts/run.py``.
 
 Cheap checks come first (settings, data path) so a user mistake is reported in one line before
-a model is loaded. Agent, scorer and metrics are resolved lazily and can be injected, which keeps
-this module importable while those packages evolve and lets tests run fakes end to end.
+a model is loaded. Agent, scorer and metrics can be injected, which lets tests run fakes end to end.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
-import importlib
-import inspect
 import logging
 import random
 import sys
@@ -21,18 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
-from omegaconf.errors import MissingMandatoryValue
 
+from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
+from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
+from ledgermind.experiment import components
 from ledgermind.experiment.item_filter import requested_ids, select_items
+from ledgermind.experiment.items import load_items
 from ledgermind.experiment.provenance import run_provenance
 from ledgermind.experiment.results import read_results
 from ledgermind.experiment.run_dir import ResumeMode, claim, resume_identity
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.summary import Summarize
 from ledgermind.experiment.wandb_logger import ExperimentLogger
-from ledgermind.simulator.label import is_simulated
+from ledgermind.metrics import summarize as trajectory_summary
 from ledgermind.metrics.census import format_census
 
 log = logging.getLogger(__name__)
@@ -92,51 +91,8 @@ def seed_everything(seed: int) -> None:
 
 
 # ------------------------------------------------------------------------------ resolution
-def import_object(dotted: str, what: str) -> Any:
-    """``package.module.attr`` → the attribute, or a one-line ConfigError naming ``what``."""
-    module, _, attr = str(dotted).rpartition(".")
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError, ValueError) as e:
-        raise ConfigError(f"{what} {dotted!r} cannot be imported: {e}") from e
-
-
 # A config read back from a run folder is data: whoever made the folder chose its dotted paths.
-# Without ``trusted`` only registered benchmarks are loaded and only the project's scorers called.
-TRUSTED_SCORERS = ("ledgermind.scoring.",)
-
-
-def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> list[Item]:
-    """The configured benchmark's items. ``trusted=False`` (a config read from a run folder:
-    report, rescore, audit) never imports a ``_target_`` from it; benchmarks come from the
-    registry by name."""
-    try:
-        node = OmegaConf.to_container(cfg.benchmark, resolve=True, throw_on_missing=True)
-    except MissingMandatoryValue as e:
-        key = e.full_key if str(e.full_key).startswith("benchmark.") else f"benchmark.{e.full_key}"
-        raise ConfigError(f"{key} is required: add {key}=... to the command line") from None
-    assert isinstance(node, dict)
-    if limit is not None:
-        node["limit"] = limit if node.get("limit") is None else min(limit, node["limit"])
-    if "_target_" in node and not trusted:
-        raise ConfigError(
-            f"the run's benchmark names a loader by import path ({node['_target_']}); a run folder is data, so "
-            "only registered benchmarks are reloaded (pass --trust-config if you made this run yourself)"
-        )
-    if "_target_" in node:  # a user-supplied loader: callable(**params) -> list[Item]
-        loader = import_object(node.pop("_target_"), "benchmark._target_")
-        node.pop("name", None)
-        items = list(loader(**node))
-        return items if limit is None else items[:limit]
-    import ledgermind.benchmarks as benchmarks
-
-    load = getattr(benchmarks, "load_benchmark", None)
-    if load is None:
-        from ledgermind.benchmarks.registry import load_benchmark as load
-    name = node.get("name")
-    if not name:
-        raise ConfigError("the benchmark config needs a 'name' (a registered benchmark)")
-    return load(name, node)
+# Without ``trusted`` only registered benchmarks are loaded and only registered scorers called.
 
 
 def load_selected_items(cfg: DictConfig, limit: int | None) -> list[Item]:
@@ -151,49 +107,26 @@ def load_selected_items(cfg: DictConfig, limit: int | None) -> list[Item]:
 def agent_factory_path(cfg: DictConfig) -> str:
     """A pipeline option may name its own agent (``pipeline=official``); else the top-level key."""
     pipeline = cfg.get("pipeline") or {}
-    return str(pipeline.get("agent_factory") or cfg.get("agent_factory", "ledgermind.pipeline.build_agent"))
+    return str(pipeline.get("agent_factory") or cfg.get("agent_factory", "ledgermind"))
+
+
+def configured_agent_factory(cfg: DictConfig) -> AgentFactory:
+    """The agent factory the config names, from the registry (``experiment/components.py``)."""
+    return components.agent_factory(agent_factory_path(cfg))
 
 
 def configured_scorer(cfg: DictConfig, *, trusted: bool = True) -> Scorer:
-    """The ``scorer`` callable, given the ``scoring`` node (``random_fallback_seed``) if it takes a config.
+    """The ``scorer`` the config names, built with its ``scoring`` node (``experiment/components.py``).
 
-    ``trusted=False`` (a run folder's config): only the project's scorers (``TRUSTED_SCORERS``)."""
-    dotted = str(cfg.get("scorer", "ledgermind.scoring.score"))
-    if not trusted and not dotted.startswith(TRUSTED_SCORERS):
-        raise ConfigError(
-            f"the run's scorer {dotted!r} is not one of the project's; a run folder is data, so it is not imported "
-            "(pass --trust-config if you made this run yourself)"
-        )
-    scorer = import_object(dotted, "scorer")
+    ``trusted=False`` (a run folder's config): only the project's registered scorers."""
     node = cfg.get("scoring") or {}
-    try:
-        takes_config = "config" in inspect.signature(scorer).parameters
-    except (TypeError, ValueError):
-        takes_config = False
-    if not takes_config:
-        return scorer
-    from ledgermind.scoring import ScoringConfig
-
-    seed = node.get("random_fallback_seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise ConfigError(f"scoring.random_fallback_seed must be an integer or null, got {seed!r}")
-    return functools.partial(scorer, config=ScoringConfig(random_letter_seed=seed))
+    return components.scorer(str(cfg.get("scorer", "ledgermind")), to_plain(node) or {}, trusted=trusted)
 
 
 def quiet_http_logs() -> None:
     """httpx logs one INFO line per request; a run makes thousands. Warnings still show."""
     for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def default_summarize() -> Summarize | None:
-    """Trajectory metrics (App. F); a missing metrics package leaves them out, with a warning."""
-    try:
-        from ledgermind.metrics import summarize
-    except ImportError:
-        log.warning("ledgermind.metrics.summarize is unavailable; metrics.json will have no trajectory metrics")
-        return None
-    return summarize
 
 
 def benchmark_identity(cfg: DictConfig) -> str:
@@ -230,11 +163,12 @@ def run_experiment(
     settings = RunSettings.from_cfg(cfg)
     seed_everything(settings.seed)
     items = load_selected_items(cfg, settings.limit)
-    factory = agent_factory or import_object(agent_factory_path(cfg), "agent_factory")
+    factory = agent_factory or configured_agent_factory(cfg)
     scorer = scorer or configured_scorer(cfg)
-    summarize = summarize if summarize is not None else default_summarize()
-    # replayed replies are not the tiny model's, and the simulator prints its own banner
-    if is_tiny_model(cfg.model) and backend_identity(cfg) != "ReplayBackend" and not is_simulated(backend_identity(cfg)):
+    summarize = summarize if summarize is not None else trajectory_summary
+    # replayed replies are not the tiny model's, and a backend with a disclaimer prints its own banner
+    backend = backend_identity(cfg)
+    if is_tiny_model(cfg.model) and backend != "ReplayBackend" and not describe_backend(backend).disclaimer:
         print(TINY_MODEL_BANNER.format(name=cfg.model.get("name")), file=sys.stderr, flush=True)
 
     identity = identity_for(
@@ -285,18 +219,7 @@ def _run_claimed(
                             f"abstention rate {metrics['abstention_rate']:.2f})"), file=sys.stderr, flush=True)
     finally:
         logger.finish()
-    if cfg.get("report", False):
-        write_report(settings.output_dir)
     return metrics
-
-
-def write_report(out_dir: Path) -> Path:
-    """``report=true``: the HTML audit report of the finished run (imported late: it reads this run's files)."""
-    from ledgermind.report import build_report
-
-    index = build_report(out_dir)
-    print(f"report: {index}", flush=True)
-    return index
 
 
 def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, Any]]:
@@ -336,7 +259,7 @@ def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, An
     node = cfg.get("logger")
     logger: ExperimentLogger = instantiate(node) if node is not None else ExperimentLogger()
     model = str(cfg.model.get("name"))
-    simulated = ["simulated"] if is_simulated(backend_identity(cfg)) else []
+    simulated = list(describe_backend(backend_identity(cfg)).tags)
     logger.start(
         out_dir=settings.output_dir,
         config={**plain_config(cfg), "identity": identity},

@@ -32,14 +32,14 @@ from ledgermind.experiment.results import (
     atomic_write_json,
     atomic_write_text,
     iter_trajectory_dicts,
-    read_results,
 )
+from ledgermind.experiment.rundir import RECORDED_CONFIG, RunDir, find_runs, rebuild_items
 from ledgermind.experiment.runner import Scorer, answer_text, score_text
 from ledgermind.experiment.summary import RunIdentity, Summarize, build_metrics
+from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.trajectory import Trajectory
 
 RESCORE_DIR = "rescore"
-RECORDED_CONFIG = Path(".hydra") / "config.yaml"
 
 
 class RescoreError(UserError):
@@ -65,22 +65,10 @@ class RescoreReport:
 
 # ------------------------------------------------------------------------------ the recorded run
 def recorded_config(run_dir: Path) -> DictConfig:
-    path = Path(run_dir) / RECORDED_CONFIG
-    if not path.exists():
+    cfg = RunDir(run_dir).config()
+    if cfg is None:
         raise RescoreError(f"{run_dir} has no recorded config ({RECORDED_CONFIG}); pass the items explicitly")
-    cfg = OmegaConf.load(path)
-    assert isinstance(cfg, DictConfig)
     return cfg
-
-
-def recorded_items(cfg: DictConfig, *, trusted: bool = False) -> list[Item]:
-    """All items of the run's benchmark, from its registered loader (local files only, nothing else).
-
-    A run folder may come from anyone: its config is data, so an import path in it is refused
-    unless the user says they trust the folder (``--trust-config``)."""
-    from ledgermind.experiment.app import load_items
-
-    return load_items(cfg, None, trusted=trusted)
 
 
 def scorer_from_config(
@@ -130,15 +118,16 @@ def rescore_run(
     trust_config: bool = False,
 ) -> RescoreReport:
     """Re-score one finished run in place; the previous files move to ``rescore/<stamp>/``."""
-    run_dir = Path(run_dir)
-    metrics_path = run_dir / METRICS_FILE
-    if not metrics_path.exists():
+    run = RunDir(run_dir)
+    run_dir, metrics_path = run.path, run.path / METRICS_FILE
+    old_metrics = run.metrics()
+    if old_metrics is None:
         raise RescoreError(f"{run_dir} has no {METRICS_FILE}: the run did not finish (resume it first)")
-    old_metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
     cfg = recorded_config(run_dir) if items is None or scorer is None else None
     # strict: a corrupt line would otherwise vanish from the rewritten file (an item silently dropped)
-    results = read_results(run_dir, strict=True)
-    by_id = {it.id: it for it in (items if items is not None else recorded_items(cfg, trusted=trust_config))}  # type: ignore[arg-type]
+    results = run.results(strict=True)
+    # a run folder is data: its benchmark is reloaded from the registry unless the user trusts it
+    by_id = {it.id: it for it in (items if items is not None else rebuild_items(cfg, trusted=trust_config))}  # type: ignore[arg-type]
     scorer = scorer or scorer_from_config(cfg, random_fallback_seed, trusted=trust_config)
     trajs = {d["item_id"]: Trajectory.from_dict(d) for d in iter_trajectory_dicts(run_dir, [r.id for r in results])}
     new = asyncio.run(rescore_results(results, trajs, by_id, scorer))
@@ -148,11 +137,10 @@ def rescore_run(
     identity = RunIdentity.from_dict(old_metrics["identity"])
     identity = replace(identity, provenance={**identity.provenance, "scorer": scorer_version()})
     if summarize is None:
-        from ledgermind.experiment.app import default_summarize
-
-        summarize = default_summarize()
+        from ledgermind.metrics import summarize
     if gamma is None:
-        gamma = float((cfg.get("pipeline") or {}).get("gamma", 0.5)) if cfg is not None else 0.5
+        gamma = float((cfg.get("pipeline") or {}).get("gamma", PipelineConfig.gamma)) if cfg is not None \
+            else PipelineConfig.gamma
     metrics = build_metrics(
         new, list(trajs.values()), identity, wall_time_s=float(old_metrics.get("wall_time_s", 0.0)), gamma=gamma,
         summarize=summarize, wall_time_total_s=old_metrics.get("wall_time_total_s"),
@@ -173,10 +161,8 @@ def rescore_run(
 
 def rescore_path(path: Path, **kwargs: Any) -> list[RescoreReport]:
     """A run dir or a multirun dir (every run below it)."""
-    from ledgermind.experiment.table3 import find_run_dirs
-
     try:
-        run_dirs = find_run_dirs([path])
+        run_dirs = find_runs(path)
     except UserError as exc:
         raise RescoreError(str(exc)) from None
     return [rescore_run(d, **kwargs) for d in run_dirs]

@@ -13,15 +13,18 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from ledgermind.jsonl import BadLine, bad_line, read_jsonl
 
 RESULTS_FILE = "results.jsonl"
 WALL_TIME_FILE = "wall_time.json"
 TRAJECTORY_DIR = "trajectories"
 METRICS_FILE = "metrics.json"
+R = TypeVar("R")
 
 
 @dataclass
@@ -200,6 +203,19 @@ def atomic_write_json(path: Path, payload: Any) -> None:
     atomic_write_text(path, json_text(payload, indent=2))
 
 
+def _as_result(d: Any) -> ItemResult | None:
+    if not isinstance(d, dict) or not isinstance(d.get("id"), str):
+        return None
+    try:
+        return ItemResult.from_dict(d)
+    except (TypeError, KeyError):
+        return None
+
+
+def _raw_row(d: Any) -> dict[str, Any] | None:
+    return d if isinstance(d, dict) and isinstance(d.get("id"), str) else None
+
+
 def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
     """All complete result lines; a truncated or corrupt line (a kill mid-write) is ignored.
 
@@ -209,24 +225,31 @@ def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
     An id appears twice when an errored item was retried on resume: the *last* line wins (the
     retry supersedes the failure; a finished item is never redone, so it is always last).
     """
+    return read_result_rows(out_dir, strict=strict, as_record=_as_result)
+
+
+def read_result_rows(
+    out_dir: Path, *, strict: bool = False, as_record: Callable[[Any], R | None] = _raw_row
+) -> list[R]:
+    """``read_results`` with the record type chosen by the reader: ``as_record`` turns a parsed
+    line into a record or None (not a record). The default keeps the raw row of every line with a
+    string ``id``: the S-RFA audit reads rows of older runs that lack fields ``ItemResult`` needs."""
     path = Path(out_dir) / RESULTS_FILE
     if not path.exists():
         return []
-    seen: dict[str, ItemResult] = {}
-    for n, line in enumerate(path.read_bytes().decode("utf-8", "replace").splitlines(), 1):
-        record = _parse_line(line)
-        if record is None and strict and line.strip():
-            from ledgermind.errors import DataError
-
-            raise DataError(f"{path}: line {n} is not a readable result record ({line.strip()[:60]!r})")
+    what = "a readable result record"
+    rows = read_jsonl(path, bad=BadLine.RAISE if strict else BadLine.SKIP, torn_tail=not strict,
+                      decode_errors="replace", what=what)  # fmt: skip
+    seen: dict[str, R] = {}
+    for row in rows:
+        record = as_record(row.value)
+        if record is None and strict:
+            raise bad_line(path, row.line_no, row.text, what)
         if record is not None:
-            seen.pop(record.id, None)  # re-insert: order follows the latest line
-            seen[record.id] = record
+            item_id = row.value["id"]
+            seen.pop(item_id, None)  # re-insert: order follows the latest line
+            seen[item_id] = record
     return list(seen.values())
-
-
-def done_ids(out_dir: Path) -> set[str]:
-    return {r.id for r in read_results(out_dir)}
 
 
 def _parse_line(line: str) -> ItemResult | None:
@@ -234,9 +257,8 @@ def _parse_line(line: str) -> ItemResult | None:
     if not line:
         return None
     try:
-        d = json.loads(line)
-        return ItemResult.from_dict(d) if isinstance(d, dict) and isinstance(d.get("id"), str) else None
-    except (json.JSONDecodeError, TypeError, KeyError):
+        return _as_result(json.loads(line))
+    except json.JSONDecodeError:
         return None
 
 

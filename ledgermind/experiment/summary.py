@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ledgermind.backends.recorded import describe_backend
 from ledgermind.experiment.results import ItemResult
-from ledgermind.metrics.census import census, sum_census
-from ledgermind.simulator.label import NOTE, is_simulated
+from ledgermind.metrics.census import census, sum_census, with_section_totals
 from ledgermind.trajectory import MarkKind
 
 DIFFICULTIES = ("Easy", "Medium", "Hard")  # the MMMU-Pro topic_difficulty split of Table 3
@@ -118,12 +118,9 @@ def build_metrics(
             1 for t in trajectories if any(m.kind is MarkKind.SEARCH_SKIPPED_NO_PROVIDER for m in t.marks)
         ),
     }
-    if is_simulated(identity.backend):  # a test instrument: say so, with the share of injected faults caught
-        from ledgermind.simulator.census import catch_rates
-
-        metrics["test_instrument"] = NOTE
-        if "simulator" in metrics["mechanisms"]:
-            metrics["mechanisms"]["simulator"]["catch_rate"] = catch_rates(metrics["mechanisms"]["simulator"])
+    with_section_totals(metrics["mechanisms"])  # e.g. the share of the simulator's injected faults caught
+    if disclaimer := describe_backend(identity.backend).disclaimer:  # a test instrument says so
+        metrics["test_instrument"] = disclaimer
     return metrics
 
 

@@ -81,6 +81,7 @@ class ExperimentLogger:
         """Close the run and flush its files."""
 
 
+# ``logger=none``'s target (conf/logger/none.yaml) and recorded in every run's config: keep the name
 NullLogger = ExperimentLogger
 
 ITEM_COLUMNS = [

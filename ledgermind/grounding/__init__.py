@@ -7,6 +7,7 @@ from ledgermind.grounding.cascade import (
     GroundingCascade,
     GroundingConfig,
     GroundingResult,
+    build_cascade,
     check_claim,
     default_ner,
     demoted_sigma,
@@ -19,7 +20,7 @@ from ledgermind.grounding.tokens import STOPWORDS, content_tokens
 
 __all__ = [
     "STOPWORDS", "ClaimKind", "ECCResult", "GroundingCascade", "GroundingConfig", "GroundingResult",
-    "NCCResult", "NumKind", "Number", "check_claim", "check_ecc", "check_ncc", "claim_entities",
+    "NCCResult", "NumKind", "Number", "build_cascade", "check_claim", "check_ecc", "check_ncc", "claim_entities",
     "content_tokens", "default_ner", "demoted_sigma", "extract_numbers", "numbers_match",
     "support_coverage",
 ]

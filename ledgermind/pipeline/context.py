@@ -4,13 +4,13 @@ One ``ItemContext`` exists per question. It holds the item, its dispatcher profi
 trajectory (whose ledger is the only state), the budget and the verifier, and three doors:
 ``model`` (every backend call, timed and recorded: ``model_io``), ``evidence`` (every tool
 output, σ/TTL, grounding, P_oc: ``evidence``) and ``repairs`` (what the repair engine needs from
-the item and what its outcomes change: ``repair_io``).
+the item and what its outcomes change: ``repair_io``). Collaborators are built complete, in
+order — each from the parts it uses — and ``call_tool`` is the explicit verify-then-repair step
+every stage's tool call goes through (``repair_io.CheckedTools``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import random
 from dataclasses import asdict
 from typing import Any
 
@@ -18,16 +18,16 @@ from ledgermind.backends.base import Backend, ContentPart
 from ledgermind.benchmarks.item import Item
 from ledgermind.dispatch import QuestionProfile
 from ledgermind.grounding import GroundingCascade
-from ledgermind.ledger import EvidenceEntry, Ledger
+from ledgermind.ledger import Ledger
 from ledgermind.pipeline.config import AblationFlags, PipelineConfig
 from ledgermind.pipeline.evidence import EvidenceIO
 from ledgermind.pipeline.mllm_tools import ObserveTool, PlanTool, ReadTool, VQATool
 from ledgermind.pipeline.model_io import ModelIO
 from ledgermind.pipeline.render import image_parts
-from ledgermind.pipeline.repair_io import RepairIO
-from ledgermind.repair import Budget, FreeformRepair, RepairContext, RepairEngine, Verifier
-from ledgermind.tools.base import Tool, ToolKind, ToolOutput
-from ledgermind.trajectory import PathKind, Trajectory, Trigger
+from ledgermind.pipeline.repair_io import CheckedTools, RepairIO, build_engine
+from ledgermind.repair import Budget, Verifier
+from ledgermind.tools.base import Tool, ToolKind
+from ledgermind.trajectory import PathKind, Trajectory
 
 
 class ItemContext:
@@ -60,45 +60,16 @@ class ItemContext:
             "plan": PlanTool(call), "observe": ObserveTool(call), "read": ReadTool(call), "vqa": VQATool(call),
         }
         self.evidence = EvidenceIO(item, profile, cfg, self.ledger, cascade, self.tools, free_form=self.free_form)
-        self.evidence.after_record = self._check_output
-        self.repairs = RepairIO(item, profile, cfg, self.traj, self.model, self.evidence)
-        self.repairs.engine = self._engine()
         self.verifier = Verifier(
-            self.ledger, self.evidence.ground, beta=cfg.beta, sigma_floor=cfg.sigma_floor, conflict_iou=cfg.conflict_iou
+            self.ledger, self.evidence.ground, beta=cfg.grounding.beta, sigma_floor=cfg.sigma_floor, conflict_iou=cfg.conflict_iou
         )
-
-    def _engine(self) -> RepairEngine | FreeformRepair:
-        cfg = self.cfg
-        seed = int(hashlib.sha256(f"{cfg.seed}:{self.item.id}".encode()).hexdigest()[:8], 16)
-        rctx = RepairContext(
-            ledger=self.ledger,
-            tools=self.tools,
-            record=self.evidence.record,
-            switch_inputs=self.repairs.switch_inputs,
-            rng=random.Random(seed),
-            jitter_px=tuple(cfg.retry_jitter_px),  # type: ignore[arg-type]
-            expansion_terms=self.repairs.expansion_terms(),
-            allow_sampling=cfg.reinvoke_sampling,
-        )
-        typed = RepairEngine(
-            rctx, self.budget, cfg.per_trigger_budget, cfg.repair_costs, cfg.sigma_floor, t5_ending=cfg.t5_ending
-        )
-        if self.flags.typed_repair:
-            return typed
-        # T1 keeps RETRY → SWITCH: a crashed tool left no claim to reflect on, and the variant
-        # must have the same tool budget as full (DESIGN.md §4).
-        return FreeformRepair(self.repairs.reflect, cfg.per_trigger_budget, tool_repair=typed)
-
-    async def _check_output(self, out: ToolOutput, entries: list[EvidenceEntry]) -> list[EvidenceEntry]:
-        """T1/T4 on a fresh output and the repairs they call for (T1 only without the ledger)."""
-        hits = self.verifier.on_tool_output(out, entries) if self.tool_repairs_enabled else []
-        if not self.repairs_enabled:
-            hits = [h for h in hits if h.trigger is Trigger.T1]
-        created: list[EvidenceEntry] = []
-        for hit in hits:
-            outcome = await self.repairs.handle(hit)
-            created += [self.ledger.get(e) for e in outcome.new_entries]
-        return created
+        engine = build_engine(cfg, flags, item, self.traj, self.model, self.evidence, self.budget)
+        self.repairs = RepairIO(item, profile, cfg, self.traj, self.model, self.evidence, engine)
+        # every tool call of a stage: invoke, record, verify (T1/T4), repair
+        self.call_tool = CheckedTools(
+            self.evidence, self.verifier, self.repairs,
+            tool_repairs=self.tool_repairs_enabled, ledger_repairs=self.repairs_enabled,
+        ).call
 
     def user_images(self) -> list[ContentPart]:
         return image_parts(self.item)

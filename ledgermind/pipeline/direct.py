@@ -25,20 +25,20 @@ async def run_direct(ctx: ItemContext) -> None:
         granularity=ctx.profile.granularity,
         ocr=pool_block([e.fact for e in ocr]),
     )
-    _, ans = await ctx.evidence.call_tool("vqa", derived_from=[e.id for e in ocr], stage="direct", prompt=text, images=ctx.user_images())
+    _, ans = await ctx.call_tool("vqa", derived_from=[e.id for e in ocr], stage="direct", prompt=text, images=ctx.user_images())
     answer = extract_final_answer(ans[0].fact) if ans else ""
     cites = [ans[0].id] if ans else []
-    name = search_tool_name(ctx)
+    name = search_tool_name(ctx.tools)
     if QuestionType.KNOWLEDGE in ctx.profile.types and name is None:
         ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
     if QuestionType.KNOWLEDGE in ctx.profile.types and name:  # single-round search + concise re-answer (G.6)
-        _, hits = await ctx.evidence.call_tool(name, query=extract_query(ctx.evidence))
+        _, hits = await ctx.call_tool(name, query=extract_query(ctx.evidence))
         if hits:
             results = " ".join(e.fact for e in hits)[: ctx.cfg.search_chars]
             prompt = CONCISE.substitute(
                 question=ctx.item.question, options=options_block(ctx.item), initial=answer or "(none)", results=results
             )
-            _, ans2 = await ctx.evidence.call_tool(
+            _, ans2 = await ctx.call_tool(
                 "vqa", derived_from=[e.id for e in ocr + hits], stage="concise", prompt=prompt, system=CONCISE_SYSTEM
             )
             if ans2:

@@ -1,15 +1,16 @@
 """Recording tool outputs for one item: σ and TTL policy, grounding, the P_oc pool.
 
-Why it exists: every tool output must pass through the same σ/TTL policy (App. A, B.2) and the
-verifier's per-output checks (T1, T4) before anything reads it, and grounding (ρ, ECC, NCC) of a
-claim is defined by the entries it cites — one place for both keeps them consistent.
+Why it exists: every tool output must pass through the same σ/TTL policy (App. A, B.2) before
+anything reads it (the verifier's per-output checks follow, in ``repair_io.CheckedTools``), and
+grounding (ρ, ECC, NCC) of a claim is defined by the entries it cites — one place for both keeps
+them consistent.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -27,9 +28,6 @@ from ledgermind.tools.base import Tool, ToolKind, ToolOutput
 
 MODEL_TOOL_KINDS = frozenset({ToolKind.PLAN, ToolKind.OBSERVE, ToolKind.READ, ToolKind.VQA})
 
-# Checks a fresh output (T1/T4) and repairs what they find; returns entries the repairs created.
-AfterRecord = Callable[[ToolOutput, list[EvidenceEntry]], Awaitable[list[EvidenceEntry]]]
-
 
 class EvidenceIO:
     def __init__(
@@ -46,7 +44,6 @@ class EvidenceIO:
         self.item, self.profile, self.cfg, self.ledger, self.cascade = item, profile, cfg, ledger, cascade
         self.tools = tools
         self.free_form = free_form
-        self.after_record: AfterRecord | None = None
 
     # ------------------------------------------------------------------ tools
     def sigma_for(self, out: ToolOutput) -> float | None:
@@ -70,15 +67,16 @@ class EvidenceIO:
             derived_from=derived_from,
         )
 
-    async def call_tool(
+    async def invoke(
         self, name: str, *, derived_from: Sequence[str] = (), sigma: float | None = None, **inputs: Any
     ) -> tuple[ToolOutput, list[EvidenceEntry]]:
-        """Invoke a tool, record its output, run T1/T4 and the repairs they call for."""
+        """Invoke a tool and record its output; returns the output and what was recorded.
+
+        Stages call tools through ``repair_io.CheckedTools.call``, which verifies the recorded
+        output (T1/T4) and repairs it before a stage reads it.
+        """
         out = await self.tools[name].ainvoke(**inputs)
-        entries = self.record(out, derived_from=derived_from, sigma=sigma)
-        if self.after_record is not None:
-            entries += await self.after_record(out, entries)
-        return out, entries
+        return out, self.record(out, derived_from=derived_from, sigma=sigma)
 
     def tool_seconds(self) -> float:
         """Time in perception/search tools, repairs' tool calls included (model-backed tools are model time)."""
@@ -155,7 +153,7 @@ class EvidenceIO:
         targets = [o for o in (self.item.options or []) if o.strip()] or [decision]
         kinds = {
             e.kappa for e in self.ledger.active() if e.kappa in {Kappa.PERCEPTION, Kappa.RETRIEVAL}
-            and any(support_coverage(t, [e.fact]) >= self.cfg.beta for t in targets)
+            and any(support_coverage(t, [e.fact]) >= self.cfg.grounding.beta for t in targets)
         }
         return "retrieval" if Kappa.RETRIEVAL in kinds else ("perception" if kinds else "none")
 

@@ -59,7 +59,7 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
             c.status = ClaimStatus.DROPPED  # line 26: uncited non-judgment claims are dropped
             c.grounded = False
         elif not support and c.stage is Stage.J:
-            c.sigma = ctx.cfg.sigma_uncited_judgment  # line 28
+            c.sigma = ctx.cfg.grounding.demote_uncited  # line 28
         else:  # a claim is no surer than the evidence it rests on (Dual-Read σ reaches the gate)
             c.sigma = min([c.sigma, *(e.sigma for e in ctx.ledger.leaf_pool(c.id))])
     judgments = [c for c in ctx.ledger.claims(ClaimType.SC) if c.is_judgment and c.active]
@@ -79,7 +79,7 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
 # ----------------------------------------------------------------------------- Alg. 1 lines 35–44
 async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], ev: Evidence | None = None) -> None:
     """When all judgments are weak and budget remains, falsify the strongest one."""
-    if not judgments or any(c.sigma > ctx.cfg.sigma_verify for c in judgments):
+    if not judgments or any(c.sigma > ctx.cfg.grounding.sigma_verify for c in judgments):
         return
     if not ctx.budget.spend_reserved():
         return
@@ -89,7 +89,7 @@ async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], ev: 
     poc = ctx.evidence.p_oc()
     if g.get("ecc") is False:
         text = ctx.repairs.with_warning(HYPOTHESIS.substitute(question=ctx.item.question, hypothesis=best.text, pool=ctx.evidence.p_oc_block()))
-        out, entries = await ctx.evidence.call_tool(
+        out, entries = await ctx.call_tool(
             "vqa", derived_from=[e.id for e in poc], sigma=ctx.cfg.sigma_revised,
             stage="hypothesis", prompt=text, images=ctx.user_images(),
         )
@@ -121,11 +121,11 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
     if image is None:
         return
     fresh = region is None
-    await ctx.evidence.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region,
+    await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region,
                                  sampled=fresh and ctx.cfg.reinvoke_sampling,
                                  rephrase=int(fresh and not ctx.cfg.reinvoke_sampling))
     readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
-    choice = closest_reading(ctx, readings)
+    choice = closest_reading(ctx.evidence, readings)
     if choice is None:
         return
     adopted, cites = choice

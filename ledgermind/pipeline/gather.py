@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ledgermind.dispatch import QuestionType
+from ledgermind.grounding import GroundingCascade
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.ledger import EvidenceEntry, Kappa, Omega
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.evidence import extract_query, refine_query
+from ledgermind.pipeline.evidence import EvidenceIO, extract_query, refine_query
 from ledgermind.pipeline.render import options_block, referenced_images
-from ledgermind.tools.base import ToolKind
+from ledgermind.tools.base import Tool, ToolKind
 from ledgermind.trajectory import MarkKind
 
 
@@ -33,13 +35,13 @@ async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Eviden
     types = ctx.profile.types
     question = ctx.item.question + ("\n" + options_block(ctx.item) if ctx.item.options else "")
     if with_plan:  # line 2: π ← TASKPLAN(q); APPEND(π, DERIVATION, 1.0)
-        _, plan = await ctx.evidence.call_tool(
+        _, plan = await ctx.call_tool(
             "plan", question=question, granularity=ctx.profile.granularity, method=ctx.profile.method
         )
         ev.plan = plan[0].fact if plan else ""
     ev.ocr = await ocr_images(ctx)
     # line 3: SOBSERVE(q, I, π) → PERCEPTION, σ = 0.92
-    _, ev.ocs = await ctx.evidence.call_tool(
+    _, ev.ocs = await ctx.call_tool(
         "observe",
         question=question,
         plan=ev.plan,
@@ -48,7 +50,7 @@ async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Eviden
         max_oc=ctx.cfg.max_oc,
         structured=ctx.structured,
     )
-    mark_tool_agreement(ctx, ev.ocs, ev.ocr)
+    mark_tool_agreement(ctx.cascade, ev.ocs, ev.ocr)
     if types & {QuestionType.READ, QuestionType.LOCATION} and ctx.item.images:  # lines 5–14
         await crop_and_read(ctx, ev, read=QuestionType.READ in types)
     if QuestionType.KNOWLEDGE in types:  # lines 15–21
@@ -65,7 +67,7 @@ async def ocr_images(ctx: ItemContext) -> list[EvidenceEntry]:
         return []
     entries: list[EvidenceEntry] = []
     for i in referenced_images(ctx.item):
-        _, es = await ctx.evidence.call_tool("ocr", image=Path(ctx.item.images[i - 1]))
+        _, es = await ctx.call_tool("ocr", image=Path(ctx.item.images[i - 1]))
         for e in es:
             e.meta.setdefault("category", "TEXT")
             e.meta["image"] = i
@@ -73,25 +75,25 @@ async def ocr_images(ctx: ItemContext) -> list[EvidenceEntry]:
     return entries
 
 
-def mark_tool_agreement(ctx: ItemContext, ocs: list[EvidenceEntry], ocr: list[EvidenceEntry]) -> None:
+def mark_tool_agreement(cascade: GroundingCascade, ocs: list[EvidenceEntry], ocr: list[EvidenceEntry]) -> None:
     """OCErr bookkeeping (Eq. 27): does a TEXT/NUMBER OC agree with what OCR read?"""
     if not ocr:
         return
     pool = [e.fact for e in ocr]
     for oc in ocs:
         if oc.category in {"TEXT", "NUMBER"}:
-            res = ctx.cascade.check(oc.fact, pool, judgment=False)
+            res = cascade.check(oc.fact, pool, judgment=False)
             oc.meta["tool_agreement"] = bool(res.ncc and res.coverage >= 0.5)
 
 
 async def crop_and_read(ctx: ItemContext, ev: Evidence, *, read: bool) -> None:
     q = ctx.item.question
     image = Path(ctx.item.images[referenced_images(ctx.item)[0] - 1])
-    out, crop = await ctx.evidence.call_tool("crop_zoom", image=image, question=q)  # lines 6–7: r*, 2.5× zoom
+    out, crop = await ctx.call_tool("crop_zoom", image=image, question=q)  # lines 6–7: r*, 2.5× zoom
     if not crop:
         return
     ev.crop, ev.crop_image, ev.source_image = crop[0], out.artifacts.get("image"), image
-    _, zoomed_ocr = await ctx.evidence.call_tool("ocr", image=image, region=ev.crop.bbox.as_list()) if ev.crop.bbox else (None, [])
+    _, zoomed_ocr = await ctx.call_tool("ocr", image=image, region=ev.crop.bbox.as_list()) if ev.crop.bbox else (None, [])
     for e in zoomed_ocr:
         e.meta.setdefault("category", "TEXT")
     ev.ocr += zoomed_ocr
@@ -118,12 +120,12 @@ async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
     """
     assert ev.crop is not None
     region = ev.crop.bbox.as_list() if ev.crop.bbox else None
-    _, r1 = await ctx.evidence.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured, located_at=region)
+    _, r1 = await ctx.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured, located_at=region)
     ev.readings += r1
     if not ctx.flags.dual_read:
         return  # ablation: a single reading, σ as for a normal crop
     image2, region2 = await jittered_crop(ctx, ev, "dual_read")
-    _, r2 = await ctx.evidence.call_tool("read", image=image2, attempt=1, structured=ctx.structured, located_at=region2)
+    _, r2 = await ctx.call_tool("read", image=image2, attempt=1, structured=ctx.structured, located_at=region2)
     ev.readings += r2
     v1 = r1[0].meta.get("value") if r1 else None
     v2 = r2[0].meta.get("value") if r2 else None
@@ -155,10 +157,10 @@ async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
     if not ctx.budget.spend():
         return
     image, region = await jittered_crop(ctx, ev, "dual_read_escalation")
-    _, r3 = await ctx.evidence.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region)
+    _, r3 = await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region)
     ev.readings += r3
     readings = [e for e in ev.readings if e.meta.get("value") is not None and e.omega in {Omega.ACTIVE, Omega.STALE}]
-    choice = closest_reading(ctx, readings)
+    choice = closest_reading(ctx.evidence, readings)
     if choice is None:  # nothing read by other means to compare with: v2 stays adopted (D.5)
         ctx.traj.mark(MarkKind.DUAL_READ_ESCALATED, "third reading; no number in P_oc to compare, v2 kept")
         return
@@ -172,10 +174,10 @@ async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
     ctx.traj.mark(MarkKind.DUAL_READ_ESCALATED, f"adopted {adopted.meta['value']:g} ({adopted.id}), closest to Num(P_oc)")
 
 
-def closest_reading(ctx: ItemContext, readings: list[EvidenceEntry]) -> tuple[EvidenceEntry, list[str]] | None:
+def closest_reading(evidence: EvidenceIO, readings: list[EvidenceEntry]) -> tuple[EvidenceEntry, list[str]] | None:
     """The reading whose value lies closest to a number read by other means (P_oc without the
     readings: OCR lines, observations), with the ids of the P_oc entries at that distance."""
-    others = [e for e in ctx.evidence.p_oc() if e.src != "read"]
+    others = [e for e in evidence.p_oc() if e.src != "read"]
     pool = [(n.value, e) for e in others for n in extract_numbers(e.fact) if n.value is not None]
     if not readings or not pool:
         return None
@@ -193,7 +195,7 @@ async def jittered_crop(ctx: ItemContext, ev: Evidence, purpose: str) -> tuple[A
     assert ev.crop is not None
     if ev.source_image is None or ev.crop.bbox is None:
         return ev.crop_image, ev.crop.bbox.as_list() if ev.crop.bbox else None
-    out, entries = await ctx.evidence.call_tool(
+    out, entries = await ctx.call_tool(
         "crop_zoom", image=ev.source_image, bbox=ev.crop.bbox.as_list(), perturb_seed=f"{ctx.cfg.seed}:{ctx.item.id}:{purpose}"
     )
     image = out.artifacts.get("image")
@@ -209,19 +211,19 @@ def _set_reading_sigma(ctx: ItemContext, ev: Evidence, sigma: float, reason: str
             ctx.ledger.set_sigma(e.id, sigma, reason)
 
 
-def search_tool_name(ctx: ItemContext) -> str | None:
-    return next((n for n, t in ctx.tools.items() if t.kind is ToolKind.SEARCH), None)
+def search_tool_name(tools: Mapping[str, Tool]) -> str | None:
+    return next((n for n, t in tools.items() if t.kind is ToolKind.SEARCH), None)
 
 
 async def knowledge_search(ctx: ItemContext, *, deep: bool) -> list[EvidenceEntry]:
     """App. D.6 two-round strategy; results are RETRIEVAL entries with σ = 0.85 (line 20)."""
-    name = search_tool_name(ctx)
+    name = search_tool_name(ctx.tools)
     if name is None:
         ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
         return []
-    _, round1 = await ctx.evidence.call_tool(name, query=extract_query(ctx.evidence))
+    _, round1 = await ctx.call_tool(name, query=extract_query(ctx.evidence))
     entries = list(round1)
     if deep and round1:
-        _, round2 = await ctx.evidence.call_tool(name, query=refine_query(ctx.evidence, round1))
+        _, round2 = await ctx.call_tool(name, query=refine_query(ctx.evidence, round1))
         entries += round2
     return entries

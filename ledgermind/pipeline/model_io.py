@@ -14,12 +14,13 @@ from typing import Any
 from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
 from ledgermind.backends.budget import sent_image_pixels
 from ledgermind.backends.cache import request_key
-from ledgermind.backends.reasoning import reply_record, separate
+from ledgermind.backends.reasoning import separate
 from ledgermind.backends.sample_log import image_digests, logged_messages
 from ledgermind.errors import LedgerMindError, ToolError
+from ledgermind.pipeline.call_log import CallLog
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.repair.reinvocation import IdenticalRequest, current
-from ledgermind.trajectory import ModelCall, Trajectory
+from ledgermind.trajectory import Trajectory
 
 STRUCTURED_HINT = "\nRespond with a JSON object that follows the requested schema."
 
@@ -30,6 +31,7 @@ class ModelIO:
         self.structured = cfg.structured_output and backend.supports_structured_output
         self.model_s = 0.0
         self.sent: set[str] = set()  # request keys sent for this item (a re-invocation may not repeat one)
+        self.calls = CallLog(traj, backend)
 
     async def call(
         self,
@@ -86,28 +88,9 @@ class ModelIO:
         self, stage: str, dt: float, key: str, sample: list[dict[str, Any]], reply: Any = None,
         error: str | None = None, pixels: list[int] | None = None,
     ) -> None:
-        """Record a model call; each call is one step of τ, so it advances the ledger's clock (TTL)."""
+        """Record a model call (one step of τ: it advances the ledger's clock that TTLs count in)."""
         self.model_s += dt
-        ledger = self.traj.ledger
-        ledger.advance()
-        self.traj.model_calls.append(
-            ModelCall(
-                stage=stage,
-                latency_s=dt,
-                prompt_tokens=getattr(reply, "prompt_tokens", 0),
-                completion_tokens=getattr(reply, "completion_tokens", 0),
-                backend=getattr(reply, "backend", self.backend.name),
-                model=getattr(reply, "model", self.backend.model_id),
-                cached=getattr(reply, "cached", False),
-                reply=getattr(reply, "text", ""),
-                error=error,
-                step=int(ledger.now()),
-                request_key=key,
-                meta=_plain_meta(getattr(reply, "meta", None)),
-                messages=sample,
-                **reply_record(reply, pixels),  # reasoning, finish_reason, truncation, pixels as sent
-            )
-        )
+        self.calls.record(stage, dt, key, sample, reply=reply, error=error, pixels=pixels)
 
     async def ask(self, stage: str, text: str, images: Sequence[ContentPart] = (), system: str | None = None) -> str | None:
         """A model call that is not evidence (reasoning, decision): None when the backend failed."""
@@ -126,21 +109,3 @@ class ModelIO:
             self.traj.notes.append(f"{stage}: {exc}")
             return None
 
-
-def _plain_meta(meta: Any) -> dict[str, Any]:
-    """Reply.meta as JSON-safe values (the trajectory must serialise)."""
-    if not isinstance(meta, dict):
-        return {}
-    return {str(k): v for k, v in meta.items() if _json_safe(v)}
-
-
-def _json_safe(v: Any) -> bool:
-    """Scalars, and lists/dicts of them (nested records such as the simulator's injected faults
-    or the image budget applied to the request)."""
-    if isinstance(v, (str, int, float, bool)) or v is None:
-        return True
-    if isinstance(v, list):
-        return all(_json_safe(x) for x in v)
-    if isinstance(v, dict):
-        return all(isinstance(k, str) and _json_safe(x) for k, x in v.items())
-    return False

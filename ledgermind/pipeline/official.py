@@ -14,7 +14,8 @@ reproduces ``mmmu-pro/infer/*.py`` of MMMU-Benchmark/MMMU:
 
 The whole reply is the answer (``Trajectory.answer``), so the scorer runs the official parser on
 everything the model wrote, as ``evaluate.py`` does. A failed call is a ``ModelCall`` with
-``error`` set — the harness reports the item as an error, never as a wrong answer.
+``error`` set — the harness reports the item as an error, never as a wrong answer. Calls are
+recorded by ``call_log``, as every agent's are (``request_key``, ``step``, ``meta`` included).
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from typing import Any
 import yaml
 
 from ledgermind.backends.base import Backend, ContentPart, GenerationRequest, Message
-from ledgermind.backends.reasoning import reply_record, separate
+from ledgermind.backends.cache import request_key
+from ledgermind.backends.reasoning import separate
 from ledgermind.backends.sample_log import logged_messages
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError, LedgerMindError
-from ledgermind.trajectory import ModelCall, PathKind, Trajectory
+from ledgermind.pipeline.call_log import CallLog
+from ledgermind.trajectory import PathKind, Trajectory
 
 STAGE = "official"
 IMAGE_TOKEN = "<image>"  # what replace_images_tokens puts where "<image N>" stood
@@ -135,28 +138,32 @@ class OfficialAgent:
     async def solve(self, item: Item) -> Trajectory:
         traj = Trajectory(item_id=item.id, question=item.question, path=PathKind.OFFICIAL)
         traj.profile = {"question_types": ["mcq"], "protocol": f"mmmu_pro_official/{self.cfg.prompt.value}/{setting_of(item).value}"}
+        calls = CallLog(traj, self.backend)
         t0 = time.perf_counter()
-        sample: list = []
+        key, sample = "", []
         try:
             request = self.request(item)
             sample = logged_messages(request.messages)
+            key = request_key(request, self.backend.model_id, _sample_digests(sample))
             reply = separate(await self.backend.generate(request))  # thinking is never the answer
         except Exception as exc:  # noqa: BLE001 — whatever failed in the call, it is an error, not an answer
             cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
-            traj.model_calls.append(
-                ModelCall(STAGE, time.perf_counter() - t0, backend=self.backend.name, error=cause, messages=sample)
-            )
+            calls.record(STAGE, time.perf_counter() - t0, key, sample, error=cause)
             traj.timings = {"total_s": time.perf_counter() - t0, "model_s": time.perf_counter() - t0}
             return traj
         dt = time.perf_counter() - t0
-        traj.model_calls.append(
-            ModelCall(STAGE, dt, reply.prompt_tokens, reply.completion_tokens, reply.backend, reply.model, reply.cached,
-                      reply.text, **reply_record(reply), messages=sample)
-        )
+        calls.record(STAGE, dt, key, sample, reply=reply)
         traj.answer = traj.raw_answer = reply.text  # the whole reply: the official parser reads all of it
         traj.notes += [f"image budget: {note}" for note in reply.meta.get("image_budget", [])]
         traj.timings = {"total_s": dt, "model_s": dt, "tool_s": 0.0, "own_s": 0.0}
         return traj
+
+
+def _sample_digests(sample: list[dict[str, Any]]) -> list[str]:
+    """The images' content hashes as the logged sample holds them (an unreadable image: ""), so the
+    request key is computed without reading an image twice and an unreadable one is the backend's
+    failure to report, as before the key was recorded."""
+    return [p["sha256"] for m in sample for p in m["content"] if p["type"] == "image"]
 
 
 def build_official_agent(cfg: Any, backend: Backend) -> OfficialAgent:

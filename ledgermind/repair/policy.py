@@ -142,9 +142,6 @@ class RepairEngine:
             return 0.0
         return self.costs.get(result.layer.value, 1.0) * (1 + result.tool_calls)
 
-    def total_cost(self, events: list[RepairEvent]) -> float:
-        return sum(e.cost for e in events)
-
     def _event(self, hit: TriggerHit, res: OperatorResult, grounded_after: bool | None, note: str = "") -> RepairEvent:
         return RepairEvent(
             trigger=hit.trigger,

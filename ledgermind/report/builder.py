@@ -24,7 +24,8 @@ from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view
 from ledgermind.report.run_view import build_run_view
-from ledgermind.report.sources import RunData, find_runs, load_run
+from ledgermind.experiment.rundir import find_runs
+from ledgermind.report.sources import RunData, load_run
 
 REPORT_DIR = "report"
 MARKER = ".ledgermind-report"  # only a directory carrying this marker is ever replaced
@@ -189,12 +190,12 @@ def _write_multirun(
 
 def _table3(places: list[RunPlace]) -> dict[str, Any]:
     """Table 3 from the runs, or the reason it cannot be formed (unfinished, not comparable)."""
-    from ledgermind.experiment import table3
+    from ledgermind.experiment import table3, table3_render
 
     try:
         scores = [table3.load_run(p.run.run_dir) for p in places]
         rows = table3.build_rows(scores)
     except UserError as e:
         return {"error": str(e), "rows": [], "header": [], "caption": "", "note": ""}
-    return {"error": "", "header": table3.header(False), "rows": [table3.cells(r, False) for r in rows],
-            "caption": table3.caption_for(scores), "note": table3.method_note(rows)}  # fmt: skip
+    return {"error": "", "header": table3_render.header(False), "rows": [table3_render.cells(r, False) for r in rows],
+            "caption": table3.caption_for(scores), "note": table3_render.method_note(rows)}  # fmt: skip

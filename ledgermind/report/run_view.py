@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ledgermind.backends.recorded import describe_backend
 from ledgermind.experiment.results import ItemResult
 from ledgermind.experiment.summary import DIFFICULTIES, group_accuracy
 from ledgermind.metrics.census import TRIGGER_KEYS, TYPED_OPERATORS
@@ -20,8 +21,6 @@ from ledgermind.report import census_table
 from ledgermind.report.charts import Chart, bar_chart
 from ledgermind.report.item_view import outcome_of
 from ledgermind.report.sources import RunData
-from ledgermind.simulator.label import NOTE as SIMULATED_NOTE
-from ledgermind.simulator.label import is_simulated
 from ledgermind.trajectory import Trigger
 
 QUESTION_CHARS = 160  # question text in the item table (the item page has all of it)
@@ -100,14 +99,15 @@ def build_run_view(run: RunData, item_href: dict[str, str], thumbnails: Mapping[
     ]
     splits = [(name, _with_intervals(groups)) for name, groups in splits if groups]  # a split nobody has is not shown
     rows = [_item_row(r, run.trajectories.get(r.id), item_href.get(r.id, ""), (thumbnails or {}).get(r.id)) for r in results]
+    # first: describing the backend registers its census sections, which a derived census counts
+    disclaimer = describe_backend(str(run.identity.get("backend", ""))).disclaimer
     census, source = census_table.run_census(run.metrics, run.trajectories.values())
     m = run.metrics
     summary = [(k, m[k]) for k in ("model_calls_per_item", "tool_calls_per_item", "tokens_per_item",
                                     "latency_s_per_item", "wall_time_s") if k in m]  # fmt: skip
-    simulated = is_simulated(str(run.identity.get("backend", "")))
     return RunView(
         title=f"{run.variant} — {backend_label(run.identity)} on {run.identity.get('benchmark', '?')}",
-        banner=str(m.get("test_instrument") or SIMULATED_NOTE) if simulated else None,
+        banner=str(m.get("test_instrument") or disclaimer) if disclaimer else None,
         headline=headline(scored),
         provenance=provenance_rows(run.identity),
         identity=run.identity,
@@ -127,10 +127,11 @@ def build_run_view(run: RunData, item_href: dict[str, str], thumbnails: Mapping[
 
 
 def backend_label(identity: Mapping[str, Any]) -> str:
-    """What answered: the simulator names itself (its model config is only a placeholder), else the model."""
+    """What answered: a backend that names itself (the simulator: its model config is only a
+    placeholder), else the model."""
     backend = str(identity.get("backend", ""))
-    if is_simulated(backend):
-        return "SIMULATED backbone (test instrument)"
+    if label := describe_backend(backend).label:
+        return label
     model = str(identity.get("model", "?"))
     return f"{model} ({backend})" if backend else model
 

@@ -9,14 +9,15 @@ recorded, it does not need the dataclasses to round-trip.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledgermind.errors import DataError, UserError
-from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, ItemResult, find_trajectory, read_results
+from ledgermind.errors import UserError
+from ledgermind.experiment.results import METRICS_FILE, ItemResult
+from ledgermind.experiment.rundir import RunDir, RunFileError, rebuild_items
 
 
 @dataclass(frozen=True)
@@ -54,71 +55,47 @@ class RunData:
         return dict(self.metrics.get("identity") or {})
 
 
-def is_run_dir(path: Path) -> bool:
-    return (path / RESULTS_FILE).exists() or (path / METRICS_FILE).exists()
-
-
-def find_runs(path: Path) -> list[Path]:
-    """``path`` itself when it is a run, else the runs below it (a multirun); a clear error if none."""
-    path = Path(path)
-    if not path.is_dir():
-        raise DataError(f"not a directory: {path}")
-    if is_run_dir(path):
-        return [path]
-    runs = sorted({p.parent for p in path.rglob(RESULTS_FILE)} | {p.parent for p in path.rglob(METRICS_FILE)})
-    runs = [r for r in runs if "report" not in r.relative_to(path).parts]
-    if not runs:
-        raise DataError(f"no runs under {path} (no {RESULTS_FILE} or {METRICS_FILE} found)")
-    return runs
-
-
 def load_run(run_dir: Path) -> RunData:
-    run_dir = Path(run_dir)
+    run = RunDir(run_dir)
     notes: list[str] = []
-    results = read_results(run_dir)
-    metrics = _read_json(run_dir / METRICS_FILE, notes, missing="the run has no metrics.json (unfinished?)")
+    results = run.results()
+    metrics = _noted(run.metrics, notes)
+    if metrics is None and not (run.path / METRICS_FILE).exists():
+        notes.append("the run has no metrics.json (unfinished?)")
     trajectories: dict[str, dict[str, Any]] = {}
     for r in results:
-        p = find_trajectory(run_dir, r.id)
-        if p is not None:
-            t = _read_json(p, notes, missing="")
-            if t:
-                trajectories[r.id] = t
-    items = load_item_infos(run_dir, {r.id for r in results}, notes)
-    return RunData(run_dir, results, trajectories, metrics, items, notes)
+        t = _noted(lambda: run.trajectory(r.id), notes)  # noqa: B023 — called at once
+        if t:
+            trajectories[r.id] = t
+    items = load_item_infos(run, {r.id for r in results}, notes)
+    return RunData(run.path, results, trajectories, metrics or {}, items, notes)
 
 
-def _read_json(path: Path, notes: list[str], *, missing: str) -> dict[str, Any]:
-    if not path.exists():
-        if missing:
-            notes.append(missing)
-        return {}
+def _noted(read: Callable[[], dict[str, Any] | None], notes: list[str]) -> dict[str, Any] | None:
+    """A JSON file of the run, or None with a note on the page when it is not valid JSON."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        notes.append(f"{path.name} is not valid JSON ({e.msg if hasattr(e, 'msg') else e}); skipped")
-        return {}
-    return data if isinstance(data, dict) else {}
+        return read()
+    except RunFileError as e:
+        notes.append(f"{e.path.name} is not valid JSON ({e.reason}); skipped")
+        return None
 
 
-def load_item_infos(run_dir: Path, ids: set[str], notes: list[str]) -> dict[str, ItemInfo]:
-    """Reload the run's benchmark from ``.hydra/config.yaml`` to get options and image paths.
+def load_item_infos(run: RunDir, ids: set[str], notes: list[str]) -> dict[str, ItemInfo]:
+    """Reload the run's benchmark from its recorded config to get options and image paths.
 
     Trajectories do not store the dataset side of an item. When the benchmark cannot be reloaded
     (moved data, an older config) the report still renders, with images found from the tool
     inputs recorded in the ledger and without the options.
     """
-    cfg_file = run_dir / ".hydra" / "config.yaml"
-    if not cfg_file.exists() or not ids:
+    if not ids:
         return {}
-    from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from ledgermind.experiment.app import load_items
-
     try:
-        cfg = OmegaConf.load(cfg_file)
-        items = load_items(cfg, None, trusted=False)  # a run folder is data: registered benchmarks only
+        cfg = run.config()
+        if cfg is None:
+            return {}
+        items = rebuild_items(cfg)  # a run folder is data: registered benchmarks only
     except (UserError, OmegaConfBaseException, OSError, ValueError, KeyError, ImportError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         notes.append(f"the benchmark could not be reloaded ({first}); options and some images are not shown")

@@ -77,11 +77,6 @@ class KeyEntry:
         i = ord(letter.strip().upper()) - ord("A")
         return self.options[i] if 0 <= i < len(self.options) else ""
 
-    @property
-    def gold_text(self) -> str:
-        """The content of the gold answer (option text for an MCQ) as it could appear in evidence."""
-        return self.option_text(self.gold) if self.is_mcq else self.gold
-
     def letters(self) -> list[str]:
         return [chr(ord("A") + i) for i in range(len(self.options))]
 

@@ -23,10 +23,11 @@ from typing import Any
 
 from PIL import Image
 
-from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
+from ledgermind.backends.base import BACKENDS, Backend, BackendDescription, GenerationRequest, Reply
+from ledgermind.simulator import plugin as _plugin  # registers the census section and audit check
 from ledgermind.simulator.answer_key import AnswerKey, CropLocator, KeyEntry
 from ledgermind.simulator.faults import Fault, FaultRates, Injected, draw_rng, rates_from_config
-from ledgermind.simulator.label import NOTE
+from ledgermind.simulator.label import LABEL, NOTE, TAGS
 from ledgermind.simulator.replies import Draft, Mind, compose
 from ledgermind.simulator.tasks import PromptView, Task
 from ledgermind.simulator.vision import Vision, pixel_digest
@@ -37,6 +38,7 @@ FORMAT_BREAK = "Let me look at this more carefully before I commit to anything."
 @BACKENDS.register("simulated")
 class SimulatedBackend(Backend):
     name = "simulated"
+    description = BackendDescription(label=LABEL, disclaimer=NOTE, tags=TAGS, plugin=_plugin.__name__)
     supports_structured_output = True
 
     def __init__(

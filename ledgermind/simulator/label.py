@@ -1,12 +1,10 @@
-"""How a simulated run labels itself. Kept tiny and import-free so that the run banner,
-``metrics.json`` and the Table 3 caption can all say the same words without importing the simulator."""
+"""How a simulated run labels itself. Kept tiny and import-free so that the backend's description
+(``SimulatedBackend.description``) and the simulator's own scripts say the same words; production
+modules read them from the recorded run's backend (``backends/recorded.py``), never from here."""
 
-BACKEND_CLASS = "SimulatedBackend"  # what ``backend_identity`` records for this backend
 NOTE = (
     "SIMULATED BACKBONE — a test instrument with injected, known failure rates; "
     "its numbers measure the mechanisms against the simulator, not any real model"
 )
-
-
-def is_simulated(backend_identity: str) -> bool:
-    return backend_identity == BACKEND_CLASS
+LABEL = "SIMULATED backbone (test instrument)"  # what answered, in the report's title
+TAGS = ("simulated",)  # experiment-logger tags of a simulated run

@@ -7,13 +7,15 @@ trajectory record (events, marks, claims), in the order a reader would check it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledgermind.experiment.results import read_trajectory_dict
+from ledgermind.errors import DataError
+from ledgermind.experiment.results import METRICS_FILE, ItemResult
+from ledgermind.experiment.rundir import RunDir
+from ledgermind.experiment.rundir import find_runs as rundir_find_runs
 
 # Marks whose mechanism rewrites ŷ after the decision (Alg. 2), latest first wins.
 ANSWER_REWRITING_MARKS = {
@@ -54,10 +56,10 @@ def attribute(traj: Mapping[str, Any]) -> str:
     return f"decision as produced (raw answer {traj.get('raw_answer', '')[:60]!r})"
 
 
-def read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-    results = [json.loads(line) for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines() if line]
-    return metrics, results
+def read_run(run_dir: Path) -> tuple[dict[str, Any], list[ItemResult]]:
+    """A finished run's metrics and its results, one per item (a retried item's last line wins)."""
+    run = RunDir(run_dir)
+    return run.metrics() or {}, run.results()
 
 
 def losses(run_dir: Path) -> list[Loss]:
@@ -65,11 +67,12 @@ def losses(run_dir: Path) -> list[Loss]:
     metrics, results = read_run(run_dir)
     variant = metrics.get("identity", {}).get("variant", run_dir.name)
     out = []
+    run = RunDir(run_dir)
     for r in results:
-        if r.get("score", 0.0) >= 1.0:
+        if r.score >= 1.0:
             continue
-        traj = read_trajectory_dict(run_dir, r["id"]) or {"error": r.get("error") or "no trajectory"}
-        out.append(Loss(variant, r["id"], r.get("gold"), r.get("prediction"), bool(traj.get("abstained")), attribute(traj)))
+        traj = run.trajectory(r.id) or {"error": r.error or "no trajectory"}
+        out.append(Loss(variant, r.id, r.gold, r.prediction, bool(traj.get("abstained")), attribute(traj)))
     return out
 
 
@@ -136,7 +139,10 @@ def format_report(run_dirs: Sequence[Path]) -> str:
 
 
 def find_runs(paths: Sequence[Path]) -> list[Path]:
-    runs: list[Path] = []
-    for p in paths:
-        runs += [p] if (p / "metrics.json").exists() else sorted(f.parent for f in p.rglob("metrics.json"))
-    return runs
+    """The finished runs (those with a ``metrics.json``) at or below ``paths``; [] when there are none
+    (the caller says so in one line)."""
+    try:
+        runs = rundir_find_runs(paths)
+    except DataError:
+        return []
+    return [r for r in runs if (r / METRICS_FILE).exists()]

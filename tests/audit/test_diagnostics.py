@@ -30,3 +30,13 @@ def test_correctness_table_and_hand_label_agreement() -> None:
               HandLabel("s", "c", 1, "other text", "supported", "r")]
     ag = hand_label_agreement({a.item_id: a for a in audits}, labels)
     assert ag["n"] == 2 and ag["agreement"] == 0.5 and ag["missing"] == 1
+
+
+def test_hand_label_matches_a_packed_claim_up_to_whitespace() -> None:
+    # labels were written when packed sentences were joined by a space; they now join by a line break
+    audit = ItemAudit("a", "ledger", [AtomicClaim("SC", "It is 3 m.\nSo B holds.", True),
+                                      AtomicClaim("DC", "Answer: B", False, answer="B")], score=1.0)
+    labels = [HandLabel("s", "a", 1, "It is 3 m. So B holds.", "supported", "r"),
+              HandLabel("s", "a", 1, "It is 3 m. So C holds.", "supported", "r")]
+    ag = hand_label_agreement({"a": audit}, labels)
+    assert ag["n"] == 1 and ag["agreement"] == 1.0 and ag["missing"] == 1

@@ -21,7 +21,7 @@ from tests.experiment.conftest import REPO
 CONF = REPO / "conf"
 SHARED = SHARED_DATA.resolve()
 GROUP_DIRS = sorted(p for p in CONF.iterdir() if p.is_dir() and p.name != "hydra")
-OPTIONS = [(g.name, f.stem) for g in GROUP_DIRS for f in sorted(g.glob("*.yaml"))]
+OPTIONS = [(g.name, f.stem) for g in GROUP_DIRS for f in sorted(g.glob("*.yaml")) if not f.stem.startswith("_")]  # _x: a base
 
 
 def _compose(*overrides: str) -> DictConfig:
@@ -76,9 +76,9 @@ def _check_benchmark(cfg: DictConfig) -> None:
 def _check_pipeline(cfg: DictConfig) -> None:
     node = OmegaConf.to_container(cfg.pipeline, resolve=True)
     if node.get("agent_factory"):  # a pipeline with its own agent (pipeline=official)
-        from ledgermind.experiment.app import agent_factory_path, import_object
+        from ledgermind.experiment.app import configured_agent_factory
 
-        agent = import_object(agent_factory_path(cfg), "agent_factory")(cfg, object())
+        agent = configured_agent_factory(cfg)(cfg, object())
         assert callable(agent.solve)
         return
     # one key per PipelineConfig field, and the YAML defaults are the dataclass (paper) defaults

@@ -13,7 +13,8 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.experiment.provenance import scorer_version
 from ledgermind.experiment.rescore import rescore_run, scorer_from_config
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
-from ledgermind.experiment.table3 import find_run_dirs, load_run
+from ledgermind.experiment.rundir import find_runs
+from ledgermind.experiment.table3 import load_run
 from ledgermind.scoring import score
 from ledgermind.tools.base import Tool
 from ledgermind.trajectory import PathKind, Trajectory
@@ -102,7 +103,7 @@ def test_random_fallback_changes_exactly_the_unparsed_verdicts(run_dir: Path, no
     # the old files are kept beside the new ones, where Table 3's scan does not see them
     assert json.loads((run_dir / metrics["rescore"]["previous"]).read_text()) == old_metrics
     assert lines(rep.backup_dir / "results.before.jsonl") == before
-    assert find_run_dirs([run_dir.parent]) == [run_dir]
+    assert find_runs([run_dir.parent]) == [run_dir]
     # Table 3 agrees with metrics.json: the errored q4 is left out of the accuracy, not scored 0
     assert load_run(run_dir).scores["Overall"] == pytest.approx(100 * metrics["accuracy"])
 

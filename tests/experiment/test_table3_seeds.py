@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from ledgermind.benchmarks.item import Item
-from ledgermind.experiment import table3
+from ledgermind.experiment import table3, table3_render
+from ledgermind.experiment.rundir import find_runs
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from ledgermind.metrics.stats import BootstrapConfig
 from ledgermind.trajectory import PathKind, Trajectory
@@ -55,7 +56,7 @@ def sweep(tmp_path: Path) -> Path:
 
 
 def _rows(root: Path) -> tuple[list[table3.RunScores], list[table3.Row]]:
-    runs = [table3.load_run(d) for d in table3.find_run_dirs([root])]
+    runs = [table3.load_run(d) for d in find_runs([root])]
     return runs, table3.build_rows(runs, bootstrap=BOOT)
 
 
@@ -80,7 +81,7 @@ def test_rows_pool_items_and_seeds_from_identities(sweep: Path) -> None:
 
 def test_outputs_show_intervals_and_the_seed_dimension(sweep: Path, tmp_path: Path) -> None:
     runs, rows = _rows(sweep)
-    outs = table3.write_outputs(rows, runs, tmp_path / "out", with_paper=False, bootstrap=BOOT)
+    outs = table3_render.write_outputs(rows, runs, tmp_path / "out", with_paper=False, bootstrap=BOOT)
     md = outs.markdown.read_text()
     assert "| w/o ECC/NCC | 50.0 | 50.0 | 100.0 | 57.14 | [" in md  # Hard: q2 right in seed 0, errored in 1
     assert "| −28.57 | [−50.00, 0.00] | 1 / 1 | not distinguishable |" in md
@@ -95,7 +96,7 @@ def test_outputs_show_intervals_and_the_seed_dimension(sweep: Path, tmp_path: Pa
 
 
 def test_a_variant_missing_a_seed_or_a_duplicated_seed_is_refused(sweep: Path) -> None:
-    runs = [table3.load_run(d) for d in table3.find_run_dirs([sweep])]
+    runs = [table3.load_run(d) for d in find_runs([sweep])]
     partial = [r for r in runs if not (r.variant == "no_ecc" and r.seed == 1)]
     with pytest.raises(table3.Table3Error, match="variant 'no_ecc' has no run for seed 1"):
         table3.build_rows(partial)

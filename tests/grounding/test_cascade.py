@@ -120,5 +120,5 @@ def test_pipeline_config_carries_the_switch():
     from ledgermind.pipeline.config import AblationFlags, PipelineConfig
 
     assert grounding_config(PipelineConfig(), AblationFlags()).ncc_relations is True
-    cfg = grounding_config(PipelineConfig(ncc_relations=False, ncc_approx_rel=0.05), AblationFlags())
+    cfg = grounding_config(PipelineConfig(grounding=GroundingConfig(ncc_relations=False, approx_rel=0.05)), AblationFlags())
     assert (cfg.ncc_relations, cfg.approx_rel) == (False, 0.05)

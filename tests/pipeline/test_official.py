@@ -141,3 +141,21 @@ def test_image_budget_changes_are_recorded_in_the_trajectory(cfg: OfficialConfig
         item.images.append(tmp_path / f"{i}.png")
     traj = asyncio.run(OfficialAgent(BudgetedBackend(_Echo(), ImageBudget(max_images=1)), cfg).solve(item))
     assert traj.notes == ["image budget: tiled images 1-2 of 2 into one (max_images=1)"] and traj.error is None
+
+
+def test_the_official_call_is_recorded_as_every_agent_records_its_calls(cfg: OfficialConfig) -> None:
+    """One recorder for every agent (pipeline/call_log.py): the official call carries the request
+    key, its step of τ and the reply's meta, as the LedgerMind agent's calls do."""
+    from ledgermind.backends.cache import request_key
+
+    class _WithMeta(_Echo):
+        async def generate(self, request: GenerationRequest) -> Reply:
+            reply = await super().generate(request)
+            reply.meta = {"image_budget": [], "server": "echo-1"}
+            return reply
+
+    backend = _WithMeta()
+    agent = OfficialAgent(backend, cfg)
+    call = asyncio.run(agent.solve(_item())).model_calls[0]
+    assert call.step == 1 and {"image_budget": [], "server": "echo-1"}.items() <= call.meta.items()
+    assert call.request_key == request_key(backend.seen[0], backend.model_id, ["", ""])  # unreadable images: ""

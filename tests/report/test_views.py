@@ -296,8 +296,7 @@ def test_a_budget_exhausted_event_is_stamped_with_the_step_it_happened_at() -> N
 
     traj = Trajectory("q", "?", PathKind.FULLPIPE)
     traj.ledger.advance(7)
-    io = RepairIO(None, None, None, traj, None, None)  # type: ignore[arg-type]
-    io.engine = FreeformRepair(reflect, per_trigger_budget=0)
+    io = RepairIO(None, None, None, traj, None, None, FreeformRepair(reflect, per_trigger_budget=0))  # type: ignore[arg-type]
     asyncio.run(io.handle(TriggerHit(Trigger.T6, ("SC-1",))))
     assert [(e.note, e.step) for e in traj.events] == [("budget exhausted", 7)]
     rows = timeline(traj.to_dict())

@@ -367,11 +367,12 @@ def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
     from ledgermind.simulator.answer_key import AnswerKey
     from ledgermind.simulator.backend import SimulatedBackend
 
-    agent_knobs = ("pipeline.sigma_verify=0.9", "pipeline.beta=0.5", "pipeline.delta_read=0.4",
-                   "pipeline.sigma_ecc_fail=0.3", "pipeline.sigma_uncited_judgment=0.2")  # fmt: skip
+    agent_knobs = ("pipeline.grounding.sigma_verify=0.9", "pipeline.grounding.beta=0.5",
+                   "pipeline.grounding.delta_read=0.4", "pipeline.grounding.demote_ecc=0.3",
+                   "pipeline.grounding.demote_uncited=0.2")  # fmt: skip
     common = ("seed=4", "backend.banner=false", f"backend.vision_cache_dir={tmp_path}")
     base, moved = _compose(*common), _compose(*common, *agent_knobs)
-    assert moved.pipeline.sigma_verify == 0.9
+    assert moved.pipeline.grounding.sigma_verify == 0.9
     assert OmegaConf.to_container(base.backend, resolve=True) == OmegaConf.to_container(moved.backend, resolve=True)
     raw = OmegaConf.to_yaml(OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/backend/simulated.yaml"))
     assert "pipeline" not in raw.replace("ledgermind.simulator", "")  # no interpolation of an agent value

@@ -17,7 +17,7 @@ from PIL import Image
 
 from ledgermind.backends.build import build_backend
 from ledgermind.benchmarks.item import Item
-from ledgermind.experiment.app import load_items
+from ledgermind.experiment.items import load_items
 from ledgermind.experiment.runner import answer_text
 from ledgermind.pipeline import build_agent
 from ledgermind.scoring import score

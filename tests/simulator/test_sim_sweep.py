@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ledgermind.experiment import sim_sweep
 from ledgermind.experiment.results import read_results
 from ledgermind.metrics.stats import BootstrapConfig
+from ledgermind.simulator import sim_sweep
 
 BOOT = BootstrapConfig(resamples=500, seed=0)
 

@@ -26,10 +26,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.errors import UserError
 from ledgermind.experiment import table3
+from ledgermind.experiment.rundir import find_runs
 from ledgermind.metrics.stats import BootstrapConfig, Estimate, cluster_mean, paired_delta, wilson_interval
 from ledgermind.simulator.label import NOTE
+from ledgermind.confutil import CONF_DIR
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 HYDRA_CONFIG = Path(".hydra") / "config.yaml"
 
 
@@ -198,7 +199,7 @@ def collect(
     run_dirs: Sequence[Path], spec: SweepSpec, bootstrap: BootstrapConfig = BootstrapConfig()
 ) -> list[SweepPoint]:
     """One point per rate value among the given runs (or run/sweep dirs), from the runs' own records."""
-    runs = [table3.load_run(d) for d in table3.find_run_dirs(run_dirs)]
+    runs = [table3.load_run(d) for d in find_runs(run_dirs)]
     by_value: dict[float, list[table3.RunScores]] = {}
     for r in runs:
         by_value.setdefault(rate_value(r.run_dir, spec.rate), []).append(r)

@@ -1,0 +1,238 @@
+"""Table 3 rendered: Markdown, CSV, LaTeX, the chart, the census, and plain rows for W&B.
+
+Why apart from ``table3.py``: that module decides which runs form a table and computes its rows
+(accuracies, intervals, Δ, McNemar); this one only formats finished ``Row``s, so a change of
+layout never touches the statistics and the statistics never import matplotlib.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ledgermind.experiment.table3 import (
+    BELOW_FULL,
+    COLUMNS,
+    NOT_DISTINGUISHABLE,
+    Row,
+    RunScores,
+    caption_for,
+    in_variant_order,
+    seeds_of,
+)
+from ledgermind.metrics.census import census_table
+from ledgermind.metrics.stats import BootstrapConfig, Estimate
+
+
+def _fmt(v: float | None, col: str) -> str:
+    if v is None:
+        return "–"
+    return f"{v:.2f}" if col == "Overall" else f"{v:.1f}"
+
+
+def _fmt_delta(v: float | None) -> str:
+    return "–" if v is None else f"{v:+.2f}".replace("-", "−")
+
+
+def _fmt_ci(e: Estimate | None) -> str:
+    return "–" if e is None else f"[{e.low:.2f}, {e.high:.2f}]".replace("-", "−")
+
+
+def _fmt_p(ps: Sequence[float]) -> str:
+    return " / ".join(f"{p:.3g}" for p in ps) if ps else "–"
+
+
+def header(with_paper: bool) -> list[str]:
+    cols = ["Variant", *COLUMNS, "95% CI", "Δ vs full", "Δ 95% CI (paired)", "McNemar p", "Δ vs 0"]
+    return cols + [f"Paper {c}" for c in COLUMNS] + ["Paper Δ"] if with_paper else cols
+
+
+def cells(row: Row, with_paper: bool) -> list[str]:
+    out = [
+        row.display,
+        *(_fmt(row.scores[c], c) for c in COLUMNS),
+        _fmt_ci(row.overall),
+        _fmt_delta(row.delta),
+        _fmt_ci(row.delta_ci),
+        _fmt_p(row.mcnemar_p),
+        row.verdict or "–",
+    ]
+    if with_paper:
+        p = row.paper or {}
+        out += [_fmt(p.get(c), c) for c in COLUMNS] + [_fmt_delta(p.get("delta"))]
+    return out
+
+
+def method_note(rows: Sequence[Row], bootstrap: BootstrapConfig = BootstrapConfig()) -> str:
+    """How to read the intervals and how errored items were treated (printed under every rendering)."""
+    seeds = rows[0].seeds if rows else (0,)
+    several = len(seeds) > 1
+    level = f"{100 * bootstrap.level:g} %"
+    over = "items"
+    if several:
+        over = f"items × {len(seeds)} seeds {', '.join(map(str, seeds))} (each item resampled with all its seeds)"
+    errs = ", ".join(f"{r.variant} {r.errors}" for r in rows)
+    return (
+        f"Accuracy and Δ are pooled over {over}. CI: {level} percentile bootstrap over items "
+        f"({bootstrap.resamples} resamples, seed {bootstrap.seed}); Δ = variant − full, paired per item"
+        f"{' and seed' if several else ''}. McNemar p: exact two-sided binomial test on the items where exactly "
+        f"one of the variant and full is correct{', one p per seed' if several else ''}. "
+        f"A Δ whose interval contains 0 is '{NOT_DISTINGUISHABLE}'. Errored items (per variant: {errs}) are left "
+        "out of their run's accuracy, and an (item, seed) pair enters Δ and McNemar only when both runs scored it."
+    )
+
+
+def to_markdown(rows: Sequence[Row], with_paper: bool = False) -> str:
+    head = header(with_paper)
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    lines += ["| " + " | ".join(cells(r, with_paper)) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(rows: Sequence[Row]) -> str:
+    """Machine-readable: raw numbers, no formatting (per-seed values joined by ';')."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow([
+        "variant", "display", *COLUMNS, "overall_ci_low", "overall_ci_high", "delta_ci_low", "delta_ci_high",
+        "verdict", "mcnemar_p", "seeds", "overall_by_seed", "delta_by_seed", "n_items", "errors", "delta_vs_full",
+    ])  # fmt: skip
+    for r in rows:
+        w.writerow([
+            r.variant, r.display, *(r.scores[c] for c in COLUMNS),
+            r.overall.low if r.overall else None, r.overall.high if r.overall else None,
+            r.delta_ci.low if r.delta_ci else None, r.delta_ci.high if r.delta_ci else None,
+            r.verdict, _joined(r.mcnemar_p), _joined(r.seeds), _joined(r.overall_by_seed), _joined(r.delta_by_seed),
+            r.overall.n if r.overall else 0, r.errors, r.delta,
+        ])  # fmt: skip
+    return buf.getvalue()
+
+
+def _joined(values: Sequence[Any]) -> str:
+    return ";".join("" if v is None else str(v) for v in values)
+
+
+def to_latex(rows: Sequence[Row], caption: str) -> str:
+    def tex(s: str) -> str:
+        for raw, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
+            s = s.replace(raw, escaped)
+        return s.replace("−", "$-$").replace("Δ", r"$\Delta$").replace("–", "--").replace("×", r"$\times$")
+
+    head = header(False)
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{tex(caption)}}}",
+        r"\resizebox{\linewidth}{!}{%",
+        r"\begin{tabular}{l" + "c" * (len(head) - 2) + "l}",
+        r"\toprule",
+        " & ".join(tex(h) for h in head) + r" \\",
+        r"\midrule",
+    ]
+    for i, r in enumerate(rows):
+        lines.append(" & ".join(tex(c) for c in cells(r, False)) + r" \\")
+        if i == 0 and r.variant == "full":
+            lines.append(r"\midrule")
+    lines += [r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: Sequence[Row], path: Path) -> Path:
+    """Left: grouped bars per variant (difficulty splits + Overall with its interval).
+    Right: Δ vs full with its paired interval; a bar crossing the 0 line is not distinguishable."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, axd) = plt.subplots(1, 2, figsize=(max(9, 2.2 * len(rows)), 4.2), width_ratios=(2, 1))
+    width = 0.8 / len(COLUMNS)
+    for j, col in enumerate(COLUMNS):
+        xs = [i + (j - (len(COLUMNS) - 1) / 2) * width for i in range(len(rows))]
+        heights = [r.scores[col] or 0.0 for r in rows]
+        err = _overall_err(rows, heights) if col == "Overall" else None
+        ax.bar(xs, heights, width, label=col, yerr=err, capsize=3 if err else 0)
+    ax.set_xticks(range(len(rows)), [r.display for r in rows], rotation=20, ha="right")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(ncols=len(COLUMNS), fontsize="small")
+    ablations = [r for r in rows if r.delta_ci is not None]
+    for k, r in enumerate(ablations):
+        d = r.delta_ci
+        assert d is not None
+        colour = {NOT_DISTINGUISHABLE: "tab:gray", BELOW_FULL: "tab:red"}.get(r.verdict or "", "tab:green")
+        axd.errorbar(d.mean, k, xerr=[[d.mean - d.low], [d.high - d.mean]], fmt="o", color=colour, capsize=3)
+    axd.axvline(0.0, color="black", linewidth=0.8)
+    axd.set_yticks(range(len(ablations)), [r.display for r in ablations])
+    axd.invert_yaxis()
+    axd.set_xlabel("Δ vs full (points, paired 95% CI)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _overall_err(rows: Sequence[Row], heights: Sequence[float]) -> list[list[float]]:
+    """Error-bar lengths below/above each Overall bar from its interval (0 where there is none)."""
+    low = [max(0.0, h - r.overall.low) if r.overall else 0.0 for h, r in zip(heights, rows, strict=True)]
+    high = [max(0.0, r.overall.high - h) if r.overall else 0.0 for h, r in zip(heights, rows, strict=True)]
+    return [low, high]
+
+
+@dataclass
+class Table3Outputs:
+    markdown: Path
+    csv: Path
+    latex: Path
+    chart: Path
+    census: Path
+
+
+def write_outputs(
+    rows: Sequence[Row],
+    runs: Sequence[RunScores],
+    out_dir: Path,
+    with_paper: bool,
+    bootstrap: BootstrapConfig = BootstrapConfig(),
+) -> Table3Outputs:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    outs = Table3Outputs(out_dir / "table3.md", out_dir / "table3.csv", out_dir / "table3.tex", out_dir / "table3.png",
+                         out_dir / "census.md")
+    note = method_note(rows, bootstrap)
+    outs.markdown.write_text(to_markdown(rows, with_paper) + "\n" + note + "\n", encoding="utf-8")
+    outs.csv.write_text(to_csv(rows), encoding="utf-8")
+    outs.latex.write_text(to_latex(rows, caption_for(runs) + " " + note), encoding="utf-8")
+    plot(rows, outs.chart)
+    outs.census.write_text(census_markdown(runs) + "\n", encoding="utf-8")
+    return outs
+
+
+def census_markdown(runs: Sequence[RunScores]) -> str:
+    """The mechanism census of every run side by side (same order as the table's rows; one row per seed)."""
+    several = len(seeds_of(runs)) > 1
+    return census_table(
+        (f"{r.variant} (seed {r.seed})" if several else r.variant, r.n["Overall"] + r.errors, r.mechanisms)
+        for r in in_variant_order(runs)
+    )
+
+
+def rows_for_logging(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Plain values for W&B (``delta_vs_full`` stays the last column)."""
+    return [
+        {
+            "variant": r.display,
+            **{c: r.scores[c] for c in COLUMNS},
+            "overall_ci_low": r.overall.low if r.overall else None,
+            "overall_ci_high": r.overall.high if r.overall else None,
+            "delta_ci_low": r.delta_ci.low if r.delta_ci else None,
+            "delta_ci_high": r.delta_ci.high if r.delta_ci else None,
+            "mcnemar_p": _fmt_p(r.mcnemar_p),
+            "verdict": r.verdict or "",
+            "delta_vs_full": r.delta,
+        }
+        for r in rows
+    ]

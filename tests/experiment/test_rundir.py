@@ -1,0 +1,81 @@
+"""The run-folder model (``experiment/rundir.py``) and the one JSONL reader (``ledgermind/jsonl.py``):
+the rules every reader of a run folder now shares."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ledgermind.errors import DataError
+from ledgermind.experiment.results import TRAJECTORY_DIR, ItemResult, legacy_filename, trajectory_path
+from ledgermind.experiment.rundir import RunDir, RunFileError, find_runs
+from ledgermind.jsonl import BadLine, read_jsonl
+from ledgermind.simulator.sanity import losses, variant_summary
+
+
+def _row(item_id: str, score: float, **kw) -> str:
+    r = ItemResult(item_id, "A", "A" if score else "B", score, True, "FULLPIPE", "Easy", **kw)
+    return json.dumps(r.to_dict())
+
+
+def _run(tmp_path: Path, lines: list[str], *, newline_at_end: bool = True) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(lines) + ("\n" if newline_at_end else "")
+    (tmp_path / "results.jsonl").write_text(text, encoding="utf-8")
+    (tmp_path / "metrics.json").write_text(json.dumps({"identity": {"variant": "full", "benchmark": "fake"}}))
+    return tmp_path
+
+
+def test_last_line_of_an_id_wins(tmp_path: Path) -> None:
+    run = RunDir(_run(tmp_path, [_row("q0", 0.0, error="RuntimeError: boom"), _row("q1", 1.0), _row("q0", 1.0)]))
+    results = run.results()
+    assert [r.id for r in results] == ["q1", "q0"]
+    assert results[1].score == 1.0 and results[1].error is None
+
+
+def test_torn_last_line_is_tolerated_but_a_bad_middle_line_is_named(tmp_path: Path) -> None:
+    run = RunDir(_run(tmp_path, [_row("q0", 1.0), _row("q1", 1.0)[:25]], newline_at_end=False))
+    assert [r.id for r in run.results()] == ["q0"]
+    assert [row.line_no for row in read_jsonl(run.path / "results.jsonl")] == [1]  # torn tail: silent
+    with pytest.raises(DataError, match=r"results.jsonl: line 2 is not a readable result record"):
+        run.results(strict=True)  # rescore rewrites the file: nothing may vanish
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"a": 1}\n{oops\n{"a": 2}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"x.jsonl: line 2 is not valid JSON \('\{oops'\)"):
+        list(read_jsonl(bad))
+    assert [r.value["a"] for r in read_jsonl(bad, bad=BadLine.SKIP)] == [1, 2]
+
+
+def test_trajectory_by_hashed_name_and_by_an_older_runs_unhashed_name(tmp_path: Path) -> None:
+    run = RunDir(_run(tmp_path, [_row("q/1", 1.0), _row("q 2", 1.0)]))
+    new = trajectory_path(run.path, "q/1")
+    new.parent.mkdir(parents=True)
+    new.write_text(json.dumps({"item_id": "q/1", "raw_answer": "new"}))
+    old = run.path / TRAJECTORY_DIR / f"{legacy_filename('q 2')}.json"
+    old.write_text(json.dumps({"item_id": "q 2", "raw_answer": "old"}))
+    assert run.trajectory("q/1")["raw_answer"] == "new"
+    assert run.trajectory("q 2")["raw_answer"] == "old"
+    (run.path / TRAJECTORY_DIR / f"{legacy_filename('q_2')}.json").write_text(json.dumps({"item_id": "q 2"}))
+    assert run.trajectory("q_2") is None  # an unhashed file of another id is never borrowed
+
+
+def test_a_broken_json_file_is_a_one_line_error_and_runs_are_found_below(tmp_path: Path) -> None:
+    run = RunDir(_run(tmp_path / "sweep" / "full", [_row("q0", 1.0)]))
+    _run(tmp_path / "sweep" / "no_ecc", [_row("q0", 1.0)])
+    (tmp_path / "sweep" / "report").mkdir()
+    (tmp_path / "sweep" / "report" / "metrics.json").write_text("{}")  # a report never holds a run
+    assert find_runs(tmp_path / "sweep") == [tmp_path / "sweep" / "full", tmp_path / "sweep" / "no_ecc"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="no runs under"):
+        find_runs([tmp_path / "empty"])
+    (run.path / "metrics.json").write_text("{not json")
+    with pytest.raises(RunFileError, match="metrics.json: not valid JSON"):
+        run.metrics()
+
+
+def test_sanity_counts_a_retried_item_once(tmp_path: Path) -> None:
+    run_dir = _run(tmp_path, [_row("q0", 0.0, error="RuntimeError: boom"), _row("q1", 1.0), _row("q0", 1.0)])
+    assert variant_summary(run_dir)["n"] == 2
+    assert losses(run_dir) == []  # the retry answered q0: its failed first line is not a loss
