@@ -51,11 +51,11 @@ class GroundingConfig:
     # dev rows 1.0 and 0.8 change nothing, 0.67 / 0.5 cost 1 / 3 entity verdicts.
     ecc_similarity: float | None = None
     # ECC's general name forms (ecc.py, issue 11); each kept only if it raises held-out agreement.
-    # Defaults = the honest CV selection on all dev rows (docs/grounding.md): adjectival changes no
-    # dev verdict, so it is off (issue 27).
+    # A form changes the default only when it changes held-out agreement (docs/grounding.md): the
+    # adjectival form changes no dev verdict either way, so it keeps its default (an alias, Eq. 4).
     ecc_designators: bool = True
     ecc_acronyms: bool = True
-    ecc_adjectival: bool = False
+    ecc_adjectival: bool = True
     ecc_place_guard: bool = True
     # ISO 3166 country-name variants (pycountry) in the alias table; honoured where the cascade
     # builds its own table (no ``aliases`` passed: auditor, eval scripts). Off: CV does not keep it.

@@ -27,7 +27,7 @@ from ledgermind.kfold import CVReport, cross_validate, stratified_folds
 #: NCC's "about X" tolerance and relation-aware NCC on/off (off = strict Eq. 5); the shipped value
 #: of each field is its first.
 DEFAULT_GRID = (
-    "ecc_designators=true,false", "ecc_acronyms=true,false", "ecc_adjectival=false,true", "ecc_surname=false,true",
+    "ecc_designators=true,false", "ecc_acronyms=true,false", "ecc_adjectival=true,false", "ecc_surname=false,true",
     "ecc_place_guard=true,false", "ecc_country_names=false,true", "ecc_similarity=none,1.0,0.8,0.67,0.5",
     "approx_rel=0.1,0.05,0.2", "ncc_relations=true,false",
 )
