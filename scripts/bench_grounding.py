@@ -23,7 +23,6 @@ The issue's target is < 15 ms per claim on a 2-core CPU with entity caching.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import string
@@ -40,6 +39,7 @@ from ledgermind.grounding.cascade import GroundingCascade, build_cascade  # noqa
 from ledgermind.grounding.agreement import load_pairs  # noqa: E402
 from ledgermind.grounding.numbers import extract_numbers  # noqa: E402
 from ledgermind.grounding.relations import related_numbers  # noqa: E402
+from ledgermind.jsonl import read_jsonl  # noqa: E402
 from ledgermind.grounding.tokens import content_tokens  # noqa: E402
 from perception.aliases import build_default_table  # noqa: E402
 from perception.ner import SpacyNER  # noqa: E402
@@ -57,7 +57,7 @@ class Case:
 
 def build_cases(path: Path, n_claims: int, seed: int) -> list[Case]:
     """Four claims per MMMU-Pro question with at least four options (see module docstring)."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [row.value for row in read_jsonl(path, torn_tail=False)]
     rows = [r for r in rows if isinstance(r.get("options"), list) and len(r["options"]) >= 4]
     rng = random.Random(seed)
     rng.shuffle(rows)

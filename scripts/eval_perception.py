@@ -49,6 +49,7 @@ from perception.cache import default_perception_cache_dir, package_versions, set
 from perception.ocr import OCREngine, OCRLine, polygon_to_bbox  # noqa: E402
 from perception.orientation import OrientationClassifier  # noqa: E402
 from perception.tools import CropZoomTool, build_tools  # noqa: E402
+from ledgermind.jsonl import read_jsonl  # noqa: E402
 
 GAUGE_QUESTION = "What is the reading of the gauge?"
 SHARED = REPO.parent / "shared" / "data"
@@ -228,7 +229,7 @@ def load_items(data: Path) -> list[dict]:
     items_file = data / "items.jsonl"
     if not items_file.is_file():
         raise UserError(f"no items.jsonl in {data} (expected the format of ../shared/data/gauges)")
-    return [json.loads(line) for line in items_file.read_text().splitlines() if line.strip()]
+    return [row.value for row in read_jsonl(items_file, torn_tail=False)]
 
 
 def run_gauges(data: Path, tool: CropZoomTool, verbose: bool, oracle: bool = True,

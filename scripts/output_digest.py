@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ledgermind.jsonl import read_jsonl
+
 # wall-clock fields: the only outputs a rerun of the same seed may change
 TIMING_KEYS = frozenset({
     "latency_s", "latency_s_per_item", "wall_time_s", "wall_time_total_s", "elapsed_s", "timings", "created_at",
@@ -59,7 +61,7 @@ def digest(root: Path) -> Iterator[str]:
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
         if path.name == "results.jsonl":
-            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            rows = [row.value for row in read_jsonl(path)]
             yield from (f"{rel}: {canonical(r)}" for r in sorted(rows, key=lambda r: str(r.get("id"))))
         elif path.suffix == ".json" and path.parent.name == "trajectories":
             yield f"{rel}: {renumbered_call_ids(canonical(json.loads(path.read_text(encoding='utf-8'))))}"

@@ -7,7 +7,6 @@ make the audit a correctness predictor, which is not what S-RFA measures.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.audit.srfa import ItemAudit, cohen_kappa
+from ledgermind.jsonl import read_jsonl
 
 SUPPORTED = "supported"
 NOT_SUPPORTED = "not_supported"
@@ -92,12 +92,11 @@ class HandLabel:
 
 def read_hand_labels(path: Path) -> list[HandLabel]:
     out = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            d = json.loads(line)
-            if d["label"] not in (SUPPORTED, NOT_SUPPORTED):
-                raise ValueError(f"hand label must be {SUPPORTED!r} or {NOT_SUPPORTED!r}, got {d['label']!r}")
-            out.append(HandLabel(d["setting"], d["id"], int(d["index"]), d["text"], d["label"], d["reason"]))
+    for row in read_jsonl(Path(path), torn_tail=False, what="a hand label"):
+        d = row.value
+        if d["label"] not in (SUPPORTED, NOT_SUPPORTED):
+            raise ValueError(f"hand label must be {SUPPORTED!r} or {NOT_SUPPORTED!r}, got {d['label']!r}")
+        out.append(HandLabel(d["setting"], d["id"], int(d["index"]), d["text"], d["label"], d["reason"]))
     return out
 
 

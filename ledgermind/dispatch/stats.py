@@ -18,6 +18,7 @@ from pathlib import Path
 from ledgermind.dispatch.classifier import DispatchConfig
 from ledgermind.dispatch.question_types import profile
 from ledgermind.errors import DataError
+from ledgermind.jsonl import bad_line, read_jsonl
 
 
 @dataclass
@@ -55,15 +56,11 @@ def read_questions(path: Path) -> list[tuple[str, list[str] | None]]:
     if not path.is_file():
         raise DataError(f"question file not found: {path}")
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                out.append((str(row["question"]), row.get("options")))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise DataError(f"{path}:{lineno}: not a question record ({exc})") from None
+    for row in read_jsonl(path, torn_tail=False, what="a question record"):
+        try:
+            out.append((str(row.value["question"]), row.value.get("options")))
+        except (KeyError, TypeError, AttributeError):
+            raise bad_line(path, row.line_no, row.text, "a question record") from None
     return out
 
 

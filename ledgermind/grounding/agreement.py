@@ -15,7 +15,6 @@ ledgermind.audit`` use; nothing here re-implements a check.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -24,6 +23,7 @@ from typing import Any
 
 from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade, GroundingResult
+from ledgermind.jsonl import read_jsonl
 
 
 class Check(str, Enum):
@@ -147,16 +147,7 @@ def load_pairs(path: Path | str) -> list[AnnotatedPair]:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"annotated pairs file not found: {path}")
-    pairs = []
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-        pairs.append(AnnotatedPair.from_record(record))
-    return pairs
+    return [AnnotatedPair.from_record(row.value) for row in read_jsonl(path, torn_tail=False)]
 
 
 def verdict(pair: AnnotatedPair, result: GroundingResult) -> Verdict:

@@ -1,8 +1,9 @@
 """The view of one trajectory: what the item page shows, computed from the recorded dicts.
 
 Everything the page needs is derived here (boxes per image, the claim chain with resolved
-citations, one merged timeline) so the template only lays it out. Values that came from a
-model, a tool or a dataset stay plain strings; the template engine escapes them.
+citations; the merged timeline comes from ``report.timeline``) so the template only lays it
+out. Values that came from a model, a tool or a dataset stay plain strings; the template engine
+escapes them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ledgermind.report import census_table
 from ledgermind.report.highlight import Segment, segments
 from ledgermind.report.images import ImageStore, StoredImage
 from ledgermind.report.sources import ItemInfo, input_image_path
+from ledgermind.report.timeline import TimelineRow, item_image_links, timeline
 
 STAGES = ("E", "I", "J")  # the [E] → [I] → [J] → DC chain (App. A, G.3)
 
@@ -78,36 +80,6 @@ class ClaimView:
     ncc: bool | None
     missing_entities: list[str]
     unmatched_numbers: list[str]
-
-
-@dataclass(frozen=True)
-class PromptPart:
-    """One part of a logged request: text verbatim, or an image by content hash and size."""
-
-    kind: str  # text | image
-    text: str = ""
-    sha256: str = ""
-    size: str = ""
-    href: str | None = None  # the item's own image with this content, when it is one
-
-
-@dataclass(frozen=True)
-class PromptMessage:
-    role: str
-    parts: tuple[PromptPart, ...]
-
-
-@dataclass(frozen=True)
-class TimelineRow:
-    step: int
-    kind: str  # model | tool | trigger
-    label: str
-    detail: str
-    cost: str
-    failed: bool = False
-    prompt: tuple[PromptMessage, ...] = ()  # a model call's logged messages (expandable on the page)
-    reply: str = ""  # a model call's whole reply (the detail column shows it shortened)
-    reasoning: str = ""
 
 
 @dataclass
@@ -179,7 +151,7 @@ def build_item_view(
         images=_images(entries, ledger, info, store),
         entries=entries,
         chain=_chain(claims),
-        timeline=timeline(t, _item_image_links(info, store)),
+        timeline=timeline(t, item_image_links(info, store)),
         counters=census_table.rows(census_table.item_census(t) if traj is not None else None),
         triggers=[str(e.get("trigger")) for e in events],
         operators=[str(e.get("operator")) for e in events if e.get("operator")],
@@ -297,83 +269,3 @@ def _chain(claims: list[ClaimView]) -> list[tuple[str, list[ClaimView]]]:
     if rest:
         groups.append(("other", rest))
     return [(name, cs) for name, cs in groups if cs]
-
-
-# ------------------------------------------------------------------------------ timeline
-def _item_image_links(info: ItemInfo | None, store: ImageStore) -> dict[str, str]:
-    """Content hash (the one a logged request names) → the report's copy of that item image."""
-    from ledgermind.backends.images import image_digest
-    from ledgermind.errors import DataError
-
-    links: dict[str, str] = {}
-    for path in (info.images if info else []):
-        stored = store.add(path)
-        if isinstance(stored, StoredImage):
-            try:
-                links[image_digest(Path(path))] = stored.rel
-            except DataError:
-                continue
-    return links
-
-
-def prompt_of(call: dict[str, Any], links: dict[str, str] | None = None) -> tuple[PromptMessage, ...]:
-    """The logged messages of a model call (``ModelCall.messages``) as the page shows them."""
-    out = []
-    for m in call.get("messages") or []:
-        parts = []
-        for p in m.get("content") or []:
-            if p.get("type") == "image":
-                sha = str(p.get("sha256", ""))
-                parts.append(PromptPart("image", sha256=sha, size=f"{p.get('width', '?')}×{p.get('height', '?')}",
-                                        href=(links or {}).get(sha)))  # fmt: skip
-            else:
-                parts.append(PromptPart("text", text=str(p.get("text", ""))))
-        out.append(PromptMessage(str(m.get("role", "")), tuple(parts)))
-    return tuple(out)
-
-
-def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[TimelineRow]:
-    """Model calls, tool calls and trigger/operator events on the trajectory's step clock.
-
-    Model calls and events carry their step; a tool call takes the logical time of the entries
-    it produced (or, with none, the step of the tool call before it). A model call keeps its
-    logged prompt and whole reply for the page's expandable row.
-    """
-    rows: list[tuple[tuple[int, int, float], TimelineRow]] = []
-    for i, c in enumerate(t.get("model_calls", [])):
-        step = int(c.get("step", 0))
-        tokens = int(c.get("prompt_tokens", 0)) + int(c.get("completion_tokens", 0))
-        cost = f"{float(c.get('latency_s', 0.0)):.2f} s · {tokens} tok" + (" · cached" if c.get("cached") else "")
-        rows.append(((step, 0, i), TimelineRow(step, "model", str(c.get("stage", "")), _short(c.get("error") or c.get("reply", "")),
-                                               cost, bool(c.get("error")), prompt_of(c, links), str(c.get("reply") or ""),
-                                               str(c.get("reasoning") or ""))))  # fmt: skip
-    ledger = t.get("ledger") or {}
-    first_t: dict[str, float] = {}
-    for e in ledger.get("entries", []):
-        k = str(e.get("tool_call_id", ""))
-        first_t[k] = min(first_t.get(k, float(e.get("t", 0.0))), float(e.get("t", 0.0)))
-    step = 0
-    for o in sorted(ledger.get("tool_outputs", []), key=lambda o: float(o.get("created_at", 0.0))):
-        step = int(first_t.get(str(o.get("call_id")), step))
-        n = len(o.get("observations", []))
-        detail = o.get("error") or f"{n} observation{'s' if n != 1 else ''}"
-        rows.append(((step, 1, float(o.get("created_at", 0.0))), TimelineRow(
-            step, "tool", f"{o.get('tool', '')} ({o.get('call_id', '')})", _short(str(detail)),
-            f"{float(o.get('latency_s', 0.0)):.2f} s", bool(o.get("error")) or n == 0)))  # fmt: skip
-    for i, e in enumerate(t.get("events", [])):
-        step = int(e.get("step", 0))
-        op = e.get("operator") or "no operator"
-        layer = f" [{e.get('layer')}]" if e.get("layer") else ""
-        targets = ", ".join(map(str, e.get("targets", [])))
-        detail = f"→ {op}{layer}" + (f" on {targets}" if targets else "") + (f" — {e.get('note')}" if e.get("note") else "")
-        if e.get("error"):
-            detail += f" — operator failed: {e['error']}"
-        failed = e.get("grounded_after") is False or bool(e.get("error"))
-        rows.append(((step, 2, i), TimelineRow(step, "trigger", str(e.get("trigger", "")), _short(detail),
-                                               f"cost {float(e.get('cost', 0.0)):g}", failed)))  # fmt: skip
-    return [r for _, r in sorted(rows, key=lambda kr: kr[0])]
-
-
-def _short(text: Any, limit: int = 300) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"

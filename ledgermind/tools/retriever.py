@@ -7,13 +7,13 @@ RETRIEVAL evidence offline. Results are reported as local: ``url = local://corpu
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import DataError, ToolError
+from ledgermind.jsonl import bad_line, read_jsonl
 from ledgermind.tools.base import TOOLS, Observation, Tool, ToolKind
 from ledgermind.tools.search import Component, SearchConfig, WebSearchTool, digest, web_search_available
 
@@ -37,14 +37,14 @@ def load_corpus(path: str | Path) -> list[Passage]:
     if not path.is_file():
         raise DataError(f"retrieval corpus {path} not found")
     passages: list[Passage] = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    what = "a JSON object with 'text' (a corpus line)"
+    for row in read_jsonl(path, torn_tail=False, what=what):
+        rec = row.value
         try:
-            rec = json.loads(line)
-            passages.append(Passage(str(rec.get("id", lineno)), str(rec.get("title", "")), str(rec["text"]), rec.get("url")))
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise DataError(f"{path}:{lineno}: a corpus line must be a JSON object with 'text' ({exc})") from exc
+            passages.append(Passage(str(rec.get("id", row.line_no)), str(rec.get("title", "")), str(rec["text"]),
+                                    rec.get("url")))
+        except (KeyError, TypeError, AttributeError):
+            raise bad_line(path, row.line_no, row.text, what) from None
     if not passages:
         raise DataError(f"retrieval corpus {path} is empty")
     return passages

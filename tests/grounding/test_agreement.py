@@ -55,7 +55,7 @@ def test_missing_file_and_bad_json(tmp_path):
     with pytest.raises(UserError, match="not found"):
         load_pairs(tmp_path / "none.jsonl")
     (tmp_path / "bad.jsonl").write_text("{oops\n", encoding="utf-8")
-    with pytest.raises(UserError, match="bad.jsonl:1"):
+    with pytest.raises(UserError, match="bad.jsonl: line 1 is not valid JSON"):
         load_pairs(tmp_path / "bad.jsonl")
 
 

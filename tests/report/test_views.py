@@ -15,7 +15,8 @@ from ledgermind.experiment.results import ItemResult, safe_filename, trajectory_
 from ledgermind.report import build_report, census_table
 from ledgermind.report.highlight import marked, segments
 from ledgermind.report.images import ImageStore
-from ledgermind.report.item_view import build_item_view, outcome_of, timeline
+from ledgermind.report.item_view import build_item_view, outcome_of
+from ledgermind.report.timeline import timeline
 from ledgermind.report.sources import input_image_path, load_run
 
 

@@ -48,7 +48,7 @@ def test_bad_inputs(tmp_path, corpus):
         LocalRetrieverTool(tmp_path / "missing.jsonl")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"title": "no text"}\n')
-    with pytest.raises(DataError, match="bad.jsonl:1"):
+    with pytest.raises(DataError, match="bad.jsonl: line 1 is not a JSON object with .text."):
         LocalRetrieverTool(bad)
     assert "at least one word" in LocalRetrieverTool(corpus).invoke(query="?!").error
 
