@@ -48,7 +48,9 @@ def run_audit(run_dir: Path, cfg: DictConfig) -> dict[str, Any]:
         mode = AuditMode(str(a.mode))
     except ValueError:
         raise UserError(f"audit.mode must be ledger, judge or both, got {a.mode!r}") from None
-    settings = AuditSettings(mode, float(a.gamma), int(a.max_claims))
+    defaults = AuditSettings(mode)  # a null key means the one home of that constant
+    settings = AuditSettings(mode, float(a.gamma) if a.gamma is not None else defaults.gamma,
+                             int(a.max_claims) if a.max_claims is not None else defaults.max_claims)
     items = run_items(run_dir)
     cascade = _cascade(cfg) if mode in {AuditMode.LEDGER, AuditMode.BOTH} else None
     evidence = _evidence_source(cfg) if cascade is not None else None

@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 
 from ledgermind.audit.checks import run_checks
 from ledgermind.audit.judge import Judge, JudgeError
+from ledgermind.audit.split import MAX_CLAIMS
 from ledgermind.audit.srfa import (
     AtomicClaim,
     AuditMode,
@@ -47,6 +48,7 @@ from ledgermind.experiment.run_dir import recorded_identity
 from ledgermind.experiment.rundir import RunDir, rebuild_items
 from ledgermind.grounding.cascade import GroundingCascade
 from ledgermind.jsonl import BadLine, read_jsonl
+from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.tools.base import Tool
 from ledgermind.trajectory import Trajectory
 
@@ -57,8 +59,8 @@ METRICS_FILE = "audit_metrics.json"
 @dataclass(frozen=True)
 class AuditSettings:
     mode: AuditMode = AuditMode.LEDGER
-    gamma: float = 0.5  # WDG / R4R decision-grounding threshold γ (§3.4)
-    max_claims: int = 10
+    gamma: float = PipelineConfig.gamma  # WDG / R4R decision-grounding threshold γ (§3.4), one home
+    max_claims: int = MAX_CLAIMS
     progress: bool = True  # a progress bar with rate and ETA on stderr (the OCR pass is the slow part)
 
 

@@ -82,7 +82,11 @@ def test_no_constant_is_defined_twice() -> None:
 
 def test_the_auditor_reads_the_pipeline_names() -> None:
     audit = yaml.safe_load((CONF / "audit.yaml").read_text(encoding="utf-8"))["audit"]
-    assert audit["gamma"] == PipelineConfig().gamma
+    assert audit["gamma"] is None and audit["max_claims"] is None  # defined once: PipelineConfig / MAX_CLAIMS
+    from ledgermind.audit.run import AuditSettings
+    from ledgermind.audit.split import MAX_CLAIMS
+
+    assert (AuditSettings().gamma, AuditSettings().max_claims) == (PipelineConfig().gamma, MAX_CLAIMS)
     assert set(audit["grounding"]) <= {f.name for f in dataclasses.fields(GroundingConfig)}
     assert build_cascade({"beta": 0.2}).cfg == dataclasses.replace(GroundingConfig(), beta=0.2)
     with pytest.raises(ConfigError, match="unknown grounding config keys"):
