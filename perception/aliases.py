@@ -108,7 +108,7 @@ def words_to_int(tens_word: str, unit_word: str | None = None) -> int | None:
 # ---------------------------------------------------------------------------------------------
 
 _DOTTED_ACRONYM = re.compile(r"\b(?:[A-Za-z]\.){2,}")
-_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_POSSESSIVE = re.compile(r"(?<=\w) ?['’]s\b")  # "Park's" and tokenised "Park 's"
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")
 _LEADING_ARTICLES = frozenset({"the", "a", "an"})

@@ -40,7 +40,8 @@ sys.path.insert(0, str(REPO))
 
 from ledgermind.errors import UserError  # noqa: E402
 from ledgermind.grounding.agreement import evaluate, load_pairs  # noqa: E402
-from ledgermind.grounding.cascade import GroundingConfig, build_cascade  # noqa: E402
+from ledgermind.grounding.cascade import GroundingConfig, build_cascade, default_ner  # noqa: E402
+from ledgermind.grounding.derived_pairs import load_derived_pairs  # noqa: E402
 from ledgermind.grounding.crossval import (  # noqa: E402
     DEFAULT_GRID,
     cross_validate_grounding,
@@ -63,11 +64,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="(default) ties prefer strict Eq. 4/5 and fewer rules: each rule must earn its place")
     parser.add_argument("--ties-shipped", action="store_true",
                         help="ties prefer the shipped config (the flattering CV of earlier reports)")
+    parser.add_argument("--no-derived", action="store_true",
+                        help="(--folds) train on the entity rows alone, without the entity verdicts derived "
+                             "from the numeric rows' annotations")
+    parser.add_argument("--derived", action="store_true",
+                        help="(without --folds) also score the entity verdicts derived from the numeric rows")
     parser.add_argument("--grid", action="append", default=None, metavar="NAME=V1,V2",
                         help=f"candidate values of a GroundingConfig field (default: {' '.join(DEFAULT_GRID)})")
     args = parser.parse_args(argv)
     try:
         pairs = load_pairs(args.data)
+        if (args.folds and not args.no_derived) or (args.derived and not args.folds):
+            pairs += load_derived_pairs(args.data, default_ner())
         base = GroundingConfig(ncc_relations=not args.strict_ncc)
         if args.folds:
             start = time.perf_counter()

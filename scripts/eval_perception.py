@@ -164,7 +164,7 @@ def recall(outcomes: Sequence[ZoneOutcome], zoom: bool = True) -> float:
     return found / total if total else float("nan")
 
 
-CV_GRID = {"gain_per_area": (False, True), "numeric_text_bonus": (1.0, 0.0, 2.0), "verify_top_k": (9, 3)}
+CV_GRID = {"gain_per_area": (False, True), "numeric_text_bonus": (1.0, 0.0, 2.0), "verify_top_k": (9, 3, 1)}
 
 
 def zone_candidates(base: CropConfig) -> list[CropConfig]:

@@ -40,6 +40,8 @@ GROUPS: dict[str, tuple[Check, frozenset[str]]] = {
     "exact_number": (Check.NCC, frozenset({"wice", "vitc_exact"})),
     "entity": (Check.ECC, frozenset({"wice", "vitc_exact", "vitc_bound"})),
     "bound": (Check.NCC, frozenset({"vitc_bound"})),
+    # entity verdicts derived from the numeric rows' annotations (derived_pairs.py, issue 27)
+    "entity_derived": (Check.ECC, frozenset({"wice_derived", "vitc_derived"})),
 }
 
 

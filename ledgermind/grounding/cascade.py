@@ -50,18 +50,18 @@ class GroundingConfig:
     # strict Eq. 4 membership. Chosen by 5-fold CV (scripts/eval_grounding.py --folds 5): on the
     # dev rows 1.0 and 0.8 change nothing, 0.67 / 0.5 cost 1 / 3 entity verdicts.
     ecc_similarity: float | None = None
-    # ECC's general name forms (ecc.py, issue 11); each kept only if it raises held-out agreement.
-    # A form changes the default only when it changes held-out agreement (docs/grounding.md): the
-    # adjectival form changes no dev verdict either way, so it keeps its default (an alias, Eq. 4).
+    # ECC's general name forms (ecc.py, issues 11 and 27). The defaults are the cross-validated
+    # selection's choice on all annotated entity verdicts, ties to strict Eq. 4 (docs/grounding.md;
+    # tests/grounding/test_shipped_forms.py keeps them equal).
     ecc_designators: bool = True
     ecc_acronyms: bool = True
-    ecc_adjectival: bool = True
-    ecc_place_guard: bool = True
+    ecc_adjectival: bool = False
+    ecc_place_guard: bool = False
     # ISO 3166 country-name variants (pycountry) in the alias table; honoured where the cascade
     # builds its own table (no ``aliases`` passed: auditor, eval scripts). Off: CV does not keep it.
     ecc_country_names: bool = False
     # A full person name supported by a pool that uses the surname alone (ecc.py, issue 27)
-    ecc_surname: bool = False
+    ecc_surname: bool = True
 
     def __post_init__(self) -> None:
         for name in ("beta", "delta_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify",

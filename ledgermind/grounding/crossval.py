@@ -74,8 +74,18 @@ def _value(text: str) -> object:
         raise UserError(f"--grid value {text!r} is not a number, true/false or none") from None
 
 
+#: The selection objective's groups: the entity rows and the entity verdicts derived from the
+#: numeric rows' annotations (``derived_pairs``) are one group, so each entity verdict weighs the
+#: same whichever row it comes from, and ECC's three groups stay one third of the objective.
+OBJECTIVE_GROUPS = ("exact_number", "entity+derived", "bound")
+
+
 def group_agreement(group: str):  # noqa: ANN201 - a metric closure
-    check, strata = GROUPS[group]
+    if group == "entity+derived":
+        check = Check.ECC
+        strata = GROUPS["entity"][1] | GROUPS["entity_derived"][1]
+    else:
+        check, strata = GROUPS[group]
 
     def metric(verdicts: Sequence[Verdict]) -> float:
         scored = [v.agrees for v in verdicts if v.pair.check is check and v.pair.stratum in strata]
@@ -85,7 +95,7 @@ def group_agreement(group: str):  # noqa: ANN201 - a metric closure
 
 
 def macro_agreement(verdicts: Sequence[Verdict]) -> float:
-    values = [group_agreement(g)(verdicts) for g in GROUPS]
+    values = [group_agreement(g)(verdicts) for g in OBJECTIVE_GROUPS]
     values = [v for v in values if not math.isnan(v)]
     return statistics.fmean(values) if values else float("nan")
 
@@ -154,26 +164,28 @@ def cross_validate_grounding(
     shipped = shipped or candidates[0]
     outcomes = run_grid(pairs, list(dict.fromkeys([*candidates, shipped])))
     folds = stratified_folds([(p.check, p.stratum, p.expected) for p in pairs], k, seed)
-    metrics = {g: group_agreement(g) for g in GROUPS}
+    groups = [g for g in GROUPS if not math.isnan(group_agreement(g)(outcomes[shipped]))]
+    metrics = {g: group_agreement(g) for g in groups}
     report = cross_validate({c: outcomes[c] for c in candidates}, folds, macro_agreement, metrics)
     best_dev = max(candidates, key=lambda c: macro_agreement(outcomes[c]))
-    text = format_report(report, {g: metrics[g](outcomes[shipped]) for g in GROUPS}, shipped, best_dev,
-                         {g: metrics[g](outcomes[best_dev]) for g in GROUPS})
+    text = format_report(report, {g: metrics[g](outcomes[shipped]) for g in groups}, shipped, best_dev,
+                         {g: metrics[g](outcomes[best_dev]) for g in groups})
     text += f"\nties prefer: {describe(candidates[0])}"
-    return text + "\n\n" + one_change_table(prefer(candidates, shipped), outcomes)
+    return text + "\n\n" + one_change_table(prefer(candidates, shipped), outcomes, groups)
 
 
-def one_change_table(candidates: Sequence[GroundingConfig], outcomes: dict[GroundingConfig, list[Verdict]]) -> str:
+def one_change_table(candidates: Sequence[GroundingConfig], outcomes: dict[GroundingConfig, list[Verdict]],
+                     groups: Sequence[str] = tuple(GROUPS)) -> str:
     """Dev agreement of each candidate that differs from the shipped one in a single field: a rule
     whose removal changes nothing on the dev rows is untested by them."""
     shipped = candidates[0]
-    lines = ["| one change from shipped (dev, all rows) | " + " | ".join(GROUPS) + " |",
-             "|---|" + "---|" * len(GROUPS)]
+    lines = ["| one change from shipped (dev, all rows) | " + " | ".join(groups) + " |",
+             "|---|" + "---|" * len(groups)]
     for cfg in candidates:
         changed = [f.name for f in fields(cfg) if getattr(cfg, f.name) != getattr(shipped, f.name)]
         if len(changed) <= 1:
             label = f"{changed[0]}={getattr(cfg, changed[0])}" if changed else "shipped"
-            lines.append(f"| {label} | " + " | ".join(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in GROUPS) + " |")
+            lines.append(f"| {label} | " + " | ".join(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in groups) + " |")
     return "\n".join(lines)
 
 
@@ -181,7 +193,7 @@ def format_report(report: CVReport[GroundingConfig], dev: dict[str, float], ship
                   best_dev: GroundingConfig, best_dev_scores: dict[str, float]) -> str:
     lines = ["| group | dev (shipped) | dev (best on all rows) | CV mean ± sd over folds | CV pooled | gap dev−CV |",
              "|---|---|---|---|---|---|"]
-    for g in GROUPS:
+    for g in dev:
         lines.append(f"| {g} | {dev[g]:.3f} | {best_dev_scores[g]:.3f} | {report.mean(g):.3f} ± "
                      f"{report.spread(g):.3f} | {report.pooled[g]:.3f} | {dev[g] - report.pooled[g]:+.3f} |")
     lines.append("")
@@ -200,5 +212,5 @@ def describe(cfg: GroundingConfig) -> str:
     return " ".join(diff) or "shipped defaults"
 
 
-__all__ = ["DEFAULT_GRID", "cross_validate_grounding", "describe", "group_agreement", "macro_agreement",
+__all__ = ["DEFAULT_GRID", "OBJECTIVE_GROUPS", "cross_validate_grounding", "describe", "group_agreement", "macro_agreement",
            "parse_grid", "prefer", "run_grid", "simplest_first", "strict_eq4", "strict_paper"]

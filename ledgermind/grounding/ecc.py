@@ -34,11 +34,11 @@ check. τ is chosen by cross-validation (``scripts/eval_grounding.py --folds 5``
 Eq. 4's strict phrase membership. Places are excluded because a partial place name is another
 place ("York" / "New York").
 
-**Person surnames (issue 27, off by default).** With ``surname`` on, a PERSON of two or more
+**Person surnames (issue 27, on by default).** With ``surname`` on, a PERSON of two or more
 name words is supported when the pool names them by the surname alone and no occurrence of that
 surname follows another capitalised word ("Lord X", "Y X" may be someone else). It changes no
-dev verdict, so the cross-validated selection does not keep it; it is a switch so that data with
-such second mentions can decide (``--grid ecc_surname=false,true``).
+dev entity-row verdict and fixes one of the entity verdicts derived from the numeric rows, so the
+cross-validated selection keeps it (``--grid ecc_surname=false,true``).
 
 and one false friend is refused: a place name (GPE/LOC) whose every literal occurrence in the
 pool sits inside a longer proper name ("Kent" in "the Hilton Kent Street, in Sydney")
@@ -97,20 +97,21 @@ def claim_entities(claim: str, ner: EntityExtractor, aliases: AliasTable) -> tup
 class ECCRules:
     """Which of the general forms above ECC accepts, and the similarity threshold τ.
 
-    Each form is a switch so that cross-validation (``scripts/eval_grounding.py --folds``) can
-    keep a form only when it improves held-out agreement. A default changes only when the held-out
-    figure does (issue 27): designators, acronyms and the place guard each fix one dev row and
-    break none; the adjectival form (an alias in Eq. 4's sense: "Lancastrian" names Lancaster)
-    changes no dev verdict, so it keeps its default; the new surname form changes none either,
-    so it stays off until data with such second mentions decides.
+    Each form is a switch so that cross-validation (``scripts/eval_grounding.py --folds``) decides
+    it. The defaults are what that selection chooses on all annotated entity verdicts (the dev
+    entity rows and those derived from the numeric rows, :mod:`ledgermind.grounding.derived_pairs`),
+    ties going to Eq. 4's strict membership (issue 27, ``docs/grounding.md``): designators and
+    acronyms on (together they fix a row), the surname form on (it fixes a derived row), the
+    place guard off (it fixes one row and breaks another) and the adjectival form off (it changes
+    no verdict). A test keeps these defaults equal to the selection's choice.
     """
 
     designators: bool = True  # "the Getty" for "the Getty Institution"
     acronyms: bool = True  # Schwartz–Hearst definitions and initial-letter runs
-    adjectival: bool = True  # "Lancastrian" for "House of Lancaster"
-    place_guard: bool = True  # refuse a place name seen only inside longer names
+    adjectival: bool = False  # "Lancastrian" for "House of Lancaster"
+    place_guard: bool = False  # refuse a place name seen only inside longer names
     similarity: float | None = None  # τ of the token-set overlap test; None = strict Eq. 4
-    surname: bool = False  # a person's full name for a pool that names them by surname alone
+    surname: bool = True  # a person's full name for a pool that names them by surname alone
 
 
 def check_ecc(

@@ -29,7 +29,7 @@ STOPWORDS: frozenset[str] = frozenset(
     """.split()
 )
 
-_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_POSSESSIVE = re.compile(r"(?<=\w) ?['’]s\b")  # "Park's" and tokenised "Park 's"
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")
 

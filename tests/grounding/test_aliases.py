@@ -85,3 +85,9 @@ def test_bad_alias_config_is_a_config_error(spec):
 def test_missing_alias_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         AliasTable.from_json(tmp_path / "nope.json")
+
+
+def test_tokenised_possessive_is_dropped_like_the_plain_one(aliases):
+    """VitaminC-style text splits "'s" off ("Linkin Park 's debut"): the name is still the name."""
+    assert aliases.normalise("Linkin Park 's") == aliases.normalise("Linkin Park's") == "linkin park"
+    assert aliases.occurs_in("Carlo Ancelotti", "died Carlo Ancelotti 's father .")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ledgermind.grounding.ecc import check_ecc, claim_entities
+from ledgermind.grounding.ecc import ECCRules, check_ecc, claim_entities
 
 
 def test_phantom_entity_with_valid_citation_fails(ner, aliases):  # paper example
@@ -42,7 +42,11 @@ def test_numeric_entities_and_option_letters_are_left_to_ncc(ner, aliases):
 
 
 def test_entity_must_lie_within_one_fact(ner, aliases):
-    assert not check_ecc("Neil Armstrong walked.", ["Neil", "Armstrong"], ner=ner, aliases=aliases).passed
+    literal = ECCRules(surname=False)
+    assert not check_ecc("Neil Armstrong walked.", ["Neil", "Armstrong"], ner=ner, aliases=aliases, rules=literal).passed
+    assert not check_ecc("The Bank of New York", ["New", "York Bank"], ner=ner, aliases=aliases).passed
+    # the surname form (on by default) reads a lone "Armstrong" as the usual second mention
+    assert check_ecc("Neil Armstrong walked.", ["Neil", "Armstrong"], ner=ner, aliases=aliases).passed
 
 
 def test_no_entities_passes_even_uncited(ner, aliases):

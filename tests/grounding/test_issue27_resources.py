@@ -166,8 +166,9 @@ def test_surname_form_and_its_guard(ner, aliases):
     claim = "Ada Lovelace wrote the first program."
     alone = ["Lovelace wrote the notes in 1843."]
     on = ECCRules(surname=True)
-    assert not check_ecc(claim, alone, ner=ner, aliases=aliases).passed  # off by default
+    assert not check_ecc(claim, alone, ner=ner, aliases=aliases, rules=ECCRules(surname=False)).passed
     assert check_ecc(claim, alone, ner=ner, aliases=aliases, rules=on).passed
+    assert check_ecc(claim, alone, ner=ner, aliases=aliases).passed  # on by default (the CV's choice)
     other = ["Lovelace wrote the notes.", "Byron Lovelace was her cousin."]  # another Lovelace in sight
     assert check_ecc(claim, other, ner=ner, aliases=aliases, rules=on).missing == ("Ada Lovelace",)
-    assert GroundingConfig(ecc_surname=True).ecc_rules.surname
+    assert GroundingConfig().ecc_rules.surname and not GroundingConfig(ecc_surname=False).ecc_rules.surname
