@@ -19,7 +19,7 @@ Derivation of one numeric row (nothing else is read than the row itself):
   left out when a span is only partly marked (the annotation does not say which);
 * **VitaminC** rows are left out. Their label judges the whole claim, and their evidence is one
   sentence of a Wikipedia article whose subject is often named only in the article's title, which
-  the row does not carry ("Nevada has recorded ..." against "The state recorded ..."): "supports"
+  the row does not carry ("X has recorded ..." against "The state recorded ..."): "supports"
   then does not mean the evidence names the entity. (Tried: the 32 such rows are all "supported"
   and reward any form that accepts a missing name.)
 

@@ -24,18 +24,18 @@ def _wice(claim: str, marked: list[str], label: str = "partially_supported", **e
 
 
 def test_span_mark_counts_words_not_the_possessive():
-    assert span_mark("Maple Leafs", ["Maple", "Leafs", "on"]) is SpanMark.MARKED
-    assert span_mark("Maple Leafs", ["Leafs"]) is SpanMark.PARTLY
-    assert span_mark("Maple Leafs", ["on", "2018"]) is SpanMark.UNMARKED
-    assert span_mark("Kadri's", ["Kadri"]) is SpanMark.MARKED
+    assert span_mark("Oak Rovers", ["Oak", "Rovers", "on"]) is SpanMark.MARKED
+    assert span_mark("Oak Rovers", ["Rovers"]) is SpanMark.PARTLY
+    assert span_mark("Oak Rovers", ["on", "2018"]) is SpanMark.UNMARKED
+    assert span_mark("Moreau's", ["Moreau"]) is SpanMark.MARKED
 
 
 @pytest.mark.parametrize("spans,marked,label,expected", [
-    (["Hong Kong"], ["Hong", "Kong", "1987"], "partially_supported", False),  # a fully marked name
-    (["Hong Kong", "Ada"], ["1987"], "partially_supported", True),  # every name unmarked
-    (["Hong Kong"], ["Kong"], "partially_supported", None),  # partly marked: no verdict
-    (["Hong Kong"], [], "supported", True),
-    (["Hong Kong"], [], "not_supported", None),
+    (["Port Alder"], ["Port", "Alder", "1987"], "partially_supported", False),  # a fully marked name
+    (["Port Alder", "Ada"], ["1987"], "partially_supported", True),  # every name unmarked
+    (["Port Alder"], ["Alder"], "partially_supported", None),  # partly marked: no verdict
+    (["Port Alder"], [], "supported", True),
+    (["Port Alder"], [], "not_supported", None),
     ([], ["1987"], "partially_supported", None),  # nothing for ECC to score
 ])
 def test_wice_expectation_follows_the_marks(spans, marked, label, expected):
@@ -43,14 +43,14 @@ def test_wice_expectation_follows_the_marks(spans, marked, label, expected):
 
 
 def test_vitaminc_claim_level_labels_give_no_entity_verdict():
-    row = {"id": "v", "subset": "numeric", "stratum": "vitc_exact", "claim": "Nevada has 222 deaths .",
+    row = {"id": "v", "subset": "numeric", "stratum": "vitc_exact", "claim": "Valmont has 222 deaths .",
            "evidence": ["The state has 222 deaths ."], "source": {"dataset": "VitaminC", "label": "supports"}}
-    assert derived_expectation(row, ["Nevada"]) is None
+    assert derived_expectation(row, ["Valmont"]) is None
 
 
 def test_derive_uses_the_checks_own_entities(ner, aliases):
-    rows = [_wice("Nazem Kadri was given a five-minute major in Toronto.", ["five", "-", "minute"]),
-            _wice("In 1987 she worked in Hong Kong.", ["in", "Hong", "Kong"], id="w2"),
+    rows = [_wice("Ilse Moreau was given a five-minute major in Valmont.", ["five", "-", "minute"]),
+            _wice("In 1987 she worked in Port Alder.", ["in", "Port", "Alder"], id="w2"),
             {**_wice("no names at all here in 1987.", ["1987"]), "id": "w3"},
             {**_wice("Ada Lovelace wrote it.", []), "subset": "entity", "id": "w4"}]  # entity rows are not re-derived
     pairs = derive_entity_pairs(rows, ner, aliases)

@@ -37,6 +37,7 @@ RULE_FILES = [
     "ledgermind/grounding/tokens.py",
     "ledgermind/grounding/cascade.py",
     "ledgermind/grounding/crossval.py",
+    "ledgermind/grounding/derived_pairs.py",
     "scripts/eval_grounding.py",
 ]
 _NAME = re.compile(r"\b[A-Z][A-Za-zÀ-ÿ'’-]{2,}")

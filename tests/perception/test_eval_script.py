@@ -86,6 +86,7 @@ def test_zone_cv_grid_starts_with_the_shipped_config(script):
 
     shipped = CropConfig(numeric_text_bonus=1.0)
     grid = script.zone_candidates(shipped)
-    assert grid[0] == shipped and len(grid) == len(set(grid)) == 12
+    assert grid[0] == shipped and len(grid) == len(set(grid)) == 2 * 3 * 3
+    assert {cfg.verify_top_k for cfg in grid} == {9, 3, 1}  # box density alone (k=1) is a candidate
     outcomes = [script.ZoneOutcome(4, 1, 3), script.ZoneOutcome(2, 2, 2)]
     assert script.recall(outcomes) == pytest.approx(5 / 6) and script.recall(outcomes, zoom=False) == 0.5
