@@ -37,10 +37,12 @@ sys.path.insert(0, str(REPO))
 
 from ledgermind.grounding.cascade import GroundingCascade, build_cascade  # noqa: E402
 from ledgermind.grounding.agreement import load_pairs  # noqa: E402
+from ledgermind.grounding import ecc  # noqa: E402
 from ledgermind.grounding.numbers import extract_numbers  # noqa: E402
 from ledgermind.grounding.relations import related_numbers  # noqa: E402
 from ledgermind.jsonl import read_jsonl  # noqa: E402
 from ledgermind.grounding.tokens import content_tokens  # noqa: E402
+from perception import abbreviations  # noqa: E402
 from perception.aliases import build_default_table  # noqa: E402
 from perception.ner import SpacyNER  # noqa: E402
 
@@ -88,6 +90,9 @@ def fresh_cascade(model: str) -> GroundingCascade:
     content_tokens.cache_clear()
     extract_numbers.cache_clear()
     related_numbers.cache_clear()
+    ecc.content_set.cache_clear()
+    ecc._surname_pattern.cache_clear()  # noqa: SLF001
+    abbreviations._definitions.cache_clear()  # noqa: SLF001
     ner = SpacyNER(model)
     ner._load()  # noqa: SLF001 - model load is a one-off cost, reported separately
     return build_cascade(ner=ner, aliases=build_default_table())

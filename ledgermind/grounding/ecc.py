@@ -189,7 +189,7 @@ def surname_supported(name: str, pool: Sequence[str]) -> bool:
     if len(words) < 2 or len(words[-1]) < 3:
         return False
     own = {w.casefold() for w in words}
-    pattern = re.compile(rf"(?<![\w]){re.escape(words[-1])}(?![\w'’-])")
+    pattern = _surname_pattern(words[-1])
     seen = False
     for fact in pool:
         fact = strip_diacritics(fact)
@@ -199,6 +199,12 @@ def surname_supported(name: str, pool: Sequence[str]) -> bool:
                 return False
             seen = True
     return seen
+
+
+@lru_cache(maxsize=4096)
+def _surname_pattern(surname: str) -> re.Pattern[str]:
+    """The surname as a whole word, not followed by a possessive or hyphenated continuation."""
+    return re.compile(rf"(?<![\w]){re.escape(surname)}(?![\w'’-])")
 
 
 def _expansions(acronym: str, text: str) -> Iterator[str]:
