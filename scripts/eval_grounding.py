@@ -11,8 +11,8 @@ the auditor and the annotators disagree. The work is done by
 
 ``--folds K`` cross-validates the checks' free parameters (issue 27): every candidate of the grid
 (``--grid NAME=V1,V2,...``, a GroundingConfig field; the default grid, ``crossval.DEFAULT_GRID``,
-switches every ECC name form, the similarity threshold, ``approx_rel`` and relation-aware NCC,
-shipped values first) is run on every row once; for each fold the candidate with
+switches every ECC name form, the similarity threshold, ``approx_rel``, relation-aware NCC and unit
+conversion, shipped values first) is run on every row once; for each fold the candidate with
 the best macro-mean group agreement on the other K−1 folds is scored on the held-out fold. The
 table shows the dev figure (shipped config, all rows), the held-out mean ± spread over folds, the
 pooled held-out agreement and the dev−CV gap per group; a change counts only if it raises the

@@ -44,6 +44,8 @@ class GroundingConfig:
     # Deliberate deviation from Eq. 5 (issue 11): numbers stated with a relation (>, ≥, <, ≤, ≈,
     # before/after, between) are checked as the set of values they allow. False = strict Eq. 5.
     ncc_relations: bool = True
+    # restate evidence numbers in the claim number's unit (pint factors; ncc.py, issue 27)
+    ncc_unit_conversion: bool = False
     approx_rel: float = APPROX_REL  # "about X" allows X·(1 ± approx_rel) (no paper value)
     # Deliberate deviation from Eq. 4 (issue 27): a non-place entity of ≥ 2 content tokens is also
     # supported when one cited fact holds ≥ this fraction of its content tokens (ecc.py). None =
@@ -74,8 +76,8 @@ class GroundingConfig:
             or not 0.0 < self.ecc_similarity <= 1.0
         ):
             raise ConfigError(f"grounding.ecc_similarity must be null or a number in (0, 1], got {self.ecc_similarity!r}")
-        for name in ("ecc_enabled", "ncc_enabled", "ncc_relations", "ecc_designators", "ecc_acronyms",
-                     "ecc_adjectival", "ecc_place_guard", "ecc_country_names", "ecc_surname"):
+        for name in ("ecc_enabled", "ncc_enabled", "ncc_relations", "ncc_unit_conversion", "ecc_designators",
+                     "ecc_acronyms", "ecc_adjectival", "ecc_place_guard", "ecc_country_names", "ecc_surname"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"grounding.{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("demote_ecc", "demote_ncc", "demote_uncited"):
@@ -163,7 +165,7 @@ class GroundingCascade:
         ncc_ok, unmatched = True, ()
         if cfg.ncc_enabled:
             ncc = check_ncc(claim, pool, kind=kind, delta_read=cfg.delta_read, relations=cfg.ncc_relations,
-                            approx_rel=cfg.approx_rel)
+                            approx_rel=cfg.approx_rel, unit_conversion=cfg.ncc_unit_conversion)
             ncc_ok, unmatched = ncc.passed, tuple(n.text for n in ncc.unmatched)
         return GroundingResult(
             coverage=coverage,

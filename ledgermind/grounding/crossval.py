@@ -29,13 +29,13 @@ from ledgermind.kfold import CVReport, cross_validate, stratified_folds
 DEFAULT_GRID = (
     "ecc_designators=true,false", "ecc_acronyms=true,false", "ecc_adjectival=true,false", "ecc_surname=false,true",
     "ecc_place_guard=true,false", "ecc_country_names=false,true", "ecc_similarity=none,1.0,0.8,0.67,0.5",
-    "approx_rel=0.1,0.05,0.2", "ncc_relations=true,false",
+    "approx_rel=0.1,0.05,0.2", "ncc_relations=true,false", "ncc_unit_conversion=false,true",
 )
 #: Fields that change only ECC's verdict / only NCC's verdict: a row is re-checked only when a
 #: field its check depends on changes, so a product grid costs the sum of its axes, not the product.
 ECC_FIELDS = frozenset({"ecc_similarity", "ecc_designators", "ecc_acronyms", "ecc_adjectival", "ecc_place_guard",
                         "ecc_country_names", "ecc_surname"})
-NCC_FIELDS = frozenset({"delta_read", "ncc_relations", "approx_rel"})
+NCC_FIELDS = frozenset({"delta_read", "ncc_relations", "approx_rel", "ncc_unit_conversion"})
 
 
 def parse_grid(specs: Sequence[str], base: GroundingConfig) -> list[GroundingConfig]:
@@ -133,7 +133,7 @@ def strict_paper(cfg: GroundingConfig) -> GroundingConfig:
     The origin of the honest cross-validation: every deviation from the paper (ECC's name forms,
     its similarity test, relation-aware NCC) is off and must earn its place on the training folds.
     """
-    return replace(strict_eq4(cfg), ncc_relations=False)
+    return replace(strict_eq4(cfg), ncc_relations=False, ncc_unit_conversion=False)
 
 
 def prefer(candidates: Sequence[GroundingConfig], first: GroundingConfig) -> list[GroundingConfig]:

@@ -23,6 +23,14 @@ A relation-aware check also accepts a claim date whose month is stated in the ev
 year while the year is stated elsewhere in the cited pool (news text: "through October" under a
 2007 dateline). Numbers without relation words are still matched by Eq. 5 exactly as before;
 ``relations=False`` (config ``ncc_relations: false``) restores strict Eq. 5 throughout.
+
+**Unit conversion (``unit_conversion``, config ``ncc_unit_conversion``; issue 27).** Eq. 5
+compares values of one unit. With conversion on, an evidence number in another unit of the same
+physical dimension is first restated in the claim number's unit (``1500 m`` for ``1.5 km``,
+``212 °F`` for ``100 °C``), with pint's factors (:mod:`ledgermind.grounding.units`); the
+comparison itself is unchanged. Off by default: cross-validation keeps it only if it earns its
+place on the annotated rows.
+
 Decades ("1980s", "'90s", "early 1980s") are spans of years in both modes: a decade is
 supported by any year, date or decade inside it, and never supports one exact year.
 """
@@ -32,7 +40,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from functools import lru_cache
 
@@ -41,6 +49,7 @@ from ledgermind.grounding.numbers import (
     CONTINUOUS_KINDS, MONTHS, TIME_KINDS, NumKind, Number, extract_numbers,
 )
 from ledgermind.grounding.relations import Related, Relation, interval, related_numbers
+from ledgermind.grounding.units import convert
 
 DELTA_READ = 0.15  # App. C: relative tolerance for continuous visual readings
 APPROX_REL = 0.1  # issue 11 (no paper value): "about X" allows X·(1 ± 0.1) for quantities
@@ -77,21 +86,25 @@ def check_ncc(
     delta_read: float = DELTA_READ,
     relations: bool = True,
     approx_rel: float = APPROX_REL,
+    unit_conversion: bool = False,
 ) -> NCCResult:
-    """Run NCC for ``claim`` against the cited facts ``pool`` (``relations``: see module doc)."""
+    """Run NCC for ``claim`` against the cited facts ``pool`` (``relations``, ``unit_conversion``:
+    see module doc)."""
     tolerant = ClaimKind.parse(kind) is ClaimKind.READING
     claim_numbers = extract_numbers(claim)
     if not claim_numbers:
         return NCCResult(True, (), ())
     pool = [fact for fact in pool if fact]
     if not relations:
-        pool_numbers = [n for fact in pool for n in extract_numbers(fact)]
-        unmatched = tuple(c for c in claim_numbers if not _matched(c, pool_numbers, tolerant, delta_read))
+        all_numbers = [n for fact in pool for n in extract_numbers(fact)]
+        unmatched = tuple(c for c in claim_numbers if not _matched(
+            c, _restated(all_numbers, c.unit) if unit_conversion else all_numbers, tolerant, delta_read))
         return NCCResult(not unmatched, claim_numbers, unmatched)
-    pool_related = [r for fact in pool for r in related_numbers(fact)]
-    pool_numbers = [r.number for r in pool_related]
+    all_related = [r for fact in pool for r in related_numbers(fact)]
     missing: list[Number] = []
     for c in related_numbers(claim):
+        pool_related = _restated_related(all_related, c.number.unit) if unit_conversion else all_related
+        pool_numbers = [r.number for r in pool_related]
         if c.relation is Relation.EQ:
             same_head = [p.number for p in _same_head(c, pool_related)]
             ok = _matched(c.number, same_head or pool_numbers, tolerant, delta_read) or _dated_by_context(
@@ -102,6 +115,25 @@ def check_ncc(
         if not ok:
             missing.append(c.number)
     return NCCResult(not missing, claim_numbers, tuple(missing))
+
+
+def in_unit(number: Number, unit: str | None) -> Number:
+    """``number`` restated in ``unit`` when the two units are one physical dimension, else as is."""
+    if unit is None or number.unit is None or number.unit == unit or number.value is None:
+        return number
+    value = convert(number.value, number.unit, unit)
+    return number if value is None else replace(number, value=value, unit=unit)
+
+
+def _restated(numbers: Sequence[Number], unit: str | None) -> list[Number]:
+    return [in_unit(n, unit) for n in numbers] if unit is not None else list(numbers)
+
+
+def _restated_related(pool: Sequence[Related], unit: str | None) -> list[Related]:
+    if unit is None:
+        return list(pool)
+    return [replace(r, number=in_unit(r.number, unit),
+                    upper=None if r.upper is None else in_unit(r.upper, unit)) for r in pool]
 
 
 def _matched(claim: Number, pool_numbers: Sequence[Number], tolerant: bool, delta_read: float) -> bool:

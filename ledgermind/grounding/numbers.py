@@ -20,6 +20,7 @@ from enum import Enum
 from functools import lru_cache
 
 from ledgermind.grounding.tokens import STOPWORDS
+from ledgermind.grounding.units import unit_spellings
 from perception.aliases import NUMBER_WORDS, UNITS, is_roman_candidate, roman_to_int, words_to_int
 
 
@@ -91,35 +92,8 @@ _MONTH_RE = "(?:" + "|".join(
     alt for name in sorted(MONTHS, key=len, reverse=True) for alt in (name.capitalize(), name.upper())
 ) + r")\.?"
 
-# Unit spellings -> canonical unit. Longest spellings are tried first.
-_UNIT_GROUPS: dict[str, tuple[str, ...]] = {
-    "°C": ("°C", "° C", "℃", "degrees Celsius", "degree Celsius", "deg C", "C"),
-    "°F": ("°F", "° F", "℉", "degrees Fahrenheit", "degree Fahrenheit", "deg F", "F"),
-    "°": ("°", "degrees", "degree", "deg"),
-    "K": ("K", "kelvin"),
-    "nm": ("nm", "nanometers", "nanometres"), "µm": ("µm", "μm", "um", "micrometers", "microns"),
-    "mm": ("mm", "millimeters", "millimetres"), "cm": ("cm", "centimeters", "centimetres"),
-    "m": ("m", "meters", "metres", "meter", "metre"), "km": ("km", "kilometers", "kilometres"),
-    "in": ("inches", "inch"), "ft": ("ft", "feet", "foot"), "yd": ("yd", "yards"),
-    "mi": ("mi", "miles", "mile"),
-    "mg": ("mg", "milligrams"), "g": ("g", "grams", "gram"), "kg": ("kg", "kilograms", "kilogram"),
-    "lb": ("lb", "lbs", "pounds"), "oz": ("oz", "ounces"), "t": ("tonnes", "tons"),
-    "ml": ("ml", "mL", "milliliters", "millilitres"), "l": ("l", "L", "liters", "litres"),
-    "gal": ("gal", "gallons"),
-    "ms": ("ms", "milliseconds"), "s": ("s", "sec", "secs", "seconds"),
-    "min": ("min", "mins", "minutes"), "h": ("h", "hr", "hrs", "hours"),
-    "km/h": ("km/h", "kph", "kmh"), "m/s": ("m/s",), "mph": ("mph",), "kn": ("knots",), "rpm": ("rpm",),
-    "V": ("V", "volts"), "mV": ("mV",), "kV": ("kV",), "mA": ("mA",), "W": ("W", "watts"),
-    "kW": ("kW",), "MW": ("MW",), "kWh": ("kWh",), "Ω": ("Ω", "ohms", "ohm"),
-    "Hz": ("Hz",), "kHz": ("kHz",), "MHz": ("MHz",), "GHz": ("GHz",),
-    "Pa": ("Pa",), "kPa": ("kPa",), "MPa": ("MPa",), "hPa": ("hPa",), "bar": ("bar", "mbar"),
-    "atm": ("atm",), "psi": ("psi",), "mmHg": ("mmHg",),
-    "J": ("J", "joules"), "kJ": ("kJ",), "cal": ("cal", "kcal", "calories"), "eV": ("eV", "keV", "MeV"),
-    "mol": ("mol", "mmol", "moles"), "dB": ("dB", "decibels"), "px": ("px", "pixels"), "dpi": ("dpi",),
-    "%": ("%", "percent", "per cent", "pct"),
-    "$": ("USD", "dollars", "dollar"), "€": ("EUR", "euros", "euro"), "£": ("GBP",), "¥": ("JPY", "yen"),
-}
-_UNIT_CANON = {spelling: canon for canon, spellings in _UNIT_GROUPS.items() for spelling in spellings}
+# Unit spellings -> canonical unit (pint's table plus conventions, units.py); longest tried first.
+_UNIT_CANON = {spelling: canon for canon, spellings in unit_spellings().items() for spelling in spellings}
 _UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNIT_CANON, key=len, reverse=True))
 _CURRENCY = {"$": "$", "€": "€", "£": "£", "¥": "¥"}
 _SCALES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "bn": 1e9,

@@ -87,7 +87,7 @@ def test_demotion_values_come_from_config():
 @pytest.mark.parametrize(
     "kwargs",
     [{"beta": 1.5}, {"delta_read": -0.1}, {"demote_ecc": 0.7}, {"demote_uncited": 0.65, "sigma_verify": 0.6},
-     {"beta": True}, {"ncc_relations": "yes"}, {"approx_rel": 2.0}],
+     {"beta": True}, {"ncc_relations": "yes"}, {"approx_rel": 2.0}, {"ncc_unit_conversion": 1}],
 )
 def test_invalid_config_is_a_config_error(kwargs):
     with pytest.raises(ConfigError):

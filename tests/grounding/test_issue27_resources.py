@@ -72,7 +72,7 @@ def test_parse_grid_puts_the_shipped_config_first():
     base = GroundingConfig()
     grid = parse_grid(["ecc_similarity=0.8,none", "ecc_place_guard=false,true"], base)
     assert grid[0] == base and len(grid) == 4 and len(set(grid)) == 4
-    assert len(parse_grid(DEFAULT_GRID, base)) == 2 * 2 * 2 * 2 * 2 * 2 * 5 * 3 * 2
+    assert len(parse_grid(DEFAULT_GRID, base)) == 2 * 2 * 2 * 2 * 2 * 2 * 5 * 3 * 2 * 2
     for bad in (["nosuchfield=1"], ["ecc_similarity"], ["ecc_similarity=abc"], ["ecc_similarity=2"]):
         with pytest.raises(UserError):
             parse_grid(bad, base)
