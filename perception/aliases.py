@@ -124,14 +124,17 @@ def strip_diacritics(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+def split_tokens(text: str) -> list[str]:
+    """Word and number tokens, with possessives ("Park's", tokenised "Park 's") and thousands
+    separators dropped: the one tokeniser of ECC's aliases and of coverage's Tok(·)."""
+    return _TOKEN.findall(_THOUSANDS.sub("", _POSSESSIVE.sub("", text)))
+
+
 def _surface_tokens(text: str) -> list[str]:
     """Case-preserving tokens after unicode, acronym-dot, possessive and thousands clean-up."""
     text = strip_diacritics(text)
     text = _DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), text)
-    text = text.replace("&", " and ")
-    text = _POSSESSIVE.sub("", text)
-    text = _THOUSANDS.sub("", text)
-    return _TOKEN.findall(text)
+    return split_tokens(text.replace("&", " and "))
 
 
 def _numerals(tokens: Sequence[str]) -> list[str]:

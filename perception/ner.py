@@ -143,12 +143,9 @@ def doc_entities(doc: Doc) -> tuple[Entity, ...]:
     A line break ends every span: the lines of a text (OCR lines, the sentences of a packed audit
     claim) are separate statements, and a name never continues across one.
     """
-    if "\n" in doc.text:
-        spans: list[list[Any]] = [
-            part for ent in doc.ents for part in _split_at_line_breaks(doc, ent.start, ent.end, ent.label_)
-        ]
-    else:  # the common one-line text: nothing to split (keeps NER's per-claim cost as it was)
-        spans = [[ent.start, ent.end, ent.label_] for ent in doc.ents]
+    spans: list[list[Any]] = [
+        part for ent in doc.ents for part in _split_at_line_breaks(doc, ent.start, ent.end, ent.label_)
+    ]
     covered = {i for start, end, _ in spans for i in range(start, end)}
     spans.extend(_proper_noun_runs(doc, covered))
     spans.sort(key=lambda s: s[0])

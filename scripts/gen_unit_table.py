@@ -77,13 +77,12 @@ def is_symbol(alias: str) -> bool:
     return len(alias) <= 3 or not alias.isalpha() or any(c.isupper() for c in alias[1:])
 
 
-def _forms(registry: Any, expression: str) -> tuple[set[str], set[str], set[str]]:
-    """(symbols, names, plural-taking names) of one pint expression, prefixes applied."""
+def _forms(registry: Any, expression: str) -> tuple[set[str], set[str]]:
+    """(symbols, names) of one pint expression, prefixes applied."""
     if "/" in expression:  # a compound without its own definition: "m/s" and "meters per second"
         num, den = expression.split("/")
-        num_names, den_names = _forms(registry, num)[2], _forms(registry, den)[2]
-        names = {f"{n} per {d}" for n in num_names for d in den_names}
-        return {expression}, names, names
+        num_names, den_names = _forms(registry, num)[1], _forms(registry, den)[1]
+        return {expression}, {f"{n} per {d}" for n in num_names for d in den_names}
     (prefix, base, _suffix), *_ = registry.parse_unit_name(expression)
     unit = registry._units[base]  # noqa: SLF001 - pint's definition objects are its public data
     pre = registry._prefixes[prefix] if prefix else None  # noqa: SLF001
@@ -94,12 +93,12 @@ def _forms(registry: Any, expression: str) -> tuple[set[str], set[str], set[str]
     names = {pre_name + n for n in {name, *(a for a in aliases if not is_symbol(a))}}
     base_symbols = {unit.symbol or unit.name, *(a for a in aliases if is_symbol(a))}
     symbols = {p + s for p in pre_symbols for s in base_symbols}
-    return symbols, names, names
+    return symbols, names
 
 
 def spellings(registry: Any, canonical: str, expression: str) -> list[str]:
-    symbols, names, pluralising = _forms(registry, expression)
-    out = {canonical} | symbols | names | {plural_name(n) for n in pluralising}
+    symbols, names = _forms(registry, expression)
+    out = {canonical} | symbols | names | {plural_name(n) for n in names}
     if _is_simple(registry, expression):  # "lbs", "hrs", "mins": abbreviations of one-word units
         out |= {s + "s" for s in symbols if s.isascii() and s.isalpha() and s.islower() and 2 <= len(s) <= 3
                 and not s.endswith("s") and not registry.parse_unit_name(s)[0][0]}

@@ -54,7 +54,8 @@ class GroundingConfig:
     ecc_similarity: float | None = None
     # ECC's general name forms (ecc.py, issues 11 and 27). The defaults are the cross-validated
     # selection's choice on all annotated entity verdicts, ties to strict Eq. 4 (docs/grounding.md;
-    # tests/grounding/test_shipped_forms.py keeps them equal).
+    # test_derived_pairs.py::test_shipped_forms_are_the_cross_validated_choice_on_all_rows keeps
+    # them equal).
     ecc_designators: bool = True
     ecc_acronyms: bool = True
     ecc_adjectival: bool = False

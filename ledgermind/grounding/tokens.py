@@ -8,10 +8,9 @@ removed, numbers kept whole ("36.7", "1234"), everything else split on non-alpha
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-from perception.aliases import strip_diacritics
+from perception.aliases import split_tokens, strip_diacritics
 
 # A standard English stopword list (function words, auxiliaries, pronouns, contraction stubs).
 STOPWORDS: frozenset[str] = frozenset(
@@ -29,14 +28,8 @@ STOPWORDS: frozenset[str] = frozenset(
     """.split()
 )
 
-_POSSESSIVE = re.compile(r"(?<=\w) ?['’]s\b")  # "Park's" and tokenised "Park 's"
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
-_TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")
-
 
 @lru_cache(maxsize=32768)
 def content_tokens(text: str) -> frozenset[str]:
     """Tok(text): the set of content tokens (memoised: evidence facts recur across claims)."""
-    text = strip_diacritics(text).casefold()
-    text = _THOUSANDS.sub("", _POSSESSIVE.sub("", text))
-    return frozenset(tok for tok in _TOKEN.findall(text) if tok not in STOPWORDS)
+    return frozenset(tok for tok in split_tokens(strip_diacritics(text).casefold()) if tok not in STOPWORDS)
