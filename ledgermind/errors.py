@@ -8,6 +8,9 @@ anomalies and repair events in that item's trajectory.
 
 from __future__ import annotations
 
+import errno
+from enum import Enum
+
 
 class LedgerMindError(Exception):
     """Base class of every error this package raises on purpose."""
@@ -72,3 +75,49 @@ def user_error_in(exc: BaseException) -> UserError | None:
         seen.add(id(cur))
         cur = cur.__cause__ or cur.__context__
     return None
+
+
+class FailureKind(str, Enum):
+    """Why a step of one item failed: decided once, at the item boundary (``classify_failure``).
+
+    Only ``EVIDENCE`` is part of the method (a tool legitimately found nothing on this input:
+    trigger T1, repaired). The others mean the answer was produced without the item's full
+    evidence or model: the item is an error with its cause, left out of accuracy and retried on
+    resume — never a wrong answer.
+    """
+
+    INFRASTRUCTURE = "infrastructure"  # disk, permission, cache, a missing/crashed engine: this machine
+    DATA = "data"  # this item's input (an unreadable image, a bad row)
+    MODEL = "model"  # the backend failed after its retries
+    EVIDENCE = "evidence"  # the tool ran and found nothing usable (T1 tool anomaly)
+
+
+# errno values that say the machine's storage failed, not the input (a full disk, a read-only mount).
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO, errno.EACCES, errno.EPERM})
+
+
+def classify_failure(exc: BaseException) -> FailureKind:
+    """The failure class of an exception a tool or engine raised.
+
+    An exception class may declare its own (``failure_kind``: an image too small to hold text is
+    evidence, not a broken input). Otherwise: a backend error is the model's; a ``DataError`` (an
+    image that cannot be read) is the input's; an ``OSError`` (disk full, read-only cache,
+    permission, a dead socket), ``MemoryError`` or a ``UserError`` raised while an engine loads
+    (a missing extra, a bad setting) is the machine's; anything else is the tool's own verdict on
+    this input.
+    """
+    declared = getattr(exc, "failure_kind", None)
+    if isinstance(declared, FailureKind):
+        return declared
+    if isinstance(exc, BackendError):
+        return FailureKind.MODEL
+    if isinstance(exc, DataError):
+        return FailureKind.DATA
+    if isinstance(exc, (OSError, MemoryError, UserError)):
+        return FailureKind.INFRASTRUCTURE
+    return FailureKind.EVIDENCE
+
+
+def is_disk_failure(exc: BaseException) -> bool:
+    """An ``OSError`` of the storage itself (full, read-only, quota, I/O, permission)."""
+    return isinstance(exc, OSError) and exc.errno in DISK_ERRNOS

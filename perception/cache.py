@@ -20,7 +20,6 @@ import dataclasses
 import hashlib
 import io
 import json
-import os
 import threading
 from collections.abc import Mapping
 from enum import Enum
@@ -31,6 +30,7 @@ from typing import Any
 
 from PIL import Image
 
+from ledgermind.diskio import BestEffort, atomic_write_bytes
 from ledgermind.errors import ConfigError
 from ledgermind.tools.base import BBox, Observation, Tool, _jsonable
 
@@ -69,8 +69,10 @@ def default_perception_cache_dir() -> Path:
 class PerceptionCache:
     """A directory of payloads: ``<dir>/<k[:2]>/<k>.json`` plus ``<k>.<artifact>.png`` per image artifact.
 
-    Writes are atomic (temporary file + rename), so concurrent runs sharing the directory never
-    read a half-written entry; the JSON is written last and marks the entry complete.
+    Writes are atomic (a uniquely named temporary file + rename), so concurrent runs sharing the
+    directory never read a half-written entry; the JSON is written last and marks the entry
+    complete. Writes are best-effort: a read-only or full cache directory skips the write (one
+    warning per cache), it never fails the tool — the cache is an optimisation, not evidence.
     """
 
     def __init__(self, directory: str | Path) -> None:
@@ -78,6 +80,7 @@ class PerceptionCache:
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
+        self._writes = BestEffort("perception cache", self.directory)
 
     @classmethod
     def from_setting(cls, setting: str | Path | None) -> PerceptionCache | None:
@@ -111,19 +114,23 @@ class PerceptionCache:
         self._count(hit=True)
         return observations, artifacts
 
-    def put(self, key: str, observations: list[Observation], artifacts: Mapping[str, Any]) -> None:
-        """Store observations and the image artifacts; other artifacts are not part of the payload."""
+    def put(self, key: str, observations: list[Observation], artifacts: Mapping[str, Any]) -> bool:
+        """Store observations and the image artifacts (other artifacts are not part of the payload);
+        False when the directory refused the write (reported once, the caller carries on)."""
+        return self._writes.write(lambda: self._put(key, observations, artifacts))
+
+    def _put(self, key: str, observations: list[Observation], artifacts: Mapping[str, Any]) -> None:
         images = {n: a for n, a in artifacts.items() if isinstance(a, Image.Image) and _safe_name(n)}
         for name, img in images.items():
             buf = io.BytesIO()
             img.save(buf, format="PNG", compress_level=1)  # lossless: a hit must be pixel-identical
-            _atomic_write(self._path(key, f".{name}.png"), buf.getvalue())
+            atomic_write_bytes(self._path(key, f".{name}.png"), buf.getvalue())
         payload = {
             "format": CACHE_FORMAT,
             "observations": [o.to_dict() for o in observations],
             "image_artifacts": sorted(images),
         }
-        _atomic_write(self._path(key, ".json"), json.dumps(payload, sort_keys=True).encode("utf-8"))
+        atomic_write_bytes(self._path(key, ".json"), json.dumps(payload, sort_keys=True).encode("utf-8"))
 
     def _count(self, *, hit: bool) -> None:
         with self._lock:
@@ -135,13 +142,6 @@ class PerceptionCache:
 
 def _safe_name(name: str) -> bool:
     return name.replace("_", "").isalnum()
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}.{threading.get_ident()}")
-    tmp.write_bytes(data)
-    tmp.replace(path)
 
 
 class CachedTool(Tool):

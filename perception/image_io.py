@@ -25,7 +25,7 @@ from typing import Union
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ledgermind.errors import DataError
+from ledgermind.errors import DataError, FailureKind
 from ledgermind.tools.base import BBox
 
 ImageSource = Union[str, Path, bytes, Image.Image]
@@ -48,7 +48,11 @@ class CorruptImageError(ImageLoadError):
 
 
 class ImageTooSmallError(ImageLoadError):
-    """The image is too small to hold any readable content (e.g. a 1×1 tracking pixel)."""
+    """The image is too small to hold any readable content (e.g. a 1×1 tracking pixel).
+
+    The image *was* read: nothing on it is legible, which is the tool's verdict (T1), not a broken input."""
+
+    failure_kind = FailureKind.EVIDENCE
 
 
 class ImageTooLargeError(ImageLoadError):

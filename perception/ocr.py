@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from ledgermind.diskio import atomic_write_bytes
 from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.tools.base import BBox
 from perception.image_io import to_bgr_array
@@ -168,13 +170,18 @@ def rapidocr_keys_file(src: Path, cache_dir: Path) -> Path:
     chars = [c.rstrip("\r") for c in lines[1:] if c.rstrip("\r") not in ("", " ")]
     body = "\n".join(chars) + "\n"
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    dst = cache_dir / f"rapidocr_keys_{digest}.txt"
-    if not dst.is_file():
-        tmp = dst.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(body, encoding="utf-8")
-        tmp.replace(dst)  # atomic: concurrent processes never read a half-written file
-    return dst
+    name = f"rapidocr_keys_{digest}.txt"
+    # a read-only or full cache directory must not stop OCR: the file is small, the temp dir will do
+    for directory in (cache_dir, Path(tempfile.gettempdir()) / f"ledgermind-{os.getuid()}"):
+        dst = directory / name
+        if dst.is_file():
+            return dst
+        try:
+            atomic_write_bytes(dst, body.encode("utf-8"))  # concurrent processes never read a half-written file
+            return dst
+        except OSError:
+            continue
+    raise OSError(f"cannot write the OCR keys file {name} to {cache_dir} or the temporary directory")
 
 
 class RapidOCREngine(OCREngine):

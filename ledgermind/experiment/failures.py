@@ -12,9 +12,12 @@ them), so the harness decides afterwards, from what the trajectory recorded:
 * a model call with ``error`` set — the backend failed after its retries (connection refused,
   4xx, 5xx, timeout, replay miss). Any failed call means the answer was produced without the
   model's full participation, so it cannot count as the model's answer;
-* a tool output whose error says the *input image* could not be loaded (missing, corrupt, not an
-  image, decompression bomb). Other tool anomalies (no text found, a tiny crop) are ordinary
-  evidence gaps the method is designed to repair, so they stay part of the answer.
+* a tool output whose ``failure`` (``errors.classify_failure``, decided where the tool raised) is
+  not EVIDENCE: the machine failed (a read-only or full disk or cache, a permission, a missing or
+  crashed engine: ``infrastructure``) or the item's input did (an image missing, corrupt, not an
+  image, a decompression bomb: ``data``). Only EVIDENCE anomalies (no text found, a tiny crop, an
+  empty reply) are ordinary evidence gaps the method is designed to repair, so they stay part of
+  the answer. A record written before ``failure`` existed is read by its image-error tags.
 
 The cause is one short line; the first failure wins because later ones usually follow from it.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from ledgermind.benchmarks.item import Item
+from ledgermind.errors import FailureKind
 
 MAX_CAUSE_CHARS = 300
 # Error class names raised by image loading (perception/image_io.py, backends/images.py).
@@ -59,8 +63,25 @@ def trajectory_error(traj: Any) -> str | None:
         if call.error:
             return short(f"model call failed ({call.stage}): {call.error}")
     for out in traj.ledger.tool_outputs():
-        if out.error and any(tag in out.error for tag in IMAGE_FAILURES):
-            return short(f"image failed ({out.tool}): {out.error.removeprefix('error: ')}")
+        if (cause := tool_failure(out)) is not None:
+            return cause
+    return None
+
+
+def tool_failure(out: Any) -> str | None:
+    """The item-error cause of one tool output, or None when it is an answer's evidence (or a gap)."""
+    if not out.error:
+        return None
+    detail = out.error.removeprefix("error: ")
+    kind = out.failure
+    if kind is None and any(tag in out.error for tag in IMAGE_FAILURES):
+        kind = FailureKind.DATA  # a record from before the failure class was stored
+    if kind is FailureKind.DATA:
+        return short(f"image failed ({out.tool}): {detail}")
+    if kind is FailureKind.INFRASTRUCTURE:
+        return short(f"infrastructure failed ({out.tool}): {detail}")
+    if kind is FailureKind.MODEL:
+        return short(f"model call failed ({out.tool}): {detail}")
     return None
 
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from PIL import Image
 
+from ledgermind.diskio import BestEffort, atomic_write_bytes
+
 
 def pixel_digest(img: Image.Image) -> str:
     rgb = img.convert("RGB") if img.mode != "RGB" else img
@@ -51,6 +53,7 @@ class Vision:
         self._shared_tool: Any = None
         self._memory: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
+        self._disk_writes: BestEffort | None = None
         self.ocr_runs = 0  # how many images were actually OCR'd (the rest came from the cache)
 
     @property
@@ -114,18 +117,28 @@ class Vision:
         return tuple(o.text for o in out.observations)
 
     def _disk_get(self, key: str) -> tuple[str, ...] | None:
+        """Lines stored on disk, or None (a miss: absent, unreadable, or not a list of strings)."""
         if self.cache_dir is None:
             return None
         f = self.cache_dir / f"{key}.json"
         try:
-            return tuple(json.loads(f.read_text(encoding="utf-8")))
+            data = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+        if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+            return None  # a damaged or foreign entry is a miss, never lines to read
+        return tuple(data)
 
     def _disk_put(self, key: str, lines: tuple[str, ...]) -> None:
+        """Store lines once: an existing entry is never rewritten (a hit costs no write), the
+        temporary name is unique per write (concurrent processes share the directory), and a
+        read-only or full directory skips the write with one warning — it never fails a call."""
         if self.cache_dir is None:
             return
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.cache_dir / f".{key}.tmp"
-        tmp.write_text(json.dumps(list(lines)), encoding="utf-8")
-        tmp.replace(self.cache_dir / f"{key}.json")
+        target = self.cache_dir / f"{key}.json"
+        if self._disk_writes is None:
+            self._disk_writes = BestEffort("simulator vision cache", self.cache_dir)
+        if target.is_file():
+            return
+        data = json.dumps(list(lines)).encode("utf-8")
+        self._disk_writes.write(lambda: atomic_write_bytes(target, data))

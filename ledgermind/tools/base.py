@@ -4,7 +4,9 @@ DESIGN.md §3 / paper invariant I1: every evidence entry is the image of a tool 
 deterministic mapping M. We make that structural: a ``ToolOutput`` can only be built by
 ``Tool.ainvoke`` (it carries a private seal that ``__post_init__`` checks), and
 ``Ledger.record`` accepts nothing but sealed ``ToolOutput`` objects. Tools never raise on
-failure; they return an output with ``error`` set, which the verifier sees as trigger T1.
+failure; they return an output with ``error`` set, which the verifier sees as trigger T1, and
+``failure`` saying why: a disk, engine or input failure makes the whole item an error (the
+harness decides, experiment/failures.py), only an evidence gap is the method's to repair.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
-from ledgermind.errors import ProvenanceError
+from ledgermind.errors import FailureKind, ProvenanceError, classify_failure
 from ledgermind.registry import Registry
 
 
@@ -163,6 +165,9 @@ class ToolOutput:
     latency_s: float
     created_at: float
     artifacts: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # why ``error`` happened (``errors.classify_failure``): only EVIDENCE is a tool anomaly the
+    # method repairs; the harness turns the others into an item error (experiment/failures.py)
+    failure: FailureKind | None = None
     _seal: object = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -186,7 +191,7 @@ class ToolOutput:
         return self.error is None and len(self.observations) > 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "call_id": self.call_id,
             "tool": self.tool,
             "kind": self.kind.value,
@@ -196,6 +201,9 @@ class ToolOutput:
             "latency_s": self.latency_s,
             "created_at": self.created_at,
         }
+        if self.failure is not None:  # only failed calls carry it: records of good calls are unchanged
+            out["failure"] = self.failure.value
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ToolOutput:
@@ -213,8 +221,17 @@ class ToolOutput:
             error=d.get("error"),
             latency_s=float(d.get("latency_s", 0.0)),
             created_at=float(d.get("created_at", 0.0)),
+            failure=_failure_of(d.get("failure")),
             _seal=_SEAL,
         )
+
+
+def _failure_of(value: Any) -> FailureKind | None:
+    """A recorded failure class; an unknown or absent one (older records) is None."""
+    try:
+        return FailureKind(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _jsonable(v: Any) -> Any:
@@ -272,6 +289,7 @@ class Tool(ABC):
     async def ainvoke(self, **inputs: Any) -> ToolOutput:
         t0 = time.perf_counter()
         error: str | None = None
+        failure: FailureKind | None = None
         observations: list[Observation] = []
         artifacts: dict[str, Any] = {}
         try:
@@ -282,8 +300,9 @@ class Tool(ABC):
                 observations = list(result)
         except PROGRAMMING_ERRORS:
             raise  # a bug in the tool or its caller is not a tool anomaly: it must surface
-        except Exception as exc:  # noqa: BLE001 — by design: every tool failure becomes T1
+        except Exception as exc:  # noqa: BLE001 — by design: a tool never raises; the failure is recorded
             error = f"error: {type(exc).__name__}: {exc}"
+            failure = classify_failure(exc)
         output = ToolOutput(
             call_id=_next_call_id(self.name),
             tool=self.name,
@@ -294,6 +313,7 @@ class Tool(ABC):
             latency_s=time.perf_counter() - t0,
             created_at=time.time(),
             artifacts=artifacts,
+            failure=failure,
             _seal=_SEAL,
         )
         _LIVE[id(output)] = output
