@@ -19,7 +19,8 @@ them), so the harness decides afterwards, from what the trajectory recorded:
   empty reply) are ordinary evidence gaps the method is designed to repair, so they stay part of
   the answer. A record written before ``failure`` existed is read by its image-error tags.
 
-The cause is one short line; the first failure wins because later ones usually follow from it.
+The cause is one short line; the first failure wins because later ones usually follow from it
+(tool failures are looked at before model calls for the same reason).
 """
 
 from __future__ import annotations
@@ -59,12 +60,14 @@ def trajectory_error(traj: Any) -> str | None:
         return None
     if traj.error:
         return short(traj.error)
-    for call in traj.model_calls:
-        if call.error:
-            return short(f"model call failed ({call.stage}): {call.error}")
+    # the machine's and the input's failures first: a model call that failed after them (a
+    # simulated model's eyes on the same broken disk) follows from them
     for out in traj.ledger.tool_outputs():
         if (cause := tool_failure(out)) is not None:
             return cause
+    for call in traj.model_calls:
+        if call.error:
+            return short(f"model call failed ({call.stage}): {call.error}")
     return None
 
 

@@ -11,12 +11,14 @@ The agent is driven by environment variables so that it can be steered inside a 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.trajectory import ModelCall, PathKind, Trajectory
+from perception.ocr import RapidOCREngine
 
 DIFFS = ("Easy", "Medium", "Hard")
 
@@ -99,3 +101,16 @@ def build_fake_agent(cfg: Any, backend: Any) -> FakeAgent:
 def fake_summarize(trajectories: list[Trajectory], scores: list[float], gamma: float) -> dict[str, float]:
     """Stand-in for ledgermind.metrics.summarize with checkable values."""
     return {"n_traj": len(trajectories), "mean_score": sum(scores) / len(scores), "gamma": gamma}
+
+
+
+class DiskFailingOCR(RapidOCREngine):
+    """The real CPU OCR engine (same constructor, same settings), whose disk fails while the file
+    named by ``FAKE_OCR_EIO`` exists: ``recognize`` raises ``OSError(EIO)`` as a failing drive or
+    a vanished network mount would. Remove the file and the engine reads again (a resume retries)."""
+
+    def _recognize(self, image: Any) -> Any:
+        marker = os.environ.get("FAKE_OCR_EIO")
+        if marker and os.path.exists(marker):
+            raise OSError(errno.EIO, "Input/output error", marker)
+        return super()._recognize(image)
