@@ -180,11 +180,39 @@ def run_experiment(
         seed=settings.seed,
         provenance=run_provenance(plain := plain_config(cfg)),
     )
-    out_dir, lock = claim(settings.output_dir, resume_identity(identity.to_dict(), plain), ResumeMode.parse(cfg.get("resume")))
+    mode = ResumeMode.parse(cfg.get("resume"))
+    out_dir, lock = claim(settings.output_dir, resume_identity(identity.to_dict(), plain), mode, hydra_files(cfg))
+    log_file = _log_to(out_dir)
     try:
         return _run_claimed(cfg, items, factory, identity, scorer, summarize, _moved(cfg, settings, out_dir))
     finally:
+        logging.getLogger().removeHandler(log_file)
+        log_file.close()
         lock.release()
+
+
+def hydra_files(cfg: DictConfig) -> dict[str, str]:
+    """The ``.hydra`` files of this run, from the config in memory (what Hydra itself would write:
+    the task config unresolved, Hydra's own node, the task overrides); only ``config.yaml`` outside
+    a Hydra app (tests calling ``run_experiment``)."""
+    files = {"config.yaml": OmegaConf.to_yaml(cfg)}
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        hc = HydraConfig.get()
+    except (ImportError, ValueError):
+        return files
+    files["hydra.yaml"] = OmegaConf.to_yaml(OmegaConf.create({"hydra": hc}))
+    files["overrides.yaml"] = OmegaConf.to_yaml(OmegaConf.create(list(hc.overrides.task)))
+    return files
+
+
+def _log_to(out_dir: Path) -> logging.Handler:
+    """``<out_dir>/run.log`` (Hydra's job log, opened only once the directory is held)."""
+    handler = logging.FileHandler(out_dir / "run.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"))
+    logging.getLogger().addHandler(handler)
+    return handler
 
 
 def _moved(cfg: DictConfig, settings: RunSettings, out_dir: Path) -> RunSettings:

@@ -9,9 +9,13 @@ resume may change) and is held by one process at a time (an ``fcntl`` lock on ``
 rerun with another identity stops with one line naming the field, unless ``resume=new`` asks for
 a fresh directory beside it.
 
-Hydra writes ``.hydra/*.yaml`` into the directory before our code runs, so a refused rerun would
-still overwrite the record of what the directory holds; the accepted copies are kept in
-``run_identity.json`` and put back on refusal.
+Nothing is written into the directory before the lock is held: Hydra writes no ``.hydra`` files
+and no ``run.log`` (``hydra.output_subdir: null``, ``hydra/job_logging: ledgermind``); ``claim``
+writes the ``.hydra`` files from the config this process runs (never a copy of what is on disk,
+which another process may have written), so a second run launched into a held directory leaves
+no trace in it. Only what the holder wrote is trusted: a directory with results but no readable
+``run_identity.json`` is never adopted, and a run file that is a symbolic link is refused (a
+resume would append through it to a file outside the folder).
 """
 
 from __future__ import annotations
@@ -28,9 +32,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TextIO
 
-from ledgermind.errors import ConfigError, UserError
+from ledgermind.errors import ConfigError, DataError, UserError
 from ledgermind.experiment.provenance import LOCATION_KEYS, sha256_json
-from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, atomic_write_json
+from ledgermind.experiment.results import (
+    METRICS_FILE, RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, atomic_write_json, atomic_write_text,
+)  # fmt: skip
 
 IDENTITY_FILE = "run_identity.json"
 LOCK_FILE = ".lock"
@@ -98,15 +104,10 @@ def first_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | No
 
 
 def recorded_identity(out_dir: Path) -> dict[str, Any] | None:
-    """What the directory says it holds: ``run_identity.json``, else a finished run's ``metrics.json``
-    identity (runs made before this file existed), else None (a fresh or unidentifiable dir)."""
+    """What the directory says it holds (``run_identity.json``), or None when it has no readable one."""
     data = _read_json(out_dir / IDENTITY_FILE)
     if isinstance(data, dict) and isinstance(data.get("identity"), dict):
         return data["identity"]
-    metrics = _read_json(out_dir / METRICS_FILE)
-    if isinstance(metrics, dict) and isinstance(metrics.get("identity"), dict):
-        ident = metrics["identity"]
-        return {f: ident.get(f) for f in IDENTITY_FIELDS if f in ident and f != "config_sha256"}
     return None
 
 
@@ -123,15 +124,23 @@ def _show(v: Any) -> str:
 
 
 def check_identity(out_dir: Path, record: Mapping[str, Any]) -> None:
-    """Raise ``IdentityMismatch`` (one line naming the field) if ``out_dir`` holds another experiment.
+    """Raise ``IdentityMismatch`` (one line) if ``out_dir`` holds another experiment, or results
+    whose experiment it cannot tell.
 
     A directory without results holds nothing yet (a run that stopped at preflight): any run may take it.
+    With results, only the identity its holder wrote counts: a missing or unreadable
+    ``run_identity.json`` (``metrics.json`` records no config hash, and anyone can write either) is a
+    refusal, never an adoption.
     """
     if not has_results(out_dir):
         return
     old = recorded_identity(out_dir)
     if old is None:
-        return
+        state = "unreadable" if (out_dir / IDENTITY_FILE).exists() else "missing"
+        raise IdentityMismatch(
+            f"{out_dir} holds results but its {IDENTITY_FILE} is {state}, so which experiment they belong to "
+            f"cannot be told; use another hydra.run.dir, or add resume=new to start a new directory beside it"
+        )
     field = first_difference(old, record)
     if field is None:
         return
@@ -142,22 +151,13 @@ def check_identity(out_dir: Path, record: Mapping[str, Any]) -> None:
     )
 
 
-def accept(out_dir: Path, record: Mapping[str, Any]) -> None:
-    """Record the identity and the Hydra files of an accepted run (first run or same-identity resume)."""
-    hydra_dir = out_dir / ".hydra"
-    files = {n: (hydra_dir / n).read_text(encoding="utf-8") for n in HYDRA_FILES if (hydra_dir / n).is_file()}
-    atomic_write_json(out_dir / IDENTITY_FILE, {"identity": dict(record), "hydra_files": files})
-
-
-def restore_hydra_files(out_dir: Path) -> None:
-    """Put back the ``.hydra`` files of the accepted run (Hydra overwrote them before we ran)."""
-    data = _read_json(out_dir / IDENTITY_FILE)
-    files = data.get("hydra_files") if isinstance(data, dict) else None
-    if not isinstance(files, dict):
-        return
-    for name, text in files.items():
-        if name in HYDRA_FILES and isinstance(text, str):
-            (out_dir / ".hydra" / name).write_text(text, encoding="utf-8")
+def accept(out_dir: Path, record: Mapping[str, Any], hydra_files: Mapping[str, str]) -> None:
+    """Record an accepted run (first run or same-identity resume): its identity and the ``.hydra``
+    files of the config this process runs (``hydra_files``: name -> text, from memory)."""
+    for name, text in hydra_files.items():
+        if name in HYDRA_FILES:
+            atomic_write_text(out_dir / ".hydra" / name, text)
+    atomic_write_json(out_dir / IDENTITY_FILE, {"identity": dict(record)})
 
 
 def has_results(out_dir: Path) -> bool:
@@ -173,15 +173,27 @@ def fresh_sibling(out_dir: Path) -> Path:
     return candidate
 
 
-def move_hydra_files(old: Path, new: Path) -> None:
-    """``resume=new``: this run's ``.hydra`` files go with it; the old directory gets its own back."""
-    src = old / ".hydra"
-    if src.is_dir():
-        (new / ".hydra").mkdir(parents=True, exist_ok=True)
-        for name in HYDRA_FILES:
-            if (src / name).is_file():
-                (new / ".hydra" / name).write_text((src / name).read_text(encoding="utf-8"), encoding="utf-8")
-    restore_hydra_files(old)
+# Every file and folder a run writes or appends to: none of them may be a link (a link would
+# carry a resume's writes, or a reader's reads, out of the folder).
+RUN_PATHS = (
+    RESULTS_FILE, METRICS_FILE, IDENTITY_FILE, LOCK_FILE, ".hydra", TRAJECTORY_DIR, WALL_TIME_FILE,
+    "responses.sqlite", "run.log", "report",
+)  # fmt: skip
+
+
+def check_no_links(out_dir: Path) -> None:
+    """A ``DataError`` naming the first run file that is a symbolic link (the directory itself may be one)."""
+    for name in RUN_PATHS:
+        p = out_dir / name
+        if p.is_symlink():
+            raise DataError(
+                f"{p} is a symbolic link; a run folder's files must be its own (a resume would write through it): "
+                "remove the link, or use another hydra.run.dir"
+            )
+    hydra = out_dir / ".hydra"
+    for name in HYDRA_FILES:
+        if (hydra / name).is_symlink():
+            raise DataError(f"{hydra / name} is a symbolic link; remove it, or use another hydra.run.dir")
 
 
 # ------------------------------------------------------------------------------ lock
@@ -221,28 +233,30 @@ class RunLock:
             self._fh = None
 
 
-def claim(out_dir: Path, record: Mapping[str, Any], mode: ResumeMode) -> tuple[Path, RunLock]:
-    """Lock the run directory and check that it holds this experiment (or nothing yet).
+def claim(
+    out_dir: Path, record: Mapping[str, Any], mode: ResumeMode, hydra_files: Mapping[str, str] | None = None
+) -> tuple[Path, RunLock]:
+    """Lock the run directory, check that it holds this experiment (or nothing yet), then record it.
 
     Returns the directory the run writes to (a new sibling under ``resume=new`` when the old one
-    holds another experiment) and the held lock. Refusals restore the old ``.hydra`` files.
+    holds another experiment) and the held lock. Nothing is written before the lock is held and
+    the checks pass, so a refused run leaves the directory as it found it (the ``.lock`` file aside).
     """
+    if (out_dir / LOCK_FILE).is_symlink():
+        check_no_links(out_dir)
+    lock = RunLock(out_dir).acquire()
     try:
-        lock = RunLock(out_dir).acquire()
-    except RunDirBusy:
-        restore_hydra_files(out_dir)
-        raise
-    try:
+        check_no_links(out_dir)
         check_identity(out_dir, record)
     except IdentityMismatch:
         lock.release()
         if mode is not ResumeMode.NEW:
-            restore_hydra_files(out_dir)
             raise
-        new = fresh_sibling(out_dir)
-        move_hydra_files(out_dir, new)
-        return claim(new, record, mode)
-    accept(out_dir, record)
+        return claim(fresh_sibling(out_dir), record, mode, hydra_files)
+    except BaseException:
+        lock.release()
+        raise
+    accept(out_dir, record, hydra_files or {})
     return out_dir, lock
 
 
@@ -264,21 +278,22 @@ def swept_keys(argv: Sequence[str]) -> set[str] | None:
 def sweep_subdir(task_overrides: Sequence[str], argv: Sequence[str] | None = None) -> str:
     """A multirun job's directory name from the values of its swept keys (``ablation=no_ecc``,
     ``pipeline.prompt=cot,seed=1``), sorted by key: a relaunch with the sweep values in another
-    order finds its own jobs, and two jobs never share a directory. Keys a resume may change are
-    never part of the name.
+    order finds its own jobs, and two jobs never share a directory. A key a resume may change
+    (``limit``, ``concurrency``) is part of the name only when it is swept: a sweep over ``limit=2,4``
+    is two experiments that must not resume each other, while ``limit=10`` given to every job of a
+    relaunch still finds the jobs. When the swept keys cannot be told, every override names the job.
 
     Characters unsafe in a file name become ``_``; a long name keeps a readable prefix and a hash.
     """
     import sys
 
     swept = swept_keys(sys.argv[1:] if argv is None else argv)
+    swept_bare = None if swept is None else {k.lstrip("+~") for k in swept}
     pairs = []
     for o in task_overrides:
         key, _, value = str(o).partition("=")
         bare = key.lstrip("+~")
-        if bare in RESUMABLE_KEYS or bare.split(".")[0] in RESUMABLE_KEYS:
-            continue
-        if swept is None or bare in {k.lstrip("+~") for k in swept}:
+        if swept_bare is None or bare in swept_bare:
             pairs.append(f"{bare}={value}")
     text = ",".join(sorted(pairs))
     if not text:

@@ -6,6 +6,9 @@ The agent is driven by environment variables so that it can be steered inside a 
 - ``FAKE_AGENT_DELAY``: seconds each solve() sleeps (lets a test kill a run mid-way)
 - ``FAKE_AGENT_COUNTER``: a file that gets one line per solve() call (counts recomputation)
 - ``FAKE_AGENT_FAIL``: comma-separated item ids whose solve() raises
+- ``FAKE_AGENT_STARTED`` / ``FAKE_AGENT_GATE``: solve() creates the first file (the run holds its
+  directory and is solving) and then waits until the second exists — an explicit signal from the
+  test, so a concurrency test never depends on how fast a loaded machine starts a process
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class FakeAgent:
                 with open(self.counter, "a") as fh:
                     fh.write(item.id + "\n")
             await asyncio.sleep(self.delay)
+            await _signal_and_wait()
             if item.id in self.fail:
                 raise RuntimeError(f"corrupt image in {item.id}")
             answer = "not a letter" if item.id in self.unparsed else ("B" if item.difficulty in self.wrong else "A")
@@ -87,6 +91,15 @@ class FakeAgent:
             )
         finally:
             self.in_flight -= 1
+
+
+async def _signal_and_wait() -> None:
+    started, gate = os.environ.get("FAKE_AGENT_STARTED"), os.environ.get("FAKE_AGENT_GATE")
+    if started:
+        with open(started, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+    while gate and not os.path.exists(gate):
+        await asyncio.sleep(0.01)  # polls the test's signal file; the test decides when to go on
 
 
 # How each ablation degrades the fake agent, so that Table 3 deltas are known in advance.

@@ -98,24 +98,40 @@ def test_multirun_relaunched_in_another_order_resumes_its_own_jobs(tmp_path: Pat
         assert job == f"ablation={ident['variant']},seed={ident['seed']}"
 
 
+def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Until the holder signals (``path`` exists); its early death is a failure, not a hang."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert proc.poll() is None, "the holder exited before it signalled"
+        assert time.monotonic() < deadline, "the holder never signalled"
+        time.sleep(0.02)
+
+
+def _holder(out: Path, tmp: Path, *extra: str) -> tuple[subprocess.Popen, Path, Path]:
+    """A run that holds ``out`` and waits, inside its first item, until the test creates the gate file."""
+    started, gate = tmp / "started", tmp / "gate"
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "scripts" / "run.py"), *FAKE_OVERRIDES, "logger=none", "concurrency=1",
+         f"hydra.run.dir={out}", *extra],
+        cwd=REPO, env=subprocess_env(FAKE_AGENT_STARTED=str(started), FAKE_AGENT_GATE=str(gate)),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    return proc, started, gate
+
+
 def test_second_run_into_a_held_directory_exits_2_naming_the_holder(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    holder = subprocess.Popen(
-        [sys.executable, str(REPO / "scripts" / "run.py"), *FAKE_OVERRIDES, "logger=none", "concurrency=1",
-         f"hydra.run.dir={out}"],
-        cwd=REPO, env=subprocess_env(FAKE_AGENT_DELAY="0.5"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    holder, started, gate = _holder(out, tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while not (out / "results.jsonl").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        _wait_for(started, holder)  # it holds the directory and is inside its first item
         second = _fake(out)
         assert second.returncode == 2, second.stderr
         assert _errors(second) == [
             f"error: {out} is in use by another run (pid {holder.pid}); wait for it to finish or use another hydra.run.dir"
         ]
     finally:
-        assert holder.wait(timeout=60) == 0
+        gate.touch()
+        assert holder.wait(timeout=120) == 0
     assert sorted(json.loads(x)["id"] for x in _lines(out / "results.jsonl")) == [f"q{i}" for i in range(6)]
 
 
