@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -26,6 +28,20 @@ class Item:
     answer_type: AnswerType = AnswerType.OPEN
     difficulty: str | None = None  # Easy / Medium / Hard (Table 3 split)
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def content_sha256(self) -> str:
+        """sha256 of what the item asks and expects: id, question, options, gold, answer type and
+        the bytes of every image. A verdict belongs to this content; a resume or a table compares
+        it, never only the id (an edited question or gold under the same id is another item)."""
+        payload = {
+            "id": self.id,
+            "question": self.question,
+            "options": self.options,
+            "answer": self.answer,
+            "answer_type": self.answer_type.value,
+            "images": [_file_sha256(p) for p in self.images],
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8", "surrogatepass")).hexdigest()
 
     @property
     def option_letters(self) -> list[str]:
@@ -55,6 +71,18 @@ class Item:
             difficulty=d.get("difficulty"),
             meta=dict(d.get("meta") or {}),
         )
+
+
+def _file_sha256(path: Any) -> str:
+    """An image's bytes digest; a path that cannot be read digests as its name (the item errors anyway)."""
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest()
+    except (OSError, TypeError, ValueError):
+        return f"unreadable:{path}"
 
 
 def failed_item(item_id: str, cause: str) -> Item:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, bad_line, read_jsonl
 
 RESULTS_FILE = "results.jsonl"
@@ -50,6 +51,9 @@ class ItemResult:
     prompt_tokens: int = 0  # as the backend reported them
     images_sent: int = 0
     image_pixels: int = 0  # sum over requests of width*height of each image sent
+    # sha256 of the item's content when it was solved (``Item.content_sha256``: question, options,
+    # gold, image bytes): a resume keeps a verdict only for the very item it was given for
+    item_sha256: str | None = None
 
     @property
     def correct(self) -> bool:
@@ -223,7 +227,8 @@ def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
     file (rescore), where skipping a line would silently drop an item.
 
     An id appears twice when an errored item was retried on resume: the *last* line wins (the
-    retry supersedes the failure; a finished item is never redone, so it is always last).
+    retry supersedes the failure). A finished item is never redone, so a line after its finishing
+    line is not the run's own: ``DuplicateResult`` names it.
     """
     return read_result_rows(out_dir, strict=strict, as_record=_as_result)
 
@@ -241,15 +246,35 @@ def read_result_rows(
     rows = read_jsonl(path, bad=BadLine.RAISE if strict else BadLine.SKIP, torn_tail=not strict,
                       decode_errors="replace", what=what)  # fmt: skip
     seen: dict[str, R] = {}
+    finished: dict[str, int] = {}  # id -> the line that finished it
     for row in rows:
         record = as_record(row.value)
         if record is None and strict:
             raise bad_line(path, row.line_no, row.text, what)
         if record is not None:
             item_id = row.value["id"]
+            if item_id in finished:
+                raise DuplicateResult(path, row.line_no, item_id, finished[item_id])
+            if row.value.get("error") is None:
+                finished[item_id] = row.line_no
             seen.pop(item_id, None)  # re-insert: order follows the latest line
             seen[item_id] = record
     return list(seen.values())
+
+
+class DuplicateResult(DataError):
+    """A result line for an item an earlier line already finished.
+
+    A run never redoes a finished item (only errored ones are retried), so such a line was not
+    written by the run that holds the folder (pasted from another run, say): letting it win would
+    relabel the item. Every reader refuses it, naming the line."""
+
+    def __init__(self, path: Path, line_no: int, item_id: str, first: int) -> None:
+        super().__init__(
+            f"{path} line {line_no}: a second result for item {item_id!r}, already finished on line {first}; "
+            "a run never redoes a finished item, so this line is not the run's own: remove it"
+        )
+        self.line_no, self.item_id = line_no, item_id
 
 
 def _parse_line(line: str) -> ItemResult | None:

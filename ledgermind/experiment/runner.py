@@ -107,6 +107,19 @@ def check_unique_ids(items: Sequence[Item]) -> None:
         seen.add(it.id)
 
 
+def check_unchanged(finished: Sequence[ItemResult], items: dict[str, Item], out_dir: Path) -> None:
+    """Refuse to keep a verdict given for other content: a finished item whose question, options,
+    gold or images changed since it was solved (its line records ``item_sha256``; lines written
+    before the field existed are trusted as they are)."""
+    for r in finished:
+        if r.item_sha256 is not None and r.item_sha256 != items[r.id].content_sha256():
+            raise DataError(
+                f"{out_dir / RESULTS_FILE}: item {r.id!r} changed since it was solved (its question, options, gold "
+                "or images differ), so its verdict cannot be kept; run the changed data into another hydra.run.dir, "
+                "or restore the data"
+            )
+
+
 def answer_text(traj: Trajectory) -> str:
     """The text the official parser scores: the normalised answer, or the raw decision text.
 
@@ -189,6 +202,7 @@ class ItemRunner:
             tokens=traj.tokens if traj else 0,
             latency_s=round(latency, 4),
             error=error,
+            item_sha256=item.content_sha256(),
             **request_totals(traj),
         )
 
@@ -215,9 +229,10 @@ async def run_items(
     check_unique_ids(items)
     if options.concurrency < 1:
         raise ValueError("concurrency must be >= 1")
-    wanted = {it.id for it in items}
+    wanted = {it.id: it for it in items}
     repair_tail(Path(options.out_dir) / RESULTS_FILE)  # before counting: what is counted done is never cut later
     previous = [r for r in read_results(options.out_dir) if r.id in wanted and r.error is None]
+    check_unchanged(previous, wanted, Path(options.out_dir))
     done = {r.id for r in previous}
     todo = [it for it in items if it.id not in done]
     if done:
@@ -297,7 +312,7 @@ def identity_for(
         backend=backend,
         benchmark=benchmark,
         variant=variant,
-        items_sha256=items_hash(it.id for it in items),
+        items_sha256=items_hash(it.content_sha256() for it in items),  # content, not ids: an edited item is another set
         n_items=len(items),
         seed=seed,
         provenance=provenance or {},

@@ -48,7 +48,8 @@ class RunIdentity:
 
 
 def items_hash(ids: Iterable[str]) -> str:
-    """Order-independent hash of the item set, so a shuffled loader still compares equal."""
+    """Order-independent hash of the item set (of ``Item.content_sha256`` digests: ids of older runs),
+    so a shuffled loader still compares equal and an edited item does not."""
     h = hashlib.sha256()
     for item_id in sorted(set(ids)):
         h.update(item_id.encode("utf-8") + b"\0")

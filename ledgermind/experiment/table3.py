@@ -119,7 +119,7 @@ def load_run(run_dir: Path) -> RunScores:
         raise Table3Error(f"{run_dir} has no {METRICS_FILE}: the run did not finish (start it again to resume)")
     identity = RunIdentity.from_dict(metrics["identity"])
     results = run.results()
-    if items_hash(r.id for r in results) != identity.items_sha256:
+    if items_hash(r.item_sha256 or r.id for r in results) != identity.items_sha256:  # content (ids: older runs)
         raise Table3Error(
             f"{run_dir}: {RESULTS_FILE} holds {len(results)} items but {METRICS_FILE} was written for "
             f"{identity.n_items}; finish or resume the run before building Table 3"

@@ -67,3 +67,75 @@ def test_a_sweep_over_a_resumable_key_gives_every_job_its_own_directory(tmp_path
                        FAKE_AGENT_COUNTER=str(counter))  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert len(_lines(counter)) == 6
+
+
+# ------------------------------------------------------------------------------ resume trusts only the holder
+def test_a_second_success_line_for_a_finished_id_is_refused_naming_the_line(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert _fake(out).returncode == 0
+    lines = _lines(out / "results.jsonl")
+    q1 = next(n for n, x in enumerate(lines, 1) if json.loads(x)["id"] == "q1")
+    pasted = {**json.loads(lines[q1 - 1]), "prediction": "B", "score": 0.0}  # another variant's verdict
+    (out / "results.jsonl").write_text("\n".join([*lines, json.dumps(pasted)]) + "\n")
+    before = (out / "results.jsonl").read_text()
+
+    again = _fake(out)
+    assert again.returncode == 2, again.stderr
+    assert _errors(again) == [
+        f"error: {out / 'results.jsonl'} line 7: a second result for item 'q1', already finished on line {q1}; "
+        "a run never redoes a finished item, so this line is not the run's own: remove it"
+    ]
+    assert (out / "results.jsonl").read_text() == before
+    # every reader refuses it the same way: the report does not show the pasted verdict
+    report = run_script("report.py", str(out))
+    assert report.returncode == 2 and "line 7: a second result for item 'q1'" in report.stderr, report.stderr
+
+
+def test_results_without_a_readable_identity_are_never_adopted(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert _fake(out).returncode == 0
+    results = _lines(out / "results.jsonl")
+    for damage, state in ((lambda: (out / "run_identity.json").write_text("{not json"), "unreadable"),
+                          (lambda: (out / "run_identity.json").unlink(), "missing")):  # fmt: skip
+        damage()
+        (out / "metrics.json").unlink(missing_ok=True)
+        other = _fake(out, "+ablation=no_ecc")
+        assert other.returncode == 2, other.stderr
+        assert _errors(other) == [
+            f"error: {out} holds results but its run_identity.json is {state}, so which experiment they belong to "
+            "cannot be told; use another hydra.run.dir, or add resume=new to start a new directory beside it"
+        ]
+        assert _lines(out / "results.jsonl") == results and not (out / "metrics.json").exists()
+        assert "no_ecc" not in (out / ".hydra" / "config.yaml").read_text()
+    new = _fake(out, "+ablation=no_ecc", "resume=new")
+    assert new.returncode == 0, new.stderr
+    assert _identity(out.with_name("run-2"))["variant"] == "no_ecc" and _lines(out / "results.jsonl") == results
+
+
+def test_an_item_whose_content_changed_is_never_kept(tmp_path: Path) -> None:
+    data, out = tmp_path / "items.jsonl", tmp_path / "run"
+    rows = [{"id": f"q{i}", "question": f"question {i}?", "options": ["a", "b"], "answer": "A"} for i in range(3)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ("benchmark=jsonl", f"benchmark.path={data}")
+    first = run_script("run.py", *FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={out}", *args)
+    assert first.returncode == 0, first.stderr
+    hashes = {json.loads(x)["id"]: json.loads(x)["item_sha256"] for x in _lines(out / "results.jsonl")}
+    assert len(set(hashes.values())) == 3 and all(len(h) == 64 for h in hashes.values())
+    items_sha = json.loads((out / "metrics.json").read_text())["identity"]["items_sha256"]
+
+    rows[1]["answer"] = "B"  # the gold of q1 changed on disk; same ids, same config
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    results = _lines(out / "results.jsonl")
+    again = run_script("run.py", *FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={out}", *args)
+    assert again.returncode == 2, again.stderr
+    assert _errors(again) == [
+        f"error: {out / 'results.jsonl'}: item 'q1' changed since it was solved (its question, options, gold or "
+        "images differ), so its verdict cannot be kept; run the changed data into another hydra.run.dir, "
+        "or restore the data"
+    ]
+    assert _lines(out / "results.jsonl") == results
+    other = tmp_path / "other"
+    fresh = run_script("run.py", *FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={other}", *args)
+    assert fresh.returncode == 0, fresh.stderr
+    # the identity hashes content: the edited item set is another set (Table 3 will not pair the two)
+    assert json.loads((other / "metrics.json").read_text())["identity"]["items_sha256"] != items_sha
