@@ -46,7 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--logger",
         choices=["auto", "none", "offline", "online"],
         default="auto",
-        help="W&B logging of the table; auto: as the runs were logged (their .hydra/config.yaml)",
+        help="W&B logging of the table; auto: offline W&B when the runs were logged to W&B, else none "
+        "(a run folder's entity, project or online mode is never followed; ask for online explicitly)",
     )
     return p.parse_args(argv)
 

@@ -55,15 +55,20 @@ def _orient(acc: Any, gdr: Any, r4r: Any, ucr: Any, wdg: Any) -> dict[str, float
 
 
 def _label(run_dir: Path) -> str:
-    cfg = run_dir / ".hydra" / "config.yaml"
-    if cfg.is_file():
-        from omegaconf import OmegaConf
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
 
-        c = OmegaConf.load(cfg)
-        variant = OmegaConf.select(c, "ablation.name", default=None) or OmegaConf.select(c, "pipeline.name", default=None)
-        if variant:
-            return f"{variant} ({run_dir.name})"
-    return run_dir.name
+    from ledgermind.errors import UserError
+    from ledgermind.experiment.rundir import RunDir
+
+    try:
+        c = RunDir(run_dir).config()  # inert: a foreign folder's interpolations cannot act
+        variant = None if c is None else (
+            OmegaConf.select(c, "ablation.name", default=None) or OmegaConf.select(c, "pipeline.name", default=None)
+        )  # fmt: skip
+    except (UserError, OmegaConfBaseException):
+        variant = None
+    return f"{variant} ({run_dir.name})" if variant else run_dir.name
 
 
 def check_same_items(run_dirs: Sequence[Path]) -> set[str]:

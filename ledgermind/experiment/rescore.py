@@ -129,12 +129,10 @@ def rescore_run(
     # a run folder is data: its benchmark is reloaded from the registry unless the user trusts it
     by_id = {it.id: it for it in (items if items is not None else rebuild_items(cfg, trusted=trust_config))}  # type: ignore[arg-type]
     scorer = scorer or scorer_from_config(cfg, random_fallback_seed, trusted=trust_config)
-    trajs = {d["item_id"]: Trajectory.from_dict(d) for d in iter_trajectory_dicts(run_dir, [r.id for r in results])}
+    trajs = _trajectories(run_dir, [r.id for r in results])
     new = asyncio.run(rescore_results(results, trajs, by_id, scorer))
-
-    backup = _backup(run_dir)
-    _write_results(run_dir / RESULTS_FILE, new)
-    identity = RunIdentity.from_dict(old_metrics["identity"])
+    # everything is computed and checked before anything is written: a failure leaves the folder as it was
+    identity = RunIdentity.from_dict(old_metrics.get("identity") or {})
     identity = replace(identity, provenance={**identity.provenance, "scorer": scorer_version()})
     if summarize is None:
         from ledgermind.metrics import summarize
@@ -152,11 +150,25 @@ def rescore_run(
         "scorer_before": (old_metrics.get("identity") or {}).get("scorer"),
         "random_fallback_seed": random_fallback_seed,
         "changed": len(changes),
-        "previous": str((backup / "metrics.before.json").relative_to(run_dir)),
         "accuracy_before": old_metrics.get("accuracy"),
     }
+    backup = _backup(run_dir)
+    metrics["rescore"]["previous"] = str((backup / "metrics.before.json").relative_to(run_dir))
+    _write_results(run_dir / RESULTS_FILE, new)
     atomic_write_json(metrics_path, metrics)
     return RescoreReport(run_dir, len(new), changes, float(old_metrics.get("accuracy", 0.0)), metrics["accuracy"], backup)
+
+
+def _trajectories(run_dir: Path, ids: list[str]) -> dict[str, Trajectory]:
+    """The readable trajectories of ``ids``; a record of the wrong shape is a ``RescoreError``
+    naming it (before anything is rewritten), a missing or damaged file a note (the item keeps its verdict)."""
+    out: dict[str, Trajectory] = {}
+    for d in iter_trajectory_dicts(run_dir, ids):
+        try:
+            out[str(d["item_id"])] = Trajectory.from_dict(d)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise RescoreError(f"{run_dir}: the trajectory of {d.get('item_id')!r} is not a trajectory record ({e}); nothing was rewritten") from None
+    return out
 
 
 def rescore_path(path: Path, **kwargs: Any) -> list[RescoreReport]:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -26,6 +28,37 @@ WALL_TIME_FILE = "wall_time.json"
 TRAJECTORY_DIR = "trajectories"
 METRICS_FILE = "metrics.json"
 R = TypeVar("R")
+
+
+class RunFileError(DataError):
+    """A file of a run folder that cannot be read as what it should be (``reason`` says why, for
+    readers that note it and go on): not valid JSON, the wrong shape, or a link out of the folder."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def contained(root: Path, path: Path) -> bool:
+    """Whether ``path``, with every link followed, stays inside the run folder ``root``.
+
+    A run folder is data someone else may have made: a link in it must not carry a reader's reads
+    (or a resume's writes) to a file outside it."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(root).resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
+def check_contained(root: Path, path: Path) -> None:
+    if not contained(root, path):
+        raise RunFileError(path, "is a link out of the run folder; not read")
+
+
+def note(text: str) -> None:
+    """One line on stderr about a record a reader skipped (the run folder is data; it goes on)."""
+    print(f"note: {text}", file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -64,8 +97,38 @@ class ItemResult:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ItemResult:
+        """A result from a parsed line; a field of the wrong type is a ``ValueError`` naming it
+        (a reader skips that record with a note instead of crashing on it later)."""
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        for name, value in known.items():
+            if not _has_type(value, _FIELD_TYPES[name]):
+                raise ValueError(f"field {name!r}: expected {_FIELD_TYPES[name]}, got {value!r:.40}")
         return cls(**known)
+
+
+# The JSON types each results field may hold (a number never a bool; gold may be a number in
+# older runs of numeric benchmarks).
+_FIELD_TYPES: dict[str, str] = {
+    "id": "str", "prediction": "str|num|None", "gold": "str|num|None", "score": "num", "parsed": "bool",
+    "path": "str|None", "difficulty": "str|None", "question_types": "list[str]", "subject": "str|None",
+    "model_calls": "int", "tool_calls": "int", "tokens": "int", "latency_s": "num", "error": "str|None",
+    "truncated": "bool", "prompt_tokens": "int", "images_sent": "int", "image_pixels": "int",
+    "item_sha256": "str|None",
+}  # fmt: skip
+
+
+def _has_type(value: Any, spec: str) -> bool:
+    for t in spec.split("|"):
+        if (
+            (t == "None" and value is None)
+            or (t == "str" and isinstance(value, str))
+            or (t == "bool" and isinstance(value, bool))
+            or (t == "int" and isinstance(value, int) and not isinstance(value, bool))
+            or (t == "num" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
+            or (t == "list[str]" and isinstance(value, list) and all(isinstance(x, str) for x in value))
+        ):
+            return True
+    return False
 
 
 def safe_filename(item_id: str) -> str:
@@ -93,9 +156,12 @@ def find_trajectory(out_dir: Path, item_id: str) -> Path | None:
     """The trajectory file of one id, or None; an older run's un-hashed file counts only if it
     records this very id (two ids that collided there must not borrow each other's record)."""
     path = trajectory_path(out_dir, item_id)
-    if path.exists():
+    if path.exists() or path.is_symlink():
+        check_contained(out_dir, path)
         return path
     legacy = Path(out_dir) / TRAJECTORY_DIR / f"{legacy_filename(item_id)}.json"
+    if not contained(out_dir, legacy):
+        return None
     try:
         data = json.loads(legacy.read_text(encoding="utf-8")) if legacy.is_file() else None
     except (OSError, ValueError):
@@ -103,10 +169,28 @@ def find_trajectory(out_dir: Path, item_id: str) -> Path | None:
     return legacy if isinstance(data, dict) and data.get("item_id") == item_id else None
 
 
+def read_json_file(path: Path) -> Any:
+    """A JSON file's value; ``RunFileError`` when it cannot be read or is not valid JSON."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise RunFileError(path, f"not valid JSON ({e.msg})") from None
+    except UnicodeDecodeError as e:
+        raise RunFileError(path, f"not valid JSON ({e})") from None
+    except OSError as e:
+        raise RunFileError(path, f"cannot be read ({e.strerror or e})") from None
+
+
 def read_trajectory_dict(out_dir: Path, item_id: str) -> dict[str, Any] | None:
-    """The trajectory JSON of one id (``find_trajectory``), or None."""
+    """The trajectory JSON object of one id (``find_trajectory``), or None when there is none;
+    ``RunFileError`` when it is truncated, not an object, or a link out of the folder."""
     path = find_trajectory(out_dir, item_id)
-    return json.loads(path.read_text(encoding="utf-8")) if path is not None else None
+    if path is None:
+        return None
+    data = read_json_file(path)
+    if not isinstance(data, dict):
+        raise RunFileError(path, "not a trajectory record (not a JSON object)")
+    return data
 
 
 class ResultsWriter:
@@ -212,7 +296,7 @@ def _as_result(d: Any) -> ItemResult | None:
         return None
     try:
         return ItemResult.from_dict(d)
-    except (TypeError, KeyError):
+    except (TypeError, KeyError, ValueError):
         return None
 
 
@@ -240,8 +324,9 @@ def read_result_rows(
     line into a record or None (not a record). The default keeps the raw row of every line with a
     string ``id``: the S-RFA audit reads rows of older runs that lack fields ``ItemResult`` needs."""
     path = Path(out_dir) / RESULTS_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return []
+    check_contained(out_dir, path)
     what = "a readable result record"
     rows = read_jsonl(path, bad=BadLine.RAISE if strict else BadLine.SKIP, torn_tail=not strict,
                       decode_errors="replace", what=what)  # fmt: skip
@@ -251,6 +336,8 @@ def read_result_rows(
         record = as_record(row.value)
         if record is None and strict:
             raise bad_line(path, row.line_no, row.text, what)
+        if record is None:
+            note(f"{path} line {row.line_no}: not {what} ({_why_bad(row.value)}); skipped")
         if record is not None:
             item_id = row.value["id"]
             if item_id in finished:
@@ -260,6 +347,16 @@ def read_result_rows(
             seen.pop(item_id, None)  # re-insert: order follows the latest line
             seen[item_id] = record
     return list(seen.values())
+
+
+def _why_bad(value: Any) -> str:
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        return "no string id"
+    try:
+        ItemResult.from_dict(value)
+    except (TypeError, KeyError, ValueError) as e:
+        return str(e)
+    return "wrong shape"
 
 
 class DuplicateResult(DataError):
@@ -311,8 +408,14 @@ def repair_tail(path: Path) -> None:
 
 
 def iter_trajectory_dicts(out_dir: Path, ids: Iterable[str]) -> Iterable[dict[str, Any]]:
-    """Trajectory JSON of the given ids, skipping items that have none (the agent raised)."""
+    """Trajectory JSON of the given ids, skipping items that have none (the agent raised) and,
+    with a one-line note each, records that cannot be read (a truncated file, a link out of the
+    folder): one damaged record never stops the readers of the others."""
     for item_id in ids:
-        data = read_trajectory_dict(out_dir, item_id)
+        try:
+            data = read_trajectory_dict(out_dir, item_id)
+        except RunFileError as e:
+            note(f"{e}; item {item_id!r} is kept without its trajectory")
+            continue
         if data is not None:
             yield data

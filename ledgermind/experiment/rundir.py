@@ -14,29 +14,32 @@ The files' formats and writers stay in ``experiment/results.py``; this module on
 
 from __future__ import annotations
 
-import json
+import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
-from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE, ItemResult, find_trajectory, read_result_rows, read_results
+from ledgermind.experiment.results import (  # noqa: F401 — RunFileError is re-exported for readers
+    METRICS_FILE,
+    RESULTS_FILE,
+    ItemResult,
+    RunFileError,
+    check_contained,
+    read_json_file,
+    read_result_rows,
+    read_results,
+    read_trajectory_dict,
+)
 
 RECORDED_CONFIG = Path(".hydra") / "config.yaml"
 REPORT_DIR = "report"  # a built report lives inside the run folder; it never holds runs
-
-
-class RunFileError(DataError):
-    """A JSON file of the run that cannot be read (``reason`` says why, for readers that note it)."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path}: not valid JSON ({reason})")
-        self.path = path
-        self.reason = reason
 
 
 def is_run_dir(path: Path) -> bool:
@@ -62,18 +65,105 @@ def find_runs(paths: Path | Iterable[Path]) -> list[Path]:
     return found
 
 
-def read_json_object(path: Path) -> dict[str, Any] | None:
+def read_json_object(path: Path, root: Path | None = None) -> dict[str, Any] | None:
     """A JSON object file: None when it does not exist, ``RunFileError`` when it is not valid JSON
-    (a value that is not an object reads as an empty one: the readers only look up keys)."""
-    if not path.is_file():
+    or (with ``root``, the run folder) a link out of the folder (a value that is not an object
+    reads as an empty one: the readers only look up keys)."""
+    if not path.is_file() and not path.is_symlink():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise RunFileError(path, e.msg) from None
-    except UnicodeDecodeError as e:
-        raise RunFileError(path, str(e)) from None
+    if root is not None:
+        check_contained(root, path)
+    data = read_json_file(path)
     return data if isinstance(data, dict) else {}
+
+
+# The JSON types of the metrics.json fields readers compute with (``results._has_type`` specs):
+# a wrong-typed value is the file's error, named in one line, never a crash in a reader.
+METRICS_TYPES = {
+    "accuracy": "num", "n_items": "int", "n_scored": "int", "errors": "int", "unparsed": "int",
+    "abstention_rate": "num", "wall_time_s": "num", "wall_time_total_s": "num|None",
+}  # fmt: skip
+IDENTITY_TYPES = {
+    "model": "str", "backend": "str", "benchmark": "str", "variant": "str", "items_sha256": "str",
+    "n_items": "int", "seed": "int",
+}  # fmt: skip
+
+
+def check_metrics(path: Path, metrics: dict[str, Any]) -> dict[str, Any]:
+    """``metrics`` if its known fields have their types, else ``RunFileError`` naming the first bad one."""
+    from ledgermind.experiment.results import _has_type
+
+    for key, spec in METRICS_TYPES.items():
+        if key in metrics and not _has_type(metrics[key], spec):
+            raise RunFileError(path, f"field {key!r} is not {spec} ({metrics[key]!r:.40})")
+    identity = metrics.get("identity")
+    if identity is None:
+        return metrics
+    if not isinstance(identity, dict):
+        raise RunFileError(path, "field 'identity' is not an object")
+    for key, spec in IDENTITY_TYPES.items():
+        if key in identity and not _has_type(identity[key], spec):
+            raise RunFileError(path, f"field 'identity.{key}' is not {spec} ({identity[key]!r:.40})")
+    if "mechanisms" in metrics and not isinstance(metrics["mechanisms"], dict):
+        raise RunFileError(path, "field 'mechanisms' is not an object")
+    return metrics
+
+
+# ------------------------------------------------------------------------------ inert configs
+# Environment variables a recorded config may read on the reader's machine: where the reader keeps
+# its data and caches (the project's own conf/ uses them for data paths), never a secret.
+READABLE_ENV = ("LEDGERMIND_SHARED_DATA", "LEDGERMIND_CACHE", "XDG_CACHE_HOME", "HOME")
+_RESOLVER = re.compile(r"(\\*)\$\{\s*([A-Za-z_][\w.]*)\s*:")  # backslashes before: an odd count escapes it
+_SAFE_RESOLVERS = ("oc.select",)  # reads another key of the same file
+
+
+def _env_of_run(name: str, default: Any = None) -> Any:
+    """``${oc.env:NAME,default}`` in a recorded config: a data-location variable is read; any other
+    (an API key) is never read: the default if the config gives one, else a marker."""
+    if name in READABLE_ENV:
+        return os.environ.get(name, default)
+    return default if default is not None else f"<{name} not read from the environment>"
+
+
+def inert_text(text: str) -> str:
+    """A config string whose interpolations cannot act: ``oc.env`` goes through ``_env_of_run``,
+    ``oc.select`` and references to other keys of the same file stay, any other resolver
+    (``hydra:``, ``now:``, a registered one that runs code) is escaped to literal text."""
+
+    def sub(m: re.Match[str]) -> str:
+        slashes, name = m.group(1), m.group(2)
+        if len(slashes) % 2:  # already escaped: literal text
+            return m.group(0)
+        if name == "oc.env":
+            return slashes + "${ledgermind_env_of_run:"
+        return m.group(0) if name in _SAFE_RESOLVERS else slashes + "\\" + m.group(0)[len(slashes):]
+
+    return _RESOLVER.sub(sub, text)
+
+
+def _inert(value: Any) -> Any:
+    if isinstance(value, str):
+        return inert_text(value) if "${" in value else value
+    if isinstance(value, dict):
+        return {str(k): _inert(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    return value
+
+
+def load_inert_config(path: Path) -> DictConfig | None:
+    """A recorded ``config.yaml`` as inert data (plain YAML; ``inert_text`` on every string), or None
+    when it is not a mapping. ``RunFileError`` when it is not YAML."""
+    if not OmegaConf.has_resolver("ledgermind_env_of_run"):
+        OmegaConf.register_new_resolver("ledgermind_env_of_run", _env_of_run)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise RunFileError(path, f"not valid YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        return None
+    cfg = OmegaConf.create(_inert(data))
+    return cfg if isinstance(cfg, DictConfig) else None
 
 
 @dataclass(frozen=True)
@@ -98,31 +188,44 @@ class RunDir:
         return {row["id"]: row for row in read_result_rows(self.path)}
 
     def metrics(self) -> dict[str, Any] | None:
-        """``metrics.json`` (written when the run finished), or None for an unfinished run."""
-        return read_json_object(self.path / METRICS_FILE)
+        """``metrics.json`` (written when the run finished), or None for an unfinished run;
+        ``RunFileError`` when it is not JSON, a link out of the folder, or a known field has the wrong type."""
+        path = self.path / METRICS_FILE
+        data = read_json_object(path, self.path)
+        return None if data is None else check_metrics(path, data)
 
     def identity(self) -> dict[str, Any]:
         """The run identity ``metrics.json`` records (variant, model, benchmark, seed, ...); {} if none."""
         return dict((self.metrics() or {}).get("identity") or {})
 
     def trajectory(self, item_id: str) -> dict[str, Any] | None:
-        """The trajectory record of one id (hashed name, or an older run's unhashed one), or None."""
-        path = find_trajectory(self.path, item_id)
-        return read_json_object(path) if path is not None else None
+        """The trajectory record of one id (hashed name, or an older run's unhashed one), or None;
+        ``RunFileError`` when it is damaged or links out of the folder."""
+        return read_trajectory_dict(self.path, item_id)
 
     def config(self) -> DictConfig | None:
-        """The config the run was composed from (``.hydra/config.yaml``), or None."""
+        """The config the run was composed from (``.hydra/config.yaml``), as inert data
+        (``load_inert_config``: no interpolation can read a secret or run code), or None."""
         path = self.path / RECORDED_CONFIG
         if not path.is_file():
             return None
-        cfg = OmegaConf.load(path)
-        return cfg if isinstance(cfg, DictConfig) else None
+        check_contained(self.path, path)
+        return load_inert_config(path)
 
     def logger_node(self) -> dict[str, Any] | None:
-        """The run's ``logger`` config node, unresolved (how the run was logged), or None."""
+        """How the run was logged, as far as a reader may follow it: ``{"_target_": ..., "mode":
+        "offline"}`` when it logged to W&B, None otherwise. A folder's entity, project, host or
+        ``mode: online`` is never taken: a reader of someone else's folder must not send its own
+        W&B key to the folder's choice of server (ask for ``--logger online`` explicitly)."""
         cfg = self.config()
         node = cfg.get("logger") if cfg is not None else None
-        return OmegaConf.to_container(node, resolve=False) if node is not None else None  # type: ignore[return-value]
+        if not isinstance(node, DictConfig):
+            return None
+        target = str(node.get("_target_") or "")
+        mode = str(node.get("mode") or "")
+        if not target.endswith(".WandbLogger") or mode in ("disabled", ""):
+            return None
+        return {"_target_": "ledgermind.experiment.wandb_logger.WandbLogger", "mode": "offline"}
 
 
 def rebuild_items(cfg: DictConfig, *, trusted: bool = False) -> list[Item]:

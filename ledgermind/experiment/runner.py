@@ -30,6 +30,7 @@ from ledgermind.experiment.results import (
     WallClock,
     atomic_write_json,
     iter_trajectory_dicts,
+    note,
     read_results,
     repair_tail,
 )
@@ -282,7 +283,7 @@ def finalize(
     """Aggregate everything on disk for these items (this session's and resumed ones)."""
     order = {it.id: i for i, it in enumerate(items)}
     results = sorted((r for r in read_results(options.out_dir) if r.id in order), key=lambda r: order[r.id])
-    trajectories = [Trajectory.from_dict(d) for d in iter_trajectory_dicts(options.out_dir, [r.id for r in results])]
+    trajectories = readable_trajectories(options.out_dir, [r.id for r in results])
     identity = replace(identity, provenance={**identity.provenance, "image_budget_sent": observed_image_budget(trajectories)})
     metrics = build_metrics(
         results,
@@ -295,6 +296,19 @@ def finalize(
     )
     atomic_write_json(Path(options.out_dir) / METRICS_FILE, metrics)
     return metrics
+
+
+def readable_trajectories(out_dir: Path, ids: Sequence[str]) -> list[Trajectory]:
+    """The trajectories of ``ids`` that can be read back; a damaged one (truncated by a full disk,
+    edited by hand) is a one-line note and its item keeps its verdict, counted without its census
+    — one bad file never stops a resume from finishing."""
+    out = []
+    for d in iter_trajectory_dicts(out_dir, ids):
+        try:
+            out.append(Trajectory.from_dict(d))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            note(f"{out_dir}: the trajectory of {d.get('item_id')!r} is not a trajectory record ({e}); item kept without it")
+    return out
 
 
 def identity_for(

@@ -153,16 +153,18 @@ def _recorded_flags(run_dir: Path, variant: str) -> tuple[Any, bool]:
     names = {f.name for f in fields(AblationFlags)}
     node: dict[str, Any] = {}
     official = variant.startswith("official")
-    cfg_file = run_dir / ".hydra" / "config.yaml"
-    if cfg_file.exists():
+    if (run_dir / ".hydra" / "config.yaml").exists():
         from omegaconf import OmegaConf
         from omegaconf.errors import OmegaConfBaseException
 
+        from ledgermind.errors import UserError
+        from ledgermind.experiment.rundir import RunDir
+
         try:
-            cfg = OmegaConf.to_container(OmegaConf.load(cfg_file), resolve=False)
+            cfg = OmegaConf.to_container(RunDir(run_dir).config() or OmegaConf.create({}), resolve=False)
             node = dict((cfg or {}).get("ablation") or {})  # type: ignore[union-attr]
             pipe = (cfg or {}).get("pipeline") or {}  # type: ignore[union-attr]
             official = official or "official" in str(pipe.get("agent_factory", ""))
-        except (OSError, ValueError, TypeError, AttributeError, OmegaConfBaseException):
+        except (OSError, ValueError, TypeError, AttributeError, OmegaConfBaseException, UserError):
             node = {}  # an unreadable config only costs the grey marking
     return AblationFlags(**{k: bool(v) for k, v in node.items() if k in names}), official

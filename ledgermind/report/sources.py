@@ -72,11 +72,12 @@ def load_run(run_dir: Path) -> RunData:
 
 
 def _noted(read: Callable[[], dict[str, Any] | None], notes: list[str]) -> dict[str, Any] | None:
-    """A JSON file of the run, or None with a note on the page when it is not valid JSON."""
+    """A JSON file of the run, or None with a note on the page when it cannot be read (not valid
+    JSON, a wrong-typed field, a link out of the folder)."""
     try:
         return read()
     except RunFileError as e:
-        notes.append(f"{e.path.name} is not valid JSON ({e.reason}); skipped")
+        notes.append(f"{e.path.name}: {e.reason}; skipped")
         return None
 
 

@@ -86,9 +86,11 @@ def test_corrupt_image_inside_dataset_is_recorded_and_run_completes(run_py, tmp_
     rows = {json.loads(x)["id"]: json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()}
     assert len(rows) == 2
     bad_id = json.loads(lines[0])["id"]
-    assert "cannot read image" in rows[bad_id]["error"] and rows[bad_id]["score"] == 0.0
+    assert rows[bad_id]["error"].startswith("image failed (ocr): CorruptImageError: cannot open image")
+    assert rows[bad_id]["score"] == 0.0
     bad = json.loads(trajectory_path(out, bad_id).read_text())
     ocr_errors = [o for o in bad["ledger"]["tool_outputs"] if o["tool"] == "ocr" and o["error"]]
     assert ocr_errors and "image" in ocr_errors[0]["error"].lower()  # a clear tool anomaly (T1), not a crash
+    assert ocr_errors[0]["failure"] == "data"  # the input's failure: an item error, not an evidence gap
     assert any(e["trigger"] == "T1_TOOL_ANOMALY" for e in bad["events"]) or rows[bad_id]["error"]
     assert rows[json.loads(lines[1])["id"]]["error"] is None

@@ -37,6 +37,7 @@ def test_results_trajectories_and_metrics(tmp_path: Path) -> None:
         "difficulty": "Hard", "question_types": ["read"], "subject": "Art", "model_calls": 2,
         "tool_calls": 0, "tokens": 24, "latency_s": 0, "error": None,
         "truncated": False, "prompt_tokens": 20, "images_sent": 0, "image_pixels": 0,
+        "item_sha256": items[2].content_sha256(),
     }
     traj = Trajectory.from_dict(json.loads(trajectory_path(tmp_path, "q2").read_text()))
     assert traj.answer == "B" and traj.n_model_calls == 2
