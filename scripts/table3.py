@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a 
 
 from ledgermind.errors import UserError  # noqa: E402
 from ledgermind.experiment import table3, table3_render  # noqa: E402
-from ledgermind.experiment.rundir import RunDir, find_runs  # noqa: E402
+from ledgermind.experiment.rundir import find_runs  # noqa: E402
 from ledgermind.experiment.wandb_logger import ExperimentLogger, WandbLogger  # noqa: E402
 from ledgermind.metrics.stats import DEFAULT_RESAMPLES, BootstrapConfig  # noqa: E402
 
@@ -46,8 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--logger",
         choices=["auto", "none", "offline", "online"],
         default="auto",
-        help="W&B logging of the table; auto: offline W&B when the runs were logged to W&B, else none "
-        "(a run folder's entity, project or online mode is never followed; ask for online explicitly)",
+        help="W&B logging of the table; auto (default): none, since a run folder's logger settings are never "
+        "followed; ask for offline or online explicitly",
     )
     return p.parse_args(argv)
 
@@ -64,9 +64,8 @@ def make_logger(choice: str, run_dirs: list[Path]) -> ExperimentLogger:
         return ExperimentLogger()
     if choice in ("offline", "online"):
         return WandbLogger(mode=choice)
-    node = RunDir(run_dirs[0]).logger_node()  # as the first run was logged
-    if node and str(node.get("_target_", "")).endswith("WandbLogger"):
-        return WandbLogger(**{k: v for k, v in node.items() if k != "_target_"})
+    # auto: a run folder is data, its logger node is never followed (its online mode, entity or
+    # project would send the reader's W&B key where the folder's maker chose); log only when asked
     return ExperimentLogger()
 
 

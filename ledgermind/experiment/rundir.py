@@ -212,21 +212,6 @@ class RunDir:
         check_contained(self.path, path)
         return load_inert_config(path)
 
-    def logger_node(self) -> dict[str, Any] | None:
-        """How the run was logged, as far as a reader may follow it: ``{"_target_": ..., "mode":
-        "offline"}`` when it logged to W&B, None otherwise. A folder's entity, project, host or
-        ``mode: online`` is never taken: a reader of someone else's folder must not send its own
-        W&B key to the folder's choice of server (ask for ``--logger online`` explicitly)."""
-        cfg = self.config()
-        node = cfg.get("logger") if cfg is not None else None
-        if not isinstance(node, DictConfig):
-            return None
-        target = str(node.get("_target_") or "")
-        mode = str(node.get("mode") or "")
-        if not target.endswith(".WandbLogger") or mode in ("disabled", ""):
-            return None
-        return {"_target_": "ledgermind.experiment.wandb_logger.WandbLogger", "mode": "offline"}
-
 
 def rebuild_items(cfg: DictConfig, *, trusted: bool = False) -> list[Item]:
     """All items of a run's benchmark, rebuilt from its recorded config (``RunDir.config``).

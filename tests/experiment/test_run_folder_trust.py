@@ -139,3 +139,143 @@ def test_an_item_whose_content_changed_is_never_kept(tmp_path: Path) -> None:
     assert fresh.returncode == 0, fresh.stderr
     # the identity hashes content: the edited item set is another set (Table 3 will not pair the two)
     assert json.loads((other / "metrics.json").read_text())["identity"]["items_sha256"] != items_sha
+
+
+# ------------------------------------------------------------------------------ a foreign folder is inert data
+def _tree(path: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def test_a_results_file_linked_out_of_the_folder_is_neither_written_nor_read(tmp_path: Path) -> None:
+    out, outside = tmp_path / "run", tmp_path / "outside.jsonl"
+    assert _fake(out, "limit=3").returncode == 0
+    (out / "results.jsonl").rename(outside)
+    precious = outside.read_bytes()[:-10]  # an outside file whose last line is torn (a resume would cut it)
+    outside.write_bytes(precious)
+    (out / "results.jsonl").symlink_to(outside)
+
+    again = _fake(out)
+    assert again.returncode == 2, again.stderr
+    assert _errors(again) == [
+        f"error: {out / 'results.jsonl'} is a symbolic link; a run folder's files must be its own (a resume would "
+        "write through it): remove the link, or use another hydra.run.dir"
+    ]
+    assert outside.read_bytes() == precious  # not truncated, not appended to
+    report = run_script("report.py", str(out))
+    assert report.returncode == 2, report.stderr
+    assert _errors(report) == [f"error: {out / 'results.jsonl'}: is a link out of the run folder; not read"]
+
+
+def test_a_hydra_folder_linked_out_lets_a_refused_rerun_write_nothing_there(tmp_path: Path) -> None:
+    out, outside = tmp_path / "run", tmp_path / "elsewhere"
+    assert _fake(out).returncode == 0
+    outside.mkdir()
+    (outside / "config.yaml").write_text("precious: true\n")
+    for f in (out / ".hydra").iterdir():
+        f.unlink()
+    (out / ".hydra").rmdir()
+    (out / ".hydra").symlink_to(outside)
+    again = _fake(out, "+ablation=no_ecc")
+    assert again.returncode == 2 and "is a symbolic link" in _errors(again)[0], again.stderr
+    assert _tree(outside) == {"config.yaml": b"precious: true\n"}
+
+
+def test_a_trajectory_linked_from_outside_is_not_rendered(tmp_path: Path) -> None:
+    out, secret = tmp_path / "run", tmp_path / "secret.json"
+    assert _fake(out, "limit=2").returncode == 0
+    traj = next((out / "trajectories").iterdir())
+    record = json.loads(traj.read_text())
+    record["raw_answer"] = "TOP-SECRET-OUTSIDE-TEXT"
+    secret.write_text(json.dumps(record))
+    traj.unlink()
+    traj.symlink_to(secret)
+    report = run_script("report.py", str(out))
+    assert report.returncode == 0, report.stderr
+    html = "".join(p.read_text(errors="replace") for p in (out / "report").rglob("*.html"))
+    assert "TOP-SECRET-OUTSIDE-TEXT" not in html
+    assert "is a link out of the run folder" in html  # a note on the page says why it is missing
+
+
+def test_an_interpolation_in_a_foreign_config_is_never_resolved(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert _fake(out, "limit=2").returncode == 0
+    cfg = yaml.safe_load((out / ".hydra" / "config.yaml").read_text())
+    cfg["benchmark"]["n"] = 2
+    cfg["benchmark"]["path"] = "${oc.env:OPENAI_API_KEY}"
+    cfg["ablation"] = {"name": "${oc.env:OPENAI_API_KEY}"}
+    (out / ".hydra" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    secret = "sk-THE-READERS-OWN-KEY"
+    outputs = []
+    for script, args in (("report.py", [str(out)]), ("rescore.py", [str(out)]), ("compare.py", [str(out), str(out)])):
+        proc = run_script(script, *args, OPENAI_API_KEY=secret)
+        outputs.append(proc.stdout + proc.stderr)
+        assert "Traceback" not in proc.stderr, proc.stderr
+    written = b"".join(_tree(out).values())
+    assert secret not in "".join(outputs) and secret.encode() not in written
+
+
+def test_table3_auto_never_follows_a_foreign_online_logger(tmp_path: Path) -> None:
+    import socket
+    import threading
+
+    out = tmp_path / "run"
+    assert _fake(out, "limit=2").returncode == 0
+    cfg = yaml.safe_load((out / ".hydra" / "config.yaml").read_text())
+    cfg["logger"] = {"_target_": "ledgermind.experiment.wandb_logger.WandbLogger", "mode": "online",
+                     "entity": "someone-else", "project": "their-project", "tags": 5}  # fmt: skip
+    (out / ".hydra" / "config.yaml").write_text(yaml.safe_dump(cfg))
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+    hits: list[str] = []
+    stop = threading.Event()
+
+    def listen() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            hits.append("connection")
+            conn.close()
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    port = server.getsockname()[1]
+    try:
+        proc = run_script("table3.py", str(out), "--out", str(tmp_path / "t3"), WANDB_API_KEY="x" * 40,
+                          WANDB_BASE_URL=f"http://127.0.0.1:{port}", WANDB_SILENT="true")  # fmt: skip
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
+    assert proc.returncode == 0, proc.stderr
+    assert hits == []  # no request left for the folder's W&B server (here: a local listener)
+    assert not list((tmp_path / "t3").rglob("wandb"))  # and no W&B run was made from the folder's node
+
+
+def test_wrong_typed_run_files_are_one_line_for_every_reader(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert _fake(out, "limit=3").returncode == 0
+    lines = _lines(out / "results.jsonl")
+    bad = {**json.loads(lines[1]), "score": "high", "question_types": 7}
+    (out / "results.jsonl").write_text("\n".join([lines[0], json.dumps(bad), lines[2]]) + "\n")
+    metrics = json.loads((out / "metrics.json").read_text())
+    metrics["accuracy"] = "ninety"
+    (out / "metrics.json").write_text(json.dumps(metrics))
+    before = _tree(out)
+
+    t3 = run_script("table3.py", str(out), "--logger", "none", "--out", str(tmp_path / "t3"))
+    assert t3.returncode == 2, t3.stderr
+    assert _errors(t3)[-1] == f"error: {out / 'metrics.json'}: field 'accuracy' is not num ('ninety')"
+    rescore = run_script("rescore.py", str(out))
+    assert rescore.returncode == 2 and "Traceback" not in rescore.stderr, rescore.stderr
+    assert _tree(out) == before  # validated before anything was written
+    report = run_script("report.py", str(out))
+    assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
+    assert any(ln.startswith(f"note: {out / 'results.jsonl'} line 2: not a readable result record (field 'score'")
+               for ln in report.stderr.splitlines()), report.stderr  # fmt: skip
+    html = (out / "report" / "index.html").read_text()
+    assert "field &#39;accuracy&#39; is not num" in html or "field 'accuracy' is not num" in html
