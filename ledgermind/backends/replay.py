@@ -11,8 +11,8 @@ parser's verdict, which a test compares against).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,14 @@ from ledgermind.benchmarks.tables import read_jsonl
 from ledgermind.errors import BackendError, ConfigError, DataError
 
 
-def read_replies(path: Path, field: str = "response") -> dict[str, str | None]:
+@dataclass(frozen=True)
+class NotText:
+    """A saved reply that is not a string (its JSON type): answering with it is a per-item error."""
+
+    kind: str
+
+
+def read_replies(path: Path, field: str = "response") -> dict[str, str | NotText | None]:
     """``id -> response`` of a JSONL file; a malformed line is a one-line ``DataError`` naming it.
 
     An id given twice with different replies is refused (which one is "the" reply would be
@@ -35,7 +42,9 @@ def read_replies(path: Path, field: str = "response") -> dict[str, str | None]:
         if not isinstance(row, dict) or "id" not in row or field not in row:
             raise DataError(f"{path}: record {n} needs 'id' and {field!r}")
         raw = row[field]
-        text = None if raw is None else raw if isinstance(raw, str) else json.dumps(raw)
+        # a reply that is not text (a list, a number, an object) is that item's error, never text
+        # made from it: ``["Answer: 16.50"]`` is not the reply "Answer: 16.50"
+        text = raw if raw is None or isinstance(raw, str) else NotText(type(raw).__name__)
         item_id = str(row["id"])
         if item_id in out and out[item_id] != text:
             raise DataError(f"{path}: record {n} repeats id {item_id!r} with a different {field!r}; keep one reply per id")
@@ -66,4 +75,6 @@ class ReplayBackend(Backend):
             raise BackendError(f"replay: no reply for item {request.item_id!r} in {self.path}") from None
         if text is None:
             raise BackendError(f"replay: the reply for item {request.item_id!r} is null in {self.path}")
+        if isinstance(text, NotText):
+            raise BackendError(f"replay: the reply for item {request.item_id!r} in {self.path} is a JSON {text.kind}, not text")
         return Reply(text=text, backend=self.name, model=self._model_id, meta={"replay_file": str(self.path)})

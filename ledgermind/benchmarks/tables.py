@@ -34,7 +34,10 @@ def contained_path(root: Path, name: Any, item_id: str) -> Path:
     if not isinstance(name, str | Path) or not str(name):
         raise DataError(f"item {item_id!r}: image name {name!r} is not a file name")
     base = Path(root).resolve()
-    target = (base / Path(name)).resolve()
+    try:
+        target = (base / Path(name)).resolve()
+    except (ValueError, OSError) as exc:  # an embedded NUL byte, a name too long for the file system
+        raise DataError(f"item {item_id!r}: image name {str(name)[:80]!r} is not a usable file name ({exc})") from None
     if target != base and base not in target.parents:
         raise DataError(f"item {item_id!r}: image path {str(name)!r} is outside the data directory {base}; refused")
     return target
@@ -57,11 +60,13 @@ def build_items(
             continue
         try:
             items.append(build(row))
-        except DataError as exc:
+        except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
+            # anything one row's values can make a loader raise is that row's error, never the benchmark's
             if strict:
-                raise
+                raise DataError(f"{where}:{lineno}: {exc}") if not isinstance(exc, DataError) else exc from None
             row_id = row.get("id") or row.get("index") or row.get("pid") if isinstance(row, dict) else None
-            items.append(failed_item(str(row_id or f"row{lineno}"), f"{where}:{lineno}: {exc}"))
+            cause = exc if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}"
+            items.append(failed_item(str(row_id or f"row{lineno}"), f"{where}:{lineno}: {cause}"))
     return items
 
 
