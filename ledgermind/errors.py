@@ -118,6 +118,12 @@ def classify_failure(exc: BaseException) -> FailureKind:
     return FailureKind.EVIDENCE
 
 
+# sqlite reports the same storage failures in its own words (``sqlite3.OperationalError``)
+SQLITE_DISK_MESSAGES = ("database or disk is full", "disk I/O error", "attempt to write a readonly database")
+
+
 def is_disk_failure(exc: BaseException) -> bool:
-    """An ``OSError`` of the storage itself (full, read-only, quota, I/O, permission)."""
-    return isinstance(exc, OSError) and exc.errno in DISK_ERRNOS
+    """A failure of the storage itself (full, read-only, quota, I/O, permission), from the OS or sqlite."""
+    if isinstance(exc, OSError):
+        return exc.errno in DISK_ERRNOS
+    return type(exc).__name__ == "OperationalError" and any(m in str(exc) for m in SQLITE_DISK_MESSAGES)

@@ -11,14 +11,17 @@ Examples::
         backend=replay backend.path=../shared/data/mmmu_pro_subset/gpt4o_outputs/vision_cot.jsonl
     python scripts/run.py hydra.run.dir=outputs/2025-01-01/12-00-00   # resume that run (retries errored items)
 
-Exit codes: 0 every item scored; 3 the run finished but some items failed (server, input; one summary
-line on stderr with the exact command that retries exactly those); 2 configuration, data or preflight
-error, or the output directory holds another experiment or is in use (one line on stderr, nothing
-ran); 130 interrupted (Ctrl-C; one line with the resume command); 1 internal error.
+Exit codes: 0 every item scored; 3 the run finished but some items failed (server, input, disk or
+engine; one summary line on stderr with the exact command that retries exactly those); 2
+configuration, data or preflight error, or the output directory holds another experiment or is in
+use (one line on stderr, nothing ran); 4 the disk refused the run's own files (full, read-only:
+one line with the resume command); 130 interrupted (Ctrl-C) and 143 terminated (SIGTERM, what a
+cluster scheduler sends before pre-emption), each with one line and the resume command; 1 internal error.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -28,14 +31,24 @@ from omegaconf.errors import OmegaConfBaseException
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from ledgermind.errors import UserError, user_error_in  # noqa: E402
+from ledgermind.errors import UserError, is_disk_failure, user_error_in  # noqa: E402
 from ledgermind.experiment.run_dir import register_resolvers, resume_command  # noqa: E402
 
 register_resolvers()  # hydra.sweep.subdir names multirun jobs from their overrides
 
 EXIT_USER_ERROR = 2
 EXIT_ITEM_ERRORS = 3
+EXIT_DISK = 4
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process the signal ended
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: stop as Ctrl-C does (finished items are kept, the resume command is printed)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
 _task_started = False
 _failed_runs: list[str] = []  # one summary line per (multi)run job with errored items
 
@@ -50,13 +63,21 @@ def _task(cfg: DictConfig) -> None:
         metrics = run_experiment(cfg)
         if cfg.get("report", False):
             write_report(Path(str(cfg.output_dir)))  # run_experiment moved output_dir under resume=new
-    except KeyboardInterrupt:
-        print(f"error: interrupted; finished items are kept; resume with: {_resume(cfg)}", file=sys.stderr)
-        raise SystemExit(EXIT_INTERRUPTED) from None
+    except KeyboardInterrupt as e:
+        what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        print(f"error: {what}; finished items are kept; resume with: {_resume(cfg)}", file=sys.stderr)
+        raise SystemExit(EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED) from None
     except (UserError, OmegaConfBaseException) as e:  # a config value missing/invalid, a bad path
         print(f"error: {_one_line(e)}", file=sys.stderr)
         raise SystemExit(EXIT_USER_ERROR) from None
     except Exception as e:
+        if is_disk_failure(e):  # a full or read-only disk under the run's own files (or its response cache)
+            what = str(e)
+            if isinstance(e, OSError) and e.strerror:
+                what = f"{e.strerror}: {e.filename}" if e.filename else e.strerror
+            print(f"error: the disk refused the run's files ({what}); finished items are kept; "
+                  f"free space (or make it writable) and resume with: {_resume(cfg)}", file=sys.stderr)
+            raise SystemExit(EXIT_DISK) from None
         # a constructor's ConfigError arrives wrapped by Hydra's instantiate: still the user's to fix
         if (cause := user_error_in(e)) is None:
             raise
@@ -116,6 +137,7 @@ def main() -> None:
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(EXIT_USER_ERROR) from None
+    signal.signal(signal.SIGTERM, _on_sigterm)  # a scheduler's pre-emption stops like Ctrl-C
     from ledgermind.experiment.progress import start_sweep
 
     start_sweep(cli_help.sweep_jobs(sys.argv[1:]))  # -m in this process: one bar over jobs × items

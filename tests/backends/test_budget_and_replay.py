@@ -114,3 +114,14 @@ def test_pillows_own_bomb_guard_is_a_refusal_too(tmp_path: Path, monkeypatch) ->
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 10 000 px > 2 x 1 000: Pillow raises on open
     with pytest.raises(DataError, match="refused as a decompression bomb"):
         apply_budget(_request(img, "q"), ImageBudget(max_images=1))
+
+
+@pytest.mark.parametrize("reply", [["Answer: 16.50"], 16.5, {"text": "B"}])
+def test_a_replay_reply_that_is_not_text_is_a_per_item_error_never_coerced(tmp_path: Path, reply) -> None:
+    path = tmp_path / "replies.jsonl"
+    path.write_text(json.dumps({"id": "a", "response": reply}) + "\n" + json.dumps({"id": "b", "response": "B"}) + "\n")
+    backend = ReplayBackend({"name": "m"}, path=str(path))
+    kind = type(reply).__name__
+    with pytest.raises(BackendError, match=f"reply for item 'a' in .* is a JSON {kind}, not text"):
+        asyncio.run(backend.generate(GenerationRequest(messages=[], item_id="a")))
+    assert asyncio.run(backend.generate(GenerationRequest(messages=[], item_id="b"))).text == "B"  # the others answer

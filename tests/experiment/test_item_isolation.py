@@ -1,0 +1,105 @@
+"""One bad file never stops a run (issue 37), driven through scripts/run.py as a user would:
+a bad data row is that row's error, a damaged trajectory of a finished item is a note, SIGTERM
+stops like Ctrl-C, and a full disk is one line."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script, subprocess_env
+from tests.experiment.test_failure_classes import NS
+from tests.experiment.test_run_dir_faults import _errors, _fake, _lines, _wait_for
+
+
+def _rows(out: Path) -> dict[str, dict]:
+    return {json.loads(x)["id"]: json.loads(x) for x in _lines(out / "results.jsonl")}
+
+
+def test_a_nul_byte_or_wrong_type_in_one_row_is_that_rows_error(tmp_path: Path) -> None:
+    data, out = tmp_path / "data", tmp_path / "run"
+    data.mkdir()
+    (data / "a.png").write_bytes((REPO / "ledgermind" / "benchmarks" / "sample" / "gauge.png").read_bytes())
+    rows = [{"id": "good", "question": "q?", "options": ["x", "y"], "answer": "A", "images": ["a.png"]},
+            {"id": "nul", "question": "q?", "options": ["x", "y"], "answer": "A", "images": ["a\u0000.png"]},
+            {"id": "typed", "question": "q?", "options": ["x", "y"], "answer": "A", "images": [5]}]  # fmt: skip
+    (data / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = run_script("run.py", *FAKE_OVERRIDES, "logger=none", "benchmark=jsonl", f"benchmark.path={data}",
+                      f"hydra.run.dir={out}")  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    assert _errors(proc)[-1].startswith(
+        f"error: 2 of 3 items failed (input: {data / 'items.jsonl'}:2: item 'nul': image name 'a\\x00.png' is not a "
+        "usable file name (embedded null byte)); retry them with: "
+    ), _errors(proc)[-1]
+    got = _rows(out)
+    assert got["good"]["error"] is None and got["good"]["score"] == 1.0
+    assert got["typed"]["error"].startswith(f"input: {data / 'items.jsonl'}:3:")
+
+
+def test_a_truncated_trajectory_of_a_finished_item_is_a_note_and_the_resume_finishes(tmp_path: Path) -> None:
+    out, counter = tmp_path / "run", tmp_path / "calls.txt"
+    assert _fake(out, "limit=3", FAKE_AGENT_COUNTER=str(counter)).returncode == 0
+    traj = sorted((out / "trajectories").iterdir())[0]
+    item = json.loads(traj.read_text())["item_id"]
+    traj.write_bytes(traj.read_bytes()[:40])  # a full disk or a kill cut it
+    results = _lines(out / "results.jsonl")
+
+    again = _fake(out, "limit=4", FAKE_AGENT_COUNTER=str(counter))
+    assert again.returncode == 0, again.stderr
+    notes = [ln for ln in again.stderr.splitlines() if ln.startswith("note:")]
+    assert notes and all(f"item {item!r} is kept without its trajectory" in n for n in notes), again.stderr
+    assert "not valid JSON" in notes[0]
+    assert _lines(out / "results.jsonl")[:3] == results  # the finished verdict is kept, not redone
+    assert len(_lines(counter)) == 4
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["n_items"] == 4 and metrics["n_scored"] == 4 and metrics["errors"] == 0
+
+
+def test_sigterm_stops_like_ctrl_c_with_the_resume_command(tmp_path: Path) -> None:
+    out, started, gate = tmp_path / "run", tmp_path / "started", tmp_path / "gate"
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "scripts" / "run.py"), *FAKE_OVERRIDES, "logger=none", "concurrency=1",
+         f"hydra.run.dir={out}"],
+        cwd=REPO, env=subprocess_env(FAKE_AGENT_STARTED=str(started), FAKE_AGENT_GATE=str(gate)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        _wait_for(started, proc)  # the run holds its directory and waits inside its first item
+    except AssertionError:
+        proc.kill()
+        raise
+    proc.send_signal(signal.SIGTERM)  # what a cluster scheduler sends before pre-emption
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and lines[0].startswith("error: terminated (SIGTERM); finished items are kept; resume with: ")
+    command = shlex.split(lines[0].split("resume with: ", 1)[1])
+    assert command[:2] == ["python", "scripts/run.py"] and command[-1] == f"hydra.run.dir={out}"
+    resumed = run_script("run.py", *command[2:])
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(_rows(out)) == [f"q{i}" for i in range(6)]
+
+
+@pytest.mark.skipif(not NS, reason="a real full disk needs a tmpfs mount (unshare -rm)")
+@pytest.mark.parametrize(("cache", "says"), [("off", "No space left on device"), ("readwrite", "database or disk is full")])
+def test_a_full_disk_under_the_run_is_one_line(tmp_path: Path, cache: str, says: str) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    out = disk / "run"
+    argv = [sys.executable, str(REPO / "scripts" / "run.py"), *FAKE_OVERRIDES, "logger=none", f"cache.mode={cache}",
+            f"hydra.run.dir={out}"]  # fmt: skip
+    script = f"mount -t tmpfs -o size=24k tmpfs {shlex.quote(str(disk))} && exec \"$@\""
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", *argv], cwd=REPO, env=subprocess_env(),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 4, proc.stderr
+    assert "Traceback" not in proc.stderr
+    errors = _errors(proc)
+    assert len(errors) == 1 and errors[0].startswith(f"error: the disk refused the run's files ({says}"), errors
+    assert "resume with: python scripts/run.py" in errors[0]
