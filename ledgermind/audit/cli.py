@@ -35,7 +35,7 @@ def compose_audit_config(overrides: Sequence[str]) -> DictConfig:
         raise UserError(str(exc).splitlines()[0]) from None
 
 
-def run_audit(run_dir: Path, cfg: DictConfig) -> dict[str, Any]:
+def run_audit(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> dict[str, Any]:
     """Audit one run directory as configured; returns the audit metrics (also written to disk)."""
     import asyncio
 
@@ -51,7 +51,7 @@ def run_audit(run_dir: Path, cfg: DictConfig) -> dict[str, Any]:
     defaults = AuditSettings(mode)  # a null key means the one home of that constant
     settings = AuditSettings(mode, float(a.gamma) if a.gamma is not None else defaults.gamma,
                              int(a.max_claims) if a.max_claims is not None else defaults.max_claims)
-    items = run_items(run_dir)
+    items = run_items(run_dir, trusted=trust_config)
     cascade = _cascade(cfg) if mode in {AuditMode.LEDGER, AuditMode.BOTH} else None
     evidence = _evidence_source(cfg) if cascade is not None else None
     logger = _logger(cfg, run_dir)
@@ -135,14 +135,21 @@ def format_metrics(metrics: dict[str, Any]) -> str:
 def audit_main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in {"-h", "--help"}:
-        print("usage: python scripts/audit.py RUN_DIR [audit.mode=ledger|judge|both] [audit.gamma=0.5] "
+        print("usage: python scripts/audit.py RUN_DIR [--trust-config] [audit.mode=ledger|judge|both] [audit.gamma=0.5] "
               "[model=NAME backend=NAME ...]\n\nWrites RUN_DIR/audit.jsonl and RUN_DIR/audit_metrics.json; "
-              "a rerun retries the items whose audit failed.", file=sys.stderr)
+              "a rerun retries the items whose audit failed (items the run itself failed are run errors, "
+              "counted apart). --trust-config: reload a benchmark the run names by import path "
+              "(only for runs you made yourself).", file=sys.stderr)
         return 0 if args else EXIT_USER_ERROR
+    trust = "--trust-config" in args
+    args = [a for a in args if a != "--trust-config"]
+    if not args:
+        print("error: give the run directory to audit", file=sys.stderr)
+        return EXIT_USER_ERROR
     run_dir, overrides = Path(args[0]), args[1:]
     try:
         cfg = compose_audit_config(overrides)
-        metrics = run_audit(run_dir, cfg)
+        metrics = run_audit(run_dir, cfg, trust_config=trust)
     except (UserError, OmegaConfBaseException) as exc:
         print(f"error: {str(exc).strip().splitlines()[0]}", file=sys.stderr)
         return EXIT_USER_ERROR

@@ -101,13 +101,14 @@ def load_run(run_dir: Path) -> RunRecord:
     return RunRecord(run.path, run.result_rows())  # a retried id: its last line
 
 
-def run_items(run_dir: Path) -> dict[str, Item]:
-    """The benchmark items of a run, rebuilt from its recorded Hydra config."""
+def run_items(run_dir: Path, *, trusted: bool = False) -> dict[str, Item]:
+    """The benchmark items of a run, rebuilt from its recorded Hydra config (a run folder is data:
+    registered benchmarks only, unless ``trusted`` — ``--trust-config`` for your own runs)."""
     run = RunDir(run_dir)
     cfg = run.config()
     if cfg is None:
         raise UserError(f"{run_dir} has no .hydra/config.yaml: cannot find the run's benchmark items")
-    return {i.id: i for i in rebuild_items(cfg)}  # a run folder is data: registered benchmarks only
+    return {i.id: i for i in rebuild_items(cfg, trusted=trusted)}
 
 
 class EvidenceSource:
@@ -203,6 +204,10 @@ async def _audit_item(
 ) -> list[ItemAudit]:
     base = {"score": None if row.get("error") else row.get("score"), "prediction": row.get("prediction"),
             "difficulty": row.get("difficulty"), "path": row.get("path")}
+    if row.get("error"):
+        # the run never answered this item (its input never loaded, its model call failed): a run
+        # error, counted apart; re-running the audit cannot change it, so it is not an audit error
+        return [ItemAudit(item_id, m.value, **base) for m in modes]
     traj = record.trajectory(item_id)
     item = items.get(item_id)
     if traj is None or item is None:

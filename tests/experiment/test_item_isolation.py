@@ -103,3 +103,17 @@ def test_a_full_disk_under_the_run_is_one_line(tmp_path: Path, cache: str, says:
     errors = _errors(proc)
     assert len(errors) == 1 and errors[0].startswith(f"error: the disk refused the run's files ({says}"), errors
     assert "resume with: python scripts/run.py" in errors[0]
+
+
+def test_the_audit_takes_its_own_trust_hint_and_does_not_retry_what_the_run_failed(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert _fake(out, "limit=3", FAKE_AGENT_FAIL="q1").returncode == 3  # q1: the run's own item error
+    refused = run_script("audit.py", str(out), "logger=none")
+    assert refused.returncode == 2, refused.stderr
+    assert "pass --trust-config if you made this run yourself" in _errors(refused)[-1]
+    audited = run_script("audit.py", str(out), "--trust-config", "logger=none")  # the hint is accepted
+    assert audited.returncode == 0, audited.stderr
+    assert "audit errors 0, run errors 1" in audited.stdout
+    assert "rerun" not in audited.stderr
+    metrics = json.loads((out / "audit_metrics.json").read_text())
+    assert metrics["ledger"]["run_errors"] == 1 and metrics["ledger"]["audit_errors"] == 0
