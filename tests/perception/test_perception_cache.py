@@ -134,3 +134,21 @@ def test_corrupt_entry_is_a_miss_and_is_rewritten(image_file, tmp_path):
     again = tool.invoke(image=image_file)
     assert again.observations == first.observations and tool.cache.misses == 2
     assert json.loads(entry.read_text())["observations"]
+
+
+def test_a_cache_that_cannot_be_written_skips_the_write_and_warns_once(tmp_path, capsys) -> None:
+    """Issue 37: a read-only or full cache directory never fails the tool; the first refusal is one line."""
+    from perception.cache import PerceptionCache
+    from ledgermind.tools.base import Observation
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    cache = PerceptionCache(blocker / "cache")
+    obs = [Observation("42 PSI")]
+    assert cache.put("ab" * 32, obs, {}) is False
+    assert cache.put("cd" * 32, obs, {}) is False
+    assert cache.get("ab" * 32) is None  # a miss, not an error
+    warnings = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning: perception cache")]
+    assert len(warnings) == 1
+    ok = PerceptionCache(tmp_path / "good")
+    assert ok.put("ef" * 32, obs, {}) is True and ok.get("ef" * 32)[0] == obs
