@@ -86,8 +86,8 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     assert rows["q2"]["question"] == "question 2?" and rows["q2"]["reply"] == "Answer: B" and rows["q2"]["error"] is None
     assert rows["q2"]["options"] == "A. right\nB. wrong\nC. also wrong\nD. nope" and rows["q2"]["thumbnail"] is None
 
-    # Table 3 is logged to W&B too (auto: the runs were logged offline)
-    t3 = run_script("table3.py", str(sweep))
+    # Table 3 is logged to W&B when asked (auto never follows a run folder's logger node: issue 37)
+    t3 = run_script("table3.py", str(sweep), "--logger", "offline")
     assert t3.returncode == 0, t3.stderr
     t3_table = _table_json(sweep, "table3")
     assert t3_table["data"][1][0] == "w/o ECC/NCC" and t3_table["data"][1][-1] == pytest.approx(-100 / 3)
