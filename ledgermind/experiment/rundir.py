@@ -9,6 +9,12 @@ rules are written once: the last results line of an id wins and a torn last line
 unhashed name still read (``results.find_trajectory``), and the items are rebuilt from the
 recorded config through the registered benchmarks only, unless the user trusts the folder.
 
+A folder may be someone else's, so reading it never acts (issue 37): a second result line for a
+finished item is refused, a wrong-typed record is skipped with a note and a wrong-typed
+``metrics.json`` field is a ``RunFileError``, no file is read through a link out of the folder,
+and the recorded config is loaded inert (``load_inert_config``: no resolver runs, no environment
+variable but the data-location ones is read).
+
 The files' formats and writers stay in ``experiment/results.py``; this module only reads.
 """
 
