@@ -282,9 +282,12 @@ async def _run(
     logger: ExperimentLogger,
 ) -> dict[str, Any]:
     from ledgermind.backends.build import build_backend
+    from ledgermind.backends.cache import cache_path
 
     cache = cfg.get("cache") or {}
-    backend = build_backend(cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=cache.get("path"))
+    out = str(cfg.output_dir)
+    path = cache_path(cache, out, str(cfg.model.get("name"))) if cache.get("mode", "off") != "off" else None
+    backend = build_backend(cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=path, cache_origin=out)
     try:
         await backend.preflight()  # a dead server is one clear line (exit 2) before any item runs
         agent = factory(cfg, backend)
