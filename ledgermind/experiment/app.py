@@ -287,7 +287,8 @@ async def _run(
     cache = cfg.get("cache") or {}
     out = str(cfg.output_dir)
     path = cache_path(cache, out, str(cfg.model.get("name"))) if cache.get("mode", "off") != "off" else None
-    backend = build_backend(cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=path, cache_origin=out)
+    origin = str(Path(out).resolve())  # the rows this run writes: a hit on another run's row is "shared"
+    backend = build_backend(cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=path, cache_origin=origin)
     try:
         await backend.preflight()  # a dead server is one clear line (exit 2) before any item runs
         agent = factory(cfg, backend)
