@@ -38,7 +38,7 @@ def build_backend(
     Both configs become plain containers here, where they leave Hydra: nothing below sees OmegaConf."""
     backend_cfg, model_cfg = to_plain(backend_cfg) or {}, to_plain(model_cfg) or {}
     inner = _instantiate(backend_cfg, model_cfg)
-    backend = _with_cache(inner, backend_cfg, model_cfg, CacheSpec(cache_mode, cache_path, cache_origin))
+    backend = _with_cache(inner, model_cfg, CacheSpec(cache_mode, cache_path, cache_origin))
     spec = ReasoningSpec.from_model(to_plain(model_cfg) or {})
     return ReasoningBackend(backend, spec) if spec is not None else backend
 
@@ -52,7 +52,7 @@ class CacheSpec:
     origin: str = ""
 
 
-def _with_cache(inner: Backend, backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any], spec: CacheSpec) -> Backend:
+def _with_cache(inner: Backend, model_cfg: Mapping[str, Any], spec: CacheSpec) -> Backend:
     budget = ImageBudget.from_model(to_plain(model_cfg) or {})
     backend: Backend = BudgetedBackend(inner, budget)
     try:
@@ -65,7 +65,7 @@ def _with_cache(inner: Backend, backend_cfg: Mapping[str, Any], model_cfg: Mappi
         raise ConfigError(f"cache mode {mode.value!r} needs a cache path")
     if mode is CacheMode.REPLAY and not Path(spec.path).exists():
         raise ConfigError(f"cache=replay but the cache file {spec.path} does not exist")
-    identity = cache_identity(ModelRef.from_mapping(model_cfg), inner.name, budget, backend_cfg)
+    identity = cache_identity(ModelRef.from_mapping(model_cfg), inner.name, budget)
     cache = ResponseCache(spec.path, recover=mode is not CacheMode.REPLAY, origin=spec.origin)
     return CachedBackend(backend, cache, mode, identity)
 

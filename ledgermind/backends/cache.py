@@ -2,13 +2,14 @@
 
 The key is a sha256 over the canonical request (messages with image *content* hashes, decoding
 parameters, structured-output constraints) and the cache identity: the weights' origin, the
-backend kind, everything that changes how images reach the model (the processor's pixel limits
-``model.vllm_args.mm_processor_kwargs``, ``limit_mm_per_prompt`` and the client-side image budget)
-and the backend's own reply-shaping parameters (its config minus ``TRANSPORT_KEYS``: a simulated
-backbone's fault rates and seed, not a server's URL). A reply made under one image budget or one
-fault model is therefore never replayed for another, and a key is safe to share between runs.
-Only deterministic requests are cached (temperature 0; a sampled request's seed would be in the
-key, but a sampled reply is one draw, not *the* answer).
+backend kind, and everything that changes how images reach the model (the processor's pixel
+limits ``model.vllm_args.mm_processor_kwargs``, ``limit_mm_per_prompt`` and the client-side image
+budget). A reply made under one image budget is therefore never replayed for another. Only
+deterministic requests are cached (temperature 0; a sampled reply is one draw, not *the* answer).
+A file shared by several runs (``cache.scope`` sweep/root) is also named by the backend's own
+reply-shaping parameters (its config minus ``TRANSPORT_KEYS``: a simulated backbone's fault rates
+and seed, not a server's URL), so a sweep over such a parameter never mixes its replies, while
+an explicit ``cache.path`` (exact replay of a recorded run) reads the recorded file as it is.
 
 Why share it (``cache.scope``): the variants of a Table 3 sweep send many byte-identical requests
 (the plan, the observations, every DIRECT-path call). One answer per distinct request costs the
@@ -45,11 +46,9 @@ from ledgermind.errors import ConfigError, UserError
 
 log = logging.getLogger(__name__)
 
-# bump when the canonical form changes (2: identity includes backend kind + image limits;
-# 3: identity includes the backend's reply-shaping parameters, so a key can be shared between runs)
-KEY_VERSION = 3
+KEY_VERSION = 2  # bump when the canonical form changes (2: identity includes backend kind + image limits)
 BUSY_TIMEOUT_S = 60.0  # a writer waits this long for another process's write lock
-# Backend parameters that say how to reach a model, not what it answers: left out of the identity.
+# Backend parameters that say how to reach a model, not what it answers: they do not split a shared file.
 TRANSPORT_KEYS = frozenset({
     "_target_", "name", "base_urls", "concurrency", "per_server_concurrency", "routing", "timeout_s",
     "connect_timeout_s", "max_retries", "backoff_base_s", "backoff_cap_s", "api_key_env",
@@ -83,37 +82,50 @@ class CacheMiss(UserError):
     """Replay mode found no recorded reply for a request (the run differs from the recording)."""
 
 
-def cache_identity(ref: Any, backend_kind: str, budget: Any, backend_params: Mapping[str, Any] | None = None) -> str:
-    """Model origin + backend kind + image limits + reply-shaping backend parameters (module
-    docstring), as one stable string."""
+def cache_identity(ref: Any, backend_kind: str, budget: Any) -> str:
+    """Model origin + backend kind + image limits (see module docstring), as one stable string."""
     limits = {
         "mm_processor_kwargs": dict(ref.vllm_args.get("mm_processor_kwargs") or {}),
         "limit_mm_per_prompt": dict(ref.vllm_args.get("limit_mm_per_prompt") or {}),
         "budget": budget.key(),
     }
-    shaping = {k: v for k, v in (backend_params or {}).items() if k not in TRANSPORT_KEYS}
-    digest = hashlib.sha256(json.dumps(shaping, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    return f"{ref.identity}|{backend_kind}|{json.dumps(limits, sort_keys=True)}|{digest}"
+    return f"{ref.identity}|{backend_kind}|{json.dumps(limits, sort_keys=True)}"
 
 
-def cache_path(cache_cfg: Mapping[str, Any], output_dir: str | Path, model_name: str = "model") -> Path | None:
+def backend_signature(backend_cfg: Mapping[str, Any] | None) -> str:
+    """A short hash of the backend parameters that shape its replies (all but ``TRANSPORT_KEYS``)."""
+    shaping = {k: v for k, v in (backend_cfg or {}).items() if k not in TRANSPORT_KEYS}
+    shaping["_target_"] = (backend_cfg or {}).get("_target_") or (backend_cfg or {}).get("name")
+    return hashlib.sha256(json.dumps(shaping, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def cache_path(
+    cache_cfg: Mapping[str, Any], output_dir: str | Path, model_name: str = "model",
+    backend_cfg: Mapping[str, Any] | None = None,
+) -> Path:
     """The cache file of a run: ``cache.path`` when set, else by ``cache.scope`` (``CacheScope``).
 
-    The sweep directory comes from Hydra's runtime config; outside a multirun (a single run, a test
-    composing the config) ``sweep`` falls back to the run's own file."""
+    A shared file (sweep, root) is named by ``backend_signature``: runs whose backends would answer
+    the same request differently never share one. The sweep directory comes from Hydra's runtime
+    config; outside a multirun (a single run, a test composing the config) ``sweep`` falls back to
+    the run's own file."""
     if cache_cfg.get("path"):
         return Path(str(cache_cfg["path"]))
     try:
         scope = CacheScope(str(cache_cfg.get("scope") or CacheScope.RUN.value))
     except ValueError:
         raise ConfigError(f"cache.scope must be one of {[s.value for s in CacheScope]}, got {cache_cfg.get('scope')!r}") from None
+    signature = backend_signature(backend_cfg)
     if scope is CacheScope.ROOT:
         root = cache_cfg.get("root")
         if not root:
             raise ConfigError("cache.scope=root needs cache.root (a directory)")
-        return Path(str(root)) / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', model_name) or 'model'}.sqlite"
+        model = re.sub(r"[^A-Za-z0-9._-]+", "_", model_name) or "model"
+        return Path(str(root)) / f"{model}-{signature}.sqlite"
     sweep = _sweep_dir() if scope is CacheScope.SWEEP else None
-    return (sweep or Path(str(output_dir))) / "responses.sqlite"
+    if sweep is None:
+        return Path(str(output_dir)) / "responses.sqlite"
+    return sweep / f"responses-{signature}.sqlite"
 
 
 def _sweep_dir() -> Path | None:

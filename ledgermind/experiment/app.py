@@ -286,7 +286,8 @@ async def _run(
 
     cache = cfg.get("cache") or {}
     out = str(cfg.output_dir)
-    path = cache_path(cache, out, str(cfg.model.get("name"))) if cache.get("mode", "off") != "off" else None
+    name, backend_cfg = str(cfg.model.get("name")), to_plain(cfg.backend)
+    path = cache_path(cache, out, name, backend_cfg) if cache.get("mode", "off") != "off" else None
     origin = str(Path(out).resolve())  # the rows this run writes: a hit on another run's row is "shared"
     backend = build_backend(cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=path, cache_origin=origin)
     try:

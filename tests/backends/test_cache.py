@@ -255,26 +255,27 @@ def test_full_disk_write_is_skipped_with_one_warning(tmp_path, caplog):
 
 # ----------------------------------------------------------------------------- where the file lives, what keys it
 def test_cache_path_by_scope(tmp_path):
-    from ledgermind.backends.cache import cache_path
+    from ledgermind.backends.cache import backend_signature, cache_path
 
-    run = tmp_path / "run"
+    run, sig = tmp_path / "run", backend_signature(None)
     assert cache_path({"scope": "run"}, run) == run / "responses.sqlite"
     assert cache_path({"scope": "sweep"}, run) == run / "responses.sqlite"  # not inside a multirun
-    assert cache_path({"scope": "root", "root": str(tmp_path / "r")}, run, "qwen 7b/x") == tmp_path / "r" / "qwen_7b_x.sqlite"
-    assert cache_path({"scope": "root", "path": "/x/f.sqlite"}, run) == Path("/x/f.sqlite")
+    assert cache_path({"scope": "root", "root": str(tmp_path / "r")}, run, "qwen 7b/x") == tmp_path / "r" / f"qwen_7b_x-{sig}.sqlite"
+    assert cache_path({"scope": "root", "path": "/x/f.sqlite"}, run) == Path("/x/f.sqlite")  # replay: the recorded file
     with pytest.raises(ConfigError, match="cache.scope must be one of"):
         cache_path({"scope": "galaxy"}, run)
+    with pytest.raises(ConfigError, match="needs cache.root"):
+        cache_path({"scope": "root", "root": None}, run)
 
 
-def test_identity_has_reply_shaping_parameters_but_not_transport(tmp_path):
-    model = {"name": "m", "hub_id": "org/m"}
-    base = {"_target_": "ledgermind.backends.scripted.ScriptedBackend", "allow_scripted": True, "default": "x"}
-    ident = lambda cfg: build_backend(cfg, model, cache_mode="readwrite", cache_path=tmp_path / "c.sqlite").model_identity  # noqa: E731
-    assert ident(base) != ident({**base, "default": "y"})  # changes the replies: another identity
-    from ledgermind.backends.cache import cache_identity
-    from ledgermind.backends.budget import ImageBudget
-    from ledgermind.backends.model_ref import ModelRef
+def test_a_shared_file_is_split_by_reply_shaping_backend_parameters_not_by_transport(tmp_path):
+    from ledgermind.backends.cache import backend_signature, cache_path
 
-    ref, budget = ModelRef.from_mapping(model), ImageBudget.from_model(model)
-    assert cache_identity(ref, "vllm_server", budget, {"base_urls": ["a"], "concurrency": 2}) == cache_identity(
-        ref, "vllm_server", budget, {"base_urls": ["b", "c"], "concurrency": 9})
+    sim = {"_target_": "x.SimulatedBackend", "seed": 0, "phantom_rate": 0.2}
+    assert backend_signature(sim) != backend_signature({**sim, "phantom_rate": 0.4})  # other replies: other file
+    assert backend_signature(sim) != backend_signature({**sim, "seed": 1})
+    server = {"_target_": "x.VLLMServerBackend", "base_urls": ["http://a:1"], "concurrency": 8, "routing": "affine"}
+    assert backend_signature(server) == backend_signature(
+        {**server, "base_urls": ["http://b:2", "http://c:3"], "concurrency": 64, "routing": "rotation"})
+    root = {"scope": "root", "root": str(tmp_path)}
+    assert cache_path(root, tmp_path, "m", sim) != cache_path(root, tmp_path, "m", {**sim, "phantom_rate": 0.4})

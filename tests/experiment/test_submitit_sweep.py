@@ -102,7 +102,8 @@ def test_submitit_local_sweep_matches_basic_shares_one_cache_and_resumes_a_kille
         after = (_job_dir(sub, v) / "results.jsonl").read_text().splitlines()
         assert after[: len(before)] == before and len({json.loads(x)["id"] for x in after}) == len(after) == 3
     # one cache for the whole sweep, written by both jobs; no job has its own
-    db = sqlite3.connect(sub / "responses.sqlite")
+    (cache,) = sub.glob("responses-*.sqlite")  # <sweep dir>/responses-<backend signature>.sqlite
+    db = sqlite3.connect(cache)
     origins = {Path(o).name.split(",")[0] for (o,) in db.execute("SELECT DISTINCT origin FROM replies")}
     assert origins and origins <= {f"ablation={v}" for v in VARIANTS}
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
