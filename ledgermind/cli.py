@@ -9,6 +9,7 @@ One command, the subcommands of the whole workflow::
     ledgermind audit CLAIMS.jsonl                         # the claim auditor: coverage / ECC / NCC on JSONL claims
     ledgermind srfa RUN_DIR [audit.mode=…]                # S-RFA over a finished run (scripts/audit.py)
     ledgermind serve model=NAME [--launch]                # scripts/serve.py
+    ledgermind plan PILOT --items N [--seeds K]           # scripts/plan.py: cost and items a Table 3 needs
 
 "audit" means one thing: checking claims against their evidence (``ledgermind.audit.claims``,
 also ``python -m ledgermind.audit``). The trace audit of a run is S-RFA, ``srfa``; its old
@@ -50,6 +51,7 @@ for _name, _target, _help in (
     ("audit", "ledgermind.audit.claims:main", "check claims against evidence (coverage, ECC, NCC) from JSONL"),
     ("srfa", "ledgermind.audit.cli:audit_main", "S-RFA over a finished run (alias: scripts/audit.py)"),
     ("serve", "scripts/serve.py", "print (or start) the vLLM server command for a model config"),
+    ("plan", "scripts/plan.py", "from a pilot sweep: requests, tokens, GPU-hours and items a Table 3 needs"),
 ):
     COMMANDS.add(_name, Command(_target, _help))
 

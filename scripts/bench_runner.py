@@ -5,6 +5,7 @@
     python scripts/bench_runner.py --latency 0.5 --items 48 --concurrency 1 4 8 16
     python scripts/bench_runner.py --url http://gpu0:8000/v1 --model qwen2_5_vl_7b   # a real server
     python scripts/bench_runner.py --sweep-only              # OCR seconds per variant of a 2-variant sweep
+    python scripts/bench_runner.py --servers 4 --servers-only  # 4 fake servers: rotation vs item-affine routing
 
 Without --url it starts ``ledgermind.testing.fake_openai_server`` on 127.0.0.1 in a subprocess:
 every request takes --latency seconds whatever the load (the behaviour of a batching GPU server),
@@ -12,8 +13,14 @@ so the numbers measure the runner only. A warm-up pass fills the perception cach
 the requests; each level then runs the same items in a fresh output dir (no response cache) and
 a plain asyncio client replays the recorded requests at the same concurrency: "× replay" is the
 runner's throughput over that limit. The sweep table runs two variants with a cold perception
-cache and reports the OCR seconds of each (the second variant should have none). Extra Hydra
-overrides go after ``--``.
+cache and reports the OCR seconds of each (the second variant should have none).
+
+``--servers N`` starts N fake servers with the GPU cost model (a prefix cache per server, a cost
+per uncached prompt token and per generated token, a batch limit: ``--server-*`` options) and
+runs the same items three ways: on one server at ``--per-server`` items in flight, then on all N
+at N × that, routed in rotation and item-affinely. It reports items/min, the ratio to N × the
+one-server throughput, and the prefix-hit rate (cached / prompt tokens, from the servers'
+``usage.prompt_tokens_details.cached_tokens``). Extra Hydra overrides go after ``--``.
 """
 
 from __future__ import annotations
@@ -57,6 +64,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8, 16], help="levels to compare")
     p.add_argument("--sweep", nargs="*", default=["full", "no_ecc"], help="variants of the OCR-per-variant sweep ('' to skip)")
     p.add_argument("--sweep-only", action="store_true", help="only the sweep table")
+    p.add_argument("--servers", type=int, default=0, help="N fake servers: rotation vs item-affine routing (0: skip)")
+    p.add_argument("--servers-only", action="store_true", help="only the multi-server table")
+    p.add_argument("--per-server", type=int, default=4, help="items in flight per server (= its batch limit)")
+    p.add_argument("--server-latency", type=float, default=0.1, help="fixed seconds per request of the cost model")
+    p.add_argument("--server-prefill-ms", type=float, default=0.5, help="ms per uncached prompt token")
+    p.add_argument("--server-decode-ms", type=float, default=5.0, help="ms per generated token")
+    p.add_argument("--server-image-tokens", type=int, default=1024, help="prompt tokens of one image")
+    p.add_argument("--server-cache-tokens", type=int, default=200_000, help="prefix cache capacity per server")
     p.add_argument("overrides", nargs="*", help="extra Hydra overrides (after --)")
     return p.parse_args(argv)
 
@@ -96,10 +111,10 @@ def item_parallel_bound_s(calls: list[int], concurrency: int, latency: float) ->
 
 # ----------------------------------------------------------------------------- the fake server
 @contextlib.contextmanager
-def fake_server(latency: float) -> Iterator[str]:
+def fake_server(latency: float, extra: list[str] | None = None) -> Iterator[str]:
     port = free_port()
     cmd = [sys.executable, "-m", "ledgermind.testing.fake_openai_server", "--port", str(port),
-           "--latency", str(latency), "--record"]  # fmt: skip
+           "--latency", str(latency), "--record", *(extra or [])]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(CONF.parent), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/v1"
@@ -185,6 +200,46 @@ def sweep_table(args: argparse.Namespace, base: list[str], tmp: Path) -> None:
         print(f"| {variant} | {row['run_s']:.1f} | {row['items_per_min']:.1f} | {calls} | {secs:.2f} |")
 
 
+def cost_args(args: argparse.Namespace) -> list[str]:
+    return ["--prefix-cache-tokens", str(args.server_cache_tokens), "--prefill-ms-per-token", str(args.server_prefill_ms),
+            "--decode-ms-per-token", str(args.server_decode_ms), "--max-batch", str(args.per_server),
+            "--image-tokens", str(args.server_image_tokens)]  # fmt: skip
+
+
+def routed_level(base: list[str], urls: list[str], routing: str, concurrency: int, per_server: int, out: Path) -> dict:
+    """One run over ``urls``; the servers' token counters give the prefix-hit rate."""
+    for url in urls:
+        server_call(url, "POST", "/stats/reset")
+    over = merge_overrides(base, [f"backend.base_urls=[{','.join(urls)}]", f"backend.routing={routing}",
+                                  f"backend.per_server_concurrency={per_server}"])  # fmt: skip
+    row = run_level(over, concurrency, out)
+    stats = [server_call(url, "GET", "/stats") for url in urls]
+    prompt = sum(int(st["prompt_tokens"]) for st in stats)  # type: ignore[index]
+    cached = sum(int(st["cached_tokens"]) for st in stats)  # type: ignore[index]
+    row.update(routing=routing, servers=len(urls), hit_rate=cached / prompt if prompt else float("nan"),
+               requests=[int(st["requests"]) for st in stats])  # type: ignore[index]
+    return row
+
+
+def servers_table(args: argparse.Namespace, base: list[str], tmp: Path, urls: list[str]) -> None:
+    """One server vs N servers in rotation vs N servers item-affine, the same items each time."""
+    warm = [*base, f"perception.cache_dir={tmp / 'perception'}"]
+    run_level(merge_overrides(warm, [f"backend.base_urls=[{urls[0]}]"]), 8, tmp / "servers-warmup")  # fills the perception cache
+    c, n = args.per_server, len(urls)
+    one = routed_level(warm, urls[:1], "affine", c, c, tmp / "one")
+    rows = [one, *(routed_level(warm, urls, r, n * c, c, tmp / f"servers-{r}") for r in ("rotation", "affine"))]
+    print(f"\n{n} fake servers vs one: {args.items} items of {args.benchmark}, {c} items in flight per server "
+          f"(= batch limit), latency {args.server_latency} s + {args.server_prefill_ms} ms/uncached prompt token + "
+          f"{args.server_decode_ms} ms/generated token, image = {args.server_image_tokens} tokens, "
+          f"prefix cache {args.server_cache_tokens} tokens/server\n")  # fmt: skip
+    print("| servers | routing | items in flight | run s | items/min | ÷ (N × one server) | prefix-hit rate | requests per server | errors |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        ratio = r["items_per_min"] / (r["servers"] * one["items_per_min"])
+        print(f"| {r['servers']} | {r['routing'] if r['servers'] > 1 else '-'} | {r['concurrency']} | {r['run_s']:.1f} | "
+              f"{r['items_per_min']:.1f} | {ratio:.2f} | {100 * r['hit_rate']:.1f} % | {r['requests']} | {r['errors']} |")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     defaults = [f"model={args.model}", "backend=vllm_server", f"benchmark={args.benchmark}", f"limit={args.items}",
@@ -196,6 +251,11 @@ def main(argv: list[str] | None = None) -> int:
             urls = args.url or [stack.enter_context(fake_server(args.latency))]
             served = ["backend.served_model_name=fake-model"] if fake else []  # the fake server's model id
             base = merge_overrides([*defaults, *served, f"backend.base_urls=[{','.join(urls)}]"], args.overrides)
+            if args.servers and fake:
+                servers = [stack.enter_context(fake_server(args.server_latency, cost_args(args))) for _ in range(args.servers)]
+                servers_table(args, base, tmp, servers)
+            if args.servers_only:
+                return 0
             if not args.sweep_only:
                 throughput_table(args, base, urls[0], tmp, fake)
             if any(args.sweep):

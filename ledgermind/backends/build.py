@@ -7,6 +7,7 @@ mapping with ``name`` naming a registered backend; the remaining keys are its pa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,36 +25,49 @@ def build_backend(
     model_cfg: Mapping[str, Any],
     cache_mode: CacheMode | str = CacheMode.OFF,
     cache_path: str | Path | None = None,
+    cache_origin: str = "",
 ) -> Backend:
     """reasoning( cache( budget( backend ) ) ): the image rule applies to every backend, and the cache
     key includes the budget and the backend kind, so replies made under one image budget are never
     replayed for another. A thinking model's reasoning wrapper sits outside the cache, so the cache
     keeps raw replies (think blocks included) and keys on the enlarged ``max_tokens``.
 
+    ``cache_origin`` labels the rows this run writes (its directory), so a hit from a cache shared
+    with other runs is counted as shared (``backends/cache.py``).
+
     Both configs become plain containers here, where they leave Hydra: nothing below sees OmegaConf."""
     backend_cfg, model_cfg = to_plain(backend_cfg) or {}, to_plain(model_cfg) or {}
-    backend = _with_cache(_instantiate(backend_cfg, model_cfg), model_cfg, cache_mode, cache_path)
+    inner = _instantiate(backend_cfg, model_cfg)
+    backend = _with_cache(inner, model_cfg, CacheSpec(cache_mode, cache_path, cache_origin))
     spec = ReasoningSpec.from_model(to_plain(model_cfg) or {})
     return ReasoningBackend(backend, spec) if spec is not None else backend
 
 
-def _with_cache(
-    inner: Backend, model_cfg: Mapping[str, Any], cache_mode: CacheMode | str, cache_path: str | Path | None
-) -> Backend:
+@dataclass(frozen=True)
+class CacheSpec:
+    """Where and how the response cache of one run lives (``cache.*`` of the run config)."""
+
+    mode: CacheMode | str
+    path: str | Path | None
+    origin: str = ""
+
+
+def _with_cache(inner: Backend, model_cfg: Mapping[str, Any], spec: CacheSpec) -> Backend:
     budget = ImageBudget.from_model(to_plain(model_cfg) or {})
     backend: Backend = BudgetedBackend(inner, budget)
     try:
-        mode = CacheMode(cache_mode)
+        mode = CacheMode(spec.mode)
     except ValueError:
-        raise ConfigError(f"cache.mode must be one of {[m.value for m in CacheMode]}, got {cache_mode!r}") from None
+        raise ConfigError(f"cache.mode must be one of {[m.value for m in CacheMode]}, got {spec.mode!r}") from None
     if mode is CacheMode.OFF or not backend.cacheable:
         return backend
-    if cache_path is None:
+    if spec.path is None:
         raise ConfigError(f"cache mode {mode.value!r} needs a cache path")
-    if mode is CacheMode.REPLAY and not Path(cache_path).exists():
-        raise ConfigError(f"cache=replay but the cache file {cache_path} does not exist")
+    if mode is CacheMode.REPLAY and not Path(spec.path).exists():
+        raise ConfigError(f"cache=replay but the cache file {spec.path} does not exist")
     identity = cache_identity(ModelRef.from_mapping(model_cfg), inner.name, budget)
-    return CachedBackend(backend, ResponseCache(cache_path, recover=mode is not CacheMode.REPLAY), mode, identity)
+    cache = ResponseCache(spec.path, recover=mode is not CacheMode.REPLAY, origin=spec.origin)
+    return CachedBackend(backend, cache, mode, identity)
 
 
 def _instantiate(backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any]) -> Backend:

@@ -1,23 +1,40 @@
-"""Durable response cache: resume without recompute, and exact replay of a recorded run.
+"""Durable response cache: each distinct request is answered once — per run, per sweep, or per machine.
 
 The key is a sha256 over the canonical request (messages with image *content* hashes, decoding
 parameters, structured-output constraints) and the cache identity: the weights' origin, the
 backend kind, and everything that changes how images reach the model (the processor's pixel
 limits ``model.vllm_args.mm_processor_kwargs``, ``limit_mm_per_prompt`` and the client-side image
 budget). A reply made under one image budget is therefore never replayed for another. Only
-deterministic (temperature 0) requests are cached: a sampled reply is one draw, not *the* answer.
-Each write is committed (``synchronous=FULL``) before the reply is handed back, so a crash after
-an item never loses a reply that item already used.
+deterministic requests are cached (temperature 0; a sampled reply is one draw, not *the* answer).
+A file shared by several runs (``cache.scope`` sweep/root) is also named by the backend's own
+reply-shaping parameters (its config minus ``TRANSPORT_KEYS``: a simulated backbone's fault rates
+and seed, not a server's URL), so a sweep over such a parameter never mixes its replies, while
+an explicit ``cache.path`` (exact replay of a recorded run) reads the recorded file as it is.
+
+Why share it (``cache.scope``): the variants of a Table 3 sweep send many byte-identical requests
+(the plan, the observations, every DIRECT-path call). One answer per distinct request costs the
+GPU once and makes the variants exactly paired — on a real server the same request can come back
+different under another batch composition, and that noise would show up as a spurious Δ.
+
+Concurrent writers (two jobs of a parallel launcher, two sweeps) share one sqlite file in WAL mode
+with a busy timeout; the first writer of a key wins (``INSERT OR IGNORE``) and a later writer of
+the same key takes the stored reply, so every run of the sweep sees one answer. WAL needs a local
+(or at least POSIX-locking) filesystem: see docs/scaling.md for NFS. Each write is committed
+(``synchronous=FULL``) before the reply is handed back, so a crash after an item never loses a
+reply that item already used.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
+import re
 import sqlite3
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import asdict
 from enum import Enum
 from pathlib import Path
@@ -30,12 +47,35 @@ from ledgermind.errors import ConfigError, UserError
 log = logging.getLogger(__name__)
 
 KEY_VERSION = 2  # bump when the canonical form changes (2: identity includes backend kind + image limits)
+BUSY_TIMEOUT_S = 60.0  # a writer waits this long for another process's write lock
+# Backend parameters that say how to reach a model, not what it answers: they do not split a shared file.
+TRANSPORT_KEYS = frozenset({
+    "_target_", "name", "base_urls", "concurrency", "per_server_concurrency", "routing", "timeout_s",
+    "connect_timeout_s", "max_retries", "backoff_base_s", "backoff_cap_s", "api_key_env",
+    "served_model_name", "return_token_ids", "transport", "banner",
+})  # fmt: skip
+# sqlite error names that mean the file itself is damaged (anything else — I/O error, full disk,
+# a lock held too long — is the machine's trouble and must never move a valid cache aside)
+CORRUPT_ERRORS = frozenset({"SQLITE_NOTADB", "SQLITE_CORRUPT"})
+REPLY_TYPES: dict[str, tuple[type, ...]] = {
+    "text": (str,), "prompt_tokens": (int,), "completion_tokens": (int,), "finish_reason": (str,),
+    "latency_s": (int, float), "backend": (str,), "model": (str,), "cached": (bool,), "meta": (dict,),
+    "reasoning": (str,),
+}  # fmt: skip
 
 
 class CacheMode(str, Enum):
     OFF = "off"
     READWRITE = "readwrite"
     REPLAY = "replay"  # read only; a miss is an error
+
+
+class CacheScope(str, Enum):
+    """Who shares one cache file (``cache.scope``)."""
+
+    RUN = "run"  # <output_dir>/responses.sqlite: resume only
+    SWEEP = "sweep"  # <hydra sweep dir>/responses.sqlite for every job of a multirun (a single run: RUN)
+    ROOT = "root"  # <cache.root>/<model>.sqlite: every run of this model on this machine
 
 
 class CacheMiss(UserError):
@@ -50,6 +90,53 @@ def cache_identity(ref: Any, backend_kind: str, budget: Any) -> str:
         "budget": budget.key(),
     }
     return f"{ref.identity}|{backend_kind}|{json.dumps(limits, sort_keys=True)}"
+
+
+def backend_signature(backend_cfg: Mapping[str, Any] | None) -> str:
+    """A short hash of the backend parameters that shape its replies (all but ``TRANSPORT_KEYS``)."""
+    shaping = {k: v for k, v in (backend_cfg or {}).items() if k not in TRANSPORT_KEYS}
+    shaping["_target_"] = (backend_cfg or {}).get("_target_") or (backend_cfg or {}).get("name")
+    return hashlib.sha256(json.dumps(shaping, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def cache_path(
+    cache_cfg: Mapping[str, Any], output_dir: str | Path, model_name: str = "model",
+    backend_cfg: Mapping[str, Any] | None = None,
+) -> Path:
+    """The cache file of a run: ``cache.path`` when set, else by ``cache.scope`` (``CacheScope``).
+
+    A shared file (sweep, root) is named by ``backend_signature``: runs whose backends would answer
+    the same request differently never share one. The sweep directory comes from Hydra's runtime
+    config; outside a multirun (a single run, a test composing the config) ``sweep`` falls back to
+    the run's own file."""
+    if cache_cfg.get("path"):
+        return Path(str(cache_cfg["path"]))
+    try:
+        scope = CacheScope(str(cache_cfg.get("scope") or CacheScope.RUN.value))
+    except ValueError:
+        raise ConfigError(f"cache.scope must be one of {[s.value for s in CacheScope]}, got {cache_cfg.get('scope')!r}") from None
+    signature = backend_signature(backend_cfg)
+    if scope is CacheScope.ROOT:
+        root = cache_cfg.get("root")
+        if not root:
+            raise ConfigError("cache.scope=root needs cache.root (a directory)")
+        model = re.sub(r"[^A-Za-z0-9._-]+", "_", model_name) or "model"
+        return Path(str(root)) / f"{model}-{signature}.sqlite"
+    sweep = _sweep_dir() if scope is CacheScope.SWEEP else None
+    if sweep is None:
+        return Path(str(output_dir)) / "responses.sqlite"
+    return sweep / f"responses-{signature}.sqlite"
+
+
+def _sweep_dir() -> Path | None:
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hc = HydraConfig.get()
+    except (ImportError, ValueError):  # not inside a Hydra app
+        return None
+    return Path(str(hc.sweep.dir)) if hc.mode == RunMode.MULTIRUN else None
 
 
 def canonical_request(
@@ -85,42 +172,95 @@ def request_key(request: GenerationRequest, model_identity: str, digests: list[s
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
+def reply_from_row(payload: str) -> Reply:
+    """A stored reply, type-checked field by field: a row of the wrong JSON shape (``{"text": 5}``,
+    a list, an unknown field) raises ``ValueError`` — the caller treats it as a miss, because a
+    retry of the item would read the same row again and could never recover."""
+    data = json.loads(payload)
+    if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+        raise ValueError("stored reply is not an object with a text string")
+    for name, value in data.items():
+        kinds = REPLY_TYPES.get(name)
+        if kinds is None:
+            raise ValueError(f"stored reply has an unknown field {name!r}")
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise ValueError(f"stored reply field {name!r} has type {type(value).__name__}")
+    return Reply(**data)
+
+
+def is_corruption(exc: sqlite3.Error) -> bool:
+    """The file is damaged (not a database, malformed), as opposed to the disk or a lock failing."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name:
+        return name in CORRUPT_ERRORS
+    text = str(exc).lower()  # pragma: no cover — Python < 3.11 has no error names
+    return "not a database" in text or "malformed" in text
+
+
 class ResponseCache:
-    """A sqlite table ``key -> reply``; safe to share between threads of one process.
+    """A sqlite table ``key -> reply`` shared by threads and by processes.
 
     The cache only saves work, so damage to it never fails an item: a file that is not a
-    database is moved aside (``<file>.corrupt``) and rebuilt, an unreadable row is a miss (the
-    fresh reply replaces it), a failed write is skipped — each reported once, in one line.
-    ``recover=False`` (exact replay, where the cache *is* the data) makes a damaged file an error.
+    database is moved aside (``<file>.corrupt``) and rebuilt, an unreadable or mistyped row is a
+    miss (the fresh reply replaces it). A disk that fails (I/O error, full, locked for longer than
+    the busy timeout) is *not* damage: the file is left alone and the run continues without it
+    (reads miss, writes are skipped) — each reported once, in one line. ``recover=False`` (exact
+    replay, where the cache *is* the data) makes an unusable file an error.
+
+    ``origin`` labels the rows this process writes (the run's directory), so a hit says whether
+    another run wrote it (``shared``).
     """
 
-    def __init__(self, path: str | Path, *, recover: bool = True) -> None:
+    def __init__(self, path: str | Path, *, recover: bool = True, origin: str = "") -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.origin = origin
         self._lock = threading.Lock()
         self._warned: set[str] = set()
+        self._db: sqlite3.Connection | None = None
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = self._open()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             if not recover:
                 raise ConfigError(f"response cache {self.path} is unreadable ({exc}); replay needs an intact file") from None
-            aside = self.path.with_name(self.path.name + ".corrupt")
+            if is_corruption(exc):
+                self._db = self._rebuild(exc)
+            else:
+                self._warn("open", f"response cache {self.path}: cannot open ({exc}); running without it this run")
+        except OSError as exc:
+            if not recover:
+                raise ConfigError(f"response cache {self.path}: {exc}") from None
+            self._warn("open", f"response cache {self.path}: cannot open ({exc}); running without it this run")
+
+    @property
+    def usable(self) -> bool:
+        return self._db is not None
+
+    def _rebuild(self, exc: sqlite3.Error) -> sqlite3.Connection | None:
+        aside = self.path.with_name(self.path.name + ".corrupt")
+        try:
             self.path.replace(aside)
             for suffix in ("-wal", "-shm"):
                 self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
             self._warn("open", f"response cache {self.path} is unreadable ({exc}); moved to {aside.name}, starting empty")
-            self._db = self._open()
+            return self._open()
+        except (OSError, sqlite3.Error) as again:
+            self._warn("open", f"response cache {self.path}: cannot rebuild ({again}); running without it this run")
+            return None
 
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
-                "model TEXT NOT NULL, stage TEXT NOT NULL, created REAL NOT NULL)"
+                "model TEXT NOT NULL, stage TEXT NOT NULL, created REAL NOT NULL, origin TEXT NOT NULL DEFAULT '')"
             )
-        except sqlite3.DatabaseError:
+            columns = {row[1] for row in db.execute("PRAGMA table_info(replies)")}
+            if "origin" not in columns:  # a file written before the cache was shared
+                db.execute("ALTER TABLE replies ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
+        except sqlite3.Error:
             db.close()
             raise
         return db
@@ -130,37 +270,75 @@ class ResponseCache:
             self._warned.add(kind)
             log.warning("%s", message)
 
-    def get(self, key: str) -> Reply | None:
+    def lookup(self, key: str) -> tuple[Reply, str] | None:
+        """(reply, origin of its row) or None; a damaged or mistyped row is a miss and is removed."""
+        if self._db is None:
+            return None
         try:
             with self._lock:
-                row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-            return Reply(**json.loads(row[0])) if row else None
-        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # a damaged row or page: a miss
+                row = self._db.execute("SELECT reply, origin FROM replies WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._warn("read", f"response cache {self.path}: cannot read ({type(exc).__name__}: {exc}); treated as a miss")
+            return None
+        if row is None:
+            return None
+        try:
+            return reply_from_row(row[0]), str(row[1] or "")
+        except (ValueError, TypeError) as exc:
             self._warn("row", f"response cache {self.path}: unreadable entry ({type(exc).__name__}: {exc}); treated as a miss")
+            self._discard(key)
             return None
 
-    def put(self, key: str, reply: Reply, stage: str = "") -> None:
+    def get(self, key: str) -> Reply | None:
+        found = self.lookup(key)
+        return found[0] if found else None
+
+    def _discard(self, key: str) -> None:
+        try:
+            with self._lock:
+                self._db.execute("DELETE FROM replies WHERE key = ?", (key,))  # type: ignore[union-attr]
+        except sqlite3.Error:
+            pass  # the fresh reply is still used; the next put is then ignored, a later read misses again
+
+    def put(self, key: str, reply: Reply, stage: str = "") -> Reply:
+        """Store ``reply`` unless another writer stored this key first; returns the stored reply
+        (the first writer's), so every run sharing the file uses one answer per request.
+        Best-effort: a failed write is reported once and the fresh reply is returned."""
+        if self._db is None:
+            return reply
         payload = json.dumps(asdict(reply), default=str)
         try:
             with self._lock:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO replies (key, reply, model, stage, created) VALUES (?, ?, ?, ?, ?)",
-                    (key, payload, reply.model, stage, time.time()),
+                cur = self._db.execute(
+                    "INSERT OR IGNORE INTO replies (key, reply, model, stage, created, origin) VALUES (?, ?, ?, ?, ?, ?)",
+                    (key, payload, reply.model, stage, time.time(), self.origin),
                 )  # autocommit (isolation_level=None): durable when execute returns
-        except (sqlite3.DatabaseError, UnicodeEncodeError) as exc:
+            if cur.rowcount == 0:
+                stored = self.lookup(key)
+                return stored[0] if stored else reply
+        except (sqlite3.Error, UnicodeEncodeError) as exc:
             self._warn("write", f"response cache {self.path}: cannot store a reply ({type(exc).__name__}: {exc}); not cached")
+        return reply
 
     def __len__(self) -> int:
+        if self._db is None:
+            return 0
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        if self._db is not None:
+            with self._lock:
+                self._db.close()
+            self._db = None
 
 
 class CachedBackend(Backend):
-    """Wraps any backend with a ``ResponseCache``. Not registered: built by ``build_backend``."""
+    """Wraps any backend with a ``ResponseCache``. Not registered: built by ``build_backend``.
+
+    A hit is returned with ``cached=True`` and ``meta["cache"]`` = ``"shared"`` when another run
+    wrote the row (``"run"``: this run, e.g. before a resume), which the census counts. Concurrent
+    identical requests of this process are sent once (the others await the first)."""
 
     def __init__(self, inner: Backend, cache: ResponseCache, mode: CacheMode | str, model_identity: str) -> None:
         self.inner = inner
@@ -172,7 +350,9 @@ class CachedBackend(Backend):
         self.name = inner.name
         self.supports_structured_output = inner.supports_structured_output
         self.hits = 0
+        self.shared_hits = 0
         self.misses = 0
+        self._inflight: dict[tuple[int, str], asyncio.Future[Reply]] = {}
 
     @property
     def model_id(self) -> str:
@@ -184,20 +364,61 @@ class CachedBackend(Backend):
                 raise CacheMiss(f"replay mode cannot answer a sampled request (temperature={request.temperature})")
             return await self.inner.generate(request)
         key = request_key(request, self.model_identity)
-        hit = self.cache.get(key)
+        hit = self._hit(key)
         if hit is not None:
-            self.hits += 1
-            hit.cached = True
             return hit
+        slot = (id(asyncio.get_running_loop()), key)
+        if slot in self._inflight:  # the same request is on its way: share its answer
+            shared = await self._await_inflight(self._inflight[slot])
+            if shared is not None:
+                return self._as_hit(shared, "run")
         self.misses += 1
         if self.mode is CacheMode.REPLAY:
             raise CacheMiss(
                 f"replay mode: no recorded reply for stage {request.stage!r} (key {key[:12]}…) in "
                 f"{self.cache.path}; the run differs from the recording, or use cache=readwrite"
             )
-        reply = await self.inner.generate(request)
-        self.cache.put(key, reply, stage=request.stage)
+        return await self._send(request, key, slot)
+
+    async def _send(self, request: GenerationRequest, key: str, slot: tuple[int, str]) -> Reply:
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self._inflight[slot] = future
+        try:
+            reply = self.cache.put(key, await self.inner.generate(request), stage=request.stage)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except Exception as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: no "never retrieved" warning when nobody waits
+            raise
+        finally:
+            self._inflight.pop(slot, None)
+        future.set_result(reply)
         return reply
+
+    @staticmethod
+    async def _await_inflight(future: asyncio.Future[Reply]) -> Reply | None:
+        """The first sender's reply; None when that sender was cancelled (this call then sends)."""
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            return None
+
+    def _hit(self, key: str) -> Reply | None:
+        found = self.cache.lookup(key)
+        if found is None:
+            return None
+        reply, origin = found
+        return self._as_hit(reply, "shared" if origin != self.cache.origin else "run")
+
+    def _as_hit(self, reply: Reply, origin: str) -> Reply:
+        self.hits += 1
+        self.shared_hits += origin == "shared"
+        return Reply(**{**asdict(reply), "cached": True, "meta": {**reply.meta, "cache": origin}})
 
     async def preflight(self) -> None:
         if self.mode is not CacheMode.REPLAY:  # exact replay never reaches the model

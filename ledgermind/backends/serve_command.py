@@ -4,7 +4,10 @@ Why: a hand-written ``vllm serve`` line drifts from ``conf/model/<name>.yaml`` (
 line had no ``--mm-processor-kwargs``, so the server used the processor's default pixel budget
 while the in-process engine used ours, and the same run gave different replies). Everything here
 comes from ``ModelRef.engine_args`` — the arguments the in-process engine is built with — plus
-``--served-model-name`` equal to the name the ``vllm_server`` client asks for.
+``--served-model-name`` equal to the name the ``vllm_server`` client asks for, plus
+``--enable-prompt-tokens-details`` (the server then reports each reply's prefix-cached prompt
+tokens, which the client records per call) and, for one data-parallel server spanning several GPUs
+of a node, ``--data-parallel-size``.
 """
 
 from __future__ import annotations
@@ -33,15 +36,20 @@ def flag(key: str, value: Any) -> list[str]:
 
 
 def server_flags(
-    model: Mapping[str, Any], *, host: str = "127.0.0.1", port: int = 8000, extra: Mapping[str, Any] | None = None
+    model: Mapping[str, Any], *, host: str = "127.0.0.1", port: int = 8000, extra: Mapping[str, Any] | None = None,
+    data_parallel_size: int = 1,
 ) -> tuple[str, list[str]]:
-    """(weights to serve, flags) from a model config node."""
+    """(weights to serve, flags) from a model config node; ``data_parallel_size`` > 1: one server
+    with that many engine replicas behind one URL (vLLM balances requests over them)."""
     ref = ModelRef.from_mapping(model)
     weights = ref.resolve_source() if ref.builder else (ref.path or ref.hub_id or ref.name)
     flags = flag("revision", ref.revision)
     for key, value in sorted(ref.engine_args(extra).items()):
         if key not in NOT_CLI:
             flags += flag(key, value)
+    if data_parallel_size > 1:
+        flags += flag("data_parallel_size", data_parallel_size)
+    flags += flag("enable_prompt_tokens_details", True)
     flags += flag("served_model_name", ref.served_name) + flag("host", host) + flag("port", port)
     return weights, flags
 

@@ -1,8 +1,13 @@
 """Client for one or more vLLM OpenAI-compatible servers (the primary GPU path).
 
-Several ``base_urls`` are used round-robin, which is how one sweep spreads over several GPUs
-(one ``vllm serve`` per GPU). A failed attempt moves to the next URL, so a dead server costs one
-retry rather than a failed item.
+Several ``base_urls`` spread one sweep over several GPUs (one ``vllm serve`` per GPU), routed by
+``backends/routing.py``: all calls of one item go to one server (its prefix cache keeps the
+item's image), a new item goes to the least-loaded healthy server, each server has its own
+request limit, and a server that fails leaves the rotation — its items move on at their next
+attempt, so a dead server costs a retry rather than a failed item. On one node, vLLM's own
+``--data-parallel-size N`` behind a single URL is the alternative (``scripts/serve.py --dp N``).
+When the server reports ``usage.prompt_tokens_details.cached_tokens`` (vLLM with
+``--enable-prompt-tokens-details``), the reply's meta records it per call.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
 from ledgermind.backends.chat import to_openai_messages
 from ledgermind.backends.model_ref import ModelRef
 from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status
+from ledgermind.backends.routing import ItemRouter
 from ledgermind.errors import BackendError, BackendTimeout, ConfigError, PreflightError
 
 log = logging.getLogger(__name__)
@@ -84,6 +90,9 @@ class VLLMServerBackend(Backend):
         served_model_name: str | None = None,
         api_key_env: str | None = None,
         concurrency: int = 8,
+        per_server_concurrency: int | None = None,
+        routing: str = "affine",
+        cooldown_s: float = 30.0,
         timeout_s: float = 120.0,
         connect_timeout_s: float = 5.0,
         max_retries: int = 5,
@@ -97,8 +106,8 @@ class VLLMServerBackend(Backend):
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         if not urls:
             raise ConfigError("vllm_server backend needs at least one base URL")
-        if concurrency < 1:
-            raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
+        if concurrency < 1 or (per_server_concurrency is not None and per_server_concurrency < 1):
+            raise ConfigError(f"concurrency must be >= 1, got {concurrency} (per server: {per_server_concurrency})")
         # accept both "http://host:8000" and the OpenAI-SDK style "http://host:8000/v1"
         self.base_urls = [u.rstrip("/").removesuffix("/v1") for u in urls]
         self._model_id = self.ref.name
@@ -110,10 +119,12 @@ class VLLMServerBackend(Backend):
         self._transport = transport
         self._concurrency = concurrency
         self.return_token_ids = return_token_ids
-        self._rr = itertools.count()
         self._rng = random.Random(seed)
+        self.router = ItemRouter(self.base_urls, routing, cooldown_s=cooldown_s)
+        per_server = per_server_concurrency or concurrency
         self._clients = _PerLoop(self._make_client)
         self._sems = _PerLoop(lambda: asyncio.Semaphore(self._concurrency))
+        self._server_sems = _PerLoop(lambda: {u: asyncio.Semaphore(per_server) for u in self.base_urls})
 
     def _make_client(self) -> httpx.AsyncClient:
         import os
@@ -121,7 +132,8 @@ class VLLMServerBackend(Backend):
         headers = {}
         if self._api_key_env and os.environ.get(self._api_key_env):
             headers["Authorization"] = f"Bearer {os.environ[self._api_key_env]}"
-        limits = httpx.Limits(max_connections=self._concurrency, max_keepalive_connections=self._concurrency)
+        limits = httpx.Limits(max_connections=self._concurrency * len(self.base_urls),
+                              max_keepalive_connections=self._concurrency * len(self.base_urls))  # fmt: skip
         return httpx.AsyncClient(timeout=self._timeout, limits=limits, headers=headers, transport=self._transport)
 
     async def generate(self, request: GenerationRequest) -> Reply:
@@ -129,34 +141,26 @@ class VLLMServerBackend(Backend):
         body = await asyncio.to_thread(build_payload, request, self.served_model, self.return_token_ids)
         async with self._sems.get():
             t0 = time.perf_counter()
-            data, url, attempts = await self._post_with_retries(body)
+            data, url, attempts = await self._post_with_retries(body, request.item_id)
             latency = time.perf_counter() - t0
         return self._parse(data, latency, url, attempts)
 
-    async def _post_with_retries(self, body: dict[str, Any]) -> tuple[dict[str, Any], str, int]:
-        client: httpx.AsyncClient = self._clients.get()
+    async def _post_with_retries(self, body: dict[str, Any], item_id: str = "") -> tuple[dict[str, Any], str, int]:
         delays = self.policy.delays(self._rng)
         last_error = ""
         timed_out = False
         for attempt in itertools.count(1):
-            url = self.base_urls[next(self._rr) % len(self.base_urls)]
+            url = self.router.pick(item_id)
+            self.router.started(url, item_id)
+            answered = True  # a server that answers (even to reject the request) stays in rotation
             try:
-                resp = await client.post(f"{url}/v1/chat/completions", json=body)
-            except httpx.TransportError as exc:
-                if not is_retryable_exception(exc):  # pragma: no cover — all transport errors are
-                    raise
-                timed_out = isinstance(exc, httpx.TimeoutException)
-                last_error = f"{url}: {type(exc).__name__}: {exc}"
-            else:
-                if resp.status_code == 200:
-                    try:
-                        return resp.json(), url, attempt
-                    except ValueError as exc:
-                        raise BackendError(f"{url} returned malformed JSON: {resp.text[:200]!r}") from exc
-                if not is_retryable_status(resp.status_code):
-                    raise BackendError(f"{url} rejected the request (HTTP {resp.status_code}): {resp.text[:500]}")
-                timed_out = False
-                last_error = f"{url}: HTTP {resp.status_code}: {resp.text[:200]}"
+                async with self._server_sems.get()[url]:
+                    data, last_error, timed_out = await self._post_once(url, body)
+                answered = data is not None
+            finally:
+                self.router.finished(url, answered)
+            if data is not None:
+                return data, url, attempt
             delay = next(delays, None)
             if delay is None:
                 break
@@ -164,6 +168,24 @@ class VLLMServerBackend(Backend):
             await asyncio.sleep(delay)
         err = BackendTimeout if timed_out else BackendError
         raise err(f"vLLM server unavailable after {self.policy.max_retries + 1} attempts; last error: {last_error}")
+
+    async def _post_once(self, url: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str, bool]:
+        """(reply JSON, "", False) or (None, why, timed out) for a retryable failure; raises otherwise."""
+        client: httpx.AsyncClient = self._clients.get()
+        try:
+            resp = await client.post(f"{url}/v1/chat/completions", json=body)
+        except httpx.TransportError as exc:
+            if not is_retryable_exception(exc):  # pragma: no cover — all transport errors are
+                raise
+            return None, f"{url}: {type(exc).__name__}: {exc}", isinstance(exc, httpx.TimeoutException)
+        if resp.status_code == 200:
+            try:
+                return resp.json(), "", False
+            except ValueError as exc:
+                raise BackendError(f"{url} returned malformed JSON: {resp.text[:200]!r}") from exc
+        if not is_retryable_status(resp.status_code):
+            raise BackendError(f"{url} rejected the request (HTTP {resp.status_code}): {resp.text[:500]}")
+        return None, f"{url}: HTTP {resp.status_code}: {resp.text[:200]}", False
 
     async def preflight(self) -> None:
         """Every base URL answers ``/v1/models``, lists ``served_model`` and serves it with the
@@ -219,12 +241,15 @@ class VLLMServerBackend(Backend):
             latency_s=latency,
             backend=self.name,
             model=self.model_id,
-            meta=self._meta(choice, url, attempts),
+            meta=self._meta(choice, url, attempts, usage),
             reasoning=str(reasoning),
         )
 
-    def _meta(self, choice: dict[str, Any], url: str, attempts: int) -> dict[str, Any]:
+    def _meta(self, choice: dict[str, Any], url: str, attempts: int, usage: Mapping[str, Any]) -> dict[str, Any]:
         meta: dict[str, Any] = {"base_url": url, "attempts": attempts, "served_model": self.served_model}
+        details = usage.get("prompt_tokens_details")
+        if isinstance(details, dict) and details.get("cached_tokens") is not None:  # vLLM --enable-prompt-tokens-details
+            meta["cached_tokens"] = _count(details["cached_tokens"])
         if choice.get("token_ids") is not None:
             meta["token_ids"] = list(choice["token_ids"])
         return meta

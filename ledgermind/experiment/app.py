@@ -310,9 +310,14 @@ async def _run(
     logger: ExperimentLogger,
 ) -> dict[str, Any]:
     from ledgermind.backends.build import build_backend
+    from ledgermind.backends.cache import cache_path
 
     cache = cfg.get("cache") or {}
-    backend = build_backend(cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=cache.get("path"))
+    out = str(cfg.output_dir)
+    name, backend_cfg = str(cfg.model.get("name")), to_plain(cfg.backend)
+    path = cache_path(cache, out, name, backend_cfg) if cache.get("mode", "off") != "off" else None
+    origin = str(Path(out).resolve())  # the rows this run writes: a hit on another run's row is "shared"
+    backend = build_backend(cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=path, cache_origin=origin)
     try:
         await backend.preflight()  # a dead server is one clear line (exit 2) before any item runs
         agent = factory(cfg, backend)

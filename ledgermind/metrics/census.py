@@ -67,6 +67,8 @@ def empty_census() -> dict[str, Any]:
         "tool_calls": 0,
         "repair_tool_calls": 0,  # of tool_calls: those a repair operator made (RETRY/REFRESH/SWITCH/ACQUIRE)
         "model_calls": 0,
+        # of model_calls: answered by the response cache (not sent), and of those, rows another run wrote
+        "cache": {"hits": 0, "shared": 0},
     }
 
 
@@ -85,6 +87,7 @@ def census(t: Trajectory) -> dict[str, Any]:
     c["tool_calls"] = t.n_tool_calls
     c["repair_tool_calls"] = repair_tool_calls(t)
     c["model_calls"] = t.n_model_calls
+    c["cache"] = cache_hits(t.model_calls)
     for name in CENSUS_SECTIONS:
         section = CENSUS_SECTIONS.get(name)
         if section.applies(t):
@@ -148,6 +151,13 @@ def repair_tool_calls(t: Trajectory) -> int:
             if entry_id in t.ledger:
                 calls.add(t.ledger.get(entry_id).tool_call_id)
     return len(calls)
+
+
+def cache_hits(calls: Iterable[ModelCall]) -> dict[str, int]:
+    """Calls the response cache answered, and those from a row another run wrote (a cache shared
+    by a sweep: ``backends/cache.py`` tags the hit's meta ``cache="shared"``)."""
+    hits = [c for c in calls if c.cached]
+    return {"hits": len(hits), "shared": sum(c.meta.get("cache") == "shared" for c in hits)}
 
 
 def identical_dual_reads(calls: Iterable[ModelCall]) -> int:

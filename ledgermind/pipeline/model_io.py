@@ -57,6 +57,7 @@ class ModelIO:
             seed=self.cfg.seed + draw,
             json_schema=schema if self.structured else None,
             stage=stage,
+            item_id=self.traj.item_id,  # routing keeps an item's calls on one server (not part of the key)
         )
         t0 = time.perf_counter()
         key, pixels, sample = "", [], []

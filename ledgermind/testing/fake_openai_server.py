@@ -7,6 +7,14 @@ measures only the runner (OCR, grounding, event-loop stalls, locks). It answers 
 request asks for — an instance of the ``response_format`` JSON schema, a string matching the
 ``structured_outputs`` regex, plain text otherwise — and counts the requests in flight.
 
+With a ``ServerModel`` (``--prefix-cache-tokens``, ``--prefill-ms-per-token`` …) it also behaves
+like one vLLM server's cost: a per-server prefix cache (LRU over chained hashes of the prompt's
+prefix — 16-token text blocks and whole images, as vLLM's automatic prefix caching reuses KV
+blocks), a latency of ``latency_s`` + a cost per *uncached* prompt token + a cost per generated
+token, and a batch limit (requests beyond it wait). It reports
+``usage.prompt_tokens_details.cached_tokens`` as vLLM does with ``--enable-prompt-tokens-details``,
+so a client's routing can be judged by its prefix-hit rate (``scripts/bench_runner.py --servers``).
+
 Loopback only (it refuses other hosts), stdlib only (asyncio HTTP/1.1 with keep-alive), run in a
 background thread (``FakeOpenAIServer``) or as ``python -m ledgermind.testing.fake_openai_server``.
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``
@@ -18,11 +26,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -209,6 +219,72 @@ class LoadStats:
         self.requests, self.max_in_flight, self._area, self._since, self._last = 0, self.in_flight, 0.0, now, now
 
 
+# ----------------------------------------------------------------------------- one GPU server's cost
+TEXT_BLOCK_CHARS = 64  # ≈ 16 tokens at 4 characters a token: vLLM's default KV block size
+
+
+@dataclass(frozen=True)
+class ServerModel:
+    """The cost model of one server. ``prefix_cache_tokens`` 0: no prefix cache (every prompt token
+    is prefilled). Costs are seconds; ``image_tokens`` is what one image costs in prompt tokens."""
+
+    prefix_cache_tokens: int = 0
+    prefill_s_per_token: float = 0.0
+    decode_s_per_token: float = 0.0
+    max_batch: int | None = None
+    image_tokens: int = 1024
+
+
+def prompt_blocks(messages: Any, image_tokens: int) -> Iterator[tuple[str, int]]:
+    """(chained hash, tokens) of each block of the prompt, in order: the hash of block k covers
+    blocks 0..k (a prefix), so a hit on block k means the whole prefix up to it is cached."""
+    h = hashlib.sha256()
+    for msg in messages if isinstance(messages, list) else []:
+        h.update(f"<{msg.get('role', '')}>".encode() if isinstance(msg, Mapping) else b"<?>")
+        content = msg.get("content") if isinstance(msg, Mapping) else ""
+        parts = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+        for part in parts:
+            if not isinstance(part, Mapping):
+                continue
+            if part.get("type") == "image_url":
+                url = str((part.get("image_url") or {}).get("url", ""))
+                h.update(b"<img>" + hashlib.sha256(url.encode()).digest())
+                yield h.hexdigest(), image_tokens
+                continue
+            text = str(part.get("text", ""))
+            for i in range(0, len(text), TEXT_BLOCK_CHARS):
+                chunk = text[i : i + TEXT_BLOCK_CHARS]
+                h.update(chunk.encode())
+                yield h.hexdigest(), max(1, len(chunk) // 4)
+
+
+class PrefixCache:
+    """LRU over prefix-block hashes with a capacity in tokens (one server's KV cache)."""
+
+    def __init__(self, capacity_tokens: int) -> None:
+        self.capacity = capacity_tokens
+        self._blocks: OrderedDict[str, int] = OrderedDict()
+        self._size = 0
+
+    def serve(self, blocks: list[tuple[str, int]]) -> int:
+        """Cached tokens of this prompt (the longest cached prefix); then the prompt's blocks are cached."""
+        cached = 0
+        for key, tokens in blocks:
+            if key not in self._blocks:
+                break
+            cached += tokens
+        for key, tokens in blocks:
+            if key in self._blocks:
+                self._blocks.move_to_end(key)
+            else:
+                self._blocks[key] = tokens
+                self._size += tokens
+        while self._size > self.capacity and self._blocks:
+            _, tokens = self._blocks.popitem(last=False)
+            self._size -= tokens
+        return cached
+
+
 # ----------------------------------------------------------------------------- HTTP
 class FakeOpenAIServer:
     """``with FakeOpenAIServer(latency_s=0.5) as srv: srv.base_url`` — serves in a daemon thread.
@@ -217,13 +293,15 @@ class FakeOpenAIServer:
     ``strict_model`` answers 404 to a request for another model, as vLLM does; ``die_after=N``
     behaves like a server killed mid-run: after N answered completions the next request gets no
     response at all and the listener closes (clients see a transport error, then refusal);
-    ``max_model_len`` is listed on ``/v1/models`` as vLLM lists its ``--max-model-len``.
+    ``max_model_len`` is listed on ``/v1/models`` as vLLM lists its ``--max-model-len``;
+    ``cost`` (a ``ServerModel``) adds the prefix cache, the token costs and the batch limit.
     """
 
     def __init__(self, latency_s: float = 0.5, model: str = "fake-model", reply_text: str = "A",
                  host: str = LOOPBACK, port: int = 0, record: bool = False,
                  reply: Callable[[Mapping[str, Any]], str] | None = None, strict_model: bool = False,
-                 die_after: int | None = None, max_model_len: int | None = None) -> None:  # fmt: skip
+                 die_after: int | None = None, max_model_len: int | None = None,
+                 cost: ServerModel | None = None) -> None:  # fmt: skip
         if host not in (LOOPBACK, "localhost"):
             raise ValueError(f"the fake server listens on loopback only, not {host!r}")
         if latency_s < 0:
@@ -236,6 +314,10 @@ class FakeOpenAIServer:
         self.reply, self.strict_model, self.die_after = reply, strict_model, die_after
         self.completions = 0  # chat requests answered with 200
         self.max_model_len = max_model_len  # listed on /v1/models as vLLM does (None: not listed)
+        self.cost = cost or ServerModel()
+        self.prefix_cache = PrefixCache(self.cost.prefix_cache_tokens)
+        self.tokens = {"prompt": 0, "cached": 0, "completion": 0}
+        self._batch: asyncio.Semaphore | None = None  # made in the server's loop
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
@@ -342,10 +424,13 @@ class FakeOpenAIServer:
                 card["max_model_len"] = self.max_model_len
             return 200, {"object": "list", "data": [card]}
         if method == "GET" and path == "/stats":
-            return 200, self.stats.snapshot()
+            return 200, {**self.stats.snapshot(), **{f"{k}_tokens": v for k, v in self.tokens.items()}}
         if method == "POST" and path == "/stats/reset":
             self.stats.reset()
             self.recorded.clear()
+            self.tokens = dict.fromkeys(self.tokens, 0)
+            if self.cost.prefix_cache_tokens:
+                self.prefix_cache = PrefixCache(self.cost.prefix_cache_tokens)
             return 200, {"ok": True}
         if method == "GET" and path == "/recorded":
             return 200, self.recorded
@@ -366,20 +451,46 @@ class FakeOpenAIServer:
                     self.recorded.append(body)
             except (ValueError, UnsupportedFormat, AttributeError, TypeError) as exc:
                 return 400, {"error": {"message": f"bad request: {exc}"}}
-            await asyncio.sleep(self.latency_s)
+            prompt, cached, completion = await self._serve(body, content)
             self.completions += 1
-            prompt_chars = len(json.dumps(body.get("messages", [])))
             return 200, {
                 "id": f"chatcmpl-fake-{self.stats.requests}",
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", self.model),
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": max(1, len(content) // 4),
-                          "total_tokens": prompt_chars // 4 + max(1, len(content) // 4)},  # fmt: skip
+                "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                          "prompt_tokens_details": {"cached_tokens": cached}},  # fmt: skip
             }
         finally:
             self.stats.leave()
+
+
+    async def _serve(self, body: Mapping[str, Any], content: str) -> tuple[int, int, int]:
+        """Wait as the cost model says; (prompt, cached prompt, completion) tokens."""
+        blocks = list(prompt_blocks(body.get("messages", []), self.cost.image_tokens))
+        prompt = sum(t for _, t in blocks)
+        completion = max(1, len(content) // 4)
+        if self.cost.max_batch and self._batch is None:
+            self._batch = asyncio.Semaphore(self.cost.max_batch)
+        async with self._batch or _NO_LIMIT:
+            cached = self.prefix_cache.serve(blocks) if self.cost.prefix_cache_tokens else 0
+            delay = self.latency_s + (prompt - cached) * self.cost.prefill_s_per_token + completion * self.cost.decode_s_per_token
+            await asyncio.sleep(delay)
+        for key, n in (("prompt", prompt), ("cached", cached), ("completion", completion)):
+            self.tokens[key] += n
+        return prompt, cached, completion
+
+
+class _NoLimit:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_LIMIT = _NoLimit()
 
 
 class _BadRequest(Exception):
@@ -416,9 +527,19 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--latency", type=float, default=0.5, help="seconds per request, whatever the load")
     p.add_argument("--model", default="fake-model")
     p.add_argument("--record", action="store_true", help="keep request bodies for GET /recorded")
+    p.add_argument("--prefix-cache-tokens", type=int, default=0, help="prefix cache capacity (0: none)")
+    p.add_argument("--prefill-ms-per-token", type=float, default=0.0, help="cost of an uncached prompt token")
+    p.add_argument("--decode-ms-per-token", type=float, default=0.0, help="cost of a generated token")
+    p.add_argument("--max-batch", type=int, default=None, help="requests served at once (more wait)")
+    p.add_argument("--image-tokens", type=int, default=1024, help="prompt tokens of one image")
+    p.add_argument("--first-option", action="store_true", help="answer 'Answer: X' for the prompt's first option")
     args = p.parse_args(argv)
+    cost = ServerModel(args.prefix_cache_tokens, args.prefill_ms_per_token / 1000, args.decode_ms_per_token / 1000,
+                       args.max_batch, args.image_tokens)  # fmt: skip
+    server = FakeOpenAIServer(args.latency, args.model, port=args.port, record=args.record, cost=cost,
+                              reply=first_option_answer if args.first_option else None)  # fmt: skip
     try:
-        asyncio.run(FakeOpenAIServer(args.latency, args.model, port=args.port, record=args.record).serve_forever())
+        asyncio.run(server.serve_forever())
     except KeyboardInterrupt:
         pass
 

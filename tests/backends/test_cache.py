@@ -5,6 +5,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -48,7 +49,7 @@ def test_hit_returns_recorded_reply_without_calling_the_model(cached):
     second = b.generate_sync(req())
     assert inner.calls == 1 and (b.hits, b.misses) == (1, 1)
     assert second.text == first.text == "answer 1" and second.cached and not first.cached
-    assert second.backend == "counting" and second.meta == {"n": 1}
+    assert second.backend == "counting" and second.meta == {"n": 1, "cache": "run"}  # this run wrote it
 
 
 def test_any_change_in_the_request_is_a_miss(cached):
@@ -133,3 +134,148 @@ def test_build_backend_wraps_and_validates(tmp_path):
         build_backend(cfg, model, cache_mode="replay", cache_path=tmp_path / "missing.sqlite")
     by_name = build_backend({"name": "scripted", "allow_scripted": True, "default": "y"}, model)
     assert by_name.generate_sync(req()).text == "y"
+
+
+# ----------------------------------------------------------------------------- shared by a sweep
+def test_hit_from_another_run_is_counted_shared(tmp_path):
+    path = tmp_path / "sweep.sqlite"
+    first, second = Counting(), Counting()
+    a = CachedBackend(first, ResponseCache(path, origin="runs/full"), "readwrite", "m")
+    b = CachedBackend(second, ResponseCache(path, origin="runs/no_ecc"), "readwrite", "m")
+    a.generate_sync(req("plan"))
+    reply = b.generate_sync(req("plan"))
+    assert second.calls == 0 and reply.cached and reply.meta["cache"] == "shared"
+    assert (b.hits, b.shared_hits, a.shared_hits) == (1, 1, 0)
+    own = CachedBackend(Counting(), ResponseCache(path, origin="runs/full"), "readwrite", "m")  # a resume
+    assert own.generate_sync(req("plan")).meta["cache"] == "run" and own.shared_hits == 0
+
+
+def test_first_writer_wins_so_every_run_uses_one_answer(tmp_path):
+    """Two jobs that both missed and both asked the server store one reply: the second gets the first's."""
+    path = tmp_path / "c.sqlite"
+    one, two = ResponseCache(path, origin="a"), ResponseCache(path, origin="b")
+    assert one.put("k", Reply(text="first")).text == "first"
+    assert two.put("k", Reply(text="second")).text == "first"
+    assert two.lookup("k") == (Reply(text="first"), "a")
+
+
+def test_concurrent_identical_requests_are_sent_once(cached):
+    inner, b = cached
+
+    class Slow(Counting):
+        async def generate(self, request):
+            await asyncio.sleep(0.05)
+            return await super().generate(request)
+
+    b.inner = slow = Slow()
+
+    async def run():
+        return await asyncio.gather(*(b.generate(req("same")) for _ in range(5)))
+
+    replies = asyncio.run(run())
+    assert slow.calls == 1 and {r.text for r in replies} == {"answer 1"} and sum(r.cached for r in replies) == 4
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from ledgermind.backends.base import Reply
+    from ledgermind.backends.cache import ResponseCache
+    path, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    cache = ResponseCache(path, origin=who)
+    for i in range(n):
+        # half the keys are written by both processes (a shared request), half by this one only
+        cache.put(f"shared-{i}", Reply(text=f"{who} {i}"), stage="s")
+        cache.put(f"{who}-{i}", Reply(text=f"{who} {i}", meta={"i": i}), stage="s")
+    cache.close()
+""")
+
+
+def test_two_writer_processes_lose_and_corrupt_nothing(tmp_path):
+    path, n = tmp_path / "shared.sqlite", 150
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), who, str(n)]) for who in ("a", "b")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    cache = ResponseCache(path, recover=False)
+    assert len(cache) == 3 * n  # n shared keys + n per process
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    for i in range(n):
+        for who in ("a", "b"):
+            assert cache.get(f"{who}-{i}") == Reply(text=f"{who} {i}", meta={"i": i})
+        reply, origin = cache.lookup(f"shared-{i}")
+        assert reply.text == f"{origin} {i}"  # one writer's whole row, never a mix
+
+
+# ----------------------------------------------------------------------------- damage vs a failing disk
+@pytest.mark.parametrize("row", ['{"text": 5}', "[1, 2]", '{"text": "x", "meta": "no"}', '{"text": "x", "extra": 1}', "not json"])
+def test_a_mistyped_row_is_a_miss_and_is_replaced(tmp_path, row, caplog):
+    path = tmp_path / "c.sqlite"
+    inner, b = Counting(), CachedBackend(Counting(), ResponseCache(path), "readwrite", "m")
+    b.inner = inner
+    key = request_key(req("q"), "m")
+    b.cache.put(key, Reply(text="ok"))
+    sqlite3.connect(path).execute("UPDATE replies SET reply = ? WHERE key = ?", (row, key)).connection.commit()
+    assert b.generate_sync(req("q")).text == "answer 1" and inner.calls == 1  # a miss, not an item error
+    assert b.generate_sync(req("q")).text == "answer 1" and inner.calls == 1  # the fresh reply replaced it
+    assert "unreadable entry" in caplog.text
+
+
+def test_disk_io_error_never_moves_a_valid_cache_aside(tmp_path, monkeypatch, caplog):
+    path = tmp_path / "c.sqlite"
+    ResponseCache(path).put("k", Reply(text="kept"))
+
+    def io_error(self):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(ResponseCache, "_open", io_error)
+    inner = Counting()
+    b = CachedBackend(inner, ResponseCache(path), "readwrite", "m")
+    assert b.generate_sync(req("q")).text == "answer 1" and inner.calls == 1  # runs on without a cache
+    assert not path.with_name("c.sqlite.corrupt").exists() and caplog.text.count("cannot open") == 1
+    monkeypatch.undo()
+    assert ResponseCache(path).get("k").text == "kept"
+    with pytest.raises(ConfigError, match="replay needs an intact file"):
+        monkeypatch.setattr(ResponseCache, "_open", io_error)
+        ResponseCache(path, recover=False)
+
+
+def test_a_file_that_is_not_a_database_is_moved_aside(tmp_path):
+    path = tmp_path / "c.sqlite"
+    path.write_bytes(b"this is not sqlite at all" * 100)
+    cache = ResponseCache(path)
+    assert cache.usable and path.with_name("c.sqlite.corrupt").exists() and len(cache) == 0
+
+
+def test_full_disk_write_is_skipped_with_one_warning(tmp_path, caplog):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache._db.execute("PRAGMA max_page_count = " + str(cache._db.execute("PRAGMA page_count").fetchone()[0]))
+    big = Reply(text="x" * 20000)
+    assert cache.put("a", big) is big and cache.put("b", big) is big  # the reply still reaches the item
+    assert caplog.text.count("cannot store a reply") == 1 and "full" in caplog.text
+    assert cache.get("a") is None and not (tmp_path / "c.sqlite.corrupt").exists()
+
+
+# ----------------------------------------------------------------------------- where the file lives, what keys it
+def test_cache_path_by_scope(tmp_path):
+    from ledgermind.backends.cache import backend_signature, cache_path
+
+    run, sig = tmp_path / "run", backend_signature(None)
+    assert cache_path({"scope": "run"}, run) == run / "responses.sqlite"
+    assert cache_path({"scope": "sweep"}, run) == run / "responses.sqlite"  # not inside a multirun
+    assert cache_path({"scope": "root", "root": str(tmp_path / "r")}, run, "qwen 7b/x") == tmp_path / "r" / f"qwen_7b_x-{sig}.sqlite"
+    assert cache_path({"scope": "root", "path": "/x/f.sqlite"}, run) == Path("/x/f.sqlite")  # replay: the recorded file
+    with pytest.raises(ConfigError, match="cache.scope must be one of"):
+        cache_path({"scope": "galaxy"}, run)
+    with pytest.raises(ConfigError, match="needs cache.root"):
+        cache_path({"scope": "root", "root": None}, run)
+
+
+def test_a_shared_file_is_split_by_reply_shaping_backend_parameters_not_by_transport(tmp_path):
+    from ledgermind.backends.cache import backend_signature, cache_path
+
+    sim = {"_target_": "x.SimulatedBackend", "seed": 0, "phantom_rate": 0.2}
+    assert backend_signature(sim) != backend_signature({**sim, "phantom_rate": 0.4})  # other replies: other file
+    assert backend_signature(sim) != backend_signature({**sim, "seed": 1})
+    server = {"_target_": "x.VLLMServerBackend", "base_urls": ["http://a:1"], "concurrency": 8, "routing": "affine"}
+    assert backend_signature(server) == backend_signature(
+        {**server, "base_urls": ["http://b:2", "http://c:3"], "concurrency": 64, "routing": "rotation"})
+    root = {"scope": "root", "root": str(tmp_path)}
+    assert cache_path(root, tmp_path, "m", sim) != cache_path(root, tmp_path, "m", {**sim, "phantom_rate": 0.4})

@@ -134,3 +134,71 @@ def test_structured_replies_with_surrogate_escapes_parse_to_valid_text():
     assert answer == "B\ufffd" and cites == ["OC-1"]
     answer.encode("utf-8")
     assert _try_json('{"claims": [{"text": "x\\udebc"}]}') == {"claims": [{"text": "x\ufffd"}]}
+
+
+# ----------------------------------------------------------------------------- prefix cache and cost model
+def _with_image(color: str, question: str) -> GenerationRequest:
+    return GenerationRequest([Message("user", [Image.new("RGB", (32, 24), color), question])])
+
+
+def test_prefix_cache_reports_cached_tokens_as_vllm_does():
+    from ledgermind.testing.fake_openai_server import ServerModel
+
+    cost = ServerModel(prefix_cache_tokens=100_000, image_tokens=500)
+    with FakeOpenAIServer(latency_s=0.0, cost=cost) as srv:
+        b = client(srv)
+        first = b.generate_sync(_with_image("navy", "What is the value of the tallest bar?"))
+        again = b.generate_sync(_with_image("navy", "Which colour is the smallest slice?"))  # same image, new question
+        other = b.generate_sync(_with_image("red", "What is the value of the tallest bar?"))  # other image first
+        stats = httpx.get(f"{srv.root_url}/stats").json()
+    assert first.meta["cached_tokens"] == 0 and other.meta["cached_tokens"] == 0
+    assert again.meta["cached_tokens"] == 500 < again.prompt_tokens  # the image prefix, not the new question
+    assert stats["cached_tokens"] == 500 and stats["prompt_tokens"] == first.prompt_tokens + again.prompt_tokens + other.prompt_tokens
+
+
+def test_prefix_cache_evicts_the_least_recently_used_prefix():
+    from ledgermind.testing.fake_openai_server import PrefixCache
+
+    cache = PrefixCache(capacity_tokens=10)
+    a, b = [("a1", 4), ("a2", 4)], [("b1", 4), ("b2", 4)]
+    assert cache.serve(a) == 0 and cache.serve(a) == 8
+    assert cache.serve(b) == 0  # 16 tokens > 10: a's blocks go first
+    assert cache.serve(a) == 0 and cache.serve(a) == 8
+
+
+def test_latency_model_charges_uncached_prompt_and_generated_tokens(monkeypatch):
+    from ledgermind.testing import fake_openai_server as fake
+
+    slept: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def record(delay, *a, **kw):
+        slept.append(delay)
+        await real_sleep(0)
+
+    monkeypatch.setattr(fake.asyncio, "sleep", record)
+    cost = fake.ServerModel(prefix_cache_tokens=100_000, prefill_s_per_token=0.001, decode_s_per_token=0.01, image_tokens=500)
+    with FakeOpenAIServer(latency_s=0.1, cost=cost, reply_text="ABCDEFGH") as srv:
+        b = client(srv)
+        cold = b.generate_sync(_with_image("navy", "q"))
+        warm = b.generate_sync(_with_image("navy", "q"))
+    # 0.1 s + 1 ms per uncached prompt token + 10 ms per generated token (8 characters: 2 tokens)
+    assert slept[0] == pytest.approx(0.1 + cold.prompt_tokens * 0.001 + 0.02)
+    assert slept[1] == pytest.approx(0.1 + (warm.prompt_tokens - warm.meta["cached_tokens"]) * 0.001 + 0.02)
+    assert warm.meta["cached_tokens"] == warm.prompt_tokens
+
+
+def test_batch_limit_queues_requests_beyond_it():
+    from ledgermind.testing.fake_openai_server import ServerModel
+
+    with FakeOpenAIServer(latency_s=0.2, cost=ServerModel(max_batch=2)) as srv:
+        b = client(srv, concurrency=6)
+
+        async def run():
+            t0 = time.perf_counter()
+            await asyncio.gather(*(b.generate(ask()) for _ in range(6)))
+            await b.aclose()
+            return time.perf_counter() - t0
+
+        wall = asyncio.run(run())
+    assert wall >= 0.55  # three waves of two, not one wave of six (0.2 s)

@@ -100,15 +100,80 @@ def test_backoff_sleeps_between_attempts(monkeypatch):
     assert all(0 <= d <= 2**i for i, d in enumerate(slept))
 
 
-def test_round_robin_over_base_urls_and_failover():
-    s = Script([httpx.ConnectError("down"), 200, 200, 200])
-    b = backend(s, base_urls=["http://a:1/v1", "http://b:2/"], max_retries=2)
-    b.generate_sync(req())
-    b.generate_sync(req())
-    b.generate_sync(req())
-    hosts = [r.url.host for r in s.requests]
-    assert hosts == ["a", "b", "a", "b"]
+def test_rotation_policy_sends_each_request_to_the_next_server():
+    s = Script([200, 200, 200, 200])
+    b = backend(s, base_urls=["http://a:1/v1", "http://b:2/"], routing="rotation")
+    for item in ("x", "x", "y", "y"):
+        b.generate_sync(req(item_id=item))
+    assert [r.url.host for r in s.requests] == ["a", "b", "a", "b"]
     assert {r.url.path for r in s.requests} == {"/v1/chat/completions"}
+
+
+def test_item_affine_routing_keeps_an_item_on_one_server_and_balances_new_items():
+    s = Script([])
+    b = backend(s, base_urls=["http://a:1", "http://b:2", "http://c:3"])
+    order = ["i1", "i2", "i3", "i1", "i2", "i3", "i4", "i1", "i4"]
+    for item in order:
+        b.generate_sync(req(item_id=item))
+    by_item: dict[str, set[str]] = {}
+    for item, r in zip(order, s.requests, strict=True):
+        by_item.setdefault(item, set()).add(r.url.host)
+    assert all(len(hosts) == 1 for hosts in by_item.values())  # every call of an item on one server
+    assert {h for i in ("i1", "i2", "i3") for h in by_item[i]} == {"a", "b", "c"}  # three items, three servers
+
+
+def test_a_failing_server_leaves_rotation_and_its_item_continues_elsewhere():
+    s = Script([200, httpx.ConnectError("down"), 200, 200, 200])
+    b = backend(s, base_urls=["http://a:1", "http://b:2"], max_retries=2)
+    b.generate_sync(req(item_id="x"))  # x pinned to a
+    r = b.generate_sync(req(item_id="x"))  # a dies: after one retry x continues on b
+    b.generate_sync(req(item_id="x"))
+    b.generate_sync(req(item_id="new"))  # a is out of rotation: the new item goes to b too
+    assert [q.url.host for q in s.requests] == ["a", "a", "b", "b", "b"] and r.meta["attempts"] == 2
+    assert not b.router.healthy("http://a:1") and b.router.assignment("x") == "http://b:2"
+
+
+def test_a_server_that_rejects_a_request_stays_in_rotation():
+    s = Script([400])
+    b = backend(s, base_urls=["http://a:1", "http://b:2"])
+    with pytest.raises(BackendError, match="rejected"):
+        b.generate_sync(req(item_id="x"))
+    assert b.router.healthy("http://a:1")
+
+
+def test_per_server_concurrency_limit():
+    in_flight: dict[str, int] = {}
+    peak: dict[str, int] = {}
+
+    async def handler(request):
+        host = request.url.host
+        in_flight[host] = in_flight.get(host, 0) + 1
+        peak[host] = max(peak.get(host, 0), in_flight[host])
+        await asyncio.sleep(0.02)
+        in_flight[host] -= 1
+        return httpx.Response(200, json=ok_body())
+
+    b = VLLMServerBackend(MODEL, base_urls=["http://a:1", "http://b:2"], concurrency=16, per_server_concurrency=2,
+                          transport=httpx.MockTransport(handler))  # fmt: skip
+
+    async def run():
+        await asyncio.gather(*(b.generate(req(item_id=f"i{k % 4}")) for k in range(24)))
+        await b.aclose()
+
+    asyncio.run(run())
+    assert peak == {"a": 2, "b": 2}
+
+
+def test_cached_prompt_tokens_are_recorded_when_the_server_reports_them():
+    def handler(request):
+        body = ok_body()
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": 5}
+        return httpx.Response(200, json=body)
+
+    r = VLLMServerBackend(MODEL, transport=httpx.MockTransport(handler)).generate_sync(req())
+    assert r.meta["cached_tokens"] == 5 and r.prompt_tokens == 7
+    plain = VLLMServerBackend(MODEL, transport=httpx.MockTransport(lambda q: httpx.Response(200, json=ok_body())))
+    assert "cached_tokens" not in plain.generate_sync(req()).meta
 
 
 def test_malformed_json_and_shape_raise_backend_error():

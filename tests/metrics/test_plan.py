@@ -1,0 +1,98 @@
+"""The planner: its sample sizes against a simulation of the exact McNemar test, its cost projection
+against a synthetic pilot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ledgermind.experiment.plan import Pilot, PilotRun, PlanRequest, discordance, main, make_plan, shared_cache_costs
+from ledgermind.metrics.plan import (
+    mcnemar_power,
+    mcnemar_sample_size,
+    simulated_power,
+    smallest_detectable_delta,
+)
+from ledgermind.metrics.stats import mcnemar_exact
+
+
+@pytest.mark.parametrize(("psi", "delta"), [(0.15, 0.05), (0.35, 0.05), (0.30, 0.10), (0.10, 0.02), (0.25, 0.02)])
+def test_planned_n_gives_80_percent_power_in_simulation(psi, delta):
+    """Draw paired outcomes with the pilot's discordance at the planned n; run the exact test."""
+    n = mcnemar_sample_size(psi, delta)
+    p_full, p_variant = (psi - delta) / 2, (psi + delta) / 2
+    power = simulated_power(n, p_full, p_variant, trials=2000, seed=1)
+    assert 0.75 <= power <= 0.85, (n, power)
+    assert simulated_power(n // 2, p_full, p_variant, trials=2000, seed=2) < 0.70  # half the items: clearly less
+
+
+def test_smallest_detectable_delta_is_detected_with_80_percent_in_simulation():
+    n, psi = 136, 0.15
+    d = smallest_detectable_delta(n, psi)
+    assert mcnemar_power(n, psi, d) == pytest.approx(0.8, abs=1e-6)
+    power = simulated_power(n, max(0.0, (psi - d) / 2), (max(psi, d) + d) / 2, trials=2000, seed=3)
+    assert 0.75 <= power <= 0.85, (d, power)
+
+
+def test_vectorised_exact_test_agrees_with_the_tables_mcnemar():
+    import numpy as np
+
+    from ledgermind.metrics.plan import exact_rejects
+
+    b, c = np.array([0, 3, 10, 2, 17, 40]), np.array([0, 9, 2, 2, 30, 20])
+    assert exact_rejects(b, c).tolist() == [mcnemar_exact(x, y) < 0.05 for x, y in zip(b, c, strict=True)]
+
+
+def test_sample_size_grows_as_the_effect_shrinks_and_discordance_grows():
+    assert mcnemar_sample_size(0.2, 0.01) > mcnemar_sample_size(0.2, 0.02) > mcnemar_sample_size(0.2, 0.05)
+    assert mcnemar_sample_size(0.4, 0.05) > mcnemar_sample_size(0.1, 0.05)
+    assert mcnemar_sample_size(0.2, 0.0) is None
+    assert smallest_detectable_delta(10, 0.2) > smallest_detectable_delta(1000, 0.2)
+
+
+# ----------------------------------------------------------------------------- cost projection
+def _call(key, prompt=100, completion=10, cached=0):
+    return {"request_key": key, "prompt_tokens": prompt, "completion_tokens": completion, "latency_s": 1.0,
+            "meta": {"cached_tokens": cached} if cached else {}, "cached": False}  # fmt: skip
+
+
+def _pilot():
+    full = PilotRun("full", 0, {"a": 1.0, "b": 0.0}, [_call("plan-a"), _call("x-a", cached=40), _call("plan-b"), _call("x-b")], 10.0)
+    no_ecc = PilotRun("no_ecc", 0, {"a": 0.0, "b": 1.0}, [_call("plan-a"), _call("y-a"), _call("plan-b"), _call("y-b")], 10.0)
+    return Pilot([no_ecc, full])  # listed out of order: the sweep order is the table's
+
+
+def test_shared_cache_sends_each_distinct_request_once_and_full_carries_the_shared_ones():
+    costs = shared_cache_costs(_pilot())
+    assert (costs["full"].made, costs["full"].sent, costs["no_ecc"].made, costs["no_ecc"].sent) == (4, 4, 4, 2)
+    assert costs["full"].cached_prompt_tokens == 40 and costs["full"].uncached_prompt_tokens == 360
+
+
+def test_plan_scales_per_item_costs_and_reads_discordance():
+    plan = make_plan(_pilot(), PlanRequest(items=20, seeds=3, variants=("full", "no_ecc"), tokens_per_s=100.0))
+    # per (item, seed): full sends 2, no_ecc 1 → 20 items × 3 seeds
+    assert plan["costs"]["full"]["sent"] == 120 and plan["costs"]["no_ecc"]["sent"] == 60
+    assert plan["total"]["made"] == 240 and plan["total"]["completion_tokens"] == 1800
+    assert plan["total"]["gpu_hours"] == pytest.approx((180 * 100 - 40 * 30 + 1800) / 100 / 3600)
+    d = discordance(_pilot(), "no_ecc")
+    assert (d.p_full, d.p_variant, d.pairs) == (0.5, 0.5, 2)
+    assert plan["sample_size"]["no_ecc"]["items_needed"]["5.0"] == mcnemar_sample_size(1.0, 0.05)
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    assert main([str(tmp_path), "--items", "10"]) == 2
+    assert main([str(tmp_path), "--items", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("error: ") for line in err)
+
+
+def test_plan_reads_a_real_pilot_folder(tmp_path, capsys):
+    run = tmp_path / "ablation=full"
+    (run / "trajectories").mkdir(parents=True)
+    (run / "metrics.json").write_text(json.dumps({"identity": {"variant": "full", "seed": 0}, "wall_time_total_s": 2.0}))
+    (run / "results.jsonl").write_text(json.dumps({"id": "q1", "score": 1.0, "error": None}) + "\n")
+    (run / "trajectories" / "q1.json").write_text(json.dumps({"item_id": "q1", "model_calls": [_call("k1"), _call("k1")]}))
+    assert main([str(tmp_path), "--items", "10", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["total"]["made"] == 20 and plan["total"]["sent"] == 10 and plan["rate_tokens_per_s"] == pytest.approx(55.0)
