@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}, {outs.census.name}")
 
     logger = make_logger(args.logger, run_dirs)
-    logger.start(out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, name="table3", group=None, job_type="table3")
+    logger.start(out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, **table3.logger_fields(runs, args.runs))
     try:
         logger.log_table3(table3_render.rows_for_logging(rows), outs.chart)
     finally:

@@ -24,8 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ledgermind.backends.recorded import describe_backend
 from ledgermind.errors import UserError
+from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_for
 from ledgermind.experiment.provenance import PROTOCOL_FIELDS, protocol_mismatch, sha256_json, shared_protocol_lines
 from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE
 from ledgermind.experiment.rundir import RunDir
@@ -185,6 +185,17 @@ def protocol_footer(runs: Sequence[RunScores]) -> str:
     return "\n".join([*shared_protocol_lines(idents[0][1]), f"Seeds: {seeds}"]) + "\n"
 
 
+def _check_scored(runs: Sequence[RunScores]) -> None:
+    """A table of dashes is not a result: refuse when no run scored a single item."""
+    if any(s is not None for r in runs for s in r.item_scores.values()):
+        return
+    errored = sum(r.errors for r in runs)
+    raise Table3Error(
+        f"no item was scored in any of the {len(runs)} runs ({errored} errored results): nothing to tabulate; "
+        "their errors are in each run's results.jsonl, and rerunning the same command retries them"
+    )
+
+
 def _check_variants(runs: Sequence[RunScores]) -> None:
     seen: dict[tuple[str, int], Path] = {}
     for r in runs:
@@ -249,6 +260,7 @@ def build_rows(
     bootstrap: BootstrapConfig = BootstrapConfig(),
 ) -> list[Row]:
     check_comparable(runs, allow_mixed=allow_mixed)
+    _check_scored(runs)
     seeds = seeds_of(runs)
     by_variant = group_by_variant(runs)
     paper = load_paper_table3()["rows"] if with_paper else {}
@@ -311,13 +323,33 @@ def _seed_delta(run: RunScores, full: RunScores) -> float | None:
     return 100.0 * sum(a - b for a, b in pairs) / len(pairs) if pairs else None  # type: ignore[operator]
 
 
+def label_of(runs: Sequence[RunScores]) -> ArtefactLabel:
+    """What answered the runs (SIMULATED / REPLAYED / TINY MODEL, or nothing for a real model)."""
+    return combined(label_for(r.identity.to_dict()) for r in runs)
+
+
 def caption_for(runs: Sequence[RunScores]) -> str:
     ident = runs[0].identity
-    disclaimer = describe_backend(ident.backend).disclaimer
-    label = f"{disclaimer}. " if disclaimer else ""
+    line = label_of(runs).line
+    label = f"{line}. " if line else ""
     seeds = seeds_of(runs)
     over = f", {len(seeds)} seeds" if len(seeds) > 1 else ""
     return label + (
         f"Ablation on {ident.benchmark} ({ident.n_items} items{over}) with {ident.model}. "
         "Δ is relative to the full framework on Overall."
     )
+
+
+def logger_fields(runs: Sequence[RunScores], given: Sequence[Path]) -> dict[str, Any]:
+    """Name, group and tags of the logged ``table3`` run: beside its runs (a multirun's group is its
+    sweep directory, as each job logs it), tagged with what answered (``simulated`` ...), model and benchmark."""
+    ident = runs[0].identity
+    group = str(given[0]) if len(given) == 1 and Path(given[0]) not in {r.run_dir for r in runs} else ident.benchmark
+    label = label_of(runs)
+    prefix = f"{label.kind.lower().replace(' ', '-')}-" if label else ""
+    return {
+        "name": f"{prefix}table3-{ident.model}",
+        "group": group,
+        "job_type": "table3",
+        "tags": ["table3", f"model:{ident.model}", f"benchmark:{ident.benchmark}", *label.tags],
+    }

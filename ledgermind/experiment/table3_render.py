@@ -22,6 +22,7 @@ from ledgermind.experiment.table3 import (
     RunScores,
     caption_for,
     in_variant_order,
+    label_of,
     seeds_of,
 )
 from ledgermind.metrics.census import census_table
@@ -141,9 +142,13 @@ def to_latex(rows: Sequence[Row], caption: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(rows: Sequence[Row], path: Path) -> Path:
+def plot(rows: Sequence[Row], path: Path, title: str = "") -> Path:
     """Left: grouped bars per variant (difficulty splits + Overall with its interval).
-    Right: Δ vs full with its paired interval; a bar crossing the 0 line is not distinguishable."""
+    Right: Δ vs full with its paired interval; a bar crossing the 0 line is not distinguishable.
+    ``title`` (what answered, e.g. SIMULATED) is drawn above both panels and stored in the PNG's
+    Title/Description text chunks, so the image says what it is wherever it is pasted."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -170,8 +175,11 @@ def plot(rows: Sequence[Row], path: Path) -> Path:
     axd.set_yticks(range(len(ablations)), [r.display for r in ablations])
     axd.invert_yaxis()
     axd.set_xlabel("Δ vs full (points, paired 95% CI)")
+    if title:
+        fig.suptitle(textwrap.fill(title, 140), fontsize="small", color="tab:red", fontweight="bold")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    metadata = {"Title": title or "LedgerMind Table 3", "Description": title or "Table 3 (ablations)"}
+    fig.savefig(path, dpi=120, metadata=metadata)
     plt.close(fig)
     return path
 
@@ -203,11 +211,14 @@ def write_outputs(
     outs = Table3Outputs(out_dir / "table3.md", out_dir / "table3.csv", out_dir / "table3.tex", out_dir / "table3.png",
                          out_dir / "census.md")
     note = method_note(rows, bootstrap)
-    outs.markdown.write_text(to_markdown(rows, with_paper) + "\n" + note + "\n", encoding="utf-8")
-    outs.csv.write_text(to_csv(rows), encoding="utf-8")
+    line = label_of(runs).line  # SIMULATED / REPLAYED / TINY MODEL: the first line of every file
+    head = f"**{line}**\n\n" if line else ""
+    outs.markdown.write_text(head + to_markdown(rows, with_paper) + "\n" + note + "\n", encoding="utf-8")
+    # a '#' comment line (read with pandas.read_csv(..., comment="#")); the header row follows it
+    outs.csv.write_text((f"# {line}\n" if line else "") + to_csv(rows), encoding="utf-8")
     outs.latex.write_text(to_latex(rows, caption_for(runs) + " " + note), encoding="utf-8")
-    plot(rows, outs.chart)
-    outs.census.write_text(census_markdown(runs) + "\n", encoding="utf-8")
+    plot(rows, outs.chart, title=line)
+    outs.census.write_text(head + census_markdown(runs) + "\n", encoding="utf-8")
     return outs
 
 
