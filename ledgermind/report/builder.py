@@ -215,6 +215,8 @@ def _table3(places: list[RunPlace]) -> dict[str, Any]:
         scores = [table3.load_run(p.run.run_dir) for p in places]
         rows = table3.build_rows(scores)
     except UserError as e:
-        return {"error": str(e), "rows": [], "header": [], "caption": "", "note": ""}
-    return {"error": "", "header": table3_render.header(False), "rows": [table3_render.cells(r, False) for r in rows],
-            "caption": table3.caption_for(scores), "note": table3_render.method_note(rows)}  # fmt: skip
+        return {"error": str(e), "rows": [], "header": [], "caption": "", "note": "", "protocol": ""}
+    ctx = table3.context_of(scores)
+    return {"error": "", "header": table3_render.header(False, ctx), "rows": [table3_render.cells(r, False) for r in rows],
+            "caption": table3.caption_for(scores), "note": table3_render.method_note(rows, ctx=ctx),
+            "protocol": table3.escalation_line(scores)}  # fmt: skip

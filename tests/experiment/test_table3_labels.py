@@ -114,3 +114,34 @@ def test_every_page_of_a_simulated_multirun_report_carries_the_banner(tmp_path: 
     assert h1 == "Multirun: 2 runs — SIMULATED backbone (test instrument) on fake"
     real = build_report(_sweep(tmp_path / "real", "VLLMServerBackend", "qwen2_5_vl_7b")).read_text()
     assert "test-instrument-banner" not in real and "qwen2_5_vl_7b (VLLMServerBackend) on fake" in real
+
+
+def test_holm_decides_the_verdict_and_simulated_intervals_are_named_simulation_error(tmp_path: Path) -> None:
+    from ledgermind.metrics.stats import Estimate
+
+    ci = Estimate(-10.0, -18.0, -2.0, 50, 50)  # the raw interval excludes 0
+    raw = table3.Row("no_ecc", "w/o ECC/NCC", {}, -10.0, delta_ci=ci, p_value=0.02)
+    rows = table3.with_holm([raw, table3.replace(raw, variant="no_ledger", p_value=0.01),
+                             table3.replace(raw, variant="baseline", p_value=0.5)])  # fmt: skip
+    assert [r.p_holm for r in rows] == pytest.approx([0.04, 0.03, 0.5])  # ranks: 3·0.01, max(0.03, 2·0.02), 0.5
+    assert [r.verdict for r in rows] == [table3.BELOW_FULL, table3.BELOW_FULL, table3.NOT_DISTINGUISHABLE]
+    alone = table3.with_holm([table3.replace(raw, p_value=0.02)] * 6)  # six at 0.02: 6·0.02 = 0.12 ≥ 0.05
+    assert {r.verdict for r in alone} == {table3.NOT_DISTINGUISHABLE} and raw.verdict == table3.BELOW_FULL
+    sim = _sweep(tmp_path / "sim", SIMULATED, "simulated-backbone")
+    md = _outputs(sim).markdown.read_text()
+    assert "| 95% sim. error | Δ vs full | Δ 95% sim. error (paired) | p | p Holm |" in md
+    assert "every interval is simulation error" in md
+
+
+def test_protocol_note_has_the_dual_read_escalate_row_from_the_recorded_config(tmp_path: Path) -> None:
+    sweep = _sweep(tmp_path / "sim", SIMULATED, "simulated-backbone")
+    for variant, on in (("full", "true"), ("no_ecc", "true")):
+        (sweep / variant / ".hydra").mkdir()
+        (sweep / variant / ".hydra" / "config.yaml").write_text(f"pipeline:\n  dual_read_escalate: {on}\n  x: ${{oc.env:NOPE}}\n")
+    runs = [table3.load_run(d) for d in find_runs([sweep])]
+    line = table3.protocol_footer(runs).strip().splitlines()[-1]
+    assert line.startswith("dual_read_escalate: on — DEVIATION from App. D.5") and "dual_read_escalate=false" in line
+    (sweep / "no_ecc" / ".hydra" / "config.yaml").write_text("pipeline:\n  dual_read_escalate: false\n")
+    assert "MIXED across runs" in table3.escalation_line(runs)
+    (sweep / "full" / ".hydra" / "config.yaml").write_text("pipeline:\n  dual_read_escalate: false\n")
+    assert table3.escalation_line(runs).startswith("dual_read_escalate: off (App. D.5 / Alg. 1 as written")
