@@ -101,11 +101,13 @@ def read_hand_labels(path: Path) -> list[HandLabel]:
 
 
 def hand_label_agreement(audits: Mapping[str, ItemAudit], labels: Sequence[HandLabel]) -> dict[str, Any]:
-    """Agreement (and Cohen's κ) of the audit's grounded/ungrounded with the hand labels; a
+    """Agreement (and Cohen's κ) of the audit's grounded/ungrounded with the hand labels over every
+    matched claim (not checkable counted as ungrounded) and, under ``checkable``, over the claims the
+    audit could check (a judge's labels are all checkable); a
     hand-labelled claim the audit does not have (different split) is counted as missing. Texts are
     compared up to whitespace: a packed claim joins its sentences with a line break, older
     audits (and the labels) with a space."""
-    ours, theirs, missing = [], [], 0
+    ours, theirs, missing, checkable = [], [], 0, []
     for h in labels:
         a = audits.get(h.item_id)
         claim = a.claims[h.index - 1] if a is not None and 0 < h.index <= len(a.claims) else None
@@ -114,4 +116,7 @@ def hand_label_agreement(audits: Mapping[str, ItemAudit], labels: Sequence[HandL
             continue
         ours.append(bool(claim.grounded))
         theirs.append(h.supported)
-    return cohen_kappa(ours, theirs) | {"missing": missing}
+        checkable.append(claim.checkable)
+    on_checkable = cohen_kappa([o for o, c in zip(ours, checkable, strict=True) if c],
+                               [t for t, c in zip(theirs, checkable, strict=True) if c])  # fmt: skip
+    return cohen_kappa(ours, theirs) | {"missing": missing, "checkable": on_checkable}
