@@ -20,7 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from ledgermind.audit.diagnostics import correctness_table, hand_label_agreement, read_hand_labels  # noqa: E402
+from ledgermind.audit.diagnostics import (  # noqa: E402
+    checkable_decisions,
+    correctness_table,
+    hand_label_agreement,
+    read_hand_labels,
+)
 from ledgermind.audit.run import AUDIT_FILE, METRICS_FILE, read_audits  # noqa: E402
 from ledgermind.audit.srfa import support_counts, text_label_counts  # noqa: E402
 
@@ -37,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no {AUDIT_FILE} in {args.run_dir} (run scripts/audit.py first)", file=sys.stderr)
         return 2
     latest = {a.item_id: a for a in read_audits(audit_file) if a.mode == args.mode and a.error is None}
-    out = {"correctness": correctness_table(latest.values()), "support": support_counts(latest.values()),
+    out = {"correctness": correctness_table(latest.values()),
+           "correctness_checkable": correctness_table(checkable_decisions(latest.values())),
+           "support": support_counts(latest.values()),
            "text_labels": text_label_counts(latest.values())}
     metrics_file = args.run_dir / METRICS_FILE
     if metrics_file.is_file():

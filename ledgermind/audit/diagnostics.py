@@ -56,6 +56,17 @@ def item_gdr(audit: ItemAudit) -> float:
     return sum(bool(c.grounded) for c in dcs) / len(dcs) if dcs else 0.0
 
 
+def checkable_decisions(audits: Iterable[ItemAudit]) -> list[ItemAudit]:
+    """The audits reduced to their checkable claims, kept only when the decision is checkable
+    (what ``srfa.GDR`` is computed over: a decision the text cannot decide has no GDR)."""
+    out = []
+    for a in audits:
+        claims = [c for c in a.claims if c.checkable]
+        if any(c.ctype == "DC" for c in claims):
+            out.append(ItemAudit(a.item_id, a.mode, claims, a.score, a.prediction, a.difficulty, a.path, a.error))
+    return out
+
+
 def correctness_table(audits: Iterable[ItemAudit]) -> dict[str, Any]:
     """n right/wrong, mean GDR of each, and the AUROC of per-item GDR for correctness."""
     scored = [a for a in audits if a.error is None and a.score is not None]
