@@ -112,6 +112,12 @@ class ItemView:
     decision_changes: list[str] = field(default_factory=list)  # defense-line marks that rewrote the decision
 
     @property
+    def fired_counters(self) -> list[census_table.CensusRow]:
+        """Non-zero counters for the side-by-side page, without the per-place breakdowns (``by_place``):
+        the totals per kind say what happened; where is on the item page."""
+        return [r for r in self.counters if r.value and not r.name.startswith("by_place")]
+
+    @property
     def decision_label(self) -> str:
         """Truthful heading of ``raw_answer``: the decision after the defense line rewrote it, or as
         extracted from the model's reply (the replies themselves are in the timeline's model calls)."""

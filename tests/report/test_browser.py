@@ -304,6 +304,10 @@ def test_every_page_of_a_simulated_multirun_report_says_simulated(browser, simul
         b = browser.execute_script(BANNER_JS)
         assert b is not None and b[0] < 120 and b[1] != "none", page
         assert b[2].startswith("SIMULATED") and b[3].startswith("SIMULATED — "), page
+        if page.parent.name == "compare":  # side by side: counters by name, each decision with its status
+            text, claims = browser.execute_script("""return [document.body.innerText,
+                Array.from(document.querySelectorAll('.claim')).map(c => c.querySelector('.badge') ? c.dataset.status : null)]""")
+            assert "by_place" not in text and all(claims), page
     open_page(browser, report / "index.html")
     h1 = browser.execute_script(BANNER_JS)[4]
     assert h1 == "Multirun: 2 runs — SIMULATED backbone (test instrument) on mmmu_pro/standard10"
