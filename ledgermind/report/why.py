@@ -35,7 +35,7 @@ class Example:
 @dataclass(frozen=True)
 class FaultRow:
     kind: str
-    counts: dict[str, int]  # outcome -> the census total
+    counts: dict[str, int | None]  # outcome -> the census total (None: the census has no such counter for this kind)
     examples: list[Example] = field(default_factory=list)
 
 
@@ -100,7 +100,7 @@ def fault_section(
     kinds = list(dict.fromkeys(k for o in outcomes for k in section[o]))
     rows = []
     for kind in kinds:
-        counts = {o: int(section[o].get(kind, 0) or 0) for o in outcomes}
+        counts = {o: (int(section[o][kind] or 0) if kind in section[o] else None) for o in outcomes}
         if not any(counts.values()):
             continue  # a kind never injected and never counted: nothing to explain
         rows.append(FaultRow(kind, counts, _examples(name, kind, item_census, hrefs)))

@@ -38,6 +38,7 @@ def test_why_panel_counts_are_the_census_and_examples_are_items_where_the_fault_
     by_kind = {r.kind: r for r in sec.rows}
     assert set(by_kind) == {"phantom", "flip"}  # misread: nothing injected or counted, nothing to explain
     assert by_kind["phantom"].counts == {"injected": 4, "caught": 3, "missed": 1, "in_answer": 1}
+    assert by_kind["flip"].counts == {"injected": 2, "caught": None, "missed": None, "in_answer": 2}  # not catchable
     assert [e.id for e in by_kind["phantom"].examples] == ["a"] and [e.href for e in by_kind["flip"].examples] == ["items/c.html"]
     t6 = next(m for m in w.triggers if m.name == "T6")
     assert (t6.lost, t6.right, [e.id for e in t6.examples]) == (1, 1, ["a"])
