@@ -170,9 +170,11 @@ def translate_argv(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
     if any(a.partition("=")[0] in OTHER_CONFIG for a in out):
         return out  # another primary config (a recorded run's .hydra/): conf/ does not describe its keys
     selected = selection(out)
+    searchpath = any(a.lstrip("+").startswith("hydra.searchpath") for a in out)  # other dirs add options
     for arg in out:
         check_key(arg, conf_dir, selected)
-        check_group_option(arg, conf_dir)
+        if not searchpath:
+            check_group_option(arg, conf_dir)
     return out
 
 

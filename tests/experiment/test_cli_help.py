@@ -101,6 +101,7 @@ def test_one_bar_over_the_sweep_counts_jobs_times_items(monkeypatch) -> None:
     (["logger=none", "-m", "seed=0,1"], ["-m", "logger=none", "seed=0,1"]),  # Hydra wants its flags first
     (["logger=none", "--cfg", "job", "limit=1"], ["--cfg", "job", "logger=none", "limit=1"]),
     (["benchmark=gauges", "+ablation=full,no_ecc", "seed=-1"], ["benchmark=gauges", "+ablation=full,no_ecc", "seed=-1"]),
+    (["hydra.searchpath=[file:///tests/conf]", "benchmark=fake"], ["hydra.searchpath=[file:///tests/conf]", "benchmark=fake"]),
 ])  # fmt: skip
 def test_flags_move_before_the_overrides_and_known_options_pass(argv: list[str], expected: list[str]) -> None:
     assert cli_help.preprocess(argv) == expected
