@@ -495,24 +495,24 @@ def _coverage(audits: Iterable[ItemAudit]) -> dict[str, float | None]:
 
 def text_label_counts(audits: Iterable[ItemAudit]) -> dict[str, dict[str, int]]:
     """Claims by type (SC/DC) and three-way ``TextLabel``."""
-    out: dict[str, dict[str, int]] = {}
-    for a in audits:
-        for c in a.claims:
-            if c.text_label is not None:
-                slot = out.setdefault(c.ctype, {t.value: 0 for t in TextLabel})
-                slot[c.text_label] = slot.get(c.text_label, 0) + 1
-    return out
+    return _counts(audits, "text_label", TextLabel)
 
 
 def support_counts(audits: Iterable[ItemAudit]) -> dict[str, dict[str, int]]:
     """Ledger-mode claims by type (SC/DC) and how they were supported (``Support``); the ``derived``
     ones are those grounded only through the trace's own claims (not grounded on the axes)."""
+    return _counts(audits, "support", Support)
+
+
+def _counts(audits: Iterable[ItemAudit], attr: str, values: type[Enum]) -> dict[str, dict[str, int]]:
+    """Claims by type and by the value of one label field (every value listed, zeros included)."""
     out: dict[str, dict[str, int]] = {}
     for a in audits:
         for c in a.claims:
-            if c.support is not None:
-                slot = out.setdefault(c.ctype, {s.value: 0 for s in Support})
-                slot[c.support] = slot.get(c.support, 0) + 1
+            value = getattr(c, attr)
+            if value is not None:
+                slot = out.setdefault(c.ctype, {v.value: 0 for v in values})
+                slot[value] = slot.get(value, 0) + 1
     return out
 
 

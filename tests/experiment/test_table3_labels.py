@@ -10,38 +10,24 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ledgermind.benchmarks.item import Item
 from ledgermind.experiment import table3, table3_render
 from ledgermind.experiment.artefact_label import combined, label_for
 from ledgermind.experiment.rundir import find_runs
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from ledgermind.metrics.stats import BootstrapConfig
-from ledgermind.trajectory import PathKind, Trajectory
 from tests.experiment.conftest import run_script
 from tests.experiment.fakes import fake_items, fake_score
+from tests.experiment.test_table3_seeds import ListAgent
 
 BOOT = BootstrapConfig(resamples=200, seed=0)
 SIMULATED = "SimulatedBackend"  # the class name a simulated run's identity records
-
-
-class Agent:
-    """Answers A (the gold) except on ``wrong`` ids; raises on ``fail`` ids."""
-
-    def __init__(self, wrong: set[str], fail: set[str]) -> None:
-        self.wrong, self.fail = wrong, fail
-
-    async def solve(self, item: Item) -> Trajectory:
-        if item.id in self.fail:
-            raise RuntimeError(f"server down on {item.id}")
-        answer = "B" if item.id in self.wrong else "A"
-        return Trajectory(item_id=item.id, question=item.question, path=PathKind.FULLPIPE, raw_answer=answer, answer=answer)
 
 
 def _sweep(root: Path, backend: str, model: str, fail: set[str] = frozenset()) -> Path:  # type: ignore[assignment]
     items = fake_items(4)
     for variant, wrong in (("full", set()), ("no_ecc", {"q1"})):
         ident = identity_for(items, model=model, backend=backend, benchmark="fake", variant=variant, seed=0)
-        asyncio.run(run_items(items, Agent(wrong, set(fail)), identity=ident,
+        asyncio.run(run_items(items, ListAgent(wrong, set(fail)), identity=ident,
                               options=RunOptions(root / variant, progress=False), scorer=fake_score, summarize=None))  # fmt: skip
     return root
 
