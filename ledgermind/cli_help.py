@@ -166,13 +166,57 @@ def translate_argv(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
         else:
             out.append(arg)
         i += 1
+    out = flags_first(out)
     if any(a.partition("=")[0] in OTHER_CONFIG for a in out):
         return out  # another primary config (a recorded run's .hydra/): conf/ does not describe its keys
     selected = selection(out)
+    searchpath = any(a.lstrip("+").startswith("hydra.searchpath") for a in out)  # other dirs add options
     for arg in out:
         check_key(arg, conf_dir, selected)
+        if not searchpath:
+            check_group_option(arg, conf_dir)
     return out
 
+
+# Hydra flags that take a value as the next argument (``--cfg job``, ``-cn name``).
+VALUE_FLAGS = frozenset({"-cp", "--config-path", "-cn", "--config-name", "-cd", "--config-dir", "-p", "--package",
+                         "-c", "--cfg", "-i", "--info", "-sc", "--shell-completion"})  # fmt: skip
+
+
+def flags_first(argv: Sequence[str]) -> list[str]:
+    """Hydra's flags (with their values) before the overrides: ``logger=none -m seed=0,1`` is what people
+    type, and Hydra's argparse takes overrides only as one trailing run ("unrecognized arguments")."""
+    flags: list[str] = []
+    rest: list[str] = []
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("-") and not re.fullmatch(r"-\d+(\.\d+)?", a):
+            flags.append(a)
+            if a in VALUE_FLAGS and i + 1 < len(args) and not args[i + 1].startswith("-") and "=" not in args[i + 1]:
+                flags.append(args[i + 1])
+                i += 1
+        else:
+            rest.append(a)
+        i += 1
+    return flags + rest
+
+
+def check_group_option(arg: str, conf_dir: Path = CONF_DIR) -> None:
+    """``benchmark=mmmu_pro_standrd10`` or ``+ablation=no_eccc`` → one line with the closest option
+    (Hydra's own message is 15–20 lines and lists internal files such as ``ablation/_flags``).
+    Each value of a comma sweep is checked; sweep functions (``choice(...)``) and paths are left to Hydra."""
+    key, eq, value = arg.partition("=")
+    group = key.lstrip("+")
+    if not eq or group not in GROUPS or arg.startswith("-") or any(c in value for c in "()[]${}/"):
+        return
+    known = options(group, conf_dir)
+    for v in (x.strip() for x in value.split(",")):
+        if v and v != "null" and v not in known:
+            close = difflib.get_close_matches(v.lstrip("_"), known, n=1, cutoff=0.6)
+            hint = f"did you mean {key}={close[0]}? " if close else ""
+            raise ConfigError(f"unknown {group} option {v!r}: {hint}(options: {' | '.join(known)})")
 
 def _follows_flag_with_value(args: list[str], i: int) -> bool:
     """A negative number or a value given to a Hydra flag (``--config-name x``, ``-cp path``)."""

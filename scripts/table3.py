@@ -7,9 +7,11 @@
 
 Arguments are run dirs or multirun dirs (their sub-dirs are scanned); each run's variant and seed
 come from its metrics.json identity. Every variant must have run every seed. Each row shows the
-accuracy pooled over items (and seeds) with a 95 % item-bootstrap interval, Δ vs full with a
-paired bootstrap interval, the exact McNemar p-value (one per seed) and whether the Δ is
-distinguishable from 0. Writes table3.md/.csv/.tex/.png into --out (default: the first argument). Exit code 2 with one line when runs are missing,
+accuracy pooled over items (and seeds) with a 95 % item-bootstrap interval (named "sim. error" on
+simulated runs), Δ vs full with a paired bootstrap interval, its bootstrap p and the Holm-adjusted p
+over the table's "variant vs full" comparisons, the exact McNemar p-value (one per seed) and whether
+the Δ is distinguishable from 0 after Holm. Column headers carry each split's n. A sweep whose
+items all errored is refused (exit 2). Writes table3.md/.csv/.tex/.png into --out (default: the first argument). Exit code 2 with one line when runs are missing,
 unfinished or not comparable (different model, benchmark or item set, or a different protocol:
 model revision, prompt hashes, decoding, image budget) unless --allow-mixed. The shared protocol
 is printed under the table.
@@ -85,15 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.paper:
         ref = table3.load_paper_table3()
         print(f"Paper columns: {ref['benchmark']} with {ref['model']} (the paper's Table 3).")
-    print(table3_render.to_markdown(rows, with_paper=args.paper))
-    print(table3_render.method_note(rows, boot) + "\n")
+    ctx = table3.context_of(runs)
+    print(table3_render.to_markdown(rows, with_paper=args.paper, ctx=ctx))
+    print(table3_render.method_note(rows, boot, ctx) + "\n")
     print(table3.protocol_footer(runs))
     print("\nMechanism census (metrics.json[\"mechanisms\"], summed over items; calls per item):")
     print(table3_render.census_markdown(runs))
     print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}, {outs.census.name}")
 
     logger = make_logger(args.logger, run_dirs)
-    logger.start(out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, name="table3", group=None, job_type="table3")
+    logger.start(out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, **table3.logger_fields(runs, args.runs))
     try:
         logger.log_table3(table3_render.rows_for_logging(rows), outs.chart)
     finally:

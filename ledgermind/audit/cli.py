@@ -116,10 +116,16 @@ def format_metrics(metrics: dict[str, Any]) -> str:
             continue
         def f(x: Any) -> str:
             return "—" if x is None else f"{x:.3f}"
+        cov = m.get("coverage") or {}
         lines.append(
-            f"[{mode}] n={m['n']} Acc={f(m['Acc'])} UCR_reason={f(m['UCR_reason'])} GDR={f(m['GDR'])} "
-            f"R4R={f(m['R4R'])} WDG={f(m['WDG'])} (γ={m['gamma']}; audit errors {m['audit_errors']}, run errors {m['run_errors']})"
+            f"[{mode}] n={m['n']} Acc={f(m['Acc'])} srfa.UCR_reason={f(m['srfa.UCR_reason'])} srfa.GDR={f(m['srfa.GDR'])} "
+            f"srfa.R4R={f(m['srfa.R4R'])} srfa.WDG={f(m['srfa.WDG'])} coverage={f(cov.get('claims'))} "
+            f"(DC {f(cov.get('DC'))}) (γ={m['gamma']}; audit errors {m['audit_errors']}, run errors {m['run_errors']})"
         )
+        if m.get("protocol"):
+            lines.append(f"[{mode}] {m['protocol']}; the run's own GDR/R4R (metrics.json) are another protocol")
+        for ctype, counts in sorted((m.get("text_labels") or {}).items()):
+            lines.append(f"[{mode}] {ctype} text labels: " + " ".join(f"{k}={v}" for k, v in counts.items()))
         for ctype, counts in sorted((m.get("support") or {}).items()):
             lines.append(f"[{mode}] {ctype} support: " + " ".join(f"{k}={v}" for k, v in counts.items()))
         if m.get("markup_entities") is not None:

@@ -5,7 +5,11 @@ comparison only means something over the same items, so runs are matched by item
 over different item sets are refused (``UserError``: one line, exit 2 from the CLI).
 
 Each input is a run directory: its ``audit_metrics.json`` is used when present (``mode`` picks
-ledger or judge), else the run's own ``metrics.json`` (LedgerMind's claim-level metrics).
+ledger or judge), else the run's own ``metrics.json`` (LedgerMind's claim-level metrics). The two
+are different protocols (the audit labels claims against tool text or the image; the run's ledger
+grounds its own claims), so their axes carry different names (``srfa.GDR`` vs ``GDR``) and one
+comparison never mixes them. A ledger-mode audit's axes are over the claims it could check; the
+table prints that coverage beside them.
 """
 
 from __future__ import annotations
@@ -20,13 +24,24 @@ from ledgermind.audit.run import METRICS_FILE, load_run
 from ledgermind.errors import UserError
 
 AXES = ("Acc", "GDR", "R4R", "1-UCR", "1-WDG")
+AUDIT_PREFIX = "srfa."  # srfa.GDR ... (audit/srfa.py PREFIX)
 
 
 @dataclass(frozen=True)
 class Axes:
     label: str
-    values: dict[str, float | None]
+    values: dict[str, float | None]  # keyed by AXES
     source: str  # "audit:<mode>" or "run"
+    coverage: float | None = None  # ledger-mode audit: share of claims it could check
+
+    @property
+    def protocol(self) -> str:
+        return "run" if self.source == "run" else "audit"
+
+
+def axis_names(protocol: str) -> list[str]:
+    """The names the axes carry under a protocol: ``srfa.GDR`` for an audit, ``GDR`` for a run."""
+    return [a if protocol == "run" or a == "Acc" else AUDIT_PREFIX + a for a in AXES]
 
 
 def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
@@ -37,7 +52,12 @@ def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
         if mode not in data:
             raise UserError(f"{audit_file} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})")
         m = data[mode]
-        return Axes(_label(run_dir), _orient(m["Acc"], m["GDR"], m["R4R"], m["UCR_reason"], m["WDG"]), f"audit:{mode}")
+
+        def axis(name: str) -> Any:  # an audit written before the srfa.* names used the bare ones
+            return m.get(AUDIT_PREFIX + name, m.get(name))
+
+        return Axes(_label(run_dir), _orient(m["Acc"], axis("GDR"), axis("R4R"), axis("UCR_reason"), axis("WDG")),
+                    f"audit:{mode}", (m.get("coverage") or {}).get("claims"))
     metrics_file = run_dir / "metrics.json"
     if not metrics_file.is_file():
         raise UserError(f"{run_dir} has neither {METRICS_FILE} nor metrics.json")
@@ -91,16 +111,28 @@ def compare(run_dirs: Sequence[Path], mode: str = "ledger") -> list[Axes]:
     if len(run_dirs) < 1:
         raise UserError("give at least one run directory")
     check_same_items(run_dirs)
-    return [axes_of(d, mode) for d in run_dirs]
+    rows = [axes_of(d, mode) for d in run_dirs]
+    if len({r.protocol for r in rows}) > 1:
+        audited = [str(d) for d, r in zip(run_dirs, rows, strict=True) if r.protocol == "audit"]
+        raise UserError(
+            "refusing to compare an S-RFA audit with a run's own trajectory metrics (two protocols: srfa.GDR is not GDR); "
+            f"audit every run with scripts/audit.py (audited: {', '.join(audited)})"
+        )
+    return rows
 
 
 def format_table(rows: Sequence[Axes]) -> str:
+    names = axis_names(rows[0].protocol if rows else "run")
     width = max([len("run")] + [len(r.label) for r in rows])
-    head = f"{'run':<{width}}  " + "  ".join(f"{a:>6}" for a in AXES) + "  source"
+    w = max(len(n) for n in names)
+    head = f"{'run':<{width}}  " + "  ".join(f"{n:>{w}}" for n in names) + "  coverage  source"
     lines = [head, "-" * len(head)]
     for r in rows:
-        vals = "  ".join(f"{'—':>6}" if r.values[a] is None else f"{r.values[a]:6.3f}" for a in AXES)
-        lines.append(f"{r.label:<{width}}  {vals}  {r.source}")
+        vals = "  ".join(f"{'—':>{w}}" if r.values[a] is None else f"{r.values[a]:{w}.3f}" for a in AXES)
+        cov = "—" if r.coverage is None else f"{r.coverage:.3f}"
+        lines.append(f"{r.label:<{width}}  {vals}  {cov:>8}  {r.source}")
+    if rows and rows[0].protocol == "audit":
+        lines.append("srfa.* are the audit's axes (claims it could check; coverage = their share), not the run's GDR/R4R")
     return "\n".join(lines)
 
 
@@ -120,10 +152,11 @@ def radar_figure(rows: Sequence[Axes], title: str = "S-RFA (Figure 5)") -> Any:
         vals = [r.values[a] if r.values[a] is not None else 0.0 for a in AXES]
         undefined = [a for a in AXES if r.values[a] is None]
         label = r.label + (f" (undefined: {', '.join(undefined)})" if undefined else "")
+        label += f" [coverage {r.coverage:.2f}]" if r.coverage is not None else ""
         ax.plot(angles + angles[:1], vals + vals[:1], linewidth=1.5, label=label)
         ax.fill(angles + angles[:1], vals + vals[:1], alpha=0.15)
     ax.set_xticks(angles)
-    ax.set_xticklabels(AXES)
+    ax.set_xticklabels(axis_names(rows[0].protocol if rows else "run"))
     ax.set_ylim(0, 1)
     ax.set_title(title)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, -0.25), fontsize=7)

@@ -56,6 +56,17 @@ def item_gdr(audit: ItemAudit) -> float:
     return sum(bool(c.grounded) for c in dcs) / len(dcs) if dcs else 0.0
 
 
+def checkable_decisions(audits: Iterable[ItemAudit]) -> list[ItemAudit]:
+    """The audits reduced to their checkable claims, kept only when the decision is checkable
+    (what ``srfa.GDR`` is computed over: a decision the text cannot decide has no GDR)."""
+    out = []
+    for a in audits:
+        claims = [c for c in a.claims if c.checkable]
+        if any(c.ctype == "DC" for c in claims):
+            out.append(ItemAudit(a.item_id, a.mode, claims, a.score, a.prediction, a.difficulty, a.path, a.error))
+    return out
+
+
 def correctness_table(audits: Iterable[ItemAudit]) -> dict[str, Any]:
     """n right/wrong, mean GDR of each, and the AUROC of per-item GDR for correctness."""
     scored = [a for a in audits if a.error is None and a.score is not None]
@@ -101,11 +112,13 @@ def read_hand_labels(path: Path) -> list[HandLabel]:
 
 
 def hand_label_agreement(audits: Mapping[str, ItemAudit], labels: Sequence[HandLabel]) -> dict[str, Any]:
-    """Agreement (and Cohen's κ) of the audit's grounded/ungrounded with the hand labels; a
+    """Agreement (and Cohen's κ) of the audit's grounded/ungrounded with the hand labels over every
+    matched claim (not checkable counted as ungrounded) and, under ``checkable``, over the claims the
+    audit could check (a judge's labels are all checkable); a
     hand-labelled claim the audit does not have (different split) is counted as missing. Texts are
     compared up to whitespace: a packed claim joins its sentences with a line break, older
     audits (and the labels) with a space."""
-    ours, theirs, missing = [], [], 0
+    ours, theirs, missing, checkable = [], [], 0, []
     for h in labels:
         a = audits.get(h.item_id)
         claim = a.claims[h.index - 1] if a is not None and 0 < h.index <= len(a.claims) else None
@@ -114,4 +127,7 @@ def hand_label_agreement(audits: Mapping[str, ItemAudit], labels: Sequence[HandL
             continue
         ours.append(bool(claim.grounded))
         theirs.append(h.supported)
-    return cohen_kappa(ours, theirs) | {"missing": missing}
+        checkable.append(claim.checkable)
+    on_checkable = cohen_kappa([o for o, c in zip(ours, checkable, strict=True) if c],
+                               [t for t, c in zip(theirs, checkable, strict=True) if c])  # fmt: skip
+    return cohen_kappa(ours, theirs) | {"missing": missing, "checkable": on_checkable}

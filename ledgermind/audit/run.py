@@ -223,7 +223,8 @@ async def _audit_item(
         facts, source = await _evidence(traj, item, evidence)
         ledger_claims = label_ledger_mode(  # type: ignore[arg-type]
             claims, facts + input_evidence(item.question), cascade, options,
-            options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE))
+            options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE),
+            question=item.question or "")
         out.append(ItemAudit(item_id, AuditMode.LEDGER.value, ledger_claims, **base, image_source=source.value,
                              images=[str(p) for p in item.images]))
     if AuditMode.JUDGE in modes:

@@ -25,6 +25,15 @@ Ledger-mode protocol (identical for every trace; documented in ``docs/audit.md``
   wrote down is ``computed`` (with its operands) when those operands are tool numbers; a claim
   accepted only once the earlier claims' text or numbers are added is ``derived``. Computed
   counts as grounded on the Figure 5 axes, derived does not (issue 25; ``docs/audit.md``).
+
+What text can decide (issue 35). The paper's S-RFA judge looks at the image; this audit reads only
+text (OCR, crops' OCR, search snippets, the question). A claim about what the picture shows ("the
+arrow points to the zygomatic bone", a diagnosis from a micrograph) is not *wrong* because no OCR
+line states it: it is **not checkable from text**. Every claim therefore also gets one of three
+``TextLabel``s — supported by tool text, unsupported by tool text (the text speaks to the claim and
+does not support it, or contradicts it), not checkable from text — and the Figure 5 axes of this
+mode are computed over the checkable claims only, with the coverage (share checkable) beside them,
+under their own names (``srfa.GDR``, not the runtime's ``GDR``: another protocol).
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from ledgermind.grounding.cascade import GroundingCascade, GroundingResult
 from ledgermind.grounding.ecc import claim_entities
 from ledgermind.grounding.normalize import claim_view, is_markup, strip_markup
 from ledgermind.grounding.option_filter import without_options
+from ledgermind.grounding.tokens import content_tokens
 from ledgermind.metrics.trajectory import decision_claims_in_force, summarize
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import PathKind, Trajectory
@@ -72,6 +82,44 @@ class Support(str, Enum):
         return self in (Support.GROUNDED, Support.COMPUTED)
 
 
+class TextLabel(str, Enum):
+    """What the text-only audit can say of a claim (module docstring, ``docs/audit.md``)."""
+
+    SUPPORTED = "supported_by_tool_text"  # Support.counts_grounded: the tool text states it
+    UNSUPPORTED = "unsupported_by_tool_text"  # the tool text speaks to its content and does not support it
+    NOT_CHECKABLE = "not_checkable_from_text"  # nothing it asserts beyond the question is text a tool read
+
+    @property
+    def checkable(self) -> bool:
+        return self is not TextLabel.NOT_CHECKABLE
+
+
+def text_label(view: str, support: Support, tool_text: Sequence[str], question: str) -> TextLabel:
+    """The three-way label of one checked claim text.
+
+    Supported when the cascade accepts it (grounded or computed). Otherwise the claim is checkable
+    when what it adds to the question — its content tokens and numbers not in the question — meets
+    the tool text: one of those tokens occurs in a tool fact (the text is about the same thing and
+    does not say it), or it states a number and the tool text has numbers (a reading OCR can
+    decide). A claim whose new content touches no tool text asserts something only the image can
+    decide: not checkable from text. The rule is lexical, like ρ, and never reads the answer key.
+    """
+    if support.counts_grounded:
+        return TextLabel.SUPPORTED
+    asked = content_tokens(question)
+    new = content_tokens(view) - asked
+    if not new and not stated_numbers(view):
+        return TextLabel.UNSUPPORTED  # restates the question, yet the cascade rejects it: text decides it
+    tool_tokens = frozenset().union(*(content_tokens(t) for t in tool_text)) if tool_text else frozenset()
+    if new & tool_tokens:
+        return TextLabel.UNSUPPORTED
+    asked_numbers = {n.text for n in stated_numbers(question)}
+    claimed = [n for n in stated_numbers(view) if n.text not in asked_numbers]
+    if claimed and any(stated_numbers(t) for t in tool_text):
+        return TextLabel.UNSUPPORTED
+    return TextLabel.NOT_CHECKABLE
+
+
 @dataclass
 class AtomicClaim:
     """One audited claim: SC (state/reasoning) or DC (decision)."""
@@ -84,6 +132,12 @@ class AtomicClaim:
     support: str | None = None  # ledger mode: a Support value; judge mode: None
     operands: list[str] = field(default_factory=list)  # computed/derived numbers: "616 = 2 × 308"
     via: list[str] = field(default_factory=list)  # derived: the earlier claims ("SC-2") it rests on
+    text_label: str | None = None  # ledger mode: a TextLabel value (None: judge mode, or an older audit)
+
+    @property
+    def checkable(self) -> bool:
+        """Could this audit decide the claim? Judge labels (and pre-issue-35 records) count as checkable."""
+        return self.text_label != TextLabel.NOT_CHECKABLE.value
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -93,7 +147,7 @@ class AtomicClaim:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AtomicClaim:
         return cls(d["ctype"], d["text"], d.get("grounded"), d.get("reason", ""), d.get("answer"),
-                   d.get("support"), list(d.get("operands") or []), list(d.get("via") or []))
+                   d.get("support"), list(d.get("operands") or []), list(d.get("via") or []), d.get("text_label"))
 
 
 @dataclass
@@ -196,12 +250,16 @@ def input_evidence(question: str) -> list[str]:
 # ------------------------------------------------------------------------------ ledger mode
 def label_ledger_mode(
     claims: list[AtomicClaim], evidence: Sequence[str], cascade: GroundingCascade, options: Sequence[str] | None,
-    *, options_in_image: bool = False,
+    *, options_in_image: bool = False, question: str = "",
 ) -> list[AtomicClaim]:
     """Label every claim against the tool evidence alone (see module docstring and ``Support``);
-    ``options_in_image``: the options are pixels of the audited page (MMMU-Pro vision)."""
+    ``options_in_image``: the options are pixels of the audited page (MMMU-Pro vision). ``question``:
+    the question text (also in ``evidence``), set apart so the three-way ``TextLabel`` can tell what
+    a claim adds to it."""
     facts = [e for e in evidence if e.strip()]
     pool = [strip_markup(e) for e in without_options(facts, options, in_image=options_in_image)]
+    asked = strip_markup(question) if question.strip() else ""
+    tool_text = [f for f in pool if f != asked]
     chain = _Chain()
     for i, c in enumerate(claims, 1):
         cid = f"{c.ctype}-{i}"
@@ -212,6 +270,7 @@ def label_ledger_mode(
         c.operands = [d.expression for d in derivations]
         c.via = via
         c.reason = _reason(support, result, derivations, via)
+        c.text_label = text_label(view, support, tool_text, asked).value
         chain.add(cid, view, support, derivations, result)
     return claims
 
@@ -380,28 +439,80 @@ def audit_metrics(audits: Iterable[ItemAudit], gamma: float) -> dict[str, Any]:
     return out
 
 
+AXIS_NAMES = ("UCR_reason", "GDR", "R4R", "WDG")
+PREFIX = "srfa."  # S-RFA's axes are another protocol than the run's trajectory metrics: other names
+CHECKABLE_NOTE = (
+    "srfa.* over claims the text-only audit can check (supported / unsupported by tool text); claims "
+    "not checkable from text are left out and counted in coverage; all_claims: not checkable counted as ungrounded"
+)
+
+
 def _axes(audits: Sequence[ItemAudit], gamma: float) -> dict[str, Any]:
+    """The Figure 5 axes of an audit (``srfa.*``) with the share of claims it could check beside them."""
+    empty = {f"{PREFIX}{k}": None for k in AXIS_NAMES}
     if not audits:
-        return {"n": 0, "Acc": None, "UCR_reason": None, "GDR": None, "R4R": None, "WDG": None, "gamma": gamma}
+        return {"n": 0, "Acc": None, **empty, "gamma": gamma, "coverage": _coverage(())}
     scores = [float(a.score or 0.0) for a in audits]
     s = summarize([as_trajectory(a) for a in audits], scores, gamma)
+    out = {"n": len(audits), "Acc": sum(scores) / len(scores), **checkable_axes(audits, gamma), "gamma": gamma,
+           "n_claims": sum(len(a.claims) for a in audits), "coverage": _coverage(audits),
+           "all_claims": {f"{PREFIX}{k}": s[k] for k in AXIS_NAMES}, "support": support_counts(audits)}
+    if any(c.text_label for a in audits for c in a.claims):
+        out["text_labels"] = text_label_counts(audits)
+        out["protocol"] = CHECKABLE_NOTE
+    return out
+
+
+def checkable_axes(audits: Sequence[ItemAudit], gamma: float) -> dict[str, Any]:
+    """UCR_reason, GDR, R4R, WDG over checkable claims only (the run's metric functions, one
+    implementation): an item with no checkable claim leaves UCR_reason; an item whose decision is
+    not checkable leaves GDR, R4R and WDG (its GDR would be a guess, not 0)."""
+    kept = [ItemAudit(a.item_id, a.mode, [c for c in a.claims if c.checkable], a.score, a.prediction,
+                      a.difficulty, a.path) for a in audits]  # fmt: skip
+    with_claims = [a for a in kept if a.claims]
+    decided = [a for a in kept if any(c.ctype == "DC" for c in a.claims)]
+    ucr = summarize([as_trajectory(a) for a in with_claims], [float(a.score or 0) for a in with_claims], gamma)
+    dec = summarize([as_trajectory(a) for a in decided], [float(a.score or 0) for a in decided], gamma)
     return {
-        "n": len(audits), "Acc": sum(scores) / len(scores), "UCR_reason": s["UCR_reason"], "GDR": s["GDR"],
-        "R4R": s["R4R"], "WDG": s["WDG"], "gamma": gamma,
-        "n_claims": sum(len(a.claims) for a in audits),
-        "support": support_counts(audits),
+        f"{PREFIX}UCR_reason": ucr["UCR_reason"] if with_claims else None,
+        f"{PREFIX}GDR": dec["GDR"] if decided else None,
+        f"{PREFIX}R4R": dec["R4R"] if decided else None,
+        f"{PREFIX}WDG": dec["WDG"] if decided else None,
+        "n_items_checkable": {"claims": len(with_claims), "decision": len(decided)},
     }
+
+
+def _coverage(audits: Iterable[ItemAudit]) -> dict[str, float | None]:
+    """Share of claims (all, SC, DC) the audit could check; judge labels count as checkable."""
+    claims = [c for a in audits for c in a.claims if c.grounded is not None]
+
+    def share(kind: str | None) -> float | None:
+        sel = [c for c in claims if kind is None or c.ctype == kind]
+        return sum(c.checkable for c in sel) / len(sel) if sel else None
+
+    return {"claims": share(None), "SC": share("SC"), "DC": share("DC")}
+
+
+def text_label_counts(audits: Iterable[ItemAudit]) -> dict[str, dict[str, int]]:
+    """Claims by type (SC/DC) and three-way ``TextLabel``."""
+    return _counts(audits, "text_label", TextLabel)
 
 
 def support_counts(audits: Iterable[ItemAudit]) -> dict[str, dict[str, int]]:
     """Ledger-mode claims by type (SC/DC) and how they were supported (``Support``); the ``derived``
     ones are those grounded only through the trace's own claims (not grounded on the axes)."""
+    return _counts(audits, "support", Support)
+
+
+def _counts(audits: Iterable[ItemAudit], attr: str, values: type[Enum]) -> dict[str, dict[str, int]]:
+    """Claims by type and by the value of one label field (every value listed, zeros included)."""
     out: dict[str, dict[str, int]] = {}
     for a in audits:
         for c in a.claims:
-            if c.support is not None:
-                slot = out.setdefault(c.ctype, {s.value: 0 for s in Support})
-                slot[c.support] = slot.get(c.support, 0) + 1
+            value = getattr(c, attr)
+            if value is not None:
+                slot = out.setdefault(c.ctype, {v.value: 0 for v in values})
+                slot[value] = slot.get(value, 0) + 1
     return out
 
 

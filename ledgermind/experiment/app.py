@@ -25,6 +25,7 @@ from ledgermind.errors import ConfigError
 from ledgermind.experiment import components
 from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.items import load_items
+from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu
 from ledgermind.experiment.provenance import run_provenance
 from ledgermind.experiment.results import read_results
 from ledgermind.experiment.run_dir import ResumeMode, claim, resume_identity
@@ -161,6 +162,8 @@ def run_experiment(
     """Run the configured experiment and return its ``metrics.json`` content."""
     quiet_http_logs()
     settings = RunSettings.from_cfg(cfg)
+    refuse_large_model_on_cpu(  # before any item or download; reads only the four keys it needs
+        {k: cfg.model.get(k) for k in ("name", "hub_id")}, {k: cfg.backend.get(k) for k in ("_target_", "device")})
     seed_everything(settings.seed)
     items = load_selected_items(cfg, settings.limit)
     factory = agent_factory or configured_agent_factory(cfg)

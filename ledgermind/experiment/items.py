@@ -8,6 +8,9 @@ do not have to import the run's machinery (``experiment/app.py``) to get there.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
+from enum import Enum
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -26,10 +29,64 @@ def import_object(dotted: str, what: str) -> Any:
         raise ConfigError(f"{what} {dotted!r} cannot be imported: {e}") from e
 
 
+class LimitOrder(str, Enum):
+    """Which ``limit`` items a run takes (``limit_order``).
+
+    Why not always the first N: benchmark files are sorted (MMMU-Pro by subject), so ``limit=20``
+    was twenty clinical-medicine items. ``shuffle`` takes N items of a seeded shuffle, ``stratified``
+    takes them round-robin over the strata (``limit_by``: subject or difficulty, each stratum
+    shuffled) so every subject appears before any repeats. Both are seeded by ``limit_seed``, never by
+    the run's ``seed``: every seed and every ablation of a Table 3 must see the same items.
+    """
+
+    FIRST = "first"
+    SHUFFLE = "shuffle"
+    STRATIFIED = "stratified"
+
+    @classmethod
+    def parse(cls, value: Any) -> LimitOrder:
+        try:
+            return cls(str(value or "first"))
+        except ValueError:
+            raise ConfigError(f"limit_order must be first, shuffle or stratified, got {value!r}") from None
+
+
+def take(items: Sequence[Item], limit: int, order: LimitOrder, seed: int = 0, by: str = "subject") -> list[Item]:
+    """``limit`` items of ``items`` in the given order (module docstring of ``LimitOrder``)."""
+    if order is LimitOrder.FIRST:
+        return list(items[:limit])
+    rng = random.Random(seed)
+    if order is LimitOrder.SHUFFLE:
+        return rng.sample(list(items), min(limit, len(items)))
+    strata: dict[str, list[Item]] = {}
+    for item in items:
+        strata.setdefault(str(_stratum(item, by)), []).append(item)
+    queues = [rng.sample(group, len(group)) for _, group in sorted(strata.items())]
+    out: list[Item] = []
+    while len(out) < limit and any(queues):
+        for q in queues:
+            if q and len(out) < limit:
+                out.append(q.pop(0))
+    return out
+
+
+def _stratum(item: Item, by: str) -> Any:
+    value = getattr(item, by, None)
+    return value if value is not None else item.meta.get(by)
+
+
 def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> list[Item]:
-    """The configured benchmark's items. ``trusted=False`` (a config read from a run folder:
-    report, rescore, audit) never imports a ``_target_`` from it; benchmarks come from the
-    registry by name."""
+    """The configured benchmark's items (``limit`` of them, in ``limit_order``). ``trusted=False``
+    (a config read from a run folder: report, rescore, audit) never imports a ``_target_`` from it;
+    benchmarks come from the registry by name."""
+    order = LimitOrder.parse(cfg.get("limit_order"))
+    if limit is not None and order is not LimitOrder.FIRST:
+        everything = _load(cfg, None, trusted=trusted)
+        return take(everything, limit, order, int(cfg.get("limit_seed") or 0), str(cfg.get("limit_by") or "subject"))
+    return _load(cfg, limit, trusted=trusted)
+
+
+def _load(cfg: DictConfig, limit: int | None, *, trusted: bool) -> list[Item]:
     try:
         node = OmegaConf.to_container(cfg.benchmark, resolve=True, throw_on_missing=True)
     except MissingMandatoryValue as e:

@@ -24,8 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ledgermind.backends.recorded import describe_backend
 from ledgermind.errors import UserError
+from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_for
 from ledgermind.experiment.provenance import PROTOCOL_FIELDS, protocol_mismatch, sha256_json, shared_protocol_lines
 from ledgermind.experiment.results import METRICS_FILE, RESULTS_FILE
 from ledgermind.experiment.rundir import RunDir
@@ -33,8 +33,10 @@ from ledgermind.experiment.summary import RunIdentity, items_hash
 from ledgermind.metrics.stats import (
     BootstrapConfig,
     Estimate,
+    bootstrap_p_value,
     cluster_mean,
     discordant_pairs,
+    holm,
     mcnemar_exact,
     paired_delta,
     paired_differences,
@@ -53,7 +55,7 @@ VARIANTS: tuple[tuple[str, str], ...] = (
 DISPLAY = dict(VARIANTS)
 COLUMNS = ("Easy", "Medium", "Hard", "Overall")
 MUST_MATCH = ("model", "benchmark", "items_sha256")
-NOT_DISTINGUISHABLE = "not distinguishable"  # the Δ interval contains 0
+NOT_DISTINGUISHABLE = "not distinguishable"  # Holm-adjusted p ≥ α over the "variant vs full" family
 BELOW_FULL, ABOVE_FULL = "below full", "above full"
 
 
@@ -100,15 +102,49 @@ class Row:
     overall_by_seed: tuple[float | None, ...] = ()
     delta_by_seed: tuple[float | None, ...] = ()
     errors: int = 0  # errored (item, seed) results of this variant
+    p_value: float | None = None  # two-sided paired-bootstrap p of Δ = 0 (the test behind Δ's interval)
+    p_holm: float | None = None  # the same, Holm-adjusted over every "variant vs full" row of the table
+    alpha: float = 0.05  # family-wise level (1 − the interval level)
 
     @property
     def verdict(self) -> str | None:
-        """Whether Δ's interval excludes 0; ``None`` for ``full`` itself (or without ``full``)."""
+        """Whether Δ differs from 0 after Holm's family-wise adjustment over the table's "vs full" rows
+        (the raw interval alone would call one of six null ablations distinguishable ~21 % of the time);
+        ``None`` for ``full`` itself (or without ``full``). Rows built without p-values fall back to the
+        interval (it excludes 0 or not)."""
         if self.delta_ci is None:
             return None
+        if self.p_holm is not None:
+            if self.p_holm >= self.alpha:
+                return NOT_DISTINGUISHABLE
+            return BELOW_FULL if self.delta_ci.mean < 0 else ABOVE_FULL
         if self.delta_ci.contains(0.0):
             return NOT_DISTINGUISHABLE
         return BELOW_FULL if self.delta_ci.high < 0 else ABOVE_FULL
+
+
+@dataclass(frozen=True)
+class Table3Context:
+    """What a rendering needs beside the rows: each column's n (distinct items of that split) and
+    whether the runs are simulated — their intervals then measure simulation error (the simulator's
+    draws and the item sample), not uncertainty about any real model, and are named so."""
+
+    n: dict[str, int] = field(default_factory=dict)
+    simulated: bool = False
+
+    @property
+    def interval(self) -> str:
+        return "95% sim. error" if self.simulated else "95% CI"
+
+
+def context_of(runs: Sequence[RunScores]) -> Table3Context:
+    ids: dict[str, set[str]] = {c: set() for c in COLUMNS}
+    for r in runs:
+        for item_id, difficulty in r.difficulty.items():
+            ids["Overall"].add(item_id)
+            if difficulty in ids:
+                ids[difficulty].add(item_id)
+    return Table3Context({c: len(v) for c, v in ids.items()}, "SIMULATED" in label_of(runs).kind)
 
 
 # ---------------------------------------------------------------------------------- collection
@@ -181,8 +217,53 @@ def protocol_footer(runs: Sequence[RunScores]) -> str:
     seeds = ", ".join(str(s) for s in seeds_of(runs))
     mixed = [f for f in PROTOCOL_FIELDS if len({sha256_json(i.get(f)) for _, i in idents}) > 1]
     if mixed:
-        return f"Protocol: MIXED (--allow-mixed); differing fields: {', '.join(mixed)}\nSeeds: {seeds}\n"
-    return "\n".join([*shared_protocol_lines(idents[0][1]), f"Seeds: {seeds}"]) + "\n"
+        return f"Protocol: MIXED (--allow-mixed); differing fields: {', '.join(mixed)}\nSeeds: {seeds}\n{escalation_line(runs)}\n"
+    return "\n".join([*shared_protocol_lines(idents[0][1]), f"Seeds: {seeds}", escalation_line(runs)]) + "\n"
+
+
+ESCALATION_DEVIATION = (
+    "DEVIATION from App. D.5: at a Dual-Read disagreement a third reading of its own re-crop is taken and the "
+    "reading closest to a number in P_oc is adopted; D.5 as written only sets sigma=0.65, which Alg. 1's "
+    "sigma_verify=0.6 gate never escalates (pipeline.dual_read_escalate=false measures D.5 as written)"
+)
+
+
+def escalation_line(runs: Sequence[RunScores]) -> str:
+    """The ``dual_read_escalate`` row of the protocol note: our deviation from App. D.5, and whether these
+    runs had it on (read from each run's recorded ``.hydra/config.yaml``; the identity does not hold it)."""
+    values = {_recorded_switch(r.run_dir, "dual_read_escalate") for r in runs}
+    if values == {True}:
+        state = "on"
+    elif values == {False}:
+        return "dual_read_escalate: off (App. D.5 / Alg. 1 as written: no third reading at a disagreement)"
+    elif values == {None}:
+        state = "not recorded (no .hydra/config.yaml; the default is on)"
+    else:
+        state = "MIXED across runs (" + ", ".join(
+            f"{r.variant}/seed {r.seed}: {_recorded_switch(r.run_dir, 'dual_read_escalate')}" for r in runs) + ")"
+    return f"dual_read_escalate: {state} — {ESCALATION_DEVIATION}"
+
+
+def _recorded_switch(run_dir: Path, key: str) -> bool | None:
+    """``pipeline.<key>`` from a run's recorded config (unresolved), or None when not recorded."""
+    from omegaconf import OmegaConf
+
+    cfg = RunDir(run_dir).config()
+    plain = OmegaConf.to_container(cfg, resolve=False) if cfg is not None else {}  # a run folder is data
+    node = plain.get("pipeline") if isinstance(plain, dict) else None
+    value = node.get(key) if isinstance(node, dict) else None
+    return value if isinstance(value, bool) else None
+
+
+def _check_scored(runs: Sequence[RunScores]) -> None:
+    """A table of dashes is not a result: refuse when no run scored a single item."""
+    if any(s is not None for r in runs for s in r.item_scores.values()):
+        return
+    errored = sum(r.errors for r in runs)
+    raise Table3Error(
+        f"no item was scored in any of the {len(runs)} runs ({errored} errored results): nothing to tabulate; "
+        "their errors are in each run's results.jsonl, and rerunning the same command retries them"
+    )
 
 
 def _check_variants(runs: Sequence[RunScores]) -> None:
@@ -249,6 +330,7 @@ def build_rows(
     bootstrap: BootstrapConfig = BootstrapConfig(),
 ) -> list[Row]:
     check_comparable(runs, allow_mixed=allow_mixed)
+    _check_scored(runs)
     seeds = seeds_of(runs)
     by_variant = group_by_variant(runs)
     paper = load_paper_table3()["rows"] if with_paper else {}
@@ -257,7 +339,14 @@ def build_rows(
         row = _row(variant, per_seed, by_variant.get("full"), seeds, bootstrap)
         p = paper.get(variant)
         rows.append(replace(row, paper=({c: p[c] for c in COLUMNS} | {"delta": p["delta"]}) if p else None))
-    return rows
+    return with_holm(rows, alpha=1.0 - bootstrap.level)
+
+
+def with_holm(rows: Sequence[Row], alpha: float = 0.05) -> list[Row]:
+    """Holm-adjust the raw p-values of every row compared with ``full`` (one family per table)."""
+    family = [i for i, r in enumerate(rows) if r.p_value is not None]
+    adjusted = dict(zip(family, holm([rows[i].p_value for i in family]), strict=True))  # type: ignore[misc]
+    return [replace(r, p_holm=adjusted.get(i), alpha=alpha) for i, r in enumerate(rows)]
 
 
 def _row(
@@ -284,13 +373,15 @@ def _row(
     if full is None or variant == "full":
         return row
     full_items = item_matrix(full, seeds)
-    delta_ci = None
-    if any(paired_differences(matrix, full_items)):  # some (item, seed) scored by both
+    delta_ci = p_value = None
+    if any(differences := paired_differences(matrix, full_items)):  # some (item, seed) scored by both
         delta_ci = paired_delta(matrix, full_items, bootstrap).scaled(100.0)
+        p_value = bootstrap_p_value(differences, bootstrap)
     return replace(
         row,
         delta=delta_ci.mean if delta_ci else None,
         delta_ci=delta_ci,
+        p_value=p_value,
         mcnemar_p=tuple(_mcnemar(per_seed[s], full[s]) for s in seeds),
         delta_by_seed=tuple(_seed_delta(per_seed[s], full[s]) for s in seeds),
     )
@@ -311,13 +402,33 @@ def _seed_delta(run: RunScores, full: RunScores) -> float | None:
     return 100.0 * sum(a - b for a, b in pairs) / len(pairs) if pairs else None  # type: ignore[operator]
 
 
+def label_of(runs: Sequence[RunScores]) -> ArtefactLabel:
+    """What answered the runs (SIMULATED / REPLAYED / TINY MODEL, or nothing for a real model)."""
+    return combined(label_for(r.identity.to_dict()) for r in runs)
+
+
 def caption_for(runs: Sequence[RunScores]) -> str:
     ident = runs[0].identity
-    disclaimer = describe_backend(ident.backend).disclaimer
-    label = f"{disclaimer}. " if disclaimer else ""
+    line = label_of(runs).line
+    label = f"{line}. " if line else ""
     seeds = seeds_of(runs)
     over = f", {len(seeds)} seeds" if len(seeds) > 1 else ""
     return label + (
         f"Ablation on {ident.benchmark} ({ident.n_items} items{over}) with {ident.model}. "
         "Δ is relative to the full framework on Overall."
     )
+
+
+def logger_fields(runs: Sequence[RunScores], given: Sequence[Path]) -> dict[str, Any]:
+    """Name, group and tags of the logged ``table3`` run: beside its runs (a multirun's group is its
+    sweep directory, as each job logs it), tagged with what answered (``simulated`` ...), model and benchmark."""
+    ident = runs[0].identity
+    group = str(given[0]) if len(given) == 1 and Path(given[0]) not in {r.run_dir for r in runs} else ident.benchmark
+    label = label_of(runs)
+    prefix = f"{label.kind.lower().replace(' ', '-')}-" if label else ""
+    return {
+        "name": f"{prefix}table3-{ident.model}",
+        "group": group,
+        "job_type": "table3",
+        "tags": ["table3", f"model:{ident.model}", f"benchmark:{ident.benchmark}", *label.tags],
+    }

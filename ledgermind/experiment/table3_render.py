@@ -20,8 +20,11 @@ from ledgermind.experiment.table3 import (
     NOT_DISTINGUISHABLE,
     Row,
     RunScores,
+    Table3Context,
     caption_for,
+    context_of,
     in_variant_order,
+    label_of,
     seeds_of,
 )
 from ledgermind.metrics.census import census_table
@@ -46,8 +49,11 @@ def _fmt_p(ps: Sequence[float]) -> str:
     return " / ".join(f"{p:.3g}" for p in ps) if ps else "–"
 
 
-def header(with_paper: bool) -> list[str]:
-    cols = ["Variant", *COLUMNS, "95% CI", "Δ vs full", "Δ 95% CI (paired)", "McNemar p", "Δ vs 0"]
+def header(with_paper: bool, ctx: Table3Context = Table3Context()) -> list[str]:
+    """Column names; each split carries its n (distinct items) and the interval says what it measures."""
+    splits = [f"{c} (n={ctx.n[c]})" if c in ctx.n else c for c in COLUMNS]
+    cols = ["Variant", *splits, ctx.interval, "Δ vs full", f"Δ {ctx.interval} (paired)", "p", "p Holm", "McNemar p",
+            "Δ vs 0 (Holm)"]  # fmt: skip
     return cols + [f"Paper {c}" for c in COLUMNS] + ["Paper Δ"] if with_paper else cols
 
 
@@ -58,6 +64,8 @@ def cells(row: Row, with_paper: bool) -> list[str]:
         _fmt_ci(row.overall),
         _fmt_delta(row.delta),
         _fmt_ci(row.delta_ci),
+        _fmt_p(() if row.p_value is None else (row.p_value,)),
+        _fmt_p(() if row.p_holm is None else (row.p_holm,)),
         _fmt_p(row.mcnemar_p),
         row.verdict or "–",
     ]
@@ -67,7 +75,9 @@ def cells(row: Row, with_paper: bool) -> list[str]:
     return out
 
 
-def method_note(rows: Sequence[Row], bootstrap: BootstrapConfig = BootstrapConfig()) -> str:
+def method_note(
+    rows: Sequence[Row], bootstrap: BootstrapConfig = BootstrapConfig(), ctx: Table3Context = Table3Context()
+) -> str:
     """How to read the intervals and how errored items were treated (printed under every rendering)."""
     seeds = rows[0].seeds if rows else (0,)
     several = len(seeds) > 1
@@ -76,18 +86,28 @@ def method_note(rows: Sequence[Row], bootstrap: BootstrapConfig = BootstrapConfi
     if several:
         over = f"items × {len(seeds)} seeds {', '.join(map(str, seeds))} (each item resampled with all its seeds)"
     errs = ", ".join(f"{r.variant} {r.errors}" for r in rows)
+    family = sum(1 for r in rows if r.p_value is not None)
+    sim = (
+        " SIMULATED runs: every interval is simulation error (the spread of the simulator's draws and of the item "
+        "sample), not uncertainty about any real model; more seeds shrink it whether or not an effect is real."
+        if ctx.simulated else ""
+    )  # fmt: skip
     return (
-        f"Accuracy and Δ are pooled over {over}. CI: {level} percentile bootstrap over items "
-        f"({bootstrap.resamples} resamples, seed {bootstrap.seed}); Δ = variant − full, paired per item"
-        f"{' and seed' if several else ''}. McNemar p: exact two-sided binomial test on the items where exactly "
-        f"one of the variant and full is correct{', one p per seed' if several else ''}. "
-        f"A Δ whose interval contains 0 is '{NOT_DISTINGUISHABLE}'. Errored items (per variant: {errs}) are left "
-        "out of their run's accuracy, and an (item, seed) pair enters Δ and McNemar only when both runs scored it."
+        f"Accuracy and Δ are pooled over {over}; n in a column header counts its distinct items. "
+        f"Intervals ({ctx.interval}): {level} percentile bootstrap over items, the only interval method in this "
+        f"table and its chart ({bootstrap.resamples} resamples, seed {bootstrap.seed}); Δ = variant − full, paired "
+        f"per item{' and seed' if several else ''}. p: two-sided paired-bootstrap p of Δ = 0 (same resamples); "
+        f"p Holm: Holm-adjusted over the {family} 'variant vs full' comparisons. Δ vs 0 (Holm): "
+        f"'{NOT_DISTINGUISHABLE}' when p Holm ≥ {1 - bootstrap.level:.2g}, else below/above full (family-wise "
+        f"error ≤ {1 - bootstrap.level:.2g}). McNemar p: exact two-sided binomial test on the items where exactly "
+        f"one of the variant and full is correct{', one p per seed' if several else ''} (unadjusted, for reference). "
+        f"Errored items (per variant: {errs}) are left out of their run's accuracy, and an (item, seed) pair enters "
+        f"Δ and McNemar only when both runs scored it.{sim}"
     )
 
 
-def to_markdown(rows: Sequence[Row], with_paper: bool = False) -> str:
-    head = header(with_paper)
+def to_markdown(rows: Sequence[Row], with_paper: bool = False, ctx: Table3Context = Table3Context()) -> str:
+    head = header(with_paper, ctx)
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
     lines += ["| " + " | ".join(cells(r, with_paper)) + " |" for r in rows]
     return "\n".join(lines) + "\n"
@@ -99,14 +119,15 @@ def to_csv(rows: Sequence[Row]) -> str:
     w = csv.writer(buf)
     w.writerow([
         "variant", "display", *COLUMNS, "overall_ci_low", "overall_ci_high", "delta_ci_low", "delta_ci_high",
-        "verdict", "mcnemar_p", "seeds", "overall_by_seed", "delta_by_seed", "n_items", "errors", "delta_vs_full",
+        "verdict", "p_value", "p_holm", "mcnemar_p", "seeds", "overall_by_seed", "delta_by_seed", "n_items", "errors",
+        "delta_vs_full",
     ])  # fmt: skip
     for r in rows:
         w.writerow([
             r.variant, r.display, *(r.scores[c] for c in COLUMNS),
             r.overall.low if r.overall else None, r.overall.high if r.overall else None,
             r.delta_ci.low if r.delta_ci else None, r.delta_ci.high if r.delta_ci else None,
-            r.verdict, _joined(r.mcnemar_p), _joined(r.seeds), _joined(r.overall_by_seed), _joined(r.delta_by_seed),
+            r.verdict, r.p_value, r.p_holm, _joined(r.mcnemar_p), _joined(r.seeds), _joined(r.overall_by_seed), _joined(r.delta_by_seed),
             r.overall.n if r.overall else 0, r.errors, r.delta,
         ])  # fmt: skip
     return buf.getvalue()
@@ -116,13 +137,13 @@ def _joined(values: Sequence[Any]) -> str:
     return ";".join("" if v is None else str(v) for v in values)
 
 
-def to_latex(rows: Sequence[Row], caption: str) -> str:
+def to_latex(rows: Sequence[Row], caption: str, ctx: Table3Context = Table3Context()) -> str:
     def tex(s: str) -> str:
         for raw, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
             s = s.replace(raw, escaped)
         return s.replace("−", "$-$").replace("Δ", r"$\Delta$").replace("–", "--").replace("×", r"$\times$")
 
-    head = header(False)
+    head = header(False, ctx)
     lines = [
         r"\begin{table}[t]",
         r"\centering",
@@ -141,9 +162,13 @@ def to_latex(rows: Sequence[Row], caption: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(rows: Sequence[Row], path: Path) -> Path:
+def plot(rows: Sequence[Row], path: Path, title: str = "", ctx: Table3Context = Table3Context()) -> Path:
     """Left: grouped bars per variant (difficulty splits + Overall with its interval).
-    Right: Δ vs full with its paired interval; a bar crossing the 0 line is not distinguishable."""
+    Right: Δ vs full with its paired interval; a bar crossing the 0 line is not distinguishable.
+    ``title`` (what answered, e.g. SIMULATED) is drawn above both panels and stored in the PNG's
+    Title/Description text chunks, so the image says what it is wherever it is pasted."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -155,9 +180,10 @@ def plot(rows: Sequence[Row], path: Path) -> Path:
         xs = [i + (j - (len(COLUMNS) - 1) / 2) * width for i in range(len(rows))]
         heights = [r.scores[col] or 0.0 for r in rows]
         err = _overall_err(rows, heights) if col == "Overall" else None
-        ax.bar(xs, heights, width, label=col, yerr=err, capsize=3 if err else 0)
+        label = f"{col} (n={ctx.n[col]})" if col in ctx.n else col
+        ax.bar(xs, heights, width, label=label, yerr=err, capsize=3 if err else 0)
     ax.set_xticks(range(len(rows)), [r.display for r in rows], rotation=20, ha="right")
-    ax.set_ylabel("accuracy (%)")
+    ax.set_ylabel(f"accuracy (%); Overall bars: {ctx.interval}, item bootstrap")
     ax.set_ylim(0, 100)
     ax.legend(ncols=len(COLUMNS), fontsize="small")
     ablations = [r for r in rows if r.delta_ci is not None]
@@ -169,9 +195,12 @@ def plot(rows: Sequence[Row], path: Path) -> Path:
     axd.axvline(0.0, color="black", linewidth=0.8)
     axd.set_yticks(range(len(ablations)), [r.display for r in ablations])
     axd.invert_yaxis()
-    axd.set_xlabel("Δ vs full (points, paired 95% CI)")
+    axd.set_xlabel(f"Δ vs full (points, paired {ctx.interval}, item bootstrap)")
+    if title:
+        fig.suptitle(textwrap.fill(title, 140), fontsize="small", color="tab:red", fontweight="bold")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    metadata = {"Title": title or "LedgerMind Table 3", "Description": title or "Table 3 (ablations)"}
+    fig.savefig(path, dpi=120, metadata=metadata)
     plt.close(fig)
     return path
 
@@ -202,12 +231,16 @@ def write_outputs(
     out_dir.mkdir(parents=True, exist_ok=True)
     outs = Table3Outputs(out_dir / "table3.md", out_dir / "table3.csv", out_dir / "table3.tex", out_dir / "table3.png",
                          out_dir / "census.md")
-    note = method_note(rows, bootstrap)
-    outs.markdown.write_text(to_markdown(rows, with_paper) + "\n" + note + "\n", encoding="utf-8")
-    outs.csv.write_text(to_csv(rows), encoding="utf-8")
-    outs.latex.write_text(to_latex(rows, caption_for(runs) + " " + note), encoding="utf-8")
-    plot(rows, outs.chart)
-    outs.census.write_text(census_markdown(runs) + "\n", encoding="utf-8")
+    ctx = context_of(runs)
+    note = method_note(rows, bootstrap, ctx)
+    line = label_of(runs).line  # SIMULATED / REPLAYED / TINY MODEL: the first line of every file
+    head = f"**{line}**\n\n" if line else ""
+    outs.markdown.write_text(head + to_markdown(rows, with_paper, ctx) + "\n" + note + "\n", encoding="utf-8")
+    # a '#' comment line (read with pandas.read_csv(..., comment="#")); the header row follows it
+    outs.csv.write_text((f"# {line}\n" if line else "") + to_csv(rows), encoding="utf-8")
+    outs.latex.write_text(to_latex(rows, caption_for(runs) + " " + note, ctx), encoding="utf-8")
+    plot(rows, outs.chart, title=line, ctx=ctx)
+    outs.census.write_text(head + census_markdown(runs) + "\n", encoding="utf-8")
     return outs
 
 
@@ -230,6 +263,8 @@ def rows_for_logging(rows: Sequence[Row]) -> list[dict[str, Any]]:
             "overall_ci_high": r.overall.high if r.overall else None,
             "delta_ci_low": r.delta_ci.low if r.delta_ci else None,
             "delta_ci_high": r.delta_ci.high if r.delta_ci else None,
+            "p": r.p_value,
+            "p_holm": r.p_holm,
             "mcnemar_p": _fmt_p(r.mcnemar_p),
             "verdict": r.verdict or "",
             "delta_vs_full": r.delta,

@@ -127,6 +127,35 @@ def paired_delta(
     return cluster_mean(paired_differences(variant, reference), config)
 
 
+def bootstrap_p_value(clusters: Clusters, config: BootstrapConfig = BootstrapConfig(), null: float = 0.0) -> float:
+    """Two-sided bootstrap p-value of the pooled mean against ``null``: 2·min(P*(mean ≤ null), P*(mean ≥ null)).
+
+    Why this one: it is the p-value whose "< 1 − level" matches the percentile interval excluding
+    ``null`` (same resamples, same RNG seed), so a Holm adjustment of several such p-values
+    (``holm``) refines the verdicts the intervals give instead of introducing a second test. A
+    distribution that is all ``null`` (two variants that agree on every item) gives 1.
+    """
+    dist = bootstrap_distribution(clusters, config)
+    below, above = float(np.mean(dist <= null)), float(np.mean(dist >= null))
+    return min(1.0, 2.0 * min(below, above))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values, in the input order (family-wise error control, any dependence).
+
+    Sorted ascending, the k-th smallest (k = 0..m−1) becomes max over j ≤ k of min(1, (m − j)·p_(j));
+    a hypothesis is rejected at family-wise level α when its adjusted p is < α.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
 def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value: a binomial(b + c, 1/2) test on the discordant pairs.
 

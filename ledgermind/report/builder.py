@@ -19,6 +19,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ledgermind.errors import DataError, UserError
+from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_for
 from ledgermind.experiment.results import safe_filename
 from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
@@ -41,6 +42,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["grouped"] = grouped
+    env.globals["banner"] = None  # build_report sets the report's ArtefactLabel (SIMULATED ...) when it has one
     return env
 
 
@@ -76,6 +78,7 @@ def build_report(path: Path, out_dir: Path | None = None) -> Path:
         env = environment()
         store = ImageStore(build, [r for p in places for r in p.run.image_roots()])
         shared = _shared_ids(places) if multi else set()
+        env.globals["banner"] = report_label(places)  # on every page: a page opened alone still says what answered
         views: dict[tuple[int, str], ItemView] = {}
         for k, place in enumerate(places):
             views.update({(k, i): v for i, v in _write_run(env, build, store, place, shared).items()})
@@ -86,6 +89,12 @@ def build_report(path: Path, out_dir: Path | None = None) -> Path:
     finally:
         shutil.rmtree(build, ignore_errors=True)
     return root / "index.html"
+
+
+def report_label(places: list[RunPlace]) -> ArtefactLabel | None:
+    """SIMULATED / REPLAYED / TINY MODEL for the banner every page of the report carries (None: a real model)."""
+    label = combined(label_for(p.run.identity) for p in places)
+    return label or None
 
 
 def _check_replaceable(root: Path) -> None:
@@ -185,7 +194,17 @@ def _write_multirun(
         compares.append({"id": item_id, "href": rel,
                          "outcomes": [views[(k, item_id)].outcome if (k, item_id) in views else None for k in range(len(places))]})  # fmt: skip
     _write(env, root, "index.html", "multirun.html.j2", [], runs=runs, compares=compares, table3=_table3(places),
-           empty=empty)  # fmt: skip
+           empty=empty, what=_what(places))  # fmt: skip
+
+
+def _what(places: list[RunPlace]) -> dict[str, str]:
+    """Benchmark(s) and model(s) the multirun ran, for its title (each distinct value once)."""
+    def distinct(key: str) -> str:
+        return ", ".join(dict.fromkeys(str(p.run.identity.get(key, "?")) for p in places))
+
+    from ledgermind.report.run_view import backend_label
+
+    return {"benchmark": distinct("benchmark"), "model": ", ".join(dict.fromkeys(backend_label(p.run.identity) for p in places))}
 
 
 def _table3(places: list[RunPlace]) -> dict[str, Any]:
@@ -196,6 +215,8 @@ def _table3(places: list[RunPlace]) -> dict[str, Any]:
         scores = [table3.load_run(p.run.run_dir) for p in places]
         rows = table3.build_rows(scores)
     except UserError as e:
-        return {"error": str(e), "rows": [], "header": [], "caption": "", "note": ""}
-    return {"error": "", "header": table3_render.header(False), "rows": [table3_render.cells(r, False) for r in rows],
-            "caption": table3.caption_for(scores), "note": table3_render.method_note(rows)}  # fmt: skip
+        return {"error": str(e), "rows": [], "header": [], "caption": "", "note": "", "protocol": ""}
+    ctx = table3.context_of(scores)
+    return {"error": "", "header": table3_render.header(False, ctx), "rows": [table3_render.cells(r, False) for r in rows],
+            "caption": table3.caption_for(scores), "note": table3_render.method_note(rows, ctx=ctx),
+            "protocol": table3.escalation_line(scores)}  # fmt: skip

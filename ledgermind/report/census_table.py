@@ -6,6 +6,14 @@ key shows up without a report change. A counter at zero is flagged "never fired"
 ablation study a mechanism that never ran is a finding, not a detail — unless the run's variant
 cannot reach it at all (``structural_zeros``: the BASELINE path in a full run, Dual-Read under
 ``no_dual_read``); those zeros are shown grey, by design, not red.
+
+Zeros are coloured by what they mean (issue 35), one rule per meaning:
+* ``structural`` (grey): the variant cannot reach the counter;
+* ``good zero`` (neutral): zero is the healthy or uninformative value — failures, skips, identical
+  re-reads, faults missed or that reached the answer, a route the dispatcher did not take (on the
+  gauges every item is FULLPIPE by design), a fault kind never injected;
+* ``dead`` (red, "never fired"): a mechanism this variant can reach did nothing — or, in a section
+  that counts faults per kind (``injected`` / ``caught`` …), a kind was injected and never caught.
 """
 
 from __future__ import annotations
@@ -17,6 +25,12 @@ from typing import Any
 
 
 PROBLEM_WORDS = ("fail", "error", "skipped", "identical")
+# A zero of these is healthy or says nothing about a mechanism (module docstring): neutral, not red.
+GOOD_ZERO_WORDS = PROBLEM_WORDS + ("missed", "in_answer", "harmed", "surviving", "disagree", "escalated", "abstained")
+NEUTRAL_ZERO_GROUPS = ("paths", "t5", "knowledge_without_source")  # a route / reason not taken is not a dead mechanism
+# Sub-keys of a section that counts faults per kind (the simulator's): which ones are a mechanism's catches.
+FAULT_TOTAL = "injected"
+CATCH_OUTCOMES = ("caught", "flagged", "neutralised")
 
 
 @dataclass(frozen=True)
@@ -25,6 +39,7 @@ class CensusRow:
     name: str  # dotted rest ("T1"), "" for a top-level scalar
     value: Any
     structural: bool = False  # zero by design: the run's variant cannot reach this mechanism
+    dead_if_zero: bool | None = None  # set by ``rows`` for per-fault-kind sections (None: decided by name)
 
     @property
     def key(self) -> str:
@@ -36,8 +51,25 @@ class CensusRow:
         return any(word in self.key for word in PROBLEM_WORDS)
 
     @property
+    def good_zero(self) -> bool:
+        """A zero that is healthy or uninformative (neutral colour, no flag)."""
+        if not self.is_zero or self.structural:
+            return False
+        if self.dead_if_zero is not None:
+            return not self.dead_if_zero
+        return any(w in self.key for w in GOOD_ZERO_WORDS) or self.group in NEUTRAL_ZERO_GROUPS
+
+    @property
     def never_fired(self) -> bool:
-        return self.is_zero and not self.is_problem_counter and not self.structural
+        """A dead mechanism: zero where the variant could act (red)."""
+        return self.is_zero and not self.structural and not self.good_zero
+
+    @property
+    def meaning(self) -> str:
+        """The colour class: structural / good-zero / dead / '' (a non-zero count)."""
+        if self.structural_zero:
+            return "structural"
+        return "good-zero" if self.good_zero else ("dead" if self.never_fired else "")
 
     @property
     def is_zero(self) -> bool:
@@ -60,11 +92,24 @@ def rows(census: Mapping[str, Any] | None, structural: Iterable[str] = ()) -> li
     out: list[CensusRow] = []
     for group, value in (census or {}).items():
         if isinstance(value, Mapping):
-            out += [CensusRow(str(group), name, v, f"{group}.{name}" in marked or str(group) in marked)
+            out += [CensusRow(str(group), name, v, f"{group}.{name}" in marked or str(group) in marked,
+                              _fault_kind_rule(value, name))
                     for name, v in _flatten(value, "")]  # fmt: skip
         else:
             out.append(CensusRow(str(group), "", value, str(group) in marked))
     return out
+
+
+def _fault_kind_rule(section: Mapping[str, Any], name: str) -> bool | None:
+    """In a section with ``injected.<kind>`` counters: a catch counter at zero is dead only when that
+    kind was injected; every other zero there (injected, missed, reached, by place) is neutral."""
+    totals = section.get(FAULT_TOTAL)
+    if not isinstance(totals, Mapping):
+        return None
+    outcome, _, kind = name.partition(".")
+    if outcome in CATCH_OUTCOMES and "." not in kind:
+        return bool(totals.get(kind))
+    return False
 
 
 def _flatten(d: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:

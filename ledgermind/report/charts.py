@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 BAR_W, GAP, PLOT_H, TOP, BOTTOM, LEFT = 34, 14, 120, 18, 46, 8
+LEGEND_STEP = 110  # px between series names in a legend (the template writes them at 8 + k·LEGEND_STEP)
+LEGEND_TEXT = 90  # px a series name may take
 
 
 @dataclass(frozen=True)
@@ -60,4 +62,6 @@ def bar_chart(
             centre = LEFT + gi * group_w + (n_series * bar_w - 4) / 2
             bars.append(Bar(str(label), float(v), fmt.format(v), x, TOP + PLOT_H - h, bar_w - 4, h, si, centre))
     width = int(LEFT * 2 + max(1, len(data)) * group_w)
+    if n_series > 1:  # the legend must fit: the last name starts at 8 + (n − 1)·LEGEND_STEP
+        width = max(width, 8 + (n_series - 1) * LEGEND_STEP + LEGEND_TEXT)
     return Chart(chart_id, title, width, TOP + PLOT_H + BOTTOM, bars, TOP + PLOT_H, tuple(series_names))

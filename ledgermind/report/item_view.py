@@ -109,6 +109,24 @@ class ItemView:
     timings: dict[str, float]
     profile: dict[str, Any]
     has_trajectory: bool
+    decision_changes: list[str] = field(default_factory=list)  # defense-line marks that rewrote the decision
+
+    @property
+    def fired_counters(self) -> list[census_table.CensusRow]:
+        """Non-zero counters for the side-by-side page, without the per-place breakdowns (``by_place``):
+        the totals per kind say what happened; where is on the item page."""
+        return [r for r in self.counters if r.value and not r.name.startswith("by_place")]
+
+    @property
+    def decision_label(self) -> str:
+        """Truthful heading of ``raw_answer``: the decision after the defense line rewrote it, or as
+        extracted from the model's reply (the replies themselves are in the timeline's model calls)."""
+        if self.decision_changes:
+            return "Decision after the defense line (Alg. 2), not the model's reply"
+        return "Decision extracted from the model's reply"
+
+
+DEFENSE_MARKS = ("ENTITY_RECHECK", "NUMERIC_SNAP", "VISUAL_FALLBACK")  # MarkKind values that rewrite a decision
 
 
 def outcome_of(result: ItemResult | None, traj: dict[str, Any] | None) -> str:
@@ -141,6 +159,8 @@ def build_item_view(
         gold=result.gold if result else None,
         prediction=result.prediction if result else t.get("answer"),
         raw_answer=str(t.get("raw_answer") or ""),
+        decision_changes=[f"{m.get('kind')}: {m.get('detail')}" for m in t.get("marks", [])
+                          if m.get("kind") in DEFENSE_MARKS],  # fmt: skip
         path=str((result.path if result else None) or t.get("path") or "ERROR"),
         score=result.score if result else None,
         outcome=outcome_of(result, traj),

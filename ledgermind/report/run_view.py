@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ledgermind.backends.recorded import describe_backend
@@ -21,6 +21,8 @@ from ledgermind.report import census_table
 from ledgermind.report.charts import Chart, bar_chart
 from ledgermind.report.item_view import outcome_of
 from ledgermind.report.sources import RunData
+from ledgermind.report.glossary import Definition, glossary
+from ledgermind.report.why import WhyView, build_why
 from ledgermind.trajectory import Trigger
 
 QUESTION_CHARS = 160  # question text in the item table (the item page has all of it)
@@ -45,10 +47,27 @@ class ItemRow:
     triggers: list[str]
     operators: list[str]
     abstained: bool
-    phantom_caught: int  # T6 events: a claim citing evidence that does not say it, caught
+    phantom_caught: int  # T6 events: a claim citing evidence that does not say it (not the simulator's "caught")
     model_calls: int
     tool_calls: int
     error: str
+    short_id: str = ""  # what the id column shows: unambiguous among the run's ids (``short_ids``)
+
+
+ID_CHARS = 22  # the id column's width; longer ids keep their distinguishing end
+
+
+def short_ids(ids: list[str], width: int = ID_CHARS) -> dict[str, str]:
+    """Display ids no longer than ``width`` that stay distinct: a long id keeps its start and its end
+    ("test_Clin…edicine_128"), since MMMU ids share long prefixes and differ at the end; when two
+    shortenings still collide, both show in full."""
+    head = max(4, (width - 1) // 3)
+    tail = width - 1 - head
+    short = {i: i if len(i) <= width else f"{i[:head]}…{i[-tail:]}" for i in ids}
+    seen: dict[str, int] = {}
+    for s in short.values():
+        seen[s] = seen.get(s, 0) + 1
+    return {i: (s if seen[s] == 1 else i) for i, s in short.items()}
 
 
 @dataclass(frozen=True)
@@ -84,6 +103,8 @@ class RunView:
     items: list[ItemRow]
     charts: list[Chart]
     paths: list[str]
+    why: WhyView | None = None
+    definitions: dict[str, Definition] = field(default_factory=dict)  # metric name -> its one definition
 
 
 def build_run_view(run: RunData, item_href: dict[str, str], thumbnails: Mapping[str, str] | None = None) -> RunView:
@@ -99,6 +120,8 @@ def build_run_view(run: RunData, item_href: dict[str, str], thumbnails: Mapping[
     ]
     splits = [(name, _with_intervals(groups)) for name, groups in splits if groups]  # a split nobody has is not shown
     rows = [_item_row(r, run.trajectories.get(r.id), item_href.get(r.id, ""), (thumbnails or {}).get(r.id)) for r in results]
+    shown = short_ids([r.id for r in rows])
+    rows = [replace(r, short_id=shown[r.id]) for r in rows]
     # first: describing the backend registers its census sections, which a derived census counts
     disclaimer = describe_backend(str(run.identity.get("backend", ""))).disclaimer
     census, source = census_table.run_census(run.metrics, run.trajectories.values())
@@ -123,7 +146,19 @@ def build_run_view(run: RunData, item_href: dict[str, str], thumbnails: Mapping[
         items=rows,
         charts=_charts(by_diff, rows),
         paths=sorted({r.path for r in rows}),
+        why=build_why(census, _item_censuses(run), rows, list(SHORT_TRIGGER.values()), list(OPERATORS)),
+        definitions={d.name: d for d in glossary([*(m.get("trajectory_metrics") or {}), *(k for k, _ in summary)])},
     )
+
+
+def _item_censuses(run: RunData) -> dict[str, dict[str, Any]]:
+    """Each item's own census (recorded with its trajectory, else derived from it)."""
+    out = {}
+    for item_id, t in run.trajectories.items():
+        c = census_table.item_census(t)
+        if c is not None:
+            out[item_id] = c
+    return out
 
 
 def backend_label(identity: Mapping[str, Any]) -> str:
@@ -192,12 +227,12 @@ def _item_row(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str
 
 
 def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> list[Chart]:
-    acc = [(d, [100.0 * v["accuracy"]]) for d, v in by_difficulty.items()]
+    acc = [(f"{d} (n={v['n']})", [100.0 * v["accuracy"]]) for d, v in by_difficulty.items()]
     trig = Counter(t for r in rows for t in r.triggers)
     per_path: dict[str, list[ItemRow]] = defaultdict(list)
     for r in rows:
         per_path[r.path].append(r)
-    by_difficulty_chart = [bar_chart("chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}")]
+    by_difficulty_chart = [bar_chart("chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}", bar_w=72)]
     return [
         *(by_difficulty_chart if acc else []),  # a benchmark without difficulty labels gets no empty chart
         bar_chart("chart-triggers", "Items where each trigger fired", [(k, [trig[k]]) for k in SHORT_TRIGGER.values()]),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ledgermind.audit.diagnostics import HandLabel, auroc, bootstrap_auroc, correctness_table, hand_label_agreement
 from ledgermind.audit.srfa import AtomicClaim, ItemAudit
 
@@ -40,3 +42,25 @@ def test_hand_label_matches_a_packed_claim_up_to_whitespace() -> None:
               HandLabel("s", "a", 1, "It is 3 m. So C holds.", "supported", "r")]
     ag = hand_label_agreement({"a": audit}, labels)
     assert ag["n"] == 1 and ag["agreement"] == 1.0 and ag["missing"] == 1
+
+
+def test_hand_label_agreement_on_checkable_claims_leaves_the_not_checkable_out() -> None:
+    audit = ItemAudit("a", "ledger", [AtomicClaim("SC", "s0", True, text_label="supported_by_tool_text"),
+                                      AtomicClaim("SC", "s1", False, text_label="not_checkable_from_text"),
+                                      AtomicClaim("DC", "Answer: A", False, answer="A", text_label="unsupported_by_tool_text")],
+                      score=1.0)  # fmt: skip
+    labels = [HandLabel("s", "a", 1, "s0", "supported", "r"), HandLabel("s", "a", 2, "s1", "supported", "r"),
+              HandLabel("s", "a", 3, "Answer: A", "not_supported", "r")]
+    ag = hand_label_agreement({"a": audit}, labels)
+    assert ag["n"] == 3 and ag["agreement"] == pytest.approx(2 / 3)  # s1 counted ungrounded: a disagreement
+    assert ag["checkable"]["n"] == 2 and ag["checkable"]["agreement"] == 1.0
+
+
+def test_checkable_decisions_keep_items_whose_decision_the_text_can_decide() -> None:
+    from ledgermind.audit.diagnostics import checkable_decisions
+
+    yes = ItemAudit("a", "ledger", [AtomicClaim("SC", "s", False, text_label="not_checkable_from_text"),
+                                    AtomicClaim("DC", "d", True, text_label="supported_by_tool_text")], score=1.0)  # fmt: skip
+    no = ItemAudit("b", "ledger", [AtomicClaim("DC", "d", False, text_label="not_checkable_from_text")], score=0.0)
+    kept = checkable_decisions([yes, no])
+    assert [a.item_id for a in kept] == ["a"] and [c.ctype for c in kept[0].claims] == ["DC"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ledgermind.audit.compare import AXES, compare, radar_figure, radar_png
+from ledgermind.audit.compare import compare, format_table, radar_figure, radar_png
 from ledgermind.audit.judge import JUDGE_SYSTEM, Judge, prompt_hash
 from ledgermind.audit.run import AuditSettings, EvidenceSource, audit_run, load_run
 from ledgermind.audit.split import split_trace
@@ -158,8 +158,8 @@ def test_ledger_mode_labels_phantom_entity_ungrounded_and_restated_ocr_grounded(
     # hand-computed: claims q1 (0/2 grounded), q2 (2/2): UCR = mean(1, 0) = .5; GDR = mean(0, 1) = .5;
     # R4R: the one correct item has GDR 1 > .5 → 1; WDG: the one wrong item has GDR 0 → 0.
     m = metrics["ledger"]
-    assert (m["Acc"], m["UCR_reason"], m["GDR"], m["R4R"], m["WDG"]) == (0.5, 0.5, 0.5, 1.0, 0.0)
-    assert m["by_difficulty"]["Easy"]["n"] == 2 and m["by_outcome"]["wrong"]["GDR"] == 0.0
+    assert (m["Acc"], m["srfa.UCR_reason"], m["srfa.GDR"], m["srfa.R4R"], m["srfa.WDG"]) == (0.5, 0.5, 0.5, 1.0, 0.0)
+    assert m["by_difficulty"]["Easy"]["n"] == 2 and m["by_outcome"]["wrong"]["srfa.GDR"] == 0.0
 
 
 def test_ledgermind_trajectory_is_audited_through_its_own_claims(tmp_path, image, cascade) -> None:
@@ -168,7 +168,7 @@ def test_ledgermind_trajectory_is_audited_through_its_own_claims(tmp_path, image
     [audit] = _audits(run)
     assert [c["text"] for c in audit["claims"]] == ["The plaque names Apollo 11", "It is dated July 1969", "Answer: A"]
     assert all(c["label"] == "grounded" for c in audit["claims"])
-    assert metrics["ledger"]["GDR"] == 1.0 and metrics["ledger"]["UCR_reason"] == 0.0
+    assert metrics["ledger"]["srfa.GDR"] == 1.0 and metrics["ledger"]["srfa.UCR_reason"] == 0.0
 
 
 def test_evidence_is_computed_on_demand_with_the_real_ocr_when_a_trace_has_no_ledger(tmp_path, cascade) -> None:
@@ -259,15 +259,17 @@ def test_metrics_from_scripted_labels_are_the_run_formulas() -> None:
               audit(3, [True, True], 0.0, "Hard"), ItemAudit("q4", "ledger", [], None, error="judge failed")]
     m = audit_metrics(audits, gamma=0.5)
     # UCR: mean(0/3, 2/3, 0/2) = 2/9; GDR: mean(1, 0, 1) = 2/3; R4R: correct q1 (1>.5), q2 (0) → 1/2; WDG: q3 → 1
-    assert m["UCR_reason"] == pytest.approx(2 / 9) and m["GDR"] == pytest.approx(2 / 3)
-    assert m["R4R"] == 0.5 and m["WDG"] == 1.0 and m["Acc"] == pytest.approx(2 / 3)
+    assert m["srfa.UCR_reason"] == pytest.approx(2 / 9) and m["srfa.GDR"] == pytest.approx(2 / 3)
+    assert m["srfa.R4R"] == 0.5 and m["srfa.WDG"] == 1.0 and m["Acc"] == pytest.approx(2 / 3)
+    assert m["all_claims"]["srfa.GDR"] == pytest.approx(2 / 3) and m["coverage"]["claims"] == 1.0  # no text labels
     assert m["audit_errors"] == 1 and m["n"] == 3 and m["by_difficulty"]["Hard"]["n"] == 2
 
 
 # ------------------------------------------------------------------------------ compare
 def _audited_run(root: Path, name: str, ids: list[str], acc: float) -> Path:
     run = _write_run(root / name, [_row(i, "A", 1.0) for i in ids], {})
-    m = {"ledger": {"Acc": acc, "GDR": 0.8, "R4R": 0.7, "UCR_reason": 0.25, "WDG": 0.1}}
+    m = {"ledger": {"Acc": acc, "srfa.GDR": 0.8, "srfa.R4R": 0.7, "srfa.UCR_reason": 0.25, "srfa.WDG": 0.1,
+                    "coverage": {"claims": 0.4}}}
     (run / "audit_metrics.json").write_text(json.dumps(m))
     return run
 
@@ -277,8 +279,9 @@ def test_compare_prints_axes_draws_radar_and_refuses_different_items(tmp_path) -
     b = _audited_run(tmp_path, "b", ["q2", "q1"], 0.75)
     rows = compare([a, b])
     assert rows[1].values == {"Acc": 0.75, "GDR": 0.8, "R4R": 0.7, "1-UCR": 0.75, "1-WDG": 0.9}
+    assert rows[1].coverage == 0.4 and "srfa.GDR" in format_table(rows).splitlines()[0]
     fig = radar_figure(rows)
-    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == list(AXES)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["Acc", "srfa.GDR", "srfa.R4R", "srfa.1-UCR", "srfa.1-WDG"]
     png = radar_png(rows, tmp_path / "radar.png")
     with Image.open(png) as im:
         lo, hi = im.convert("L").getextrema()

@@ -48,4 +48,9 @@ def test_ledger_audit_of_official_gpt4o_traces_keeps_the_official_letter(
         if not fell_back:  # the official parser picked a random letter there: not comparable
             assert a["claims"][-1]["answer"] == official[a["id"]]["pred_indexs"], a["id"]
     metrics = json.loads((run_dir / "audit_metrics.json").read_text())["ledger"]
-    assert metrics["n"] == N_ITEMS and 0.0 <= metrics["UCR_reason"] <= 1.0
+    assert metrics["n"] == N_ITEMS and 0.0 <= metrics["all_claims"]["srfa.UCR_reason"] <= 1.0
+    labels = [c["text_label"] for a in audits for c in a["claims"]]
+    counts = metrics["text_labels"]
+    assert sum(n for by in counts.values() for n in by.values()) == len(labels)  # every claim has one of three labels
+    checkable = sum(1 for t in labels if t != "not_checkable_from_text")
+    assert metrics["coverage"]["claims"] == pytest.approx(checkable / len(labels))

@@ -119,25 +119,32 @@ def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
     t3 = run_script("table3.py", str(sweep), "--paper")
     assert t3.returncode == 0, t3.stderr
     md = (sweep / "table3.md").read_text()
-    assert md.splitlines()[0].startswith(
-        "| Variant | Easy | Medium | Hard | Overall | 95% CI | Δ vs full | Δ 95% CI (paired) | McNemar p | Δ vs 0 |"
+    assert md.splitlines()[0].startswith("**TINY MODEL — tiny_qwen2_vl is a tiny random-weight model")  # what answered
+    assert md.splitlines()[2].startswith(
+        "| Variant | Easy (n=2) | Medium (n=2) | Hard (n=2) | Overall (n=6) | 95% CI | Δ vs full | Δ 95% CI (paired) | p "
+        "| p Holm | McNemar p | Δ vs 0 (Holm) |"
     )
     # fake no_ledger fails Medium and Hard: Easy 100, Medium 0, Hard 0, Overall 2/6. Paired Δ per item: four −1,
     # two 0. Resampling 6 items, k zeros ~ Bin(6, 1/3): P(k = 0) = 8.8 % and P(k ≥ 5) = 1.8 %, P(k ≥ 4) = 10 %,
     # so the 95 % interval is [−100, −33.33]. McNemar: 4 discordant pairs, all one way: p = 2 / 2^4 = 0.125.
-    assert ("| w/o Ledger | 100.0 | 0.0 | 0.0 | 33.33 | [0.00, 66.67] | −66.67 | [−100.00, −33.33] | 0.125 | below full "
+    # Bootstrap p: P*(Δ ≥ 0) = P(six draws all from the two zeros) = (1/3)^6 = 0.14 %, so p = 0.0027 (one comparison:
+    # Holm changes nothing), below 0.05: "below full".
+    assert ("| w/o Ledger | 100.0 | 0.0 | 0.0 | 33.33 | [0.00, 66.67] | −66.67 | [−100.00, −33.33] | 0.0026 | 0.0026 "
+            "| 0.125 | below full "
             "| 75.7 | 50.3 | 30.7 | 53.50 | −15.39 |") in md  # fmt: skip
-    assert ("| LedgerMind (full) | 100.0 | 100.0 | 100.0 | 100.00 | [100.00, 100.00] | – | – | – | – "
+    assert ("| LedgerMind (full) | 100.0 | 100.0 | 100.0 | 100.00 | [100.00, 100.00] | – | – | – | – | – | – "
             "| 77.5 | 69.0 | 56.9 | 68.89 | – |") in md  # fmt: skip
-    assert md.split("\n\n")[0] in t3.stdout and "percentile bootstrap over items" in md
-    rows = list(csv.DictReader(io.StringIO((sweep / "table3.csv").read_text())))
+    assert md.split("\n\n")[1] in t3.stdout and "percentile bootstrap over items" in md
+    csv_text = (sweep / "table3.csv").read_text()
+    assert csv_text.startswith("# TINY MODEL — ")
+    rows = list(csv.DictReader(io.StringIO(csv_text.split("\n", 1)[1])))
     assert [r["variant"] for r in rows] == ["full", "no_ledger"]
     assert float(rows[1]["delta_vs_full"]) == pytest.approx(-200 / 3)
     tex = (sweep / "table3.tex").read_text()
-    assert r"w/o Ledger & 100.0 & 0.0 & 0.0 & 33.33 & [0.00, 66.67] & $-$66.67 & [$-$100.00, $-$33.33] & 0.125" in tex
+    assert r"w/o Ledger & 100.0 & 0.0 & 0.0 & 33.33 & [0.00, 66.67] & $-$66.67 & [$-$100.00, $-$33.33] & 0.0026 & 0.0026 & 0.125" in tex
     assert "tiny\\_qwen2\\_vl" in tex
     assert (sweep / "table3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    census = (sweep / "census.md").read_text().splitlines()
+    census = (sweep / "census.md").read_text().splitlines()[2:]
     assert census[0].startswith("| variant | items | DIRECT/FULL/NL/BASE | T1..T6 |") and census[0] in t3.stdout
     cells = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]] for ln in census[2:]}
     assert list(cells) == ["full", "no_ledger"]

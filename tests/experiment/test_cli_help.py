@@ -94,3 +94,51 @@ def test_one_bar_over_the_sweep_counts_jobs_times_items(monkeypatch) -> None:
     finally:
         progress.start_sweep(None)
     assert progress.Progress(5, [], enabled=False)._sweep is None
+
+
+# ------------------------------------------------------------------------------ issue 35
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["logger=none", "-m", "seed=0,1"], ["-m", "logger=none", "seed=0,1"]),  # Hydra wants its flags first
+    (["logger=none", "--cfg", "job", "limit=1"], ["--cfg", "job", "logger=none", "limit=1"]),
+    (["benchmark=gauges", "+ablation=full,no_ecc", "seed=-1"], ["benchmark=gauges", "+ablation=full,no_ecc", "seed=-1"]),
+    (["hydra.searchpath=[file:///tests/conf]", "benchmark=fake"], ["hydra.searchpath=[file:///tests/conf]", "benchmark=fake"]),
+])  # fmt: skip
+def test_flags_move_before_the_overrides_and_known_options_pass(argv: list[str], expected: list[str]) -> None:
+    assert cli_help.preprocess(argv) == expected
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["benchmark=mmmu_pro_standrd10"], "unknown benchmark option 'mmmu_pro_standrd10': did you mean benchmark=mmmu_pro_standard10?"),
+    (["+ablation=no_eccc"], "unknown ablation option 'no_eccc': did you mean +ablation=no_ecc?"),
+    (["-m", "+ablation=full,no_eccc"], "did you mean +ablation=no_ecc?"),
+    (["+ablation=_flags"], "unknown ablation option '_flags'"),
+])  # fmt: skip
+def test_a_group_option_typo_is_one_line_with_the_closest_option(argv: list[str], message: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        cli_help.preprocess(argv)
+    assert message in str(e.value) and "\n" not in str(e.value) and "_flags" not in str(e.value).split("(options:")[1]
+
+
+def test_run_py_one_line_exit_2_for_a_group_typo_and_for_a_7b_model_on_the_cpu_backend() -> None:
+    typo = run_script("run.py", "benchmark=mmmu_pro_standrd10", "logger=none")
+    assert typo.returncode == 2 and typo.stderr.strip().splitlines() == [
+        "error: unknown benchmark option 'mmmu_pro_standrd10': did you mean benchmark=mmmu_pro_standard10? (options: "
+        "ai2d | emma | gauges | jsonl | mmmu | mmmu_pro_standard10 | mmmu_pro_standard4 | mmmu_pro_vision | mmstar | "
+        "sample | vstar)"]
+    big = run_script("run.py", "model=qwen2_5_vl_7b", "backend.device=cpu", "logger=none", "limit=1")
+    lines = big.stderr.strip().splitlines()
+    assert big.returncode == 2 and len(lines) == 1 and "backend=vllm_server" in lines[0], big.stderr[-2000:]
+    assert lines[0].startswith("error: model=qwen2_5_vl_7b (7B parameters) would run on the CPU")
+
+
+def test_large_model_preflight_rule() -> None:
+    from ledgermind.experiment.model_preflight import billions, refuse_large_model_on_cpu
+
+    assert billions({"name": "qwen2_5_vl_7b"}) == 7 and billions({"name": "x", "hub_id": "Qwen/Qwen2.5-VL-3B-Instruct"}) == 3
+    assert billions({"name": "smolvlm", "hub_id": "HuggingFaceTB/SmolVLM-256M-Instruct"}) is None
+    cpu = {"_target_": "ledgermind.backends.transformers_local.TransformersBackend", "device": "auto"}
+    refuse_large_model_on_cpu({"name": "qwen2_5_vl_7b"}, cpu, cuda_available=True)  # a GPU: fine
+    refuse_large_model_on_cpu({"name": "qwen2_5_vl_3b"}, cpu, cuda_available=False)  # small enough
+    refuse_large_model_on_cpu({"name": "qwen2_5_vl_7b"}, {"_target_": "x.VLLMServerBackend"}, cuda_available=False)
+    with pytest.raises(ConfigError, match="backend=vllm_server"):
+        refuse_large_model_on_cpu({"name": "internvl3_8b"}, cpu, cuda_available=False)

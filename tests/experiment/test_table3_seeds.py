@@ -84,7 +84,11 @@ def test_outputs_show_intervals_and_the_seed_dimension(sweep: Path, tmp_path: Pa
     outs = table3_render.write_outputs(rows, runs, tmp_path / "out", with_paper=False, bootstrap=BOOT)
     md = outs.markdown.read_text()
     assert "| w/o ECC/NCC | 50.0 | 50.0 | 100.0 | 57.14 | [" in md  # Hard: q2 right in seed 0, errored in 1
-    assert "| −28.57 | [−50.00, 0.00] | 1 / 1 | not distinguishable |" in md
+    # p: P*(Δ ≥ 0) = P(no q0 or q1 among 4 draws) = 1/16, P*(Δ ≤ 0) = 1, so p = 2/16 = 0.125 (± resampling);
+    # one comparison, so Holm changes nothing. Column headers carry each split's n (distinct items).
+    assert "| −28.57 | [−50.00, 0.00] | 0.126 | 0.126 | 1 / 1 | not distinguishable |" in md
+    assert "| Easy (n=2) | Medium (n=1) | Hard (n=1) | Overall (n=4) | 95% CI |" in md
+    assert "dual_read_escalate: not recorded" in table3.protocol_footer(runs)
     assert "2 seeds 0, 1 (each item resampled with all its seeds)" in md and "no_ecc 1" in md
     rows_csv = list(csv.DictReader(io.StringIO(outs.csv.read_text())))
     assert rows_csv[1]["seeds"] == "0;1" and rows_csv[1]["errors"] == "1" and rows_csv[1]["verdict"] == "not distinguishable"

@@ -10,8 +10,10 @@ import pytest
 from ledgermind.metrics.stats import (
     BootstrapConfig,
     bootstrap_distribution,
+    bootstrap_p_value,
     cluster_mean,
     discordant_pairs,
+    holm,
     mcnemar_exact,
     paired_delta,
     paired_differences,
@@ -112,3 +114,16 @@ def test_wilson_interval_by_hand() -> None:
     half = math.sqrt(z2) * math.sqrt(0.25 / 10 + z2 / 400) / (1 + z2 / 10)  # z·√(p(1−p)/n + z²/4n²)/(1 + z²/n)
     assert (low, high) == pytest.approx((0.5 - half, 0.5 + half)) and half == pytest.approx(0.2634, abs=1e-4)
     assert wilson_interval(0, 0) is None
+
+
+def test_holm_adjusts_by_rank_and_keeps_the_input_order() -> None:
+    # sorted 0.01, 0.03, 0.04 → ×3, ×2, ×1 = 0.03, 0.06, 0.04 → running max 0.03, 0.06, 0.06
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0]) and holm([]) == []
+
+
+def test_bootstrap_p_value_matches_the_binomial_by_hand() -> None:
+    # four items, paired differences −1, −1, 0, 0: P*(mean ≥ 0) = P(all four draws are zeros) = 1/16 → p = 1/8
+    p = bootstrap_p_value([[-1.0], [-1.0], [0.0], [0.0]], BootstrapConfig(resamples=40_000, seed=1))
+    assert p == pytest.approx(0.125, abs=0.01)
+    assert bootstrap_p_value([[0.0], [0.0]], BootstrapConfig(resamples=100)) == 1.0  # agree everywhere

@@ -67,6 +67,19 @@ def simulated_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -
 
 
 @pytest.fixture(scope="session")
+def simulated_multirun(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    """Two variants (full, no_ecc) of the simulated backbone on three MMMU-Pro items, report built."""
+    sweep = tmp_path_factory.mktemp("simulated_multirun") / "sweep"
+    proc = run_script("run.py", "-m", "backend=simulated", "model.name=simulated-backbone", "benchmark=mmmu_pro_standard10",
+                      f"benchmark.path={shared_data / 'mmmu_pro_subset'}", "limit=3", "logger=none", "progress=false",
+                      "cache.mode=off", "+ablation=full,no_ecc", f"hydra.sweep.dir={sweep}", timeout=900,
+                      LEDGERMIND_SHARED_DATA=str(shared_data))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    build_report(sweep)
+    return sweep
+
+
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     """Headless system Chromium driven by Selenium (``make test`` installs chromium + chromium-driver).
 

@@ -243,10 +243,10 @@ def test_simulated_run_report_opens_on_results_under_a_test_instrument_banner(br
         browser.set_window_size(1280, 900)
     metrics = json.loads((simulated_run / "metrics.json").read_text())
     assert s["banner"] is not None and s["banner"][0] < 120 and s["banner"][1] != "none"
-    assert "TEST INSTRUMENT" in s["banner"][2] and "SIMULATED" in s["banner"][2]
+    assert s["banner"][2].startswith("SIMULATED") and "test instrument" in s["banner"][2]
     assert "SIMULATED backbone" in s["title"] and "tiny_qwen2_vl" not in s["title"]  # the backend's label, not the model config
     assert s["results"] < s["vh"] / 2  # results on the first screen
-    assert f"{100 * metrics['accuracy']:.1f}%" in s["accuracy"] and "95% CI" in s["accuracy"]
+    assert f"{100 * metrics['accuracy']:.1f}%" in s["accuracy"] and "95% Wilson CI" in s["accuracy"]  # the method named
     assert f"n = {metrics['n_scored']}" in s["accuracy"]
     assert not s["provenanceOpen"] and s["provenance"] > max(s["census"], s["itemTable"])  # collapsed, last
     assert {"question", "image", "subject", "difficulty"} <= set(s["headers"])
@@ -286,3 +286,100 @@ def test_item_page_highlights_the_predicted_option_and_expands_each_prompt(brows
     assert not prompt.is_displayed()
     summaries[0].click()
     assert prompt.is_displayed() and first_text.strip().splitlines()[0] in prompt.text
+
+
+# ----------------------------------------------------------------------------- issue 35: a report that says what and why
+BANNER_JS = """const b = document.getElementById('test-instrument-banner');
+return b ? [b.getBoundingClientRect().top, getComputedStyle(b).display, b.innerText, document.title,
+            document.querySelector('h1') ? document.querySelector('h1').innerText : ''] : null;"""
+
+
+def test_every_page_of_a_simulated_multirun_report_says_simulated(browser, simulated_multirun: Path) -> None:
+    report = simulated_multirun / "report"
+    pages = sorted(report.rglob("*.html"))
+    kinds = {p.relative_to(report).parts[0] for p in pages}
+    assert {"index.html", "runs", "compare"} <= kinds  # the index, each run's pages, the side-by-side pages
+    for page in pages:
+        assert open_page(browser, page) == [], page
+        b = browser.execute_script(BANNER_JS)
+        assert b is not None and b[0] < 120 and b[1] != "none", page
+        assert b[2].startswith("SIMULATED") and b[3].startswith("SIMULATED — "), page
+        if page.parent.name == "compare":  # side by side: counters by name, each decision with its status
+            text, claims = browser.execute_script("""return [document.body.innerText,
+                Array.from(document.querySelectorAll('.claim')).map(c => c.querySelector('.badge') ? c.dataset.status : null)]""")
+            assert "by_place" not in text and all(claims), page
+    open_page(browser, report / "index.html")
+    h1 = browser.execute_script(BANNER_JS)[4]
+    assert h1 == "Multirun: 2 runs — SIMULATED backbone (test instrument) on mmmu_pro/standard10"
+    heads = browser.execute_script("return Array.from(document.querySelectorAll('#table3 thead th')).map(t => t.innerText)")
+    assert [h for h in heads if h.startswith(("Easy", "Medium", "Hard", "Overall"))] and all(
+        "(n=" in h for h in heads if h.startswith(("Easy", "Medium", "Hard", "Overall")))  # n beside each split
+    assert "95% sim. error" in heads and "p Holm" in heads
+
+
+def test_why_panel_is_on_the_first_screen_and_equals_the_census(browser, simulated_run: Path) -> None:
+    browser.set_window_size(1400, 900)
+    try:
+        open_page(browser, simulated_run / "report" / "index.html")
+        top = browser.execute_script("return [document.getElementById('why').getBoundingClientRect().top, window.innerHeight]")
+        cells = browser.execute_script("""const out = {};
+          for (const td of document.querySelectorAll('#why td[data-key]')) out[td.dataset.key] = td.innerText.trim();
+          return out;""")
+        links = browser.execute_script("return Array.from(document.querySelectorAll('#why a.example')).map(a => a.getAttribute('href'))")
+    finally:
+        browser.set_window_size(1280, 900)
+    assert top[0] < top[1]  # starts on the first screen
+    census = json.loads((simulated_run / "metrics.json").read_text())["mechanisms"]["simulator"]
+    assert cells, "the why panel shows the simulator's fault kinds"
+    for key, shown in cells.items():
+        section, outcome, kind = key.split(".")
+        assert shown == str(census[outcome].get(kind, 0)), key  # the census's own number
+    assert {k.split(".")[1] for k in cells} >= {"injected", "caught", "missed", "in_answer"}
+    for href in links:  # example links open the item's page
+        assert (simulated_run / "report" / href).is_file()
+
+
+RED = "rgb(207, 34, 46)"
+
+
+def test_no_structural_or_good_zero_is_red(browser, simulated_run: Path) -> None:
+    open_page(browser, simulated_run / "report" / "index.html")
+    chips = browser.execute_script("""const out = [];
+      for (const c of document.querySelectorAll('#census .chip')) out.push([c.dataset.key, c.dataset.value, c.dataset.meaning,
+          getComputedStyle(c).color, getComputedStyle(c.querySelector('b')).color, c.querySelector('.never-flag') !== null]);
+      return out;""")
+    zeros = [c for c in chips if c[1] == "0"]
+    calm = [c for c in zeros if c[2] in ("structural", "good-zero")]
+    assert any(k.startswith("simulator.missed.") or k.startswith("simulator.in_answer.") for k, *_ in calm)
+    for key, _, meaning, colour, bold, flagged in calm:
+        assert colour != RED and bold != RED and not flagged, key
+    for key, _, meaning, colour, _, flagged in zeros:
+        if meaning == "dead":
+            assert colour == RED and flagged, key
+
+
+def test_a_metric_header_explains_itself_on_hover_and_in_the_glossary(browser, simulated_run: Path) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    open_page(browser, simulated_run / "report" / "index.html")
+    abbr = browser.find_element("css selector", "#trajectory-metric-table abbr[data-metric='GDR']")
+    ActionChains(browser).move_to_element(abbr).perform()
+    title = browser.execute_script("return arguments[0].closest('th').title", abbr)
+    assert title.startswith("GDR: Eq. 8") and title.endswith("(higher is better)")
+    glossary = browser.execute_script("""const out = {};
+      for (const dt of document.querySelectorAll('#glossary dt')) out[dt.textContent] = dt.nextElementSibling.textContent;
+      return out;""")
+    assert "WDG" in glossary, glossary
+    assert glossary["WDG"].endswith("lower is better") and set(glossary) >= {"UCR_reason", "GDR", "R4R", "WDG"}
+
+
+def test_n_beside_each_split(browser, simulated_run: Path) -> None:
+    open_page(browser, simulated_run / "report" / "index.html")
+    splits = browser.execute_script("""return Array.from(document.querySelectorAll('#accuracy-splits table')).map(t =>
+        [t.dataset.split, t.querySelector('thead th:nth-child(2)').innerText,
+         Array.from(t.querySelectorAll('tbody tr')).map(r => r.children[1].innerText)]);""")
+    assert splits
+    for name, head, ns in splits:
+        assert head == "n" and ns and all(n.isdigit() and int(n) > 0 for n in ns), name
+    labels = browser.execute_script("return Array.from(document.querySelectorAll('#chart-accuracy text')).map(t => t.textContent)")
+    assert any("(n=" in t for t in labels)

@@ -37,7 +37,19 @@ def test_census_rows_flatten_any_nesting_and_flag_zeros() -> None:
     rows = census_table.rows(census)
     assert [r.key for r in rows] == ["paths.DIRECT", "paths.FULLPIPE", "dual_read.runs", "dual_read.agree",
                                      "abstained", "search.rounds.r1", "search.rounds.r2", "flag"]  # fmt: skip
-    assert {r.key for r in rows if r.never_fired} == {"paths.FULLPIPE", "dual_read.runs", "dual_read.agree", "search.rounds.r2"}
+    assert {r.key for r in rows if r.never_fired} == {"dual_read.runs", "dual_read.agree", "search.rounds.r2"}
+    assert next(r for r in rows if r.key == "paths.FULLPIPE").meaning == "good-zero"  # a route not taken is not dead
+
+
+def test_census_zeros_coloured_by_meaning_in_a_per_fault_kind_section() -> None:
+    sim = {"injected": {"phantom": 3, "flip": 0}, "caught": {"phantom": 0, "misread": 0},
+           "missed": {"phantom": 3}, "in_answer": {"phantom": 0}}  # fmt: skip
+    census = {"simulator": sim, "operator_failures": 0, "triggers": {"T2": 0}}
+    meaning = {r.key: r.meaning for r in census_table.rows(census, {"triggers.T2"})}
+    assert meaning["simulator.caught.phantom"] == "dead"  # injected 3, caught none: red
+    assert meaning["simulator.caught.misread"] == "good-zero"  # never injected: nothing to catch
+    assert meaning["simulator.in_answer.phantom"] == meaning["simulator.injected.flip"] == "good-zero"
+    assert meaning["operator_failures"] == "good-zero" and meaning["triggers.T2"] == "structural"
 
 
 def _result(**kw) -> ItemResult:

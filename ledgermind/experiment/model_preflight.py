@@ -1,0 +1,66 @@
+"""Refuse, before anything runs, a billions-of-parameters model on a backend that would run it on the CPU.
+
+Why: ``model=qwen2_5_vl_7b`` without ``backend=`` composes the default in-process transformers
+backend; on a machine without CUDA that meant a hub download attempt per item, every item an
+error after half a minute, exit 3 and a retry command that cannot help. A 7B-class model belongs on
+a GPU server; the one line says which backend to use. ``LEDGERMIND_ALLOW_CPU_LARGE_MODEL=1`` lets a
+user with a very large CPU machine run it anyway.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ledgermind.errors import ConfigError
+
+CPU_MAX_BILLIONS = 4.0  # the largest model a CPU backend is allowed to load (SmolVLM, the tiny model, 3B)
+CPU_BACKENDS = ("TransformersBackend",)  # in-process backends whose device can be the CPU
+ALLOW_ENV = "LEDGERMIND_ALLOW_CPU_LARGE_MODEL"
+
+
+def billions(model: Mapping[str, Any]) -> float | None:
+    """The parameter count in billions that the model's name or hub id states ("7B", "8b"), else None."""
+    for field in ("name", "hub_id"):
+        m = re.search(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)b(?![a-z0-9])", str(model.get(field) or "").lower().replace("_", "-"))
+        if m:
+            return float(m.group(1))
+    return None
+
+
+def on_cpu(backend: Mapping[str, Any], cuda_available: bool | None = None) -> bool:
+    """Whether an in-process backend would put the model on the CPU (``device: auto`` without CUDA)."""
+    target = str(backend.get("_target_", "")).rsplit(".", 1)[-1]
+    if target not in CPU_BACKENDS:
+        return False
+    device = str(backend.get("device") or "auto")
+    if device == "auto":
+        if cuda_available is None:
+            cuda_available = _cuda_available()
+        return not cuda_available
+    return device == "cpu"
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def refuse_large_model_on_cpu(model: Mapping[str, Any], backend: Mapping[str, Any], cuda_available: bool | None = None) -> None:
+    """One-line ``ConfigError`` (exit 2) for a model above ``CPU_MAX_BILLIONS`` on a CPU backend."""
+    size = billions(model)
+    if size is None or size <= CPU_MAX_BILLIONS or os.environ.get(ALLOW_ENV) == "1":
+        return
+    if not on_cpu(backend, cuda_available):
+        return
+    name = model.get("name")
+    raise ConfigError(
+        f"model={name} ({size:g}B parameters) would run on the CPU with the in-process transformers backend; "
+        f"serve it on a GPU (python scripts/serve.py model={name} --launch) and add "
+        "backend=vllm_server backend.base_urls=[http://HOST:8000/v1]"
+    )
