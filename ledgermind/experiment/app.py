@@ -144,6 +144,18 @@ def is_tiny_model(model: Mapping[str, Any]) -> bool:
     return bool(model.get("builder")) or "tiny" in str(model.get("name", ""))
 
 
+def adopt_backend_model(cfg: DictConfig) -> None:
+    """A backend that is its own model (``backend.own_model``: the simulated backbone) replaces the
+    composed ``model`` node, so the run is recorded, named, budgeted and cached as that model
+    whatever ``model=`` said."""
+    from ledgermind.backends.build import OWN_MODEL_KEY
+
+    own = cfg.get("backend", {}).get(OWN_MODEL_KEY)
+    if own is not None:
+        with open_dict(cfg):
+            cfg.model = OmegaConf.create(to_plain(own))
+
+
 def plain_config(cfg: DictConfig) -> dict[str, Any]:
     container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
     assert isinstance(container, dict)
@@ -160,6 +172,7 @@ def run_experiment(
 ) -> dict[str, Any]:
     """Run the configured experiment and return its ``metrics.json`` content."""
     quiet_http_logs()
+    adopt_backend_model(cfg)
     settings = RunSettings.from_cfg(cfg)
     seed_everything(settings.seed)
     items = load_selected_items(cfg, settings.limit)
