@@ -143,10 +143,13 @@ def recorded_belief(item: SeenItem, recorded: RecordedAnswers, smoothing: float)
 
 
 def key_belief(item: SeenItem, p_correct: float) -> Belief:
-    """The documented key-based fallback: the gold with ``p_correct``, the rest spread evenly."""
+    """The documented key-based fallback: the gold with ``p_correct``, the rest spread evenly over
+    the other options (an open question: no answer, i.e. what is legible, for the rest)."""
     letters = item.letters()
-    if not letters or item.key_gold is None:
+    if item.key_gold is None:
         return Belief(tuple(letters), tuple(1.0 for _ in letters), UNINFORMED)
+    if not letters:
+        return Belief((item.key_gold, ""), (p_correct, 1.0 - p_correct), "key")
     gold = item.key_gold.strip()[:1].upper()
     rest = (1.0 - p_correct) / max(1, len(letters) - 1)
     return Belief(tuple(letters), tuple(p_correct if x == gold else rest for x in letters), "key")
