@@ -48,8 +48,8 @@ BELIEF_SOURCES = ("recorded", "key")
 
 @dataclass(frozen=True)
 class FaultRates:
-    """Behaviour of the simulated model; defaults are ours (README, "Simulated backbone", and
-    docs/simulator.md say where each comes from)."""
+    """Behaviour of the simulated model; defaults are ours (README, "Simulated backbone", says
+    where each comes from)."""
 
     # beliefs (beliefs.py)
     belief_smoothing: float = 0.5  # pseudo-count spread over all options on top of the recorded answers
