@@ -106,7 +106,7 @@ clean-env:
 # Table 3 on the fault-injecting SIMULATED backbone (a test instrument, not a model; README
 # "Simulated backbone"): full + five ablations + native CoT on the dev MMMU-Pro subset and on the
 # gauge set (Dual-Read), each over the seeds SIM_SEEDS (a Hydra sweep seed=0,1,2), then Table 3
-# with 95 % intervals (pooled over seeds) and the injected-vs-caught fault report.
+# with 95 % intervals (pooled over seeds) and the flagged / neutralised / reached fault report.
 #   make table3-sim                                             default fault model, seeds 0,1,2
 #   make table3-sim SIM_SEEDS=0                                 one seed
 #   make table3-sim SIM_ARGS="backend.faults=off" SIM_OUT=outputs/table3-sim-sanity   perfect model
@@ -115,7 +115,7 @@ SIM_ARGS  ?=
 SIM_SEEDS ?= 0,1,2
 SIM_VARIANTS := full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher,baseline
 # one progress bar per sweep (jobs × items, one ETA): scripts/run.py -m runs the jobs in this process
-SIM_RUN = $(PY) scripts/run.py -m backend=simulated model.name=simulated-backbone logger=none cache.mode=off \
+SIM_RUN = $(PY) scripts/run.py -m backend=simulated logger=none cache.mode=off \
 	seed=$(SIM_SEEDS) +ablation=$(SIM_VARIANTS) $(SIM_ARGS)
 
 table3-sim: env

@@ -5,7 +5,7 @@
         [--benchmark mmmu_pro_standard10] [--out outputs/sim-sweep] [--resamples 10000] [-- key=value ...]
 
 Rate → ablation (ledgermind/simulator/sim_sweep.py RATE_TARGETS): phantom_rate → no_ecc,
-misread_rate → no_dual_read (use --benchmark gauges), reflection_amplify_rate → free_form_repair;
+fault_coupling → no_ecc, read_noise / zoom_precision → no_dual_read (use --benchmark gauges);
 --ablation/--fault choose for any other backend.<rate>. Every point runs through the normal run path
 (backend=simulated, cache.mode=off, logger=none); rerunning resumes finished runs. Writes
 sweep_<rate>.md/.csv/.png into --out: Δ accuracy (ablation − full, paired 95 % interval) and the

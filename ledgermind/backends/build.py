@@ -70,8 +70,14 @@ def _with_cache(inner: Backend, model_cfg: Mapping[str, Any], spec: CacheSpec) -
     return CachedBackend(backend, cache, mode, identity)
 
 
+# A backend that is its own model (the simulated backbone) declares it under this key; the run adopts
+# it in place of the composed ``model`` node (``experiment.app.adopt_backend_model``).
+OWN_MODEL_KEY = "own_model"
+
+
 def _instantiate(backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any]) -> Backend:
-    cfg = to_plain(backend_cfg) or {}
+    cfg = dict(to_plain(backend_cfg) or {})
+    cfg.pop(OWN_MODEL_KEY, None)
     model = to_plain(model_cfg) or {}
     if "_target_" in cfg:
         from hydra.utils import instantiate

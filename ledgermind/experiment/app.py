@@ -145,6 +145,18 @@ def is_tiny_model(model: Mapping[str, Any]) -> bool:
     return bool(model.get("builder")) or "tiny" in str(model.get("name", ""))
 
 
+def adopt_backend_model(cfg: DictConfig) -> None:
+    """A backend that is its own model (``backend.own_model``: the simulated backbone) replaces the
+    composed ``model`` node, so the run is recorded, named, budgeted and cached as that model
+    whatever ``model=`` said."""
+    from ledgermind.backends.build import OWN_MODEL_KEY
+
+    own = cfg.get("backend", {}).get(OWN_MODEL_KEY)
+    if own is not None:
+        with open_dict(cfg):
+            cfg.model = OmegaConf.create(to_plain(own))
+
+
 def plain_config(cfg: DictConfig) -> dict[str, Any]:
     container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
     assert isinstance(container, dict)
@@ -161,6 +173,7 @@ def run_experiment(
 ) -> dict[str, Any]:
     """Run the configured experiment and return its ``metrics.json`` content."""
     quiet_http_logs()
+    adopt_backend_model(cfg)
     settings = RunSettings.from_cfg(cfg)
     refuse_large_model_on_cpu(  # before any item or download; reads only the four keys it needs
         {k: cfg.model.get(k) for k in ("name", "hub_id")}, {k: cfg.backend.get(k) for k in ("_target_", "device")})

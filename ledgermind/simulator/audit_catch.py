@@ -11,7 +11,7 @@ Matching, per item (all text comparisons case-folded):
 * a phantom fault that no audited claim names was removed before the trace was final (ECC
   demoted its claim, the entity recheck re-asked, a later reply replaced it): counted apart as
   ``phantom_not_in_trace``, neither caught nor missed by the audit;
-* an **amplified claim** (F4, free-form reflection) is matched the same way by its entity;
+* a phantom that free-form reflection added (F4) is a phantom like any other;
 * a **fault-free claim** belongs to an item whose trajectory injected no fault of any kind, and
   carries no fault's entity; the fraction the audit labels grounded bounds its false alarms
   (a distractor picked without any fault, p_correct < 1, is still a fault-free claim: the audit
@@ -42,9 +42,9 @@ def _names_any(claim: AtomicClaim, entities: set[str]) -> bool:
 def item_catch(audit: ItemAudit, traj: Trajectory) -> dict[str, int]:
     """Counts for one audited item (see the module docstring for the matching rules)."""
     faults = [f for _, f in injected_faults(traj)]
-    phantoms, amplified = _entities(faults, Fault.PHANTOM), _entities(faults, Fault.AMPLIFY)
+    phantoms = _entities(faults, Fault.PHANTOM)
     c = {k: 0 for k in ("phantom_claims", "phantom_ungrounded", "phantom_injected", "phantom_not_in_trace",
-                        "amplified_claims", "amplified_ungrounded", "fault_free_claims", "fault_free_grounded",
+                        "fault_free_claims", "fault_free_grounded",
                         "fault_free_sc", "fault_free_sc_grounded", "fault_free_dc", "fault_free_dc_grounded")}
     c["phantom_injected"] = sum(1 for f in faults if f.get("kind") == Fault.PHANTOM.value)
     labelled = [x for x in audit.claims if x.grounded is not None]
@@ -55,9 +55,6 @@ def item_catch(audit: ItemAudit, traj: Trajectory) -> dict[str, int]:
         if phantoms and _names_any(x, phantoms):
             c["phantom_claims"] += 1
             c["phantom_ungrounded"] += int(not x.grounded)
-        elif amplified and _names_any(x, amplified):
-            c["amplified_claims"] += 1
-            c["amplified_ungrounded"] += int(not x.grounded)
         elif not faults:
             kind = "sc" if x.ctype == "SC" else "dc"
             c["fault_free_claims"] += 1
@@ -87,7 +84,6 @@ def catch_summary(pairs: Iterable[tuple[ItemAudit, Trajectory]]) -> dict[str, An
         "items": items,
         **total,
         "phantom_catch_rate": _ratio(total["phantom_ungrounded"], total["phantom_claims"]),
-        "amplified_catch_rate": _ratio(total["amplified_ungrounded"], total["amplified_claims"]),
         "fault_free_grounded_rate": _ratio(total["fault_free_grounded"], total["fault_free_claims"]),
         "fault_free_sc_grounded_rate": _ratio(total["fault_free_sc_grounded"], total["fault_free_sc"]),
         "fault_free_dc_grounded_rate": _ratio(total["fault_free_dc_grounded"], total["fault_free_dc"]),
@@ -101,8 +97,7 @@ def format_catch(s: Mapping[str, Any]) -> str:
     return (
         f"[simulator] phantom claims in trace {s['phantom_claims']} (of {s['phantom_injected']} injected; "
         f"{s['phantom_not_in_trace']} removed before the final trace), labelled ungrounded "
-        f"{s['phantom_ungrounded']} -> catch rate {f(s['phantom_catch_rate'])}; amplified {s['amplified_ungrounded']}/"
-        f"{s['amplified_claims']}; fault-free claims grounded {s['fault_free_grounded']}/{s['fault_free_claims']} "
+        f"{s['phantom_ungrounded']} -> catch rate {f(s['phantom_catch_rate'])}; fault-free claims grounded {s['fault_free_grounded']}/{s['fault_free_claims']} "
         f"= {f(s['fault_free_grounded_rate'])} (SC {f(s['fault_free_sc_grounded_rate'])}, "
         f"DC {f(s['fault_free_dc_grounded_rate'])})"
     )

@@ -1,28 +1,27 @@
-"""The simulator's part of the mechanism census: faults injected vs. faults caught, per trajectory.
+"""The simulator's part of the mechanism census: what was injected, flagged, neutralised, and harmed.
 
 Why derived from the trajectory: every reply records its injected faults in ``meta["simulator"]``
 (kept on the ``ModelCall``), and what the agent did about them is in the same record (claims and
-their grounding verdicts, typed marks, the model calls that followed). One source of truth, so
-this section cannot disagree with the trajectory it summarises; ``metrics.census`` adds it under
-``simulator`` and run totals are sums of per-item censuses.
+their grounding verdicts, typed marks, repair events, the model calls that followed). One source
+of truth, so this section cannot disagree with the trajectory it summarises; ``metrics.census``
+adds it under ``simulator`` and run totals are sums of per-item censuses.
 
-"Caught" means the mechanism built for the fault acted on that very claim or reading:
-  * phantom (an invented entity) and relation (an entity that is in the evidence, tied to a wrong
-    answer): a claim naming it failed ECC, or it was in a decision and the entity-recheck defence
-    (ECC(ŷ, P_oc) = 0) re-asked after it. NER-based ECC cannot see a relation fault, so those
-    should mostly be missed: the census shows that, it does not hide it;
-  * misread: Dual-Read disagreed (mark DUAL_READ_DISAGREE) on a pair that includes the misread
-    value, NCC failed on a claim stating it, or the numeric snap replaced it in the decision;
-  * amplify (free-form reflection): ECC failed on a claim carrying its sentence.
-Every other fault kind (flip, reflect_break, format, empty) has no mechanism built to catch that
-very fault; it is counted as injected only (``reflect_fix`` is reflection's change for the better,
-counted so both directions show). ``missed`` = injected - caught for the catchable kinds.
+Three verbs, kept apart (issue #33: "flagged" is not "caught"):
 
-``by_place`` splits every count by where the fault was injected: ``<path>/<call kind>``, e.g.
-``FULLPIPE/decide``, ``DIRECT/direct``, ``FULLPIPE/observe``. ``in_answer`` counts faults whose
-wrong answer is the trajectory's final answer (the harm that got through, whatever the kind).
-An amplified claim (free-form reflection) "survives" when a claim carrying its sentence is still
-ACTIVE at the end of the trajectory.
+* **flagged** — a check marked the fault: a claim naming its entity failed ECC while the check
+  was applied (an audit-only, post-hoc label is not a flag), an entity recheck re-asked after it,
+  NCC failed on a claim stating a misread value, or Dual-Read disagreed on a pair holding it;
+* **neutralised** — a mechanism changed the outcome of that claim or reading: the fault's content
+  (its entity; its misread value) is in no ACTIVE claim at the end and did not reach the final
+  answer, although the reply carrying it was recorded (a fault nobody flagged and that vanished
+  on its own — a later reply simply did not repeat it — is ``faded``, not neutralised);
+* **reached** — the fault's content is in the final answer (the entity in the decision, the
+  misread value as ŷ): the harm that got through;
+* **harmed** — a mechanism made things worse: a suggestible focused look (``suggested``) whose
+  option became the final answer, or a reading within one graduation of the scene's truth that was
+  superseded by one further off (Dual-Read escalation, numeric snap).
+
+``by_place`` splits injected counts by ``<path>/<task>`` (the simulator's recognised task).
 """
 
 from __future__ import annotations
@@ -33,7 +32,8 @@ from typing import Any
 
 from ledgermind.simulator.faults import Fault
 
-CAUGHT_KINDS = (Fault.PHANTOM, Fault.RELATION, Fault.MISREAD, Fault.AMPLIFY)
+CATCHABLE = (Fault.PHANTOM, Fault.RELATION, Fault.MISREAD)
+VERBS = ("flagged", "neutralised", "faded", "reached")
 PAIR_RE = re.compile(r"v1=(\S+) v2=(\S+)")
 NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -68,33 +68,33 @@ def _claims(d: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(d.get("ledger", {}).get("claims", []))
 
 
-def _ecc_failed(c: Mapping[str, Any]) -> bool:
+def _ecc_flagged(c: Mapping[str, Any]) -> bool:
     g = c.get("grounding") or {}
-    return g.get("ecc") is False and g.get("ecc_applied", True)
+    return g.get("ecc") is False and bool(g.get("ecc_applied", False))
 
 
-def _recheck_after(call_index: int, d: Mapping[str, Any]) -> bool:
+def _names(c: Mapping[str, Any], entity: str) -> bool:
+    return bool(entity) and entity.casefold() in str(c.get("text", "")).casefold()
+
+
+def _final_text(d: Mapping[str, Any]) -> str:
+    """The final answer as the trajectory states it: ŷ, the raw decision, and the final DC claims."""
+    dcs = [str(c.get("text", "")) for c in _claims(d) if c.get("ctype") == "DC" and c.get("status") == "ACTIVE"]
+    return "\n".join([str(d.get("answer") or ""), str(d.get("raw_answer") or ""), *dcs])
+
+
+def _entity_flagged(entity: str, call_index: int, d: Mapping[str, Any]) -> bool:
+    if any(_names(c, entity) and _ecc_flagged(c) for c in _claims(d)):
+        return True
     later = d.get("model_calls", [])[call_index + 1 :]
-    return any(_sim_meta(c).get("task") == "entity_recheck" for c in later)
+    return any(c.get("stage") == "entity_recheck" for c in later)  # the defence re-asked (Alg. 2 l.2-3)
 
 
-def _phantom_caught(entity: str, call_index: int, d: Mapping[str, Any]) -> bool:
-    ent = entity.casefold()
-    if any(ent in str(c.get("text", "")).casefold() and _ecc_failed(c) for c in _claims(d)):
-        return True
-    return _recheck_after(call_index, d)
+def _entity_alive(entity: str, d: Mapping[str, Any]) -> bool:
+    return any(_names(c, entity) and c.get("status") == "ACTIVE" for c in _claims(d))
 
 
-def _relation_caught(entity: str, call_index: int, d: Mapping[str, Any]) -> bool:
-    """As a phantom, but only the claim that ties the entity to the answer ("According to X", "as X
-    described"), not the evidence claims that merely quote it."""
-    rx = re.compile(rf"(according to|as)\s+{re.escape(entity)}", re.IGNORECASE)
-    if any(rx.search(str(c.get("text", ""))) and _ecc_failed(c) for c in _claims(d)):
-        return True
-    return _recheck_after(call_index, d)
-
-
-def _misread_caught(value: float, d: Mapping[str, Any]) -> bool:
+def _misread_flagged(value: float, d: Mapping[str, Any]) -> bool:
     for mark in d.get("marks", []):
         detail = str(mark.get("detail", ""))
         if mark.get("kind") == "DUAL_READ_DISAGREE" and (m := PAIR_RE.search(detail)):
@@ -105,53 +105,58 @@ def _misread_caught(value: float, d: Mapping[str, Any]) -> bool:
                 return True
     for c in _claims(d):
         g = c.get("grounding") or {}
-        numbers = NUMBER_RE.findall(str(c.get("text", "")))
-        if g.get("ncc") is False and any(_same_number(n, value) for n in numbers):
+        if g.get("ncc") is False and any(_same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", "")))):
             return True
     return False
 
 
-def _amplify_caught(text: str, d: Mapping[str, Any]) -> bool:
-    return any(text and text in str(c.get("text", "")) and _ecc_failed(c) for c in _claims(d))
+def _value_alive(value: float, d: Mapping[str, Any]) -> bool:
+    return any(
+        c.get("status") == "ACTIVE" and any(_same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", ""))))
+        for c in _claims(d)
+    )
 
 
-def _amplified_surviving(text: str, d: Mapping[str, Any]) -> bool:
-    return any(text and text in str(c.get("text", "")) and c.get("status") == "ACTIVE" for c in _claims(d))
+def _value_reached(value: float, d: Mapping[str, Any]) -> bool:
+    return _same_number(str(d.get("answer") or "").strip(), value)
 
 
-def caught(f: Mapping[str, Any], call_index: int, d: Mapping[str, Any]) -> bool:
-    """Did the mechanism built for this fault act on it (module docstring)?"""
+def verdicts(f: Mapping[str, Any], call_index: int, d: Mapping[str, Any]) -> dict[str, bool]:
+    """flagged / neutralised / faded / reached for one catchable fault (module docstring)."""
     kind = f.get("kind")
-    if kind == Fault.PHANTOM.value:
-        return _phantom_caught(str(f.get("entity", "")), call_index, d)
-    if kind == Fault.RELATION.value:
-        return _relation_caught(str(f.get("entity", "")), call_index, d)
     if kind == Fault.MISREAD.value:
-        return _misread_caught(float(f.get("value", "nan")), d)
-    if kind == Fault.AMPLIFY.value:
-        return _amplify_caught(str(f.get("text", "")), d)
-    return False
+        value = float(f.get("value", "nan"))
+        flagged = _misread_flagged(value, d)
+        reached = _value_reached(value, d)
+        gone = not reached and not _value_alive(value, d)
+    else:
+        entity = str(f.get("entity", ""))
+        flagged = _entity_flagged(entity, call_index, d)
+        reached = entity.casefold() in _final_text(d).casefold() if entity else False
+        gone = not reached and not _entity_alive(entity, d)
+    return {"flagged": flagged, "neutralised": flagged and gone, "faded": gone and not flagged, "reached": reached}
 
 
-def _wrong_answer(f: Mapping[str, Any]) -> str | None:
-    for key in ("answer", "to", "value"):
-        if f.get(key) is not None:
-            return str(f[key])
-    return None
-
-
-def in_answer(f: Mapping[str, Any], d: Mapping[str, Any]) -> bool:
-    """Is the fault's wrong answer the trajectory's final answer? (Not for a reflection's fix.)"""
-    wrong = _wrong_answer(f)
+def _suggestion_adopted(f: Mapping[str, Any], d: Mapping[str, Any]) -> bool:
+    named = str(f.get("named", ""))
     final = str(d.get("answer") or "").strip()
-    if f.get("kind") == Fault.REFLECT_FIX.value or wrong is None or not final or d.get("abstained"):
-        return False
-    if len(wrong) == 1 and wrong.isalpha():  # an option letter: the final answer's leading label
-        return re.match(rf"{re.escape(wrong)}(?![\w])", final, re.IGNORECASE) is not None
+    return bool(named) and re.match(rf"{re.escape(named)}(?![\w])", final, re.IGNORECASE) is not None
+
+
+def superseded_good_readings(d: Mapping[str, Any]) -> int:
+    """Readings within one graduation of the truth that the final answer abandoned for one further
+    off (the reply meta records each reading's value and the scene's truth, ``reading``)."""
+    readings = [r for c in d.get("model_calls", []) if (r := _sim_meta(c).get("reading"))]
     try:
-        return _same_number(final, float(wrong))
+        final = float(str(d.get("answer") or "").strip())
     except ValueError:
-        return final.casefold() == wrong.casefold()
+        return 0
+    harmed = 0
+    for r in readings:
+        true, value, grad = float(r["true"]), float(r["value"]), float(r.get("graduation") or 0)
+        if abs(value - true) <= grad and abs(final - true) > grad and not _same_number(final, value):
+            harmed += 1
+    return min(harmed, 1)  # one final answer: at most one harm per item
 
 
 def place_of(call: Mapping[str, Any], d: Mapping[str, Any]) -> str:
@@ -160,39 +165,32 @@ def place_of(call: Mapping[str, Any], d: Mapping[str, Any]) -> str:
 
 
 def fault_census(traj: Any) -> dict[str, Any]:
-    """Per trajectory: ``injected`` per kind, ``caught`` / ``missed`` per catchable kind,
-    ``in_answer`` per kind, ``amplified_surviving``, and all of it split ``by_place``."""
+    """Per trajectory: ``injected`` per kind, the four verbs per catchable kind, ``harmed`` per
+    mechanism, and injected counts ``by_place``."""
     d = _as_dict(traj)
     calls = d.get("model_calls", [])
     injected = {k.value: 0 for k in Fault}
-    got = {k.value: 0 for k in CAUGHT_KINDS}
-    missed = {k.value: 0 for k in CAUGHT_KINDS}
-    reached = {k.value: 0 for k in Fault}
-    by_place: dict[str, dict[str, dict[str, int]]] = {}
-    surviving = 0
+    counts = {verb: {k.value: 0 for k in CATCHABLE} for verb in VERBS}
+    harmed = {"suggested_look_adopted": 0, "good_reading_superseded": superseded_good_readings(d)}
+    by_place: dict[str, dict[str, int]] = {}
     for call_index, f in injected_faults(d):
         kind = f.get("kind")
         if kind not in injected:
             continue
-        cell = by_place.setdefault(kind, {}).setdefault(place_of(calls[call_index], d), {"injected": 0})
         injected[kind] += 1
-        cell["injected"] += 1
-        if kind in got:
-            hit = caught(f, call_index, d)
-            got[kind] += int(hit)
-            missed[kind] += int(not hit)
-            cell["caught"] = cell.get("caught", 0) + int(hit)
-            cell["missed"] = cell.get("missed", 0) + int(not hit)
-        harm = in_answer(f, d)
-        reached[kind] += int(harm)
-        cell["in_answer"] = cell.get("in_answer", 0) + int(harm)
-        if kind == Fault.AMPLIFY.value and _amplified_surviving(str(f.get("text", "")), d):
-            surviving += 1
-    return {"injected": injected, "caught": got, "missed": missed, "in_answer": reached,
-            "amplified_surviving": surviving, "by_place": by_place}  # fmt: skip
+        place = by_place.setdefault(kind, {})
+        where = place_of(calls[call_index], d)
+        place[where] = place.get(where, 0) + 1
+        if kind in counts["flagged"]:
+            for verb, hit in verdicts(f, call_index, d).items():
+                counts[verb][kind] += int(hit)
+        if kind == Fault.SUGGESTED.value:
+            harmed["suggested_look_adopted"] += int(_suggestion_adopted(f, d))
+    coupled = sum(1 for _, f in injected_faults(d) if f.get("coupled"))
+    return {"injected": injected, **counts, "harmed": harmed, "coupled": coupled, "by_place": by_place}
 
 
 def catch_rates(section: Mapping[str, Any]) -> dict[str, float | None]:
-    """caught / injected per kind of a (summed) simulator section; None when nothing was injected."""
-    inj, cau = section.get("injected", {}), section.get("caught", {})
-    return {k: (cau.get(k, 0) / inj[k] if inj.get(k) else None) for k in (f.value for f in CAUGHT_KINDS)}
+    """neutralised / injected per catchable kind of a (summed) section; None when nothing was injected."""
+    inj, neu = section.get("injected", {}), section.get("neutralised", {})
+    return {k: (neu.get(k, 0) / inj[k] if inj.get(k) else None) for k in (f.value for f in CATCHABLE)}

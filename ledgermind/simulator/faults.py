@@ -1,8 +1,18 @@
-"""The simulator's fault model: configured rates, seeded draws, and the record of what was injected.
+"""The simulator's behaviour parameters, seeded draws, and the record of what was injected.
 
-Why a separate module: the rates are the experiment's independent variable. Keeping them in one
-validated record (every rate a ``backend.`` config value) and drawing them from one seeded source
-is what lets a run say "this many phantom entities were injected, this many were caught".
+Why a separate module: the parameters are the experiment's independent variables. Keeping them in
+one validated record (every one a ``backend.`` config value, recorded in the run config and so in
+the run identity) and drawing from seeded sources is what lets a run say "this many phantom
+entities were injected, this many were neutralised".
+
+Two rules shape the parameters (issue #33):
+* **Nothing knows the answer.** Beliefs come from a real model's recorded answers (``beliefs.py``);
+  a fault is drawn independently of whether the belief is right, and changes the answer only
+  through one explicit coupling parameter (``fault_coupling``, default 0: how often a real
+  hallucination comes with a changed answer has not been measured, so the instrument treats it as
+  unknown and ``scripts/sim_sweep.py`` draws Δ against it).
+* **Format, not wording, and no rates per path or ablation.** One phantom rate, one relation rate,
+  one follow rate for every reply that states an answer, whichever template or variant asked.
 """
 
 from __future__ import annotations
@@ -19,51 +29,47 @@ from ledgermind.errors import ConfigError
 class Fault(str, Enum):
     """The injected failure modes (paper §1 F2-F4, T1 parsing failures)."""
 
-    PHANTOM = "phantom"  # F2: an entity in none of the cited entries, then a distractor
+    PHANTOM = "phantom"  # F2: an entity in none of the cited entries (free-form reflection's too)
     RELATION = "relation"  # F2 that NER cannot see: an entity that IS in the evidence, in a wrong relation
-    MISREAD = "misread"  # a numeric reading off by misread_min..misread_max (crop, observation, decision)
-    MISPERCEIVE = "misperceive"  # a focused look reports the opposite of what the image shows
-    FLIP = "flip"  # F3: a chain (or a short answer) talks itself out of a correct answer
-    AMPLIFY = "amplify"  # F4: free-form reflection adds a claim supported by nothing
-    REFLECT_BREAK = "reflect_break"  # F4: free-form reflection changes a correct answer to a wrong one
-    REFLECT_FIX = "reflect_fix"  # not a fault: reflection changes a wrong answer to the right one (counted)
+    MISREAD = "misread"  # a perceived number off by more than one graduation (continuous noise) / a mistranscribed digit
+    SUGGESTED = "suggested"  # a focused look reports seeing the option the request names, against the belief
     FORMAT = "format"  # the reply breaks the requested format (T1)
     EMPTY = "empty"  # the reply is empty (T1)
 
 
-# Rates that only subtract from a perfect model (``off`` zeroes them). ``reflection_fix_rate`` is
-# among them: a perfect model's reflection has nothing to fix, and it never changes its answer.
+# Probabilities that only subtract from a perfect model (``off`` zeroes them).
 FAULT_RATES = (
-    "phantom_rate", "short_phantom_rate", "relation_rate", "short_relation_rate", "misread_rate",
-    "observe_misread_rate", "decide_misread_rate", "misperceive_rate", "overthink_flip_rate", "short_flip_rate",
-    "reflection_amplify_rate", "reflection_break_rate", "reflection_fix_rate", "format_error_rate", "empty_rate",
+    "phantom_rate", "relation_rate", "observe_misread_rate", "look_agree", "gross_error_rate",
+    "format_error_rate", "empty_rate",
 )  # fmt: skip
-UNBOUNDED = ("warning_effect", "follow_sharpness")  # not probabilities: any value >= 0
+PROBABILITIES = FAULT_RATES + ("p_correct", "rephrase_sensitivity", "evidence_pull", "follow_rate", "fault_coupling")
+BELIEF_SOURCES = ("recorded", "key")
 
 
 @dataclass(frozen=True)
 class FaultRates:
-    """Behaviour of the simulated model; defaults are ours (documented in README, simulator section)."""
+    """Behaviour of the simulated model; defaults are ours (README, "Simulated backbone", says
+    where each comes from)."""
 
-    p_correct: float = 0.7  # a final answer is gold with this probability ...
-    grounding_bonus: float = 0.15  # ... raised by this when the prompt's evidence holds the gold
-    phantom_rate: float = 0.2  # reasoning/decision reply names an entity in none of its citations
-    short_phantom_rate: float = 0.1  # the same in a one-line answer (DIRECT, concise, fallback)
-    relation_rate: float = 0.1  # reasoning/decision reply ties an in-evidence entity to a wrong answer
-    short_relation_rate: float = 0.05  # the same in a one-line answer
-    warning_effect: float = 1.0  # phantom-rate multiplier under a warning / P_oc restriction (1: none)
-    misread_rate: float = 0.25  # a context-free reading of a crop is off by misread_min..misread_max
-    observe_misread_rate: float = 0.1  # each number an observation of the full image transcribes
-    decide_misread_rate: float = 0.1  # a numeric final answer re-read from the image in the decision
-    misperceive_rate: float = 0.2  # a look focused on a named answer reports the opposite of the truth
-    misread_min: float = 0.2
-    misread_max: float = 0.6
-    overthink_flip_rate: float = 0.15  # long chain flips a correct answer on a knowledge question
-    short_flip_rate: float = 0.05  # a one-line answer (DIRECT, concise) flips a correct knowledge answer
-    reflection_amplify_rate: float = 0.5  # free-form reflection adds an unsupported claim
-    reflection_break_rate: float = 0.1  # free-form reflection turns a correct answer wrong
-    reflection_fix_rate: float = 0.1  # free-form reflection turns a wrong answer right
-    follow_sharpness: float = 2.0  # a decision echoes a shown judgment with probability confidence**this
+    # beliefs (beliefs.py)
+    belief_smoothing: float = 0.5  # pseudo-count spread over all options on top of the recorded answers
+    rephrase_sensitivity: float = 0.25  # a changed request re-draws the whole reply with this probability
+    evidence_pull: float = 0.15  # evidence stating an option pulls the answer to it (whichever option)
+    follow_rate: float = 0.8  # a reply echoes the latest judgment shown in its prompt (never reads σ)
+    p_correct: float = 0.7  # only for the key-based fallback (belief_source=key)
+    # faults, independent of correctness
+    phantom_rate: float = 0.15  # an answer-stating reply names an entity in none of its evidence
+    relation_rate: float = 0.08  # ... ties a name that IS in the evidence to its answer ("as X described")
+    fault_coupling: float = 0.0  # P(a phantom/relation fault comes with a changed answer): unknown, default 0
+    observe_misread_rate: float = 0.1  # each number an observation transcribes is mistranscribed
+    observe_misread_scale: float = 0.3  # relative size of a mistranscription (Laplace scale, both signs)
+    look_agree: float = 0.2  # a focused look reports the named option although the belief is another
+    # perception of measurable scenes (gauges), continuous on both sides of any tolerance
+    read_noise: float = 0.6  # reading error scale in graduations when scale labels are visible
+    unanchored_noise: float = 0.15  # ... as a share of the dial's span when no scale label is visible
+    zoom_precision: float = 1.0  # a zoomed crop is read this many times more precisely (1: no built-in benefit)
+    gross_error_rate: float = 0.05  # a reading is a guess anywhere on the dial
+    # T1
     format_error_rate: float = 0.03
     empty_rate: float = 0.02
 
@@ -72,17 +78,19 @@ class FaultRates:
             v = getattr(self, f.name)
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise ConfigError(f"backend.{f.name} must be a number, got {v!r}")
-            if f.name not in UNBOUNDED and not 0.0 <= float(v) <= 1.0:
+            if f.name in PROBABILITIES and not 0.0 <= float(v) <= 1.0:
                 raise ConfigError(f"backend.{f.name} must be in [0, 1], got {v}")
-        for name in UNBOUNDED:
-            if getattr(self, name) < 0:
-                raise ConfigError(f"backend.{name} must be >= 0, got {getattr(self, name)}")
-        if self.misread_min > self.misread_max:
-            raise ConfigError("backend.misread_min must not exceed backend.misread_max")
+            if float(v) < 0:
+                raise ConfigError(f"backend.{f.name} must be >= 0, got {v}")
+        if self.zoom_precision <= 0:
+            raise ConfigError("backend.zoom_precision must be > 0")
 
     def off(self) -> FaultRates:
-        """A perfect model: every fault rate 0 and ``p_correct`` 1 (``backend.faults=off``)."""
-        return replace(self, p_correct=1.0, **{name: 0.0 for name in FAULT_RATES})
+        """A perfect model: every fault rate 0, no perception noise, ``p_correct`` 1 (``backend.faults=off``)."""
+        return replace(
+            self, p_correct=1.0, read_noise=0.0, unanchored_noise=0.0, observe_misread_scale=0.0,
+            **{name: 0.0 for name in FAULT_RATES},
+        )  # fmt: skip
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -100,13 +108,9 @@ def rates_from_config(faults: str | bool, **rates: Any) -> FaultRates:
     return base.off() if key == "off" else base
 
 
-def draw_rng(seed: int, item_key: str, request_key: str) -> random.Random:
-    """One RNG per request, seeded from the run seed (which instance of the simulated model this
-    is), the item and the request key. A byte-identical request gets the byte-identical reply, as
-    from a real model at temperature 0 (or sampling with the same seed): re-asking the same thing
-    gives no second opinion. The key holds the sampling parameters, so only a changed request,
-    temperature or sampling seed draws anew."""
-    h = hashlib.sha256(f"{seed}\x1f{item_key}\x1f{request_key}".encode()).hexdigest()
+def seeded(*parts: object) -> random.Random:
+    """One RNG from the run seed (which instance of the simulated model this is) and the given parts."""
+    h = hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()
     return random.Random(int(h[:16], 16))
 
 

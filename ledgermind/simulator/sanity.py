@@ -86,12 +86,9 @@ def variant_summary(run_dir: Path) -> dict[str, Any]:
         "accuracy": metrics.get("accuracy"),
         "abstention_rate": metrics.get("abstention_rate"),
         "injected": sim.get("injected", {}),
-        "caught": sim.get("caught", {}),
-        "missed": sim.get("missed", {}),
-        "in_answer": sim.get("in_answer", {}),
+        **{verb: sim.get(verb, {}) for verb in ("flagged", "neutralised", "faded", "reached", "harmed")},
         "by_place": sim.get("by_place", {}),
         "catch_rate": sim.get("catch_rate", {}),
-        "amplified_surviving": sim.get("amplified_surviving", 0),
         "mechanisms": {k: v for k, v in metrics.get("mechanisms", {}).items() if k != "simulator"},
     }
 
@@ -100,37 +97,32 @@ def _pct(num: int, den: int) -> str:
     return f"{100 * num / den:5.1f}%" if den else "    —"
 
 
-def catch_table(by_place: Mapping[str, Mapping[str, Mapping[str, int]]]) -> list[str]:
-    """One row per fault kind and place: injected, CAUGHT, MISSED (side by side, same weight), and
-    how many reached the final answer. A kind no mechanism is built to catch shows "no catcher"."""
-    head = f"{'fault':<14}{'place':<28}{'injected':>9}{'caught':>8}{'MISSED':>8}{'miss%':>8}{'in answer':>11}"
+def catch_table(s: Mapping[str, Any]) -> list[str]:
+    """One row per catchable fault kind: injected, FLAGGED by a check, NEUTRALISED by a mechanism,
+    faded on its own, and REACHED the final answer (side by side, same weight); then the harm
+    mechanisms did."""
+    head = f"{'fault':<14}{'injected':>9}{'flagged':>9}{'neutral.':>9}{'faded':>7}{'REACHED':>9}"
     rows = [f"    {head}"]
-    for kind in sorted(by_place):
-        for place, c in sorted(by_place[kind].items()):
-            inj = c.get("injected", 0)
-            if "caught" in c:
-                cells = f"{c['caught']:>8}{c['missed']:>8}{_pct(c['missed'], inj):>8}"
-            else:
-                cells = f"{'no catcher':>24}"
-            rows.append(f"    {kind:<14}{place:<28}{inj:>9}{cells}{c.get('in_answer', 0):>11}")
+    for kind in sorted(s["flagged"]):
+        inj = s["injected"].get(kind, 0)
+        cells = "".join(f"{s[v].get(kind, 0):>{w}}" for v, w in (("flagged", 9), ("neutralised", 9), ("faded", 7), ("reached", 9)))
+        rows.append(f"    {kind:<14}{inj:>9}{cells}")
+    harmed = s.get("harmed") or {}
+    rows.append("    harmed by a mechanism: " + (", ".join(f"{k} {v}" for k, v in sorted(harmed.items())) or "none"))
     return rows
 
 
 def format_report(run_dirs: Sequence[Path]) -> str:
-    """A plain-text report: per variant its accuracy, then every fault kind and place with its
-    catches and its misses, then the items that lost their answer with the mechanism that took it."""
+    """A plain-text report: per variant its accuracy, then every catchable fault kind flagged /
+    neutralised / reached, the harm mechanisms did, then the items that lost their answer with the
+    mechanism that took it."""
     lines: list[str] = []
     all_losses: list[Loss] = []
     for d in run_dirs:
         s = variant_summary(d)
-        inj, cau, mis = s["injected"], s["caught"], s["missed"]
-        catchable = sum(inj.get(k, 0) for k in cau)
         lines.append(f"{s['variant']} / {s['benchmark']}: n={s['n']} acc={100 * (s['accuracy'] or 0):.1f}% "  # fmt: skip
-                     f"abstained={100 * (s['abstention_rate'] or 0):.1f}%  faults injected={sum(inj.values())}; "
-                     f"catchable {catchable}: CAUGHT {sum(cau.values())}, MISSED {sum(mis.values())}; "
-                     f"wrong answers that reached the final answer {sum(s['in_answer'].values())}; "
-                     f"amplified claims surviving {s['amplified_surviving']}")  # fmt: skip
-        lines += catch_table(s["by_place"]) if s["by_place"] else ["    (no faults injected)"]
+                     f"abstained={100 * (s['abstention_rate'] or 0):.1f}%  faults injected={sum(s['injected'].values())}")
+        lines += catch_table(s) if s["flagged"] else ["    (no catchable fault recorded)"]
         all_losses += losses(d)
     lines.append(f"\nitems not fully correct: {len(all_losses)}")
     lines += [f"  {x.variant:<17} {x.item_id:<40} gold={x.gold} pred={x.prediction} abst={x.abstained}  <- {x.mechanism}"

@@ -45,10 +45,11 @@ class SweepTarget:
 
 # backend.<rate> -> what to compare it with (README "Fault-rate sweep" shows this table).
 RATE_TARGETS: dict[str, SweepTarget] = {
+    # the unknown of issue #33: how often a hallucinated entity comes with a changed answer
+    "fault_coupling": SweepTarget("no_ecc", "phantom"),
     "phantom_rate": SweepTarget("no_ecc", "phantom"),  # ECC/NCC demote claims naming absent entities
-    "misread_rate": SweepTarget("no_dual_read", "misread"),  # Dual-Read compares two readings of a number
-    # free-form reflection happens only without typed repair; its amplified claims have no "catch"
-    "reflection_amplify_rate": SweepTarget("free_form_repair", None),
+    "read_noise": SweepTarget("no_dual_read", "misread"),  # Dual-Read compares two readings of a number
+    "zoom_precision": SweepTarget("no_dual_read", "misread"),
 }
 
 
@@ -69,9 +70,12 @@ class SweepSpec:
     def __post_init__(self) -> None:
         if not self.grid:
             raise SweepError("the grid is empty: give rate values, e.g. --grid 0,0.1,0.2,0.4")
-        bad = [v for v in self.grid if not 0.0 <= v <= 1.0]
+        from ledgermind.simulator.faults import PROBABILITIES
+
+        bad = [v for v in self.grid if v < 0 or (self.rate in PROBABILITIES and v > 1)]
         if bad:
-            raise SweepError(f"{self.rate} values must lie in [0, 1], got {bad}")
+            raise SweepError(f"{self.rate} values must lie in [0, 1]" if self.rate in PROBABILITIES
+                             else f"{self.rate} values must be >= 0" + f", got {bad}")  # fmt: skip
 
     @property
     def variants(self) -> tuple[str, str]:
@@ -108,14 +112,16 @@ def check_rate(spec: SweepSpec) -> None:
     """Fail before any run when ``backend=simulated`` has no such rate."""
     backend = _compose(["backend=simulated", f"benchmark={spec.benchmark}", "output_dir=unused"]).backend
     if spec.rate not in backend:
-        known = sorted(str(k) for k in backend if str(k).endswith("_rate"))
+        from ledgermind.simulator.faults import FaultRates
+
+        known = sorted(FaultRates.__dataclass_fields__)
         raise SweepError(f"backend=simulated has no {spec.rate!r} (its rates: {', '.join(known)})")
 
 
 def compose_run(spec: SweepSpec, value: float, variant: str, seed: int, out: Path) -> DictConfig:
     """The composed config of one point of the sweep (what ``scripts/run.py`` would run)."""
     return _compose([
-        "backend=simulated", "model.name=simulated-backbone", "logger=none", "cache.mode=off", "progress=false",
+        "backend=simulated", "logger=none", "cache.mode=off", "progress=false",
         "backend.banner=false", f"benchmark={spec.benchmark}", f"+ablation={variant}", f"seed={seed}",
         f"output_dir={out}", *([f"limit={spec.limit}"] if spec.limit is not None else []), *spec.overrides,
         f"backend.{spec.rate}={value}",
@@ -192,7 +198,7 @@ def fault_counts(mechanisms: Mapping[str, Any], fault: str) -> tuple[int, int]:
             return sum(total(v) for v in node.values())
         return int(node or 0)
 
-    return total((sim.get("injected") or {}).get(fault, 0)), total((sim.get("caught") or {}).get(fault, 0))
+    return total((sim.get("injected") or {}).get(fault, 0)), total((sim.get("neutralised") or {}).get(fault, 0))
 
 
 def collect(
@@ -267,7 +273,7 @@ def method_note(points: Sequence[SweepPoint], spec: SweepSpec, boot: BootstrapCo
         f"{NOTE}. {spec.benchmark}, {n} items, seeds {', '.join(map(str, spec.seeds))}; every other simulator "
         f"setting at its default{' with ' + ' '.join(spec.overrides) if spec.overrides else ''}. Accuracy (%) with a "
         f"{100 * boot.level:g} % item-bootstrap interval; Δ paired per item and seed ({boot.resamples} resamples, "
-        f"seed {boot.seed}); catch %: caught / injected faults of that kind over all items and seeds with a Wilson "
+        f"seed {boot.seed}); catch %: neutralised / injected faults of that kind over all items and seeds with a Wilson "
         "interval (faults within an item are not independent, so it is optimistic). "
         "Errored items are left out pairwise."
     )
@@ -319,7 +325,7 @@ def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
             axc.errorbar([x for x, _ in pts], ys, yerr=[lo, hi], capsize=3, marker="o", label=variant)
             drawn = True
         axc.set_xlabel(f"backend.{spec.rate}")
-        axc.set_ylabel(f"{spec.target.fault} faults caught (%)")
+        axc.set_ylabel(f"{spec.target.fault} faults neutralised (%)")
         axc.set_ylim(-2, 102)
         if drawn:
             axc.legend(fontsize="small")

@@ -109,7 +109,7 @@ def test_a_sweep_is_one_wandb_group_and_a_simulated_run_is_tagged(run_py, tmp_pa
     groups = {read_run(_run_file(sweep / job))["run"]["group"] for job in ("ablation=full", "ablation=no_ecc")}  # named from the swept value
     assert groups == {str(sweep)}  # the sweep, not the benchmark
     single = tmp_path / "sim"
-    proc = run_py("backend=simulated", "model.name=simulated-backbone", "limit=1", "logger=wandb_offline",
+    proc = run_py("backend=simulated", "limit=1", "logger=wandb_offline",
                   "progress=false", f"hydra.run.dir={single}", timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     run = read_run(_run_file(single))

@@ -58,7 +58,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def simulated_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     """A run of the simulated backbone (a test instrument) on four MMMU-Pro items, report included."""
     out = tmp_path_factory.mktemp("simulated_run") / "run"
-    proc = run_script("run.py", "backend=simulated", "model.name=simulated-backbone", "benchmark=mmmu_pro_standard10",
+    proc = run_script("run.py", "backend=simulated", "benchmark=mmmu_pro_standard10",
                       f"benchmark.path={shared_data / 'mmmu_pro_subset'}", "limit=4", "logger=none", "progress=false",
                       "report=true", f"hydra.run.dir={out}", timeout=600,
                       LEDGERMIND_SHARED_DATA=str(shared_data))  # fmt: skip

@@ -1,5 +1,6 @@
-"""Fixtures for the simulated backbone: a fake OCR engine with the real engine's interface,
-a tiny answer key, and request builders that mimic what the pipeline sends."""
+"""Fixtures for the simulated backbone: a fake OCR engine with the real engine's interface, a
+tiny item set (two MCQs and a gauge scene), recorded answers of a "real model" for the MCQs, and
+request builders that mimic what the pipeline sends."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from PIL import Image, ImageDraw
 
 from ledgermind.backends.base import GenerationRequest, Message
 from ledgermind.benchmarks.item import AnswerType, Item
-from ledgermind.simulator.answer_key import AnswerKey
 from ledgermind.simulator.backend import SimulatedBackend
+from ledgermind.simulator.beliefs import RecordedAnswers
 from perception.ocr import OCREngine, OCRLine, make_line
 
 
@@ -42,6 +43,9 @@ def draw_image(path: Path, text: str, size: tuple[int, int] = (160, 120)) -> Pat
     return path
 
 
+GAUGE_META = {"min": 0.0, "max": 100.0, "graduation": 2.0, "numeric_kind": "reading"}
+
+
 @pytest.fixture()
 def key_items(tmp_path: Path) -> list[Item]:
     a = draw_image(tmp_path / "plaque.png", "Apollo")
@@ -52,20 +56,28 @@ def key_items(tmp_path: Path) -> list[Item]:
         Item("knowledge2", "Which scientist proposed the photoelectric law shown in <image 1>?", [a],
              ["Bohr", "Planck", "Einstein", "Curie"], "C", AnswerType.MCQ),
         Item("gauge1", "What is the reading of the gauge in <image 1>? The scale runs from 0 to 100.", [g],
-             None, "36.5", AnswerType.NUMERIC),
+             None, "36.5", AnswerType.NUMERIC, meta=dict(GAUGE_META)),
     ]  # fmt: skip
+
+
+# A "real model" that mostly says A on mcq1 (gold B) and always C on knowledge2 (gold C).
+RECORDED = {"mcq1": ["A", "A", "B", "A"], "knowledge2": ["C", "C", "C", "C"]}
 
 
 @pytest.fixture()
 def make_backend(key_items, tmp_path):
-    def _make(seed: int = 0, faults: str = "on", ocr: FakeOCR | None = None, cache: Path | None = None, **rates):
+    def _make(seed: int = 0, faults: str = "on", ocr: FakeOCR | None = None, cache: Path | None = None,
+              items: Sequence[Item] | None = None, recorded: dict | None = None, **rates):
         return SimulatedBackend(
-            answer_key=AnswerKey(key_items), seed=seed, faults=faults, vision_ocr=ocr or FakeOCR(),
-            vision_cache_dir=str(cache) if cache else None, banner=False, **rates,
+            items=key_items if items is None else items, recorded=RecordedAnswers(RECORDED if recorded is None else recorded),
+            seed=seed, faults=faults, vision_ocr=ocr or FakeOCR(), vision_cache_dir=str(cache) if cache else None,
+            banner=False, **rates,
         )  # fmt: skip
 
     return _make
 
 
-def request(text: str, images: Sequence[object] = (), schema: dict | None = None, stage: str = "") -> GenerationRequest:
-    return GenerationRequest(messages=[Message("user", [*images, text])], json_schema=schema, stage=stage)
+def request(text: str, images: Sequence[object] = (), schema: dict | None = None, stage: str = "",
+            temperature: float = 0.0, seed: int = 0) -> GenerationRequest:
+    return GenerationRequest(messages=[Message("user", [*images, text])], json_schema=schema, stage=stage,
+                             temperature=temperature, seed=seed)  # fmt: skip

@@ -64,7 +64,7 @@ def test_runs_without_simulator_metadata_have_no_catch_summary() -> None:
 def test_audit_of_a_simulated_run_reports_its_phantom_catch_rate(variant, tmp_path, shared_data, capsys) -> None:
     run_dir = tmp_path / variant
     cmd = [sys.executable, str(ROOT / "scripts/run.py"), "backend=simulated", "backend.banner=false",
-           "backend.phantom_rate=1.0", "backend.warning_effect=1.0", "benchmark=mmmu_pro_standard10", "limit=3",
+           "backend.phantom_rate=1.0", "benchmark=mmmu_pro_standard10", "limit=3",
            f"+ablation={variant}", "logger=none", "cache.mode=off", "progress=false", f"hydra.run.dir={run_dir}",
            f"perception.cache_dir={tmp_path / 'perception'}", f"backend.vision_cache_dir={tmp_path / 'vision'}"]  # fmt: skip
     env = {**os.environ, "LEDGERMIND_SHARED_DATA": str(shared_data)}

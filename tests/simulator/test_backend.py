@@ -1,4 +1,4 @@
-"""The simulated backbone: answer key, vision, structured output, determinism, configuration."""
+"""The simulated backbone: beliefs, vision, structured output, determinism, configuration."""
 
 from __future__ import annotations
 
@@ -31,7 +31,27 @@ def test_perfect_model_answers_gold_from_question_text(make_backend):
     sim = make_backend(faults="off")
     reply = sim.generate_sync(request(direct()))
     assert reply.text == "Answer: B"
-    assert reply.meta["simulator"] == {"task": "direct", "item": "mcq1", "faults": []}
+    meta = reply.meta["simulator"]
+    assert (meta["task"], meta["item"], meta["belief"], meta["faults"]) == ("answer", "mcq1", "key", [])
+
+
+def test_belief_is_the_recorded_answers_not_the_key(make_backend):
+    """mcq1's "real model" said A three times and B once (gold B): over seeds the first answer is A
+    about (3 + 0.5/4) / 4.5 = 69 % of the time, B 25 %, and the item index holds no gold."""
+    quiet = {"phantom_rate": 0.0, "relation_rate": 0.0, "format_error_rate": 0.0, "empty_rate": 0.0, "evidence_pull": 0.0}
+    answers = [make_backend(seed=s, **quiet).generate_sync(request(direct())).text for s in range(300)]
+    share = {x: answers.count(f"Answer: {x}") / len(answers) for x in "ABCD"}
+    assert abs(share["A"] - 3.125 / 4.5) < 0.08 and abs(share["B"] - 1.125 / 4.5) < 0.08
+    sim = make_backend()
+    assert all(e.key_gold is None for e in sim.index.entries) and sim.belief_source == "recorded"
+    assert sim.belief(sim.index.entries[1]).source == "recorded:4"
+
+
+def test_an_item_without_recorded_answers_is_uninformed_not_keyed(make_backend):
+    sim = make_backend(recorded={})
+    assert sim.belief(sim.index.entries[0]).source == "uniform"
+    answers = {make_backend(seed=s, recorded={}).generate_sync(request(direct())).text for s in range(40)}
+    assert len(answers) >= 3  # spread over the options, gold not favoured by construction
 
 
 def test_unknown_question_gets_a_generic_answer(make_backend):
@@ -56,7 +76,7 @@ def test_vision_sees_only_attached_images_and_caches_by_pixels(make_backend, key
     assert "Apollo 11 Plaque" not in blind.text and ocr.runs == 0
     seen = sim.generate_sync(request(obs, [key_items[0].images[0]]))
     assert "[OC-1] TEXT | Apollo 11 Plaque" in seen.text and "[OC-2] NUMBER | 1969" in seen.text
-    assert "OBJECT" not in seen.text  # only what OCR reads: the answer key never enters evidence
+    assert "OBJECT" not in seen.text  # only what OCR reads: no answer enters evidence
     same_pixels = Image.open(key_items[0].images[0]).convert("RGB")
     sim.generate_sync(request(obs + " ", [same_pixels]))
     assert ocr.runs == 1  # a PIL copy with the same pixels hits the cache
@@ -91,27 +111,55 @@ def _decide_text(sigma: float, i: int) -> str:
                              ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | x {i}", claims=claims)  # fmt: skip
 
 
-def follow_rate(sim, sigma: float, n: int = 300) -> float:
+def follow_share(sim, sigma: float, n: int = 300) -> float:
     return sum(sim.generate_sync(request(_decide_text(sigma, i))).text.startswith("Answer: C") for i in range(n)) / n
 
 
-def test_decision_trust_in_a_shown_claim_is_smooth_in_its_confidence(make_backend):
-    """The decision echoes the shown judgment with probability confidence ** follow_sharpness (the
-    simulator's own smooth function): no step at the agent's σ_verify (0.6), and a demoted claim
-    (0.50) is still followed sometimes. The perfect model otherwise decides gold (B)."""
-    sim = make_backend(faults="off", follow_sharpness=2.0)
-    below, above = follow_rate(sim, 0.58), follow_rate(sim, 0.62)
-    assert abs(below - above) < 0.15  # the old simulator: 0.0 vs 1.0
-    assert abs(follow_rate(sim, 0.5) - 0.25) < 0.1 and abs(follow_rate(sim, 0.95) - 0.9025) < 0.07
-    assert follow_rate(make_backend(faults="off", follow_sharpness=0.0), 0.3, n=40) == 1.0  # always echoes
+def test_decision_follows_a_shown_judgment_at_one_rate_whatever_its_printed_confidence(make_backend):
+    """The decision echoes the latest shown judgment with ``follow_rate``: the same at σ 0.10 as at
+    0.95 (a printed, demoted σ is not a signal the simulated model reads), else its own belief (A)."""
+    quiet = {"phantom_rate": 0.0, "relation_rate": 0.0, "format_error_rate": 0.0, "empty_rate": 0.0}
+    sim = make_backend(follow_rate=0.6, rephrase_sensitivity=1.0, **quiet)
+    low, high = follow_share(sim, 0.10), follow_share(sim, 0.95)
+    assert abs(low - high) < 0.1
+    # own belief gives C with weight 0.125/4.5; following adds 0.6 of the rest
+    expected = 0.6 + 0.4 * (0.125 / 4.5)
+    assert abs(low - expected) < 0.1 and abs(high - expected) < 0.1
+    assert follow_share(make_backend(seed=2, follow_rate=0.0, **quiet), 0.95, n=60) < 0.15  # seed 2 believes A
 
 
-def test_reading_of_a_known_gauge_crop_and_an_unknown_crop(make_backend, key_items):
-    sim = make_backend(faults="off", ocr=FakeOCR(["12.5 bar"]))
+def _gauge_crop(key_items):
     src = Image.open(key_items[2].images[0]).convert("RGB")
     crop = src.crop((20, 15, 140, 115))
-    crop = crop.resize((crop.width * 5 // 2, crop.height * 5 // 2))
-    assert sim.generate_sync(request(DUAL_READ.substitute(), [crop])).text == "36.5"
+    return crop.resize((crop.width * 5 // 2, crop.height * 5 // 2))
+
+
+def test_a_gauge_crop_is_read_through_the_noise_of_what_it_shows(make_backend, key_items):
+    """The needle is perceived, not looked up: with no noise the reading is the scene's value; with
+    scale labels legible in the crop the error is a few graduations (Laplace, both signs, some
+    just inside and some just outside any tolerance); with none legible it spreads over the dial."""
+    exact = make_backend(faults="off", ocr=FakeOCR(["20", "40"]))
+    assert exact.generate_sync(request(DUAL_READ.substitute(), [_gauge_crop(key_items)])).text == "36.5"
+
+    def errors(lines: list[str]) -> list[float]:
+        out = []
+        for seed in range(200):
+            sim = make_backend(seed=seed, ocr=FakeOCR(lines), gross_error_rate=0.0, empty_rate=0.0, format_error_rate=0.0)
+            out.append(float(sim.generate_sync(request(DUAL_READ.substitute(), [_gauge_crop(key_items)])).text) - 36.5)
+        return out
+
+    anchored, loose = errors(["20", "40 psi"]), errors(["psi"])
+    mad = lambda xs: sorted(abs(x) for x in xs)[len(xs) // 2]  # noqa: E731
+    assert 0.3 < mad(anchored) < 2.0  # read_noise 0.6 graduations of 2: median |error| ≈ 0.83
+    assert mad(loose) > 5 * mad(anchored)  # unanchored: 0.15 of the span of 100
+    assert min(anchored) < 0 < max(anchored)  # both signs
+    near = [abs(x) / 36.5 for x in anchored]
+    assert any(0.10 < r <= 0.15 for r in near + [abs(x) / 36.5 for x in loose])  # some just inside δ_read ...
+    assert any(0.15 < r < 0.25 for r in [abs(x) / 36.5 for x in loose])  # ... and some just outside
+
+
+def test_an_unknown_crop_is_read_from_what_is_legible(make_backend):
+    sim = make_backend(faults="off", ocr=FakeOCR(["12.5 bar"]))
     noise = Image.effect_noise((240, 200), 80).convert("RGB")
     assert sim.generate_sync(request(DUAL_READ.substitute(), [noise])).text == "12.5"  # reads what is written
 
@@ -139,7 +187,7 @@ def test_greedy_determinism_an_identical_request_gets_the_identical_reply(make_b
     different sampling seed) draws anew."""
     from ledgermind.backends.base import GenerationRequest, Message
 
-    sim = make_backend(misread_rate=0.5, empty_rate=0.0, format_error_rate=0.0, phantom_rate=0.5, relation_rate=0.3)
+    sim = make_backend(read_noise=2.0, empty_rate=0.0, format_error_rate=0.0, phantom_rate=0.5, relation_rate=0.3)
     img = key_items[2].images[0]
     for i in range(30):
         twice = [sim.generate_sync(request(DUAL_READ.substitute() + " " * i, [img], stage=f"dual_read_{k}")) for k in (0, 1)]
@@ -159,23 +207,27 @@ def test_greedy_determinism_an_identical_request_gets_the_identical_reply(make_b
 
 
 def test_faults_off_is_a_perfect_model():
-    r = rates_from_config("off", p_correct=0.3, phantom_rate=0.9)
-    assert r.p_correct == 1.0 and r.phantom_rate == 0 and r.misread_rate == 0 and r.empty_rate == 0
-    assert r.format_error_rate == 0 and r.overthink_flip_rate == 0 and r.reflection_amplify_rate == 0
     from ledgermind.simulator.faults import FAULT_RATES
 
-    assert all(getattr(r, name) == 0 for name in FAULT_RATES) and r.reflection_fix_rate == 0
+    r = rates_from_config("off", p_correct=0.3, phantom_rate=0.9, read_noise=3.0)
+    assert r.p_correct == 1.0 and r.phantom_rate == 0 and r.read_noise == 0 and r.empty_rate == 0
+    assert all(getattr(r, name) == 0 for name in FAULT_RATES)
     assert rates_from_config(False) == FaultRates().off()  # YAML may read `off` as a boolean
 
 
 @pytest.mark.parametrize(
     "kwargs",
     [{"faults": "maybe"}, {"faults": "on", "phantom_rate": 1.5}, {"faults": "on", "speed": 1.0},
-     {"faults": "on", "misread_min": 0.7, "misread_max": 0.2}],
+     {"faults": "on", "zoom_precision": 0.0}, {"faults": "on", "read_noise": -1.0}, {"faults": "on", "fault_coupling": 2.0}],
 )  # fmt: skip
 def test_bad_configuration_is_one_clear_error(kwargs):
     with pytest.raises(ConfigError):
         rates_from_config(**kwargs)
+
+
+def test_an_unknown_belief_source_is_one_clear_error(make_backend):
+    with pytest.raises(ConfigError, match="belief_source"):
+        make_backend(belief_source="oracle")
 
 
 def _compose(*overrides: str):
@@ -198,7 +250,7 @@ def test_config_group_option_instantiates(faults, tmp_path):
     sim = build_backend(cfg.backend, cfg.model)
     while not isinstance(sim, SimulatedBackend) and hasattr(sim, "inner"):  # the image-budget wrapper
         sim = sim.inner
-    assert isinstance(sim, SimulatedBackend) and sim.seed == 11 and len(sim.key) > 0
+    assert isinstance(sim, SimulatedBackend) and sim.seed == 11 and len(sim.index) > 0
     assert (sim.rates.p_correct == 1.0 and sim.rates.phantom_rate == 0.0) is (faults == "off")
     assert sim.rates.phantom_rate == (0.0 if faults == "off" else cfg.backend.phantom_rate)
 
@@ -226,37 +278,28 @@ def test_vision_reuses_the_agents_ocr_from_the_perception_cache(key_items, tmp_p
     assert len(calls) == 1  # the simulator did not OCR the image again
 
 
-def test_reflection_keeps_the_answer_it_has(make_backend):
-    """F4: free-form reflection rewrites the reasoning around the answer; with its change rates at 0 it keeps it."""
+def test_reflection_keeps_the_answer_it_holds_at_the_follow_rate(make_backend):
+    """Free-form reflection is an ordinary request for an "Answer:" line: it echoes the answer its
+    prompt holds at the one ``follow_rate`` (no rates of its own), and answers afresh otherwise."""
     from ledgermind.prompts.templates import REFLECT
 
-    sim = make_backend(p_correct=0.0, reflection_amplify_rate=0.0, reflection_fix_rate=0.0, empty_rate=0, format_error_rate=0)
-    held = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="C, as someone said")
-    assert sim.generate_sync(request(held)).text.endswith("Answer: C")
+    quiet = {"phantom_rate": 0.0, "relation_rate": 0.0, "empty_rate": 0, "format_error_rate": 0, "evidence_pull": 0.0}
+    held = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="D, as someone said")
+    assert make_backend(follow_rate=1.0, **quiet).generate_sync(request(held)).text == "Answer: D"
     fresh = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="(none yet)")
-    assert not sim.generate_sync(request(fresh)).text.endswith("Answer: B")  # p_correct 0: a distractor
-
-
-def test_reflection_on_an_answer_that_is_not_a_letter_re_answers_with_a_letter(make_backend):
-    """A free-form current answer ("the first mission") on an MCQ item is not an option letter:
-    the reflection answers the question again instead of crashing on it (seen in a real sweep)."""
-    from ledgermind.prompts.templates import REFLECT
-
-    sim = make_backend(p_correct=1.0, reflection_amplify_rate=0.0, reflection_break_rate=0.0, empty_rate=0, format_error_rate=0)
-    long_answer = "the mission that first landed humans on the Moon, as the plaque says"
-    reply = sim.generate_sync(request(REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer=long_answer)))
-    assert reply.text.endswith("Answer: B")
+    texts = {make_backend(seed=s, follow_rate=1.0, **quiet).generate_sync(request(fresh)).text for s in range(30)}
+    assert "Answer: A" in texts  # no held answer: the belief (mostly A)
 
 
 def test_short_option_text_is_found_as_a_whole_word(key_items):
     """A perfect model cites the observation naming its answer even when the option is 'RB'."""
     from ledgermind.benchmarks.item import AnswerType, Item
-    from ledgermind.simulator.answer_key import AnswerKey
+    from ledgermind.simulator.items import ItemIndex
 
-    key = AnswerKey([Item("s", "Which label marks the lesion in <image 1>?", [], ["LA", "RB", "S"], "B", AnswerType.MCQ)])
+    key = ItemIndex([Item("s", "Which label marks the lesion in <image 1>?", [], ["LA", "RB", "S"], "B", AnswerType.MCQ)])
     e = key.entries[0]
-    assert e.evidence_has("B", "OC-3 | PERCEPTION OBJECT | 0.92 | RB") and not e.evidence_has("B", "HERB garden")
-    assert e.evidence_has("C", "label S here") and not e.evidence_has("C", "Sagittal")
+    assert e.states("B", "OC-3 | PERCEPTION OBJECT | 0.92 | RB") and not e.states("B", "HERB garden")
+    assert e.states("C", "label S here") and not e.states("C", "Sagittal")
 
 
 def test_picture_option_is_found_where_evidence_names_its_image():
@@ -264,15 +307,15 @@ def test_picture_option_is_found_where_evidence_names_its_image():
     the evidence for option C is an observation that names image 3, and a perfect model cites it
     (before, it cited whatever came first, and its correct decision was left unsupported)."""
     from ledgermind.benchmarks.item import AnswerType, Item
-    from ledgermind.simulator.answer_key import AnswerKey
+    from ledgermind.simulator.items import ItemIndex
 
-    key = AnswerKey([Item("m", "Select the correct tuning of Cello.", [], ["<image 2>", "<image 1>", "<image 3>"], "C", AnswerType.MCQ)])
+    key = ItemIndex([Item("m", "Select the correct tuning of Cello.", [], ["<image 2>", "<image 1>", "<image 3>"], "C", AnswerType.MCQ)])
     e = key.entries[0]
-    assert e.evidence_has("C", "OC-3 | PERCEPTION OBJECT | 0.92 | <image 3>")
-    assert e.evidence_has("C", "a staff in <Image3>")
-    assert not e.evidence_has("C", "OC-3 | PERCEPTION OBJECT | 0.92 | <image 2>")
-    assert not e.evidence_has("C", "Image 3: tuning C G D A")  # the label of an attached image is not a statement
-    assert not e.evidence_has("A", "<image 12>")
+    assert e.states("C", "OC-3 | PERCEPTION OBJECT | 0.92 | <image 3>")
+    assert e.states("C", "a staff in <Image3>")
+    assert not e.states("C", "OC-3 | PERCEPTION OBJECT | 0.92 | <image 2>")
+    assert not e.states("C", "Image 3: tuning C G D A")  # the label of an attached image is not a statement
+    assert not e.states("A", "<image 12>")
 
 
 def test_crop_locator_finds_a_crop_of_a_phone_photo_stored_rotated(tmp_path):
@@ -281,7 +324,7 @@ def test_crop_locator_finds_a_crop_of_a_phone_photo_stored_rotated(tmp_path):
     from PIL import Image, ImageDraw, ImageOps
 
     from ledgermind.benchmarks.item import AnswerType, Item
-    from ledgermind.simulator.answer_key import AnswerKey, CropLocator
+    from ledgermind.simulator.items import CropLocator, ItemIndex
 
     upright = Image.new("RGB", (300, 200), "white")
     d = ImageDraw.Draw(upright)
@@ -297,7 +340,7 @@ def test_crop_locator_finds_a_crop_of_a_phone_photo_stored_rotated(tmp_path):
     with Image.open(path) as im:
         seen = ImageOps.exif_transpose(im).convert("RGB")
     crop = seen.crop((100, 60, 280, 195)).resize((450, 338))  # a 2.5x zoom of the dial, as crop-zoom makes
-    key = AnswerKey([Item("g1", "What is the reading of the gauge in <image 1>?", [path], None, "36", AnswerType.NUMERIC)])
+    key = ItemIndex([Item("g1", "What is the reading of the gauge in <image 1>?", [path], None, "36", AnswerType.NUMERIC)])
     found = CropLocator(key).locate(crop)
     assert found is not None and found.item_id == "g1"
 
@@ -309,7 +352,7 @@ def test_crop_locator_finds_a_crop_of_a_transparent_png(tmp_path):
     from PIL import Image, ImageDraw
 
     from ledgermind.benchmarks.item import AnswerType, Item
-    from ledgermind.simulator.answer_key import AnswerKey, CropLocator
+    from ledgermind.simulator.items import CropLocator, ItemIndex
     from perception.image_io import load_image
 
     rgba = Image.new("RGBA", (320, 320), (0, 0, 0, 0))  # transparent black: white once composited
@@ -323,7 +366,7 @@ def test_crop_locator_finds_a_crop_of_a_transparent_png(tmp_path):
     seen = load_image(path).image
     assert np.asarray(seen.convert("L"))[5, 5] == 255  # background white, as the agent's crop shows it
     crop = seen.crop((0, 120, 160, 300)).resize((400, 450))  # a 2.5x zoom of the lower-left quadrant
-    key = AnswerKey([Item("g2", "What is the reading of the gauge in <image 1>?", [path], None, "0", AnswerType.NUMERIC)])
+    key = ItemIndex([Item("g2", "What is the reading of the gauge in <image 1>?", [path], None, "0", AnswerType.NUMERIC)])
     found = CropLocator(key).locate(crop)
     assert found is not None and found.item_id == "g2"
 
@@ -335,7 +378,7 @@ def test_crop_locator_finds_a_capped_zoom_of_a_large_photo(tmp_path):
     from PIL import Image, ImageDraw
 
     from ledgermind.benchmarks.item import AnswerType, Item
-    from ledgermind.simulator.answer_key import AnswerKey, CropLocator
+    from ledgermind.simulator.items import CropLocator, ItemIndex
     from perception.crop import BBox, crop_zoom, expand
     from perception.image_io import load_image
 
@@ -353,7 +396,7 @@ def test_crop_locator_finds_a_capped_zoom_of_a_large_photo(tmp_path):
     w, h = img.size
     crop = crop_zoom(img, expand(BBox(w / 3, h / 3, 2 * w / 3, 2 * h / 3), 0.15, img.size))
     assert crop.scale < 2.4 and max(crop.image.size) == 4096  # the cap took effect
-    key = AnswerKey([Item("big", "What is the reading of the gauge in <image 1>?", [path], None, "3", AnswerType.NUMERIC)])
+    key = ItemIndex([Item("big", "What is the reading of the gauge in <image 1>?", [path], None, "3", AnswerType.NUMERIC)])
     found = CropLocator(key).locate(crop.image)
     assert found is not None and found.item_id == "big"
 
@@ -364,8 +407,9 @@ def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
     shown [J] claim only at σ ≥ σ_verify)."""
     from omegaconf import OmegaConf
 
-    from ledgermind.simulator.answer_key import AnswerKey
     from ledgermind.simulator.backend import SimulatedBackend
+    from ledgermind.simulator.beliefs import RecordedAnswers
+    from tests.simulator.conftest import RECORDED
 
     agent_knobs = ("pipeline.grounding.sigma_verify=0.9", "pipeline.grounding.beta=0.5",
                    "pipeline.grounding.delta_read=0.4", "pipeline.grounding.demote_ecc=0.3",
@@ -379,8 +423,9 @@ def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
 
     def replies(cfg) -> list[str]:
         node = OmegaConf.to_container(cfg.backend, resolve=True)
-        node.pop("_target_"), node.pop("benchmark"), node.pop("vision_ocr")
-        sim = SimulatedBackend(answer_key=AnswerKey(key_items), vision_ocr=FakeOCR(), **node)
+        for k in ("_target_", "benchmark", "vision_ocr", "own_model", "recorded_answers"):
+            node.pop(k)
+        sim = SimulatedBackend(items=key_items, recorded=RecordedAnswers(RECORDED), vision_ocr=FakeOCR(), **node)
         prompts = [_decide_text(s / 20, i) for i, s in enumerate(range(6, 20))]
         prompts += [reason_prompt(f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque {i}") for i in range(20)]
         return [sim.generate_sync(request(p)).text for p in prompts]

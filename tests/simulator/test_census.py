@@ -1,4 +1,4 @@
-"""The simulator section of the census: derived from model-call meta, claims and marks."""
+"""The simulator section of the census: flagged vs neutralised vs faded vs reached, and harm done."""
 
 from __future__ import annotations
 
@@ -8,67 +8,99 @@ from ledgermind.simulator.census import catch_rates, fault_census
 from ledgermind.trajectory import MarkKind, ModelCall, PathKind, Trajectory
 
 
-def call(task: str, *faults: dict) -> ModelCall:
-    return ModelCall(stage="x", latency_s=0.0, meta={"simulator": {"task": task, "item": "q", "faults": list(faults)}})
+def call(task: str, *faults: dict, stage: str = "x", **extra) -> ModelCall:
+    return ModelCall(stage=stage, latency_s=0.0,
+                     meta={"simulator": {"task": task, "item": "q", "faults": list(faults), **extra}})  # fmt: skip
 
 
-def claim(traj: Trajectory, text: str, ecc: bool, status=ClaimStatus.ACTIVE, origin=ClaimOrigin.MODEL) -> None:
-    c = Claim(traj.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, text, Stage.J, [], origin=origin)
-    c.grounding = {"ecc": ecc, "ecc_applied": True}
+def claim(traj: Trajectory, text: str, ecc: bool, status=ClaimStatus.ACTIVE, origin=ClaimOrigin.MODEL,
+          applied: bool = True, ctype=ClaimType.SC) -> Claim:  # fmt: skip
+    c = Claim(traj.ledger.next_claim_id(ctype), ctype, text, Stage.J if ctype is ClaimType.SC else None, [], origin=origin)
+    c.grounding = {"ecc": ecc, "ecc_applied": applied}
     c.status = status
     traj.ledger.add_claim(c)
+    return c
 
 
-def test_phantom_caught_only_when_ecc_failed_on_that_claim():
+PHANTOM = {"kind": "phantom", "entity": "Harold Finnegan", "answer": "C", "coupled": False}
+
+
+def test_flagged_is_not_neutralised_until_the_claim_is_gone():
     t = Trajectory("q", "Q?", PathKind.FULLPIPE)
-    t.model_calls += [call("reason", {"kind": "phantom", "entity": "Harold Finnegan", "answer": "C"}),
-                      call("reason", {"kind": "phantom", "entity": "Dr. Tobias Wren", "answer": "A"})]  # fmt: skip
-    claim(t, "According to Harold Finnegan, the answer is C", ecc=False)
-    claim(t, "According to Dr. Tobias Wren, the answer is A", ecc=True)  # ECC missed it
-    c = fault_census(t)
-    assert c["injected"]["phantom"] == 2 and c["caught"]["phantom"] == 1
+    t.model_calls.append(call("reason", PHANTOM))
+    c = claim(t, "According to Harold Finnegan, the answer is C", ecc=False)
+    v = fault_census(t)
+    assert v["flagged"]["phantom"] == 1 and v["neutralised"]["phantom"] == 0  # demoted but still ACTIVE
+    c.status = ClaimStatus.DROPPED
+    v = fault_census(t)
+    assert v["neutralised"]["phantom"] == 1 and v["reached"]["phantom"] == 0
 
 
-def test_phantom_in_the_decision_is_caught_by_the_entity_recheck_that_follows():
+def test_an_audit_only_flag_is_no_flag():
+    """A post-hoc ECC label (no_ledger's audit of the final answer) changed nothing: not flagged."""
+    t = Trajectory("q", "Q?", PathKind.NO_LEDGER)
+    t.model_calls.append(call("answer", PHANTOM))
+    claim(t, "C. Gemini 4; as Harold Finnegan described", ecc=False, applied=False, ctype=ClaimType.DC)
+    t.answer = "C"
+    v = fault_census(t)
+    assert v["flagged"]["phantom"] == 0 and v["neutralised"]["phantom"] == 0 and v["reached"]["phantom"] == 1
+
+
+def test_a_fault_that_vanished_unflagged_faded():
+    t = Trajectory("q", "Q?", PathKind.DIRECT)
+    t.model_calls.append(call("answer", PHANTOM))
+    v = fault_census(t)
+    assert v["faded"]["phantom"] == 1 and v["neutralised"]["phantom"] == 0 and v["flagged"]["phantom"] == 0
+
+
+def test_the_entity_recheck_after_a_decision_flags_its_phantom():
     t = Trajectory("q", "Q?", PathKind.FULLPIPE)
-    t.model_calls += [call("entity_recheck"), call("decide", {"kind": "phantom", "entity": "the Oberlin Survey", "answer": "B"})]
-    assert fault_census(t)["caught"]["phantom"] == 0  # the recheck came before, not after
-    t.model_calls.append(call("entity_recheck"))
-    assert fault_census(t)["caught"]["phantom"] == 1
+    t.model_calls += [call("answer", stage="entity_recheck"), call("decide", PHANTOM, stage="decide")]
+    assert fault_census(t)["flagged"]["phantom"] == 0  # the recheck came before, not after
+    t.model_calls.append(call("answer", stage="entity_recheck"))
+    assert fault_census(t)["flagged"]["phantom"] == 1
 
 
-def test_misread_caught_when_dual_read_disagreed_on_that_value():
+def test_a_misread_is_flagged_by_dual_read_and_neutralised_when_not_adopted():
     t = Trajectory("q", "Q?", PathKind.FULLPIPE)
     t.model_calls += [call("read", {"kind": "misread", "value": 51.2, "true": 36.5}), call("read")]
     t.mark(MarkKind.DUAL_READ_AGREE, "v1=51.2 v2=51.2 Δv=0.000")
-    assert fault_census(t)["caught"]["misread"] == 0
+    assert fault_census(t)["flagged"]["misread"] == 0
     t.mark(MarkKind.DUAL_READ_DISAGREE, "v1=51.2 v2=36.5 Δv=0.287")
-    assert fault_census(t)["caught"]["misread"] == 1
+    t.answer = "51.2"
+    v = fault_census(t)
+    assert v["flagged"]["misread"] == 1 and v["reached"]["misread"] == 1 and v["neutralised"]["misread"] == 0
+    t.answer = "36.5"
+    assert fault_census(t)["neutralised"]["misread"] == 1
 
 
-def test_amplified_claim_survives_while_active():
+def test_harm_a_suggested_look_adopted_and_a_good_reading_superseded():
     t = Trajectory("q", "Q?", PathKind.FULLPIPE)
-    sentence = "Moreover, the Meridian Institute reported exactly this finding."
-    t.model_calls.append(call("reflect", {"kind": "amplify", "text": sentence}))
-    claim(t, "Critique ...\n" + sentence, ecc=False, origin=ClaimOrigin.FREEFORM)
-    assert fault_census(t)["amplified_surviving"] == 1
-    t.ledger.claims()[0].status = ClaimStatus.DROPPED
-    assert fault_census(t)["amplified_surviving"] == 0
+    t.model_calls += [
+        call("observe", {"kind": "suggested", "named": "B", "believed": "A"}),
+        call("read", reading={"value": 36.0, "true": 36.5, "graduation": 2.0}),
+        call("read", reading={"value": 44.0, "true": 36.5, "graduation": 2.0}),
+    ]  # fmt: skip
+    t.answer = "B"
+    assert fault_census(t)["harmed"]["suggested_look_adopted"] == 1
+    t.answer = "44"  # the escalation adopted the far reading over one within a graduation
+    assert fault_census(t)["harmed"] == {"suggested_look_adopted": 0, "good_reading_superseded": 1}
+    t.answer = "36"
+    assert fault_census(t)["harmed"]["good_reading_superseded"] == 0
 
 
-def test_run_census_sums_items_and_reports_catch_rates():
+def test_run_census_sums_items_and_reports_neutralised_rates():
     items = []
-    for caught in (True, False, True):
+    for dropped in (True, False, True):
         t = Trajectory("q", "Q?", PathKind.FULLPIPE)
-        t.model_calls += [call("reason", {"kind": "phantom", "entity": "Harold Finnegan", "answer": "C"}), call("x", {"kind": "empty"})]
-        claim(t, "Harold Finnegan says C", ecc=not caught)
+        t.model_calls += [call("reason", PHANTOM), call("x", {"kind": "empty"})]
+        claim(t, "Harold Finnegan says C", ecc=False, status=ClaimStatus.DROPPED if dropped else ClaimStatus.ACTIVE)
         items.append(census(t))
     total = sum_census(items)["simulator"]
-    assert total["injected"]["phantom"] == 3 and total["injected"]["empty"] == 3 and total["caught"]["phantom"] == 2
-    assert catch_rates(total) == {"phantom": 2 / 3, "relation": None, "misread": None, "amplify": None}
-    assert total["missed"]["phantom"] == 1
-    assert total["by_place"]["phantom"]["FULLPIPE/reason"] == {"injected": 3, "caught": 2, "missed": 1, "in_answer": 0}
-    assert total["by_place"]["empty"]["FULLPIPE/x"] == {"injected": 3, "in_answer": 0}
+    assert total["injected"]["phantom"] == 3 and total["injected"]["empty"] == 3
+    assert total["flagged"]["phantom"] == 3 and total["neutralised"]["phantom"] == 2
+    assert catch_rates(total) == {"phantom": 2 / 3, "relation": None, "misread": None}
+    assert total["by_place"]["phantom"]["FULLPIPE/reason"] == 3
     plain = Trajectory("q", "Q?", PathKind.DIRECT)
     plain.model_calls.append(ModelCall(stage="x", latency_s=0.0))
     assert "simulator" not in census(plain)  # only simulated runs carry the section
@@ -76,20 +108,19 @@ def test_run_census_sums_items_and_reports_catch_rates():
 
 def test_simulated_runs_are_labelled_a_test_instrument(tmp_path):
     """metrics.json and the Table 3 caption say so; a run on another backend does not."""
+    from ledgermind.experiment.results import ItemResult
     from ledgermind.experiment.summary import RunIdentity, build_metrics
     from ledgermind.experiment.table3 import RunScores, caption_for
     from ledgermind.simulator.label import NOTE
 
     t = Trajectory("q", "Q?", PathKind.FULLPIPE)
-    t.model_calls.append(call("reason", {"kind": "phantom", "entity": "Harold Finnegan", "answer": "C"}))
-    claim(t, "Harold Finnegan says C", ecc=False)
+    t.model_calls.append(call("reason", PHANTOM))
+    claim(t, "Harold Finnegan says C", ecc=False, status=ClaimStatus.DROPPED)
 
     def ident(backend: str) -> RunIdentity:
         return RunIdentity("m", backend, "gauges", "full", "x", 1)
 
-    from ledgermind.experiment.results import ItemResult
-
-    scored = [ItemResult("q", "C", "A", 0.0, True, "FULLPIPE", "Easy")]  # only scored items count
+    scored = [ItemResult("q", "C", "A", 0.0, True, "FULLPIPE", "Easy")]
     sim = build_metrics(scored, [t], ident("SimulatedBackend"), wall_time_s=1.0, gamma=0.5, summarize=None)
     assert sim["test_instrument"] == NOTE and sim["mechanisms"]["simulator"]["catch_rate"]["phantom"] == 1.0
     real = build_metrics([], [], ident("VLLMServerBackend"), wall_time_s=1.0, gamma=0.5, summarize=None)
@@ -98,42 +129,26 @@ def test_simulated_runs_are_labelled_a_test_instrument(tmp_path):
     assert NOTE not in caption_for([RunScores(tmp_path, ident("VLLMServerBackend"), {}, {})])
 
 
-def test_a_misattribution_ecc_cannot_see_is_a_miss_and_its_harm_is_counted():
-    """An in-evidence entity tied to a wrong answer passes ECC: the census reports it missed, in its
-    place, and counts that its wrong answer became the final answer."""
+def test_a_misattribution_ecc_cannot_see_reaches_the_answer():
     t = Trajectory("q", "Q?", PathKind.DIRECT)
-    t.model_calls.append(call("direct", {"kind": "relation", "entity": "Apollo 11 Plaque", "answer": "C"}))
-    claim(t, "The evidence shows: Apollo 11 Plaque", ecc=False)  # quotes the name: not the tying claim
-    claim(t, "C. Gemini 4; as Apollo 11 Plaque described", ecc=True)
+    t.model_calls.append(call("answer", {"kind": "relation", "entity": "Apollo 11 Plaque", "answer": "C", "coupled": True}))
+    claim(t, "C. Gemini 4; as Apollo 11 Plaque described", ecc=True, ctype=ClaimType.DC)
     t.answer = "C"
     c = fault_census(t)
-    assert c["caught"]["relation"] == 0 and c["missed"]["relation"] == 1 and c["in_answer"]["relation"] == 1
-    assert c["by_place"]["relation"] == {"DIRECT/direct": {"injected": 1, "caught": 0, "missed": 1, "in_answer": 1}}
-    t.ledger.claims()[1].grounding = {"ecc": False, "ecc_applied": True}
-    assert fault_census(t)["caught"]["relation"] == 1
+    assert c["flagged"]["relation"] == 0 and c["reached"]["relation"] == 1 and c["coupled"] == 1
+    assert c["by_place"]["relation"] == {"DIRECT/answer": 1}
 
 
-def test_a_decision_misread_is_caught_by_the_numeric_snap_and_an_observation_misread_by_ncc():
-    t = Trajectory("q", "Q?", PathKind.FULLPIPE)
-    t.model_calls += [call("observe", {"kind": "misread", "value": 2568.0, "true": 1969.0}),
-                      call("decide", {"kind": "misread", "value": 51.2, "true": 36.5})]  # fmt: skip
-    assert fault_census(t)["missed"]["misread"] == 2
-    t.mark(MarkKind.NUMERIC_SNAP, "51.2 → 36.5")
-    claim(t, "The plaque dates from 2568", ecc=True)
-    t.ledger.claims()[0].grounding["ncc"] = False
-    c = fault_census(t)
-    assert c["caught"]["misread"] == 2 and c["by_place"]["misread"]["FULLPIPE/decide"]["caught"] == 1
-
-
-def test_report_prints_misses_beside_catches_per_kind_and_place():
+def test_report_prints_each_verb_and_the_harm():
     from ledgermind.simulator.sanity import catch_table
 
     rows = catch_table({
-        "relation": {"DIRECT/direct": {"injected": 4, "caught": 0, "missed": 4, "in_answer": 3}},
-        "phantom": {"FULLPIPE/reason": {"injected": 5, "caught": 4, "missed": 1, "in_answer": 0}},
-        "flip": {"FULLPIPE/reason": {"injected": 2, "in_answer": 1}},
+        "injected": {"relation": 4, "phantom": 5},
+        "flagged": {"relation": 0, "phantom": 4}, "neutralised": {"relation": 0, "phantom": 3},
+        "faded": {"relation": 1, "phantom": 1}, "reached": {"relation": 3, "phantom": 1},
+        "harmed": {"suggested_look_adopted": 2, "good_reading_superseded": 0},
     })  # fmt: skip
-    assert "MISSED" in rows[0] and "caught" in rows[0]
+    assert "REACHED" in rows[0] and "flagged" in rows[0] and "neutral." in rows[0]
     relation = next(r for r in rows if r.strip().startswith("relation"))
-    assert relation.split()[1:] == ["DIRECT/direct", "4", "0", "4", "100.0%", "3"]
-    assert "no catcher" in next(r for r in rows if r.strip().startswith("flip"))
+    assert relation.split()[1:] == ["4", "0", "0", "1", "3"]
+    assert "suggested_look_adopted 2" in rows[-1]

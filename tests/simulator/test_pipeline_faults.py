@@ -1,8 +1,7 @@
 """Faults injected by the simulator reach the trajectory, and the census sees what caught them.
 
-The real agent (FULLPIPE, real spaCy NER for ECC) on a simulated model that always invents an
-entity in its first reasoning reply (phantom_rate 1; warning_effect 0, so after the T6 warning it
-stops): under the full method ECC demotes that claim (caught); with ECC/NCC off nothing does.
+The real agent (FULLPIPE, real spaCy NER for ECC) on a simulated model that invents an entity in
+most of its replies: under the full method ECC flags claims naming it; with ECC/NCC off nothing does.
 """
 
 from __future__ import annotations
@@ -25,8 +24,7 @@ def ner() -> SpacyNER:
 
 
 def run(make_backend, key_items, ner, flags: AblationFlags):
-    sim = make_backend(seed=0, p_correct=1.0, phantom_rate=1.0, warning_effect=0.0, misread_rate=0.0,
-                       overthink_flip_rate=0.0, format_error_rate=0.0, empty_rate=0.0)  # fmt: skip
+    sim = make_backend(seed=1, phantom_rate=0.8, relation_rate=0.0, format_error_rate=0.0, empty_rate=0.0)
     cfg = PipelineConfig()
     tools = {"ocr": FixedOCR([("Apollo 11 Plaque", [0, 0, 60, 12], 0.99)]), "crop_zoom": FixedCrop()}
     agent = LedgerMindAgent(sim, tools, GroundingCascade(grounding_config(cfg, flags), ner=ner), cfg, flags)
@@ -38,7 +36,7 @@ def test_phantom_reaches_the_trajectory_and_ecc_catches_it(make_backend, key_ite
     faults = [f for c in traj.model_calls for f in c.meta.get("simulator", {}).get("faults", [])]
     assert any(f["kind"] == "phantom" for f in faults)
     sim = census(traj)["simulator"]
-    assert sim["injected"]["phantom"] >= 1 and sim["caught"]["phantom"] >= 1
+    assert sim["injected"]["phantom"] >= 1 and sim["flagged"]["phantom"] >= 1
     restored = type(traj).from_dict(traj.to_dict())  # the record on disk keeps the meta
     assert census(restored)["simulator"] == sim
 
@@ -46,4 +44,4 @@ def test_phantom_reaches_the_trajectory_and_ecc_catches_it(make_backend, key_ite
 def test_without_ecc_the_phantom_is_not_caught(make_backend, key_items, ner):
     traj = run(make_backend, key_items, ner, AblationFlags(dispatcher=False, ecc_ncc=False))
     sim = census(traj)["simulator"]
-    assert sim["injected"]["phantom"] >= 1 and sim["caught"]["phantom"] == 0
+    assert sim["injected"]["phantom"] >= 1 and sim["flagged"]["phantom"] == 0 and sim["neutralised"]["phantom"] == 0

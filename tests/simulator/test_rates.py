@@ -1,4 +1,4 @@
-"""Injected fault counts match the configured rates within sampling error (a few hundred requests)."""
+"""Injected faults match the configured rates, the same rate in every place, and know nothing of the answer."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import math
 
 import pytest
 
+from ledgermind.benchmarks.item import Item
 from ledgermind.prompts.templates import (
-    CONCISE, DECIDE, DIRECT, DUAL_READ, ENTITY_RECHECK, LEDGER_TITLE, NATIVE_COT, OBSERVE, REASON, REFLECT,
+    CONCISE, DECIDE, DIRECT, ENTITY_RECHECK, HYPOTHESIS, LEDGER_TITLE, NATIVE_COT, NO_LEDGER, OBSERVE, REASON, REFLECT,
+    VISUAL_FALLBACK,
 )  # fmt: skip
 from ledgermind.repair import HALLUCINATION_WARNING
 from tests.simulator.conftest import request
@@ -15,7 +17,7 @@ from tests.simulator.conftest import request
 N = 400
 OPTS = "Options:\nA. Apollo 13\nB. Apollo 11\nC. Gemini 4\nD. Vostok 1"
 Q_MCQ = "Which mission does the plaque in <image 1> commemorate?"
-Q_KNOW = "Which scientist proposed the photoelectric law shown in <image 1>?"
+QUIET = {"empty_rate": 0.0, "format_error_rate": 0.0}
 
 
 def within(count: int, n: int, p: float, z: float = 4.0) -> bool:
@@ -23,144 +25,132 @@ def within(count: int, n: int, p: float, z: float = 4.0) -> bool:
     return abs(count - n * p) <= z * math.sqrt(n * p * (1 - p)) + 1
 
 
-def count(backend, prompts, kind: str, images=()) -> int:
-    return sum(
-        f["kind"] == kind
-        for p in prompts
-        for f in backend.generate_sync(request(p, images)).meta["simulator"]["faults"]
-    )
-
-
-def reason(i: int, question: str = Q_MCQ, warning: str = "") -> str:
-    ledger = f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque\nOC-2 | PERCEPTION NUMBER | 0.92 | {i}"
-    return REASON.substitute(method="m", granularity="g", warning=warning, evidence_title=LEDGER_TITLE, question=question + "\n" + OPTS, ledger=ledger)
-
-
-@pytest.mark.parametrize("rate", [0.1, 0.3])
-def test_phantom_rate_and_warning_effect(make_backend, rate):
-    sim = make_backend(seed=7, phantom_rate=rate, warning_effect=0.25, empty_rate=0, format_error_rate=0)
-    assert within(count(sim, [reason(i) for i in range(N)], "phantom"), N, rate)
-    warned = [reason(i, warning=HALLUCINATION_WARNING) for i in range(N)]
-    assert within(count(sim, warned, "phantom"), N, rate * 0.25)
-    restricted = [ENTITY_RECHECK.substitute(pool=f"- Apollo 11 Plaque\n- {i}", question=Q_MCQ, options=OPTS)
-                  for i in range(N)]  # fmt: skip
-    assert within(count(sim, restricted, "phantom"), N, rate * 0.25)
-
-
-def test_misread_rate_and_magnitude(make_backend, key_items):
-    sim = make_backend(seed=1, misread_rate=0.3, empty_rate=0, format_error_rate=0)
-    gauge = key_items[2].images[0]
-    faults = [f for i in range(N)
-              for f in sim.generate_sync(request(DUAL_READ.substitute() + " " * i, [gauge])).meta["simulator"]["faults"]]  # fmt: skip
-    assert within(len(faults), N, 0.3)
-    assert all(0.2 - 1e-3 <= abs(f["value"] - f["true"]) / f["true"] <= 0.6 + 1e-3 for f in faults)
-
-
-def test_overthink_flip_only_on_knowledge_questions(make_backend):
-    sim = make_backend(seed=2, p_correct=1.0, overthink_flip_rate=0.2, phantom_rate=0, empty_rate=0, format_error_rate=0)
-    assert within(count(sim, [reason(i, Q_KNOW) for i in range(N)], "flip"), N, 0.2)
-    cot = [NATIVE_COT.substitute(question=Q_KNOW, options=OPTS, evidence=f"[1] ocr: {i}") for i in range(N)]
-    assert within(count(sim, cot, "flip"), N, 0.2)
-    gauge_q = "What is the reading of the gauge in <image 1>? The scale runs from 0 to 100."
-    assert count(sim, [reason(i, gauge_q) for i in range(100)], "flip") == 0  # a reading, not knowledge
-
-
-def test_amplify_empty_and_format_rates(make_backend):
-    sim = make_backend(seed=4, reflection_amplify_rate=0.4, empty_rate=0.05, format_error_rate=0.1)
-    prompts = [REFLECT.substitute(problem="T5", question=Q_MCQ, claims=f"[SC-1][J] x {i}", answer="B") for i in range(N)]
-    replies = [sim.generate_sync(request(p)).meta["simulator"]["faults"] for p in prompts]
-    kinds = [f["kind"] for fs in replies for f in fs]
-    assert within(kinds.count("empty"), N, 0.05)
-    assert within(kinds.count("format"), N, 0.95 * 0.1)
-    assert within(kinds.count("amplify"), N, 0.95 * 0.9 * 0.4)
-
-
-def test_p_correct_and_grounding_bonus(make_backend):
-    sim = make_backend(seed=5, p_correct=0.5, grounding_bonus=0.3, phantom_rate=0, relation_rate=0,
-                       overthink_flip_rate=0, empty_rate=0, format_error_rate=0)  # fmt: skip
-
-    def correct(ledger_fact: str) -> int:
-        prompts = [REASON.substitute(method="m", granularity="g", warning="", evidence_title=LEDGER_TITLE, question=Q_MCQ + "\n" + OPTS,
-                                     ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | {ledger_fact} {i}") for i in range(N)]  # fmt: skip
-        return sum("answer is B." in sim.generate_sync(request(p)).text for p in prompts)
-
-    assert within(correct("a plaque"), N, 0.5)
-    assert within(correct("Apollo 11 plaque"), N, 0.8)  # the evidence states the gold option text
-
-
-# ---------------------------------------------------------------- faults in every place a model makes them
-QUIET = {"empty_rate": 0, "format_error_rate": 0}
-
-
-def faults_of(sim, prompts, images=()) -> list[dict]:
-    return [f for p in prompts for f in sim.generate_sync(request(p, images)).meta["simulator"]["faults"]]
+def faults_of(replies) -> list[dict]:
+    return [f for r in replies for f in r.meta["simulator"]["faults"]]
 
 
 def kinds(faults: list[dict], kind: str) -> list[dict]:
     return [f for f in faults if f["kind"] == kind]
 
 
-@pytest.mark.parametrize("place", ["direct", "concise"])
-def test_one_line_answers_get_phantoms_misattributions_and_flips(make_backend, key_items, place):
-    sim = make_backend(seed=8, p_correct=1.0, short_phantom_rate=0.2, short_relation_rate=0.15, short_flip_rate=0.2, **QUIET)
-    img = key_items[1].images[0]  # knowledge2 shares the plaque image; its question names the item
-    if place == "direct":
-        prompts = [DIRECT.substitute(question=Q_KNOW, options=OPTS, granularity="g", ocr=f"- Apollo 11 Plaque\n- {i}")
-                   for i in range(N)]  # fmt: skip
-    else:
-        prompts = [CONCISE.substitute(question=Q_KNOW, options=OPTS, initial="C", results=f"Apollo 11 Plaque, item {i}")
-                   for i in range(N)]  # fmt: skip
-    faults = faults_of(sim, prompts, [img])
-    assert within(len(kinds(faults, "flip")), N, 0.2)
-    phantoms, relations = kinds(faults, "phantom"), kinds(faults, "relation")
-    assert within(len(phantoms), N, 0.2)
-    assert within(len(relations), N, 0.8 * 0.15)  # drawn when no phantom was
-    assert all(r["entity"] == "Apollo 11 Plaque" for r in relations)  # a name the evidence holds
+def _prompt(place: str, i: int, warning: str = "") -> str:
+    ledger = f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque\nOC-2 | PERCEPTION NUMBER | 0.92 | {i}"
+    pool = f"- Apollo 11 Plaque\n- {i}"
+    return {
+        "reason": lambda: REASON.substitute(method="m", granularity="g", warning=warning, evidence_title=LEDGER_TITLE,
+                                            question=Q_MCQ + "\n" + OPTS, ledger=ledger),
+        "decide": lambda: DECIDE.substitute(question=Q_MCQ, options=OPTS, granularity="g", evidence_title=LEDGER_TITLE,
+                                            ledger=ledger, claims="(none)"),
+        "hypothesis": lambda: HYPOTHESIS.substitute(question=Q_MCQ + "\n" + OPTS, hypothesis="the answer is B", pool=pool),
+        "direct": lambda: DIRECT.substitute(question=Q_MCQ, options=OPTS, granularity="g", ocr=pool),
+        "concise": lambda: CONCISE.substitute(question=Q_MCQ, options=OPTS, initial="B", results=f"Apollo 11 {i}"),
+        "entity_recheck": lambda: ENTITY_RECHECK.substitute(pool=pool, question=Q_MCQ, options=OPTS),
+        "reflect": lambda: REFLECT.substitute(problem=f"T5 {i}", question=Q_MCQ, claims="(none)", answer="B"),
+        "native_cot": lambda: NATIVE_COT.substitute(question=Q_MCQ, options=OPTS, evidence=f"[1] ocr: Apollo 11 Plaque {i}"),
+        "no_ledger": lambda: NO_LEDGER.substitute(question=Q_MCQ, options=OPTS, granularity="g",
+                                                  transcript=f"[1] ocr: Apollo 11 Plaque {i}"),
+        "visual_fallback": lambda: f"Attempt {i}.\n" + VISUAL_FALLBACK.substitute(question=Q_MCQ, options=OPTS),
+    }[place]()  # fmt: skip
 
 
-def test_reasoning_misattributes_an_entity_that_is_in_the_evidence(make_backend):
-    sim = make_backend(seed=9, phantom_rate=0.0, relation_rate=0.3, **QUIET)
-    replies = [sim.generate_sync(request(reason(i))) for i in range(N)]
-    rel = [(r, f) for r in replies for f in r.meta["simulator"]["faults"] if f["kind"] == "relation"]
-    assert within(len(rel), N, 0.3)
-    assert all(f["entity"] == "Apollo 11 Plaque" and f"According to {f['entity']}" in r.text for r, f in rel)
+PLACES = ("reason", "decide", "hypothesis", "direct", "concise", "entity_recheck", "reflect", "native_cot", "no_ledger",
+          "visual_fallback")  # fmt: skip
 
 
-def test_observations_of_the_full_image_misread_numbers(make_backend, key_items):
+@pytest.mark.parametrize("place", PLACES)
+def test_one_phantom_rate_in_every_answering_place(make_backend, key_items, place):
+    """No template, path or ablation has a rate of its own (the old simulator had short_*, a warning
+    effect and reflection-only rates)."""
+    # every distinct request an independent draw (s = 1), whatever part of it differs
+    sim = make_backend(seed=14, phantom_rate=0.25, relation_rate=0.0, rephrase_sensitivity=1.0, **QUIET)
+    replies = [sim.generate_sync(request(_prompt(place, i), [key_items[0].images[0]])) for i in range(N)]
+    assert within(len(kinds(faults_of(replies), "phantom")), N, 0.25), place
+
+
+def test_a_warning_does_not_change_the_rate(make_backend):
+    sim = make_backend(seed=7, phantom_rate=0.2, relation_rate=0.0, rephrase_sensitivity=1.0, **QUIET)
+    plain = [sim.generate_sync(request(_prompt("reason", i))) for i in range(N)]
+    warned = [sim.generate_sync(request(_prompt("reason", i, HALLUCINATION_WARNING))) for i in range(N)]
+    assert within(len(kinds(faults_of(plain), "phantom")), N, 0.2)
+    assert within(len(kinds(faults_of(warned), "phantom")), N, 0.2)
+
+
+def _answers(sim, key_items, place: str = "decide") -> list[str]:
+    return [sim.generate_sync(request(_prompt(place, i), [key_items[0].images[0]])).meta["simulator"]["answer"]
+            for i in range(200)]  # fmt: skip
+
+
+@pytest.mark.parametrize("place", ["reason", "decide", "direct", "hypothesis"])
+def test_at_coupling_zero_a_confabulation_never_changes_the_answer(make_backend, key_items, place):
+    """The answer is drawn before and apart from the fault: the same request states the same answer
+    with phantom/relation rates at 1 as at 0; at coupling 1 every such fault changes it."""
+    clean = _answers(make_backend(seed=3, phantom_rate=0.0, relation_rate=0.0, **QUIET), key_items, place)
+    faulty = make_backend(seed=3, phantom_rate=1.0, relation_rate=0.0, fault_coupling=0.0, **QUIET)
+    assert _answers(faulty, key_items, place) == clean
+    coupled_sim = make_backend(seed=3, phantom_rate=1.0, relation_rate=0.0, fault_coupling=1.0, **QUIET)
+    coupled = _answers(coupled_sim, key_items, place)
+    assert all(a != b for a, b in zip(coupled, clean, strict=True))
+
+
+def test_faults_are_independent_of_whether_the_belief_is_right(make_backend, key_items):
+    """With the key-based belief (p_correct 0.5) the phantom rate is the same among right and wrong
+    answers: a check that flags phantoms is no detector of wrong answers by construction."""
+    right = wrong = right_ph = wrong_ph = 0
+    for seed in range(12):
+        sim = make_backend(seed=seed, belief_source="key", p_correct=0.5, phantom_rate=0.3, relation_rate=0.0,
+                           rephrase_sensitivity=1.0, **QUIET)  # fmt: skip
+        for i in range(100):
+            r = sim.generate_sync(request(_prompt("decide", i), [key_items[0].images[0]])).meta["simulator"]
+            ph = bool(kinds(r["faults"], "phantom"))
+            if r["answer"] == "B":
+                right, right_ph = right + 1, right_ph + ph
+            else:
+                wrong, wrong_ph = wrong + 1, wrong_ph + ph
+    assert right > 200 and wrong > 200
+    assert abs(right_ph / right - wrong_ph / wrong) < 0.07
+
+
+def test_permuting_the_gold_answers_changes_no_reply(make_backend, key_items):
+    """The recorded belief never reads the key: the same items with every gold answer moved give
+    byte-identical replies to every kind of request (scores would change, predictions do not)."""
+    moved = [Item(it.id, it.question, it.images, it.options, {"B": "D", "C": "A"}.get(str(it.answer), it.answer),
+                  it.answer_type, meta=it.meta) for it in key_items]  # fmt: skip
+    assert [it.answer for it in moved] != [it.answer for it in key_items]
+    img = [key_items[0].images[0]]
+    prompts = [_prompt(p, i) for p in PLACES for i in range(15)]
+    prompts += [OBSERVE.substitute(max_oc=5, question=f"{Q_MCQ}\nFocus on evidence for or against: {x}",
+                                   plan=f"p{i}", categories="TEXT: t\nOBJECT: o")
+                for i in range(10) for x in ("B. Apollo 11", "C. Gemini 4")]  # fmt: skip
+    for seed in range(4):
+        a, b = make_backend(seed=seed, items=key_items), make_backend(seed=seed, items=moved)
+        for p in prompts:
+            ra, rb = a.generate_sync(request(p, img)), b.generate_sync(request(p, img))
+            assert (ra.text, ra.meta) == (rb.text, rb.meta)
+
+
+def test_observations_mistranscribe_numbers_by_a_continuous_error(make_backend, key_items):
     from tests.simulator.conftest import FakeOCR
 
-    sim = make_backend(seed=10, observe_misread_rate=0.2, ocr=FakeOCR(["Apollo 11 Plaque", "1969", "Speed 42 km/h"]), **QUIET)
-    prompts = [OBSERVE.substitute(max_oc=5, question=Q_MCQ, plan=f"p{i}", categories="TEXT: t\nNUMBER: n") for i in range(N)]
-    faults = kinds(faults_of(sim, prompts, [key_items[0].images[0]]), "misread")
-    assert within(len(faults), 3 * N, 0.2)  # three lines with a number per observation reply (11, 1969, 42)
-    assert {f["true"] for f in faults} == {11.0, 1969.0, 42.0}
-    assert all(0.2 - 1e-3 <= abs(f["value"] - f["true"]) / f["true"] <= 0.6 + 1e-3 for f in faults)
+    sim = make_backend(seed=16, ocr=FakeOCR(["pressure 40 psi"]), observe_misread_rate=0.3, rephrase_sensitivity=1.0, **QUIET)
+    prompts = [OBSERVE.substitute(max_oc=5, question=key_items[2].question, plan=f"p{i}", categories="TEXT: t\nNUMBER: n")
+               for i in range(N)]  # fmt: skip
+    misreads = kinds(faults_of([sim.generate_sync(request(p, [key_items[2].images[0]])) for p in prompts]), "misread")
+    assert within(len(misreads), N, 0.3, z=5)
+    errors = sorted(f["value"] / f["true"] - 1 for f in misreads)
+    assert errors[0] < 0 < errors[-1]
+    assert any(abs(e) < 0.1 for e in errors) and any(abs(e) > 0.3 for e in errors)  # a continuum, not a band
 
 
-def test_the_decision_misreads_a_numeric_answer(make_backend, key_items):
-    sim = make_backend(seed=11, p_correct=1.0, phantom_rate=0, relation_rate=0, decide_misread_rate=0.25, **QUIET)
-    q = key_items[2].question
-    prompts = [DECIDE.substitute(question=q, options="", granularity="g", evidence_title=LEDGER_TITLE,
-                                 ledger=f"OC-1 | PERCEPTION NUMBER | 0.92 | {i}", claims="(none)") for i in range(N)]  # fmt: skip
-    faults = kinds(faults_of(sim, prompts, [key_items[2].images[0]]), "misread")
-    assert within(len(faults), N, 0.25) and all(f["true"] == 36.5 for f in faults)
+def test_empty_and_format_rates(make_backend):
+    sim = make_backend(seed=9, empty_rate=0.1, format_error_rate=0.2, rephrase_sensitivity=1.0)
+    faults = faults_of([sim.generate_sync(request(_prompt("reason", i))) for i in range(N)])
+    assert within(len(kinds(faults, "empty")), N, 0.1)
+    assert within(len(kinds(faults, "format")), N, 0.9 * 0.2)
 
 
-@pytest.mark.parametrize(("held", "kind", "rate"), [("B", "reflect_break", 0.15), ("C", "reflect_fix", 0.25)])
-def test_reflection_changes_answers_both_ways(make_backend, held, kind, rate):
-    sim = make_backend(seed=12, reflection_amplify_rate=0.0, reflection_break_rate=0.15, reflection_fix_rate=0.25, **QUIET)
-    prompts = [REFLECT.substitute(problem="T5", question=Q_MCQ, claims=f"[SC-1][J] x {i}", answer=held) for i in range(N)]
-    replies = [sim.generate_sync(request(p)) for p in prompts]
-    changed = [r for r in replies if any(f["kind"] == kind for f in r.meta["simulator"]["faults"])]
-    assert within(len(changed), N, rate)
-    assert all(not r.text.endswith(f"Answer: {held}") for r in changed)
-    assert all(r.text.endswith("Answer: B") for r in changed) is (kind == "reflect_fix")
-
-
-def test_a_focused_look_reports_the_named_answer_only_when_it_is_right(make_backend, key_items):
-    """ACQUIRE asks to look for evidence for or against a named answer: the model states what the
-    request names when it is true (the key decides only that), never the gold when another option
-    is named, and reports the opposite at misperceive_rate."""
+def test_a_focused_look_confirms_the_belief_never_the_key(make_backend, key_items):
+    """ACQUIRE asks to look for evidence about a named option: the look reports it when the model
+    believes it (seed 2 believes A; the gold is B), and — suggestible — at ``look_agree`` when not."""
     img = [key_items[0].images[0]]
 
     def looks(sim, named: str) -> list:
@@ -168,39 +158,14 @@ def test_a_focused_look_reports_the_named_answer_only_when_it_is_right(make_back
                                       plan=f"p{i}", categories="TEXT: t\nOBJECT: o") for i in range(N)]  # fmt: skip
         return [sim.generate_sync(request(p, img)) for p in prompts]
 
-    perfect = make_backend(faults="off")
-    assert all("OBJECT | Apollo 11\n" in r.text + "\n" for r in looks(perfect, "B. Apollo 11")[:20])
-    assert not any("Apollo 11\n" in r.text + "\n" or "Gemini" in r.text for r in looks(perfect, "C. Gemini 4")[:20])
-    sim = make_backend(seed=13, misperceive_rate=0.2, observe_misread_rate=0, **QUIET)
-    wrong = looks(sim, "C. Gemini 4")
-    assert within(sum("OBJECT | Gemini 4" in r.text for r in wrong), N, 0.2)
-    assert within(len(kinds([f for r in wrong for f in r.meta["simulator"]["faults"]], "misperceive")), N, 0.2)
-
-
-def _prompt(place: str, i: int) -> str:
-    from ledgermind.prompts.templates import HYPOTHESIS, NO_LEDGER, VISUAL_FALLBACK
-
-    ledger = f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque\nOC-2 | PERCEPTION NUMBER | 0.92 | {i}"
-    return {
-        "decide": lambda: DECIDE.substitute(question=Q_MCQ, options=OPTS, granularity="g", evidence_title=LEDGER_TITLE,
-                                            ledger=ledger, claims="(none)"),
-        "hypothesis": lambda: HYPOTHESIS.substitute(question=Q_MCQ + "\n" + OPTS, hypothesis="the answer is B",
-                                                    pool=f"- Apollo 11 Plaque\n- {i}"),
-        "native_cot": lambda: NATIVE_COT.substitute(question=Q_MCQ, options=OPTS, evidence=f"[1] ocr: Apollo 11 Plaque {i}"),
-        "no_ledger": lambda: NO_LEDGER.substitute(question=Q_MCQ, options=OPTS, granularity="g",
-                                                  transcript=f"[1] ocr: Apollo 11 Plaque {i}"),
-        "visual_fallback": lambda: VISUAL_FALLBACK.substitute(question=Q_MCQ, options=OPTS) + " " * i,
-    }[place]()  # fmt: skip
-
-
-@pytest.mark.parametrize(("place", "rate_key"), [("decide", "phantom_rate"), ("hypothesis", "phantom_rate"),
-                                                 ("native_cot", "phantom_rate"), ("no_ledger", "phantom_rate"),
-                                                 ("visual_fallback", "short_phantom_rate")])  # fmt: skip
-def test_phantoms_in_every_reasoning_and_answering_place(make_backend, key_items, place, rate_key):
-    sim = make_backend(seed=14, relation_rate=0, short_relation_rate=0, **{rate_key: 0.25}, **QUIET)
-    replies = [sim.generate_sync(request(_prompt(place, i), [key_items[0].images[0]])) for i in range(N)]
-    assert {r.meta["simulator"]["task"] for r in replies} == {place}
-    assert within(len(kinds([f for r in replies for f in r.meta["simulator"]["faults"]], "phantom")), N, 0.25)
+    sim = make_backend(seed=2, look_agree=0.2, observe_misread_rate=0, rephrase_sensitivity=0.0, **QUIET)
+    assert all("OBJECT | Apollo 13" in r.text for r in looks(sim, "A. Apollo 13")[:30])  # believed (seed 2: A)
+    assert not any(r.meta["simulator"]["faults"] for r in looks(sim, "A. Apollo 13")[:30])
+    # every request re-rolled: the belief is a fresh draw (B with weight 0.25), suggestion adds 0.2 of the rest
+    fresh = make_backend(seed=2, look_agree=0.2, observe_misread_rate=0, rephrase_sensitivity=1.0, **QUIET)
+    gold = looks(fresh, "B. Apollo 11")
+    assert within(sum("OBJECT | Apollo 11" in r.text for r in gold), N, 0.25 + 0.75 * 0.2)
+    assert within(len(kinds(faults_of(gold), "suggested")), N, 0.75 * 0.2)
 
 
 def test_a_misattribution_cites_the_entry_that_names_its_entity(make_backend):
@@ -212,3 +177,20 @@ def test_a_misattribution_cites_the_entry_that_names_its_entity(make_backend):
     reply = sim.generate_sync(request(text)).text
     assert "[SC-3][J] According to Apollo 11 Plaque, the answer is" in reply
     assert reply.splitlines()[2].split("Based on: ")[1].startswith("[OC-2]")
+
+
+def test_evidence_helps_whichever_option_it_states(make_backend):
+    """A ledger line stating an option pulls the answer to it at ``evidence_pull``, gold or not: a
+    line listing every option pulls by the belief's own weights (no gold bonus)."""
+    def share(evidence: str, letter: str) -> float:
+        sim = make_backend(seed=2, evidence_pull=0.5, phantom_rate=0.0, relation_rate=0.0, follow_rate=0.0,
+                           rephrase_sensitivity=0.0, **QUIET)  # fmt: skip
+        texts = [sim.generate_sync(request(DECIDE.substitute(question=Q_MCQ, options=OPTS, granularity="g",
+                 evidence_title=LEDGER_TITLE, ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | {evidence} {i}", claims="(none)"))).text
+                 for i in range(N)]  # fmt: skip
+        return sum(t.startswith(f"Answer: {letter}") for t in texts) / N
+
+    assert share("Vostok 1", "D") == pytest.approx(0.5, abs=0.08)  # a wrong option stated: pulled to it
+    assert share("Apollo 11", "B") == pytest.approx(0.5, abs=0.08)  # the gold stated: the same pull
+    every = share("Apollo 13; Apollo 11; Gemini 4; Vostok 1", "B")
+    assert every == pytest.approx(0.5 * 1.125 / 4.5, abs=0.08)  # pulled by belief weight, no gold bonus

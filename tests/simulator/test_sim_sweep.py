@@ -70,10 +70,10 @@ def test_read_back_trusts_the_runs_not_their_directory_names(swept, tmp_path: Pa
     assert [(p.value, p.full.mean, p.delta.mean) for p in again] == [(p.value, p.full.mean, p.delta.mean) for p in points]
 
 
-def test_catch_rate_sums_injected_and_caught_over_seeds_and_places() -> None:
-    flat = {"simulator": {"injected": {"phantom": 6, "misread": 1}, "caught": {"phantom": 3}}}
+def test_catch_rate_sums_injected_and_neutralised_over_seeds_and_places() -> None:
+    flat = {"simulator": {"injected": {"phantom": 6, "misread": 1}, "neutralised": {"phantom": 3}}}
     per_place = {"simulator": {"injected": {"phantom": {"FULLPIPE/decide": 2, "DIRECT/direct": 2}},
-                               "caught": {"phantom": {"FULLPIPE/decide": 1, "DIRECT/direct": 0}}}}  # fmt: skip
+                               "neutralised": {"phantom": {"FULLPIPE/decide": 1, "DIRECT/direct": 0}}}}  # fmt: skip
     assert sim_sweep.fault_counts(flat, "phantom") == (6, 3)
     assert sim_sweep.fault_counts(per_place, "phantom") == (4, 1)
     assert sim_sweep.fault_counts({}, "phantom") == (0, 0)

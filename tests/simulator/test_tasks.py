@@ -1,4 +1,4 @@
-"""Task recognition from prompt text: every template the pipeline renders must be recognised."""
+"""Task recognition by the output FORMAT a request asks for: every template the pipeline renders."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import ALL_TEMPLATES, LEDGER_TITLE
 from ledgermind.repair import HALLUCINATION_WARNING
 from ledgermind.simulator.tasks import PromptView, Task, recognise
@@ -13,14 +14,14 @@ from ledgermind.simulator.tasks import PromptView, Task, recognise
 SNAPSHOTS = Path(__file__).resolve().parents[1] / "prompts" / "snapshots"
 EXPECTED = {
     "plan": Task.PLAN, "observe": Task.OBSERVE, "reason": Task.REASON, "decide": Task.DECIDE,
-    "hypothesis": Task.HYPOTHESIS, "entity_recheck": Task.ENTITY_RECHECK, "direct": Task.DIRECT,
-    "concise": Task.CONCISE, "dual_read": Task.READ, "visual_fallback": Task.VISUAL_FALLBACK,
-    "reflect": Task.REFLECT, "native_cot": Task.NATIVE_COT, "no_ledger": Task.NO_LEDGER,
+    "hypothesis": Task.HYPOTHESIS, "entity_recheck": Task.ANSWER, "direct": Task.ANSWER,
+    "concise": Task.ANSWER, "dual_read": Task.READ, "visual_fallback": Task.ANSWER,
+    "reflect": Task.ANSWER, "native_cot": Task.ANSWER, "no_ledger": Task.ANSWER,
 }  # fmt: skip
 
 
 def test_every_template_has_an_expected_task():
-    """A new template must be taught to the simulator (or it would get a generic answer)."""
+    """A new template must be given a format the simulator knows (or it gets a generic answer)."""
     assert set(EXPECTED) == set(ALL_TEMPLATES)
 
 
@@ -32,41 +33,58 @@ def test_snapshot_prompt_is_recognised(name):
 
 @pytest.mark.parametrize("name", sorted(ALL_TEMPLATES))
 def test_live_template_with_other_fields_is_recognised(name):
-    """Rendered from ledgermind.prompts with different field values than the snapshots."""
     fields = dict.fromkeys(ALL_TEMPLATES[name].get_identifiers(), "x")
     fields.update(max_oc=5, question="How many bolts hold the flange in <image 1>?")
     assert recognise(ALL_TEMPLATES[name].substitute(**fields)) is EXPECTED[name]
 
 
-def test_unknown_prompt():
+@pytest.mark.parametrize(("schema", "task"), [(schemas.CLAIMS, Task.REASON), (schemas.OBSERVATIONS, Task.OBSERVE),
+                                              (schemas.DECISION, Task.DECIDE), (schemas.READING, Task.READ)])
+def test_a_json_schema_decides_the_task_whatever_the_text(schema, task):
+    assert recognise("Please help with this.", schema) is task
+
+
+def test_a_request_without_a_format_is_unknown():
+    """The SWITCH VQA request and free text ask for no format: a generic answer (what is legible)."""
     assert recognise("Transcribe the visible text and values for this question: what is it?") is Task.UNKNOWN
     assert recognise("") is Task.UNKNOWN
 
 
-def test_prompt_view_parses_ledger_claims_and_warning():
-    text = ALL_TEMPLATES["reason"].substitute(
-        method="m", granularity="g", warning=HALLUCINATION_WARNING, question="Q?", evidence_title=LEDGER_TITLE,
-        ledger="OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque\nOC-2 | RETRIEVAL | 0.85 | landed 1969",
-    )  # fmt: skip
-    v = PromptView.of(text, "Q?")
-    assert v.task is Task.REASON and v.warned
-    assert [(ln.id, ln.fact) for ln in v.ledger] == [("OC-1", "Apollo 11 Plaque"), ("OC-2", "landed 1969")]
-    plain = PromptView.of(text.replace(HALLUCINATION_WARNING, ""), "Q?")
-    assert not plain.warned
+def test_one_parser_reads_the_ledger_and_the_transcript():
+    ledger = "OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque\nOC-2 | RETRIEVAL | 0.85 | landed 1969"
+    transcript = "[OC-1] ocr: Apollo 11 Plaque\n[OC-2] search: landed 1969"
+    for block in (ledger, transcript):
+        text = ALL_TEMPLATES["reason"].substitute(method="m", granularity="g", warning=HALLUCINATION_WARNING,
+                                                  question="Q?", evidence_title=LEDGER_TITLE, ledger=block)  # fmt: skip
+        v = PromptView.of(text, "Q?")
+        assert v.task is Task.REASON and v.warned
+        assert [(e.id, e.fact) for e in v.evidence] == [("OC-1", "Apollo 11 Plaque"), ("OC-2", "landed 1969")]
 
 
-def test_prompt_view_evidence_excludes_question_and_options():
-    text = ALL_TEMPLATES["decide"].substitute(
-        question="Which mission?", options="Options:\nA. Apollo 13\nB. Apollo 11", granularity="g", evidence_title=LEDGER_TITLE,
-        ledger="OC-1 | PERCEPTION TEXT | 0.92 | plaque", claims="[SC-1][J] The answer is B. Apollo 11 | Based on: [OC-1] | confidence 0.92",
-    )  # fmt: skip
-    v = PromptView.of(text, "Which mission?")
-    assert "Apollo 13" not in v.evidence and "Which mission?" not in v.evidence
-    assert v.claims[0].id == "SC-1" and v.claims[0].sigma == pytest.approx(0.92)
+def test_context_excludes_question_and_options_and_the_shown_judgment_ignores_confidence():
+    def view(sigma: float):
+        text = ALL_TEMPLATES["decide"].substitute(
+            question="Which mission?", options="Options:\nA. Apollo 13\nB. Apollo 11", granularity="g",
+            evidence_title=LEDGER_TITLE, ledger="OC-1 | PERCEPTION TEXT | 0.92 | plaque",
+            claims=f"[SC-1][J] The answer is B. Apollo 11 | Based on: [OC-1] | confidence {sigma:.2f}",
+        )  # fmt: skip
+        return PromptView.of(text, "Which mission?")
+
+    v = view(0.92)
+    assert "Apollo 13" not in v.context and "Which mission?" not in v.context
+    assert v.claims[0].id == "SC-1" and v.shown_judgment() == "B"
+    assert view(0.10).shown_judgment() == "B"
+
+
+@pytest.mark.parametrize(("line", "held"), [("Your current answer: C, as someone said", "C"),
+                                            ("Current hypothesis: the answer is D. Vostok 1", "D"),
+                                            ("Your first answer: 36.5", "36.5"),
+                                            ("Your current answer: (none yet)", None)])  # fmt: skip
+def test_a_held_answer_is_a_shown_judgment(line, held):
+    assert PromptView.of(f"Question: Q?\n{line}\nEnd with one line: Answer: <revised answer>", "Q?").shown_judgment() == held
 
 
 NOISE = "\n".join([
-    (SNAPSHOTS / "plan.txt").read_text(encoding="utf-8").split("\n", 1)[1],  # a prompt's tail, as a reply might echo
     "1. Observation targets: the dial\n5. Answer granularity: a number",
     "[OC-1] TEXT | Apollo 11 Plaque",
     "1. Supporting evidence: none\n3. Conclusion: Revise: the answer is B. Apollo 11",
@@ -76,8 +94,8 @@ NOISE = "\n".join([
 
 @pytest.mark.parametrize("name", sorted(ALL_TEMPLATES))
 def test_embedded_replies_and_evidence_do_not_change_the_task(name):
-    """Ledger lines, transcripts and claims quote earlier replies (a plan, a revision ...): the
-    task must be read from the prompt's instructions, not from the evidence it carries."""
+    """Ledger lines, transcripts and claims quote earlier replies (a plan, a revision ...): the task
+    is the format the prompt asks for, not one its evidence happens to show."""
     fields = dict.fromkeys(ALL_TEMPLATES[name].get_identifiers(), NOISE)
     fields.update(max_oc=5, question="What is the reading of the gauge in <image 1>?")
     assert recognise(ALL_TEMPLATES[name].substitute(**fields)) is EXPECTED[name]

@@ -1,10 +1,15 @@
-"""The simulator's only privileged knowledge: the benchmark's answer key.
+"""What the simulated model knows of the run's items: what a reader of the prompt can see.
 
-Built from the same benchmark config as the run, it finds the item a request is about the way a
-reader would recognise a question it has seen: by the question text printed in the prompt and by
-the image files attached. A zoomed crop (a PIL image the pipeline made) is traced back to its
-source image by template matching, so a gauge crop is "the gauge of item X". Nothing else about
-the agent, the stage or the run is known to the simulator.
+It finds the item a request is about the way a reader recognises a question it has seen: by the
+question text printed in the prompt and by the image files attached; a zoomed crop (a PIL image
+the pipeline made) is traced back to its source image by template matching. Per item it keeps
+what is printed or pictured: the question, the options, the images, and for a *scene with a
+measurable truth* (an analog gauge: its dial's range, graduation and needle value) the scene
+itself, which the model perceives through a noise model (``beliefs.ReadingModel``).
+
+It never holds the answer key of a multiple-choice item: which option is right is read only by
+the scorer. The one exception is the documented key-based fallback (``beliefs.key_belief``,
+``backend.belief_source=key``), which is marked in the run identity and off by default.
 """
 
 from __future__ import annotations
@@ -28,63 +33,77 @@ PLACEHOLDER_RE = re.compile(r"<image\s*\d+>", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
-class KeyEntry:
-    """Gold answer and options of one item (``gold`` is a letter for MCQs)."""
+class Scene:
+    """A measurable scene (an analog gauge): the dial's range, its graduation and the needle value.
+
+    The needle value is a property of the photograph (what the pixels show), not of an answer key:
+    the model perceives it through ``ReadingModel``'s noise, never reads it."""
+
+    low: float
+    high: float
+    graduation: float
+    value: float
+
+    @property
+    def span(self) -> float:
+        return max(abs(self.high - self.low), 1e-9)
+
+
+@dataclass(frozen=True)
+class SeenItem:
+    """One item as the model can know it: question, options (letters for MCQs), images, scene."""
 
     item_id: str
     question: str
     options: tuple[str, ...]
-    gold: str
     answer_type: AnswerType
     images: tuple[Path, ...]
+    n_pixel_options: int = 0  # MMMU-Pro vision: options exist only as pixels (lettered A..)
+    scene: Scene | None = None
+    key_gold: str | None = None  # only with the key-based fallback (belief_source=key)
 
     @property
     def is_mcq(self) -> bool:
-        return bool(self.options)
+        return bool(self.options) or self.n_pixel_options > 0
 
-    @property
-    def gold_number(self) -> float | None:
-        if self.is_mcq:
-            return None
-        try:
-            return float(self.gold)
-        except ValueError:
-            return None
-
-    @property
-    def is_knowledge(self) -> bool:
-        """A question answered from knowledge rather than by reading a value (where F3 strikes)."""
-        return self.gold_number is None
-
-    def is_gold(self, answer: str) -> bool:
-        """Is ``answer`` (a letter, a number or a short text) the gold answer? The simulator's own
-        judgement, used only to decide what a fault changes (it never scores a run)."""
-        a = answer.strip()
-        if self.is_mcq:
-            return a[:1].upper() == self.gold.upper() and (len(a) == 1 or not a[1].isalnum())
-        g = self.gold_number
-        if g is not None:
-            try:
-                return _close(float(a), g)
-            except ValueError:
-                return False
-        return normalise(a) == normalise(self.gold)
+    def letters(self) -> list[str]:
+        n = len(self.options) or self.n_pixel_options
+        return [chr(ord("A") + i) for i in range(n)]
 
     def option_text(self, letter: str) -> str:
-        """The option a letter names; "" for anything that is not one option letter."""
+        """The option a letter names; "" for anything that is not one option letter (or pixels)."""
         if len(letter.strip()) != 1:
             return ""
         i = ord(letter.strip().upper()) - ord("A")
         return self.options[i] if 0 <= i < len(self.options) else ""
 
-    def letters(self) -> list[str]:
-        return [chr(ord("A") + i) for i in range(len(self.options))]
+    def letter_of(self, text: str) -> str | None:
+        """The letter of the option whose text is ``text`` (normalised), else None."""
+        norm = normalise(text)
+        for letter, opt in zip(self.letters(), self.options, strict=False):
+            if normalise(opt) == norm:
+                return letter
+        return None
+
+    def named_in(self, context: str) -> list[str]:
+        """Options a request names outside its option list ("… B. Apollo 11"): what to look for."""
+        return [x for x in self.letters() if (opt := self.option_text(x).strip()) and f"{x}. {opt}" in context]
 
     def display(self, answer: str) -> str:
         """'C' → 'C. <option text>' (what a model writes when it commits to an option)."""
-        return f"{answer}. {self.option_text(answer)}" if self.is_mcq else answer
+        opt = self.option_text(answer) if self.is_mcq else ""
+        return f"{answer}. {opt}" if opt else answer
 
-    def evidence_has(self, answer: str, evidence: str) -> bool:
+    def same_answer(self, a: str, b: str) -> bool:
+        """Do two answers of this item agree (letters by label, numbers by value)?"""
+        if self.is_mcq:
+            return a.strip()[:1].upper() == b.strip()[:1].upper()
+        try:
+            return _close(float(a), float(b))
+        except ValueError:
+            return normalise(a) == normalise(b)
+
+    def states(self, answer: str, evidence: str) -> bool:
         """Does ``evidence`` state the content of ``answer`` (option text, or the number)?"""
         if self.is_mcq:
             option = self.option_text(answer)
@@ -116,36 +135,55 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-class AnswerKey:
+def scene_of(item: Item) -> Scene | None:
+    """The measurable scene of a gauge-like item: a numeric item whose data gives the dial's range
+    (``meta["min"]``, ``meta["max"]``) and graduation; None for any other item."""
+    meta = item.meta or {}
+    if item.answer_type is not AnswerType.NUMERIC or meta.get("min") is None or meta.get("max") is None:
+        return None
+    try:
+        low, high, value = float(meta["min"]), float(meta["max"]), float(str(item.answer))
+    except (TypeError, ValueError):
+        return None
+    grad = meta.get("graduation") or abs(high - low) / 10 or 1.0
+    return Scene(low, high, float(grad), value)
+
+
+def seen_item(item: Item, *, with_key: bool = False) -> SeenItem:
+    """What the model can know of ``item``; the gold of an MCQ only with the key-based fallback."""
+    pixels = 0 if item.options else len((item.meta or {}).get("options") or [])
+    gold = str(item.answer).strip() if with_key and item.answer is not None else None
+    return SeenItem(
+        item_id=item.id,
+        question=item.question,
+        options=tuple(item.options or ()),
+        answer_type=item.answer_type,
+        images=tuple(Path(p) for p in item.images),
+        n_pixel_options=pixels,
+        scene=scene_of(item),
+        key_gold=gold,
+    )
+
+
+class ItemIndex:
     """Items of the run's benchmark, indexed by normalised question text and image file digest."""
 
-    def __init__(self, items: Sequence[Item]) -> None:
-        self.entries = [
-            KeyEntry(
-                item_id=it.id,
-                question=it.question,
-                options=tuple(it.options or ()),
-                gold=str(it.answer or "").strip(),
-                answer_type=it.answer_type,
-                images=tuple(Path(p) for p in it.images),
-            )
-            for it in items
-            if it.answer is not None
-        ]
+    def __init__(self, items: Sequence[Item], *, with_key: bool = False) -> None:
+        self.entries = [seen_item(it, with_key=with_key) for it in items]
         self._questions = [(normalise(e.question), e) for e in self.entries]
-        self._by_digest: dict[str, list[KeyEntry]] | None = None
+        self._by_digest: dict[str, list[SeenItem]] | None = None
         self._digests: dict[Path, str] = {}
         self._lock = threading.Lock()
 
     @classmethod
-    def from_benchmark(cls, benchmark: Mapping[str, Any] | None) -> AnswerKey:
-        """Load the benchmark the run uses (the ``benchmark`` config node); an empty key if none."""
+    def from_benchmark(cls, benchmark: Mapping[str, Any] | None, *, with_key: bool = False) -> ItemIndex:
+        """Load the benchmark the run uses (the ``benchmark`` config node); an empty index if none."""
         if not benchmark:
             return cls([])
         from ledgermind.benchmarks.registry import load_benchmark
 
         node = dict(benchmark)
-        return cls(load_benchmark(str(node.get("name")), node))
+        return cls(load_benchmark(str(node.get("name")), node), with_key=with_key)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -158,15 +196,15 @@ class AnswerKey:
 
     def _readable_digest(self, path: Path) -> str | None:
         """The digest of a readable file, else None: one unreadable image (a directory named
-        ``x.png``, no permission) is that item's problem, never the whole key's."""
+        ``x.png``, no permission) is that item's problem, never the whole index's."""
         try:
             return self.digest(path) if path.is_file() else None
         except OSError:
             return None
 
-    def _digest_index(self) -> dict[str, list[KeyEntry]]:
+    def _digest_index(self) -> dict[str, list[SeenItem]]:
         if self._by_digest is None:
-            index: dict[str, list[KeyEntry]] = {}
+            index: dict[str, list[SeenItem]] = {}
             for e in self.entries:
                 for p in e.images:
                     if (digest := self._readable_digest(p)) is not None:
@@ -174,15 +212,15 @@ class AnswerKey:
             self._by_digest = index
         return self._by_digest
 
-    def lookup(self, text: str, image_paths: Sequence[Path]) -> KeyEntry | None:
+    def lookup(self, text: str, image_paths: Sequence[Path]) -> SeenItem | None:
         """The item whose question is printed in ``text`` and/or whose image files are attached.
 
         Several items may share a question (every gauge with the same scale): the attached images
-        decide then. Still ambiguous with different gold answers → None (the model cannot know).
+        decide then. Still ambiguous → None (the model cannot tell which item it is).
         """
         norm = normalise(text)
         by_text = [e for q, e in self._questions if q and q in norm]
-        by_image: list[KeyEntry] = []
+        by_image: list[SeenItem] = []
         if image_paths:
             index = self._digest_index()
             for p in image_paths:
@@ -195,19 +233,19 @@ class AnswerKey:
             candidates = by_text or by_image
         if not candidates:
             return None
-        if len({(e.gold, e.options) for e in candidates}) > 1:
+        if len({e.item_id for e in candidates}) > 1:
             if not by_text:
                 return None
             # prefer the longest printed question (a question that contains another one)
             longest = max(len(e.question) for e in candidates)
             candidates = [e for e in candidates if len(e.question) == longest]
-            if len({(e.gold, e.options) for e in candidates}) > 1:
+            if len({e.item_id for e in candidates}) > 1:
                 return None
         return candidates[0]
 
 
 class CropLocator:
-    """Traces a zoomed crop back to the key image it was cut from (normalised template matching).
+    """Traces a zoomed crop back to the item image it was cut from (normalised template matching).
 
     Scales are the zoom factors tried (a crop of a region of ``w`` pixels is ``z·w`` wide); a match
     must reach ``threshold`` correlation. Sources are kept as small grey arrays. Crop-zoom caps its
@@ -217,22 +255,22 @@ class CropLocator:
     """
 
     def __init__(
-        self, key: AnswerKey, scales: Sequence[float] = (2.5, 2.0, 3.0, 1.5, 1.0), threshold: float = 0.8,
+        self, index: ItemIndex, scales: Sequence[float] = (2.5, 2.0, 3.0, 1.5, 1.0), threshold: float = 0.8,
         work_side: int = 256, capped_side: int = 4096, fine_step: float = 1.02,
     ) -> None:  # fmt: skip
-        self.key, self.scales, self.threshold, self.work_side = key, tuple(scales), threshold, work_side
+        self.index, self.scales, self.threshold, self.work_side = index, tuple(scales), threshold, work_side
         self.capped_side, self.fine_step = capped_side, fine_step
-        self._sources: list[tuple[KeyEntry, Any, float]] | None = None
+        self._sources: list[tuple[SeenItem, Any, float]] | None = None
         self._lock = threading.Lock()
-        self._found: dict[str, KeyEntry | None] = {}  # pixel digest → match (Dual-Read sends one crop twice)
+        self._found: dict[str, SeenItem | None] = {}  # pixel digest → match (Dual-Read sends one crop twice)
 
-    def _load_sources(self) -> list[tuple[KeyEntry, Any, float]]:
+    def _load_sources(self) -> list[tuple[SeenItem, Any, float]]:
         import numpy as np
 
         with self._lock:
             if self._sources is None:
                 out = []
-                for e in self.key.entries:
+                for e in self.index.entries:
                     for p in e.images:
                         try:  # upright, RGB on white, downscaled: the very pixels perception crops from
                             g = load_image(Path(p)).image.convert("L")
@@ -244,7 +282,7 @@ class CropLocator:
                 self._sources = out
             return self._sources
 
-    def locate(self, crop: Image.Image) -> KeyEntry | None:
+    def locate(self, crop: Image.Image) -> SeenItem | None:
         from ledgermind.simulator.vision import pixel_digest
 
         key = pixel_digest(crop)
@@ -265,7 +303,7 @@ class CropLocator:
             z /= self.fine_step
         return tuple(fine)
 
-    def _match(self, crop: Image.Image) -> KeyEntry | None:
+    def _match(self, crop: Image.Image) -> SeenItem | None:
         try:
             import cv2
             import numpy as np
@@ -277,7 +315,7 @@ class CropLocator:
             k = 2 * self.work_side / side
             gray = gray.resize((max(1, round(gray.width * k)), max(1, round(gray.height * k))), Image.Resampling.BOX)
         gw, gh = crop.size
-        best: tuple[float, KeyEntry | None] = (self.threshold, None)
+        best: tuple[float, SeenItem | None] = (self.threshold, None)
         for entry, src, f in self._load_sources():
             for z in self.scales_for(side, f):
                 w, h = round(gw * f / z), round(gh * f / z)
