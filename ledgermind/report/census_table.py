@@ -26,7 +26,7 @@ from typing import Any
 
 PROBLEM_WORDS = ("fail", "error", "skipped", "identical")
 # A zero of these is healthy or says nothing about a mechanism (module docstring): neutral, not red.
-GOOD_ZERO_WORDS = PROBLEM_WORDS + ("missed", "in_answer", "harmed", "surviving", "disagree", "escalated", "abstained")
+GOOD_ZERO_WORDS = PROBLEM_WORDS + ("missed", "in_answer", "reached", "faded", "harmed", "coupled", "surviving", "disagree", "escalated", "abstained")
 NEUTRAL_ZERO_GROUPS = ("paths", "t5", "knowledge_without_source")  # a route / reason not taken is not a dead mechanism
 # Sub-keys of a section that counts faults per kind (the simulator's): which ones are a mechanism's catches.
 FAULT_TOTAL = "injected"

@@ -5,7 +5,7 @@ Why a panel of its own: accuracy and its splits say *how good* a run is; a resea
 views, both read from what the run recorded (never recomputed from a model):
 
 * per fault kind, for a backend whose census carries a section counting faults per kind (the
-  simulated backbone: ``injected`` / ``caught`` / ``missed`` / ``in_answer`` …): the counts are
+  simulated backbone: ``injected`` / ``flagged`` / ``neutralised`` / ``faded`` / ``reached``): the counts are
   the census's own numbers, shown with links to example items where the fault reached the answer
   or was missed;
 * per trigger and per operator, for any backend: among the items lost (wrong, partial, unparsed),
@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 LOST = ("wrong", "partial", "unparsed")  # item outcomes that lost accuracy (errors are counted apart)
-OUTCOME_ORDER = ("injected", "caught", "flagged", "neutralised", "harmed", "missed", "in_answer")
-OUTCOME_LABEL = {"in_answer": "reached the answer", "caught": "caught", "missed": "missed", "injected": "injected"}
-EXAMPLE_OUTCOMES = ("in_answer", "missed", "harmed")  # where an example item explains a loss
+# per-kind outcomes (a section's ``harmed`` counts per mechanism, not per kind: it is not a column here)
+OUTCOME_ORDER = ("injected", "caught", "flagged", "neutralised", "faded", "missed", "reached", "in_answer")
+OUTCOME_LABEL = {"in_answer": "reached the answer", "reached": "reached the answer", "faded": "faded unflagged"}
+EXAMPLE_OUTCOMES = ("reached", "in_answer", "missed")  # where an example item explains a loss
 EXAMPLES = 3
 
 

@@ -40,7 +40,7 @@ def test_opencv_is_capped_below_5_in_both_envs() -> None:
         for r in extras[extra]:
             if r.name.startswith("opencv-python"):
                 assert not r.specifier.contains("5.0.0"), r
-    assert "opencv-python<5" in (REPO / "Makefile").read_text()
+    assert "'opencv-python-headless>=4.13,<5'" in (REPO / "Makefile").read_text()  # gpu-env: one OpenCV, headless, capped
 
 
 def test_numpy_is_capped_where_mistral_common_caps_it() -> None:

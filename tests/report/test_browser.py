@@ -334,7 +334,7 @@ def test_why_panel_is_on_the_first_screen_and_equals_the_census(browser, simulat
     for key, shown in cells.items():
         section, outcome, kind = key.split(".")
         assert shown == str(census[outcome].get(kind, 0)), key  # the census's own number
-    assert {k.split(".")[1] for k in cells} >= {"injected", "caught", "missed", "in_answer"}
+    assert {k.split(".")[1] for k in cells} >= {"injected", "flagged", "neutralised", "reached"}
     for href in links:  # example links open the item's page
         assert (simulated_run / "report" / href).is_file()
 
@@ -350,7 +350,7 @@ def test_no_structural_or_good_zero_is_red(browser, simulated_run: Path) -> None
       return out;""")
     zeros = [c for c in chips if c[1] == "0"]
     calm = [c for c in zeros if c[2] in ("structural", "good-zero")]
-    assert any(k.startswith("simulator.missed.") or k.startswith("simulator.in_answer.") for k, *_ in calm)
+    assert any(k.startswith("simulator.reached.") or k.startswith("simulator.faded.") for k, *_ in calm)
     for key, _, meaning, colour, bold, flagged in calm:
         assert colour != RED and bold != RED and not flagged, key
     for key, _, meaning, colour, _, flagged in zeros:
