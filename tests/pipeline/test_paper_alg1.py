@@ -53,3 +53,18 @@ def test_alg1_l39_revised_hypothesis_appends_derivation_sigma_088(make, image):
     assert entry.sigma == 0.88
     [revised] = [c for c in t.ledger.claims(ClaimType.SC) if c.origin is ClaimOrigin.REPAIR]
     assert revised.citations == [entry.id] and revised.text == "Apollo 11 plaque from 1969"
+
+
+def test_eq3_bare_number_decision_is_supported_by_its_reading_no_t5(make, image):
+    """ρ (Eq. 3) compares number tokens as numbers: "410" restates the reading "reading 410.0"."""
+    from tests.pipeline.test_agent_branches import READ_Q, read_rules
+
+    rules = read_rules("410.0", "410.0", decide="Answer: 410 | Based on: [SC-1]")
+    rules[1] = {"prompt": "observe", "reply": "[OC-1] NUMBER | 410.0 psi"}
+    rules[4] = {"prompt": "reason", "reply": "[SC-1][J] The gauge shows 410 | Based on: [OC-5]"}
+    agent, _ = make(rules, ocr=[("410.0", [0, 0, 50, 20], 0.95)])
+    t = solve(agent, item(READ_Q, image))
+    reading = [e for e in t.ledger.entries() if e.src == "read" and e.active]
+    assert reading and reading[0].fact == "reading 410.0"
+    assert t.answer == "410" and not any(e.trigger is Trigger.T5 for e in t.events)
+    assert t.decision_claims[-1].grounding["coverage"] == 1.0
