@@ -20,6 +20,7 @@ benchmark-style report of docs/mutation.md; ``--survivors`` lists the surviving 
 from __future__ import annotations
 
 import argparse
+import ast
 import fnmatch
 import json
 import os
@@ -170,6 +171,25 @@ def results(name: str) -> dict[str, str]:
     return out
 
 
+def describe(name: str, key: str) -> str:
+    """The changed line of mutant ``key``: ``original  →  mutated`` (from mutmut's mutants file,
+    which holds every variant of a function beside its ``__mutmut_orig``)."""
+    mod, _, fn = key.rpartition(".")  # "pkg.mod", "xǁClassǁmeth__mutmut_3"
+    path = WORK / name / "mutants" / (mod.replace(".", "/") + ".py")
+    if not path.exists():
+        return "?"
+    tree = ast.parse(path.read_text())
+    src = path.read_text()
+    stem = fn.rsplit("__mutmut_", 1)[0]
+    bodies = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in {fn, f"{stem}__mutmut_orig"}:
+            bodies[node.name] = (ast.get_source_segment(src, node) or "").splitlines()[1:]
+    orig, mut = bodies.get(f"{stem}__mutmut_orig", []), bodies.get(fn, [])
+    changed = [(a.strip(), b.strip()) for a, b in zip(orig, mut, strict=False) if a != b]
+    return "; ".join(f"{a}  →  {b}" for a, b in changed) or "?"
+
+
 def count(name: str) -> dict[str, int]:
     tally: dict[str, int] = {}
     for verdict in results(name).values():
@@ -229,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in names:
             for key, verdict in sorted(results(n).items()):
                 if verdict in {"survived", "no_tests"}:
-                    print(f"{n}\t{verdict}\t{key}")
+                    print(f"{n}\t{verdict}\t{key}\t{describe(n, key)}")
         return 0
     if not a.report:
         for n in names:
