@@ -17,7 +17,7 @@ GPU_PY   := $(GPU_VENV)/bin/python
 PADDLE_INDEX ?= https://www.paddlepaddle.org.cn/packages/stable/cu126/
 PADDLE_VERSION ?= 3.0.0
 
-.PHONY: run test env browser gpu-env gpu-paddle bench clean-env table3-sim digest
+.PHONY: run test env browser gpu-env gpu-paddle bench clean-env table3-sim digest mutation
 
 run: env
 	$(PY) scripts/run.py $(ARGS)
@@ -99,6 +99,16 @@ gpu-paddle: gpu-env
 bench: env
 	$(PY) scripts/bench_grounding.py
 	$(PY) scripts/eval_perception.py
+
+# Mutation testing of the paper-critical functions (issue 38; not part of CI, minutes per module):
+#   make mutation                         every module (ledger grounding dispatch repair metrics scoring gates)
+#   make mutation MODULES="ledger metrics" only those; MUTATION_ARGS="--max-children 2" for more workers
+# One module at a time in build/mutation/<module>/ against only the tests that cover it; prints the
+# kill-rate table of docs/mutation.md. `scripts/mutation.py --survivors` lists what survived.
+MODULES ?=
+MUTATION_ARGS ?=
+mutation: env
+	$(PY) scripts/mutation.py --modules "$(MODULES)" $(MUTATION_ARGS)
 
 clean-env:
 	rm -rf $(VENV) $(GPU_VENV)

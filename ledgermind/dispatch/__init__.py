@@ -1,6 +1,7 @@
 """Adaptive Dual-Path Dispatcher (App. D.1, D.2, Tables 4–6): φ(q), question types, F(q), M(q), OC categories."""
 
 from ledgermind.dispatch.classifier import (
+    AlphaChars,
     Classification,
     Complexity,
     Condition,
@@ -22,6 +23,7 @@ from ledgermind.dispatch.question_types import (
 from ledgermind.dispatch.uncertainty import has_uncertainty_marker, uncertainty_markers_in
 
 __all__ = [
+    "AlphaChars",
     "DEFAULT_KEYWORDS",
     "OC_INSTRUCTIONS",
     "Classification",

@@ -33,6 +33,21 @@ class Complexity(str, Enum):
     COMPLEX = "complex"
 
 
+class AlphaChars(str, Enum):
+    """Which characters of q form the denominator |q| of Condition 5's α(q) (App. D.1).
+
+    ``ALL`` is the paper's formula literally: every character of q. ``VISIBLE`` (the default, a
+    DEVIATION documented in docs/architecture.md) leaves whitespace and ``<image N>`` placeholders
+    out. WHY: Condition 5 detects non-English *language*; spaces and layout tokens are not
+    language, and counting them routes English questions as non-English — on the 1,671 MMMU-Pro
+    questions exactly 5 change route, all English (a question that is only ``<image 1>`` has
+    α = 0.5 literally; formula-heavy English text drops below 0.5 with its spaces).
+    """
+
+    VISIBLE = "visible"
+    ALL = "all"
+
+
 class Condition(str, Enum):
     """The five routing conditions of App. D.1."""
 
@@ -51,6 +66,7 @@ class DispatchConfig:
     mcq_pattern: str = MCQ_PATTERN
     mcq_min_distinct_letters: int = MCQ_MIN_DISTINCT_LETTERS
     non_english_alpha_max: float = NON_ENGLISH_ALPHA_MAX
+    alpha_chars: AlphaChars = AlphaChars.VISIBLE  # |q| of α(q): see AlphaChars (DEVIATION by default)
 
 
 @dataclass(frozen=True)
@@ -89,14 +105,18 @@ def strip_image_placeholders(text: str) -> str:
     return _IMAGE_PLACEHOLDER.sub(" ", text)
 
 
-def ascii_alpha_ratio(text: str) -> float:
-    """α(q) = |{c ∈ q : c ∈ ASCII letters}| / |q| over non-whitespace characters.
+def ascii_alpha_ratio(text: str, chars_of_q: AlphaChars = AlphaChars.VISIBLE) -> float:
+    """α(q) = |{c ∈ q : c ∈ ASCII letters}| / |q| (App. D.1, Condition 5).
 
-    Whitespace is excluded so that spacing conventions (Chinese text has none) do not move the
-    ratio; image placeholders are excluded too. An empty question has no evidence of being
-    non-English and gets α = 1.0 (so it is not routed by Condition 5).
+    ``VISIBLE``: over non-whitespace characters with image placeholders removed, so that spacing
+    conventions (Chinese text has none) and layout tokens do not move the ratio; ``ALL``: over
+    every character, as the paper writes it (see ``AlphaChars``). An empty question has no
+    evidence of being non-English and gets α = 1.0 (so it is not routed by Condition 5).
     """
-    chars = [c for c in strip_image_placeholders(text) if not c.isspace()]
+    if AlphaChars(chars_of_q) is AlphaChars.ALL:
+        chars = list(text)
+    else:
+        chars = [c for c in strip_image_placeholders(text) if not c.isspace()]
     if not chars:
         return 1.0
     return sum(1 for c in chars if c.isascii() and c.isalpha()) / len(chars)
@@ -132,7 +152,7 @@ def classify(question: str, options: Sequence[str] | None = None, config: Dispat
     letters = mcq_letters(render_with_options(question or "", options), cfg.mcq_pattern)
     if len(letters) >= cfg.mcq_min_distinct_letters:
         reasons[Condition.MCQ] = letters
-    alpha = ascii_alpha_ratio(q)
+    alpha = ascii_alpha_ratio(question or "", cfg.alpha_chars)
     if alpha <= cfg.non_english_alpha_max:
         reasons[Condition.NON_ENGLISH] = (f"alpha={alpha:.3f}",)
 

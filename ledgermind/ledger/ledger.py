@@ -113,6 +113,16 @@ class Ledger:
             created.append(entry)
         return created
 
+    def keep_output(self, output: ToolOutput) -> None:
+        """Keep a tool output in the audit trail *without* appending evidence.
+
+        WHY: Alg. 1 line 39 appends the re-examination c′ only when c′ ≠ c*; a re-examination
+        that confirms the hypothesis adds no entry, but the call happened and stays auditable.
+        """
+        if not isinstance(output, ToolOutput) or not output.live:
+            raise ProvenanceError("only the ToolOutput a tool invocation of this run returned can be kept")
+        self._tool_outputs[output.call_id] = output
+
     # ------------------------------------------------------------------ lifecycle
     def mark_stale(self, entry_id: str | None = None) -> list[str]:
         """MARK_STALE (Eq. 13): ω ← STALE iff (t_now − t_e) > ℓ_e. Returns claims to re-verify.

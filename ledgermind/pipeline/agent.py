@@ -13,7 +13,7 @@ from ledgermind.backends.base import Backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
-from ledgermind.dispatch import DispatchConfig, QuestionProfile, QuestionType, classify, profile
+from ledgermind.dispatch import AlphaChars, DispatchConfig, QuestionProfile, QuestionType, classify, profile
 from ledgermind.grounding import GroundingCascade, GroundingConfig, build_cascade
 from ledgermind.pipeline.baselines import run_native_cot, run_no_ledger
 from ledgermind.pipeline.config import AblationFlags, PipelineConfig, flags_from_mapping
@@ -68,7 +68,7 @@ class LedgerMindAgent:
         self.cfg = cfg or PipelineConfig()
         self.flags = flags or AblationFlags()
         self.cascade = cascade
-        self.dispatch = dispatch or DispatchConfig()
+        self.dispatch = dispatch or DispatchConfig(alpha_chars=AlphaChars(self.cfg.dispatch_alpha_chars))
 
     async def solve(self, item: Item) -> Trajectory:
         t0 = time.perf_counter()

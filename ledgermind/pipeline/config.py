@@ -20,6 +20,7 @@ from ledgermind.grounding.cascade import GroundingConfig
 
 
 T5_ENDINGS = ("abstain", "keep")  # ledgermind.repair.policy.T5Ending values
+ALPHA_CHARS = ("visible", "all")  # ledgermind.dispatch.classifier.AlphaChars values
 
 # Keys that moved under ``pipeline.grounding`` (issue 28): an old override must fail naming the
 # new key, never silently do nothing.
@@ -100,6 +101,9 @@ class PipelineConfig:
     # rendering them into q would make Condition 4 fire on every item (1671/1671 on MMMU-Pro) and
     # the DIRECT path would never run, contradicting §4.2. True restores that literal variant.
     dispatch_on_rendered_options: bool = False
+    # |q| of Condition 5's α(q): "visible" (DEVIATION, default) leaves whitespace and <image N> out;
+    # "all" = the paper's every character of q (ledgermind.dispatch.classifier.AlphaChars says why)
+    dispatch_alpha_chars: str = "visible"
     # --- decoding
     max_tokens: int = 512
     temperature: float = 0.0
@@ -113,6 +117,10 @@ class PipelineConfig:
     def __post_init__(self) -> None:
         if self.t5_ending not in T5_ENDINGS:  # a typo must stop the run, not silently pick a rule
             raise ConfigError(f"pipeline.t5_ending must be one of {', '.join(T5_ENDINGS)}, got {self.t5_ending!r}")
+        if self.dispatch_alpha_chars not in ALPHA_CHARS:
+            raise ConfigError(
+                f"pipeline.dispatch_alpha_chars must be one of {', '.join(ALPHA_CHARS)}, got {self.dispatch_alpha_chars!r}"
+            )
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, Any] | None) -> PipelineConfig:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -68,14 +68,20 @@ class EvidenceIO:
         )
 
     async def invoke(
-        self, name: str, *, derived_from: Sequence[str] = (), sigma: float | None = None, **inputs: Any
+        self, name: str, *, derived_from: Sequence[str] = (), sigma: float | None = None,
+        admit: Callable[[ToolOutput], bool] | None = None, **inputs: Any,
     ) -> tuple[ToolOutput, list[EvidenceEntry]]:
         """Invoke a tool and record its output; returns the output and what was recorded.
 
-        Stages call tools through ``repair_io.CheckedTools.call``, which verifies the recorded
-        output (T1/T4) and repairs it before a stage reads it.
+        ``admit``: a successful output it rejects is kept in the audit trail but appends no entry
+        (Alg. 1 line 39: the re-examination enters only when it revises the hypothesis). Stages call
+        tools through ``repair_io.CheckedTools.call``, which verifies the recorded output (T1/T4)
+        and repairs it before a stage reads it.
         """
         out = await self.tools[name].ainvoke(**inputs)
+        if admit is not None and out.ok and not admit(out):
+            self.ledger.keep_output(out)
+            return out, []
         return out, self.record(out, derived_from=derived_from, sigma=sigma)
 
     def tool_seconds(self) -> float:

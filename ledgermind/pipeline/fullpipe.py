@@ -89,18 +89,23 @@ async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], ev: 
     poc = ctx.evidence.p_oc()
     if g.get("ecc") is False:
         text = ctx.repairs.with_warning(HYPOTHESIS.substitute(question=ctx.item.question, hypothesis=best.text, pool=ctx.evidence.p_oc_block()))
+        # line 39: c′ enters the ledger (DERIVATION, σ 0.88) only if c′ ≠ c*; a confirming
+        # re-examination stays in the audit trail with no entry
         out, entries = await ctx.call_tool(
             "vqa", derived_from=[e.id for e in poc], sigma=ctx.cfg.sigma_revised,
+            admit=lambda o: _revises(o.observations[0].text, best.text),
             stage="hypothesis", prompt=text, images=ctx.user_images(),
         )
         revised = _revision(entries[0].fact) if entries else None
-        if revised and _norm(revised) != _norm(best.text):  # line 39: c′ ≠ c* → DERIVATION σ 0.88
+        if revised and _norm(revised) != _norm(best.text):
             c2 = Claim(ctx.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, revised, Stage.J, [entries[0].id],
                        sigma=ctx.cfg.sigma_revised, origin=ClaimOrigin.REPAIR)
             ctx.ledger.add_claim(c2)
             res = ctx.evidence.ground(c2)
             c2.sigma = min(c2.sigma, res.sigma_after)
             ctx.traj.notes.append(f"hypothesis revised: {best.id} → {c2.id}")
+        elif out.ok:
+            ctx.traj.notes.append(f"hypothesis confirmed: {best.id} (re-examination not appended, Alg. 1 line 39)")
     elif g.get("ncc") is False:
         await second_reading(ctx, best, ev)
 
@@ -135,6 +140,12 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
     ctx.ledger.add_claim(c2)
     ctx.evidence.ground(c2)
     ctx.traj.notes.append(f"second reading: adopted reading {_fmt(value)} ({adopted.id}) for {best.id}")
+
+
+def _revises(reply_or_revision: str, hypothesis: str) -> bool:
+    """Alg. 1 line 39's c′ ≠ c*: the re-examination states a claim other than the hypothesis."""
+    revised = _revision(reply_or_revision)
+    return bool(revised) and _norm(revised) != _norm(hypothesis)  # type: ignore[arg-type]
 
 
 def _revision(reply: str) -> str | None:

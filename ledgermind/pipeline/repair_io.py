@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,10 +176,12 @@ class CheckedTools:
     ledger_repairs: bool
 
     async def call(
-        self, name: str, *, derived_from: Sequence[str] = (), sigma: float | None = None, **inputs: Any
+        self, name: str, *, derived_from: Sequence[str] = (), sigma: float | None = None,
+        admit: Callable[[ToolOutput], bool] | None = None, **inputs: Any,
     ) -> tuple[ToolOutput, list[EvidenceEntry]]:
-        """The output and its entries, with the entries the repairs it called for created."""
-        out, entries = await self.evidence.invoke(name, derived_from=derived_from, sigma=sigma, **inputs)
+        """The output and its entries, with the entries the repairs it called for created
+        (``admit``: see ``EvidenceIO.invoke``)."""
+        out, entries = await self.evidence.invoke(name, derived_from=derived_from, sigma=sigma, admit=admit, **inputs)
         entries += await self.verify_then_repair(out, entries)
         return out, entries
 

@@ -4,10 +4,14 @@ Behaviour of ``parse_multi_choice_response`` in ``MMMU-Benchmark/MMMU`` ``mmmu-p
 
 1. take the text after the *last* ``"Answer:"``; if exactly one option letter occurs in it
    (plain substring test, case-sensitive, as upstream), that letter is the prediction;
-2. otherwise strip ``, . ! ? ; : '`` from both ends, pad with spaces, and collect candidates by
+2. otherwise strip ``, . ! ? ; : '`` from both ends *one character class at a time, in that
+   order* (upstream's loop of ``str.strip(char)``: ``"B,."`` loses the ``.`` but keeps the ``,``,
+   since the ``,`` pass ran first), pad with spaces, and collect candidates by
    the MMMU heuristics in order, each tried only when the previous found nothing:
    ``(X)`` → ``"X "`` → ``"X."`` → (replies longer than 5 words) the option *text* appearing;
-3. with several candidates the one occurring *last* wins (``rfind``);
+3. with several candidates the one occurring *last* wins (``rfind``); candidates at the same
+   position (both absent from the probe, or one option text a prefix of another) → the earliest in
+   option order (upstream's ``np.argmax`` takes the first maximum);
 4. no candidate: upstream picks a random letter. Here the reply is **unparsed** (scored wrong
    and counted separately), unless ``random_fallback`` is given — a seeded ``random.Random`` —
    for protocol parity with published numbers.
@@ -46,7 +50,7 @@ def parse_multi_choice_response(
         if len(matches) == 1:
             return ParsedChoice(matches[0], "answer_tag")
 
-    padded = " " + response.strip(_STRIP) + " "
+    padded = " " + _strip_each(response) + " "
     for method, template in (("bracket", "({})"), ("letter_space", "{} "), ("letter_dot", "{}.")):
         cands = [c for c in all_choices if template.format(c) in padded]
         if cands:
@@ -65,6 +69,18 @@ def parse_multi_choice_response(
     if random_fallback is not None and all_choices:
         return ParsedChoice(random_fallback.choice(list(all_choices)), "random")
     return ParsedChoice(None, "none")
+
+
+def _strip_each(response: str) -> str:
+    """Upstream's ``for char in [...]: response = response.strip(char)``.
+
+    WHY not ``response.strip(_STRIP)``: the single pass strips every listed character from both
+    ends until none is left, so ``"B,."`` → ``"B"``; upstream strips one class at a time and
+    ``"B,."`` → ``"B,"`` (the ``,`` pass is already over when the ``.`` goes). Parity is promised.
+    """
+    for char in _STRIP:
+        response = response.strip(char)
+    return response
 
 
 def _last(cands: list[str], position) -> str:  # noqa: ANN001 — small local helper

@@ -39,3 +39,20 @@ def test_a_one_word_claim_without_content_tokens_is_supported_only_verbatim():
 
 def test_repeated_claim_tokens_count_once():
     assert support_coverage("red red red car", ["red"]) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("claim", "fact", "rho"),
+    [
+        ("410", "reading 410.0", 1.0),  # a bare-number decision restating a reading
+        ("410.0", "reading 410", 1.0),
+        ("1.50 bar", "1.5 bar", 1.0),
+        ("0410", "410", 1.0),  # numbers compare as numbers
+        ("1,234", "1234.0 units", 1.0),
+        ("410", "reading 4100", 0.0),  # a different number stays different
+        ("410", "reading 41.0", 0.0),
+        ("410 psi", "reading 410.0", 0.5),  # Eq. 3: 1 of 2 content tokens
+    ],
+)
+def test_eq3_coverage_number_tokens_compare_as_numbers(claim: str, fact: str, rho: float) -> None:
+    assert support_coverage(claim, [fact]) == rho

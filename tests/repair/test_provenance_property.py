@@ -68,12 +68,16 @@ def test_every_new_entry_has_tool_provenance(calls, steps):
     led, tools = build(calls)
     for op_name, k, call in steps:
         before = {e.id for e in led.entries()}
+        calls_before = {o.call_id for o in led.tool_outputs()}
         snapshot = {e.id: (e.fact, e.src, e.kappa) for e in led.entries()}
         res = asyncio.run(apply(led, tools, op_name, k, call))
         new = {e.id for e in led.entries()} - before
         if op_name in NO_NEW_ENTRY:
             assert not new, f"{op_name} added entries {new}"
         assert_tool_provenance(led, new)
+        # a new entry is the image of a *new* tool call: an operator that re-records an output the
+        # ledger already had (a REFRESH with no fresh call) adds no provenance, it repeats it
+        assert all(led.get(e).tool_call_id not in calls_before for e in new), f"{op_name} re-recorded an old output"
         if res is not None:
             assert set(res.new_entries) == new
         # the adversary: a reloaded or rebuilt tool output never becomes evidence

@@ -60,3 +60,37 @@ def test_ten_options() -> None:
     i2a, letters = choice_info([f"opt{i}" for i in range(10)])
     assert letters[-1] == "J"
     assert parse_multi_choice_response("Answer: J", letters, i2a).letter == "J"
+
+
+
+# Oracle: upstream mmmu-pro/evaluate.py traced by hand, step by step (its code is not copied here).
+# Upstream strips "," then "." then "!" "?" ";" ":" "'" from both ends — one class per pass, in order.
+@pytest.mark.parametrize(
+    ("reply", "letter", "method"),
+    [
+        # "," pass: nothing (ends in "."); "." pass → "The answer is B,"; padded " The answer is B, ":
+        # no "(X)", no "X " ("B," is not "B "), no "X.", 4 words ≤ 5 → no candidate (upstream: random)
+        ("The answer is B,.", None, "none"),
+        # "," pass → "The answer is B." ; "." pass → "The answer is B" → " B " → B
+        ("The answer is B.,", "B", "letter_space"),
+        # "!" strips after "." ran: "B.!" → "B." → " B. " has "B." but no "B " → letter_dot
+        ("B.!", "B", "letter_dot"),
+        ("'B'", "B", "letter_space"),  # "'" is the last class: "B"
+        (",B.", "B", "letter_space"),  # "," → "B." ; "." → "B"
+        ("B;,", "B", "letter_space"),  # "," → "B;" ; ";" (a later class) → "B"
+        ("B,;", None, "none"),  # "," pass: nothing (ends in ";"); ";" pass → "B," → " B, ": no form
+    ],
+)
+def test_official_trailing_punctuation_strips_one_class_at_a_time(reply: str, letter, method: str) -> None:
+    got = parse(reply)
+    assert (got.letter, got.method) == (letter, method)
+
+
+def test_official_tie_break_same_position_takes_first_option() -> None:
+    # " xA yB ": "A " and "B " occur, but the locating probe " A " / " B " is absent for both
+    # (rfind = -1 twice); upstream's np.argmax over [-1, -1] takes the first → A.
+    assert (parse("xA yB").letter, parse("xA yB").method) == ("A", "letter_space")
+    # option text: "green" and "green tea" both start at the same index → the first option, A
+    i2a, letters = choice_info(["green", "green tea", "red", "blue"])
+    got = parse_multi_choice_response("I think it must surely be green tea", letters, i2a)
+    assert (got.letter, got.method) == ("A", "option_text")

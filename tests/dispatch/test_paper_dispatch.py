@@ -1,0 +1,70 @@
+"""Eq. 6 / App. D.1 pinned: Condition 4's "at least two distinct option letters", Condition 5's
+α(q) ≤ 0.5 at the boundary in both readings of |q| (``pipeline.dispatch_alpha_chars``: ``visible``
+is the documented DEVIATION — whitespace and <image N> left out, docs/architecture.md — ``all`` is
+the paper's every character of q), and SIMPLE only when no condition holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from ledgermind.dispatch import AlphaChars, Complexity, Condition, DispatchConfig, ascii_alpha_ratio, classify
+from ledgermind.errors import ConfigError
+from ledgermind.pipeline import LedgerMindAgent, PipelineConfig
+
+
+@pytest.mark.parametrize(
+    ("text", "visible", "all_chars"),
+    [
+        ("ab这是", 2 / 4, 2 / 4),
+        ("ab 这是", 2 / 4, 2 / 5),  # the space: out of |q| (visible), in it (paper)
+        (" <image 1>", 1.0, 5 / 10),  # only a placeholder: no language (visible); "image" counts (paper)
+        ("abc 1", 3 / 4, 3 / 5),
+        ("这是什么", 0.0, 0.0),
+        ("", 1.0, 1.0),  # |q| = 0: no evidence of a non-English question
+    ],
+)
+def test_condition5_alpha_by_hand_deviation_visible_and_paper_all(text: str, visible: float, all_chars: float) -> None:
+    assert ascii_alpha_ratio(text) == pytest.approx(visible)
+    assert ascii_alpha_ratio(text, AlphaChars.ALL) == pytest.approx(all_chars)
+
+
+@pytest.mark.parametrize(
+    ("question", "alpha_chars", "non_english"),
+    [
+        ("ab这是", AlphaChars.VISIBLE, True),  # α = 0.5 = threshold: "α(q) ≤ 0.5" is non-English
+        ("abc这是", AlphaChars.VISIBLE, False),  # 3/5 = 0.6 > 0.5
+        ("ab 这是", AlphaChars.ALL, True),  # 2/5
+        (" <image 1>", AlphaChars.ALL, True),  # 5/10 = 0.5, paper formula
+        (" <image 1>", AlphaChars.VISIBLE, False),  # the deviation: placeholders are layout
+    ],
+)
+def test_condition5_threshold_is_inclusive(question: str, alpha_chars: AlphaChars, non_english: bool) -> None:
+    c = classify(question, config=DispatchConfig(alpha_chars=alpha_chars))
+    assert (Condition.NON_ENGLISH in c.reasons) is non_english
+    assert c.is_complex is non_english  # no other condition fires on these
+
+
+def test_condition5_switch_reaches_the_agent_and_rejects_typos() -> None:
+    assert LedgerMindAgent(None, {}, None).dispatch.alpha_chars is AlphaChars.VISIBLE  # type: ignore[arg-type]
+    agent = LedgerMindAgent(None, {}, None, PipelineConfig(dispatch_alpha_chars="all"))  # type: ignore[arg-type]
+    assert agent.dispatch.alpha_chars is AlphaChars.ALL
+    with pytest.raises(ConfigError, match="dispatch_alpha_chars"):
+        PipelineConfig(dispatch_alpha_chars="letters")
+
+
+@pytest.mark.parametrize(
+    ("question", "mcq"),
+    [
+        ("Pick one:\nA. red", False),  # one letter: below "at least two distinct"
+        ("Pick one:\nA. red\nA. blue", False),  # two matches, one distinct letter
+        ("Pick one:\nA. red\nB. blue", True),
+        ("Pick: (A) red (C) blue", True),
+    ],
+)
+def test_condition4_needs_two_distinct_letters(question: str, mcq: bool) -> None:
+    assert (Condition.MCQ in classify(question).reasons) is mcq
+
+
+def test_eq6_simple_only_when_no_condition_holds() -> None:
+    c = classify("What colour is the sky?")
+    assert c.complexity is Complexity.SIMPLE and c.reasons == {}
