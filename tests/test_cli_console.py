@@ -10,7 +10,7 @@ import pytest
 from ledgermind import cli
 from tests.experiment.conftest import REPO
 
-EXPECTED = {"run", "table3", "report", "rescore", "audit", "srfa", "serve"}
+EXPECTED = {"run", "table3", "report", "rescore", "audit", "srfa", "serve", "plan"}
 
 
 def test_every_workflow_step_is_a_subcommand() -> None:
