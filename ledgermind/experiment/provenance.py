@@ -227,6 +227,32 @@ def scorer_version() -> dict[str, str]:
     return {"ledgermind": ledgermind.__version__, "scoring_sha256": h.hexdigest()}
 
 
+# Backend keys that say where a run is or how it shows, not what the instrument computes: replicate
+# seeds, the benchmark node, caches and the banner must not split a table's protocol.
+INSTRUMENT_LOCATION_KEYS = ("_target_", "seed", "benchmark", "own_model", "banner", "vision_cache_dir",
+                            "perception_cache", "vision_ocr")  # fmt: skip
+
+
+def instrument_revision(model: Mapping[str, Any], backend: Mapping[str, Any]) -> str | None:
+    """The revision of a model that is code in this repository (the simulated backbone's own model:
+    ``path`` names a source folder): the sha256 of its source files and of every rate its backend
+    was given.
+
+    Why: the instrument has no weights to pin, so a simulator change (or another fault rate) would
+    otherwise leave ``model_revision`` empty in both tables and Table 3 would pool runs made before
+    and after it. Read from files only; the simulator is never imported here.
+    """
+    path = model.get("path")
+    folder = (REPO_ROOT / str(path)).resolve() if path else None
+    if folder is None or not folder.is_dir() or REPO_ROOT not in folder.parents:
+        return None
+    h = hashlib.sha256()
+    for f in sorted(folder.glob("*.py")):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    rates = {k: v for k, v in backend.items() if k not in INSTRUMENT_LOCATION_KEYS}
+    return f"code:{h.hexdigest()[:16]}+rates:{sha256_json(rates)[:16]}"
+
+
 # ------------------------------------------------------------------------------ the record
 def run_provenance(config: Mapping[str, Any]) -> dict[str, Any]:
     """The provenance part of ``metrics.json["identity"]`` for a resolved (plain) config."""
@@ -240,7 +266,7 @@ def run_provenance(config: Mapping[str, Any]) -> dict[str, Any]:
         "ocr": ocr_provenance(perception),
         "spacy_model": spacy_model(perception),
         "model_source": model.get("hub_id") or model.get("path") or model.get("builder"),
-        "model_revision": model.get("revision"),
+        "model_revision": model.get("revision") or instrument_revision(model, config.get("backend") or {}),
         "image_budget": configured_image_budget(model, config.get("backend") or {}),
         "prompts": prompts,
         "prompts_sha256": sha256_json(prompts),

@@ -142,6 +142,41 @@ def test_model_revision_image_budget_and_decoding_follow_the_config() -> None:
     assert q["config_sha256"] != p["config_sha256"]
 
 
+def test_the_simulated_backbone_revision_is_its_code_and_its_rates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #33: tables made before and after a simulator change (code or any rate) never pool;
+    replicate seeds and caches do not split the protocol."""
+    src = tmp_path / "pkg" / "sim"
+    src.mkdir(parents=True)
+    (src / "faults.py").write_text("RATE = 1\n")
+    monkeypatch.setattr(prov, "REPO_ROOT", tmp_path)
+    model = {"name": "simulated-backbone", "path": "pkg/sim", "revision": None}
+    backend = {"_target_": "x.Sim", "seed": 0, "phantom_rate": 0.15, "vision_cache_dir": "/a", "banner": True}
+    rev = prov.instrument_revision(model, backend)
+    assert rev is not None and rev.startswith("code:")
+    assert prov.instrument_revision(model, backend | {"seed": 7, "vision_cache_dir": "/b", "banner": False}) == rev
+    assert prov.instrument_revision(model, backend | {"phantom_rate": 0.2}) != rev
+    (src / "faults.py").write_text("RATE = 2\n")
+    assert prov.instrument_revision(model, backend) != rev
+    assert prov.instrument_revision({"path": "/outside/the/repo"}, backend) is None
+    assert prov.instrument_revision({"hub_id": "o/m"}, backend) is None
+    assert prov.run_provenance({"model": model | {"revision": "pinned"}, "backend": backend})["model_revision"] == "pinned"
+
+
+def test_a_simulated_run_records_the_instruments_revision() -> None:
+    from ledgermind.experiment.app import adopt_backend_model
+    from ledgermind.simulator.sim_sweep import _compose
+
+    cfg = _compose(["backend=simulated", "logger=none", "benchmark=gauges", "output_dir=unused"])
+    adopt_backend_model(cfg)
+    from omegaconf import OmegaConf
+
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    rev = prov.run_provenance(plain)["model_revision"]  # type: ignore[arg-type]
+    assert rev and rev.startswith("code:")
+    plain["backend"]["fault_coupling"] = 1.0  # type: ignore[index]
+    assert prov.run_provenance(plain)["model_revision"] != rev  # type: ignore[arg-type]
+
+
 def _composed_model(name: str, *overrides: str) -> dict:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
