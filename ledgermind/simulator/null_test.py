@@ -23,7 +23,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.experiment import table3
-from ledgermind.metrics.stats import BootstrapConfig
+from ledgermind.metrics.stats import BootstrapConfig, bootstrap_p_value, paired_differences
 from ledgermind.simulator.sim_sweep import HYDRA_CONFIG, _compose
 
 VARIANTS = tuple(v for v, _ in table3.VARIANTS)
@@ -42,6 +42,11 @@ class NullReport:
     any_holm: int = 0  # ... after Holm
     detected: dict[str, int] = field(default_factory=dict)  # variant -> tables where it was distinguishable (Holm)
     tables: int = 0
+    # variant -> census counter ("phantom flagged", ...) -> summed over every table: the report says *why*
+    census: dict[str, dict[str, int]] = field(default_factory=dict)
+    # the planted-effect control: full at this coupling vs full at coupling 0 (same seed, same items)
+    control_deltas: list[float] = field(default_factory=list)
+    control_detected: int = 0
 
     def rate(self, count: int) -> float | None:
         return count / self.tables if self.tables else None
@@ -61,10 +66,32 @@ class NullReport:
         ]
         for v, ds in self.deltas.items():
             lines.append(f"| {v} | {mean(ds):+.2f} | {self.detected.get(v, 0)}/{self.tables} |")
-        return "\n".join(lines)
+        return "\n".join(lines + self._census_lines() + self._control_lines())
+
+    def _census_lines(self) -> list[str]:
+        """What the mechanisms did to the injected faults, summed over all tables: a Δ of zero reads
+        differently when ECC flagged every phantom but neutralised none than when it never saw one."""
+        if not self.census:
+            return []
+        keys = [f"{kind} {verb}" for kind in FAULT_KINDS for verb in VERBS] + list(HARMS)
+        lines = ["", f"Mechanism census, summed over the {self.tables} tables (simulator ground truth):", "",
+                 "| variant | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]  # fmt: skip
+        for v, counts in self.census.items():
+            lines.append(f"| {v} | " + " | ".join(str(counts.get(k, 0)) for k in keys) + " |")
+        return lines
+
+    def _control_lines(self) -> list[str]:
+        if not self.control_deltas:
+            return []
+        return ["", f"Planted-effect control (full at coupling {self.coupling:g} vs full at coupling 0, paired by "
+                f"seed and item): mean Δ {mean(self.control_deltas):+.2f} points, distinguishable (p < 0.05) in "
+                f"{self.control_detected}/{len(self.control_deltas)} tables"]
 
 
 RunFn = Callable[[DictConfig], Mapping[str, Any]]
+FAULT_KINDS = ("phantom", "relation", "misread")
+VERBS = ("injected", "flagged", "neutralised", "faded", "reached")
+HARMS = ("suggested_look_adopted", "good_reading_superseded")
 
 
 def run_dir_for(out: Path, coupling: float, benchmark: str, variant: str, seed: int) -> Path:
@@ -106,7 +133,39 @@ def collect(out: Path, *, coupling: float, replicates: int, benchmarks: Mapping[
             for r in rows:
                 report.deltas.setdefault(r.variant, []).append(float(r.delta or 0.0))
                 report.detected[r.variant] = report.detected.get(r.variant, 0) + (r in holm)
+            for run in runs:
+                add_census(report.census.setdefault(run.variant, {}), run.mechanisms.get("simulator") or {})
+            _planted_control(report, out, benchmark, seed, runs, bootstrap)
     return report
+
+
+def add_census(into: dict[str, int], simulator: Mapping[str, Any]) -> None:
+    """Sum one run's simulator census (``metrics.json["mechanisms"]["simulator"]``) into ``into``."""
+    for kind in FAULT_KINDS:
+        for verb in VERBS:
+            key = f"{kind} {verb}"
+            into[key] = into.get(key, 0) + int((simulator.get(verb) or {}).get(kind) or 0)
+    for harm in HARMS:
+        into[harm] = into.get(harm, 0) + int((simulator.get("harmed") or {}).get(harm) or 0)
+
+
+def _planted_control(report: NullReport, out: Path, benchmark: str, seed: int,
+                     runs: Sequence[table3.RunScores], bootstrap: BootstrapConfig) -> None:  # fmt: skip
+    """At coupling > 0, faults change answers by construction: ``full`` against itself at coupling 0
+    (same seed, same items) is an effect that exists, and whether the paired test sees it says
+    whether the instrument can see an effect of that size at this n."""
+    base = run_dir_for(out, 0.0, benchmark, "full", seed)
+    full = [r for r in runs if r.variant == "full"]
+    if report.coupling == 0 or not full or not (base / "metrics.json").exists():
+        return
+    reference = table3.load_run(base)
+    diffs = paired_differences({i: [s] for i, s in full[0].item_scores.items()},
+                               {i: [s] for i, s in reference.item_scores.items()})  # fmt: skip
+    pooled = [d for ds in diffs for d in ds]
+    if not pooled:
+        return
+    report.control_deltas.append(100.0 * mean(pooled))
+    report.control_detected += bootstrap_p_value(diffs, bootstrap) < 1.0 - bootstrap.level
 
 
 def null_test(out: Path, *, coupling: float = 0.0, replicates: int = 20, benchmarks: Mapping[str, int] | None = None,

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ledgermind.simulator.null_test import NULL_WORLD, collect, null_test
+from ledgermind.simulator.null_test import NULL_WORLD, add_census, collect, null_test
 from ledgermind.experiment import table3
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +30,25 @@ def test_tiny_null_grid_builds_one_table_per_replicate_and_counts_its_verdicts(t
     again = collect(tmp_path / "out", coupling=0.0, replicates=2, benchmarks={"sample": 3})
     assert again.deltas == report.deltas  # read back from the runs' own records
     assert len(NULL_WORLD) == 4
+    # the census travels with the report: injected faults per variant, summed from the runs' own records
+    injected = sum(table3.load_run(tmp_path / "out" / "coupling-0" / "sample" / f"seed{s}" / "full").mechanisms
+                   ["simulator"]["injected"]["phantom"] for s in range(2))  # fmt: skip
+    assert report.census["full"]["phantom injected"] == injected
+    assert "Mechanism census" in md and report.control_deltas == []  # no control at coupling 0
+    # coupling 1 beside it: full against full at coupling 0 is the planted-effect control
+    coupled = null_test(tmp_path / "out", coupling=1.0, replicates=2, benchmarks={"sample": 3},
+                        variants=("full", "no_ecc"), overrides=(vis,))  # fmt: skip
+    assert len(coupled.control_deltas) == 2 and 0 <= coupled.control_detected <= 2
+    assert "Planted-effect control" in coupled.to_markdown()
+
+
+def test_census_sums_every_kind_and_harm() -> None:
+    into: dict[str, int] = {}
+    add_census(into, {"injected": {"phantom": 3}, "flagged": {"phantom": 2}, "neutralised": {"phantom": 1},
+                      "harmed": {"good_reading_superseded": 1}})  # fmt: skip
+    add_census(into, {"injected": {"phantom": 1, "misread": 4}})
+    assert into["phantom injected"] == 4 and into["phantom flagged"] == 2 and into["misread injected"] == 4
+    assert into["good_reading_superseded"] == 1 and into["relation reached"] == 0
 
 
 def test_bad_arguments_are_one_line() -> None:
