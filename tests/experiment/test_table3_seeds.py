@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,26 @@ def test_html_report_table3_has_the_intervals_and_names_each_seed(sweep: Path) -
     assert "percentile bootstrap over items" in table
     side = html[html.index('id="compare-index"') :]
     assert "no_ecc (seed 1)" in side and "full (seed 0)" in side
+
+
+def test_an_edited_dataset_with_the_same_ids_is_another_item_set_and_is_not_pooled(tmp_path: Path) -> None:
+    """Issue #36 item 8: the identity hashes item content (question, options, gold, image bytes), not
+    ids; a run over an edited copy of the data (one option changed) is refused by Table 3."""
+    items = fake_items(4)
+    edited = [items[0], replace(items[1], options=["right", "wrong", "also wrong", "changed"]), *items[2:]]
+    assert [i.id for i in edited] == [i.id for i in items]
+
+    def run(out: Path, variant: str, its: list[Item]) -> Path:
+        ident = identity_for(its, model="m", backend="b", benchmark="fake", variant=variant, seed=0,
+                             provenance={"decoding": {"temperature": 0.0, "seed": 0}})  # fmt: skip
+        asyncio.run(run_items(its, ListAgent(set(), set()), identity=ident, options=RunOptions(out, progress=False),
+                              scorer=fake_score, summarize=None))  # fmt: skip
+        return out
+
+    a = table3.load_run(run(tmp_path / "full", "full", items))
+    b = table3.load_run(run(tmp_path / "no_ecc", "no_ecc", edited))
+    assert a.identity.items_sha256 != b.identity.items_sha256
+    with pytest.raises(table3.Table3Error, match="different item sets"):
+        table3.build_rows([a, b])
+    same = table3.load_run(run(tmp_path / "no_ecc_same", "no_ecc", items))
+    assert len(table3.build_rows([a, same])) == 2  # the unedited copy pools
