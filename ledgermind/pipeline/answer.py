@@ -114,7 +114,7 @@ async def register_decision(
     for old in ctx.ledger.claims(ClaimType.DC):  # a new decision supersedes earlier ones
         old.status = ClaimStatus.DROPPED
     dc = ctx.ledger.add_claim(Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites))
-    ctx.evidence.ground(dc)
+    ctx.evidence.ground(dc, audit_only=not ctx.repairs_enabled)  # without repairs nothing acts on it
     acquired = False
     hits = ctx.verifier.protocol([dc]) if ctx.repairs_enabled else []  # App. E.1 steps (1)–(4)
     for hit in hits:

@@ -62,6 +62,6 @@ def _finish_transcript(ctx: ItemContext, evidence: str, reply: str, index: dict[
     cited += [c for c in extract_citations(reply) if c in ctx.ledger]
     dc = Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, ctx.traj.raw_answer), None, cited)
     ctx.ledger.add_claim(dc)
-    ctx.evidence.ground(dc)
+    ctx.evidence.ground(dc, audit_only=True)
     ctx.traj.notes.append("decision grounded post hoc for the audit (not used to answer)")
     finalize_answer(ctx)

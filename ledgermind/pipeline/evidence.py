@@ -92,15 +92,19 @@ class EvidenceIO:
     def reading_kind(self) -> str:
         return "reading" if QuestionType.READ in self.profile.types else "other"
 
-    def ground(self, claim: Claim) -> GroundingResult:
-        """Run the cascade on a claim against its leaf pool P_c and store the verdict on it."""
+    def ground(self, claim: Claim, *, audit_only: bool = False) -> GroundingResult:
+        """Run the cascade on a claim against its leaf pool P_c and store the verdict on it.
+
+        ``audit_only``: no mechanism of this path acts on the verdict (the baselines' post-hoc
+        audit, a decision under ``no_ledger``); the stored verdict says so, so that a census never
+        counts a label nobody acted on as a flag."""
         pool = [e.fact for e in self.ledger.leaf_pool(claim.id)]
         judgment = claim.is_judgment or claim.ctype is ClaimType.DC
         text = resolve_option_refs(asserted_content(claim), self.item.options)
         res = self.cascade.check(text, pool, kind=self.reading_kind(), sigma=claim.sigma, judgment=judgment)
         if claim.ctype is ClaimType.DC and not res.grounded:
             res = self._through_judgments(claim, res)
-        claim.grounding = result_dict(res)
+        claim.grounding = result_dict(res) | ({"audit_only": True} if audit_only else {})
         claim.grounded = res.grounded and claim.active
         return res
 

@@ -68,8 +68,20 @@ def _claims(d: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(d.get("ledger", {}).get("claims", []))
 
 
-def _ecc_flagged(c: Mapping[str, Any]) -> bool:
+# Paths on which a grounding verdict can act (σ demotion, triggers, repair). On the baselines' and
+# ``no_ledger``'s paths a verdict is a post-hoc label for the audit; trajectories recorded before
+# verdicts carried ``audit_only`` are told apart by their path.
+ACTING_PATHS = ("DIRECT", "FULLPIPE")
+
+
+def _acted_verdict(c: Mapping[str, Any], d: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The claim's grounding verdict when a mechanism could act on it, else an empty mapping."""
     g = c.get("grounding") or {}
+    return {} if g.get("audit_only") or d.get("path") not in ACTING_PATHS else g
+
+
+def _ecc_flagged(c: Mapping[str, Any], d: Mapping[str, Any]) -> bool:
+    g = _acted_verdict(c, d)
     return g.get("ecc") is False and bool(g.get("ecc_applied", False))
 
 
@@ -84,7 +96,7 @@ def _final_text(d: Mapping[str, Any]) -> str:
 
 
 def _entity_flagged(entity: str, call_index: int, d: Mapping[str, Any]) -> bool:
-    if any(_names(c, entity) and _ecc_flagged(c) for c in _claims(d)):
+    if any(_names(c, entity) and _ecc_flagged(c, d) for c in _claims(d)):
         return True
     later = d.get("model_calls", [])[call_index + 1 :]
     return any(c.get("stage") == "entity_recheck" for c in later)  # the defence re-asked (Alg. 2 l.2-3)
@@ -104,7 +116,7 @@ def _misread_flagged(value: float, d: Mapping[str, Any]) -> bool:
             if _same_number(n.group(), value):
                 return True
     for c in _claims(d):
-        g = c.get("grounding") or {}
+        g = _acted_verdict(c, d)
         if g.get("ncc") is False and any(_same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", "")))):
             return True
     return False

@@ -44,9 +44,10 @@ class NullReport:
     tables: int = 0
     # variant -> census counter ("phantom flagged", ...) -> summed over every table: the report says *why*
     census: dict[str, dict[str, int]] = field(default_factory=dict)
-    # the planted-effect control: full at this coupling vs full at coupling 0 (same seed, same items)
-    control_deltas: list[float] = field(default_factory=list)
-    control_detected: int = 0
+    # the planted-effect control, per variant: the variant at this coupling vs itself at coupling 0
+    # (same seed, same items) — what coupled faults cost it, and whether the paired test sees that
+    control_deltas: dict[str, list[float]] = field(default_factory=dict)
+    control_detected: dict[str, int] = field(default_factory=dict)
 
     def rate(self, count: int) -> float | None:
         return count / self.tables if self.tables else None
@@ -81,11 +82,17 @@ class NullReport:
         return lines
 
     def _control_lines(self) -> list[str]:
+        """Coupled faults change answers by construction: each variant against itself at coupling 0
+        is an effect that exists where no mechanism undoes those faults (it shows the instrument
+        can see one), and is small where a mechanism — or anything else — does."""
         if not self.control_deltas:
             return []
-        return ["", f"Planted-effect control (full at coupling {self.coupling:g} vs full at coupling 0, paired by "
-                f"seed and item): mean Δ {mean(self.control_deltas):+.2f} points, distinguishable (p < 0.05) in "
-                f"{self.control_detected}/{len(self.control_deltas)} tables"]
+        lines = ["", f"Planted-effect control: each variant at coupling {self.coupling:g} vs itself at coupling 0 "
+                 "(paired by seed and item; raw p < 0.05):", "",
+                 "| variant | mean Δ (points) | tables distinguishable |", "|---|---:|---:|"]  # fmt: skip
+        for v, ds in self.control_deltas.items():
+            lines.append(f"| {v} | {mean(ds):+.2f} | {self.control_detected.get(v, 0)}/{len(ds)} |")
+        return lines
 
 
 RunFn = Callable[[DictConfig], Mapping[str, Any]]
@@ -134,9 +141,31 @@ def collect(out: Path, *, coupling: float, replicates: int, benchmarks: Mapping[
                 report.deltas.setdefault(r.variant, []).append(float(r.delta or 0.0))
                 report.detected[r.variant] = report.detected.get(r.variant, 0) + (r in holm)
             for run in runs:
-                add_census(report.census.setdefault(run.variant, {}), run.mechanisms.get("simulator") or {})
+                add_census(report.census.setdefault(run.variant, {}), rederived_census(run.run_dir))
             _planted_control(report, out, benchmark, seed, runs, bootstrap)
     return report
+
+
+def rederived_census(run_dir: Path) -> dict[str, Any]:
+    """The run's simulator census derived again from its trajectories with today's census rules.
+
+    Why not ``metrics.json``: the census is a function of the trajectory (``simulator/census.py``),
+    and a rule fixed after the runs (an audit-only label is no flag) must not need the runs again."""
+    from ledgermind.experiment.rundir import RunDir
+    from ledgermind.simulator.census import fault_census
+
+    run = RunDir(run_dir)
+    total: dict[str, Any] = {}
+    for result in run.results():
+        d = run.trajectory(result.id)
+        if d is None:
+            continue
+        for verb, counts in fault_census(d).items():
+            if isinstance(counts, dict) and verb != "by_place":
+                into = total.setdefault(verb, {})
+                for k, v in counts.items():
+                    into[k] = into.get(k, 0) + int(v)
+    return total
 
 
 def add_census(into: dict[str, int], simulator: Mapping[str, Any]) -> None:
@@ -151,21 +180,23 @@ def add_census(into: dict[str, int], simulator: Mapping[str, Any]) -> None:
 
 def _planted_control(report: NullReport, out: Path, benchmark: str, seed: int,
                      runs: Sequence[table3.RunScores], bootstrap: BootstrapConfig) -> None:  # fmt: skip
-    """At coupling > 0, faults change answers by construction: ``full`` against itself at coupling 0
-    (same seed, same items) is an effect that exists, and whether the paired test sees it says
-    whether the instrument can see an effect of that size at this n."""
-    base = run_dir_for(out, 0.0, benchmark, "full", seed)
-    full = [r for r in runs if r.variant == "full"]
-    if report.coupling == 0 or not full or not (base / "metrics.json").exists():
+    """At coupling > 0 faults change answers by construction: every variant against itself at
+    coupling 0 (same seed, same items) measures what the coupled faults cost it."""
+    if report.coupling == 0:
         return
-    reference = table3.load_run(base)
-    diffs = paired_differences({i: [s] for i, s in full[0].item_scores.items()},
-                               {i: [s] for i, s in reference.item_scores.items()})  # fmt: skip
-    pooled = [d for ds in diffs for d in ds]
-    if not pooled:
-        return
-    report.control_deltas.append(100.0 * mean(pooled))
-    report.control_detected += bootstrap_p_value(diffs, bootstrap) < 1.0 - bootstrap.level
+    for run in runs:
+        base = run_dir_for(out, 0.0, benchmark, run.variant, seed)
+        if not (base / "metrics.json").exists():
+            continue
+        reference = table3.load_run(base)
+        diffs = paired_differences({i: [s] for i, s in run.item_scores.items()},
+                                   {i: [s] for i, s in reference.item_scores.items()})  # fmt: skip
+        pooled = [d for ds in diffs for d in ds]
+        if not pooled:
+            continue
+        report.control_deltas.setdefault(run.variant, []).append(100.0 * mean(pooled))
+        detected = bootstrap_p_value(diffs, bootstrap) < 1.0 - bootstrap.level
+        report.control_detected[run.variant] = report.control_detected.get(run.variant, 0) + detected
 
 
 def null_test(out: Path, *, coupling: float = 0.0, replicates: int = 20, benchmarks: Mapping[str, int] | None = None,

@@ -46,6 +46,19 @@ def test_an_audit_only_flag_is_no_flag():
     assert v["flagged"]["phantom"] == 0 and v["neutralised"]["phantom"] == 0 and v["reached"]["phantom"] == 1
 
 
+def test_a_verdict_marked_audit_only_or_on_a_path_where_nothing_acts_is_no_flag():
+    """The real post-hoc audit applies ECC (``ecc_applied`` True): what tells it apart is the
+    verdict's ``audit_only`` mark, or — in trajectories recorded before the mark — the path."""
+    for path, audit_only, flagged in [(PathKind.NO_LEDGER, False, 0), (PathKind.BASELINE, False, 0),
+                                      (PathKind.DIRECT, True, 0), (PathKind.DIRECT, False, 1)]:  # fmt: skip
+        t = Trajectory("q", "Q?", path)
+        t.model_calls.append(call("answer", PHANTOM))
+        c = claim(t, "C. Gemini 4; as Harold Finnegan described", ecc=False, ctype=ClaimType.DC)
+        if audit_only:
+            c.grounding = {**c.grounding, "audit_only": True}
+        assert fault_census(t)["flagged"]["phantom"] == flagged, (path, audit_only)
+
+
 def test_a_fault_that_vanished_unflagged_faded():
     t = Trajectory("q", "Q?", PathKind.DIRECT)
     t.model_calls.append(call("answer", PHANTOM))

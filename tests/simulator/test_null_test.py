@@ -34,11 +34,12 @@ def test_tiny_null_grid_builds_one_table_per_replicate_and_counts_its_verdicts(t
     injected = sum(table3.load_run(tmp_path / "out" / "coupling-0" / "sample" / f"seed{s}" / "full").mechanisms
                    ["simulator"]["injected"]["phantom"] for s in range(2))  # fmt: skip
     assert report.census["full"]["phantom injected"] == injected
-    assert "Mechanism census" in md and report.control_deltas == []  # no control at coupling 0
+    assert "Mechanism census" in md and report.control_deltas == {}  # no control at coupling 0
     # coupling 1 beside it: full against full at coupling 0 is the planted-effect control
     coupled = null_test(tmp_path / "out", coupling=1.0, replicates=2, benchmarks={"sample": 3},
                         variants=("full", "no_ecc"), overrides=(vis,))  # fmt: skip
-    assert len(coupled.control_deltas) == 2 and 0 <= coupled.control_detected <= 2
+    assert set(coupled.control_deltas) == {"full", "no_ecc"} and len(coupled.control_deltas["full"]) == 2
+    assert 0 <= coupled.control_detected["full"] <= 2
     assert "Planted-effect control" in coupled.to_markdown()
 
 
