@@ -67,7 +67,7 @@ class NullReport:
         ]
         for v, ds in self.deltas.items():
             lines.append(f"| {v} | {mean(ds):+.2f} | {self.detected.get(v, 0)}/{self.tables} |")
-        return "\n".join(lines + self._census_lines() + self._control_lines())
+        return "\n".join(lines + self._census_lines() + self._independence_lines() + self._control_lines())
 
     def _census_lines(self) -> list[str]:
         """What the mechanisms did to the injected faults, summed over all tables: a Δ of zero reads
@@ -80,6 +80,20 @@ class NullReport:
         for v, counts in self.census.items():
             lines.append(f"| {v} | " + " | ".join(str(counts.get(k, 0)) for k in keys) + " |")
         return lines
+
+    def _independence_lines(self) -> list[str]:
+        """Faults must not know the answer: a decision that failed ECC should be right about as often
+        as one that passed at coupling 0 (the old instrument: 23 % vs 72 %, ECC a wrongness detector)."""
+        rows = []
+        for v, c in self.census.items():
+            failed, passed = c.get("ecc_failed n", 0), c.get("ecc_passed n", 0)
+            if failed and passed:
+                rows.append(f"| {v} | {100 * c['ecc_failed right'] / failed:.1f} % ({failed}) | "
+                            f"{100 * c['ecc_passed right'] / passed:.1f} % ({passed}) |")
+        if not rows:
+            return []
+        return ["", "Right answers among final decisions that failed / passed ECC (n):", "",
+                "| variant | failed ECC | passed ECC |", "|---|---:|---:|", *rows]
 
     def _control_lines(self) -> list[str]:
         """Coupled faults change answers by construction: each variant against itself at coupling 0
@@ -155,17 +169,29 @@ def rederived_census(run_dir: Path) -> dict[str, Any]:
     from ledgermind.simulator.census import fault_census
 
     run = RunDir(run_dir)
-    total: dict[str, Any] = {}
+    total: dict[str, Any] = {"independence": {}}
     for result in run.results():
         d = run.trajectory(result.id)
         if d is None:
             continue
+        if result.error is None:
+            cell = "ecc_failed" if _decision_failed_ecc(d) else "ecc_passed"
+            ind = total["independence"]
+            ind[f"{cell} n"] = ind.get(f"{cell} n", 0) + 1
+            ind[f"{cell} right"] = ind.get(f"{cell} right", 0) + int(result.correct)
         for verb, counts in fault_census(d).items():
             if isinstance(counts, dict) and verb != "by_place":
                 into = total.setdefault(verb, {})
                 for k, v in counts.items():
                     into[k] = into.get(k, 0) + int(v)
     return total
+
+
+def _decision_failed_ecc(d: Mapping[str, Any]) -> bool:
+    """The final decision (last DC claim) failed an ECC check that was applied."""
+    dcs = [c for c in d.get("ledger", {}).get("claims", []) if c.get("ctype") == "DC"]
+    g = (dcs[-1].get("grounding") or {}) if dcs else {}
+    return g.get("ecc") is False and bool(g.get("ecc_applied"))
 
 
 def add_census(into: dict[str, int], simulator: Mapping[str, Any]) -> None:
@@ -176,6 +202,8 @@ def add_census(into: dict[str, int], simulator: Mapping[str, Any]) -> None:
             into[key] = into.get(key, 0) + int((simulator.get(verb) or {}).get(kind) or 0)
     for harm in HARMS:
         into[harm] = into.get(harm, 0) + int((simulator.get("harmed") or {}).get(harm) or 0)
+    for key, n in (simulator.get("independence") or {}).items():
+        into[key] = into.get(key, 0) + int(n)
 
 
 def _planted_control(report: NullReport, out: Path, benchmark: str, seed: int,

@@ -34,6 +34,8 @@ def test_tiny_null_grid_builds_one_table_per_replicate_and_counts_its_verdicts(t
     injected = sum(table3.load_run(tmp_path / "out" / "coupling-0" / "sample" / f"seed{s}" / "full").mechanisms
                    ["simulator"]["injected"]["phantom"] for s in range(2))  # fmt: skip
     assert report.census["full"]["phantom injected"] == injected
+    decided = report.census["full"].get("ecc_failed n", 0) + report.census["full"].get("ecc_passed n", 0)
+    assert decided == 6  # every (item, replicate) of full, split by whether its decision failed ECC
     assert "Mechanism census" in md and report.control_deltas == {}  # no control at coupling 0
     # coupling 1 beside it: full against full at coupling 0 is the planted-effect control
     coupled = null_test(tmp_path / "out", coupling=1.0, replicates=2, benchmarks={"sample": 3},
@@ -47,7 +49,8 @@ def test_census_sums_every_kind_and_harm() -> None:
     into: dict[str, int] = {}
     add_census(into, {"injected": {"phantom": 3}, "flagged": {"phantom": 2}, "neutralised": {"phantom": 1},
                       "harmed": {"good_reading_superseded": 1}})  # fmt: skip
-    add_census(into, {"injected": {"phantom": 1, "misread": 4}})
+    add_census(into, {"injected": {"phantom": 1, "misread": 4}, "independence": {"ecc_failed n": 2, "ecc_failed right": 1}})
+    assert into["ecc_failed n"] == 2 and into["ecc_failed right"] == 1
     assert into["phantom injected"] == 4 and into["phantom flagged"] == 2 and into["misread injected"] == 4
     assert into["good_reading_superseded"] == 1 and into["relation reached"] == 0
 
