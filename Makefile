@@ -29,7 +29,7 @@ test: env browser
 
 env: $(STAMP)
 
-# The audit report's browser tests drive Debian's headless Chromium through chromedriver.
+# The HTML report's browser tests drive Debian's headless Chromium through chromedriver.
 browser:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
 	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO="sudo"; \
@@ -104,7 +104,9 @@ bench: env
 #   make mutation                         every module (ledger grounding dispatch repair metrics scoring gates)
 #   make mutation MODULES="ledger metrics" only those; MUTATION_ARGS="--max-children 2" for more workers
 # One module at a time in build/mutation/<module>/ against only the tests that cover it; prints the
-# kill-rate table of docs/mutation.md. `scripts/mutation.py --survivors` lists what survived.
+# kill-rate table of docs/mutation.md (raw and excluding the accepted survivors listed there).
+# `scripts/mutation.py --survivors` lists what survived (accepted / UNCLASSIFIED); `--check` exits 1
+# on an unclassified survivor or a stale accepted row (MUTATION_ARGS=--check runs only that).
 MODULES ?=
 MUTATION_ARGS ?=
 mutation: env
@@ -114,19 +116,18 @@ clean-env:
 	rm -rf $(VENV) $(GPU_VENV)
 
 # Table 3 on the fault-injecting SIMULATED backbone (a test instrument, not a model; README
-# "Simulated backbone"): full + five ablations + native CoT on the dev MMMU-Pro subset and on the
-# gauge set (Dual-Read), each over the seeds SIM_SEEDS (a Hydra sweep seed=0,1,2), then Table 3
-# with 95 % intervals (pooled over seeds) and the flagged / neutralised / reached fault report.
+# "Simulated backbone"): the experiment config conf/experiment/table3_sim.yaml (every variant of
+# conf/ablation — full, the ablations, native CoT — over seeds 0,1,2) on the dev MMMU-Pro subset and
+# on the gauge set (Dual-Read), then Table 3 with 95 % intervals (pooled over seeds) and the
+# flagged / neutralised / reached fault report.
 #   make table3-sim                                             default fault model, seeds 0,1,2
 #   make table3-sim SIM_SEEDS=0                                 one seed
 #   make table3-sim SIM_ARGS="backend.faults=off" SIM_OUT=outputs/table3-sim-sanity   perfect model
 SIM_OUT   ?= outputs/table3-sim
 SIM_ARGS  ?=
-SIM_SEEDS ?= 0,1,2
-SIM_VARIANTS := full,no_ledger,free_form_repair,no_ecc,no_dual_read,no_dispatcher,baseline
+SIM_SEEDS ?=
 # one progress bar per sweep (jobs × items, one ETA): scripts/run.py -m runs the jobs in this process
-SIM_RUN = $(PY) scripts/run.py -m backend=simulated logger=none cache.mode=off \
-	seed=$(SIM_SEEDS) +ablation=$(SIM_VARIANTS) $(SIM_ARGS)
+SIM_RUN = $(PY) scripts/run.py -m +experiment=table3_sim $(if $(SIM_SEEDS),seed=$(SIM_SEEDS)) $(SIM_ARGS)
 
 table3-sim: env
 	$(SIM_RUN) benchmark=mmmu_pro_standard10 hydra.sweep.dir=$(SIM_OUT)/mmmu_pro

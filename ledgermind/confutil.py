@@ -36,3 +36,27 @@ def plain_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(plain_value(v) for v in value)
     return value
+
+
+def option_node(group: str, option: str, conf_dir: Path | None = None) -> Any:
+    """``conf/<group>/<option>.yaml`` with the bases its defaults list names in the same group
+    (``defaults: [_loader, _self_]``) merged in order, as an unresolved ``DictConfig`` (no
+    interpolation resolved, no code run) without the ``defaults`` key.
+
+    Why: an option states only what it changes over its base (``benchmark/_loader``); a reader that wants the option's keys (the variant list, the check of
+    ``benchmark.limit=…`` on the command line) must see the base's keys too, exactly as Hydra does.
+    """
+    from omegaconf import DictConfig, OmegaConf
+
+    folder = Path(conf_dir or CONF_DIR) / group
+    node = OmegaConf.load(folder / f"{option}.yaml")
+    if not isinstance(node, DictConfig):
+        raise ValueError(f"{folder / option}.yaml is not a mapping")
+    merged = OmegaConf.create({})
+    defaults = list(node.pop("defaults", None) or ["_self_"])
+    for entry in defaults if "_self_" in defaults else [*defaults, "_self_"]:
+        if entry == "_self_":
+            merged = OmegaConf.merge(merged, node)
+        elif isinstance(entry, str):  # a base of the same group; `override /group: x` entries are Hydra's
+            merged = OmegaConf.merge(merged, option_node(group, entry, conf_dir))
+    return merged

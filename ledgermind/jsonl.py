@@ -22,6 +22,7 @@ class BadLine(str, Enum):
 
     RAISE = "raise"  # a ``DataError`` naming the file and the line: input a user must fix
     SKIP = "skip"  # leave it out: a results file after a crash, where a resume rewrites the item anyway
+    KEEP = "keep"  # yield it with ``error`` set: a benchmark file, where one bad row is one error item
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class JsonlRow:
     line_no: int
     value: Any
     text: str
+    error: str | None = None  # ``BadLine.KEEP``: why the line is not what it should be (``value`` is None)
 
 
 def read_jsonl(
@@ -39,35 +41,58 @@ def read_jsonl(
     bad: BadLine = BadLine.RAISE,
     torn_tail: bool = True,
     decode_errors: str = "strict",
+    objects: bool = False,
     what: str = "valid JSON",
 ) -> Iterator[JsonlRow]:
-    """Yield the parsed non-blank lines of ``path`` in order.
+    """Yield the parsed non-blank lines of ``path`` in order (a missing file is a ``DataError``).
 
     ``torn_tail``: a last line without its newline that is not valid JSON is what a kill mid-write
     leaves behind; it is skipped silently instead of being treated as ``bad``.
-    ``decode_errors``: how undecodable bytes are handled (``"replace"`` for results files, where
-    one mangled byte must not hide every other item).
+    ``decode_errors``: how undecodable bytes are handled, per line (``"replace"`` for results files,
+    where one mangled byte must not hide every other item; ``"strict"``: the line is bad).
+    ``objects``: a line must hold a JSON object (benchmark records); any other value is bad.
     ``what``: what a line should be, for the error (``"a readable result record"``).
     """
     path = Path(path)
+    if not path.is_file():
+        raise DataError(f"JSONL file not found: {path}")
     raw = path.read_bytes()
-    lines = raw.decode("utf-8", decode_errors).splitlines()
-    ends_with_newline = raw.endswith((b"\n", b"\r"))
+    lines = raw.split(b"\n")
+    last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
     for n, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text:
+        if not line.strip():
             continue
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            if torn_tail and n == len(lines) and not ends_with_newline:
-                return
-            if bad is BadLine.SKIP:
-                continue
-            raise bad_line(path, n, text, what) from None
-        yield JsonlRow(n, value, text)
+        value, text, reason = _parse(line, decode_errors, objects)
+        if reason is None:
+            yield JsonlRow(n, value, text)
+        elif torn_tail and n == last and not raw.rstrip(b" \t").endswith((b"\n", b"\r")) and value is _INVALID:
+            return
+        elif bad is BadLine.RAISE:
+            raise bad_line(path, n, text, what, reason)
+        elif bad is BadLine.KEEP:
+            yield JsonlRow(n, None, text, str(bad_line(path, n, text, what, reason)))
 
 
-def bad_line(path: Path, line_no: int, text: str, what: str) -> DataError:
-    """The one-line error for a line that is not ``what`` (also for valid JSON of the wrong shape)."""
-    return DataError(f"{path}: line {line_no} is not {what} ({text.strip()[:60]!r})")
+_INVALID = object()  # a line that is not JSON at all (a torn tail can only be that)
+
+
+def _parse(line: bytes, decode_errors: str, objects: bool) -> tuple[Any, str, str | None]:
+    """``(value, text, None)`` for a good line, else ``(…, text, reason)``."""
+    try:
+        text = line.decode("utf-8", decode_errors).strip()
+    except UnicodeDecodeError as exc:
+        return _INVALID, line.decode("utf-8", "replace").strip(), f"not UTF-8 at byte {exc.start}"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return _INVALID, text, exc.msg
+    if objects and not isinstance(value, dict):
+        return value, text, f"a JSON {type(value).__name__}"
+    return value, text, None
+
+
+def bad_line(path: Path, line_no: int, text: str, what: str, reason: str | None = None) -> DataError:
+    """The one-line error for a line that is not ``what`` (also for valid JSON of the wrong shape),
+    with the reason when it is known."""
+    because = f"{reason}: " if reason else ""
+    return DataError(f"{path}: line {line_no} is not {what} ({because}{text.strip()[:60]!r})")

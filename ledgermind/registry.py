@@ -59,9 +59,16 @@ class Registry(Generic[T]):
         try:
             obj = self._items[name]
         except KeyError:
-            known = ", ".join(sorted(self._items)) or "(none)"
-            raise RegistryError(f"unknown {self.kind} {name!r}; known: {known}") from None
+            raise RegistryError(self.unknown(name)) from None
         return obj.load(self.kind, name) if isinstance(obj, _Lazy) else obj
+
+    def unknown(self, name: str) -> str:
+        """The one-line miss: the closest registered name first (a typo is the usual cause), then all."""
+        import difflib
+
+        close = difflib.get_close_matches(str(name), list(self._items), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return f"unknown {self.kind} {name!r}; {hint}known: {', '.join(sorted(self._items)) or '(none)'}"
 
     def names(self) -> list[str]:
         return sorted(self._items)

@@ -1,8 +1,8 @@
-"""``build_perception(node)``: the one way a run, the auditor and the scripts get their perception stack.
+"""``build_perception(node)``: the one way a run, S-RFA and the scripts get their perception stack.
 
 A ``perception`` config node (``conf/perception/*.yaml``) names the tools, the on-disk cache and
-the NER model with its extra aliases. Building them in one place keeps the agent and the auditor
-on the same OCR cache (an item a run already read costs the audit nothing) and the same spaCy
+the NER model with its extra aliases. Building them in one place keeps the agent and S-RFA
+on the same OCR cache (an item a run already read costs S-RFA nothing) and the same spaCy
 model, instead of each caller choosing its own defaults.
 """
 

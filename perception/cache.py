@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import math
 import threading
 from collections.abc import Mapping
 from enum import Enum
@@ -35,7 +36,7 @@ from ledgermind.errors import ConfigError
 from ledgermind.tools.base import BBox, Observation, Tool, _jsonable
 
 CACHE_OFF = "off"
-CACHE_FORMAT = 1  # bump when the payload layout changes
+CACHE_FORMAT = 2  # bump when the payload layout changes (2: plain artifact values kept)
 
 # Distributions whose version changes what a perception tool returns. Absent ones count as absent,
 # so installing e.g. PaddleOCR invalidates CPU entries too: over-invalidation is cheap, a stale
@@ -104,6 +105,7 @@ class PerceptionCache:
             payload = json.loads(path.read_text(encoding="utf-8"))
             observations = [Observation.from_dict(o) for o in payload["observations"]]
             artifacts: dict[str, Any] = {}
+            artifacts.update(payload.get("values") or {})
             for name in payload.get("image_artifacts", []):
                 with Image.open(self._path(key, f".{name}.png")) as img:
                     img.load()
@@ -115,8 +117,11 @@ class PerceptionCache:
         return observations, artifacts
 
     def put(self, key: str, observations: list[Observation], artifacts: Mapping[str, Any]) -> bool:
-        """Store observations and the image artifacts (other artifacts are not part of the payload);
-        False when the directory refused the write (reported once, the caller carries on)."""
+        """Store observations, the image artifacts and the plain (JSON scalar) artifact values, such
+        as OCR's ``best_confidence`` when it kept no line: the verifier raises T4 on it where an empty
+        output would raise T1, so a hit without it would change the trajectory. Objects (a
+        ``CropResult``) are not stored. False when the directory refused the write (reported once,
+        the caller carries on)."""
         return self._writes.write(lambda: self._put(key, observations, artifacts))
 
     def _put(self, key: str, observations: list[Observation], artifacts: Mapping[str, Any]) -> None:
@@ -129,6 +134,7 @@ class PerceptionCache:
             "format": CACHE_FORMAT,
             "observations": [o.to_dict() for o in observations],
             "image_artifacts": sorted(images),
+            "values": {n: a for n, a in artifacts.items() if _plain(a)},
         }
         atomic_write_bytes(self._path(key, ".json"), json.dumps(payload, sort_keys=True).encode("utf-8"))
 
@@ -138,6 +144,13 @@ class PerceptionCache:
                 self.hits += 1
             else:
                 self.misses += 1
+
+
+def _plain(value: Any) -> bool:
+    """A value JSON stores and reads back unchanged (bool, int, finite float, str, None)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (bool, int, str))
 
 
 def _safe_name(name: str) -> bool:

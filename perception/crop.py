@@ -40,9 +40,6 @@ from ledgermind.tools.base import BBox
 from perception.detect import Proposal, ProposalSource, intersection_area
 from perception.ocr import OCRLine
 
-CENTRE_ZONE = 4
-
-
 @dataclass(frozen=True)
 class CropConfig:
     """Crop-zoom parameters; defaults are the paper's."""

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledgermind.errors import ConfigError
-from ledgermind.tools.base import TOOLS, BBox, Observation, Tool, ToolKind
+from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
 from perception.crop import (
     CropConfig,
     CropResult,
@@ -85,7 +85,6 @@ def _ocr_observation(line: OCRLine, engine: OCREngine, zoom: float | None = None
     return Observation(text=line.text, bbox=line.bbox, score=line.confidence, meta=meta)
 
 
-@TOOLS.register("ocr")
 class OCRTool(Tool):
     """Inputs: ``image`` (path, bytes or PIL image), optional ``region`` [x0, y0, x1, y1] to read only a crop.
 
@@ -122,7 +121,6 @@ class OCRTool(Tool):
         return [], {"best_confidence": max(ln.confidence for ln in seen), "discarded_lines": len(seen)}
 
 
-@TOOLS.register("crop_zoom")
 class CropZoomTool(Tool):
     """Nine-zone crop-zoom (Alg. 1 lines 6–7) or an explicit-box crop (REFRESH/RETRY, App. E.2).
 
@@ -208,7 +206,6 @@ class CropZoomTool(Tool):
         return props
 
 
-@TOOLS.register("detect")
 class DetectTool(Tool):
     """Open-vocabulary detection. Inputs: ``image``, ``queries`` (list of object names or one string)."""
 

@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from ledgermind.grounding.cascade import GroundingCascade, build_cascade  # noqa: E402
-from ledgermind.grounding.agreement import load_pairs  # noqa: E402
+from ledgermind.studies.agreement import load_pairs  # noqa: E402
 from ledgermind.grounding import ecc  # noqa: E402
 from ledgermind.grounding.numbers import extract_numbers  # noqa: E402
 from ledgermind.grounding.relations import related_numbers  # noqa: E402

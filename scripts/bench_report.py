@@ -24,8 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from ledgermind.experiment.results import RESULTS_FILE, TRAJECTORY_DIR, read_results, trajectory_path  # noqa: E402
 from ledgermind.report import build_report  # noqa: E402
+from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR  # noqa: E402
+from ledgermind.runs.results import read_results  # noqa: E402
+from ledgermind.runs.trajectories import trajectory_path  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

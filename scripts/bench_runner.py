@@ -21,6 +21,14 @@ runs the same items three ways: on one server at ``--per-server`` items in fligh
 at N × that, routed in rotation and item-affinely. It reports items/min, the ratio to N × the
 one-server throughput, and the prefix-hit rate (cached / prompt tokens, from the servers'
 ``usage.prompt_tokens_details.cached_tokens``). Extra Hydra overrides go after ``--``.
+
+The multi-server table runs ``--server-items`` items (default: 8 per item slot of the N-server run,
+8 × N × ``--per-server`` = 128 at 4 × 4), not ``--items``. Why: it measures how routing scales, so
+the N-server run must be in steady state. At 48 items its 16 slots run 3 waves and the run ends when
+the longest FULLPIPE chain ends (on average 2.6 × a DIRECT item, the longest 3.5 ×); list-scheduling the
+measured item durations with this router bounds the ratio at 0.91 (48 items), 0.95 (96), 0.96 (128),
+0.975 (192) — any runner overhead then pushes 48 items under 0.9 however well the items are routed.
+The one-server run at 4 slots runs 4 × as many waves, so its own tail is small at any of these sizes.
 """
 
 from __future__ import annotations
@@ -44,10 +52,10 @@ from hydra.errors import HydraException  # noqa: E402
 
 from ledgermind.backends.vllm_launch import free_port  # noqa: E402
 from ledgermind.errors import UserError  # noqa: E402
-from ledgermind.experiment.results import read_results  # noqa: E402
 from ledgermind.experiment.app import run_experiment  # noqa: E402
+from ledgermind.runs.results import read_results  # noqa: E402
 from ledgermind.testing.counting_ocr import CountingRapidOCREngine  # noqa: E402
-from ledgermind.testing.replay import replay_requests  # noqa: E402
+from ledgermind.testing.throughput_limit import replay_requests  # noqa: E402
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 COUNTING_OCR = "ledgermind.testing.counting_ocr.CountingRapidOCREngine"
@@ -66,6 +74,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sweep-only", action="store_true", help="only the sweep table")
     p.add_argument("--servers", type=int, default=0, help="N fake servers: rotation vs item-affine routing (0: skip)")
     p.add_argument("--servers-only", action="store_true", help="only the multi-server table")
+    p.add_argument("--server-items", type=int, default=None,
+                   help="items of the multi-server table (default: 8 per item slot, 8 × servers × per-server)")
     p.add_argument("--per-server", type=int, default=4, help="items in flight per server (= its batch limit)")
     p.add_argument("--server-latency", type=float, default=0.1, help="fixed seconds per request of the cost model")
     p.add_argument("--server-prefill-ms", type=float, default=0.5, help="ms per uncached prompt token")
@@ -221,23 +231,33 @@ def routed_level(base: list[str], urls: list[str], routing: str, concurrency: in
     return row
 
 
+WAVES = 8  # items per item slot of the N-server run: enough for steady state (see the module docstring)
+
+
+def server_items(args: argparse.Namespace) -> int:
+    return args.server_items or WAVES * args.servers * args.per_server
+
+
 def servers_table(args: argparse.Namespace, base: list[str], tmp: Path, urls: list[str]) -> None:
     """One server vs N servers in rotation vs N servers item-affine, the same items each time."""
-    warm = [*base, f"perception.cache_dir={tmp / 'perception'}"]
+    items = server_items(args)
+    warm = [*merge_overrides(base, [f"limit={items}"]), f"perception.cache_dir={tmp / 'perception'}"]
     run_level(merge_overrides(warm, [f"backend.base_urls=[{urls[0]}]"]), 8, tmp / "servers-warmup")  # fills the perception cache
     c, n = args.per_server, len(urls)
     one = routed_level(warm, urls[:1], "affine", c, c, tmp / "one")
     rows = [one, *(routed_level(warm, urls, r, n * c, c, tmp / f"servers-{r}") for r in ("rotation", "affine"))]
-    print(f"\n{n} fake servers vs one: {args.items} items of {args.benchmark}, {c} items in flight per server "
+    print(f"\n{n} fake servers vs one: {items} items of {args.benchmark}, {c} items in flight per server "
           f"(= batch limit), latency {args.server_latency} s + {args.server_prefill_ms} ms/uncached prompt token + "
           f"{args.server_decode_ms} ms/generated token, image = {args.server_image_tokens} tokens, "
           f"prefix cache {args.server_cache_tokens} tokens/server\n")  # fmt: skip
-    print("| servers | routing | items in flight | run s | items/min | ÷ (N × one server) | prefix-hit rate | requests per server | errors |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| servers | routing | items in flight | run s | items/min | ÷ (N × one server) | prefix-hit rate | requests per server "
+          "| runner CPU s | errors |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ratio = r["items_per_min"] / (r["servers"] * one["items_per_min"])
         print(f"| {r['servers']} | {r['routing'] if r['servers'] > 1 else '-'} | {r['concurrency']} | {r['run_s']:.1f} | "
-              f"{r['items_per_min']:.1f} | {ratio:.2f} | {100 * r['hit_rate']:.1f} % | {r['requests']} | {r['errors']} |")  # fmt: skip
+              f"{r['items_per_min']:.1f} | {ratio:.2f} | {100 * r['hit_rate']:.1f} % | {r['requests']} | {r['cpu_s']:.1f} | "
+              f"{r['errors']} |")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

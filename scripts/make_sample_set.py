@@ -1,25 +1,12 @@
-"""Regenerate the bundled sample set: ``python scripts/make_sample_set.py [OUT_DIR]``.
+#!/usr/bin/env python
+"""Regenerate the bundled sample set: ``ledgermind/devtools/sample_set.py``."""
 
-Draws the sample images and writes ``items.jsonl`` (default: ``ledgermind/benchmarks/sample/``).
-The output is deterministic; a test checks that the committed files match it.
-"""
-
-from __future__ import annotations
-
-import argparse
+import sys
 from pathlib import Path
 
-from ledgermind.benchmarks.sample import SAMPLE_DIR, generate_sample_set
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out_dir", nargs="?", type=Path, default=SAMPLE_DIR)
-    args = ap.parse_args()
-    records = generate_sample_set(args.out_dir)
-    size = sum(p.stat().st_size for p in args.out_dir.glob("*.png"))
-    print(f"wrote {len(records)} items and {size / 1024:.0f} KB of PNG to {args.out_dir}")
-
+from ledgermind.devtools.sample_set import main  # noqa: E402
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,91 +1,12 @@
 #!/usr/bin/env python
-"""One canonical text of a run tree's outputs, to show that a refactor changed nothing (issue 28).
+"""One canonical text of a run tree's outputs (refactor check): ``ledgermind/devtools/output_digest.py``."""
 
-    python scripts/output_digest.py DIR [DIR ...] > digest.txt
-    diff before.txt after.txt        # empty: the outputs are byte-identical up to timing
-
-For every run directory below DIR it prints, in path order, ``results.jsonl`` (rows by id: items
-finish in any order under concurrency), every ``trajectories/*.json``, ``metrics.json`` and any
-``table3.md`` / ``census.md``, with the wall-clock fields and the checkout's git state removed and, in trajectories, tool-call
-ids renumbered in order of appearance (``ocr#166`` counts the process's earlier calls). Timing
-and that counter are the only things a rerun of a fixed seed may change; nothing else may move.
-"""
-
-from __future__ import annotations
-
-import argparse
-import json
-import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-from ledgermind.jsonl import read_jsonl
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-# wall-clock fields: the only outputs a rerun of the same seed may change
-TIMING_KEYS = frozenset({
-    "latency_s", "latency_s_per_item", "wall_time_s", "wall_time_total_s", "elapsed_s", "timings", "created_at",
-})
-# provenance that names the checkout, not a result: the commit and its dirty flag
-VOLATILE_IDENTITY = frozenset({"git"})
-_CALL_ID = re.compile(r'"([a-z_]+)#(\d+)"')
-VERBATIM = ("table3.md", "census.md")
-
-
-def without_timing(value: Any) -> Any:
-    """``value`` with every timing key removed, recursively."""
-    if isinstance(value, dict):
-        return {k: without_timing(v) for k, v in value.items() if k not in TIMING_KEYS}
-    if isinstance(value, list):
-        return [without_timing(v) for v in value]
-    return value
-
-
-def canonical(value: Any) -> str:
-    return json.dumps(without_timing(value), sort_keys=True, ensure_ascii=False)
-
-
-def renumbered_call_ids(text: str) -> str:
-    """``"ocr#166"`` → ``"ocr#1"``…, numbered by first appearance within ``text``."""
-    seen: dict[str, str] = {}
-
-    def repl(m: re.Match[str]) -> str:
-        return '"' + seen.setdefault(m.group(0), f"{m.group(1)}#{len(seen) + 1}") + '"'
-
-    return _CALL_ID.sub(repl, text)
-
-
-def digest(root: Path) -> Iterator[str]:
-    """The canonical lines of every output file under ``root``, each prefixed by its path."""
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        if path.name == "results.jsonl":
-            rows = [row.value for row in read_jsonl(path)]
-            yield from (f"{rel}: {canonical(r)}" for r in sorted(rows, key=lambda r: str(r.get("id"))))
-        elif path.suffix == ".json" and path.parent.name == "trajectories":
-            yield f"{rel}: {renumbered_call_ids(canonical(json.loads(path.read_text(encoding='utf-8'))))}"
-        elif path.name == "metrics.json":
-            metrics = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(metrics.get("identity"), dict):
-                metrics["identity"] = {k: v for k, v in metrics["identity"].items() if k not in VOLATILE_IDENTITY}
-            yield f"{rel}: {canonical(metrics)}"
-        elif path.name in VERBATIM:
-            yield from (f"{rel}: {line}" for line in path.read_text(encoding="utf-8").splitlines())
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("dirs", type=Path, nargs="+")
-    args = p.parse_args(argv)
-    for d in args.dirs:
-        if not d.is_dir():
-            print(f"output_digest: error: {d} is not a directory", file=sys.stderr)
-            return 2
-        for line in digest(d):
-            print(line)
-    return 0
-
+from ledgermind.devtools.output_digest import main  # noqa: E402
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

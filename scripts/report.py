@@ -1,39 +1,12 @@
 #!/usr/bin/env python
-"""Build the static HTML audit report of a run or a multirun and print the path of its index.
+"""The static HTML report of a run or multirun (also ``ledgermind report``): ``ledgermind/cli/report.py``."""
 
-    python scripts/report.py outputs/2025-01-01/12-00-00          # one run
-    python scripts/report.py outputs/multirun/2025-01-01/12-00-00 # Table 3 + one report per run + side by side
-    python scripts/report.py RUN_DIR --out /tmp/report
-
-Writes RUN_DIR/report/ by default (self-contained: open index.html in a browser, no server).
-Exit code 2 with one line when the directory holds no run.
-"""
-
-from __future__ import annotations
-
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from ledgermind.errors import UserError  # noqa: E402
-from ledgermind.report import build_report  # noqa: E402
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("run", type=Path, help="a run dir (results.jsonl, trajectories/) or a multirun dir")
-    p.add_argument("--out", type=Path, default=None, help="report directory (default: RUN/report)")
-    args = p.parse_args(argv)
-    try:
-        index = build_report(args.run, args.out)
-    except UserError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(index)
-    return 0
-
+from ledgermind.cli.report import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

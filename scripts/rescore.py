@@ -1,50 +1,12 @@
 #!/usr/bin/env python
-"""Re-score finished runs from their stored replies with the current scorer (no model, no tools).
+"""Re-score finished runs from their stored replies (also ``ledgermind rescore``): ``ledgermind/cli/rescore.py``."""
 
-    python scripts/rescore.py outputs/2025-01-01/12-00-00            # one run
-    python scripts/rescore.py outputs/multirun/2025-01-01/12-00-00   # every run below it
-    python scripts/rescore.py RUN --random-fallback-seed 0           # upstream's seeded random letter
-    python scripts/table3.py outputs/multirun/2025-01-01/12-00-00    # then rebuild the table
-
-Rewrites results.jsonl and metrics.json (which records the scorer's version and the previous
-accuracy); the previous files stay under RUN/rescore/<stamp>/. Exit 2 with one line when a run
-cannot be re-scored.
-"""
-
-from __future__ import annotations
-
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from ledgermind.errors import UserError  # noqa: E402
-from ledgermind.experiment.rescore import rescore_path  # noqa: E402
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("runs", nargs="+", type=Path, help="run dirs or multirun dirs")
-    p.add_argument("--random-fallback-seed", type=int, default=None,
-                   help="score unparsable MCQ replies with a seeded random letter (the upstream protocol)")
-    p.add_argument("--trust-config", action="store_true",
-                   help="import the loader/scorer the run's config names (only for runs you made: a run folder is data)")
-    args = p.parse_args(argv)
-    try:
-        reports = [r for path in args.runs
-                   for r in rescore_path(path, random_fallback_seed=args.random_fallback_seed, trust_config=args.trust_config)]
-    except UserError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    for rep in reports:
-        print(f"{rep.run_dir}: {rep.n_items} items, {len(rep.changes)} verdicts changed, "
-              f"accuracy {100 * rep.accuracy_before:.2f}% -> {100 * rep.accuracy_after:.2f}% "
-              f"(previous files in {rep.backup_dir})")
-        for c in rep.changes:
-            print(f"  {c.id}: {c.before[0]!r} score {c.before[1]:g} -> {c.after[0]!r} score {c.after[1]:g}")
-    return 0
-
+from ledgermind.cli.rescore import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

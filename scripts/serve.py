@@ -1,87 +1,12 @@
 #!/usr/bin/env python
-"""Print (or start) the vLLM server for a model config: ``python scripts/serve.py model=NAME [--launch]``.
+"""Print (or start) the vLLM server for a model config (also ``ledgermind serve``): ``ledgermind/cli/serve.py``."""
 
-The command comes from ``conf/model/NAME.yaml`` (``ledgermind/backends/serve_command.py``):
-``--max-model-len``, ``--limit-mm-per-prompt``, ``--mm-processor-kwargs`` (the same image-token
-budget ``backend=vllm_inprocess`` uses), ``--served-model-name`` (what ``backend=vllm_server``
-asks for), ``--gpu-memory-utilization`` and the rest of ``model.vllm_args``. Extra Hydra
-overrides work too (``model.vllm_args.max_model_len=16384``).
-
-Examples::
-
-    python scripts/serve.py model=qwen2_5_vl_7b                       # print the command
-    python scripts/serve.py model=qwen2_5_vl_7b --port 8001 --launch  # start it (replaces this process)
-    CUDA_VISIBLE_DEVICES=1 python scripts/serve.py model=qwen3_vl_8b --port 8002 --launch
-    python scripts/serve.py model=qwen2_5_vl_7b --servers 4    # one server per GPU + the client's base_urls
-    python scripts/serve.py model=qwen2_5_vl_7b --dp 4         # one data-parallel server over 4 GPUs, one URL
-
-Several servers (``--servers N``): the client routes item-affinely over ``backend.base_urls``
-(all calls of an item on one server). One node: ``--dp N`` is the alternative, vLLM's own
-data-parallel engine behind a single endpoint (docs/scaling.md compares the two).
-
-Exit codes: 0 printed/launched, 2 unknown model or bad override (one line on stderr).
-"""
-
-from __future__ import annotations
-
-import argparse
-import os
-import shlex
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("overrides", nargs="*", help="Hydra overrides, at least model=NAME")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--launch", action="store_true", help="start the server instead of printing the command")
-    parser.add_argument("--dp", type=int, default=1, help="--data-parallel-size: one server over this many GPUs")
-    parser.add_argument("--servers", type=int, default=1,
-                        help="print one command per GPU (ports PORT, PORT+1, …) and the client's backend.base_urls")
-    args = parser.parse_args(argv)
-
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    from ledgermind.backends.serve_command import launch_argv, serve_argv
-    from ledgermind.errors import UserError
-
-    if not any(o.startswith("model=") for o in args.overrides):
-        print("error: name the model: python scripts/serve.py model=NAME (see conf/model/)", file=sys.stderr)
-        return 2
-    if args.dp < 1 or args.servers < 1 or (args.servers > 1 and (args.launch or args.dp > 1)):
-        print("error: --dp and --servers are >= 1; --servers prints commands (no --launch, no --dp)", file=sys.stderr)
-        return 2
-    try:
-        with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-            cfg = compose("config", overrides=args.overrides)
-        model = OmegaConf.to_container(cfg.model, resolve=True)
-        kw = {"host": args.host, "port": args.port, "data_parallel_size": args.dp}
-        cmd = launch_argv(model, sys.executable, **kw) if args.launch else serve_argv(model, **kw)
-    except (HydraException, OmegaConfBaseException, UserError) as e:
-        print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
-        return 2
-    if args.servers > 1:
-        ports = [args.port + i for i in range(args.servers)]
-        for gpu, port in enumerate(ports):
-            print(f"CUDA_VISIBLE_DEVICES={gpu} {shlex.join(serve_argv(model, host=args.host, port=port))} &")
-        urls = ",".join(f"http://{args.host}:{p}/v1" for p in ports)
-        print(f"# client: backend=vllm_server 'backend.base_urls=[{urls}]' backend.per_server_concurrency=8")
-        return 0
-    if not args.launch:
-        print(shlex.join(cmd))
-        return 0
-    print(f"launching: {shlex.join(cmd)}", file=sys.stderr, flush=True)
-    os.execv(cmd[0], cmd)  # the server replaces this process: Ctrl-C / SIGTERM reach it directly
-    return 0  # pragma: no cover
-
+from ledgermind.cli.serve import main  # noqa: E402
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -1,54 +1,12 @@
 #!/usr/bin/env python
-"""The simulator's null test (a TEST INSTRUMENT check): R replicated simulated Table 3s.
+"""The simulator's null test (a TEST INSTRUMENT check): ``ledgermind/simulator/commands/null.py``."""
 
-    python scripts/sim_null.py --replicates 20 --coupling 0 [--mmmu 60] [--gauges 44] [--out outputs/sim-null] [-- key=value ...]
-
-At --coupling 0 (the default null world: no fault changes an answer, no suggestible look, no
-evidence pull, no zoom benefit) a calibrated Table 3 calls some variant distinguishable from full in
-at most 5 % of the replicate tables after Holm; --coupling 1 shows whether Δ(no_ecc) is detected
-when phantoms do change answers. Library: ledgermind/simulator/null_test.py. Reruns resume.
-"""
-
-from __future__ import annotations
-
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from ledgermind.errors import UserError  # noqa: E402
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--replicates", type=int, default=20)
-    p.add_argument("--coupling", type=float, default=0.0)
-    p.add_argument("--mmmu", type=int, default=60, help="MMMU-Pro items per table (0: none)")
-    p.add_argument("--gauges", type=int, default=44, help="gauge items per table (0: none)")
-    p.add_argument("--out", type=Path, default=Path("outputs/sim-null"))
-    p.add_argument("overrides", nargs="*", help="further Hydra overrides (after --)")
-    args = p.parse_args(argv)
-    from ledgermind.simulator.null_test import null_test
-
-    benches = {k: n for k, n in (("mmmu_pro_standard10", args.mmmu), ("gauges", args.gauges)) if n > 0}
-    if args.replicates < 1 or not benches or not 0 <= args.coupling <= 1:
-        print("error: need --replicates >= 1, at least one benchmark, and --coupling in [0, 1]", file=sys.stderr)
-        return 2
-    try:
-        report = null_test(args.out, coupling=args.coupling, replicates=args.replicates, benchmarks=benches,
-                           overrides=args.overrides)  # fmt: skip
-    except UserError as e:
-        print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
-        return 2
-    text = report.to_markdown()
-    out = args.out / f"null_coupling-{args.coupling:g}.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n", encoding="utf-8")
-    print(text)
-    print(f"wrote {out}")
-    return 0
-
+from ledgermind.simulator.commands.null import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

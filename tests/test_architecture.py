@@ -219,3 +219,30 @@ def test_the_checks_see_what_they_check(tmp_path: Path) -> None:
     assert [(i.source, i.module) for i in production_simulator_imports(tmp_path)] == [
         ("ledgermind/high/__init__.py", "ledgermind.simulator")
     ]
+
+
+# Rooms a newcomer reads end to end (issue 36): a module that outgrows this is two concepts.
+SHORT_ROOMS, MAX_MODULE_LINES = ("runs", "cli", "pipeline", "experiment", "report"), 350
+
+
+def test_the_rooms_a_newcomer_reads_have_short_modules() -> None:
+    long = {
+        str(p.relative_to(ROOT)): n
+        for room in SHORT_ROOMS
+        for p in sorted((ROOT / "ledgermind" / room).glob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def test_the_run_folder_format_has_one_room() -> None:
+    """Every file name of a run folder is defined in ``runs/files.py`` only (readers import it)."""
+    names = ("results.jsonl", "metrics.json", "run_identity.json", "wall_time.json")
+    defined = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in sorted((ROOT / "ledgermind").rglob("*.py"))
+        if p != ROOT / "ledgermind" / "runs" / "files.py"
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if re.match(r"\s*[A-Z_]+\s*=\s*[\"'](%s)[\"']" % "|".join(map(re.escape, names)), line)
+    ]
+    assert defined == [], f"a second home of a run-folder file name: {defined}"

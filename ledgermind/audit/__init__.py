@@ -1,12 +1,6 @@
-"""Auditing claims and trajectories.
+"""``python -m ledgermind.audit``: the claim auditor's module entry point (``ledgermind/claim_audit.py``).
 
-* ``claims``: the claim auditor — the grounding cascade over a JSONL file of claim/evidence pairs
-  (``python -m ledgermind.audit`` / ``ledgermind audit``).
-* ``srfa``: the Symmetric Reasoning Faithfulness Audit (paper Figure 5) — one claim-level audit
-  for any trajectory (LedgerMind, ablations, the native-CoT baseline, replayed outputs).
-* ``judge``: the judge-model labeller of S-RFA.
+"audit" means one thing, checking claims against their evidence; this package only keeps the
+``-m`` spelling of that command (also ``ledgermind audit`` and ``python -m ledgermind.claim_audit``).
+The S-RFA trace audit of a run is ``ledgermind/srfa/`` (``ledgermind srfa``).
 """
-
-from ledgermind.audit.claims import audit_lines, main, parse_line
-
-__all__ = ["audit_lines", "main", "parse_line"]

@@ -1,7 +1,7 @@
-"""``python -m ledgermind.audit``: the claim auditor (see ``ledgermind.audit.claims``)."""
+"""``python -m ledgermind.audit``: the claim auditor (see ``ledgermind.claim_audit``)."""
 
 import sys
 
-from ledgermind.audit.claims import main
+from ledgermind.claim_audit import main
 
 sys.exit(main())

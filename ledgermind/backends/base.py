@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -19,7 +20,6 @@ from PIL import Image
 from ledgermind.registry import Registry
 
 Role = Literal["system", "user", "assistant"]
-ImageLike = Image.Image | Path | str  # PIL image, or path to an image file
 ContentPart = str | Image.Image | Path  # str = text; Path/PIL = image (a str is always text)
 
 
@@ -39,6 +39,18 @@ class Message:
 
     def text_content(self) -> str:
         return "".join(p for p in self.content if isinstance(p, str))
+
+
+def map_parts(
+    messages: Sequence[Message], text: Callable[[str], Any], image: Callable[[Image.Image | Path], Any]
+) -> list[dict[str, Any]]:
+    """``[{"role", "content": [text(part) | image(part), ...]}]``: the one walk over a request's parts.
+
+    Every view of a request (the OpenAI and transformers wire formats, the response cache's key, the
+    trajectory's log) is this walk with its own two part functions, so a new kind of part, or the
+    order of parts, is changed in one place and no view can drift from the others."""
+    return [{"role": m.role, "content": [text(p) if isinstance(p, str) else image(p) for p in m.content]}
+            for m in messages]  # fmt: skip
 
 
 @dataclass
@@ -130,7 +142,7 @@ class BackendDescription:
     label: str = ""  # what answered, in place of "model (backend)" ("" = the model answered)
     disclaimer: str = ""  # one sentence every output of its runs carries ("" = nothing to say)
     tags: tuple[str, ...] = ()  # experiment-logger tags of its runs
-    # Module whose import registers this backend's census sections and audit checks, so that a
+    # Module whose import registers this backend's census sections and S-RFA checks, so that a
     # process that only reads one of its runs counts and audits it as the run itself did.
     plugin: str = ""
 
@@ -166,6 +178,14 @@ class Backend(ABC):
     def generate_sync(self, request: GenerationRequest) -> Reply:
         return asyncio.run(self.generate(request))
 
+    def item_done(self, item_id: str) -> None:  # noqa: B027 — optional hook
+        """The agent will send no more requests for ``item_id``.
+
+        Why: a backend that spreads items over several servers balances new items by the items
+        still active on each; without this signal a finished item would count until it aged out.
+        Default: nothing to release.
+        """
+
     async def aclose(self) -> None:  # noqa: B027 — optional hook
         """Release connections / engines. Default: nothing to release."""
 
@@ -194,6 +214,9 @@ class WrappingBackend(Backend):
 
     async def preflight(self) -> None:
         await self.inner.preflight()
+
+    def item_done(self, item_id: str) -> None:
+        self.inner.item_done(item_id)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

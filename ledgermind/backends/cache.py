@@ -40,7 +40,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from ledgermind.backends.base import Backend, GenerationRequest, Reply
+from ledgermind.backends.base import Backend, GenerationRequest, Reply, map_parts
 from ledgermind.backends.images import image_digest
 from ledgermind.errors import ConfigError, UserError
 
@@ -144,16 +144,8 @@ def canonical_request(
 ) -> dict[str, Any]:
     """``digests``: the images' content hashes in order, when the caller has them already."""
     shas = iter(digests) if digests is not None else None
-    messages = [
-        {
-            "role": m.role,
-            "content": [
-                p if isinstance(p, str) else {"image_sha256": next(shas) if shas else image_digest(p)}
-                for p in m.content
-            ],
-        }
-        for m in request.messages
-    ]
+    messages = map_parts(request.messages, lambda text: text,
+                         lambda p: {"image_sha256": next(shas) if shas else image_digest(p)})  # fmt: skip
     return {
         "v": KEY_VERSION,
         "model": model_identity,
@@ -423,6 +415,9 @@ class CachedBackend(Backend):
     async def preflight(self) -> None:
         if self.mode is not CacheMode.REPLAY:  # exact replay never reaches the model
             await self.inner.preflight()
+
+    def item_done(self, item_id: str) -> None:
+        self.inner.item_done(item_id)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -10,37 +10,28 @@ vLLM/transformers parity test meaningful.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
-from ledgermind.backends.base import Message
+from ledgermind.backends.base import Message, map_parts
 from ledgermind.backends.images import data_url, load_image
 
 
+def text_part(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
 def to_openai_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        parts: list[dict[str, Any]] = []
-        for p in m.content:
-            if isinstance(p, str):
-                parts.append({"type": "text", "text": p})
-            else:
-                parts.append({"type": "image_url", "image_url": {"url": data_url(p)}})
-        out.append({"role": m.role, "content": parts})
-    return out
+    return map_parts(messages, text_part, lambda p: {"type": "image_url", "image_url": {"url": data_url(p)}})
 
 
 def to_hf_messages(messages: list[Message]) -> tuple[list[dict[str, Any]], list[Image.Image]]:
-    out: list[dict[str, Any]] = []
     images: list[Image.Image] = []
-    for m in messages:
-        parts: list[dict[str, Any]] = []
-        for p in m.content:
-            if isinstance(p, str):
-                parts.append({"type": "text", "text": p})
-            else:
-                parts.append({"type": "image"})
-                images.append(load_image(p))
-        out.append({"role": m.role, "content": parts})
-    return out, images
+
+    def placeholder(p: Image.Image | Path) -> dict[str, Any]:
+        images.append(load_image(p))
+        return {"type": "image"}
+
+    return map_parts(messages, text_part, placeholder), images

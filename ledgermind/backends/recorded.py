@@ -3,7 +3,7 @@
 Why: ``metrics.json["identity"]["backend"]`` records the backend's class name (the last segment of
 its ``_target_``, or the registered name of a ``name:`` config). Readers of a run (the summary,
 Table 3, the report, the audit) need that backend's own description — its label, its disclaimer —
-and its census sections and audit checks registered, without any of them importing a particular
+and its census sections and S-RFA checks registered, without any of them importing a particular
 backend. So the recorded name is resolved here, lazily, to the class that answered: a registered
 name through ``BACKENDS``, a class name through the ``_target_`` of the ``conf/backend/*.yaml`` that
 builds it (the one place where each backend's ``module.Class`` is written). Importing that class

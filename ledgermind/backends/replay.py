@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
-from ledgermind.benchmarks.tables import read_jsonl
+from ledgermind.jsonl import read_jsonl
 from ledgermind.errors import BackendError, ConfigError, DataError
 
 
@@ -38,7 +38,7 @@ def read_replies(path: Path, field: str = "response") -> dict[str, str | NotText
     if not path.is_file():
         raise ConfigError(f"backend.path: replies file not found: {path}")
     out: dict[str, str | None] = {}
-    for n, row in enumerate(read_jsonl(path), 1):  # malformed JSON: DataError naming file and line
+    for n, row in enumerate((r.value for r in read_jsonl(path, torn_tail=False)), 1):  # malformed: DataError naming the line
         if not isinstance(row, dict) or "id" not in row or field not in row:
             raise DataError(f"{path}: record {n} needs 'id' and {field!r}")
         raw = row[field]

@@ -6,6 +6,14 @@ rotation over N servers, every server prefills that image again; kept on one ser
 prefilled once. So all calls of one item go to one server, and a *new* item goes to the
 least-loaded healthy server (fewest items active on it, then fewest requests in flight).
 
+An item is active from its first request until the agent says it is done (``item_done``, called
+by the backend's ``item_done`` hook when ``solve`` returns). Why not a time window alone: counted
+for a window after it finished, a done item still weighs on its server, so the balance follows
+how many items each server *has had* rather than how many it is serving — a server whose long
+items are still running gets new items beside them (they queue at its request limit) while
+another server's slots stand empty. The window remains only for callers that never signal
+(a request without an agent), so such records do not pile up.
+
 A server that fails (a transport error or a retryable HTTP status) leaves the rotation for
 ``cooldown_s``; the items pinned to it move, at their next attempt, to the least-loaded healthy
 server (the retry policy's delays still apply). When every server is down, the one that comes
@@ -101,6 +109,12 @@ class ItemRouter:
             for other in self.servers.values():  # an item is active on one server only
                 if other is not state:
                     other.last_seen.pop(item_id, None)
+
+    def item_done(self, item_id: str) -> None:
+        """``item_id`` sends no more requests: it stops counting as active and is unpinned."""
+        self._pinned.pop(item_id, None)
+        for state in self.servers.values():
+            state.last_seen.pop(item_id, None)
 
     def finished(self, url: str, ok: bool) -> None:
         """One request ended; ``ok`` False (transport error, retryable status) takes the server out."""

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ledgermind.backends.base import Message
+from ledgermind.backends.base import Message, map_parts
 from ledgermind.backends.budget import image_size
+from ledgermind.backends.chat import text_part
 from ledgermind.backends.images import image_digest
 from ledgermind.errors import DataError
 
@@ -38,17 +39,12 @@ def logged_messages(messages: Sequence[Message], digests: Sequence[str] | None =
     """
     shas = iter(digests if digests is not None else [_digest_or_empty(p) for m in messages for p in m.content
                                                      if not isinstance(p, str)])  # fmt: skip
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        parts: list[dict[str, Any]] = []
-        for p in m.content:
-            if isinstance(p, str):
-                parts.append({"type": "text", "text": p})
-                continue
-            try:
-                w, h = image_size(p)
-            except DataError:
-                w = h = 0
-            parts.append({"type": "image", "sha256": next(shas), "width": w, "height": h})
-        out.append({"role": m.role, "content": parts})
-    return out
+
+    def logged_image(p: object) -> dict[str, Any]:
+        try:
+            w, h = image_size(p)  # type: ignore[arg-type]
+        except DataError:
+            w = h = 0
+        return {"type": "image", "sha256": next(shas), "width": w, "height": h}
+
+    return map_parts(messages, text_part, logged_image)

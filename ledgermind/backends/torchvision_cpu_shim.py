@@ -17,7 +17,8 @@ When ``_C`` loads (any GPU install) the shim does nothing.
 It is activated by a one-line ``.pth`` file that ``scripts/cpu_torchvision_fix.py install`` puts
 in the environment's site-packages. The ``.pth`` only installs an import hook (no torch import at
 interpreter start-up), and it reaches subprocesses (vLLM's engine core) too. This module must stay
-self-contained (stdlib + torch only) because it is copied next to the ``.pth``.
+self-contained (stdlib + torch only) because it is copied next to the ``.pth``. Hence no module
+imports it: ``scripts/cpu_torchvision_fix.py`` copies this file by path (``make env`` runs it).
 """
 
 from __future__ import annotations

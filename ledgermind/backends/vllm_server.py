@@ -145,6 +145,9 @@ class VLLMServerBackend(Backend):
             latency = time.perf_counter() - t0
         return self._parse(data, latency, url, attempts)
 
+    def item_done(self, item_id: str) -> None:
+        self.router.item_done(item_id)
+
     async def _post_with_retries(self, body: dict[str, Any], item_id: str = "") -> tuple[dict[str, Any], str, int]:
         delays = self.policy.delays(self._rng)
         last_error = ""

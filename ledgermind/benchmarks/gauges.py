@@ -15,7 +15,7 @@ from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import build_items, contained_path, read_jsonl
+from ledgermind.benchmarks.tables import build_items, contained_path, read_records
 from ledgermind.errors import DataError
 
 LAYOUT = "a directory with items.jsonl (image, min, max, reading, ticks, tick_pos) and images/"
@@ -49,7 +49,7 @@ def graduation(row: dict[str, Any]) -> float | None:
 @BENCHMARKS.register("gauges")
 def load_gauges(config: LoaderConfig) -> list[Item]:
     root = config.require_path("gauges", LAYOUT)
-    rows = config.apply_limit_rows(read_jsonl(root / "items.jsonl", bad_rows=True))
+    rows = config.apply_limit_rows(read_records(root / "items.jsonl", bad_rows=True))
     return build_items(rows, lambda row: _gauge_item(root, row), str(root / "items.jsonl"), strict=config.strict)
 
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, V
 
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import build_items, contained_path, read_jsonl
+from ledgermind.benchmarks.tables import build_items, contained_path, read_records
 from ledgermind.errors import DataError
 
 LAYOUT = "a .jsonl file (or a directory with items.jsonl) in the generic VQA format of docs/data_format.md"
@@ -115,7 +115,7 @@ def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
 
 
 def load_records(path: Path, config: LoaderConfig) -> list[Item]:
-    rows = config.apply_limit_rows(read_jsonl(path, bad_rows=True))
+    rows = config.apply_limit_rows(read_records(path, bad_rows=True))
     return build_items(rows, lambda r: item_from_record(r, path.parent, "record"), str(path), strict=config.strict)
 
 

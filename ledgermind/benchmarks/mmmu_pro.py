@@ -38,7 +38,7 @@ from ledgermind.benchmarks.tables import (
     image_bytes,
     materialise_image,
     parse_list,
-    read_jsonl,
+    read_records,
     read_tables,
 )
 from ledgermind.errors import ConfigError, DataError
@@ -66,7 +66,7 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
         raise ConfigError(f"mmmu_pro setting must be one of {list(SETTINGS)}, got {setting!r}")
     root = config.require_path("mmmu_pro", LAYOUT)
     if root.is_dir() and (root / "items.jsonl").is_file():
-        rows = config.apply_limit_rows(read_jsonl(root / "items.jsonl", bad_rows=True))
+        rows = config.apply_limit_rows(read_records(root / "items.jsonl", bad_rows=True))
         items = build_items(rows, lambda r: _from_subset_row(r, root, setting), str(root / "items.jsonl"), strict=config.strict)
     else:
         rows = _limit(read_tables(root), config.limit)

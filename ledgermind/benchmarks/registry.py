@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError, DataError
@@ -20,7 +20,9 @@ from ledgermind.registry import Registry
 
 @dataclass(frozen=True)
 class LoaderConfig:
-    """What every loader understands. ``setting`` selects a variant (MMMU-Pro: standard10/standard4/vision)."""
+    """What every loader understands (``conf/benchmark/_loader.yaml``). ``setting`` selects a variant
+    (MMMU-Pro: standard10/standard4/vision). A loader's own keys go to ``options`` (``own_options``),
+    so one loader's need never grows this shared set."""
 
     path: str | None = None
     setting: str | None = None
@@ -28,20 +30,26 @@ class LoaderConfig:
     limit: int | None = None  # first ``limit`` items in file order (deterministic)
     cache_dir: str | None = None  # derived files (rendered pages, decoded images); default: user cache
     strict: bool = False  # True: the first bad row aborts the load; False: it becomes a per-item error
+    options: Any = None  # the loader's own options: an instance of the dataclass it declares (``own_options``)
 
     @classmethod
-    def from_mapping(cls, cfg: Mapping[str, Any] | None) -> LoaderConfig:
-        """Build from a Hydra node; ``name``/``_target_`` keys are ignored, unknown keys are an error."""
+    def from_mapping(cls, cfg: Mapping[str, Any] | None, benchmark: str | None = None) -> LoaderConfig:
+        """Build from a Hydra node; ``name``/``_target_`` are not options, unknown keys are an error.
+        Keys the benchmark's loader declares (``own_options``) become its ``options``."""
         cfg = dict(cfg or {})
+        own = options_type(benchmark or cfg.get("name"))
         cfg.pop("name", None)
         cfg.pop("_target_", None)
-        known = {f.name for f in fields(cls)}
-        if unknown := sorted(set(cfg) - known):
-            raise ConfigError(f"unknown benchmark option(s) {unknown}; known: {sorted(known)}")
+        shared = {f.name for f in fields(cls)} - {"options"}
+        mine = {f.name for f in fields(own)} if own is not None else set()
+        if unknown := sorted(set(cfg) - shared - mine):
+            raise ConfigError(f"unknown benchmark option(s) {unknown}; known: {sorted(shared | mine)}")
         limit = cfg.get("limit")
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ConfigError(f"benchmark.limit must be a non-negative integer or null, got {limit!r}")
-        return cls(**{k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()})
+        options = own(**{k: cfg.pop(k) for k in mine & set(cfg)}) if own is not None else None
+        return cls(**{k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()},
+                   options=options)  # fmt: skip
 
     def require_path(self, benchmark: str, layout: str) -> Path:
         """The configured path, which must exist; otherwise one clear ``DataError`` line."""
@@ -63,12 +71,37 @@ class LoaderConfig:
 
 Loader = Callable[[LoaderConfig], list[Item]]
 BENCHMARKS: Registry[Loader] = Registry("benchmark")
+L = TypeVar("L", bound=Callable[..., Any])
+
+
+def own_options(options: type) -> Callable[[L], L]:
+    """Decorator: the loader reads its own keys from ``config.options``, an instance of the
+    dataclass ``options`` (its defaults are the keys' defaults; an unknown key stays an error)::
+
+        @BENCHMARKS.register("charts")
+        @own_options(ChartOptions)
+        def load_charts(config: LoaderConfig) -> list[Item]: ...
+    """
+
+    def deco(loader: L) -> L:
+        loader.options_type = options  # type: ignore[attr-defined]
+        return loader
+
+    return deco
+
+
+def options_type(benchmark: str | None) -> type | None:
+    """The options dataclass a registered loader declares (None: shared keys only, or unknown name)."""
+    if not benchmark or benchmark not in BENCHMARKS:
+        return None
+    return getattr(BENCHMARKS.get(benchmark), "options_type", None)
 
 
 def load_benchmark(name: str, config: LoaderConfig | Mapping[str, Any] | None = None) -> list[Item]:
     """Look up ``name`` in ``BENCHMARKS`` and run its loader. Item ids must be unique."""
-    cfg = config if isinstance(config, LoaderConfig) else LoaderConfig.from_mapping(config)
-    items = BENCHMARKS.get(name)(cfg)
+    loader = BENCHMARKS.get(name)  # an unknown name fails here, naming the closest one
+    cfg = config if isinstance(config, LoaderConfig) else LoaderConfig.from_mapping(config, name)
+    items = loader(cfg)
     seen: set[str] = set()
     for it in items:
         if it.id in seen:

@@ -12,7 +12,6 @@ import ast
 import base64
 import binascii
 import hashlib
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 from ledgermind.benchmarks.item import Item, failed_item
 from ledgermind.errors import DataError
+from ledgermind.jsonl import BadLine, read_jsonl
 
 TABLE_SUFFIXES = (".parquet", ".tsv", ".jsonl")
 
@@ -79,35 +79,13 @@ class BadRow:
     cause: str
 
 
-def read_jsonl(path: Path, *, bad_rows: bool = False) -> list[Any]:
-    """Records of a JSONL file; a malformed line is a ``DataError`` naming file and line, or, with
+def read_records(path: Path, *, bad_rows: bool = False) -> list[Any]:
+    """A benchmark JSONL file's records, through the one JSONL reader (``ledgermind/jsonl.py``):
+    every line a JSON object; a bad line is a ``DataError`` naming file and line, or, with
     ``bad_rows`` (benchmark loaders: one bad row must not stop a run), a ``BadRow`` in its place."""
-    if not path.is_file():
-        raise DataError(f"JSONL file not found: {path}")
-    rows: list[Any] = []
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                rows.append(_record(raw, f"{path}:{lineno}"))
-            except DataError as exc:
-                if not bad_rows:
-                    raise
-                rows.append(BadRow(lineno, str(exc)))
-    return rows
-
-
-def _record(raw: bytes, where: str) -> dict[str, Any]:
-    try:
-        row = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{where}: not valid UTF-8 (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{where}: invalid JSON ({exc.msg})") from None
-    if not isinstance(row, dict):
-        raise DataError(f"{where}: expected a JSON object, got {type(row).__name__}")
-    return row
+    rows = read_jsonl(path, bad=BadLine.KEEP if bad_rows else BadLine.RAISE, torn_tail=False, objects=True,
+                      what="a valid JSON object")  # fmt: skip
+    return [row.value if row.error is None else BadRow(row.line_no, row.error) for row in rows]
 
 
 def table_files(path: Path, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> list[Path]:
@@ -123,7 +101,7 @@ def table_files(path: Path, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> list[
 def read_table(path: Path) -> list[dict[str, Any]]:
     """Rows of one parquet / TSV / JSONL file."""
     if path.suffix == ".jsonl":
-        return read_jsonl(path)
+        return read_records(path)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 

@@ -12,7 +12,7 @@ import re
 from ledgermind.grounding.tokens import canonical_token, content_tokens
 
 
-def keywords(text: str) -> list[str]:
+def content_words(text: str) -> list[str]:
     """Content words of a question in their original order (Tok(·) without the set)."""
     text = re.sub(r"<image\s*\d+>", " ", text, flags=re.IGNORECASE)
     keep = content_tokens(text)

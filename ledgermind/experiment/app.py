@@ -18,22 +18,25 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from ledgermind import paper
 from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
 from ledgermind.experiment import components
 from ledgermind.experiment.item_filter import requested_ids, select_items
-from ledgermind.experiment.items import load_items
 from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu
-from ledgermind.experiment.provenance import run_provenance
-from ledgermind.experiment.results import read_results
-from ledgermind.experiment.run_dir import ResumeMode, claim, resume_identity
+from ledgermind.experiment.run_log import log_to
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
-from ledgermind.experiment.summary import Summarize
+from ledgermind.experiment.variants import run_node
 from ledgermind.experiment.wandb_logger import ExperimentLogger
 from ledgermind.metrics import summarize as trajectory_summary
 from ledgermind.metrics.census import format_census
+from ledgermind.runs.claim import ResumeMode, claim, resume_identity
+from ledgermind.runs.items import load_items
+from ledgermind.runs.provenance import run_provenance
+from ledgermind.runs.results import read_results
+from ledgermind.runs.summary import Summarize
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +176,9 @@ def run_experiment(
 ) -> dict[str, Any]:
     """Run the configured experiment and return its ``metrics.json`` content."""
     quiet_http_logs()
+    if cfg.get("ablation") is not None:  # every flag recorded, without how Table 3 shows the variant
+        with open_dict(cfg):
+            cfg.ablation = run_node(cfg.ablation)
     adopt_backend_model(cfg)
     settings = RunSettings.from_cfg(cfg)
     refuse_large_model_on_cpu(  # before any item or download; reads only the four keys it needs
@@ -198,7 +204,7 @@ def run_experiment(
     )
     mode = ResumeMode.parse(cfg.get("resume"))
     out_dir, lock = claim(settings.output_dir, resume_identity(identity.to_dict(), plain), mode, hydra_files(cfg))
-    log_file = _log_to(out_dir)
+    log_file = log_to(out_dir)
     try:
         return _run_claimed(cfg, items, factory, identity, scorer, summarize, _moved(cfg, settings, out_dir))
     finally:
@@ -223,14 +229,6 @@ def hydra_files(cfg: DictConfig) -> dict[str, str]:
     return files
 
 
-def _log_to(out_dir: Path) -> logging.Handler:
-    """``<out_dir>/run.log`` (Hydra's job log, opened only once the directory is held)."""
-    handler = logging.FileHandler(out_dir / "run.log", encoding="utf-8")
-    handler.setFormatter(logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"))
-    logging.getLogger().addHandler(handler)
-    return handler
-
-
 def _moved(cfg: DictConfig, settings: RunSettings, out_dir: Path) -> RunSettings:
     """``resume=new`` chose a fresh directory: every path derived from ``output_dir`` follows it."""
     if out_dir == settings.output_dir:
@@ -250,8 +248,8 @@ def _run_claimed(
     summarize: Summarize | None,
     settings: RunSettings,
 ) -> dict[str, Any]:
-    """The run proper, in a directory this process holds (``run_dir.claim``)."""
-    gamma = float(cfg.get("pipeline", {}).get("gamma", 0.5))
+    """The run proper, in a directory this process holds (``runs.claim.claim``)."""
+    gamma = float(cfg.get("pipeline", {}).get("gamma", paper.GAMMA))
     options = RunOptions(settings.output_dir, settings.concurrency, gamma, settings.progress)
     logger = _start_logger(cfg, settings, identity.to_dict())
     try:
@@ -268,7 +266,7 @@ def _run_claimed(
 
 def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, Any]]:
     """``id -> {question, options, image, reply}`` for the W&B items table (the reply lives in the trajectory)."""
-    from ledgermind.experiment.results import iter_trajectory_dicts
+    from ledgermind.runs.trajectories import iter_trajectory_dicts
 
     details: dict[str, dict[str, Any]] = {
         it.id: {

@@ -6,6 +6,8 @@ Why: a researcher decides the item count and the GPU budget before the run. A sm
 tokens and latencies per item, and how often ``full`` and each variant disagree on an item. This
 module reads the pilot (run folders only: ``metrics.json``, ``results.jsonl``, ``trajectories/``)
 and projects; the formulas are ``ledgermind/metrics/plan.py``, the method ``docs/statistics.md``.
+The projection is the pilot's mean cost per (item, seed) × N × K with its standard error, so the
+pilot must be a random sample of the items (``limit_order=shuffle``); a first-N pilot is flagged.
 
 Requests with the sweep-shared cache: the pilot's calls are replayed in sweep order (per seed,
 the Table 3 variant order) through a set of request keys; a call is *sent* the first time its key
@@ -15,18 +17,16 @@ variant that sends them, so ``full`` carries the requests the variants share.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
+import math
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import DataError, UserError
-from ledgermind.experiment.rundir import RunDir, find_runs
-from ledgermind.experiment.table3 import VARIANTS
+from ledgermind.experiment.variants import names as variant_names
 from ledgermind.metrics.plan import (
     ALPHA,
     POWER,
@@ -36,9 +36,29 @@ from ledgermind.metrics.plan import (
     mcnemar_sample_size,
     smallest_detectable_delta,
 )
+from ledgermind.runs.reader import RunDir, find_runs
 
-ORDER = [name for name, _ in VARIANTS]
 DELTAS_POINTS = (1.0, 2.0, 5.0)
+FIRST_N, RANDOM, NAMED, ALL = "first N", "random", "named ids", "all items"
+FIRST_N_WARNING = ("the pilot took the benchmark's first N items (limit_order=first); benchmark files are sorted "
+                   "(MMMU-Pro by subject), so its per-item costs need not be the set's: rerun the pilot with "
+                   "limit_order=shuffle or limit_order=stratified")  # fmt: skip
+
+
+def sample_kind(cfg: Any) -> str:
+    """How a run chose its items, from its recorded config (unknown config: assumed a random sample).
+
+    Why it matters: the projection multiplies the pilot's mean cost per item by N, which is
+    unbiased only when the pilot's items are a random sample of the set (measured: a first-20
+    pilot under-predicted a 40-item run's prompt tokens by 12 %, because later subjects carry
+    longer prompts)."""
+    if cfg is None:
+        return RANDOM
+    if cfg.get("item_ids") or cfg.get("item_ids_file"):
+        return NAMED
+    if cfg.get("limit") is None and (cfg.get("benchmark") or {}).get("limit") is None:
+        return ALL
+    return FIRST_N if str(cfg.get("limit_order") or "first") == "first" else RANDOM
 
 
 @dataclass
@@ -46,8 +66,9 @@ class PilotRun:
     variant: str
     seed: int
     scores: dict[str, float | None]  # item id -> score (None: errored)
-    calls: list[dict[str, Any]]  # the model calls of every item, in item order
+    calls: dict[str, list[dict[str, Any]]]  # item id -> its model calls, in call order
     wall_s: float
+    sample: str = RANDOM  # how the run chose its items (``sample_kind``)
 
 
 @dataclass
@@ -58,9 +79,15 @@ class Pilot:
     items_per_run: dict[tuple[str, int], int] = field(default_factory=dict)
 
     @property
+    def first_n(self) -> bool:
+        """Some run took the benchmark's first N items: not a sample of the set (files are sorted)."""
+        return any(r.sample == FIRST_N for r in self.runs)
+
+    @property
     def variants(self) -> list[str]:
         names = {r.variant for r in self.runs}
-        return [v for v in ORDER if v in names] + sorted(names - set(ORDER))
+        order = variant_names()
+        return [v for v in order if v in names] + sorted(names - set(order))
 
     @property
     def seeds(self) -> list[int]:
@@ -76,37 +103,60 @@ def read_pilot(paths: Iterable[Path]) -> Pilot:
         if not ident:
             continue  # unfinished: no metrics.json yet
         rows = run.result_rows()
-        calls: list[dict[str, Any]] = []
+        calls: dict[str, list[dict[str, Any]]] = {}
         for item_id in sorted(rows):
             traj = run.trajectory(item_id) or {}
-            calls += [c for c in traj.get("model_calls", []) if isinstance(c, dict)]
+            calls[item_id] = [c for c in traj.get("model_calls", []) if isinstance(c, dict)]
         scores = {i: (None if r.get("error") else r.get("score")) for i, r in rows.items()}
         wall = float((run.metrics() or {}).get("wall_time_total_s") or 0.0)
-        runs.append(PilotRun(str(ident.get("variant", "full")), int(ident.get("seed", 0) or 0), scores, calls, wall))
+        variant, seed = str(ident.get("variant", "full")), int(ident.get("seed", 0) or 0)
+        runs.append(PilotRun(variant, seed, scores, calls, wall, sample_kind(run.config())))
     if not runs:
         raise DataError(f"no finished runs (metrics.json) under {', '.join(map(str, paths))}")
     return Pilot(runs)
 
 
-def shared_cache_costs(pilot: Pilot) -> dict[str, Cost]:
-    """Per variant: the pilot's requests and tokens as a sweep-shared cache would send them."""
+def item_costs(pilot: Pilot) -> dict[str, dict[tuple[str, int], Cost]]:
+    """Per variant, per (item, seed): the pilot's requests and tokens as a sweep-shared cache would
+    send them (each request key sent the first time it appears in sweep order)."""
     seen: set[str] = set()
-    costs: dict[str, Cost] = defaultdict(Cost)
+    costs: dict[str, dict[tuple[str, int], Cost]] = defaultdict(dict)
     order = {v: i for i, v in enumerate(pilot.variants)}
     for run in sorted(pilot.runs, key=lambda r: (r.seed, order[r.variant])):
-        cost = costs[run.variant]
-        for call in run.calls:
-            cost.made += 1
-            key = str(call.get("request_key") or "")
-            if call.get("error") or not key or key in seen:
-                continue
-            seen.add(key)
-            cost.sent += 1
-            cost.prompt_tokens += float(call.get("prompt_tokens") or 0)
-            cost.completion_tokens += float(call.get("completion_tokens") or 0)
-            cost.cached_prompt_tokens += float((call.get("meta") or {}).get("cached_tokens") or 0)
-            cost.model_seconds += float(call.get("latency_s") or 0.0)
+        for item_id, calls in run.calls.items():
+            cost = costs[run.variant].setdefault((item_id, run.seed), Cost())
+            for call in calls:
+                cost.made += 1
+                key = str(call.get("request_key") or "")
+                if call.get("error") or not key or key in seen:
+                    continue
+                seen.add(key)
+                cost.sent += 1
+                cost.prompt_tokens += float(call.get("prompt_tokens") or 0)
+                cost.completion_tokens += float(call.get("completion_tokens") or 0)
+                cost.cached_prompt_tokens += float((call.get("meta") or {}).get("cached_tokens") or 0)
+                cost.model_seconds += float(call.get("latency_s") or 0.0)
     return dict(costs)
+
+
+def shared_cache_costs(pilot: Pilot) -> dict[str, Cost]:
+    """Per variant: the pilot's requests and tokens as a sweep-shared cache would send them."""
+    return {v: sum(per.values(), Cost()) for v, per in item_costs(pilot).items()}
+
+
+def projection(per_item: Sequence[Cost], n: float) -> tuple[Cost, Cost]:
+    """(total, standard error) of ``n`` (item, seed) units projected from the pilot's units: n × mean,
+    and n × the standard error of the mean (the spread of the pilot's per-item costs over √units).
+    Why the error: the pilot is a sample of the set; a small one, or one with a few costly items,
+    projects with an error the planner should state, not hide."""
+    k = len(per_item)
+    if k == 0:
+        return Cost(), Cost()
+    mean = sum(per_item, Cost()).scaled(1.0 / k)
+    if k < 2:
+        return mean.scaled(n), Cost()
+    spread = {f.name: statistics.stdev(getattr(c, f.name) for c in per_item) for f in fields(Cost)}
+    return mean.scaled(n), Cost(**spread).scaled(n / math.sqrt(k))
 
 
 def discordance(pilot: Pilot, variant: str, reference: str = "full") -> Discordance:
@@ -143,31 +193,43 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     missing = [v for v in req.variants if v not in pilot.variants]
     if missing:
         raise UserError(f"the pilot has no runs of {missing}; it has {pilot.variants}")
-    costs = shared_cache_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]))
+    per_item = item_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]))
+    costs = {v: sum(c.values(), Cost()) for v, c in per_item.items()}
     pilot_items = {v: sum(len(r.scores) for r in pilot.runs if r.variant == v) for v in req.variants}  # item × seed
-    projected = {v: costs[v].scaled(req.items * req.seeds / pilot_items[v]) for v in req.variants if pilot_items[v]}
-    total = sum(projected.values(), Cost())
+    units = req.items * req.seeds
+    projected = {v: projection(list(per_item[v].values()), units) for v in req.variants if per_item.get(v)}
+    # the total's error from the per-(item, seed) sums over variants: items costly in one variant are costly in all
+    unit_totals: dict[tuple[str, int], Cost] = defaultdict(Cost)
+    for v in projected:
+        for unit, c in per_item[v].items():
+            unit_totals[unit] += c
+    total, total_se = projection(list(unit_totals.values()), units)
     pilot_total = sum(costs.values(), Cost())
     wall = sum(r.wall_s for r in pilot.runs if r.variant in req.variants)
     measured = pilot_total.processed_tokens / wall if wall > 0 else None
     rate = req.tokens_per_s or measured
     return {
         "pilot": {"runs": len(pilot.runs), "seeds": pilot.seeds, "items_per_variant_seed": pilot_items,
-                  "made": pilot_total.made, "sent": pilot_total.sent, "wall_s": wall},
+                  "made": pilot_total.made, "sent": pilot_total.sent, "wall_s": wall,
+                  "sample": sorted({r.sample for r in pilot.runs}), "warning": FIRST_N_WARNING if pilot.first_n else None},
         "request": asdict(req),
         "rate_tokens_per_s": rate,
         "rate_source": "given" if req.tokens_per_s else "measured from the pilot's wall time",
-        "costs": {v: _cost_row(c, rate) for v, c in projected.items()},
-        "total": _cost_row(total, rate),
+        "costs": {v: _cost_row(c, rate, se) for v, (c, se) in projected.items()},
+        "total": _cost_row(total, rate, total_se),
         "sample_size": {v: _power_row(pilot, v, req) for v in req.variants if v != "full" and "full" in pilot.variants},
     }  # fmt: skip
 
 
-def _cost_row(cost: Cost, rate: float | None) -> dict[str, float | None]:
-    return {"made": cost.made, "sent": cost.sent, "prompt_tokens": cost.prompt_tokens,
+def _cost_row(cost: Cost, rate: float | None, se: Cost | None = None) -> dict[str, Any]:
+    row: dict[str, Any] = {"made": cost.made, "sent": cost.sent, "prompt_tokens": cost.prompt_tokens,
             "cached_prompt_tokens": cost.cached_prompt_tokens, "uncached_prompt_tokens": cost.uncached_prompt_tokens,
             "completion_tokens": cost.completion_tokens,
             "gpu_hours": gpu_hours(cost, rate) if rate else None}  # fmt: skip
+    if se is not None:
+        row["se"] = {"made": se.made, "sent": se.sent, "prompt_tokens": se.prompt_tokens,
+                     "completion_tokens": se.completion_tokens}  # fmt: skip
+    return row
 
 
 def _power_row(pilot: Pilot, variant: str, req: PlanRequest) -> dict[str, Any]:
@@ -179,19 +241,27 @@ def _power_row(pilot: Pilot, variant: str, req: PlanRequest) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- text
+def _pm(row: dict[str, Any], key: str) -> str:
+    se = (row.get("se") or {}).get(key)
+    return f"{row[key]:.0f}" if not se else f"{row[key]:.0f} ± {se:.0f}"
+
+
 def render(plan: dict[str, Any]) -> str:
     req = plan["request"]
     rate = plan["rate_tokens_per_s"]
     lines = [f"plan: {req['items']} items × {req['seeds']} seed(s) × {len(req['variants'])} variants, "
              f"sweep-shared response cache; pilot: {plan['pilot']['runs']} runs, seeds {plan['pilot']['seeds']}",
+             f"pilot items: {', '.join(plan['pilot']['sample'])}",
+             *([f"warning: {plan['pilot']['warning']}"] if plan["pilot"]["warning"] else []),
              f"GPU rate: {'%.1f' % rate if rate else 'unknown'} processed tokens/s ({plan['rate_source']})", "",
              "| variant | requests made | requests sent | prompt tokens | cached | uncached | generated tokens | GPU-hours |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, row in [*plan["costs"].items(), ("total", plan["total"])]:
         hours = "-" if row["gpu_hours"] is None else f"{row['gpu_hours']:.2f}"
-        lines.append(f"| {name} | {row['made']:.0f} | {row['sent']:.0f} | {row['prompt_tokens']:.0f} | "
+        lines.append(f"| {name} | {_pm(row, 'made')} | {_pm(row, 'sent')} | {_pm(row, 'prompt_tokens')} | "
                      f"{row['cached_prompt_tokens']:.0f} | {row['uncached_prompt_tokens']:.0f} | "
-                     f"{row['completion_tokens']:.0f} | {hours} |")  # fmt: skip
+                     f"{_pm(row, 'completion_tokens')} | {hours} |")  # fmt: skip
+    lines.append("(± one standard error of the projection: the spread of the pilot's per-item costs)")
     if plan["sample_size"]:
         deltas = [str(x) for x in req["deltas"]]
         lines += ["", f"items needed per seed (exact McNemar vs full, α = {req['alpha']}, power {req['power']:.0%}; "
@@ -205,33 +275,3 @@ def render(plan: dict[str, Any]) -> str:
             lines.append(f"| {name} | {row['pairs']} | {row['p_only_full']:.3f} | {row['p_only_variant']:.3f} | "
                          f"{row['pilot_delta_points']:+.1f} | {needed} | {sdd} |")  # fmt: skip
     return "\n".join(lines)
-
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="ledgermind plan", description=__doc__.split("\n\n")[0])
-    p.add_argument("pilot", nargs="+", type=Path, help="a pilot run or sweep directory")
-    p.add_argument("--items", type=int, required=True, help="items per seed of the planned experiment")
-    p.add_argument("--seeds", type=int, default=1, help="seeds of the planned experiment")
-    p.add_argument("--variants", nargs="+", default=None, help="variants to plan (default: all in the pilot)")
-    p.add_argument("--tokens-per-s", type=float, default=None, help="server rate R in processed tokens/s")
-    p.add_argument("--alpha", type=float, default=ALPHA)
-    p.add_argument("--power", type=float, default=POWER)
-    p.add_argument("--deltas", type=float, nargs="+", default=list(DELTAS_POINTS), help="effect sizes in points")
-    p.add_argument("--json", action="store_true", help="print the plan as JSON")
-    return p.parse_args(argv)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    try:
-        if args.items < 1 or args.seeds < 1 or not 0 < args.alpha < 1 or not 0 < args.power < 1:
-            raise UserError("--items and --seeds are >= 1; --alpha and --power lie in (0, 1)")
-        pilot = read_pilot(args.pilot)
-        variants = [v.strip() for x in (args.variants or pilot.variants) for v in x.split(",") if v.strip()]
-        req = PlanRequest(args.items, args.seeds, tuple(variants), args.tokens_per_s, args.alpha, args.power, tuple(args.deltas))
-        plan = make_plan(pilot, req)
-    except UserError as e:
-        print(f"error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 2
-    print(json.dumps(plan, indent=1) if args.json else render(plan))
-    return 0

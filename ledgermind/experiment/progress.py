@@ -12,7 +12,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ledgermind.experiment.results import ItemResult
+from ledgermind.runs.results import ItemResult
 
 
 class SweepBar:

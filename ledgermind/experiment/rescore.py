@@ -24,19 +24,15 @@ from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import UserError
-from ledgermind.experiment.provenance import request_totals, scorer_version
-from ledgermind.experiment.results import (
-    METRICS_FILE,
-    RESULTS_FILE,
-    ItemResult,
-    atomic_write_json,
-    atomic_write_text,
-    iter_trajectory_dicts,
-)
-from ledgermind.experiment.rundir import RECORDED_CONFIG, RunDir, find_runs, rebuild_items
 from ledgermind.experiment.runner import Scorer, answer_text, score_text
-from ledgermind.experiment.summary import RunIdentity, Summarize, build_metrics
 from ledgermind.pipeline.config import PipelineConfig
+from ledgermind.runs.atomic import atomic_write_json, atomic_write_text
+from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG, RESULTS_FILE
+from ledgermind.runs.provenance import request_totals, scorer_version
+from ledgermind.runs.reader import RunDir, find_runs, rebuild_items
+from ledgermind.runs.results import ItemResult
+from ledgermind.runs.summary import RunIdentity, Summarize, build_metrics
+from ledgermind.runs.trajectories import iter_trajectory_dicts
 from ledgermind.trajectory import Trajectory
 
 RESCORE_DIR = "rescore"

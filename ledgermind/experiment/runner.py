@@ -17,25 +17,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from ledgermind import paper
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
 from ledgermind.experiment.failures import item_error, load_error
 from ledgermind.experiment.progress import Progress
-from ledgermind.experiment.provenance import observed_image_budget, request_totals
-from ledgermind.experiment.results import (
-    METRICS_FILE,
-    RESULTS_FILE,
-    ItemResult,
-    ResultsWriter,
-    WallClock,
-    atomic_write_json,
-    iter_trajectory_dicts,
-    note,
-    read_results,
-    repair_tail,
-)
-from ledgermind.experiment.summary import RunIdentity, Summarize, build_metrics, items_hash
 from ledgermind.metrics.census import trajectory_record
+from ledgermind.runs.atomic import atomic_write_json
+from ledgermind.runs.files import METRICS_FILE, RESULTS_FILE, note
+from ledgermind.runs.provenance import observed_image_budget, request_totals
+from ledgermind.runs.results import ItemResult, ResultsWriter, WallClock, read_results, repair_tail
+from ledgermind.runs.summary import RunIdentity, Summarize, build_metrics, items_hash
+from ledgermind.runs.trajectories import iter_trajectory_dicts
 from ledgermind.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -95,7 +88,7 @@ class ScoreView:
 class RunOptions:
     out_dir: Path
     concurrency: int = 1
-    gamma: float = 0.5  # decision-grounding threshold γ for R4R / WDG (Eqs. 9–10)
+    gamma: float = paper.GAMMA  # decision-grounding threshold γ for R4R / WDG (Eqs. 9–10)
     progress: bool = True
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import ConfigError, MissingExtraError
-from ledgermind.experiment.results import ItemResult
+from ledgermind.runs.results import ItemResult
 
 _SECRET_PARTS = {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials", "auth"}
 REDACTED = "***"

@@ -10,7 +10,7 @@ computed before): the model shows its work, and drawing operands from every OCR 
 let a table of fifty numbers "compute" almost anything by coincidence.
 
 Matching of a claim number against a known number is the runtime's own NCC rule
-(:func:`ledgermind.grounding.ncc.numbers_match`), so units and kinds behave as they do there.
+(:func:`ledgermind.grounding.ncc.number_supported`), so units and kinds behave as they do there.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ledgermind.grounding.ncc import _units_compatible, numbers_match
+from ledgermind.grounding.ncc import _units_compatible, number_supported
 from ledgermind.grounding.numbers import NumKind, Number, extract_numbers
 
 # Relative tolerance of a computed value: models round intermediate results (3 significant
@@ -96,7 +96,7 @@ def derive(target: Number, known: Sequence[Known], rel_tol: float = COMPUTE_REL_
     usable = [k for k in known if operand(k.number) and not _close(k.value, target.value or 0.0, rel_tol)]
     found: Derivation | None = None
     for k in known:  # restating a number computed (or only stated) earlier in the chain
-        if k.source != "evidence" and arithmetic(k.number) and numbers_match(target, k.number, tolerant=False):
+        if k.source != "evidence" and arithmetic(k.number) and number_supported(target, k.number, tolerant=False):
             d = Derivation(target, k.how or f"{target.text} = {k.number.text} ({k.source})", (k,))
             if d.from_evidence:
                 return d

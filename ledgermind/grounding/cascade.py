@@ -21,10 +21,11 @@ from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Any
 
+from ledgermind import paper
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.coverage import support_coverage
 from ledgermind.grounding.ecc import ECCRules, check_ecc
-from ledgermind.grounding.ncc import APPROX_REL, DELTA_READ, ClaimKind, check_ncc
+from ledgermind.grounding.ncc import APPROX_REL, ClaimKind, check_ncc
 from perception.aliases import AliasTable
 from perception.ner import EntityExtractor, SpacyNER
 
@@ -33,12 +34,12 @@ from perception.ner import EntityExtractor, SpacyNER
 class GroundingConfig:
     """Every threshold of the grounding cascade, with the paper's defaults."""
 
-    beta: float = 0.15  # App. E.1: decision coverage threshold β (T5; auditor's grounded rule)
-    delta_read: float = DELTA_READ  # App. C: relative tolerance for continuous readings
-    demote_ecc: float = 0.50  # App. A line 33, App. C: σ after ECC failure
-    demote_ncc: float = 0.52  # App. A line 33, App. C: σ after NCC failure
-    demote_uncited: float = 0.55  # App. A line 28: σ of a judgment with no citation
-    sigma_verify: float = 0.6  # §3.2 / App. E.1: hypothesis verification threshold
+    beta: float = paper.BETA  # App. E.1: decision coverage threshold β (T5; auditor's grounded rule)
+    delta_read: float = paper.DELTA_READ  # App. C: relative tolerance for continuous readings
+    demote_ecc: float = paper.DEMOTE_ECC  # App. A line 33, App. C: σ after ECC failure
+    demote_ncc: float = paper.DEMOTE_NCC  # App. A line 33, App. C: σ after NCC failure
+    demote_uncited: float = paper.DEMOTE_UNCITED  # App. A line 28: σ of a judgment with no citation
+    sigma_verify: float = paper.SIGMA_VERIFY  # §3.2 / App. E.1: hypothesis verification threshold
     ecc_enabled: bool = True  # False in the no_ecc ablation (DESIGN.md)
     ncc_enabled: bool = True  # False in the no_ecc ablation (DESIGN.md)
     # Deliberate deviation from Eq. 5 (issue 11): numbers stated with a relation (>, ≥, <, ≤, ≈,
@@ -228,9 +229,9 @@ def build_cascade(
     ner: EntityExtractor | None = None,
     aliases: AliasTable | None = None,
 ) -> GroundingCascade:
-    """The one way the agent, the auditor and every script get a cascade (issue 28).
+    """The one way the agent, the claim auditor, S-RFA and every script get a cascade (issue 28).
 
-    ``cfg`` is a ``GroundingConfig`` or a ``pipeline.grounding`` / ``audit.grounding`` node (the
+    ``cfg`` is a ``GroundingConfig`` or a ``pipeline.grounding`` / ``srfa.grounding`` node (the
     same keys; unknown ones are a ConfigError); missing keys keep the paper's defaults. ``ecc=False``
     is the no_ecc ablation: ECC and NCC off on top of whatever the node says. Without ``ner`` /
     ``aliases`` the cascade uses the process-wide spaCy model and the alias table its config asks for.

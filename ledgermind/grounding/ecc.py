@@ -99,7 +99,7 @@ class ECCRules:
 
     Each form is a switch so that cross-validation (``scripts/eval_grounding.py --folds``) decides
     it. The defaults are what that selection chooses on all annotated entity verdicts (the dev
-    entity rows and those derived from the numeric rows, :mod:`ledgermind.grounding.derived_pairs`),
+    entity rows and those derived from the numeric rows, :mod:`ledgermind.studies.derived_pairs`),
     ties going to Eq. 4's strict membership (issue 27, ``docs/grounding.md``): designators and
     acronyms on (together they fix a row), the surname form on (it fixes a derived row), the
     place guard off (it fixes one row and breaks another) and the adjectival form off (it changes

@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from functools import lru_cache
 
+from ledgermind import paper
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.numbers import (
     CONTINUOUS_KINDS, MONTHS, TIME_KINDS, NumKind, Number, extract_numbers,
@@ -51,7 +52,6 @@ from ledgermind.grounding.numbers import (
 from ledgermind.grounding.relations import Related, Relation, interval, related_numbers
 from ledgermind.grounding.units import convert
 
-DELTA_READ = 0.15  # App. C: relative tolerance for continuous visual readings
 APPROX_REL = 0.1  # issue 11 (no paper value): "about X" allows X·(1 ± 0.1) for quantities
 
 
@@ -83,7 +83,7 @@ def check_ncc(
     pool: Iterable[str],
     *,
     kind: ClaimKind | str = ClaimKind.OTHER,
-    delta_read: float = DELTA_READ,
+    delta_read: float = paper.DELTA_READ,
     relations: bool = True,
     approx_rel: float = APPROX_REL,
     unit_conversion: bool = False,
@@ -143,7 +143,7 @@ def _matched(claim: Number, pool_numbers: Sequence[Number], tolerant: bool, delt
             p.kind in TIME_KINDS and (ev := interval(Related(p), 0.0)) is not None and span.meets(ev)
             for p in pool_numbers
         )
-    return any(numbers_match(claim, p, tolerant, delta_read) for p in pool_numbers)
+    return any(number_supported(claim, p, tolerant, delta_read) for p in pool_numbers)
 
 
 def bound_supported(claim: Related, pool: Sequence[Related], approx_rel: float = APPROX_REL) -> bool:
@@ -245,8 +245,14 @@ def _month_named(month: int) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(n.capitalize() for n in names) + r")\b")
 
 
-def numbers_match(claim: Number, evidence: Number, tolerant: bool, delta_read: float = DELTA_READ) -> bool:
-    """Δ_u(v_c)(v_e) of Eq. 5: does the evidence value support the claim value?"""
+def number_supported(claim: Number, evidence: Number, tolerant: bool, delta_read: float = paper.DELTA_READ) -> bool:
+    """Δ_u(v_c)(v_e) of Eq. 5: does the evidence value support the claim value?
+
+    Not the scorer's ``scoring.numeric.numbers_match``, on purpose: this compares two *typed*
+    numbers (option labels, dates, decades, units) and, for readings, symmetrically (δ_read of the
+    larger magnitude, the gap Dual-Read uses), since neither side is the truth; the scorer compares
+    an answer with a gold value (δ_read of the gold, a graduation's rescue). Both read δ_read from
+    :mod:`ledgermind.paper`."""
     if claim.kind is NumKind.OPTION_LABEL or evidence.kind is NumKind.OPTION_LABEL:
         return claim.kind is evidence.kind and claim.label == evidence.label
     if claim.kind is NumKind.DATE:

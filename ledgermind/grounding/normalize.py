@@ -9,7 +9,7 @@ text it renders to: ``\\times`` → ×, ``\\text{kg}`` → kg, ``\\frac{a}{b}`` 
 
 :func:`claim_view` is the one entry point where claims enter NER/ECC/NCC in the audit: markup
 stripped and option labels resolved to the option's text (the runtime's own rule,
-:func:`ledgermind.grounding.options.resolve_option_refs`). Evidence gets :func:`strip_markup`
+:func:`ledgermind.grounding.option_labels.resolve_option_refs`). Evidence gets :func:`strip_markup`
 too (the question text carries the same LaTeX), so both sides are compared in one spelling.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ledgermind.grounding.options import resolve_option_refs
+from ledgermind.grounding.option_labels import resolve_option_refs
 
 # LaTeX symbol commands -> the character they render to
 SYMBOLS: dict[str, str] = {

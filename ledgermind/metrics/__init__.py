@@ -1,6 +1,6 @@
 """Trajectory faithfulness metrics (paper §3.4, App. F)."""
 
-from ledgermind.metrics.trajectory import (
+from ledgermind.metrics.faithfulness import (
     METRICS,
     eur,
     gdr,

@@ -16,7 +16,7 @@ from ledgermind.errors import ConfigError
 from ledgermind.dispatch import AlphaChars, DispatchConfig, QuestionProfile, QuestionType, classify, profile
 from ledgermind.grounding import GroundingCascade, GroundingConfig, build_cascade
 from ledgermind.pipeline.baselines import run_native_cot, run_no_ledger
-from ledgermind.pipeline.config import AblationFlags, PipelineConfig, flags_from_mapping
+from ledgermind.pipeline.config import LABEL_KEYS, AblationFlags, PipelineConfig, flags_from_mapping
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.direct import run_direct
 from ledgermind.pipeline.fullpipe import run_fullpipe
@@ -82,6 +82,8 @@ class LedgerMindAgent:
             ctx.traj.error = f"{type(exc).__name__}: {exc}"
             ctx.traj.notes.append(traceback.format_exc(limit=5))
             ctx.traj.answer = None
+        finally:
+            self.backend.item_done(item.id)  # a multi-server backend stops counting the item as active
         total, tool_s = time.perf_counter() - t0, ctx.evidence.tool_seconds()
         ctx.traj.timings = {
             "total_s": total,
@@ -132,7 +134,7 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
     from perception.build import build_perception
 
     pcfg = PipelineConfig.from_mapping(to_plain(cfg.get("pipeline")))
-    flags = flags_from_mapping({k: v for k, v in (to_plain(cfg.get("ablation")) or {}).items() if k != "name"})
+    flags = flags_from_mapping({k: v for k, v in (to_plain(cfg.get("ablation")) or {}).items() if k not in LABEL_KEYS})
     per = build_perception(to_plain(cfg.get("perception")))
     tools = per.tools
     search = build_search_tool(to_plain(cfg.get("search")))

@@ -129,8 +129,6 @@ async def register_decision(
         if outcome.abstain:
             ctx.traj.abstained = True
             return dc
-        if outcome.answer:
-            ctx.traj.raw_answer = outcome.answer
         acquired = acquired or bool(outcome.new_entries)
     if acquired and left > 0:  # new evidence closes the gap only if the decision may cite it
         new = await decide(ctx, images_resent=images_resent, redecide=left - 1)

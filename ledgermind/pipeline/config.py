@@ -1,7 +1,8 @@
 """Every constant of the method, with the paper's default and where it comes from.
 
 The dataclasses here are the schema: each constant is defined once, in ``PipelineConfig`` or in
-the grounding cascade's ``GroundingConfig`` nested under it as ``grounding`` (the same names in
+the grounding cascade's ``GroundingConfig`` nested under it as ``grounding`` (the values that
+lower layers also default from live in :mod:`ledgermind.paper`, and both dataclasses default from it) (the same names in
 the agent, the audit and the scripts). ``conf/pipeline/ledgermind.yaml`` restates the defaults
 so that a run's recorded ``.hydra/config.yaml`` shows every value and every key can be overridden
 from the command line; ``tests/experiment/test_config_schema.py`` fails if the YAML and these
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ledgermind import paper
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.cascade import GroundingConfig
 
@@ -48,10 +50,15 @@ class AblationFlags:
     baseline: bool = False  # True: native CoT baseline instead of LedgerMind
 
 
+# The keys of an ablation node (conf/ablation/NAME.yaml) that are not flags: the variant's name and
+# how Table 3 shows it (``table``: ledgermind/experiment/variants.py).
+LABEL_KEYS = ("name", "table")
+
+
 @dataclass(frozen=True)
 class PipelineConfig:
     # --- evidence gathering (App. A, Alg. 1)
-    repair_budget: int = 2  # M (Alg. 1 Require)
+    repair_budget: int = paper.REPAIR_BUDGET  # M (Alg. 1 Require)
     max_oc: int = 15  # N_max observation claims (App. A, G.2)
     sigma_plan: float = 1.0  # task plan as DERIVATION (Alg. 1 line 2)
     sigma_oc: float = 0.92  # OC as PERCEPTION (Alg. 1 line 3)
@@ -79,23 +86,23 @@ class PipelineConfig:
     # thresholds, one home for the agent and the auditor (ledgermind.grounding.cascade)
     grounding: GroundingConfig = field(default_factory=GroundingConfig)
     # --- verifier and repair (App. E)
-    sigma_floor: float = 0.3  # hard confidence floor (T4, Eq. 19)
-    conflict_iou: float = 0.5  # IoU for T3 (Eq. 18)
-    per_trigger_budget: int = 2  # M0 (App. E.2)
-    retry_jitter_px: tuple[int, int] = (15, 40)  # RETRY bbox perturbation (App. E.2)
+    sigma_floor: float = paper.SIGMA_FLOOR  # hard confidence floor (T4, Eq. 19)
+    conflict_iou: float = paper.CONFLICT_IOU  # IoU for T3 (Eq. 18)
+    per_trigger_budget: int = paper.PER_TRIGGER_BUDGET  # M0 (App. E.2)
+    retry_jitter_px: tuple[int, int] = paper.RETRY_JITTER_PX  # RETRY bbox perturbation (App. E.2)
     # What T5 does once no ACQUIRE can be made (M = 0, M0 used up), the same on DIRECT and FULLPIPE:
     # "abstain" is App. E.2's Π(T5); "keep" (default, a documented deviation) lets the unsupported
     # decision stand — ρ is lexical, so a correct option that no evidence *states* (a computed value,
     # a picture option, a fact with no knowledge source) fires T5, and ABSTAIN would turn it into ⊥
     # (it breaks the perfect-model sanity property, tests/simulator/test_sanity.py).
-    t5_ending: str = "keep"
+    t5_ending: str = paper.T5_ENDING
     # A model-backed re-invocation (RETRY/REFRESH/repeated ACQUIRE) re-asks with a rephrased
     # instruction; true: as a seeded sampled draw instead (only for backends that honour sampling).
     reinvoke_sampling: bool = False
     repair_costs: Mapping[str, float] = field(
-        default_factory=lambda: {"EVIDENCE": 1.0, "ACTION": 2.0, "TRAJECTORY": 1.0}
+        default_factory=lambda: dict(paper.REPAIR_COSTS)
     )  # λ_type(r)·cost(r) of Eq. 26; the paper gives no numbers, these are our defaults
-    gamma: float = 0.5  # decision-grounding threshold γ of R4R / WDG (Eqs. 9–10)
+    gamma: float = paper.GAMMA  # decision-grounding threshold γ of R4R / WDG (Eqs. 9–10)
     # --- dispatcher (App. D.1)
     # φ(q) reads the question text q. Benchmarks such as MMMU-Pro keep their options outside q;
     # rendering them into q would make Condition 4 fire on every item (1671/1671 on MMMU-Pro) and

@@ -17,9 +17,9 @@ from typing import Any
 from ledgermind.benchmarks.item import Item
 from ledgermind.claims import Claim, ClaimType
 from ledgermind.dispatch import QuestionProfile, QuestionType
-from ledgermind.dispatch.terms import keywords
+from ledgermind.dispatch.terms import content_words
 from ledgermind.grounding import GroundingCascade, GroundingResult
-from ledgermind.grounding.options import resolve_option_refs
+from ledgermind.grounding.option_labels import resolve_option_refs
 from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.pipeline.render import decision_added_words, ledger_block, pool_block
@@ -203,16 +203,16 @@ def _entities(ev: EvidenceIO, texts: list[str]) -> list[str]:
 
 
 def extract_query(ev: EvidenceIO, max_words: int = 16) -> str:
-    """Round 1: entities from the OCs (P_oc) plus the question's keywords."""
+    """Round 1: entities from the OCs (P_oc) plus the question's content words."""
     ents = _entities(ev, [e.fact for e in ev.p_oc()])[:4]
-    words = [*ents, *keywords(ev.item.question)]
+    words = [*ents, *content_words(ev.item.question)]
     return " ".join(list(dict.fromkeys(words))[:max_words])
 
 
 def refine_query(ev: EvidenceIO, round1: list[EvidenceEntry], max_words: int = 16) -> str:
     """Round 2 (deep knowledge): the question refined with entities found in round-1 results."""
     ents = _entities(ev, [e.fact for e in round1])[:4]
-    words = [*keywords(ev.item.question)[:8], *ents]
+    words = [*content_words(ev.item.question)[:8], *ents]
     return " ".join(list(dict.fromkeys(words))[:max_words])
 
 

@@ -8,7 +8,6 @@ enter the ledger exactly like OCR lines: as sealed ``ToolOutput`` objects mapped
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from ledgermind.backends.base import ContentPart
 from ledgermind.claims import parse_oc_lines

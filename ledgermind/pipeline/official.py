@@ -151,6 +151,8 @@ class OfficialAgent:
             calls.record(STAGE, time.perf_counter() - t0, key, sample, error=cause)
             traj.timings = {"total_s": time.perf_counter() - t0, "model_s": time.perf_counter() - t0}
             return traj
+        finally:
+            self.backend.item_done(item.id)  # its one call is over: not active on its server any more
         dt = time.perf_counter() - t0
         calls.record(STAGE, dt, key, sample, reply=reply)
         traj.answer = traj.raw_answer = reply.text  # the whole reply: the official parser reads all of it

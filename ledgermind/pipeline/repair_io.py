@@ -23,7 +23,7 @@ from typing import Any
 from ledgermind.benchmarks.item import Item
 from ledgermind.claims import Claim, ClaimOrigin, ClaimType, Stage
 from ledgermind.dispatch import QuestionProfile
-from ledgermind.dispatch.terms import keywords
+from ledgermind.dispatch.terms import content_words
 from ledgermind.ledger import EvidenceEntry
 from ledgermind.pipeline.config import AblationFlags, PipelineConfig
 from ledgermind.pipeline.evidence import EvidenceIO, extract_query
@@ -53,7 +53,7 @@ def build_engine(
         switch_inputs=functools.partial(switch_inputs, item, evidence),
         rng=random.Random(seed),
         jitter_px=tuple(cfg.retry_jitter_px),  # type: ignore[arg-type]
-        expansion_terms=keywords(item.question)[:5],
+        expansion_terms=content_words(item.question)[:5],
         allow_sampling=cfg.reinvoke_sampling,
     )
     typed = RepairEngine(

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledgermind import paper
 from ledgermind.errors import LedgerError
 from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.registry import Registry
@@ -44,7 +45,7 @@ class RepairContext:
     compat: Mapping[ToolKind, tuple[ToolKind, ...]] = field(default_factory=lambda: dict(DEFAULT_COMPAT))
     switch_inputs: InputsAdapter | None = None  # inputs for the alternative tool after SWITCH
     rng: random.Random = field(default_factory=lambda: random.Random(0))
-    jitter_px: tuple[int, int] = (15, 40)
+    jitter_px: tuple[int, int] = paper.RETRY_JITTER_PX  # App. E.2
     expansion_terms: Sequence[str] = ()  # extra keywords for RETRY of a search (query expansion)
     image_size: tuple[int, int] | None = None  # clip perturbed boxes to the image
     allow_sampling: bool = False  # a model re-ask may be a seeded sampled draw (else: a rephrased instruction)
@@ -196,7 +197,10 @@ class Acquire(Operator):
 # ----------------------------------------------------------------------------- trajectory layer
 @_register
 class StopAndAnswer(Operator):
-    """STOP_AND_ANSWER(e*): terminate with ŷ = f_e*, e* = argmax_{e ∈ L^A} σ_e. No ledger change."""
+    """STOP_AND_ANSWER(e*): terminate with ŷ = f_e*, e* = argmax_{e ∈ L^A} σ_e. No ledger change.
+
+    In the registry for the paper's operator set (Eq. 24); Π (Eq. 25) selects it for no trigger,
+    so the pipeline never applies it (docs/architecture.md)."""
 
     name, layer = OperatorName.STOP_AND_ANSWER, RepairLayer.TRAJECTORY
 

@@ -5,6 +5,9 @@
 Π(T5) = ACQUIRE (if M > 0) / ABSTAIN
 Π(T6) = warning injection + ACQUIRE
 
+STOP_AND_ANSWER (Eq. 24) is in the operator registry, since it belongs to the paper's operator set
+R_T, but Eq. 25 maps no trigger to it, so Π never applies it (docs/architecture.md).
+
 Each trigger type allows at most M0 repairs per trajectory; ACQUIRE for T5/T6 also spends the
 trajectory budget M that hypothesis verification shares (Alg. 1). ``FreeformRepair`` is the
 ``free_form_repair`` ablation behind the same ``handle`` interface.
@@ -19,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ledgermind import paper
 from ledgermind.claims import ClaimType
 from ledgermind.ledger import EvidenceEntry, Omega
 from ledgermind.repair.operators import OPERATORS, OperatorResult, RepairContext
@@ -94,7 +98,6 @@ class AcquireSpec:
 class RepairOutcome:
     events: list[RepairEvent] = field(default_factory=list)
     new_entries: list[str] = field(default_factory=list)
-    answer: str | None = None  # STOP_AND_ANSWER
     abstain: bool = False
     warning: str | None = None  # T6 warning to inject into the next prompt
     rewrite: str | None = None  # free-form reflection output (ablation only)
@@ -102,7 +105,6 @@ class RepairOutcome:
     def extend(self, other: RepairOutcome) -> None:
         self.events += other.events
         self.new_entries += other.new_entries
-        self.answer = other.answer or self.answer
         self.abstain = self.abstain or other.abstain
         self.warning = other.warning or self.warning
         self.rewrite = other.rewrite or self.rewrite
@@ -121,17 +123,17 @@ class RepairEngine:
         self,
         ctx: RepairContext,
         budget: Budget,
-        per_trigger_budget: int = 2,
+        per_trigger_budget: int = paper.PER_TRIGGER_BUDGET,
         costs: Mapping[str, float] | None = None,
-        sigma_floor: float = 0.3,
-        t5_ending: T5Ending | str = T5Ending.ABSTAIN,
+        sigma_floor: float = paper.SIGMA_FLOOR,
+        t5_ending: T5Ending | str = paper.T5_ENDING,
     ) -> None:
         self.ctx = ctx
         self.t5_ending = T5Ending(t5_ending)
         self.sigma_floor = sigma_floor
         self.budget = budget
         self.m0 = per_trigger_budget
-        self.costs = dict(costs or {"EVIDENCE": 1.0, "ACTION": 2.0, "TRAJECTORY": 1.0})
+        self.costs = dict(costs or paper.REPAIR_COSTS)
         self.used: Counter[Trigger] = Counter()
 
     # ------------------------------------------------------------------ accounting
@@ -364,7 +366,7 @@ class FreeformRepair:
     """
 
     def __init__(
-        self, reflect: Reflector, per_trigger_budget: int = 2, cost: float = 2.0, tool_repair: RepairEngine | None = None
+        self, reflect: Reflector, per_trigger_budget: int = paper.PER_TRIGGER_BUDGET, cost: float = 2.0, tool_repair: RepairEngine | None = None
     ) -> None:
         self.reflect = reflect
         self.tool_repair = tool_repair  # T1 (a failed tool call) keeps typed RETRY → SWITCH

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ledgermind import paper
 from ledgermind.claims import Claim, ClaimType
 from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.grounding.numbers import extract_numbers
@@ -37,7 +38,7 @@ def t2_stale_reference(ledger: Ledger, claim: Claim) -> TriggerHit | None:
     return TriggerHit(Trigger.T2, tuple(stale), f"claim {claim.id}") if stale else None
 
 
-def t3_conflicts(ledger: Ledger, iou_threshold: float = 0.5) -> list[TriggerHit]:
+def t3_conflicts(ledger: Ledger, iou_threshold: float = paper.CONFLICT_IOU) -> list[TriggerHit]:
     """T3 (Eq. 18): ∃ e, e′ ∈ L^A: IoU(b_e, b_e′) > 0.5 ∧ f_e ≠ f_e′ — across all tools (App. E.1).
 
     An OCR line and a crop reading of the same region conflict when they read different values.
@@ -70,14 +71,14 @@ def _differs(a: EvidenceEntry, b: EvidenceEntry) -> bool:
     return " ".join(a.fact.lower().split()) != " ".join(b.fact.lower().split())
 
 
-def t4_confidence_drop(entry: EvidenceEntry, sigma_floor: float = 0.3) -> TriggerHit | None:
+def t4_confidence_drop(entry: EvidenceEntry, sigma_floor: float = paper.SIGMA_FLOOR) -> TriggerHit | None:
     """T4 (Eq. 19): σ(e_t) < σ_floor."""
     if entry.active and entry.sigma < sigma_floor:
         return TriggerHit(Trigger.T4, (entry.id,), f"sigma {entry.sigma:.2f} < {sigma_floor}")
     return None
 
 
-def t4_illegible_output(output: ToolOutput, sigma_floor: float = 0.3) -> TriggerHit | None:
+def t4_illegible_output(output: ToolOutput, sigma_floor: float = paper.SIGMA_FLOOR) -> TriggerHit | None:
     """T4 (Eq. 19) on a tool output *before* its content is discarded.
 
     A perception tool drops what it reads below its legibility threshold (OCR: 0.8), so under the
@@ -93,7 +94,7 @@ def t4_illegible_output(output: ToolOutput, sigma_floor: float = 0.3) -> Trigger
     return None
 
 
-def t5_unsupported_decision(claim: Claim, coverage: float, beta: float = 0.15) -> TriggerHit | None:
+def t5_unsupported_decision(claim: Claim, coverage: float, beta: float = paper.BETA) -> TriggerHit | None:
     """T5 (Eq. 20): type(c_t) = DC ∧ ρ(c_t) < β."""
     if claim.ctype is ClaimType.DC and coverage < beta:
         return TriggerHit(Trigger.T5, (claim.id,), f"coverage {coverage:.2f} < {beta}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
+from ledgermind import paper
 from ledgermind.claims import Claim
 from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.repair.triggers import (
@@ -46,9 +47,9 @@ class Verifier:
         ledger: Ledger,
         ground: Grounder,
         *,
-        beta: float = 0.15,
-        sigma_floor: float = 0.3,
-        conflict_iou: float = 0.5,
+        beta: float = paper.BETA,
+        sigma_floor: float = paper.SIGMA_FLOOR,
+        conflict_iou: float = paper.CONFLICT_IOU,
     ) -> None:
         self.ledger = ledger
         self.ground = ground

@@ -1,4 +1,4 @@
-"""Static HTML audit report of a run or a multirun (item pages, run page, Table 3, side by side).
+"""Static HTML report of a run or a multirun (item pages, run page, Table 3, side by side).
 
 ``build_report(run_or_multirun_dir)`` writes ``report/index.html`` and returns its path.
 """

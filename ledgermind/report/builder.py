@@ -1,4 +1,4 @@
-"""Writes the static audit report of a run or a multirun: ``report/index.html`` + one page per item.
+"""Writes the static HTML report of a run or a multirun: ``report/index.html`` + one page per item.
 
 Pages come from Jinja2 templates with autoescaping on for every template: text from models,
 tools and datasets is only ever passed to templates as data, never concatenated into HTML, so a
@@ -20,13 +20,13 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ledgermind.errors import DataError, UserError
 from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_for
-from ledgermind.experiment.results import safe_filename
 from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view
 from ledgermind.report.run_view import build_run_view
-from ledgermind.experiment.rundir import find_runs
 from ledgermind.report.sources import RunData, load_run
+from ledgermind.runs.reader import find_runs
+from ledgermind.runs.trajectories import safe_filename
 
 REPORT_DIR = "report"
 MARKER = ".ledgermind-report"  # only a directory carrying this marker is ever replaced

@@ -19,7 +19,7 @@ Zeros are coloured by what they mean (issue 35), one rule per meaning:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -165,10 +165,12 @@ def structural_zeros(run_dir: Path, variant: str) -> set[str]:
     """Census keys the run's variant cannot reach, from its recorded config (``.hydra/config.yaml``).
 
     Paths: those ``choose_path`` never returns under the run's ablation flags (OFFICIAL only under
-    ``pipeline=official``). Mechanisms: Dual-Read under ``no_dual_read``, the ECC/NCC demotions under
-    ``no_ecc``, free-form reflections unless ``free_form_repair``. A run without a recorded config
-    gets only the path rule for its variant name.
+    ``pipeline=official``). Mechanisms: the ``table.structural`` keys of the variant in
+    ``conf/ablation`` that runs with the same flags (``experiment/variants.py``; e.g. Dual-Read under
+    ``no_dual_read``). A run without a recorded config is read with the default flags (``full``);
+    a flag combination no listed variant has gets the path rule only.
     """
+    from ledgermind.experiment.variants import with_flags
     from ledgermind.pipeline.agent import choose_path
     from ledgermind.trajectory import PathKind
 
@@ -178,13 +180,8 @@ def structural_zeros(run_dir: Path, variant: str) -> set[str]:
     else:  # the dispatcher's decision only reads is_complex
         reachable = {choose_path(_Profile(c), flags).value for c in (False, True)}  # type: ignore[arg-type]
     out = {f"paths.{p.value}" for p in PathKind if p.value not in reachable}
-    if not flags.dual_read:
-        out.add("dual_read")
-    if not flags.ecc_ncc:
-        out |= {"demotions.ecc", "demotions.ncc"}
-    if flags.typed_repair:
-        out.add("reflections")
-    return out
+    listed = with_flags(asdict(flags))
+    return out | set(listed.structural if listed is not None else ())
 
 
 @dataclass(frozen=True)
@@ -198,18 +195,17 @@ def _recorded_flags(run_dir: Path, variant: str) -> tuple[Any, bool]:
     names = {f.name for f in fields(AblationFlags)}
     node: dict[str, Any] = {}
     official = variant.startswith("official")
-    if (run_dir / ".hydra" / "config.yaml").exists():
-        from omegaconf import OmegaConf
-        from omegaconf.errors import OmegaConfBaseException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
 
-        from ledgermind.errors import UserError
-        from ledgermind.experiment.rundir import RunDir
+    from ledgermind.errors import UserError
+    from ledgermind.runs.reader import RunDir
 
-        try:
-            cfg = OmegaConf.to_container(RunDir(run_dir).config() or OmegaConf.create({}), resolve=False)
-            node = dict((cfg or {}).get("ablation") or {})  # type: ignore[union-attr]
-            pipe = (cfg or {}).get("pipeline") or {}  # type: ignore[union-attr]
-            official = official or "official" in str(pipe.get("agent_factory", ""))
-        except (OSError, ValueError, TypeError, AttributeError, OmegaConfBaseException, UserError):
-            node = {}  # an unreadable config only costs the grey marking
+    try:
+        cfg = OmegaConf.to_container(RunDir(run_dir).config() or OmegaConf.create({}), resolve=False)
+        node = dict((cfg or {}).get("ablation") or {})  # type: ignore[union-attr]
+        pipe = (cfg or {}).get("pipeline") or {}  # type: ignore[union-attr]
+        official = official or "official" in str(pipe.get("agent_factory", ""))
+    except (OSError, ValueError, TypeError, AttributeError, OmegaConfBaseException, UserError):
+        node = {}  # an unreadable config only costs the grey marking
     return AblationFlags(**{k: bool(v) for k, v in node.items() if k in names}), official

@@ -1,6 +1,6 @@
 """One definition per metric name, with its direction, for the run page's hover titles and glossary.
 
-Why read from ``ledgermind.metrics.trajectory``: the docstring of the function that computes a
+Why read from ``ledgermind.metrics.faithfulness``: the docstring of the function that computes a
 metric is its definition (equation, meaning, ↑/↓); copying it here would let the page and the code
 drift apart. Only what a docstring does not say (the direction of RC and SE, the cost summaries)
 is written here.
@@ -11,11 +11,11 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from ledgermind.metrics import trajectory as tm
+from ledgermind.metrics import faithfulness as tm
 
 HIGHER, LOWER = "higher is better", "lower is better"
 
-# metric name -> the function whose docstring defines it (metrics/trajectory.py)
+# metric name -> the function whose docstring defines it (metrics/faithfulness.py)
 DEFINED_BY = {"UCR_reason": tm.ucr_reason, "GDR": tm.gdr, "R4R": tm.r4r, "WDG": tm.wdg, "OCErr": tm.oc_err,
               "EUR": tm.eur, "RR": tm.rr, "RC": tm.rc, "SE": tm.se}  # fmt: skip
 DIRECTION_NOT_IN_DOCSTRING = {"RC": LOWER, "SE": HIGHER}

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledgermind.experiment.results import ItemResult
 from ledgermind.report import census_table
 from ledgermind.report.highlight import Segment, segments
 from ledgermind.report.images import ImageStore, StoredImage
 from ledgermind.report.sources import ItemInfo, input_image_path
 from ledgermind.report.timeline import TimelineRow, item_image_links, timeline
+from ledgermind.runs.results import ItemResult
 
 STAGES = ("E", "I", "J")  # the [E] → [I] → [J] → DC chain (App. A, G.3)
 

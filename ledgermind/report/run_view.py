@@ -13,16 +13,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ledgermind.backends.recorded import describe_backend
-from ledgermind.experiment.results import ItemResult
-from ledgermind.experiment.summary import DIFFICULTIES, group_accuracy
 from ledgermind.metrics.census import TRIGGER_KEYS, TYPED_OPERATORS
 from ledgermind.metrics.stats import wilson_interval
 from ledgermind.report import census_table
 from ledgermind.report.charts import Chart, bar_chart
+from ledgermind.report.glossary import Definition, glossary
 from ledgermind.report.item_view import outcome_of
 from ledgermind.report.sources import RunData
-from ledgermind.report.glossary import Definition, glossary
 from ledgermind.report.why import WhyView, build_why
+from ledgermind.runs.results import ItemResult
+from ledgermind.runs.summary import DIFFICULTIES, group_accuracy
 from ledgermind.trajectory import Trigger
 
 QUESTION_CHARS = 160  # question text in the item table (the item page has all of it)

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import UserError
-from ledgermind.experiment.results import METRICS_FILE, ItemResult
-from ledgermind.experiment.rundir import RunDir, RunFileError, rebuild_items
+from ledgermind.runs.files import METRICS_FILE, RunFileError
+from ledgermind.runs.reader import RunDir, rebuild_items
+from ledgermind.runs.results import ItemResult
 
 
 @dataclass(frozen=True)

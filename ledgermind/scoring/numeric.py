@@ -15,7 +15,8 @@ import math
 import re
 from dataclasses import dataclass
 
-DELTA_READ = 0.15  # App. C: relative tolerance for continuous visual readings
+from ledgermind import paper
+
 EXACT_EPS = 1e-6  # formatting noise only ("16.5" vs "16.50")
 
 _NUMBER = re.compile(r"[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -23,7 +24,7 @@ _NUMBER = re.compile(r"[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?
 
 @dataclass(frozen=True)
 class NumericTolerance:
-    relative_read: float = DELTA_READ
+    relative_read: float = paper.DELTA_READ  # δ_read (App. C)
     use_graduation: bool = True
 
 
@@ -52,6 +53,9 @@ def parse_number(text: str) -> float | None:
 def numbers_match(
     pred: float, gold: float, kind: str | None = None, graduation: float | None = None, tol: NumericTolerance | None = None
 ) -> bool:
+    """Is the predicted number the gold one? Readings within δ_read of the gold (or one graduation);
+    anything else exact up to formatting noise. NCC's typed, symmetric comparison of a claim with its
+    evidence is ``grounding.ncc.number_supported`` (its docstring says why they differ)."""
     tol = tol or NumericTolerance()
     if not (math.isfinite(pred) and math.isfinite(gold)):
         return False

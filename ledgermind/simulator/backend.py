@@ -35,7 +35,7 @@ from PIL import Image
 from ledgermind.backends.base import BACKENDS, Backend, BackendDescription, GenerationRequest, Reply
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError
-from ledgermind.simulator import plugin as _plugin  # registers the census section and audit check
+from ledgermind.simulator import plugin as _plugin  # registers the census section and S-RFA check
 from ledgermind.simulator.beliefs import Belief, RecordedAnswers, key_belief, recorded_belief
 from ledgermind.simulator.faults import BELIEF_SOURCES, Fault, FaultRates, Injected, rates_from_config, seeded
 from ledgermind.simulator.items import CropLocator, ItemIndex, SeenItem

@@ -24,7 +24,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.experiment import table3
 from ledgermind.metrics.stats import BootstrapConfig, bootstrap_p_value, paired_differences
-from ledgermind.simulator.sim_sweep import HYDRA_CONFIG, _compose
+from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG
+from ledgermind.simulator.sim_sweep import _compose
 
 VARIANTS = tuple(v for v, _ in table3.VARIANTS)
 # The null world: no coupling, no suggestible looks, no evidence pull, no zoom benefit.
@@ -132,8 +133,8 @@ def run_replicates(out: Path, *, coupling: float, replicates: int, benchmarks: M
                 cfg = _compose(["backend=simulated", "logger=none", "cache.mode=off", "progress=false",
                                 "backend.banner=false", f"benchmark={benchmark}", f"+ablation={variant}",
                                 f"seed={seed}", f"output_dir={d}", f"limit={limit}", *world, *overrides])  # fmt: skip
-                (d / HYDRA_CONFIG).parent.mkdir(parents=True, exist_ok=True)
-                OmegaConf.save(cfg, d / HYDRA_CONFIG)
+                (d / RECORDED_CONFIG).parent.mkdir(parents=True, exist_ok=True)
+                OmegaConf.save(cfg, d / RECORDED_CONFIG)
                 run(cfg)
 
 
@@ -144,7 +145,7 @@ def collect(out: Path, *, coupling: float, replicates: int, benchmarks: Mapping[
     for benchmark in benchmarks:
         for seed in range(replicates):
             root = run_dir_for(out, coupling, benchmark, "full", seed).parent
-            runs = [table3.load_run(d) for d in sorted(root.iterdir()) if (d / "metrics.json").exists()]
+            runs = [table3.load_run(d) for d in sorted(root.iterdir()) if (d / METRICS_FILE).exists()]
             rows = [r for r in table3.build_rows(runs, bootstrap=bootstrap) if r.variant != "full" and r.delta_ci]
             report.tables += 1
             raw = [r for r in rows if not r.delta_ci.contains(0.0)]  # type: ignore[union-attr]
@@ -165,7 +166,7 @@ def rederived_census(run_dir: Path) -> dict[str, Any]:
 
     Why not ``metrics.json``: the census is a function of the trajectory (``simulator/census.py``),
     and a rule fixed after the runs (an audit-only label is no flag) must not need the runs again."""
-    from ledgermind.experiment.rundir import RunDir
+    from ledgermind.runs.reader import RunDir
     from ledgermind.simulator.census import fault_census
 
     run = RunDir(run_dir)
@@ -214,7 +215,7 @@ def _planted_control(report: NullReport, out: Path, benchmark: str, seed: int,
         return
     for run in runs:
         base = run_dir_for(out, 0.0, benchmark, run.variant, seed)
-        if not (base / "metrics.json").exists():
+        if not (base / METRICS_FILE).exists():
             continue
         reference = table3.load_run(base)
         diffs = paired_differences({i: [s] for i, s in run.item_scores.items()},

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledgermind.audit.checks import AUDIT_CHECKS, AuditCheck
 from ledgermind.metrics.census import CENSUS_SECTIONS, CensusSection
-from ledgermind.simulator.audit_catch import catch_summary, format_catch
 from ledgermind.simulator.census import catch_rates, fault_census, has_simulator_meta
+from ledgermind.simulator.srfa_catch import catch_summary, format_catch
+from ledgermind.srfa.checks import SRFA_CHECKS, SrfaCheck
 from ledgermind.trajectory import Trajectory
 
 SECTION = "simulator"  # the key of both additions: ``mechanisms.simulator``, audit ``metrics.simulator``
@@ -30,4 +30,4 @@ def _totals(section: Any) -> dict[str, Any]:
 
 
 CENSUS_SECTIONS.add(SECTION, CensusSection(applies=_applies, count=fault_census, totals=_totals))
-AUDIT_CHECKS.add(SECTION, AuditCheck(summarize=catch_summary, format=format_catch))
+SRFA_CHECKS.add(SECTION, SrfaCheck(summarize=catch_summary, format=format_catch))

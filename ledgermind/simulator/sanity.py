@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import DataError
-from ledgermind.experiment.results import METRICS_FILE, ItemResult
-from ledgermind.experiment.rundir import RunDir
-from ledgermind.experiment.rundir import find_runs as rundir_find_runs
+from ledgermind.runs.files import METRICS_FILE
+from ledgermind.runs.reader import RunDir, find_runs as rundir_find_runs
+from ledgermind.runs.results import ItemResult
 
 # Marks whose mechanism rewrites ŷ after the decision (Alg. 2), latest first wins.
 ANSWER_REWRITING_MARKS = {
@@ -46,8 +46,6 @@ def attribute(traj: Mapping[str, Any]) -> str:
     for m in reversed(traj.get("marks", [])):
         if m.get("kind") in ANSWER_REWRITING_MARKS:
             return f"{ANSWER_REWRITING_MARKS[m['kind']]} [{m.get('detail', '')[:80]}]"
-    if any(e.get("operator") == "STOP_AND_ANSWER" for e in events):
-        return "STOP_AND_ANSWER (answer from the best grounded claim)"
     if any(e.get("operator") == "FREEFORM_REFLECTION" for e in events):
         return "free-form reflection rewrote the answer"
     claims = traj.get("ledger", {}).get("claims", [])
@@ -63,7 +61,8 @@ def read_run(run_dir: Path) -> tuple[dict[str, Any], list[ItemResult]]:
 
 
 def losses(run_dir: Path) -> list[Loss]:
-    """Every item of the run that is not fully correct, with the mechanism that took it."""
+    """Every item of the run that is not fully correct, with the mechanism that took it, by item id
+    (``results.jsonl`` is in completion order, which concurrency makes differ between two runs)."""
     metrics, results = read_run(run_dir)
     variant = metrics.get("identity", {}).get("variant", run_dir.name)
     out = []
@@ -73,7 +72,7 @@ def losses(run_dir: Path) -> list[Loss]:
             continue
         traj = run.trajectory(r.id) or {"error": r.error or "no trajectory"}
         out.append(Loss(variant, r.id, r.gold, r.prediction, bool(traj.get("abstained")), attribute(traj)))
-    return out
+    return sorted(out, key=lambda loss: loss.item_id)
 
 
 def variant_summary(run_dir: Path) -> dict[str, Any]:
@@ -91,10 +90,6 @@ def variant_summary(run_dir: Path) -> dict[str, Any]:
         "catch_rate": sim.get("catch_rate", {}),
         "mechanisms": {k: v for k, v in metrics.get("mechanisms", {}).items() if k != "simulator"},
     }
-
-
-def _pct(num: int, den: int) -> str:
-    return f"{100 * num / den:5.1f}%" if den else "    —"
 
 
 def catch_table(s: Mapping[str, Any]) -> list[str]:

@@ -24,15 +24,13 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError
 from ledgermind.experiment import table3
-from ledgermind.experiment.rundir import find_runs
 from ledgermind.metrics.stats import BootstrapConfig, Estimate, cluster_mean, paired_delta, wilson_interval
+from ledgermind.runs.files import RECORDED_CONFIG
+from ledgermind.runs.reader import RunDir, find_runs
 from ledgermind.simulator.label import NOTE
-from ledgermind.confutil import CONF_DIR
-
-HYDRA_CONFIG = Path(".hydra") / "config.yaml"
-
 
 @dataclass(frozen=True)
 class SweepTarget:
@@ -147,8 +145,8 @@ def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> li
             for seed in spec.seeds:
                 d = run_dir_for(out_dir, spec, value, variant, seed)
                 cfg = compose_run(spec, value, variant, seed, d)
-                (d / HYDRA_CONFIG).parent.mkdir(parents=True, exist_ok=True)
-                OmegaConf.save(cfg, d / HYDRA_CONFIG)  # as a Hydra run does: rescore and read-back use it
+                (d / RECORDED_CONFIG).parent.mkdir(parents=True, exist_ok=True)
+                OmegaConf.save(cfg, d / RECORDED_CONFIG)  # as a Hydra run does: rescore and read-back use it
                 run(cfg)
                 dirs.append(d)
     return dirs
@@ -180,12 +178,12 @@ class SweepPoint:
 
 
 def rate_value(run_dir: Path, rate: str) -> float:
-    cfg_file = run_dir / HYDRA_CONFIG
-    if not cfg_file.exists():
-        raise SweepError(f"{run_dir} has no {HYDRA_CONFIG}: cannot tell which {rate} it ran with")
-    value = OmegaConf.select(OmegaConf.load(cfg_file), f"backend.{rate}")
+    cfg = RunDir(run_dir).config()  # inert, like every reader of a run folder
+    if cfg is None:
+        raise SweepError(f"{run_dir} has no {RECORDED_CONFIG}: cannot tell which {rate} it ran with")
+    value = OmegaConf.select(cfg, f"backend.{rate}")
     if value is None:
-        raise SweepError(f"{cfg_file} sets no backend.{rate}")
+        raise SweepError(f"{run_dir / RECORDED_CONFIG} sets no backend.{rate}")
     return float(value)
 
 

@@ -59,7 +59,6 @@ POOL_LINE = re.compile(r"^- (.+)$", re.MULTILINE)
 OPTION_LINE = re.compile(r"^[A-J]\. .*$", re.MULTILINE)
 MAX_ITEMS_RE = re.compile(r"at most (\d+)", re.IGNORECASE)
 CATEGORY_LINE = re.compile(r"^([A-Z][A-Z_]+): ", re.MULTILINE)
-WARNING_RE = re.compile(r"WARNING|hallucinat", re.IGNORECASE)
 # A judgment a prompt shows: "the answer is X", "Current …: X" lines, "Confirm/Revise: …".
 ANSWER_IS = re.compile(r"answer is\s+(?:option\s+)?([A-J](?![\w])|-?\d+(?:\.\d+)?)", re.IGNORECASE)
 # A "Label: value" line of the prompt (not evidence, claims, numbered fields or an Answer line).
@@ -103,7 +102,6 @@ class PromptView:
     claims: tuple[ShownClaim, ...]
     pool: tuple[str, ...]
     context: str  # the prompt without question and options: what "the evidence" says
-    warned: bool
     max_items: int
     categories: tuple[str, ...]
 
@@ -119,7 +117,6 @@ class PromptView:
             claims=claims,
             pool=tuple(m.group(1).strip() for m in POOL_LINE.finditer(text)),
             context=context_text(text, question),
-            warned=bool(WARNING_RE.search(text)),
             max_items=_max_items(text, schema),
             categories=tuple(dict.fromkeys(CATEGORY_LINE.findall(text.split("Categories:", 1)[1])))
             if "Categories:" in text

@@ -18,14 +18,13 @@ import math
 import threading
 import time
 import weakref
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
 from ledgermind.errors import FailureKind, ProvenanceError, classify_failure
-from ledgermind.registry import Registry
 
 
 class ToolKind(str, Enum):
@@ -323,6 +322,3 @@ class Tool(ABC):
         """Synchronous convenience wrapper for scripts and tests (not for use inside a loop)."""
         return asyncio.run(self.ainvoke(**inputs))
 
-
-TOOLS: Registry[type[Tool]] = Registry("tool")
-"""Tool classes by name. Tool modules register themselves: ``@TOOLS.register("ocr")``."""

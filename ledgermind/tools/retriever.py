@@ -14,7 +14,7 @@ from typing import Any
 
 from ledgermind.errors import DataError, ToolError
 from ledgermind.jsonl import bad_line, read_jsonl
-from ledgermind.tools.base import TOOLS, Observation, Tool, ToolKind
+from ledgermind.tools.base import Observation, Tool, ToolKind
 from ledgermind.tools.search import Component, SearchConfig, WebSearchTool, digest, web_search_available
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -50,7 +50,6 @@ def load_corpus(path: str | Path) -> list[Passage]:
     return passages
 
 
-@TOOLS.register("local_retriever")
 class LocalRetrieverTool(Tool):
     """``invoke(query=...)`` → the top-k BM25 passages (zero-score passages are not evidence)."""
 

@@ -24,7 +24,7 @@ import httpx
 
 from ledgermind.backends.retry import RetryPolicy, is_retryable_status
 from ledgermind.errors import ConfigError, ToolError
-from ledgermind.tools.base import TOOLS, Observation, Tool, ToolKind
+from ledgermind.tools.base import Observation, Tool, ToolKind
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +194,6 @@ def web_search_available() -> bool:
     return bool(os.environ.get(SERPER_KEY_ENV) or os.environ.get(SERPAPI_KEY_ENV))
 
 
-@TOOLS.register("web_search")
 class WebSearchTool(Tool):
     """``invoke(query=...)``. Serper first; SerpAPI when Serper times out or errors (App. D.6)."""
 

@@ -17,7 +17,7 @@ from ledgermind.backends.vllm_server import VLLMServerBackend
 from ledgermind.errors import BackendError
 from ledgermind.prompts import schemas
 from ledgermind.testing.fake_openai_server import FakeOpenAIServer, UnsupportedFormat, string_matching
-from ledgermind.testing.replay import replay_requests
+from ledgermind.testing.throughput_limit import replay_requests
 
 MODEL = {"name": "fake", "path": "fake-model"}
 

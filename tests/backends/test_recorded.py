@@ -49,7 +49,7 @@ def test_the_simulator_describes_itself_as_a_test_instrument() -> None:
 
 def test_readers_use_the_description_not_a_class_name() -> None:
     """Any backend with a description gets it in metrics.json and the report title."""
-    from ledgermind.experiment.summary import RunIdentity, build_metrics
+    from ledgermind.runs.summary import RunIdentity, build_metrics
     from ledgermind.report.run_view import backend_label
 
     ident = RunIdentity("m", "labelled_for_test", "gauges", "full", "x", 0)
@@ -72,13 +72,13 @@ def test_a_process_that_only_reads_a_simulated_run_registers_the_simulator_hooks
     describing the recorded backend (what every reader does) registers both."""
     code = (
         "from ledgermind.metrics.census import CENSUS_SECTIONS\n"
-        "from ledgermind.audit.checks import AUDIT_CHECKS\n"
+        "from ledgermind.srfa.checks import SRFA_CHECKS\n"
         "from ledgermind.backends.recorded import describe_backend\n"
         "import sys\n"
-        "before = ('simulator' in CENSUS_SECTIONS, 'simulator' in AUDIT_CHECKS,\n"
+        "before = ('simulator' in CENSUS_SECTIONS, 'simulator' in SRFA_CHECKS,\n"
         "          'ledgermind.simulator' in sys.modules)\n"
         "describe_backend('SimulatedBackend')\n"
-        "print(before, ('simulator' in CENSUS_SECTIONS, 'simulator' in AUDIT_CHECKS))\n"
+        "print(before, ('simulator' in CENSUS_SECTIONS, 'simulator' in SRFA_CHECKS))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "(False, False, False) (True, True)"
@@ -96,8 +96,8 @@ def test_registering_the_simulator_section_twice_is_an_error() -> None:
 
 
 def test_audit_checks_format_only_what_the_metrics_hold() -> None:
-    from ledgermind.audit.checks import format_checks
-    from ledgermind.simulator.audit_catch import format_catch
+    from ledgermind.srfa.checks import format_checks
+    from ledgermind.simulator.srfa_catch import format_catch
 
     describe_backend("SimulatedBackend")
     s = {"phantom_claims": 2, "phantom_injected": 3, "phantom_not_in_trace": 1, "phantom_ungrounded": 1,

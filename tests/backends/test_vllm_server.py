@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import httpx
 import jsonschema
 import pytest
 
 from ledgermind.backends.base import GenerationRequest, Message
-from ledgermind.backends.vllm_launch import VLLMServerProcess
 from ledgermind.backends.vllm_server import VLLMServerBackend
 from ledgermind.errors import BackendError
 

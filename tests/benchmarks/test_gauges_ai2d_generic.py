@@ -61,8 +61,8 @@ def test_generic_jsonl_inference_and_paths(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("{not json", "invalid JSON"),  # an unreadable file aborts even without strict
-        ("[1, 2]", "expected a JSON object"),
+        ("{not json", r"line 1 is not a valid JSON object \(Expecting"),  # an unreadable file aborts even without strict
+        ("[1, 2]", r"line 1 is not a valid JSON object \(a JSON list"),
         ('{"question": "q"}', "needs 'id' and 'question'"),
         ('{"id": "a", "question": "q", "options": ["x"], "answer": "Z"}', "answer letter"),
         ('{"id": "a", "question": "q", "answer": "x", "answer_type": "essay"}', "answer_type must be"),

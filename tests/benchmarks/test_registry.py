@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+from pathlib import Path
+
 import pytest
 
 from ledgermind.benchmarks import BENCHMARKS, LoaderConfig, load_benchmark
+from ledgermind.benchmarks.registry import own_options
 from ledgermind.errors import ConfigError, DataError
 from ledgermind.registry import RegistryError
 
@@ -39,3 +43,49 @@ def test_duplicate_ids_rejected(tmp_path) -> None:
     f.write_text('{"id": "a", "question": "q", "answer": "x"}\n{"id": "a", "question": "q", "answer": "y"}\n')
     with pytest.raises(DataError, match="duplicate item id"):
         load_benchmark("jsonl", {"path": str(f)})
+
+
+def test_a_miss_names_the_closest_registered_name() -> None:
+    with pytest.raises(RegistryError, match=r"unknown benchmark 'mmmu_prp'; did you mean 'mmmu_pro'\? known: ai2d"):
+        load_benchmark("mmmu_prp")
+    with pytest.raises(RegistryError) as exc:
+        load_benchmark("zzzz")
+    assert "did you mean" not in str(exc.value) and "known: ai2d" in str(exc.value)
+
+
+def test_every_module_of_the_package_registers_without_being_listed() -> None:
+    """A loader module registers by being in ledgermind/benchmarks/ (pkgutil), never by a second line."""
+    import pkgutil
+    import sys
+
+    import ledgermind.benchmarks as package
+
+    modules = {m.name for m in pkgutil.iter_modules(package.__path__) if not m.ispkg}
+    assert {"adapters", "gauges", "generic", "mmmu_pro", "bundled_sample"} <= modules
+    assert all(f"ledgermind.benchmarks.{m}" in sys.modules for m in modules)
+    init = (Path(package.__file__)).read_text(encoding="utf-8")
+    assert "import adapters" not in init and "gauges" not in init  # no hand-kept list of loaders
+
+
+@dataclass(frozen=True)
+class _ChartOptions:
+    zoom: int = 1
+
+
+def test_a_loader_reads_its_own_options_without_growing_the_shared_config(monkeypatch) -> None:
+    seen: list[LoaderConfig] = []
+
+    @own_options(_ChartOptions)
+    def load_charts(config: LoaderConfig) -> list:
+        seen.append(config)
+        return []
+
+    monkeypatch.setattr(BENCHMARKS, "_items", {**BENCHMARKS._items, "charts": load_charts})
+    load_benchmark("charts", {"name": "charts", "path": "p", "zoom": 3})
+    load_benchmark("charts", {"path": "p"})
+    assert [c.options for c in seen] == [_ChartOptions(zoom=3), _ChartOptions()] and seen[0].path == "p"
+    with pytest.raises(ConfigError, match=r"unknown benchmark option\(s\) \['zom'\]; known: .*'zoom'"):
+        load_benchmark("charts", {"zom": 3})
+    with pytest.raises(ConfigError, match="unknown benchmark option"):
+        load_benchmark("gauges", {"zoom": 3})  # another loader's key is not gauges'
+    assert "zoom" not in {f.name for f in fields(LoaderConfig)}

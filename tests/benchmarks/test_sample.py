@@ -5,7 +5,7 @@ import json
 from PIL import Image
 
 from ledgermind.benchmarks import AnswerType, load_benchmark
-from ledgermind.benchmarks.sample import SAMPLE_DIR, generate_sample_set
+from ledgermind.benchmarks.bundled_sample import SAMPLE_DIR, generate_sample_set
 from ledgermind.scoring import score
 
 
@@ -34,7 +34,7 @@ def test_known_answers_score_correct() -> None:
 
 
 def test_answers_are_what_the_pictures_encode() -> None:
-    from ledgermind.benchmarks import sample
+    from ledgermind.benchmarks import bundled_sample as sample
 
     by_id = {it.id: it for it in load_benchmark("sample")}
     assert float(by_id["sample_receipt_total"].answer) == sum(float(p) for _, p in sample.RECEIPT_LINES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ledgermind.dispatch import Complexity, profile
-from ledgermind.dispatch.stats import dispatch_stats, main, read_questions
+from ledgermind.studies.dispatch_stats import dispatch_stats, main, read_questions
 
 
 def test_all_mmmu_pro_questions(shared_data) -> None:

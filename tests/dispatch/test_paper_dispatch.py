@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ledgermind.dispatch import AlphaChars, Complexity, Condition, DispatchConfig, ascii_alpha_ratio, classify
+from ledgermind.dispatch.classifier import strip_image_placeholders
 from ledgermind.errors import ConfigError
 from ledgermind.pipeline import LedgerMindAgent, PipelineConfig
 
@@ -68,3 +69,37 @@ def test_condition4_needs_two_distinct_letters(question: str, mcq: bool) -> None
 def test_eq6_simple_only_when_no_condition_holds() -> None:
     c = classify("What colour is the sky?")
     assert c.complexity is Complexity.SIMPLE and c.reasons == {}
+
+
+@pytest.mark.parametrize(
+    ("question", "hits"),
+    [
+        ("Identify the logo in the picture", None),  # identification term alone: no pair, no C3
+        ("Who invented the telephone?", None),  # fact-check term alone: no pair, no C3
+        # a verification keyword AND the pair: both are kept, the pair as "ident+fact"
+        ("Verify: identify the building, and when was it built?", ("verify", "identify+when was")),
+        # several terms of each family: one pair (the first of each), not their product
+        ("Recognize the logo depicted here: who invented it, historically?", ("recognize+historically",)),
+    ],
+)
+def test_condition3_pair_rule_needs_both_families(question: str, hits) -> None:
+    assert classify(question).reasons.get(Condition.VERIFICATION) == hits
+
+
+def test_eq6_classification_carries_alpha_letters_and_the_condition5_reason() -> None:
+    c = classify("这是什么", options=["红", "蓝"])
+    assert c.alpha == 0.0 and c.mcq_letters == ("A", "B")
+    assert c.reasons[Condition.NON_ENGLISH] == ("alpha=0.000",)
+    assert c.reasons[Condition.MCQ] == ("A", "B")
+
+
+def test_condition4_uses_the_configured_pattern() -> None:
+    cfg = DispatchConfig(mcq_pattern=r"\b([1-6])[.)\s]+\S")
+    c = classify("Pick one:\n1. red\n2. blue", config=cfg)
+    assert c.mcq_letters == ("1", "2") and Condition.MCQ in c.reasons
+    assert Condition.MCQ not in classify("Pick one:\n1. red\n2. blue").reasons  # the paper's [A-F]
+
+
+def test_condition5_image_placeholder_is_replaced_by_whitespace_only() -> None:
+    assert strip_image_placeholders("a<image 1>b") == "a b"
+    assert ascii_alpha_ratio("<image 1> 这是") == 0.0  # the placeholder leaves nothing countable behind

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ledgermind.confutil import option_node
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script
 from tests.experiment.fakes import FakeAgent, fake_items, fake_score
@@ -63,7 +64,7 @@ def _benchmarks_with_path() -> list[str]:
     """Every shipped benchmark option that reads files, plus the generic JSONL loader from the test conf."""
     names = ["jsonl_file"]
     for f in sorted((REPO / "conf" / "benchmark").glob("*.yaml")):
-        if "path" in (yaml.safe_load(f.read_text()) or {}):
+        if not f.stem.startswith("_") and "path" in option_node("benchmark", f.stem, REPO / "conf"):  # _loader: a base
             names.append(f.stem)
     return names
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledgermind import cli_help
+from ledgermind.cli import run_args as cli_help
 from ledgermind.errors import ConfigError
 from tests.experiment.conftest import REPO, run_script
 
@@ -14,7 +14,7 @@ def test_help_lists_every_config_of_every_group() -> None:
     for group in cli_help.GROUPS:
         for path in (REPO / "conf" / group).glob("*.yaml"):
             listed = f"      {path.stem} " in text
-            assert listed != path.stem.startswith("_"), (group, path.stem)  # _flags.yaml: a base, not an option
+            assert listed != path.stem.startswith("_"), (group, path.stem)  # _loader.yaml: a base, not an option
     for name in ("qwen3_vl_8b_thinking", "mmmu", "mmstar", "emma", "vstar", "sample", "limit", "item_ids"):
         assert name in text
 
@@ -42,7 +42,7 @@ def test_foreign_flags_become_keys_and_known_keys_pass(argv: list[str], expected
     (["model.vllm_args.max_model_lne=3"], "did you mean model.vllm_args.max_model_len?"),
     (["model=internvl3_8b", "model.vllm_args.mm_processor_kwargs.max_patch=3"],
      "did you mean model.vllm_args.mm_processor_kwargs.max_patches?"),
-    (["--tasks", "mmmu_pro"], "benchmark=NAME (ai2d | emma | gauges"),
+    (["--tasks", "mmmu_pro"], "benchmark=NAME (" + " | ".join(cli_help.options("benchmark"))),
     (["--limit"], "--limit needs a value: limit=VALUE"),
     (["--bogus"], "unknown flag --bogus"),
 ])  # fmt: skip
@@ -74,7 +74,7 @@ def test_sweep_jobs_is_the_product_of_the_sweep_overrides() -> None:
 
 def test_one_bar_over_the_sweep_counts_jobs_times_items(monkeypatch) -> None:
     from ledgermind.experiment import progress
-    from ledgermind.experiment.results import ItemResult
+    from ledgermind.runs.results import ItemResult
 
     progress.start_sweep(3)
     try:
@@ -123,8 +123,7 @@ def test_run_py_one_line_exit_2_for_a_group_typo_and_for_a_7b_model_on_the_cpu_b
     typo = run_script("run.py", "benchmark=mmmu_pro_standrd10", "logger=none")
     assert typo.returncode == 2 and typo.stderr.strip().splitlines() == [
         "error: unknown benchmark option 'mmmu_pro_standrd10': did you mean benchmark=mmmu_pro_standard10? (options: "
-        "ai2d | emma | gauges | jsonl | mmmu | mmmu_pro_standard10 | mmmu_pro_standard4 | mmmu_pro_vision | mmstar | "
-        "sample | vstar)"]
+        + " | ".join(cli_help.options("benchmark")) + ")"]
     big = run_script("run.py", "model=qwen2_5_vl_7b", "backend.device=cpu", "logger=none", "limit=1")
     lines = big.stderr.strip().splitlines()
     assert big.returncode == 2 and len(lines) == 1 and "backend=vllm_server" in lines[0], big.stderr[-2000:]
@@ -142,3 +141,16 @@ def test_large_model_preflight_rule() -> None:
     refuse_large_model_on_cpu({"name": "qwen2_5_vl_7b"}, {"_target_": "x.VLLMServerBackend"}, cuda_available=False)
     with pytest.raises(ConfigError, match="backend=vllm_server"):
         refuse_large_model_on_cpu({"name": "internvl3_8b"}, cpu, cuda_available=False)
+
+
+def test_sweep_jobs_counts_the_experiment_sweep_and_its_glob() -> None:
+    """`+experiment=table3_sim` sweeps seeds × every conf/ablation variant (a glob): one bar over all
+    of them, with a command-line value winning over the experiment's for its key."""
+    from ledgermind.experiment.variants import load_variants
+
+    n = len(load_variants())
+    assert n >= 7  # the paper's seven rows, and any variant a user added
+    assert cli_help.sweep_jobs(["-m", "+experiment=table3_sim", "hydra.sweep.dir=x"]) == 3 * n
+    assert cli_help.sweep_jobs(["-m", "+experiment=table3_sim", "seed=0"]) == n
+    assert cli_help.sweep_jobs(["-m", "+experiment=table3_sim", "+ablation=full,no_ecc"]) == 6
+    assert cli_help.sweep_jobs(["-m", "+experiment=no_such_experiment", "seed=0,1"]) == 2

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,12 +29,13 @@ def _compose(*overrides: str) -> DictConfig:
 
 
 def _override(group: str, option: str) -> list[str]:
-    # ablation is not in the defaults list: it is added with +ablation=NAME
-    sel = f"+{group}={option}" if group == "ablation" else f"{group}={option}"
+    # ablation and experiment are not in the defaults list: they are added with +ablation=NAME
+    sel = f"+{group}={option}" if group in ("ablation", "experiment") else f"{group}={option}"
     extra = {
         ("backend", "scripted"): ["backend.allow_scripted=true"],
         ("backend", "replay"): [f"backend.path={SHARED / 'mmmu_pro_subset/gpt4o_outputs/standard10_direct.jsonl'}"],
         ("pipeline", "official"): [f"pipeline.prompts_path={SHARED / 'mmmu_pro_official/prompts.yaml'}"],
+        ("experiment", "table3"): ["backend.base_urls=[http://localhost:8000/v1]"],
     }
     return [sel, *extra.get((group, option), [])]
 
@@ -89,6 +89,7 @@ def _check_pipeline(cfg: DictConfig) -> None:
 def _check_ablation(cfg: DictConfig) -> None:
     node = OmegaConf.to_container(cfg.ablation, resolve=True)
     name = node.pop("name")
+    assert node.pop("table")["display"]  # how Table 3 shows it (experiment/variants.py), not a flag
     flags = flags_from_mapping(node)
     changed = {f.name for f in dataclasses.fields(AblationFlags) if getattr(flags, f.name) != getattr(AblationFlags(), f.name)}
     expected = {"full": set(), "no_ledger": {"use_ledger"}, "free_form_repair": {"typed_repair"},
@@ -103,6 +104,13 @@ def _check_logger(cfg: DictConfig) -> None:
     assert isinstance(instantiate(cfg.logger), ExperimentLogger)
 
 
+def _check_experiment(cfg: DictConfig) -> None:
+    """An experiment composes a runnable config: its model, backend and benchmark instantiate."""
+    for check in (_check_model, _check_backend, _check_benchmark):
+        check(cfg)
+    assert "experiment" not in cfg and "ablation" not in cfg  # @package _global_; variants come from its sweep
+
+
 def _check_generic(group: str) -> Callable[[DictConfig], None]:
     def check(cfg: DictConfig) -> None:
         OmegaConf.to_container(cfg[group], resolve=True, throw_on_missing=False)
@@ -114,6 +122,7 @@ def _check_generic(group: str) -> Callable[[DictConfig], None]:
 CHECKS: dict[str, Callable[[DictConfig], None]] = {
     "model": _check_model, "backend": _check_backend, "benchmark": _check_benchmark,
     "pipeline": _check_pipeline, "ablation": _check_ablation, "logger": _check_logger,
+    "experiment": _check_experiment,
 }
 
 

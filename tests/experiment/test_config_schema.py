@@ -17,7 +17,7 @@ import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from ledgermind.cli_help import options, preprocess
+from ledgermind.cli.run_args import options, preprocess
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.cascade import GroundingConfig, build_cascade
 from ledgermind.pipeline.agent import grounding_config
@@ -80,30 +80,35 @@ def test_no_constant_is_defined_twice() -> None:
     assert {v.removeprefix("grounding.") for v in RENAMED_KEYS.values()} <= grounding
 
 
-def test_the_auditor_reads_the_pipeline_names() -> None:
-    audit = yaml.safe_load((CONF / "audit.yaml").read_text(encoding="utf-8"))["audit"]
-    assert audit["gamma"] is None and audit["max_claims"] is None  # defined once: PipelineConfig / MAX_CLAIMS
-    from ledgermind.audit.run import AuditSettings
-    from ledgermind.audit.split import MAX_CLAIMS
+def test_srfa_reads_the_pipeline_names() -> None:
+    srfa = yaml.safe_load((CONF / "srfa.yaml").read_text(encoding="utf-8"))["srfa"]
+    assert srfa["gamma"] is None and srfa["max_claims"] is None  # defined once: PipelineConfig / MAX_CLAIMS
+    from ledgermind.srfa.run import SrfaSettings
+    from ledgermind.srfa.split import MAX_CLAIMS
 
-    assert (AuditSettings().gamma, AuditSettings().max_claims) == (PipelineConfig().gamma, MAX_CLAIMS)
-    assert set(audit["grounding"]) <= {f.name for f in dataclasses.fields(GroundingConfig)}
+    assert (SrfaSettings().gamma, SrfaSettings().max_claims) == (PipelineConfig().gamma, MAX_CLAIMS)
+    assert set(srfa["grounding"]) <= {f.name for f in dataclasses.fields(GroundingConfig)}
     assert build_cascade({"beta": 0.2}).cfg == dataclasses.replace(GroundingConfig(), beta=0.2)
     with pytest.raises(ConfigError, match="unknown grounding config keys"):
         build_cascade({"sigma_ecc_fail": 0.4})  # the old pipeline name is not a grounding key
 
 
-def test_flags_base_is_the_dataclass_and_each_ablation_states_only_what_it_changes() -> None:
-    base = yaml.safe_load((CONF / "ablation" / "_flags.yaml").read_text(encoding="utf-8"))
-    assert base == dataclasses.asdict(AblationFlags())
-    assert "_flags" not in options("ablation")  # a base, not a variant users can pick
+def test_each_ablation_states_only_what_it_changes_and_the_run_records_every_flag() -> None:
+    """The flag defaults have one home, ``AblationFlags``: a variant file states its changes only,
+    and the recorded node (``variants.run_node``) holds every flag, in the dataclass's order."""
+    from ledgermind.experiment.variants import run_node
+
+    base = dataclasses.asdict(AblationFlags())
+    assert not any(n.startswith("_") for n in options("ablation"))  # no YAML copy of the defaults
     for name in options("ablation"):
         raw = yaml.safe_load((CONF / "ablation" / f"{name}.yaml").read_text(encoding="utf-8"))
-        stated = {k: v for k, v in raw.items() if k not in {"defaults", "name"}}
-        assert raw["name"] == name and raw["defaults"] == ["_flags", "_self_"]
-        assert all(base[k] != v for k, v in stated.items()), f"{name} restates a default: {stated}"
+        stated = {k: v for k, v in raw.items() if k not in {"name", "table"}}
+        assert raw["name"] == name and "defaults" not in raw
+        assert set(stated) <= set(base) and all(base[k] != v for k, v in stated.items()), f"{name}: {stated}"
         composed = _compose(f"+ablation={name}")["ablation"]
-        assert composed == {**base, **stated, "name": name}
+        assert composed == {**stated, "name": name, "table": raw["table"]}
+        recorded = run_node(composed)
+        assert list(recorded) == [*base, "name"] and recorded == {**base, **stated, "name": name}
 
 
 def test_no_ecc_turns_both_checks_off_and_full_keeps_the_pipeline_grounding() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ledgermind.metrics.census import census, sum_census
+from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.trajectory import Trajectory
-from ledgermind.experiment.results import trajectory_path
 
 
 @pytest.mark.slow

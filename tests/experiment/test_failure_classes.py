@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from ledgermind.errors import BackendError, ConfigError, DataError, FailureKind, classify_failure
+from ledgermind.errors import BackendError, ConfigError, FailureKind, classify_failure
 from ledgermind.experiment.failures import tool_failure
 from ledgermind.tools.base import Observation, Tool, ToolKind
 from perception.image_io import ImageNotFoundError, ImageTooSmallError

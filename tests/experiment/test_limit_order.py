@@ -7,7 +7,7 @@ from omegaconf import OmegaConf
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError
-from ledgermind.experiment.items import LimitOrder, load_items, take
+from ledgermind.runs.items import LimitOrder, load_items, take
 
 
 def _items() -> list[Item]:  # sorted by subject, as MMMU-Pro's file is

@@ -15,15 +15,16 @@ import pytest
 from hydra import compose, initialize_config_dir
 from PIL import Image, ImageDraw, ImageFont
 
+from ledgermind.experiment import variants
 from ledgermind.experiment.app import run_experiment
+from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.testing.counting_ocr import CountingRapidOCREngine
 from ledgermind.testing.fake_openai_server import FakeOpenAIServer
 from ledgermind.trajectory import Trajectory
-from ledgermind.experiment.results import trajectory_path
 
 pytestmark = pytest.mark.slow
 CONF = Path(__file__).resolve().parents[2] / "conf"
-VARIANTS = ["full", "no_ledger", "free_form_repair", "no_ecc", "no_dual_read", "no_dispatcher", "baseline"]
+VARIANTS = variants.names()  # conf/ablation: every Table 3 variant, in row order
 
 
 @pytest.fixture

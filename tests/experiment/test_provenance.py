@@ -13,8 +13,8 @@ from string import Template
 import pytest
 
 from ledgermind.backends.budget import ImageBudget
-from ledgermind.experiment import provenance as prov
-from ledgermind.experiment.summary import RunIdentity
+from ledgermind.runs import provenance as prov
+from ledgermind.runs.summary import RunIdentity
 from ledgermind.trajectory import ModelCall, PathKind, Trajectory
 from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script
 
@@ -118,11 +118,16 @@ def test_versions_follow_installed_distributions(monkeypatch) -> None:
 def test_scorer_version_follows_scoring_source(tmp_path: Path, monkeypatch) -> None:
     before = prov.scorer_version()
     shutil.copytree(prov.PACKAGE_ROOT / "scoring", tmp_path / "scoring")
+    shutil.copy(prov.PACKAGE_ROOT / "paper.py", tmp_path / "paper.py")
     monkeypatch.setattr(prov, "PACKAGE_ROOT", tmp_path)
     assert prov.scorer_version() == before
     mmmu = tmp_path / "scoring" / "mmmu.py"
     mmmu.write_text(mmmu.read_text() + "\n# parser fix\n")
-    assert prov.scorer_version()["scoring_sha256"] != before["scoring_sha256"]
+    fixed = prov.scorer_version()["scoring_sha256"]
+    assert fixed != before["scoring_sha256"]
+    paper = tmp_path / "paper.py"  # δ_read, the reading tolerance the scorer applies, lives there
+    paper.write_text(paper.read_text().replace("DELTA_READ = 0.15", "DELTA_READ = 0.10"))
+    assert prov.scorer_version()["scoring_sha256"] != fixed
 
 
 def test_model_revision_image_budget_and_decoding_follow_the_config() -> None:

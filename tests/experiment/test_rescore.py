@@ -10,11 +10,11 @@ import pytest
 
 from ledgermind.backends.base import Backend
 from ledgermind.benchmarks.item import Item
-from ledgermind.experiment.provenance import scorer_version
 from ledgermind.experiment.rescore import rescore_run, scorer_from_config
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
-from ledgermind.experiment.rundir import find_runs
 from ledgermind.experiment.table3 import load_run
+from ledgermind.runs.provenance import scorer_version
+from ledgermind.runs.reader import find_runs
 from ledgermind.scoring import score
 from ledgermind.tools.base import Tool
 from ledgermind.trajectory import PathKind, Trajectory

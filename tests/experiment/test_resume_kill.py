@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ledgermind.experiment.results import trajectory_path
+from ledgermind.runs.trajectories import trajectory_path
 from tests.experiment.conftest import REPO, subprocess_env
 
 N_ITEMS = 8

@@ -12,7 +12,6 @@ Every test checks the exit code, the one line, and that finished results were ne
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import sqlite3
@@ -24,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ledgermind.experiment.results import safe_filename, trajectory_path
+from ledgermind.runs.trajectories import safe_filename, trajectory_path
 from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script, subprocess_env
 
 PROMPTS = {k: {"standard": "Answer with the option letter.", "vision": "Answer with the option letter."}
@@ -192,7 +191,8 @@ def test_bad_rows_are_per_item_errors_and_ids_get_their_own_files(tmp_path: Path
     rows = {d["id"]: d for d in map(json.loads, _lines(out / "results.jsonl"))}
     assert len(rows) == 9
     assert {i for i, r in rows.items() if r["error"] is None} == {"q 1", "q_1", "q/1"}
-    assert "invalid JSON" in rows["line4"]["error"] and "not valid UTF-8" in rows["line5"]["error"]
+    assert "line 4 is not a valid JSON object (Expecting" in rows["line4"]["error"]
+    assert "line 5 is not a valid JSON object (not UTF-8 at byte" in rows["line5"]["error"]
     assert "field 'options'" in rows["o5"]["error"] and "field 'images'" in rows["i5"]["error"]
     assert "field 'meta'" in rows["m"]["error"] and "field 'options'" in rows["abc"]["error"]
     assert all(r["score"] == 0 and r["prediction"] is None for r in rows.values() if r["error"])
@@ -315,7 +315,7 @@ def test_rescore_refuses_a_results_file_with_corrupt_lines(tmp_path: Path) -> No
     before = (out / "results.jsonl").read_bytes()
     proc = run_script("rescore.py", str(out), "--trust-config")
     assert proc.returncode == 2, proc.stderr
-    assert _errors(proc) == [f"error: {out / 'results.jsonl'}: line 2 is not a readable result record ('{{garbage')"]
+    assert _errors(proc) == [f"error: {out / 'results.jsonl'}: line 2 is not a readable result record (Expecting property name enclosed in double quotes: '{{garbage')"]
     assert (out / "results.jsonl").read_bytes() == before
 
 
@@ -343,7 +343,7 @@ def test_replay_file_faults_are_one_line_each(replay_run, tmp_path: Path) -> Non
         f"error: {tmp_path / 'dup.jsonl'}: record 3 repeats id 'r0' with a different 'response'; keep one reply per id"
     ]
     bad = replay_run([*ok, b"{oops"], "bad")
-    assert bad.returncode == 2 and _errors(bad) == [f"error: {tmp_path / 'bad.jsonl'}:3: invalid JSON (Expecting property name enclosed in double quotes)"]
+    assert bad.returncode == 2 and _errors(bad) == [f"error: {tmp_path / 'bad.jsonl'}: line 3 is not valid JSON (Expecting property name enclosed in double quotes: '{{oops')"]
     null = replay_run([*ok, {"id": "r2", "response": None}], "null")
     assert null.returncode == 3, null.stderr
     rows = {d["id"]: d for d in map(json.loads, _lines(tmp_path / "null" / "results.jsonl"))}

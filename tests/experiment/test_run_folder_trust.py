@@ -9,7 +9,6 @@ and after.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import yaml
@@ -206,7 +205,7 @@ def test_an_interpolation_in_a_foreign_config_is_never_resolved(tmp_path: Path) 
     (out / ".hydra" / "config.yaml").write_text(yaml.safe_dump(cfg))
     secret = "sk-THE-READERS-OWN-KEY"
     outputs = []
-    for script, args in (("report.py", [str(out)]), ("rescore.py", [str(out)]), ("compare.py", [str(out), str(out)])):
+    for script, args in (("report.py", [str(out)]), ("rescore.py", [str(out)]), ("compare.py", [str(out), str(out), "--out", str(tmp_path / "radar.png")])):
         proc = run_script(script, *args, OPENAI_API_KEY=secret)
         outputs.append(proc.stdout + proc.stderr)
         assert "Traceback" not in proc.stderr, proc.stderr

@@ -1,17 +1,20 @@
-"""The run-folder model (``experiment/rundir.py``) and the one JSONL reader (``ledgermind/jsonl.py``):
+"""The run-folder model (``runs/reader.py``) and the one JSONL reader (``ledgermind/jsonl.py``):
 the rules every reader of a run folder now shares."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from ledgermind.errors import DataError
-from ledgermind.experiment.results import TRAJECTORY_DIR, ItemResult, legacy_filename, trajectory_path
-from ledgermind.experiment.rundir import RunDir, RunFileError, find_runs
 from ledgermind.jsonl import BadLine, read_jsonl
+from ledgermind.runs.files import RunFileError, TRAJECTORY_DIR
+from ledgermind.runs.reader import RunDir, find_runs
+from ledgermind.runs.results import ItemResult
+from ledgermind.runs.trajectories import legacy_filename, trajectory_path
 from ledgermind.simulator.sanity import losses, variant_summary
 
 
@@ -43,7 +46,7 @@ def test_torn_last_line_is_tolerated_but_a_bad_middle_line_is_named(tmp_path: Pa
         run.results(strict=True)  # rescore rewrites the file: nothing may vanish
     bad = tmp_path / "x.jsonl"
     bad.write_text('{"a": 1}\n{oops\n{"a": 2}\n', encoding="utf-8")
-    with pytest.raises(DataError, match=r"x.jsonl: line 2 is not valid JSON \('\{oops'\)"):
+    with pytest.raises(DataError, match=r"x.jsonl: line 2 is not valid JSON \(Expecting property name enclosed in double quotes: '\{oops'\)"):
         list(read_jsonl(bad))
     assert [r.value["a"] for r in read_jsonl(bad, bad=BadLine.SKIP)] == [1, 2]
 
@@ -79,3 +82,40 @@ def test_sanity_counts_a_retried_item_once(tmp_path: Path) -> None:
     run_dir = _run(tmp_path, [_row("q0", 0.0, error="RuntimeError: boom"), _row("q1", 1.0), _row("q0", 1.0)])
     assert variant_summary(run_dir)["n"] == 2
     assert losses(run_dir) == []  # the retry answered q0: its failed first line is not a loss
+
+
+def test_the_variant_comes_from_the_identity_then_the_claim_then_the_recorded_ablation(tmp_path: Path) -> None:
+    finished = _run(tmp_path / "finished", [_row("q0", 1.0)])
+    assert RunDir(finished).variant() == "full"
+    unfinished = tmp_path / "unfinished"  # no metrics.json yet: run_identity.json says what it computes
+    unfinished.mkdir()
+    (unfinished / "run_identity.json").write_text(json.dumps({"identity": {"variant": "no_ecc"}}))
+    assert RunDir(unfinished).variant() == "no_ecc"
+    bare = tmp_path / "bare"  # only the recorded config: its ablation node, never a `pipeline.name`
+    (bare / ".hydra").mkdir(parents=True)
+    (bare / ".hydra" / "config.yaml").write_text("pipeline:\n  name: wrong\nablation:\n  name: no_ledger\n")
+    assert RunDir(bare).variant() == "no_ledger"
+    (bare / ".hydra" / "config.yaml").write_text("pipeline:\n  name: wrong\n")
+    assert RunDir(bare).variant() is None
+
+
+def test_every_json_file_of_a_folder_has_the_same_error_policy(tmp_path: Path) -> None:
+    """Missing: None; not JSON: a one-line RunFileError naming the file (compare's S-RFA metrics too)."""
+    from ledgermind.srfa.compare import axes_of
+
+    run = _run(tmp_path / "run", [_row("q0", 1.0)])
+    assert RunDir(run).json_object("absent.json") is None
+    (run / "metrics.json").write_text("{not json")
+    with pytest.raises(RunFileError, match=r"metrics\.json: not valid JSON"):
+        axes_of(run)
+    from ledgermind.srfa.run import SRFA_METRICS_FILE as SRFA_METRICS
+
+    (run / SRFA_METRICS).write_text("[1, 2")
+    with pytest.raises(RunFileError, match=re.escape(SRFA_METRICS) + ": not valid JSON"):
+        axes_of(run)
+
+
+def test_the_losses_are_listed_by_item_not_by_completion_order(tmp_path: Path) -> None:
+    """Two runs of one sweep finish items in another order (concurrency); their reports must not differ."""
+    run = _run(tmp_path, [_row("q2", 0.0), _row("q0", 0.0), _row("q1", 1.0), _row("q10", 0.0)])
+    assert [loss.item_id for loss in losses(run)] == ["q0", "q10", "q2"]

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from ledgermind.errors import DataError
-from ledgermind.experiment.results import ItemResult, ResultsWriter, read_results
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items, start_order
+from ledgermind.runs.results import ItemResult, ResultsWriter, read_results
+from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.trajectory import Trajectory
 from tests.experiment.fakes import FakeAgent, fake_items, fake_score, fake_summarize
-from ledgermind.experiment.results import trajectory_path
 
 
 def _run(items, agent, out: Path, concurrency: int = 3):

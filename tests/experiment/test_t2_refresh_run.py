@@ -14,7 +14,7 @@ from hydra import compose, initialize_config_dir
 from PIL import Image, ImageDraw, ImageFont
 
 from ledgermind.experiment.app import run_experiment
-from ledgermind.experiment.results import trajectory_path
+from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.trajectory import Trajectory
 
 pytestmark = pytest.mark.slow  # real OCR on one image (~20 s on 2 cores)

@@ -12,9 +12,9 @@ from PIL import Image
 
 from ledgermind.experiment import table3, table3_render
 from ledgermind.experiment.artefact_label import combined, label_for
-from ledgermind.experiment.rundir import find_runs
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from ledgermind.metrics.stats import BootstrapConfig
+from ledgermind.runs.reader import find_runs
 from tests.experiment.conftest import run_script
 from tests.experiment.fakes import fake_items, fake_score
 from tests.experiment.test_table3_seeds import ListAgent

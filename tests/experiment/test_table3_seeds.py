@@ -13,9 +13,9 @@ import pytest
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.experiment import table3, table3_render
-from ledgermind.experiment.rundir import find_runs
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from ledgermind.metrics.stats import BootstrapConfig
+from ledgermind.runs.reader import find_runs
 from ledgermind.trajectory import PathKind, Trajectory
 from tests.experiment.fakes import fake_items, fake_score
 

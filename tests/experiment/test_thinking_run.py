@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ledgermind.runs.trajectories import trajectory_path
 from tests.experiment.conftest import run_script
-from ledgermind.experiment.results import trajectory_path
 
 # the chat template opened <think>: the reply carries only the closing tag (opened_by_template)
 REPLY = "Option A looked right, but the figure clearly shows C.</think> Answer: B"

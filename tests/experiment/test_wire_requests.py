@@ -41,11 +41,8 @@ def test_no_byte_identical_request_and_census_counts_what_the_server_received(tm
 def test_a_sweep_sharing_one_cache_sends_each_distinct_request_once(tmp_path: Path) -> None:
     """Three variants, one cache file (what cache.scope=sweep gives a multirun): the server sees no
     request twice across the sweep, and the census's hits account for every call not sent."""
-    import importlib.util
+    from ledgermind.devtools import wire_check
 
-    spec = importlib.util.spec_from_file_location("wire_check", CONF.parent / "scripts" / "wire_check.py")
-    wire_check = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(wire_check)  # type: ignore[union-attr]
     censuses = []
     with FakeOpenAIServer(latency_s=0.0, record=True) as srv:
         for variant in ("full", "no_ecc", "no_dual_read"):

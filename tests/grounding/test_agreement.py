@@ -1,18 +1,17 @@
-"""Agreement with human annotations (issue 11): the library, the script, and a CI slice of dev."""
+"""Agreement with human annotations (issue 11): the library, the study run, and a CI slice of dev."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from ledgermind.errors import UserError
-from ledgermind.grounding.agreement import AnnotatedPair, Check, Confusion, evaluate, load_pairs
+from ledgermind.studies.agreement import AnnotatedPair, Check, Confusion, evaluate, load_pairs
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
+from ledgermind.studies.grounding_eval import agreement_study, study_pairs
 
-REPO = Path(__file__).resolve().parents[2]
 # issue 11's dev targets, except entity: the shipped ECC forms are the cross-validated choice
 # (issue 27), which gives up the one dev row only the place guard fixed: 61/68 = 0.897 on dev.
 # A regression floor there, not a target: docs/grounding.md has the held-out figures.
@@ -103,15 +102,14 @@ def test_dev_slice_needs_relation_aware_ncc(shared_data, ner):
     assert report.groups["bound"].agreement < TARGETS["bound"]
 
 
-def test_script_prints_the_table(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("eval_grounding", REPO / "scripts" / "eval_grounding.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def test_study_prints_the_table(tmp_path):
     data = _write(tmp_path / "d.jsonl", [_row(), _row(id="r2", claim="over 79 %", evidence=["79 %"],
                                                       expected={"ecc": None, "ncc": False})])
-    assert module.main(["--data", str(data), "--misses"]) == 0
-    out = capsys.readouterr().out
-    assert "| vitc_bound | ncc | 2 | 1.000 | 1 | 0 | 0 | 1 |" in out
-    assert module.main(["--data", str(data), "--strict-ncc"]) == 0
-    assert "| vitc_bound | ncc | 2 | 0.000 | 0 | 1 | 1 | 0 |" in capsys.readouterr().out  # Eq. 5 reads bounds backwards
-    assert module.main(["--data", str(tmp_path / "missing.jsonl")]) == 2
+    pairs = study_pairs(data, derived=False)
+    out = agreement_study(pairs, data, strict_ncc=False, misses=True)
+    assert "| vitc_bound | ncc | 2 | 1.000 | 1 | 0 | 0 | 1 |" in out and "r2 [" not in out
+    strict = agreement_study(pairs, data, strict_ncc=True, misses=True)
+    assert "| vitc_bound | ncc | 2 | 0.000 | 0 | 1 | 1 | 0 |" in strict  # Eq. 5 reads bounds backwards
+    assert "r1 [ncc/vitc_bound] human=True auditor=False" in strict  # --misses lists the disagreeing rows
+    with pytest.raises(UserError, match="not found"):
+        study_pairs(tmp_path / "missing.jsonl", derived=False)

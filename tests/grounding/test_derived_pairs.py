@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from ledgermind.errors import UserError
-from ledgermind.grounding.agreement import GROUPS, Check, load_pairs
+from ledgermind.studies.agreement import GROUPS, Check, load_pairs
 from ledgermind.grounding.cascade import GroundingConfig
-from ledgermind.grounding.crossval import DEFAULT_GRID, macro_agreement, parse_grid, run_grid, simplest_first, \
+from ledgermind.studies.grounding_cv import DEFAULT_GRID, macro_agreement, parse_grid, run_grid, simplest_first, \
     strict_paper
-from ledgermind.grounding.derived_pairs import SpanMark, derive_entity_pairs, derived_expectation, \
+from ledgermind.studies.derived_pairs import SpanMark, derive_entity_pairs, derived_expectation, \
     load_derived_pairs, span_mark
 
 DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "grounding_ext" / "dev.jsonl"

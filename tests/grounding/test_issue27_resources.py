@@ -9,7 +9,9 @@ import pytest
 from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
 from perception.aliases import AliasTable
-from ledgermind.grounding.crossval import DEFAULT_GRID, parse_grid
+from ledgermind.studies.grounding_cv import DEFAULT_GRID, parse_grid
+from ledgermind.studies.grounding_eval import cv_study, study_pairs
+from ledgermind.studies.kfold import FoldCountError
 from ledgermind.grounding.ecc import ECCRules, check_ecc
 from perception.abbreviations import best_long_form, definitions, is_short_form
 
@@ -78,10 +80,7 @@ def test_parse_grid_puts_the_shipped_config_first():
             parse_grid(bad, base)
 
 
-def test_eval_grounding_folds_cli(tmp_path, repo_root, capsys, monkeypatch):
-    import importlib.util
-    import sys
-
+def test_grounding_cv_study(tmp_path):
     rows = []
     for i in range(10):
         supported = i % 2 == 0
@@ -91,18 +90,15 @@ def test_eval_grounding_folds_cli(tmp_path, repo_root, capsys, monkeypatch):
                      "expected": {"ecc": supported, "ncc": None}})
     data = tmp_path / "dev.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in rows))
-    spec = importlib.util.spec_from_file_location("eval_grounding", repo_root / "scripts" / "eval_grounding.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "eval_grounding", module)
-    spec.loader.exec_module(module)
-    assert module.main(["--data", str(data), "--folds", "2", "--grid", "ecc_similarity=none,0.5"]) == 0
-    out = capsys.readouterr().out
+    pairs = study_pairs(data, derived=True)
+    out = cv_study(pairs, ["ecc_similarity=none,0.5"], 2, seed=0, strict_ncc=False, ties_shipped=False)
     assert "| entity | 1.000 |" in out and "fold 1: chose" in out
-    assert module.main(["--data", str(data), "--folds", "1"]) == 2  # user error, one line, exit 2
+    with pytest.raises(FoldCountError, match="at least 2 folds, got 1"):  # the script adds "--folds 1:"
+        cv_study(pairs, ["ecc_similarity=none,0.5"], 1, seed=0, strict_ncc=False, ties_shipped=False)
 
 
 def test_from_strict_order_lets_fewer_rules_win_ties():
-    from ledgermind.grounding.crossval import simplest_first, strict_eq4
+    from ledgermind.studies.grounding_cv import simplest_first, strict_eq4
 
     base = GroundingConfig()
     grid = simplest_first(parse_grid(["ecc_designators=true,false", "ecc_acronyms=true,false"], base), strict_eq4(base))
@@ -113,7 +109,7 @@ def test_from_strict_order_lets_fewer_rules_win_ties():
 
 
 def test_strict_paper_turns_every_deviation_off():
-    from ledgermind.grounding.crossval import strict_paper
+    from ledgermind.studies.grounding_cv import strict_paper
 
     strict = strict_paper(GroundingConfig())
     assert not strict.ncc_relations and strict.ecc_similarity is None
@@ -137,29 +133,18 @@ def _entity_rows(n: int) -> list[dict]:
     return rows
 
 
-def _eval_module(repo_root, monkeypatch):
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location("eval_grounding", repo_root / "scripts" / "eval_grounding.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "eval_grounding", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_honest_cv_is_the_default_and_a_one_row_rule_cannot_earn_its_place(tmp_path, repo_root, capsys, monkeypatch):
+def test_honest_cv_is_the_default_and_a_one_row_rule_cannot_earn_its_place(tmp_path):
     data = tmp_path / "dev.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in _entity_rows(10)))
-    module = _eval_module(repo_root, monkeypatch)
-    grid = ["--grid", "ecc_designators=true,false"]
-    assert module.main(["--data", str(data), "--folds", "11", *grid]) == 0  # leave-one-out
-    honest = capsys.readouterr().out
+    pairs = study_pairs(data, derived=True)
+    grid = ["ecc_designators=true,false"]
+    honest = cv_study(pairs, grid, 11, seed=0, strict_ncc=False, ties_shipped=False)  # leave-one-out
     assert "| entity | 1.000 | 1.000 |" in honest  # dev: the designator form fixes the row
     assert "| 0.909 | +0.091 |" in honest  # held out, that row has no training row to earn the rule
-    assert module.main(["--data", str(data), "--folds", "11", "--ties-shipped", *grid]) == 0
-    assert "| 1.000 | +0.000 |" in capsys.readouterr().out  # the flattering tie rule keeps it
-    assert module.main(["--data", str(data), "--folds", "2", "--ties-shipped", "--from-strict"]) == 2
+    flattering = cv_study(pairs, grid, 11, seed=0, strict_ncc=False, ties_shipped=True)
+    assert "| 1.000 | +0.000 |" in flattering  # the flattering tie rule keeps it
+    with pytest.raises(UserError, match="opposite tie rules"):
+        cv_study(pairs, grid, 2, seed=0, strict_ncc=False, ties_shipped=True, from_strict=True)
 
 
 def test_surname_form_and_its_guard(ner, aliases):

@@ -9,8 +9,9 @@ import pytest
 
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, demoted_sigma
 from ledgermind.grounding.coverage import support_coverage
-from ledgermind.grounding.ecc import check_ecc
+from ledgermind.grounding.ecc import ECCRules, check_ecc
 from ledgermind.grounding.ncc import check_ncc
+from ledgermind.grounding.tokens import canonical_token
 
 
 # ----------------------------------------------------------------------------- Eq. 3
@@ -122,3 +123,105 @@ def test_alg1_l33_elif_ecc_failure_decides_even_when_ncc_demotion_is_lower() -> 
     cfg = GroundingConfig(demote_ecc=0.58, demote_ncc=0.52)
     assert demoted_sigma(0.95, cited=True, ecc=False, ncc=False, judgment=True, cfg=cfg) == 0.58
     assert demoted_sigma(0.95, cited=True, ecc=True, ncc=False, judgment=True, cfg=cfg) == 0.52
+
+
+# ----------------------------------------------------------------------------- Eq. 3: Tok(·) numbers
+@pytest.mark.parametrize(
+    ("token", "canonical"),
+    [("410.0", "410"), ("1.50", "1.5"), ("007", "7"), ("0.50", "0.5"), ("1.25", "1.25"), ("10", "10"),
+     ("abc", "abc"), ("a1", "a1"), ("0.0000001", "0.0000001")],  # plain decimal, never "1E-7"
+)
+def test_eq3_number_tokens_are_canonical(token: str, canonical: str) -> None:
+    assert canonical_token(token) == canonical
+
+
+# ----------------------------------------------------------------------------- Eq. 5: spans, dates, defaults
+@pytest.mark.parametrize(
+    ("claim", "pool", "passes"),
+    [
+        ("built in the 1960s", ["built in 1969"], True),  # a year inside the decade supports the span
+        ("in the 1960s", ["the 1960s"], True),
+        ("built in the 1960s", ["built in 1971"], False),  # outside the span
+        ("built in the 1960s", ["it holds 1965 people"], False),  # a count is no time: it cannot date a span
+        ("in 1960", ["the 1960s"], False),  # a span does not state a year
+        ("in 1969", ["on 20 July 1969"], True),  # a full date states its year
+        ("1969 visitors", ["on 20 July 1969"], False),  # ...but a count is not a year
+        ("the offset is 0", ["the offset is 0.0000000000001"], True),  # Δ exact up to float noise at zero
+    ],
+)
+@pytest.mark.parametrize("relations", [True, False])
+def test_eq5_ncc_spans_years_and_dates(claim: str, pool: list[str], passes: bool, relations: bool) -> None:
+    assert check_ncc(claim, pool, relations=relations).passed is passes
+
+
+def test_eq5_ncc_defaults_relations_on_unit_conversion_off() -> None:
+    assert check_ncc("more than 30 people", ["35 people"]).passed  # relation-aware by default
+    assert not check_ncc("more than 30 people", ["35 people"], relations=False).passed
+    assert not check_ncc("it weighs 2 kg", ["it weighs 2000 g"]).passed  # no unit conversion by default
+
+
+@pytest.mark.parametrize("relations", [True, False])
+@pytest.mark.parametrize("unit_conversion", [True, False])
+def test_eq5_ncc_unit_conversion_switch(relations: bool, unit_conversion: bool) -> None:
+    got = check_ncc("it weighs 2 kg", ["it weighs 2000 g"], relations=relations, unit_conversion=unit_conversion)
+    assert got.passed is unit_conversion
+    assert [n.text for n in got.numbers] == ["2 kg"] and [n.text for n in got.unmatched] == ([] if unit_conversion else ["2 kg"])
+
+
+@pytest.mark.parametrize("relations", [True, False])
+def test_eq5_ncc_delta_read_only_for_readings_in_both_modes(relations: bool) -> None:
+    assert check_ncc("it reads 36.8", ["36.7"], kind="reading", relations=relations).passed is True
+    assert check_ncc("it reads 36.8", ["36.7"], kind="reading", relations=relations, delta_read=0.001).passed is False
+    assert check_ncc("it reads 36.8", ["36.7"], relations=relations).passed is False
+
+
+def test_eq5_ncc_same_head_and_context_dates() -> None:
+    # "3 apples" is checked against the apples (5), not against the unrelated 3 oranges
+    assert not check_ncc("3 apples", ["3 oranges and 5 apples"]).passed
+    assert check_ncc("3 apples", ["3 oranges"]).passed  # no number about apples: any number may match
+    # "July 1969": the pool states the year and, apart, the month
+    assert check_ncc("it launched in July 1969", ["The year was 1969.", "It launched in July."]).passed
+
+
+def test_eq5_ncc_approx_bound() -> None:
+    assert check_ncc("about 100 people", ["108 people"]).passed  # within the default 10 %
+    assert not check_ncc("about 100 people", ["108 people"], approx_rel=0.05).passed
+
+
+def test_eq5_eq4_results_name_what_was_checked(ner, aliases) -> None:
+    none = check_ncc("no numbers here", ["x"])
+    assert (none.passed, none.numbers, none.unmatched) == (True, (), ())
+    e = check_ecc("no entities here", ["x"], ner=ner, aliases=aliases)
+    assert (e.passed, e.entities, e.missing) == (True, (), ())
+
+
+def test_eq4_ecc_acronym_defined_in_the_claim_and_similarity_switch(ner, aliases) -> None:
+    got = check_ecc("The National Aeronautics and Space Administration (NASA) launched it; NASA said so.",
+                    ["The National Aeronautics and Space Administration launched it"], ner=ner, aliases=aliases)
+    assert got.passed and got.entities == ("The National Aeronautics and Space Administration", "NASA")
+    claim, pool = "Microsoft Research Asia published it.", ["Microsoft Asia published it"]
+    assert not check_ecc(claim, pool, ner=ner, aliases=aliases).passed  # strict Eq. 4 (the default)
+    assert check_ecc(claim, pool, ner=ner, aliases=aliases, rules=ECCRules(similarity=0.6)).passed
+
+
+@pytest.mark.parametrize(
+    ("cfg", "claim", "pool", "kind", "ecc", "ncc"),
+    [
+        (GroundingConfig(ecc_similarity=0.6), "Microsoft Research Asia published it.",
+         ["Microsoft Asia published it"], "other", True, True),
+        (GroundingConfig(approx_rel=0.05), "about 100 people", ["108 people"], "other", True, False),
+        (GroundingConfig(ncc_unit_conversion=True), "it weighs 2 kg", ["it weighs 2000 g"], "other", True, True),
+        (GroundingConfig(delta_read=0.001), "it reads 36.8", ["36.7"], "reading", True, False),
+    ],
+)
+def test_cascade_passes_its_config_to_ecc_and_ncc(ner, aliases, cfg, claim, pool, kind, ecc, ncc) -> None:
+    got = GroundingCascade(cfg, ner, aliases).check(claim, pool, kind=kind)
+    assert (got.ecc, got.ncc) == (ecc, ncc)
+
+
+def test_cascade_result_fields(ner, aliases) -> None:
+    got = GroundingCascade(GroundingConfig(), ner, aliases).check("Apollo 11 plaque", ["Apollo"])
+    assert got.coverage == pytest.approx(1 / 3) and got.cited is True
+    assert got.ecc_applied is True and got.ncc_applied is True
+    off = GroundingCascade(GroundingConfig(ecc_enabled=False, ncc_enabled=False), ner, aliases).check("x", [])
+    assert off.ecc_applied is False and off.ncc_applied is False and off.cited is False

@@ -36,12 +36,13 @@ RULE_FILES = [
     "ledgermind/grounding/numbers.py",
     "ledgermind/grounding/units.py",
     "ledgermind/grounding/unit_table.json",
-    "scripts/gen_unit_table.py",
+    "ledgermind/devtools/unit_table.py",
     "ledgermind/grounding/tokens.py",
     "ledgermind/grounding/cascade.py",
-    "ledgermind/grounding/crossval.py",
-    "ledgermind/grounding/derived_pairs.py",
-    "scripts/eval_grounding.py",
+    "ledgermind/studies/grounding_cv.py",
+    "ledgermind/studies/derived_pairs.py",
+    "ledgermind/studies/grounding_eval.py",
+    "ledgermind/cli/eval_grounding.py",
 ]
 _NAME = re.compile(r"\b[A-Z][A-Za-zÀ-ÿ'’-]{2,}")
 _LOWER = re.compile(r"\b[a-zà-ÿ][a-zà-ÿ'’-]+")

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
+from ledgermind.devtools import unit_table
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
 from ledgermind.grounding.ncc import check_ncc, in_unit
 from ledgermind.grounding.numbers import NumKind, extract_numbers
 from ledgermind.grounding.units import TABLE_FILE, convert, unit_spellings
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def gen():
-    spec = importlib.util.spec_from_file_location("gen_unit_table", REPO / "scripts" / "gen_unit_table.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return unit_table
 
 
 def test_shipped_table_is_what_pint_generates(gen):

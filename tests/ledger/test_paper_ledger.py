@@ -6,11 +6,15 @@ hand from the formulas; boundary cases: every non-ACTIVE status, DROPPED claims,
 from __future__ import annotations
 
 import math
+import re
+from typing import Any
 
 import pytest
 
 from ledgermind.claims import Claim, ClaimStatus, ClaimType, Stage
+from ledgermind.errors import LedgerError, ProvenanceError
 from ledgermind.ledger import Kappa, Ledger, Omega
+from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
 from tests.helpers import EchoOCR, EchoVQA, TextImage
 
 
@@ -113,3 +117,147 @@ def test_eq15_drop_invalidates_only_active_dependents() -> None:
     assert led.drop(a) == ["SC-1"]
     assert led.claim("SC-1").status is ClaimStatus.INVALIDATED and led.claim("SC-2").status is ClaimStatus.DROPPED
     assert led.claim("SC-3").status is ClaimStatus.ACTIVE and led.get(a).omega is Omega.DROPPED
+
+
+# ----------------------------------------------------------------------------- the lifecycle's audit trail
+def _trail(led: Ledger) -> list[tuple]:
+    return [(tr.op, tr.entry_id, tr.t, tr.detail) for tr in led.transitions]
+
+
+def test_eq12_to_eq15_every_lifecycle_operation_is_logged_with_entry_time_and_detail() -> None:
+    led = Ledger()
+    a, b, c, d = _ocr(led, "a", "b", "c", "d")  # one APPEND per observation, at t = 1
+    led.advance()
+    led.supersede(a, b)  # t = 2
+    led.retire(c, "tool anomaly")
+    led.mark_conflicted([b, d])
+    led.resolve_conflict(d)
+    led.drop(d)
+    led.reinstate(a, "closest reading")
+    assert _trail(led) == [
+        ("APPEND", a, 1.0, {"tool": "echo_ocr"}), ("APPEND", b, 1.0, {"tool": "echo_ocr"}),
+        ("APPEND", c, 1.0, {"tool": "echo_ocr"}), ("APPEND", d, 1.0, {"tool": "echo_ocr"}),
+        ("SUPERSEDE", a, 2.0, {"by": b}),
+        ("MARK_STALE", c, 2.0, {"reason": "tool anomaly"}),
+        ("CONFLICT", b, 2.0, {}), ("CONFLICT", d, 2.0, {}),
+        ("RESOLVE", d, 2.0, {}),
+        ("DROP", d, 2.0, {}),
+        ("REINSTATE", a, 2.0, {"reason": "closest reading"}),
+    ]
+    assert (led.get(a).omega, led.get(a).superseded_by) == (Omega.ACTIVE, None)
+    assert (led.get(b).omega, led.get(c).omega, led.get(d).omega) == (Omega.CONFLICTED, Omega.STALE, Omega.DROPPED)
+
+
+def test_eq13_mark_stale_is_logged_and_limited_to_the_named_entry() -> None:
+    led = Ledger()
+    a, b = _ocr(led, "a", "b", ttl=1)
+    led.advance(2)
+    assert led.mark_stale(a) == []
+    assert (led.get(a).omega, led.get(b).omega) == (Omega.STALE, Omega.ACTIVE)  # only the named entry
+    assert _trail(led)[-1] == ("MARK_STALE", a, 3.0, {})
+    led.mark_stale()
+    assert led.get(b).omega is Omega.STALE and len(led.transitions) == 4  # a is not re-logged
+
+
+@pytest.mark.parametrize(
+    ("setup", "allowed"),
+    [
+        ("superseded", True),
+        ("retired", False),  # STALE without a successor: nothing to step back from
+        ("active", False),
+        ("conflicted", False),
+        ("superseded_expired", False),  # TTL over: time does not run backwards
+    ],
+)
+def test_reinstate_only_a_superseded_unexpired_entry(setup: str, allowed: bool) -> None:
+    led = Ledger()
+    a, b = _ocr(led, "36.7", "36.8", ttl=5)
+    if setup.startswith("superseded"):
+        led.supersede(a, b)
+    if setup == "superseded_expired":
+        led.advance(6)
+    if setup == "retired":
+        led.retire(a, "x")
+    if setup == "conflicted":
+        led.mark_conflicted([a])
+    if allowed:
+        led.reinstate(a, "r")
+        assert led.get(a).omega is Omega.ACTIVE and led.get(a).superseded_by is None
+    else:
+        before = led.get(a).omega
+        with pytest.raises(LedgerError, match=rf"only a superseded, unexpired entry can be reinstated \({a} is "):
+            led.reinstate(a, "r")
+        assert led.get(a).omega is before
+
+
+def test_resolve_conflict_only_moves_conflicted_entries() -> None:
+    led = Ledger()
+    a, b = _ocr(led, "a", "b")
+    led.mark_conflicted([a])
+    led.resolve_conflict(a)
+    led.resolve_conflict(b)  # ACTIVE: nothing to resolve, nothing logged
+    assert led.get(a).omega is Omega.ACTIVE and [t.op for t in led.transitions].count("RESOLVE") == 1
+    led.retire(b, "x")
+    led.resolve_conflict(b)
+    assert led.get(b).omega is Omega.STALE
+
+
+def test_retire_marks_stale_once_and_returns_dependents() -> None:
+    led = Ledger()
+    [a] = _ocr(led, "a")
+    _claim(led, "SC-2", [a])
+    _claim(led, "SC-1", [a])
+    assert led.retire(a, "x") == ["SC-1", "SC-2"] and led.get(a).omega is Omega.STALE
+    assert led.retire(a, "again") == ["SC-1", "SC-2"] and [t.op for t in led.transitions].count("MARK_STALE") == 1
+
+
+def test_eq14_an_entry_cannot_supersede_itself() -> None:
+    led = Ledger()
+    [a] = _ocr(led, "a")
+    with pytest.raises(LedgerError, match="^an entry cannot supersede itself$"):
+        led.supersede(a, a)
+
+
+class _MetaOCR(Tool):
+    """An OCR tool (EchoOCR's signature) whose observations carry no score and a mixed meta."""
+
+    name = "meta_ocr"
+    kind = ToolKind.OCR
+
+    def _run(self, image: TextImage, region: Any = None) -> list[Observation]:
+        return [Observation(t, BBox(0, 0, 10, 10), meta={"lang": "en", "raw": object()}) for t in image.lines]
+
+
+def test_eq12_append_sigma_forced_then_score_then_default_and_plain_meta_only() -> None:
+    led = Ledger()
+    [e] = led.record(_MetaOCR().invoke(image=TextImage(["a"])))
+    assert e.sigma == 0.92  # no score, no forced σ: the default
+    assert e.meta.get("lang") == "en" and "raw" not in e.meta  # non-plain values stay out of the record
+    [f] = led.record(EchoOCR().invoke(image=TextImage(["b"], score=0.7)), sigma=0.5)
+    assert f.sigma == 0.5  # forced σ wins over the engine score
+    [g] = led.record(EchoOCR().invoke(image=TextImage(["c"], score=0.7)))
+    assert g.sigma == 0.7
+
+
+def test_eq12_non_derivation_keeps_its_stated_parents() -> None:
+    led = Ledger()
+    [a] = _ocr(led, "a")
+    [b] = led.record(EchoOCR().invoke(image=TextImage(["b"])), derived_from=[a])
+    assert b.kappa is not Kappa.DERIVATION and b.derived_from == (a,)
+
+
+def test_eq12_only_a_live_tool_output_enters_the_ledger() -> None:
+    with pytest.raises(ProvenanceError, match=re.escape(
+            "only the ToolOutput a tool invocation of this run returned can enter the ledger "
+            "(reloaded, copied or rebuilt outputs are audit records, not evidence)")):
+        Ledger().record("not a tool output")  # type: ignore[arg-type]
+
+
+def test_eq1_cited_entries_default_is_active_only_and_claim_cycles_terminate() -> None:
+    led = Ledger()
+    a, b = _ocr(led, "a", "b")
+    led.retire(b, "x")
+    _claim(led, "SC-1", [a, b, "SC-2"])
+    _claim(led, "SC-2", [b, "SC-1"])  # claims citing each other: each is visited once
+    assert led.cited_entries("SC-1") == [a]
+    assert led.cited_entries("SC-1", active_only=False) == [a, b]

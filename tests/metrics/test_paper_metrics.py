@@ -114,3 +114,16 @@ def test_table3_mcnemar_compares_the_variant_with_full_not_with_itself() -> None
     variant = SimpleNamespace(item_scores={f"i{k}": 0.0 for k in range(6)})
     assert _mcnemar(variant, full) == pytest.approx(2 / 64)  # b = 6, c = 0
     assert _mcnemar(full, full) == 1.0
+
+
+@pytest.mark.parametrize(("b", "c"), [(-1, 3), (3, -1), (-1, -1)])
+def test_mcnemar_rejects_negative_discordant_counts_either_side(b: int, c: int) -> None:
+    with pytest.raises(ValueError, match=r"discordant counts must be >= 0"):
+        mcnemar_exact(b, c)
+
+
+@pytest.mark.parametrize("metric", [r4r, wdg])
+def test_eq9_eq10_gdrs_and_successes_are_paired_one_to_one(metric) -> None:
+    # one GDR per trajectory, one S per trajectory: unequal lengths are a caller bug, not a shorter set
+    with pytest.raises(ValueError):
+        metric([1.0], [1.0, 0.0], 0.5)

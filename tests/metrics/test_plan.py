@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from ledgermind.experiment.plan import Pilot, PilotRun, PlanRequest, discordance, main, make_plan, shared_cache_costs
+from ledgermind.cli.plan import main
+from ledgermind.experiment.plan import Pilot, PilotRun, PlanRequest, discordance, make_plan, shared_cache_costs
 from ledgermind.metrics.plan import (
     mcnemar_power,
     mcnemar_sample_size,
@@ -58,8 +59,10 @@ def _call(key, prompt=100, completion=10, cached=0):
 
 
 def _pilot():
-    full = PilotRun("full", 0, {"a": 1.0, "b": 0.0}, [_call("plan-a"), _call("x-a", cached=40), _call("plan-b"), _call("x-b")], 10.0)
-    no_ecc = PilotRun("no_ecc", 0, {"a": 0.0, "b": 1.0}, [_call("plan-a"), _call("y-a"), _call("plan-b"), _call("y-b")], 10.0)
+    full_calls = {"a": [_call("plan-a"), _call("x-a", cached=40)], "b": [_call("plan-b"), _call("x-b")]}
+    no_ecc_calls = {"a": [_call("plan-a"), _call("y-a")], "b": [_call("plan-b"), _call("y-b")]}
+    full = PilotRun("full", 0, {"a": 1.0, "b": 0.0}, full_calls, 10.0)
+    no_ecc = PilotRun("no_ecc", 0, {"a": 0.0, "b": 1.0}, no_ecc_calls, 10.0)
     return Pilot([no_ecc, full])  # listed out of order: the sweep order is the table's
 
 
@@ -96,3 +99,35 @@ def test_plan_reads_a_real_pilot_folder(tmp_path, capsys):
     assert main([str(tmp_path), "--items", "10", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["total"]["made"] == 20 and plan["total"]["sent"] == 10 and plan["rate_tokens_per_s"] == pytest.approx(55.0)
+
+
+def test_projection_states_the_standard_error_of_the_pilots_mean():
+    from ledgermind.experiment.plan import projection
+    from ledgermind.metrics.plan import Cost
+
+    per_item = [Cost(made=2, sent=2, prompt_tokens=100), Cost(made=4, sent=2, prompt_tokens=300),
+                Cost(made=6, sent=2, prompt_tokens=200)]  # fmt: skip
+    total, se = projection(per_item, 30)
+    assert (total.made, total.sent, total.prompt_tokens) == (120, 60, 6000)
+    assert se.sent == 0  # every item sends the same: no uncertainty
+    assert se.made == pytest.approx(30 * 2.0 / 3**0.5) and se.prompt_tokens == pytest.approx(30 * 100.0 / 3**0.5)
+    assert projection(per_item[:1], 30)[1] == Cost()  # one unit: no spread to estimate
+
+
+def _pilot_dir(root, limit_order, limit=1):
+    run = root / "ablation=full"
+    (run / "trajectories").mkdir(parents=True)
+    (run / ".hydra").mkdir()
+    (run / ".hydra" / "config.yaml").write_text(f"limit: {limit}\nlimit_order: {limit_order}\nbenchmark:\n  limit: null\n")
+    (run / "metrics.json").write_text(json.dumps({"identity": {"variant": "full", "seed": 0}, "wall_time_total_s": 2.0}))
+    (run / "results.jsonl").write_text(json.dumps({"id": "q1", "score": 1.0, "error": None}) + "\n")
+    (run / "trajectories" / "q1.json").write_text(json.dumps({"item_id": "q1", "model_calls": [_call("k1")]}))
+    return root
+
+
+@pytest.mark.parametrize(("order", "warned"), [("first", True), ("shuffle", False), ("stratified", False)])
+def test_a_first_n_pilot_is_flagged_as_no_sample_of_the_set(tmp_path, capsys, order, warned):
+    assert main([str(_pilot_dir(tmp_path, order)), "--items", "10"]) == 0
+    out = capsys.readouterr().out
+    assert ("warning: the pilot took the benchmark's first N items" in out) == warned
+    assert ("pilot items: first N" in out) == warned

@@ -152,3 +152,14 @@ def test_a_cache_that_cannot_be_written_skips_the_write_and_warns_once(tmp_path,
     assert len(warnings) == 1
     ok = PerceptionCache(tmp_path / "good")
     assert ok.put("ef" * 32, obs, {}) is True and ok.get("ef" * 32)[0] == obs
+
+
+def test_a_hit_keeps_the_best_confidence_of_discarded_text(image_file, tmp_path):
+    """OCR that keeps no line reports the engine's best confidence (the verifier raises T4 on it,
+    T1 without it): a cache hit must report the same, or the trajectory depends on the cache state."""
+    tools = with_cache(build_tools(perception_cfg(min_confidence=1.0)), tmp_path)  # every line discarded
+    miss, hit = (tools["ocr"].invoke(image=image_file) for _ in range(2))
+    assert tools["ocr"].cache.hits == 1 and not miss.observations and not hit.observations
+    assert 0 < miss.artifacts["best_confidence"] < 1.0 and miss.artifacts["discarded_lines"] >= 1
+    assert hit.artifacts["best_confidence"] == miss.artifacts["best_confidence"]
+    assert hit.artifacts["discarded_lines"] == miss.artifacts["discarded_lines"]

@@ -8,7 +8,7 @@ import re
 import pytest
 from PIL import Image
 
-from ledgermind.tools.base import TOOLS, BBox, ToolKind
+from ledgermind.tools.base import BBox, ToolKind
 from perception.image_io import ImagePolicy
 from perception.ocr import OCREngine, make_line
 from perception.tools import CropZoomTool, OCRTool, as_bbox
@@ -33,8 +33,7 @@ def _ink_image(size=(400, 300), box=(250, 200, 290, 230)) -> Image.Image:
     return img
 
 
-def test_tools_are_registered():
-    assert TOOLS.get("ocr") is OCRTool and TOOLS.get("crop_zoom") is CropZoomTool
+def test_tools_declare_their_kind():
     assert OCRTool.kind is ToolKind.OCR and CropZoomTool.kind is ToolKind.CROP
 
 

@@ -3,11 +3,9 @@ zoom reads what the full image could not, and the zoom never lowers what was rea
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 
+from ledgermind.studies.gauges import report_gauges, score_gauge
 from perception.crop import CropConfig, expand, parse_numbers, zone_boxes, zone_crop
 from perception.image_io import load_image
 from perception.ocr import OCREngine
@@ -91,26 +89,17 @@ def test_read_check_picks_a_zone_that_adds_labels(engine, gauges):
     assert "zone_gains" not in without.observations[0].meta  # proposal score alone: no read check
 
 
-@pytest.fixture(scope="module")
-def script(repo_root):
-    spec = importlib.util.spec_from_file_location("eval_perception_zoom", repo_root / "scripts" / "eval_perception.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["eval_perception_zoom"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [SMALL_GAUGE, SECOND_GAUGE])
-def test_zoom_never_below_full_and_oracle_bounds(script, engine, gauges, name):
+def test_zoom_never_below_full_and_oracle_bounds(engine, gauges, name):
     """By construction: full ≤ full+zoom ≤ full+best zone ≤ full+all zones (the zoom only adds lines)."""
     import json
 
     item = next(json.loads(x) for x in (gauges / "items.jsonl").read_text().splitlines() if name in x)
-    s = script.score_gauge(gauges / "images" / name, item, CropZoomTool(engine=engine))
+    s = score_gauge(gauges / "images" / name, item, CropZoomTool(engine=engine))
     assert s.found_full <= s.found_zoom <= s.found_oracle <= s.found_all <= len(s.labels)
     assert s.zone in range(9) and s.oracle_zones and s.found_zoom > s.found_full
-    line = script.report_gauges([s])
+    line = report_gauges([s])
     assert line.startswith("dial_label_recall full=") and line.endswith(" n=1")
 
 

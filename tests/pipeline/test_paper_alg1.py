@@ -6,9 +6,11 @@ stage name); the tools are the harness's fixed OCR / crop (tests/pipeline/confte
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
-from ledgermind.claims import ClaimOrigin, ClaimType
+from ledgermind.claims import ClaimOrigin, ClaimType, Stage
 from ledgermind.ledger import Kappa
 from ledgermind.metrics.census import census
 from ledgermind.pipeline import PipelineConfig
@@ -44,13 +46,18 @@ def test_alg1_l39_confirmed_hypothesis_appends_no_derivation(make, image):
     assert not [c for c in t.ledger.claims(ClaimType.SC) if c.origin is ClaimOrigin.REPAIR]
 
 
-def test_alg1_l39_revised_hypothesis_appends_derivation_sigma_088(make, image):
-    agent, _ = make(BASE_RULES + [
+def _revised_run(make, image):
+    """ECC fails on SC-2 (Apollo 13), the re-examination revises it to Apollo 11 (SC-3)."""
+    agent, backend = make(BASE_RULES + [
         REASON_ECC_FAIL,
         {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque from 1969"},
         {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
     ], ocr=APOLLO_OCR)
-    t = solve(agent, item(VERIFY_Q, image))
+    return solve(agent, item(VERIFY_Q, image)), backend
+
+
+def test_alg1_l39_revised_hypothesis_appends_derivation_sigma_088(make, image):
+    t, _ = _revised_run(make, image)
     [entry] = _hypothesis_entries(t)
     assert entry.sigma == 0.88
     [revised] = [c for c in t.ledger.claims(ClaimType.SC) if c.origin is ClaimOrigin.REPAIR]
@@ -146,6 +153,8 @@ def _dual(t) -> dict:
         ("117", "100", True),  # symmetric
         ("100", "118", False),  # 18 / 118 = 0.153
         ("0", "0", True),  # max(|v1|, |v2|, ε): no division by zero
+        ("100", "85", True),  # Δv = 15 / 100 = 0.15 = the threshold: "Δv ≤ 0.15" agrees
+        ("0.1", "0.2", False),  # 0.1 / 0.2 = 0.5: small values are not normalised by 1
     ],
 )
 def test_d5_dual_read_delta_normalised_by_the_larger_reading(make, image, v1: str, v2: str, agree: bool):
@@ -210,3 +219,224 @@ def test_eq6_each_ablation_removes_one_component_routing(make, image, flags, que
     t = solve(agent, item(question, image))
     assert t.path.name == path and t.profile.get("route") == route
     assert _stages(backend)[0] == first_stage
+
+
+# ----------------------------------------------------------------------------- Alg. 1 l.2–4, l.15–20 (evidence gathering)
+GATHER_RULES = [{"prompt": "plan", "reply": "1. Observation targets: plaque text"},
+                {"prompt": "observe", "reply": "[OC-1] TEXT | Apollo 11 Plaque\n[OC-2] NUMBER | 1969\n"
+                                               "[OC-3] OBJECT | a metal plate"},
+                {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
+                {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}]
+
+
+@pytest.mark.parametrize(
+    ("question", "rounds"),
+    [
+        (VERIFY_Q, 0),  # q ∉ Q_knowledge: no search (l.15)
+        ("Which country made the artifact shown?", 1),  # Q_knowledge, not deep: one round (l.16)
+        ("Identify the artifact; according to history, which year was it placed?", 2),  # deep: l.18 refines
+    ],
+)
+def test_alg1_l2_l3_l4_l15_l20_entry_kinds_sigmas_and_search_rounds(make, image, question: str, rounds: int):
+    from ledgermind.ledger import Omega
+    from tests.pipeline.conftest import FixedSearch
+
+    search = FixedSearch()
+    agent, _ = make(GATHER_RULES, ocr=APOLLO_OCR, search=search)
+    t = solve(agent, item(question, image))
+    by_src: dict[str, list] = {}
+    for e in t.ledger.entries():
+        by_src.setdefault(e.src, []).append(e)
+    [plan] = by_src["plan"]
+    assert (plan.kappa, plan.sigma) == (Kappa.DERIVATION, 1.0)  # l.2: π as DERIVATION, σ = 1.0
+    assert [(e.kappa, e.sigma, e.category) for e in by_src["observe"]] == [  # l.3: PERCEPTION, σ = 0.92
+        (Kappa.PERCEPTION, 0.92, "TEXT"), (Kappa.PERCEPTION, 0.92, "NUMBER"), (Kappa.PERCEPTION, 0.92, "OBJECT")]
+    retrieval = [e for e in t.ledger.entries() if e.kappa is Kappa.RETRIEVAL]
+    assert len(search.queries) == rounds and len(retrieval) == rounds
+    assert all(e.sigma == 0.85 for e in retrieval)  # l.20: σ = 0.85
+    if rounds == 2:  # l.18: the second query is refined with the first round's result
+        assert "Moon" in search.queries[1] and "Moon" not in search.queries[0]
+    # l.4: P_oc = the TEXT and NUMBER observations (and OCR lines), never the OBJECT one
+    from ledgermind.pipeline.evidence import EvidenceIO
+
+    pool = EvidenceIO.p_oc(SimpleNamespace(ledger=t.ledger))  # type: ignore[arg-type]
+    facts = {e.fact for e in pool}
+    assert {"Apollo 11 Plaque", "1969"} <= facts and "a metal plate" not in facts
+    assert all(e.omega is Omega.ACTIVE for e in pool)
+
+
+@pytest.mark.parametrize(("low", "low_sigma"), [("80", 0.81), ("36.7 °C", 0.92)])
+def test_alg1_l8_crop_supersedes_the_least_confident_perception_entry(make, image, low: str, low_sigma: float):
+    """L.SUPERSEDE(argmin_{e: κ(e)=PERC} σ_e, e_c): the OCR line at 0.81 when there is one, else an
+    observation (0.92) — never the plan (DERIVATION, σ 1.0) and never the stronger OCR line (0.95)."""
+    from tests.pipeline.test_agent_branches import READ_Q, read_rules
+
+    ocr = [("36.7", [0, 0, 50, 20], 0.95)] + ([("80", [0, 30, 50, 50], 0.81)] if low == "80" else [])
+    agent, _ = make(read_rules("36.7", "36.7"), ocr=ocr)
+    t = solve(agent, item(READ_Q, image))
+    crop = next(e for e in t.ledger.entries() if e.src == "crop_zoom")
+    [old] = [e for e in t.ledger.entries() if e.superseded_by == crop.id]
+    assert (old.fact, old.sigma, old.kappa) == (low, low_sigma, Kappa.PERCEPTION)
+
+
+# ----------------------------------------------------------------------------- App. D.5 audit trail, structured requests
+def _structured(monkeypatch) -> None:
+    """A backend that accepts JSON schemas: the stages that ask for one must send it."""
+    from ledgermind.backends.scripted import ScriptedBackend
+
+    monkeypatch.setattr(ScriptedBackend, "supports_structured_output", True)
+
+
+def _reading_boxes(t) -> list[tuple]:
+    """(crop box, reading box) per crop/reading pair, in ledger order."""
+    crops = [e.bbox for e in t.ledger.entries() if e.src == "crop_zoom"]
+    reads = [e.bbox for e in t.ledger.entries() if e.src == "read"]
+    return list(zip(crops, reads, strict=True))
+
+
+def _sigma_log(t) -> list[tuple]:
+    src = {e.id: e.src for e in t.ledger.entries()}
+    return [(tr.op, src[tr.entry_id], tr.detail.get("to"), tr.detail.get("reason"))
+            for tr in t.ledger.transitions if tr.op in {"SET_SIGMA", "REINSTATE"}]
+
+
+def test_d5_disagreement_escalation_audit_trail(make, image, monkeypatch):
+    from tests.pipeline.test_agent_branches import READ_Q, read_rules
+
+    _structured(monkeypatch)
+    agent, backend = make(read_rules("36.7", "52.0"), ocr=[("36.7", [0, 0, 50, 20], 0.95)])
+    t = solve(agent, item(READ_Q, image))
+    reads = [r for r in backend.history if r.stage.startswith("dual_read")]
+    assert [r.stage for r in reads] == ["dual_read_0", "dual_read_1", "dual_read_2"]  # attempts 0, 1, 2
+    assert all(r.json_schema is not None for r in reads)  # the readings ask for the READING schema
+    assert next(r for r in backend.history if r.stage == "reason").json_schema is not None  # and [E]→[I]→[J] for CLAIMS
+    assert all(crop == read for crop, read in _reading_boxes(t)) and len(_reading_boxes(t)) == 3  # located where read
+    assert [n for n in t.notes if n.startswith("dual_read")] == [
+        "dual_read_disagree: v1=36.7 v2=52 Δv=0.294",
+        f"dual_read_escalated: adopted 36.7 ({t.ledger.entries()[4].id}), closest to Num(P_oc)"]
+    assert _sigma_log(t) == [
+        ("SET_SIGMA", "crop_zoom", 0.65, "dual-read Δv=0.294"), ("SET_SIGMA", "read", 0.65, "dual-read Δv=0.294"),
+        ("REINSTATE", "read", None, "dual-read escalation: closest to Num(P_oc)"),
+        ("SET_SIGMA", "read", 0.65, "dual-read escalation")]
+    assert t.error is None and t.answer == "36.7"
+
+
+def test_d5_a_missing_reading_is_a_disagreement_without_delta(make, image):
+    from tests.pipeline.test_agent_branches import READ_Q, read_rules
+
+    for v1, v2 in (("no value", "36.7"), ("36.7", "no value")):
+        agent, backend = make(read_rules(v1, v2), ocr=[("36.7", [0, 0, 50, 20], 0.95)])
+        t = solve(agent, item(READ_Q, image))
+        shown = "None, v2=36.7" if v1 == "no value" else "36.7, v2=None"
+        assert [n for n in t.notes if n.startswith("dual_read")] == [f"dual_read_disagree: a reading is missing (v1={shown})"]
+        assert {(op, to, why) for op, _, to, why in _sigma_log(t)} == {("SET_SIGMA", 0.65, "dual-read: a reading is missing")}
+        assert next(e for e in t.ledger.entries() if e.src == "crop_zoom").sigma == 0.65
+        assert _stages(backend).count("dual_read") == 2 and t.error is None  # no escalation without a Δv
+
+
+def test_d5_escalation_without_a_number_in_p_oc_keeps_v2(make, image):
+    from tests.pipeline.test_agent_branches import READ_Q, read_rules
+
+    rules = read_rules("36.7", "52.0")
+    rules[1] = {"prompt": "observe", "reply": "[OC-1] TEXT | a glass thermometer"}
+    agent, _ = make(rules, ocr=[])
+    t = solve(agent, item(READ_Q, image))
+    assert "dual_read_escalated: third reading; no number in P_oc to compare, v2 kept" in t.notes
+    reads = [e for e in t.ledger.entries() if e.src == "read"]
+    assert reads[0].superseded_by == reads[1].id and reads[1].active  # v2 stays adopted
+
+
+# ----------------------------------------------------------------------------- Alg. 1 l.22–28: the REASON request and its claims
+MCQ_REASON = {"prompt": "reason", "reply": "[SC-1][J] It is the Apollo 11 plaque | Based on: [OC-2]"}
+
+
+def test_alg1_l22_reason_request_carries_question_options_method_and_images(make, image, monkeypatch):
+    _structured(monkeypatch)
+    for options in (["Apollo 11", "Apollo 13"], None):
+        agent, backend = make(BASE_RULES + [MCQ_REASON, {"prompt": "decide", "reply": "Answer: A | Based on: [SC-1]"}],
+                              ocr=APOLLO_OCR)
+        solve(agent, item(VERIFY_Q, image, options=options))
+        reason = next(r for r in backend.history if r.stage == "reason")
+        text = reason.last_user_text()
+        assert sum(len(m.images()) for m in reason.messages) == 1  # the item's image goes with the ledger
+        assert text.find("Answer the question by reasoning") < 10  # no warning yet, nothing before the task
+        assert "XXXX" not in text and "None" not in text
+        if options:
+            assert f"Question: {VERIFY_Q}\nOptions:\nA. Apollo 11\nB. Apollo 13\n" in text
+            assert "Reasoning method: Analyse each option in turn" in text
+            assert "Answer granularity: Reply with exactly one option letter (A/B)." in text
+        else:
+            assert f"Question: {VERIFY_Q}\n\nEvidence ledger" in text and "Options:" not in text
+
+
+def test_alg1_l22_unparsable_reasoning_is_noted(make, image):
+    for reply, noted in (("I think it is a plaque.", True), (MCQ_REASON["reply"], False)):
+        agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": reply},
+                                      {"prompt": "decide", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR)
+        t = solve(agent, item(VERIFY_Q, image))
+        assert ("reasoning produced no parsable claims" in t.notes) is noted
+
+
+def test_alg1_l26_dropped_claims_are_ungrounded_not_unchecked(make, image):
+    from ledgermind.claims import ClaimStatus
+
+    agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][E] A shiny plate\n[SC-2][I] Old | Based on: [OC-99]\n"
+                                                              "[SC-3][J] Apollo 11 | Based on: [OC-2]"},
+                                  {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"}], ocr=APOLLO_OCR)
+    t = solve(agent, item(VERIFY_Q, image))
+    for cid in ("SC-1", "SC-2"):
+        c = t.ledger.claim(cid)
+        assert c.status is ClaimStatus.DROPPED and c.grounded is False
+
+
+def test_eq21_t6_repair_event_reports_regrounding(make, image):
+    t, backend = _revised_run(make, image)
+    [t6] = [e for e in t.events if e.trigger is Trigger.T6]
+    assert t6.operator is OperatorName.ACQUIRE and t6.grounded_after is False  # SC-2 still names Apollo 13
+    acquire = [r for r in backend.history if recognise(r.last_user_text()) == "observe"][1]
+    assert f"Focus on evidence for or against: {HYPOTHESIS}" in acquire.last_user_text()
+
+
+# ----------------------------------------------------------------------------- Alg. 1 l.37–41 requests and notes
+def test_alg1_l38_reexamination_request_and_l39_notes(make, image):
+    for verdict, note in ((f"Confirm: {HYPOTHESIS}.", "hypothesis confirmed: SC-2 (re-examination not appended, Alg. 1 line 39)"),
+                          ("Revise: Apollo 11 plaque from 1969", "hypothesis revised: SC-2 → SC-3")):
+        agent, backend = make(BASE_RULES + [REASON_ECC_FAIL, {"prompt": "hypothesis", "reply": f"3. Conclusion: {verdict}"},
+                                            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"}],
+                              ocr=APOLLO_OCR)
+        t = solve(agent, item(VERIFY_Q, image))
+        hyp = next(r for r in backend.history if r.stage == "hypothesis")
+        text = hyp.last_user_text()
+        assert f"Question: {VERIFY_Q}\n" in text and f"Current hypothesis: {HYPOTHESIS}\n" in text
+        assert sum(len(m.images()) for m in hyp.messages) == 1  # line 38: REEXAMINE(I, P_oc)
+        assert note in t.notes
+        if verdict.startswith("Revise"):
+            assert t.ledger.claim("SC-3").stage is Stage.J  # c′ is a judgment
+
+
+def test_alg1_l41_second_reading_is_of_a_located_recrop_and_noted(make, image):
+    from tests.pipeline.test_agent_branches import FIRST_CROP, READ_Q
+
+    rules = [{"prompt": "plan", "reply": "p"}, {"prompt": "observe", "reply": "[OC-1] NUMBER | 36.6"},
+             {"prompt": "dual_read", "image_size": FIRST_CROP, "reply": "36.7"}, {"prompt": "dual_read", "reply": "36.9"},
+             {"prompt": "reason", "reply": "[SC-1][J] The reading is 52 | Based on: [OC-2]"},
+             {"prompt": "decide", "reply": "Answer: 36.7 | Based on: [SC-2]"}]
+    agent, _ = make(rules, ocr=[("36.6", [0, 0, 50, 20], 0.95)])
+    t = solve(agent, item(READ_Q, image))
+    reads = [e for e in t.ledger.entries() if e.src == "read"]
+    assert len(reads) == 3 and all(r.bbox is not None for r in reads)  # the third reads a located re-crop
+    adopted = t.ledger.get(t.ledger.claim("SC-2").citations[0])
+    assert f"second reading: adopted reading 36.7 ({adopted.id}) for SC-1" in t.notes and t.error is None
+
+
+# ----------------------------------------------------------------------------- no_ledger: a prompt-level transcript
+def test_no_ledger_transcript_is_tools_then_model(make, image):
+    from ledgermind.pipeline import AblationFlags
+
+    agent, _ = make(BASE_RULES + [MCQ_REASON, {"prompt": "decide", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR,
+                    flags=AblationFlags(use_ledger=False))
+    t = solve(agent, item(VERIFY_Q, image))
+    assert [set(m) for m in t.transcript] == [{"role", "text"}, {"role", "text"}]
+    assert [m["role"] for m in t.transcript] == ["tools", "model"]
+    assert "Apollo 11 Plaque" in t.transcript[0]["text"]
+    assert t.transcript[1]["text"] == "\n".join(c.reply for c in t.model_calls if c.reply)

@@ -16,9 +16,9 @@ from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from ledgermind.grounding import GroundingCascade
 from ledgermind.pipeline import AblationFlags, LedgerMindAgent, PipelineConfig
 from ledgermind.pipeline.agent import grounding_config
+from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.scoring import score
 from tests.pipeline.conftest import FixedCrop, FixedOCR, item
-from ledgermind.experiment.results import trajectory_path
 
 QUESTION = "What color is the sign?"
 OPTIONS = ["red", "blue", "green"]

@@ -4,18 +4,22 @@ M (Alg. 1) and Proposition 1 for REFRESH. Expected values computed by hand from 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
 from ledgermind.claims import Claim, ClaimType, Stage
 from ledgermind.ledger import Ledger, Omega
-from ledgermind.repair import OPERATORS, Budget, RepairContext, RepairEngine
+from ledgermind.repair import OPERATORS, AcquireSpec, Budget, RepairContext, RepairEngine
 from ledgermind.repair.operators import OperatorResult
+from ledgermind.repair.reinvocation import IdenticalRequest, current
 from ledgermind.repair.triggers import (
-    TriggerHit, t2_stale_reference, t3_conflicts, t4_confidence_drop, t5_unsupported_decision, t6_phantom_grounding,
+    TriggerHit, t1_tool_anomaly, t2_stale_reference, t3_conflicts, t4_confidence_drop, t5_unsupported_decision, t6_phantom_grounding,
 )
 from ledgermind.trajectory import OperatorName, RepairLayer, Trigger
-from tests.helpers import EchoOCR, TextImage
+from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
+from tests.helpers import EchoOCR, EchoSearch, FailingTool, TextImage
 
 
 def _boxed(led: Ledger, fact: str, box: list[float], score: float = 0.9) -> str:
@@ -147,3 +151,255 @@ def test_prop1_refresh_enters_only_a_new_tool_call() -> None:
     [new] = [led.get(e) for e in res.new_entries]
     assert new.tool_call_id not in before and new.tool_call_id == res.tool_output.call_id
     assert old.omega is Omega.STALE and old.superseded_by == new.id
+
+
+# ----------------------------------------------------------------------------- Eqs. 16–21: what a hit names
+class _EchoRead(Tool):
+    """A READ-kind tool with the MLLM reader's signature (``mllm_tools.ReadTool``): the crop's
+    first line is its reading, located at ``located_at``."""
+
+    name, kind = "read", ToolKind.READ
+
+    def _run(self, image: TextImage, attempt: int = 0, structured: bool = False, located_at: Any = None,
+             sampled: bool = False, rephrase: int = 0) -> list[Observation]:
+        box = BBox.from_list(list(located_at)) if located_at is not None else None
+        return [Observation(f"reading {image.lines[0]}", box)]
+
+
+def _read(led: Ledger, value: str, box: list[float]) -> str:
+    [e] = led.record(_EchoRead().invoke(image=TextImage([value]), located_at=box))
+    return e.id
+
+
+def test_eq18_t3_skips_only_read_read_pairs() -> None:
+    """Two readings of one crop are Dual-Read's comparison; a reading against an OCR line of the
+    same region is a T3 conflict, and a READ–READ pair does not end the scan of the others."""
+    led = Ledger()
+    r1, r2 = _read(led, "36.7", [0, 0, 10, 10]), _read(led, "52", [0, 0, 10, 10])
+    ocr = _boxed(led, "41", [0, 0, 10, 10])
+    hits = t3_conflicts(led)
+    assert [h.targets for h in hits] == [(r1, ocr), (r2, ocr)]
+    assert [h.detail for h in hits] == ["IoU 1.00", "IoU 1.00"]
+
+
+@pytest.mark.parametrize(
+    ("fact_a", "fact_b", "conflict"),
+    [
+        ("Big  Cat", "big cat", False),  # f_e = f_e′ up to case and spacing
+        ("big cat", "big dog", True),
+        ("reading 36.7", "36.7", False),  # numbers compared by value
+        ("reading 36.7", "36.8 here", True),
+    ],
+)
+def test_eq18_t3_f_e_differs(fact_a: str, fact_b: str, conflict: bool) -> None:
+    led = Ledger()
+    _boxed(led, fact_a, [0, 0, 10, 10])
+    _boxed(led, fact_b, [0, 0, 10, 10])
+    assert bool(t3_conflicts(led)) is conflict
+
+
+def test_eq16_t1_names_the_call_and_the_error() -> None:
+    empty = EchoOCR().invoke(image=TextImage([]))
+    assert t1_tool_anomaly(empty) == TriggerHit(Trigger.T1, (empty.call_id,), "empty tool output")
+    broken = FailingTool().invoke(image=None)
+    hit = t1_tool_anomaly(broken)
+    assert hit.targets == (broken.call_id,) and hit.detail == broken.error and "engine crashed" in hit.detail
+    ok = EchoOCR().invoke(image=TextImage(["fine"]))
+    assert t1_tool_anomaly(ok) is None
+    said = EchoOCR().invoke(image=TextImage(["Error: no text"]))
+    assert t1_tool_anomaly(said).detail == "empty tool output"  # "error" ∈ o_t, no tool error message
+
+
+def test_eq17_t2_still_fires_after_mark_stale() -> None:
+    """ground(c) is every cited entry: MARK_STALE turns the expired entry STALE, T2 must still see it."""
+    led = Ledger()
+    [e] = led.record(EchoOCR().invoke(image=TextImage(["a"])), ttl=1)
+    c = led.add_claim(Claim("SC-1", ClaimType.SC, "a", Stage.E, [e.id]))
+    led.advance(2)
+    led.mark_stale()
+    assert led.get(e.id).omega is Omega.STALE
+    assert t2_stale_reference(led, c) == TriggerHit(Trigger.T2, (e.id,), "claim SC-1")
+
+
+def test_eq19_eq20_eq21_hits_name_their_target_and_threshold() -> None:
+    led = Ledger()
+    [low] = led.record(EchoOCR().invoke(image=TextImage(["y"], score=0.25)))
+    assert t4_confidence_drop(low, 0.3) == TriggerHit(Trigger.T4, (low.id,), "sigma 0.25 < 0.3")
+    dc = Claim("DC-1", ClaimType.DC, "x", None, [])
+    assert t5_unsupported_decision(dc, 0.1, 0.15) == TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.10 < 0.15")
+    sc = Claim("SC-1", ClaimType.SC, "x", Stage.J, [])
+    assert t6_phantom_grounding(sc, 0.5, ecc=False, ncc=True) == TriggerHit(Trigger.T6, ("SC-1",), "ECC failed")
+    assert t6_phantom_grounding(sc, 0.5, ecc=True, ncc=False).targets == ("SC-1",)
+
+
+# ----------------------------------------------------------------------------- Π(T2), Π(T3), Π(T5): budget M0 and events
+def _stale(led: Ledger, n: int) -> list[str]:
+    ids = [e.id for e in led.record(EchoOCR().invoke(image=TextImage([f"v{i}" for i in range(n)])), ttl=1)]
+    led.advance(2)
+    return ids
+
+
+def test_eq25_t2_drops_each_target_until_m0_then_logs_exhaustion() -> None:
+    led = Ledger()
+    ids = _stale(led, 3)
+    eng = RepairEngine(RepairContext(ledger=led, tools={}), Budget(5), per_trigger_budget=2)
+    out = asyncio.run(eng.handle(TriggerHit(Trigger.T2, tuple(ids), "claim SC-1"), regrounded=lambda: True))
+    assert [(e.operator, e.grounded_after) for e in out.events] == [
+        (OperatorName.DROP, True), (OperatorName.DROP, True), (None, None)]
+    assert out.events[-1].note == "claim SC-1; per-trigger budget M0 exhausted" and out.events[-1].targets == ids
+    assert [led.get(i).omega for i in ids] == [Omega.DROPPED, Omega.DROPPED, Omega.ACTIVE]
+    assert eng.used[Trigger.T2] == 2
+    again = asyncio.run(eng.handle(TriggerHit(Trigger.T2, (ids[2],), "claim SC-2")))
+    assert [e.operator for e in again.events] == [None] and led.get(ids[2]).omega is Omega.ACTIVE
+
+
+def test_eq25_t3_tie_in_sigma_drops_the_newer_and_counts_once() -> None:
+    led = Ledger()
+    old = _boxed(led, "36.7", [0, 0, 10, 10], score=0.6)
+    led.advance()
+    new = _boxed(led, "52", [0, 0, 10, 10], score=0.6)
+    eng = RepairEngine(RepairContext(ledger=led, tools={}), Budget(2), per_trigger_budget=1)
+    out = asyncio.run(eng.handle(t3_conflicts(led)[0], regrounded=lambda: False))
+    assert led.get(new).omega is Omega.DROPPED and led.get(old).omega is Omega.ACTIVE
+    assert eng.used[Trigger.T3] == 1 and out.events[0].grounded_after is False
+    third = _boxed(led, "99", [0, 0, 10, 10])
+    exhausted = asyncio.run(eng.handle(t3_conflicts(led)[0]))  # M0 = 1 used: unresolved, both CONFLICTED
+    assert exhausted.events[0].operator is None
+    assert led.get(old).omega is led.get(third).omega is Omega.CONFLICTED
+
+
+def test_eq25_t5_acquire_event_and_its_ending_notes() -> None:
+    led = Ledger()
+    spec = AcquireSpec("echo_search", {"query": "apollo"})
+    hit = TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.00 < 0.15")
+    eng = RepairEngine(RepairContext(led, {"echo_search": EchoSearch()}), Budget(1), per_trigger_budget=3,
+                       t5_ending="abstain")  # App. E.2's Π(T5); the shipped default is "keep"
+    first = asyncio.run(eng.handle(hit, acquire=spec, regrounded=lambda: True))
+    assert first.events[0].operator is OperatorName.ACQUIRE and first.events[0].grounded_after is True
+    assert first.events[0].targets == ["DC-1"] and eng.used[Trigger.T5] == 1
+    second = asyncio.run(eng.handle(hit, acquire=spec))  # M = 0: ABSTAIN, saying why
+    [ab] = second.events
+    assert second.abstain and ab.operator is OperatorName.ABSTAIN and ab.grounded_after is False
+    assert ab.note.endswith("repair budget M exhausted") and eng.used[Trigger.T5] == 2
+    keep = RepairEngine(RepairContext(led, {}), Budget(0), per_trigger_budget=1, t5_ending="keep")
+    [kept] = asyncio.run(keep.handle(hit, acquire=spec)).events
+    assert (kept.trigger, kept.operator, kept.targets) == (Trigger.T5, None, ["DC-1"])
+    assert kept.note == "coverage 0.00 < 0.15; repair budget M exhausted; unsupported decision kept (t5_ending=keep)"
+    [m0] = asyncio.run(keep.handle(hit, acquire=spec)).events  # M0 = 1 used
+    assert m0.note == "coverage 0.00 < 0.15; per-trigger budget M0 exhausted; unsupported decision kept (t5_ending=keep)"
+
+
+def test_eq26_unknown_layer_costs_lambda_one() -> None:
+    engine = RepairEngine(RepairContext(ledger=Ledger(), tools={}), Budget(2), costs={"ACTION": 3.0})
+    assert engine.cost(OperatorResult(operator=OperatorName.DROP, layer=RepairLayer.EVIDENCE, tool_calls=1)) == 2.0
+    assert engine.cost(OperatorResult(operator=OperatorName.ACQUIRE, layer=RepairLayer.ACTION, tool_calls=1)) == 6.0
+
+
+# ----------------------------------------------------------------------------- Eqs. 22–24: R = R_E ∪ R_A ∪ R_T
+@pytest.mark.parametrize(
+    ("name", "layer"),
+    [
+        ("DROP", RepairLayer.EVIDENCE), ("REFRESH", RepairLayer.EVIDENCE),  # Eq. 22
+        ("RETRY", RepairLayer.ACTION), ("SWITCH", RepairLayer.ACTION), ("ACQUIRE", RepairLayer.ACTION),  # Eq. 23
+        ("STOP_AND_ANSWER", RepairLayer.TRAJECTORY), ("ABSTAIN", RepairLayer.TRAJECTORY),  # Eq. 24
+    ],
+)
+def test_eq22_eq23_eq24_each_operator_in_its_layer(name: str, layer: RepairLayer) -> None:
+    assert OPERATORS.get(name).layer is layer
+
+
+def test_eq22_eq23_eq24_the_seven_typed_operators() -> None:
+    typed = {"DROP", "REFRESH", "RETRY", "SWITCH", "ACQUIRE", "STOP_AND_ANSWER", "ABSTAIN"}
+    assert typed <= set(OPERATORS.names())
+
+
+def test_app_e2_switch_compat_map_and_retry_jitter_range() -> None:
+    from ledgermind.repair.operators import DEFAULT_COMPAT
+    from ledgermind.tools.base import ToolKind as K
+
+    assert DEFAULT_COMPAT[K.OCR] == (K.SEARCH, K.VQA)  # OCR → {search, VQA}
+    assert DEFAULT_COMPAT[K.CROP] == (K.VQA,)  # local crop → {full-image VQA}
+    assert RepairContext(ledger=Ledger(), tools={}).jitter_px == (15, 40)  # RETRY: ±[15, 40] px
+
+
+def test_app_e2_drop_creates_nothing_abstain_answers_bottom() -> None:
+    led = Ledger()
+    [a] = led.record(EchoOCR().invoke(image=TextImage(["x"])))
+    before = len(led.entries())
+    res = asyncio.run(OPERATORS.get("DROP").apply(RepairContext(ledger=led, tools={}), entry_id=a.id))
+    assert res.new_entries == [] and len(led.entries()) == before and led.get(a.id).omega is Omega.DROPPED
+    ab = asyncio.run(OPERATORS.get("ABSTAIN").apply(RepairContext(ledger=led, tools={})))
+    assert ab.abstain is True and ab.new_entries == [] and ab.answer is None
+
+
+class _DoorVQA(Tool):
+    """EchoVQA's signature behind a model door that, like ``ModelIO._refuse_repeat``, refuses to
+    send a re-invocation whose request already went out (greedy decoding would repeat the reply)."""
+
+    name, kind = "door_vqa", ToolKind.VQA
+
+    def __init__(self) -> None:
+        self.sent: set[str] = set()
+
+    def _run(self, stage: str, prompt: str, images: Sequence[Any] = (), system: str | None = None) -> list[Observation]:
+        key = f"{stage}|{prompt}|{system}"
+        scope = current()
+        if scope is not None and key in self.sent:
+            scope.skipped.append(key)
+            raise IdenticalRequest(f"{stage}: repeats an earlier request; not sent")
+        self.sent.add(key)
+        return [Observation(prompt)]
+
+
+def test_eq25_t2_refresh_that_would_repeat_its_request_falls_back_to_drop() -> None:
+    led = Ledger()
+    vqa = _DoorVQA()
+    [a] = led.record(vqa.invoke(stage="observe", prompt="what is shown"), ttl=1)
+    led.add_claim(Claim("SC-1", ClaimType.SC, "a", Stage.J, [a.id]))
+    led.add_claim(Claim("DC-1", ClaimType.DC, "a", None, ["SC-1"]))  # a decision depends on it: REFRESH first
+    led.advance(5)
+    eng = RepairEngine(RepairContext(led, {vqa.name: vqa}), Budget(3))
+    out = asyncio.run(eng.handle(TriggerHit(Trigger.T2, (a.id,), "claim SC-1"), regrounded=lambda: True))
+    assert [(e.operator, e.skipped_identical, e.grounded_after, e.cost) for e in out.events] == [
+        (OperatorName.REFRESH, True, False, 0.0), (OperatorName.DROP, False, True, 1.0)]
+    assert [e.targets for e in out.events] == [[a.id], [a.id]] and [e.note for e in out.events] == [
+        "claim SC-1", "claim SC-1; invalidated claims: ['DC-1', 'SC-1']"]
+    assert led.get(a.id).omega is Omega.DROPPED
+
+
+def test_eq25_t5_acquire_that_would_repeat_its_request_refunds_m_and_ends() -> None:
+    led = Ledger()
+    vqa = _DoorVQA()
+    spec = AcquireSpec(vqa.name, {"stage": "acquire", "prompt": "who built it"})
+    hit = TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.00 < 0.15")
+    eng = RepairEngine(RepairContext(led, {vqa.name: vqa}), Budget(2), per_trigger_budget=3, t5_ending="abstain")
+    asyncio.run(eng.handle(hit, acquire=spec))
+    assert eng.budget.remaining == 1
+    out = asyncio.run(eng.handle(hit, acquire=spec))
+    assert eng.budget.remaining == 1  # nothing was sent: the unit is refunded
+    assert [(e.operator, e.skipped_identical, e.grounded_after) for e in out.events] == [
+        (OperatorName.ACQUIRE, True, False), (OperatorName.ABSTAIN, False, False)]
+    assert out.abstain and out.events[0].targets == ["DC-1"] and out.events[0].note == "coverage 0.00 < 0.15"
+    assert out.events[1].note == "coverage 0.00 < 0.15; ACQUIRE would repeat a request"
+
+
+def test_alg1_l43_reserve_defaults_to_one_unit() -> None:
+    b = Budget(3)
+    b.reserve()
+    assert (b.remaining, b.reserved) == (3, 1)
+    b.reserve(5)
+    assert b.reserved == 3  # never more than M
+
+
+def test_eq25_t3_m0_counts_every_resolution() -> None:
+    led = Ledger()
+    eng = RepairEngine(RepairContext(ledger=led, tools={}), Budget(2), per_trigger_budget=2)
+    base = _boxed(led, "10", [0, 0, 10, 10], score=0.9)
+    for i, value in enumerate(("20", "30", "40")):
+        weak = _boxed(led, value, [0, 0, 10, 10], score=0.5)
+        out = asyncio.run(eng.handle(t3_conflicts(led)[0]))
+        if i < 2:  # M0 = 2 resolutions: the weaker side goes
+            assert out.events[0].operator is OperatorName.DROP and led.get(weak).omega is Omega.DROPPED
+        else:  # the third is unresolved: both sides CONFLICTED
+            assert out.events[0].operator is None and led.get(weak).omega is led.get(base).omega is Omega.CONFLICTED
+    assert eng.used[Trigger.T3] == 2

@@ -226,7 +226,7 @@ def test_t4_retry():
 def test_t5_acquire_then_abstain_when_budget_spent():
     led = Ledger()
     search = EchoSearch()
-    eng = engine(led, [search], budget=1)
+    eng = RepairEngine(RepairContext(led, {search.name: search}), Budget(1), t5_ending="abstain")  # App. E.2's Π(T5)
     hit = TriggerHit(Trigger.T5, ("DC-1",))
     spec = AcquireSpec("echo_search", {"query": "apollo"})
     first = run(eng.handle(hit, acquire=spec))
@@ -245,7 +245,8 @@ def test_t5_keep_ending_and_m0_exhaustion_end_the_same_way_as_m():
     assert run(keep.handle(hit, acquire=spec)).events[0].operator is OperatorName.ACQUIRE
     kept = run(keep.handle(hit, acquire=spec))
     assert not kept.abstain and kept.events[0].operator is None and "t5_ending=keep" in kept.events[0].note
-    m0 = RepairEngine(RepairContext(led, {"echo_search": EchoSearch()}), Budget(5), per_trigger_budget=1)
+    m0 = RepairEngine(RepairContext(led, {"echo_search": EchoSearch()}), Budget(5), per_trigger_budget=1,
+                      t5_ending="abstain")
     run(m0.handle(hit, acquire=spec))
     out = run(m0.handle(hit, acquire=spec))  # M = 4 left, M0 used up: the paper's ending, ABSTAIN
     assert out.abstain and out.events[-1].operator is OperatorName.ABSTAIN

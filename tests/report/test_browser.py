@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ledgermind.experiment.results import safe_filename, trajectory_path
+from ledgermind.runs.trajectories import safe_filename, trajectory_path
 
 from tests.report.conftest import open_page
 from tests.report.scenario import MALICIOUS_OCR, MALICIOUS_REPLY

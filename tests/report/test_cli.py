@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledgermind.experiment.results import safe_filename
+from ledgermind.runs.trajectories import safe_filename
 from tests.experiment.conftest import FAKE_OVERRIDES, run_script
 
 

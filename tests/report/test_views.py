@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 
 from ledgermind.errors import DataError, UserError
-from ledgermind.experiment.results import ItemResult, safe_filename, trajectory_path
 from ledgermind.report import build_report, census_table
 from ledgermind.report.highlight import marked, segments
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import build_item_view, outcome_of
-from ledgermind.report.timeline import timeline
 from ledgermind.report.sources import input_image_path, load_run
+from ledgermind.report.timeline import timeline
+from ledgermind.runs.results import ItemResult
+from ledgermind.runs.trajectories import safe_filename, trajectory_path
 
 
 # ----------------------------------------------------------------------------- pure helpers

@@ -94,3 +94,33 @@ def test_official_tie_break_same_position_takes_first_option() -> None:
     i2a, letters = choice_info(["green", "green tea", "red", "blue"])
     got = parse_multi_choice_response("I think it must surely be green tea", letters, i2a)
     assert (got.letter, got.method) == ("A", "option_text")
+
+
+@pytest.mark.parametrize(
+    ("reply", "i2a", "letter", "method"),
+    [
+        # several bracket candidates: the one whose "(X)" occurs LAST wins (upstream rfind)
+        ("(B) or (A)? I say (B)", None, "B", "bracket"),  # B's last "(B)" is after A's
+        ("(A) or (B)? I say (A)", None, "A", "bracket"),
+        ("B or A or B is it", None, "B", "letter_space"),  # located by the last " B "
+        # option text: the text occurring last wins; a text that repeats is located by its last occurrence
+        ("the cat chased the dog round the yard", {"A": "cat", "B": "dog"}, "B", "option_text"),
+        ("the cat chased the dog, not the cat", {"A": "cat", "B": "dog"}, "A", "option_text"),
+        # exactly six words: "more than five" holds, the option text is searched
+        ("it must surely be blue whale", None, "B", "option_text"),
+        ("surely it is blue whale", None, None, "none"),  # five words: not searched
+    ],
+)
+def test_official_last_occurrence_and_word_count_boundary(reply: str, i2a, letter, method: str) -> None:
+    if i2a is None:
+        got = parse(reply)
+    else:
+        got = parse_multi_choice_response(reply, list(i2a), i2a)
+    assert (got.letter, got.method) == (letter, method)
+
+
+@pytest.mark.parametrize("reply", [None, 42])
+def test_non_string_reply_parses_as_empty(reply) -> None:
+    # a choice named "X" would be found in any placeholder text: the non-string reply must be ""
+    got = parse_multi_choice_response(reply, ["X", "Y"], {"X": "x", "Y": "y"})
+    assert (got.letter, got.method) == (None, "none")

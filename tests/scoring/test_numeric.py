@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from ledgermind.scoring import NumericTolerance, numbers_match, parse_number
@@ -45,3 +47,21 @@ def test_counts_and_exact_values_are_exact() -> None:
     assert numbers_match(16.5, 16.50, "exact")
     assert not numbers_match(16.49, 16.5, "exact")
     assert not numbers_match(float("nan"), 1.0, "reading")
+
+
+@pytest.mark.parametrize(
+    ("pred", "gold", "kind", "graduation", "match"),
+    [
+        (1e5, 0.0, "reading", 1e5, True),  # err = one graduation exactly (the +1e-12 is below 1e5's ulp)
+        (0.0, 1e5, "reading", 1e5, True),
+        (1.0, math.inf, "reading", None, False),  # a non-finite gold never matches, even under δ_read·|gold| = ∞
+        (math.inf, 1.0, "reading", math.inf, False),  # a non-finite prediction never matches
+        (math.nan, 1.0, None, None, False),
+        (1e-6, 0.0, None, None, True),  # exact: err = EXACT_EPS · max(1, |gold|) is still a match
+        (1.5e-6, 0.0, None, None, False),  # |gold| < 1: the tolerance floor is 1 · EXACT_EPS, not more
+        (1e6 + 0.5, 1e6, None, None, True),  # relative noise: 1e-6 · 1e6 = 1.0 absorbs 0.5
+        (1e6 + 1.5, 1e6, "count", None, False),
+    ],
+)
+def test_eq5_numeric_tolerance_boundaries(pred: float, gold: float, kind, graduation, match: bool) -> None:
+    assert numbers_match(pred, gold, kind, graduation) is match

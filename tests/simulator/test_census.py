@@ -121,8 +121,8 @@ def test_run_census_sums_items_and_reports_neutralised_rates():
 
 def test_simulated_runs_are_labelled_a_test_instrument(tmp_path):
     """metrics.json and the Table 3 caption say so; a run on another backend does not."""
-    from ledgermind.experiment.results import ItemResult
-    from ledgermind.experiment.summary import RunIdentity, build_metrics
+    from ledgermind.runs.results import ItemResult
+    from ledgermind.runs.summary import RunIdentity, build_metrics
     from ledgermind.experiment.table3 import RunScores, caption_for
     from ledgermind.simulator.label import NOTE
 

@@ -17,14 +17,15 @@ from PIL import Image
 
 from ledgermind.backends.build import build_backend
 from ledgermind.benchmarks.item import Item
-from ledgermind.experiment.items import load_items
+from ledgermind.experiment import variants
 from ledgermind.experiment.runner import answer_text
 from ledgermind.pipeline import build_agent
+from ledgermind.runs.items import load_items
 from ledgermind.scoring import score
 from ledgermind.simulator.sanity import attribute
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
-VARIANTS = ("full", "no_ledger", "free_form_repair", "no_ecc", "no_dual_read", "no_dispatcher", "baseline")
+VARIANTS = variants.names()  # conf/ablation: every Table 3 variant, in row order
 N_ITEMS = {"mmmu_pro_standard10": 3, "gauges": 2}
 
 

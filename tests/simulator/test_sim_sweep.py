@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ledgermind.experiment.results import read_results
 from ledgermind.metrics.stats import BootstrapConfig
+from ledgermind.runs.results import read_results
 from ledgermind.simulator import sim_sweep
 
 BOOT = BootstrapConfig(resamples=500, seed=0)

@@ -1,0 +1,165 @@
+"""Run LedgerMind on a benchmark: ``python scripts/run.py [group=option ...] [+ablation=NAME]``.
+
+Examples::
+
+    python scripts/run.py                                   # tiny offline CPU smoke run
+    python scripts/run.py model=qwen2_5_vl_7b backend=vllm_server backend.base_urls=[http://localhost:8000/v1] \
+        benchmark=mmmu_pro_standard10 +ablation=no_ecc
+    python scripts/run.py -m +experiment=table3 backend.base_urls=[http://localhost:8000/v1]   # every conf/ablation variant × 3 seeds
+    python scripts/run.py pipeline=official pipeline.prompt=cot benchmark=mmmu_pro_vision \
+        backend=replay backend.path=../shared/data/mmmu_pro_subset/gpt4o_outputs/vision_cot.jsonl
+    python scripts/run.py hydra.run.dir=outputs/2025-01-01/12-00-00   # resume that run (retries errored items)
+
+Exit codes: 0 every item scored; 3 the run finished but some items failed (server, input, disk or
+engine; one summary line on stderr with the exact command that retries exactly those); 2
+configuration, data or preflight error, or the output directory holds another experiment or is in
+use (one line on stderr, nothing ran); 4 the disk refused the run's own files (full, read-only:
+one line with the resume command); 130 interrupted (Ctrl-C) and 143 terminated (SIGTERM, what a
+cluster scheduler sends before pre-emption), each with one line and the resume command; 1 internal error.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
+
+from ledgermind.confutil import CONF_DIR
+from ledgermind.errors import UserError, is_disk_failure, user_error_in
+from ledgermind.experiment.sweep_dirs import register_resolvers, resume_command
+
+register_resolvers()  # hydra.sweep.subdir names multirun jobs from their overrides
+
+EXIT_USER_ERROR = 2
+EXIT_ITEM_ERRORS = 3
+EXIT_DISK = 4
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process the signal ended
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: stop as Ctrl-C does (finished items are kept, the resume command is printed)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+# State of one command (reset by ``main``: ``ledgermind run`` may be called twice in one process).
+_task_started = False
+_failed_runs: list[str] = []  # one summary line per (multi)run job with errored items
+
+
+# An absolute path: the same search path (file://<repo>/conf) whether this runs as scripts/run.py,
+# ``ledgermind run`` or ``python -m ledgermind run``; Hydra names the job after this module ("run").
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
+def _task(cfg: DictConfig) -> None:
+    global _task_started
+    _task_started = True
+    from ledgermind.experiment.app import run_experiment
+
+    try:
+        metrics = run_experiment(cfg)
+        if cfg.get("report", False):
+            write_report(Path(str(cfg.output_dir)))  # run_experiment moved output_dir under resume=new
+    except KeyboardInterrupt as e:
+        what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        print(f"error: {what}; finished items are kept; resume with: {_resume(cfg)}", file=sys.stderr)
+        raise SystemExit(EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED) from None
+    except (UserError, OmegaConfBaseException) as e:  # a config value missing/invalid, a bad path
+        print(f"error: {_one_line(e)}", file=sys.stderr)
+        raise SystemExit(EXIT_USER_ERROR) from None
+    except Exception as e:
+        if is_disk_failure(e):  # a full or read-only disk under the run's own files (or its response cache)
+            what = str(e)
+            if isinstance(e, OSError) and e.strerror:
+                what = f"{e.strerror}: {e.filename}" if e.filename else e.strerror
+            print(f"error: the disk refused the run's files ({what}); finished items are kept; "
+                  f"free space (or make it writable) and resume with: {_resume(cfg)}", file=sys.stderr)
+            raise SystemExit(EXIT_DISK) from None
+        # a constructor's ConfigError arrives wrapped by Hydra's instantiate: still the user's to fix
+        if (cause := user_error_in(e)) is None:
+            raise
+        print(f"error: {_one_line(cause)}", file=sys.stderr)
+        raise SystemExit(EXIT_USER_ERROR) from None
+    print(
+        f"accuracy {100 * metrics['accuracy']:.2f}% on {metrics['n_scored']} scored of {metrics['n_items']} items "
+        f"({metrics['unparsed']} unparsed, {metrics['errors']} errors) -> {cfg.output_dir}"
+    )
+    if metrics["errors"]:
+        _failed_runs.append(failure_summary(metrics, _resume(cfg)))
+
+
+def write_report(out_dir: Path) -> Path:
+    """``report=true``: the HTML report of the finished run, a step of this command after the
+    run (the run itself never imports the report, which reads run folders)."""
+    from ledgermind.report import build_report
+
+    index = build_report(out_dir)
+    print(f"report: {index}", flush=True)
+    return index
+
+
+def failure_summary(metrics: dict, resume: str = "") -> str:
+    """`3 of 59 items failed (model call failed (official): …); retry them with: python scripts/run.py … hydra.run.dir=…`."""
+    causes = metrics.get("error_causes") or {}
+    top = next(iter(causes), "see results.jsonl")
+    retry = f"retry them with: {resume}" if resume else "rerun the same command to retry them"
+    return f"{metrics['errors']} of {metrics['n_items']} items failed ({top}); {retry}"
+
+
+def _resume(cfg: DictConfig) -> str:
+    """The command that resumes this run (job) in its own directory, whatever its timestamp."""
+    from hydra.core.hydra_config import HydraConfig
+
+    hc = HydraConfig.get()
+    internal = ("hydra.run.", "hydra.sweep.", "hydra.mode", "hydra.job.", "hydra.runtime.", "hydra.output_subdir")
+    extra = [o for o in hc.overrides.hydra if not o.startswith(internal)]  # e.g. hydra.searchpath
+    return resume_command([*extra, *hc.overrides.task], Path(str(cfg.output_dir)))
+
+
+def _one_line(e: Exception) -> str:
+    # OmegaConf appends "full_key: ..., object_type=..." lines; the first line says it all.
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    key = getattr(e, "full_key", None)
+    return f"{first} (config key: {key})" if key else first
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The run command; ``argv`` (default: ``sys.argv[1:]``) becomes Hydra's command line."""
+    from ledgermind.cli import run_args  # --help generated from conf/; foreign flags and misspelt keys
+
+    global _task_started
+    _task_started = False
+    _failed_runs.clear()
+    if argv is not None:
+        sys.argv[1:] = list(argv)
+    if any(a in ("--help", "-h") for a in sys.argv[1:]):
+        print(run_args.help_text())
+        return
+    try:
+        sys.argv[1:] = run_args.preprocess(sys.argv[1:])
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(EXIT_USER_ERROR) from None
+    signal.signal(signal.SIGTERM, _on_sigterm)  # a scheduler's pre-emption stops like Ctrl-C
+    from ledgermind.experiment.progress import start_sweep
+
+    start_sweep(run_args.sweep_jobs(sys.argv[1:]))  # -m in this process: one bar over jobs × items
+    try:
+        _task()
+    except SystemExit as e:
+        # Hydra reports composition errors (unknown option, bad override) itself and exits 1
+        # before our task starts; those are user errors too.
+        if e.code == 1 and not _task_started:
+            raise SystemExit(EXIT_USER_ERROR) from None
+        raise
+    for line in _failed_runs:
+        print(f"error: {line}", file=sys.stderr)
+    if _failed_runs:
+        raise SystemExit(EXIT_ITEM_ERRORS)

@@ -1,0 +1,320 @@
+"""Mutation testing of the paper-critical modules (``make mutation``; issue 38). Not part of CI.
+
+Each *module* below names the source files it mutates and the tests that cover them. mutmut
+(pinned in the ``dev`` extra) runs one module at a time in its own scratch folder
+(``build/mutation/<module>/``: a generated ``pyproject.toml`` with that module's
+``[tool.mutmut]`` section, links to the tree), so a module's mutants meet only its own tests and
+its cache survives between runs. mutmut copies the sources into ``mutants/`` there, collects which
+test reaches which function once, then runs each mutant against exactly those tests, forked from a
+warm process.
+
+    make mutation                                  every module, one worker
+    make mutation MODULES="ledger triggers"        only those
+    PYTHONPATH=. .venv/bin/python scripts/mutation.py --list
+
+The table it prints (killed / survived / timeout / no-tests / kill rate, per module) is the
+benchmark-style report of docs/mutation.md; ``--survivors`` lists the surviving mutants by name
+with their changed line (``mutmut show NAME`` inside the module's folder prints the diff).
+
+Accepted survivors: the "Accepted survivors" section of docs/mutation.md is a table whose first
+cell is a mutant-name glob in backticks (then file:function, class, reason). A survivor matching
+one is *accepted* (an equivalent mutant or another stated reason); the table reports the kill
+rate raw and excluding accepted mutants, ``--survivors`` marks each survivor ``accepted`` or
+``UNCLASSIFIED``, and ``--check`` exits 1 while any survivor is unclassified or any accepted
+pattern matches no survivor (stale: the source changed and mutmut renumbered its mutants).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+WORK = REPO / "build" / "mutation"
+ACCEPTED_DOC = REPO / "docs" / "mutation.md"
+ACCEPTED_HEADING = "## Accepted survivors"
+SHARED_DATA = Path(os.environ.get("LEDGERMIND_SHARED_DATA", REPO.parent / "shared" / "data"))
+LINKED = ("ledgermind", "perception", "tests", "conf", "scripts")  # what the tests import or read
+PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow and not hf and not vllm"]
+
+
+@dataclass(frozen=True)
+class Module:
+    """One unit of ``make mutation``: the files it mutates, the paper-critical functions in them
+    (``file.py:Class.method`` or ``file.py:function``; the kill rate is over their mutants) and
+    the tests that cover them."""
+
+    functions: tuple[str, ...]
+    tests: tuple[str, ...]
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(f.split(":")[0] for f in self.functions))
+
+    def globs(self) -> list[str]:
+        """mutmut's mutant-name globs of the functions (``pkg.mod.xǁClassǁmethod__mutmut_N``)."""
+        out = []
+        for spec in self.functions:
+            path, name = spec.split(":")
+            mod = path.removesuffix(".py").replace("/", ".")
+            cls, _, meth = name.rpartition(".")
+            out.append(f"{mod}.x\u01c1{cls}\u01c1{meth}__mutmut_*" if cls else f"{mod}.x_{meth}__mutmut_*")
+        return out
+
+
+L, G, D, R, P = "ledgermind/ledger/", "ledgermind/grounding/", "ledgermind/dispatch/", "ledgermind/repair/", "ledgermind/pipeline/"
+MODULES: dict[str, Module] = {
+    "ledger": Module(  # Eq. 1 / Alg. 1 l.24 S(c), §3.2 leaf resolution, Eqs. 12–15
+        tuple(f"{L}ledger.py:Ledger.{m}" for m in (
+            "record", "mark_stale", "supersede", "retire", "reinstate", "drop", "mark_conflicted", "resolve_conflict",
+            "active", "leaves", "_collect_leaves", "cited_entries", "_cited", "support", "leaf_pool", "affected",
+        )) + (f"{L}entry.py:EvidenceEntry.active", f"{L}entry.py:EvidenceEntry.is_expired"),
+        ("tests/ledger", "tests/repair/test_provenance_property.py"),
+    ),
+    "grounding": Module(  # Eqs. 3–5, Alg. 1 l.28/l.33, §3.4 g(c)
+        (f"{G}coverage.py:support_coverage", f"{G}coverage.py:_literal_support", f"{G}tokens.py:content_tokens",
+         f"{G}tokens.py:canonical_token", f"{G}ncc.py:check_ncc", f"{G}ncc.py:_matched", f"{G}ncc.py:number_supported",
+         f"{G}ncc.py:_relative_close", f"{G}ecc.py:check_ecc", f"{G}ecc.py:_supported",
+         f"{G}cascade.py:GroundingCascade.check", f"{G}cascade.py:demoted_sigma"),
+        ("tests/grounding/test_paper_grounding.py", "tests/grounding/test_coverage.py", "tests/grounding/test_ncc.py",
+         "tests/grounding/test_ecc.py", "tests/grounding/test_cascade.py"),
+    ),
+    "dispatch": Module(  # Eq. 6 φ(q), App. D.1 Conditions 1–5
+        (f"{D}classifier.py:classify", f"{D}classifier.py:ascii_alpha_ratio", f"{D}classifier.py:mcq_letters",
+         f"{D}classifier.py:_verification_hits", f"{D}classifier.py:strip_image_placeholders"),
+        ("tests/dispatch",),
+    ),
+    "repair": Module(  # Eqs. 16–21 (T1–T6), Eq. 25 Π, Eq. 26 RC, budget M / M0
+        (f"{R}triggers.py:t1_tool_anomaly", f"{R}triggers.py:t2_stale_reference", f"{R}triggers.py:t3_conflicts",
+         f"{R}triggers.py:_differs", f"{R}triggers.py:t4_confidence_drop", f"{R}triggers.py:t5_unsupported_decision",
+         f"{R}triggers.py:t6_phantom_grounding", f"{R}policy.py:Budget.spend", f"{R}policy.py:Budget.reserve",
+         f"{R}policy.py:Budget.spend_reserved", f"{R}policy.py:Budget.release", f"{R}policy.py:RepairEngine.cost",
+         f"{R}policy.py:RepairEngine.handle", f"{R}policy.py:RepairEngine._t2", f"{R}policy.py:RepairEngine._t3",
+         f"{R}policy.py:RepairEngine._t5", f"{R}policy.py:RepairEngine._t5_end"),
+        ("tests/repair",),
+    ),
+    "metrics": Module(  # Eqs. 7–10, 27–31, McNemar
+        tuple(f"ledgermind/metrics/faithfulness.py:{f}" for f in (
+            "ucr_reason", "decision_claims_in_force", "gdr", "eur", "rr", "rc", "se", "r4r", "wdg", "_ratio"))
+        + ("ledgermind/metrics/stats.py:mcnemar_exact", "ledgermind/metrics/stats.py:discordant_pairs"),
+        ("tests/metrics/test_metrics.py", "tests/metrics/test_stats.py", "tests/metrics/test_paper_metrics.py"),
+    ),
+    "scoring": Module(  # the official MMMU-Pro parser (parity), numeric tolerance
+        ("ledgermind/scoring/mmmu.py:parse_multi_choice_response", "ledgermind/scoring/mmmu.py:_strip_each",
+         "ledgermind/scoring/mmmu.py:_last", "ledgermind/scoring/numeric.py:numbers_match"),
+        ("tests/scoring",),
+    ),
+    "gates": Module(  # Alg. 1 l.22–44, App. D.5, Eq. 6 with the ablations
+        (f"{P}fullpipe.py:grounded_reasoning", f"{P}fullpipe.py:hypothesis_verification", f"{P}fullpipe.py:_revises",
+         f"{P}gather.py:dual_read", f"{P}gather.py:escalate_dual_read", f"{P}agent.py:choose_path",
+         f"{P}baselines.py:run_no_ledger"),
+        ("tests/pipeline/test_paper_alg1.py", "tests/pipeline/test_agent_branches.py"),
+    ),
+}
+
+# mutmut's exit code per mutant → verdict (as mutmut.stats.status_by_exit_code; a crash of the
+# forked test process — segfault, killed — is a detected change, so it counts as killed here)
+VERDICTS = {1: "killed", 3: "killed", -11: "killed", -9: "killed", 0: "survived", 5: "no_tests", 33: "no_tests",
+            34: "skipped", 36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout"}
+
+
+def prepare(name: str, mod: Module) -> Path:
+    """The module's scratch folder: links to the tree and a pyproject with its mutmut section."""
+    d = WORK / name
+    d.mkdir(parents=True, exist_ok=True)
+    for entry in LINKED:
+        link = d / entry
+        if link.is_symlink() and link.resolve() != (REPO / entry).resolve():
+            link.unlink()  # a folder copied from another worktree points at that tree's sources
+        if not link.is_symlink():
+            if link.exists():
+                shutil.rmtree(link)
+            link.symlink_to(REPO / entry)
+    pytest_ini = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    cfg = {
+        "source_paths": ["ledgermind"],
+        "only_mutate": list(mod.sources),
+        "also_copy": ["perception", "conf", "scripts"],
+        "pytest_add_cli_args": PYTEST_ARGS,
+        # a test file the tree does not have (yet) is left out, so an older tree measures too
+        "pytest_add_cli_args_test_selection": [t for t in mod.tests if (REPO / t).exists()],
+        "use_git_change_detection": False,
+    }
+    (d / "pyproject.toml").write_text(_toml({"tool": {"mutmut": cfg, "pytest": {"ini_options": pytest_ini}}}))
+    return d
+
+
+def run(name: str, max_children: int, keep: bool = False) -> dict[str, int]:
+    """Run mutmut for one module and count its verdicts (``keep``: reuse the last run's mutants,
+    test map and verdicts; by default everything is regenerated, since mutmut cannot see a changed
+    test file behind the links)."""
+    d = prepare(name, MODULES[name])
+    if not keep:
+        shutil.rmtree(d / "mutants", ignore_errors=True)
+    env = dict(os.environ, LEDGERMIND_SHARED_DATA=str(SHARED_DATA), PYTHONPATH="")
+    mutmut = Path(sys.executable).with_name("mutmut")
+    cmd = [str(mutmut), "run", "--max-children", str(max_children), *MODULES[name].globs()]
+    subprocess.run(cmd, cwd=d, env=env, check=False)
+    return count(name)
+
+
+def results(name: str) -> dict[str, str]:
+    """mutant name → verdict, read from mutmut's ``.meta`` files (nothing is run)."""
+    out: dict[str, str] = {}
+    sources, globs = set(MODULES[name].sources), MODULES[name].globs()
+    for meta in (WORK / name / "mutants").rglob("*.py.meta"):
+        rel = str(meta.relative_to(WORK / name / "mutants")).removesuffix(".meta")
+        if rel not in sources:
+            continue
+        data = json.loads(meta.read_text())
+        for key, code in data.get("exit_code_by_key", {}).items():
+            if any(fnmatch.fnmatchcase(key, g) for g in globs):
+                out[key] = "not_run" if code is None else VERDICTS.get(code, f"exit_{code}")
+    return out
+
+
+def describe(name: str, key: str) -> str:
+    """The changed line of mutant ``key``: ``original  →  mutated`` (from mutmut's mutants file,
+    which holds every variant of a function beside its ``__mutmut_orig``)."""
+    mod, _, fn = key.rpartition(".")  # "pkg.mod", "xǁClassǁmeth__mutmut_3"
+    path = WORK / name / "mutants" / (mod.replace(".", "/") + ".py")
+    if not path.exists():
+        return "?"
+    tree = ast.parse(path.read_text())
+    src = path.read_text()
+    stem = fn.rsplit("__mutmut_", 1)[0]
+    bodies = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in {fn, f"{stem}__mutmut_orig"}:
+            bodies[node.name] = (ast.get_source_segment(src, node) or "").splitlines()[1:]
+    orig, mut = bodies.get(f"{stem}__mutmut_orig", []), bodies.get(fn, [])
+    changed = [(a.strip(), b.strip()) for a, b in zip(orig, mut, strict=False) if a != b]
+    return "; ".join(f"{a}  →  {b}" for a, b in changed) or "?"
+
+
+def accepted_patterns(doc: Path = ACCEPTED_DOC) -> list[str]:
+    """Mutant-name globs of the "Accepted survivors" section of docs/mutation.md: every table row
+    in that section whose first cell is a backticked glob (the rest of the row says why)."""
+    if not doc.exists():
+        return []
+    out, inside = [], False
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            inside = line.strip() == ACCEPTED_HEADING
+        elif inside and line.startswith("|"):
+            first = line.strip("|").split("|")[0].strip()
+            if len(first) > 2 and first.startswith("`") and first.endswith("`"):
+                out.append(first.strip("`"))
+    return out
+
+
+def classify(verdicts: dict[str, str], patterns: list[str]) -> dict[str, str]:
+    """Each survivor (survived / no tests) → ``accepted`` or ``UNCLASSIFIED``."""
+    return {key: "accepted" if any(fnmatch.fnmatchcase(key, p) for p in patterns) else "UNCLASSIFIED"
+            for key, v in verdicts.items() if v in {"survived", "no_tests"}}
+
+
+def stale_patterns(names: list[str], patterns: list[str]) -> list[str]:
+    """Accepted patterns of these modules' functions that match no survivor of the last runs."""
+    survivors = [k for n in names for k, v in results(n).items() if v in {"survived", "no_tests"}]
+    globs = [g for n in names for g in MODULES[n].globs()]
+    mine = [p for p in patterns if any(fnmatch.fnmatchcase(p, g) for g in globs)]
+    return [p for p in mine if not any(fnmatch.fnmatchcase(k, p) for k in survivors)]
+
+
+def count(name: str, patterns: list[str] | None = None) -> dict[str, int]:
+    verdicts = results(name)
+    tally: dict[str, int] = {}
+    for verdict in verdicts.values():
+        tally[verdict] = tally.get(verdict, 0) + 1
+    for label in classify(verdicts, patterns or []).values():
+        tally[label] = tally.get(label, 0) + 1
+    return tally
+
+
+def table(names: list[str], patterns: list[str] | None = None) -> str:
+    """The benchmark-style table, one row per module: kill rate = killed / (killed + survived +
+    no tests); "excl. accepted" leaves the accepted survivors out of the denominator."""
+    patterns = accepted_patterns() if patterns is None else patterns
+    rows = ["| module | mutants | killed | survived | timeout | no tests | accepted | unclassified "
+            "| kill rate | excl. accepted |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for name in names:
+        c = count(name, patterns)
+        killed, acc = c.get("killed", 0), c.get("accepted", 0)
+        judged = killed + c.get("survived", 0) + c.get("no_tests", 0)
+        rate = f"{100 * killed / judged:.1f} %" if judged else "—"
+        rate_ex = f"{100 * killed / (judged - acc):.1f} %" if judged - acc else "—"
+        rows.append(f"| {name} | {len(results(name))} | {killed} | "
+                    f"{c.get('survived', 0)} | {c.get('timeout', 0)} | {c.get('no_tests', 0)} | {acc} | "
+                    f"{c.get('UNCLASSIFIED', 0)} | {rate} | {rate_ex} |")
+    return "\n".join(rows)
+
+
+def _toml(data: dict, prefix: str = "") -> str:
+    """A minimal TOML writer for the generated config (tables of str/bool/number/list values)."""
+    lines, tables = [], []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            tables.append((key, value))
+        else:
+            lines.append(f"{_key(key)} = {json.dumps(value)}")
+    out = ((f"[{prefix}]\n" if prefix and lines else "") + "\n".join(lines) + ("\n" if lines else ""))
+    for key, value in tables:
+        out += _toml(value, f"{prefix}.{_key(key)}" if prefix else _key(key))
+    return out
+
+
+def _key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--modules", default="", help="space- or comma-separated module names (default: all)")
+    p.add_argument("--max-children", type=int, default=1, help="parallel mutant workers (default 1: shared cores)")
+    p.add_argument("--keep", action="store_true", help="reuse the last run's mutants and verdicts")
+    p.add_argument("--report", action="store_true", help="only print the table of the last runs (runs nothing)")
+    p.add_argument("--survivors", action="store_true", help="list surviving mutants of the modules (runs nothing)")
+    p.add_argument("--list", action="store_true", help="list the modules, their sources and tests")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 if a survivor is neither killed nor accepted, or an accepted pattern is stale (runs nothing)")
+    a = p.parse_args(argv)
+    names = [m for m in a.modules.replace(",", " ").split() if m] or list(MODULES)
+    unknown = [m for m in names if m not in MODULES]
+    if unknown:
+        print(f"unknown module(s) {', '.join(unknown)}; known: {', '.join(MODULES)}", file=sys.stderr)
+        return 2
+    if a.list:
+        for n in names:
+            print(f"{n}: {' '.join(MODULES[n].functions)}\n    tests: {' '.join(MODULES[n].tests)}")
+        return 0
+    patterns = accepted_patterns()
+    if a.survivors:
+        for n in names:
+            verdicts = results(n)
+            for key, label in sorted(classify(verdicts, patterns).items()):
+                print(f"{n}\t{verdicts[key]}\t{label}\t{key}\t{describe(n, key)}")
+        return 0
+    if a.check:
+        bad = [k for n in names for k, lab in classify(results(n), patterns).items() if lab == "UNCLASSIFIED"]
+        stale = stale_patterns(names, patterns)
+        for k in bad:
+            print(f"UNCLASSIFIED\t{k}")
+        for p_ in stale:
+            print(f"STALE accepted pattern (matches no survivor)\t{p_}")
+        print(table(names, patterns))
+        return 1 if bad or stale else 0
+    if not a.report:
+        for n in names:
+            run(n, a.max_children, a.keep)
+    print(table(names, patterns))
+    return 0

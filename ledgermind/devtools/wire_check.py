@@ -1,0 +1,139 @@
+"""Requests on the wire against a greedy server: byte-identical repeats and the census's count.
+
+    python scripts/wire_check.py                                   # 8 gauges + 8 MMMU-Pro standard10
+    python scripts/wire_check.py --benchmarks sample --limit 7     # the bundled sample set
+    python scripts/wire_check.py --sweep-dir outputs/table3-sim/mmmu_pro   # a finished sweep (any backend)
+    python scripts/wire_check.py --sweep --limit 8                 # 7-variant sweep, per-run vs shared cache
+
+``--sweep-dir`` reads every run below DIR (``trajectories/*.json``: each model call's request key
+and whether the response cache answered it) and counts, across the whole sweep, the requests
+made, the requests sent (not answered by the cache), the distinct requests, and the sent
+requests that repeat one already sent by any run of the sweep (byte-identical on the wire: with
+the sweep-shared cache, want 0). ``--sweep`` runs a 7-variant sweep (``ledgermind run -m``, the
+basic launcher) against the request-logging fake server twice — ``cache.scope=run`` and
+``cache.scope=sweep`` — and prints both counts plus the bodies the server received.
+
+Starts the request-logging fake OpenAI server (ledgermind.testing.fake_openai_server) in-process,
+runs the agent through ``backend=vllm_server`` with ``cache.mode=off`` (every call reaches the
+server) and prints, per benchmark, the requests received, how many were byte-identical repeats of
+an earlier one (App. E.2: a re-invocation must change its request; want 0) and the census's
+model-call count (want: equal to the requests received). Exit 1 when either property fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ledgermind.confutil import CONF_DIR
+from ledgermind.experiment.variants import names as variant_names
+
+REPO = CONF_DIR.parent
+
+
+def check(benchmark: str, limit: int, url: str, out: Path, recorded: list, extra: list[str]) -> dict[str, int]:
+    from hydra import compose, initialize_config_dir
+
+    from ledgermind.experiment.app import run_experiment
+
+    recorded.clear()
+    overrides = [
+        "backend=vllm_server", f"backend.base_urls=[{url}]", "backend.max_retries=0",
+        "backend.served_model_name=fake-model", f"benchmark={benchmark}", f"limit={limit}", "logger=none",
+        "progress=false", "cache.mode=off", f"output_dir={out / benchmark}", *extra,
+    ]  # fmt: skip
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        metrics = run_experiment(compose("config", overrides=overrides))
+    bodies = [json.dumps(b, sort_keys=True) for b in recorded]
+    repeats = sum(n - 1 for n in collections.Counter(bodies).values() if n > 1)
+    m = metrics["mechanisms"]
+    return {"items": metrics["n_items"], "received": len(bodies), "identical": repeats,
+            "census_model_calls": m["model_calls"], "skipped_identical": m["repair"]["skipped_identical"],
+            "errors": metrics["errors"], "abstained": m["abstained"]}  # fmt: skip
+
+
+def sweep_counts(root: Path) -> dict[str, Any]:
+    """Requests made / sent / distinct / repeated on the wire over every run below ``root``."""
+    sent: list[str] = []
+    made = hits = shared = runs = 0
+    for traj_dir in sorted(root.rglob("trajectories")):
+        runs += 1
+        for path in sorted(traj_dir.glob("*.json")):
+            for call in json.loads(path.read_text()).get("model_calls", []):
+                made += 1
+                if call.get("cached"):
+                    hits += 1
+                    shared += (call.get("meta") or {}).get("cache") == "shared"
+                elif call.get("request_key") and not call.get("error"):
+                    sent.append(call["request_key"])
+    distinct = len(set(sent))
+    return {"runs": runs, "made": made, "sent": len(sent), "cache_hits": hits, "shared_hits": shared,
+            "distinct_sent": distinct, "identical_on_wire": len(sent) - distinct,
+            "sent_per_made": round(len(sent) / made, 4) if made else None}  # fmt: skip
+
+
+def run_sweep(out: Path, overrides: list[str]) -> None:
+    """One Hydra multirun through ``ledgermind run -m`` (the basic launcher), in a subprocess."""
+    cmd = [sys.executable, "-m", "ledgermind", "run", "-m", f"hydra.sweep.dir={out}", *overrides]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if proc.returncode not in (0, 3):  # 3: some items failed (counted in the runs)
+        raise SystemExit(f"sweep failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
+
+
+def sweep_check(args: argparse.Namespace) -> int:
+    """Per-run vs sweep-shared cache on the request-logging fake server."""
+    from ledgermind.testing.fake_openai_server import FakeOpenAIServer, first_option_answer
+
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency_s=0.0, record=True, reply=first_option_answer) as srv:
+        for bench in args.benchmarks:
+            for scope in ("run", "sweep"):
+                srv.recorded.clear()
+                run_sweep(Path(tmp) / scope / bench, [
+                    "backend=vllm_server", f"backend.base_urls=[{srv.base_url}]", "backend.max_retries=0",
+                    "backend.served_model_name=fake-model", f"benchmark={bench}", f"limit={args.limit}",
+                    "logger=none", "progress=false", "cache.mode=readwrite", f"cache.scope={scope}",
+                    f"+ablation={args.variants}", *args.overrides])  # fmt: skip
+                row = sweep_counts(Path(tmp) / scope / bench)
+                bodies = [json.dumps(b, sort_keys=True) for b in srv.recorded]
+                row["received"] = len(bodies)
+                row["identical_received"] = len(bodies) - len(set(bodies))
+                if scope == "sweep":
+                    ok &= row["identical_received"] == 0 and row["identical_on_wire"] == 0
+                print(bench, f"cache.scope={scope}", json.dumps(row), flush=True)
+    return 0 if ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--benchmarks", nargs="+", default=["gauges", "mmmu_pro_standard10"])
+    p.add_argument("--limit", type=int, default=8)
+    p.add_argument("--sweep", action="store_true", help="a 7-variant sweep, per-run vs sweep-shared cache")
+    p.add_argument("--variants", default=",".join(variant_names()),
+                   help="comma-separated ablations of --sweep (default: every conf/ablation variant)")
+    p.add_argument("--sweep-dir", nargs="+", type=Path, help="count the requests of finished sweeps")
+    p.add_argument("overrides", nargs="*", help="extra Hydra overrides")
+    args = p.parse_args(argv)
+    if args.sweep_dir:
+        for root in args.sweep_dir:
+            print(root, json.dumps(sweep_counts(root)), flush=True)
+        return 0
+    if args.sweep:
+        return sweep_check(args)
+    from ledgermind.testing.fake_openai_server import FakeOpenAIServer
+
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency_s=0.0, record=True) as srv:
+        for bench in args.benchmarks:
+            row = check(bench, args.limit, srv.base_url, Path(tmp), srv.recorded, args.overrides)
+            ok &= row["identical"] == 0 and row["census_model_calls"] == row["received"]
+            print(bench, json.dumps(row), flush=True)
+    return 0 if ok else 1

@@ -1,0 +1,143 @@
+"""The Table 3 variants, from their one home: ``conf/ablation/NAME.yaml``.
+
+Why one home: the list of variants used to be kept by hand in six places (Table 3's rows, the
+report's structural zeros, the Makefile's sweep, help texts), so a new ablation touched about ten
+files and a forgotten copy silently dropped a row. Each variant file now states what the run does
+(the ``AblationFlags`` it changes; every other flag keeps the dataclass's default) and, under
+``table``, how it is shown:
+
+    table:
+      display: w/o Dual-Read        # the row's name in Table 3 and the report
+      row: 4                        # its place in the paper's row order (full first; 3.5 fits between)
+      structural: [dual_read, ...]  # census keys the variant cannot reach (grey, not "never fired")
+
+The ``table`` node is presentation, not experiment: ``run_node`` drops it before a run records or
+hashes its config, so renaming a row never changes a run's identity or splits a resume. The same
+function writes every flag into the recorded node, from ``AblationFlags`` itself: the defaults have
+one home (the dataclass), so a new flag is one line there, not a second copy in a YAML base.
+
+Read as data (``confutil.option_node``: the file over its base, nothing resolved), never composed
+by Hydra: a report reading old runs resolves no interpolation and runs no code. The dispatcher's unreachable paths are not listed here; they
+follow from the flags (``report/census_table.structural_zeros``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ledgermind.confutil import CONF_DIR, option_node
+from ledgermind.errors import ConfigError
+from ledgermind.pipeline.config import LABEL_KEYS, AblationFlags
+
+GROUP = "ablation"
+TABLE_KEY = "table"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One row of Table 3: its config name, how it is shown, and the flags it runs with."""
+
+    name: str
+    display: str
+    row: float
+    flags: Mapping[str, Any]  # every AblationFlags value: the defaults with this variant's changes
+    structural: tuple[str, ...] = ()
+
+
+def load_variants(conf_dir: Path | None = None) -> tuple[Variant, ...]:
+    """Every variant of ``<conf_dir>/ablation/`` (default ``conf/``) in row order; files starting
+    with ``_`` are bases, not variants."""
+    return _load(Path(conf_dir or CONF_DIR).resolve())
+
+
+@lru_cache(maxsize=4)
+def _load(conf_dir: Path) -> tuple[Variant, ...]:
+    folder = conf_dir / GROUP
+    variants = tuple(sorted((_variant(p) for p in sorted(folder.glob("*.yaml")) if not p.name.startswith("_")),
+                            key=lambda v: v.row))  # fmt: skip
+    _check_unique(variants, folder)
+    return variants
+
+
+def _variant(path: Path) -> Variant:
+    raw = _read(path)
+    table = raw.get(TABLE_KEY)
+    if not isinstance(table, Mapping) or not {"display", "row"} <= set(table):
+        raise ConfigError(f"{path}: needs a '{TABLE_KEY}:' node with display and row (experiment/variants.py)")
+    if raw.get("name") != path.stem:
+        raise ConfigError(f"{path}: name must be {path.stem!r} (the option name), got {raw.get('name')!r}")
+    flags = flag_values({k: v for k, v in raw.items() if k not in LABEL_KEYS})
+    structural = tuple(str(k) for k in table.get("structural") or ())
+    return Variant(path.stem, str(table["display"]), float(table["row"]), flags, structural)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The variant file (with any base its defaults list names), unresolved."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        raw = OmegaConf.to_container(option_node(GROUP, path.stem, path.parent.parent), resolve=False)
+    except (OSError, ValueError, yaml.YAMLError, OmegaConfBaseException) as e:
+        raise ConfigError(f"{path}: cannot read the variant file: {e}") from e
+    assert isinstance(raw, dict)
+    return raw
+
+
+def _check_unique(variants: tuple[Variant, ...], folder: Path) -> None:
+    """Two variants on one row, or with the same flags, would make a table (or a census) ambiguous."""
+    for what, key in (("row", lambda v: v.row), ("display name", lambda v: v.display),
+                      ("flags", lambda v: tuple(sorted(v.flags.items())))):  # fmt: skip
+        seen: dict[Any, str] = {}
+        for v in variants:
+            if key(v) in seen:
+                raise ConfigError(f"{folder}: {seen[key(v)]} and {v.name} have the same {what}")
+            seen[key(v)] = v.name
+
+
+def names(conf_dir: Path | None = None) -> tuple[str, ...]:
+    """The variant names in row order (``full`` first)."""
+    return tuple(v.name for v in load_variants(conf_dir))
+
+
+def display_name(name: str, conf_dir: Path | None = None) -> str:
+    """The row name of a variant; an unlisted one (``custom``, ``official_cot``) shows its own name."""
+    return next((v.display for v in load_variants(conf_dir) if v.name == name), name)
+
+
+def row_order(conf_dir: Path | None = None) -> dict[str, int]:
+    """``name -> position`` in Table 3 (unlisted variants sort after every listed one)."""
+    return {v.name: i for i, v in enumerate(load_variants(conf_dir))}
+
+
+def with_flags(flags: Mapping[str, Any], conf_dir: Path | None = None) -> Variant | None:
+    """The listed variant that runs with exactly these flags (None: a combination none of them has)."""
+    wanted = dict(flags)
+    return next((v for v in load_variants(conf_dir) if dict(v.flags) == wanted), None)
+
+
+def flag_values(stated: Mapping[str, Any]) -> dict[str, Any]:
+    """Every ``AblationFlags`` value, in the dataclass's order: its default unless ``stated`` changes
+    it; a stated key that is no flag stays, after the flags, for ``flags_from_mapping`` to refuse."""
+    defaults = dataclasses.asdict(AblationFlags())
+    return {**{k: stated.get(k, v) for k, v in defaults.items()}, **{k: v for k, v in stated.items() if k not in defaults}}
+
+
+def run_node(ablation: Any) -> Any:
+    """A composed ``cfg.ablation`` as the run records it: every flag (``flag_values``), then the
+    variant's name, without the ``table`` node (module docstring); None stays None (no variant)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    if ablation is None:
+        return None
+    plain = OmegaConf.to_container(ablation, resolve=False) if isinstance(ablation, DictConfig) else dict(ablation)
+    labels = {k: v for k, v in plain.items() if k in LABEL_KEYS and k != TABLE_KEY}
+    node = {**flag_values({k: v for k, v in plain.items() if k not in LABEL_KEYS}), **labels}
+    return OmegaConf.create(node) if isinstance(ablation, DictConfig) else node

@@ -1,0 +1,100 @@
+"""A run folder: what is in it, and the one way its JSON files are read.
+
+One folder per run (a multirun: one per job, ``<sweep dir>/<job>/``). Who writes what:
+
+| file | written by | when |
+|---|---|---|
+| ``.lock``, ``run_identity.json``, ``.hydra/`` | ``runs.claim`` | once the run holds the folder |
+| ``results.jsonl`` (one line per finished item) | ``runs.results.ResultsWriter`` | as each item finishes |
+| ``trajectories/<id>.json`` | ``runs.results.ResultsWriter`` (``runs.trajectories`` names it) | before its results line |
+| ``wall_time.json`` | ``runs.results.WallClock`` | after each item |
+| ``metrics.json`` (accuracy, census, identity) | ``runs.summary.build_metrics`` via the runner | at the end |
+| ``responses.sqlite``, ``run.log`` | the response cache, the run's log handler | while it runs |
+| ``srfa.jsonl``, ``srfa_metrics.json`` (older: ``audit.*``), ``report/`` | S-RFA, the report | later, by readers |
+
+Every reader goes through ``runs.reader.RunDir``. A folder may be someone else's, so reading is
+inert and has one error policy: a run file that cannot be read as JSON (or is a link out of the
+folder) is a ``RunFileError`` naming the file and why; a reader that can go on without it catches
+that error and says so in one ``note`` line; a missing optional file is ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ledgermind.errors import DataError
+
+RESULTS_FILE = "results.jsonl"
+WALL_TIME_FILE = "wall_time.json"
+TRAJECTORY_DIR = "trajectories"
+METRICS_FILE = "metrics.json"
+IDENTITY_FILE = "run_identity.json"
+LOCK_FILE = ".lock"
+HYDRA_FILES = ("config.yaml", "hydra.yaml", "overrides.yaml")
+RECORDED_CONFIG = Path(".hydra") / "config.yaml"
+REPORT_DIR = "report"  # a built report lives inside the run folder; it never holds runs
+
+# Every file and folder a run writes or appends to: none of them may be a link (a link would
+# carry a resume's writes, or a reader's reads, out of the folder).
+RUN_PATHS = (
+    RESULTS_FILE, METRICS_FILE, IDENTITY_FILE, LOCK_FILE, ".hydra", TRAJECTORY_DIR, WALL_TIME_FILE,
+    "responses.sqlite", "run.log", "report",
+)  # fmt: skip
+
+
+class RunFileError(DataError):
+    """A file of a run folder that cannot be read as what it should be (``reason`` says why, for
+    readers that note it and go on): not valid JSON, the wrong shape, or a link out of the folder."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def contained(root: Path, path: Path) -> bool:
+    """Whether ``path``, with every link followed, stays inside the run folder ``root``.
+
+    A run folder is data someone else may have made: a link in it must not carry a reader's reads
+    (or a resume's writes) to a file outside it."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(root).resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
+def check_contained(root: Path, path: Path) -> None:
+    if not contained(root, path):
+        raise RunFileError(path, "is a link out of the run folder; not read")
+
+
+def note(text: str) -> None:
+    """One line on stderr about a record a reader skipped (the run folder is data; it goes on)."""
+    print(f"note: {text}", file=sys.stderr, flush=True)
+
+
+def read_json_file(path: Path) -> Any:
+    """A JSON file's value; ``RunFileError`` when it cannot be read or is not valid JSON."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise RunFileError(path, f"not valid JSON ({e.msg})") from None
+    except UnicodeDecodeError as e:
+        raise RunFileError(path, f"not valid JSON ({e})") from None
+    except OSError as e:
+        raise RunFileError(path, f"cannot be read ({e.strerror or e})") from None
+
+
+def read_json_object(path: Path, root: Path | None = None) -> dict[str, Any] | None:
+    """A JSON object file: None when it does not exist, ``RunFileError`` when it is not valid JSON
+    or (with ``root``, the run folder) a link out of the folder (a value that is not an object
+    reads as an empty one: the readers only look up keys)."""
+    if not path.is_file() and not path.is_symlink():
+        return None
+    if root is not None:
+        check_contained(root, path)
+    data = read_json_file(path)
+    return data if isinstance(data, dict) else {}

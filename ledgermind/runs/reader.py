@@ -1,0 +1,221 @@
+"""A finished (or partly finished) run folder, read back: the one model every reader uses.
+
+Why one: the report, Table 3, rescore, the S-RFA audit and the simulator's sanity report all
+read the same files (``results.jsonl``, ``metrics.json``, ``trajectories/``, ``.hydra/config.yaml``).
+Written out in each, they drifted: one counted a retried item twice, one skipped the hashed
+trajectory names, three rebuilt the items from the recorded config their own way. Here the
+rules are written once: the last results line of an id wins and a torn last line is tolerated
+(``runs.results.read_results``), trajectories are found by ``safe_filename`` with an older run's
+unhashed name still read (``runs.trajectories.find_trajectory``), and the items are rebuilt from the
+recorded config through the registered benchmarks only, unless the user trusts the folder.
+
+A folder may be someone else's, so reading it never acts (issue 37): a second result line for a
+finished item is refused, a wrong-typed record is skipped with a note and a wrong-typed
+``metrics.json`` field is a ``RunFileError``, no file is read through a link out of the folder,
+and the recorded config is loaded inert (``load_inert_config``: no resolver runs, no environment
+variable but the data-location ones is read).
+
+The folder's layout and JSON error policy are ``runs/files.py``; the writers ``runs/results.py``,
+``runs/claim.py`` and ``runs/summary.py``; this module only reads.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import DictConfig, OmegaConf
+
+from ledgermind.benchmarks.item import Item
+from ledgermind.errors import DataError
+from ledgermind.runs.files import (  # noqa: F401 — RunFileError is re-exported for readers
+    IDENTITY_FILE, METRICS_FILE, RECORDED_CONFIG, REPORT_DIR, RESULTS_FILE, RunFileError, check_contained, read_json_object,
+)  # fmt: skip
+from ledgermind.runs.items import load_items
+from ledgermind.runs.results import ItemResult, has_json_type, read_result_rows, read_results
+from ledgermind.runs.trajectories import read_trajectory_dict
+
+
+def is_run_dir(path: Path) -> bool:
+    return (Path(path) / RESULTS_FILE).exists() or (Path(path) / METRICS_FILE).exists()
+
+
+def find_runs(paths: Path | Iterable[Path]) -> list[Path]:
+    """Each path itself when it is a run, else the runs below it (a multirun), in path order.
+
+    A path that is not a directory, or holds no run, is a one-line ``DataError``."""
+    found: list[Path] = []
+    for p in [Path(paths)] if isinstance(paths, (str, Path)) else map(Path, paths):
+        if not p.is_dir():
+            raise DataError(f"not a directory: {p}")
+        if is_run_dir(p):
+            found.append(p)
+            continue
+        below = sorted({f.parent for f in p.rglob(RESULTS_FILE)} | {f.parent for f in p.rglob(METRICS_FILE)})
+        below = [r for r in below if REPORT_DIR not in r.relative_to(p).parts]
+        if not below:
+            raise DataError(f"no runs under {p} (no {RESULTS_FILE} or {METRICS_FILE} found)")
+        found.extend(below)
+    return found
+
+
+# The JSON types of the metrics.json fields readers compute with (``results.has_json_type`` specs):
+# a wrong-typed value is the file's error, named in one line, never a crash in a reader.
+METRICS_TYPES = {
+    "accuracy": "num", "n_items": "int", "n_scored": "int", "errors": "int", "unparsed": "int",
+    "abstention_rate": "num", "wall_time_s": "num", "wall_time_total_s": "num|None",
+}  # fmt: skip
+IDENTITY_TYPES = {
+    "model": "str", "backend": "str", "benchmark": "str", "variant": "str", "items_sha256": "str",
+    "n_items": "int", "seed": "int",
+}  # fmt: skip
+
+
+def check_metrics(path: Path, metrics: dict[str, Any]) -> dict[str, Any]:
+    """``metrics`` if its known fields have their types, else ``RunFileError`` naming the first bad one."""
+    for key, spec in METRICS_TYPES.items():
+        if key in metrics and not has_json_type(metrics[key], spec):
+            raise RunFileError(path, f"field {key!r} is not {spec} ({metrics[key]!r:.40})")
+    identity = metrics.get("identity")
+    if identity is None:
+        return metrics
+    if not isinstance(identity, dict):
+        raise RunFileError(path, "field 'identity' is not an object")
+    for key, spec in IDENTITY_TYPES.items():
+        if key in identity and not has_json_type(identity[key], spec):
+            raise RunFileError(path, f"field 'identity.{key}' is not {spec} ({identity[key]!r:.40})")
+    if "mechanisms" in metrics and not isinstance(metrics["mechanisms"], dict):
+        raise RunFileError(path, "field 'mechanisms' is not an object")
+    return metrics
+
+
+# ------------------------------------------------------------------------------ inert configs
+# Environment variables a recorded config may read on the reader's machine: where the reader keeps
+# its data and caches (the project's own conf/ uses them for data paths), never a secret.
+READABLE_ENV = ("LEDGERMIND_SHARED_DATA", "LEDGERMIND_CACHE", "XDG_CACHE_HOME", "HOME")
+_RESOLVER = re.compile(r"(\\*)\$\{\s*([A-Za-z_][\w.]*)\s*:")  # backslashes before: an odd count escapes it
+_SAFE_RESOLVERS = ("oc.select",)  # reads another key of the same file
+
+
+def _env_of_run(name: str, default: Any = None) -> Any:
+    """``${oc.env:NAME,default}`` in a recorded config: a data-location variable is read; any other
+    (an API key) is never read: the default if the config gives one, else a marker."""
+    if name in READABLE_ENV:
+        return os.environ.get(name, default)
+    return default if default is not None else f"<{name} not read from the environment>"
+
+
+def inert_text(text: str) -> str:
+    """A config string whose interpolations cannot act: ``oc.env`` goes through ``_env_of_run``,
+    ``oc.select`` and references to other keys of the same file stay, any other resolver
+    (``hydra:``, ``now:``, a registered one that runs code) is escaped to literal text."""
+
+    def sub(m: re.Match[str]) -> str:
+        slashes, name = m.group(1), m.group(2)
+        if len(slashes) % 2:  # already escaped: literal text
+            return m.group(0)
+        if name == "oc.env":
+            return slashes + "${ledgermind_env_of_run:"
+        return m.group(0) if name in _SAFE_RESOLVERS else slashes + "\\" + m.group(0)[len(slashes):]
+
+    return _RESOLVER.sub(sub, text)
+
+
+def _inert(value: Any) -> Any:
+    if isinstance(value, str):
+        return inert_text(value) if "${" in value else value
+    if isinstance(value, dict):
+        return {str(k): _inert(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    return value
+
+
+def load_inert_config(path: Path) -> DictConfig | None:
+    """A recorded ``config.yaml`` as inert data (plain YAML; ``inert_text`` on every string), or None
+    when it is not a mapping. ``RunFileError`` when it is not YAML."""
+    if not OmegaConf.has_resolver("ledgermind_env_of_run"):
+        OmegaConf.register_new_resolver("ledgermind_env_of_run", _env_of_run)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise RunFileError(path, f"not valid YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        return None
+    cfg = OmegaConf.create(_inert(data))
+    return cfg if isinstance(cfg, DictConfig) else None
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """One run folder. Every accessor reads the disk when called (a run may still be writing)."""
+
+    path: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+
+    @property
+    def has_results(self) -> bool:
+        return (self.path / RESULTS_FILE).is_file()
+
+    def results(self, *, strict: bool = False) -> list[ItemResult]:
+        """One result per id, the last line winning (a retry supersedes the failure)."""
+        return read_results(self.path, strict=strict)
+
+    def result_rows(self) -> dict[str, dict[str, Any]]:
+        """``id -> `` the raw last row (for readers of older runs whose rows lack an ``ItemResult`` field)."""
+        return {row["id"]: row for row in read_result_rows(self.path)}
+
+    def json_object(self, name: str) -> dict[str, Any] | None:
+        """Any JSON object file of the folder (``metrics.json``, ``run_identity.json``, S-RFA's
+        metrics), under the folder's one error policy (``runs.files.read_json_object``)."""
+        return read_json_object(self.path / name, self.path)
+
+    def metrics(self) -> dict[str, Any] | None:
+        """``metrics.json`` (written when the run finished), or None for an unfinished run;
+        ``RunFileError`` when it is not JSON, a link out of the folder, or a known field has the wrong type."""
+        data = self.json_object(METRICS_FILE)
+        return None if data is None else check_metrics(self.path / METRICS_FILE, data)
+
+    def identity(self) -> dict[str, Any]:
+        """The run identity ``metrics.json`` records (variant, model, benchmark, seed, ...); {} if none."""
+        return dict((self.metrics() or {}).get("identity") or {})
+
+    def variant(self) -> str | None:
+        """The variant the run computed: its identity (``metrics.json``; ``run_identity.json`` while it
+        is unfinished), else the recorded config's ``ablation.name``; None when nothing says."""
+        claimed = (self.json_object(IDENTITY_FILE) or {}).get("identity")
+        for identity in (self.identity(), claimed if isinstance(claimed, dict) else {}):
+            if isinstance(identity.get("variant"), str):
+                return identity["variant"]
+        cfg = self.config()
+        name = None if cfg is None else OmegaConf.select(cfg, "ablation.name", default=None)
+        return name if isinstance(name, str) else None
+
+    def trajectory(self, item_id: str) -> dict[str, Any] | None:
+        """The trajectory record of one id (hashed name, or an older run's unhashed one), or None;
+        ``RunFileError`` when it is damaged or links out of the folder."""
+        return read_trajectory_dict(self.path, item_id)
+
+    def config(self) -> DictConfig | None:
+        """The config the run was composed from (``.hydra/config.yaml``), as inert data
+        (``load_inert_config``: no interpolation can read a secret or run code), or None."""
+        path = self.path / RECORDED_CONFIG
+        if not path.is_file():
+            return None
+        check_contained(self.path, path)
+        return load_inert_config(path)
+
+
+def rebuild_items(cfg: DictConfig, *, trusted: bool = False) -> list[Item]:
+    """All items of a run's benchmark, rebuilt from its recorded config (``RunDir.config``).
+
+    A run folder is data: without ``trusted`` (``--trust-config``) only registered benchmarks are
+    loaded, never a ``_target_`` the folder names."""
+    return load_items(cfg, None, trusted=trusted)

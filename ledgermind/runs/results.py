@@ -1,0 +1,278 @@
+"""Durable per-item output: ``results.jsonl`` lines (``ItemResult``) and the trajectory beside each.
+
+A run may be killed at any moment (OOM, pre-emption, Ctrl-C). Every finished item is therefore
+persisted the instant it finishes, and reading back tolerates the one thing a kill can leave
+behind: a truncated last line. Resume is nothing more than "skip the ids already in the file".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ledgermind.errors import DataError
+from ledgermind.jsonl import BadLine, bad_line, read_jsonl
+from ledgermind.runs.atomic import atomic_write_json, json_text
+from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, check_contained, note
+from ledgermind.runs.trajectories import trajectory_path
+
+R = TypeVar("R")
+
+
+@dataclass
+class ItemResult:
+    """One line of ``results.jsonl``: everything Table 3 and the metrics need about one item."""
+
+    id: str
+    prediction: str | None
+    gold: str | None
+    score: float  # 1/0 for exact scoring; partial credit {0, 0.5, 1} for judged open answers
+    parsed: bool  # False: the answer parser found no answer (counted separately, scored wrong)
+    path: str | None  # DIRECT / FULLPIPE / BASELINE / NO_LEDGER; None when the agent raised
+    difficulty: str | None
+    question_types: list[str] = field(default_factory=list)
+    subject: str | None = None
+    model_calls: int = 0
+    tool_calls: int = 0
+    tokens: int = 0
+    latency_s: float = 0.0
+    error: str | None = None
+    # Request provenance totals (issue 17, runs/provenance.py)
+    truncated: bool = False  # some reply stopped at the token limit / inside a think block
+    prompt_tokens: int = 0  # as the backend reported them
+    images_sent: int = 0
+    image_pixels: int = 0  # sum over requests of width*height of each image sent
+    # sha256 of the item's content when it was solved (``Item.content_sha256``: question, options,
+    # gold, image bytes): a resume keeps a verdict only for the very item it was given for
+    item_sha256: str | None = None
+
+    @property
+    def correct(self) -> bool:
+        return self.score >= 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ItemResult:
+        """A result from a parsed line; a field of the wrong type is a ``ValueError`` naming it
+        (a reader skips that record with a note instead of crashing on it later)."""
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        for name, value in known.items():
+            if not has_json_type(value, _FIELD_TYPES[name]):
+                raise ValueError(f"field {name!r}: expected {_FIELD_TYPES[name]}, got {value!r:.40}")
+        return cls(**known)
+
+
+# The JSON types each results field may hold (a number never a bool; gold may be a number in
+# older runs of numeric benchmarks).
+_FIELD_TYPES: dict[str, str] = {
+    "id": "str", "prediction": "str|num|None", "gold": "str|num|None", "score": "num", "parsed": "bool",
+    "path": "str|None", "difficulty": "str|None", "question_types": "list[str]", "subject": "str|None",
+    "model_calls": "int", "tool_calls": "int", "tokens": "int", "latency_s": "num", "error": "str|None",
+    "truncated": "bool", "prompt_tokens": "int", "images_sent": "int", "image_pixels": "int",
+    "item_sha256": "str|None",
+}  # fmt: skip
+
+
+def has_json_type(value: Any, spec: str) -> bool:
+    for t in spec.split("|"):
+        if (
+            (t == "None" and value is None)
+            or (t == "str" and isinstance(value, str))
+            or (t == "bool" and isinstance(value, bool))
+            or (t == "int" and isinstance(value, int) and not isinstance(value, bool))
+            or (t == "num" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
+            or (t == "list[str]" and isinstance(value, list) and all(isinstance(x, str) for x in value))
+        ):
+            return True
+    return False
+
+
+class ResultsWriter:
+    """Appends result lines with flush + fsync so a killed run loses at most the item in flight."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        (self.out_dir / TRAJECTORY_DIR).mkdir(exist_ok=True)
+        self.path = self.out_dir / RESULTS_FILE
+        repair_tail(self.path)
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def write(self, result: ItemResult, trajectory: Mapping[str, Any] | None) -> None:
+        # Trajectory first: a results line is the "done" marker, so it must never point at a
+        # trajectory file that does not exist yet.
+        if trajectory is not None:
+            atomic_write_json(self.trajectory_path(result.id), trajectory)
+        self._fh.write(json_text(result.to_dict()) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def trajectory_path(self, item_id: str) -> Path:
+        return trajectory_path(self.out_dir, item_id)
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class WallClock:
+    """Wall time of every invocation that worked in this output dir (a resume is a new one).
+
+    ``metrics.json`` reports the last invocation's time and the total. The file is rewritten
+    after every finished item, so a killed invocation still counts up to its last item.
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        self.path = Path(out_dir) / WALL_TIME_FILE
+        self.t0 = time.monotonic()
+        self.previous = self._read()
+        self.index = len(self.previous)
+
+    def _read(self) -> list[float]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return [float(x) for x in data.get("invocations_s", [])]
+        except (OSError, ValueError, TypeError, AttributeError):
+            return []
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.t0
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.previous) + self.elapsed_s
+
+    def tick(self) -> None:
+        atomic_write_json(self.path, {"invocations_s": [*self.previous, round(self.elapsed_s, 3)]})
+
+
+def _as_result(d: Any) -> ItemResult | None:
+    if not isinstance(d, dict) or not isinstance(d.get("id"), str):
+        return None
+    try:
+        return ItemResult.from_dict(d)
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def _raw_row(d: Any) -> dict[str, Any] | None:
+    return d if isinstance(d, dict) and isinstance(d.get("id"), str) else None
+
+
+def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
+    """All complete result lines; a truncated or corrupt line (a kill mid-write) is ignored.
+
+    ``strict``: a corrupt line is a ``DataError`` naming it instead — for tools that rewrite the
+    file (rescore), where skipping a line would silently drop an item.
+
+    An id appears twice when an errored item was retried on resume: the *last* line wins (the
+    retry supersedes the failure). A finished item is never redone, so a line after its finishing
+    line is not the run's own: ``DuplicateResult`` names it.
+    """
+    return read_result_rows(out_dir, strict=strict, as_record=_as_result)
+
+
+def read_result_rows(
+    out_dir: Path, *, strict: bool = False, as_record: Callable[[Any], R | None] = _raw_row
+) -> list[R]:
+    """``read_results`` with the record type chosen by the reader: ``as_record`` turns a parsed
+    line into a record or None (not a record). The default keeps the raw row of every line with a
+    string ``id``: the S-RFA audit reads rows of older runs that lack fields ``ItemResult`` needs."""
+    path = Path(out_dir) / RESULTS_FILE
+    if not path.exists() and not path.is_symlink():
+        return []
+    check_contained(out_dir, path)
+    what = "a readable result record"
+    rows = read_jsonl(path, bad=BadLine.RAISE if strict else BadLine.SKIP, torn_tail=not strict,
+                      decode_errors="replace", what=what)  # fmt: skip
+    seen: dict[str, R] = {}
+    finished: dict[str, int] = {}  # id -> the line that finished it
+    for row in rows:
+        record = as_record(row.value)
+        if record is None and strict:
+            raise bad_line(path, row.line_no, row.text, what)
+        if record is None:
+            note(f"{path} line {row.line_no}: not {what} ({_why_bad(row.value)}); skipped")
+        if record is not None:
+            item_id = row.value["id"]
+            if item_id in finished:
+                raise DuplicateResult(path, row.line_no, item_id, finished[item_id])
+            if row.value.get("error") is None:
+                finished[item_id] = row.line_no
+            seen.pop(item_id, None)  # re-insert: order follows the latest line
+            seen[item_id] = record
+    return list(seen.values())
+
+
+def _why_bad(value: Any) -> str:
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        return "no string id"
+    try:
+        ItemResult.from_dict(value)
+    except (TypeError, KeyError, ValueError) as e:
+        return str(e)
+    return "wrong shape"
+
+
+class DuplicateResult(DataError):
+    """A result line for an item an earlier line already finished.
+
+    A run never redoes a finished item (only errored ones are retried), so such a line was not
+    written by the run that holds the folder (pasted from another run, say): letting it win would
+    relabel the item. Every reader refuses it, naming the line."""
+
+    def __init__(self, path: Path, line_no: int, item_id: str, first: int) -> None:
+        super().__init__(
+            f"{path} line {line_no}: a second result for item {item_id!r}, already finished on line {first}; "
+            "a run never redoes a finished item, so this line is not the run's own: remove it"
+        )
+        self.line_no, self.item_id = line_no, item_id
+
+
+def _parse_line(line: str) -> ItemResult | None:
+    line = line.strip()
+    if not line:
+        return None
+    try:
+        return _as_result(json.loads(line))
+    except json.JSONDecodeError:
+        return None
+
+
+def repair_tail(path: Path) -> None:
+    """Make the file end on a line boundary before anyone counts what is done.
+
+    A kill can leave a last line without its newline. If it is a complete record it is kept (its
+    newline is added); a partial record is cut, so the next append starts on a fresh line. Resume
+    calls this *before* reading, so an item counted as done is never cut afterwards.
+    """
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return
+    start = data.rfind(b"\n") + 1  # 0 when the only line is partial
+    with path.open("r+b") as fh:
+        if _parse_line(data[start:].decode("utf-8", "replace")) is not None:
+            fh.seek(0, os.SEEK_END)
+            fh.write(b"\n")
+        else:
+            fh.truncate(start)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+

@@ -1,0 +1,149 @@
+"""``metrics.json``: what a finished run reports, and the identity that Table 3 checks.
+
+Accuracies are fractions in [0, 1] (the mean item score); Table 3 renders them as percentages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ledgermind.backends.recorded import describe_backend
+from ledgermind.metrics.census import census, sum_census, with_section_totals
+from ledgermind.runs.results import ItemResult
+from ledgermind.trajectory import MarkKind
+
+DIFFICULTIES = ("Easy", "Medium", "Hard")  # the MMMU-Pro topic_difficulty split of Table 3
+
+Summarize = Callable[[list[Any], list[float], float], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """What must agree between runs before their numbers may share a table."""
+
+    model: str
+    backend: str
+    benchmark: str
+    variant: str
+    items_sha256: str
+    n_items: int
+    seed: int = 0
+    # Config hash, git state, versions, prompt hashes, image budget, ... (runs/provenance.py),
+    # written flat beside the fields above.
+    provenance: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        return {**d.pop("provenance"), **d}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RunIdentity:
+        names = set(cls.__dataclass_fields__) - {"provenance"}
+        rest = {k: v for k, v in d.items() if k not in names}
+        return cls(**{k: d[k] for k in names if k in d}, provenance=rest)
+
+
+def items_hash(ids: Iterable[str]) -> str:
+    """Order-independent hash of the item set (of ``Item.content_sha256`` digests: ids of older runs),
+    so a shuffled loader still compares equal and an edited item does not."""
+    h = hashlib.sha256()
+    for item_id in sorted(set(ids)):
+        h.update(item_id.encode("utf-8") + b"\0")
+    return h.hexdigest()
+
+
+def group_accuracy(results: Sequence[ItemResult], key: Callable[[ItemResult], Iterable[str]]) -> dict[str, Any]:
+    """``{group: {"n": .., "accuracy": ..}}``; an item may belong to several groups (question types)."""
+    buckets: dict[str, list[float]] = defaultdict(list)
+    for r in results:
+        for g in key(r):
+            buckets[g].append(r.score)
+    return {g: {"n": len(s), "accuracy": sum(s) / len(s)} for g, s in sorted(buckets.items())}
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def build_metrics(
+    results: Sequence[ItemResult],
+    trajectories: Sequence[Any],
+    identity: RunIdentity,
+    *,
+    wall_time_s: float,
+    gamma: float,
+    summarize: Summarize | None,
+    wall_time_total_s: float | None = None,
+) -> dict[str, Any]:
+    """Aggregate a run. ``trajectories`` are ``Trajectory`` objects of the items that have one.
+
+    Errored items (``ItemResult.error``) are counted in ``errors`` and left out of every accuracy
+    and of the trajectory metrics: ``n_scored`` items make the accuracy, ``n_items`` were asked.
+    """
+    failed = [r for r in results if r.error is not None]
+    results = [r for r in results if r.error is None]
+    ok_ids = {r.id for r in results}
+    trajectories = [t for t in trajectories if t.item_id in ok_ids]
+    by_difficulty = group_accuracy(results, lambda r: [r.difficulty] if r.difficulty else [])
+    metrics: dict[str, Any] = {
+        "identity": identity.to_dict(),
+        "n_items": len(results) + len(failed),
+        "n_scored": len(results),
+        "accuracy": _mean([r.score for r in results]),
+        "by_difficulty": {d: by_difficulty[d] for d in DIFFICULTIES if d in by_difficulty}
+        | {d: v for d, v in by_difficulty.items() if d not in DIFFICULTIES},
+        "by_question_type": group_accuracy(results, lambda r: r.question_types),
+        "by_path": group_accuracy(results, lambda r: [r.path or "UNKNOWN"]),
+        "by_subject": group_accuracy(results, lambda r: [r.subject] if r.subject else []),
+        "model_calls_per_item": _mean([r.model_calls for r in results]),
+        "tool_calls_per_item": _mean([r.tool_calls for r in results]),
+        "tokens_per_item": _mean([r.tokens for r in results]),
+        "latency_s_per_item": _mean([r.latency_s for r in results]),
+        "unparsed": sum(1 for r in results if not r.parsed),
+        "errors": len(failed),
+        "error_causes": error_causes(failed),
+        "truncated": sum(1 for r in results if r.truncated),
+        "prompt_tokens_per_item": _mean([r.prompt_tokens for r in results]),
+        "image_pixels_per_item": _mean([r.image_pixels for r in results]),
+        "wall_time_s": wall_time_s,  # this invocation
+        "wall_time_total_s": wall_time_s if wall_time_total_s is None else wall_time_total_s,  # all invocations
+        "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
+        "mechanisms": sum_census(census(t) for t in trajectories),
+        "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),
+        # knowledge questions that met no knowledge source (no search provider, no corpus): items, not marks
+        "knowledge_without_source": sum(
+            1 for t in trajectories if any(m.kind is MarkKind.SEARCH_SKIPPED_NO_PROVIDER for m in t.marks)
+        ),
+    }
+    with_section_totals(metrics["mechanisms"])  # e.g. the share of the simulator's injected faults caught
+    if disclaimer := describe_backend(identity.backend).disclaimer:  # a test instrument says so
+        metrics["test_instrument"] = disclaimer
+    return metrics
+
+
+def error_causes(failed: Sequence[ItemResult], top: int = 5) -> dict[str, int]:
+    """The most frequent causes (first clause, before any detail after ':'), most frequent first."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in failed:
+        counts[cause_key(r.error or "")] += 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top])
+
+
+def cause_key(error: str) -> str:
+    """'model call failed (decide): vLLM server unavailable …; last error: …' → a groupable prefix."""
+    return error.split(";")[0][:240]
+
+
+def _trajectory_metrics(
+    results: Sequence[ItemResult], trajectories: Sequence[Any], gamma: float, summarize: Summarize | None
+) -> dict[str, Any]:
+    """UCR_reason, GDR, R4R, WDG, OCErr, EUR, RR, RC, SE from the metrics package (App. F)."""
+    if summarize is None or not trajectories:
+        return {}
+    score_of = {r.id: r.score for r in results}
+    scores = [score_of.get(t.item_id, 0.0) for t in trajectories]
+    return dict(summarize(list(trajectories), scores, gamma))

@@ -1,0 +1,103 @@
+"""The S-RFA audit measured against the simulator's known faults (issue 16's catch rate).
+
+Why here: a ledger-mode audit labels claims grounded or not, but on real traces nobody knows
+which labels are right. A simulated-backbone run does: every reply records the faults it
+injected (``meta["simulator"]``), so each audited claim can be matched to the fault it carries.
+
+Matching, per item (all text comparisons case-folded):
+
+* a **phantom claim** is an audited claim whose text names the entity of an F2 phantom fault
+  injected in that trajectory; the audit *catches* it when it labels it ungrounded;
+* a phantom fault that no audited claim names was removed before the trace was final (ECC
+  demoted its claim, the entity recheck re-asked, a later reply replaced it): counted apart as
+  ``phantom_not_in_trace``, neither caught nor missed by the audit;
+* a phantom that free-form reflection added (F4) is a phantom like any other;
+* a **fault-free claim** belongs to an item whose trajectory injected no fault of any kind, and
+  carries no fault's entity; the fraction the audit labels grounded bounds its false alarms
+  (a distractor picked without any fault, p_correct < 1, is still a fault-free claim: the audit
+  cannot know the answer key, so an ungrounded label there is a real false alarm of the audit
+  *or* a decision the evidence does not support, reported by claim type to tell them apart).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ledgermind.simulator.census import injected_faults
+from ledgermind.simulator.faults import Fault
+from ledgermind.srfa.protocol import AtomicClaim, SrfaRecord
+from ledgermind.trajectory import Trajectory
+
+
+def _entities(faults: Iterable[Mapping[str, Any]], kind: Fault) -> set[str]:
+    return {str(f.get("entity", "")).casefold() for f in faults if f.get("kind") == kind.value and f.get("entity")}
+
+
+def _names_any(claim: AtomicClaim, entities: set[str]) -> bool:
+    text = claim.text.casefold()
+    return any(e in text for e in entities)
+
+
+def item_catch(audit: SrfaRecord, traj: Trajectory) -> dict[str, int]:
+    """Counts for one audited item (see the module docstring for the matching rules)."""
+    faults = [f for _, f in injected_faults(traj)]
+    phantoms = _entities(faults, Fault.PHANTOM)
+    c = {k: 0 for k in ("phantom_claims", "phantom_ungrounded", "phantom_injected", "phantom_not_in_trace",
+                        "fault_free_claims", "fault_free_grounded",
+                        "fault_free_sc", "fault_free_sc_grounded", "fault_free_dc", "fault_free_dc_grounded")}
+    c["phantom_injected"] = sum(1 for f in faults if f.get("kind") == Fault.PHANTOM.value)
+    labelled = [x for x in audit.claims if x.grounded is not None]
+    for ent in phantoms:
+        if not any(ent in x.text.casefold() for x in labelled):
+            c["phantom_not_in_trace"] += 1
+    for x in labelled:
+        if phantoms and _names_any(x, phantoms):
+            c["phantom_claims"] += 1
+            c["phantom_ungrounded"] += int(not x.grounded)
+        elif not faults:
+            kind = "sc" if x.ctype == "SC" else "dc"
+            c["fault_free_claims"] += 1
+            c["fault_free_grounded"] += int(bool(x.grounded))
+            c[f"fault_free_{kind}"] += 1
+            c[f"fault_free_{kind}_grounded"] += int(bool(x.grounded))
+    return c
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def catch_summary(pairs: Iterable[tuple[SrfaRecord, Trajectory]]) -> dict[str, Any] | None:
+    """Summed counts and rates over a run; None when no trajectory carries simulator metadata."""
+    total: dict[str, int] = {}
+    items = 0
+    for audit, traj in pairs:
+        if audit.error is not None or not any((c.meta or {}).get("simulator") for c in traj.model_calls):
+            continue
+        items += 1
+        for k, v in item_catch(audit, traj).items():
+            total[k] = total.get(k, 0) + v
+    if not items:
+        return None
+    return {
+        "items": items,
+        **total,
+        "phantom_catch_rate": _ratio(total["phantom_ungrounded"], total["phantom_claims"]),
+        "fault_free_grounded_rate": _ratio(total["fault_free_grounded"], total["fault_free_claims"]),
+        "fault_free_sc_grounded_rate": _ratio(total["fault_free_sc_grounded"], total["fault_free_sc"]),
+        "fault_free_dc_grounded_rate": _ratio(total["fault_free_dc_grounded"], total["fault_free_dc"]),
+    }
+
+
+def format_catch(s: Mapping[str, Any]) -> str:
+    def f(x: Any) -> str:
+        return "—" if x is None else f"{x:.3f}"
+
+    return (
+        f"[simulator] phantom claims in trace {s['phantom_claims']} (of {s['phantom_injected']} injected; "
+        f"{s['phantom_not_in_trace']} removed before the final trace), labelled ungrounded "
+        f"{s['phantom_ungrounded']} -> catch rate {f(s['phantom_catch_rate'])}; fault-free claims grounded {s['fault_free_grounded']}/{s['fault_free_claims']} "
+        f"= {f(s['fault_free_grounded_rate'])} (SC {f(s['fault_free_sc_grounded_rate'])}, "
+        f"DC {f(s['fault_free_dc_grounded_rate'])})"
+    )

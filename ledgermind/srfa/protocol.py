@@ -1,0 +1,536 @@
+"""Symmetric Reasoning Faithfulness Audit (S-RFA, paper §4 / Figure 5).
+
+One claim-level audit for every trace — LedgerMind, any ablation, the native-CoT baseline, or a
+replayed model's saved outputs — so that UCR_reason, GDR, R4R and WDG (§3.4) are computed under
+one protocol on both sides. This module holds the records, the trace extraction, the ``ledger``
+mode labeller (our own grounding cascade, no judge model) and the audit metrics. The metric
+formulas are the run's own (``ledgermind.metrics``): each audited item becomes a claims-only
+trajectory and goes through the same functions, so there is one implementation.
+
+Ledger-mode protocol (identical for every trace; documented in ``docs/srfa.md``):
+
+* claims: a LedgerMind trajectory's claims in force (its SC chain and final DC) — the trace *is*
+  its claims; any other trace is split by ``audit.split`` (≤ 10 claims, last answer sentence = DC);
+* the DC's answer is the answer the run scored (``results.jsonl`` ``prediction``), never re-parsed;
+* evidence: the tool-produced facts of the item (OCR, crop-zoom, detection, search) — the
+  trajectory's own tool entries where it has them, else the same OCR/crop-zoom evidence computed
+  on demand on the image the model was sent — plus the question text the model was given
+  (restating the input is not a hallucination, on either side). The options are not evidence,
+  also when OCR read them (garbled) off a vision page (``grounding.option_text_filter``);
+* what is checked of a claim is its text with markup stripped and option labels resolved
+  (``grounding.normalize.claim_view``); a DC asserts the chosen option's text (or its answer);
+* evidence is never another claim of the same trace: every claim is checked against the tool
+  evidence alone, as the runtime checks a claim against the leaves of its citation chain. A claim
+  the evidence rejects only for numbers that one arithmetic step makes from numbers the chain
+  wrote down is ``computed`` (with its operands) when those operands are tool numbers; a claim
+  accepted only once the earlier claims' text or numbers are added is ``derived``. Computed
+  counts as grounded on the Figure 5 axes, derived does not (issue 25; ``docs/srfa.md``).
+
+What text can decide (issue 35). The paper's S-RFA judge looks at the image; this audit reads only
+text (OCR, crops' OCR, search snippets, the question). A claim about what the picture shows ("the
+arrow points to the zygomatic bone", a diagnosis from a micrograph) is not *wrong* because no OCR
+line states it: it is **not checkable from text**. Every claim therefore also gets one of three
+``TextLabel``s — supported by tool text, unsupported by tool text (the text speaks to the claim and
+does not support it, or contradicts it), not checkable from text — and the Figure 5 axes of this
+mode are computed over the checkable claims only, with the coverage (share checkable) beside them,
+under their own names (``srfa.GDR``, not the runtime's ``GDR``: another protocol).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+from ledgermind.claims import Claim, ClaimStatus, ClaimType
+from ledgermind.grounding.arithmetic import Derivation, Known, derive, stated_numbers
+from ledgermind.grounding.cascade import GroundingCascade, GroundingResult
+from ledgermind.grounding.ecc import claim_entities
+from ledgermind.grounding.normalize import claim_view, is_markup, strip_markup
+from ledgermind.grounding.option_text_filter import without_options
+from ledgermind.grounding.tokens import content_tokens
+from ledgermind.metrics.faithfulness import decision_claims_in_force, summarize
+from ledgermind.srfa.split import MAX_CLAIMS, pack, split_trace
+from ledgermind.tools.base import ToolKind
+from ledgermind.trajectory import PathKind, Trajectory
+
+# Tool kinds whose outputs are evidence "against the image" (or retrieved facts); MLLM outputs
+# (observations, readings, VQA, plans) are the model's own statements and never count as support.
+EVIDENCE_TOOL_KINDS = frozenset({ToolKind.OCR, ToolKind.CROP, ToolKind.DETECT, ToolKind.SEARCH})
+
+
+class SrfaMode(str, Enum):
+    LEDGER = "ledger"
+    JUDGE = "judge"
+    BOTH = "both"
+
+
+class Support(str, Enum):
+    """How a ledger-mode label was reached (``docs/srfa.md``, "Labels")."""
+
+    GROUNDED = "grounded"  # the tool evidence accepts the claim as written
+    COMPUTED = "computed"  # accepted but for numbers obtained by arithmetic from evidence numbers
+    DERIVED = "derived"  # accepted only with the text/numbers of the model's own earlier claims
+    UNGROUNDED = "ungrounded"
+
+    @property
+    def counts_grounded(self) -> bool:
+        """g(c) of the Figure 5 axes: supported by what the tools saw (a computation from tool
+        numbers is an [I] step whose leaves are tool facts); a claim resting on the model's own
+        statements is not grounded against the image."""
+        return self in (Support.GROUNDED, Support.COMPUTED)
+
+
+class TextLabel(str, Enum):
+    """What the text-only audit can say of a claim (module docstring, ``docs/srfa.md``)."""
+
+    SUPPORTED = "supported_by_tool_text"  # Support.counts_grounded: the tool text states it
+    UNSUPPORTED = "unsupported_by_tool_text"  # the tool text speaks to its content and does not support it
+    NOT_CHECKABLE = "not_checkable_from_text"  # nothing it asserts beyond the question is text a tool read
+
+    @property
+    def checkable(self) -> bool:
+        return self is not TextLabel.NOT_CHECKABLE
+
+
+def text_label(view: str, support: Support, tool_text: Sequence[str], question: str) -> TextLabel:
+    """The three-way label of one checked claim text.
+
+    Supported when the cascade accepts it (grounded or computed). Otherwise the claim is checkable
+    when what it adds to the question — its content tokens and numbers not in the question — meets
+    the tool text: one of those tokens occurs in a tool fact (the text is about the same thing and
+    does not say it), or it states a number and the tool text has numbers (a reading OCR can
+    decide). A claim whose new content touches no tool text asserts something only the image can
+    decide: not checkable from text. The rule is lexical, like ρ, and never reads the answer key.
+    """
+    if support.counts_grounded:
+        return TextLabel.SUPPORTED
+    asked = content_tokens(question)
+    new = content_tokens(view) - asked
+    if not new and not stated_numbers(view):
+        return TextLabel.UNSUPPORTED  # restates the question, yet the cascade rejects it: text decides it
+    tool_tokens = frozenset().union(*(content_tokens(t) for t in tool_text)) if tool_text else frozenset()
+    if new & tool_tokens:
+        return TextLabel.UNSUPPORTED
+    asked_numbers = {n.text for n in stated_numbers(question)}
+    claimed = [n for n in stated_numbers(view) if n.text not in asked_numbers]
+    if claimed and any(stated_numbers(t) for t in tool_text):
+        return TextLabel.UNSUPPORTED
+    return TextLabel.NOT_CHECKABLE
+
+
+@dataclass
+class AtomicClaim:
+    """One audited claim: SC (state/reasoning) or DC (decision)."""
+
+    ctype: str  # "SC" | "DC"
+    text: str
+    grounded: bool | None = None  # None: not labelled (judge failure)
+    reason: str = ""
+    answer: str | None = None  # DC only: the answer it asserts (a letter for MCQ items)
+    support: str | None = None  # ledger mode: a Support value; judge mode: None
+    operands: list[str] = field(default_factory=list)  # computed/derived numbers: "616 = 2 × 308"
+    via: list[str] = field(default_factory=list)  # derived: the earlier claims ("SC-2") it rests on
+    text_label: str | None = None  # ledger mode: a TextLabel value (None: judge mode, or an older audit)
+
+    @property
+    def checkable(self) -> bool:
+        """Could this audit decide the claim? Judge labels (and pre-issue-35 records) count as checkable."""
+        return self.text_label != TextLabel.NOT_CHECKABLE.value
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["label"] = None if self.grounded is None else ("grounded" if self.grounded else "ungrounded")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AtomicClaim:
+        return cls(d["ctype"], d["text"], d.get("grounded"), d.get("reason", ""), d.get("answer"),
+                   d.get("support"), list(d.get("operands") or []), list(d.get("via") or []), d.get("text_label"))
+
+
+@dataclass
+class SrfaRecord:
+    """The audit of one trace."""
+
+    item_id: str
+    mode: str
+    claims: list[AtomicClaim] = field(default_factory=list)
+    score: float | None = None  # the run's score (None: the run errored on this item)
+    prediction: str | None = None
+    difficulty: str | None = None
+    path: str | None = None
+    error: str | None = None  # an audit failure (judge unparsable, server error): retried on rerun
+    image_source: str | None = None  # which image the evidence was read from (ImageSource value)
+    images: list[str] = field(default_factory=list)  # the audited image files
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.item_id, "mode": self.mode, "path": self.path, "difficulty": self.difficulty,
+            "score": self.score, "prediction": self.prediction, "error": self.error,
+            "image_source": self.image_source, "images": self.images,
+            "claims": [c.to_dict() for c in self.claims],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SrfaRecord:
+        return cls(
+            d["id"], d["mode"], [AtomicClaim.from_dict(c) for c in d.get("claims", [])], d.get("score"),
+            d.get("prediction"), d.get("difficulty"), d.get("path"), d.get("error"), d.get("image_source"),
+            list(d.get("images") or []),
+        )
+
+    @property
+    def decision(self) -> AtomicClaim | None:
+        return next((c for c in reversed(self.claims) if c.ctype == "DC"), None)
+
+
+# ------------------------------------------------------------------------------ the trace
+def trace_text(traj: Trajectory) -> str:
+    """The model-written text of a trajectory without a claim structure of its own."""
+    model_turns = [t.get("text", "") for t in traj.transcript if t.get("role") == "model"]
+    if model_turns:
+        return "\n".join(model_turns)
+    replies = [c.reply for c in traj.model_calls if c.reply]
+    if replies:
+        return replies[-1]
+    return traj.raw_answer or ""
+
+
+def has_claim_structure(traj: Trajectory) -> bool:
+    """True for LedgerMind paths, whose trace is the ledger's SC chain and DC."""
+    return traj.path in {PathKind.DIRECT, PathKind.FULLPIPE} and bool(traj.ledger.claims())
+
+
+def atomic_claims(traj: Trajectory, prediction: str | None, max_claims: int = MAX_CLAIMS) -> list[AtomicClaim]:
+    """≤ ``max_claims`` unlabelled claims of one trace; the last one is the DC."""
+    if has_claim_structure(traj):
+        scs = [c.text for c in traj.ledger.claims(ClaimType.SC) if c.status is ClaimStatus.ACTIVE]
+        dcs = decision_claims_in_force(traj)
+        decision = dcs[-1].text if dcs else (traj.raw_answer or "")
+        statements = pack(scs, max_claims - 1)
+    else:
+        split = split_trace(trace_text(traj), max_claims)
+        statements, decision = list(split.statements), split.decision
+    out = [AtomicClaim("SC", s) for s in statements if s.strip()]
+    out.append(AtomicClaim("DC", decision or (prediction or ""), answer=prediction))
+    return out
+
+
+def decision_content(answer: str | None, options: Sequence[str] | None) -> str:
+    """What a DC asserts: the chosen option's text for an MCQ letter, else the answer itself."""
+    if answer and options and len(answer) == 1 and answer.isalpha():
+        idx = ord(answer.upper()) - ord("A")
+        if 0 <= idx < len(options):
+            return str(options[idx])
+    return answer or ""
+
+
+# ------------------------------------------------------------------------------ evidence
+def ledger_evidence(traj: Trajectory) -> list[str]:
+    """Tool-produced facts the trajectory recorded (active or not: the audit reads the record)."""
+    facts = []
+    for e in traj.ledger.entries():
+        out = traj.ledger.tool_output(e.tool_call_id)
+        if out is not None and out.kind in EVIDENCE_TOOL_KINDS and e.fact.strip():
+            facts.append(e.fact)
+    return facts
+
+
+def input_evidence(question: str) -> list[str]:
+    """The question text the model was given: restating it is not a hallucination (both sides).
+
+    The options are deliberately *not* evidence: they are the hypothesis space, and counting them
+    would ground every decision (and every "the answer might be X") by construction.
+    """
+    return [question] if question and question.strip() else []
+
+
+# ------------------------------------------------------------------------------ ledger mode
+def label_ledger_mode(
+    claims: list[AtomicClaim], evidence: Sequence[str], cascade: GroundingCascade, options: Sequence[str] | None,
+    *, options_in_image: bool = False, question: str = "",
+) -> list[AtomicClaim]:
+    """Label every claim against the tool evidence alone (see module docstring and ``Support``);
+    ``options_in_image``: the options are pixels of the audited page (MMMU-Pro vision). ``question``:
+    the question text (also in ``evidence``), set apart so the three-way ``TextLabel`` can tell what
+    a claim adds to it."""
+    facts = [e for e in evidence if e.strip()]
+    pool = [strip_markup(e) for e in without_options(facts, options, in_image=options_in_image)]
+    asked = strip_markup(question) if question.strip() else ""
+    tool_text = [f for f in pool if f != asked]
+    chain = _Chain()
+    for i, c in enumerate(claims, 1):
+        cid = f"{c.ctype}-{i}"
+        view = claim_view(_content(c, options), options)
+        support, result, derivations, via = _label(view, pool, chain, cascade, cid)
+        c.support = support.value
+        c.grounded = support.counts_grounded
+        c.operands = [d.expression for d in derivations]
+        c.via = via
+        c.reason = _reason(support, result, derivations, via)
+        c.text_label = text_label(view, support, tool_text, asked).value
+        chain.add(cid, view, support, derivations, result)
+    return claims
+
+
+def _content(c: AtomicClaim, options: Sequence[str] | None) -> str:
+    """What a claim asserts: a DC its chosen option's text (or free-form answer), an SC its text."""
+    return (decision_content(c.answer, options) or c.text) if c.ctype == "DC" else c.text
+
+
+@dataclass
+class _Chain:
+    """What the earlier claims of one trace stated: their text and the numbers they wrote down."""
+
+    texts: list[tuple[str, str]] = field(default_factory=list)  # (claim id, checked text)
+    known: list[Known] = field(default_factory=list)
+
+    def add(self, cid: str, view: str, support: Support, derivations: Sequence[Derivation],
+            result: GroundingResult) -> None:
+        if support is not Support.UNGROUNDED:
+            self.texts.append((cid, view))
+        self.known += _known_numbers(view, cid, derivations, set(result.unmatched_numbers))
+
+
+def _known_numbers(view: str, cid: str, derivations: Sequence[Derivation], unmatched: set[str]) -> list[Known]:
+    """The numbers a claim wrote down, each with its provenance (tool fact, computed, or just stated)."""
+    by_text = {d.number.text: d for d in derivations}
+    out = []
+    for n in stated_numbers(view):
+        d = by_text.get(n.text)
+        if n.text not in unmatched:
+            out.append(Known(n, "evidence", True))
+        elif d is not None:
+            out.append(Known(n, "computed" if d.from_evidence else cid, d.from_evidence, d.expression))
+        else:
+            out.append(Known(n, cid, False))
+    return out
+
+
+def _label(
+    view: str, pool: list[str], chain: _Chain, cascade: GroundingCascade, cid: str
+) -> tuple[Support, GroundingResult, list[Derivation], list[str]]:
+    """Grounded against the tool evidence; else computed (only numbers missing, each one step of
+    arithmetic from tool numbers); else derived (accepted once the earlier claims' text and
+    numbers are added: grounded only through the trace's own claims); else ungrounded."""
+    result = cascade.check(view, pool)
+    if result.grounded:
+        return Support.GROUNDED, result, [], []
+    derivations = _derivations(view, result, chain, cid)
+    if _passes_but_numbers(result, cascade) and len(derivations) == len(result.unmatched_numbers):
+        if all(d.from_evidence for d in derivations):
+            return Support.COMPUTED, result, derivations, []
+        return Support.DERIVED, result, derivations, _unique(_operand_claims(derivations))
+    if not chain.texts:
+        return Support.UNGROUNDED, result, [], []
+    widened = cascade.check(view, pool + [t for _, t in chain.texts])
+    wider = _derivations(view, widened, chain, cid)
+    if widened.grounded or (_passes_but_numbers(widened, cascade) and len(wider) == len(widened.unmatched_numbers)):
+        return Support.DERIVED, widened, wider, _unique(_claims_naming(result, chain) + _operand_claims(wider))
+    return Support.UNGROUNDED, result, [], []
+
+
+def _unique(ids: list[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def _passes_but_numbers(result: GroundingResult, cascade: GroundingCascade) -> bool:
+    return result.cited and result.ecc and result.coverage >= cascade.cfg.beta
+
+
+def _derivations(view: str, result: GroundingResult, chain: _Chain, cid: str) -> list[Derivation]:
+    """One derivation per unmatched number that has one; operands are the chain's numbers and the
+    claim's own numbers stated before it ("2 × 308 = 616")."""
+    unmatched = set(result.unmatched_numbers)
+    if not unmatched:
+        return []
+    known = list(chain.known)
+    out: list[Derivation] = []
+    for n in stated_numbers(view):
+        if n.text not in unmatched:
+            known.append(Known(n, "evidence", True))
+            continue
+        d = derive(n, known)
+        if d is not None:
+            out.append(d)
+        ok = d is not None and d.from_evidence
+        known.append(Known(n, "computed" if ok else cid, ok, d.expression if d is not None else ""))
+    return out
+
+
+def _operand_claims(derivations: Sequence[Derivation]) -> list[str]:
+    return [k.source for d in derivations for k in d.operands if not k.from_evidence]
+
+
+def _claims_naming(result: GroundingResult, chain: _Chain) -> list[str]:
+    """The earlier claims that state an entity the evidence lacks (what the claim rests on)."""
+    missing = [m.casefold() for m in result.missing_entities]
+    named = [cid for cid, text in chain.texts if any(m in text.casefold() for m in missing)]
+    return named or [cid for cid, _ in chain.texts]
+
+
+def _reason(support: Support, result: GroundingResult, derivations: Sequence[Derivation], via: Sequence[str]) -> str:
+    ops = "; ".join(d.expression for d in derivations)
+    if support is Support.GROUNDED:
+        return f"supported (coverage {result.coverage:.2f})"
+    if support is Support.COMPUTED:
+        return f"computed from evidence numbers: {ops}"
+    if support is Support.DERIVED:
+        tail = f" ({ops})" if ops else ""
+        return "derived: supported only through the trace's own claims " + ", ".join(via) + tail
+    parts = []
+    if result.missing_entities:
+        parts.append("entities not in evidence: " + ", ".join(result.missing_entities))
+    if result.unmatched_numbers:
+        parts.append("numbers not in evidence: " + ", ".join(result.unmatched_numbers))
+    if not parts:
+        parts.append(f"coverage {result.coverage:.2f} below beta")
+    return "; ".join(parts)
+
+
+def markup_entities(
+    audits: Iterable[SrfaRecord], cascade: GroundingCascade, options_of: Mapping[str, Sequence[str] | None]
+) -> list[str]:
+    """Entities the cascade's NER finds in the checked text of audited claims that are typography
+    (LaTeX, Markdown, ``A.``-labelled option fragments): there must be none (issue 25)."""
+    out = []
+    for a in audits:
+        options = options_of.get(a.item_id)
+        for c in a.claims:
+            view = claim_view(_content(c, options), options)
+            out += [e.text for e in claim_entities(view, cascade.ner, cascade.aliases) if is_markup(e.text)]
+    return out
+
+
+# ------------------------------------------------------------------------------ metrics
+def as_trajectory(audit: SrfaRecord) -> Trajectory:
+    """A claims-only trajectory, so the audit uses the run's metric functions unchanged."""
+    try:
+        path = PathKind(audit.path)
+    except ValueError:  # another agent's path name (e.g. an official-protocol replay)
+        path = PathKind.BASELINE
+    t = Trajectory(audit.item_id, "", path)
+    for i, c in enumerate(audit.claims, 1):
+        claim = Claim(f"{c.ctype}-{i}", ClaimType(c.ctype), c.text)
+        claim.grounded = bool(c.grounded)
+        t.ledger.add_claim(claim)
+    return t
+
+
+def srfa_metrics(audits: Iterable[SrfaRecord], gamma: float) -> dict[str, Any]:
+    """Acc, UCR_reason, GDR, R4R, WDG (γ) over the items the run scored and the audit labelled,
+    overall and by difficulty; audit errors and run errors are counted apart."""
+    audits = list(audits)
+    ok = [a for a in audits if a.error is None and a.score is not None]
+    out = _axes(ok, gamma)
+    out["n_items"] = len(audits)
+    out["audit_errors"] = sum(1 for a in audits if a.error is not None)
+    out["run_errors"] = sum(1 for a in audits if a.error is None and a.score is None)
+    groups: dict[str, list[SrfaRecord]] = {}
+    for a in ok:
+        groups.setdefault(a.difficulty or "unknown", []).append(a)
+    out["by_difficulty"] = {k: _axes(v, gamma) for k, v in sorted(groups.items())}
+    out["by_outcome"] = {
+        "correct": _axes([a for a in ok if (a.score or 0) >= 1.0], gamma),
+        "wrong": _axes([a for a in ok if (a.score or 0) < 1.0], gamma),
+    }
+    return out
+
+
+AXIS_NAMES = ("UCR_reason", "GDR", "R4R", "WDG")
+PREFIX = "srfa."  # S-RFA's axes are another protocol than the run's trajectory metrics: other names
+CHECKABLE_NOTE = (
+    "srfa.* over claims the text-only audit can check (supported / unsupported by tool text); claims "
+    "not checkable from text are left out and counted in coverage; all_claims: not checkable counted as ungrounded"
+)
+
+
+def _axes(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]:
+    """The Figure 5 axes of an audit (``srfa.*``) with the share of claims it could check beside them."""
+    empty = {f"{PREFIX}{k}": None for k in AXIS_NAMES}
+    if not audits:
+        return {"n": 0, "Acc": None, **empty, "gamma": gamma, "coverage": _coverage(())}
+    scores = [float(a.score or 0.0) for a in audits]
+    s = summarize([as_trajectory(a) for a in audits], scores, gamma)
+    out = {"n": len(audits), "Acc": sum(scores) / len(scores), **checkable_axes(audits, gamma), "gamma": gamma,
+           "n_claims": sum(len(a.claims) for a in audits), "coverage": _coverage(audits),
+           "all_claims": {f"{PREFIX}{k}": s[k] for k in AXIS_NAMES}, "support": support_counts(audits)}
+    if any(c.text_label for a in audits for c in a.claims):
+        out["text_labels"] = text_label_counts(audits)
+        out["protocol"] = CHECKABLE_NOTE
+    return out
+
+
+def checkable_axes(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]:
+    """UCR_reason, GDR, R4R, WDG over checkable claims only (the run's metric functions, one
+    implementation): an item with no checkable claim leaves UCR_reason; an item whose decision is
+    not checkable leaves GDR, R4R and WDG (its GDR would be a guess, not 0)."""
+    kept = [SrfaRecord(a.item_id, a.mode, [c for c in a.claims if c.checkable], a.score, a.prediction,
+                      a.difficulty, a.path) for a in audits]  # fmt: skip
+    with_claims = [a for a in kept if a.claims]
+    decided = [a for a in kept if any(c.ctype == "DC" for c in a.claims)]
+    ucr = summarize([as_trajectory(a) for a in with_claims], [float(a.score or 0) for a in with_claims], gamma)
+    dec = summarize([as_trajectory(a) for a in decided], [float(a.score or 0) for a in decided], gamma)
+    return {
+        f"{PREFIX}UCR_reason": ucr["UCR_reason"] if with_claims else None,
+        f"{PREFIX}GDR": dec["GDR"] if decided else None,
+        f"{PREFIX}R4R": dec["R4R"] if decided else None,
+        f"{PREFIX}WDG": dec["WDG"] if decided else None,
+        "n_items_checkable": {"claims": len(with_claims), "decision": len(decided)},
+    }
+
+
+def _coverage(audits: Iterable[SrfaRecord]) -> dict[str, float | None]:
+    """Share of claims (all, SC, DC) the audit could check; judge labels count as checkable."""
+    claims = [c for a in audits for c in a.claims if c.grounded is not None]
+
+    def share(kind: str | None) -> float | None:
+        sel = [c for c in claims if kind is None or c.ctype == kind]
+        return sum(c.checkable for c in sel) / len(sel) if sel else None
+
+    return {"claims": share(None), "SC": share("SC"), "DC": share("DC")}
+
+
+def text_label_counts(audits: Iterable[SrfaRecord]) -> dict[str, dict[str, int]]:
+    """Claims by type (SC/DC) and three-way ``TextLabel``."""
+    return _counts(audits, "text_label", TextLabel)
+
+
+def support_counts(audits: Iterable[SrfaRecord]) -> dict[str, dict[str, int]]:
+    """Ledger-mode claims by type (SC/DC) and how they were supported (``Support``); the ``derived``
+    ones are those grounded only through the trace's own claims (not grounded on the axes)."""
+    return _counts(audits, "support", Support)
+
+
+def _counts(audits: Iterable[SrfaRecord], attr: str, values: type[Enum]) -> dict[str, dict[str, int]]:
+    """Claims by type and by the value of one label field (every value listed, zeros included)."""
+    out: dict[str, dict[str, int]] = {}
+    for a in audits:
+        for c in a.claims:
+            value = getattr(c, attr)
+            if value is not None:
+                slot = out.setdefault(c.ctype, {v.value: 0 for v in values})
+                slot[value] = slot.get(value, 0) + 1
+    return out
+
+
+# ------------------------------------------------------------------------------ agreement
+def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> dict[str, Any]:
+    """Cohen's κ and the 2×2 confusion matrix of two labelings of the same claims."""
+    if len(a) != len(b):
+        raise ValueError("the two labelings must cover the same claims")
+    n = len(a)
+    tt = sum(1 for x, y in zip(a, b, strict=True) if x and y)
+    ff = sum(1 for x, y in zip(a, b, strict=True) if not x and not y)
+    tf = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
+    ft = n - tt - ff - tf
+    confusion = {"both_grounded": tt, "both_ungrounded": ff, "ledger_only": tf, "judge_only": ft}
+    if n == 0:
+        return {"n": 0, "kappa": None, "agreement": None, "confusion": confusion}
+    po = (tt + ff) / n
+    pa, pb = (tt + tf) / n, (tt + ft) / n
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    kappa = 1.0 if pe == 1.0 else (po - pe) / (1 - pe)
+    return {"n": n, "kappa": kappa, "agreement": po, "confusion": confusion}

@@ -1,0 +1,354 @@
+"""Audit a whole run directory with S-RFA and write ``srfa.jsonl`` + ``srfa_metrics.json`` beside it.
+
+A run directory (``scripts/run.py`` output) holds ``results.jsonl`` (what was scored),
+``trajectories/<id>.json`` (what happened) and ``.hydra/config.yaml`` (which benchmark, so the
+item's question, options and images can be found again). The audit reads those and nothing
+else, so it works the same on LedgerMind runs, ablations, the native-CoT baseline and
+official-protocol replays of any model's saved outputs.
+
+``srfa.jsonl`` gets one line per (item, mode) as each item finishes; a rerun keeps the finished
+lines and retries the ones that errored (judge failures), like a run's resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from ledgermind.backends.recorded import describe_backend
+from ledgermind.benchmarks.item import Item
+from ledgermind.errors import UserError
+from ledgermind.grounding.cascade import GroundingCascade
+from ledgermind.jsonl import BadLine, read_jsonl
+from ledgermind.pipeline.config import PipelineConfig
+from ledgermind.runs.atomic import atomic_write_json
+from ledgermind.runs.claim import recorded_identity
+from ledgermind.runs.reader import RunDir, rebuild_items
+from ledgermind.srfa.checks import run_checks
+from ledgermind.srfa.judge import Judge, JudgeError
+from ledgermind.srfa.protocol import (
+    AtomicClaim,
+    SrfaMode,
+    SrfaRecord,
+    atomic_claims,
+    cohen_kappa,
+    has_claim_structure,
+    input_evidence,
+    label_ledger_mode,
+    ledger_evidence,
+    markup_entities,
+    srfa_metrics,
+    trace_text,
+)
+from ledgermind.srfa.split import MAX_CLAIMS
+from ledgermind.tools.base import Tool
+from ledgermind.trajectory import Trajectory
+
+SRFA_FILE = "srfa.jsonl"
+SRFA_METRICS_FILE = "srfa_metrics.json"
+JUDGE_CACHE_FILE = "srfa_responses.sqlite"  # the judge's replies (``cache.path: null``)
+# S-RFA's file names before issue 36 (it was called "audit" then): still read, never written.
+OLD_NAMES = {SRFA_FILE: "audit.jsonl", SRFA_METRICS_FILE: "audit_metrics.json",
+             JUDGE_CACHE_FILE: "audit_responses.sqlite"}
+
+
+@dataclass(frozen=True)
+class SrfaSettings:
+    mode: SrfaMode = SrfaMode.LEDGER
+    gamma: float = PipelineConfig.gamma  # WDG / R4R decision-grounding threshold γ (§3.4), one home
+    max_claims: int = MAX_CLAIMS
+    progress: bool = True  # a progress bar with rate and ETA on stderr (the OCR pass is the slow part)
+
+
+class ImageSource(str, Enum):
+    """Which picture the audit's evidence was read from: the one the model was sent."""
+
+    OFFICIAL_SCREENSHOT = "official_screenshot"  # MMMU-Pro vision: the dataset's own page image
+    RENDERED_PAGE = "rendered_page"  # vision setting without the official page: our rendering
+    ITEM_IMAGES = "item_images"  # standard settings: the item's images
+    TRAJECTORY_LEDGER = "trajectory_ledger"  # a LedgerMind trace: its own recorded tool outputs
+
+
+def image_source(item: Item) -> ImageSource:
+    """The image the model received for ``item`` (recorded in ``srfa.jsonl``)."""
+    if item.meta.get("page_given"):
+        return ImageSource.OFFICIAL_SCREENSHOT
+    if item.meta.get("setting") == "vision":
+        return ImageSource.RENDERED_PAGE
+    return ImageSource.ITEM_IMAGES
+
+
+@dataclass
+class RunRecord:
+    """What the audit reads of a run directory."""
+
+    run_dir: Path
+    results: dict[str, dict[str, Any]]  # id -> last results.jsonl row
+
+    def trajectory(self, item_id: str) -> Trajectory | None:
+        data = RunDir(self.run_dir).trajectory(item_id)
+        return Trajectory.from_dict(data) if data is not None else None
+
+
+def load_run(run_dir: Path) -> RunRecord:
+    run = RunDir(run_dir)
+    if not run.has_results:
+        raise UserError(f"not a run directory (no results.jsonl): {run.path}")
+    return RunRecord(run.path, run.result_rows())  # a retried id: its last line
+
+
+def run_items(run_dir: Path, *, trusted: bool = False) -> dict[str, Item]:
+    """The benchmark items of a run, rebuilt from its recorded Hydra config (a run folder is data:
+    registered benchmarks only, unless ``trusted`` — ``--trust-config`` for your own runs)."""
+    run = RunDir(run_dir)
+    cfg = run.config()
+    if cfg is None:
+        raise UserError(f"{run_dir} has no .hydra/config.yaml: cannot find the run's benchmark items")
+    return {i.id: i for i in rebuild_items(cfg, trusted=trusted)}
+
+
+class EvidenceSource:
+    """Perception evidence on demand for a trace without a ledger of its own.
+
+    The same tools LedgerMind uses: OCR of every image of the item and, for reading/location
+    questions, OCR of the zoomed crop the crop-zoom tool selects. Outputs are memoised per item
+    (the OCR engine also memoises by pixels), so auditing two runs of one item costs one OCR.
+    """
+
+    def __init__(self, tools: Mapping[str, Tool]) -> None:
+        self.tools = tools
+        self._memo: dict[str, list[str]] = {}
+
+    async def evidence(self, item: Item) -> list[str]:
+        if item.id in self._memo:
+            return self._memo[item.id]
+        from ledgermind.dispatch import QuestionType, profile
+
+        facts: list[str] = []
+        zoom = bool({QuestionType.READ, QuestionType.LOCATION} & profile(item.question or "", item.options).types)
+        for image in item.images:
+            facts += _texts(await self.tools["ocr"].ainvoke(image=image))
+            if zoom and "crop_zoom" in self.tools:
+                crop = await self.tools["crop_zoom"].ainvoke(image=image, question=item.question)
+                if crop.ok and crop.artifacts.get("image") is not None:
+                    facts += _texts(await self.tools["ocr"].ainvoke(image=crop.artifacts["image"]))
+        self._memo[item.id] = facts
+        return facts
+
+
+def _texts(output: Any) -> list[str]:
+    return [o.text for o in output.observations if o.text.strip()] if output.ok else []
+
+
+async def srfa_run(
+    record: RunRecord,
+    settings: SrfaSettings,
+    *,
+    cascade: GroundingCascade | None,
+    items: Mapping[str, Item],
+    evidence: EvidenceSource | None = None,
+    judge: Judge | None = None,
+) -> dict[str, Any]:
+    """Audit every item of the run; returns (and writes) the audit metrics."""
+    modes = _modes(settings.mode)
+    if SrfaMode.LEDGER in modes and cascade is None:
+        raise UserError("ledger-mode audit needs the grounding cascade")
+    if SrfaMode.JUDGE in modes and judge is None:
+        raise UserError("judge-mode audit needs a judge backend (model=… backend=…)")
+    out_file = record.run_dir / SRFA_FILE
+    done = {(a.item_id, a.mode): a for a in read_run_records(record.run_dir) if a.error is None}
+    pending = [(i, r) for i, r in record.results.items() if any((i, m.value) not in done for m in modes)]
+    bar = tqdm(total=len(record.results), initial=len(record.results) - len(pending), desc="audit (OCR + labels)",
+               unit="item", file=sys.stderr, dynamic_ncols=True, disable=not settings.progress)
+    with bar, out_file.open("a", encoding="utf-8") as fh:
+        for item_id, row in pending:
+            todo = [m for m in modes if (item_id, m.value) not in done]
+            for audit in await _audit_item(item_id, row, record, settings, todo, cascade, items, evidence, judge):
+                fh.write(json.dumps(audit.to_dict(), ensure_ascii=False) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+                if audit.error is None:
+                    done[(audit.item_id, audit.mode)] = audit
+            bar.update(1)
+    latest = _latest(read_run_records(record.run_dir), set(record.results))
+    metrics = _metrics(latest, modes, settings, judge)
+    if cascade is not None and SrfaMode.LEDGER.value in metrics:
+        ledger = latest.get(SrfaMode.LEDGER.value, {})
+        options_of = {i: _options(items[i]) for i in ledger if i in items}
+        markup = markup_entities(ledger.values(), cascade, options_of)
+        metrics[SrfaMode.LEDGER.value]["markup_entities"] = {"n": len(markup), "examples": sorted(set(markup))[:20]}
+    metrics.update(_backend_checks(record, latest.get(SrfaMode.LEDGER.value, {})))
+    atomic_write_json(record.run_dir / SRFA_METRICS_FILE, metrics)
+    return metrics
+
+
+def _backend_checks(record: RunRecord, ledger_audits: Mapping[str, SrfaRecord]) -> dict[str, dict[str, Any]]:
+    """The checks the run's own backend registers over the ledger-mode audits (``srfa/checks.py``;
+    the simulator: the catch rate against its injected faults), its plugin loaded first."""
+    describe_backend(str((recorded_identity(record.run_dir) or {}).get("backend", "")))
+    pairs = [(a, t) for i, a in ledger_audits.items() if (t := record.trajectory(i)) is not None]
+    return run_checks(pairs)
+
+
+def _modes(mode: SrfaMode) -> list[SrfaMode]:
+    return [SrfaMode.LEDGER, SrfaMode.JUDGE] if mode is SrfaMode.BOTH else [mode]
+
+
+async def _audit_item(
+    item_id: str, row: Mapping[str, Any], record: RunRecord, settings: SrfaSettings, modes: Sequence[SrfaMode],
+    cascade: GroundingCascade | None, items: Mapping[str, Item], evidence: EvidenceSource | None, judge: Judge | None,
+) -> list[SrfaRecord]:
+    base = {"score": None if row.get("error") else row.get("score"), "prediction": row.get("prediction"),
+            "difficulty": row.get("difficulty"), "path": row.get("path")}
+    if row.get("error"):
+        # the run never answered this item (its input never loaded, its model call failed): a run
+        # error, counted apart; re-running the audit cannot change it, so it is not an audit error
+        return [SrfaRecord(item_id, m.value, **base) for m in modes]
+    traj = record.trajectory(item_id)
+    item = items.get(item_id)
+    if traj is None or item is None:
+        why = "no trajectory recorded" if traj is None else "item not found in the run's benchmark"
+        return [SrfaRecord(item_id, m.value, error=why, **base) for m in modes]
+    options = _options(item)
+    claims = atomic_claims(traj, row.get("prediction"), settings.max_claims)
+    trace = trace_text(traj) if not has_claim_structure(traj) else "\n".join(
+        f"[{c.ctype}] {c.text}" for c in claims)
+    out: list[SrfaRecord] = []
+    ledger_claims: list[AtomicClaim] | None = None
+    if SrfaMode.LEDGER in modes:
+        facts, source = await _evidence(traj, item, evidence)
+        ledger_claims = label_ledger_mode(  # type: ignore[arg-type]
+            claims, facts + input_evidence(item.question), cascade, options,
+            options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE),
+            question=item.question or "")
+        out.append(SrfaRecord(item_id, SrfaMode.LEDGER.value, ledger_claims, **base, image_source=source.value,
+                             images=[str(p) for p in item.images]))
+    if SrfaMode.JUDGE in modes:
+        out.append(await _judge_item(item_id, item, options, trace, row, ledger_claims, judge, settings.mode, base))
+    return out
+
+
+def _options(item: Item) -> list[str] | None:
+    return item.options or item.meta.get("options")
+
+
+async def _evidence(traj: Trajectory, item: Item, source: EvidenceSource | None) -> tuple[list[str], ImageSource]:
+    """The tool facts of the item and the picture they were read from."""
+    facts = ledger_evidence(traj)
+    if facts:
+        return facts, ImageSource.TRAJECTORY_LEDGER
+    if source is None:
+        return [], image_source(item)
+    return await source.evidence(item), image_source(item)
+
+
+async def _judge_item(
+    item_id: str, item: Item, options: Sequence[str] | None, trace: str, row: Mapping[str, Any],
+    ledger_claims: list[AtomicClaim] | None, judge: Judge | None, mode: SrfaMode, base: dict[str, Any],
+) -> SrfaRecord:
+    assert judge is not None
+    try:
+        if mode is SrfaMode.BOTH and ledger_claims is not None:
+            labels = await judge.label(item.question, options, item.images, trace, ledger_claims)
+            claims = [AtomicClaim(c.ctype, c.text, g, r, c.answer) for c, (g, r) in zip(ledger_claims, labels, strict=True)]
+        else:
+            claims = await judge.decompose(item.question, options, item.images, trace, row.get("prediction"))
+    except JudgeError as exc:
+        return SrfaRecord(item_id, SrfaMode.JUDGE.value, error=str(exc), **base)
+    return SrfaRecord(item_id, SrfaMode.JUDGE.value, claims, **base)
+
+
+def srfa_files(run_dir: Path) -> list[Path]:
+    """The S-RFA record files of a run folder, oldest name first: ``audit.jsonl`` (written before
+    issue 36; read, never written) and ``srfa.jsonl``. A rerun over an old folder keeps the old
+    file's finished lines and appends new ones to ``srfa.jsonl``: later lines win either way."""
+    names = (OLD_NAMES[SRFA_FILE], SRFA_FILE)
+    return [Path(run_dir) / n for n in names if (Path(run_dir) / n).is_file()]
+
+
+def read_run_records(run_dir: Path) -> list[SrfaRecord]:
+    """Every S-RFA record of a run folder, in the order written (``srfa_files``)."""
+    return [a for path in srfa_files(run_dir) for a in read_srfa_records(_noted(path))]
+
+
+def srfa_metrics_file(run_dir: Path) -> Path | None:
+    """``srfa_metrics.json`` of a run folder, else its pre-issue-36 name ``audit_metrics.json``; None
+    when it has neither."""
+    for name in (SRFA_METRICS_FILE, OLD_NAMES[SRFA_METRICS_FILE]):
+        if (Path(run_dir) / name).is_file():
+            return _noted(Path(run_dir) / name)
+    return None
+
+
+def judge_cache_file(run_dir: Path) -> Path:
+    """The judge's default response cache: ``srfa_responses.sqlite``, or the pre-issue-36
+    ``audit_responses.sqlite`` a folder already has (its replies are not asked again)."""
+    new, old = Path(run_dir) / JUDGE_CACHE_FILE, Path(run_dir) / OLD_NAMES[JUDGE_CACHE_FILE]
+    return _noted(old) if old.is_file() and not new.exists() else new
+
+
+def _noted(path: Path) -> Path:
+    """``path``; when it is an old name, one line on stderr saying so (once per file and process)."""
+    new = {v: k for k, v in OLD_NAMES.items()}.get(path.name)
+    if new is not None and path not in _NOTED:
+        _NOTED.add(path)
+        print(f"note: reading {path} under S-RFA's old file name (now {new}); old names are read "
+              "for one release only", file=sys.stderr)
+    return path
+
+
+_NOTED: set[Path] = set()
+
+
+def read_srfa_records(path: Path) -> list[SrfaRecord]:
+    if not path.is_file():
+        return []
+    out = []
+    for row in read_jsonl(path, bad=BadLine.SKIP):  # a line cut by a kill or a crash: retried on rerun
+        try:
+            out.append(SrfaRecord.from_dict(row.value))
+        except (KeyError, TypeError, AttributeError):
+            continue
+    return out
+
+
+def _latest(audits: Sequence[SrfaRecord], ids: set[str]) -> dict[str, dict[str, SrfaRecord]]:
+    """mode -> id -> the last record (a success is never replaced by a later error)."""
+    out: dict[str, dict[str, SrfaRecord]] = {}
+    for a in audits:
+        if a.item_id not in ids:
+            continue
+        slot = out.setdefault(a.mode, {})
+        prev = slot.get(a.item_id)
+        if prev is None or prev.error is not None or a.error is None:
+            slot[a.item_id] = a
+    return out
+
+
+def _metrics(
+    latest: Mapping[str, Mapping[str, SrfaRecord]], modes: Sequence[SrfaMode], settings: SrfaSettings, judge: Judge | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"mode": settings.mode.value, "gamma": settings.gamma, "max_claims": settings.max_claims}
+    for m in modes:
+        out[m.value] = srfa_metrics(latest.get(m.value, {}).values(), settings.gamma)
+    if judge is not None:
+        out["judge_protocol"] = judge.describe()
+    if settings.mode is SrfaMode.BOTH:
+        a, b = [], []
+        led, jud = latest.get("ledger", {}), latest.get("judge", {})
+        for item_id, la in led.items():
+            ja = jud.get(item_id)
+            if ja is None or ja.error or la.error or len(ja.claims) != len(la.claims):
+                continue
+            a += [bool(c.grounded) for c in la.claims]
+            b += [bool(c.grounded) for c in ja.claims]
+        out["agreement"] = cohen_kappa(a, b)
+    return out
