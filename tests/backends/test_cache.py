@@ -5,12 +5,14 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
 from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
+from ledgermind.backends import cache as cache_module
 from ledgermind.backends.build import build_backend
 from ledgermind.backends.cache import CachedBackend, CacheMiss, CacheMode, ResponseCache, request_key
 from ledgermind.errors import ConfigError
@@ -174,6 +176,68 @@ def test_concurrent_identical_requests_are_sent_once(cached):
 
     replies = asyncio.run(run())
     assert slow.calls == 1 and {r.text for r in replies} == {"answer 1"} and sum(r.cached for r in replies) == 4
+
+
+def test_runs_that_open_a_fresh_file_at_once_all_get_the_cache(tmp_path, caplog):
+    """Concurrent first opens race to switch the file to WAL; SQLite answers one of them "locked"
+    at once instead of waiting (measured: 25 of 800 such opens, without the retry). Every run must
+    still get the cache, not a one-line "running without it"."""
+    usable: list[bool] = []
+
+    def open_at(path: Path, start: threading.Barrier) -> None:
+        start.wait()
+        cache = ResponseCache(path)
+        usable.append(cache.usable)
+        cache.close()
+
+    for round_ in range(100):
+        start = threading.Barrier(4)
+        threads = [threading.Thread(target=open_at, args=(tmp_path / f"{round_}.sqlite", start)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert usable == [True] * 400 and "cannot open" not in caplog.text
+
+
+def real_lock_error(tmp_path: Path) -> sqlite3.OperationalError:
+    holder = sqlite3.connect(tmp_path / "held.sqlite", isolation_level=None)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        sqlite3.connect(tmp_path / "held.sqlite", timeout=0).execute("SELECT * FROM t")
+    except sqlite3.OperationalError as exc:
+        return exc
+    finally:
+        holder.close()
+    raise AssertionError("an exclusive lock did not block a reader")
+
+
+def test_a_lock_that_outlasts_the_busy_timeout_is_one_line_and_no_cache(tmp_path, monkeypatch, caplog):
+    busy = real_lock_error(tmp_path)
+    tries = []
+
+    def locked(self):
+        tries.append(1)
+        raise busy
+
+    monkeypatch.setattr(ResponseCache, "_connect", locked)
+    monkeypatch.setattr(cache_module, "BUSY_TIMEOUT_S", 0.2)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    assert not cache.usable and len(tries) > 1
+    assert caplog.text.count("cannot open (database is locked); running without it") == 1
+
+
+def test_a_disk_error_at_open_is_not_retried(tmp_path, monkeypatch, caplog):
+    tries = []
+
+    def failing(self):
+        tries.append(1)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(ResponseCache, "_connect", failing)
+    assert not ResponseCache(tmp_path / "c.sqlite").usable and tries == [1]
+    assert "cannot open (disk I/O error)" in caplog.text
 
 
 WRITER = textwrap.dedent("""
