@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 #: The Hydra config tree (``conf/``) every entry point and reader composes from.
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+
+#: Names the folder of the real evaluation data (``conf/benchmark/*.yaml`` read it too).
+SHARED_DATA_ENV = "LEDGERMIND_SHARED_DATA"
+
+
+def shared_data_dir() -> Path:
+    """The real evaluation data: ``$LEDGERMIND_SHARED_DATA``, else ``shared/data`` beside the checkout.
+
+    Why a function: the benchmark configs honour the variable at composition time
+    (``${oc.env:LEDGERMIND_SHARED_DATA,../shared/data}``); every command and study default must
+    follow the same variable when it is read, not when a module was first imported."""
+    return Path(os.environ.get(SHARED_DATA_ENV) or CONF_DIR.parent.parent / "shared" / "data")
 
 
 def to_plain(node: Mapping[str, Any] | None) -> dict[str, Any] | None:

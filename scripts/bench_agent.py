@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 from omegaconf import OmegaConf  # noqa: E402
 
 from ledgermind.benchmarks import load_benchmark  # noqa: E402
+from ledgermind.confutil import shared_data_dir  # noqa: E402
 from ledgermind.grounding import build_cascade  # noqa: E402
 from ledgermind.pipeline import AblationFlags, LedgerMindAgent, PipelineConfig  # noqa: E402
 from ledgermind.pipeline.agent import grounding_config  # noqa: E402
@@ -69,7 +70,7 @@ def main() -> None:
     ap.add_argument("--backend", choices=["scripted", "transformers", "vllm"], default="scripted")
     ap.add_argument("--url", default=None)
     ap.add_argument("--n", type=int, default=20)
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "mmmu_pro_subset"))
+    ap.add_argument("--data", default=str(shared_data_dir() / "mmmu_pro_subset"))
     ap.add_argument("--max-tokens", type=int, default=48)
     args = ap.parse_args()
 

@@ -35,6 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from ledgermind.confutil import shared_data_dir  # noqa: E402
 from ledgermind.grounding.cascade import GroundingCascade, build_cascade  # noqa: E402
 from ledgermind.studies.agreement import load_pairs  # noqa: E402
 from ledgermind.grounding import ecc  # noqa: E402
@@ -46,8 +47,8 @@ from perception import abbreviations  # noqa: E402
 from perception.aliases import build_default_table  # noqa: E402
 from perception.ner import SpacyNER  # noqa: E402
 
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "mmmu_pro_all_text.jsonl"
-DEFAULT_PAIRS = REPO.parent / "shared" / "data" / "grounding_ext" / "dev.jsonl"
+DEFAULT_DATA = shared_data_dir() / "mmmu_pro_all_text.jsonl"
+DEFAULT_PAIRS = shared_data_dir() / "grounding_ext" / "dev.jsonl"
 
 
 @dataclass(frozen=True)

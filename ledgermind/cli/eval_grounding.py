@@ -34,16 +34,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ledgermind.cli.study_run import run_study
-from ledgermind.runs.provenance import REPO_ROOT as REPO
+from ledgermind.confutil import shared_data_dir
 from ledgermind.studies.grounding_cv import DEFAULT_GRID
 from ledgermind.studies.grounding_eval import agreement_study, cv_study, study_pairs
 
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "grounding_ext" / "dev.jsonl"
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=None, help="annotated pairs (default: <shared data>/grounding_ext/dev.jsonl)")
     parser.add_argument("--strict-ncc", action="store_true", help="strict Eq. 5 (ncc_relations=false)")
     parser.add_argument("--misses", action="store_true", help="list the disagreeing rows")
     parser.add_argument("--folds", type=int, default=0, help="K-fold cross-validation of the parameter grid")
@@ -64,6 +61,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    args.data = args.data or shared_data_dir() / "grounding_ext" / "dev.jsonl"
 
     def report() -> str:
         pairs = study_pairs(args.data, derived=not args.no_derived if args.folds else args.derived)

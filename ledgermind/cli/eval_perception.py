@@ -20,6 +20,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from ledgermind.cli.study_run import run_study
+from ledgermind.confutil import shared_data_dir
 from ledgermind.errors import UserError
 from ledgermind.runs.provenance import REPO_ROOT as REPO
 from ledgermind.studies.gauges import crop_tool, report_gauges, run_gauges
@@ -27,9 +28,6 @@ from ledgermind.studies.ocr_memo import OCRDiskMemo
 from ledgermind.studies.ocr_survey import rotation_engines, run_mmmu, run_rotation
 from ledgermind.studies.zone_cv import run_zone_cv
 from perception.cache import default_perception_cache_dir
-
-SHARED = REPO.parent / "shared" / "data"
-
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -67,9 +65,9 @@ def study(args: argparse.Namespace) -> str:
     assert engine is not None
     if args.ocr_memo != "off":
         OCRDiskMemo(engine, Path(args.ocr_memo) if args.ocr_memo else default_perception_cache_dir() / "eval_ocr")
-    gauges = args.data or SHARED / "gauges"
+    gauges = args.data or shared_data_dir() / "gauges"
     if args.mmmu:
-        return run_mmmu(args.data or SHARED / "mmmu_pro_subset", engine, policy)
+        return run_mmmu(args.data or shared_data_dir() / "mmmu_pro_subset", engine, policy)
     if args.rotation:
         return run_rotation(sorted((gauges / "images").glob("*"))[: args.limit], *rotation_engines(cfg.ocr), policy)
     if args.folds:

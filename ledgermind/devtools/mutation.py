@@ -38,11 +38,13 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ledgermind.confutil import shared_data_dir
+
 REPO = Path(__file__).resolve().parents[2]
 WORK = REPO / "build" / "mutation"
 ACCEPTED_DOC = REPO / "docs" / "mutation.md"
 ACCEPTED_HEADING = "## Accepted survivors"
-SHARED_DATA = Path(os.environ.get("LEDGERMIND_SHARED_DATA", REPO.parent / "shared" / "data"))
+SHARED_DATA = shared_data_dir()
 LINKED = ("ledgermind", "perception", "tests", "conf", "scripts")  # what the tests import or read
 PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow and not hf and not vllm"]
 

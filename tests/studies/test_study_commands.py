@@ -46,3 +46,16 @@ def test_a_study_command_with_a_bad_option_is_one_line(argv: list[str], says: st
     assert cli.main([a.format(tmp=tmp_path) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.strip() == says.format(tmp=tmp_path) and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["eval-grounding"], "error: annotated pairs file not found: {tmp}/grounding_ext/dev.jsonl"),
+    (["eval-perception"], "error: no items.jsonl in {tmp}/gauges"),
+])  # fmt: skip
+def test_the_study_commands_find_the_shared_data_where_the_configs_do(
+    argv: list[str], says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """$LEDGERMIND_SHARED_DATA moves the data for conf/benchmark/*.yaml; the studies follow it too."""
+    monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(tmp_path))
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err.startswith(says.format(tmp=tmp_path))
