@@ -38,3 +38,14 @@ def test_classify_labels_survivors_only(tmp_path: Path) -> None:
     doc.write_text("## Accepted survivors\n| mutant | f | c | r |\n|---|---|---|---|\n"
                    "| `p.x_f__mutmut_1` | f | equivalent | because |\n## Next\n| `q.x_g__mutmut_2` | g | x | y |\n")
     assert m.accepted_patterns(doc) == ["p.x_f__mutmut_1"]  # rows of other sections do not count
+
+
+def test_check_without_a_recorded_run_is_one_line_not_every_row_stale(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A fresh checkout has no build/mutation: --check must say so, not call all accepted rows stale."""
+    monkeypatch.setattr(mutation, "WORK", tmp_path)
+    (tmp_path / "ledger" / "mutants").mkdir(parents=True)  # one module has a run, one has none
+    for flag in ("--check", "--report", "--survivors"):
+        assert mutation.main([flag, "--modules", "ledger grounding"]) == 2
+        out = capsys.readouterr()
+        assert out.out == "" and out.err.count("\n") == 1
+        assert out.err.startswith(f"no mutation run recorded for grounding under {tmp_path}; run it first")

@@ -299,6 +299,12 @@ def main(argv: list[str] | None = None) -> int:
         for n in names:
             print(f"{n}: {' '.join(MODULES[n].functions)}\n    tests: {' '.join(MODULES[n].tests)}")
         return 0
+    never_run = [n for n in names if not (WORK / n / "mutants").is_dir()]
+    if (a.check or a.report or a.survivors) and never_run:
+        # Without a run there is nothing to read: every accepted row would look stale, every count 0.
+        print(f"no mutation run recorded for {', '.join(never_run)} under {WORK}; run it first: "
+              f"scripts/mutation.py --modules {' '.join(never_run)}", file=sys.stderr)
+        return 2
     patterns = accepted_patterns()
     if a.survivors:
         for n in names:
