@@ -180,16 +180,10 @@ def reply_from_row(payload: str) -> Reply:
     return Reply(**data)
 
 
-BUSY_ERRORS = frozenset({"SQLITE_BUSY", "SQLITE_LOCKED"})
-
-
 def is_busy(exc: sqlite3.Error) -> bool:
-    """Another connection holds the lock: retry, the file and the disk are fine."""
-    name = getattr(exc, "sqlite_errorname", "")
-    if name:
-        return any(name == base or name.startswith(base + "_") for base in BUSY_ERRORS)  # SQLITE_BUSY_RECOVERY, ...
-    text = str(exc).lower()  # pragma: no cover — Python < 3.11 has no error names
-    return "locked" in text or "busy" in text
+    """Another connection holds the lock (``SQLITE_BUSY*``, ``SQLITE_LOCKED*``): retry; the file
+    and the disk are fine. An error Python raised itself carries no SQLite name and is not busy."""
+    return getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
 
 
 def is_corruption(exc: sqlite3.Error) -> bool:

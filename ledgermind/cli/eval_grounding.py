@@ -38,6 +38,7 @@ from ledgermind.confutil import shared_data_dir
 from ledgermind.studies.grounding_cv import DEFAULT_GRID
 from ledgermind.studies.grounding_eval import agreement_study, cv_study, study_pairs
 
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=None, help="annotated pairs (default: <shared data>/grounding_ext/dev.jsonl)")

@@ -29,6 +29,7 @@ from ledgermind.studies.ocr_survey import rotation_engines, run_mmmu, run_rotati
 from ledgermind.studies.zone_cv import run_zone_cv
 from perception.cache import default_perception_cache_dir
 
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=None, help="gauge folder (items.jsonl + images/)")
