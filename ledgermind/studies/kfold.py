@@ -38,10 +38,15 @@ class FoldCountError(UserError):
     Library wording (an entry point adds which option gave K)."""
 
 
-def stratified_folds(strata: Sequence[Hashable], k: int, seed: int = 0) -> list[int]:
-    """Fold index (0..k-1) of each item; items of one stratum are spread evenly over the folds."""
+def check_fold_count(k: int) -> None:
+    """K below 2 splits nothing; said before any data is read (the item count is checked later)."""
     if k < 2:
         raise FoldCountError(f"k-fold cross-validation needs at least 2 folds, got {k}")
+
+
+def stratified_folds(strata: Sequence[Hashable], k: int, seed: int = 0) -> list[int]:
+    """Fold index (0..k-1) of each item; items of one stratum are spread evenly over the folds."""
+    check_fold_count(k)
     if k > len(strata):
         raise FoldCountError(f"{k} folds exceed the number of items ({len(strata)})")
     by_stratum: dict[Hashable, list[int]] = defaultdict(list)
@@ -123,4 +128,4 @@ def cross_validate(
     return report
 
 
-__all__ = ["CVReport", "FoldCountError", "FoldResult", "cross_validate", "stratified_folds"]
+__all__ = ["CVReport", "FoldCountError", "check_fold_count", "FoldResult", "cross_validate", "stratified_folds"]

@@ -39,10 +39,15 @@ def test_run_study_lets_a_bug_through() -> None:
 @pytest.mark.parametrize(("argv", "says"), [
     (["eval-grounding", "--data", "{tmp}/none.jsonl"], "error: annotated pairs file not found: {tmp}/none.jsonl"),
     (["eval-grounding", "--folds", "1"], "error: --folds 1: k-fold cross-validation needs at least 2 folds, got 1"),
+    (["eval-grounding", "--folds", "-1"], "error: --folds -1: k-fold cross-validation needs at least 2 folds, got -1"),
+    (["eval-perception", "--folds", "1"], "error: --folds 1: k-fold cross-validation needs at least 2 folds, got 1"),
     (["eval-perception", "--config", "{tmp}/none.yaml"], "error: --config {tmp}/none.yaml: no such file"),
 ])  # fmt: skip
 def test_a_study_command_with_a_bad_option_is_one_line(argv: list[str], says: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """The option is the mistake reported, with or without the shared data (here: none)."""
+    monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(tmp_path / "no-data"))
     assert cli.main([a.format(tmp=tmp_path) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.strip() == says.format(tmp=tmp_path) and "Traceback" not in err
