@@ -17,7 +17,7 @@ GPU_PY   := $(GPU_VENV)/bin/python
 PADDLE_INDEX ?= https://www.paddlepaddle.org.cn/packages/stable/cu126/
 PADDLE_VERSION ?= 3.0.0
 
-.PHONY: run test env browser gpu-env gpu-paddle bench clean-env table3-sim digest mutation
+.PHONY: run test lint env browser gpu-env gpu-paddle bench clean-env table3-sim digest mutation
 
 run: env
 	$(PY) scripts/run.py $(ARGS)
@@ -28,6 +28,12 @@ test: env browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 env: $(STAMP)
+
+# The style and type checks CI runs (.ci/run): ruff's rules and formatter (pyproject [tool.ruff]).
+LINT_PATHS := ledgermind perception scripts tests
+lint: env
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 
 # The HTML report's browser tests drive Debian's headless Chromium through chromedriver.
 browser:

@@ -1,2 +1,3 @@
 """LedgerMind: provenance-constrained multimodal agentic reasoning."""
+
 __version__ = "0.1.0"

@@ -95,14 +95,26 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check claims against their evidence with coverage, ECC and NCC (JSONL in, JSONL out).",
     )
     parser.add_argument("claims", help="JSONL file of {id, claim, evidence, kind?} objects, or '-' for stdin")
-    parser.add_argument("--beta", type=float, default=GroundingConfig.beta,
-                        help="coverage threshold for 'grounded' (App. E.1; default %(default)s)")
-    parser.add_argument("--delta-read", type=float, default=GroundingConfig.delta_read,
-                        help="relative tolerance for kind=reading numbers (App. C; default %(default)s)")
-    parser.add_argument("--strict-ncc", action="store_true",
-                        help="strict Eq. 5 equality for numbers; default: relation-aware NCC (issue 11)")
-    parser.add_argument("--ner-model", default=DEFAULT_MODEL,
-                        help="spaCy model package (default %(default)s)")
+    parser.add_argument(
+        "--beta",
+        type=float,
+        default=GroundingConfig.beta,
+        help="coverage threshold for 'grounded' (App. E.1; default %(default)s)",
+    )
+    parser.add_argument(
+        "--delta-read",
+        type=float,
+        default=GroundingConfig.delta_read,
+        help="relative tolerance for kind=reading numbers (App. C; default %(default)s)",
+    )
+    parser.add_argument(
+        "--strict-ncc",
+        action="store_true",
+        help="strict Eq. 5 equality for numbers; default: relation-aware NCC (issue 11)",
+    )
+    parser.add_argument(
+        "--ner-model", default=DEFAULT_MODEL, help="spaCy model package (default %(default)s)"
+    )
     parser.add_argument("--aliases", type=Path, help="extra alias table JSON (groups/abbreviations/acronyms)")
     return parser
 

@@ -192,7 +192,13 @@ def parse_sc_lines(text: str, start_index: int = 1) -> list[Claim]:
         if not body:
             continue
         claims.append(
-            Claim(id=f"SC-{int(m.group(1))}", ctype=ClaimType.SC, text=body, stage=Stage(m.group(2).upper()), citations=cites)
+            Claim(
+                id=f"SC-{int(m.group(1))}",
+                ctype=ClaimType.SC,
+                text=body,
+                stage=Stage(m.group(2).upper()),
+                citations=cites,
+            )
         )
     return _dedupe_ids(claims, start_index)
 
@@ -208,7 +214,9 @@ def _claims_from_json(items: list[Any], start_index: int) -> list[Claim]:
             continue
         cites_raw = c.get("cites", c.get("citations", []))
         cites = extract_citations(" ".join(map(str, cites_raw))) if isinstance(cites_raw, list) else []
-        claims.append(Claim(id=f"SC-{i}", ctype=ClaimType.SC, text=text, stage=Stage(stage_raw), citations=cites))
+        claims.append(
+            Claim(id=f"SC-{i}", ctype=ClaimType.SC, text=text, stage=Stage(stage_raw), citations=cites)
+        )
     return _dedupe_ids(claims, start_index)
 
 

@@ -65,7 +65,9 @@ def read_jsonl(
         value, text, reason = _parse(line, decode_errors, objects)
         if reason is None:
             yield JsonlRow(n, value, text)
-        elif torn_tail and n == last and not raw.rstrip(b" \t").endswith((b"\n", b"\r")) and value is _INVALID:
+        elif (
+            torn_tail and n == last and not raw.rstrip(b" \t").endswith((b"\n", b"\r")) and value is _INVALID
+        ):
             return
         elif bad is BadLine.RAISE:
             raise bad_line(path, n, text, what, reason)

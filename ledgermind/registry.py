@@ -45,7 +45,9 @@ class Registry(Generic[T]):
         if not name or not isinstance(name, str):
             raise RegistryError(f"{self.kind} name must be a non-empty string, got {name!r}")
         if name in self._items:
-            raise RegistryError(f"duplicate {self.kind} name {name!r}: already registered as {self._items[name]!r}")
+            raise RegistryError(
+                f"duplicate {self.kind} name {name!r}: already registered as {self._items[name]!r}"
+            )
         self._items[name] = obj
 
     def add_lazy(self, name: str, target: str, *aliases: str) -> None:

@@ -30,8 +30,12 @@ _MAX_SHORT = 10
 def is_short_form(text: str) -> bool:
     """Schwartz–Hearst's short-form test: 2..10 chars, ≤ 2 words, a letter, alphanumeric start."""
     text = text.strip()
-    return (2 <= len(text) <= _MAX_SHORT and len(text.split()) <= 2 and text[0].isalnum()
-            and any(ch.isalpha() for ch in text))
+    return (
+        2 <= len(text) <= _MAX_SHORT
+        and len(text.split()) <= 2
+        and text[0].isalnum()
+        and any(ch.isalpha() for ch in text)
+    )
 
 
 def best_long_form(short: str, candidate: str) -> str | None:
@@ -53,8 +57,13 @@ def best_long_form(short: str, candidate: str) -> str | None:
         s_index -= 1
     start = candidate.rfind(" ", 0, l_index + 1) + 1
     long_form = candidate[start:].strip()
-    if not long_form or len(long_form) <= len(short) or " " not in long_form and len(short) > 1 \
-            and long_form.lower().startswith(short.lower()):
+    if (
+        not long_form
+        or len(long_form) <= len(short)
+        or " " not in long_form
+        and len(short) > 1
+        and long_form.lower().startswith(short.lower())
+    ):
         return None
     return long_form
 
@@ -72,7 +81,7 @@ def _definitions(text: str) -> tuple[tuple[str, str], ...]:
         before = text[: m.start()].rstrip()
         if is_short_form(inner):
             words = _WORD.findall(before)
-            window = " ".join(words[-min(len(inner) + 5, 2 * len(inner)):])
+            window = " ".join(words[-min(len(inner) + 5, 2 * len(inner)) :])
             long_form = best_long_form(inner, window)
             if long_form:
                 found.append((inner, long_form.strip(" \"'“”,;:")))

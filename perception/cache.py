@@ -92,7 +92,9 @@ class PerceptionCache:
             return None
         path = Path(str(setting)).expanduser()
         if path.exists() and not path.is_dir():
-            raise ConfigError(f"perception.cache_dir must be a directory, 'default' or 'off'; {path} is a file")
+            raise ConfigError(
+                f"perception.cache_dir must be a directory, 'default' or 'off'; {path} is a file"
+            )
         return cls(path)
 
     def _path(self, key: str, suffix: str) -> Path:
@@ -183,7 +185,9 @@ class CachedTool(Tool):
             if hit is not None:
                 return hit
         result = await self.inner._arun(**inputs)  # the Tool protocol: exceptions become T1 in ainvoke
-        observations, artifacts = (list(result[0]), dict(result[1])) if isinstance(result, tuple) else (list(result), {})
+        observations, artifacts = (
+            (list(result[0]), dict(result[1])) if isinstance(result, tuple) else (list(result), {})
+        )
         if key is not None:
             await asyncio.to_thread(self.cache.put, key, observations, artifacts)
         return observations, artifacts
@@ -191,7 +195,10 @@ class CachedTool(Tool):
     def key(self, inputs: Mapping[str, Any]) -> str | None:
         """Hash of fingerprint + inputs with images replaced by a pixel digest; ``None``: not cacheable."""
         try:
-            view = {k: _input_view(Path(v) if k == "image" and isinstance(v, str) else v) for k, v in sorted(inputs.items())}
+            view = {
+                k: _input_view(Path(v) if k == "image" and isinstance(v, str) else v)
+                for k, v in sorted(inputs.items())
+            }
         except (OSError, ValueError):
             return None  # e.g. a missing file: the tool itself reports it (T1)
         blob = json.dumps({"tool": self.fingerprint, "inputs": view}, sort_keys=True, default=repr)
@@ -259,7 +266,11 @@ def settings_of(obj: Any, depth: int = 0) -> Any:
         fields = dict(vars(obj))
     else:
         return cls
-    public = {k: settings_of(v, depth + 1) for k, v in sorted(fields.items()) if not k.startswith("_") and k not in _NOT_SETTINGS}
+    public = {
+        k: settings_of(v, depth + 1)
+        for k, v in sorted(fields.items())
+        if not k.startswith("_") and k not in _NOT_SETTINGS
+    }
     return {"class": cls, **public}
 
 

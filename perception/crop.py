@@ -33,12 +33,14 @@ import random
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+
 from PIL import Image
 
 from ledgermind.errors import ConfigError
 from ledgermind.tools.base import BBox
 from perception.detect import Proposal, ProposalSource, intersection_area
 from perception.ocr import OCRLine
+
 
 @dataclass(frozen=True)
 class CropConfig:
@@ -71,7 +73,9 @@ class CropConfig:
         if self.grid < 1 or self.zoom <= 0 or self.margin < 0 or self.max_output_side < 1:
             raise ConfigError(f"invalid crop config: grid={self.grid} zoom={self.zoom} margin={self.margin}")
         if self.verify_top_k < 0 or self.verify_top_k > self.grid * self.grid:
-            raise ConfigError(f"crop verify_top_k must be in [0, {self.grid * self.grid}], got {self.verify_top_k}")
+            raise ConfigError(
+                f"crop verify_top_k must be in [0, {self.grid * self.grid}], got {self.verify_top_k}"
+            )
         if not 0 <= self.perturb_min_px <= self.perturb_max_px:
             raise ConfigError(f"invalid perturbation range [{self.perturb_min_px}, {self.perturb_max_px}] px")
 
@@ -210,7 +214,9 @@ def text_tokens(texts: Iterable[str]) -> set[tuple[str, str]]:
     return tokens
 
 
-def text_gain(zoom_texts: Iterable[str], known_texts: Iterable[str], cues: QuestionCues, cfg: CropConfig) -> float:
+def text_gain(
+    zoom_texts: Iterable[str], known_texts: Iterable[str], cues: QuestionCues, cfg: CropConfig
+) -> float:
     """What a zoomed reading adds for this question: its tokens that no known line holds, a number
     counting ``1 + numeric_text_bonus`` on a reading question, a question keyword or number adding
     its bonus — the same cues that weigh proposals."""
@@ -285,14 +291,18 @@ def crop_zoom(image: Image.Image, region: BBox, cfg: CropConfig = CropConfig()) 
     """Crop ``region`` (clipped, whole pixels) and upscale it by ``cfg.zoom`` with Lanczos."""
     region = _snap(region, image.size)
     if region.width < 1 or region.height < 1:
-        raise ValueError(f"crop region {region.as_list()} is empty inside the {image.width}x{image.height} image")
+        raise ValueError(
+            f"crop region {region.as_list()} is empty inside the {image.width}x{image.height} image"
+        )
     scale = min(cfg.zoom, cfg.max_output_side / max(region.width, region.height))
     out_size = (max(1, round(region.width * scale)), max(1, round(region.height * scale)))
     crop = image.crop(tuple(int(v) for v in region.as_list())).resize(out_size, Image.Resampling.LANCZOS)
     return CropResult(crop, region, out_size[0] / region.width)
 
 
-def perturb_bbox(box: BBox, size: tuple[int, int], seed: int | str = 0, cfg: CropConfig = CropConfig()) -> BBox:
+def perturb_bbox(
+    box: BBox, size: tuple[int, int], seed: int | str = 0, cfg: CropConfig = CropConfig()
+) -> BBox:
     """RETRY's visual-tool perturbation (App. E.2): move each edge by ±[min, max] px, staying in the image.
 
     Deterministic for a given (box, seed). If shifting inwards would collapse the box after clipping,

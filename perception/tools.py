@@ -62,7 +62,10 @@ REGION_ZOOM = CropConfig().zoom  # App. A: the selected region is read at z = 2.
 
 
 def ocr_lines(
-    loaded: LoadedImage, engine: OCREngine, region: BBox | None = None, upscale: float = REGION_ZOOM,
+    loaded: LoadedImage,
+    engine: OCREngine,
+    region: BBox | None = None,
+    upscale: float = REGION_ZOOM,
     min_confidence: float | None = None,
 ) -> list[OCRLine]:
     """OCR the loaded image, or ``region`` of it (original coordinates) upscaled by ``upscale``
@@ -97,7 +100,9 @@ class OCRTool(Tool):
     kind = ToolKind.OCR
 
     def __init__(
-        self, engine: OCREngine | None = None, image_policy: ImagePolicy | None = None,
+        self,
+        engine: OCREngine | None = None,
+        image_policy: ImagePolicy | None = None,
         region_zoom: float = REGION_ZOOM,
     ) -> None:
         if region_zoom <= 0:
@@ -157,7 +162,11 @@ class CropZoomTool(Tool):
         self.image_policy = image_policy or ImagePolicy()
 
     def _run(
-        self, image: ImageSource, question: str | None = None, bbox: Any = None, perturb_seed: int | str | None = None
+        self,
+        image: ImageSource,
+        question: str | None = None,
+        bbox: Any = None,
+        perturb_seed: int | str | None = None,
     ) -> tuple[list[Observation], dict[str, Any]]:
         if bbox is None and not (question and question.strip()):
             raise ValueError("crop_zoom needs a question (for zone selection) or an explicit bbox")
@@ -171,7 +180,12 @@ class CropZoomTool(Tool):
             crop = self.select(loaded, question)
         region = loaded.to_original(crop.region)
         scale = crop.image.width / region.width  # zoomed px per original px
-        meta = {"zone": crop.zone, "scale": scale, "zone_scores": list(crop.zone_scores), "zoom": self.config.zoom}
+        meta = {
+            "zone": crop.zone,
+            "scale": scale,
+            "zone_scores": list(crop.zone_scores),
+            "zoom": self.config.zoom,
+        }
         if crop.zone_gains:
             meta["zone_gains"] = [list(zg) for zg in crop.zone_gains]
         obs = Observation(text=format_metadata(crop.zone, region, scale), bbox=region, meta=meta)
@@ -212,7 +226,9 @@ class DetectTool(Tool):
     name = "detect"
     kind = ToolKind.DETECT
 
-    def __init__(self, detector: OwlV2Detector | None = None, image_policy: ImagePolicy | None = None) -> None:
+    def __init__(
+        self, detector: OwlV2Detector | None = None, image_policy: ImagePolicy | None = None
+    ) -> None:
         self.detector = detector or OwlV2Detector()
         self.image_policy = image_policy or ImagePolicy()
 
@@ -222,7 +238,9 @@ class DetectTool(Tool):
             raise ValueError("detect needs at least one non-empty query (an object name)")
         loaded = load_image(image, self.image_policy)
         return [
-            Observation(text=p.label, bbox=loaded.to_original(p.bbox), score=p.score, meta={"source": p.source.value})
+            Observation(
+                text=p.label, bbox=loaded.to_original(p.bbox), score=p.score, meta={"source": p.source.value}
+            )
             for p in self.detector.detect(loaded.image, names)
         ]
 
@@ -242,8 +260,9 @@ def build_tools(cfg: Mapping[str, Any]) -> dict[str, Tool]:
     text_detector = instantiate(cfg["text_detector"]) if cfg.get("text_detector") else None
     tools: dict[str, Tool] = {
         "ocr": OCRTool(engine, policy, region_zoom=crop_cfg.zoom),  # one z for crop and region OCR
-        "crop_zoom": CropZoomTool(crop_cfg, engine, proposer, detector, image_policy=policy,
-                                  text_detector=text_detector),
+        "crop_zoom": CropZoomTool(
+            crop_cfg, engine, proposer, detector, image_policy=policy, text_detector=text_detector
+        ),
     }
     if detector is not None:
         tools["detect"] = DetectTool(detector, policy)

@@ -33,10 +33,19 @@ from ledgermind.pipeline import AblationFlags, LedgerMindAgent, PipelineConfig  
 from ledgermind.pipeline.agent import grounding_config  # noqa: E402
 
 SCRIPTED_RULES = [
-    {"prompt": "plan", "reply": "1. Observation targets: the figure\n2. Reasoning method: per option\n5. Answer granularity: one letter"},
-    {"prompt": "observe", "reply": "[OC-1] TEXT | label A\n[OC-2] OBJECT | a diagram with two parts\n[OC-3] NUMBER | 12"},
-    {"prompt": "reason", "reply": "[SC-1][E] The diagram shows two parts | Based on: [OC-2]\n"
-                                 "[SC-2][J] Option A fits the diagram | Based on: [SC-1], [OC-2]"},
+    {
+        "prompt": "plan",
+        "reply": "1. Observation targets: the figure\n2. Reasoning method: per option\n5. Answer granularity: one letter",
+    },
+    {
+        "prompt": "observe",
+        "reply": "[OC-1] TEXT | label A\n[OC-2] OBJECT | a diagram with two parts\n[OC-3] NUMBER | 12",
+    },
+    {
+        "prompt": "reason",
+        "reply": "[SC-1][E] The diagram shows two parts | Based on: [OC-2]\n"
+        "[SC-2][J] Option A fits the diagram | Based on: [SC-1], [OC-2]",
+    },
     {"prompt": "decide", "reply": "Answer: A | Based on: [SC-2]"},
     {"prompt": "direct", "reply": "Answer: A"},
     {"pattern": "", "reply": "Answer: A"},
@@ -77,8 +86,13 @@ def main() -> None:
     from ledgermind.backends.tiny import build_tiny_qwen2_vl
     from perception.build import build_perception
 
-    model_cfg = {"name": "tiny_qwen2_vl", "path": str(build_tiny_qwen2_vl()), "dtype": "float32",
-                 "context_length": 1024, "max_images": 2}  # fmt: skip
+    model_cfg = {
+        "name": "tiny_qwen2_vl",
+        "path": str(build_tiny_qwen2_vl()),
+        "dtype": "float32",
+        "context_length": 1024,
+        "max_images": 2,
+    }
     items = load_benchmark("mmmu_pro", {"path": args.data, "setting": "standard10", "limit": args.n})
     node = OmegaConf.to_container(OmegaConf.load(REPO / "conf/perception/cpu.yaml"))
     per = build_perception({**node, "cache_dir": "off"})  # timed: every image read, none from the cache
@@ -86,7 +100,9 @@ def main() -> None:
     tools, ner = per.tools, per.ner
     ner.entities("warm up")  # load the spaCy model outside the timed region
     backend, server = build_backend(args.backend, args.url, model_cfg)
-    agent = LedgerMindAgent(backend, tools, build_cascade(grounding_config(cfg, flags), ner=ner, aliases=per.aliases), cfg, flags)
+    agent = LedgerMindAgent(
+        backend, tools, build_cascade(grounding_config(cfg, flags), ner=ner, aliases=per.aliases), cfg, flags
+    )
     try:
         trajs = [asyncio.run(agent.solve(it)) for it in items]
     finally:
@@ -97,15 +113,19 @@ def main() -> None:
     for t in trajs:
         by_path[t.path.value].append(t)
     print(f"backend={args.backend} items={len(trajs)} errors={sum(t.error is not None for t in trajs)}")
-    print(f"{'path':<10}{'n':>4}{'MLLM calls/q':>14}{'tool calls/q':>14}{'wall s/q':>10}{'model %':>9}{'tools %':>9}{'own %':>8}")
+    print(
+        f"{'path':<10}{'n':>4}{'MLLM calls/q':>14}{'tool calls/q':>14}{'wall s/q':>10}{'model %':>9}{'tools %':>9}{'own %':>8}"
+    )
     for path, ts in sorted(by_path.items()) + [("ALL", trajs)]:
         total = sum(t.timings["total_s"] for t in ts)
         model = sum(t.timings["model_s"] for t in ts)
         tool = sum(t.timings["tool_s"] for t in ts)
         own = sum(t.timings["own_s"] for t in ts)
-        print(f"{path:<10}{len(ts):>4}{statistics.fmean(t.n_model_calls for t in ts):>14.2f}"
-              f"{statistics.fmean(_perception_calls(t) for t in ts):>14.2f}"
-              f"{total / len(ts):>10.2f}{100 * model / total:>9.1f}{100 * tool / total:>9.1f}{100 * own / total:>8.2f}")  # fmt: skip
+        print(
+            f"{path:<10}{len(ts):>4}{statistics.fmean(t.n_model_calls for t in ts):>14.2f}"
+            f"{statistics.fmean(_perception_calls(t) for t in ts):>14.2f}"
+            f"{total / len(ts):>10.2f}{100 * model / total:>9.1f}{100 * tool / total:>9.1f}{100 * own / total:>8.2f}"
+        )
     own_share = sum(t.timings["own_s"] for t in trajs) / sum(t.timings["total_s"] for t in trajs)
     print(f"own_code_share={own_share:.4f}")
 

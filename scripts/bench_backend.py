@@ -70,13 +70,20 @@ def row(label: str, wall: float, lat: list[float]) -> str:
 async def bench(base_url: str, model_dir: str, args: argparse.Namespace) -> None:
     model = {"name": "tiny_qwen2_vl", "path": model_dir}
     reqs = requests(args.requests, args.max_tokens)
-    client = VLLMServerBackend(model, base_urls=[base_url], served_model_name=model_dir,
-                               concurrency=max(args.concurrency, 1), max_retries=0)  # fmt: skip
+    client = VLLMServerBackend(
+        model,
+        base_urls=[base_url],
+        served_model_name=model_dir,
+        concurrency=max(args.concurrency, 1),
+        max_retries=0,
+    )
     await run(client, reqs[:8], 1)  # warm-up (first multimodal request compiles/allocates)
     wall1, lat1 = await run(client, reqs, 1)
     walln, latn = await run(client, reqs, args.concurrency)
     with tempfile.TemporaryDirectory() as tmp:
-        cached = CachedBackend(client, ResponseCache(Path(tmp) / "c.sqlite"), "readwrite", ModelRef.from_mapping(model).identity)
+        cached = CachedBackend(
+            client, ResponseCache(Path(tmp) / "c.sqlite"), "readwrite", ModelRef.from_mapping(model).identity
+        )
         wallm, latm = await run(cached, reqs, 1)
         wallh, lath = await run(cached, reqs, 1)
         assert cached.hits == len(reqs)
@@ -90,9 +97,11 @@ async def bench(base_url: str, model_dir: str, args: argparse.Namespace) -> None
     print(row("cache miss (server + sqlite write)", wallm, latm))
     print(row("cache hit (hash + sqlite read)", wallh, lath))
     print(f"\nserver: {n / wall1:.2f} req/s at concurrency 1, {n / walln:.2f} req/s at {args.concurrency}")
-    print(f"speed-up concurrency {args.concurrency} vs 1: {wall1 / walln:.2f}x; "
-          f"durable cache write (sqlite, synchronous=FULL): {put_ms:.2f} ms; "
-          f"hit vs server call: {statistics.mean(lat1) / statistics.mean(lath):.0f}x faster")  # fmt: skip
+    print(
+        f"speed-up concurrency {args.concurrency} vs 1: {wall1 / walln:.2f}x; "
+        f"durable cache write (sqlite, synchronous=FULL): {put_ms:.2f} ms; "
+        f"hit vs server call: {statistics.mean(lat1) / statistics.mean(lath):.0f}x faster"
+    )
     await client.aclose()
 
 
@@ -101,8 +110,13 @@ async def bench_inprocess(model_dir: str, args: argparse.Namespace) -> tuple[flo
     from ledgermind.backends.vllm_inprocess import VLLMInProcessBackend
 
     os.environ.update({k: v for k, v in CPU_ENV.items() if k not in os.environ})
-    engine_args = {"dtype": "float32", "enforce_eager": True, "max_model_len": 4096,
-                   "max_num_seqs": max(args.concurrency, 1), "limit_mm_per_prompt": {"image": 2, "video": 0}}  # fmt: skip
+    engine_args = {
+        "dtype": "float32",
+        "enforce_eager": True,
+        "max_model_len": 4096,
+        "max_num_seqs": max(args.concurrency, 1),
+        "limit_mm_per_prompt": {"image": 2, "video": 0},
+    }
     backend = VLLMInProcessBackend({"name": "tiny_qwen2_vl", "path": model_dir}, engine_args=engine_args)
     reqs = requests(args.requests, args.max_tokens)
     t0 = time.perf_counter()
@@ -118,8 +132,10 @@ async def bench_inprocess(model_dir: str, args: argparse.Namespace) -> tuple[flo
     print("|------------------------------------|----------|-----------|-----------|")
     print(row("in-process, concurrency 1", wall1, lat1))
     print(row(f"in-process, concurrency {args.concurrency}", walln, latn))
-    print(f"\nin-process: {n / wall1:.2f} req/s at concurrency 1, {n / walln:.2f} req/s at {args.concurrency}: "
-          f"{wall1 / walln:.2f}x")  # fmt: skip
+    print(
+        f"\nin-process: {n / wall1:.2f} req/s at concurrency 1, {n / walln:.2f} req/s at {args.concurrency}: "
+        f"{wall1 / walln:.2f}x"
+    )
     return n / wall1, n / walln
 
 

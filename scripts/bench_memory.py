@@ -68,10 +68,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("overrides", nargs="*", help="Hydra overrides for scripts/run.py (after --)")
     args = p.parse_args(argv)
     r = measure([sys.executable, str(REPO / "scripts" / "run.py"), *args.overrides])
-    print(f"scripts/run.py {' '.join(args.overrides) or '(default config)'}: exit {r['rc']}, {r['wall_s']:.1f} s\n")
-    print("| peak RSS, run + children (sum) | peak RSS, largest process | ru_maxrss (largest child) | target |")
+    print(
+        f"scripts/run.py {' '.join(args.overrides) or '(default config)'}: exit {r['rc']}, {r['wall_s']:.1f} s\n"
+    )
+    print(
+        "| peak RSS, run + children (sum) | peak RSS, largest process | ru_maxrss (largest child) | target |"
+    )
     print("|---|---|---|---|")
-    print(f"| {r['peak_tree_gb']:.2f} GB | {r['peak_process_gb']:.2f} GB | {r['ru_maxrss_gb']:.2f} GB | < {args.limit_gb:.1f} GB |")
+    print(
+        f"| {r['peak_tree_gb']:.2f} GB | {r['peak_process_gb']:.2f} GB | {r['ru_maxrss_gb']:.2f} GB | < {args.limit_gb:.1f} GB |"
+    )
     if r["rc"] != 0:
         print(f"run failed: {r['stderr_tail']}", file=sys.stderr)
         return 1

@@ -24,17 +24,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from ledgermind.report import build_report  # noqa: E402
-from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR  # noqa: E402
-from ledgermind.runs.results import read_results  # noqa: E402
-from ledgermind.runs.trajectories import trajectory_path  # noqa: E402
+from ledgermind.report import build_report
+from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR
+from ledgermind.runs.results import read_results
+from ledgermind.runs.trajectories import trajectory_path
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--source", type=Path, default=None, help="a finished run whose trajectories are replicated")
+    p.add_argument(
+        "--source", type=Path, default=None, help="a finished run whose trajectories are replicated"
+    )
     p.add_argument("--n", type=int, default=200, help="items in the benchmarked run")
     p.add_argument("--repeat", type=int, default=3, help="report builds to time")
     p.add_argument("--no-browser", action="store_true", help="skip the headless Chromium timing")
@@ -43,7 +45,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def make_source(tmp: Path) -> Path:
     out = tmp / "source"
-    cmd = [sys.executable, str(REPO / "scripts" / "run.py"), "limit=3", "logger=none", "progress=false", f"hydra.run.dir={out}"]
+    cmd = [
+        sys.executable,
+        str(REPO / "scripts" / "run.py"),
+        "limit=3",
+        "logger=none",
+        "progress=false",
+        f"hydra.run.dir={out}",
+    ]
     subprocess.run(cmd, check=True, cwd=REPO, capture_output=True)
     return out
 
@@ -82,8 +91,15 @@ def browser_times(index: Path) -> dict[str, float]:
         return {}
     opts = webdriver.ChromeOptions()
     opts.binary_location = "/usr/bin/chromium"
-    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-              "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage"):  # fmt: skip
+    for a in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+    ):
         opts.add_argument(a)
     d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
     try:

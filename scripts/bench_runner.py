@@ -46,16 +46,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-import httpx  # noqa: E402
-from hydra import compose, initialize_config_dir  # noqa: E402
-from hydra.errors import HydraException  # noqa: E402
+import httpx
+from hydra import compose, initialize_config_dir
+from hydra.errors import HydraException
 
-from ledgermind.backends.vllm_launch import free_port  # noqa: E402
-from ledgermind.errors import UserError  # noqa: E402
-from ledgermind.experiment.app import run_experiment  # noqa: E402
-from ledgermind.runs.results import read_results  # noqa: E402
-from ledgermind.testing.counting_ocr import CountingRapidOCREngine  # noqa: E402
-from ledgermind.testing.throughput_limit import replay_requests  # noqa: E402
+from ledgermind.backends.vllm_launch import free_port
+from ledgermind.errors import UserError
+from ledgermind.experiment.app import run_experiment
+from ledgermind.runs.results import read_results
+from ledgermind.testing.counting_ocr import CountingRapidOCREngine
+from ledgermind.testing.throughput_limit import replay_requests
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 COUNTING_OCR = "ledgermind.testing.counting_ocr.CountingRapidOCREngine"
@@ -63,25 +63,48 @@ COUNTING_OCR = "ledgermind.testing.counting_ocr.CountingRapidOCREngine"
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", action="append", default=None, help="a running server (repeat for several); default: fake")
+    p.add_argument(
+        "--url", action="append", default=None, help="a running server (repeat for several); default: fake"
+    )
     p.add_argument("--latency", type=float, default=0.5, help="fake server seconds per request")
-    p.add_argument("--model", default="tiny_qwen2_vl", help="conf/model option (only its name matters to the fake)")
+    p.add_argument(
+        "--model", default="tiny_qwen2_vl", help="conf/model option (only its name matters to the fake)"
+    )
     p.add_argument("--benchmark", default="mmmu_pro_standard10", help="conf/benchmark option")
-    p.add_argument("--items", type=int, default=48,
-                   help="first N items of the benchmark (with 16, one 10-call chain bounds the whole run)")
+    p.add_argument(
+        "--items",
+        type=int,
+        default=48,
+        help="first N items of the benchmark (with 16, one 10-call chain bounds the whole run)",
+    )
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8, 16], help="levels to compare")
-    p.add_argument("--sweep", nargs="*", default=["full", "no_ecc"], help="variants of the OCR-per-variant sweep ('' to skip)")
+    p.add_argument(
+        "--sweep",
+        nargs="*",
+        default=["full", "no_ecc"],
+        help="variants of the OCR-per-variant sweep ('' to skip)",
+    )
     p.add_argument("--sweep-only", action="store_true", help="only the sweep table")
-    p.add_argument("--servers", type=int, default=0, help="N fake servers: rotation vs item-affine routing (0: skip)")
+    p.add_argument(
+        "--servers", type=int, default=0, help="N fake servers: rotation vs item-affine routing (0: skip)"
+    )
     p.add_argument("--servers-only", action="store_true", help="only the multi-server table")
-    p.add_argument("--server-items", type=int, default=None,
-                   help="items of the multi-server table (default: 8 per item slot, 8 × servers × per-server)")
+    p.add_argument(
+        "--server-items",
+        type=int,
+        default=None,
+        help="items of the multi-server table (default: 8 per item slot, 8 × servers × per-server)",
+    )
     p.add_argument("--per-server", type=int, default=4, help="items in flight per server (= its batch limit)")
-    p.add_argument("--server-latency", type=float, default=0.1, help="fixed seconds per request of the cost model")
+    p.add_argument(
+        "--server-latency", type=float, default=0.1, help="fixed seconds per request of the cost model"
+    )
     p.add_argument("--server-prefill-ms", type=float, default=0.5, help="ms per uncached prompt token")
     p.add_argument("--server-decode-ms", type=float, default=5.0, help="ms per generated token")
     p.add_argument("--server-image-tokens", type=int, default=1024, help="prompt tokens of one image")
-    p.add_argument("--server-cache-tokens", type=int, default=200_000, help="prefix cache capacity per server")
+    p.add_argument(
+        "--server-cache-tokens", type=int, default=200_000, help="prefix cache capacity per server"
+    )
     p.add_argument("overrides", nargs="*", help="extra Hydra overrides (after --)")
     return p.parse_args(argv)
 
@@ -108,9 +131,15 @@ def run_level(overrides: list[str], concurrency: int, out_dir: Path) -> dict[str
     cpu_s = time.process_time() - cpu0  # all threads of this process; not inflated by waiting for a core
     wall = float(metrics["wall_time_s"])
     calls = [r.model_calls for r in read_results(out_dir)]
-    return {"concurrency": concurrency, "items": metrics["n_items"], "run_s": wall, "errors": metrics["errors"],
-            "items_per_min": 60.0 * metrics["n_items"] / wall if wall else float("nan"),
-            "calls": calls, "cpu_s": cpu_s}  # fmt: skip
+    return {
+        "concurrency": concurrency,
+        "items": metrics["n_items"],
+        "run_s": wall,
+        "errors": metrics["errors"],
+        "items_per_min": 60.0 * metrics["n_items"] / wall if wall else float("nan"),
+        "calls": calls,
+        "cpu_s": cpu_s,
+    }
 
 
 def item_parallel_bound_s(calls: list[int], concurrency: int, latency: float) -> float:
@@ -123,8 +152,17 @@ def item_parallel_bound_s(calls: list[int], concurrency: int, latency: float) ->
 @contextlib.contextmanager
 def fake_server(latency: float, extra: list[str] | None = None) -> Iterator[str]:
     port = free_port()
-    cmd = [sys.executable, "-m", "ledgermind.testing.fake_openai_server", "--port", str(port),
-           "--latency", str(latency), "--record", *(extra or [])]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "ledgermind.testing.fake_openai_server",
+        "--port",
+        str(port),
+        "--latency",
+        str(latency),
+        "--record",
+        *(extra or []),
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(CONF.parent), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/v1"
@@ -175,21 +213,29 @@ def throughput_table(args: argparse.Namespace, base: list[str], url: str, tmp: P
             row["bound_s"] = item_parallel_bound_s(row["calls"], c, args.latency)  # type: ignore[arg-type]
         rows.append(row)
         print(f"concurrency {c}: {row['items_per_min']:.1f} items/min", file=sys.stderr)
-    print(f"\nrunner vs server: {args.items} items of {args.benchmark}, perception cache warm, "
-          f"{'fake server latency %.2f s' % args.latency if fake else url}\n")  # fmt: skip
-    print("| concurrency | items | run s | items/min | × c=first | mean in flight | requests | replay items/min | × replay "
-          "| item-parallel bound s | bound / run | CPU s incl. setup | errors |")  # fmt: skip
+    print(
+        f"\nrunner vs server: {args.items} items of {args.benchmark}, perception cache warm, "
+        f"{f'fake server latency {args.latency:.2f} s' if fake else url}\n"
+    )
+    print(
+        "| concurrency | items | run s | items/min | × c=first | mean in flight | requests | replay items/min | × replay "
+        "| item-parallel bound s | bound / run | CPU s incl. setup | errors |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     first = rows[0]["items_per_min"]
     for r in rows:
         replay = r.get("replay_items_per_min", float("nan"))
-        print(f"| {r['concurrency']} | {r['items']} | {r['run_s']:.1f} | {r['items_per_min']:.1f} | "
-              f"{r['items_per_min'] / first:.2f} | {r.get('in_flight', float('nan')):.2f} | {r.get('requests', '-')} | "
-              f"{replay:.1f} | {r['items_per_min'] / replay:.2f} | {r.get('bound_s', float('nan')):.1f} | "
-              f"{r.get('bound_s', float('nan')) / r['run_s']:.2f} | {r['cpu_s']:.1f} | {r['errors']} |")  # fmt: skip
+        print(
+            f"| {r['concurrency']} | {r['items']} | {r['run_s']:.1f} | {r['items_per_min']:.1f} | "
+            f"{r['items_per_min'] / first:.2f} | {r.get('in_flight', float('nan')):.2f} | {r.get('requests', '-')} | "
+            f"{replay:.1f} | {r['items_per_min'] / replay:.2f} | {r.get('bound_s', float('nan')):.1f} | "
+            f"{r.get('bound_s', float('nan')) / r['run_s']:.2f} | {r['cpu_s']:.1f} | {r['errors']} |"
+        )
     calls = rows[0]["calls"]
-    print(f"\nmodel calls per item: {sorted(calls)} (the replay client has no per-item order to respect; "
-          "the item-parallel bound is the best an item-concurrent runner can do)")
+    print(
+        f"\nmodel calls per item: {sorted(calls)} (the replay client has no per-item order to respect; "
+        "the item-parallel bound is the best an item-concurrent runner can do)"
+    )
     if any(r["errors"] for r in rows):
         print("note: items with errors finish fast and inflate items/min", file=sys.stderr)
 
@@ -200,7 +246,12 @@ def sweep_table(args: argparse.Namespace, base: list[str], tmp: Path) -> None:
     rows = []
     for variant in [v for v in args.sweep if v]:
         CountingRapidOCREngine.reset()
-        overrides = [*base, f"+ablation={variant}", f"perception.cache_dir={cache}", f"perception.ocr._target_={COUNTING_OCR}"]
+        overrides = [
+            *base,
+            f"+ablation={variant}",
+            f"perception.cache_dir={cache}",
+            f"perception.ocr._target_={COUNTING_OCR}",
+        ]
         row = run_level(overrides, 8, tmp / f"sweep-{variant}")
         rows.append((variant, row, CountingRapidOCREngine.calls, CountingRapidOCREngine.seconds))
     print(f"\nsweep: {args.items} items, concurrency 8, perception cache cold before the first variant\n")
@@ -211,23 +262,44 @@ def sweep_table(args: argparse.Namespace, base: list[str], tmp: Path) -> None:
 
 
 def cost_args(args: argparse.Namespace) -> list[str]:
-    return ["--prefix-cache-tokens", str(args.server_cache_tokens), "--prefill-ms-per-token", str(args.server_prefill_ms),
-            "--decode-ms-per-token", str(args.server_decode_ms), "--max-batch", str(args.per_server),
-            "--image-tokens", str(args.server_image_tokens)]  # fmt: skip
+    return [
+        "--prefix-cache-tokens",
+        str(args.server_cache_tokens),
+        "--prefill-ms-per-token",
+        str(args.server_prefill_ms),
+        "--decode-ms-per-token",
+        str(args.server_decode_ms),
+        "--max-batch",
+        str(args.per_server),
+        "--image-tokens",
+        str(args.server_image_tokens),
+    ]
 
 
-def routed_level(base: list[str], urls: list[str], routing: str, concurrency: int, per_server: int, out: Path) -> dict:
+def routed_level(
+    base: list[str], urls: list[str], routing: str, concurrency: int, per_server: int, out: Path
+) -> dict:
     """One run over ``urls``; the servers' token counters give the prefix-hit rate."""
     for url in urls:
         server_call(url, "POST", "/stats/reset")
-    over = merge_overrides(base, [f"backend.base_urls=[{','.join(urls)}]", f"backend.routing={routing}",
-                                  f"backend.per_server_concurrency={per_server}"])  # fmt: skip
+    over = merge_overrides(
+        base,
+        [
+            f"backend.base_urls=[{','.join(urls)}]",
+            f"backend.routing={routing}",
+            f"backend.per_server_concurrency={per_server}",
+        ],
+    )
     row = run_level(over, concurrency, out)
     stats = [server_call(url, "GET", "/stats") for url in urls]
     prompt = sum(int(st["prompt_tokens"]) for st in stats)  # type: ignore[index]
     cached = sum(int(st["cached_tokens"]) for st in stats)  # type: ignore[index]
-    row.update(routing=routing, servers=len(urls), hit_rate=cached / prompt if prompt else float("nan"),
-               requests=[int(st["requests"]) for st in stats])  # type: ignore[index]
+    row.update(
+        routing=routing,
+        servers=len(urls),
+        hit_rate=cached / prompt if prompt else float("nan"),
+        requests=[int(st["requests"]) for st in stats],
+    )  # type: ignore[index]
     return row
 
 
@@ -242,37 +314,64 @@ def servers_table(args: argparse.Namespace, base: list[str], tmp: Path, urls: li
     """One server vs N servers in rotation vs N servers item-affine, the same items each time."""
     items = server_items(args)
     warm = [*merge_overrides(base, [f"limit={items}"]), f"perception.cache_dir={tmp / 'perception'}"]
-    run_level(merge_overrides(warm, [f"backend.base_urls=[{urls[0]}]"]), 8, tmp / "servers-warmup")  # fills the perception cache
+    run_level(
+        merge_overrides(warm, [f"backend.base_urls=[{urls[0]}]"]), 8, tmp / "servers-warmup"
+    )  # fills the perception cache
     c, n = args.per_server, len(urls)
     one = routed_level(warm, urls[:1], "affine", c, c, tmp / "one")
-    rows = [one, *(routed_level(warm, urls, r, n * c, c, tmp / f"servers-{r}") for r in ("rotation", "affine"))]
-    print(f"\n{n} fake servers vs one: {items} items of {args.benchmark}, {c} items in flight per server "
-          f"(= batch limit), latency {args.server_latency} s + {args.server_prefill_ms} ms/uncached prompt token + "
-          f"{args.server_decode_ms} ms/generated token, image = {args.server_image_tokens} tokens, "
-          f"prefix cache {args.server_cache_tokens} tokens/server\n")  # fmt: skip
-    print("| servers | routing | items in flight | run s | items/min | ÷ (N × one server) | prefix-hit rate | requests per server "
-          "| runner CPU s | errors |")
+    rows = [
+        one,
+        *(routed_level(warm, urls, r, n * c, c, tmp / f"servers-{r}") for r in ("rotation", "affine")),
+    ]
+    print(
+        f"\n{n} fake servers vs one: {items} items of {args.benchmark}, {c} items in flight per server "
+        f"(= batch limit), latency {args.server_latency} s + {args.server_prefill_ms} ms/uncached prompt token + "
+        f"{args.server_decode_ms} ms/generated token, image = {args.server_image_tokens} tokens, "
+        f"prefix cache {args.server_cache_tokens} tokens/server\n"
+    )
+    print(
+        "| servers | routing | items in flight | run s | items/min | ÷ (N × one server) | prefix-hit rate | requests per server "
+        "| runner CPU s | errors |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ratio = r["items_per_min"] / (r["servers"] * one["items_per_min"])
-        print(f"| {r['servers']} | {r['routing'] if r['servers'] > 1 else '-'} | {r['concurrency']} | {r['run_s']:.1f} | "
-              f"{r['items_per_min']:.1f} | {ratio:.2f} | {100 * r['hit_rate']:.1f} % | {r['requests']} | {r['cpu_s']:.1f} | "
-              f"{r['errors']} |")  # fmt: skip
+        print(
+            f"| {r['servers']} | {r['routing'] if r['servers'] > 1 else '-'} | {r['concurrency']} | {r['run_s']:.1f} | "
+            f"{r['items_per_min']:.1f} | {ratio:.2f} | {100 * r['hit_rate']:.1f} % | {r['requests']} | {r['cpu_s']:.1f} | "
+            f"{r['errors']} |"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    defaults = [f"model={args.model}", "backend=vllm_server", f"benchmark={args.benchmark}", f"limit={args.items}",
-                "logger=none", "progress=false", "cache.mode=off", "backend.max_retries=0"]  # fmt: skip
+    defaults = [
+        f"model={args.model}",
+        "backend=vllm_server",
+        f"benchmark={args.benchmark}",
+        f"limit={args.items}",
+        "logger=none",
+        "progress=false",
+        "cache.mode=off",
+        "backend.max_retries=0",
+    ]
     try:
-        with tempfile.TemporaryDirectory(prefix="ledgermind-bench-") as tmp_name, contextlib.ExitStack() as stack:
+        with (
+            tempfile.TemporaryDirectory(prefix="ledgermind-bench-") as tmp_name,
+            contextlib.ExitStack() as stack,
+        ):
             tmp = Path(tmp_name)
             fake = not args.url
             urls = args.url or [stack.enter_context(fake_server(args.latency))]
             served = ["backend.served_model_name=fake-model"] if fake else []  # the fake server's model id
-            base = merge_overrides([*defaults, *served, f"backend.base_urls=[{','.join(urls)}]"], args.overrides)
+            base = merge_overrides(
+                [*defaults, *served, f"backend.base_urls=[{','.join(urls)}]"], args.overrides
+            )
             if args.servers and fake:
-                servers = [stack.enter_context(fake_server(args.server_latency, cost_args(args))) for _ in range(args.servers)]
+                servers = [
+                    stack.enter_context(fake_server(args.server_latency, cost_args(args)))
+                    for _ in range(args.servers)
+                ]
                 servers_table(args, base, tmp, servers)
             if args.servers_only:
                 return 0

@@ -37,8 +37,14 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_model_cfg(tiny_model_dir: Path) -> dict:
-    return {"name": "tiny_qwen2_vl", "builder": "tiny_qwen2_vl", "path": str(tiny_model_dir),
-            "dtype": "float32", "context_length": 4096, "max_images": 2}  # fmt: skip
+    return {
+        "name": "tiny_qwen2_vl",
+        "builder": "tiny_qwen2_vl",
+        "path": str(tiny_model_dir),
+        "dtype": "float32",
+        "context_length": 4096,
+        "max_images": 2,
+    }
 
 
 @pytest.fixture(scope="session")

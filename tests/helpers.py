@@ -25,7 +25,9 @@ class TextImage:
 
     def __init__(self, lines: Sequence[str] = (), bbox: Any = None, score: float = 0.9) -> None:
         object.__setattr__(self, "lines", tuple(lines))
-        object.__setattr__(self, "bbox", tuple(bbox.as_list() if isinstance(bbox, BBox) else bbox) if bbox else None)
+        object.__setattr__(
+            self, "bbox", tuple(bbox.as_list() if isinstance(bbox, BBox) else bbox) if bbox else None
+        )
         object.__setattr__(self, "score", score)
 
 
@@ -63,5 +65,7 @@ class EchoVQA(Tool):
     name = "echo_vqa"
     kind = ToolKind.VQA
 
-    def _run(self, stage: str, prompt: str, images: Sequence[Any] = (), system: str | None = None) -> list[Observation]:
+    def _run(
+        self, stage: str, prompt: str, images: Sequence[Any] = (), system: str | None = None
+    ) -> list[Observation]:
         return [Observation(prompt)]

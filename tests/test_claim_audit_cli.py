@@ -16,9 +16,17 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "ledgermind" / "examples" / "claims.jsonl"
 
 
-def _run(*args: str, stdin: str | None = None, module: str = "ledgermind.audit") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", module, *args], input=stdin, capture_output=True, text=True,
-                          cwd=REPO, timeout=120)
+def _run(
+    *args: str, stdin: str | None = None, module: str = "ledgermind.audit"
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
 
 
 def _records(stdout: str) -> list[dict]:
@@ -31,15 +39,27 @@ def test_example_file_gives_expected_verdicts():
     by_id = {r["id"]: r for r in _records(proc.stdout)}
     assert set(by_id) == {json.loads(line)["id"] for line in EXAMPLE.read_text().splitlines()}
     assert by_id["grounded-reading"]["grounded"] is True
-    assert by_id["phantom-entity"]["ecc"] is False and by_id["phantom-entity"]["missing_entities"] == ["Apollo 11"]
-    assert by_id["phantom-number"]["ncc"] is False and by_id["phantom-number"]["unmatched_numbers"] == ["1969"]
+    assert by_id["phantom-entity"]["ecc"] is False and by_id["phantom-entity"]["missing_entities"] == [
+        "Apollo 11"
+    ]
+    assert by_id["phantom-number"]["ncc"] is False and by_id["phantom-number"]["unmatched_numbers"] == [
+        "1969"
+    ]
     assert by_id["alias"]["grounded"] is True
     assert by_id["option-label"]["ncc"] is False
     assert by_id["missed-by-ner"]["missing_entities"] == ["Beethoven"]
     assert by_id["uncited"]["grounded"] is False
     assert by_id["grounded-mcq"]["grounded"] is True
     for record in by_id.values():
-        assert set(record) == {"id", "coverage", "ecc", "ncc", "grounded", "missing_entities", "unmatched_numbers"}
+        assert set(record) == {
+            "id",
+            "coverage",
+            "ecc",
+            "ncc",
+            "grounded",
+            "missing_entities",
+            "unmatched_numbers",
+        }
         assert 0.0 <= record["coverage"] <= 1.0
 
 
@@ -68,7 +88,9 @@ def test_bad_lines_get_error_records_and_the_run_continues():
 def test_missing_file_is_a_one_line_error():
     proc = _run("/definitely/not/here.jsonl")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip().count("\n") == 0 and "not found" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.stderr.strip().count("\n") == 0 and "not found" in proc.stderr and "Traceback" not in proc.stderr
+    )
 
 
 def test_console_entry_point_dispatches_audit():
@@ -84,8 +106,16 @@ def test_invalid_threshold_is_a_usage_error():
 
 
 def test_strict_ncc_flag_restores_eq5_for_bounds():
-    line = json.dumps({"id": "b1", "claim": "Goa confirmed more than 5 cases.",
-                       "evidence": ["Goa has confirmed a total of 6 cases."]}) + "\n"
+    line = (
+        json.dumps(
+            {
+                "id": "b1",
+                "claim": "Goa confirmed more than 5 cases.",
+                "evidence": ["Goa has confirmed a total of 6 cases."],
+            }
+        )
+        + "\n"
+    )
     default = json.loads(_run("-", stdin=line).stdout)
     strict = json.loads(_run("-", "--strict-ncc", stdin=line).stdout)
     assert default["ncc"] is True and strict["ncc"] is False and strict["unmatched_numbers"] == ["5"]

@@ -14,8 +14,20 @@ import pytest
 from ledgermind import cli
 from tests.experiment.conftest import REPO, subprocess_env
 
-EXPECTED = {"run", "table3", "report", "rescore", "audit", "srfa", "compare", "serve", "plan", "ls", "eval-grounding",
-            "eval-perception"}
+EXPECTED = {
+    "run",
+    "table3",
+    "report",
+    "rescore",
+    "audit",
+    "srfa",
+    "compare",
+    "serve",
+    "plan",
+    "ls",
+    "eval-grounding",
+    "eval-perception",
+}
 
 
 def test_every_workflow_step_is_a_subcommand() -> None:
@@ -47,24 +59,41 @@ def test_a_script_subcommand_keeps_its_exit_code_and_one_line_error(tmp_path, ca
 
 
 def test_python_dash_m_runs_the_console_command() -> None:
-    proc = subprocess.run([sys.executable, "-m", "ledgermind.cli", "run", "--help"], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ledgermind.cli", "run", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and "+ablation=" in proc.stdout
 
 
 # Scripts that are entry points of the package: each only imports its ``main`` from ``ledgermind``.
 WRAPPERS = {
-    "run": "ledgermind.cli.run", "table3": "ledgermind.cli.table3", "report": "ledgermind.cli.report",
-    "rescore": "ledgermind.cli.rescore", "serve": "ledgermind.cli.serve", "srfa": "ledgermind.cli.srfa",
-    "compare": "ledgermind.cli.compare", "plan": "ledgermind.cli.plan", "srfa_check": "ledgermind.cli.srfa_check",
-    "audit": "ledgermind.cli.srfa", "audit_check": "ledgermind.cli.srfa_check",  # deprecated names (issue 36)
-    "wire_check": "ledgermind.devtools.wire_check", "gen_unit_table": "ledgermind.devtools.unit_table",
-    "mutation": "ledgermind.devtools.mutation", "output_digest": "ledgermind.devtools.output_digest",
-    "make_sample_set": "ledgermind.devtools.sample_set", "make_tiny_model": "ledgermind.devtools.tiny_model",
-    "sim_null": "ledgermind.simulator.commands.null", "sim_report": "ledgermind.simulator.commands.report",
+    "run": "ledgermind.cli.run",
+    "table3": "ledgermind.cli.table3",
+    "report": "ledgermind.cli.report",
+    "rescore": "ledgermind.cli.rescore",
+    "serve": "ledgermind.cli.serve",
+    "srfa": "ledgermind.cli.srfa",
+    "compare": "ledgermind.cli.compare",
+    "plan": "ledgermind.cli.plan",
+    "srfa_check": "ledgermind.cli.srfa_check",
+    "audit": "ledgermind.cli.srfa",
+    "audit_check": "ledgermind.cli.srfa_check",  # deprecated names (issue 36)
+    "wire_check": "ledgermind.devtools.wire_check",
+    "gen_unit_table": "ledgermind.devtools.unit_table",
+    "mutation": "ledgermind.devtools.mutation",
+    "output_digest": "ledgermind.devtools.output_digest",
+    "make_sample_set": "ledgermind.devtools.sample_set",
+    "make_tiny_model": "ledgermind.devtools.tiny_model",
+    "sim_null": "ledgermind.simulator.commands.null",
+    "sim_report": "ledgermind.simulator.commands.report",
     "sim_sweep": "ledgermind.simulator.commands.sweep",
-    "eval_grounding": "ledgermind.cli.eval_grounding", "eval_perception": "ledgermind.cli.eval_perception",
-}  # fmt: skip
+    "eval_grounding": "ledgermind.cli.eval_grounding",
+    "eval_perception": "ledgermind.cli.eval_perception",
+}
 # Scripts that are not entry points of the package: benchmarks (speed and memory targets live in
 # ``scripts/bench_*.py`` by the project's rule) and the set-up step that patches the venv before
 # the package's own dependencies import.
@@ -83,23 +112,35 @@ BY_PATH = re.compile(r"spec_from_file_location|\brunpy\b|SourceFileLoader|\bexec
 @pytest.mark.parametrize("script", sorted(WRAPPERS))
 def test_each_entry_point_script_is_a_thin_wrapper(script: str) -> None:
     text = (REPO / "scripts" / f"{script}.py").read_text(encoding="utf-8")
-    code = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", '"""', "(also"))]
+    code = [
+        ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", '"""', "(also"))
+    ]
     assert f"from {WRAPPERS[script]} import main" in text and len(code) <= 8, code
     assert not re.search(r"^\s*(def|class) ", text, re.MULTILINE), f"scripts/{script}.py holds logic"
     assert callable(importlib.import_module(WRAPPERS[script]).main)
 
 
 def test_no_module_or_test_loads_a_file_by_path() -> None:
-    found = {p.relative_to(REPO).as_posix() for d in ("ledgermind", "tests") for p in (REPO / d).rglob("*.py")
-             if p.name != Path(__file__).name and BY_PATH.search(p.read_text(encoding="utf-8"))}  # fmt: skip
+    found = {
+        p.relative_to(REPO).as_posix()
+        for d in ("ledgermind", "tests")
+        for p in (REPO / d).rglob("*.py")
+        if p.name != Path(__file__).name and BY_PATH.search(p.read_text(encoding="utf-8"))
+    }
     assert not found, f"load modules by import, not by path: {sorted(found)}"
 
 
 def test_the_run_command_reads_conf_wherever_it_is_started_from(tmp_path: Path) -> None:
     """The Hydra app lives in the package: started from another directory, ``--cfg job`` still
     composes ``conf/config.yaml`` (its config path is absolute, not relative to a script)."""
-    proc = subprocess.run([sys.executable, "-m", "ledgermind", "run", "--cfg", "job", "benchmark=gauges"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120, env=subprocess_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "ledgermind", "run", "--cfg", "job", "benchmark=gauges"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "name: gauges" in proc.stdout and "concurrency:" in proc.stdout
 

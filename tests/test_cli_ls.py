@@ -25,7 +25,9 @@ def test_a_conf_group_lists_every_option_once_with_its_comment(kind: str, capsys
     assert ledgermind(["ls", kind]) == 0
     out = capsys.readouterr().out
     files = sorted((CONF_DIR / GROUP_OF[kind]).glob("*.yaml"))
-    expected = [p.stem for p in files if not p.stem.startswith("_")]  # a file starting with _ is a shared base
+    expected = [
+        p.stem for p in files if not p.stem.startswith("_")
+    ]  # a file starting with _ is a shared base
     assert _listed(out)[: len(expected)] == expected and expected
     first = files[-1].read_text(encoding="utf-8").splitlines()[0].lstrip("# ")
     assert first[:40] in out  # the option's own first comment says what it is
@@ -47,21 +49,35 @@ def test_operators_come_from_the_registry(capsys) -> None:
 def test_a_new_option_shows_up_without_an_edit(tmp_path: Path) -> None:
     (tmp_path / "ablation").mkdir()
     (tmp_path / "ablation" / "_flags.yaml").write_text("# shared base\n")
-    (tmp_path / "ablation" / "no_verify.yaml").write_text("# w/o verification: a new flag\ndefaults:\n  - _flags\n")
+    (tmp_path / "ablation" / "no_verify.yaml").write_text(
+        "# w/o verification: a new flag\ndefaults:\n  - _flags\n"
+    )
     assert ls.render(ls.ablations(tmp_path)) == "no_verify  w/o verification: a new flag"
 
 
-@pytest.mark.parametrize(("kind", "hint"), [
-    ("benchmark", "did you mean benchmarks? "), ("operatrs", "did you mean operators? "), ("xyzzy", ""),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("kind", "hint"),
+    [
+        ("benchmark", "did you mean benchmarks? "),
+        ("operatrs", "did you mean operators? "),
+        ("xyzzy", ""),
+    ],
+)
 def test_an_unknown_kind_is_one_line_and_exit_2(kind: str, hint: str, capsys) -> None:
     assert ledgermind(["ls", kind]) == 2
     err = capsys.readouterr().err
     kinds = "benchmarks | ablations | backends | models | operators"
-    assert err.strip().splitlines() == [f"ledgermind ls: error: unknown kind {kind!r}: {hint}(kinds: {kinds})"]
+    assert err.strip().splitlines() == [
+        f"ledgermind ls: error: unknown kind {kind!r}: {hint}(kinds: {kinds})"
+    ]
 
 
 def test_python_dash_m_ledgermind_lists() -> None:
-    proc = subprocess.run([sys.executable, "-m", "ledgermind", "ls", "models"], capture_output=True, text=True,
-                          timeout=120, cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [sys.executable, "-m", "ledgermind", "ls", "models"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert proc.returncode == 0 and "qwen2_5_vl_7b" in proc.stdout and proc.stderr == ""

@@ -21,7 +21,10 @@ def test_keep_yields_each_bad_line_in_its_place_with_its_reason(tmp_path: Path) 
     rows = list(read_jsonl(path, bad=BadLine.KEEP, objects=True, torn_tail=False, what="a record"))
     assert [r.line_no for r in rows] == [1, 2, 3, 4, 5]
     assert [r.value for r in rows] == [{"a": 1}, None, None, None, {"a": 2}]
-    assert rows[1].error == f"{path}: line 2 is not a record (Expecting property name enclosed in double quotes: '{{oops')"
+    assert (
+        rows[1].error
+        == f"{path}: line 2 is not a record (Expecting property name enclosed in double quotes: '{{oops')"
+    )
     assert "line 3 is not a record (not UTF-8 at byte 0" in str(rows[2].error)
     assert "line 4 is not a record (a JSON list: '[1]')" in str(rows[3].error)
 

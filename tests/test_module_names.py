@@ -32,27 +32,45 @@ def test_the_old_ambiguous_paths_are_gone() -> None:
 
 def test_no_module_sits_beside_a_folder_of_its_own_name() -> None:
     """``benchmarks/sample.py`` beside ``benchmarks/sample/`` read as one thing."""
-    clash = [p.relative_to(ROOT).as_posix() for d in ("ledgermind", "perception") for p in (ROOT / d).rglob("*.py")
-             if p.with_suffix("").is_dir()]
+    clash = [
+        p.relative_to(ROOT).as_posix()
+        for d in ("ledgermind", "perception")
+        for p in (ROOT / d).rglob("*.py")
+        if p.with_suffix("").is_dir()
+    ]
     assert not clash, clash
 
 
 def test_audit_names_only_the_claim_auditor() -> None:
-    """"audit" is the claim auditor (``ledgermind audit``); S-RFA is "srfa" (package, config, scripts,
+    """ "audit" is the claim auditor (``ledgermind audit``); S-RFA is "srfa" (package, config, scripts,
     files). ``ledgermind/audit/`` only keeps ``python -m ledgermind.audit``; ``scripts/audit*.py`` are
     S-RFA's deprecated aliases (tests/srfa/test_old_names.py)."""
-    named = sorted(p.relative_to(ROOT).as_posix() for d in ("ledgermind", "perception", "conf", "scripts")
-                   for p in (ROOT / d).rglob("*audit*") if "__pycache__" not in p.parts)
-    assert named == ["ledgermind/audit", "ledgermind/claim_audit.py", "scripts/audit.py", "scripts/audit_check.py"]
+    named = sorted(
+        p.relative_to(ROOT).as_posix()
+        for d in ("ledgermind", "perception", "conf", "scripts")
+        for p in (ROOT / d).rglob("*audit*")
+        if "__pycache__" not in p.parts
+    )
+    assert named == [
+        "ledgermind/audit",
+        "ledgermind/claim_audit.py",
+        "scripts/audit.py",
+        "scripts/audit_check.py",
+    ]
     assert sorted(p.name for p in (ROOT / "ledgermind" / "audit").iterdir() if p.suffix == ".py") == [
-        "__init__.py", "__main__.py"]
+        "__init__.py",
+        "__main__.py",
+    ]
 
 
 def test_one_module_level_metrics_file_constant() -> None:
     """``METRICS_FILE`` is the run's ``metrics.json``; S-RFA's is ``SRFA_METRICS_FILE``."""
     pattern = re.compile(r"^(\w*METRICS_FILE)\s*=\s*(.+)$", re.MULTILINE)
-    found = {(p.relative_to(ROOT).as_posix(), m.group(1), m.group(2)) for p in (ROOT / "ledgermind").rglob("*.py")
-             for m in pattern.finditer(p.read_text(encoding="utf-8"))}
+    found = {
+        (p.relative_to(ROOT).as_posix(), m.group(1), m.group(2))
+        for p in (ROOT / "ledgermind").rglob("*.py")
+        for m in pattern.finditer(p.read_text(encoding="utf-8"))
+    }
     assert ("ledgermind/runs/files.py", "METRICS_FILE", '"metrics.json"') in found
     assert ("ledgermind/srfa/run.py", "SRFA_METRICS_FILE", '"srfa_metrics.json"') in found
     assert sum(name == "METRICS_FILE" for _, name, _ in found) == 1, found

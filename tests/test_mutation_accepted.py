@@ -21,8 +21,11 @@ def test_every_accepted_row_names_a_mutated_function_and_a_reason() -> None:
     globs = [g for mod in m.MODULES.values() for g in mod.globs()]
     stray = [p for p in patterns if not any(fnmatch.fnmatchcase(p, g) for g in globs)]
     assert not stray, f"accepted patterns outside the mutated functions: {stray}"
-    rows = [line for line in (REPO / "docs" / "mutation.md").read_text(encoding="utf-8").splitlines()
-            if line.startswith("| `")]
+    rows = [
+        line
+        for line in (REPO / "docs" / "mutation.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `")
+    ]
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert len(cells) >= 4 and cells[2] and len(cells[3]) > 20, row  # class and a real reason
@@ -30,17 +33,28 @@ def test_every_accepted_row_names_a_mutated_function_and_a_reason() -> None:
 
 def test_classify_labels_survivors_only(tmp_path: Path) -> None:
     m = mutation
-    verdicts = {"a.x_f__mutmut_1": "survived", "a.x_f__mutmut_2": "killed", "a.x_f__mutmut_3": "no_tests",
-                "a.x_g__mutmut_1": "survived"}
+    verdicts = {
+        "a.x_f__mutmut_1": "survived",
+        "a.x_f__mutmut_2": "killed",
+        "a.x_f__mutmut_3": "no_tests",
+        "a.x_g__mutmut_1": "survived",
+    }
     assert m.classify(verdicts, ["a.x_f__mutmut_[13]"]) == {
-        "a.x_f__mutmut_1": "accepted", "a.x_f__mutmut_3": "accepted", "a.x_g__mutmut_1": "UNCLASSIFIED"}
+        "a.x_f__mutmut_1": "accepted",
+        "a.x_f__mutmut_3": "accepted",
+        "a.x_g__mutmut_1": "UNCLASSIFIED",
+    }
     doc = tmp_path / "m.md"
-    doc.write_text("## Accepted survivors\n| mutant | f | c | r |\n|---|---|---|---|\n"
-                   "| `p.x_f__mutmut_1` | f | equivalent | because |\n## Next\n| `q.x_g__mutmut_2` | g | x | y |\n")
+    doc.write_text(
+        "## Accepted survivors\n| mutant | f | c | r |\n|---|---|---|---|\n"
+        "| `p.x_f__mutmut_1` | f | equivalent | because |\n## Next\n| `q.x_g__mutmut_2` | g | x | y |\n"
+    )
     assert m.accepted_patterns(doc) == ["p.x_f__mutmut_1"]  # rows of other sections do not count
 
 
-def test_check_without_a_recorded_run_is_one_line_not_every_row_stale(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_check_without_a_recorded_run_is_one_line_not_every_row_stale(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
     """A fresh checkout has no build/mutation: --check must say so, not call all accepted rows stale."""
     monkeypatch.setattr(mutation, "WORK", tmp_path)
     (tmp_path / "ledger" / "mutants").mkdir(parents=True)  # one module has a run, one has none

@@ -19,11 +19,28 @@ ROOT = Path(__file__).resolve().parents[1]
 HOME = ROOT / "ledgermind" / "paper.py"
 
 #: Names (parameters, fields, mapping keys, module constants) that carry a paper value.
-PAPER_NAMES = frozenset({
-    "beta", "delta_read", "relative_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify",
-    "sigma_floor", "conflict_iou", "iou_threshold", "repair_budget", "per_trigger_budget", "jitter_px",
-    "retry_jitter_px", "t5_ending", "repair_costs", "costs", "gamma",
-})
+PAPER_NAMES = frozenset(
+    {
+        "beta",
+        "delta_read",
+        "relative_read",
+        "demote_ecc",
+        "demote_ncc",
+        "demote_uncited",
+        "sigma_verify",
+        "sigma_floor",
+        "conflict_iou",
+        "iou_threshold",
+        "repair_budget",
+        "per_trigger_budget",
+        "jitter_px",
+        "retry_jitter_px",
+        "t5_ending",
+        "repair_costs",
+        "costs",
+        "gamma",
+    }
+)
 #: Genuine non-paper uses of those names, by "path:name" (none today).
 ALLOWED: frozenset[str] = frozenset()
 
@@ -47,22 +64,30 @@ def literal_homes(tree: ast.AST) -> Iterator[tuple[int, str]]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
             positional = args.posonlyargs + args.args
-            pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+            pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
             pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
             yield from ((d.lineno, a.arg) for a, d in pairs if a.arg in PAPER_NAMES and _literal(d))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             name, value = node.target.id, node.value
             if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "field":
-                value = next((k.value for k in value.keywords if k.arg in ("default", "default_factory")), None)
+                value = next(
+                    (k.value for k in value.keywords if k.arg in ("default", "default_factory")), None
+                )
             if (name.lower() in PAPER_NAMES or name in UPPER_NAMES) and _literal(value):
                 yield node.lineno, name
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name) and target.id in UPPER_NAMES and _literal(node.value):
                     yield node.lineno, target.id
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-              and len(node.args) == 2 and isinstance(node.args[0], ast.Constant)
-              and node.args[0].value in PAPER_NAMES and _literal(node.args[1])):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and len(node.args) == 2
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in PAPER_NAMES
+            and _literal(node.args[1])
+        ):
             yield node.lineno, str(node.args[0].value)
 
 
@@ -70,8 +95,17 @@ UPPER_NAMES = frozenset(n for n in vars(paper) if n.isupper())
 
 
 def test_the_home_defines_every_paper_name() -> None:
-    assert {"BETA", "DELTA_READ", "SIGMA_FLOOR", "CONFLICT_IOU", "PER_TRIGGER_BUDGET", "RETRY_JITTER_PX",
-            "T5_ENDING", "REPAIR_COSTS", "GAMMA"} <= UPPER_NAMES
+    assert {
+        "BETA",
+        "DELTA_READ",
+        "SIGMA_FLOOR",
+        "CONFLICT_IOU",
+        "PER_TRIGGER_BUDGET",
+        "RETRY_JITTER_PX",
+        "T5_ENDING",
+        "REPAIR_COSTS",
+        "GAMMA",
+    } <= UPPER_NAMES
 
 
 def test_the_detector_sees_each_kind_of_second_home() -> None:
@@ -96,7 +130,9 @@ def test_no_paper_value_has_a_second_home() -> None:
             continue
         rel = path.relative_to(ROOT).as_posix()
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        found += [f"{rel}:{line}: {name}" for line, name in literal_homes(tree) if f"{rel}:{name}" not in ALLOWED]
+        found += [
+            f"{rel}:{line}: {name}" for line, name in literal_homes(tree) if f"{rel}:{name}" not in ALLOWED
+        ]
     assert not found, "paper values written outside ledgermind/paper.py:\n" + "\n".join(found)
 
 
@@ -117,7 +153,10 @@ def test_lower_layers_default_to_the_pipeline_config() -> None:
     assert engine.sigma_floor == cfg.sigma_floor and engine.costs == dict(cfg.repair_costs)
     assert ctx.jitter_px == cfg.retry_jitter_px
     verifier = Verifier(Ledger(), lambda c: None)
-    assert (verifier.beta, verifier.sigma_floor, verifier.conflict_iou) == (cfg.grounding.beta, cfg.sigma_floor,
-                                                                             cfg.conflict_iou)
+    assert (verifier.beta, verifier.sigma_floor, verifier.conflict_iou) == (
+        cfg.grounding.beta,
+        cfg.sigma_floor,
+        cfg.conflict_iou,
+    )
     assert NumericTolerance().relative_read == cfg.grounding.delta_read
     assert summarize([], [], cfg.gamma)["gamma"] == paper.GAMMA

@@ -35,6 +35,9 @@ def test_every_test_named_in_paper_tests_md_exists() -> None:
 
 
 def test_every_row_of_paper_tests_md_cites_a_test() -> None:
-    rows = [line for line in DOC.read_text(encoding="utf-8").splitlines()
-            if line.startswith("| ") and not line.startswith(("| Eq.", "| line"))]
+    rows = [
+        line
+        for line in DOC.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ") and not line.startswith(("| Eq.", "| line"))
+    ]
     assert rows and all(CITED.search(row) for row in rows), [r for r in rows if not CITED.search(r)]

@@ -25,8 +25,11 @@ def unused_imports(path: Path) -> list[str]:
     lines = source.splitlines()
     checker = pyflakes_checker.Checker(ast.parse(source, filename=str(path)), filename=str(path))
     name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
-    return [f"{name}:{m.lineno}: {m.message_args[0]}" for m in checker.messages
-            if isinstance(m, pyflakes_messages.UnusedImport) and "noqa" not in lines[m.lineno - 1]]
+    return [
+        f"{name}:{m.lineno}: {m.message_args[0]}"
+        for m in checker.messages
+        if isinstance(m, pyflakes_messages.UnusedImport) and "noqa" not in lines[m.lineno - 1]
+    ]
 
 
 def test_unused_imports_detector_sees_one(tmp_path) -> None:
@@ -36,7 +39,11 @@ def test_unused_imports_detector_sees_one(tmp_path) -> None:
 
 
 def test_no_unused_imports() -> None:
-    files = [p for d in ("ledgermind", "perception", "scripts", "tests") for p in sorted((ROOT / d).rglob("*.py"))
-             if p.name != "__init__.py"]
+    files = [
+        p
+        for d in ("ledgermind", "perception", "scripts", "tests")
+        for p in sorted((ROOT / d).rglob("*.py"))
+        if p.name != "__init__.py"
+    ]
     found = [hit for p in files for hit in unused_imports(p)]
     assert not found, "unused imports:\n" + "\n".join(found)

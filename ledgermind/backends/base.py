@@ -49,8 +49,10 @@ def map_parts(
     Every view of a request (the OpenAI and transformers wire formats, the response cache's key, the
     trajectory's log) is this walk with its own two part functions, so a new kind of part, or the
     order of parts, is changed in one place and no view can drift from the others."""
-    return [{"role": m.role, "content": [text(p) if isinstance(p, str) else image(p) for p in m.content]}
-            for m in messages]  # fmt: skip
+    return [
+        {"role": m.role, "content": [text(p) if isinstance(p, str) else image(p) for p in m.content]}
+        for m in messages
+    ]
 
 
 @dataclass

@@ -46,7 +46,9 @@ class ImageBudget:
 
     def __post_init__(self) -> None:
         if self.max_images < 1 or self.max_pixels < 1 or self.bomb_pixels < self.max_pixels:
-            raise ConfigError(f"invalid image budget {self}: need max_images >= 1 and bomb_pixels >= max_pixels >= 1")
+            raise ConfigError(
+                f"invalid image budget {self}: need max_images >= 1 and bomb_pixels >= max_pixels >= 1"
+            )
 
     @classmethod
     def from_model(cls, model: Mapping[str, Any]) -> ImageBudget:
@@ -93,8 +95,10 @@ def fit_pixels(img: Image.Image | Path, budget: ImageBudget, notes: list[str]) -
     """The image itself, or a downscaled copy; a bomb raises ``DataError``."""
     w, h = image_size(img)
     if w * h > budget.bomb_pixels:
-        raise DataError(f"image {getattr(img, 'name', img)} is {w}x{h} ({w * h / 1e6:.0f} MP), above the "
-                        f"{budget.bomb_pixels / 1e6:.0f} MP limit: refused as a decompression bomb")
+        raise DataError(
+            f"image {getattr(img, 'name', img)} is {w}x{h} ({w * h / 1e6:.0f} MP), above the "
+            f"{budget.bomb_pixels / 1e6:.0f} MP limit: refused as a decompression bomb"
+        )
     if w * h <= budget.max_pixels:
         return img
     scale = math.sqrt(budget.max_pixels / (w * h))
@@ -120,7 +124,10 @@ def tile(images: list[Image.Image | Path], budget: ImageBudget) -> Image.Image:
     """Images side by side at a common height, the result within ``max_pixels``."""
     opened = [_open(i) for i in images]
     height = min(TILE_HEIGHT, max(im.height for im in opened))
-    scaled = [im.resize((max(1, round(im.width * height / im.height)), height), Image.Resampling.LANCZOS) for im in opened]
+    scaled = [
+        im.resize((max(1, round(im.width * height / im.height)), height), Image.Resampling.LANCZOS)
+        for im in opened
+    ]
     canvas = Image.new("RGB", (sum(im.width for im in scaled), height), "white")
     x = 0
     for im in scaled:
@@ -135,18 +142,31 @@ def tile(images: list[Image.Image | Path], budget: ImageBudget) -> Image.Image:
 def apply_budget(request: GenerationRequest, budget: ImageBudget) -> tuple[GenerationRequest, list[str]]:
     """The request within ``budget`` and what was changed (empty: the request is returned as is)."""
     notes: list[str] = []
-    messages = [Message(m.role, [p if isinstance(p, str) else fit_pixels(p, budget, notes) for p in m.content])
-                for m in request.messages]
-    positions = [(mi, pi) for mi, m in enumerate(messages) for pi, p in enumerate(m.content) if not isinstance(p, str)]
+    messages = [
+        Message(m.role, [p if isinstance(p, str) else fit_pixels(p, budget, notes) for p in m.content])
+        for m in request.messages
+    ]
+    positions = [
+        (mi, pi) for mi, m in enumerate(messages) for pi, p in enumerate(m.content) if not isinstance(p, str)
+    ]
     if len(positions) > budget.max_images:
         keep = budget.max_images - 1
         merged_pos = positions[keep:]
         merged = tile([messages[mi].content[pi] for mi, pi in merged_pos], budget)  # type: ignore[misc]
-        notes.append(f"tiled images {keep + 1}-{len(positions)} of {len(positions)} into one (max_images={budget.max_images})")
+        notes.append(
+            f"tiled images {keep + 1}-{len(positions)} of {len(positions)} into one (max_images={budget.max_images})"
+        )
         drop = set(merged_pos[1:])
         first = merged_pos[0]
         messages = [
-            Message(m.role, [merged if (mi, pi) == first else p for pi, p in enumerate(m.content) if (mi, pi) not in drop])
+            Message(
+                m.role,
+                [
+                    merged if (mi, pi) == first else p
+                    for pi, p in enumerate(m.content)
+                    if (mi, pi) not in drop
+                ],
+            )
             for mi, m in enumerate(messages)
         ]
     if not notes:
@@ -169,4 +189,3 @@ class BudgetedBackend(WrappingBackend):
         if notes:
             reply.meta["image_budget"] = notes
         return reply
-

@@ -58,7 +58,9 @@ def _with_cache(inner: Backend, model_cfg: Mapping[str, Any], spec: CacheSpec) -
     try:
         mode = CacheMode(spec.mode)
     except ValueError:
-        raise ConfigError(f"cache.mode must be one of {[m.value for m in CacheMode]}, got {spec.mode!r}") from None
+        raise ConfigError(
+            f"cache.mode must be one of {[m.value for m in CacheMode]}, got {spec.mode!r}"
+        ) from None
     if mode is CacheMode.OFF or not backend.cacheable:
         return backend
     if spec.path is None:

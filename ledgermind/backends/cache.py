@@ -49,19 +49,41 @@ log = logging.getLogger(__name__)
 KEY_VERSION = 2  # bump when the canonical form changes (2: identity includes backend kind + image limits)
 BUSY_TIMEOUT_S = 60.0  # a writer waits this long for another process's write lock
 # Backend parameters that say how to reach a model, not what it answers: they do not split a shared file.
-TRANSPORT_KEYS = frozenset({
-    "_target_", "name", "base_urls", "concurrency", "per_server_concurrency", "routing", "timeout_s",
-    "connect_timeout_s", "max_retries", "backoff_base_s", "backoff_cap_s", "api_key_env",
-    "served_model_name", "return_token_ids", "transport", "banner",
-})  # fmt: skip
+TRANSPORT_KEYS = frozenset(
+    {
+        "_target_",
+        "name",
+        "base_urls",
+        "concurrency",
+        "per_server_concurrency",
+        "routing",
+        "timeout_s",
+        "connect_timeout_s",
+        "max_retries",
+        "backoff_base_s",
+        "backoff_cap_s",
+        "api_key_env",
+        "served_model_name",
+        "return_token_ids",
+        "transport",
+        "banner",
+    }
+)
 # sqlite error names that mean the file itself is damaged (anything else — I/O error, full disk,
 # a lock held too long — is the machine's trouble and must never move a valid cache aside)
 CORRUPT_ERRORS = frozenset({"SQLITE_NOTADB", "SQLITE_CORRUPT"})
 REPLY_TYPES: dict[str, tuple[type, ...]] = {
-    "text": (str,), "prompt_tokens": (int,), "completion_tokens": (int,), "finish_reason": (str,),
-    "latency_s": (int, float), "backend": (str,), "model": (str,), "cached": (bool,), "meta": (dict,),
+    "text": (str,),
+    "prompt_tokens": (int,),
+    "completion_tokens": (int,),
+    "finish_reason": (str,),
+    "latency_s": (int, float),
+    "backend": (str,),
+    "model": (str,),
+    "cached": (bool,),
+    "meta": (dict,),
     "reasoning": (str,),
-}  # fmt: skip
+}
 
 
 class CacheMode(str, Enum):
@@ -100,7 +122,9 @@ def backend_signature(backend_cfg: Mapping[str, Any] | None) -> str:
 
 
 def cache_path(
-    cache_cfg: Mapping[str, Any], output_dir: str | Path, model_name: str = "model",
+    cache_cfg: Mapping[str, Any],
+    output_dir: str | Path,
+    model_name: str = "model",
     backend_cfg: Mapping[str, Any] | None = None,
 ) -> Path:
     """The cache file of a run: ``cache.path`` when set, else by ``cache.scope`` (``CacheScope``).
@@ -114,7 +138,9 @@ def cache_path(
     try:
         scope = CacheScope(str(cache_cfg.get("scope") or CacheScope.RUN.value))
     except ValueError:
-        raise ConfigError(f"cache.scope must be one of {[s.value for s in CacheScope]}, got {cache_cfg.get('scope')!r}") from None
+        raise ConfigError(
+            f"cache.scope must be one of {[s.value for s in CacheScope]}, got {cache_cfg.get('scope')!r}"
+        ) from None
     signature = backend_signature(backend_cfg)
     if scope is CacheScope.ROOT:
         root = cache_cfg.get("root")
@@ -144,8 +170,11 @@ def canonical_request(
 ) -> dict[str, Any]:
     """``digests``: the images' content hashes in order, when the caller has them already."""
     shas = iter(digests) if digests is not None else None
-    messages = map_parts(request.messages, lambda text: text,
-                         lambda p: {"image_sha256": next(shas) if shas else image_digest(p)})  # fmt: skip
+    messages = map_parts(
+        request.messages,
+        lambda text: text,
+        lambda p: {"image_sha256": next(shas) if shas else image_digest(p)},
+    )
     return {
         "v": KEY_VERSION,
         "model": model_identity,
@@ -160,7 +189,9 @@ def canonical_request(
 
 
 def request_key(request: GenerationRequest, model_identity: str, digests: list[str] | None = None) -> str:
-    canon = json.dumps(canonical_request(request, model_identity, digests), sort_keys=True, separators=(",", ":"))
+    canon = json.dumps(
+        canonical_request(request, model_identity, digests), sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
@@ -220,15 +251,21 @@ class ResponseCache:
             self._db = self._open()
         except sqlite3.Error as exc:
             if not recover:
-                raise ConfigError(f"response cache {self.path} is unreadable ({exc}); replay needs an intact file") from None
+                raise ConfigError(
+                    f"response cache {self.path} is unreadable ({exc}); replay needs an intact file"
+                ) from None
             if is_corruption(exc):
                 self._db = self._rebuild(exc)
             else:
-                self._warn("open", f"response cache {self.path}: cannot open ({exc}); running without it this run")
+                self._warn(
+                    "open", f"response cache {self.path}: cannot open ({exc}); running without it this run"
+                )
         except OSError as exc:
             if not recover:
                 raise ConfigError(f"response cache {self.path}: {exc}") from None
-            self._warn("open", f"response cache {self.path}: cannot open ({exc}); running without it this run")
+            self._warn(
+                "open", f"response cache {self.path}: cannot open ({exc}); running without it this run"
+            )
 
     @property
     def usable(self) -> bool:
@@ -240,10 +277,15 @@ class ResponseCache:
             self.path.replace(aside)
             for suffix in ("-wal", "-shm"):
                 self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
-            self._warn("open", f"response cache {self.path} is unreadable ({exc}); moved to {aside.name}, starting empty")
+            self._warn(
+                "open",
+                f"response cache {self.path} is unreadable ({exc}); moved to {aside.name}, starting empty",
+            )
             return self._open()
         except (OSError, sqlite3.Error) as again:
-            self._warn("open", f"response cache {self.path}: cannot rebuild ({again}); running without it this run")
+            self._warn(
+                "open", f"response cache {self.path}: cannot rebuild ({again}); running without it this run"
+            )
             return None
 
     def _open(self) -> sqlite3.Connection:
@@ -293,14 +335,20 @@ class ResponseCache:
             with self._lock:
                 row = self._db.execute("SELECT reply, origin FROM replies WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error as exc:
-            self._warn("read", f"response cache {self.path}: cannot read ({type(exc).__name__}: {exc}); treated as a miss")
+            self._warn(
+                "read",
+                f"response cache {self.path}: cannot read ({type(exc).__name__}: {exc}); treated as a miss",
+            )
             return None
         if row is None:
             return None
         try:
             return reply_from_row(row[0]), str(row[1] or "")
         except (ValueError, TypeError) as exc:
-            self._warn("row", f"response cache {self.path}: unreadable entry ({type(exc).__name__}: {exc}); treated as a miss")
+            self._warn(
+                "row",
+                f"response cache {self.path}: unreadable entry ({type(exc).__name__}: {exc}); treated as a miss",
+            )
             self._discard(key)
             return None
 
@@ -332,7 +380,10 @@ class ResponseCache:
                 stored = self.lookup(key)
                 return stored[0] if stored else reply
         except (sqlite3.Error, UnicodeEncodeError) as exc:
-            self._warn("write", f"response cache {self.path}: cannot store a reply ({type(exc).__name__}: {exc}); not cached")
+            self._warn(
+                "write",
+                f"response cache {self.path}: cannot store a reply ({type(exc).__name__}: {exc}); not cached",
+            )
         return reply
 
     def __len__(self) -> int:
@@ -355,7 +406,9 @@ class CachedBackend(Backend):
     wrote the row (``"run"``: this run, e.g. before a resume), which the census counts. Concurrent
     identical requests of this process are sent once (the others await the first)."""
 
-    def __init__(self, inner: Backend, cache: ResponseCache, mode: CacheMode | str, model_identity: str) -> None:
+    def __init__(
+        self, inner: Backend, cache: ResponseCache, mode: CacheMode | str, model_identity: str
+    ) -> None:
         self.inner = inner
         self.cache = cache
         self.mode = CacheMode(mode)
@@ -376,7 +429,9 @@ class CachedBackend(Backend):
     async def generate(self, request: GenerationRequest) -> Reply:
         if not request.deterministic:
             if self.mode is CacheMode.REPLAY:
-                raise CacheMiss(f"replay mode cannot answer a sampled request (temperature={request.temperature})")
+                raise CacheMiss(
+                    f"replay mode cannot answer a sampled request (temperature={request.temperature})"
+                )
             return await self.inner.generate(request)
         key = request_key(request, self.model_identity)
         hit = self._hit(key)

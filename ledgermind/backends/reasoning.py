@@ -87,7 +87,9 @@ class ReasoningSpec:
             return None
         unknown = sorted(set(node) - {"budget_tokens", "opened_by_template"})
         if unknown:
-            raise ConfigError(f"unknown model.reasoning key(s) {unknown}; known: budget_tokens, opened_by_template")
+            raise ConfigError(
+                f"unknown model.reasoning key(s) {unknown}; known: budget_tokens, opened_by_template"
+            )
         budget = node.get("budget_tokens", 0)
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
             raise ConfigError(f"model.reasoning.budget_tokens must be an integer >= 0, got {budget!r}")

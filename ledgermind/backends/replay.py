@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
-from ledgermind.jsonl import read_jsonl
 from ledgermind.errors import BackendError, ConfigError, DataError
+from ledgermind.jsonl import read_jsonl
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,9 @@ def read_replies(path: Path, field: str = "response") -> dict[str, str | NotText
     if not path.is_file():
         raise ConfigError(f"backend.path: replies file not found: {path}")
     out: dict[str, str | None] = {}
-    for n, row in enumerate((r.value for r in read_jsonl(path, torn_tail=False)), 1):  # malformed: DataError naming the line
+    for n, row in enumerate(
+        (r.value for r in read_jsonl(path, torn_tail=False)), 1
+    ):  # malformed: DataError naming the line
         if not isinstance(row, dict) or "id" not in row or field not in row:
             raise DataError(f"{path}: record {n} needs 'id' and {field!r}")
         raw = row[field]
@@ -47,7 +49,9 @@ def read_replies(path: Path, field: str = "response") -> dict[str, str | NotText
         text = raw if raw is None or isinstance(raw, str) else NotText(type(raw).__name__)
         item_id = str(row["id"])
         if item_id in out and out[item_id] != text:
-            raise DataError(f"{path}: record {n} repeats id {item_id!r} with a different {field!r}; keep one reply per id")
+            raise DataError(
+                f"{path}: record {n} repeats id {item_id!r} with a different {field!r}; keep one reply per id"
+            )
         out[item_id] = text
     return out
 
@@ -76,5 +80,7 @@ class ReplayBackend(Backend):
         if text is None:
             raise BackendError(f"replay: the reply for item {request.item_id!r} is null in {self.path}")
         if isinstance(text, NotText):
-            raise BackendError(f"replay: the reply for item {request.item_id!r} in {self.path} is a JSON {text.kind}, not text")
+            raise BackendError(
+                f"replay: the reply for item {request.item_id!r} in {self.path} is a JSON {text.kind}, not text"
+            )
         return Reply(text=text, backend=self.name, model=self._model_id, meta={"replay_file": str(self.path)})

@@ -71,7 +71,9 @@ class ItemRouter:
         try:
             self.policy = RoutingPolicy(policy)
         except ValueError:
-            raise ConfigError(f"backend.routing must be one of {[p.value for p in RoutingPolicy]}, got {policy!r}") from None
+            raise ConfigError(
+                f"backend.routing must be one of {[p.value for p in RoutingPolicy]}, got {policy!r}"
+            ) from None
         self.servers = {u: ServerState(u) for u in urls}
         self.cooldown_s, self.active_window_s, self._clock = cooldown_s, active_window_s, clock
         self._pinned: dict[str, str] = {}  # item id -> url

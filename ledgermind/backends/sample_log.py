@@ -31,14 +31,19 @@ def _digest_or_empty(img: object) -> str:
         return ""
 
 
-def logged_messages(messages: Sequence[Message], digests: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def logged_messages(
+    messages: Sequence[Message], digests: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
     """``[{role, content: [{type: text, text} | {type: image, sha256, width, height}]}]`` (JSON-safe).
 
     The sizes are those of the images as the agent built the request; ``ModelCall.image_pixels``
     holds them after the image budget (a downscale shows as a difference).
     """
-    shas = iter(digests if digests is not None else [_digest_or_empty(p) for m in messages for p in m.content
-                                                     if not isinstance(p, str)])  # fmt: skip
+    shas = iter(
+        digests
+        if digests is not None
+        else [_digest_or_empty(p) for m in messages for p in m.content if not isinstance(p, str)]
+    )
 
     def logged_image(p: object) -> dict[str, Any]:
         try:

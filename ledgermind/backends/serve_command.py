@@ -36,7 +36,11 @@ def flag(key: str, value: Any) -> list[str]:
 
 
 def server_flags(
-    model: Mapping[str, Any], *, host: str = "127.0.0.1", port: int = 8000, extra: Mapping[str, Any] | None = None,
+    model: Mapping[str, Any],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    extra: Mapping[str, Any] | None = None,
     data_parallel_size: int = 1,
 ) -> tuple[str, list[str]]:
     """(weights to serve, flags) from a model config node; ``data_parallel_size`` > 1: one server

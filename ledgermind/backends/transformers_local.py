@@ -59,7 +59,9 @@ class TransformersBackend(Backend):
             except ImportError as exc:
                 raise MissingExtraError("the transformers backend", "hf", exc.name or "transformers") from exc
             source = self.ref.resolve_source()
-            device = self.device if self.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+            device = (
+                self.device if self.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+            )
             dtype = self._torch_dtype(torch, device)
             cls = getattr(transformers, self.model_class, None)
             if cls is None:

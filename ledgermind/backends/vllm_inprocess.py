@@ -109,7 +109,9 @@ class VLLMInProcessBackend(Backend):
         if request.json_schema is not None or request.regex is not None:
             from vllm.sampling_params import StructuredOutputsParams
 
-            kwargs["structured_outputs"] = StructuredOutputsParams(json=request.json_schema, regex=request.regex)
+            kwargs["structured_outputs"] = StructuredOutputsParams(
+                json=request.json_schema, regex=request.regex
+            )
         return self._vllm.SamplingParams(**kwargs)
 
     # ------------------------------------------------------------------ generation
@@ -146,8 +148,14 @@ class VLLMInProcessBackend(Backend):
         from vllm.renderers.params import ChatParams
 
         renderer = engine.renderer
-        chat_params = ChatParams(chat_template_kwargs={"add_generation_prompt": True, "continue_final_message": False,
-                                                       "tools": None, "tokenize": False})  # fmt: skip
+        chat_params = ChatParams(
+            chat_template_kwargs={
+                "add_generation_prompt": True,
+                "continue_final_message": False,
+                "tools": None,
+                "tokenize": False,
+            }
+        )
         # the chat template emits BOS/EOS itself (as LLM.chat and the server do)
         tok_params = renderer.default_chat_tok_params.with_kwargs(add_special_tokens=False)
         _, (engine_input,) = await renderer.render_chat_async(

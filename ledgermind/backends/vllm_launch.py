@@ -31,9 +31,16 @@ CPU_ENV = {
     "DO_NOT_TRACK": "1",
 }
 TINY_CPU_ARGS: tuple[str, ...] = (
-    "--dtype", "float32", "--max-model-len", "4096", "--max-num-seqs", "4", "--enforce-eager",
-    "--limit-mm-per-prompt", json.dumps({"image": 2, "video": 0}),
-)  # fmt: skip
+    "--dtype",
+    "float32",
+    "--max-model-len",
+    "4096",
+    "--max-num-seqs",
+    "4",
+    "--enforce-eager",
+    "--limit-mm-per-prompt",
+    json.dumps({"image": 2, "video": 0}),
+)
 
 
 def free_port() -> int:
@@ -57,9 +64,19 @@ class VLLMServerProcess:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> VLLMServerProcess:
-        cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model,
-               "--host", "127.0.0.1", "--port", str(self.port), *self.args]  # fmt: skip
-        out = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        cmd = [
+            sys.executable,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            self.model,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            *self.args,
+        ]
+        out = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL
         self._proc = subprocess.Popen(
             cmd, env={**os.environ, **self.env}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -69,7 +86,9 @@ class VLLMServerProcess:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._proc is None or self._proc.poll() is not None:
-                raise BackendError(f"vLLM server exited during start-up (see {self.log_path or 'its output'})")
+                raise BackendError(
+                    f"vLLM server exited during start-up (see {self.log_path or 'its output'})"
+                )
             try:
                 if httpx.get(f"{self.base_url}/health", timeout=2.0).status_code == 200:
                     return
@@ -77,7 +96,9 @@ class VLLMServerProcess:
                 pass
             time.sleep(1.0)
         self.stop()
-        raise BackendError(f"vLLM server not ready after {timeout_s:.0f}s (see {self.log_path or 'its output'})")
+        raise BackendError(
+            f"vLLM server not ready after {timeout_s:.0f}s (see {self.log_path or 'its output'})"
+        )
 
     def stop(self, timeout_s: float = 30.0) -> int | None:
         """SIGTERM the process group, SIGKILL after ``timeout_s``; returns the exit code."""

@@ -33,7 +33,9 @@ from ledgermind.errors import BackendError, BackendTimeout, ConfigError, Preflig
 log = logging.getLogger(__name__)
 
 
-def build_payload(request: GenerationRequest, served_model: str, return_token_ids: bool = False) -> dict[str, Any]:
+def build_payload(
+    request: GenerationRequest, served_model: str, return_token_ids: bool = False
+) -> dict[str, Any]:
     """The ``/v1/chat/completions`` body. Structured output uses vLLM's API: a JSON schema through
     the standard ``response_format`` (type ``json_schema``), a regex through vLLM's
     ``structured_outputs`` extension (vLLM >= 0.11; it replaced ``guided_regex``)."""
@@ -107,7 +109,9 @@ class VLLMServerBackend(Backend):
         if not urls:
             raise ConfigError("vllm_server backend needs at least one base URL")
         if concurrency < 1 or (per_server_concurrency is not None and per_server_concurrency < 1):
-            raise ConfigError(f"concurrency must be >= 1, got {concurrency} (per server: {per_server_concurrency})")
+            raise ConfigError(
+                f"concurrency must be >= 1, got {concurrency} (per server: {per_server_concurrency})"
+            )
         # accept both "http://host:8000" and the OpenAI-SDK style "http://host:8000/v1"
         self.base_urls = [u.rstrip("/").removesuffix("/v1") for u in urls]
         self._model_id = self.ref.name
@@ -132,9 +136,13 @@ class VLLMServerBackend(Backend):
         headers = {}
         if self._api_key_env and os.environ.get(self._api_key_env):
             headers["Authorization"] = f"Bearer {os.environ[self._api_key_env]}"
-        limits = httpx.Limits(max_connections=self._concurrency * len(self.base_urls),
-                              max_keepalive_connections=self._concurrency * len(self.base_urls))  # fmt: skip
-        return httpx.AsyncClient(timeout=self._timeout, limits=limits, headers=headers, transport=self._transport)
+        limits = httpx.Limits(
+            max_connections=self._concurrency * len(self.base_urls),
+            max_keepalive_connections=self._concurrency * len(self.base_urls),
+        )
+        return httpx.AsyncClient(
+            timeout=self._timeout, limits=limits, headers=headers, transport=self._transport
+        )
 
     async def generate(self, request: GenerationRequest) -> Reply:
         # image encoding (base64 of every image) off the event loop: it would stall every item in flight
@@ -148,7 +156,9 @@ class VLLMServerBackend(Backend):
     def item_done(self, item_id: str) -> None:
         self.router.item_done(item_id)
 
-    async def _post_with_retries(self, body: dict[str, Any], item_id: str = "") -> tuple[dict[str, Any], str, int]:
+    async def _post_with_retries(
+        self, body: dict[str, Any], item_id: str = ""
+    ) -> tuple[dict[str, Any], str, int]:
         delays = self.policy.delays(self._rng)
         last_error = ""
         timed_out = False
@@ -170,7 +180,9 @@ class VLLMServerBackend(Backend):
             log.warning("vllm_server attempt %d failed (%s); retrying in %.2fs", attempt, last_error, delay)
             await asyncio.sleep(delay)
         err = BackendTimeout if timed_out else BackendError
-        raise err(f"vLLM server unavailable after {self.policy.max_retries + 1} attempts; last error: {last_error}")
+        raise err(
+            f"vLLM server unavailable after {self.policy.max_retries + 1} attempts; last error: {last_error}"
+        )
 
     async def _post_once(self, url: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str, bool]:
         """(reply JSON, "", False) or (None, why, timed out) for a retryable failure; raises otherwise."""
@@ -200,7 +212,9 @@ class VLLMServerBackend(Backend):
         client: httpx.AsyncClient = self._clients.get()
         for url in self.base_urls:
             try:
-                resp = await client.get(f"{url}/v1/models", timeout=httpx.Timeout(10.0, connect=self._timeout.connect))
+                resp = await client.get(
+                    f"{url}/v1/models", timeout=httpx.Timeout(10.0, connect=self._timeout.connect)
+                )
                 resp.raise_for_status()
                 cards = {str(m.get("id")): m for m in resp.json().get("data", [])}
             except (httpx.HTTPError, ValueError, AttributeError) as exc:
@@ -248,10 +262,14 @@ class VLLMServerBackend(Backend):
             reasoning=str(reasoning),
         )
 
-    def _meta(self, choice: dict[str, Any], url: str, attempts: int, usage: Mapping[str, Any]) -> dict[str, Any]:
+    def _meta(
+        self, choice: dict[str, Any], url: str, attempts: int, usage: Mapping[str, Any]
+    ) -> dict[str, Any]:
         meta: dict[str, Any] = {"base_url": url, "attempts": attempts, "served_model": self.served_model}
         details = usage.get("prompt_tokens_details")
-        if isinstance(details, dict) and details.get("cached_tokens") is not None:  # vLLM --enable-prompt-tokens-details
+        if (
+            isinstance(details, dict) and details.get("cached_tokens") is not None
+        ):  # vLLM --enable-prompt-tokens-details
             meta["cached_tokens"] = _count(details["cached_tokens"])
         if choice.get("token_ids") is not None:
             meta["token_ids"] = list(choice["token_ids"])

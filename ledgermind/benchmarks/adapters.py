@@ -54,7 +54,9 @@ def _rows(config: LoaderConfig, name: str, layout: str) -> list[tuple[dict[str, 
     return out
 
 
-def _each(config: LoaderConfig, name: str, layout: str, one: Callable[[dict[str, Any], Path, int], Item]) -> list[Item]:
+def _each(
+    config: LoaderConfig, name: str, layout: str, one: Callable[[dict[str, Any], Path, int], Item]
+) -> list[Item]:
     """``one(row, source_file, index)`` per row; a row that fails is a per-item error naming its
     file and row (``benchmark.strict=true``: the first one aborts the load)."""
     items: list[Item] = []
@@ -64,7 +66,10 @@ def _each(config: LoaderConfig, name: str, layout: str, one: Callable[[dict[str,
         except (DataError, KeyError) as exc:
             if config.strict:
                 raise
-            rid = next((row[k] for k in ("id", "pid", "index", "question_id") if row.get(k) not in (None, "")), f"row{n + 1}")
+            rid = next(
+                (row[k] for k in ("id", "pid", "index", "question_id") if row.get(k) not in (None, "")),
+                f"row{n + 1}",
+            )
             items.append(failed_item(str(rid), f"{src}: row {n + 1}: {exc}"))
     return items
 
@@ -128,8 +133,18 @@ def load_mmstar(config: LoaderConfig) -> list[Item]:
             stem, options = split_inline_options(question, r"([A-D]):\s*(.*?)(?=,?\s*[A-D]:|$)")
             question = re.sub(r"\s*Options:\s*$", "", stem) if options else question
         answer = str(row.get("answer", "")).strip()
-        meta = {k: row[k] for k in ("category", "l2_category", "l2-category", "bench") if row.get(k)} | {"source": "mmstar"}
-        return Item(item_id, question, [_image(row.get("image"), src, cache, item_id)], options, answer, AnswerType.MCQ, meta=meta)
+        meta = {k: row[k] for k in ("category", "l2_category", "l2-category", "bench") if row.get(k)} | {
+            "source": "mmstar"
+        }
+        return Item(
+            item_id,
+            question,
+            [_image(row.get("image"), src, cache, item_id)],
+            options,
+            answer,
+            AnswerType.MCQ,
+            meta=meta,
+        )
 
     return _each(config, "mmstar", "MMStar parquet or MMStar.tsv", one)
 
@@ -143,10 +158,21 @@ def load_mmmu(config: LoaderConfig) -> list[Item]:
         is_mcq = row.get("question_type", "multiple-choice") == "multiple-choice"
         options = parse_list(row.get("options"), f"options of {item_id}") if is_mcq else None
         answer = str(row.get("answer", "")).strip()
-        meta = {k: row[k] for k in ("subfield", "img_type", "question_type") if row.get(k)} | {"source": "mmmu"}
+        meta = {k: row[k] for k in ("subfield", "img_type", "question_type") if row.get(k)} | {
+            "source": "mmmu"
+        }
         images = _numbered_images(row, src, cache, item_id, 7)
         difficulty = row.get("topic_difficulty") or None
-        return Item(item_id, str(row["question"]), images, options, answer, _answer_type(is_mcq, answer), difficulty, meta)
+        return Item(
+            item_id,
+            str(row["question"]),
+            images,
+            options,
+            answer,
+            _answer_type(is_mcq, answer),
+            difficulty,
+            meta,
+        )
 
     return _each(config, "mmmu", "MMMU/MMMU parquet files", one)
 
@@ -164,9 +190,19 @@ def load_emma(config: LoaderConfig) -> list[Item]:
         if row.get("context"):
             question = f"{row['context']}\n{question}"
         answer = str(row.get("answer", "")).strip()
-        meta = {k: row[k] for k in ("subject", "category", "task", "source") if row.get(k)} | {"benchmark": "emma"}
+        meta = {k: row[k] for k in ("subject", "category", "task", "source") if row.get(k)} | {
+            "benchmark": "emma"
+        }
         images = _numbered_images(row, src, cache, item_id, 5)
-        return Item(item_id, question, images, options if is_mcq else None, answer, _answer_type(is_mcq, answer), meta=meta)
+        return Item(
+            item_id,
+            question,
+            images,
+            options if is_mcq else None,
+            answer,
+            _answer_type(is_mcq, answer),
+            meta=meta,
+        )
 
     return _each(config, "emma", "EMMA parquet or JSONL", one)
 
@@ -182,8 +218,18 @@ def load_vstar(config: LoaderConfig) -> list[Item]:
         stem, options = split_inline_options(text, r"\(([A-D])\)\s*([^\n]+?)\s*(?=\([A-D]\)|\n|$)")
         answer = str(row.get("label") or row.get("answer") or "").strip()
         if options is None or answer not in _LETTERS[: len(options)]:
-            raise DataError(f"V*Bench item {item_id!r}: cannot find '(A) …' options or a letter label in {src}")
+            raise DataError(
+                f"V*Bench item {item_id!r}: cannot find '(A) …' options or a letter label in {src}"
+            )
         meta = {"category": row.get("category"), "source": "vstar"}
-        return Item(item_id, stem, [_image(row.get("image"), src, cache, item_id)], options, answer, AnswerType.MCQ, meta=meta)
+        return Item(
+            item_id,
+            stem,
+            [_image(row.get("image"), src, cache, item_id)],
+            options,
+            answer,
+            AnswerType.MCQ,
+            meta=meta,
+        )
 
     return _each(config, "vstar", "V*Bench test_questions.jsonl (+ images) or parquet", one)

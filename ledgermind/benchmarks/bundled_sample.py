@@ -64,7 +64,12 @@ class SampleSpec:
         return rec
 
 
-RECEIPT_LINES = (("Apples 1kg", "3.20"), ("Whole milk", "1.85"), ("Rye bread", "2.95"), ("Coffee beans", "8.50"))
+RECEIPT_LINES = (
+    ("Apples 1kg", "3.20"),
+    ("Whole milk", "1.85"),
+    ("Rye bread", "2.95"),
+    ("Coffee beans", "8.50"),
+)
 RECEIPT_STORE = "GREEN LEAF MARKET"
 RECEIPT_TOTAL = f"{sum(float(p) for _, p in RECEIPT_LINES):.2f}"
 
@@ -102,9 +107,19 @@ def draw_gauge() -> Image.Image:
     for v in range(GAUGE_MIN, GAUGE_MAX + 1, GAUGE_MINOR):
         a, major = angle(v), v % 10 == 0
         r0 = r - (16 if major else 8)
-        d.line((cx + r0 * math.cos(a), cy - r0 * math.sin(a), cx + r * math.cos(a), cy - r * math.sin(a)), fill=BLACK, width=2 if major else 1)
+        d.line(
+            (cx + r0 * math.cos(a), cy - r0 * math.sin(a), cx + r * math.cos(a), cy - r * math.sin(a)),
+            fill=BLACK,
+            width=2 if major else 1,
+        )
         if major:
-            d.text((cx + (r - 32) * math.cos(a), cy - (r - 32) * math.sin(a)), str(v), font=_font(12), fill=BLACK, anchor="mm")
+            d.text(
+                (cx + (r - 32) * math.cos(a), cy - (r - 32) * math.sin(a)),
+                str(v),
+                font=_font(12),
+                fill=BLACK,
+                anchor="mm",
+            )
     a = angle(GAUGE_VALUE)
     d.line((cx, cy, cx + (r - 20) * math.cos(a), cy - (r - 20) * math.sin(a)), fill=(200, 0, 0), width=3)
     d.ellipse((cx - 6, cy - 6, cx + 6, cy + 6), fill=BLACK)
@@ -189,28 +204,60 @@ def draw_sign() -> Image.Image:
 
 
 SPECS: tuple[SampleSpec, ...] = (
-    SampleSpec("sample_receipt_store", "What is the name of the store on this receipt? <image 1>", RECEIPT_STORE, draw_receipt, answer_type="open"),
     SampleSpec(
-        "sample_receipt_total", "What is the total amount printed on the receipt? <image 1>", RECEIPT_TOTAL, draw_receipt,
-        answer_type="numeric", difficulty="Medium", meta=(("numeric_kind", "exact"),),
+        "sample_receipt_store",
+        "What is the name of the store on this receipt? <image 1>",
+        RECEIPT_STORE,
+        draw_receipt,
+        answer_type="open",
     ),
     SampleSpec(
-        "sample_gauge", "What is the reading of the pressure gauge in <image 1>, in kPa?", str(GAUGE_VALUE), draw_gauge,
-        answer_type="numeric", difficulty="Medium", meta=(("numeric_kind", "reading"), ("graduation", GAUGE_MINOR)),
+        "sample_receipt_total",
+        "What is the total amount printed on the receipt? <image 1>",
+        RECEIPT_TOTAL,
+        draw_receipt,
+        answer_type="numeric",
+        difficulty="Medium",
+        meta=(("numeric_kind", "exact"),),
     ),
     SampleSpec(
-        "sample_thermometer", "What temperature does the thermometer in <image 1> show, in °C?", f"{THERMO_VALUE}", draw_thermometer,
-        answer_type="numeric", difficulty="Hard", meta=(("numeric_kind", "reading"), ("graduation", THERMO_MINOR)),
+        "sample_gauge",
+        "What is the reading of the pressure gauge in <image 1>, in kPa?",
+        str(GAUGE_VALUE),
+        draw_gauge,
+        answer_type="numeric",
+        difficulty="Medium",
+        meta=(("numeric_kind", "reading"), ("graduation", GAUGE_MINOR)),
     ),
     SampleSpec(
-        "sample_bar_chart", "<image 1> According to the chart, which city had the most rainfall in March?", "D", draw_bar_chart,
-        options=CHART_OPTIONS, answer_type="mcq",
+        "sample_thermometer",
+        "What temperature does the thermometer in <image 1> show, in °C?",
+        f"{THERMO_VALUE}",
+        draw_thermometer,
+        answer_type="numeric",
+        difficulty="Hard",
+        meta=(("numeric_kind", "reading"), ("graduation", THERMO_MINOR)),
     ),
     SampleSpec(
-        "sample_count_circles", "How many circles are in the diagram? <image 1>", str(len(CIRCLES)), draw_shapes,
-        answer_type="numeric", difficulty="Medium", meta=(("numeric_kind", "count"),),
+        "sample_bar_chart",
+        "<image 1> According to the chart, which city had the most rainfall in March?",
+        "D",
+        draw_bar_chart,
+        options=CHART_OPTIONS,
+        answer_type="mcq",
     ),
-    SampleSpec("sample_sign", "What is written on the sign in <image 1>?", SIGN_TEXT, draw_sign, answer_type="open"),
+    SampleSpec(
+        "sample_count_circles",
+        "How many circles are in the diagram? <image 1>",
+        str(len(CIRCLES)),
+        draw_shapes,
+        answer_type="numeric",
+        difficulty="Medium",
+        meta=(("numeric_kind", "count"),),
+    ),
+    SampleSpec(
+        "sample_sign", "What is written on the sign in <image 1>?", SIGN_TEXT, draw_sign, answer_type="open"
+    ),
 )
 
 
@@ -239,5 +286,7 @@ def load_sample(config: LoaderConfig) -> list[Item]:
         path = path / "items.jsonl"
     if not path.is_file():
         config = LoaderConfig(path=str(path))
-        config.require_path("sample", "the bundled sample set (python scripts/make_sample_set.py recreates it)")
+        config.require_path(
+            "sample", "the bundled sample set (python scripts/make_sample_set.py recreates it)"
+        )
     return load_records(path, config)

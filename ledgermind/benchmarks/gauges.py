@@ -50,7 +50,9 @@ def graduation(row: dict[str, Any]) -> float | None:
 def load_gauges(config: LoaderConfig) -> list[Item]:
     root = config.require_path("gauges", LAYOUT)
     rows = config.apply_limit_rows(read_records(root / "items.jsonl", bad_rows=True))
-    return build_items(rows, lambda row: _gauge_item(root, row), str(root / "items.jsonl"), strict=config.strict)
+    return build_items(
+        rows, lambda row: _gauge_item(root, row), str(root / "items.jsonl"), strict=config.strict
+    )
 
 
 def _gauge_item(root: Path, row: dict[str, Any]) -> Item:

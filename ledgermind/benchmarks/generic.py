@@ -68,7 +68,9 @@ def validated(row: dict[str, Any], where: str) -> dict[str, Any]:
         err = exc.errors()[0]
         # union branches add their type to the location ("images.list[str]"): keep the field path only
         field = ".".join(str(p) for p in err["loc"] if not (isinstance(p, str) and "[" in p)) or "record"
-        raise DataError(f"{where}: record {row.get('id')!r}: field {field!r}: {err['msg']} (got {err.get('input')!r:.60})") from None
+        raise DataError(
+            f"{where}: record {row.get('id')!r}: field {field!r}: {err['msg']} (got {err.get('input')!r:.60})"
+        ) from None
     return row
 
 
@@ -101,7 +103,9 @@ def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
     if answer_type is AnswerType.MCQ:
         letters = [chr(ord("A") + i) for i in range(len(options or []))]
         if not options or answer not in letters:
-            raise DataError(f"{where}: MCQ item {row['id']!r} needs options and an answer letter in {letters}")
+            raise DataError(
+                f"{where}: MCQ item {row['id']!r} needs options and an answer letter in {letters}"
+            )
     return Item(
         id=str(row["id"]),
         question=str(row["question"]),
@@ -116,7 +120,9 @@ def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
 
 def load_records(path: Path, config: LoaderConfig) -> list[Item]:
     rows = config.apply_limit_rows(read_records(path, bad_rows=True))
-    return build_items(rows, lambda r: item_from_record(r, path.parent, "record"), str(path), strict=config.strict)
+    return build_items(
+        rows, lambda r: item_from_record(r, path.parent, "record"), str(path), strict=config.strict
+    )
 
 
 @BENCHMARKS.register("jsonl")

@@ -41,7 +41,9 @@ class Item:
             "answer_type": self.answer_type.value,
             "images": [_file_sha256(p) for p in self.images],
         }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8", "surrogatepass")).hexdigest()
+        return hashlib.sha256(
+            json.dumps(payload, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
+        ).hexdigest()
 
     @property
     def option_letters(self) -> list[str]:

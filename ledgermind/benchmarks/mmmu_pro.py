@@ -67,16 +67,26 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
     root = config.require_path("mmmu_pro", LAYOUT)
     if root.is_dir() and (root / "items.jsonl").is_file():
         rows = config.apply_limit_rows(read_records(root / "items.jsonl", bad_rows=True))
-        items = build_items(rows, lambda r: _from_subset_row(r, root, setting), str(root / "items.jsonl"), strict=config.strict)
+        items = build_items(
+            rows,
+            lambda r: _from_subset_row(r, root, setting),
+            str(root / "items.jsonl"),
+            strict=config.strict,
+        )
     else:
         rows = _limit(read_tables(root), config.limit)
         cache = config.cache_path("mmmu_pro_images")
-        items = build_items(rows, lambda r: _from_official_row(r, setting, cache), str(root), strict=config.strict)
+        items = build_items(
+            rows, lambda r: _from_official_row(r, setting, cache), str(root), strict=config.strict
+        )
     if setting == "vision":
         from ledgermind.benchmarks.vision import VisionRenderer
 
         renderer = VisionRenderer(config.cache_path("mmmu_pro_vision"))
-        items = [it if it.meta.get("page_given") or it.meta.get("load_error") else renderer.to_vision_item(it) for it in items]
+        items = [
+            it if it.meta.get("page_given") or it.meta.get("load_error") else renderer.to_vision_item(it)
+            for it in items
+        ]
     return items
 
 
@@ -103,14 +113,20 @@ def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
     meta = {k: row[k] for k in ("subject", "subfield", "img_type") if k in row}
     meta |= {"setting": setting, "source": "mmmu_pro_subset"}
     meta |= _vision_style(row, root, item_id)
-    return _item(item_id, row.get("question", ""), options, str(answer), images, row.get("topic_difficulty"), meta)
+    return _item(
+        item_id, row.get("question", ""), options, str(answer), images, row.get("topic_difficulty"), meta
+    )
 
 
 def _vision_style(row: dict[str, Any], root: Path, item_id: str) -> dict[str, Any]:
     bg = row.get("vision_background")
     if isinstance(bg, str) and bg and not bg.startswith("#"):
         bg = str(contained_path(root, bg, item_id))
-    style = {"vision_font": row.get("vision_font"), "vision_fontSize": row.get("vision_fontSize"), "vision_background": bg}
+    style = {
+        "vision_font": row.get("vision_font"),
+        "vision_fontSize": row.get("vision_fontSize"),
+        "vision_background": bg,
+    }
     return {k: v for k, v in style.items() if v}
 
 
@@ -129,9 +145,13 @@ def _from_official_row(row: dict[str, Any], setting: str, cache: Path) -> Item:
         meta["page_given"] = True
         item = _item(item_id, "", options, answer, [page], row.get("topic_difficulty"), meta)
         # as a rendered page: options only as pixels (the scorer reads meta["options"])
-        return replace(item, question=vision_question(len(options)), options=None, meta=item.meta | {"options": options})
+        return replace(
+            item, question=vision_question(len(options)), options=None, meta=item.meta | {"options": options}
+        )
     images = _official_images(row, item_id, cache)
-    return _item(item_id, str(row.get("question", "")), options, answer, images, row.get("topic_difficulty"), meta)
+    return _item(
+        item_id, str(row.get("question", "")), options, answer, images, row.get("topic_difficulty"), meta
+    )
 
 
 def _official_images(row: dict[str, Any], item_id: str, cache: Path) -> list[Path]:
@@ -148,7 +168,9 @@ def _official_images(row: dict[str, Any], item_id: str, cache: Path) -> list[Pat
             raw_list = parse_list(raw, f"image of {item_id}") or []
         else:
             raw_list = [raw]
-        images = [materialise_image(_bytes(b, item_id), cache, f"{item_id}_{k}") for k, b in enumerate(raw_list, 1)]
+        images = [
+            materialise_image(_bytes(b, item_id), cache, f"{item_id}_{k}") for k, b in enumerate(raw_list, 1)
+        ]
     return images
 
 
@@ -168,16 +190,26 @@ def _letter_columns(row: dict[str, Any]) -> list[str]:
             break
         out.append(str(v))
     if not out:
-        raise DataError(f"row {row.get('id') or row.get('index')!r} has neither 'options' nor option columns A, B, ...")
+        raise DataError(
+            f"row {row.get('id') or row.get('index')!r} has neither 'options' nor option columns A, B, ..."
+        )
     return out
 
 
 def _item(
-    item_id: str, question: str, options: list[str], answer: str, images: list[Path], difficulty: Any, meta: dict[str, Any]
+    item_id: str,
+    question: str,
+    options: list[str],
+    answer: str,
+    images: list[Path],
+    difficulty: Any,
+    meta: dict[str, Any],
 ) -> Item:
     letters = [chr(ord("A") + i) for i in range(len(options))]
     if answer not in letters:
-        raise DataError(f"MMMU-Pro item {item_id!r}: answer {answer!r} is not one of its option letters {letters}")
+        raise DataError(
+            f"MMMU-Pro item {item_id!r}: answer {answer!r} is not one of its option letters {letters}"
+        )
     meta["answer_text"] = options[letters.index(answer)]
     return Item(
         id=item_id,

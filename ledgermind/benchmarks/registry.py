@@ -30,7 +30,9 @@ class LoaderConfig:
     limit: int | None = None  # first ``limit`` items in file order (deterministic)
     cache_dir: str | None = None  # derived files (rendered pages, decoded images); default: user cache
     strict: bool = False  # True: the first bad row aborts the load; False: it becomes a per-item error
-    options: Any = None  # the loader's own options: an instance of the dataclass it declares (``own_options``)
+    options: Any = (
+        None  # the loader's own options: an instance of the dataclass it declares (``own_options``)
+    )
 
     @classmethod
     def from_mapping(cls, cfg: Mapping[str, Any] | None, benchmark: str | None = None) -> LoaderConfig:
@@ -48,13 +50,17 @@ class LoaderConfig:
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ConfigError(f"benchmark.limit must be a non-negative integer or null, got {limit!r}")
         options = own(**{k: cfg.pop(k) for k in mine & set(cfg)}) if own is not None else None
-        return cls(**{k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()},
-                   options=options)  # fmt: skip
+        return cls(
+            **{k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()},
+            options=options,
+        )
 
     def require_path(self, benchmark: str, layout: str) -> Path:
         """The configured path, which must exist; otherwise one clear ``DataError`` line."""
         if not self.path:
-            raise DataError(f"benchmark {benchmark!r} needs a data path (benchmark.path=...); expected {layout}")
+            raise DataError(
+                f"benchmark {benchmark!r} needs a data path (benchmark.path=...); expected {layout}"
+            )
         p = Path(self.path).expanduser()
         if not p.exists():
             raise DataError(f"benchmark {benchmark!r}: data path not found: {p} (expected {layout})")

@@ -37,14 +37,22 @@ def contained_path(root: Path, name: Any, item_id: str) -> Path:
     try:
         target = (base / Path(name)).resolve()
     except (ValueError, OSError) as exc:  # an embedded NUL byte, a name too long for the file system
-        raise DataError(f"item {item_id!r}: image name {str(name)[:80]!r} is not a usable file name ({exc})") from None
+        raise DataError(
+            f"item {item_id!r}: image name {str(name)[:80]!r} is not a usable file name ({exc})"
+        ) from None
     if target != base and base not in target.parents:
-        raise DataError(f"item {item_id!r}: image path {str(name)!r} is outside the data directory {base}; refused")
+        raise DataError(
+            f"item {item_id!r}: image path {str(name)!r} is outside the data directory {base}; refused"
+        )
     return target
 
 
 def build_items(
-    rows: Iterable[dict[str, Any]], build: Callable[[dict[str, Any]], Item], where: str, *, strict: bool = False
+    rows: Iterable[dict[str, Any]],
+    build: Callable[[dict[str, Any]], Item],
+    where: str,
+    *,
+    strict: bool = False,
 ) -> list[Item]:
     """``build`` each row; a row that fails becomes an error item (``meta.load_error``) naming its line.
 
@@ -63,7 +71,9 @@ def build_items(
         except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
             # anything one row's values can make a loader raise is that row's error, never the benchmark's
             if strict:
-                raise DataError(f"{where}:{lineno}: {exc}") if not isinstance(exc, DataError) else exc from None
+                raise (
+                    DataError(f"{where}:{lineno}: {exc}") if not isinstance(exc, DataError) else exc
+                ) from None
             row_id = row.get("id") or row.get("index") or row.get("pid") if isinstance(row, dict) else None
             cause = exc if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}"
             items.append(failed_item(str(row_id or f"row{lineno}"), f"{where}:{lineno}: {cause}"))
@@ -83,8 +93,13 @@ def read_records(path: Path, *, bad_rows: bool = False) -> list[Any]:
     """A benchmark JSONL file's records, through the one JSONL reader (``ledgermind/jsonl.py``):
     every line a JSON object; a bad line is a ``DataError`` naming file and line, or, with
     ``bad_rows`` (benchmark loaders: one bad row must not stop a run), a ``BadRow`` in its place."""
-    rows = read_jsonl(path, bad=BadLine.KEEP if bad_rows else BadLine.RAISE, torn_tail=False, objects=True,
-                      what="a valid JSON object")  # fmt: skip
+    rows = read_jsonl(
+        path,
+        bad=BadLine.KEEP if bad_rows else BadLine.RAISE,
+        torn_tail=False,
+        objects=True,
+        what="a valid JSON object",
+    )
     return [row.value if row.error is None else BadRow(row.line_no, row.error) for row in rows]
 
 

@@ -70,7 +70,11 @@ def resolve_font(requested: str | None) -> Path:
 
     if requested:
         try:
-            return Path(font_manager.findfont(font_manager.FontProperties(family=requested), fallback_to_default=False))
+            return Path(
+                font_manager.findfont(
+                    font_manager.FontProperties(family=requested), fallback_to_default=False
+                )
+            )
         except ValueError:
             pass
     family, style = _FALLBACK.get((requested or "").lower(), ("DejaVu Sans", "normal"))
@@ -118,7 +122,9 @@ class VisionRenderer:
             page = self.render(item.question, item.options or [], item.images, style)
         except DataError as exc:
             return replace(item, question="", options=None, images=[], meta=meta | {"load_error": str(exc)})
-        return replace(item, question=vision_question(len(item.options or [])), options=None, images=[page], meta=meta)
+        return replace(
+            item, question=vision_question(len(item.options or [])), options=None, images=[page], meta=meta
+        )
 
     def style_for(self, item: Item) -> PageStyle:
         return PageStyle(
@@ -144,14 +150,23 @@ class VisionRenderer:
         h = hashlib.sha256()
         bg = style.background
         bg_id = bg if bg.startswith("#") else _file_digest(Path(bg))
-        spec = {"v": RENDERER_VERSION, "q": question, "o": options, "f": style.font.name, "s": style.size, "bg": bg_id}
+        spec = {
+            "v": RENDERER_VERSION,
+            "q": question,
+            "o": options,
+            "f": style.font.name,
+            "s": style.size,
+            "bg": bg_id,
+        }
         h.update(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode())
         for p in images:
             h.update(_file_digest(p).encode())
         return h.hexdigest()[:20]
 
 
-def render_page(question: str, options: list[str], images: list[Image.Image], style: PageStyle) -> Image.Image:
+def render_page(
+    question: str, options: list[str], images: list[Image.Image], style: PageStyle
+) -> Image.Image:
     """Lay out question, options and images top to bottom; images go where ``<image N>`` stands."""
     font = ImageFont.truetype(str(style.font), style.size)
     line_h = round(style.size * 1.4)
@@ -174,7 +189,9 @@ def render_page(question: str, options: list[str], images: list[Image.Image], st
     return page
 
 
-def _segments(text: str, images: list[Image.Image], font: ImageFont.FreeTypeFont, width: int) -> list[tuple[str, object]]:
+def _segments(
+    text: str, images: list[Image.Image], font: ImageFont.FreeTypeFont, width: int
+) -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = []
     for part in _PLACEHOLDER.split(text or ""):
         m = re.fullmatch(r"<image\s*(\d+)>", part)
@@ -207,7 +224,9 @@ def _wrap(text: str, font: ImageFont.FreeTypeFont, width: int) -> list[str]:
 def _fit(img: Image.Image, width: int) -> Image.Image:
     scale = min(1.0, width / img.width, MAX_IMAGE_HEIGHT / img.height)
     if scale < 1.0:
-        img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.Resampling.LANCZOS)
+        img = img.resize(
+            (max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.Resampling.LANCZOS
+        )
     return img
 
 

@@ -35,26 +35,59 @@ class Command:
 
 COMMANDS: Registry[Command] = Registry("command")
 for _name, _target, _help, _as_script in (
-    ("run", "ledgermind.cli.run:main",
-     "run LedgerMind (or a baseline / ablation) on a benchmark (Hydra overrides)", True),
+    (
+        "run",
+        "ledgermind.cli.run:main",
+        "run LedgerMind (or a baseline / ablation) on a benchmark (Hydra overrides)",
+        True,
+    ),
     ("table3", "ledgermind.cli.table3:main", "build Table 3 from finished runs, with 95 % intervals", True),
     ("report", "ledgermind.cli.report:main", "build the static HTML report of a run or multirun", True),
     ("rescore", "ledgermind.cli.rescore:main", "re-score finished runs from their stored replies", True),
-    ("audit", "ledgermind.claim_audit:main",
-     "check claims against evidence (coverage, ECC, NCC) from JSONL", False),
+    (
+        "audit",
+        "ledgermind.claim_audit:main",
+        "check claims against evidence (coverage, ECC, NCC) from JSONL",
+        False,
+    ),
     ("srfa", "ledgermind.cli.srfa:main", "S-RFA over a finished run: srfa.jsonl, srfa_metrics.json", False),
-    ("compare", "ledgermind.cli.compare:main",
-     "Figure 5 axes of several runs side by side, and the radar chart", True),
-    ("serve", "ledgermind.cli.serve:main", "print (or start) the vLLM server command for a model config", True),
-    ("plan", "ledgermind.cli.plan:main",
-     "from a pilot sweep: requests, tokens, GPU-hours and items a Table 3 needs", True),
-    ("ls", "ledgermind.cli.ls:main",
-     "list what a run can name: benchmarks, ablations, backends, models, operators", True),
-    ("eval-grounding", "ledgermind.cli.eval_grounding:main",
-     "the claim auditor's agreement with human annotations on real claims (and its cross-validation)", True),
-    ("eval-perception", "ledgermind.cli.eval_perception:main",
-     "OCR and crop-zoom on real gauge and MMMU-Pro images (and the zone choice's cross-validation)", True),
-):  # fmt: skip
+    (
+        "compare",
+        "ledgermind.cli.compare:main",
+        "Figure 5 axes of several runs side by side, and the radar chart",
+        True,
+    ),
+    (
+        "serve",
+        "ledgermind.cli.serve:main",
+        "print (or start) the vLLM server command for a model config",
+        True,
+    ),
+    (
+        "plan",
+        "ledgermind.cli.plan:main",
+        "from a pilot sweep: requests, tokens, GPU-hours and items a Table 3 needs",
+        True,
+    ),
+    (
+        "ls",
+        "ledgermind.cli.ls:main",
+        "list what a run can name: benchmarks, ablations, backends, models, operators",
+        True,
+    ),
+    (
+        "eval-grounding",
+        "ledgermind.cli.eval_grounding:main",
+        "the claim auditor's agreement with human annotations on real claims (and its cross-validation)",
+        True,
+    ),
+    (
+        "eval-perception",
+        "ledgermind.cli.eval_perception:main",
+        "OCR and crop-zoom on real gauge and MMMU-Pro images (and the zone choice's cross-validation)",
+        True,
+    ),
+):
     COMMANDS.add(_name, Command(_target, _help, _as_script))
 
 

@@ -17,10 +17,16 @@ EXIT_USER_ERROR = 2
 def main(argv: Sequence[str] | None = None) -> int:
     from ledgermind.srfa.compare import compare, format_table, radar_png
 
-    p = argparse.ArgumentParser(description="Figure 5 axes of several runs side by side, and the radar chart.")
+    p = argparse.ArgumentParser(
+        description="Figure 5 axes of several runs side by side, and the radar chart."
+    )
     p.add_argument("runs", nargs="+", type=Path, help="run directories (audited or not), over the same items")
-    p.add_argument("--mode", default="ledger", choices=["ledger", "judge"], help="which audit to read when present")
-    p.add_argument("--out", type=Path, default=Path("srfa_radar.png"), help="radar chart PNG (default %(default)s)")
+    p.add_argument(
+        "--mode", default="ledger", choices=["ledger", "judge"], help="which audit to read when present"
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("srfa_radar.png"), help="radar chart PNG (default %(default)s)"
+    )
     args = p.parse_args(argv)
     try:
         rows = compare(args.runs, args.mode)

@@ -41,22 +41,44 @@ from ledgermind.studies.grounding_eval import agreement_study, cv_study, study_p
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=None, help="annotated pairs (default: <shared data>/grounding_ext/dev.jsonl)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="annotated pairs (default: <shared data>/grounding_ext/dev.jsonl)",
+    )
     parser.add_argument("--strict-ncc", action="store_true", help="strict Eq. 5 (ncc_relations=false)")
     parser.add_argument("--misses", action="store_true", help="list the disagreeing rows")
     parser.add_argument("--folds", type=int, default=0, help="K-fold cross-validation of the parameter grid")
     parser.add_argument("--seed", type=int, default=0, help="fold assignment seed")
-    parser.add_argument("--from-strict", action="store_true",
-                        help="(default) ties prefer strict Eq. 4/5 and fewer rules: each rule must earn its place")
-    parser.add_argument("--ties-shipped", action="store_true",
-                        help="ties prefer the shipped config (the flattering CV of earlier reports)")
-    parser.add_argument("--no-derived", action="store_true",
-                        help="(--folds) train on the entity rows alone, without the entity verdicts derived "
-                             "from the numeric rows' annotations")
-    parser.add_argument("--derived", action="store_true",
-                        help="(without --folds) also score the entity verdicts derived from the numeric rows")
-    parser.add_argument("--grid", action="append", default=None, metavar="NAME=V1,V2",
-                        help=f"candidate values of a GroundingConfig field (default: {' '.join(DEFAULT_GRID)})")
+    parser.add_argument(
+        "--from-strict",
+        action="store_true",
+        help="(default) ties prefer strict Eq. 4/5 and fewer rules: each rule must earn its place",
+    )
+    parser.add_argument(
+        "--ties-shipped",
+        action="store_true",
+        help="ties prefer the shipped config (the flattering CV of earlier reports)",
+    )
+    parser.add_argument(
+        "--no-derived",
+        action="store_true",
+        help="(--folds) train on the entity rows alone, without the entity verdicts derived "
+        "from the numeric rows' annotations",
+    )
+    parser.add_argument(
+        "--derived",
+        action="store_true",
+        help="(without --folds) also score the entity verdicts derived from the numeric rows",
+    )
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=None,
+        metavar="NAME=V1,V2",
+        help=f"candidate values of a GroundingConfig field (default: {' '.join(DEFAULT_GRID)})",
+    )
     return parser.parse_args(argv)
 
 
@@ -67,8 +89,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     def report() -> str:
         pairs = study_pairs(args.data, derived=not args.no_derived if args.folds else args.derived)
         if args.folds:
-            return cv_study(pairs, args.grid or DEFAULT_GRID, args.folds, args.seed, args.strict_ncc,
-                            args.ties_shipped, args.from_strict)  # fmt: skip
+            return cv_study(
+                pairs,
+                args.grid or DEFAULT_GRID,
+                args.folds,
+                args.seed,
+                args.strict_ncc,
+                args.ties_shipped,
+                args.from_strict,
+            )
         return agreement_study(pairs, args.data, args.strict_ncc, args.misses)
 
     return run_study(report, args.folds)

@@ -38,13 +38,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--rotation", action="store_true", help="OCR turned copies of the images (orientation)")
     ap.add_argument("--zoom", type=float, default=None, help="override crop zoom (default: config)")
     ap.add_argument("--margin", type=float, default=None, help="override crop margin (default: config)")
-    ap.add_argument("--verify-top-k", type=int, default=None, help="override crop.verify_top_k (default: config)")
+    ap.add_argument(
+        "--verify-top-k", type=int, default=None, help="override crop.verify_top_k (default: config)"
+    )
     ap.add_argument("--no-oracle", action="store_true", help="skip zooming every zone (faster)")
     ap.add_argument("--limit", type=int, default=None, help="first N items/images only")
     ap.add_argument("--folds", type=int, default=0, help="K-fold CV of the zone choice's weights (gauges)")
     ap.add_argument("--seed", type=int, default=0, help="fold assignment seed")
-    ap.add_argument("--ocr-memo", default=None,
-                    help="folder of the on-disk OCR memo (default: <perception cache>/eval_ocr; 'off' = none)")
+    ap.add_argument(
+        "--ocr-memo",
+        default=None,
+        help="folder of the on-disk OCR memo (default: <perception cache>/eval_ocr; 'off' = none)",
+    )
     ap.add_argument("-v", "--verbose", action="store_true")
     return ap.parse_args(argv)
 
@@ -59,18 +64,25 @@ def study(args: argparse.Namespace) -> str:
     if not args.config.is_file():
         raise UserError(f"--config {args.config}: no such file")
     cfg = OmegaConf.load(args.config)
-    overrides = {k: v for k, v in (("zoom", args.zoom), ("margin", args.margin),
-                                   ("verify_top_k", args.verify_top_k)) if v is not None}  # fmt: skip
+    overrides = {
+        k: v
+        for k, v in (("zoom", args.zoom), ("margin", args.margin), ("verify_top_k", args.verify_top_k))
+        if v is not None
+    }
     tool = crop_tool(cfg, **overrides)
     engine, policy = tool.engine, tool.image_policy
     assert engine is not None
     if args.ocr_memo != "off":
-        OCRDiskMemo(engine, Path(args.ocr_memo) if args.ocr_memo else default_perception_cache_dir() / "eval_ocr")
+        OCRDiskMemo(
+            engine, Path(args.ocr_memo) if args.ocr_memo else default_perception_cache_dir() / "eval_ocr"
+        )
     gauges = args.data or shared_data_dir() / "gauges"
     if args.mmmu:
         return run_mmmu(args.data or shared_data_dir() / "mmmu_pro_subset", engine, policy)
     if args.rotation:
-        return run_rotation(sorted((gauges / "images").glob("*"))[: args.limit], *rotation_engines(cfg.ocr), policy)
+        return run_rotation(
+            sorted((gauges / "images").glob("*"))[: args.limit], *rotation_engines(cfg.ocr), policy
+        )
     if args.folds:
         return run_zone_cv(gauges, tool, args.folds, args.seed, args.limit)
     scores = run_gauges(gauges, tool, args.verbose, not args.no_oracle, args.limit)

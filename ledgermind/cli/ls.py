@@ -35,7 +35,9 @@ def _yaml_key(path: Path, key: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _conf_rows(group: str, detail: Callable[[Path], str] = lambda _: "", conf_dir: Path = CONF_DIR) -> list[Row]:
+def _conf_rows(
+    group: str, detail: Callable[[Path], str] = lambda _: "", conf_dir: Path = CONF_DIR
+) -> list[Row]:
     rows = []
     for name in options(group, conf_dir):
         path = conf_dir / group / f"{name}.yaml"
@@ -49,8 +51,11 @@ def benchmarks(conf_dir: Path = CONF_DIR) -> list[Row]:
 
     rows = _conf_rows("benchmark", lambda p: f"[loader {_yaml_key(p, 'name')}]", conf_dir)
     used = {_yaml_key(conf_dir / "benchmark" / f"{r.name}.yaml", "name") for r in rows}
-    rows += [Row(n, f"[loader {n}] registered loader without a conf/benchmark option (benchmark.name={n})")
-             for n in BENCHMARKS if n not in used]  # fmt: skip
+    rows += [
+        Row(n, f"[loader {n}] registered loader without a conf/benchmark option (benchmark.name={n})")
+        for n in BENCHMARKS
+        if n not in used
+    ]
     return rows
 
 
@@ -82,8 +87,12 @@ def operators(conf_dir: Path = CONF_DIR) -> list[Row]:
 
 
 KINDS: dict[str, Callable[[Path], list[Row]]] = {
-    "benchmarks": benchmarks, "ablations": ablations, "backends": backends, "models": models, "operators": operators,
-}  # fmt: skip
+    "benchmarks": benchmarks,
+    "ablations": ablations,
+    "backends": backends,
+    "models": models,
+    "operators": operators,
+}
 
 
 def render(rows: Sequence[Row]) -> str:

@@ -23,7 +23,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--tokens-per-s", type=float, default=None, help="server rate R in processed tokens/s")
     p.add_argument("--alpha", type=float, default=ALPHA)
     p.add_argument("--power", type=float, default=POWER)
-    p.add_argument("--deltas", type=float, nargs="+", default=list(DELTAS_POINTS), help="effect sizes in points")
+    p.add_argument(
+        "--deltas", type=float, nargs="+", default=list(DELTAS_POINTS), help="effect sizes in points"
+    )
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     return p.parse_args(argv)
 
@@ -35,7 +37,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UserError("--items and --seeds are >= 1; --alpha and --power lie in (0, 1)")
         pilot = read_pilot(args.pilot)
         variants = [v.strip() for x in (args.variants or pilot.variants) for v in x.split(",") if v.strip()]
-        req = PlanRequest(args.items, args.seeds, tuple(variants), args.tokens_per_s, args.alpha, args.power, tuple(args.deltas))
+        req = PlanRequest(
+            args.items,
+            args.seeds,
+            tuple(variants),
+            args.tokens_per_s,
+            args.alpha,
+            args.power,
+            tuple(args.deltas),
+        )
         plan = make_plan(pilot, req)
     except UserError as e:
         print(f"error: {str(e).splitlines()[0]}", file=sys.stderr)

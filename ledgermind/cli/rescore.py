@@ -23,21 +23,35 @@ from ledgermind.experiment.rescore import rescore_path
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path, help="run dirs or multirun dirs")
-    p.add_argument("--random-fallback-seed", type=int, default=None,
-                   help="score unparsable MCQ replies with a seeded random letter (the upstream protocol)")
-    p.add_argument("--trust-config", action="store_true",
-                   help="import the loader/scorer the run's config names (only for runs you made: a run folder is data)")
+    p.add_argument(
+        "--random-fallback-seed",
+        type=int,
+        default=None,
+        help="score unparsable MCQ replies with a seeded random letter (the upstream protocol)",
+    )
+    p.add_argument(
+        "--trust-config",
+        action="store_true",
+        help="import the loader/scorer the run's config names (only for runs you made: a run folder is data)",
+    )
     args = p.parse_args(argv)
     try:
-        reports = [r for path in args.runs
-                   for r in rescore_path(path, random_fallback_seed=args.random_fallback_seed, trust_config=args.trust_config)]
+        reports = [
+            r
+            for path in args.runs
+            for r in rescore_path(
+                path, random_fallback_seed=args.random_fallback_seed, trust_config=args.trust_config
+            )
+        ]
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for rep in reports:
-        print(f"{rep.run_dir}: {rep.n_items} items, {len(rep.changes)} verdicts changed, "
-              f"accuracy {100 * rep.accuracy_before:.2f}% -> {100 * rep.accuracy_after:.2f}% "
-              f"(previous files in {rep.backup_dir})")
+        print(
+            f"{rep.run_dir}: {rep.n_items} items, {len(rep.changes)} verdicts changed, "
+            f"accuracy {100 * rep.accuracy_before:.2f}% -> {100 * rep.accuracy_after:.2f}% "
+            f"(previous files in {rep.backup_dir})"
+        )
         for c in rep.changes:
             print(f"  {c.id}: {c.before[0]!r} score {c.before[1]:g} -> {c.after[0]!r} score {c.after[1]:g}")
     return 0

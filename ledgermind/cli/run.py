@@ -79,8 +79,11 @@ def _task(cfg: DictConfig) -> None:
             what = str(e)
             if isinstance(e, OSError) and e.strerror:
                 what = f"{e.strerror}: {e.filename}" if e.filename else e.strerror
-            print(f"error: the disk refused the run's files ({what}); finished items are kept; "
-                  f"free space (or make it writable) and resume with: {_resume(cfg)}", file=sys.stderr)
+            print(
+                f"error: the disk refused the run's files ({what}); finished items are kept; "
+                f"free space (or make it writable) and resume with: {_resume(cfg)}",
+                file=sys.stderr,
+            )
             raise SystemExit(EXIT_DISK) from None
         # a constructor's ConfigError arrives wrapped by Hydra's instantiate: still the user's to fix
         if (cause := user_error_in(e)) is None:
@@ -118,7 +121,14 @@ def _resume(cfg: DictConfig) -> str:
     from hydra.core.hydra_config import HydraConfig
 
     hc = HydraConfig.get()
-    internal = ("hydra.run.", "hydra.sweep.", "hydra.mode", "hydra.job.", "hydra.runtime.", "hydra.output_subdir")
+    internal = (
+        "hydra.run.",
+        "hydra.sweep.",
+        "hydra.mode",
+        "hydra.job.",
+        "hydra.runtime.",
+        "hydra.output_subdir",
+    )
     extra = [o for o in hc.overrides.hydra if not o.startswith(internal)]  # e.g. hydra.searchpath
     return resume_command([*extra, *hc.overrides.task], Path(str(cfg.output_dir)))
 

@@ -19,17 +19,38 @@ from typing import Any
 
 import yaml
 
-from ledgermind.errors import ConfigError
 from ledgermind.confutil import CONF_DIR, option_node
+from ledgermind.errors import ConfigError
 
 # Config groups a run selects, in the order the help lists them (``ablation`` is added with ``+``).
 GROUPS = ("model", "backend", "benchmark", "pipeline", "ablation", "perception", "logger")
 # Hydra's own flags: passed through untouched.
-HYDRA_FLAGS = frozenset({
-    "-m", "--multirun", "--cfg", "-c", "--resolve", "--package", "-p", "--info", "-i", "--hydra-help",
-    "--version", "--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd", "--run", "-r",
-    "--shell-completion", "-sc", "--experimental-rerun",
-})  # fmt: skip
+HYDRA_FLAGS = frozenset(
+    {
+        "-m",
+        "--multirun",
+        "--cfg",
+        "-c",
+        "--resolve",
+        "--package",
+        "-p",
+        "--info",
+        "-i",
+        "--hydra-help",
+        "--version",
+        "--config-path",
+        "-cp",
+        "--config-name",
+        "-cn",
+        "--config-dir",
+        "-cd",
+        "--run",
+        "-r",
+        "--shell-completion",
+        "-sc",
+        "--experimental-rerun",
+    }
+)
 
 
 # Flags that compose from another primary config than conf/config.yaml (README's rerun recipe).
@@ -55,14 +76,22 @@ FLAGS: dict[str, FlagRule] = {
     "--task": FlagRule(advice="choose the benchmark with benchmark=NAME ({benchmarks})"),
     "--data": FlagRule(advice="choose the benchmark with benchmark=NAME ({benchmarks})"),
     "--model": FlagRule(advice="choose the model with model=NAME ({models}); the backend with backend=NAME"),
-    "--model_args": FlagRule(advice="model settings are keys: model=NAME model.vllm_args.max_model_len=N ..."),
-    "--batch_size": FlagRule(advice="items in flight: concurrency=N (the server client: backend.concurrency=N)"),
-    "--log_samples": FlagRule(advice="samples are always logged: <output_dir>/trajectories/<id>.json (prompts and replies)"),
+    "--model_args": FlagRule(
+        advice="model settings are keys: model=NAME model.vllm_args.max_model_len=N ..."
+    ),
+    "--batch_size": FlagRule(
+        advice="items in flight: concurrency=N (the server client: backend.concurrency=N)"
+    ),
+    "--log_samples": FlagRule(
+        advice="samples are always logged: <output_dir>/trajectories/<id>.json (prompts and replies)"
+    ),
 }
 
 
 def options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:
-    return sorted(p.stem for p in (conf_dir / group).glob("*.yaml") if not p.stem.startswith("_"))  # _x.yaml: a shared base
+    return sorted(
+        p.stem for p in (conf_dir / group).glob("*.yaml") if not p.stem.startswith("_")
+    )  # _x.yaml: a shared base
 
 
 def first_comment(path: Path) -> str:
@@ -131,8 +160,11 @@ def _nested_keys(conf_dir: Path) -> dict[str, str]:
 
     cfg = OmegaConf.load(conf_dir / "config.yaml")
     nodes = {str(k): cfg._get_node(k) for k in cfg if k != "hydra"}  # unresolved: ${hydra:...} needs a run
-    return {k: " ".join(f"{k}.{sub}={_yaml_scalar(n._get_node(sub)._value())}" for sub in n)
-            for k, n in nodes.items() if isinstance(n, DictConfig)}  # fmt: skip
+    return {
+        k: " ".join(f"{k}.{sub}={_yaml_scalar(n._get_node(sub)._value())}" for sub in n)
+        for k, n in nodes.items()
+        if isinstance(n, DictConfig)
+    }
 
 
 def _yaml_scalar(value: object) -> str:
@@ -156,8 +188,13 @@ def translate_argv(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
         if arg.startswith("--") and name in FLAGS:
             rule = FLAGS[name]
             if rule.advice is not None:
-                raise ConfigError(f"{name} is not a flag here: " + rule.advice.format(
-                    benchmarks=" | ".join(options("benchmark", conf_dir)), models=" | ".join(options("model", conf_dir))))
+                raise ConfigError(
+                    f"{name} is not a flag here: "
+                    + rule.advice.format(
+                        benchmarks=" | ".join(options("benchmark", conf_dir)),
+                        models=" | ".join(options("model", conf_dir)),
+                    )
+                )
             if eq:
                 value = inline
             elif i + 1 < len(args):
@@ -166,8 +203,10 @@ def translate_argv(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
                 raise ConfigError(f"{name} needs a value: {rule.key.format('VALUE')}")  # type: ignore[union-attr]
             out.append(rule.key.format(value))  # type: ignore[union-attr]
         elif arg.startswith("-") and name not in HYDRA_FLAGS and not _follows_flag_with_value(args, i):
-            raise ConfigError(f"unknown flag {name}: this is a Hydra app, settings are key=value "
-                              "(python scripts/run.py --help lists them)")  # fmt: skip
+            raise ConfigError(
+                f"unknown flag {name}: this is a Hydra app, settings are key=value "
+                "(python scripts/run.py --help lists them)"
+            )
         else:
             out.append(arg)
         i += 1
@@ -184,8 +223,24 @@ def translate_argv(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
 
 
 # Hydra flags that take a value as the next argument (``--cfg job``, ``-cn name``).
-VALUE_FLAGS = frozenset({"-cp", "--config-path", "-cn", "--config-name", "-cd", "--config-dir", "-p", "--package",
-                         "-c", "--cfg", "-i", "--info", "-sc", "--shell-completion"})  # fmt: skip
+VALUE_FLAGS = frozenset(
+    {
+        "-cp",
+        "--config-path",
+        "-cn",
+        "--config-name",
+        "-cd",
+        "--config-dir",
+        "-p",
+        "--package",
+        "-c",
+        "--cfg",
+        "-i",
+        "--info",
+        "-sc",
+        "--shell-completion",
+    }
+)
 
 
 def flags_first(argv: Sequence[str]) -> list[str]:
@@ -199,7 +254,12 @@ def flags_first(argv: Sequence[str]) -> list[str]:
         a = args[i]
         if a.startswith("-") and not re.fullmatch(r"-\d+(\.\d+)?", a):
             flags.append(a)
-            if a in VALUE_FLAGS and i + 1 < len(args) and not args[i + 1].startswith("-") and "=" not in args[i + 1]:
+            if (
+                a in VALUE_FLAGS
+                and i + 1 < len(args)
+                and not args[i + 1].startswith("-")
+                and "=" not in args[i + 1]
+            ):
                 flags.append(args[i + 1])
                 i += 1
         else:
@@ -223,12 +283,26 @@ def check_group_option(arg: str, conf_dir: Path = CONF_DIR) -> None:
             hint = f"did you mean {key}={close[0]}? " if close else ""
             raise ConfigError(f"unknown {group} option {v!r}: {hint}(options: {' | '.join(known)})")
 
+
 def _follows_flag_with_value(args: list[str], i: int) -> bool:
     """A negative number or a value given to a Hydra flag (``--config-name x``, ``-cp path``)."""
     prev = args[i - 1] if i else ""
-    return bool(re.fullmatch(r"-\d+(\.\d+)?", args[i])) or prev in {"-cp", "--config-path", "-cn", "--config-name",
-                                                                   "-cd", "--config-dir", "-p", "--package", "-c", "--cfg",
-                                                                   "-i", "--info", "-sc", "--shell-completion"}  # fmt: skip
+    return bool(re.fullmatch(r"-\d+(\.\d+)?", args[i])) or prev in {
+        "-cp",
+        "--config-path",
+        "-cn",
+        "--config-name",
+        "-cd",
+        "--config-dir",
+        "-p",
+        "--package",
+        "-c",
+        "--cfg",
+        "-i",
+        "--info",
+        "-sc",
+        "--shell-completion",
+    }
 
 
 def check_key(arg: str, conf_dir: Path = CONF_DIR, selected: Mapping[str, str] | None = None) -> None:
@@ -315,7 +389,11 @@ def sweep_jobs(argv: Sequence[str], conf_dir: Path | None = None) -> int | None:
     try:
         overrides = parser.parse_overrides(line)
         given = {o.get_key_element().lstrip("+~") for o in overrides}
-        params = [f"{k}={v}" for k, v in _experiment_sweep(overrides, conf_dir).items() if k.lstrip("+~") not in given]
+        params = [
+            f"{k}={v}"
+            for k, v in _experiment_sweep(overrides, conf_dir).items()
+            if k.lstrip("+~") not in given
+        ]
         overrides = [*overrides, *parser.parse_overrides(params)]
     except HydraException:
         return None

@@ -32,14 +32,24 @@ from ledgermind.confutil import CONF_DIR
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, at least model=NAME")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--launch", action="store_true", help="start the server instead of printing the command")
-    parser.add_argument("--dp", type=int, default=1, help="--data-parallel-size: one server over this many GPUs")
-    parser.add_argument("--servers", type=int, default=1,
-                        help="print one command per GPU (ports PORT, PORT+1, …) and the client's backend.base_urls")
+    parser.add_argument(
+        "--launch", action="store_true", help="start the server instead of printing the command"
+    )
+    parser.add_argument(
+        "--dp", type=int, default=1, help="--data-parallel-size: one server over this many GPUs"
+    )
+    parser.add_argument(
+        "--servers",
+        type=int,
+        default=1,
+        help="print one command per GPU (ports PORT, PORT+1, …) and the client's backend.base_urls",
+    )
     args = parser.parse_args(argv)
 
     from hydra import compose, initialize_config_dir
@@ -54,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         print("error: name the model: python scripts/serve.py model=NAME (see conf/model/)", file=sys.stderr)
         return 2
     if args.dp < 1 or args.servers < 1 or (args.servers > 1 and (args.launch or args.dp > 1)):
-        print("error: --dp and --servers are >= 1; --servers prints commands (no --launch, no --dp)", file=sys.stderr)
+        print(
+            "error: --dp and --servers are >= 1; --servers prints commands (no --launch, no --dp)",
+            file=sys.stderr,
+        )
         return 2
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):

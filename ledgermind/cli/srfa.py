@@ -20,8 +20,7 @@ from typing import Any
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from ledgermind.confutil import to_plain
-from ledgermind.confutil import CONF_DIR
+from ledgermind.confutil import CONF_DIR, to_plain
 from ledgermind.errors import UserError
 from ledgermind.srfa.checks import format_checks
 from ledgermind.srfa.protocol import SrfaMode
@@ -56,8 +55,11 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
     except ValueError:
         raise UserError(f"srfa.mode must be ledger, judge or both, got {a.mode!r}") from None
     defaults = SrfaSettings(mode)  # a null key means the one home of that constant
-    settings = SrfaSettings(mode, float(a.gamma) if a.gamma is not None else defaults.gamma,
-                             int(a.max_claims) if a.max_claims is not None else defaults.max_claims)
+    settings = SrfaSettings(
+        mode,
+        float(a.gamma) if a.gamma is not None else defaults.gamma,
+        int(a.max_claims) if a.max_claims is not None else defaults.max_claims,
+    )
     items = run_items(run_dir, trusted=trust_config)
     cascade = _cascade(cfg) if mode in {SrfaMode.LEDGER, SrfaMode.BOTH} else None
     evidence = _evidence_source(cfg) if cascade is not None else None
@@ -70,11 +72,19 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
             from ledgermind.backends.build import build_backend
 
             cache_path = cfg.cache.path or str(judge_cache_file(run_dir))
-            backend = build_backend(cfg.backend, cfg.model, cache_mode=str(cfg.cache.mode), cache_path=cache_path)
+            backend = build_backend(
+                cfg.backend, cfg.model, cache_mode=str(cfg.cache.mode), cache_path=cache_path
+            )
             jd = a.judge
-            judge = Judge(backend, JudgeDecoding(float(jd.temperature), int(jd.max_tokens), int(jd.seed)), settings.max_claims)
+            judge = Judge(
+                backend,
+                JudgeDecoding(float(jd.temperature), int(jd.max_tokens), int(jd.seed)),
+                settings.max_claims,
+            )
         try:
-            return await srfa_run(record, settings, cascade=cascade, items=items, evidence=evidence, judge=judge)
+            return await srfa_run(
+                record, settings, cascade=cascade, items=items, evidence=evidence, judge=judge
+            )
         finally:
             if backend is not None:
                 await backend.aclose()
@@ -110,8 +120,13 @@ def _logger(cfg: DictConfig, run_dir: Path) -> Any:
     node = cfg.get("logger")
     logger = instantiate(node) if node is not None else ExperimentLogger()
     plain = to_plain(cfg)
-    logger.start(out_dir=Path(run_dir), config=plain, name=f"srfa-{cfg.srfa.mode}-{Path(run_dir).name}",
-                 group=None, job_type="srfa")
+    logger.start(
+        out_dir=Path(run_dir),
+        config=plain,
+        name=f"srfa-{cfg.srfa.mode}-{Path(run_dir).name}",
+        group=None,
+        job_type="srfa",
+    )
     return logger
 
 
@@ -121,8 +136,10 @@ def format_metrics(metrics: dict[str, Any]) -> str:
         m = metrics.get(mode)
         if not m:
             continue
+
         def f(x: Any) -> str:
             return "—" if x is None else f"{x:.3f}"
+
         cov = m.get("coverage") or {}
         lines.append(
             f"[{mode}] n={m['n']} Acc={f(m['Acc'])} srfa.UCR_reason={f(m['srfa.UCR_reason'])} srfa.GDR={f(m['srfa.GDR'])} "
@@ -130,7 +147,9 @@ def format_metrics(metrics: dict[str, Any]) -> str:
             f"(DC {f(cov.get('DC'))}) (γ={m['gamma']}; audit errors {m['audit_errors']}, run errors {m['run_errors']})"
         )
         if m.get("protocol"):
-            lines.append(f"[{mode}] {m['protocol']}; the run's own GDR/R4R (metrics.json) are another protocol")
+            lines.append(
+                f"[{mode}] {m['protocol']}; the run's own GDR/R4R (metrics.json) are another protocol"
+            )
         for ctype, counts in sorted((m.get("text_labels") or {}).items()):
             lines.append(f"[{mode}] {ctype} text labels: " + " ".join(f"{k}={v}" for k, v in counts.items()))
         for ctype, counts in sorted((m.get("support") or {}).items()):
@@ -153,19 +172,25 @@ def renamed_overrides(overrides: Sequence[str]) -> list[str]:
     """``overrides`` with the old node name ``audit.`` spelt ``srfa.``, and one note on stderr if any was."""
     out = [OLD_NODE.sub(r"\1srfa.", o) for o in overrides]
     if out != list(overrides):
-        print("note: the S-RFA config node is now 'srfa' (srfa.mode=…); 'audit.' overrides are read as "
-              "'srfa.' for one release only", file=sys.stderr)
+        print(
+            "note: the S-RFA config node is now 'srfa' (srfa.mode=…); 'audit.' overrides are read as "
+            "'srfa.' for one release only",
+            file=sys.stderr,
+        )
     return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in {"-h", "--help"}:
-        print("usage: ledgermind srfa RUN_DIR [--trust-config] [srfa.mode=ledger|judge|both] [srfa.gamma=0.5] "
-              "[model=NAME backend=NAME ...]\n\nWrites RUN_DIR/srfa.jsonl and RUN_DIR/srfa_metrics.json; "
-              "a rerun retries the items whose audit failed (items the run itself failed are run errors, "
-              "counted apart). --trust-config: reload a benchmark the run names by import path "
-              "(only for runs you made yourself).", file=sys.stderr)
+        print(
+            "usage: ledgermind srfa RUN_DIR [--trust-config] [srfa.mode=ledger|judge|both] [srfa.gamma=0.5] "
+            "[model=NAME backend=NAME ...]\n\nWrites RUN_DIR/srfa.jsonl and RUN_DIR/srfa_metrics.json; "
+            "a rerun retries the items whose audit failed (items the run itself failed are run errors, "
+            "counted apart). --trust-config: reload a benchmark the run names by import path "
+            "(only for runs you made yourself).",
+            file=sys.stderr,
+        )
         return 0 if args else EXIT_USER_ERROR
     trust = "--trust-config" in args
     args = [a for a in args if a != "--trust-config"]

@@ -34,16 +34,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("run_dir", type=Path)
     p.add_argument("--hand-labels", type=Path)
     p.add_argument("--setting", help="which hand labels apply to this run (their 'setting' field)")
-    p.add_argument("--mode", default="ledger", choices=["ledger", "judge"], help="which audit's labels to check")
+    p.add_argument(
+        "--mode", default="ledger", choices=["ledger", "judge"], help="which audit's labels to check"
+    )
     args = p.parse_args(argv)
     if not srfa_files(args.run_dir):
         print(f"error: no {SRFA_FILE} in {args.run_dir} (run scripts/srfa.py first)", file=sys.stderr)
         return 2
     latest = {a.item_id: a for a in read_run_records(args.run_dir) if a.mode == args.mode and a.error is None}
-    out = {"correctness": correctness_table(latest.values()),
-           "correctness_checkable": correctness_table(checkable_decisions(latest.values())),
-           "support": support_counts(latest.values()),
-           "text_labels": text_label_counts(latest.values())}
+    out = {
+        "correctness": correctness_table(latest.values()),
+        "correctness_checkable": correctness_table(checkable_decisions(latest.values())),
+        "support": support_counts(latest.values()),
+        "text_labels": text_label_counts(latest.values()),
+    }
     metrics_file = srfa_metrics_file(args.run_dir)
     if metrics_file is not None:
         try:  # the run folder's one JSON policy: a damaged file is one line, not a traceback

@@ -39,8 +39,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="tabulate runs whose protocol differs (items, model/revision, prompts, decoding, image budget)",
     )
-    p.add_argument("--resamples", type=_positive, default=DEFAULT_RESAMPLES, help="bootstrap resamples (default %(default)s)")
-    p.add_argument("--bootstrap-seed", type=int, default=0, help="RNG seed of the bootstrap (default %(default)s)")
+    p.add_argument(
+        "--resamples",
+        type=_positive,
+        default=DEFAULT_RESAMPLES,
+        help="bootstrap resamples (default %(default)s)",
+    )
+    p.add_argument(
+        "--bootstrap-seed", type=int, default=0, help="RNG seed of the bootstrap (default %(default)s)"
+    )
     p.add_argument(
         "--logger",
         choices=["auto", "none", "offline", "online"],
@@ -88,12 +95,14 @@ def main(argv: list[str] | None = None) -> int:
     print(table3_render.to_markdown(rows, with_paper=args.paper, ctx=ctx))
     print(table3_render.method_note(rows, boot, ctx) + "\n")
     print(table3.protocol_footer(runs))
-    print("\nMechanism census (metrics.json[\"mechanisms\"], summed over items; calls per item):")
+    print('\nMechanism census (metrics.json["mechanisms"], summed over items; calls per item):')
     print(table3_render.census_markdown(runs))
     print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}, {outs.census.name}")
 
     logger = make_logger(args.logger, run_dirs)
-    logger.start(out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, **table3.logger_fields(runs, args.runs))
+    logger.start(
+        out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, **table3.logger_fields(runs, args.runs)
+    )
     try:
         logger.log_table3(table3_render.rows_for_logging(rows), outs.chart)
     finally:

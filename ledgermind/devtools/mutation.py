@@ -73,60 +73,157 @@ class Module:
         return out
 
 
-L, G, D, R, P = "ledgermind/ledger/", "ledgermind/grounding/", "ledgermind/dispatch/", "ledgermind/repair/", "ledgermind/pipeline/"
+L, G, D, R, P = (
+    "ledgermind/ledger/",
+    "ledgermind/grounding/",
+    "ledgermind/dispatch/",
+    "ledgermind/repair/",
+    "ledgermind/pipeline/",
+)
 MODULES: dict[str, Module] = {
     "ledger": Module(  # Eq. 1 / Alg. 1 l.24 S(c), §3.2 leaf resolution, Eqs. 12–15
-        tuple(f"{L}ledger.py:Ledger.{m}" for m in (
-            "record", "mark_stale", "supersede", "retire", "reinstate", "drop", "mark_conflicted", "resolve_conflict",
-            "active", "leaves", "_collect_leaves", "cited_entries", "_cited", "support", "leaf_pool", "affected",
-        )) + (f"{L}entry.py:EvidenceEntry.active", f"{L}entry.py:EvidenceEntry.is_expired"),
+        tuple(
+            f"{L}ledger.py:Ledger.{m}"
+            for m in (
+                "record",
+                "mark_stale",
+                "supersede",
+                "retire",
+                "reinstate",
+                "drop",
+                "mark_conflicted",
+                "resolve_conflict",
+                "active",
+                "leaves",
+                "_collect_leaves",
+                "cited_entries",
+                "_cited",
+                "support",
+                "leaf_pool",
+                "affected",
+            )
+        )
+        + (f"{L}entry.py:EvidenceEntry.active", f"{L}entry.py:EvidenceEntry.is_expired"),
         ("tests/ledger", "tests/repair/test_provenance_property.py"),
     ),
     "grounding": Module(  # Eqs. 3–5, Alg. 1 l.28/l.33, §3.4 g(c)
-        (f"{G}coverage.py:support_coverage", f"{G}coverage.py:_literal_support", f"{G}tokens.py:content_tokens",
-         f"{G}tokens.py:canonical_token", f"{G}ncc.py:check_ncc", f"{G}ncc.py:_matched", f"{G}ncc.py:number_supported",
-         f"{G}ncc.py:_relative_close", f"{G}ecc.py:check_ecc", f"{G}ecc.py:_supported",
-         f"{G}cascade.py:GroundingCascade.check", f"{G}cascade.py:demoted_sigma"),
-        ("tests/grounding/test_paper_grounding.py", "tests/grounding/test_coverage.py", "tests/grounding/test_ncc.py",
-         "tests/grounding/test_ecc.py", "tests/grounding/test_cascade.py"),
+        (
+            f"{G}coverage.py:support_coverage",
+            f"{G}coverage.py:_literal_support",
+            f"{G}tokens.py:content_tokens",
+            f"{G}tokens.py:canonical_token",
+            f"{G}ncc.py:check_ncc",
+            f"{G}ncc.py:_matched",
+            f"{G}ncc.py:number_supported",
+            f"{G}ncc.py:_relative_close",
+            f"{G}ecc.py:check_ecc",
+            f"{G}ecc.py:_supported",
+            f"{G}cascade.py:GroundingCascade.check",
+            f"{G}cascade.py:demoted_sigma",
+        ),
+        (
+            "tests/grounding/test_paper_grounding.py",
+            "tests/grounding/test_coverage.py",
+            "tests/grounding/test_ncc.py",
+            "tests/grounding/test_ecc.py",
+            "tests/grounding/test_cascade.py",
+        ),
     ),
     "dispatch": Module(  # Eq. 6 φ(q), App. D.1 Conditions 1–5
-        (f"{D}classifier.py:classify", f"{D}classifier.py:ascii_alpha_ratio", f"{D}classifier.py:mcq_letters",
-         f"{D}classifier.py:_verification_hits", f"{D}classifier.py:strip_image_placeholders"),
+        (
+            f"{D}classifier.py:classify",
+            f"{D}classifier.py:ascii_alpha_ratio",
+            f"{D}classifier.py:mcq_letters",
+            f"{D}classifier.py:_verification_hits",
+            f"{D}classifier.py:strip_image_placeholders",
+        ),
         ("tests/dispatch",),
     ),
     "repair": Module(  # Eqs. 16–21 (T1–T6), Eq. 25 Π, Eq. 26 RC, budget M / M0
-        (f"{R}triggers.py:t1_tool_anomaly", f"{R}triggers.py:t2_stale_reference", f"{R}triggers.py:t3_conflicts",
-         f"{R}triggers.py:_differs", f"{R}triggers.py:t4_confidence_drop", f"{R}triggers.py:t5_unsupported_decision",
-         f"{R}triggers.py:t6_phantom_grounding", f"{R}policy.py:Budget.spend", f"{R}policy.py:Budget.reserve",
-         f"{R}policy.py:Budget.spend_reserved", f"{R}policy.py:Budget.release", f"{R}policy.py:RepairEngine.cost",
-         f"{R}policy.py:RepairEngine.handle", f"{R}policy.py:RepairEngine._t2", f"{R}policy.py:RepairEngine._t3",
-         f"{R}policy.py:RepairEngine._t5", f"{R}policy.py:RepairEngine._t5_end"),
+        (
+            f"{R}triggers.py:t1_tool_anomaly",
+            f"{R}triggers.py:t2_stale_reference",
+            f"{R}triggers.py:t3_conflicts",
+            f"{R}triggers.py:_differs",
+            f"{R}triggers.py:t4_confidence_drop",
+            f"{R}triggers.py:t5_unsupported_decision",
+            f"{R}triggers.py:t6_phantom_grounding",
+            f"{R}policy.py:Budget.spend",
+            f"{R}policy.py:Budget.reserve",
+            f"{R}policy.py:Budget.spend_reserved",
+            f"{R}policy.py:Budget.release",
+            f"{R}policy.py:RepairEngine.cost",
+            f"{R}policy.py:RepairEngine.handle",
+            f"{R}policy.py:RepairEngine._t2",
+            f"{R}policy.py:RepairEngine._t3",
+            f"{R}policy.py:RepairEngine._t5",
+            f"{R}policy.py:RepairEngine._t5_end",
+        ),
         ("tests/repair",),
     ),
     "metrics": Module(  # Eqs. 7–10, 27–31, McNemar
-        tuple(f"ledgermind/metrics/faithfulness.py:{f}" for f in (
-            "ucr_reason", "decision_claims_in_force", "gdr", "eur", "rr", "rc", "se", "r4r", "wdg", "_ratio"))
+        tuple(
+            f"ledgermind/metrics/faithfulness.py:{f}"
+            for f in (
+                "ucr_reason",
+                "decision_claims_in_force",
+                "gdr",
+                "eur",
+                "rr",
+                "rc",
+                "se",
+                "r4r",
+                "wdg",
+                "_ratio",
+            )
+        )
         + ("ledgermind/metrics/stats.py:mcnemar_exact", "ledgermind/metrics/stats.py:discordant_pairs"),
-        ("tests/metrics/test_metrics.py", "tests/metrics/test_stats.py", "tests/metrics/test_paper_metrics.py"),
+        (
+            "tests/metrics/test_metrics.py",
+            "tests/metrics/test_stats.py",
+            "tests/metrics/test_paper_metrics.py",
+        ),
     ),
     "scoring": Module(  # the official MMMU-Pro parser (parity), numeric tolerance
-        ("ledgermind/scoring/mmmu.py:parse_multi_choice_response", "ledgermind/scoring/mmmu.py:_strip_each",
-         "ledgermind/scoring/mmmu.py:_last", "ledgermind/scoring/numeric.py:numbers_match"),
+        (
+            "ledgermind/scoring/mmmu.py:parse_multi_choice_response",
+            "ledgermind/scoring/mmmu.py:_strip_each",
+            "ledgermind/scoring/mmmu.py:_last",
+            "ledgermind/scoring/numeric.py:numbers_match",
+        ),
         ("tests/scoring",),
     ),
     "gates": Module(  # Alg. 1 l.22–44, App. D.5, Eq. 6 with the ablations
-        (f"{P}fullpipe.py:grounded_reasoning", f"{P}fullpipe.py:hypothesis_verification", f"{P}fullpipe.py:_revises",
-         f"{P}gather.py:dual_read", f"{P}gather.py:escalate_dual_read", f"{P}agent.py:choose_path",
-         f"{P}baselines.py:run_no_ledger"),
+        (
+            f"{P}fullpipe.py:grounded_reasoning",
+            f"{P}fullpipe.py:hypothesis_verification",
+            f"{P}fullpipe.py:_revises",
+            f"{P}gather.py:dual_read",
+            f"{P}gather.py:escalate_dual_read",
+            f"{P}agent.py:choose_path",
+            f"{P}baselines.py:run_no_ledger",
+        ),
         ("tests/pipeline/test_paper_alg1.py", "tests/pipeline/test_agent_branches.py"),
     ),
 }
 
 # mutmut's exit code per mutant → verdict (as mutmut.stats.status_by_exit_code; a crash of the
 # forked test process — segfault, killed — is a detected change, so it counts as killed here)
-VERDICTS = {1: "killed", 3: "killed", -11: "killed", -9: "killed", 0: "survived", 5: "no_tests", 33: "no_tests",
-            34: "skipped", 36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout"}
+VERDICTS = {
+    1: "killed",
+    3: "killed",
+    -11: "killed",
+    -9: "killed",
+    0: "survived",
+    5: "no_tests",
+    33: "no_tests",
+    34: "skipped",
+    36: "timeout",
+    -24: "timeout",
+    24: "timeout",
+    152: "timeout",
+    255: "timeout",
+}
 
 
 def prepare(name: str, mod: Module) -> Path:
@@ -196,7 +293,10 @@ def describe(name: str, key: str) -> str:
     stem = fn.rsplit("__mutmut_", 1)[0]
     bodies = {}
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in {fn, f"{stem}__mutmut_orig"}:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in {
+            fn,
+            f"{stem}__mutmut_orig",
+        }:
             bodies[node.name] = (ast.get_source_segment(src, node) or "").splitlines()[1:]
     orig, mut = bodies.get(f"{stem}__mutmut_orig", []), bodies.get(fn, [])
     changed = [(a.strip(), b.strip()) for a, b in zip(orig, mut, strict=False) if a != b]
@@ -221,8 +321,11 @@ def accepted_patterns(doc: Path = ACCEPTED_DOC) -> list[str]:
 
 def classify(verdicts: dict[str, str], patterns: list[str]) -> dict[str, str]:
     """Each survivor (survived / no tests) → ``accepted`` or ``UNCLASSIFIED``."""
-    return {key: "accepted" if any(fnmatch.fnmatchcase(key, p) for p in patterns) else "UNCLASSIFIED"
-            for key, v in verdicts.items() if v in {"survived", "no_tests"}}
+    return {
+        key: "accepted" if any(fnmatch.fnmatchcase(key, p) for p in patterns) else "UNCLASSIFIED"
+        for key, v in verdicts.items()
+        if v in {"survived", "no_tests"}
+    }
 
 
 def stale_patterns(names: list[str], patterns: list[str]) -> list[str]:
@@ -247,17 +350,22 @@ def table(names: list[str], patterns: list[str] | None = None) -> str:
     """The benchmark-style table, one row per module: kill rate = killed / (killed + survived +
     no tests); "excl. accepted" leaves the accepted survivors out of the denominator."""
     patterns = accepted_patterns() if patterns is None else patterns
-    rows = ["| module | mutants | killed | survived | timeout | no tests | accepted | unclassified "
-            "| kill rate | excl. accepted |", "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| module | mutants | killed | survived | timeout | no tests | accepted | unclassified "
+        "| kill rate | excl. accepted |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name in names:
         c = count(name, patterns)
         killed, acc = c.get("killed", 0), c.get("accepted", 0)
         judged = killed + c.get("survived", 0) + c.get("no_tests", 0)
         rate = f"{100 * killed / judged:.1f} %" if judged else "—"
         rate_ex = f"{100 * killed / (judged - acc):.1f} %" if judged - acc else "—"
-        rows.append(f"| {name} | {len(results(name))} | {killed} | "
-                    f"{c.get('survived', 0)} | {c.get('timeout', 0)} | {c.get('no_tests', 0)} | {acc} | "
-                    f"{c.get('UNCLASSIFIED', 0)} | {rate} | {rate_ex} |")
+        rows.append(
+            f"| {name} | {len(results(name))} | {killed} | "
+            f"{c.get('survived', 0)} | {c.get('timeout', 0)} | {c.get('no_tests', 0)} | {acc} | "
+            f"{c.get('UNCLASSIFIED', 0)} | {rate} | {rate_ex} |"
+        )
     return "\n".join(rows)
 
 
@@ -269,7 +377,7 @@ def _toml(data: dict, prefix: str = "") -> str:
             tables.append((key, value))
         else:
             lines.append(f"{_key(key)} = {json.dumps(value)}")
-    out = ((f"[{prefix}]\n" if prefix and lines else "") + "\n".join(lines) + ("\n" if lines else ""))
+    out = (f"[{prefix}]\n" if prefix and lines else "") + "\n".join(lines) + ("\n" if lines else "")
     for key, value in tables:
         out += _toml(value, f"{prefix}.{_key(key)}" if prefix else _key(key))
     return out
@@ -282,13 +390,22 @@ def _key(key: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--modules", default="", help="space- or comma-separated module names (default: all)")
-    p.add_argument("--max-children", type=int, default=1, help="parallel mutant workers (default 1: shared cores)")
+    p.add_argument(
+        "--max-children", type=int, default=1, help="parallel mutant workers (default 1: shared cores)"
+    )
     p.add_argument("--keep", action="store_true", help="reuse the last run's mutants and verdicts")
-    p.add_argument("--report", action="store_true", help="only print the table of the last runs (runs nothing)")
-    p.add_argument("--survivors", action="store_true", help="list surviving mutants of the modules (runs nothing)")
+    p.add_argument(
+        "--report", action="store_true", help="only print the table of the last runs (runs nothing)"
+    )
+    p.add_argument(
+        "--survivors", action="store_true", help="list surviving mutants of the modules (runs nothing)"
+    )
     p.add_argument("--list", action="store_true", help="list the modules, their sources and tests")
-    p.add_argument("--check", action="store_true",
-                   help="exit 1 if a survivor is neither killed nor accepted, or an accepted pattern is stale (runs nothing)")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 if a survivor is neither killed nor accepted, or an accepted pattern is stale (runs nothing)",
+    )
     a = p.parse_args(argv)
     names = [m for m in a.modules.replace(",", " ").split() if m] or list(MODULES)
     unknown = [m for m in names if m not in MODULES]
@@ -302,8 +419,11 @@ def main(argv: list[str] | None = None) -> int:
     never_run = [n for n in names if not (WORK / n / "mutants").is_dir()]
     if (a.check or a.report or a.survivors) and never_run:
         # Without a run there is nothing to read: every accepted row would look stale, every count 0.
-        print(f"no mutation run recorded for {', '.join(never_run)} under {WORK}; run it first: "
-              f"scripts/mutation.py --modules {' '.join(never_run)}", file=sys.stderr)
+        print(
+            f"no mutation run recorded for {', '.join(never_run)} under {WORK}; run it first: "
+            f"scripts/mutation.py --modules {' '.join(never_run)}",
+            file=sys.stderr,
+        )
         return 2
     patterns = accepted_patterns()
     if a.survivors:

@@ -29,9 +29,17 @@ from ledgermind.jsonl import read_jsonl
 from ledgermind.runs.files import METRICS_FILE, RESULTS_FILE, TRAJECTORY_DIR
 
 # wall-clock fields: the only outputs a rerun of the same seed may change
-TIMING_KEYS = frozenset({
-    "latency_s", "latency_s_per_item", "wall_time_s", "wall_time_total_s", "elapsed_s", "timings", "created_at",
-})
+TIMING_KEYS = frozenset(
+    {
+        "latency_s",
+        "latency_s_per_item",
+        "wall_time_s",
+        "wall_time_total_s",
+        "elapsed_s",
+        "timings",
+        "created_at",
+    }
+)
 # provenance that names the checkout, not a result: the commit and its dirty flag
 VOLATILE_IDENTITY = frozenset({"git"})
 _CALL_ID = re.compile(r'"([a-z_]+)#(\d+)"')
@@ -47,14 +55,20 @@ def without_timing(value: Any) -> Any:
     return value
 
 
-CACHE_MARKERS = {"cached": None, "cache": ("meta", "mechanisms")}  # key -> parents it is dropped under (None: any)
+CACHE_MARKERS = {
+    "cached": None,
+    "cache": ("meta", "mechanisms"),
+}  # key -> parents it is dropped under (None: any)
 
 
 def without_cache(value: Any, parent: str = "") -> Any:
     """``value`` without the response cache's markers (``CACHE_MARKERS``), recursively."""
     if isinstance(value, dict):
-        return {k: without_cache(v, k) for k, v in value.items()
-                if not (k in CACHE_MARKERS and (CACHE_MARKERS[k] is None or parent in CACHE_MARKERS[k]))}  # fmt: skip
+        return {
+            k: without_cache(v, k)
+            for k, v in value.items()
+            if not (k in CACHE_MARKERS and (CACHE_MARKERS[k] is None or parent in CACHE_MARKERS[k]))
+        }
     if isinstance(value, list):
         return [without_cache(v, parent) for v in value]
     return value
@@ -87,7 +101,9 @@ def digest(root: Path, cache_markers: bool = True) -> Iterator[str]:
         elif path.name == METRICS_FILE:
             metrics = keep(json.loads(path.read_text(encoding="utf-8")))
             if isinstance(metrics.get("identity"), dict):
-                metrics["identity"] = {k: v for k, v in metrics["identity"].items() if k not in VOLATILE_IDENTITY}
+                metrics["identity"] = {
+                    k: v for k, v in metrics["identity"].items() if k not in VOLATILE_IDENTITY
+                }
             yield f"{rel}: {canonical(metrics)}"
         elif path.name in VERBATIM:
             yield from (f"{rel}: {line}" for line in path.read_text(encoding="utf-8").splitlines())
@@ -96,7 +112,9 @@ def digest(root: Path, cache_markers: bool = True) -> Iterator[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("dirs", type=Path, nargs="+")
-    p.add_argument("--without-cache", action="store_true", help="drop the response cache's markers and counters")
+    p.add_argument(
+        "--without-cache", action="store_true", help="drop the response cache's markers and counters"
+    )
     args = p.parse_args(argv)
     for d in args.dirs:
         if not d.is_dir():

@@ -1,6 +1,6 @@
 """Build the tiny random-weight Qwen2-VL test checkpoint (offline, seconds); prints its path.
 
-    .venv/bin/python scripts/make_tiny_model.py [OUT_DIR]   # default: $LEDGERMIND_CACHE/tiny-qwen2-vl
+.venv/bin/python scripts/make_tiny_model.py [OUT_DIR]   # default: $LEDGERMIND_CACHE/tiny-qwen2-vl
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from ledgermind.backends.tiny import TinySpec, build_tiny_qwen2_vl, tiny_model_d
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("out_dir", nargs="?", default=None, help=f"default: {tiny_model_dir()}")
     parser.add_argument("--seed", type=int, default=TinySpec.seed)
     args = parser.parse_args(argv)

@@ -40,19 +40,70 @@ TABLE = TABLE_FILE.resolve()
 #: canonical unit (the ``Number.unit`` NCC compares) -> pint expression(s); the first fixes the
 #: conversion, the others add their spellings ("micron" is pint's name for a micrometre)
 VOCABULARY: dict[str, str | tuple[str, ...]] = {
-    "°C": "degC", "°F": "degF", "°": "degree", "K": "kelvin",
-    "nm": "nm", "µm": ("µm", "micron"), "mm": "mm", "cm": "cm", "m": "m", "km": "km",
-    "in": "inch", "ft": "foot", "yd": "yard", "mi": "mile",
-    "mg": "mg", "g": "g", "kg": "kg", "lb": "pound", "oz": "ounce", "t": "metric_ton",
-    "ml": "ml", "l": "l", "gal": "gallon",
-    "ms": "ms", "s": "s", "min": "minute", "h": "hour",
-    "km/h": ("kph", "km/h"), "m/s": "m/s", "mph": "mph", "kn": "knot", "rpm": "rpm",
-    "V": "V", "mV": "mV", "kV": "kV", "mA": "mA", "W": "W", "kW": "kW", "MW": "MW", "kWh": "kWh",
-    "Ω": "ohm", "Hz": "Hz", "kHz": "kHz", "MHz": "MHz", "GHz": "GHz",
-    "Pa": "Pa", "kPa": "kPa", "MPa": "MPa", "hPa": "hPa", "bar": "bar", "mbar": "mbar",
-    "atm": "atm", "psi": "psi", "mmHg": "mmHg",
-    "J": "J", "kJ": "kJ", "cal": "cal", "kcal": "kcal", "eV": "eV", "keV": "keV", "MeV": "MeV",
-    "mol": "mol", "mmol": "mmol", "dB": "dB",
+    "°C": "degC",
+    "°F": "degF",
+    "°": "degree",
+    "K": "kelvin",
+    "nm": "nm",
+    "µm": ("µm", "micron"),
+    "mm": "mm",
+    "cm": "cm",
+    "m": "m",
+    "km": "km",
+    "in": "inch",
+    "ft": "foot",
+    "yd": "yard",
+    "mi": "mile",
+    "mg": "mg",
+    "g": "g",
+    "kg": "kg",
+    "lb": "pound",
+    "oz": "ounce",
+    "t": "metric_ton",
+    "ml": "ml",
+    "l": "l",
+    "gal": "gallon",
+    "ms": "ms",
+    "s": "s",
+    "min": "minute",
+    "h": "hour",
+    "km/h": ("kph", "km/h"),
+    "m/s": "m/s",
+    "mph": "mph",
+    "kn": "knot",
+    "rpm": "rpm",
+    "V": "V",
+    "mV": "mV",
+    "kV": "kV",
+    "mA": "mA",
+    "W": "W",
+    "kW": "kW",
+    "MW": "MW",
+    "kWh": "kWh",
+    "Ω": "ohm",
+    "Hz": "Hz",
+    "kHz": "kHz",
+    "MHz": "MHz",
+    "GHz": "GHz",
+    "Pa": "Pa",
+    "kPa": "kPa",
+    "MPa": "MPa",
+    "hPa": "hPa",
+    "bar": "bar",
+    "mbar": "mbar",
+    "atm": "atm",
+    "psi": "psi",
+    "mmHg": "mmHg",
+    "J": "J",
+    "kJ": "kJ",
+    "cal": "cal",
+    "kcal": "kcal",
+    "eV": "eV",
+    "keV": "keV",
+    "MeV": "MeV",
+    "mol": "mol",
+    "mmol": "mmol",
+    "dB": "dB",
 }
 #: English function words that are also unit symbols: never a unit spelling.
 FUNCTION_WORDS = frozenset({"a", "at", "in", "t"})
@@ -86,8 +137,8 @@ def _forms(registry: Any, expression: str) -> tuple[set[str], set[str]]:
         num_names, den_names = _forms(registry, num)[1], _forms(registry, den)[1]
         return {expression}, {f"{n} per {d}" for n in num_names for d in den_names}
     (prefix, base, _suffix), *_ = registry.parse_unit_name(expression)
-    unit = registry._units[base]  # noqa: SLF001 - pint's definition objects are its public data
-    pre = registry._prefixes[prefix] if prefix else None  # noqa: SLF001
+    unit = registry._units[base]
+    pre = registry._prefixes[prefix] if prefix else None
     pre_symbols = {pre.symbol, *(a for a in pre.aliases if len(a) <= 2)} if pre else {""}
     pre_name = pre.name if pre else ""
     aliases = [a for a in unit.aliases if "_" not in a]
@@ -102,8 +153,16 @@ def spellings(registry: Any, canonical: str, expression: str) -> list[str]:
     symbols, names = _forms(registry, expression)
     out = {canonical} | symbols | names | {plural_name(n) for n in names}
     if _is_simple(registry, expression):  # "lbs", "hrs", "mins": abbreviations of one-word units
-        out |= {s + "s" for s in symbols if s.isascii() and s.isalpha() and s.islower() and 2 <= len(s) <= 3
-                and not s.endswith("s") and not registry.parse_unit_name(s)[0][0]}
+        out |= {
+            s + "s"
+            for s in symbols
+            if s.isascii()
+            and s.isalpha()
+            and s.islower()
+            and 2 <= len(s) <= 3
+            and not s.endswith("s")
+            and not registry.parse_unit_name(s)[0][0]
+        }
     return sorted(s for s in out if s not in FUNCTION_WORDS)
 
 
@@ -135,17 +194,22 @@ def build_table() -> dict[str, dict[str, Any]]:
     for canonical, value in VOCABULARY.items():
         expressions = (value,) if isinstance(value, str) else value
         spelled = sorted({s for e in expressions for s in spellings(registry, canonical, e)})
-        table[canonical] = {"pint": expressions[0], "spellings": spelled,
-                            **conversion(registry, expressions[0])}
+        table[canonical] = {
+            "pint": expressions[0],
+            "spellings": spelled,
+            **conversion(registry, expressions[0]),
+        }
     return {"generated_by": "scripts/gen_unit_table.py", "pint_version": pint.__version__, "units": table}
 
 
 def render(table: dict[str, Any]) -> str:
     """JSON with one line per unit, so a regenerated table diffs unit by unit."""
     head = {k: v for k, v in table.items() if k != "units"}
-    lines = [f" {json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
-             for k, v in table["units"].items()]
-    return (json.dumps(head, ensure_ascii=False)[:-1] + ', "units": {\n' + ",\n".join(lines) + "\n}}\n")
+    lines = [
+        f" {json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
+        for k, v in table["units"].items()
+    ]
+    return json.dumps(head, ensure_ascii=False)[:-1] + ', "units": {\n' + ",\n".join(lines) + "\n}}\n"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,25 +38,41 @@ from ledgermind.experiment.variants import names as variant_names
 REPO = CONF_DIR.parent
 
 
-def check(benchmark: str, limit: int, url: str, out: Path, recorded: list, extra: list[str]) -> dict[str, int]:
+def check(
+    benchmark: str, limit: int, url: str, out: Path, recorded: list, extra: list[str]
+) -> dict[str, int]:
     from hydra import compose, initialize_config_dir
 
     from ledgermind.experiment.app import run_experiment
 
     recorded.clear()
     overrides = [
-        "backend=vllm_server", f"backend.base_urls=[{url}]", "backend.max_retries=0",
-        "backend.served_model_name=fake-model", f"benchmark={benchmark}", f"limit={limit}", "logger=none",
-        "progress=false", "cache.mode=off", f"output_dir={out / benchmark}", *extra,
-    ]  # fmt: skip
+        "backend=vllm_server",
+        f"backend.base_urls=[{url}]",
+        "backend.max_retries=0",
+        "backend.served_model_name=fake-model",
+        f"benchmark={benchmark}",
+        f"limit={limit}",
+        "logger=none",
+        "progress=false",
+        "cache.mode=off",
+        f"output_dir={out / benchmark}",
+        *extra,
+    ]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         metrics = run_experiment(compose("config", overrides=overrides))
     bodies = [json.dumps(b, sort_keys=True) for b in recorded]
     repeats = sum(n - 1 for n in collections.Counter(bodies).values() if n > 1)
     m = metrics["mechanisms"]
-    return {"items": metrics["n_items"], "received": len(bodies), "identical": repeats,
-            "census_model_calls": m["model_calls"], "skipped_identical": m["repair"]["skipped_identical"],
-            "errors": metrics["errors"], "abstained": m["abstained"]}  # fmt: skip
+    return {
+        "items": metrics["n_items"],
+        "received": len(bodies),
+        "identical": repeats,
+        "census_model_calls": m["model_calls"],
+        "skipped_identical": m["repair"]["skipped_identical"],
+        "errors": metrics["errors"],
+        "abstained": m["abstained"],
+    }
 
 
 def sweep_counts(root: Path) -> dict[str, Any]:
@@ -74,9 +90,16 @@ def sweep_counts(root: Path) -> dict[str, Any]:
                 elif call.get("request_key") and not call.get("error"):
                     sent.append(call["request_key"])
     distinct = len(set(sent))
-    return {"runs": runs, "made": made, "sent": len(sent), "cache_hits": hits, "shared_hits": shared,
-            "distinct_sent": distinct, "identical_on_wire": len(sent) - distinct,
-            "sent_per_made": round(len(sent) / made, 4) if made else None}  # fmt: skip
+    return {
+        "runs": runs,
+        "made": made,
+        "sent": len(sent),
+        "cache_hits": hits,
+        "shared_hits": shared,
+        "distinct_sent": distinct,
+        "identical_on_wire": len(sent) - distinct,
+        "sent_per_made": round(len(sent) / made, 4) if made else None,
+    }
 
 
 def run_sweep(out: Path, overrides: list[str]) -> None:
@@ -93,15 +116,30 @@ def sweep_check(args: argparse.Namespace) -> int:
     from ledgermind.testing.fake_openai_server import FakeOpenAIServer, first_option_answer
 
     ok = True
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency_s=0.0, record=True, reply=first_option_answer) as srv:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeOpenAIServer(latency_s=0.0, record=True, reply=first_option_answer) as srv,
+    ):
         for bench in args.benchmarks:
             for scope in ("run", "sweep"):
                 srv.recorded.clear()
-                run_sweep(Path(tmp) / scope / bench, [
-                    "backend=vllm_server", f"backend.base_urls=[{srv.base_url}]", "backend.max_retries=0",
-                    "backend.served_model_name=fake-model", f"benchmark={bench}", f"limit={args.limit}",
-                    "logger=none", "progress=false", "cache.mode=readwrite", f"cache.scope={scope}",
-                    f"+ablation={args.variants}", *args.overrides])  # fmt: skip
+                run_sweep(
+                    Path(tmp) / scope / bench,
+                    [
+                        "backend=vllm_server",
+                        f"backend.base_urls=[{srv.base_url}]",
+                        "backend.max_retries=0",
+                        "backend.served_model_name=fake-model",
+                        f"benchmark={bench}",
+                        f"limit={args.limit}",
+                        "logger=none",
+                        "progress=false",
+                        "cache.mode=readwrite",
+                        f"cache.scope={scope}",
+                        f"+ablation={args.variants}",
+                        *args.overrides,
+                    ],
+                )
                 row = sweep_counts(Path(tmp) / scope / bench)
                 bodies = [json.dumps(b, sort_keys=True) for b in srv.recorded]
                 row["received"] = len(bodies)
@@ -117,8 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--benchmarks", nargs="+", default=["gauges", "mmmu_pro_standard10"])
     p.add_argument("--limit", type=int, default=8)
     p.add_argument("--sweep", action="store_true", help="a 7-variant sweep, per-run vs sweep-shared cache")
-    p.add_argument("--variants", default=",".join(variant_names()),
-                   help="comma-separated ablations of --sweep (default: every conf/ablation variant)")
+    p.add_argument(
+        "--variants",
+        default=",".join(variant_names()),
+        help="comma-separated ablations of --sweep (default: every conf/ablation variant)",
+    )
     p.add_argument("--sweep-dir", nargs="+", type=Path, help="count the requests of finished sweeps")
     p.add_argument("overrides", nargs="*", help="extra Hydra overrides")
     args = p.parse_args(argv)

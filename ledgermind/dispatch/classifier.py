@@ -136,7 +136,9 @@ def mcq_letters(text: str, pattern: str = MCQ_PATTERN) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def classify(question: str, options: Sequence[str] | None = None, config: DispatchConfig | None = None) -> Classification:
+def classify(
+    question: str, options: Sequence[str] | None = None, config: DispatchConfig | None = None
+) -> Classification:
     """φ(q): route ``question`` (with its ``options``, if any) to SIMPLE or COMPLEX. Deterministic."""
     cfg = config or DispatchConfig()
     kw = cfg.keywords

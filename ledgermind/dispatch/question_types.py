@@ -76,7 +76,10 @@ INJECTED_OC_CATEGORIES: dict[QuestionType, tuple[OCCategory, ...]] = {
 GRANULARITY: tuple[tuple[QuestionType, str], ...] = (
     (QuestionType.MCQ, "Reply with exactly one option letter ({letters})."),
     (QuestionType.READ, "Read to the finest graduation of the scale and keep every decimal digit."),
-    (QuestionType.LOCATION, "Name the most specific place possible: the exact toponym, building or landmark."),
+    (
+        QuestionType.LOCATION,
+        "Name the most specific place possible: the exact toponym, building or landmark.",
+    ),
     (QuestionType.DIFF, "List every difference, going through the visual dimensions one at a time."),
     (QuestionType.CHAR_COUNT, "Find each character on its own first, then give the total."),
 )
@@ -114,7 +117,9 @@ class QuestionProfile:
         return {c: OC_INSTRUCTIONS[c] for c in self.oc_categories}
 
 
-def detect_types(question: str, classification: Classification, config: DispatchConfig) -> frozenset[QuestionType]:
+def detect_types(
+    question: str, classification: Classification, config: DispatchConfig
+) -> frozenset[QuestionType]:
     """Question types from the question text (+ the MCQ / knowledge decisions φ already made)."""
     kw = config.keywords
     q = strip_image_placeholders(question or "")
@@ -164,7 +169,9 @@ def oc_categories(types: frozenset[QuestionType]) -> tuple[OCCategory, ...]:
     return tuple(cats)
 
 
-def profile(question: str, options: Sequence[str] | None = None, config: DispatchConfig | None = None) -> QuestionProfile:
+def profile(
+    question: str, options: Sequence[str] | None = None, config: DispatchConfig | None = None
+) -> QuestionProfile:
     """φ(q), the question types, F(q), M(q) and the OC categories of one question."""
     cfg = config or DispatchConfig()
     cls = classify(question, options, cfg)

@@ -16,4 +16,8 @@ def content_words(text: str) -> list[str]:
     """Content words of a question in their original order (Tok(·) without the set)."""
     text = re.sub(r"<image\s*\d+>", " ", text, flags=re.IGNORECASE)
     keep = content_tokens(text)
-    return list(dict.fromkeys(w for w in re.findall(r"[\w.-]+", text) if canonical_token(w.casefold().strip(".-")) in keep))
+    return list(
+        dict.fromkeys(
+            w for w in re.findall(r"[\w.-]+", text) if canonical_token(w.casefold().strip(".-")) in keep
+        )
+    )

@@ -182,7 +182,9 @@ def run_experiment(
     adopt_backend_model(cfg)
     settings = RunSettings.from_cfg(cfg)
     refuse_large_model_on_cpu(  # before any item or download; reads only the four keys it needs
-        {k: cfg.model.get(k) for k in ("name", "hub_id")}, {k: cfg.backend.get(k) for k in ("_target_", "device")})
+        {k: cfg.model.get(k) for k in ("name", "hub_id")},
+        {k: cfg.backend.get(k) for k in ("_target_", "device")},
+    )
     seed_everything(settings.seed)
     items = load_selected_items(cfg, settings.limit)
     factory = agent_factory or configured_agent_factory(cfg)
@@ -203,7 +205,9 @@ def run_experiment(
         provenance=run_provenance(plain := plain_config(cfg)),
     )
     mode = ResumeMode.parse(cfg.get("resume"))
-    out_dir, lock = claim(settings.output_dir, resume_identity(identity.to_dict(), plain), mode, hydra_files(cfg))
+    out_dir, lock = claim(
+        settings.output_dir, resume_identity(identity.to_dict(), plain), mode, hydra_files(cfg)
+    )
     log_file = log_to(out_dir)
     try:
         return _run_claimed(cfg, items, factory, identity, scorer, summarize, _moved(cfg, settings, out_dir))
@@ -233,7 +237,11 @@ def _moved(cfg: DictConfig, settings: RunSettings, out_dir: Path) -> RunSettings
     """``resume=new`` chose a fresh directory: every path derived from ``output_dir`` follows it."""
     if out_dir == settings.output_dir:
         return settings
-    print(f"resume=new: {settings.output_dir} holds another experiment; writing to {out_dir}", file=sys.stderr, flush=True)
+    print(
+        f"resume=new: {settings.output_dir} holds another experiment; writing to {out_dir}",
+        file=sys.stderr,
+        flush=True,
+    )
     with open_dict(cfg):
         cfg.output_dir = str(out_dir)
     return dataclasses.replace(settings, output_dir=out_dir)
@@ -257,8 +265,15 @@ def _run_claimed(
         ids = {i.id for i in items}
         results = [r for r in read_results(settings.output_dir) if r.id in ids]
         logger.log_summary(metrics, results, item_details(settings.output_dir, items))
-        print(format_census(metrics["mechanisms"], f"mechanism census ({settings.variant}, {metrics['n_items']} items, "
-                            f"abstention rate {metrics['abstention_rate']:.2f})"), file=sys.stderr, flush=True)
+        print(
+            format_census(
+                metrics["mechanisms"],
+                f"mechanism census ({settings.variant}, {metrics['n_items']} items, "
+                f"abstention rate {metrics['abstention_rate']:.2f})",
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
     finally:
         logger.finish()
     return metrics
@@ -271,7 +286,9 @@ def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, Any]]:
     details: dict[str, dict[str, Any]] = {
         it.id: {
             "question": it.question or str(it.meta.get("original_question", "")),
-            "options": "\n".join(f"{letter}. {text}" for letter, text in zip(it.option_letters, it.options or [])),
+            "options": "\n".join(
+                f"{letter}. {text}" for letter, text in zip(it.option_letters, it.options or [])
+            ),
             "image": it.images[0] if it.images else None,
             "reply": "",
         }
@@ -308,7 +325,12 @@ def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, An
         name=f"{settings.variant}-{model}",
         group=sweep_group(cfg) or benchmark_identity(cfg),  # the default; logger.group wins when set
         job_type="eval",
-        tags=[f"variant:{settings.variant}", f"model:{model}", f"benchmark:{benchmark_identity(cfg)}", *simulated],
+        tags=[
+            f"variant:{settings.variant}",
+            f"model:{model}",
+            f"benchmark:{benchmark_identity(cfg)}",
+            *simulated,
+        ],
     )
     return logger
 
@@ -331,12 +353,20 @@ async def _run(
     name, backend_cfg = str(cfg.model.get("name")), to_plain(cfg.backend)
     path = cache_path(cache, out, name, backend_cfg) if cache.get("mode", "off") != "off" else None
     origin = str(Path(out).resolve())  # the rows this run writes: a hit on another run's row is "shared"
-    backend = build_backend(cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=path, cache_origin=origin)
+    backend = build_backend(
+        cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=path, cache_origin=origin
+    )
     try:
         await backend.preflight()  # a dead server is one clear line (exit 2) before any item runs
         agent = factory(cfg, backend)
         return await run_items(
-            items, agent, identity=identity, options=options, scorer=scorer, summarize=summarize, logger=logger
+            items,
+            agent,
+            identity=identity,
+            options=options,
+            scorer=scorer,
+            summarize=summarize,
+            logger=logger,
         )
     finally:
         await backend.aclose()

@@ -21,7 +21,9 @@ from typing import Any
 
 from ledgermind.backends.recorded import describe_backend
 
-REPLAY_BACKEND = "ReplayBackend"  # the class name the run identity records (as app.py's tiny-model banner uses)
+REPLAY_BACKEND = (
+    "ReplayBackend"  # the class name the run identity records (as app.py's tiny-model banner uses)
+)
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,9 @@ class ArtefactLabel:
         """One line: the kind first (so a reader of only the first word knows), then the sentence."""
         if not self.kind:
             return ""
-        return self.sentence if self.sentence.upper().startswith(self.kind) else f"{self.kind}: {self.sentence}"
+        return (
+            self.sentence if self.sentence.upper().startswith(self.kind) else f"{self.kind}: {self.sentence}"
+        )
 
 
 def label_for(identity: Mapping[str, Any]) -> ArtefactLabel:

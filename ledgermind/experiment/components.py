@@ -26,8 +26,11 @@ ScorerBuilder = Callable[[Mapping[str, Any]], Scorer]  # the ``scoring`` node ->
 
 AGENT_FACTORIES: Registry[AgentFactory] = Registry("agent_factory")
 AGENT_FACTORIES.add_lazy("ledgermind", "ledgermind.pipeline:build_agent", "ledgermind.pipeline.build_agent")
-AGENT_FACTORIES.add_lazy("official", "ledgermind.pipeline.official:build_official_agent",
-                         "ledgermind.pipeline.official.build_official_agent")
+AGENT_FACTORIES.add_lazy(
+    "official",
+    "ledgermind.pipeline.official:build_official_agent",
+    "ledgermind.pipeline.official.build_official_agent",
+)
 
 SCORERS: Registry[ScorerBuilder] = Registry("scorer")
 SCORERS.add_lazy("ledgermind", "ledgermind.experiment.components:project_scorer", "ledgermind.scoring.score")

@@ -24,7 +24,10 @@ ALLOW_ENV = "LEDGERMIND_ALLOW_CPU_LARGE_MODEL"
 def billions(model: Mapping[str, Any]) -> float | None:
     """The parameter count in billions that the model's name or hub id states ("7B", "8b"), else None."""
     for field in ("name", "hub_id"):
-        m = re.search(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)b(?![a-z0-9])", str(model.get(field) or "").lower().replace("_", "-"))
+        m = re.search(
+            r"(?<![a-z0-9.])(\d+(?:\.\d+)?)b(?![a-z0-9])",
+            str(model.get(field) or "").lower().replace("_", "-"),
+        )
         if m:
             return float(m.group(1))
     return None
@@ -51,7 +54,9 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def refuse_large_model_on_cpu(model: Mapping[str, Any], backend: Mapping[str, Any], cuda_available: bool | None = None) -> None:
+def refuse_large_model_on_cpu(
+    model: Mapping[str, Any], backend: Mapping[str, Any], cuda_available: bool | None = None
+) -> None:
     """One-line ``ConfigError`` (exit 2) for a model above ``CPU_MAX_BILLIONS`` on a CPU backend."""
     size = billions(model)
     if size is None or size <= CPU_MAX_BILLIONS or os.environ.get(ALLOW_ENV) == "1":

@@ -40,9 +40,11 @@ from ledgermind.runs.reader import RunDir, find_runs
 
 DELTAS_POINTS = (1.0, 2.0, 5.0)
 FIRST_N, RANDOM, NAMED, ALL = "first N", "random", "named ids", "all items"
-FIRST_N_WARNING = ("the pilot took the benchmark's first N items (limit_order=first); benchmark files are sorted "
-                   "(MMMU-Pro by subject), so its per-item costs need not be the set's: rerun the pilot with "
-                   "limit_order=shuffle or limit_order=stratified")  # fmt: skip
+FIRST_N_WARNING = (
+    "the pilot took the benchmark's first N items (limit_order=first); benchmark files are sorted "
+    "(MMMU-Pro by subject), so its per-item costs need not be the set's: rerun the pilot with "
+    "limit_order=shuffle or limit_order=stratified"
+)
 
 
 def sample_kind(cfg: Any) -> str:
@@ -195,7 +197,9 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
         raise UserError(f"the pilot has no runs of {missing}; it has {pilot.variants}")
     per_item = item_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]))
     costs = {v: sum(c.values(), Cost()) for v, c in per_item.items()}
-    pilot_items = {v: sum(len(r.scores) for r in pilot.runs if r.variant == v) for v in req.variants}  # item × seed
+    pilot_items = {
+        v: sum(len(r.scores) for r in pilot.runs if r.variant == v) for v in req.variants
+    }  # item × seed
     units = req.items * req.seeds
     projected = {v: projection(list(per_item[v].values()), units) for v in req.variants if per_item.get(v)}
     # the total's error from the per-(item, seed) sums over variants: items costly in one variant are costly in all
@@ -209,35 +213,60 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     measured = pilot_total.processed_tokens / wall if wall > 0 else None
     rate = req.tokens_per_s or measured
     return {
-        "pilot": {"runs": len(pilot.runs), "seeds": pilot.seeds, "items_per_variant_seed": pilot_items,
-                  "made": pilot_total.made, "sent": pilot_total.sent, "wall_s": wall,
-                  "sample": sorted({r.sample for r in pilot.runs}), "warning": FIRST_N_WARNING if pilot.first_n else None},
+        "pilot": {
+            "runs": len(pilot.runs),
+            "seeds": pilot.seeds,
+            "items_per_variant_seed": pilot_items,
+            "made": pilot_total.made,
+            "sent": pilot_total.sent,
+            "wall_s": wall,
+            "sample": sorted({r.sample for r in pilot.runs}),
+            "warning": FIRST_N_WARNING if pilot.first_n else None,
+        },
         "request": asdict(req),
         "rate_tokens_per_s": rate,
         "rate_source": "given" if req.tokens_per_s else "measured from the pilot's wall time",
         "costs": {v: _cost_row(c, rate, se) for v, (c, se) in projected.items()},
         "total": _cost_row(total, rate, total_se),
-        "sample_size": {v: _power_row(pilot, v, req) for v in req.variants if v != "full" and "full" in pilot.variants},
-    }  # fmt: skip
+        "sample_size": {
+            v: _power_row(pilot, v, req) for v in req.variants if v != "full" and "full" in pilot.variants
+        },
+    }
 
 
 def _cost_row(cost: Cost, rate: float | None, se: Cost | None = None) -> dict[str, Any]:
-    row: dict[str, Any] = {"made": cost.made, "sent": cost.sent, "prompt_tokens": cost.prompt_tokens,
-            "cached_prompt_tokens": cost.cached_prompt_tokens, "uncached_prompt_tokens": cost.uncached_prompt_tokens,
-            "completion_tokens": cost.completion_tokens,
-            "gpu_hours": gpu_hours(cost, rate) if rate else None}  # fmt: skip
+    row: dict[str, Any] = {
+        "made": cost.made,
+        "sent": cost.sent,
+        "prompt_tokens": cost.prompt_tokens,
+        "cached_prompt_tokens": cost.cached_prompt_tokens,
+        "uncached_prompt_tokens": cost.uncached_prompt_tokens,
+        "completion_tokens": cost.completion_tokens,
+        "gpu_hours": gpu_hours(cost, rate) if rate else None,
+    }
     if se is not None:
-        row["se"] = {"made": se.made, "sent": se.sent, "prompt_tokens": se.prompt_tokens,
-                     "completion_tokens": se.completion_tokens}  # fmt: skip
+        row["se"] = {
+            "made": se.made,
+            "sent": se.sent,
+            "prompt_tokens": se.prompt_tokens,
+            "completion_tokens": se.completion_tokens,
+        }
     return row
 
 
 def _power_row(pilot: Pilot, variant: str, req: PlanRequest) -> dict[str, Any]:
     d = discordance(pilot, variant)
     sdd = smallest_detectable_delta(req.items, d.psi, req.alpha, req.power)
-    return {"pairs": d.pairs, "p_only_full": d.p_full, "p_only_variant": d.p_variant, "pilot_delta_points": 100 * d.delta,
-            "items_needed": {str(x): mcnemar_sample_size(d.psi, x / 100, req.alpha, req.power) for x in req.deltas},
-            "smallest_delta_points": None if sdd is None else 100 * sdd}  # fmt: skip
+    return {
+        "pairs": d.pairs,
+        "p_only_full": d.p_full,
+        "p_only_variant": d.p_variant,
+        "pilot_delta_points": 100 * d.delta,
+        "items_needed": {
+            str(x): mcnemar_sample_size(d.psi, x / 100, req.alpha, req.power) for x in req.deltas
+        },
+        "smallest_delta_points": None if sdd is None else 100 * sdd,
+    }
 
 
 # ----------------------------------------------------------------------------- text
@@ -249,29 +278,41 @@ def _pm(row: dict[str, Any], key: str) -> str:
 def render(plan: dict[str, Any]) -> str:
     req = plan["request"]
     rate = plan["rate_tokens_per_s"]
-    lines = [f"plan: {req['items']} items × {req['seeds']} seed(s) × {len(req['variants'])} variants, "
-             f"sweep-shared response cache; pilot: {plan['pilot']['runs']} runs, seeds {plan['pilot']['seeds']}",
-             f"pilot items: {', '.join(plan['pilot']['sample'])}",
-             *([f"warning: {plan['pilot']['warning']}"] if plan["pilot"]["warning"] else []),
-             f"GPU rate: {'%.1f' % rate if rate else 'unknown'} processed tokens/s ({plan['rate_source']})", "",
-             "| variant | requests made | requests sent | prompt tokens | cached | uncached | generated tokens | GPU-hours |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        f"plan: {req['items']} items × {req['seeds']} seed(s) × {len(req['variants'])} variants, "
+        f"sweep-shared response cache; pilot: {plan['pilot']['runs']} runs, seeds {plan['pilot']['seeds']}",
+        f"pilot items: {', '.join(plan['pilot']['sample'])}",
+        *([f"warning: {plan['pilot']['warning']}"] if plan["pilot"]["warning"] else []),
+        f"GPU rate: {f'{rate:.1f}' if rate else 'unknown'} processed tokens/s ({plan['rate_source']})",
+        "",
+        "| variant | requests made | requests sent | prompt tokens | cached | uncached | generated tokens | GPU-hours |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name, row in [*plan["costs"].items(), ("total", plan["total"])]:
         hours = "-" if row["gpu_hours"] is None else f"{row['gpu_hours']:.2f}"
-        lines.append(f"| {name} | {_pm(row, 'made')} | {_pm(row, 'sent')} | {_pm(row, 'prompt_tokens')} | "
-                     f"{row['cached_prompt_tokens']:.0f} | {row['uncached_prompt_tokens']:.0f} | "
-                     f"{_pm(row, 'completion_tokens')} | {hours} |")  # fmt: skip
+        lines.append(
+            f"| {name} | {_pm(row, 'made')} | {_pm(row, 'sent')} | {_pm(row, 'prompt_tokens')} | "
+            f"{row['cached_prompt_tokens']:.0f} | {row['uncached_prompt_tokens']:.0f} | "
+            f"{_pm(row, 'completion_tokens')} | {hours} |"
+        )
     lines.append("(± one standard error of the projection: the spread of the pilot's per-item costs)")
     if plan["sample_size"]:
         deltas = [str(x) for x in req["deltas"]]
-        lines += ["", f"items needed per seed (exact McNemar vs full, α = {req['alpha']}, power {req['power']:.0%}; "
-                  "discordance from the pilot):", "",
-                  "| variant | pilot pairs | only full right | only variant right | pilot Δ (pts) | "
-                  + " | ".join(f"n for Δ = {d} pts" for d in deltas) + f" | smallest Δ with {req['items']} items |",
-                  "|---|---|---|---|---|" + "---|" * (len(deltas) + 1)]  # fmt: skip
+        lines += [
+            "",
+            f"items needed per seed (exact McNemar vs full, α = {req['alpha']}, power {req['power']:.0%}; "
+            "discordance from the pilot):",
+            "",
+            "| variant | pilot pairs | only full right | only variant right | pilot Δ (pts) | "
+            + " | ".join(f"n for Δ = {d} pts" for d in deltas)
+            + f" | smallest Δ with {req['items']} items |",
+            "|---|---|---|---|---|" + "---|" * (len(deltas) + 1),
+        ]
         for name, row in plan["sample_size"].items():
             needed = " | ".join(str(row["items_needed"][d]) for d in deltas)
             sdd = "-" if row["smallest_delta_points"] is None else f"{row['smallest_delta_points']:.1f} pts"
-            lines.append(f"| {name} | {row['pairs']} | {row['p_only_full']:.3f} | {row['p_only_variant']:.3f} | "
-                         f"{row['pilot_delta_points']:+.1f} | {needed} | {sdd} |")  # fmt: skip
+            lines.append(
+                f"| {name} | {row['pairs']} | {row['p_only_full']:.3f} | {row['p_only_variant']:.3f} | "
+                f"{row['pilot_delta_points']:+.1f} | {needed} | {sdd} |"
+            )
     return "\n".join(lines)

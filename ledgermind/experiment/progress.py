@@ -54,7 +54,9 @@ def start_sweep(jobs: int | None) -> None:
 class Progress:
     """Counts resumed items too, so the bar and the accuracy describe the whole run."""
 
-    def __init__(self, total: int, previous: list[ItemResult], *, enabled: bool = True, desc: str = "items") -> None:
+    def __init__(
+        self, total: int, previous: list[ItemResult], *, enabled: bool = True, desc: str = "items"
+    ) -> None:
         self.n = len(previous)
         self.score_sum = sum(r.score for r in previous if r.error is None)
         self.errors = sum(1 for r in previous if r.error)

@@ -76,11 +76,15 @@ def scorer_from_config(
 
     node = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False) if cfg is not None else {})
     if random_fallback_seed is not None:
-        node.scoring = {**(OmegaConf.to_container(node.scoring) if node.get("scoring") else {}),
-                        "random_fallback_seed": int(random_fallback_seed)}  # fmt: skip
+        node.scoring = {
+            **(OmegaConf.to_container(node.scoring) if node.get("scoring") else {}),
+            "random_fallback_seed": int(random_fallback_seed),
+        }
     scorer = configured_scorer(node, trusted=trusted)
     if random_fallback_seed is not None and not isinstance(scorer, functools.partial):
-        raise RescoreError(f"scorer {node.get('scorer')} takes no ScoringConfig, so it has no random fallback to seed")
+        raise RescoreError(
+            f"scorer {node.get('scorer')} takes no ScoringConfig, so it has no random fallback to seed"
+        )
     return scorer
 
 
@@ -97,9 +101,15 @@ async def rescore_results(
             continue
         item = items.get(r.id)
         if item is None:
-            raise RescoreError(f"item {r.id!r} of the run is no longer in the benchmark data; cannot re-score it")
+            raise RescoreError(
+                f"item {r.id!r} of the run is no longer in the benchmark data; cannot re-score it"
+            )
         view = await score_text(scorer, item, answer_text(traj))
-        out.append(replace(r, prediction=view.prediction, score=view.score, parsed=view.parsed, **request_totals(traj)))
+        out.append(
+            replace(
+                r, prediction=view.prediction, score=view.score, parsed=view.parsed, **request_totals(traj)
+            )
+        )
     return out
 
 
@@ -133,11 +143,19 @@ def rescore_run(
     if summarize is None:
         from ledgermind.metrics import summarize
     if gamma is None:
-        gamma = float((cfg.get("pipeline") or {}).get("gamma", PipelineConfig.gamma)) if cfg is not None \
+        gamma = (
+            float((cfg.get("pipeline") or {}).get("gamma", PipelineConfig.gamma))
+            if cfg is not None
             else PipelineConfig.gamma
+        )
     metrics = build_metrics(
-        new, list(trajs.values()), identity, wall_time_s=float(old_metrics.get("wall_time_s", 0.0)), gamma=gamma,
-        summarize=summarize, wall_time_total_s=old_metrics.get("wall_time_total_s"),
+        new,
+        list(trajs.values()),
+        identity,
+        wall_time_s=float(old_metrics.get("wall_time_s", 0.0)),
+        gamma=gamma,
+        summarize=summarize,
+        wall_time_total_s=old_metrics.get("wall_time_total_s"),
     )
     changes = [_change(a, b) for a, b in zip(results, new, strict=True) if _verdict(a) != _verdict(b)]
     metrics["rescore"] = {
@@ -152,7 +170,9 @@ def rescore_run(
     metrics["rescore"]["previous"] = str((backup / "metrics.before.json").relative_to(run_dir))
     _write_results(run_dir / RESULTS_FILE, new)
     atomic_write_json(metrics_path, metrics)
-    return RescoreReport(run_dir, len(new), changes, float(old_metrics.get("accuracy", 0.0)), metrics["accuracy"], backup)
+    return RescoreReport(
+        run_dir, len(new), changes, float(old_metrics.get("accuracy", 0.0)), metrics["accuracy"], backup
+    )
 
 
 def _trajectories(run_dir: Path, ids: list[str]) -> dict[str, Trajectory]:
@@ -163,7 +183,9 @@ def _trajectories(run_dir: Path, ids: list[str]) -> dict[str, Trajectory]:
         try:
             out[str(d["item_id"])] = Trajectory.from_dict(d)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise RescoreError(f"{run_dir}: the trajectory of {d.get('item_id')!r} is not a trajectory record ({e}); nothing was rewritten") from None
+            raise RescoreError(
+                f"{run_dir}: the trajectory of {d.get('item_id')!r} is not a trajectory record ({e}); nothing was rewritten"
+            ) from None
     return out
 
 
@@ -201,4 +223,3 @@ def _verdict(r: ItemResult) -> tuple[str | None, float, bool]:
 
 def _change(a: ItemResult, b: ItemResult) -> Change:
     return Change(a.id, _verdict(a), _verdict(b))
-

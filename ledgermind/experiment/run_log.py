@@ -22,15 +22,18 @@ class RunLogHandler(logging.FileHandler):
         if not self.refused:
             super().emit(record)
 
-    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+    def handleError(self, record: logging.LogRecord) -> None:
         exc = sys.exc_info()[1]
         if not isinstance(exc, OSError):
             super().handleError(record)
             return
         if not self.refused:
             self.refused = True
-            print(f"warning: {self.baseFilename}: cannot write ({exc.strerror or exc}); the log continues on the console",
-                  file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"warning: {self.baseFilename}: cannot write ({exc.strerror or exc}); the log continues on the console",
+                file=sys.stderr,
+                flush=True,
+            )
         self._drop_stream()
 
     def _drop_stream(self) -> None:

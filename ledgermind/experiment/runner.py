@@ -167,7 +167,7 @@ class ItemRunner:
             traj = await self.agent.solve(item)
             view = await self._score(item, answer_text(traj))
             error = item_error(item, traj)
-        except Exception as exc:  # noqa: BLE001 — an item failure must not end the run
+        except Exception as exc:
             log.warning("item %s failed: %s: %s", item.id, type(exc).__name__, exc)
             view, error = unscored, f"{type(exc).__name__}: {exc}"
         if error is not None:
@@ -224,7 +224,9 @@ async def run_items(
     if options.concurrency < 1:
         raise ValueError("concurrency must be >= 1")
     wanted = {it.id: it for it in items}
-    repair_tail(Path(options.out_dir) / RESULTS_FILE)  # before counting: what is counted done is never cut later
+    repair_tail(
+        Path(options.out_dir) / RESULTS_FILE
+    )  # before counting: what is counted done is never cut later
     previous = [r for r in read_results(options.out_dir) if r.id in wanted and r.error is None]
     check_unchanged(previous, wanted, Path(options.out_dir))
     done = {r.id for r in previous}
@@ -261,7 +263,14 @@ async def run_items(
         finally:
             progress.close()
     clock.tick()
-    return finalize(items, identity, options, summarize, wall_time_s=time.perf_counter() - t0, wall_time_total_s=clock.total_s)
+    return finalize(
+        items,
+        identity,
+        options,
+        summarize,
+        wall_time_s=time.perf_counter() - t0,
+        wall_time_total_s=clock.total_s,
+    )
 
 
 def finalize(
@@ -277,7 +286,9 @@ def finalize(
     order = {it.id: i for i, it in enumerate(items)}
     results = sorted((r for r in read_results(options.out_dir) if r.id in order), key=lambda r: order[r.id])
     trajectories = readable_trajectories(options.out_dir, [r.id for r in results])
-    identity = replace(identity, provenance={**identity.provenance, "image_budget_sent": observed_image_budget(trajectories)})
+    identity = replace(
+        identity, provenance={**identity.provenance, "image_budget_sent": observed_image_budget(trajectories)}
+    )
     metrics = build_metrics(
         results,
         trajectories,
@@ -300,7 +311,9 @@ def readable_trajectories(out_dir: Path, ids: Sequence[str]) -> list[Trajectory]
         try:
             out.append(Trajectory.from_dict(d))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            note(f"{out_dir}: the trajectory of {d.get('item_id')!r} is not a trajectory record ({e}); item kept without it")
+            note(
+                f"{out_dir}: the trajectory of {d.get('item_id')!r} is not a trajectory record ({e}); item kept without it"
+            )
     return out
 
 
@@ -319,7 +332,9 @@ def identity_for(
         backend=backend,
         benchmark=benchmark,
         variant=variant,
-        items_sha256=items_hash(it.content_sha256() for it in items),  # content, not ids: an edited item is another set
+        items_sha256=items_hash(
+            it.content_sha256() for it in items
+        ),  # content, not ids: an edited item is another set
         n_items=len(items),
         seed=seed,
         provenance=provenance or {},

@@ -26,15 +26,16 @@ def swept_keys(argv: Sequence[str], params: Mapping[str, Any] | None = None) -> 
     args += [a for a in argv if "=" in a and not a.startswith("-")]
     try:
         parsed = OverridesParser.create().parse_overrides(args)
-    except Exception:  # noqa: BLE001 — naming must never fail a run; Hydra reports bad overrides itself
+    except Exception:
         return None
     last = {o.key_or_group.lstrip("+~"): o for o in parsed}
     keys = {k for k, o in last.items() if o.is_sweep_override() and not k.startswith("hydra.")}
     return keys or None
 
 
-def sweep_subdir(task_overrides: Sequence[str], argv: Sequence[str] | None = None,
-                 params: Mapping[str, Any] | None = None) -> str:
+def sweep_subdir(
+    task_overrides: Sequence[str], argv: Sequence[str] | None = None, params: Mapping[str, Any] | None = None
+) -> str:
     """A multirun job's directory name from the values of its swept keys (``ablation=no_ecc``,
     ``pipeline.prompt=cot,seed=1``), sorted by key: a relaunch with the sweep values in another
     order finds its own jobs, and two jobs never share a directory. A key a resume may change
@@ -77,4 +78,6 @@ def register_resolvers() -> None:
 
     if not OmegaConf.has_resolver("ledgermind_sweep_subdir"):
         OmegaConf.register_new_resolver(
-            "ledgermind_sweep_subdir", lambda overrides, params=None: sweep_subdir(list(overrides), params=params))
+            "ledgermind_sweep_subdir",
+            lambda overrides, params=None: sweep_subdir(list(overrides), params=params),
+        )

@@ -232,7 +232,11 @@ def logger_fields(runs: Sequence[RunScores], given: Sequence[Path]) -> dict[str,
     """Name, group and tags of the logged ``table3`` run: beside its runs (a multirun's group is its
     sweep directory, as each job logs it), tagged with what answered (``simulated`` ...), model and benchmark."""
     ident = runs[0].identity
-    group = str(given[0]) if len(given) == 1 and Path(given[0]) not in {r.run_dir for r in runs} else ident.benchmark
+    group = (
+        str(given[0])
+        if len(given) == 1 and Path(given[0]) not in {r.run_dir for r in runs}
+        else ident.benchmark
+    )
     label = label_of(runs)
     prefix = f"{label.kind.lower().replace(' ', '-')}-" if label else ""
     return {

@@ -52,8 +52,17 @@ def _fmt_p(ps: Sequence[float]) -> str:
 def header(with_paper: bool, ctx: Table3Context = Table3Context()) -> list[str]:
     """Column names; each split carries its n (distinct items) and the interval says what it measures."""
     splits = [f"{c} (n={ctx.n[c]})" if c in ctx.n else c for c in COLUMNS]
-    cols = ["Variant", *splits, ctx.interval, "Δ vs full", f"Δ {ctx.interval} (paired)", "p", "p Holm", "McNemar p",
-            "Δ vs 0 (Holm)"]  # fmt: skip
+    cols = [
+        "Variant",
+        *splits,
+        ctx.interval,
+        "Δ vs full",
+        f"Δ {ctx.interval} (paired)",
+        "p",
+        "p Holm",
+        "McNemar p",
+        "Δ vs 0 (Holm)",
+    ]
     return cols + [f"Paper {c}" for c in COLUMNS] + ["Paper Δ"] if with_paper else cols
 
 
@@ -90,8 +99,9 @@ def method_note(
     sim = (
         " SIMULATED runs: every interval is simulation error (the spread of the simulator's draws and of the item "
         "sample), not uncertainty about any real model; more seeds shrink it whether or not an effect is real."
-        if ctx.simulated else ""
-    )  # fmt: skip
+        if ctx.simulated
+        else ""
+    )
     return (
         f"Accuracy and Δ are pooled over {over}; n in a column header counts its distinct items. "
         f"Intervals ({ctx.interval}): {level} percentile bootstrap over items, the only interval method in this "
@@ -117,19 +127,49 @@ def to_csv(rows: Sequence[Row]) -> str:
     """Machine-readable: raw numbers, no formatting (per-seed values joined by ';')."""
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow([
-        "variant", "display", *COLUMNS, "overall_ci_low", "overall_ci_high", "delta_ci_low", "delta_ci_high",
-        "verdict", "p_value", "p_holm", "mcnemar_p", "seeds", "overall_by_seed", "delta_by_seed", "n_items", "errors",
-        "delta_vs_full",
-    ])  # fmt: skip
+    w.writerow(
+        [
+            "variant",
+            "display",
+            *COLUMNS,
+            "overall_ci_low",
+            "overall_ci_high",
+            "delta_ci_low",
+            "delta_ci_high",
+            "verdict",
+            "p_value",
+            "p_holm",
+            "mcnemar_p",
+            "seeds",
+            "overall_by_seed",
+            "delta_by_seed",
+            "n_items",
+            "errors",
+            "delta_vs_full",
+        ]
+    )
     for r in rows:
-        w.writerow([
-            r.variant, r.display, *(r.scores[c] for c in COLUMNS),
-            r.overall.low if r.overall else None, r.overall.high if r.overall else None,
-            r.delta_ci.low if r.delta_ci else None, r.delta_ci.high if r.delta_ci else None,
-            r.verdict, r.p_value, r.p_holm, _joined(r.mcnemar_p), _joined(r.seeds), _joined(r.overall_by_seed), _joined(r.delta_by_seed),
-            r.overall.n if r.overall else 0, r.errors, r.delta,
-        ])  # fmt: skip
+        w.writerow(
+            [
+                r.variant,
+                r.display,
+                *(r.scores[c] for c in COLUMNS),
+                r.overall.low if r.overall else None,
+                r.overall.high if r.overall else None,
+                r.delta_ci.low if r.delta_ci else None,
+                r.delta_ci.high if r.delta_ci else None,
+                r.verdict,
+                r.p_value,
+                r.p_holm,
+                _joined(r.mcnemar_p),
+                _joined(r.seeds),
+                _joined(r.overall_by_seed),
+                _joined(r.delta_by_seed),
+                r.overall.n if r.overall else 0,
+                r.errors,
+                r.delta,
+            ]
+        )
     return buf.getvalue()
 
 
@@ -139,7 +179,13 @@ def _joined(values: Sequence[Any]) -> str:
 
 def to_latex(rows: Sequence[Row], caption: str, ctx: Table3Context = Table3Context()) -> str:
     def tex(s: str) -> str:
-        for raw, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
+        for raw, escaped in (
+            ("\\", r"\textbackslash{}"),
+            ("&", r"\&"),
+            ("%", r"\%"),
+            ("_", r"\_"),
+            ("#", r"\#"),
+        ):
             s = s.replace(raw, escaped)
         return s.replace("−", "$-$").replace("Δ", r"$\Delta$").replace("–", "--").replace("×", r"$\times$")
 
@@ -229,8 +275,13 @@ def write_outputs(
     bootstrap: BootstrapConfig = BootstrapConfig(),
 ) -> Table3Outputs:
     out_dir.mkdir(parents=True, exist_ok=True)
-    outs = Table3Outputs(out_dir / "table3.md", out_dir / "table3.csv", out_dir / "table3.tex", out_dir / "table3.png",
-                         out_dir / "census.md")
+    outs = Table3Outputs(
+        out_dir / "table3.md",
+        out_dir / "table3.csv",
+        out_dir / "table3.tex",
+        out_dir / "table3.png",
+        out_dir / "census.md",
+    )
     ctx = context_of(runs)
     note = method_note(rows, bootstrap, ctx)
     line = label_of(runs).line  # SIMULATED / REPLAYED / TINY MODEL: the first line of every file

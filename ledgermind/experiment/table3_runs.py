@@ -19,7 +19,6 @@ from ledgermind.runs.provenance import PROTOCOL_FIELDS, protocol_mismatch, sha25
 from ledgermind.runs.reader import RunDir
 from ledgermind.runs.summary import RunIdentity, items_hash
 
-
 COLUMNS = ("Easy", "Medium", "Hard", "Overall")
 MUST_MATCH = ("model", "benchmark", "items_sha256")
 
@@ -58,10 +57,14 @@ def load_run(run_dir: Path) -> RunScores:
     run = RunDir(run_dir)
     metrics = run.metrics()
     if metrics is None:
-        raise Table3Error(f"{run_dir} has no {METRICS_FILE}: the run did not finish (start it again to resume)")
+        raise Table3Error(
+            f"{run_dir} has no {METRICS_FILE}: the run did not finish (start it again to resume)"
+        )
     identity = RunIdentity.from_dict(metrics["identity"])
     results = run.results()
-    if items_hash(r.item_sha256 or r.id for r in results) != identity.items_sha256:  # content (ids: older runs)
+    if (
+        items_hash(r.item_sha256 or r.id for r in results) != identity.items_sha256
+    ):  # content (ids: older runs)
         raise Table3Error(
             f"{run_dir}: {RESULTS_FILE} holds {len(results)} items but {METRICS_FILE} was written for "
             f"{identity.n_items}; finish or resume the run before building Table 3"
@@ -69,7 +72,9 @@ def load_run(run_dir: Path) -> RunScores:
     item_scores = {r.id: (None if r.error is not None else r.score) for r in results}
     difficulty = {r.id: r.difficulty for r in results}
     scores, n = column_scores([(item_scores, difficulty)])
-    return RunScores(run.path, identity, scores, n, dict(metrics.get("mechanisms") or {}), item_scores, difficulty)
+    return RunScores(
+        run.path, identity, scores, n, dict(metrics.get("mechanisms") or {}), item_scores, difficulty
+    )
 
 
 def column_scores(
@@ -145,8 +150,14 @@ def escalation_line(runs: Sequence[RunScores]) -> str:
     elif values == {None}:
         state = "not recorded (no .hydra/config.yaml; the default is on)"
     else:
-        state = "MIXED across runs (" + ", ".join(
-            f"{r.variant}/seed {r.seed}: {_recorded_switch(r.run_dir, 'dual_read_escalate')}" for r in runs) + ")"
+        state = (
+            "MIXED across runs ("
+            + ", ".join(
+                f"{r.variant}/seed {r.seed}: {_recorded_switch(r.run_dir, 'dual_read_escalate')}"
+                for r in runs
+            )
+            + ")"
+        )
     return f"dual_read_escalate: {state} — {ESCALATION_DEVIATION}"
 
 
@@ -177,7 +188,9 @@ def _check_variants(runs: Sequence[RunScores]) -> None:
     for r in runs:
         key = (r.variant, r.seed)
         if key in seen:
-            raise Table3Error(f"variant {r.variant!r} appears twice (seed {r.seed}): {seen[key]} and {r.run_dir}")
+            raise Table3Error(
+                f"variant {r.variant!r} appears twice (seed {r.seed}): {seen[key]} and {r.run_dir}"
+            )
         seen[key] = r.run_dir
 
 

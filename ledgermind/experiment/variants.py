@@ -60,8 +60,12 @@ def load_variants(conf_dir: Path | None = None) -> tuple[Variant, ...]:
 @lru_cache(maxsize=4)
 def _load(conf_dir: Path) -> tuple[Variant, ...]:
     folder = conf_dir / GROUP
-    variants = tuple(sorted((_variant(p) for p in sorted(folder.glob("*.yaml")) if not p.name.startswith("_")),
-                            key=lambda v: v.row))  # fmt: skip
+    variants = tuple(
+        sorted(
+            (_variant(p) for p in sorted(folder.glob("*.yaml")) if not p.name.startswith("_")),
+            key=lambda v: v.row,
+        )
+    )
     _check_unique(variants, folder)
     return variants
 
@@ -70,7 +74,9 @@ def _variant(path: Path) -> Variant:
     raw = _read(path)
     table = raw.get(TABLE_KEY)
     if not isinstance(table, Mapping) or not {"display", "row"} <= set(table):
-        raise ConfigError(f"{path}: needs a '{TABLE_KEY}:' node with display and row (experiment/variants.py)")
+        raise ConfigError(
+            f"{path}: needs a '{TABLE_KEY}:' node with display and row (experiment/variants.py)"
+        )
     if raw.get("name") != path.stem:
         raise ConfigError(f"{path}: name must be {path.stem!r} (the option name), got {raw.get('name')!r}")
     flags = flag_values({k: v for k, v in raw.items() if k not in LABEL_KEYS})
@@ -93,8 +99,11 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _check_unique(variants: tuple[Variant, ...], folder: Path) -> None:
     """Two variants on one row, or with the same flags, would make a table (or a census) ambiguous."""
-    for what, key in (("row", lambda v: v.row), ("display name", lambda v: v.display),
-                      ("flags", lambda v: tuple(sorted(v.flags.items())))):  # fmt: skip
+    for what, key in (
+        ("row", lambda v: v.row),
+        ("display name", lambda v: v.display),
+        ("flags", lambda v: tuple(sorted(v.flags.items()))),
+    ):
         seen: dict[Any, str] = {}
         for v in variants:
             if key(v) in seen:
@@ -127,7 +136,10 @@ def flag_values(stated: Mapping[str, Any]) -> dict[str, Any]:
     """Every ``AblationFlags`` value, in the dataclass's order: its default unless ``stated`` changes
     it; a stated key that is no flag stays, after the flags, for ``flags_from_mapping`` to refuse."""
     defaults = dataclasses.asdict(AblationFlags())
-    return {**{k: stated.get(k, v) for k, v in defaults.items()}, **{k: v for k, v in stated.items() if k not in defaults}}
+    return {
+        **{k: stated.get(k, v) for k, v in defaults.items()},
+        **{k: v for k, v in stated.items() if k not in defaults},
+    }
 
 
 def run_node(ablation: Any) -> Any:
@@ -137,7 +149,11 @@ def run_node(ablation: Any) -> Any:
 
     if ablation is None:
         return None
-    plain = OmegaConf.to_container(ablation, resolve=False) if isinstance(ablation, DictConfig) else dict(ablation)
+    plain = (
+        OmegaConf.to_container(ablation, resolve=False)
+        if isinstance(ablation, DictConfig)
+        else dict(ablation)
+    )
     labels = {k: v for k, v in plain.items() if k in LABEL_KEYS and k != TABLE_KEY}
     node = {**flag_values({k: v for k, v in plain.items() if k not in LABEL_KEYS}), **labels}
     return OmegaConf.create(node) if isinstance(ablation, DictConfig) else node

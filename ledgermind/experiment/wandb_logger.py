@@ -19,7 +19,17 @@ from typing import Any
 from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.runs.results import ItemResult
 
-_SECRET_PARTS = {"key", "apikey", "token", "secret", "password", "passwd", "credential", "credentials", "auth"}
+_SECRET_PARTS = {
+    "key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "credential",
+    "credentials",
+    "auth",
+}
 REDACTED = "***"
 
 
@@ -85,9 +95,22 @@ class ExperimentLogger:
 NullLogger = ExperimentLogger
 
 ITEM_COLUMNS = [
-    "id", "thumbnail", "subject", "difficulty", "path", "question", "options", "reply", "prediction", "gold", "correct",
-    "score", "model_calls", "tool_calls", "error",
-]  # fmt: skip
+    "id",
+    "thumbnail",
+    "subject",
+    "difficulty",
+    "path",
+    "question",
+    "options",
+    "reply",
+    "prediction",
+    "gold",
+    "correct",
+    "score",
+    "model_calls",
+    "tool_calls",
+    "error",
+]
 THUMBNAIL_SIDE = 160  # px: enough to recognise the item in the table, small enough for thousands of rows
 
 
@@ -138,7 +161,7 @@ class WandbLogger(ExperimentLogger):
         )
         try:
             self.run = self._init(wb, out_dir, config, name, group, job_type, tags, settings)
-        except Exception as e:  # noqa: BLE001 — no API key, bad entity or WANDB_* setting, unreachable server
+        except Exception as e:
             first = f"{type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
             raise ConfigError(
                 f"logger={'wandb_' + self.mode}: W&B could not start ({first}); run `wandb login` or set "
@@ -146,9 +169,16 @@ class WandbLogger(ExperimentLogger):
             ) from None
 
     def _init(
-        self, wb: Any, out_dir: Path, config: Mapping[str, Any], name: str, group: str | None, job_type: str,
-        tags: Sequence[str], settings: Any,
-    ) -> Any:  # fmt: skip
+        self,
+        wb: Any,
+        out_dir: Path,
+        config: Mapping[str, Any],
+        name: str,
+        group: str | None,
+        job_type: str,
+        tags: Sequence[str],
+        settings: Any,
+    ) -> Any:
         return wb.init(
             project=self.project,
             entity=self.entity,
@@ -187,10 +217,22 @@ class WandbLogger(ExperimentLogger):
         for r in results:
             d = (details or {}).get(r.id, {})
             table.add_data(
-                r.id, self._thumbnail(d.get("image")), r.subject, r.difficulty, r.path, d.get("question", ""),
-                d.get("options", ""), d.get("reply", ""), r.prediction, r.gold, r.correct, r.score, r.model_calls,
-                r.tool_calls, r.error,
-            )  # fmt: skip
+                r.id,
+                self._thumbnail(d.get("image")),
+                r.subject,
+                r.difficulty,
+                r.path,
+                d.get("question", ""),
+                d.get("options", ""),
+                d.get("reply", ""),
+                r.prediction,
+                r.gold,
+                r.correct,
+                r.score,
+                r.model_calls,
+                r.tool_calls,
+                r.error,
+            )
         self.run.log({"items": table})
         self.run.summary.update(flatten(metrics))  # one summary record, not one per key
 

@@ -21,15 +21,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ledgermind.grounding.ncc import _units_compatible, number_supported
-from ledgermind.grounding.numbers import NumKind, Number, extract_numbers
+from ledgermind.grounding.numbers import Number, NumKind, extract_numbers
 
 # Relative tolerance of a computed value: models round intermediate results (3 significant
 # figures), so a one-step result differs from the stated number by well under 1 %. No paper value.
 COMPUTE_REL_TOL = 0.01
 # Numbers that are names or points in time, never operands or results of arithmetic.
-NON_ARITHMETIC = frozenset({NumKind.OPTION_LABEL, NumKind.IDENTIFIER, NumKind.YEAR, NumKind.DECADE, NumKind.DATE})
+NON_ARITHMETIC = frozenset(
+    {NumKind.OPTION_LABEL, NumKind.IDENTIFIER, NumKind.YEAR, NumKind.DECADE, NumKind.DATE}
+)
 _OPS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
-    ("+", operator.add), ("-", operator.sub), ("×", operator.mul), ("/", operator.truediv),
+    ("+", operator.add),
+    ("-", operator.sub),
+    ("×", operator.mul),
+    ("/", operator.truediv),
 )
 
 
@@ -96,7 +101,11 @@ def derive(target: Number, known: Sequence[Known], rel_tol: float = COMPUTE_REL_
     usable = [k for k in known if operand(k.number) and not _close(k.value, target.value or 0.0, rel_tol)]
     found: Derivation | None = None
     for k in known:  # restating a number computed (or only stated) earlier in the chain
-        if k.source != "evidence" and arithmetic(k.number) and number_supported(target, k.number, tolerant=False):
+        if (
+            k.source != "evidence"
+            and arithmetic(k.number)
+            and number_supported(target, k.number, tolerant=False)
+        ):
             d = Derivation(target, k.how or f"{target.text} = {k.number.text} ({k.source})", (k,))
             if d.from_evidence:
                 return d

@@ -68,18 +68,38 @@ class GroundingConfig:
     ecc_surname: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("beta", "delta_read", "demote_ecc", "demote_ncc", "demote_uncited", "sigma_verify",
-                     "approx_rel"):
+        for name in (
+            "beta",
+            "delta_read",
+            "demote_ecc",
+            "demote_ncc",
+            "demote_uncited",
+            "sigma_verify",
+            "approx_rel",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise ConfigError(f"grounding.{name} must be a number in [0, 1], got {value!r}")
         if self.ecc_similarity is not None and (
-            isinstance(self.ecc_similarity, bool) or not isinstance(self.ecc_similarity, (int, float))
+            isinstance(self.ecc_similarity, bool)
+            or not isinstance(self.ecc_similarity, (int, float))
             or not 0.0 < self.ecc_similarity <= 1.0
         ):
-            raise ConfigError(f"grounding.ecc_similarity must be null or a number in (0, 1], got {self.ecc_similarity!r}")
-        for name in ("ecc_enabled", "ncc_enabled", "ncc_relations", "ncc_unit_conversion", "ecc_designators",
-                     "ecc_acronyms", "ecc_adjectival", "ecc_place_guard", "ecc_country_names", "ecc_surname"):
+            raise ConfigError(
+                f"grounding.ecc_similarity must be null or a number in (0, 1], got {self.ecc_similarity!r}"
+            )
+        for name in (
+            "ecc_enabled",
+            "ncc_enabled",
+            "ncc_relations",
+            "ncc_unit_conversion",
+            "ecc_designators",
+            "ecc_acronyms",
+            "ecc_adjectival",
+            "ecc_place_guard",
+            "ecc_country_names",
+            "ecc_surname",
+        ):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"grounding.{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("demote_ecc", "demote_ncc", "demote_uncited"):
@@ -91,8 +111,14 @@ class GroundingConfig:
 
     @property
     def ecc_rules(self) -> ECCRules:
-        return ECCRules(self.ecc_designators, self.ecc_acronyms, self.ecc_adjectival, self.ecc_place_guard,
-                        self.ecc_similarity, self.ecc_surname)
+        return ECCRules(
+            self.ecc_designators,
+            self.ecc_acronyms,
+            self.ecc_adjectival,
+            self.ecc_place_guard,
+            self.ecc_similarity,
+            self.ecc_surname,
+        )
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> GroundingConfig:
@@ -166,8 +192,15 @@ class GroundingCascade:
             ecc_ok, missing = ecc.passed, ecc.missing
         ncc_ok, unmatched = True, ()
         if cfg.ncc_enabled:
-            ncc = check_ncc(claim, pool, kind=kind, delta_read=cfg.delta_read, relations=cfg.ncc_relations,
-                            approx_rel=cfg.approx_rel, unit_conversion=cfg.ncc_unit_conversion)
+            ncc = check_ncc(
+                claim,
+                pool,
+                kind=kind,
+                delta_read=cfg.delta_read,
+                relations=cfg.ncc_relations,
+                approx_rel=cfg.approx_rel,
+                unit_conversion=cfg.ncc_unit_conversion,
+            )
             ncc_ok, unmatched = ncc.passed, tuple(n.text for n in ncc.unmatched)
         return GroundingResult(
             coverage=coverage,

@@ -115,7 +115,11 @@ class ECCRules:
 
 
 def check_ecc(
-    claim: str, pool: Sequence[str], *, ner: EntityExtractor, aliases: AliasTable,
+    claim: str,
+    pool: Sequence[str],
+    *,
+    ner: EntityExtractor,
+    aliases: AliasTable,
     rules: ECCRules = ECCRules(),
 ) -> ECCResult:
     """Run ECC for ``claim`` against the cited facts ``pool`` under ``rules`` (module doc)."""
@@ -125,7 +129,8 @@ def check_ecc(
     padded_pool = [f" {aliases.normalise(fact)} " for fact in pool]
     unique = {ent.text: ent for ent in entities}
     missing = tuple(
-        name for name, ent in unique.items()
+        name
+        for name, ent in unique.items()
         if not entity_supported(ent, claim, pool, padded_pool=padded_pool, aliases=aliases, rules=rules)
         and not similar_enough(ent, padded_pool, aliases, rules.similarity)
     )
@@ -137,7 +142,8 @@ def content_set(canonical: str) -> frozenset[str]:
     """Content tokens of a canonical string: function words dropped, plural "s" stripped (crude lemma)."""
     return frozenset(
         tok[:-1] if len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss") else tok
-        for tok in canonical.split() if tok not in STOPWORDS
+        for tok in canonical.split()
+        if tok not in STOPWORDS
     )
 
 
@@ -153,27 +159,46 @@ def similar_enough(ent: Entity, padded_pool: Sequence[str], aliases: AliasTable,
 
 
 def entity_supported(
-    ent: Entity, claim: str, pool: Sequence[str], *, padded_pool: Sequence[str], aliases: AliasTable,
+    ent: Entity,
+    claim: str,
+    pool: Sequence[str],
+    *,
+    padded_pool: Sequence[str],
+    aliases: AliasTable,
     rules: ECCRules = ECCRules(),
 ) -> bool:
     """Is ``ent`` (an entity of ``claim``) named in the pool, up to aliases and the forms above?"""
     canonical = aliases.normalise(ent.text)
     if _supported(canonical, padded_pool):
-        return not (rules.place_guard and ent.label in PLACE_LABELS and _only_inside_longer_names(ent.text, pool))
+        return not (
+            rules.place_guard and ent.label in PLACE_LABELS and _only_inside_longer_names(ent.text, pool)
+        )
     tokens = canonical.split()
-    if rules.designators and len(tokens) > 1 and tokens[-1] in aliases.designators and \
-            _supported(" ".join(tokens[:-1]), padded_pool):
+    if (
+        rules.designators
+        and len(tokens) > 1
+        and tokens[-1] in aliases.designators
+        and _supported(" ".join(tokens[:-1]), padded_pool)
+    ):
         return True
     acronym = ent.text.strip()
-    if rules.acronyms and _ACRONYM.fullmatch(acronym) and any(
-        _supported(aliases.normalise(expansion), padded_pool)
-        for text in (claim, *pool) for expansion in _expansions(acronym, text)
+    if (
+        rules.acronyms
+        and _ACRONYM.fullmatch(acronym)
+        and any(
+            _supported(aliases.normalise(expansion), padded_pool)
+            for text in (claim, *pool)
+            for expansion in _expansions(acronym, text)
+        )
     ):
         return True
     if rules.surname and ent.label == "PERSON" and surname_supported(ent.text, pool):
         return True
-    return rules.adjectival and has_adjectival_suffix(acronym) and " " not in acronym and any(
-        derives_from(acronym, word) for fact in pool for word in _NAME_WORD.findall(fact)
+    return (
+        rules.adjectival
+        and has_adjectival_suffix(acronym)
+        and " " not in acronym
+        and any(derives_from(acronym, word) for fact in pool for word in _NAME_WORD.findall(fact))
     )
 
 

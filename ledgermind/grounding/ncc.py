@@ -47,7 +47,12 @@ from functools import lru_cache
 from ledgermind import paper
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.numbers import (
-    CONTINUOUS_KINDS, MONTHS, TIME_KINDS, NumKind, Number, extract_numbers,
+    CONTINUOUS_KINDS,
+    MONTHS,
+    TIME_KINDS,
+    Number,
+    NumKind,
+    extract_numbers,
 )
 from ledgermind.grounding.relations import Related, Relation, interval, related_numbers
 from ledgermind.grounding.units import convert
@@ -97,8 +102,13 @@ def check_ncc(
     pool = [fact for fact in pool if fact]
     if not relations:
         all_numbers = [n for fact in pool for n in extract_numbers(fact)]
-        unmatched = tuple(c for c in claim_numbers if not _matched(
-            c, _restated(all_numbers, c.unit) if unit_conversion else all_numbers, tolerant, delta_read))
+        unmatched = tuple(
+            c
+            for c in claim_numbers
+            if not _matched(
+                c, _restated(all_numbers, c.unit) if unit_conversion else all_numbers, tolerant, delta_read
+            )
+        )
         return NCCResult(not unmatched, claim_numbers, unmatched)
     all_related = [r for fact in pool for r in related_numbers(fact)]
     missing: list[Number] = []
@@ -132,8 +142,10 @@ def _restated(numbers: Sequence[Number], unit: str | None) -> list[Number]:
 def _restated_related(pool: Sequence[Related], unit: str | None) -> list[Related]:
     if unit is None:
         return list(pool)
-    return [replace(r, number=in_unit(r.number, unit),
-                    upper=None if r.upper is None else in_unit(r.upper, unit)) for r in pool]
+    return [
+        replace(r, number=in_unit(r.number, unit), upper=None if r.upper is None else in_unit(r.upper, unit))
+        for r in pool
+    ]
 
 
 def _matched(claim: Number, pool_numbers: Sequence[Number], tolerant: bool, delta_read: float) -> bool:
@@ -173,6 +185,7 @@ def _nearest(claim: Number, candidates: Sequence[Related]) -> list[Related]:
     """The candidates closest to the claim's bound: a bound is stated about the value it is near
     ("more than 240" next to "232 deaths"), so a far-off number ("6,934 cases") is not its referent.
     """
+
     def gap(p: Related) -> float:
         a, b = _position(claim), _position(p.number)
         if a is None or b is None:
@@ -226,16 +239,25 @@ def _dated_by_context(claim: Number, pool_numbers: Sequence[Number], pool: Seque
     year, month, day = claim.date
     if month is None or not any(_year_of(p) == year for p in pool_numbers):
         return False
-    if any(p.kind is NumKind.DATE and p.date is not None and p.date[0] is None and p.date[1] == month
-           and (day is None or p.date[2] == day) for p in pool_numbers):
+    if any(
+        p.kind is NumKind.DATE
+        and p.date is not None
+        and p.date[0] is None
+        and p.date[1] == month
+        and (day is None or p.date[2] == day)
+        for p in pool_numbers
+    ):
         return True
     return day is None and any(_names_month_without_year(fact, month) for fact in pool)
 
 
 def _names_month_without_year(fact: str, month: int) -> bool:
     """The month is named outside every dated expression of ``fact`` ("through October")."""
-    dated = [(n.start, n.end) for n in extract_numbers(fact)
-             if n.kind is NumKind.DATE and n.date is not None and n.date[0] is not None]
+    dated = [
+        (n.start, n.end)
+        for n in extract_numbers(fact)
+        if n.kind is NumKind.DATE and n.date is not None and n.date[0] is not None
+    ]
     return any(not any(s <= m.start() < e for s, e in dated) for m in _month_named(month).finditer(fact))
 
 
@@ -245,7 +267,9 @@ def _month_named(month: int) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(n.capitalize() for n in names) + r")\b")
 
 
-def number_supported(claim: Number, evidence: Number, tolerant: bool, delta_read: float = paper.DELTA_READ) -> bool:
+def number_supported(
+    claim: Number, evidence: Number, tolerant: bool, delta_read: float = paper.DELTA_READ
+) -> bool:
     """Δ_u(v_c)(v_e) of Eq. 5: does the evidence value support the claim value?
 
     Not the scorer's ``scoring.numeric.numbers_match``, on purpose: this compares two *typed*

@@ -22,22 +22,118 @@ from ledgermind.grounding.option_labels import resolve_option_refs
 
 # LaTeX symbol commands -> the character they render to
 SYMBOLS: dict[str, str] = {
-    "times": "×", "cdot": "·", "div": "÷", "pm": "±", "mp": "∓", "approx": "≈", "sim": "~", "simeq": "≃",
-    "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "ne": "≠", "equiv": "≡", "propto": "∝",
-    "infty": "∞", "partial": "∂", "nabla": "∇", "sum": "Σ", "prod": "Π", "int": "∫", "sqrt": "√",
-    "to": "→", "rightarrow": "→", "Rightarrow": "⇒", "leftarrow": "←", "leftrightarrow": "↔",
-    "degree": "°", "circ": "°", "angle": "∠", "perp": "⊥", "parallel": "∥", "triangle": "△",
-    "percent": "%", "ldots": "...", "cdots": "...", "dots": "...", "prime": "′",
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
-    "eta": "η", "theta": "θ", "vartheta": "θ", "iota": "ι", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
-    "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ",
-    "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
-    "Pi": "Π", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω", "ohm": "Ω",
+    "times": "×",
+    "cdot": "·",
+    "div": "÷",
+    "pm": "±",
+    "mp": "∓",
+    "approx": "≈",
+    "sim": "~",
+    "simeq": "≃",
+    "leq": "≤",
+    "le": "≤",
+    "geq": "≥",
+    "ge": "≥",
+    "neq": "≠",
+    "ne": "≠",
+    "equiv": "≡",
+    "propto": "∝",
+    "infty": "∞",
+    "partial": "∂",
+    "nabla": "∇",
+    "sum": "Σ",
+    "prod": "Π",
+    "int": "∫",
+    "sqrt": "√",
+    "to": "→",
+    "rightarrow": "→",
+    "Rightarrow": "⇒",
+    "leftarrow": "←",
+    "leftrightarrow": "↔",
+    "degree": "°",
+    "circ": "°",
+    "angle": "∠",
+    "perp": "⊥",
+    "parallel": "∥",
+    "triangle": "△",
+    "percent": "%",
+    "ldots": "...",
+    "cdots": "...",
+    "dots": "...",
+    "prime": "′",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "varepsilon": "ε",
+    "zeta": "ζ",
+    "eta": "η",
+    "theta": "θ",
+    "vartheta": "θ",
+    "iota": "ι",
+    "kappa": "κ",
+    "lambda": "λ",
+    "mu": "μ",
+    "nu": "ν",
+    "xi": "ξ",
+    "pi": "π",
+    "rho": "ρ",
+    "sigma": "σ",
+    "tau": "τ",
+    "upsilon": "υ",
+    "phi": "φ",
+    "varphi": "φ",
+    "chi": "χ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Gamma": "Γ",
+    "Delta": "Δ",
+    "Theta": "Θ",
+    "Lambda": "Λ",
+    "Xi": "Ξ",
+    "Pi": "Π",
+    "Sigma": "Σ",
+    "Phi": "Φ",
+    "Psi": "Ψ",
+    "Omega": "Ω",
+    "ohm": "Ω",
 }
 # commands whose argument is the text itself (font / box / operator wrappers)
-_WRAPPERS = ("text", "textbf", "textit", "textrm", "mathrm", "mathbf", "mathit", "mathsf", "mathcal", "mathbb",
-             "operatorname", "boxed", "bar", "overline", "underline", "hat", "vec", "tilde", "dot", "ddot", "mbox",
-             "emph", "left", "right", "big", "Big", "bigg", "Bigg", "displaystyle", "textstyle", "unit", "si")
+_WRAPPERS = (
+    "text",
+    "textbf",
+    "textit",
+    "textrm",
+    "mathrm",
+    "mathbf",
+    "mathit",
+    "mathsf",
+    "mathcal",
+    "mathbb",
+    "operatorname",
+    "boxed",
+    "bar",
+    "overline",
+    "underline",
+    "hat",
+    "vec",
+    "tilde",
+    "dot",
+    "ddot",
+    "mbox",
+    "emph",
+    "left",
+    "right",
+    "big",
+    "Big",
+    "bigg",
+    "Bigg",
+    "displaystyle",
+    "textstyle",
+    "unit",
+    "si",
+)
 _SPACES = re.compile(r"\\(?:,|;|:|!|quad|qquad|enspace|thinspace| )")
 _ESCAPED = re.compile(r"\\([%$#&_{}])")
 # escaped characters are literal: kept out of the delimiter / brace / subscript rules until the end
@@ -89,7 +185,9 @@ def strip_latex(text: str) -> str:
     text = _SUPERSCRIPT_BRACED.sub(r"^\1", text)
     text = _SUPERSCRIPT.sub(lambda m: m.group(1).translate(_SUPER_DIGITS) if m.group(1) else "", text)
     text = _BRACES.sub("", text)
-    text = _SUPERSCRIPT.sub(lambda m: m.group(1).translate(_SUPER_DIGITS) if m.group(1) else "", text)  # "m^{3" cut
+    text = _SUPERSCRIPT.sub(
+        lambda m: m.group(1).translate(_SUPER_DIGITS) if m.group(1) else "", text
+    )  # "m^{3" cut
     text = re.sub(r"\(([\w.]+)\)/\(([\w.]+)\)", r"\1/\2", text)  # (a)/(b) of simple terms -> a/b
     return text.translate(_RESTORE)
 
@@ -118,7 +216,9 @@ def strip_markup(text: str) -> str:
 
 def claim_view(text: str, options: Sequence[str] | None = None) -> str:
     """What the cascade checks of a claim: markup stripped, option labels resolved to option text."""
-    plain = [strip_markup(str(o)) for o in options] if options else options  # a label becomes *plain* option text
+    plain = (
+        [strip_markup(str(o)) for o in options] if options else options
+    )  # a label becomes *plain* option text
     return resolve_option_refs(drop_labels_before_text(strip_markup(text), plain), plain)
 
 
@@ -128,7 +228,7 @@ _LEADING_LABEL = re.compile(r"(?:^|(?<=[.:;!?]\s))\(?([A-J])[.)]\s+(?=[A-Z(])")
 
 
 def drop_labels_before_text(text: str, options: Sequence[str] | None) -> str:
-    """"so C. Liquid diffusion fits" -> "so Liquid diffusion fits": a label written right before
+    """ "so C. Liquid diffusion fits" -> "so Liquid diffusion fits": a label written right before
     its own option's text, anywhere in a sentence (the runtime's rule only sees a line's start)."""
     if not options:
         return text
@@ -136,7 +236,7 @@ def drop_labels_before_text(text: str, options: Sequence[str] | None) -> str:
     def repl(m: re.Match[str]) -> str:
         idx = ord(m.group(1)) - ord("A")
         option = " ".join(str(options[idx]).split()).casefold() if idx < len(options) else ""
-        follows = " ".join(text[m.end():m.end() + len(option) + 8].split()).casefold()
+        follows = " ".join(text[m.end() : m.end() + len(option) + 8].split()).casefold()
         return "" if option and follows.startswith(option) else m.group(0)
 
     return _LEADING_LABEL.sub("", _INLINE_LABEL.sub(repl, text))

@@ -39,9 +39,16 @@ class NumKind(str, Enum):
 
 
 #: Matched exactly after normalisation, whatever the claim kind (App. C).
-EXACT_KINDS = frozenset({
-    NumKind.YEAR, NumKind.DECADE, NumKind.DATE, NumKind.COUNT, NumKind.OPTION_LABEL, NumKind.IDENTIFIER,
-})
+EXACT_KINDS = frozenset(
+    {
+        NumKind.YEAR,
+        NumKind.DECADE,
+        NumKind.DATE,
+        NumKind.COUNT,
+        NumKind.OPTION_LABEL,
+        NumKind.IDENTIFIER,
+    }
+)
 #: Points or spans in time: compared on a calendar, never with quantities.
 TIME_KINDS = frozenset({NumKind.YEAR, NumKind.DECADE, NumKind.DATE})
 #: May use the relative tolerance δ_read when the claim is a continuous visual reading.
@@ -77,27 +84,70 @@ class Number:
 # Vocabulary
 # ---------------------------------------------------------------------------------------------
 
-_CHAR_FIXES = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u00a0": " ",
-                             "\u2009": " ", "\u202f": " ", "\u2019": "'",
-                             "\u2018": "'"})
+_CHAR_FIXES = str.maketrans(
+    {
+        "\u2212": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u00a0": " ",
+        "\u2009": " ",
+        "\u202f": " ",
+        "\u2019": "'",
+        "\u2018": "'",
+    }
+)
 
 MONTHS = {
-    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
-    "august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
-    "oct": 10, "nov": 11, "dec": 12,
+    "january": 1,
+    "february": 2,
+    "march": 3,
+    "april": 4,
+    "may": 5,
+    "june": 6,
+    "july": 7,
+    "august": 8,
+    "september": 9,
+    "october": 10,
+    "november": 11,
+    "december": 12,
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "sept": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
 }
 # Month names must be capitalised ("May 5"), or all caps as OCR often returns ("MAY 5").
-_MONTH_RE = "(?:" + "|".join(
-    alt for name in sorted(MONTHS, key=len, reverse=True) for alt in (name.capitalize(), name.upper())
-) + r")\.?"
+_MONTH_RE = (
+    "(?:"
+    + "|".join(
+        alt for name in sorted(MONTHS, key=len, reverse=True) for alt in (name.capitalize(), name.upper())
+    )
+    + r")\.?"
+)
 
 # Unit spellings -> canonical unit (pint's table plus conventions, units.py); longest tried first.
 _UNIT_CANON = {spelling: canon for canon, spellings in unit_spellings().items() for spelling in spellings}
 _UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNIT_CANON, key=len, reverse=True))
 _CURRENCY = {"$": "$", "€": "€", "£": "£", "¥": "¥"}
-_SCALES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "bn": 1e9,
-           "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_SCALES = {
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "B": 1e9,
+    "bn": 1e9,
+    "thousand": 1e3,
+    "million": 1e6,
+    "billion": 1e9,
+    "trillion": 1e12,
+}
 
 # Capitalised words that precede a number without naming it ("In 1969", "About 30").
 _NOT_NAMES = STOPWORDS | frozenset(
@@ -124,8 +174,10 @@ _DATE_PATTERNS = [
     re.compile(rf"\b{_D}\s+(?:of\s+)?{_M}(?![A-Za-z])"),
 ]
 _OPTION_PATTERNS = [
-    re.compile(r"\b(?:[Oo]ptions?|OPTIONS?|[Cc]hoices?|CHOICES?|[Aa]nswer|ANSWER)\s*(?:is|:|=|-)?\s*"
-               r"(?:\((?P<p>[A-Ja-j])\)|\[(?P<b>[A-Ja-j])\]|(?P<l>[A-J]))(?![A-Za-z0-9])"),
+    re.compile(
+        r"\b(?:[Oo]ptions?|OPTIONS?|[Cc]hoices?|CHOICES?|[Aa]nswer|ANSWER)\s*(?:is|:|=|-)?\s*"
+        r"(?:\((?P<p>[A-Ja-j])\)|\[(?P<b>[A-Ja-j])\]|(?P<l>[A-J]))(?![A-Za-z0-9])"
+    ),
     re.compile(r"(?<![\w(])\((?P<l>[A-J])\)"),
     re.compile(r"(?m)^[ \t]*(?P<l>[A-J])[.):][ \t]"),
     re.compile(r"^\s*\(?(?P<l>[A-J])\)?\.?\s*$"),
@@ -181,6 +233,7 @@ def two_digit_year(yy: int) -> int:
 # Extractors: each yields candidates; `extract_numbers` keeps the first claim on every character
 # ---------------------------------------------------------------------------------------------
 
+
 def _dates(text: str) -> Iterator[Number]:
     for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
@@ -226,8 +279,14 @@ def _decades(text: str) -> Iterator[Number]:
             short = int(m.group("short"))
             first = 2000 + short if short < 20 else 1900 + short
         lo, hi = _DECADE_PARTS.get((m.group("part") or "").lower(), (0, 9))
-        yield Number(m.group(0), NumKind.DECADE, value=float(first + lo), last=float(first + hi),
-                     start=m.start(), end=m.end())
+        yield Number(
+            m.group(0),
+            NumKind.DECADE,
+            value=float(first + lo),
+            last=float(first + hi),
+            start=m.start(),
+            end=m.end(),
+        )
 
 
 def _options(text: str) -> Iterator[Number]:
@@ -316,15 +375,24 @@ def _number_words(text: str) -> Iterator[Number]:
         if value is None:
             continue
         # "one" alone is usually a pronoun ("the one on the left"); keep it only before a noun.
-        if first.lower() == "one" and not second and not m.group("scalew") and (
-            not _next_is_counted_noun(text, end) or _DETERMINER_BEFORE.search(text, 0, m.start())
+        if (
+            first.lower() == "one"
+            and not second
+            and not m.group("scalew")
+            and (not _next_is_counted_noun(text, end) or _DETERMINER_BEFORE.search(text, 0, m.start()))
         ):
             continue
-        yield Number(text[m.start():end], NumKind.COUNT, value=float(value), start=m.start(), end=end)
+        yield Number(text[m.start() : end], NumKind.COUNT, value=float(value), start=m.start(), end=end)
 
 
 _EXTRACTORS: tuple[Callable[[str], Iterator[Number]], ...] = (
-    _dates, _options, _year_ranges, _decades, _identifiers, _numerals, _number_words,
+    _dates,
+    _options,
+    _year_ranges,
+    _decades,
+    _identifiers,
+    _numerals,
+    _number_words,
 )
 
 
@@ -344,5 +412,15 @@ def extract_numbers(text: str) -> tuple[Number, ...]:
     return tuple(sorted(found, key=lambda n: n.start))
 
 
-__all__ = ["CONTINUOUS_KINDS", "EXACT_KINDS", "MONTHS", "TIME_KINDS", "DateParts", "NumKind", "Number",
-           "extract_numbers", "normalise_chars", "two_digit_year"]
+__all__ = [
+    "CONTINUOUS_KINDS",
+    "EXACT_KINDS",
+    "MONTHS",
+    "TIME_KINDS",
+    "DateParts",
+    "NumKind",
+    "Number",
+    "extract_numbers",
+    "normalise_chars",
+    "two_digit_year",
+]

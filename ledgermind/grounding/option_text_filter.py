@@ -41,6 +41,7 @@ try:  # optional speed-up; the scores are on the same 0..1 scale
         """Similarity of ``a`` and ``b`` in 0..1 (a value below ``floor`` may be reported as 0)."""
         return float(_fuzz.ratio(a, b, score_cutoff=floor * 100)) / 100.0
 except ImportError:  # pragma: no cover - depends on the environment
+
     def similarity(a: str, b: str, floor: float = 0.0) -> float:
         """Similarity of ``a`` and ``b`` in 0..1 (a value below ``floor`` may be reported as 0)."""
         sm = SequenceMatcher(None, a, b, autojunk=False)
@@ -55,7 +56,9 @@ def squash(text: str) -> str:
     return _NON_WORD_RE.sub("", strip_markup(text).casefold())
 
 
-def without_options(evidence: Sequence[str], options: Sequence[str] | None, *, in_image: bool = False) -> list[str]:
+def without_options(
+    evidence: Sequence[str], options: Sequence[str] | None, *, in_image: bool = False
+) -> list[str]:
     """``evidence`` with the option text removed (module docstring)."""
     opts = [str(o) for o in options or [] if str(o).strip()]
     if not opts:
@@ -72,7 +75,7 @@ def without_options(evidence: Sequence[str], options: Sequence[str] | None, *, i
 def _strip_options(fact: str, squashed: Sequence[str], in_image: bool) -> str | None:
     """None when the line is an option; else the line minus any option it contains."""
     m = _LABEL_RE.match(fact)
-    body = fact[m.end():] if m else fact
+    body = fact[m.end() :] if m else fact
     b = squash(body)
     if not b:
         return None if m else fact
@@ -83,8 +86,11 @@ def _strip_options(fact: str, squashed: Sequence[str], in_image: bool) -> str | 
             return None
     if m is not None and in_image:
         idx = ord(m.group(1)) - ord("A")
-        if idx < len(squashed) and len(squashed[idx]) >= MIN_FUZZY_CHARS and \
-                similarity(b, squashed[idx], LABELLED_MATCH) >= LABELLED_MATCH:
+        if (
+            idx < len(squashed)
+            and len(squashed[idx]) >= MIN_FUZZY_CHARS
+            and similarity(b, squashed[idx], LABELLED_MATCH) >= LABELLED_MATCH
+        ):
             return None
     for o in sorted(squashed, key=len, reverse=True) if in_image else ():
         if len(o) >= MIN_FUZZY_CHARS:
@@ -105,7 +111,7 @@ def _best_window(haystack: str, needle: str) -> tuple[float, int, int]:
     best = (0.0, 0, 0)
     for size in sorted({max(1, n - 2), n, n + 2}):
         for start in range(0, max(1, len(haystack) - size + 1)):
-            score = similarity(needle, haystack[start:start + size], OPTION_MATCH)
+            score = similarity(needle, haystack[start : start + size], OPTION_MATCH)
             if score > best[0]:
                 best = (score, start, start + size)
     return best

@@ -21,7 +21,7 @@ from datetime import date
 from enum import Enum
 from functools import lru_cache
 
-from ledgermind.grounding.numbers import TIME_KINDS, NumKind, Number, extract_numbers, normalise_chars
+from ledgermind.grounding.numbers import TIME_KINDS, Number, NumKind, extract_numbers, normalise_chars
 from ledgermind.grounding.tokens import STOPWORDS
 from perception.aliases import NUMBER_WORDS
 
@@ -41,13 +41,36 @@ class Relation(str, Enum):
 # Relation words directly before a number. Quantities and times have their own words: "over
 # 2018" means during 2018 and "after 5 games" counts games, so neither is a bound.
 _QUANTITY_WORDS: dict[Relation, tuple[str, ...]] = {
-    Relation.GT: ("more than", "greater than", "higher than", "larger than", "bigger than", "over", "above",
-                  "exceeding", "in excess of", "upwards of", ">"),
+    Relation.GT: (
+        "more than",
+        "greater than",
+        "higher than",
+        "larger than",
+        "bigger than",
+        "over",
+        "above",
+        "exceeding",
+        "in excess of",
+        "upwards of",
+        ">",
+    ),
     Relation.GE: ("at least", "no less than", "not less than", "no fewer than", "a minimum of", "≥", ">="),
     Relation.LT: ("less than", "fewer than", "lower than", "smaller than", "under", "below", "<"),
     Relation.LE: ("at most", "no more than", "not more than", "up to", "a maximum of", "≤", "<="),
-    Relation.APPROX: ("approximately", "approx.", "about", "around", "roughly", "nearly", "almost", "circa",
-                      "ca.", "an estimated", "~", "≈"),
+    Relation.APPROX: (
+        "approximately",
+        "approx.",
+        "about",
+        "around",
+        "roughly",
+        "nearly",
+        "almost",
+        "circa",
+        "ca.",
+        "an estimated",
+        "~",
+        "≈",
+    ),
     Relation.BETWEEN: ("between",),
 }
 _TIME_WORDS: dict[Relation, tuple[str, ...]] = {
@@ -117,8 +140,11 @@ def attach_relations(text: str, numbers: Sequence[Number]) -> tuple[Related, ...
         upper = None
         if relation is Relation.BETWEEN:
             nxt = numbers[i + 1] if i + 1 < len(numbers) else None
-            if nxt is not None and _BETWEEN_JOIN.fullmatch(text[number.end:nxt.start]) and \
-                    (nxt.kind in TIME_KINDS) == (number.kind in TIME_KINDS):
+            if (
+                nxt is not None
+                and _BETWEEN_JOIN.fullmatch(text[number.end : nxt.start])
+                and (nxt.kind in TIME_KINDS) == (number.kind in TIME_KINDS)
+            ):
                 upper = nxt
                 skip.add(i + 1)
             else:
@@ -140,13 +166,14 @@ def relation_before(text: str, start: int, *, time: bool = False) -> Relation:
     """The relation word ending right before ``start`` ("a total of" skipped); ``time`` picks
     the calendar's words (before/after) instead of the quantities' (more than/under)."""
     pattern, table = _PREFIXES[time]
-    m = pattern.search(text[max(0, start - _PREFIX_WINDOW):start])
+    m = pattern.search(text[max(0, start - _PREFIX_WINDOW) : start])
     return table[m.group("word").lower()] if m else Relation.EQ
 
 
 # ---------------------------------------------------------------------------------------------
 # Intervals
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -233,5 +260,12 @@ def _days(year: int, month: int, day: int) -> float:
     return float(date(year, month, day).toordinal())
 
 
-__all__ = ["Interval", "Related", "Relation", "attach_relations", "interval", "related_numbers",
-           "relation_before"]
+__all__ = [
+    "Interval",
+    "Related",
+    "Relation",
+    "attach_relations",
+    "interval",
+    "related_numbers",
+    "relation_before",
+]

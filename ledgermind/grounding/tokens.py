@@ -53,5 +53,7 @@ def canonical_token(tok: str) -> str:
 def content_tokens(text: str) -> frozenset[str]:
     """Tok(text): the set of content tokens (memoised: evidence facts recur across claims)."""
     return frozenset(
-        canonical_token(tok) for tok in split_tokens(strip_diacritics(text).casefold()) if tok not in STOPWORDS
+        canonical_token(tok)
+        for tok in split_tokens(strip_diacritics(text).casefold())
+        if tok not in STOPWORDS
     )

@@ -33,8 +33,12 @@ CONVENTIONS: dict[str, tuple[str, ...]] = {
 #: Units outside pint's physical registry: spelled, never converted.
 NON_PHYSICAL: dict[str, tuple[str, ...]] = {
     "%": ("%", "percent", "per cent", "pct"),
-    "px": ("px", "pixels"), "dpi": ("dpi",),
-    "$": ("USD", "dollars", "dollar"), "€": ("EUR", "euros", "euro"), "£": ("GBP",), "¥": ("JPY", "yen"),
+    "px": ("px", "pixels"),
+    "dpi": ("dpi",),
+    "$": ("USD", "dollars", "dollar"),
+    "€": ("EUR", "euros", "euro"),
+    "£": ("GBP",),
+    "¥": ("JPY", "yen"),
 }
 
 
@@ -63,8 +67,11 @@ def unit_spellings() -> dict[str, tuple[str, ...]]:
 
 @lru_cache(maxsize=1)
 def _scales() -> dict[str, UnitScale]:
-    return {canon: UnitScale(e["dimension"], e["scale"], e["offset"])
-            for canon, e in _table().items() if e["dimension"] is not None}
+    return {
+        canon: UnitScale(e["dimension"], e["scale"], e["offset"])
+        for canon, e in _table().items()
+        if e["dimension"] is not None
+    }
 
 
 def convert(value: float, unit: str, to: str) -> float | None:

@@ -99,7 +99,9 @@ class Ledger:
                 kappa=fact.kappa,
                 t=self.now(),
                 fact=fact.fact,
-                sigma=_clamp(sigma if sigma is not None else (fact.score if fact.score is not None else default_sigma)),
+                sigma=_clamp(
+                    sigma if sigma is not None else (fact.score if fact.score is not None else default_sigma)
+                ),
                 bbox=fact.bbox,
                 ttl=ttl,
                 tool_call_id=output.call_id,
@@ -165,7 +167,9 @@ class Ledger:
         entries whose TTL expired: time does not run backwards."""
         e = self.get(entry_id)
         if e.omega is not Omega.STALE or e.superseded_by is None or e.is_expired(self.now()):
-            raise LedgerError(f"only a superseded, unexpired entry can be reinstated ({e.id} is {e.omega.value})")
+            raise LedgerError(
+                f"only a superseded, unexpired entry can be reinstated ({e.id} is {e.omega.value})"
+            )
         e.omega, e.superseded_by = Omega.ACTIVE, None
         self.transitions.append(Transition("REINSTATE", e.id, self.now(), {"reason": reason}))
 
@@ -202,7 +206,9 @@ class Ledger:
         e = self.get(entry_id)
         old = e.sigma
         e.sigma = _clamp(sigma)
-        self.transitions.append(Transition("SET_SIGMA", e.id, self.now(), {"from": old, "to": e.sigma, "reason": reason}))
+        self.transitions.append(
+            Transition("SET_SIGMA", e.id, self.now(), {"from": old, "to": e.sigma, "reason": reason})
+        )
 
     # ------------------------------------------------------------------ queries
     def get(self, entry_id: str) -> EvidenceEntry:
@@ -350,7 +356,9 @@ class Ledger:
         for od in d.get("tool_outputs", []):
             o = ToolOutput.from_dict(od)
             led._tool_outputs[o.call_id] = o
-        led.transitions = [Transition(t["op"], t["entry_id"], t["t"], t.get("detail", {})) for t in d.get("transitions", [])]
+        led.transitions = [
+            Transition(t["op"], t["entry_id"], t["t"], t.get("detail", {})) for t in d.get("transitions", [])
+        ]
         nums = [int(e.split("-")[-1]) for e in led._entries if e.split("-")[-1].isdigit()]
         led._counter = itertools.count(max(nums, default=0) + 1)
         return led
@@ -361,6 +369,8 @@ def _clamp(x: float) -> float:
 
 
 def _is_plain(v: Any) -> bool:
-    return isinstance(v, (str, int, float, bool)) or v is None or (
-        isinstance(v, (list, tuple)) and all(isinstance(x, (str, int, float, bool)) for x in v)
+    return (
+        isinstance(v, (str, int, float, bool))
+        or v is None
+        or (isinstance(v, (list, tuple)) and all(isinstance(x, (str, int, float, bool)) for x in v))
     )

@@ -15,4 +15,17 @@ from ledgermind.metrics.faithfulness import (
     wdg,
 )
 
-__all__ = ["METRICS", "eur", "gdr", "oc_err", "per_trajectory", "r4r", "rc", "rr", "se", "summarize", "ucr_reason", "wdg"]
+__all__ = [
+    "METRICS",
+    "eur",
+    "gdr",
+    "oc_err",
+    "per_trajectory",
+    "r4r",
+    "rc",
+    "rr",
+    "se",
+    "summarize",
+    "ucr_reason",
+    "wdg",
+]

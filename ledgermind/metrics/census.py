@@ -62,7 +62,11 @@ def empty_census() -> dict[str, Any]:
         "defense": {"entity_recheck": 0, "numeric_snap": 0, "visual_fallback": 0},
         "demotions": {"ecc": 0, "ncc": 0, "uncited": 0},
         "repair": {"skipped_identical": 0},  # re-invocations not sent: they would repeat a request (App. E.2)
-        "t5": {"no_support": 0, "perception_only": 0, "retrieval": 0},  # why T5 fired: what could support an answer
+        "t5": {
+            "no_support": 0,
+            "perception_only": 0,
+            "retrieval": 0,
+        },  # why T5 fired: what could support an answer
         "abstained": 0,
         "tool_calls": 0,
         "repair_tool_calls": 0,  # of tool_calls: those a repair operator made (RETRY/REFRESH/SWITCH/ACQUIRE)
@@ -234,13 +238,21 @@ def format_census(c: Mapping[str, Any], title: str = "mechanism census") -> str:
 # The census side by side, one row per run (Table 3's variants): the columns a reader checks to see
 # that each ablation differs from ``full`` in its own component only.
 CENSUS_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("DIRECT/FULL/NL/BASE", "paths"), ("T1..T6", "triggers"),
-    ("DROP/REFR/RETRY/SWITCH/ACQ/S&A/ABST", "operators"), ("op fail", "operator_failures"),
-    ("dual-read runs/agree/disagree/ident", "dual_read"), ("crop", "crop_zoom"), ("reflect", "reflections"),
-    ("hyp.ver", "hypothesis_verification"), ("recheck/snap/fallback", "defense"),
-    ("demote ecc/ncc/unc", "demotions"), ("abst", "abstained"), ("tools/item", "tool_calls"),
-    ("repair tools/item", "repair_tool_calls"), ("model/item", "model_calls"),
-)  # fmt: skip
+    ("DIRECT/FULL/NL/BASE", "paths"),
+    ("T1..T6", "triggers"),
+    ("DROP/REFR/RETRY/SWITCH/ACQ/S&A/ABST", "operators"),
+    ("op fail", "operator_failures"),
+    ("dual-read runs/agree/disagree/ident", "dual_read"),
+    ("crop", "crop_zoom"),
+    ("reflect", "reflections"),
+    ("hyp.ver", "hypothesis_verification"),
+    ("recheck/snap/fallback", "defense"),
+    ("demote ecc/ncc/unc", "demotions"),
+    ("abst", "abstained"),
+    ("tools/item", "tool_calls"),
+    ("repair tools/item", "repair_tool_calls"),
+    ("model/item", "model_calls"),
+)
 _PATH_KEYS = ("DIRECT", "FULLPIPE", "NO_LEDGER", "BASELINE")
 
 

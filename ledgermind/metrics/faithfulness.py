@@ -54,8 +54,10 @@ def oc_err(t: Trajectory) -> float | None:
     (None when there was no OCR evidence to compare with; those are not counted).
     """
     ocs = [
-        e for e in t.ledger.entries()
-        if e.kappa is Kappa.PERCEPTION and _tool_kind(t, e.tool_call_id) is ToolKind.OBSERVE
+        e
+        for e in t.ledger.entries()
+        if e.kappa is Kappa.PERCEPTION
+        and _tool_kind(t, e.tool_call_id) is ToolKind.OBSERVE
         and e.meta.get("tool_agreement") is not None
     ]
     return _ratio(sum(1 for e in ocs if e.meta["tool_agreement"] is False), len(ocs))

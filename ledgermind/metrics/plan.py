@@ -20,7 +20,6 @@ from statistics import NormalDist
 
 import numpy as np
 
-
 ALPHA = 0.05
 POWER = 0.80
 
@@ -63,7 +62,9 @@ def mcnemar_sample_size(psi: float, delta: float, alpha: float = ALPHA, power: f
         return None
     psi = _psi_for(psi, delta)
     za, zb = NormalDist().inv_cdf(1 - alpha / 2), NormalDist().inv_cdf(power)
-    return math.ceil((za * math.sqrt(psi) + zb * math.sqrt(max(psi - delta * delta, 0.0))) ** 2 / (delta * delta))
+    return math.ceil(
+        (za * math.sqrt(psi) + zb * math.sqrt(max(psi - delta * delta, 0.0))) ** 2 / (delta * delta)
+    )
 
 
 def mcnemar_power(n: int, psi: float, delta: float, alpha: float = ALPHA) -> float:
@@ -102,7 +103,10 @@ def exact_rejects(b: np.ndarray, c: np.ndarray, alpha: float = ALPHA) -> np.ndar
         if n == 0:
             continue
         if n not in cache:
-            logp = [math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * math.log(2) for k in range(n + 1)]
+            logp = [
+                math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * math.log(2)
+                for k in range(n + 1)
+            ]
             cache[n] = np.cumsum(np.exp(logp))
         out[i] = min(1.0, 2.0 * float(cache[n][min(x, y)])) < alpha
     return out

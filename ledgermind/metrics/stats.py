@@ -127,7 +127,9 @@ def paired_delta(
     return cluster_mean(paired_differences(variant, reference), config)
 
 
-def bootstrap_p_value(clusters: Clusters, config: BootstrapConfig = BootstrapConfig(), null: float = 0.0) -> float:
+def bootstrap_p_value(
+    clusters: Clusters, config: BootstrapConfig = BootstrapConfig(), null: float = 0.0
+) -> float:
     """Two-sided bootstrap p-value of the pooled mean against ``null``: 2·min(P*(mean ≤ null), P*(mean ≥ null)).
 
     Why this one: it is the p-value whose "< 1 − level" matches the percentile interval excluding

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ledgermind.backends.base import Backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
-from ledgermind.errors import ConfigError
 from ledgermind.dispatch import AlphaChars, DispatchConfig, QuestionProfile, QuestionType, classify, profile
+from ledgermind.errors import ConfigError
 from ledgermind.grounding import GroundingCascade, GroundingConfig, build_cascade
 from ledgermind.pipeline.baselines import run_native_cot, run_no_ledger
 from ledgermind.pipeline.config import LABEL_KEYS, AblationFlags, PipelineConfig, flags_from_mapping
@@ -77,7 +77,7 @@ class LedgerMindAgent:
         ctx = ItemContext(item, prof, path, self.backend, self.tools, self.cascade, self.cfg, self.flags)
         try:
             await PATHS[path](ctx)
-        except Exception as exc:  # noqa: BLE001 — one item's failure is recorded, the run goes on
+        except Exception as exc:
             log.warning("item %s failed: %s", item.id, exc)
             ctx.traj.error = f"{type(exc).__name__}: {exc}"
             ctx.traj.notes.append(traceback.format_exc(limit=5))
@@ -114,8 +114,10 @@ class LedgerMindAgent:
         n = self.knowledge_without_source(items)
         if not n:
             return None
-        return (f"{n} of {len(items)} items are knowledge questions with no knowledge source (no search provider, "
-                "no search.corpus): they are answered from perception evidence only (metrics.json knowledge_without_source)")
+        return (
+            f"{n} of {len(items)} items are knowledge questions with no knowledge source (no search provider, "
+            "no search.corpus): they are answered from perception evidence only (metrics.json knowledge_without_source)"
+        )
 
     def profile(self, item: Item) -> QuestionProfile:
         """Question types and F(q) see the options (an MCQ must end in one letter); φ(q) sees q."""
@@ -134,13 +136,17 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
     from perception.build import build_perception
 
     pcfg = PipelineConfig.from_mapping(to_plain(cfg.get("pipeline")))
-    flags = flags_from_mapping({k: v for k, v in (to_plain(cfg.get("ablation")) or {}).items() if k not in LABEL_KEYS})
+    flags = flags_from_mapping(
+        {k: v for k, v in (to_plain(cfg.get("ablation")) or {}).items() if k not in LABEL_KEYS}
+    )
     per = build_perception(to_plain(cfg.get("perception")))
     tools = per.tools
     search = build_search_tool(to_plain(cfg.get("search")))
     if search is not None:
         tools[search.name] = search
-    if flags.ecc_ncc and flags.use_ledger and not flags.baseline:  # load spaCy now: a 3 s load inside the first item stalls every item in flight
+    if (
+        flags.ecc_ncc and flags.use_ledger and not flags.baseline
+    ):  # load spaCy now: a 3 s load inside the first item stalls every item in flight
         per.ner.warm(["LedgerMind"])
     cascade = build_cascade(grounding_config(pcfg, flags), ner=per.ner, aliases=per.aliases)
     return LedgerMindAgent(backend, tools, cascade, pcfg, flags)
@@ -190,5 +196,7 @@ def _search_config(values: Mapping[str, Any]) -> Any:
     known = {f.name for f in fields(SearchConfig)}
     unknown = sorted(set(values) - known)
     if unknown:
-        raise ConfigError(f"unknown search setting(s) {', '.join(unknown)}; known: provider, corpus, {', '.join(sorted(known))}")
+        raise ConfigError(
+            f"unknown search setting(s) {', '.join(unknown)}; known: provider, corpus, {', '.join(sorted(known))}"
+        )
     return SearchConfig(**dict(values))

@@ -42,7 +42,9 @@ def mcq_letter(ctx: ItemContext, text: str) -> str | None:
     opens the answer and is closed by punctuation ("H, as the survey described"). The parser gives
     up on that reply when its added words hold another capital A–J ("Ingrid"); a label closed by a
     space is not taken ("A stroke." is an option's text, not option A)."""
-    options = ctx.item.options or ctx.item.meta.get("options")  # vision: the options are pixels, known to the scorer
+    options = ctx.item.options or ctx.item.meta.get(
+        "options"
+    )  # vision: the options are pixels, known to the scorer
     if not options:
         return None
     index2ans, letters = choice_info(options)
@@ -81,7 +83,9 @@ def stated_rationale(answer: str, letter: str, option: str) -> str:
     return rest if re.search(r"[^\W\d_]{2}", rest) else ""
 
 
-async def decide(ctx: ItemContext, *, images_resent: bool = True, redecide: int | None = None) -> Claim | None:
+async def decide(
+    ctx: ItemContext, *, images_resent: bool = True, redecide: int | None = None
+) -> Claim | None:
     """Synthesise the DC from the ledger (images re-sent), ground it, and run T5/T6 repair."""
     text = DECIDE.substitute(
         question=ctx.item.question,
@@ -92,7 +96,9 @@ async def decide(ctx: ItemContext, *, images_resent: bool = True, redecide: int 
         claims=claims_block(ctx.ledger.claims(ClaimType.SC)),
     )
     text = ctx.repairs.with_warning(text)
-    reply = await ctx.model.ask_structured("decide", text, schemas.DECISION, ctx.decision_images() if images_resent else [])
+    reply = await ctx.model.ask_structured(
+        "decide", text, schemas.DECISION, ctx.decision_images() if images_resent else []
+    )
     if reply is None:
         return None
     answer, cites = parse_decision(reply)
@@ -101,7 +107,12 @@ async def decide(ctx: ItemContext, *, images_resent: bool = True, redecide: int 
 
 
 async def register_decision(
-    ctx: ItemContext, answer: str, cites: list[str], *, redecide: int | None = None, images_resent: bool = True
+    ctx: ItemContext,
+    answer: str,
+    cites: list[str],
+    *,
+    redecide: int | None = None,
+    images_resent: bool = True,
 ) -> Claim:
     """Register ``answer`` as the DC, ground it, and repair it (App. E.1 protocol, Π).
 
@@ -113,7 +124,9 @@ async def register_decision(
     left = ctx.cfg.repair_budget if redecide is None else redecide
     for old in ctx.ledger.claims(ClaimType.DC):  # a new decision supersedes earlier ones
         old.status = ClaimStatus.DROPPED
-    dc = ctx.ledger.add_claim(Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites))
+    dc = ctx.ledger.add_claim(
+        Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites)
+    )
     ctx.evidence.ground(dc, audit_only=not ctx.repairs_enabled)  # without repairs nothing acts on it
     acquired = False
     hits = ctx.verifier.protocol([dc]) if ctx.repairs_enabled else []  # App. E.1 steps (1)–(4)
@@ -123,7 +136,8 @@ async def register_decision(
         if hit.trigger is Trigger.T5:
             mark_t5_support(ctx.evidence, ctx.traj, dc, beta=ctx.cfg.grounding.beta)
         outcome = await ctx.repairs.handle(
-            hit, acquire=ctx.repairs.acquire_spec(dc.text, warned=hit.trigger is Trigger.T6),
+            hit,
+            acquire=ctx.repairs.acquire_spec(dc.text, warned=hit.trigger is Trigger.T6),
             regrounded=lambda: ctx.evidence.ground(dc).grounded,
         )
         if outcome.abstain:
@@ -136,8 +150,11 @@ async def register_decision(
     return dc
 
 
-_T5_MARKS = {"none": MarkKind.T5_NO_SUPPORT, "perception": MarkKind.T5_PERCEPTION_SUPPORT,
-             "retrieval": MarkKind.T5_RETRIEVAL_SUPPORT}
+_T5_MARKS = {
+    "none": MarkKind.T5_NO_SUPPORT,
+    "perception": MarkKind.T5_PERCEPTION_SUPPORT,
+    "retrieval": MarkKind.T5_RETRIEVAL_SUPPORT,
+}
 
 
 def mark_t5_support(evidence: EvidenceIO, traj: Trajectory, dc: Claim, *, beta: float) -> None:

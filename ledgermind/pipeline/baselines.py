@@ -33,7 +33,9 @@ async def run_native_cot(ctx: ItemContext) -> None:
     if QuestionType.KNOWLEDGE in ctx.profile.types:
         await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in ctx.profile.types)
     evidence, index = numbered_transcript(ctx.ledger)
-    text = NATIVE_COT.substitute(question=ctx.item.question, options=options_block(ctx.item), evidence=evidence)
+    text = NATIVE_COT.substitute(
+        question=ctx.item.question, options=options_block(ctx.item), evidence=evidence
+    )
     reply = await ctx.model.ask("native_cot", text, ctx.user_images()) or ""
     _finish_transcript(ctx, evidence, reply, index)
 
@@ -49,7 +51,10 @@ async def run_no_ledger(ctx: ItemContext) -> None:
     ctx.traj.profile["route"] = route
     await (run_fullpipe(ctx) if route == "FULLPIPE" else run_direct(ctx))
     model_text = "\n".join(c.reply for c in ctx.traj.model_calls if c.reply)
-    ctx.traj.transcript = [{"role": "tools", "text": ctx.evidence.evidence_block()}, {"role": "model", "text": model_text}]
+    ctx.traj.transcript = [
+        {"role": "tools", "text": ctx.evidence.evidence_block()},
+        {"role": "model", "text": model_text},
+    ]
 
 
 def _finish_transcript(ctx: ItemContext, evidence: str, reply: str, index: dict[str, str]) -> None:
@@ -60,7 +65,13 @@ def _finish_transcript(ctx: ItemContext, evidence: str, reply: str, index: dict[
 
     cited = [index[n] for n in dict.fromkeys(re.findall(r"\[(\d+)\]", reply)) if n in index]
     cited += [c for c in extract_citations(reply) if c in ctx.ledger]
-    dc = Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, ctx.traj.raw_answer), None, cited)
+    dc = Claim(
+        ctx.ledger.next_claim_id(ClaimType.DC),
+        ClaimType.DC,
+        decision_text(ctx, ctx.traj.raw_answer),
+        None,
+        cited,
+    )
     ctx.ledger.add_claim(dc)
     ctx.evidence.ground(dc, audit_only=True)
     ctx.traj.notes.append("decision grounded post hoc for the audit (not used to answer)")

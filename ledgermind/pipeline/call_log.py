@@ -23,8 +23,14 @@ class CallLog:
         self.traj, self.backend = traj, backend
 
     def record(
-        self, stage: str, dt: float, key: str, sample: Sequence[dict[str, Any]], reply: Reply | None = None,
-        error: str | None = None, pixels: list[int] | None = None,
+        self,
+        stage: str,
+        dt: float,
+        key: str,
+        sample: Sequence[dict[str, Any]],
+        reply: Reply | None = None,
+        error: str | None = None,
+        pixels: list[int] | None = None,
     ) -> ModelCall:
         """Record a call (``reply`` None: it failed with ``error``); returns what was recorded."""
         ledger = self.traj.ledger

@@ -20,7 +20,6 @@ from ledgermind import paper
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.cascade import GroundingConfig
 
-
 T5_ENDINGS = ("abstain", "keep")  # ledgermind.repair.policy.T5Ending values
 ALPHA_CHARS = ("visible", "all")  # ledgermind.dispatch.classifier.AlphaChars values
 
@@ -123,7 +122,9 @@ class PipelineConfig:
 
     def __post_init__(self) -> None:
         if self.t5_ending not in T5_ENDINGS:  # a typo must stop the run, not silently pick a rule
-            raise ConfigError(f"pipeline.t5_ending must be one of {', '.join(T5_ENDINGS)}, got {self.t5_ending!r}")
+            raise ConfigError(
+                f"pipeline.t5_ending must be one of {', '.join(T5_ENDINGS)}, got {self.t5_ending!r}"
+            )
         if self.dispatch_alpha_chars not in ALPHA_CHARS:
             raise ConfigError(
                 f"pipeline.dispatch_alpha_chars must be one of {', '.join(ALPHA_CHARS)}, got {self.dispatch_alpha_chars!r}"
@@ -146,7 +147,9 @@ def _from_mapping(cls: type, m: Mapping[str, Any] | None) -> Any:
             m["grounding"] = GroundingConfig.from_mapping(m["grounding"] or {})
     unknown = sorted(set(m) - names)
     if unknown:
-        raise ConfigError(f"unknown {cls.__name__} key(s): {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        raise ConfigError(
+            f"unknown {cls.__name__} key(s): {', '.join(unknown)}; known: {', '.join(sorted(names))}"
+        )
     if "retry_jitter_px" in m:
         m["retry_jitter_px"] = tuple(m["retry_jitter_px"])
     if "repair_costs" in m:

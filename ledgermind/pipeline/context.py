@@ -43,7 +43,9 @@ class ItemContext:
         flags: AblationFlags,
     ) -> None:
         self.item, self.profile, self.cfg, self.flags, self.cascade = item, profile, cfg, flags, cascade
-        self.traj = Trajectory(item.id, item.question, path, flags=asdict(flags), profile=_profile_dict(profile))
+        self.traj = Trajectory(
+            item.id, item.question, path, flags=asdict(flags), profile=_profile_dict(profile)
+        )
         self.ledger: Ledger = self.traj.ledger
         self.budget = Budget(cfg.repair_budget)
         # no_ledger (DESIGN.md §4): same path and tools, a free-form transcript instead of the
@@ -57,18 +59,30 @@ class ItemContext:
         call = self.model.call
         self.tools: dict[str, Tool] = {
             **perception_tools,
-            "plan": PlanTool(call), "observe": ObserveTool(call), "read": ReadTool(call), "vqa": VQATool(call),
+            "plan": PlanTool(call),
+            "observe": ObserveTool(call),
+            "read": ReadTool(call),
+            "vqa": VQATool(call),
         }
-        self.evidence = EvidenceIO(item, profile, cfg, self.ledger, cascade, self.tools, free_form=self.free_form)
+        self.evidence = EvidenceIO(
+            item, profile, cfg, self.ledger, cascade, self.tools, free_form=self.free_form
+        )
         self.verifier = Verifier(
-            self.ledger, self.evidence.ground, beta=cfg.grounding.beta, sigma_floor=cfg.sigma_floor, conflict_iou=cfg.conflict_iou
+            self.ledger,
+            self.evidence.ground,
+            beta=cfg.grounding.beta,
+            sigma_floor=cfg.sigma_floor,
+            conflict_iou=cfg.conflict_iou,
         )
         engine = build_engine(cfg, flags, item, self.traj, self.model, self.evidence, self.budget)
         self.repairs = RepairIO(item, profile, cfg, self.traj, self.model, self.evidence, engine)
         # every tool call of a stage: invoke, record, verify (T1/T4), repair
         self.call_tool = CheckedTools(
-            self.evidence, self.verifier, self.repairs,
-            tool_repairs=self.tool_repairs_enabled, ledger_repairs=self.repairs_enabled,
+            self.evidence,
+            self.verifier,
+            self.repairs,
+            tool_repairs=self.tool_repairs_enabled,
+            ledger_repairs=self.repairs_enabled,
         ).call
 
     def user_images(self) -> list[ContentPart]:

@@ -25,7 +25,9 @@ async def run_direct(ctx: ItemContext) -> None:
         granularity=ctx.profile.granularity,
         ocr=pool_block([e.fact for e in ocr]),
     )
-    _, ans = await ctx.call_tool("vqa", derived_from=[e.id for e in ocr], stage="direct", prompt=text, images=ctx.user_images())
+    _, ans = await ctx.call_tool(
+        "vqa", derived_from=[e.id for e in ocr], stage="direct", prompt=text, images=ctx.user_images()
+    )
     answer = extract_final_answer(ans[0].fact) if ans else ""
     cites = [ans[0].id] if ans else []
     name = search_tool_name(ctx.tools)
@@ -36,10 +38,17 @@ async def run_direct(ctx: ItemContext) -> None:
         if hits:
             results = " ".join(e.fact for e in hits)[: ctx.cfg.search_chars]
             prompt = CONCISE.substitute(
-                question=ctx.item.question, options=options_block(ctx.item), initial=answer or "(none)", results=results
+                question=ctx.item.question,
+                options=options_block(ctx.item),
+                initial=answer or "(none)",
+                results=results,
             )
             _, ans2 = await ctx.call_tool(
-                "vqa", derived_from=[e.id for e in ocr + hits], stage="concise", prompt=prompt, system=CONCISE_SYSTEM
+                "vqa",
+                derived_from=[e.id for e in ocr + hits],
+                stage="concise",
+                prompt=prompt,
+                system=CONCISE_SYSTEM,
             )
             if ans2:
                 answer = extract_final_answer(ans2[0].fact) or ans2[0].fact

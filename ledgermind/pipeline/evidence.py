@@ -55,7 +55,9 @@ class EvidenceIO:
             ToolKind.OCR: self.cfg.sigma_ocr,
         }.get(out.kind)
 
-    def record(self, out: ToolOutput, *, derived_from: Sequence[str] = (), sigma: float | None = None) -> list[EvidenceEntry]:
+    def record(
+        self, out: ToolOutput, *, derived_from: Sequence[str] = (), sigma: float | None = None
+    ) -> list[EvidenceEntry]:
         ttl = {ToolKind.SEARCH: self.cfg.ttl_retrieval}.get(out.kind, self.cfg.ttl_perception)
         if out.kind in {ToolKind.PLAN, ToolKind.VQA}:
             ttl = math.inf  # derivations expire through their leaves
@@ -68,8 +70,13 @@ class EvidenceIO:
         )
 
     async def invoke(
-        self, name: str, *, derived_from: Sequence[str] = (), sigma: float | None = None,
-        admit: Callable[[ToolOutput], bool] | None = None, **inputs: Any,
+        self,
+        name: str,
+        *,
+        derived_from: Sequence[str] = (),
+        sigma: float | None = None,
+        admit: Callable[[ToolOutput], bool] | None = None,
+        **inputs: Any,
     ) -> tuple[ToolOutput, list[EvidenceEntry]]:
         """Invoke a tool and record its output; returns the output and what was recorded.
 
@@ -123,8 +130,16 @@ class EvidenceIO:
                 continue
             if self._same_answer(dc.text, j.text):
                 g = j.grounding
-                return replace(res, coverage=max(res.coverage, g["coverage"]), ecc=g["ecc"], ncc=g["ncc"],
-                               missing_entities=(), unmatched_numbers=(), grounded=True, cited=True)
+                return replace(
+                    res,
+                    coverage=max(res.coverage, g["coverage"]),
+                    ecc=g["ecc"],
+                    ncc=g["ncc"],
+                    missing_entities=(),
+                    unmatched_numbers=(),
+                    grounded=True,
+                    cited=True,
+                )
         return res
 
     def _rationale_fails(self, dc_text: str, res: GroundingResult) -> bool:
@@ -162,7 +177,9 @@ class EvidenceIO:
 
         targets = [o for o in (self.item.options or []) if o.strip()] or [decision]
         kinds = {
-            e.kappa for e in self.ledger.active() if e.kappa in {Kappa.PERCEPTION, Kappa.RETRIEVAL}
+            e.kappa
+            for e in self.ledger.active()
+            if e.kappa in {Kappa.PERCEPTION, Kappa.RETRIEVAL}
             and any(support_coverage(t, [e.fact]) >= self.cfg.grounding.beta for t in targets)
         }
         return "retrieval" if Kappa.RETRIEVAL in kinds else ("perception" if kinds else "none")
@@ -173,7 +190,9 @@ class EvidenceIO:
         for e in self.ledger.active():
             origin = self.ledger.tool_output(e.tool_call_id)
             kind = origin.kind if origin else None
-            if kind is ToolKind.OCR or (kind in {ToolKind.OBSERVE, ToolKind.READ} and (e.category in {"TEXT", "NUMBER", None})):
+            if kind is ToolKind.OCR or (
+                kind in {ToolKind.OBSERVE, ToolKind.READ} and (e.category in {"TEXT", "NUMBER", None})
+            ):
                 out.append(e)
         return out
 
@@ -186,9 +205,10 @@ class EvidenceIO:
     def evidence_block(self) -> str:
         """What reasoning and decision prompts show: the ledger, or (no_ledger) a numbered transcript."""
         if self.free_form:
-            return "\n".join(f"[{e.id}] {e.src}: {e.fact}" for e in self.ledger.entries()) or "(no tool output)"
+            return (
+                "\n".join(f"[{e.id}] {e.src}: {e.fact}" for e in self.ledger.entries()) or "(no tool output)"
+            )
         return ledger_block(self.ledger)
-
 
 
 # ---------------------------------------------------------------------- search queries (App. D.6)

@@ -48,11 +48,19 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
         ctx.traj.notes.append("reasoning produced no parsable claims")
     if ctx.free_form:  # no_ledger: claims are kept as written — no citation validation, no grounding
         for c in claims:
-            c.id = c.id if c.id not in {x.id for x in ctx.ledger.claims()} else ctx.ledger.next_claim_id(ClaimType.SC)
+            c.id = (
+                c.id
+                if c.id not in {x.id for x in ctx.ledger.claims()}
+                else ctx.ledger.next_claim_id(ClaimType.SC)
+            )
             ctx.ledger.add_claim(c)
         return []
     for c in claims:
-        c.id = c.id if c.id not in {x.id for x in ctx.ledger.claims()} else ctx.ledger.next_claim_id(ClaimType.SC)
+        c.id = (
+            c.id
+            if c.id not in {x.id for x in ctx.ledger.claims()}
+            else ctx.ledger.next_claim_id(ClaimType.SC)
+        )
         ctx.ledger.add_claim(c)
         support = ctx.ledger.support(c.id)  # ground(c_j): cited ACTIVE entries (line 24)
         if not support and c.stage in {Stage.E, Stage.I}:
@@ -71,13 +79,17 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
                 hit = t6_phantom_grounding(c, res.coverage, res.ecc, res.ncc)
                 if hit:  # T6: warning injection (+ ACQUIRE when budget allows; the warning goes with it)
                     await ctx.repairs.handle(
-                        hit, acquire=ctx.repairs.acquire_spec(c.text, warned=True), regrounded=lambda c=c: ctx.evidence.ground(c).grounded
+                        hit,
+                        acquire=ctx.repairs.acquire_spec(c.text, warned=True),
+                        regrounded=lambda c=c: ctx.evidence.ground(c).grounded,
                     )
     return judgments
 
 
 # ----------------------------------------------------------------------------- Alg. 1 lines 35–44
-async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], ev: Evidence | None = None) -> None:
+async def hypothesis_verification(
+    ctx: ItemContext, judgments: list[Claim], ev: Evidence | None = None
+) -> None:
     """When all judgments are weak and budget remains, falsify the strongest one."""
     if not judgments or any(c.sigma > ctx.cfg.grounding.sigma_verify for c in judgments):
         return
@@ -88,24 +100,41 @@ async def hypothesis_verification(ctx: ItemContext, judgments: list[Claim], ev: 
     g = best.grounding or {}
     poc = ctx.evidence.p_oc()
     if g.get("ecc") is False:
-        text = ctx.repairs.with_warning(HYPOTHESIS.substitute(question=ctx.item.question, hypothesis=best.text, pool=ctx.evidence.p_oc_block()))
+        text = ctx.repairs.with_warning(
+            HYPOTHESIS.substitute(
+                question=ctx.item.question, hypothesis=best.text, pool=ctx.evidence.p_oc_block()
+            )
+        )
         # line 39: c′ enters the ledger (DERIVATION, σ 0.88) only if c′ ≠ c*; a confirming
         # re-examination stays in the audit trail with no entry
         out, entries = await ctx.call_tool(
-            "vqa", derived_from=[e.id for e in poc], sigma=ctx.cfg.sigma_revised,
+            "vqa",
+            derived_from=[e.id for e in poc],
+            sigma=ctx.cfg.sigma_revised,
             admit=lambda o: _revises(o.observations[0].text, best.text),
-            stage="hypothesis", prompt=text, images=ctx.user_images(),
+            stage="hypothesis",
+            prompt=text,
+            images=ctx.user_images(),
         )
         revised = _revision(entries[0].fact) if entries else None
         if revised and _norm(revised) != _norm(best.text):
-            c2 = Claim(ctx.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, revised, Stage.J, [entries[0].id],
-                       sigma=ctx.cfg.sigma_revised, origin=ClaimOrigin.REPAIR)
+            c2 = Claim(
+                ctx.ledger.next_claim_id(ClaimType.SC),
+                ClaimType.SC,
+                revised,
+                Stage.J,
+                [entries[0].id],
+                sigma=ctx.cfg.sigma_revised,
+                origin=ClaimOrigin.REPAIR,
+            )
             ctx.ledger.add_claim(c2)
             res = ctx.evidence.ground(c2)
             c2.sigma = min(c2.sigma, res.sigma_after)
             ctx.traj.notes.append(f"hypothesis revised: {best.id} → {c2.id}")
         elif out.ok:
-            ctx.traj.notes.append(f"hypothesis confirmed: {best.id} (re-examination not appended, Alg. 1 line 39)")
+            ctx.traj.notes.append(
+                f"hypothesis confirmed: {best.id} (re-examination not appended, Alg. 1 line 39)"
+            )
     elif g.get("ncc") is False:
         await second_reading(ctx, best, ev)
 
@@ -126,17 +155,30 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
     if image is None:
         return
     fresh = region is None
-    await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region,
-                                 sampled=fresh and ctx.cfg.reinvoke_sampling,
-                                 rephrase=int(fresh and not ctx.cfg.reinvoke_sampling))
+    await ctx.call_tool(
+        "read",
+        image=image,
+        attempt=2,
+        structured=ctx.structured,
+        located_at=region,
+        sampled=fresh and ctx.cfg.reinvoke_sampling,
+        rephrase=int(fresh and not ctx.cfg.reinvoke_sampling),
+    )
     readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
     choice = closest_reading(ctx.evidence, readings)
     if choice is None:
         return
     adopted, cites = choice
     value = adopted.meta["value"]
-    c2 = Claim(ctx.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, f"The value is {_fmt(value)}",
-               Stage.J, [adopted.id, *cites], sigma=ctx.cfg.sigma_revised, origin=ClaimOrigin.REPAIR)
+    c2 = Claim(
+        ctx.ledger.next_claim_id(ClaimType.SC),
+        ClaimType.SC,
+        f"The value is {_fmt(value)}",
+        Stage.J,
+        [adopted.id, *cites],
+        sigma=ctx.cfg.sigma_revised,
+        origin=ClaimOrigin.REPAIR,
+    )
     ctx.ledger.add_claim(c2)
     ctx.evidence.ground(c2)
     ctx.traj.notes.append(f"second reading: adopted reading {_fmt(value)} ({adopted.id}) for {best.id}")
@@ -183,7 +225,9 @@ async def _entity_recheck(ctx: ItemContext, answer: str) -> str:
     if not pool or ctx.cascade.check(answer, pool, kind=ctx.evidence.reading_kind(), judgment=True).ecc:
         return answer
     ctx.traj.mark(MarkKind.ENTITY_RECHECK, "answer entities not in P_oc")
-    text = ENTITY_RECHECK.substitute(pool=ctx.evidence.p_oc_block(), question=ctx.item.question, options=_options(ctx))
+    text = ENTITY_RECHECK.substitute(
+        pool=ctx.evidence.p_oc_block(), question=ctx.item.question, options=_options(ctx)
+    )
     reply = await ctx.model.ask("entity_recheck", text)
     return (extract_final_answer(reply) or reply.strip()) if reply else answer
 
@@ -222,4 +266,3 @@ def _norm(s: str) -> str:
 
 def _options(ctx: ItemContext) -> str:
     return options_block(ctx.item)
-

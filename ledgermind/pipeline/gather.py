@@ -75,7 +75,9 @@ async def ocr_images(ctx: ItemContext) -> list[EvidenceEntry]:
     return entries
 
 
-def mark_tool_agreement(cascade: GroundingCascade, ocs: list[EvidenceEntry], ocr: list[EvidenceEntry]) -> None:
+def mark_tool_agreement(
+    cascade: GroundingCascade, ocs: list[EvidenceEntry], ocr: list[EvidenceEntry]
+) -> None:
     """OCErr bookkeeping (Eq. 27): does a TEXT/NUMBER OC agree with what OCR read?"""
     if not ocr:
         return
@@ -93,12 +95,15 @@ async def crop_and_read(ctx: ItemContext, ev: Evidence, *, read: bool) -> None:
     if not crop:
         return
     ev.crop, ev.crop_image, ev.source_image = crop[0], out.artifacts.get("image"), image
-    _, zoomed_ocr = await ctx.call_tool("ocr", image=image, region=ev.crop.bbox.as_list()) if ev.crop.bbox else (None, [])
+    _, zoomed_ocr = (
+        await ctx.call_tool("ocr", image=image, region=ev.crop.bbox.as_list()) if ev.crop.bbox else (None, [])
+    )
     for e in zoomed_ocr:
         e.meta.setdefault("category", "TEXT")
     ev.ocr += zoomed_ocr
     perception = [
-        e for e in ctx.ledger.active()
+        e
+        for e in ctx.ledger.active()
         if e.kappa is Kappa.PERCEPTION and e.id != ev.crop.id and e not in zoomed_ocr
     ]
     if perception:  # line 8: SUPERSEDE(argmin_{κ=PERC} σ_e, e_c)
@@ -120,12 +125,16 @@ async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
     """
     assert ev.crop is not None
     region = ev.crop.bbox.as_list() if ev.crop.bbox else None
-    _, r1 = await ctx.call_tool("read", image=ev.crop_image, attempt=0, structured=ctx.structured, located_at=region)
+    _, r1 = await ctx.call_tool(
+        "read", image=ev.crop_image, attempt=0, structured=ctx.structured, located_at=region
+    )
     ev.readings += r1
     if not ctx.flags.dual_read:
         return  # ablation: a single reading, σ as for a normal crop
     image2, region2 = await jittered_crop(ctx, ev, "dual_read")
-    _, r2 = await ctx.call_tool("read", image=image2, attempt=1, structured=ctx.structured, located_at=region2)
+    _, r2 = await ctx.call_tool(
+        "read", image=image2, attempt=1, structured=ctx.structured, located_at=region2
+    )
     ev.readings += r2
     v1 = r1[0].meta.get("value") if r1 else None
     v2 = r2[0].meta.get("value") if r2 else None
@@ -159,7 +168,9 @@ async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
     image, region = await jittered_crop(ctx, ev, "dual_read_escalation")
     _, r3 = await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region)
     ev.readings += r3
-    readings = [e for e in ev.readings if e.meta.get("value") is not None and e.omega in {Omega.ACTIVE, Omega.STALE}]
+    readings = [
+        e for e in ev.readings if e.meta.get("value") is not None and e.omega in {Omega.ACTIVE, Omega.STALE}
+    ]
     choice = closest_reading(ctx.evidence, readings)
     if choice is None:  # nothing read by other means to compare with: v2 stays adopted (D.5)
         ctx.traj.mark(MarkKind.DUAL_READ_ESCALATED, "third reading; no number in P_oc to compare, v2 kept")
@@ -171,10 +182,15 @@ async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
     for e in readings:
         if e.id != adopted.id and e.active:
             ctx.ledger.supersede(e.id, adopted.id)
-    ctx.traj.mark(MarkKind.DUAL_READ_ESCALATED, f"adopted {adopted.meta['value']:g} ({adopted.id}), closest to Num(P_oc)")
+    ctx.traj.mark(
+        MarkKind.DUAL_READ_ESCALATED,
+        f"adopted {adopted.meta['value']:g} ({adopted.id}), closest to Num(P_oc)",
+    )
 
 
-def closest_reading(evidence: EvidenceIO, readings: list[EvidenceEntry]) -> tuple[EvidenceEntry, list[str]] | None:
+def closest_reading(
+    evidence: EvidenceIO, readings: list[EvidenceEntry]
+) -> tuple[EvidenceEntry, list[str]] | None:
     """The reading whose value lies closest to a number read by other means (P_oc without the
     readings: OCR lines, observations), with the ids of the P_oc entries at that distance."""
     others = [e for e in evidence.p_oc() if e.src != "read"]
@@ -196,7 +212,10 @@ async def jittered_crop(ctx: ItemContext, ev: Evidence, purpose: str) -> tuple[A
     if ev.source_image is None or ev.crop.bbox is None:
         return ev.crop_image, ev.crop.bbox.as_list() if ev.crop.bbox else None
     out, entries = await ctx.call_tool(
-        "crop_zoom", image=ev.source_image, bbox=ev.crop.bbox.as_list(), perturb_seed=f"{ctx.cfg.seed}:{ctx.item.id}:{purpose}"
+        "crop_zoom",
+        image=ev.source_image,
+        bbox=ev.crop.bbox.as_list(),
+        perturb_seed=f"{ctx.cfg.seed}:{ctx.item.id}:{purpose}",
     )
     image = out.artifacts.get("image")
     if image is None or not entries or entries[0].bbox is None:

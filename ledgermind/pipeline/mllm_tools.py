@@ -32,7 +32,9 @@ class PlanTool(_MLLMTool):
 
     name, kind = "plan", ToolKind.PLAN
 
-    async def _arun(self, question: str, granularity: str, method: str, rephrase: int = 0) -> list[Observation]:
+    async def _arun(
+        self, question: str, granularity: str, method: str, rephrase: int = 0
+    ) -> list[Observation]:
         text = rephrased(PLAN.substitute(question=question, granularity=granularity, method=method), rephrase)
         reply = await self.call("plan", text, [], None, None)
         return [Observation(reply.strip())] if reply.strip() else []
@@ -132,7 +134,9 @@ class VQATool(_MLLMTool):
         """A RETRY re-asks with a ``rephrase``d instruction, or (where sampling is allowed) a
         ``sampled`` draw (seed + attempt): the identical greedy request would return the
         identical (failed) reply."""
-        reply = await self.call(stage, rephrased(prompt, rephrase), images, system, None, max(1, attempt) if sampled else 0)
+        reply = await self.call(
+            stage, rephrased(prompt, rephrase), images, system, None, max(1, attempt) if sampled else 0
+        )
         if not reply.strip():
             raise ToolError("the model returned an empty reply")
         return [Observation(reply.strip())]

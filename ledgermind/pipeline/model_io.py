@@ -69,7 +69,7 @@ class ModelIO:
             reply = separate(await self.backend.generate(req))  # the answer only; thinking is kept apart
         except IdenticalRequest:
             raise  # not sent, so not a model call: the repair policy fails over
-        except Exception as exc:  # noqa: BLE001 — a corrupt cache row, a lone surrogate, an unreadable image
+        except Exception as exc:
             cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
             self._log(stage, time.perf_counter() - t0, key, sample, error=cause, pixels=pixels)
             raise ToolError(f"api_error: {cause}") from exc
@@ -82,18 +82,28 @@ class ModelIO:
         scope = current()
         if scope is not None and key in self.sent:
             scope.skipped.append(key)
-            raise IdenticalRequest(f"{stage}: the re-invocation repeats an earlier request of this item; not sent")
+            raise IdenticalRequest(
+                f"{stage}: the re-invocation repeats an earlier request of this item; not sent"
+            )
         self.sent.add(key)
 
     def _log(
-        self, stage: str, dt: float, key: str, sample: list[dict[str, Any]], reply: Any = None,
-        error: str | None = None, pixels: list[int] | None = None,
+        self,
+        stage: str,
+        dt: float,
+        key: str,
+        sample: list[dict[str, Any]],
+        reply: Any = None,
+        error: str | None = None,
+        pixels: list[int] | None = None,
     ) -> None:
         """Record a model call (one step of τ: it advances the ledger's clock that TTLs count in)."""
         self.model_s += dt
         self.calls.record(stage, dt, key, sample, reply=reply, error=error, pixels=pixels)
 
-    async def ask(self, stage: str, text: str, images: Sequence[ContentPart] = (), system: str | None = None) -> str | None:
+    async def ask(
+        self, stage: str, text: str, images: Sequence[ContentPart] = (), system: str | None = None
+    ) -> str | None:
         """A model call that is not evidence (reasoning, decision): None when the backend failed."""
         try:
             return await self.call(stage, text, images, system, None)
@@ -109,4 +119,3 @@ class ModelIO:
         except ToolError as exc:
             self.traj.notes.append(f"{stage}: {exc}")
             return None
-

@@ -137,7 +137,10 @@ class OfficialAgent:
 
     async def solve(self, item: Item) -> Trajectory:
         traj = Trajectory(item_id=item.id, question=item.question, path=PathKind.OFFICIAL)
-        traj.profile = {"question_types": ["mcq"], "protocol": f"mmmu_pro_official/{self.cfg.prompt.value}/{setting_of(item).value}"}
+        traj.profile = {
+            "question_types": ["mcq"],
+            "protocol": f"mmmu_pro_official/{self.cfg.prompt.value}/{setting_of(item).value}",
+        }
         calls = CallLog(traj, self.backend)
         t0 = time.perf_counter()
         key, sample = "", []
@@ -146,7 +149,7 @@ class OfficialAgent:
             sample = logged_messages(request.messages)
             key = request_key(request, self.backend.model_id, _sample_digests(sample))
             reply = separate(await self.backend.generate(request))  # thinking is never the answer
-        except Exception as exc:  # noqa: BLE001 — whatever failed in the call, it is an error, not an answer
+        except Exception as exc:
             cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
             calls.record(STAGE, time.perf_counter() - t0, key, sample, error=cause)
             traj.timings = {"total_s": time.perf_counter() - t0, "model_s": time.perf_counter() - t0}

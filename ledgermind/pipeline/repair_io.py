@@ -31,7 +31,14 @@ from ledgermind.pipeline.model_io import ModelIO
 from ledgermind.pipeline.render import image_parts
 from ledgermind.prompts.templates import REFLECT
 from ledgermind.repair import (
-    AcquireSpec, Budget, FreeformRepair, RepairContext, RepairEngine, RepairOutcome, TriggerHit, Verifier,
+    AcquireSpec,
+    Budget,
+    FreeformRepair,
+    RepairContext,
+    RepairEngine,
+    RepairOutcome,
+    TriggerHit,
+    Verifier,
 )
 from ledgermind.repair.policy import HALLUCINATION_WARNING
 from ledgermind.tools.base import Tool, ToolKind, ToolOutput
@@ -41,7 +48,12 @@ Engine = RepairEngine | FreeformRepair
 
 
 def build_engine(
-    cfg: PipelineConfig, flags: AblationFlags, item: Item, traj: Trajectory, model: ModelIO, evidence: EvidenceIO,
+    cfg: PipelineConfig,
+    flags: AblationFlags,
+    item: Item,
+    traj: Trajectory,
+    model: ModelIO,
+    evidence: EvidenceIO,
     budget: Budget,
 ) -> Engine:
     """The item's repair engine: typed repair (Alg. 3), or free-form reflection (ablation)."""
@@ -63,20 +75,30 @@ def build_engine(
         return typed
     # T1 keeps RETRY → SWITCH: a crashed tool left no claim to reflect on, and the variant
     # must have the same tool budget as full (DESIGN.md §4).
-    return FreeformRepair(functools.partial(reflect, item, traj, model), cfg.per_trigger_budget, tool_repair=typed)
+    return FreeformRepair(
+        functools.partial(reflect, item, traj, model), cfg.per_trigger_budget, tool_repair=typed
+    )
 
 
 class RepairIO:
     def __init__(
-        self, item: Item, profile: QuestionProfile, cfg: PipelineConfig, traj: Trajectory, model: ModelIO,
-        evidence: EvidenceIO, engine: Engine,
+        self,
+        item: Item,
+        profile: QuestionProfile,
+        cfg: PipelineConfig,
+        traj: Trajectory,
+        model: ModelIO,
+        evidence: EvidenceIO,
+        engine: Engine,
     ) -> None:
         self.item, self.profile, self.cfg, self.traj = item, profile, cfg, traj
         self.ledger = traj.ledger
         self.model, self.evidence, self.engine = model, evidence, engine
         self.warning: str | None = None
 
-    async def handle(self, hit: TriggerHit, acquire: AcquireSpec | None = None, regrounded: Any = None) -> RepairOutcome:
+    async def handle(
+        self, hit: TriggerHit, acquire: AcquireSpec | None = None, regrounded: Any = None
+    ) -> RepairOutcome:
         outcome = await self.engine.handle(hit, acquire=acquire, regrounded=regrounded)
         firing = 1 + max((e.hit for e in self.traj.events), default=0)
         for event in outcome.events:
@@ -126,15 +148,24 @@ class RepairIO:
         from ledgermind.scoring.score import extract_final_answer
 
         target = next((t for t in hit.targets if t.startswith(("SC-", "DC-"))), None)
-        cites = self.ledger.claim(target).citations if target and target in {c.id for c in self.ledger.claims()} else []
-        claim = Claim(self.ledger.next_claim_id(ClaimType.SC), ClaimType.SC, rewrite.strip()[:500], Stage.J, list(cites),
-                      origin=ClaimOrigin.FREEFORM)
+        cites = (
+            self.ledger.claim(target).citations
+            if target and target in {c.id for c in self.ledger.claims()}
+            else []
+        )
+        claim = Claim(
+            self.ledger.next_claim_id(ClaimType.SC),
+            ClaimType.SC,
+            rewrite.strip()[:500],
+            Stage.J,
+            list(cites),
+            origin=ClaimOrigin.FREEFORM,
+        )
         self.ledger.add_claim(claim)
         self.evidence.ground(claim)
         if "Answer:" in rewrite:
             self.traj.raw_answer = extract_final_answer(rewrite)
             self.traj.notes.append("answer rewritten by free-form reflection")
-
 
 
 async def reflect(item: Item, traj: Trajectory, model: ModelIO, hit: TriggerHit) -> str:
@@ -157,7 +188,11 @@ def switch_inputs(item: Item, evidence: EvidenceIO, tool: Tool, origin: ToolOutp
         return {"query": extract_query(evidence)}
     if tool.kind is ToolKind.OCR:
         return {"image": item.images[0]} if item.images else {}
-    what = "Transcribe the visible text and values" if origin.kind is ToolKind.OCR else "Describe the region relevant to"
+    what = (
+        "Transcribe the visible text and values"
+        if origin.kind is ToolKind.OCR
+        else "Describe the region relevant to"
+    )
     return {"stage": "switch_vqa", "prompt": f"{what} for this question: {q}", "images": image_parts(item)}
 
 
@@ -176,12 +211,19 @@ class CheckedTools:
     ledger_repairs: bool
 
     async def call(
-        self, name: str, *, derived_from: Sequence[str] = (), sigma: float | None = None,
-        admit: Callable[[ToolOutput], bool] | None = None, **inputs: Any,
+        self,
+        name: str,
+        *,
+        derived_from: Sequence[str] = (),
+        sigma: float | None = None,
+        admit: Callable[[ToolOutput], bool] | None = None,
+        **inputs: Any,
     ) -> tuple[ToolOutput, list[EvidenceEntry]]:
         """The output and its entries, with the entries the repairs it called for created
         (``admit``: see ``EvidenceIO.invoke``)."""
-        out, entries = await self.evidence.invoke(name, derived_from=derived_from, sigma=sigma, admit=admit, **inputs)
+        out, entries = await self.evidence.invoke(
+            name, derived_from=derived_from, sigma=sigma, admit=admit, **inputs
+        )
         entries += await self.verify_then_repair(out, entries)
         return out, entries
 

@@ -33,7 +33,9 @@ def signature(name: str) -> str:
     try:
         return PROMPT_SIGNATURES[name]
     except KeyError:
-        raise KeyError(f"no prompt signature {name!r}; known: {', '.join(sorted(PROMPT_SIGNATURES))}") from None
+        raise KeyError(
+            f"no prompt signature {name!r}; known: {', '.join(sorted(PROMPT_SIGNATURES))}"
+        ) from None
 
 
 def recognise(text: str) -> str | None:

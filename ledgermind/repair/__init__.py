@@ -14,6 +14,18 @@ from ledgermind.repair.triggers import TriggerHit
 from ledgermind.repair.verifier import Verifier
 
 __all__ = [
-    "DEFAULT_COMPAT", "HALLUCINATION_WARNING", "OPERATORS", "AcquireSpec", "Budget", "FreeformRepair",
-    "Operator", "OperatorResult", "RepairContext", "RepairEngine", "RepairOutcome", "T5Ending", "TriggerHit", "Verifier",
+    "DEFAULT_COMPAT",
+    "HALLUCINATION_WARNING",
+    "OPERATORS",
+    "AcquireSpec",
+    "Budget",
+    "FreeformRepair",
+    "Operator",
+    "OperatorResult",
+    "RepairContext",
+    "RepairEngine",
+    "RepairOutcome",
+    "T5Ending",
+    "TriggerHit",
+    "Verifier",
 ]

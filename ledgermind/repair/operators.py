@@ -48,7 +48,9 @@ class RepairContext:
     jitter_px: tuple[int, int] = paper.RETRY_JITTER_PX  # App. E.2
     expansion_terms: Sequence[str] = ()  # extra keywords for RETRY of a search (query expansion)
     image_size: tuple[int, int] | None = None  # clip perturbed boxes to the image
-    allow_sampling: bool = False  # a model re-ask may be a seeded sampled draw (else: a rephrased instruction)
+    allow_sampling: bool = (
+        False  # a model re-ask may be a seeded sampled draw (else: a rephrased instruction)
+    )
 
     def record_output(self, out: ToolOutput) -> list[EvidenceEntry]:
         return self.record(out) if self.record else self.ledger.record(out)
@@ -57,7 +59,9 @@ class RepairContext:
         try:
             return self.tools[out.tool]
         except KeyError:
-            raise LedgerError(f"tool {out.tool!r} that produced {out.call_id} is not available for repair") from None
+            raise LedgerError(
+                f"tool {out.tool!r} that produced {out.call_id} is not available for repair"
+            ) from None
 
 
 @dataclass
@@ -105,7 +109,9 @@ class Drop(Operator):
 
     async def apply(self, ctx: RepairContext, *, entry_id: str, **_: Any) -> OperatorResult:
         invalidated = ctx.ledger.drop(entry_id)
-        return self._result(targets=[entry_id], note=f"invalidated claims: {invalidated}" if invalidated else "")
+        return self._result(
+            targets=[entry_id], note=f"invalidated claims: {invalidated}" if invalidated else ""
+        )
 
 
 @_register
@@ -129,7 +135,10 @@ class Refresh(Operator):
         if created:
             ctx.ledger.supersede(entry_id, _closest(entry, created).id)
         return self._result(
-            targets=[entry_id], new_entries=[e.id for e in created], tool_output=out, tool_calls=1,
+            targets=[entry_id],
+            new_entries=[e.id for e in created],
+            tool_output=out,
+            tool_calls=1,
             variation=describe_variation(origin.inputs, new_inputs),
         )
 
@@ -152,7 +161,10 @@ class Retry(Operator):
         out = await tool.ainvoke(**new_inputs)
         created = ctx.record_output(out)
         return self._result(
-            targets=[call_id], new_entries=[e.id for e in created], tool_output=out, tool_calls=1,
+            targets=[call_id],
+            new_entries=[e.id for e in created],
+            tool_output=out,
+            tool_calls=1,
             variation=describe_variation(origin.inputs, new_inputs),
         )
 
@@ -189,7 +201,10 @@ class Acquire(Operator):
         created = ctx.record_output(out)
         rephrase = int(inputs.get("rephrase", 0) or 0)
         return self._result(
-            targets=[target] if target else [], new_entries=[e.id for e in created], tool_output=out, tool_calls=1,
+            targets=[target] if target else [],
+            new_entries=[e.id for e in created],
+            tool_output=out,
+            tool_calls=1,
             variation=f"rephrase={rephrase}" if rephrase else None,
         )
 
@@ -204,7 +219,9 @@ class StopAndAnswer(Operator):
 
     name, layer = OperatorName.STOP_AND_ANSWER, RepairLayer.TRAJECTORY
 
-    async def apply(self, ctx: RepairContext, *, candidates: Sequence[str] | None = None, **_: Any) -> OperatorResult:
+    async def apply(
+        self, ctx: RepairContext, *, candidates: Sequence[str] | None = None, **_: Any
+    ) -> OperatorResult:
         pool = [ctx.ledger.get(c) for c in candidates] if candidates else ctx.ledger.active()
         pool = [e for e in pool if e.active]
         if not pool:
@@ -269,8 +286,13 @@ def describe_variation(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | 
             box = new[key] if isinstance(new[key], BBox) else BBox.from_list(list(new[key]))
             parts.append(f"{key}→[{', '.join(f'{v:.0f}' for v in box.as_list())}]")
     if new.get("query") != old.get("query") and isinstance(new.get("query"), str):
-        parts.append(f"query+={new['query'][len(str(old.get('query') or '')):].strip()!r}")
-    if new.get("sampled") and not old.get("sampled") or new.get("attempt") != old.get("attempt") and new.get("sampled"):
+        parts.append(f"query+={new['query'][len(str(old.get('query') or '')) :].strip()!r}")
+    if (
+        new.get("sampled")
+        and not old.get("sampled")
+        or new.get("attempt") != old.get("attempt")
+        and new.get("sampled")
+    ):
         parts.append(f"sampled draw attempt={new.get('attempt')}")
     if new.get("rephrase", 0) != old.get("rephrase", 0):
         parts.append(f"rephrase={new.get('rephrase')}")

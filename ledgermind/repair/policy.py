@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from enum import Enum
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
 from ledgermind import paper
@@ -144,7 +144,9 @@ class RepairEngine:
             return 0.0
         return self.costs.get(result.layer.value, 1.0) * (1 + result.tool_calls)
 
-    def _event(self, hit: TriggerHit, res: OperatorResult, grounded_after: bool | None, note: str = "") -> RepairEvent:
+    def _event(
+        self, hit: TriggerHit, res: OperatorResult, grounded_after: bool | None, note: str = ""
+    ) -> RepairEvent:
         return RepairEvent(
             trigger=hit.trigger,
             operator=res.operator,
@@ -162,7 +164,9 @@ class RepairEngine:
         )
 
     def _exhausted(self, hit: TriggerHit) -> RepairEvent:
-        return RepairEvent(hit.trigger, None, None, list(hit.targets), note=f"{hit.detail}; per-trigger budget M0 exhausted")
+        return RepairEvent(
+            hit.trigger, None, None, list(hit.targets), note=f"{hit.detail}; per-trigger budget M0 exhausted"
+        )
 
     async def _apply(self, op: OperatorName, **kw: Any) -> OperatorResult:
         """Apply one operator; if it raises, the failure is recorded on its event (census
@@ -175,7 +179,7 @@ class RepairEngine:
                 res = await operator.apply(self.ctx, **kw)
             res.skipped_identical = bool(scope.skipped)
             return res
-        except Exception as exc:  # noqa: BLE001 — recorded as data on the repair event
+        except Exception as exc:
             log.warning("repair operator %s failed: %s: %s", op.value, type(exc).__name__, exc)
             return OperatorResult(operator=op, layer=operator.layer, error=f"{type(exc).__name__}: {exc}")
 
@@ -232,7 +236,10 @@ class RepairEngine:
             return sw
         alt = self.ctx.tools[sw.switched_to]
         acq = await self._apply(
-            OperatorName.ACQUIRE, tool=sw.switched_to, inputs=self.ctx.switch_inputs(alt, origin), target=call_id
+            OperatorName.ACQUIRE,
+            tool=sw.switched_to,
+            inputs=self.ctx.switch_inputs(alt, origin),
+            target=call_id,
         )
         # Report the escalation as one SWITCH repair whose tool call is the alternative action.
         return OperatorResult(
@@ -273,7 +280,8 @@ class RepairEngine:
         same call and supersede the entry twice."""
         ledger = self.ctx.ledger
         left = tuple(
-            eid for eid in hit.targets
+            eid
+            for eid in hit.targets
             if ledger.get(eid).superseded_by is None and ledger.get(eid).omega is not Omega.DROPPED
         )
         return hit if left == tuple(hit.targets) else replace(hit, targets=left)
@@ -328,14 +336,18 @@ class RepairEngine:
             return await self._t5_end(hit, [], "repair budget M exhausted")
         res = await self._apply(OperatorName.ACQUIRE, tool=acq.tool, inputs=acq.inputs, target=hit.targets[0])
         if not res.skipped_identical:
-            return RepairOutcome(events=[self._event(hit, res, rg() if rg else None)], new_entries=res.new_entries)
+            return RepairOutcome(
+                events=[self._event(hit, res, rg() if rg else None)], new_entries=res.new_entries
+            )
         self.budget.refund()  # nothing was sent
         return await self._t5_end(hit, [self._event(hit, res, False)], "ACQUIRE would repeat a request")
 
     async def _t5_end(self, hit: TriggerHit, events: list[RepairEvent], why: str) -> RepairOutcome:
         if self.t5_ending is T5Ending.KEEP:
             note = f"{hit.detail}; {why}; unsupported decision kept (t5_ending=keep)"
-            return RepairOutcome(events=[*events, RepairEvent(hit.trigger, None, None, list(hit.targets), note=note)])
+            return RepairOutcome(
+                events=[*events, RepairEvent(hit.trigger, None, None, list(hit.targets), note=note)]
+            )
         res = await self._apply(OperatorName.ABSTAIN)
         return RepairOutcome(events=[*events, self._event(hit, res, False, why)], abstain=True)
 
@@ -343,14 +355,26 @@ class RepairEngine:
         self.used[hit.trigger] += 1
         out = RepairOutcome(warning=HALLUCINATION_WARNING)
         if acq is not None and self.budget.spend():
-            res = await self._apply(OperatorName.ACQUIRE, tool=acq.tool, inputs=acq.inputs, target=hit.targets[0])
+            res = await self._apply(
+                OperatorName.ACQUIRE, tool=acq.tool, inputs=acq.inputs, target=hit.targets[0]
+            )
             if res.skipped_identical:
                 self.budget.refund()  # nothing was sent; the warning still goes to the next prompt
-            out.events.append(self._event(hit, res, False if res.skipped_identical else (rg() if rg else None), "warning injected"))
+            out.events.append(
+                self._event(
+                    hit, res, False if res.skipped_identical else (rg() if rg else None), "warning injected"
+                )
+            )
             out.new_entries += res.new_entries
         else:
             out.events.append(
-                RepairEvent(hit.trigger, None, None, list(hit.targets), note=f"{hit.detail}; warning injected, no budget")
+                RepairEvent(
+                    hit.trigger,
+                    None,
+                    None,
+                    list(hit.targets),
+                    note=f"{hit.detail}; warning injected, no budget",
+                )
             )
         return out
 
@@ -366,7 +390,11 @@ class FreeformRepair:
     """
 
     def __init__(
-        self, reflect: Reflector, per_trigger_budget: int = paper.PER_TRIGGER_BUDGET, cost: float = 2.0, tool_repair: RepairEngine | None = None
+        self,
+        reflect: Reflector,
+        per_trigger_budget: int = paper.PER_TRIGGER_BUDGET,
+        cost: float = 2.0,
+        tool_repair: RepairEngine | None = None,
     ) -> None:
         self.reflect = reflect
         self.tool_repair = tool_repair  # T1 (a failed tool call) keeps typed RETRY → SWITCH
@@ -381,7 +409,9 @@ class FreeformRepair:
             return await self.tool_repair.handle(hit)
         del acquire  # free-form reflection never calls tools
         if self.used[hit.trigger] >= self.m0:
-            return RepairOutcome(events=[RepairEvent(hit.trigger, None, None, list(hit.targets), note="budget exhausted")])
+            return RepairOutcome(
+                events=[RepairEvent(hit.trigger, None, None, list(hit.targets), note="budget exhausted")]
+            )
         self.used[hit.trigger] += 1
         text = await self.reflect(hit)
         event = RepairEvent(

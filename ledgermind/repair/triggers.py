@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from ledgermind import paper
 from ledgermind.claims import Claim, ClaimType
-from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.grounding.numbers import extract_numbers
+from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.tools.base import ToolKind, ToolOutput
 from ledgermind.trajectory import Trigger
 
@@ -34,7 +34,9 @@ def t1_tool_anomaly(output: ToolOutput) -> TriggerHit | None:
 def t2_stale_reference(ledger: Ledger, claim: Claim) -> TriggerHit | None:
     """T2 (Eq. 17): ∃ id ∈ ground(c_t): t_curr − t_id > ℓ_id."""
     now = ledger.now()
-    stale = [eid for eid in ledger.cited_entries(claim.id, active_only=False) if ledger.get(eid).is_expired(now)]
+    stale = [
+        eid for eid in ledger.cited_entries(claim.id, active_only=False) if ledger.get(eid).is_expired(now)
+    ]
     return TriggerHit(Trigger.T2, tuple(stale), f"claim {claim.id}") if stale else None
 
 
@@ -89,7 +91,9 @@ def t4_illegible_output(output: ToolOutput, sigma_floor: float = paper.SIGMA_FLO
     best = output.artifacts.get("best_confidence")
     if output.error is None and not output.observations and best is not None and best < sigma_floor:
         return TriggerHit(
-            Trigger.T4, (output.call_id,), f"best confidence {best:.2f} < {sigma_floor}: every reading discarded"
+            Trigger.T4,
+            (output.call_id,),
+            f"best confidence {best:.2f} < {sigma_floor}: every reading discarded",
         )
     return None
 

@@ -23,11 +23,25 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-
 PROBLEM_WORDS = ("fail", "error", "skipped", "identical")
 # A zero of these is healthy or says nothing about a mechanism (module docstring): neutral, not red.
-GOOD_ZERO_WORDS = PROBLEM_WORDS + ("missed", "in_answer", "reached", "faded", "harmed", "coupled", "surviving", "disagree", "escalated", "abstained")
-NEUTRAL_ZERO_GROUPS = ("paths", "t5", "knowledge_without_source")  # a route / reason not taken is not a dead mechanism
+GOOD_ZERO_WORDS = PROBLEM_WORDS + (
+    "missed",
+    "in_answer",
+    "reached",
+    "faded",
+    "harmed",
+    "coupled",
+    "surviving",
+    "disagree",
+    "escalated",
+    "abstained",
+)
+NEUTRAL_ZERO_GROUPS = (
+    "paths",
+    "t5",
+    "knowledge_without_source",
+)  # a route / reason not taken is not a dead mechanism
 # Sub-keys of a section that counts faults per kind (the simulator's): which ones are a mechanism's catches.
 FAULT_TOTAL = "injected"
 CATCH_OUTCOMES = ("caught", "flagged", "neutralised")
@@ -92,9 +106,16 @@ def rows(census: Mapping[str, Any] | None, structural: Iterable[str] = ()) -> li
     out: list[CensusRow] = []
     for group, value in (census or {}).items():
         if isinstance(value, Mapping):
-            out += [CensusRow(str(group), name, v, f"{group}.{name}" in marked or str(group) in marked,
-                              _fault_kind_rule(value, name))
-                    for name, v in _flatten(value, "")]  # fmt: skip
+            out += [
+                CensusRow(
+                    str(group),
+                    name,
+                    v,
+                    f"{group}.{name}" in marked or str(group) in marked,
+                    _fault_kind_rule(value, name),
+                )
+                for name, v in _flatten(value, "")
+            ]
         else:
             out.append(CensusRow(str(group), "", value, str(group) in marked))
     return out
@@ -149,7 +170,9 @@ def item_census(trajectory: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
 
 
-def run_census(metrics: Mapping[str, Any], trajectories: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Any], str]:
+def run_census(
+    metrics: Mapping[str, Any], trajectories: Iterable[Mapping[str, Any]]
+) -> tuple[dict[str, Any], str]:
     """The run's census and where it came from: ``metrics.json``, else the sum of the item censuses."""
     if isinstance(metrics.get("mechanisms"), Mapping):
         return dict(metrics["mechanisms"]), "metrics.json"

@@ -60,7 +60,9 @@ def bar_chart(
             h = PLOT_H * max(0.0, float(v)) / top
             x = LEFT + gi * group_w + si * bar_w
             centre = LEFT + gi * group_w + (n_series * bar_w - 4) / 2
-            bars.append(Bar(str(label), float(v), fmt.format(v), x, TOP + PLOT_H - h, bar_w - 4, h, si, centre))
+            bars.append(
+                Bar(str(label), float(v), fmt.format(v), x, TOP + PLOT_H - h, bar_w - 4, h, si, centre)
+            )
     width = int(LEFT * 2 + max(1, len(data)) * group_w)
     if n_series > 1:  # the legend must fit: the last name starts at 8 + (n − 1)·LEGEND_STEP
         width = max(width, 8 + (n_series - 1) * LEGEND_STEP + LEGEND_TEXT)

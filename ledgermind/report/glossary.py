@@ -16,8 +16,17 @@ from ledgermind.metrics import faithfulness as tm
 HIGHER, LOWER = "higher is better", "lower is better"
 
 # metric name -> the function whose docstring defines it (metrics/faithfulness.py)
-DEFINED_BY = {"UCR_reason": tm.ucr_reason, "GDR": tm.gdr, "R4R": tm.r4r, "WDG": tm.wdg, "OCErr": tm.oc_err,
-              "EUR": tm.eur, "RR": tm.rr, "RC": tm.rc, "SE": tm.se}  # fmt: skip
+DEFINED_BY = {
+    "UCR_reason": tm.ucr_reason,
+    "GDR": tm.gdr,
+    "R4R": tm.r4r,
+    "WDG": tm.wdg,
+    "OCErr": tm.oc_err,
+    "EUR": tm.eur,
+    "RR": tm.rr,
+    "RC": tm.rc,
+    "SE": tm.se,
+}
 DIRECTION_NOT_IN_DOCSTRING = {"RC": LOWER, "SE": HIGHER}
 OTHER = {
     "gamma": ("γ, the decision-grounding threshold of R4R and WDG (§3.4)", ""),
@@ -45,7 +54,9 @@ class Definition:
 def definition(name: str) -> Definition | None:
     if name in DEFINED_BY:
         doc = " ".join((inspect.getdoc(DEFINED_BY[name]) or "").split("\n\n")[0].split())
-        direction = HIGHER if "(↑)" in doc else LOWER if "(↓)" in doc else DIRECTION_NOT_IN_DOCSTRING.get(name, "")
+        direction = (
+            HIGHER if "(↑)" in doc else LOWER if "(↓)" in doc else DIRECTION_NOT_IN_DOCSTRING.get(name, "")
+        )
         return Definition(name, doc.replace(" (↑)", "").replace(" (↓)", ""), direction)
     if name in OTHER:
         text, direction = OTHER[name]

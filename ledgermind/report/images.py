@@ -63,7 +63,9 @@ class ImageStore:
         except (UnidentifiedImageError, OSError, ValueError) as e:
             return f"image unreadable ({type(e).__name__}): {path.name}"
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:20]
-        suffix = {"jpeg": ".jpg", "png": ".png", "gif": ".gif", "webp": ".webp", "bmp": ".bmp"}.get(fmt, ".img")
+        suffix = {"jpeg": ".jpg", "png": ".png", "gif": ".gif", "webp": ".webp", "bmp": ".bmp"}.get(
+            fmt, ".img"
+        )
         rel = f"img/{digest}{suffix}"
         target = self.root / rel
         if not target.exists():

@@ -126,7 +126,11 @@ class ItemView:
         return "Decision extracted from the model's reply"
 
 
-DEFENSE_MARKS = ("ENTITY_RECHECK", "NUMERIC_SNAP", "VISUAL_FALLBACK")  # MarkKind values that rewrite a decision
+DEFENSE_MARKS = (
+    "ENTITY_RECHECK",
+    "NUMERIC_SNAP",
+    "VISUAL_FALLBACK",
+)  # MarkKind values that rewrite a decision
 
 
 def outcome_of(result: ItemResult | None, traj: dict[str, Any] | None) -> str:
@@ -143,7 +147,11 @@ def outcome_of(result: ItemResult | None, traj: dict[str, Any] | None) -> str:
 
 
 def build_item_view(
-    item_id: str, result: ItemResult | None, traj: dict[str, Any] | None, info: ItemInfo | None, store: ImageStore
+    item_id: str,
+    result: ItemResult | None,
+    traj: dict[str, Any] | None,
+    info: ItemInfo | None,
+    store: ImageStore,
 ) -> ItemView:
     t = traj or {}
     ledger = t.get("ledger") or {}
@@ -159,8 +167,11 @@ def build_item_view(
         gold=result.gold if result else None,
         prediction=result.prediction if result else t.get("answer"),
         raw_answer=str(t.get("raw_answer") or ""),
-        decision_changes=[f"{m.get('kind')}: {m.get('detail')}" for m in t.get("marks", [])
-                          if m.get("kind") in DEFENSE_MARKS],  # fmt: skip
+        decision_changes=[
+            f"{m.get('kind')}: {m.get('detail')}"
+            for m in t.get("marks", [])
+            if m.get("kind") in DEFENSE_MARKS
+        ],
         path=str((result.path if result else None) or t.get("path") or "ERROR"),
         score=result.score if result else None,
         outcome=outcome_of(result, traj),
@@ -212,7 +223,9 @@ def _add_claim_citers(entries: list[EntryRow], claims: list[dict[str, Any]]) -> 
                 e.cited_by = sorted({*e.cited_by, str(c.get("id"))})
 
 
-def _images(entries: list[EntryRow], ledger: dict[str, Any], info: ItemInfo | None, store: ImageStore) -> list[ImageView]:
+def _images(
+    entries: list[EntryRow], ledger: dict[str, Any], info: ItemInfo | None, store: ImageStore
+) -> list[ImageView]:
     """Each image of the item, with the boxes of the entries whose tool read that image."""
     item_images = list(info.images) if info else []
     calls = {o.get("call_id"): o for o in ledger.get("tool_outputs", [])}
@@ -230,8 +243,11 @@ def _images(entries: list[EntryRow], ledger: dict[str, Any], info: ItemInfo | No
     views = []
     for path in order:
         stored = store.add(path)
-        view = ImageView(path.name, stored if isinstance(stored, StoredImage) else None,
-                         stored if isinstance(stored, str) else None)  # fmt: skip
+        view = ImageView(
+            path.name,
+            stored if isinstance(stored, StoredImage) else None,
+            stored if isinstance(stored, str) else None,
+        )
         for e in boxes.get(path, []):
             x0, y0, x1, y1 = (float(v) for v in e.bbox or (0, 0, 0, 0))
             view.boxes.append(Box(e.id, e.omega, e.tool, x0, y0, max(x1 - x0, 0.0), max(y1 - y0, 0.0)))

@@ -47,7 +47,9 @@ class ItemRow:
     triggers: list[str]
     operators: list[str]
     abstained: bool
-    phantom_caught: int  # T6 events: a claim citing evidence that does not say it (not the simulator's "caught")
+    phantom_caught: (
+        int  # T6 events: a claim citing evidence that does not say it (not the simulator's "caught")
+    )
     model_calls: int
     tool_calls: int
     error: str
@@ -100,6 +102,7 @@ class RunView:
     @property
     def census_groups(self) -> list[tuple[str, list[census_table.CensusRow]]]:
         return census_table.grouped(self.census)
+
     items: list[ItemRow]
     charts: list[Chart]
     paths: list[str]
@@ -107,27 +110,47 @@ class RunView:
     definitions: dict[str, Definition] = field(default_factory=dict)  # metric name -> its one definition
 
 
-def build_run_view(run: RunData, item_href: dict[str, str], thumbnails: Mapping[str, str] | None = None) -> RunView:
+def build_run_view(
+    run: RunData, item_href: dict[str, str], thumbnails: Mapping[str, str] | None = None
+) -> RunView:
     """``thumbnails``: item id → report-relative path of its first image (already copied by the item pages)."""
     results = run.results
     scored = [r for r in results if not r.error]
     by_diff = group_accuracy(scored, lambda r: [r.difficulty] if r.difficulty else [])
     splits = [
         ("subject", group_accuracy(scored, lambda r: [r.subject] if r.subject else [])),
-        ("difficulty", {d: by_diff[d] for d in DIFFICULTIES if d in by_diff} | {d: v for d, v in by_diff.items() if d not in DIFFICULTIES}),
+        (
+            "difficulty",
+            {d: by_diff[d] for d in DIFFICULTIES if d in by_diff}
+            | {d: v for d, v in by_diff.items() if d not in DIFFICULTIES},
+        ),
         ("path", group_accuracy(results, lambda r: [r.path or "ERROR"])),
         ("question type", group_accuracy(scored, lambda r: r.question_types)),
     ]
-    splits = [(name, _with_intervals(groups)) for name, groups in splits if groups]  # a split nobody has is not shown
-    rows = [_item_row(r, run.trajectories.get(r.id), item_href.get(r.id, ""), (thumbnails or {}).get(r.id)) for r in results]
+    splits = [
+        (name, _with_intervals(groups)) for name, groups in splits if groups
+    ]  # a split nobody has is not shown
+    rows = [
+        _item_row(r, run.trajectories.get(r.id), item_href.get(r.id, ""), (thumbnails or {}).get(r.id))
+        for r in results
+    ]
     shown = short_ids([r.id for r in rows])
     rows = [replace(r, short_id=shown[r.id]) for r in rows]
     # first: describing the backend registers its census sections, which a derived census counts
     disclaimer = describe_backend(str(run.identity.get("backend", ""))).disclaimer
     census, source = census_table.run_census(run.metrics, run.trajectories.values())
     m = run.metrics
-    summary = [(k, m[k]) for k in ("model_calls_per_item", "tool_calls_per_item", "tokens_per_item",
-                                    "latency_s_per_item", "wall_time_s") if k in m]  # fmt: skip
+    summary = [
+        (k, m[k])
+        for k in (
+            "model_calls_per_item",
+            "tool_calls_per_item",
+            "tokens_per_item",
+            "latency_s_per_item",
+            "wall_time_s",
+        )
+        if k in m
+    ]
     return RunView(
         title=f"{run.variant} — {backend_label(run.identity)} on {run.identity.get('benchmark', '?')}",
         banner=str(m.get("test_instrument") or disclaimer) if disclaimer else None,
@@ -147,7 +170,9 @@ def build_run_view(run: RunData, item_href: dict[str, str], thumbnails: Mapping[
         charts=_charts(by_diff, rows),
         paths=sorted({r.path for r in rows}),
         why=build_why(census, _item_censuses(run), rows, list(SHORT_TRIGGER.values()), list(OPERATORS)),
-        definitions={d.name: d for d in glossary([*(m.get("trajectory_metrics") or {}), *(k for k, _ in summary)])},
+        definitions={
+            d.name: d for d in glossary([*(m.get("trajectory_metrics") or {}), *(k for k, _ in summary)])
+        },
     )
 
 
@@ -232,15 +257,32 @@ def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> li
     per_path: dict[str, list[ItemRow]] = defaultdict(list)
     for r in rows:
         per_path[r.path].append(r)
-    by_difficulty_chart = [bar_chart("chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}", bar_w=72)]
+    by_difficulty_chart = [
+        bar_chart(
+            "chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}", bar_w=72
+        )
+    ]
     return [
         *(by_difficulty_chart if acc else []),  # a benchmark without difficulty labels gets no empty chart
-        bar_chart("chart-triggers", "Items where each trigger fired", [(k, [trig[k]]) for k in SHORT_TRIGGER.values()]),
-        bar_chart("chart-operators", "Items where each operator ran",
-                  [(o.replace("_AND_", "&"), [sum(1 for r in rows if o in r.operators)]) for o in OPERATORS], bar_w=64),  # fmt: skip
         bar_chart(
-            "chart-calls", "Calls per item by path",
-            [(p, [sum(r.model_calls for r in rs) / len(rs), sum(r.tool_calls for r in rs) / len(rs)]) for p, rs in sorted(per_path.items())],
-            series_names=("model calls", "tool calls"), fmt="{:.1f}",
-        ),  # fmt: skip
+            "chart-triggers",
+            "Items where each trigger fired",
+            [(k, [trig[k]]) for k in SHORT_TRIGGER.values()],
+        ),
+        bar_chart(
+            "chart-operators",
+            "Items where each operator ran",
+            [(o.replace("_AND_", "&"), [sum(1 for r in rows if o in r.operators)]) for o in OPERATORS],
+            bar_w=64,
+        ),
+        bar_chart(
+            "chart-calls",
+            "Calls per item by path",
+            [
+                (p, [sum(r.model_calls for r in rs) / len(rs), sum(r.tool_calls for r in rs) / len(rs)])
+                for p, rs in sorted(per_path.items())
+            ],
+            series_names=("model calls", "tool calls"),
+            fmt="{:.1f}",
+        ),
     ]

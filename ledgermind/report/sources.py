@@ -103,7 +103,9 @@ def load_item_infos(run: RunDir, ids: set[str], notes: list[str]) -> dict[str, I
         notes.append(f"the benchmark could not be reloaded ({first}); options and some images are not shown")
         return {}
     return {
-        i.id: ItemInfo(i.question, list(i.options) if i.options else None, [Path(p) for p in i.images], i.difficulty)
+        i.id: ItemInfo(
+            i.question, list(i.options) if i.options else None, [Path(p) for p in i.images], i.difficulty
+        )
         for i in items
         if i.id in ids
     }

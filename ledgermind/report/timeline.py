@@ -51,7 +51,7 @@ def item_image_links(info: ItemInfo | None, store: ImageStore) -> dict[str, str]
     from ledgermind.errors import DataError
 
     links: dict[str, str] = {}
-    for path in (info.images if info else []):
+    for path in info.images if info else []:
         stored = store.add(path)
         if isinstance(stored, StoredImage):
             try:
@@ -69,8 +69,14 @@ def prompt_of(call: dict[str, Any], links: dict[str, str] | None = None) -> tupl
         for p in m.get("content") or []:
             if p.get("type") == "image":
                 sha = str(p.get("sha256", ""))
-                parts.append(PromptPart("image", sha256=sha, size=f"{p.get('width', '?')}×{p.get('height', '?')}",
-                                        href=(links or {}).get(sha)))  # fmt: skip
+                parts.append(
+                    PromptPart(
+                        "image",
+                        sha256=sha,
+                        size=f"{p.get('width', '?')}×{p.get('height', '?')}",
+                        href=(links or {}).get(sha),
+                    )
+                )
             else:
                 parts.append(PromptPart("text", text=str(p.get("text", ""))))
         out.append(PromptMessage(str(m.get("role", "")), tuple(parts)))
@@ -88,10 +94,25 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
     for i, c in enumerate(t.get("model_calls", [])):
         step = int(c.get("step", 0))
         tokens = int(c.get("prompt_tokens", 0)) + int(c.get("completion_tokens", 0))
-        cost = f"{float(c.get('latency_s', 0.0)):.2f} s · {tokens} tok" + (" · cached" if c.get("cached") else "")
-        rows.append(((step, 0, i), TimelineRow(step, "model", str(c.get("stage", "")), _short(c.get("error") or c.get("reply", "")),
-                                               cost, bool(c.get("error")), prompt_of(c, links), str(c.get("reply") or ""),
-                                               str(c.get("reasoning") or ""))))  # fmt: skip
+        cost = f"{float(c.get('latency_s', 0.0)):.2f} s · {tokens} tok" + (
+            " · cached" if c.get("cached") else ""
+        )
+        rows.append(
+            (
+                (step, 0, i),
+                TimelineRow(
+                    step,
+                    "model",
+                    str(c.get("stage", "")),
+                    _short(c.get("error") or c.get("reply", "")),
+                    cost,
+                    bool(c.get("error")),
+                    prompt_of(c, links),
+                    str(c.get("reply") or ""),
+                    str(c.get("reasoning") or ""),
+                ),
+            )
+        )
     ledger = t.get("ledger") or {}
     first_t: dict[str, float] = {}
     for e in ledger.get("entries", []):
@@ -102,20 +123,45 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
         step = int(first_t.get(str(o.get("call_id")), step))
         n = len(o.get("observations", []))
         detail = o.get("error") or f"{n} observation{'s' if n != 1 else ''}"
-        rows.append(((step, 1, float(o.get("created_at", 0.0))), TimelineRow(
-            step, "tool", f"{o.get('tool', '')} ({o.get('call_id', '')})", _short(str(detail)),
-            f"{float(o.get('latency_s', 0.0)):.2f} s", bool(o.get("error")) or n == 0)))  # fmt: skip
+        rows.append(
+            (
+                (step, 1, float(o.get("created_at", 0.0))),
+                TimelineRow(
+                    step,
+                    "tool",
+                    f"{o.get('tool', '')} ({o.get('call_id', '')})",
+                    _short(str(detail)),
+                    f"{float(o.get('latency_s', 0.0)):.2f} s",
+                    bool(o.get("error")) or n == 0,
+                ),
+            )
+        )
     for i, e in enumerate(t.get("events", [])):
         step = int(e.get("step", 0))
         op = e.get("operator") or "no operator"
         layer = f" [{e.get('layer')}]" if e.get("layer") else ""
         targets = ", ".join(map(str, e.get("targets", [])))
-        detail = f"→ {op}{layer}" + (f" on {targets}" if targets else "") + (f" — {e.get('note')}" if e.get("note") else "")
+        detail = (
+            f"→ {op}{layer}"
+            + (f" on {targets}" if targets else "")
+            + (f" — {e.get('note')}" if e.get("note") else "")
+        )
         if e.get("error"):
             detail += f" — operator failed: {e['error']}"
         failed = e.get("grounded_after") is False or bool(e.get("error"))
-        rows.append(((step, 2, i), TimelineRow(step, "trigger", str(e.get("trigger", "")), _short(detail),
-                                               f"cost {float(e.get('cost', 0.0)):g}", failed)))  # fmt: skip
+        rows.append(
+            (
+                (step, 2, i),
+                TimelineRow(
+                    step,
+                    "trigger",
+                    str(e.get("trigger", "")),
+                    _short(detail),
+                    f"cost {float(e.get('cost', 0.0)):g}",
+                    failed,
+                ),
+            )
+        )
     return [r for _, r in sorted(rows, key=lambda kr: kr[0])]
 
 

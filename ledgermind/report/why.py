@@ -22,7 +22,11 @@ from typing import Any
 LOST = ("wrong", "partial", "unparsed")  # item outcomes that lost accuracy (errors are counted apart)
 # per-kind outcomes (a section's ``harmed`` counts per mechanism, not per kind: it is not a column here)
 OUTCOME_ORDER = ("injected", "caught", "flagged", "neutralised", "faded", "missed", "reached", "in_answer")
-OUTCOME_LABEL = {"in_answer": "reached the answer", "reached": "reached the answer", "faded": "faded unflagged"}
+OUTCOME_LABEL = {
+    "in_answer": "reached the answer",
+    "reached": "reached the answer",
+    "faded": "faded unflagged",
+}
 EXAMPLE_OUTCOMES = ("reached", "in_answer", "missed")  # where an example item explains a loss
 EXAMPLES = 3
 
@@ -36,7 +40,9 @@ class Example:
 @dataclass(frozen=True)
 class FaultRow:
     kind: str
-    counts: dict[str, int | None]  # outcome -> the census total (None: the census has no such counter for this kind)
+    counts: dict[
+        str, int | None
+    ]  # outcome -> the census total (None: the census has no such counter for this kind)
     examples: list[Example] = field(default_factory=list)
 
 
@@ -83,7 +89,11 @@ def build_why(
     return WhyView(
         n_scored=len(scored),
         n_lost=len(lost),
-        faults=[fault_section(name, section, item_census, hrefs) for name, section in census.items() if _per_kind(section)],
+        faults=[
+            fault_section(name, section, item_census, hrefs)
+            for name, section in census.items()
+            if _per_kind(section)
+        ],
         triggers=[_mechanism(t, scored, lambda i, t=t: t in i.triggers) for t in triggers],
         operators=[_mechanism(o, scored, lambda i, o=o: o in i.operators) for o in operators],
         unflagged=_mechanism("no trigger fired", scored, lambda i: not i.triggers),
@@ -95,7 +105,10 @@ def _per_kind(section: Any) -> bool:
 
 
 def fault_section(
-    name: str, section: Mapping[str, Any], item_census: Mapping[str, Mapping[str, Any]], hrefs: Mapping[str, str]
+    name: str,
+    section: Mapping[str, Any],
+    item_census: Mapping[str, Mapping[str, Any]],
+    hrefs: Mapping[str, str],
 ) -> FaultSection:
     outcomes = tuple(o for o in OUTCOME_ORDER if isinstance(section.get(o), Mapping))
     kinds = list(dict.fromkeys(k for o in outcomes for k in section[o]))
@@ -108,14 +121,21 @@ def fault_section(
     return FaultSection(name, outcomes, rows)
 
 
-def _examples(name: str, kind: str, item_census: Mapping[str, Mapping[str, Any]], hrefs: Mapping[str, str]) -> list[Example]:
+def _examples(
+    name: str, kind: str, item_census: Mapping[str, Mapping[str, Any]], hrefs: Mapping[str, str]
+) -> list[Example]:
     """Items where this fault kind reached the answer (else was missed or did harm), first few."""
     out: list[Example] = []
     for outcome in EXAMPLE_OUTCOMES:
         for item_id, c in item_census.items():
             section = c.get(name) if isinstance(c, Mapping) else None
             counts = section.get(outcome) if isinstance(section, Mapping) else None
-            if isinstance(counts, Mapping) and counts.get(kind) and item_id in hrefs and all(e.id != item_id for e in out):
+            if (
+                isinstance(counts, Mapping)
+                and counts.get(kind)
+                and item_id in hrefs
+                and all(e.id != item_id for e in out)
+            ):
                 out.append(Example(item_id, hrefs[item_id]))
                 if len(out) == EXAMPLES:
                     return out
@@ -125,5 +145,9 @@ def _examples(name: str, kind: str, item_census: Mapping[str, Mapping[str, Any]]
 def _mechanism(name: str, scored: Iterable[Any], fired: Any) -> MechanismRow:
     hit = [i for i in scored if fired(i)]
     lost = [i for i in hit if i.outcome in LOST]
-    return MechanismRow(name, len(lost), sum(1 for i in hit if i.outcome == "correct"),
-                        [Example(i.id, i.href) for i in lost[:EXAMPLES]])
+    return MechanismRow(
+        name,
+        len(lost),
+        sum(1 for i in hit if i.outcome == "correct"),
+        [Example(i.id, i.href) for i in lost[:EXAMPLES]],
+    )

@@ -32,8 +32,14 @@ from typing import Any, TextIO
 from ledgermind.errors import ConfigError, DataError, UserError
 from ledgermind.runs.atomic import atomic_write_json, atomic_write_text
 from ledgermind.runs.files import (
-    HYDRA_FILES, IDENTITY_FILE, LOCK_FILE, RESULTS_FILE, RUN_PATHS, RunFileError, read_json_object,
-)  # fmt: skip
+    HYDRA_FILES,
+    IDENTITY_FILE,
+    LOCK_FILE,
+    RESULTS_FILE,
+    RUN_PATHS,
+    RunFileError,
+    read_json_object,
+)
 from ledgermind.runs.provenance import LOCATION_KEYS, sha256_json
 
 # Top-level keys a resume may change without changing what is computed: which items (a resume
@@ -41,14 +47,29 @@ from ledgermind.runs.provenance import LOCATION_KEYS, sha256_json
 RESUMABLE_KEYS = (*LOCATION_KEYS, "limit", "item_ids", "item_ids_file", "report", "resume")
 # Backend keys that say where/how fast the model is reached, not which model answers.
 RESUMABLE_BACKEND_KEYS = (
-    "base_urls", "concurrency", "timeout_s", "connect_timeout_s", "max_retries", "backoff_base_s", "backoff_cap_s",
-    "api_key_env", "gpu_memory_utilization",
-)  # fmt: skip
+    "base_urls",
+    "concurrency",
+    "timeout_s",
+    "connect_timeout_s",
+    "max_retries",
+    "backoff_base_s",
+    "backoff_cap_s",
+    "api_key_env",
+    "gpu_memory_utilization",
+)
 # The identity fields compared on resume, in the order a mismatch is reported.
 IDENTITY_FIELDS = (
-    "variant", "model", "backend", "benchmark", "seed",
-    "model_revision", "prompts_sha256", "decoding", "image_budget", "config_sha256",
-)  # fmt: skip
+    "variant",
+    "model",
+    "backend",
+    "benchmark",
+    "seed",
+    "model_revision",
+    "prompts_sha256",
+    "decoding",
+    "image_budget",
+    "config_sha256",
+)
 
 
 class ResumeMode(str, Enum):
@@ -135,7 +156,11 @@ def check_identity(out_dir: Path, record: Mapping[str, Any]) -> None:
     field = first_difference(old, record)
     if field is None:
         return
-    what = "the config (a key other than limit/concurrency/item_ids/output settings)" if field == "config_sha256" else field
+    what = (
+        "the config (a key other than limit/concurrency/item_ids/output settings)"
+        if field == "config_sha256"
+        else field
+    )
     raise IdentityMismatch(
         f"{out_dir} holds another experiment: {what} was {_show(old.get(field))}, now {_show(record.get(field))}; "
         f"use another hydra.run.dir, or add resume=new to start a new directory beside it"
@@ -243,5 +268,3 @@ def claim(
         raise
     accept(out_dir, record, hydra_files or {})
     return out_dir, lock
-
-

@@ -40,9 +40,17 @@ REPORT_DIR = "report"  # a built report lives inside the run folder; it never ho
 # Every file and folder a run writes or appends to: none of them may be a link (a link would
 # carry a resume's writes, or a reader's reads, out of the folder).
 RUN_PATHS = (
-    RESULTS_FILE, METRICS_FILE, IDENTITY_FILE, LOCK_FILE, ".hydra", TRAJECTORY_DIR, WALL_TIME_FILE,
-    "responses.sqlite", "run.log", "report",
-)  # fmt: skip
+    RESULTS_FILE,
+    METRICS_FILE,
+    IDENTITY_FILE,
+    LOCK_FILE,
+    ".hydra",
+    TRAJECTORY_DIR,
+    WALL_TIME_FILE,
+    "responses.sqlite",
+    "run.log",
+    "report",
+)
 
 
 class RunFileError(DataError):

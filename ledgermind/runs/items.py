@@ -51,7 +51,9 @@ class LimitOrder(str, Enum):
             raise ConfigError(f"limit_order must be first, shuffle or stratified, got {value!r}") from None
 
 
-def take(items: Sequence[Item], limit: int, order: LimitOrder, seed: int = 0, by: str = "subject") -> list[Item]:
+def take(
+    items: Sequence[Item], limit: int, order: LimitOrder, seed: int = 0, by: str = "subject"
+) -> list[Item]:
     """``limit`` items of ``items`` in the given order (module docstring of ``LimitOrder``)."""
     if order is LimitOrder.FIRST:
         return list(items[:limit])
@@ -82,7 +84,9 @@ def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> l
     order = LimitOrder.parse(cfg.get("limit_order"))
     if limit is not None and order is not LimitOrder.FIRST:
         everything = _load(cfg, None, trusted=trusted)
-        return take(everything, limit, order, int(cfg.get("limit_seed") or 0), str(cfg.get("limit_by") or "subject"))
+        return take(
+            everything, limit, order, int(cfg.get("limit_seed") or 0), str(cfg.get("limit_by") or "subject")
+        )
     return _load(cfg, limit, trusted=trusted)
 
 

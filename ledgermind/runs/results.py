@@ -73,12 +73,26 @@ class ItemResult:
 # The JSON types each results field may hold (a number never a bool; gold may be a number in
 # older runs of numeric benchmarks).
 _FIELD_TYPES: dict[str, str] = {
-    "id": "str", "prediction": "str|num|None", "gold": "str|num|None", "score": "num", "parsed": "bool",
-    "path": "str|None", "difficulty": "str|None", "question_types": "list[str]", "subject": "str|None",
-    "model_calls": "int", "tool_calls": "int", "tokens": "int", "latency_s": "num", "error": "str|None",
-    "truncated": "bool", "prompt_tokens": "int", "images_sent": "int", "image_pixels": "int",
+    "id": "str",
+    "prediction": "str|num|None",
+    "gold": "str|num|None",
+    "score": "num",
+    "parsed": "bool",
+    "path": "str|None",
+    "difficulty": "str|None",
+    "question_types": "list[str]",
+    "subject": "str|None",
+    "model_calls": "int",
+    "tool_calls": "int",
+    "tokens": "int",
+    "latency_s": "num",
+    "error": "str|None",
+    "truncated": "bool",
+    "prompt_tokens": "int",
+    "images_sent": "int",
+    "image_pixels": "int",
     "item_sha256": "str|None",
-}  # fmt: skip
+}
 
 
 def has_json_type(value: Any, spec: str) -> bool:
@@ -88,7 +102,12 @@ def has_json_type(value: Any, spec: str) -> bool:
             or (t == "str" and isinstance(value, str))
             or (t == "bool" and isinstance(value, bool))
             or (t == "int" and isinstance(value, int) and not isinstance(value, bool))
-            or (t == "num" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
+            or (
+                t == "num"
+                and isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+            )
             or (t == "list[str]" and isinstance(value, list) and all(isinstance(x, str) for x in value))
         ):
             return True
@@ -197,8 +216,13 @@ def read_result_rows(
         return []
     check_contained(out_dir, path)
     what = "a readable result record"
-    rows = read_jsonl(path, bad=BadLine.RAISE if strict else BadLine.SKIP, torn_tail=not strict,
-                      decode_errors="replace", what=what)  # fmt: skip
+    rows = read_jsonl(
+        path,
+        bad=BadLine.RAISE if strict else BadLine.SKIP,
+        torn_tail=not strict,
+        decode_errors="replace",
+        what=what,
+    )
     seen: dict[str, R] = {}
     finished: dict[str, int] = {}  # id -> the line that finished it
     for row in rows:
@@ -274,5 +298,3 @@ def repair_tail(path: Path) -> None:
             fh.truncate(start)
         fh.flush()
         os.fsync(fh.fileno())
-
-

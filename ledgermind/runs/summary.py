@@ -56,7 +56,9 @@ def items_hash(ids: Iterable[str]) -> str:
     return h.hexdigest()
 
 
-def group_accuracy(results: Sequence[ItemResult], key: Callable[[ItemResult], Iterable[str]]) -> dict[str, Any]:
+def group_accuracy(
+    results: Sequence[ItemResult], key: Callable[[ItemResult], Iterable[str]]
+) -> dict[str, Any]:
     """``{group: {"n": .., "accuracy": ..}}``; an item may belong to several groups (question types)."""
     buckets: dict[str, list[float]] = defaultdict(list)
     for r in results:
@@ -110,7 +112,9 @@ def build_metrics(
         "prompt_tokens_per_item": _mean([r.prompt_tokens for r in results]),
         "image_pixels_per_item": _mean([r.image_pixels for r in results]),
         "wall_time_s": wall_time_s,  # this invocation
-        "wall_time_total_s": wall_time_s if wall_time_total_s is None else wall_time_total_s,  # all invocations
+        "wall_time_total_s": wall_time_s
+        if wall_time_total_s is None
+        else wall_time_total_s,  # all invocations
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
         "mechanisms": sum_census(census(t) for t in trajectories),
         "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),

@@ -13,7 +13,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ledgermind.runs.files import TRAJECTORY_DIR, RunFileError, check_contained, contained, note, read_json_file
+from ledgermind.runs.files import (
+    TRAJECTORY_DIR,
+    RunFileError,
+    check_contained,
+    contained,
+    note,
+    read_json_file,
+)
 
 
 def safe_filename(item_id: str) -> str:

@@ -62,7 +62,12 @@ class Judge:
 
     def request(self, question: str, gold: str, response: str) -> GenerationRequest:
         text = self.prompt.format(question=question, gold=gold, response=response)
-        return GenerationRequest(messages=[Message.text("user", text)], temperature=0.0, max_tokens=self.max_tokens, stage=JUDGE_STAGE)
+        return GenerationRequest(
+            messages=[Message.text("user", text)],
+            temperature=0.0,
+            max_tokens=self.max_tokens,
+            stage=JUDGE_STAGE,
+        )
 
     async def grade(self, question: str, gold: str, response: str) -> JudgeVerdict:
         reply = await self.backend.generate(self.request(question, gold, response))

@@ -29,7 +29,9 @@ _STRIP = ",.!?;:'"
 @dataclass(frozen=True)
 class ParsedChoice:
     letter: str | None  # None: unparsable (no fallback asked for)
-    method: str  # "answer_tag" | "bracket" | "letter_space" | "letter_dot" | "option_text" | "random" | "none"
+    method: (
+        str  # "answer_tag" | "bracket" | "letter_space" | "letter_dot" | "option_text" | "random" | "none"
+    )
 
 
 def choice_info(options: Sequence[str]) -> tuple[dict[str, str], list[str]]:
@@ -39,7 +41,10 @@ def choice_info(options: Sequence[str]) -> tuple[dict[str, str], list[str]]:
 
 
 def parse_multi_choice_response(
-    response: str, all_choices: Sequence[str], index2ans: dict[str, str], random_fallback: random.Random | None = None
+    response: str,
+    all_choices: Sequence[str],
+    index2ans: dict[str, str],
+    random_fallback: random.Random | None = None,
 ) -> ParsedChoice:
     """Parse a model reply into one option letter (see module docstring)."""
     response = response if isinstance(response, str) else ""
@@ -58,7 +63,7 @@ def parse_multi_choice_response(
                 return ParsedChoice(cands[0], method)
             # upstream locates bracket candidates by "(X)", the two letter forms by " X "
             probe = "({})" if method == "bracket" else " {} "
-            return ParsedChoice(_last(cands, lambda c: padded.rfind(probe.format(c))), method)
+            return ParsedChoice(_last(cands, lambda c, probe=probe: padded.rfind(probe.format(c))), method)
 
     if len(padded.split()) > 5:
         low = padded.lower()
@@ -83,7 +88,7 @@ def _strip_each(response: str) -> str:
     return response
 
 
-def _last(cands: list[str], position) -> str:  # noqa: ANN001 — small local helper
+def _last(cands: list[str], position) -> str:
     """The candidate whose position is largest; ties → the earliest in option order (np.argmax)."""
     best, best_pos = cands[0], position(cands[0])
     for c in cands[1:]:

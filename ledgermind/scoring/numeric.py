@@ -51,7 +51,11 @@ def parse_number(text: str) -> float | None:
 
 
 def numbers_match(
-    pred: float, gold: float, kind: str | None = None, graduation: float | None = None, tol: NumericTolerance | None = None
+    pred: float,
+    gold: float,
+    kind: str | None = None,
+    graduation: float | None = None,
+    tol: NumericTolerance | None = None,
 ) -> bool:
     """Is the predicted number the gold one? Readings within δ_read of the gold (or one graduation);
     anything else exact up to formatting noise. NCC's typed, symmetric comparison of a claim with its

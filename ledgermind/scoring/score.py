@@ -51,7 +51,9 @@ def score(item: Item, reply_text: str, config: ScoringConfig | None = None) -> S
     return _score_open_exact(item, reply_text)
 
 
-async def ascore(item: Item, reply_text: str, judge: Judge | None = None, config: ScoringConfig | None = None) -> ScoreResult:
+async def ascore(
+    item: Item, reply_text: str, judge: Judge | None = None, config: ScoringConfig | None = None
+) -> ScoreResult:
     """``score``, except that OPEN items go to ``judge`` when one is given."""
     if item.answer_type is not AnswerType.OPEN or judge is None:
         return score(item, reply_text, config)
@@ -59,7 +61,12 @@ async def ascore(item: Item, reply_text: str, judge: Judge | None = None, config
     if not response:
         return ScoreResult(None, 0.0, False, {"method": "judge", "reason": "empty reply"})
     verdict = await judge.grade(item.question, item.answer or "", response)
-    return ScoreResult(response, verdict.score, True, {"method": "judge", "judge_parsed": verdict.parsed, "judge_reply": verdict.raw})
+    return ScoreResult(
+        response,
+        verdict.score,
+        True,
+        {"method": "judge", "judge_parsed": verdict.parsed, "judge_reply": verdict.raw},
+    )
 
 
 def extract_final_answer(reply: str) -> str:
@@ -88,7 +95,12 @@ def _score_numeric(item: Item, reply: str, cfg: ScoringConfig) -> ScoreResult:
     if pred is None:
         return ScoreResult(None, 0.0, False, {"method": "none", "kind": kind})
     ok = gold is not None and numbers_match(pred, gold, kind, grad, cfg.tolerance)
-    detail = {"method": "numeric", "kind": kind, "graduation": grad, "abs_error": None if gold is None else abs(pred - gold)}
+    detail = {
+        "method": "numeric",
+        "kind": kind,
+        "graduation": grad,
+        "abs_error": None if gold is None else abs(pred - gold),
+    }
     return ScoreResult(_fmt(pred), float(ok), True, detail)
 
 

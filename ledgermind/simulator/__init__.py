@@ -7,4 +7,4 @@ so that no production module imports it. Importing ``ledgermind.simulator.backen
 S-RFA check (``plugin.py``), so every process that touches a simulated run counts it the same way.
 """
 
-from ledgermind.simulator import plugin as plugin  # noqa: F401 — registration on import
+from ledgermind.simulator import plugin as plugin

@@ -79,16 +79,31 @@ class SimulatedBackend(Backend):
         self.seed = int(seed)
         with_key = self.belief_source == "key"
         # ``items``/``recorded``: given directly by tests; a run loads them from its benchmark config
-        self.index = ItemIndex(items, with_key=with_key) if items is not None else ItemIndex.from_benchmark(benchmark, with_key=with_key)
-        self.recorded = recorded if recorded is not None else RecordedAnswers.from_benchmark(benchmark, recorded_answers or ())
+        self.index = (
+            ItemIndex(items, with_key=with_key)
+            if items is not None
+            else ItemIndex.from_benchmark(benchmark, with_key=with_key)
+        )
+        self.recorded = (
+            recorded
+            if recorded is not None
+            else RecordedAnswers.from_benchmark(benchmark, recorded_answers or ())
+        )
         self._beliefs: dict[str, Belief] = {}
         self.vision = Vision(vision_ocr, vision_cache_dir, perception_cache)
-        self.locator = CropLocator(self.index, threshold=crop_match_threshold, capped_side=int(crop_capped_side))
-        self._model_id = str((model or {}).get("name") or "simulated-backbone")  # backend.own_model (app adopts it)
+        self.locator = CropLocator(
+            self.index, threshold=crop_match_threshold, capped_side=int(crop_capped_side)
+        )
+        self._model_id = str(
+            (model or {}).get("name") or "simulated-backbone"
+        )  # backend.own_model (app adopts it)
         if banner:
-            print(f"NOTE: backend=simulated. {NOTE}. Beliefs: {self.belief_source} "
-                  f"({len(self.recorded)} items with recorded answers). Rates: {self.rates.as_dict()}",
-                  file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"NOTE: backend=simulated. {NOTE}. Beliefs: {self.belief_source} "
+                f"({len(self.recorded)} items with recorded answers). Rates: {self.rates.as_dict()}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def belief(self, item: SeenItem) -> Belief:
         """The item's belief (module ``beliefs``), computed once per item."""
@@ -96,7 +111,9 @@ class SimulatedBackend(Backend):
             if self.belief_source == "key":
                 self._beliefs[item.item_id] = key_belief(item, self.rates.p_correct)
             else:
-                self._beliefs[item.item_id] = recorded_belief(item, self.recorded, self.rates.belief_smoothing)
+                self._beliefs[item.item_id] = recorded_belief(
+                    item, self.recorded, self.rates.belief_smoothing
+                )
         return self._beliefs[item.item_id]
 
     # ------------------------------------------------------------------ request → reply
@@ -127,10 +144,18 @@ class SimulatedBackend(Backend):
             return [line for p in (item.images if item else ()) for line in self.vision.lines(p)]
 
         mind = Mind(
-            rates=self.rates, rng=rng, item_rng=lambda what: seeded(self.seed, item_key, what), redrawn=redrawn,
-            item=item, belief=self.belief(item) if item else None, view=view, look=look, item_look=item_look,
-            has_images=bool(images), zoomed=bool(crops) and not paths,
-        )  # fmt: skip
+            rates=self.rates,
+            rng=rng,
+            item_rng=lambda what: seeded(self.seed, item_key, what),
+            redrawn=redrawn,
+            item=item,
+            belief=self.belief(item) if item else None,
+            view=view,
+            look=look,
+            item_look=item_look,
+            has_images=bool(images),
+            zoomed=bool(crops) and not paths,
+        )
         draft = self._draft(mind, request)
         return Reply(
             text=draft.text,
@@ -138,16 +163,18 @@ class SimulatedBackend(Backend):
             prompt_tokens=len(text.split()),
             backend=self.name,
             model=self.model_id,
-            meta={"simulator": {
-                "task": view.task.value,
-                "item": item.item_id if item else None,
-                "belief": self.belief(item).source if item else None,
-                "answer": draft.answer,
-                "redrawn": redrawn,
-                "faults": [f.to_dict() for f in draft.faults],
-                **({"reading": draft.reading} if draft.reading else {}),
-            }},
-        )  # fmt: skip
+            meta={
+                "simulator": {
+                    "task": view.task.value,
+                    "item": item.item_id if item else None,
+                    "belief": self.belief(item).source if item else None,
+                    "answer": draft.answer,
+                    "redrawn": redrawn,
+                    "faults": [f.to_dict() for f in draft.faults],
+                    **({"reading": draft.reading} if draft.reading else {}),
+                }
+            },
+        )
 
     def _draft(self, mind: Mind, request: GenerationRequest) -> Draft:
         """Empty and format faults first (they replace the whole reply), then the task's reply."""
@@ -157,7 +184,11 @@ class SimulatedBackend(Backend):
         draft = compose(mind)
         if broken:
             return Draft(_break(draft, request), faults=[Injected(Fault.FORMAT, {})])
-        if request.json_schema is not None and draft.payload is not None and _fits(draft.payload, request.json_schema):
+        if (
+            request.json_schema is not None
+            and draft.payload is not None
+            and _fits(draft.payload, request.json_schema)
+        ):
             draft.text = json.dumps(draft.payload, ensure_ascii=False)
         elif request.regex:
             draft.text = _fit_regex(draft.text, request.regex)
@@ -175,17 +206,26 @@ class SimulatedBackend(Backend):
         h.update(repr(params).encode() + json.dumps(request.json_schema, sort_keys=True).encode())
         return h.hexdigest()
 
-    def _content_key(self, view: PromptView, request: GenerationRequest, images: list[Any], named: list[str]) -> str:
+    def _content_key(
+        self, view: PromptView, request: GenerationRequest, images: list[Any], named: list[str]
+    ) -> str:
         """What a request asks, without its wording: the task, the evidence, claims and pool it
         shows, the answer it holds, the options it names, its images and its sampling. Two
         paraphrases of one request share it; a request that shows other evidence does not. (Free
         text such as search results or a flagged problem is not parsed: a request that differs only
         there is re-rolled by its bytes, at ``rephrase_sensitivity``, like any rewording.)"""
         parts = (
-            view.task.value, [(e.id, e.fact) for e in view.evidence], [(c.id, c.stage, c.text) for c in view.claims],
-            list(view.pool), view.shown_judgment(), view.max_items, list(view.categories), self._image_digests(images),
-            (request.temperature, request.seed if request.temperature > 0 else None), named,
-        )  # fmt: skip
+            view.task.value,
+            [(e.id, e.fact) for e in view.evidence],
+            [(c.id, c.stage, c.text) for c in view.claims],
+            list(view.pool),
+            view.shown_judgment(),
+            view.max_items,
+            list(view.categories),
+            self._image_digests(images),
+            (request.temperature, request.seed if request.temperature > 0 else None),
+            named,
+        )
         return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
 
     def _image_digests(self, images: list[Any]) -> list[str]:

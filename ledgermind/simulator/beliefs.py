@@ -71,7 +71,9 @@ class RecordedAnswers:
     ``items.jsonl``), so a run over another option list (standard-4) maps each recorded choice to
     its own letter by text; a choice it does not offer carries no information (spread evenly)."""
 
-    def __init__(self, letters: Mapping[str, Sequence[str]], texts: Mapping[str, Sequence[str]] | None = None) -> None:
+    def __init__(
+        self, letters: Mapping[str, Sequence[str]], texts: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
         self.letters = {k: [x for x in v if x] for k, v in letters.items()}
         self.texts = dict(texts or {})
 
@@ -99,12 +101,16 @@ class RecordedAnswers:
                     row = json.loads(line)
                 except ValueError:
                     continue
-                if isinstance(row, dict) and isinstance(row.get("options"), list):  # options only: never `answer`
+                if isinstance(row, dict) and isinstance(
+                    row.get("options"), list
+                ):  # options only: never `answer`
                     texts[str(row.get("id"))] = [str(o) for o in row["options"]]
         return cls(letters, texts)
 
     @classmethod
-    def from_benchmark(cls, benchmark: Mapping[str, Any] | None, paths: Sequence[str] = ()) -> RecordedAnswers:
+    def from_benchmark(
+        cls, benchmark: Mapping[str, Any] | None, paths: Sequence[str] = ()
+    ) -> RecordedAnswers:
         """The configured files, else every ``*.jsonl`` of ``<benchmark.path>/gpt4o_outputs/`` (none: empty)."""
         root = Path(str((benchmark or {}).get("path") or "")).expanduser()
         files = [Path(p).expanduser() for p in paths]
@@ -175,7 +181,11 @@ class ReadingModel:
     def read(self, scene: Scene, rng: random.Random, *, legible: Sequence[str], zoomed: bool) -> float:
         if rng.random() < self.gross_error_rate:
             return _round(rng.uniform(min(scene.low, scene.high), max(scene.low, scene.high)), scene)
-        scale = self.read_noise * scene.graduation if anchored(scene, legible) else self.unanchored_noise * scene.span
+        scale = (
+            self.read_noise * scene.graduation
+            if anchored(scene, legible)
+            else self.unanchored_noise * scene.span
+        )
         scale /= self.zoom_precision if zoomed else 1.0
         return _round(scene.value + laplace(rng, scale), scene)
 

@@ -91,7 +91,9 @@ def _names(c: Mapping[str, Any], entity: str) -> bool:
 
 def _final_text(d: Mapping[str, Any]) -> str:
     """The final answer as the trajectory states it: ŷ, the raw decision, and the final DC claims."""
-    dcs = [str(c.get("text", "")) for c in _claims(d) if c.get("ctype") == "DC" and c.get("status") == "ACTIVE"]
+    dcs = [
+        str(c.get("text", "")) for c in _claims(d) if c.get("ctype") == "DC" and c.get("status") == "ACTIVE"
+    ]
     return "\n".join([str(d.get("answer") or ""), str(d.get("raw_answer") or ""), *dcs])
 
 
@@ -117,14 +119,17 @@ def _misread_flagged(value: float, d: Mapping[str, Any]) -> bool:
                 return True
     for c in _claims(d):
         g = _acted_verdict(c, d)
-        if g.get("ncc") is False and any(_same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", "")))):
+        if g.get("ncc") is False and any(
+            _same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", "")))
+        ):
             return True
     return False
 
 
 def _value_alive(value: float, d: Mapping[str, Any]) -> bool:
     return any(
-        c.get("status") == "ACTIVE" and any(_same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", ""))))
+        c.get("status") == "ACTIVE"
+        and any(_same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", ""))))
         for c in _claims(d)
     )
 
@@ -146,7 +151,12 @@ def verdicts(f: Mapping[str, Any], call_index: int, d: Mapping[str, Any]) -> dic
         flagged = _entity_flagged(entity, call_index, d)
         reached = entity.casefold() in _final_text(d).casefold() if entity else False
         gone = not reached and not _entity_alive(entity, d)
-    return {"flagged": flagged, "neutralised": flagged and gone, "faded": gone and not flagged, "reached": reached}
+    return {
+        "flagged": flagged,
+        "neutralised": flagged and gone,
+        "faded": gone and not flagged,
+        "reached": reached,
+    }
 
 
 def _suggestion_adopted(f: Mapping[str, Any], d: Mapping[str, Any]) -> bool:

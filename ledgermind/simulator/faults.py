@@ -39,10 +39,21 @@ class Fault(str, Enum):
 
 # Probabilities that only subtract from a perfect model (``off`` zeroes them).
 FAULT_RATES = (
-    "phantom_rate", "relation_rate", "observe_misread_rate", "look_agree", "gross_error_rate",
-    "format_error_rate", "empty_rate",
-)  # fmt: skip
-PROBABILITIES = FAULT_RATES + ("p_correct", "rephrase_sensitivity", "evidence_pull", "follow_rate", "fault_coupling")
+    "phantom_rate",
+    "relation_rate",
+    "observe_misread_rate",
+    "look_agree",
+    "gross_error_rate",
+    "format_error_rate",
+    "empty_rate",
+)
+PROBABILITIES = FAULT_RATES + (
+    "p_correct",
+    "rephrase_sensitivity",
+    "evidence_pull",
+    "follow_rate",
+    "fault_coupling",
+)
 BELIEF_SOURCES = ("recorded", "key")
 
 
@@ -67,7 +78,9 @@ class FaultRates:
     # perception of measurable scenes (gauges), continuous on both sides of any tolerance
     read_noise: float = 0.6  # reading error scale in graduations when scale labels are visible
     unanchored_noise: float = 0.15  # ... as a share of the dial's span when no scale label is visible
-    zoom_precision: float = 1.0  # a zoomed crop is read this many times more precisely (1: no built-in benefit)
+    zoom_precision: float = (
+        1.0  # a zoomed crop is read this many times more precisely (1: no built-in benefit)
+    )
     gross_error_rate: float = 0.05  # a reading is a guess anywhere on the dial
     # T1
     format_error_rate: float = 0.03
@@ -88,9 +101,13 @@ class FaultRates:
     def off(self) -> FaultRates:
         """A perfect model: every fault rate 0, no perception noise, ``p_correct`` 1 (``backend.faults=off``)."""
         return replace(
-            self, p_correct=1.0, read_noise=0.0, unanchored_noise=0.0, observe_misread_scale=0.0,
+            self,
+            p_correct=1.0,
+            read_noise=0.0,
+            unanchored_noise=0.0,
+            observe_misread_scale=0.0,
             **{name: 0.0 for name in FAULT_RATES},
-        )  # fmt: skip
+        )
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)

@@ -87,7 +87,9 @@ class SeenItem:
 
     def named_in(self, context: str) -> list[str]:
         """Options a request names outside its option list ("… B. Apollo 11"): what to look for."""
-        return [x for x in self.letters() if (opt := self.option_text(x).strip()) and f"{x}. {opt}" in context]
+        return [
+            x for x in self.letters() if (opt := self.option_text(x).strip()) and f"{x}. {opt}" in context
+        ]
 
     def display(self, answer: str) -> str:
         """'C' → 'C. <option text>' (what a model writes when it commits to an option)."""
@@ -255,9 +257,14 @@ class CropLocator:
     """
 
     def __init__(
-        self, index: ItemIndex, scales: Sequence[float] = (2.5, 2.0, 3.0, 1.5, 1.0), threshold: float = 0.8,
-        work_side: int = 256, capped_side: int = 4096, fine_step: float = 1.02,
-    ) -> None:  # fmt: skip
+        self,
+        index: ItemIndex,
+        scales: Sequence[float] = (2.5, 2.0, 3.0, 1.5, 1.0),
+        threshold: float = 0.8,
+        work_side: int = 256,
+        capped_side: int = 4096,
+        fine_step: float = 1.02,
+    ) -> None:
         self.index, self.scales, self.threshold, self.work_side = index, tuple(scales), threshold, work_side
         self.capped_side, self.fine_step = capped_side, fine_step
         self._sources: list[tuple[SeenItem, Any, float]] | None = None
@@ -313,7 +320,9 @@ class CropLocator:
         gray = crop.convert("L")
         if side > 2 * self.work_side:  # templates are at most work_side: shrink a big crop once, not per try
             k = 2 * self.work_side / side
-            gray = gray.resize((max(1, round(gray.width * k)), max(1, round(gray.height * k))), Image.Resampling.BOX)
+            gray = gray.resize(
+                (max(1, round(gray.width * k)), max(1, round(gray.height * k))), Image.Resampling.BOX
+            )
         gw, gh = crop.size
         best: tuple[float, SeenItem | None] = (self.threshold, None)
         for entry, src, f in self._load_sources():

@@ -29,8 +29,12 @@ from ledgermind.simulator.sim_sweep import _compose
 
 VARIANTS = tuple(v for v, _ in table3.VARIANTS)
 # The null world: no coupling, no suggestible looks, no evidence pull, no zoom benefit.
-NULL_WORLD = ("backend.fault_coupling={coupling}", "backend.look_agree=0", "backend.evidence_pull=0",
-              "backend.zoom_precision=1")  # fmt: skip
+NULL_WORLD = (
+    "backend.fault_coupling={coupling}",
+    "backend.look_agree=0",
+    "backend.evidence_pull=0",
+    "backend.zoom_precision=1",
+)
 
 
 @dataclass
@@ -41,7 +45,9 @@ class NullReport:
     deltas: dict[str, list[float]] = field(default_factory=dict)  # variant -> Δ (points) per table
     any_raw: int = 0  # tables with ≥ 1 variant distinguishable (raw interval)
     any_holm: int = 0  # ... after Holm
-    detected: dict[str, int] = field(default_factory=dict)  # variant -> tables where it was distinguishable (Holm)
+    detected: dict[str, int] = field(
+        default_factory=dict
+    )  # variant -> tables where it was distinguishable (Holm)
     tables: int = 0
     # variant -> census counter ("phantom flagged", ...) -> summed over every table: the report says *why*
     census: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -59,7 +65,8 @@ class NullReport:
 
         lines = [
             f"SIMULATED BACKBONE null test: fault_coupling={self.coupling:g}, {self.replicates} replicates × "
-            + ", ".join(f"{b} ({n} items)" for b, n in self.benchmarks.items()) + f" = {self.tables} tables",
+            + ", ".join(f"{b} ({n} items)" for b, n in self.benchmarks.items())
+            + f" = {self.tables} tables",
             f"family-wise rate of any 'distinguishable' verdict: raw {pct(self.rate(self.any_raw))}, "
             f"Holm {pct(self.rate(self.any_holm))}",
             "",
@@ -76,8 +83,13 @@ class NullReport:
         if not self.census:
             return []
         keys = [f"{kind} {verb}" for kind in FAULT_KINDS for verb in VERBS] + list(HARMS)
-        lines = ["", f"Mechanism census, summed over the {self.tables} tables (simulator ground truth):", "",
-                 "| variant | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]  # fmt: skip
+        lines = [
+            "",
+            f"Mechanism census, summed over the {self.tables} tables (simulator ground truth):",
+            "",
+            "| variant | " + " | ".join(keys) + " |",
+            "|---|" + "---:|" * len(keys),
+        ]
         for v, counts in self.census.items():
             lines.append(f"| {v} | " + " | ".join(str(counts.get(k, 0)) for k in keys) + " |")
         return lines
@@ -89,12 +101,20 @@ class NullReport:
         for v, c in self.census.items():
             failed, passed = c.get("ecc_failed n", 0), c.get("ecc_passed n", 0)
             if failed and passed:
-                rows.append(f"| {v} | {100 * c['ecc_failed right'] / failed:.1f} % ({failed}) | "
-                            f"{100 * c['ecc_passed right'] / passed:.1f} % ({passed}) |")
+                rows.append(
+                    f"| {v} | {100 * c['ecc_failed right'] / failed:.1f} % ({failed}) | "
+                    f"{100 * c['ecc_passed right'] / passed:.1f} % ({passed}) |"
+                )
         if not rows:
             return []
-        return ["", "Right answers among final decisions that failed / passed ECC (n):", "",
-                "| variant | failed ECC | passed ECC |", "|---|---:|---:|", *rows]
+        return [
+            "",
+            "Right answers among final decisions that failed / passed ECC (n):",
+            "",
+            "| variant | failed ECC | passed ECC |",
+            "|---|---:|---:|",
+            *rows,
+        ]
 
     def _control_lines(self) -> list[str]:
         """Coupled faults change answers by construction: each variant against itself at coupling 0
@@ -102,9 +122,14 @@ class NullReport:
         can see one), and is small where a mechanism — or anything else — does."""
         if not self.control_deltas:
             return []
-        lines = ["", f"Planted-effect control: each variant at coupling {self.coupling:g} vs itself at coupling 0 "
-                 "(paired by seed and item; raw p < 0.05):", "",
-                 "| variant | mean Δ (points) | tables distinguishable |", "|---|---:|---:|"]  # fmt: skip
+        lines = [
+            "",
+            f"Planted-effect control: each variant at coupling {self.coupling:g} vs itself at coupling 0 "
+            "(paired by seed and item; raw p < 0.05):",
+            "",
+            "| variant | mean Δ (points) | tables distinguishable |",
+            "|---|---:|---:|",
+        ]
         for v, ds in self.control_deltas.items():
             lines.append(f"| {v} | {mean(ds):+.2f} | {self.control_detected.get(v, 0)}/{len(ds)} |")
         return lines
@@ -120,8 +145,16 @@ def run_dir_for(out: Path, coupling: float, benchmark: str, variant: str, seed: 
     return out / f"coupling-{coupling:g}" / benchmark / f"seed{seed}" / variant
 
 
-def run_replicates(out: Path, *, coupling: float, replicates: int, benchmarks: Mapping[str, int],
-                   variants: Sequence[str] = VARIANTS, overrides: Sequence[str] = (), run: RunFn | None = None) -> None:
+def run_replicates(
+    out: Path,
+    *,
+    coupling: float,
+    replicates: int,
+    benchmarks: Mapping[str, int],
+    variants: Sequence[str] = VARIANTS,
+    overrides: Sequence[str] = (),
+    run: RunFn | None = None,
+) -> None:
     """Every (benchmark, seed, variant) run; a finished run resumes to nothing."""
     if run is None:
         from ledgermind.experiment.app import run_experiment as run
@@ -130,23 +163,44 @@ def run_replicates(out: Path, *, coupling: float, replicates: int, benchmarks: M
         for seed in range(replicates):
             for variant in variants:
                 d = run_dir_for(out, coupling, benchmark, variant, seed)
-                cfg = _compose(["backend=simulated", "logger=none", "cache.mode=off", "progress=false",
-                                "backend.banner=false", f"benchmark={benchmark}", f"+ablation={variant}",
-                                f"seed={seed}", f"output_dir={d}", f"limit={limit}", *world, *overrides])  # fmt: skip
+                cfg = _compose(
+                    [
+                        "backend=simulated",
+                        "logger=none",
+                        "cache.mode=off",
+                        "progress=false",
+                        "backend.banner=false",
+                        f"benchmark={benchmark}",
+                        f"+ablation={variant}",
+                        f"seed={seed}",
+                        f"output_dir={d}",
+                        f"limit={limit}",
+                        *world,
+                        *overrides,
+                    ]
+                )
                 (d / RECORDED_CONFIG).parent.mkdir(parents=True, exist_ok=True)
                 OmegaConf.save(cfg, d / RECORDED_CONFIG)
                 run(cfg)
 
 
-def collect(out: Path, *, coupling: float, replicates: int, benchmarks: Mapping[str, int],
-            bootstrap: BootstrapConfig = BootstrapConfig(resamples=2000)) -> NullReport:
+def collect(
+    out: Path,
+    *,
+    coupling: float,
+    replicates: int,
+    benchmarks: Mapping[str, int],
+    bootstrap: BootstrapConfig = BootstrapConfig(resamples=2000),
+) -> NullReport:
     """One Table 3 per (benchmark, replicate), read back from the runs' own records."""
     report = NullReport(coupling, replicates, dict(benchmarks))
     for benchmark in benchmarks:
         for seed in range(replicates):
             root = run_dir_for(out, coupling, benchmark, "full", seed).parent
             runs = [table3.load_run(d) for d in sorted(root.iterdir()) if (d / METRICS_FILE).exists()]
-            rows = [r for r in table3.build_rows(runs, bootstrap=bootstrap) if r.variant != "full" and r.delta_ci]
+            rows = [
+                r for r in table3.build_rows(runs, bootstrap=bootstrap) if r.variant != "full" and r.delta_ci
+            ]
             report.tables += 1
             raw = [r for r in rows if not r.delta_ci.contains(0.0)]  # type: ignore[union-attr]
             holm = [r for r in rows if r.verdict != table3.NOT_DISTINGUISHABLE]
@@ -207,8 +261,14 @@ def add_census(into: dict[str, int], simulator: Mapping[str, Any]) -> None:
         into[key] = into.get(key, 0) + int(n)
 
 
-def _planted_control(report: NullReport, out: Path, benchmark: str, seed: int,
-                     runs: Sequence[table3.RunScores], bootstrap: BootstrapConfig) -> None:  # fmt: skip
+def _planted_control(
+    report: NullReport,
+    out: Path,
+    benchmark: str,
+    seed: int,
+    runs: Sequence[table3.RunScores],
+    bootstrap: BootstrapConfig,
+) -> None:
     """At coupling > 0 faults change answers by construction: every variant against itself at
     coupling 0 (same seed, same items) measures what the coupled faults cost it."""
     if report.coupling == 0:
@@ -218,8 +278,9 @@ def _planted_control(report: NullReport, out: Path, benchmark: str, seed: int,
         if not (base / METRICS_FILE).exists():
             continue
         reference = table3.load_run(base)
-        diffs = paired_differences({i: [s] for i, s in run.item_scores.items()},
-                                   {i: [s] for i, s in reference.item_scores.items()})  # fmt: skip
+        diffs = paired_differences(
+            {i: [s] for i, s in run.item_scores.items()}, {i: [s] for i, s in reference.item_scores.items()}
+        )
         pooled = [d for ds in diffs for d in ds]
         if not pooled:
             continue
@@ -228,9 +289,24 @@ def _planted_control(report: NullReport, out: Path, benchmark: str, seed: int,
         report.control_detected[run.variant] = report.control_detected.get(run.variant, 0) + detected
 
 
-def null_test(out: Path, *, coupling: float = 0.0, replicates: int = 20, benchmarks: Mapping[str, int] | None = None,
-              variants: Sequence[str] = VARIANTS, overrides: Sequence[str] = (), run: RunFn | None = None) -> NullReport:
+def null_test(
+    out: Path,
+    *,
+    coupling: float = 0.0,
+    replicates: int = 20,
+    benchmarks: Mapping[str, int] | None = None,
+    variants: Sequence[str] = VARIANTS,
+    overrides: Sequence[str] = (),
+    run: RunFn | None = None,
+) -> NullReport:
     benches = dict(benchmarks or {"mmmu_pro_standard10": 60, "gauges": 44})
-    run_replicates(out, coupling=coupling, replicates=replicates, benchmarks=benches, variants=variants,
-                   overrides=overrides, run=run)  # fmt: skip
+    run_replicates(
+        out,
+        coupling=coupling,
+        replicates=replicates,
+        benchmarks=benches,
+        variants=variants,
+        overrides=overrides,
+        run=run,
+    )
     return collect(out, coupling=coupling, replicates=replicates, benchmarks=benches)

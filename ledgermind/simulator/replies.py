@@ -34,9 +34,15 @@ from ledgermind.simulator.tasks import PromptView, Task, normalise
 # Named entities a model might invent; one that occurs in the prompt's evidence is not drawn. Their
 # in-evidence counterpart is the relation fault (``Mind.relation``), which names a real entity.
 PHANTOM_ENTITIES: tuple[str, ...] = (
-    "Harold Finnegan", "the Meridian Institute", "Professor Ingrid Kowalczyk", "the Halvorsen Commission",
-    "Dr. Tobias Wren", "the Ashcombe Laboratory", "Marguerite Delacroix-Vance", "the Oberlin Survey",
-)  # fmt: skip
+    "Harold Finnegan",
+    "the Meridian Institute",
+    "Professor Ingrid Kowalczyk",
+    "the Halvorsen Commission",
+    "Dr. Tobias Wren",
+    "the Ashcombe Laboratory",
+    "Marguerite Delacroix-Vance",
+    "the Oberlin Survey",
+)
 
 
 @dataclass
@@ -47,7 +53,9 @@ class Draft:
     payload: dict[str, Any] | None = None
     faults: list[Injected] = field(default_factory=list)
     answer: str | None = None  # the answer the reply states (recorded for the census)
-    reading: dict[str, float] | None = None  # a scene reading: value, the scene's truth, graduation (census only)
+    reading: dict[str, float] | None = (
+        None  # a scene reading: value, the scene's truth, graduation (census only)
+    )
 
 
 @dataclass
@@ -292,7 +300,10 @@ def reason(m: Mind) -> Draft:
     claims = [("E", f"The evidence shows: {e_text}", cites)]
     claims.append(("I", f"This is consistent with {m.display(answer)}", ["SC-1"]))
     claims.append(("J", j_text, cites + ["SC-2"]))
-    lines = [f"[SC-{i}][{s}] {t} | Based on: {', '.join(f'[{c}]' for c in cs)}" for i, (s, t, cs) in enumerate(claims, 1)]
+    lines = [
+        f"[SC-{i}][{s}] {t} | Based on: {', '.join(f'[{c}]' for c in cs)}"
+        for i, (s, t, cs) in enumerate(claims, 1)
+    ]
     payload = {"claims": [{"stage": s, "text": t, "cites": cs} for s, t, cs in claims]}
     return Draft("\n".join(lines), payload, faults, answer)
 
@@ -314,7 +325,11 @@ def hypothesis(m: Mind) -> Draft:
     current = m.as_answer(m.view.shown_judgment())
     same = current is not None and m.item.same_answer(current, answer) and entity is None
     lead = f"According to {entity}, " if entity else ""
-    conclusion = f"Confirm: the answer is {m.display(answer)}" if same else f"Revise: {lead}the answer is {m.display(answer)}"
+    conclusion = (
+        f"Confirm: the answer is {m.display(answer)}"
+        if same
+        else f"Revise: {lead}the answer is {m.display(answer)}"
+    )
     return Draft(
         "1. Supporting evidence: " + ("; ".join(m.seen[:2]) or "none visible") + "\n"
         "2. Contradicting evidence: None\n3. Conclusion: " + conclusion,
@@ -340,7 +355,12 @@ def read(m: Mind) -> Draft:
         value = m.reader.read(scene, m.rng, legible=m.seen, zoomed=m.zoomed)
         faults = [Injected(Fault.MISREAD, {"value": value, "true": scene.value, "where": "reading"})]
         record = {"value": value, "true": scene.value, "graduation": scene.graduation}
-        draft = Draft(fmt(value), {"value": value, "unit": ""}, faults if m.reader.misread(scene, value) else [], fmt(value))
+        draft = Draft(
+            fmt(value),
+            {"value": value, "unit": ""},
+            faults if m.reader.misread(scene, value) else [],
+            fmt(value),
+        )
         draft.reading = record
         return draft
     nums = [float(n) for line in m.seen for n in NUMBER_RE.findall(line)]

@@ -14,7 +14,8 @@ from typing import Any
 
 from ledgermind.errors import DataError
 from ledgermind.runs.files import METRICS_FILE
-from ledgermind.runs.reader import RunDir, find_runs as rundir_find_runs
+from ledgermind.runs.reader import RunDir
+from ledgermind.runs.reader import find_runs as rundir_find_runs
 from ledgermind.runs.results import ItemResult
 
 # Marks whose mechanism rewrites ŷ after the decision (Alg. 2), latest first wins.
@@ -100,10 +101,15 @@ def catch_table(s: Mapping[str, Any]) -> list[str]:
     rows = [f"    {head}"]
     for kind in sorted(s["flagged"]):
         inj = s["injected"].get(kind, 0)
-        cells = "".join(f"{s[v].get(kind, 0):>{w}}" for v, w in (("flagged", 9), ("neutralised", 9), ("faded", 7), ("reached", 9)))
+        cells = "".join(
+            f"{s[v].get(kind, 0):>{w}}"
+            for v, w in (("flagged", 9), ("neutralised", 9), ("faded", 7), ("reached", 9))
+        )
         rows.append(f"    {kind:<14}{inj:>9}{cells}")
     harmed = s.get("harmed") or {}
-    rows.append("    harmed by a mechanism: " + (", ".join(f"{k} {v}" for k, v in sorted(harmed.items())) or "none"))
+    rows.append(
+        "    harmed by a mechanism: " + (", ".join(f"{k} {v}" for k, v in sorted(harmed.items())) or "none")
+    )
     return rows
 
 
@@ -115,13 +121,17 @@ def format_report(run_dirs: Sequence[Path]) -> str:
     all_losses: list[Loss] = []
     for d in run_dirs:
         s = variant_summary(d)
-        lines.append(f"{s['variant']} / {s['benchmark']}: n={s['n']} acc={100 * (s['accuracy'] or 0):.1f}% "  # fmt: skip
-                     f"abstained={100 * (s['abstention_rate'] or 0):.1f}%  faults injected={sum(s['injected'].values())}")
+        lines.append(
+            f"{s['variant']} / {s['benchmark']}: n={s['n']} acc={100 * (s['accuracy'] or 0):.1f}% "
+            f"abstained={100 * (s['abstention_rate'] or 0):.1f}%  faults injected={sum(s['injected'].values())}"
+        )
         lines += catch_table(s) if s["flagged"] else ["    (no catchable fault recorded)"]
         all_losses += losses(d)
     lines.append(f"\nitems not fully correct: {len(all_losses)}")
-    lines += [f"  {x.variant:<17} {x.item_id:<40} gold={x.gold} pred={x.prediction} abst={x.abstained}  <- {x.mechanism}"
-              for x in all_losses]  # fmt: skip
+    lines += [
+        f"  {x.variant:<17} {x.item_id:<40} gold={x.gold} pred={x.prediction} abst={x.abstained}  <- {x.mechanism}"
+        for x in all_losses
+    ]
     return "\n".join(lines)
 
 

@@ -32,6 +32,7 @@ from ledgermind.runs.files import RECORDED_CONFIG
 from ledgermind.runs.reader import RunDir, find_runs
 from ledgermind.simulator.label import NOTE
 
+
 @dataclass(frozen=True)
 class SweepTarget:
     """The ablation that removes the mechanism built against a fault, and the census fault kind whose
@@ -63,7 +64,9 @@ class SweepSpec:
     benchmark: str = "mmmu_pro_standard10"
     seeds: tuple[int, ...] = (0,)
     limit: int | None = None
-    overrides: tuple[str, ...] = ()  # further Hydra overrides (perception.cache_dir=..., backend.p_correct=...)
+    overrides: tuple[
+        str, ...
+    ] = ()  # further Hydra overrides (perception.cache_dir=..., backend.p_correct=...)
 
     def __post_init__(self) -> None:
         if not self.grid:
@@ -72,16 +75,20 @@ class SweepSpec:
 
         bad = [v for v in self.grid if v < 0 or (self.rate in PROBABILITIES and v > 1)]
         if bad:
-            raise SweepError(f"{self.rate} values must lie in [0, 1]" if self.rate in PROBABILITIES
-                             else f"{self.rate} values must be >= 0" + f", got {bad}")  # fmt: skip
+            raise SweepError(
+                f"{self.rate} values must lie in [0, 1]"
+                if self.rate in PROBABILITIES
+                else f"{self.rate} values must be >= 0" + f", got {bad}"
+            )
 
     @property
     def variants(self) -> tuple[str, str]:
         return ("full", self.target.ablation)
 
 
-def spec_for(rate: str, grid: Sequence[float], *, ablation: str | None = None, fault: str | None = None,
-             **kwargs: Any) -> SweepSpec:  # fmt: skip
+def spec_for(
+    rate: str, grid: Sequence[float], *, ablation: str | None = None, fault: str | None = None, **kwargs: Any
+) -> SweepSpec:
     """A spec from the rate→ablation table; ``ablation``/``fault`` choose for a rate not in it."""
     known = RATE_TARGETS.get(rate)
     if ablation is None and known is None:
@@ -118,12 +125,22 @@ def check_rate(spec: SweepSpec) -> None:
 
 def compose_run(spec: SweepSpec, value: float, variant: str, seed: int, out: Path) -> DictConfig:
     """The composed config of one point of the sweep (what ``scripts/run.py`` would run)."""
-    return _compose([
-        "backend=simulated", "logger=none", "cache.mode=off", "progress=false",
-        "backend.banner=false", f"benchmark={spec.benchmark}", f"+ablation={variant}", f"seed={seed}",
-        f"output_dir={out}", *([f"limit={spec.limit}"] if spec.limit is not None else []), *spec.overrides,
-        f"backend.{spec.rate}={value}",
-    ])  # fmt: skip
+    return _compose(
+        [
+            "backend=simulated",
+            "logger=none",
+            "cache.mode=off",
+            "progress=false",
+            "backend.banner=false",
+            f"benchmark={spec.benchmark}",
+            f"+ablation={variant}",
+            f"seed={seed}",
+            f"output_dir={out}",
+            *([f"limit={spec.limit}"] if spec.limit is not None else []),
+            *spec.overrides,
+            f"backend.{spec.rate}={value}",
+        ]
+    )
 
 
 def run_dir_for(out_dir: Path, spec: SweepSpec, value: float, variant: str, seed: int) -> Path:
@@ -196,7 +213,9 @@ def fault_counts(mechanisms: Mapping[str, Any], fault: str) -> tuple[int, int]:
             return sum(total(v) for v in node.values())
         return int(node or 0)
 
-    return total((sim.get("injected") or {}).get(fault, 0)), total((sim.get("neutralised") or {}).get(fault, 0))
+    return total((sim.get("injected") or {}).get(fault, 0)), total(
+        (sim.get("neutralised") or {}).get(fault, 0)
+    )
 
 
 def collect(
@@ -218,7 +237,9 @@ def collect(
     return points
 
 
-def _point(value: float, runs: Sequence[table3.RunScores], spec: SweepSpec, boot: BootstrapConfig) -> SweepPoint:
+def _point(
+    value: float, runs: Sequence[table3.RunScores], spec: SweepSpec, boot: BootstrapConfig
+) -> SweepPoint:
     seeds = table3.seeds_of(runs)
     by_variant = table3.group_by_variant(runs)
     missing = [v for v in spec.variants if v not in by_variant]
@@ -227,7 +248,9 @@ def _point(value: float, runs: Sequence[table3.RunScores], spec: SweepSpec, boot
     full, abl = (table3.item_matrix(by_variant[v], seeds) for v in spec.variants)
 
     def accuracy(matrix: Mapping[str, Sequence[float | None]]) -> Estimate:
-        return cluster_mean([[s for s in vals if s is not None] for vals in matrix.values()], boot).scaled(100.0)
+        return cluster_mean([[s for s in vals if s is not None] for vals in matrix.values()], boot).scaled(
+            100.0
+        )
 
     catch = {}
     if spec.target.fault is not None:
@@ -235,7 +258,9 @@ def _point(value: float, runs: Sequence[table3.RunScores], spec: SweepSpec, boot
             counts = [fault_counts(r.mechanisms, spec.target.fault) for r in by_variant[variant].values()]
             injected, caught = sum(c[0] for c in counts), sum(c[1] for c in counts)
             catch[variant] = CatchRate(injected, caught, wilson_interval(caught, injected, boot.level))
-    return SweepPoint(value, accuracy(full), accuracy(abl), paired_delta(abl, full, boot).scaled(100.0), catch)
+    return SweepPoint(
+        value, accuracy(full), accuracy(abl), paired_delta(abl, full, boot).scaled(100.0), catch
+    )
 
 
 # ---------------------------------------------------------------------------------- rendering
@@ -246,7 +271,9 @@ def _ci(e: Estimate) -> str:
 def _catch(c: CatchRate | None) -> str:
     if c is None or c.rate is None or c.interval is None:
         return "–" if c is None else "– (0 injected)"
-    return f"{100 * c.rate:.1f} [{100 * c.interval[0]:.1f}, {100 * c.interval[1]:.1f}] ({c.caught}/{c.injected})"
+    return (
+        f"{100 * c.rate:.1f} [{100 * c.interval[0]:.1f}, {100 * c.interval[1]:.1f}] ({c.caught}/{c.injected})"
+    )
 
 
 def to_markdown(points: Sequence[SweepPoint], spec: SweepSpec) -> str:
@@ -257,8 +284,13 @@ def to_markdown(points: Sequence[SweepPoint], spec: SweepSpec) -> str:
         head += [f"{fault} catch % ({full})", f"{fault} catch % ({abl})"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---:"] * len(head)) + "|"]
     for p in points:
-        cells = [f"{p.value:g}", _ci(p.full), _ci(p.ablation), _ci(p.delta),
-                 "distinguishable" if p.distinguishable else table3.NOT_DISTINGUISHABLE]  # fmt: skip
+        cells = [
+            f"{p.value:g}",
+            _ci(p.full),
+            _ci(p.ablation),
+            _ci(p.delta),
+            "distinguishable" if p.distinguishable else table3.NOT_DISTINGUISHABLE,
+        ]
         if fault:
             cells += [_catch(p.catch.get(full)), _catch(p.catch.get(abl))]
         lines.append("| " + " | ".join(cells) + " |")
@@ -280,15 +312,47 @@ def method_note(points: Sequence[SweepPoint], spec: SweepSpec, boot: BootstrapCo
 def to_csv(points: Sequence[SweepPoint], spec: SweepSpec) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow([spec.rate, "full", "full_low", "full_high", "ablation", "ablation_low", "ablation_high",
-                "delta", "delta_low", "delta_high", "distinguishable", "catch_full", "catch_ablation",
-                "injected_full", "injected_ablation"])  # fmt: skip
+    w.writerow(
+        [
+            spec.rate,
+            "full",
+            "full_low",
+            "full_high",
+            "ablation",
+            "ablation_low",
+            "ablation_high",
+            "delta",
+            "delta_low",
+            "delta_high",
+            "distinguishable",
+            "catch_full",
+            "catch_ablation",
+            "injected_full",
+            "injected_ablation",
+        ]
+    )
     full, abl = spec.variants
     for p in points:
         cf, ca = p.catch.get(full), p.catch.get(abl)
-        w.writerow([p.value, p.full.mean, p.full.low, p.full.high, p.ablation.mean, p.ablation.low, p.ablation.high,
-                    p.delta.mean, p.delta.low, p.delta.high, p.distinguishable, cf.rate if cf else None,
-                    ca.rate if ca else None, cf.injected if cf else None, ca.injected if ca else None])  # fmt: skip
+        w.writerow(
+            [
+                p.value,
+                p.full.mean,
+                p.full.low,
+                p.full.high,
+                p.ablation.mean,
+                p.ablation.low,
+                p.ablation.high,
+                p.delta.mean,
+                p.delta.low,
+                p.delta.high,
+                p.distinguishable,
+                cf.rate if cf else None,
+                ca.rate if ca else None,
+                cf.injected if cf else None,
+                ca.injected if ca else None,
+            ]
+        )
     return buf.getvalue()
 
 
@@ -355,8 +419,9 @@ def write_outputs(
     return outs
 
 
-def sweep(spec: SweepSpec, out_dir: Path, boot: BootstrapConfig = BootstrapConfig(), *,
-          run: RunFn | None = None) -> tuple[list[SweepPoint], SweepOutputs]:  # fmt: skip
+def sweep(
+    spec: SweepSpec, out_dir: Path, boot: BootstrapConfig = BootstrapConfig(), *, run: RunFn | None = None
+) -> tuple[list[SweepPoint], SweepOutputs]:
     """Run the whole grid, read it back and write ``sweep_<rate>.md/.csv/.png`` into ``out_dir``."""
     points = collect(run_sweep(spec, out_dir, run=run), spec, boot)
     return points, write_outputs(points, spec, out_dir, boot)

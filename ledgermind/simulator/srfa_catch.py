@@ -31,7 +31,9 @@ from ledgermind.trajectory import Trajectory
 
 
 def _entities(faults: Iterable[Mapping[str, Any]], kind: Fault) -> set[str]:
-    return {str(f.get("entity", "")).casefold() for f in faults if f.get("kind") == kind.value and f.get("entity")}
+    return {
+        str(f.get("entity", "")).casefold() for f in faults if f.get("kind") == kind.value and f.get("entity")
+    }
 
 
 def _names_any(claim: AtomicClaim, entities: set[str]) -> bool:
@@ -43,9 +45,21 @@ def item_catch(audit: SrfaRecord, traj: Trajectory) -> dict[str, int]:
     """Counts for one audited item (see the module docstring for the matching rules)."""
     faults = [f for _, f in injected_faults(traj)]
     phantoms = _entities(faults, Fault.PHANTOM)
-    c = {k: 0 for k in ("phantom_claims", "phantom_ungrounded", "phantom_injected", "phantom_not_in_trace",
-                        "fault_free_claims", "fault_free_grounded",
-                        "fault_free_sc", "fault_free_sc_grounded", "fault_free_dc", "fault_free_dc_grounded")}
+    c = {
+        k: 0
+        for k in (
+            "phantom_claims",
+            "phantom_ungrounded",
+            "phantom_injected",
+            "phantom_not_in_trace",
+            "fault_free_claims",
+            "fault_free_grounded",
+            "fault_free_sc",
+            "fault_free_sc_grounded",
+            "fault_free_dc",
+            "fault_free_dc_grounded",
+        )
+    }
     c["phantom_injected"] = sum(1 for f in faults if f.get("kind") == Fault.PHANTOM.value)
     labelled = [x for x in audit.claims if x.grounded is not None]
     for ent in phantoms:

@@ -62,7 +62,9 @@ CATEGORY_LINE = re.compile(r"^([A-Z][A-Z_]+): ", re.MULTILINE)
 # A judgment a prompt shows: "the answer is X", "Current …: X" lines, "Confirm/Revise: …".
 ANSWER_IS = re.compile(r"answer is\s+(?:option\s+)?([A-J](?![\w])|-?\d+(?:\.\d+)?)", re.IGNORECASE)
 # A "Label: value" line of the prompt (not evidence, claims, numbered fields or an Answer line).
-HELD_LINE = re.compile(r"^(?![\[\d])(?!(?:answer|question)\s*:)([^\n:|]{1,200}):[ \t]*([^\n|]+)$", re.IGNORECASE | re.MULTILINE)
+HELD_LINE = re.compile(
+    r"^(?![\[\d])(?!(?:answer|question)\s*:)([^\n:|]{1,200}):[ \t]*([^\n|]+)$", re.IGNORECASE | re.MULTILINE
+)
 
 
 def recognise(text: str, schema: Mapping[str, Any] | None = None) -> Task:
@@ -106,11 +108,15 @@ class PromptView:
     categories: tuple[str, ...]
 
     @classmethod
-    def of(cls, text: str, question: str | None = None, schema: Mapping[str, Any] | None = None) -> PromptView:
+    def of(
+        cls, text: str, question: str | None = None, schema: Mapping[str, Any] | None = None
+    ) -> PromptView:
         task = recognise(text, schema)
         ledger = [Evidence(m.group(1), m.group(2)) for m in LEDGER_LINE.finditer(text)]
         ledger += [Evidence(m.group(1), m.group(3)) for m in TRANSCRIPT_LINE.finditer(text)]
-        claims = tuple(ShownClaim(m.group(1), m.group(2) or "", m.group(3)) for m in CLAIM_LINE.finditer(text))
+        claims = tuple(
+            ShownClaim(m.group(1), m.group(2) or "", m.group(3)) for m in CLAIM_LINE.finditer(text)
+        )
         return cls(
             task=task,
             evidence=tuple(ledger),

@@ -45,7 +45,10 @@ class Vision:
     """OCR lines of an image (path or PIL), cached by pixels."""
 
     def __init__(
-        self, engine: Any | None = None, cache_dir: str | Path | None = None, shared_cache: str | Path | None = None
+        self,
+        engine: Any | None = None,
+        cache_dir: str | Path | None = None,
+        shared_cache: str | Path | None = None,
     ) -> None:
         self._engine = engine
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir else None

@@ -53,27 +53,42 @@ def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
     if srfa_file is not None:
         data = run.json_object(srfa_file.name) or {}  # the folder's one JSON error policy
         if mode not in data:
-            raise UserError(f"{srfa_file} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})")
+            raise UserError(
+                f"{srfa_file} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})"
+            )
         m = data[mode]
 
         def axis(name: str) -> Any:  # an audit written before the srfa.* names used the bare ones
             return m.get(SRFA_PREFIX + name, m.get(name))
 
-        return Axes(_label(run_dir), _orient(m["Acc"], axis("GDR"), axis("R4R"), axis("UCR_reason"), axis("WDG")),
-                    f"srfa:{mode}", (m.get("coverage") or {}).get("claims"))
+        return Axes(
+            _label(run_dir),
+            _orient(m["Acc"], axis("GDR"), axis("R4R"), axis("UCR_reason"), axis("WDG")),
+            f"srfa:{mode}",
+            (m.get("coverage") or {}).get("claims"),
+        )
     m = run.metrics()
     if m is None:
         raise UserError(f"{run_dir} has neither {SRFA_METRICS_FILE} nor {RUN_METRICS_FILE}")
     t = m.get("trajectory_metrics") or {}
-    return Axes(_label(run_dir), _orient(m.get("accuracy"), t.get("GDR"), t.get("R4R"), t.get("UCR_reason"), t.get("WDG")), "run")
+    return Axes(
+        _label(run_dir),
+        _orient(m.get("accuracy"), t.get("GDR"), t.get("R4R"), t.get("UCR_reason"), t.get("WDG")),
+        "run",
+    )
 
 
 def _orient(acc: Any, gdr: Any, r4r: Any, ucr: Any, wdg: Any) -> dict[str, float | None]:
     def f(x: Any) -> float | None:
         return None if x is None else float(x)
 
-    return {"Acc": f(acc), "GDR": f(gdr), "R4R": f(r4r),
-            "1-UCR": None if ucr is None else 1.0 - float(ucr), "1-WDG": None if wdg is None else 1.0 - float(wdg)}
+    return {
+        "Acc": f(acc),
+        "GDR": f(gdr),
+        "R4R": f(r4r),
+        "1-UCR": None if ucr is None else 1.0 - float(ucr),
+        "1-WDG": None if wdg is None else 1.0 - float(wdg),
+    }
 
 
 def _label(run_dir: Path) -> str:
@@ -128,7 +143,9 @@ def format_table(rows: Sequence[Axes]) -> str:
         cov = "—" if r.coverage is None else f"{r.coverage:.3f}"
         lines.append(f"{r.label:<{width}}  {vals}  {cov:>8}  {r.source}")
     if rows and rows[0].protocol == "srfa":
-        lines.append("srfa.* are the audit's axes (claims it could check; coverage = their share), not the run's GDR/R4R")
+        lines.append(
+            "srfa.* are the audit's axes (claims it could check; coverage = their share), not the run's GDR/R4R"
+        )
     return "\n".join(lines)
 
 

@@ -63,7 +63,9 @@ def checkable_decisions(audits: Iterable[SrfaRecord]) -> list[SrfaRecord]:
     for a in audits:
         claims = [c for c in a.claims if c.checkable]
         if any(c.ctype == "DC" for c in claims):
-            out.append(SrfaRecord(a.item_id, a.mode, claims, a.score, a.prediction, a.difficulty, a.path, a.error))
+            out.append(
+                SrfaRecord(a.item_id, a.mode, claims, a.score, a.prediction, a.difficulty, a.path, a.error)
+            )
     return out
 
 
@@ -78,10 +80,13 @@ def correctness_table(audits: Iterable[SrfaRecord]) -> dict[str, Any]:
         return sum(xs) / len(xs) if xs else None
 
     return {
-        "n": len(scored), "n_right": sum(right), "n_wrong": len(right) - sum(right),
+        "n": len(scored),
+        "n_right": sum(right),
+        "n_wrong": len(right) - sum(right),
         "GDR_right": mean([g for g, r in zip(gdr, right, strict=True) if r]),
         "GDR_wrong": mean([g for g, r in zip(gdr, right, strict=True) if not r]),
-        "AUROC": auroc(gdr, right), "AUROC_CI95": [lo, hi],
+        "AUROC": auroc(gdr, right),
+        "AUROC_CI95": [lo, hi],
     }
 
 
@@ -128,6 +133,8 @@ def hand_label_agreement(audits: Mapping[str, SrfaRecord], labels: Sequence[Hand
         ours.append(bool(claim.grounded))
         theirs.append(h.supported)
         checkable.append(claim.checkable)
-    on_checkable = cohen_kappa([o for o, c in zip(ours, checkable, strict=True) if c],
-                               [t for t, c in zip(theirs, checkable, strict=True) if c])  # fmt: skip
+    on_checkable = cohen_kappa(
+        [o for o, c in zip(ours, checkable, strict=True) if c],
+        [t for t, c in zip(theirs, checkable, strict=True) if c],
+    )
     return cohen_kappa(ours, theirs) | {"missing": missing, "checkable": on_checkable}

@@ -50,7 +50,8 @@ TRACE>>>
 """
 
 JUDGE_DECOMPOSE = Template(
-    _TRACE_BLOCK + """
+    _TRACE_BLOCK
+    + """
 Decompose the trace into at most $max_claims atomic claims, in the order they appear. Each claim
 states one thing. Give type "SC" to statements about the image, the facts or the reasoning, and
 type "DC" to the final decision (exactly one, the last claim); for a multiple-choice question the
@@ -62,7 +63,8 @@ Reply with JSON only: {"claims": [{"text": ..., "type": "SC"|"DC", "label": "gro
 )
 
 JUDGE_LABEL = Template(
-    _TRACE_BLOCK + """
+    _TRACE_BLOCK
+    + """
 The trace has been split into these claims:
 $claims
 
@@ -77,12 +79,17 @@ DECOMPOSE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "claims": {
-            "type": "array", "minItems": 1, "maxItems": MAX_CLAIMS,
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_CLAIMS,
             "items": {
                 "type": "object",
                 "properties": {
-                    "text": {"type": "string"}, "type": {"type": "string", "enum": ["SC", "DC"]},
-                    "label": _LABEL, "reason": {"type": "string"}, "answer": {"type": ["string", "null"]},
+                    "text": {"type": "string"},
+                    "type": {"type": "string", "enum": ["SC", "DC"]},
+                    "label": _LABEL,
+                    "reason": {"type": "string"},
+                    "answer": {"type": ["string", "null"]},
                 },
                 "required": ["text", "type", "label"],
             },
@@ -94,9 +101,14 @@ LABEL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "labels": {
-            "type": "array", "minItems": 1, "maxItems": MAX_CLAIMS,
-            "items": {"type": "object", "properties": {"label": _LABEL, "reason": {"type": "string"}},
-                      "required": ["label"]},
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_CLAIMS,
+            "items": {
+                "type": "object",
+                "properties": {"label": _LABEL, "reason": {"type": "string"}},
+                "required": ["label"],
+            },
         }
     },
     "required": ["labels"],
@@ -118,27 +130,46 @@ class JudgeDecoding:
 
 def prompt_hash() -> str:
     """Hash of everything in the judge prompt that is not the item or the trace."""
-    parts = [JUDGE_SYSTEM, JUDGE_DECOMPOSE.template, JUDGE_LABEL.template,
-             json.dumps(DECOMPOSE_SCHEMA, sort_keys=True), json.dumps(LABEL_SCHEMA, sort_keys=True)]
+    parts = [
+        JUDGE_SYSTEM,
+        JUDGE_DECOMPOSE.template,
+        JUDGE_LABEL.template,
+        json.dumps(DECOMPOSE_SCHEMA, sort_keys=True),
+        json.dumps(LABEL_SCHEMA, sort_keys=True),
+    ]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
 
 
 class Judge:
     """Builds the one judge request per (item, trace) and parses the reply."""
 
-    def __init__(self, backend: Backend, decoding: JudgeDecoding | None = None, max_claims: int = MAX_CLAIMS) -> None:
+    def __init__(
+        self, backend: Backend, decoding: JudgeDecoding | None = None, max_claims: int = MAX_CLAIMS
+    ) -> None:
         self.backend, self.decoding, self.max_claims = backend, decoding or JudgeDecoding(), max_claims
 
     def describe(self) -> dict[str, Any]:
-        return {"prompt_hash": prompt_hash(), "decoding": asdict(self.decoding),
-                "backend": type(self.backend).__name__, "model": self.backend.model_id}
+        return {
+            "prompt_hash": prompt_hash(),
+            "decoding": asdict(self.decoding),
+            "backend": type(self.backend).__name__,
+            "model": self.backend.model_id,
+        }
 
     def request(
-        self, question: str, options: Sequence[str] | None, images: Sequence[Path], trace: str,
+        self,
+        question: str,
+        options: Sequence[str] | None,
+        images: Sequence[Path],
+        trace: str,
         claims: Sequence[AtomicClaim] | None = None,
     ) -> GenerationRequest:
-        fields = {"question": question or "(the question is in the image)", "options": _options(options),
-                  "trace": trace.strip() or "(empty)", "max_claims": self.max_claims}
+        fields = {
+            "question": question or "(the question is in the image)",
+            "options": _options(options),
+            "trace": trace.strip() or "(empty)",
+            "max_claims": self.max_claims,
+        }
         if claims is None:
             text, schema = JUDGE_DECOMPOSE.substitute(fields), DECOMPOSE_SCHEMA
         else:
@@ -147,17 +178,29 @@ class Judge:
         user = Message("user", [*images, text])
         return GenerationRequest(
             [Message.text("system", JUDGE_SYSTEM), user],
-            temperature=self.decoding.temperature, max_tokens=self.decoding.max_tokens, seed=self.decoding.seed,
+            temperature=self.decoding.temperature,
+            max_tokens=self.decoding.max_tokens,
+            seed=self.decoding.seed,
             json_schema=schema if self.backend.supports_structured_output else None,
         )
 
     async def decompose(
-        self, question: str, options: Sequence[str] | None, images: Sequence[Path], trace: str, prediction: str | None,
+        self,
+        question: str,
+        options: Sequence[str] | None,
+        images: Sequence[Path],
+        trace: str,
+        prediction: str | None,
     ) -> list[AtomicClaim]:
         data = await self._ask(self.request(question, options, images, trace), DECOMPOSE_SCHEMA)
         claims = [
-            AtomicClaim(c["type"], c["text"], c["label"] == "grounded", c.get("reason", ""),
-                        answer=prediction if c["type"] == "DC" else None)
+            AtomicClaim(
+                c["type"],
+                c["text"],
+                c["label"] == "grounded",
+                c.get("reason", ""),
+                answer=prediction if c["type"] == "DC" else None,
+            )
             for c in data["claims"]
         ]
         if sum(1 for c in claims if c.ctype == "DC") != 1 or claims[-1].ctype != "DC":
@@ -165,7 +208,11 @@ class Judge:
         return claims
 
     async def label(
-        self, question: str, options: Sequence[str] | None, images: Sequence[Path], trace: str,
+        self,
+        question: str,
+        options: Sequence[str] | None,
+        images: Sequence[Path],
+        trace: str,
         claims: Sequence[AtomicClaim],
     ) -> list[tuple[bool, str]]:
         data = await self._ask(self.request(question, options, images, trace, claims), LABEL_SCHEMA)
@@ -177,7 +224,7 @@ class Judge:
     async def _ask(self, request: GenerationRequest, schema: dict[str, Any]) -> dict[str, Any]:
         try:
             reply = await self.backend.generate(request)
-        except Exception as exc:  # noqa: BLE001 — a judge failure is a per-item audit error
+        except Exception as exc:
             raise JudgeError(f"judge backend failed: {type(exc).__name__}: {exc}") from exc
         data = _json_object(reply.text)
         try:

@@ -146,8 +146,17 @@ class AtomicClaim:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AtomicClaim:
-        return cls(d["ctype"], d["text"], d.get("grounded"), d.get("reason", ""), d.get("answer"),
-                   d.get("support"), list(d.get("operands") or []), list(d.get("via") or []), d.get("text_label"))
+        return cls(
+            d["ctype"],
+            d["text"],
+            d.get("grounded"),
+            d.get("reason", ""),
+            d.get("answer"),
+            d.get("support"),
+            list(d.get("operands") or []),
+            list(d.get("via") or []),
+            d.get("text_label"),
+        )
 
 
 @dataclass
@@ -167,17 +176,30 @@ class SrfaRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.item_id, "mode": self.mode, "path": self.path, "difficulty": self.difficulty,
-            "score": self.score, "prediction": self.prediction, "error": self.error,
-            "image_source": self.image_source, "images": self.images,
+            "id": self.item_id,
+            "mode": self.mode,
+            "path": self.path,
+            "difficulty": self.difficulty,
+            "score": self.score,
+            "prediction": self.prediction,
+            "error": self.error,
+            "image_source": self.image_source,
+            "images": self.images,
             "claims": [c.to_dict() for c in self.claims],
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SrfaRecord:
         return cls(
-            d["id"], d["mode"], [AtomicClaim.from_dict(c) for c in d.get("claims", [])], d.get("score"),
-            d.get("prediction"), d.get("difficulty"), d.get("path"), d.get("error"), d.get("image_source"),
+            d["id"],
+            d["mode"],
+            [AtomicClaim.from_dict(c) for c in d.get("claims", [])],
+            d.get("score"),
+            d.get("prediction"),
+            d.get("difficulty"),
+            d.get("path"),
+            d.get("error"),
+            d.get("image_source"),
             list(d.get("images") or []),
         )
 
@@ -203,7 +225,9 @@ def has_claim_structure(traj: Trajectory) -> bool:
     return traj.path in {PathKind.DIRECT, PathKind.FULLPIPE} and bool(traj.ledger.claims())
 
 
-def atomic_claims(traj: Trajectory, prediction: str | None, max_claims: int = MAX_CLAIMS) -> list[AtomicClaim]:
+def atomic_claims(
+    traj: Trajectory, prediction: str | None, max_claims: int = MAX_CLAIMS
+) -> list[AtomicClaim]:
     """≤ ``max_claims`` unlabelled claims of one trace; the last one is the DC."""
     if has_claim_structure(traj):
         scs = [c.text for c in traj.ledger.claims(ClaimType.SC) if c.status is ClaimStatus.ACTIVE]
@@ -249,8 +273,13 @@ def input_evidence(question: str) -> list[str]:
 
 # ------------------------------------------------------------------------------ ledger mode
 def label_ledger_mode(
-    claims: list[AtomicClaim], evidence: Sequence[str], cascade: GroundingCascade, options: Sequence[str] | None,
-    *, options_in_image: bool = False, question: str = "",
+    claims: list[AtomicClaim],
+    evidence: Sequence[str],
+    cascade: GroundingCascade,
+    options: Sequence[str] | None,
+    *,
+    options_in_image: bool = False,
+    question: str = "",
 ) -> list[AtomicClaim]:
     """Label every claim against the tool evidence alone (see module docstring and ``Support``);
     ``options_in_image``: the options are pixels of the audited page (MMMU-Pro vision). ``question``:
@@ -287,14 +316,22 @@ class _Chain:
     texts: list[tuple[str, str]] = field(default_factory=list)  # (claim id, checked text)
     known: list[Known] = field(default_factory=list)
 
-    def add(self, cid: str, view: str, support: Support, derivations: Sequence[Derivation],
-            result: GroundingResult) -> None:
+    def add(
+        self,
+        cid: str,
+        view: str,
+        support: Support,
+        derivations: Sequence[Derivation],
+        result: GroundingResult,
+    ) -> None:
         if support is not Support.UNGROUNDED:
             self.texts.append((cid, view))
         self.known += _known_numbers(view, cid, derivations, set(result.unmatched_numbers))
 
 
-def _known_numbers(view: str, cid: str, derivations: Sequence[Derivation], unmatched: set[str]) -> list[Known]:
+def _known_numbers(
+    view: str, cid: str, derivations: Sequence[Derivation], unmatched: set[str]
+) -> list[Known]:
     """The numbers a claim wrote down, each with its provenance (tool fact, computed, or just stated)."""
     by_text = {d.number.text: d for d in derivations}
     out = []
@@ -327,8 +364,15 @@ def _label(
         return Support.UNGROUNDED, result, [], []
     widened = cascade.check(view, pool + [t for _, t in chain.texts])
     wider = _derivations(view, widened, chain, cid)
-    if widened.grounded or (_passes_but_numbers(widened, cascade) and len(wider) == len(widened.unmatched_numbers)):
-        return Support.DERIVED, widened, wider, _unique(_claims_naming(result, chain) + _operand_claims(wider))
+    if widened.grounded or (
+        _passes_but_numbers(widened, cascade) and len(wider) == len(widened.unmatched_numbers)
+    ):
+        return (
+            Support.DERIVED,
+            widened,
+            wider,
+            _unique(_claims_naming(result, chain) + _operand_claims(wider)),
+        )
     return Support.UNGROUNDED, result, [], []
 
 
@@ -371,7 +415,9 @@ def _claims_naming(result: GroundingResult, chain: _Chain) -> list[str]:
     return named or [cid for cid, _ in chain.texts]
 
 
-def _reason(support: Support, result: GroundingResult, derivations: Sequence[Derivation], via: Sequence[str]) -> str:
+def _reason(
+    support: Support, result: GroundingResult, derivations: Sequence[Derivation], via: Sequence[str]
+) -> str:
     ops = "; ".join(d.expression for d in derivations)
     if support is Support.GROUNDED:
         return f"supported (coverage {result.coverage:.2f})"
@@ -454,9 +500,16 @@ def _axes(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]:
         return {"n": 0, "Acc": None, **empty, "gamma": gamma, "coverage": _coverage(())}
     scores = [float(a.score or 0.0) for a in audits]
     s = summarize([as_trajectory(a) for a in audits], scores, gamma)
-    out = {"n": len(audits), "Acc": sum(scores) / len(scores), **checkable_axes(audits, gamma), "gamma": gamma,
-           "n_claims": sum(len(a.claims) for a in audits), "coverage": _coverage(audits),
-           "all_claims": {f"{PREFIX}{k}": s[k] for k in AXIS_NAMES}, "support": support_counts(audits)}
+    out = {
+        "n": len(audits),
+        "Acc": sum(scores) / len(scores),
+        **checkable_axes(audits, gamma),
+        "gamma": gamma,
+        "n_claims": sum(len(a.claims) for a in audits),
+        "coverage": _coverage(audits),
+        "all_claims": {f"{PREFIX}{k}": s[k] for k in AXIS_NAMES},
+        "support": support_counts(audits),
+    }
     if any(c.text_label for a in audits for c in a.claims):
         out["text_labels"] = text_label_counts(audits)
         out["protocol"] = CHECKABLE_NOTE
@@ -467,11 +520,23 @@ def checkable_axes(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]
     """UCR_reason, GDR, R4R, WDG over checkable claims only (the run's metric functions, one
     implementation): an item with no checkable claim leaves UCR_reason; an item whose decision is
     not checkable leaves GDR, R4R and WDG (its GDR would be a guess, not 0)."""
-    kept = [SrfaRecord(a.item_id, a.mode, [c for c in a.claims if c.checkable], a.score, a.prediction,
-                      a.difficulty, a.path) for a in audits]  # fmt: skip
+    kept = [
+        SrfaRecord(
+            a.item_id,
+            a.mode,
+            [c for c in a.claims if c.checkable],
+            a.score,
+            a.prediction,
+            a.difficulty,
+            a.path,
+        )
+        for a in audits
+    ]
     with_claims = [a for a in kept if a.claims]
     decided = [a for a in kept if any(c.ctype == "DC" for c in a.claims)]
-    ucr = summarize([as_trajectory(a) for a in with_claims], [float(a.score or 0) for a in with_claims], gamma)
+    ucr = summarize(
+        [as_trajectory(a) for a in with_claims], [float(a.score or 0) for a in with_claims], gamma
+    )
     dec = summarize([as_trajectory(a) for a in decided], [float(a.score or 0) for a in decided], gamma)
     return {
         f"{PREFIX}UCR_reason": ucr["UCR_reason"] if with_claims else None,

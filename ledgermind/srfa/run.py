@@ -56,8 +56,11 @@ SRFA_FILE = "srfa.jsonl"
 SRFA_METRICS_FILE = "srfa_metrics.json"
 JUDGE_CACHE_FILE = "srfa_responses.sqlite"  # the judge's replies (``cache.path: null``)
 # S-RFA's file names before issue 36 (it was called "audit" then): still read, never written.
-OLD_NAMES = {SRFA_FILE: "audit.jsonl", SRFA_METRICS_FILE: "audit_metrics.json",
-             JUDGE_CACHE_FILE: "audit_responses.sqlite"}
+OLD_NAMES = {
+    SRFA_FILE: "audit.jsonl",
+    SRFA_METRICS_FILE: "audit_metrics.json",
+    JUDGE_CACHE_FILE: "audit_responses.sqlite",
+}
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,9 @@ class EvidenceSource:
         from ledgermind.dispatch import QuestionType, profile
 
         facts: list[str] = []
-        zoom = bool({QuestionType.READ, QuestionType.LOCATION} & profile(item.question or "", item.options).types)
+        zoom = bool(
+            {QuestionType.READ, QuestionType.LOCATION} & profile(item.question or "", item.options).types
+        )
         for image in item.images:
             facts += _texts(await self.tools["ocr"].ainvoke(image=image))
             if zoom and "crop_zoom" in self.tools:
@@ -166,12 +171,21 @@ async def srfa_run(
     out_file = record.run_dir / SRFA_FILE
     done = {(a.item_id, a.mode): a for a in read_run_records(record.run_dir) if a.error is None}
     pending = [(i, r) for i, r in record.results.items() if any((i, m.value) not in done for m in modes)]
-    bar = tqdm(total=len(record.results), initial=len(record.results) - len(pending), desc="audit (OCR + labels)",
-               unit="item", file=sys.stderr, dynamic_ncols=True, disable=not settings.progress)
+    bar = tqdm(
+        total=len(record.results),
+        initial=len(record.results) - len(pending),
+        desc="audit (OCR + labels)",
+        unit="item",
+        file=sys.stderr,
+        dynamic_ncols=True,
+        disable=not settings.progress,
+    )
     with bar, out_file.open("a", encoding="utf-8") as fh:
         for item_id, row in pending:
             todo = [m for m in modes if (item_id, m.value) not in done]
-            for audit in await _audit_item(item_id, row, record, settings, todo, cascade, items, evidence, judge):
+            for audit in await _audit_item(
+                item_id, row, record, settings, todo, cascade, items, evidence, judge
+            ):
                 fh.write(json.dumps(audit.to_dict(), ensure_ascii=False) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -184,7 +198,10 @@ async def srfa_run(
         ledger = latest.get(SrfaMode.LEDGER.value, {})
         options_of = {i: _options(items[i]) for i in ledger if i in items}
         markup = markup_entities(ledger.values(), cascade, options_of)
-        metrics[SrfaMode.LEDGER.value]["markup_entities"] = {"n": len(markup), "examples": sorted(set(markup))[:20]}
+        metrics[SrfaMode.LEDGER.value]["markup_entities"] = {
+            "n": len(markup),
+            "examples": sorted(set(markup))[:20],
+        }
     metrics.update(_backend_checks(record, latest.get(SrfaMode.LEDGER.value, {})))
     atomic_write_json(record.run_dir / SRFA_METRICS_FILE, metrics)
     return metrics
@@ -203,11 +220,22 @@ def _modes(mode: SrfaMode) -> list[SrfaMode]:
 
 
 async def _audit_item(
-    item_id: str, row: Mapping[str, Any], record: RunRecord, settings: SrfaSettings, modes: Sequence[SrfaMode],
-    cascade: GroundingCascade | None, items: Mapping[str, Item], evidence: EvidenceSource | None, judge: Judge | None,
+    item_id: str,
+    row: Mapping[str, Any],
+    record: RunRecord,
+    settings: SrfaSettings,
+    modes: Sequence[SrfaMode],
+    cascade: GroundingCascade | None,
+    items: Mapping[str, Item],
+    evidence: EvidenceSource | None,
+    judge: Judge | None,
 ) -> list[SrfaRecord]:
-    base = {"score": None if row.get("error") else row.get("score"), "prediction": row.get("prediction"),
-            "difficulty": row.get("difficulty"), "path": row.get("path")}
+    base = {
+        "score": None if row.get("error") else row.get("score"),
+        "prediction": row.get("prediction"),
+        "difficulty": row.get("difficulty"),
+        "path": row.get("path"),
+    }
     if row.get("error"):
         # the run never answered this item (its input never loaded, its model call failed): a run
         # error, counted apart; re-running the audit cannot change it, so it is not an audit error
@@ -219,20 +247,37 @@ async def _audit_item(
         return [SrfaRecord(item_id, m.value, error=why, **base) for m in modes]
     options = _options(item)
     claims = atomic_claims(traj, row.get("prediction"), settings.max_claims)
-    trace = trace_text(traj) if not has_claim_structure(traj) else "\n".join(
-        f"[{c.ctype}] {c.text}" for c in claims)
+    trace = (
+        trace_text(traj)
+        if not has_claim_structure(traj)
+        else "\n".join(f"[{c.ctype}] {c.text}" for c in claims)
+    )
     out: list[SrfaRecord] = []
     ledger_claims: list[AtomicClaim] | None = None
     if SrfaMode.LEDGER in modes:
         facts, source = await _evidence(traj, item, evidence)
         ledger_claims = label_ledger_mode(  # type: ignore[arg-type]
-            claims, facts + input_evidence(item.question), cascade, options,
+            claims,
+            facts + input_evidence(item.question),
+            cascade,
+            options,
             options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE),
-            question=item.question or "")
-        out.append(SrfaRecord(item_id, SrfaMode.LEDGER.value, ledger_claims, **base, image_source=source.value,
-                             images=[str(p) for p in item.images]))
+            question=item.question or "",
+        )
+        out.append(
+            SrfaRecord(
+                item_id,
+                SrfaMode.LEDGER.value,
+                ledger_claims,
+                **base,
+                image_source=source.value,
+                images=[str(p) for p in item.images],
+            )
+        )
     if SrfaMode.JUDGE in modes:
-        out.append(await _judge_item(item_id, item, options, trace, row, ledger_claims, judge, settings.mode, base))
+        out.append(
+            await _judge_item(item_id, item, options, trace, row, ledger_claims, judge, settings.mode, base)
+        )
     return out
 
 
@@ -240,7 +285,9 @@ def _options(item: Item) -> list[str] | None:
     return item.options or item.meta.get("options")
 
 
-async def _evidence(traj: Trajectory, item: Item, source: EvidenceSource | None) -> tuple[list[str], ImageSource]:
+async def _evidence(
+    traj: Trajectory, item: Item, source: EvidenceSource | None
+) -> tuple[list[str], ImageSource]:
     """The tool facts of the item and the picture they were read from."""
     facts = ledger_evidence(traj)
     if facts:
@@ -251,14 +298,24 @@ async def _evidence(traj: Trajectory, item: Item, source: EvidenceSource | None)
 
 
 async def _judge_item(
-    item_id: str, item: Item, options: Sequence[str] | None, trace: str, row: Mapping[str, Any],
-    ledger_claims: list[AtomicClaim] | None, judge: Judge | None, mode: SrfaMode, base: dict[str, Any],
+    item_id: str,
+    item: Item,
+    options: Sequence[str] | None,
+    trace: str,
+    row: Mapping[str, Any],
+    ledger_claims: list[AtomicClaim] | None,
+    judge: Judge | None,
+    mode: SrfaMode,
+    base: dict[str, Any],
 ) -> SrfaRecord:
     assert judge is not None
     try:
         if mode is SrfaMode.BOTH and ledger_claims is not None:
             labels = await judge.label(item.question, options, item.images, trace, ledger_claims)
-            claims = [AtomicClaim(c.ctype, c.text, g, r, c.answer) for c, (g, r) in zip(ledger_claims, labels, strict=True)]
+            claims = [
+                AtomicClaim(c.ctype, c.text, g, r, c.answer)
+                for c, (g, r) in zip(ledger_claims, labels, strict=True)
+            ]
         else:
             claims = await judge.decompose(item.question, options, item.images, trace, row.get("prediction"))
     except JudgeError as exc:
@@ -300,8 +357,11 @@ def _noted(path: Path) -> Path:
     new = {v: k for k, v in OLD_NAMES.items()}.get(path.name)
     if new is not None and path not in _NOTED:
         _NOTED.add(path)
-        print(f"note: reading {path} under S-RFA's old file name (now {new}); old names are read "
-              "for one release only", file=sys.stderr)
+        print(
+            f"note: reading {path} under S-RFA's old file name (now {new}); old names are read "
+            "for one release only",
+            file=sys.stderr,
+        )
     return path
 
 
@@ -334,9 +394,16 @@ def _latest(audits: Sequence[SrfaRecord], ids: set[str]) -> dict[str, dict[str, 
 
 
 def _metrics(
-    latest: Mapping[str, Mapping[str, SrfaRecord]], modes: Sequence[SrfaMode], settings: SrfaSettings, judge: Judge | None
+    latest: Mapping[str, Mapping[str, SrfaRecord]],
+    modes: Sequence[SrfaMode],
+    settings: SrfaSettings,
+    judge: Judge | None,
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {"mode": settings.mode.value, "gamma": settings.gamma, "max_claims": settings.max_claims}
+    out: dict[str, Any] = {
+        "mode": settings.mode.value,
+        "gamma": settings.gamma,
+        "max_claims": settings.max_claims,
+    }
     for m in modes:
         out[m.value] = srfa_metrics(latest.get(m.value, {}).values(), settings.gamma)
     if judge is not None:

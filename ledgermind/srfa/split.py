@@ -110,7 +110,9 @@ def _sentences(text: str) -> list[str]:
             if part in {".", "!", "?"}:
                 buf += part
                 continue
-            if buf and (_ABBREVIATION_RE.search(buf) or _INITIAL_RE.search(buf)):  # "as Dr." + "Tobias Wren ..."
+            if buf and (
+                _ABBREVIATION_RE.search(buf) or _INITIAL_RE.search(buf)
+            ):  # "as Dr." + "Tobias Wren ..."
                 buf += " " + part
                 continue
             if buf:

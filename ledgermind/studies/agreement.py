@@ -62,9 +62,15 @@ class AnnotatedPair:
         try:
             check = SUBSET_CHECK[record["subset"]]
             expected = record["expected"][check.value]
-            pair = cls(str(record["id"]), check, str(record["stratum"]), str(record["claim"]),
-                       tuple(str(e) for e in record["evidence"]), str(record.get("kind", "other")),
-                       bool(expected))
+            pair = cls(
+                str(record["id"]),
+                check,
+                str(record["stratum"]),
+                str(record["claim"]),
+                tuple(str(e) for e in record["evidence"]),
+                str(record.get("kind", "other")),
+                bool(expected),
+            )
         except (KeyError, TypeError) as exc:
             raise UserError(f"row {record.get('id', '?')!r} lacks a usable field: {exc}") from None
         if expected is None:
@@ -140,8 +146,10 @@ class AgreementReport:
 
 def _row(name: str, conf: Confusion) -> str:
     check, _, scope = name.rpartition("/") if "/" in name else ("", "", name)
-    return (f"| {scope} | {check or '-'} | {conf.n} | {conf.agreement:.3f} | "
-            f"{conf.tp} | {conf.fn} | {conf.fp} | {conf.tn} |")
+    return (
+        f"| {scope} | {check or '-'} | {conf.n} | {conf.agreement:.3f} | "
+        f"{conf.tp} | {conf.fn} | {conf.fp} | {conf.tn} |"
+    )
 
 
 def load_pairs(path: Path | str) -> list[AnnotatedPair]:
@@ -177,5 +185,14 @@ def evaluate(pairs: Sequence[AnnotatedPair], cascade: GroundingCascade) -> Agree
     return report
 
 
-__all__ = ["AgreementReport", "AnnotatedPair", "Check", "Confusion", "GROUPS", "Verdict", "evaluate",
-           "load_pairs", "verdict"]
+__all__ = [
+    "AgreementReport",
+    "AnnotatedPair",
+    "Check",
+    "Confusion",
+    "GROUPS",
+    "Verdict",
+    "evaluate",
+    "load_pairs",
+    "verdict",
+]

@@ -37,14 +37,18 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import UserError
-from ledgermind.studies.agreement import AnnotatedPair, Check
 from ledgermind.grounding.ecc import claim_entities
 from ledgermind.jsonl import read_jsonl
+from ledgermind.studies.agreement import AnnotatedPair, Check
 from perception.aliases import AliasTable
 from perception.ner import EntityExtractor
 
 #: Strata of derived rows, by source stratum; ``agreement.GROUPS["entity_derived"]`` collects them.
-DERIVED_STRATA = {"wice": "wice_derived", "vitc_exact": "vitc_derived", "vitc_bound": "vitc_derived"}  # vitc: none derived
+DERIVED_STRATA = {
+    "wice": "wice_derived",
+    "vitc_exact": "vitc_derived",
+    "vitc_bound": "vitc_derived",
+}  # vitc: none derived
 DERIVED_SUFFIX = "~ent"
 _WORD = re.compile(r"\w+")
 
@@ -84,7 +88,9 @@ def derived_expectation(record: Mapping[str, Any], spans: Sequence[str]) -> bool
 
 
 def derive_entity_pairs(
-    records: Iterable[Mapping[str, Any]], ner: EntityExtractor, aliases: AliasTable | None = None,
+    records: Iterable[Mapping[str, Any]],
+    ner: EntityExtractor,
+    aliases: AliasTable | None = None,
 ) -> list[AnnotatedPair]:
     """One ECC row per numeric row whose annotation implies an entity verdict (module doc)."""
     aliases = aliases or AliasTable.default()
@@ -102,12 +108,23 @@ def derive_entity_pairs(
         spans = [e.text for e in claim_entities(claim, ner, aliases)]
         expected = derived_expectation(record, spans)
         if expected is not None:
-            out.append(AnnotatedPair(f"{record['id']}{DERIVED_SUFFIX}", Check.ECC, stratum, claim, evidence,
-                                     str(record.get("kind", "other")), expected))
+            out.append(
+                AnnotatedPair(
+                    f"{record['id']}{DERIVED_SUFFIX}",
+                    Check.ECC,
+                    stratum,
+                    claim,
+                    evidence,
+                    str(record.get("kind", "other")),
+                    expected,
+                )
+            )
     return out
 
 
-def load_derived_pairs(path: Path | str, ner: EntityExtractor, aliases: AliasTable | None = None) -> list[AnnotatedPair]:
+def load_derived_pairs(
+    path: Path | str, ner: EntityExtractor, aliases: AliasTable | None = None
+) -> list[AnnotatedPair]:
     """:func:`derive_entity_pairs` over an annotated JSONL file (the format of ``load_pairs``)."""
     path = Path(path)
     if not path.is_file():
@@ -115,5 +132,11 @@ def load_derived_pairs(path: Path | str, ner: EntityExtractor, aliases: AliasTab
     return derive_entity_pairs((row.value for row in read_jsonl(path, torn_tail=False)), ner, aliases)
 
 
-__all__ = ["DERIVED_STRATA", "SpanMark", "derive_entity_pairs", "derived_expectation", "load_derived_pairs",
-           "span_mark"]
+__all__ = [
+    "DERIVED_STRATA",
+    "SpanMark",
+    "derive_entity_pairs",
+    "derived_expectation",
+    "load_derived_pairs",
+    "span_mark",
+]

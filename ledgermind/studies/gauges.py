@@ -93,10 +93,19 @@ def score_gauge(path: Path, item: dict, tool: CropZoomTool, oracle: bool = True)
                 per_zone[zone] = count_found(labels, base | read)
                 union |= read
     best = max(per_zone.values())
-    return GaugeScore(path.name, labels, found_full, found_zoom, best, count_found(labels, union),
-                      crop.zone if crop.zone is not None else -1,
-                      tuple(sorted(z for z, f in per_zone.items() if f == best)),
-                      (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
+    return GaugeScore(
+        path.name,
+        labels,
+        found_full,
+        found_zoom,
+        best,
+        count_found(labels, union),
+        crop.zone if crop.zone is not None else -1,
+        tuple(sorted(z for z, f in per_zone.items() if f == best)),
+        (t1 - t0) * 1e3,
+        (t2 - t1) * 1e3,
+        (t3 - t2) * 1e3,
+    )
 
 
 def load_items(data: Path) -> list[dict]:
@@ -106,15 +115,18 @@ def load_items(data: Path) -> list[dict]:
     return [row.value for row in read_jsonl(items_file, torn_tail=False)]
 
 
-def run_gauges(data: Path, tool: CropZoomTool, verbose: bool, oracle: bool = True,
-               limit: int | None = None) -> list[GaugeScore]:
+def run_gauges(
+    data: Path, tool: CropZoomTool, verbose: bool, oracle: bool = True, limit: int | None = None
+) -> list[GaugeScore]:
     scores = []
     for item in load_items(data)[:limit]:
         s = score_gauge(data / "images" / item["image"], item, tool, oracle)
         scores.append(s)
         if verbose:
-            print(f"  {s.image[:40]:40s} labels={len(s.labels)} full={s.found_full} zoom={s.found_zoom} "
-                  f"oracle={s.found_oracle} zone={s.zone} best={list(s.oracle_zones)} ocr={s.ocr_ms:.0f}ms")
+            print(
+                f"  {s.image[:40]:40s} labels={len(s.labels)} full={s.found_full} zoom={s.found_zoom} "
+                f"oracle={s.found_oracle} zone={s.zone} best={list(s.oracle_zones)} ocr={s.ocr_ms:.0f}ms"
+            )
     return scores
 
 
@@ -131,9 +143,13 @@ def report_gauges(scores: list[GaugeScore], oracle: bool = True) -> str:
     print(f"{'recall full image':34s} {full:>10.3f}")
     print(f"{'recall full + zoom':34s} {zoom:>10.3f}")
     if oracle:
-        print(f"{'recall full + best zone (oracle)':34s} {sum(s.found_oracle for s in scores) / total:>10.3f}")
+        print(
+            f"{'recall full + best zone (oracle)':34s} {sum(s.found_oracle for s in scores) / total:>10.3f}"
+        )
         print(f"{'recall full + all zones':34s} {sum(s.found_all for s in scores) / total:>10.3f}")
-        print(f"{'items where chosen zone = oracle':34s} {sum(s.zone in s.oracle_zones for s in scores):>10d}")
+        print(
+            f"{'items where chosen zone = oracle':34s} {sum(s.zone in s.oracle_zones for s in scores):>10d}"
+        )
     print(f"{'items where zoom added a label':34s} {gained:>10d}")
     print(f"{'OCR ms/image (full)':34s} {statistics.mean(s.ocr_ms for s in scores):>10.0f}")
     print(f"{'zone choice ms/image (+read check)':34s} {statistics.mean(s.crop_ms for s in scores):>10.0f}")
@@ -144,5 +160,15 @@ def report_gauges(scores: list[GaugeScore], oracle: bool = True) -> str:
     return f"dial_label_recall full={full:.3f} zoom={zoom:.3f} n={len(scores)}"
 
 
-__all__ = ["GAUGE_QUESTION", "GaugeScore", "count_found", "crop_tool", "dial_labels", "load_items", "numbers_read",
-           "report_gauges", "run_gauges", "score_gauge"]
+__all__ = [
+    "GAUGE_QUESTION",
+    "GaugeScore",
+    "count_found",
+    "crop_tool",
+    "dial_labels",
+    "load_items",
+    "numbers_read",
+    "report_gauges",
+    "run_gauges",
+    "score_gauge",
+]

@@ -19,22 +19,38 @@ from collections.abc import Sequence
 from dataclasses import fields, replace
 
 from ledgermind.errors import UserError
-from ledgermind.studies.agreement import GROUPS, AnnotatedPair, Check, Verdict, evaluate
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, default_ner
+from ledgermind.studies.agreement import GROUPS, AnnotatedPair, Check, Verdict, evaluate
 from ledgermind.studies.kfold import CVReport, cross_validate, stratified_folds
 
 #: Default grid: ECC's general name forms on/off, its similarity threshold τ (None = strict Eq. 4),
 #: NCC's "about X" tolerance and relation-aware NCC on/off (off = strict Eq. 5); the shipped value
 #: of each field is its first.
 DEFAULT_GRID = (
-    "ecc_designators=true,false", "ecc_acronyms=true,false", "ecc_adjectival=true,false", "ecc_surname=false,true",
-    "ecc_place_guard=true,false", "ecc_country_names=false,true", "ecc_similarity=none,1.0,0.8,0.67,0.5",
-    "approx_rel=0.1,0.05,0.2", "ncc_relations=true,false", "ncc_unit_conversion=false,true",
+    "ecc_designators=true,false",
+    "ecc_acronyms=true,false",
+    "ecc_adjectival=true,false",
+    "ecc_surname=false,true",
+    "ecc_place_guard=true,false",
+    "ecc_country_names=false,true",
+    "ecc_similarity=none,1.0,0.8,0.67,0.5",
+    "approx_rel=0.1,0.05,0.2",
+    "ncc_relations=true,false",
+    "ncc_unit_conversion=false,true",
 )
 #: Fields that change only ECC's verdict / only NCC's verdict: a row is re-checked only when a
 #: field its check depends on changes, so a product grid costs the sum of its axes, not the product.
-ECC_FIELDS = frozenset({"ecc_similarity", "ecc_designators", "ecc_acronyms", "ecc_adjectival", "ecc_place_guard",
-                        "ecc_country_names", "ecc_surname"})
+ECC_FIELDS = frozenset(
+    {
+        "ecc_similarity",
+        "ecc_designators",
+        "ecc_acronyms",
+        "ecc_adjectival",
+        "ecc_place_guard",
+        "ecc_country_names",
+        "ecc_surname",
+    }
+)
 NCC_FIELDS = frozenset({"delta_read", "ncc_relations", "approx_rel", "ncc_unit_conversion"})
 
 
@@ -80,7 +96,7 @@ def _value(text: str) -> object:
 OBJECTIVE_GROUPS = ("exact_number", "entity+derived", "bound")
 
 
-def group_agreement(group: str):  # noqa: ANN201 - a metric closure
+def group_agreement(group: str):
     if group == "entity+derived":
         check = Check.ECC
         strata = GROUPS["entity"][1] | GROUPS["entity_derived"][1]
@@ -100,7 +116,9 @@ def macro_agreement(verdicts: Sequence[Verdict]) -> float:
     return statistics.fmean(values) if values else float("nan")
 
 
-def run_grid(pairs: Sequence[AnnotatedPair], candidates: Sequence[GroundingConfig]) -> dict[GroundingConfig, list[Verdict]]:
+def run_grid(
+    pairs: Sequence[AnnotatedPair], candidates: Sequence[GroundingConfig]
+) -> dict[GroundingConfig, list[Verdict]]:
     """Verdicts of every candidate on every pair (one shared NER; the per-process alias tables).
 
     A pair scored by ECC is re-checked only for a new combination of the fields ECC depends on
@@ -123,8 +141,16 @@ def run_grid(pairs: Sequence[AnnotatedPair], candidates: Sequence[GroundingConfi
 
 def strict_eq4(cfg: GroundingConfig) -> GroundingConfig:
     """``cfg`` with every general ECC form off and no similarity: Eq. 4's phrase membership."""
-    return replace(cfg, ecc_designators=False, ecc_acronyms=False, ecc_adjectival=False,
-                   ecc_place_guard=False, ecc_country_names=False, ecc_similarity=None, ecc_surname=False)
+    return replace(
+        cfg,
+        ecc_designators=False,
+        ecc_acronyms=False,
+        ecc_adjectival=False,
+        ecc_place_guard=False,
+        ecc_country_names=False,
+        ecc_similarity=None,
+        ecc_surname=False,
+    )
 
 
 def strict_paper(cfg: GroundingConfig) -> GroundingConfig:
@@ -144,6 +170,7 @@ def prefer(candidates: Sequence[GroundingConfig], first: GroundingConfig) -> lis
 def simplest_first(candidates: Sequence[GroundingConfig], origin: GroundingConfig) -> list[GroundingConfig]:
     """``origin`` first, then by how many fields differ from it (stable): a tie goes to the
     candidate with fewer changes, so a rule that fixes nothing on the training folds stays off."""
+
     def changes(cfg: GroundingConfig) -> int:
         return sum(getattr(cfg, f.name) != getattr(origin, f.name) for f in fields(cfg))
 
@@ -151,7 +178,10 @@ def simplest_first(candidates: Sequence[GroundingConfig], origin: GroundingConfi
 
 
 def cross_validate_grounding(
-    pairs: Sequence[AnnotatedPair], candidates: Sequence[GroundingConfig], k: int, seed: int = 0,
+    pairs: Sequence[AnnotatedPair],
+    candidates: Sequence[GroundingConfig],
+    k: int,
+    seed: int = 0,
     shipped: GroundingConfig | None = None,
 ) -> str:
     """Markdown report: dev (``shipped``, all rows) vs K-fold held-out figures per group.
@@ -168,49 +198,89 @@ def cross_validate_grounding(
     metrics = {g: group_agreement(g) for g in groups}
     report = cross_validate({c: outcomes[c] for c in candidates}, folds, macro_agreement, metrics)
     best_dev = max(candidates, key=lambda c: macro_agreement(outcomes[c]))
-    text = format_report(report, {g: metrics[g](outcomes[shipped]) for g in groups}, shipped, best_dev,
-                         {g: metrics[g](outcomes[best_dev]) for g in groups})
+    text = format_report(
+        report,
+        {g: metrics[g](outcomes[shipped]) for g in groups},
+        shipped,
+        best_dev,
+        {g: metrics[g](outcomes[best_dev]) for g in groups},
+    )
     text += f"\nties prefer: {describe(candidates[0])}"
     return text + "\n\n" + one_change_table(prefer(candidates, shipped), outcomes, groups)
 
 
-def one_change_table(candidates: Sequence[GroundingConfig], outcomes: dict[GroundingConfig, list[Verdict]],
-                     groups: Sequence[str] = tuple(GROUPS)) -> str:
+def one_change_table(
+    candidates: Sequence[GroundingConfig],
+    outcomes: dict[GroundingConfig, list[Verdict]],
+    groups: Sequence[str] = tuple(GROUPS),
+) -> str:
     """Dev agreement of each candidate that differs from the shipped one in a single field: a rule
     whose removal changes nothing on the dev rows is untested by them."""
     shipped = candidates[0]
-    lines = ["| one change from shipped (dev, all rows) | " + " | ".join(groups) + " |",
-             "|---|" + "---|" * len(groups)]
+    lines = [
+        "| one change from shipped (dev, all rows) | " + " | ".join(groups) + " |",
+        "|---|" + "---|" * len(groups),
+    ]
     for cfg in candidates:
         changed = [f.name for f in fields(cfg) if getattr(cfg, f.name) != getattr(shipped, f.name)]
         if len(changed) <= 1:
             label = f"{changed[0]}={getattr(cfg, changed[0])}" if changed else "shipped"
-            lines.append(f"| {label} | " + " | ".join(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in groups) + " |")
+            lines.append(
+                f"| {label} | "
+                + " | ".join(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in groups)
+                + " |"
+            )
     return "\n".join(lines)
 
 
-def format_report(report: CVReport[GroundingConfig], dev: dict[str, float], shipped: GroundingConfig,
-                  best_dev: GroundingConfig, best_dev_scores: dict[str, float]) -> str:
-    lines = ["| group | dev (shipped) | dev (best on all rows) | CV mean ± sd over folds | CV pooled | gap dev−CV |",
-             "|---|---|---|---|---|---|"]
+def format_report(
+    report: CVReport[GroundingConfig],
+    dev: dict[str, float],
+    shipped: GroundingConfig,
+    best_dev: GroundingConfig,
+    best_dev_scores: dict[str, float],
+) -> str:
+    lines = [
+        "| group | dev (shipped) | dev (best on all rows) | CV mean ± sd over folds | CV pooled | gap dev−CV |",
+        "|---|---|---|---|---|---|",
+    ]
     for g in dev:
-        lines.append(f"| {g} | {dev[g]:.3f} | {best_dev_scores[g]:.3f} | {report.mean(g):.3f} ± "
-                     f"{report.spread(g):.3f} | {report.pooled[g]:.3f} | {dev[g] - report.pooled[g]:+.3f} |")
+        lines.append(
+            f"| {g} | {dev[g]:.3f} | {best_dev_scores[g]:.3f} | {report.mean(g):.3f} ± "
+            f"{report.spread(g):.3f} | {report.pooled[g]:.3f} | {dev[g] - report.pooled[g]:+.3f} |"
+        )
     lines.append("")
     lines.append(f"shipped: {describe(shipped)}; best on all rows: {describe(best_dev)}")
     for f in report.folds:
-        lines.append(f"fold {f.fold}: chose {describe(f.chosen)} (train macro {f.train_score:.3f}; "
-                     f"n_test={f.n_held_out})")
+        lines.append(
+            f"fold {f.fold}: chose {describe(f.chosen)} (train macro {f.train_score:.3f}; "
+            f"n_test={f.n_held_out})"
+        )
     return "\n".join(lines)
 
 
 def describe(cfg: GroundingConfig) -> str:
     """The fields where ``cfg`` differs from the shipped defaults ("shipped defaults" when none)."""
     default = GroundingConfig()
-    diff = [f"{f.name}={getattr(cfg, f.name)}" for f in fields(cfg)
-            if getattr(cfg, f.name) != getattr(default, f.name)]
+    diff = [
+        f"{f.name}={getattr(cfg, f.name)}"
+        for f in fields(cfg)
+        if getattr(cfg, f.name) != getattr(default, f.name)
+    ]
     return " ".join(diff) or "shipped defaults"
 
 
-__all__ = ["DEFAULT_GRID", "OBJECTIVE_GROUPS", "cross_validate_grounding", "describe", "group_agreement",
-           "macro_agreement", "parse_grid", "prefer", "run_grid", "simplest_first", "strict_eq4", "strict_paper"]
+__all__ = [
+    "DEFAULT_GRID",
+    "OBJECTIVE_GROUPS",
+    "cross_validate_grounding",
+    "describe",
+    "group_agreement",
+    "macro_agreement",
+    "parse_grid",
+    "prefer",
+    "run_grid",
+    "simplest_first",
+    "strict_eq4",
+    "strict_paper",
+]

@@ -36,13 +36,23 @@ def agreement_study(pairs: Sequence[AnnotatedPair], data: Path, strict_ncc: bool
     lines = [f"{len(pairs)} annotated pairs from {data} (NCC {mode}); {elapsed:.1f} s\n", report.table()]
     if misses:
         lines.append("")
-        lines += [f"{v.pair.id} [{v.pair.check.value}/{v.pair.stratum}] human={v.pair.expected} "
-                  f"auditor={v.predicted} flagged={list(v.flagged)}: {v.pair.claim}" for v in report.misses]
+        lines += [
+            f"{v.pair.id} [{v.pair.check.value}/{v.pair.stratum}] human={v.pair.expected} "
+            f"auditor={v.predicted} flagged={list(v.flagged)}: {v.pair.claim}"
+            for v in report.misses
+        ]
     return "\n".join(lines)
 
 
-def cv_study(pairs: Sequence[AnnotatedPair], grid_spec: Sequence[str], k: int, seed: int, strict_ncc: bool,
-             ties_shipped: bool, from_strict: bool = False) -> str:
+def cv_study(
+    pairs: Sequence[AnnotatedPair],
+    grid_spec: Sequence[str],
+    k: int,
+    seed: int,
+    strict_ncc: bool,
+    ties_shipped: bool,
+    from_strict: bool = False,
+) -> str:
     """K-fold choice over the grid ``grid_spec`` (``NAME=V1,V2`` each).
 
     Honest by default: ties keep the paper's strict checks, then the candidate with the fewest
@@ -58,8 +68,10 @@ def cv_study(pairs: Sequence[AnnotatedPair], grid_spec: Sequence[str], k: int, s
     if not ties_shipped:
         grid = simplest_first(grid, strict_paper(base))
     table = cross_validate_grounding(pairs, grid, k, seed=seed, shipped=base)
-    return (f"{len(pairs)} annotated pairs, {k}-fold CV over {len(grid)} candidates; "
-            f"{time.perf_counter() - start:.1f} s\n\n{table}")
+    return (
+        f"{len(pairs)} annotated pairs, {k}-fold CV over {len(grid)} candidates; "
+        f"{time.perf_counter() - start:.1f} s\n\n{table}"
+    )
 
 
 __all__ = ["agreement_study", "cv_study", "study_pairs"]

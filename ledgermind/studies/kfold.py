@@ -27,9 +27,9 @@ from typing import Generic, TypeVar
 from ledgermind.errors import UserError
 
 C = TypeVar("C", bound=Hashable)
-O = TypeVar("O")
+Out = TypeVar("Out")
 
-Metric = Callable[[Sequence[O]], float]
+Metric = Callable[[Sequence[Out]], float]
 
 
 class FoldCountError(UserError):
@@ -96,10 +96,10 @@ class CVReport(Generic[C]):
 
 
 def cross_validate(
-    outcomes: Mapping[C, Sequence[O]],
+    outcomes: Mapping[C, Sequence[Out]],
     folds: Sequence[int],
-    objective: Metric[O],
-    metrics: Mapping[str, Metric[O]],
+    objective: Metric[Out],
+    metrics: Mapping[str, Metric[Out]],
 ) -> CVReport[C]:
     """Choose a candidate per fold by ``objective`` on the training folds; score the held-out fold.
 
@@ -111,7 +111,7 @@ def cross_validate(
         raise UserError("cross-validation needs at least one candidate")
     k = max(folds) + 1
     report: CVReport[C] = CVReport()
-    pooled: dict[str, list[O]] = {name: [] for name in metrics}
+    pooled: dict[str, list[Out]] = {name: [] for name in metrics}
     for fold in range(k):
         train = [i for i, f in enumerate(folds) if f != fold]
         test = [i for i, f in enumerate(folds) if f == fold]
@@ -121,11 +121,20 @@ def cross_validate(
             if score > best_score + 1e-12:
                 best, best_score = c, score
         held = [outcomes[best][i] for i in test]
-        report.folds.append(FoldResult(fold, best, best_score, {n: m(held) for n, m in metrics.items()}, len(test)))
+        report.folds.append(
+            FoldResult(fold, best, best_score, {n: m(held) for n, m in metrics.items()}, len(test))
+        )
         for name in metrics:
             pooled[name].extend(held)
     report.pooled = {name: metrics[name](pooled[name]) for name in metrics}
     return report
 
 
-__all__ = ["CVReport", "FoldCountError", "check_fold_count", "FoldResult", "cross_validate", "stratified_folds"]
+__all__ = [
+    "CVReport",
+    "FoldCountError",
+    "check_fold_count",
+    "FoldResult",
+    "cross_validate",
+    "stratified_folds",
+]

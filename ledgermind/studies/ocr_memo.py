@@ -46,8 +46,10 @@ class OCRDiskMemo:
         digest = hashlib.sha1(image.tobytes() + f"{image.size}{image.mode}{self._salt}".encode()).hexdigest()
         path = self.directory / f"{digest}.json"
         if path.is_file():
-            return [OCRLine(t, polygon_to_bbox(poly), tuple(map(tuple, poly)), c)
-                    for t, poly, c in json.loads(path.read_text())]
+            return [
+                OCRLine(t, polygon_to_bbox(poly), tuple(map(tuple, poly)), c)
+                for t, poly, c in json.loads(path.read_text())
+            ]
         lines = self._inner(image)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps([[ln.text, [list(p) for p in ln.polygon], ln.confidence] for ln in lines]))

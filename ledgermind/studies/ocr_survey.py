@@ -49,8 +49,13 @@ def run_mmmu(data: Path, engine: OCREngine, policy: ImagePolicy) -> str:
 def rotation_engines(ocr_cfg: DictConfig) -> tuple[OCREngine, OCREngine]:
     """The OCR node's engine without and with an orientation classifier (the node's own, if any)."""
     plain_cfg = OmegaConf.merge(ocr_cfg, {"orientation": None})
-    oriented_cfg = OmegaConf.merge(ocr_cfg, {"orientation": ocr_cfg.get("orientation") or {
-        "_target_": f"{OrientationClassifier.__module__}.OrientationClassifier"}})
+    oriented_cfg = OmegaConf.merge(
+        ocr_cfg,
+        {
+            "orientation": ocr_cfg.get("orientation")
+            or {"_target_": f"{OrientationClassifier.__module__}.OrientationClassifier"}
+        },
+    )
     return instantiate(plain_cfg), instantiate(oriented_cfg)
 
 

@@ -51,8 +51,9 @@ def zone_candidates(base: CropConfig) -> list[CropConfig]:
     return out
 
 
-def zone_outcomes(data: Path, tool: CropZoomTool, candidates: Sequence[CropConfig],
-                  limit: int | None) -> dict[CropConfig, list[ZoneOutcome]]:
+def zone_outcomes(
+    data: Path, tool: CropZoomTool, candidates: Sequence[CropConfig], limit: int | None
+) -> dict[CropConfig, list[ZoneOutcome]]:
     """Every candidate's zone choice on every photo (the tool's config is restored afterwards)."""
     engine, shipped = tool.engine, tool.config
     assert engine is not None
@@ -82,21 +83,27 @@ def run_zone_cv(data: Path, tool: CropZoomTool, k: int, seed: int, limit: int | 
     report = cross_validate(outcomes, folds, recall, metrics)
     dev = recall(outcomes[shipped])
     best = max(candidates, key=lambda c: recall(outcomes[c]))
-    lines = [f"{n} photos, {k}-fold CV over {len(candidates)} zone-choice candidates",
-             "| figure | dev (shipped) | dev (best on all) | CV mean ± sd | CV pooled | gap dev−CV |",
-             "|---|---|---|---|---|---|",
-             f"| zoom recall | {dev:.3f} | {recall(outcomes[best]):.3f} | {report.mean('zoom'):.3f} ± "
-             f"{report.spread('zoom'):.3f} | {report.pooled['zoom']:.3f} | {dev - report.pooled['zoom']:+.3f} |",
-             f"| full-image recall | {recall(outcomes[shipped], zoom=False):.3f} | | {report.mean('full'):.3f} ± "
-             f"{report.spread('full'):.3f} | {report.pooled['full']:.3f} | |",
-             f"shipped: {describe(shipped)}; best on all photos: {describe(best)}"]
-    lines += [f"fold {f.fold}: chose {describe(f.chosen)} (train recall {f.train_score:.3f}, n_test={f.n_held_out})"
-              for f in report.folds]
+    lines = [
+        f"{n} photos, {k}-fold CV over {len(candidates)} zone-choice candidates",
+        "| figure | dev (shipped) | dev (best on all) | CV mean ± sd | CV pooled | gap dev−CV |",
+        "|---|---|---|---|---|---|",
+        f"| zoom recall | {dev:.3f} | {recall(outcomes[best]):.3f} | {report.mean('zoom'):.3f} ± "
+        f"{report.spread('zoom'):.3f} | {report.pooled['zoom']:.3f} | {dev - report.pooled['zoom']:+.3f} |",
+        f"| full-image recall | {recall(outcomes[shipped], zoom=False):.3f} | | {report.mean('full'):.3f} ± "
+        f"{report.spread('full'):.3f} | {report.pooled['full']:.3f} | |",
+        f"shipped: {describe(shipped)}; best on all photos: {describe(best)}",
+    ]
+    lines += [
+        f"fold {f.fold}: chose {describe(f.chosen)} (train recall {f.train_score:.3f}, n_test={f.n_held_out})"
+        for f in report.folds
+    ]
     lines.append("| candidate (dev, all photos) | zoom recall |")
     lines.append("|---|---|")
     lines += [f"| {describe(c)} | {recall(outcomes[c]):.3f} |" for c in candidates]
-    lines.append(f"dial_label_recall_cv zoom={report.pooled['zoom']:.3f} full={report.pooled['full']:.3f} "
-                 f"dev_zoom={dev:.3f} n={n}")
+    lines.append(
+        f"dial_label_recall_cv zoom={report.pooled['zoom']:.3f} full={report.pooled['full']:.3f} "
+        f"dev_zoom={dev:.3f} n={n}"
+    )
     return "\n".join(lines)
 
 

@@ -41,6 +41,8 @@ class CountingRapidOCREngine(RapidOCREngine):
             lines = super()._recognize(image)
             with CountingRapidOCREngine._count_lock:
                 CountingRapidOCREngine.calls += 1
-                CountingRapidOCREngine.digests.append(hashlib.sha1(image.tobytes() + repr(image.size).encode()).hexdigest())
+                CountingRapidOCREngine.digests.append(
+                    hashlib.sha1(image.tobytes() + repr(image.size).encode()).hexdigest()
+                )
                 CountingRapidOCREngine.seconds += time.perf_counter() - t0
         return lines

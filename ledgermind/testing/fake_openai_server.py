@@ -211,12 +211,23 @@ class LoadStats:
     def snapshot(self) -> dict[str, float]:
         self._advance()
         span = self._last - self._since
-        return {"requests": self.requests, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight,
-                "mean_in_flight": self._area / span if span > 0 else 0.0, "seconds": span}  # fmt: skip
+        return {
+            "requests": self.requests,
+            "in_flight": self.in_flight,
+            "max_in_flight": self.max_in_flight,
+            "mean_in_flight": self._area / span if span > 0 else 0.0,
+            "seconds": span,
+        }
 
     def reset(self) -> None:
         now = time.perf_counter()
-        self.requests, self.max_in_flight, self._area, self._since, self._last = 0, self.in_flight, 0.0, now, now
+        self.requests, self.max_in_flight, self._area, self._since, self._last = (
+            0,
+            self.in_flight,
+            0.0,
+            now,
+            now,
+        )
 
 
 # ----------------------------------------------------------------------------- one GPU server's cost
@@ -297,11 +308,20 @@ class FakeOpenAIServer:
     ``cost`` (a ``ServerModel``) adds the prefix cache, the token costs and the batch limit.
     """
 
-    def __init__(self, latency_s: float = 0.5, model: str = "fake-model", reply_text: str = "A",
-                 host: str = LOOPBACK, port: int = 0, record: bool = False,
-                 reply: Callable[[Mapping[str, Any]], str] | None = None, strict_model: bool = False,
-                 die_after: int | None = None, max_model_len: int | None = None,
-                 cost: ServerModel | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        latency_s: float = 0.5,
+        model: str = "fake-model",
+        reply_text: str = "A",
+        host: str = LOOPBACK,
+        port: int = 0,
+        record: bool = False,
+        reply: Callable[[Mapping[str, Any]], str] | None = None,
+        strict_model: bool = False,
+        die_after: int | None = None,
+        max_model_len: int | None = None,
+        cost: ServerModel | None = None,
+    ) -> None:
         if host not in (LOOPBACK, "localhost"):
             raise ValueError(f"the fake server listens on loopback only, not {host!r}")
         if latency_s < 0:
@@ -368,7 +388,7 @@ class FakeOpenAIServer:
         try:
             self._server = loop.run_until_complete(asyncio.start_server(self._handle, self.host, self.port))
             self.port = self._server.sockets[0].getsockname()[1]
-        except BaseException as exc:  # noqa: BLE001 — reported by start()
+        except BaseException as exc:
             self._error = exc
             self._ready.set()
             return
@@ -398,8 +418,10 @@ class FakeOpenAIServer:
                     break  # no response; the listener is closed as well
                 status, payload = await self._route(method, path, body)
                 data = json.dumps(payload).encode()
-                head = (f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\nContent-Type: application/json\r\n"
-                        f"Content-Length: {len(data)}\r\nConnection: keep-alive\r\n\r\n")  # fmt: skip
+                head = (
+                    f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(data)}\r\nConnection: keep-alive\r\n\r\n"
+                )
                 writer.write(head.encode() + data)
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError, _BadRequest):
@@ -458,13 +480,22 @@ class FakeOpenAIServer:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", self.model),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                          "prompt_tokens_details": {"cached_tokens": cached}},  # fmt: skip
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                    "prompt_tokens_details": {"cached_tokens": cached},
+                },
             }
         finally:
             self.stats.leave()
-
 
     async def _serve(self, body: Mapping[str, Any], content: str) -> tuple[int, int, int]:
         """Wait as the cost model says; (prompt, cached prompt, completion) tokens."""
@@ -475,7 +506,11 @@ class FakeOpenAIServer:
             self._batch = asyncio.Semaphore(self.cost.max_batch)
         async with self._batch or _NO_LIMIT:
             cached = self.prefix_cache.serve(blocks) if self.cost.prefix_cache_tokens else 0
-            delay = self.latency_s + (prompt - cached) * self.cost.prefill_s_per_token + completion * self.cost.decode_s_per_token
+            delay = (
+                self.latency_s
+                + (prompt - cached) * self.cost.prefill_s_per_token
+                + completion * self.cost.decode_s_per_token
+            )
             await asyncio.sleep(delay)
         for key, n in (("prompt", prompt), ("cached", cached), ("completion", completion)):
             self.tokens[key] += n
@@ -532,12 +567,25 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--decode-ms-per-token", type=float, default=0.0, help="cost of a generated token")
     p.add_argument("--max-batch", type=int, default=None, help="requests served at once (more wait)")
     p.add_argument("--image-tokens", type=int, default=1024, help="prompt tokens of one image")
-    p.add_argument("--first-option", action="store_true", help="answer 'Answer: X' for the prompt's first option")
+    p.add_argument(
+        "--first-option", action="store_true", help="answer 'Answer: X' for the prompt's first option"
+    )
     args = p.parse_args(argv)
-    cost = ServerModel(args.prefix_cache_tokens, args.prefill_ms_per_token / 1000, args.decode_ms_per_token / 1000,
-                       args.max_batch, args.image_tokens)  # fmt: skip
-    server = FakeOpenAIServer(args.latency, args.model, port=args.port, record=args.record, cost=cost,
-                              reply=first_option_answer if args.first_option else None)  # fmt: skip
+    cost = ServerModel(
+        args.prefix_cache_tokens,
+        args.prefill_ms_per_token / 1000,
+        args.decode_ms_per_token / 1000,
+        args.max_batch,
+        args.image_tokens,
+    )
+    server = FakeOpenAIServer(
+        args.latency,
+        args.model,
+        port=args.port,
+        record=args.record,
+        cost=cost,
+        reply=first_option_answer if args.first_option else None,
+    )
     try:
         asyncio.run(server.serve_forever())
     except KeyboardInterrupt:

@@ -18,7 +18,9 @@ from typing import Any
 import httpx
 
 
-async def replay_requests(base_url: str, bodies: Sequence[Any], concurrency: int, timeout_s: float = 120.0) -> float:
+async def replay_requests(
+    base_url: str, bodies: Sequence[Any], concurrency: int, timeout_s: float = 120.0
+) -> float:
     """Send every chat body with at most ``concurrency`` in flight; return the wall seconds.
 
     Bodies are serialised before the clock starts: the replay does nothing but keep the server busy.

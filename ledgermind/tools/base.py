@@ -299,7 +299,7 @@ class Tool(ABC):
                 observations = list(result)
         except PROGRAMMING_ERRORS:
             raise  # a bug in the tool or its caller is not a tool anomaly: it must surface
-        except Exception as exc:  # noqa: BLE001 — by design: a tool never raises; the failure is recorded
+        except Exception as exc:
             error = f"error: {type(exc).__name__}: {exc}"
             failure = classify_failure(exc)
         output = ToolOutput(
@@ -321,4 +321,3 @@ class Tool(ABC):
     def invoke(self, **inputs: Any) -> ToolOutput:
         """Synchronous convenience wrapper for scripts and tests (not for use inside a loop)."""
         return asyncio.run(self.ainvoke(**inputs))
-

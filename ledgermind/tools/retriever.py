@@ -41,8 +41,14 @@ def load_corpus(path: str | Path) -> list[Passage]:
     for row in read_jsonl(path, torn_tail=False, what=what):
         rec = row.value
         try:
-            passages.append(Passage(str(rec.get("id", row.line_no)), str(rec.get("title", "")), str(rec["text"]),
-                                    rec.get("url")))
+            passages.append(
+                Passage(
+                    str(rec.get("id", row.line_no)),
+                    str(rec.get("title", "")),
+                    str(rec["text"]),
+                    rec.get("url"),
+                )
+            )
         except (KeyError, TypeError, AttributeError):
             raise bad_line(path, row.line_no, row.text, what) from None
     if not passages:
@@ -70,11 +76,23 @@ class LocalRetrieverTool(Tool):
         scores = self._bm25.get_scores(tokenize(query))
         ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[: self.top_k]
         hits = [(self.passages[i], float(scores[i])) for i in ranked if scores[i] > 0]
-        components = [Component("local", f"{p.title}: {p.text}" if p.title else p.text, self._url(p)) for p, _ in hits]
+        components = [
+            Component("local", f"{p.title}: {p.text}" if p.title else p.text, self._url(p)) for p, _ in hits
+        ]
         text = digest(components, self.max_chars)
         obs = [
-            Observation(text=c.text, url=c.url, score=s, meta={"source": "local", "rank": r, "passage_id": p.id,
-                                                               "original_url": p.url, "digest": text})  # fmt: skip
+            Observation(
+                text=c.text,
+                url=c.url,
+                score=s,
+                meta={
+                    "source": "local",
+                    "rank": r,
+                    "passage_id": p.id,
+                    "original_url": p.url,
+                    "digest": text,
+                },
+            )
             for r, (c, (p, s)) in enumerate(zip(components, hits, strict=True))
         ]
         return obs, {"digest": text, "provider": "local"}

@@ -203,7 +203,10 @@ class WebSearchTool(Tool):
     def __init__(self, config: SearchConfig | None = None, seed: int | None = None) -> None:
         self.config = config or SearchConfig()
         rng = random.Random(seed)
-        self.providers: list[_Provider] = [SerperProvider(self.config, rng), SerpApiProvider(self.config, rng)]
+        self.providers: list[_Provider] = [
+            SerperProvider(self.config, rng),
+            SerpApiProvider(self.config, rng),
+        ]
         if not web_search_available():
             raise ConfigError(
                 f"web search needs {SERPER_KEY_ENV} or {SERPAPI_KEY_ENV} in the environment "
@@ -226,11 +229,16 @@ class WebSearchTool(Tool):
                 return self._observations(components, provider.name)
         raise ToolError("all search providers failed: " + "; ".join(errors))
 
-    def _observations(self, components: list[Component], provider: str) -> tuple[list[Observation], dict[str, Any]]:
+    def _observations(
+        self, components: list[Component], provider: str
+    ) -> tuple[list[Observation], dict[str, Any]]:
         text = digest(components, self.config.max_chars)
         obs = [
-            Observation(text=c.text, url=c.url, meta={"component": c.kind, "rank": i, "provider": provider,
-                                                      "source": "web", "digest": text})  # fmt: skip
+            Observation(
+                text=c.text,
+                url=c.url,
+                meta={"component": c.kind, "rank": i, "provider": provider, "source": "web", "digest": text},
+            )
             for i, c in enumerate(components)
         ]
         return obs, {"digest": text, "provider": provider}

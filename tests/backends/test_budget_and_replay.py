@@ -35,30 +35,51 @@ def _png(path: Path, size: tuple[int, int], colour: str = "red") -> Path:
     return path
 
 
-def _request(*parts) -> GenerationRequest:  # noqa: ANN002
+def _request(*parts) -> GenerationRequest:
     return GenerationRequest(messages=[Message("user", list(parts))])
 
 
 def test_images_beyond_max_images_are_tiled_into_the_last_slot(tmp_path: Path) -> None:
-    imgs = [_png(tmp_path / f"{i}.png", (100 + 10 * i, 50), c) for i, c in enumerate(["red", "green", "blue", "black", "white"])]
-    req = _request("Image 1:", imgs[0], "Image 2:", imgs[1], "Image 3:", imgs[2], "Image 4:", imgs[3], "Image 5:", imgs[4], "q?")
+    imgs = [
+        _png(tmp_path / f"{i}.png", (100 + 10 * i, 50), c)
+        for i, c in enumerate(["red", "green", "blue", "black", "white"])
+    ]
+    req = _request(
+        "Image 1:",
+        imgs[0],
+        "Image 2:",
+        imgs[1],
+        "Image 3:",
+        imgs[2],
+        "Image 4:",
+        imgs[3],
+        "Image 5:",
+        imgs[4],
+        "q?",
+    )
     fitted, notes = apply_budget(req, ImageBudget(max_images=3))
     content = fitted.messages[0].content
     images = [p for p in content if not isinstance(p, str)]
     assert images[:2] == imgs[:2] and isinstance(images[2], Image.Image) and len(images) == 3
     assert images[2].size == (120 + 130 + 140, 50)  # images 3..5 side by side at their common height
-    assert [p for p in content if isinstance(p, str)] == [p for p in req.messages[0].content if isinstance(p, str)]
+    assert [p for p in content if isinstance(p, str)] == [
+        p for p in req.messages[0].content if isinstance(p, str)
+    ]
     assert notes == ["tiled images 3-5 of 5 into one (max_images=3)"]
 
 
 def test_huge_image_is_downscaled_and_a_bomb_is_refused(tmp_path: Path) -> None:
     big = _png(tmp_path / "big.png", (4000, 3000))
-    fitted, notes = apply_budget(_request(big, "q"), ImageBudget(max_images=2, max_pixels=1_000_000, bomb_pixels=20_000_000))
+    fitted, notes = apply_budget(
+        _request(big, "q"), ImageBudget(max_images=2, max_pixels=1_000_000, bomb_pixels=20_000_000)
+    )
     (img,) = fitted.messages[0].images()
     assert img.width * img.height <= 1_000_000 and abs(img.width / img.height - 4 / 3) < 0.01
     assert notes == [f"downscaled 4000x3000 -> {img.width}x{img.height}"]
     with pytest.raises(DataError, match="decompression bomb"):
-        apply_budget(_request(big, "q"), ImageBudget(max_images=2, max_pixels=1_000_000, bomb_pixels=5_000_000))
+        apply_budget(
+            _request(big, "q"), ImageBudget(max_images=2, max_pixels=1_000_000, bomb_pixels=5_000_000)
+        )
 
 
 def test_a_request_within_budget_is_passed_through_unchanged(tmp_path: Path) -> None:
@@ -71,16 +92,31 @@ def test_build_backend_applies_model_max_images_to_every_backend(tmp_path: Path)
     backend = BudgetedBackend(inner, ImageBudget.from_model({"name": "m", "max_images": 2}))
     imgs = [_png(tmp_path / f"{i}.png", (30, 30)) for i in range(4)]
     reply = asyncio.run(backend.generate(_request(*imgs, "q")))
-    assert reply.text == "2" and reply.meta["image_budget"] == ["tiled images 2-4 of 4 into one (max_images=2)"]
-    replay = build_backend({"_target_": "ledgermind.backends.replay.ReplayBackend", "path": str(_replies(tmp_path))},
-                           {"name": "m", "hub_id": "x/y", "max_images": 2}, cache_mode="readwrite", cache_path=tmp_path / "c.sqlite")  # fmt: skip
-    assert isinstance(replay, BudgetedBackend) and replay.path.name == "replies.jsonl"  # replay is never cached
+    assert reply.text == "2" and reply.meta["image_budget"] == [
+        "tiled images 2-4 of 4 into one (max_images=2)"
+    ]
+    replay = build_backend(
+        {"_target_": "ledgermind.backends.replay.ReplayBackend", "path": str(_replies(tmp_path))},
+        {"name": "m", "hub_id": "x/y", "max_images": 2},
+        cache_mode="readwrite",
+        cache_path=tmp_path / "c.sqlite",
+    )
+    assert (
+        isinstance(replay, BudgetedBackend) and replay.path.name == "replies.jsonl"
+    )  # replay is never cached
 
 
 def test_cache_key_separates_backend_kinds_and_image_limits(tmp_path: Path) -> None:
-    model = {"name": "q", "hub_id": "Qwen/Qwen2.5-VL-7B-Instruct", "max_images": 4,
-             "vllm_args": {"mm_processor_kwargs": {"max_pixels": 1003520}}}  # fmt: skip
-    srv = {"_target_": "ledgermind.backends.vllm_server.VLLMServerBackend", "base_urls": ["http://127.0.0.1:9"]}
+    model = {
+        "name": "q",
+        "hub_id": "Qwen/Qwen2.5-VL-7B-Instruct",
+        "max_images": 4,
+        "vllm_args": {"mm_processor_kwargs": {"max_pixels": 1003520}},
+    }
+    srv = {
+        "_target_": "ledgermind.backends.vllm_server.VLLMServerBackend",
+        "base_urls": ["http://127.0.0.1:9"],
+    }
     db = tmp_path / "c.sqlite"
     ident = lambda b, m: build_backend(b, m, cache_mode="readwrite", cache_path=db).model_identity  # noqa: E731
     smaller = model | {"vllm_args": {"mm_processor_kwargs": {"max_pixels": 401408}}}
@@ -93,7 +129,12 @@ def test_cache_key_separates_backend_kinds_and_image_limits(tmp_path: Path) -> N
 
 def _replies(tmp_path: Path) -> Path:
     path = tmp_path / "replies.jsonl"
-    path.write_text(json.dumps({"id": "a", "response": "Answer: B"}) + "\n" + json.dumps({"id": "b", "response": "C"}) + "\n")
+    path.write_text(
+        json.dumps({"id": "a", "response": "Answer: B"})
+        + "\n"
+        + json.dumps({"id": "b", "response": "C"})
+        + "\n"
+    )
     return path
 
 
@@ -119,9 +160,13 @@ def test_pillows_own_bomb_guard_is_a_refusal_too(tmp_path: Path, monkeypatch) ->
 @pytest.mark.parametrize("reply", [["Answer: 16.50"], 16.5, {"text": "B"}])
 def test_a_replay_reply_that_is_not_text_is_a_per_item_error_never_coerced(tmp_path: Path, reply) -> None:
     path = tmp_path / "replies.jsonl"
-    path.write_text(json.dumps({"id": "a", "response": reply}) + "\n" + json.dumps({"id": "b", "response": "B"}) + "\n")
+    path.write_text(
+        json.dumps({"id": "a", "response": reply}) + "\n" + json.dumps({"id": "b", "response": "B"}) + "\n"
+    )
     backend = ReplayBackend({"name": "m"}, path=str(path))
     kind = type(reply).__name__
     with pytest.raises(BackendError, match=f"reply for item 'a' in .* is a JSON {kind}, not text"):
         asyncio.run(backend.generate(GenerationRequest(messages=[], item_id="a")))
-    assert asyncio.run(backend.generate(GenerationRequest(messages=[], item_id="b"))).text == "B"  # the others answer
+    assert (
+        asyncio.run(backend.generate(GenerationRequest(messages=[], item_id="b"))).text == "B"
+    )  # the others answer

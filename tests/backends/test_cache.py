@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
 from ledgermind.backends import cache as cache_module
+from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
 from ledgermind.backends.build import build_backend
 from ledgermind.backends.cache import CachedBackend, CacheMiss, CacheMode, ResponseCache, request_key
 from ledgermind.errors import ConfigError
@@ -58,9 +58,15 @@ def test_any_change_in_the_request_is_a_miss(cached):
     inner, b = cached
     base = dict(text="q", image=img())
     b.generate_sync(req(**base))
-    for variant in [dict(text="q2", image=img()), dict(text="q", image=img((10, 20, 31))),
-                    dict(max_tokens=7, **base), dict(json_schema={"type": "object"}, **base),
-                    dict(regex="[a-z]+", **base), dict(stop=("x",), **base), dict(seed=3, **base)]:  # fmt: skip
+    for variant in [
+        dict(text="q2", image=img()),
+        dict(text="q", image=img((10, 20, 31))),
+        dict(max_tokens=7, **base),
+        dict(json_schema={"type": "object"}, **base),
+        dict(regex="[a-z]+", **base),
+        dict(stop=("x",), **base),
+        dict(seed=3, **base),
+    ]:
         b.generate_sync(req(**variant))
     assert inner.calls == 8 and b.hits == 0
 
@@ -129,7 +135,9 @@ def test_build_backend_wraps_and_validates(tmp_path):
     plain = build_backend(cfg, model)
     assert plain.name == "scripted" and not isinstance(plain, CachedBackend)
     wrapped = build_backend(cfg, model, cache_mode="readwrite", cache_path=tmp_path / "c.sqlite")
-    assert isinstance(wrapped, CachedBackend) and wrapped.model_identity.startswith("m|org/m||scripted|{")  # + image limits
+    assert isinstance(wrapped, CachedBackend) and wrapped.model_identity.startswith(
+        "m|org/m||scripted|{"
+    )  # + image limits
     with pytest.raises(ConfigError, match="needs a cache path"):
         build_backend(cfg, model, cache_mode="readwrite")
     with pytest.raises(ConfigError, match="does not exist"):
@@ -175,7 +183,9 @@ def test_concurrent_identical_requests_are_sent_once(cached):
         return await asyncio.gather(*(b.generate(req("same")) for _ in range(5)))
 
     replies = asyncio.run(run())
-    assert slow.calls == 1 and {r.text for r in replies} == {"answer 1"} and sum(r.cached for r in replies) == 4
+    assert (
+        slow.calls == 1 and {r.text for r in replies} == {"answer 1"} and sum(r.cached for r in replies) == 4
+    )
 
 
 def test_runs_that_open_a_fresh_file_at_once_all_get_the_cache(tmp_path, caplog):
@@ -192,7 +202,9 @@ def test_runs_that_open_a_fresh_file_at_once_all_get_the_cache(tmp_path, caplog)
 
     for round_ in range(100):
         start = threading.Barrier(4)
-        threads = [threading.Thread(target=open_at, args=(tmp_path / f"{round_}.sqlite", start)) for _ in range(4)]
+        threads = [
+            threading.Thread(target=open_at, args=(tmp_path / f"{round_}.sqlite", start)) for _ in range(4)
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -269,14 +281,18 @@ def test_two_writer_processes_lose_and_corrupt_nothing(tmp_path):
 
 
 # ----------------------------------------------------------------------------- damage vs a failing disk
-@pytest.mark.parametrize("row", ['{"text": 5}', "[1, 2]", '{"text": "x", "meta": "no"}', '{"text": "x", "extra": 1}', "not json"])
+@pytest.mark.parametrize(
+    "row", ['{"text": 5}', "[1, 2]", '{"text": "x", "meta": "no"}', '{"text": "x", "extra": 1}', "not json"]
+)
 def test_a_mistyped_row_is_a_miss_and_is_replaced(tmp_path, row, caplog):
     path = tmp_path / "c.sqlite"
     inner, b = Counting(), CachedBackend(Counting(), ResponseCache(path), "readwrite", "m")
     b.inner = inner
     key = request_key(req("q"), "m")
     b.cache.put(key, Reply(text="ok"))
-    sqlite3.connect(path).execute("UPDATE replies SET reply = ? WHERE key = ?", (row, key)).connection.commit()
+    sqlite3.connect(path).execute(
+        "UPDATE replies SET reply = ? WHERE key = ?", (row, key)
+    ).connection.commit()
     assert b.generate_sync(req("q")).text == "answer 1" and inner.calls == 1  # a miss, not an item error
     assert b.generate_sync(req("q")).text == "answer 1" and inner.calls == 1  # the fresh reply replaced it
     assert "unreadable entry" in caplog.text
@@ -324,8 +340,13 @@ def test_cache_path_by_scope(tmp_path):
     run, sig = tmp_path / "run", backend_signature(None)
     assert cache_path({"scope": "run"}, run) == run / "responses.sqlite"
     assert cache_path({"scope": "sweep"}, run) == run / "responses.sqlite"  # not inside a multirun
-    assert cache_path({"scope": "root", "root": str(tmp_path / "r")}, run, "qwen 7b/x") == tmp_path / "r" / f"qwen_7b_x-{sig}.sqlite"
-    assert cache_path({"scope": "root", "path": "/x/f.sqlite"}, run) == Path("/x/f.sqlite")  # replay: the recorded file
+    assert (
+        cache_path({"scope": "root", "root": str(tmp_path / "r")}, run, "qwen 7b/x")
+        == tmp_path / "r" / f"qwen_7b_x-{sig}.sqlite"
+    )
+    assert cache_path({"scope": "root", "path": "/x/f.sqlite"}, run) == Path(
+        "/x/f.sqlite"
+    )  # replay: the recorded file
     with pytest.raises(ConfigError, match="cache.scope must be one of"):
         cache_path({"scope": "galaxy"}, run)
     with pytest.raises(ConfigError, match="needs cache.root"):
@@ -336,10 +357,20 @@ def test_a_shared_file_is_split_by_reply_shaping_backend_parameters_not_by_trans
     from ledgermind.backends.cache import backend_signature, cache_path
 
     sim = {"_target_": "x.SimulatedBackend", "seed": 0, "phantom_rate": 0.2}
-    assert backend_signature(sim) != backend_signature({**sim, "phantom_rate": 0.4})  # other replies: other file
+    assert backend_signature(sim) != backend_signature(
+        {**sim, "phantom_rate": 0.4}
+    )  # other replies: other file
     assert backend_signature(sim) != backend_signature({**sim, "seed": 1})
-    server = {"_target_": "x.VLLMServerBackend", "base_urls": ["http://a:1"], "concurrency": 8, "routing": "affine"}
+    server = {
+        "_target_": "x.VLLMServerBackend",
+        "base_urls": ["http://a:1"],
+        "concurrency": 8,
+        "routing": "affine",
+    }
     assert backend_signature(server) == backend_signature(
-        {**server, "base_urls": ["http://b:2", "http://c:3"], "concurrency": 64, "routing": "rotation"})
+        {**server, "base_urls": ["http://b:2", "http://c:3"], "concurrency": 64, "routing": "rotation"}
+    )
     root = {"scope": "root", "root": str(tmp_path)}
-    assert cache_path(root, tmp_path, "m", sim) != cache_path(root, tmp_path, "m", {**sim, "phantom_rate": 0.4})
+    assert cache_path(root, tmp_path, "m", sim) != cache_path(
+        root, tmp_path, "m", {**sim, "phantom_rate": 0.4}
+    )

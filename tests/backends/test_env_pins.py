@@ -40,7 +40,9 @@ def test_opencv_is_capped_below_5_in_both_envs() -> None:
         for r in extras[extra]:
             if r.name.startswith("opencv-python"):
                 assert not r.specifier.contains("5.0.0"), r
-    assert "'opencv-python-headless>=4.13,<5'" in (REPO / "Makefile").read_text()  # gpu-env: one OpenCV, headless, capped
+    assert (
+        "'opencv-python-headless>=4.13,<5'" in (REPO / "Makefile").read_text()
+    )  # gpu-env: one OpenCV, headless, capped
 
 
 def test_numpy_is_capped_where_mistral_common_caps_it() -> None:
@@ -49,8 +51,15 @@ def test_numpy_is_capped_where_mistral_common_caps_it() -> None:
     py313 = {"python_version": "3.13", "python_full_version": "3.13.0"}
     active_312 = [r for r in numpy if r.marker is None or r.marker.evaluate(py312)]
     active_313 = [r for r in numpy if r.marker is None or r.marker.evaluate(py313)]
-    assert active_312 and all(not r.specifier.contains("2.4.0") and r.specifier.contains("2.3.5") for r in active_312)
+    assert active_312 and all(
+        not r.specifier.contains("2.4.0") and r.specifier.contains("2.3.5") for r in active_312
+    )
     assert active_313 and all(r.specifier.contains("2.4.0") for r in active_313)
-    cpu_reqs = [Requirement(line) for line in (REPO / "scripts" / "vllm_cpu_requirements.txt").read_text().splitlines()
-                if line.strip() and not line.startswith("#")]
-    assert all(not r.specifier.contains("2.4.0") for r in cpu_reqs if r.name == "numpy" and r.marker.evaluate(py312))
+    cpu_reqs = [
+        Requirement(line)
+        for line in (REPO / "scripts" / "vllm_cpu_requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert all(
+        not r.specifier.contains("2.4.0") for r in cpu_reqs if r.name == "numpy" and r.marker.evaluate(py312)
+    )

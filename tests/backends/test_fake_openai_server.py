@@ -29,8 +29,14 @@ def server():
 
 
 def client(srv: FakeOpenAIServer, concurrency: int = 16) -> VLLMServerBackend:
-    return VLLMServerBackend(MODEL, base_urls=[srv.base_url], served_model_name="fake-model",
-                             concurrency=concurrency, max_retries=0, timeout_s=10)  # fmt: skip
+    return VLLMServerBackend(
+        MODEL,
+        base_urls=[srv.base_url],
+        served_model_name="fake-model",
+        concurrency=concurrency,
+        max_retries=0,
+        timeout_s=10,
+    )
 
 
 def ask(**kw) -> GenerationRequest:
@@ -38,7 +44,10 @@ def ask(**kw) -> GenerationRequest:
     return GenerationRequest([Message("user", [img, "What is shown?"])], **kw)
 
 
-@pytest.mark.parametrize("schema", [schemas.CLAIMS, schemas.DECISION, schemas.READING, schemas.with_max_items(schemas.OBSERVATIONS, 3)])
+@pytest.mark.parametrize(
+    "schema",
+    [schemas.CLAIMS, schemas.DECISION, schemas.READING, schemas.with_max_items(schemas.OBSERVATIONS, 3)],
+)
 def test_json_schema_replies_validate(server, schema):
     reply = asyncio.run(client(server).generate(ask(json_schema=schema)))
     value = json.loads(reply.text)
@@ -54,7 +63,9 @@ def test_regex_and_plain_replies(server):
     assert asyncio.run(b.generate(ask())).text == "B"
 
 
-@pytest.mark.parametrize("pattern", [r"[A-D]", r"\d+\.\d{1,2}", r"(yes|no)", r"[^0-9]{3}x?", r"\w+@\w+\.com", r"^a{2,4}$"])
+@pytest.mark.parametrize(
+    "pattern", [r"[A-D]", r"\d+\.\d{1,2}", r"(yes|no)", r"[^0-9]{3}x?", r"\w+@\w+\.com", r"^a{2,4}$"]
+)
 def test_string_matching(pattern):
     assert re.fullmatch(pattern, string_matching(pattern))
 
@@ -112,7 +123,20 @@ def test_recorded_requests_replay_at_the_given_concurrency():
         assert stats["requests"] == 4 and stats["max_in_flight"] == 4 and 0.2 <= wall < 0.8
         assert asyncio.run(replay_requests(srv.base_url, bodies, concurrency=1)) >= 0.8
         with pytest.raises(httpx.HTTPStatusError):  # a replay that fails measures nothing
-            asyncio.run(replay_requests(srv.base_url, [{"response_format": {"type": "json_schema", "json_schema": {"schema": {"type": "string", "pattern": "(?<=a)b"}}}}], 1))
+            asyncio.run(
+                replay_requests(
+                    srv.base_url,
+                    [
+                        {
+                            "response_format": {
+                                "type": "json_schema",
+                                "json_schema": {"schema": {"type": "string", "pattern": "(?<=a)b"}},
+                            }
+                        }
+                    ],
+                    1,
+                )
+            )
 
 
 def test_a_reply_with_a_lone_surrogate_escape_becomes_valid_text():
@@ -148,12 +172,19 @@ def test_prefix_cache_reports_cached_tokens_as_vllm_does():
     with FakeOpenAIServer(latency_s=0.0, cost=cost) as srv:
         b = client(srv)
         first = b.generate_sync(_with_image("navy", "What is the value of the tallest bar?"))
-        again = b.generate_sync(_with_image("navy", "Which colour is the smallest slice?"))  # same image, new question
-        other = b.generate_sync(_with_image("red", "What is the value of the tallest bar?"))  # other image first
+        again = b.generate_sync(
+            _with_image("navy", "Which colour is the smallest slice?")
+        )  # same image, new question
+        other = b.generate_sync(
+            _with_image("red", "What is the value of the tallest bar?")
+        )  # other image first
         stats = httpx.get(f"{srv.root_url}/stats").json()
     assert first.meta["cached_tokens"] == 0 and other.meta["cached_tokens"] == 0
     assert again.meta["cached_tokens"] == 500 < again.prompt_tokens  # the image prefix, not the new question
-    assert stats["cached_tokens"] == 500 and stats["prompt_tokens"] == first.prompt_tokens + again.prompt_tokens + other.prompt_tokens
+    assert (
+        stats["cached_tokens"] == 500
+        and stats["prompt_tokens"] == first.prompt_tokens + again.prompt_tokens + other.prompt_tokens
+    )
 
 
 def test_prefix_cache_evicts_the_least_recently_used_prefix():
@@ -177,7 +208,9 @@ def test_latency_model_charges_uncached_prompt_and_generated_tokens(monkeypatch)
         await real_sleep(0)
 
     monkeypatch.setattr(fake.asyncio, "sleep", record)
-    cost = fake.ServerModel(prefix_cache_tokens=100_000, prefill_s_per_token=0.001, decode_s_per_token=0.01, image_tokens=500)
+    cost = fake.ServerModel(
+        prefix_cache_tokens=100_000, prefill_s_per_token=0.001, decode_s_per_token=0.01, image_tokens=500
+    )
     with FakeOpenAIServer(latency_s=0.1, cost=cost, reply_text="ABCDEFGH") as srv:
         b = client(srv)
         cold = b.generate_sync(_with_image("navy", "q"))

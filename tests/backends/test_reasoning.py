@@ -11,7 +11,13 @@ from omegaconf import OmegaConf
 from ledgermind.backends.base import GenerationRequest, Message, Reply
 from ledgermind.backends.build import build_backend
 from ledgermind.backends.cache import CachedBackend
-from ledgermind.backends.reasoning import ReasoningBackend, ReasoningSpec, is_truncated, separate, split_reasoning
+from ledgermind.backends.reasoning import (
+    ReasoningBackend,
+    ReasoningSpec,
+    is_truncated,
+    separate,
+    split_reasoning,
+)
 from ledgermind.backends.vllm_server import VLLMServerBackend
 from ledgermind.errors import ConfigError
 
@@ -59,9 +65,18 @@ def test_separate_merges_server_reasoning_and_is_idempotent():
 
 def test_vllm_server_returns_reasoning_content_apart():
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={
-            "choices": [{"message": {"content": "Answer: B", "reasoning_content": "C? no, B"}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 9, "completion_tokens": 4}})  # fmt: skip
+        return httpx.Response(
+            200,
+            json={
+                "choices": [
+                    {
+                        "message": {"content": "Answer: B", "reasoning_content": "C? no, B"},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 9, "completion_tokens": 4},
+            },
+        )
 
     b = VLLMServerBackend({"name": "m", "hub_id": "o/m"}, transport=httpx.MockTransport(handler))
     r = b.generate_sync(req())
@@ -73,8 +88,12 @@ def test_thinking_model_config_adds_its_budget_and_splits(tmp_path):
     spec = ReasoningSpec.from_model(model)
     assert spec is not None and spec.budget_tokens > 0 and spec.opened_by_template
     reply = "The label reads A, but the arrow points to C.</think>\n\nAnswer: B"
-    b = build_backend({**SCRIPTED, "rules": [{"pattern": "Which option", "reply": reply}]}, model,
-                      cache_mode="readwrite", cache_path=tmp_path / "c.sqlite")
+    b = build_backend(
+        {**SCRIPTED, "rules": [{"pattern": "Which option", "reply": reply}]},
+        model,
+        cache_mode="readwrite",
+        cache_path=tmp_path / "c.sqlite",
+    )
     assert isinstance(b, ReasoningBackend) and isinstance(b.inner, CachedBackend) and b.name == "scripted"
     r = b.generate_sync(req(max_tokens=100))
     assert r.text == "Answer: B" and "points to C" in r.reasoning

@@ -49,8 +49,8 @@ def test_the_simulator_describes_itself_as_a_test_instrument() -> None:
 
 def test_readers_use_the_description_not_a_class_name() -> None:
     """Any backend with a description gets it in metrics.json and the report title."""
-    from ledgermind.runs.summary import RunIdentity, build_metrics
     from ledgermind.report.run_view import backend_label
+    from ledgermind.runs.summary import RunIdentity, build_metrics
 
     ident = RunIdentity("m", "labelled_for_test", "gauges", "full", "x", 0)
     metrics = build_metrics([], [], ident, wall_time_s=0.0, gamma=0.5, summarize=None)
@@ -96,13 +96,23 @@ def test_registering_the_simulator_section_twice_is_an_error() -> None:
 
 
 def test_audit_checks_format_only_what_the_metrics_hold() -> None:
-    from ledgermind.srfa.checks import format_checks
     from ledgermind.simulator.srfa_catch import format_catch
+    from ledgermind.srfa.checks import format_checks
 
     describe_backend("SimulatedBackend")
-    s = {"phantom_claims": 2, "phantom_injected": 3, "phantom_not_in_trace": 1, "phantom_ungrounded": 1,
-         "phantom_catch_rate": 0.5, "amplified_ungrounded": 0, "amplified_claims": 0,
-         "fault_free_grounded": 4, "fault_free_claims": 5, "fault_free_grounded_rate": 0.8,
-         "fault_free_sc_grounded_rate": None, "fault_free_dc_grounded_rate": 1.0}  # fmt: skip
+    s = {
+        "phantom_claims": 2,
+        "phantom_injected": 3,
+        "phantom_not_in_trace": 1,
+        "phantom_ungrounded": 1,
+        "phantom_catch_rate": 0.5,
+        "amplified_ungrounded": 0,
+        "amplified_claims": 0,
+        "fault_free_grounded": 4,
+        "fault_free_claims": 5,
+        "fault_free_grounded_rate": 0.8,
+        "fault_free_sc_grounded_rate": None,
+        "fault_free_dc_grounded_rate": 1.0,
+    }
     assert format_checks({"simulator": s, "ledger": {}}) == [format_catch(s)]
     assert format_checks({"ledger": {}}) == []

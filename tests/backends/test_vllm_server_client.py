@@ -19,8 +19,10 @@ MODEL = {"name": "m", "hub_id": "org/m"}
 
 
 def ok_body(text: str = "hello") -> dict:
-    return {"choices": [{"message": {"content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 7, "completion_tokens": 2}}  # fmt: skip
+    return {
+        "choices": [{"message": {"content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 2},
+    }
 
 
 class Script:
@@ -119,7 +121,11 @@ def test_item_affine_routing_keeps_an_item_on_one_server_and_balances_new_items(
     for item, r in zip(order, s.requests, strict=True):
         by_item.setdefault(item, set()).add(r.url.host)
     assert all(len(hosts) == 1 for hosts in by_item.values())  # every call of an item on one server
-    assert {h for i in ("i1", "i2", "i3") for h in by_item[i]} == {"a", "b", "c"}  # three items, three servers
+    assert {h for i in ("i1", "i2", "i3") for h in by_item[i]} == {
+        "a",
+        "b",
+        "c",
+    }  # three items, three servers
 
 
 def test_a_failing_server_leaves_rotation_and_its_item_continues_elsewhere():
@@ -153,8 +159,13 @@ def test_per_server_concurrency_limit():
         in_flight[host] -= 1
         return httpx.Response(200, json=ok_body())
 
-    b = VLLMServerBackend(MODEL, base_urls=["http://a:1", "http://b:2"], concurrency=16, per_server_concurrency=2,
-                          transport=httpx.MockTransport(handler))  # fmt: skip
+    b = VLLMServerBackend(
+        MODEL,
+        base_urls=["http://a:1", "http://b:2"],
+        concurrency=16,
+        per_server_concurrency=2,
+        transport=httpx.MockTransport(handler),
+    )
 
     async def run():
         await asyncio.gather(*(b.generate(req(item_id=f"i{k % 4}")) for k in range(24)))
@@ -172,7 +183,9 @@ def test_cached_prompt_tokens_are_recorded_when_the_server_reports_them():
 
     r = VLLMServerBackend(MODEL, transport=httpx.MockTransport(handler)).generate_sync(req())
     assert r.meta["cached_tokens"] == 5 and r.prompt_tokens == 7
-    plain = VLLMServerBackend(MODEL, transport=httpx.MockTransport(lambda q: httpx.Response(200, json=ok_body())))
+    plain = VLLMServerBackend(
+        MODEL, transport=httpx.MockTransport(lambda q: httpx.Response(200, json=ok_body()))
+    )
     assert "cached_tokens" not in plain.generate_sync(req()).meta
 
 

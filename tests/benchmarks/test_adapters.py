@@ -61,8 +61,23 @@ def test_emma_jsonl(tmp_path, png_bytes) -> None:
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "p1.png").write_bytes(png_bytes())
     rows = [
-        {"pid": "phys_1", "question": "Force in <image_1>?", "options": ["1 N", "2 N"], "answer": "B", "image_1": "img/p1.png", "type": "Multiple Choice", "subject": "Physics"},
-        {"pid": "math_2", "question": "Area?", "options": None, "answer": "12", "type": "Open-ended", "subject": "Math"},
+        {
+            "pid": "phys_1",
+            "question": "Force in <image_1>?",
+            "options": ["1 N", "2 N"],
+            "answer": "B",
+            "image_1": "img/p1.png",
+            "type": "Multiple Choice",
+            "subject": "Physics",
+        },
+        {
+            "pid": "math_2",
+            "question": "Area?",
+            "options": None,
+            "answer": "12",
+            "type": "Open-ended",
+            "subject": "Math",
+        },
     ]
     (tmp_path / "emma.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     items = load_benchmark("emma", {"path": str(tmp_path)})
@@ -87,7 +102,9 @@ def test_vstar_jsonl(tmp_path) -> None:
 
 
 def test_vstar_without_options_is_data_error(tmp_path) -> None:
-    (tmp_path / "q.jsonl").write_text(json.dumps({"question_id": 1, "image": "a.jpg", "text": "Colour?", "label": "A"}))
+    (tmp_path / "q.jsonl").write_text(
+        json.dumps({"question_id": 1, "image": "a.jpg", "text": "Colour?", "label": "A"})
+    )
     with pytest.raises(DataError, match="options"):
         load_benchmark("vstar", {"path": str(tmp_path), "strict": True})
     (item,) = load_benchmark("vstar", {"path": str(tmp_path)})  # default: a per-item error naming the row
@@ -98,8 +115,15 @@ def test_vstar_image_outside_the_data_dir_is_refused(tmp_path) -> None:
     row = {"question_id": 7, "image": "../outside/x.png", "text": "Colour?\n(A) red\n(B) blue", "label": "A"}
     (tmp_path / "q.jsonl").write_text(json.dumps(row))
     (item,) = load_benchmark("vstar", {"path": str(tmp_path)})
-    assert item.images == [] and "vstar_7" in item.meta["load_error"] and "outside the data directory" in item.meta["load_error"]
+    assert (
+        item.images == []
+        and "vstar_7" in item.meta["load_error"]
+        and "outside the data directory" in item.meta["load_error"]
+    )
 
 
 def test_split_inline_options_requires_consecutive_letters() -> None:
-    assert split_inline_options("Q (A) x (C) y", r"\(([A-D])\)\s*([^()]+?)\s*(?=\([A-D]\)|$)") == ("Q (A) x (C) y", None)
+    assert split_inline_options("Q (A) x (C) y", r"\(([A-D])\)\s*([^()]+?)\s*(?=\([A-D]\)|$)") == (
+        "Q (A) x (C) y",
+        None,
+    )

@@ -39,13 +39,19 @@ def test_every_option(repo_root, monkeypatch) -> None:
 def test_the_loader_defaults_live_in_loader_yaml_and_each_option_states_only_its_own(repo_root) -> None:
     base = yaml.safe_load((repo_root / "conf" / "benchmark" / "_loader.yaml").read_text(encoding="utf-8"))
     assert base.pop("name") == "???"  # every option must name its loader
-    assert base == {k: v for k, v in dataclasses.asdict(LoaderConfig()).items() if k != "options"}  # a loader's own
+    assert base == {
+        k: v for k, v in dataclasses.asdict(LoaderConfig()).items() if k != "options"
+    }  # a loader's own
     for f in _options(repo_root):
         raw = yaml.safe_load(f.read_text(encoding="utf-8"))
         assert raw.pop("defaults") == ["_loader", "_self_"], f.name
-        assert "name" in raw and all(base.get(k, object()) != v for k, v in raw.items()), f"{f.name} restates a default"
+        assert "name" in raw and all(base.get(k, object()) != v for k, v in raw.items()), (
+            f"{f.name} restates a default"
+        )
         keys = list(_composed(repo_root, f.stem))
-        assert keys[: len(base) + 1] == ["name", *base], f.name  # the recorded config's key order; own keys after
+        assert keys[: len(base) + 1] == ["name", *base], (
+            f.name
+        )  # the recorded config's key order; own keys after
 
 
 @pytest.mark.parametrize("name", ["jsonl", "mmstar", "mmmu", "emma", "vstar"])

@@ -22,13 +22,17 @@ def test_gauges(shared_data) -> None:
 
 
 def test_graduation_rules() -> None:
-    assert graduation({"min": "0", "max": "450", "ticks": "15", "tick_pos": "300,450"}) == 30  # smaller estimate
+    assert (
+        graduation({"min": "0", "max": "450", "ticks": "15", "tick_pos": "300,450"}) == 30
+    )  # smaller estimate
     assert graduation({"min": "0", "max": "5", "ticks": "10"}) == 0.5  # no tick_pos
     assert graduation({"min": "0", "max": "5", "ticks": "0"}) is None
 
 
 def test_gauges_bad_record(tmp_path) -> None:
-    (tmp_path / "items.jsonl").write_text(json.dumps({"image": "a.jpg", "min": "0", "max": "x", "reading": "1"}))
+    (tmp_path / "items.jsonl").write_text(
+        json.dumps({"image": "a.jpg", "min": "0", "max": "x", "reading": "1"})
+    )
     with pytest.raises(DataError, match="bad gauge record"):
         load_benchmark("gauges", {"path": str(tmp_path), "strict": True})
     (item,) = load_benchmark("gauges", {"path": str(tmp_path)})
@@ -38,7 +42,9 @@ def test_gauges_bad_record(tmp_path) -> None:
 def test_ai2d(shared_data) -> None:
     items = load_benchmark("ai2d", {"path": str(shared_data / "ai2d_sample"), "limit": 4})
     assert len(items) == 4
-    assert all(it.answer_type is AnswerType.MCQ and len(it.options) == 4 and it.answer in "ABCD" for it in items)
+    assert all(
+        it.answer_type is AnswerType.MCQ and len(it.options) == 4 and it.answer in "ABCD" for it in items
+    )
     assert all(it.images[0].is_file() for it in items)
 
 
@@ -47,21 +53,38 @@ def test_generic_jsonl_inference_and_paths(tmp_path) -> None:
         {"id": "m", "question": "Which?", "options": ["x", "y"], "answer": "B", "images": ["img/a.png"]},
         {"id": "n", "question": "How many?", "answer": "3", "image": "/abs/b.png"},
         {"id": "o", "question": "Name?", "answer": "Oslo", "difficulty": "Hard", "meta": {"k": 1}},
-        {"id": "r", "question": "Read", "answer": "2.5", "answer_type": "numeric", "meta": {"numeric_kind": "reading"}},
+        {
+            "id": "r",
+            "question": "Read",
+            "answer": "2.5",
+            "answer_type": "numeric",
+            "meta": {"numeric_kind": "reading"},
+        },
     ]
     (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n\n")
     items = load_benchmark("jsonl", {"path": str(tmp_path)})
-    assert [it.answer_type for it in items[::2]] + [items[3].answer_type] == [AnswerType.MCQ, AnswerType.OPEN, AnswerType.NUMERIC]
+    assert [it.answer_type for it in items[::2]] + [items[3].answer_type] == [
+        AnswerType.MCQ,
+        AnswerType.OPEN,
+        AnswerType.NUMERIC,
+    ]
     assert items[0].images == [(tmp_path / "img" / "a.png").resolve()]
     # an absolute path outside the JSONL's directory is refused: a per-item error naming the item
-    assert items[1].images == [] and "'n'" in items[1].meta["load_error"] and "/abs/b.png" in items[1].meta["load_error"]
+    assert (
+        items[1].images == []
+        and "'n'" in items[1].meta["load_error"]
+        and "/abs/b.png" in items[1].meta["load_error"]
+    )
     assert items[2].difficulty == "Hard" and items[2].meta == {"k": 1}
 
 
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("{not json", r"line 1 is not a valid JSON object \(Expecting"),  # an unreadable file aborts even without strict
+        (
+            "{not json",
+            r"line 1 is not a valid JSON object \(Expecting",
+        ),  # an unreadable file aborts even without strict
         ("[1, 2]", r"line 1 is not a valid JSON object \(a JSON list"),
         ('{"question": "q"}', "needs 'id' and 'question'"),
         ('{"id": "a", "question": "q", "options": ["x"], "answer": "Z"}', "answer letter"),
@@ -77,7 +100,10 @@ def test_generic_jsonl_errors_name_the_line(tmp_path, line: str, message: str) -
 
 @pytest.mark.parametrize("name", ["../../../../etc/passwd", "../outside/x.png", "/etc/passwd"])
 def test_generic_jsonl_refuses_paths_outside_the_data_dir(tmp_path, name: str) -> None:
-    rows = [{"id": "evil", "question": "q", "answer": "x", "images": [name]}, {"id": "ok", "question": "q", "answer": "y"}]
+    rows = [
+        {"id": "evil", "question": "q", "answer": "x", "images": [name]},
+        {"id": "ok", "question": "q", "answer": "y"},
+    ]
     (tmp_path / "items.jsonl").write_text("\n".join(map(json.dumps, rows)))
     evil, ok = load_benchmark("jsonl", {"path": str(tmp_path)})
     assert evil.id == "evil" and evil.images == [] and "outside the data directory" in evil.meta["load_error"]

@@ -25,7 +25,9 @@ def test_standard10(subset) -> None:
     rows = _rows(subset)
     assert len(items) == len(rows) == 136
     for it, row in zip(items, rows, strict=True):
-        assert it.answer == row["answer"] and it.options == row["options"] and it.answer_type is AnswerType.MCQ
+        assert (
+            it.answer == row["answer"] and it.options == row["options"] and it.answer_type is AnswerType.MCQ
+        )
         assert it.difficulty == row["topic_difficulty"]
         assert [p.name for p in it.images] == row["images"] and all(p.is_file() for p in it.images)
         assert it.meta["answer_text"] == row["options"][ord(row["answer"]) - ord("A")]
@@ -81,7 +83,7 @@ def test_vision_pages_are_rendered_cached_and_deterministic(subset, tmp_path) ->
     row = _rows(subset)[1]
     if row["vision_background"].startswith("#"):
         corner = Image.open(items[1].images[0]).convert("RGB").getpixel((2, 2))
-        assert "#%02x%02x%02x" % corner == row["vision_background"].lower()
+        assert "#{:02x}{:02x}{:02x}".format(*corner) == row["vision_background"].lower()
 
 
 def test_vision_broken_image_is_item_error_not_crash(tmp_path, png_bytes) -> None:
@@ -90,33 +92,66 @@ def test_vision_broken_image_is_item_error_not_crash(tmp_path, png_bytes) -> Non
     (root / "images" / "ok.png").write_bytes(png_bytes())
     (root / "images" / "bad.png").write_bytes(b"not a png")
     rows = [
-        {"id": "ok", "question": "Q <image 1>", "options": ["a", "b"], "answer": "A", "images": ["ok.png"], "vision_background": "#ffe6e6"},
+        {
+            "id": "ok",
+            "question": "Q <image 1>",
+            "options": ["a", "b"],
+            "answer": "A",
+            "images": ["ok.png"],
+            "vision_background": "#ffe6e6",
+        },
         {"id": "bad", "question": "Q <image 1>", "options": ["a", "b"], "answer": "B", "images": ["bad.png"]},
     ]
     (root / "items.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
-    items = load_benchmark("mmmu_pro", {"path": str(root), "setting": "vision", "cache_dir": str(tmp_path / "c")})
+    items = load_benchmark(
+        "mmmu_pro", {"path": str(root), "setting": "vision", "cache_dir": str(tmp_path / "c")}
+    )
     assert len(items[0].images) == 1 and "load_error" not in items[0].meta
     assert items[1].images == [] and "bad.png" in items[1].meta["load_error"]
 
 
 def test_bad_answer_letter_is_data_error(tmp_path) -> None:
-    (tmp_path / "items.jsonl").write_text(json.dumps({"id": "x", "question": "q", "options": ["a"], "answer": "C", "images": []}))
+    (tmp_path / "items.jsonl").write_text(
+        json.dumps({"id": "x", "question": "q", "options": ["a"], "answer": "C", "images": []})
+    )
     with pytest.raises(DataError, match="not one of its option letters"):
         load_benchmark("mmmu_pro", {"path": str(tmp_path), "strict": True})
 
 
 def test_bad_rows_are_per_item_errors_and_the_load_goes_on(tmp_path) -> None:
     good = {"id": "good", "question": "q", "options": ["a", "b"], "answer": "B", "images": []}
-    nested = {"id": "validation_Accounting_29", "question": "q", "options": [["a", "b"], "c"], "answer": "A", "images": []}
-    evil = {"id": "evil", "question": "q <image 1>", "options": ["a", "b"], "answer": "A", "images": ["../../../../etc/passwd"]}
+    nested = {
+        "id": "validation_Accounting_29",
+        "question": "q",
+        "options": [["a", "b"], "c"],
+        "answer": "A",
+        "images": [],
+    }
+    evil = {
+        "id": "evil",
+        "question": "q <image 1>",
+        "options": ["a", "b"],
+        "answer": "A",
+        "images": ["../../../../etc/passwd"],
+    }
     (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(r) for r in (good, nested, evil)))
     for setting in ("standard10", "vision"):
-        items = {it.id: it for it in load_benchmark("mmmu_pro", {"path": str(tmp_path), "setting": setting, "cache_dir": str(tmp_path / "c")})}
+        items = {
+            it.id: it
+            for it in load_benchmark(
+                "mmmu_pro", {"path": str(tmp_path), "setting": setting, "cache_dir": str(tmp_path / "c")}
+            )
+        }
         assert list(items) == ["good", "validation_Accounting_29", "evil"]
         assert "load_error" not in items["good"].meta
-        assert items["validation_Accounting_29"].meta["load_error"].startswith(f"{tmp_path / 'items.jsonl'}:2: ")
+        assert (
+            items["validation_Accounting_29"].meta["load_error"].startswith(f"{tmp_path / 'items.jsonl'}:2: ")
+        )
         assert "nested" in items["validation_Accounting_29"].meta["load_error"]
-        assert "'evil'" in items["evil"].meta["load_error"] and "outside the data directory" in items["evil"].meta["load_error"]
+        assert (
+            "'evil'" in items["evil"].meta["load_error"]
+            and "outside the data directory" in items["evil"].meta["load_error"]
+        )
         assert items["evil"].images == []
     with pytest.raises(DataError, match="nested"):
         load_benchmark("mmmu_pro", {"path": str(tmp_path), "strict": True})
@@ -146,15 +181,29 @@ def test_official_parquet_layout(tmp_path, png_bytes) -> None:
     assert len(items[0].images) == 1 and len(items[1].images) == 2
     assert Image.open(items[1].images[1]).getpixel((0, 0)) == (0, 128, 0)
     assert [it.difficulty for it in items] == ["Easy", "Hard"]
-    vis = load_benchmark("mmmu_pro", {"path": str(tmp_path), "setting": "vision", "cache_dir": str(tmp_path / "cache")})
+    vis = load_benchmark(
+        "mmmu_pro", {"path": str(tmp_path), "setting": "vision", "cache_dir": str(tmp_path / "cache")}
+    )
     assert len(vis[1].images) == 1 and vis[1].meta["options"] == ["<image 2>", "none"]
 
 
 def test_official_vision_parquet_uses_given_page(tmp_path, png_bytes) -> None:
-    table = pa.table({"id": ["v1"], "image": [{"bytes": png_bytes("white", (80, 60)), "path": None}], "options": [str(["a", "b"])], "answer": ["B"]})
+    table = pa.table(
+        {
+            "id": ["v1"],
+            "image": [{"bytes": png_bytes("white", (80, 60)), "path": None}],
+            "options": [str(["a", "b"])],
+            "answer": ["B"],
+        }
+    )
     pq.write_table(table, tmp_path / "vision.parquet")
-    items = load_benchmark("mmmu_pro", {"path": str(tmp_path / "vision.parquet"), "setting": "vision", "cache_dir": str(tmp_path / "c")})
-    assert Image.open(items[0].images[0]).size == (80, 60) and items[0].question.startswith("The question and its answer options")
+    items = load_benchmark(
+        "mmmu_pro",
+        {"path": str(tmp_path / "vision.parquet"), "setting": "vision", "cache_dir": str(tmp_path / "c")},
+    )
+    assert Image.open(items[0].images[0]).size == (80, 60) and items[0].question.startswith(
+        "The question and its answer options"
+    )
     assert items[0].options is None and items[0].meta["options"]
 
 
@@ -163,7 +212,7 @@ def test_official_tsv_layout(tmp_path, png_bytes) -> None:
 
     b64 = base64.b64encode(png_bytes()).decode()
     (tmp_path / "MMMU_Pro_10c.tsv").write_text(
-        "index\tquestion\tA\tB\tC\tanswer\timage\n" f"7\tWhat is <image 1>?\tcat\tdog\tcow\tC\t{b64}\n"
+        f"index\tquestion\tA\tB\tC\tanswer\timage\n7\tWhat is <image 1>?\tcat\tdog\tcow\tC\t{b64}\n"
     )
     items = load_benchmark("mmmu_pro", {"path": str(tmp_path), "cache_dir": str(tmp_path / "c")})
     assert items[0].id == "7" and items[0].options == ["cat", "dog", "cow"] and items[0].answer == "C"
@@ -176,10 +225,20 @@ def test_vision_page_from_a_decompression_bomb_is_an_item_error(tmp_path, png_by
 
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "big.png").write_bytes(png_bytes("white", (64, 64)))
-    rows = [{"id": "bomb", "question": "q <image 1>", "options": ["a", "b"], "answer": "A", "images": ["big.png"]},
-            {"id": "fine", "question": "q", "options": ["a", "b"], "answer": "B", "images": []}]  # fmt: skip
+    rows = [
+        {
+            "id": "bomb",
+            "question": "q <image 1>",
+            "options": ["a", "b"],
+            "answer": "A",
+            "images": ["big.png"],
+        },
+        {"id": "fine", "question": "q", "options": ["a", "b"], "answer": "B", "images": []},
+    ]
     (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 64x64 = 4096 > 2 x 1000: a "bomb"
-    bomb, fine = load_benchmark("mmmu_pro", {"path": str(tmp_path), "setting": "vision", "cache_dir": str(tmp_path / "c")})
+    bomb, fine = load_benchmark(
+        "mmmu_pro", {"path": str(tmp_path), "setting": "vision", "cache_dir": str(tmp_path / "c")}
+    )
     assert bomb.images == [] and "DecompressionBombError" in bomb.meta["load_error"]
     assert "load_error" not in fine.meta and len(fine.images) == 1

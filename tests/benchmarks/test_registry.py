@@ -12,7 +12,9 @@ from ledgermind.registry import RegistryError
 
 
 def test_all_loaders_registered() -> None:
-    assert {"mmmu_pro", "gauges", "ai2d", "jsonl", "sample", "mmstar", "mmmu", "emma", "vstar"} <= set(BENCHMARKS.names())
+    assert {"mmmu_pro", "gauges", "ai2d", "jsonl", "sample", "mmstar", "mmmu", "emma", "vstar"} <= set(
+        BENCHMARKS.names()
+    )
 
 
 @pytest.mark.parametrize("name", ["mmmu_pro", "gauges", "ai2d", "jsonl", "mmstar", "mmmu", "emma", "vstar"])
@@ -33,7 +35,9 @@ def test_config_validation() -> None:
         LoaderConfig.from_mapping({"pth": "x"})
     with pytest.raises(ConfigError, match="limit"):
         LoaderConfig.from_mapping({"limit": -1})
-    assert LoaderConfig.from_mapping({"name": "gauges", "path": "p", "limit": 3}) == LoaderConfig(path="p", limit=3)
+    assert LoaderConfig.from_mapping({"name": "gauges", "path": "p", "limit": 3}) == LoaderConfig(
+        path="p", limit=3
+    )
     with pytest.raises(RegistryError):
         load_benchmark("nope")
 
@@ -46,7 +50,9 @@ def test_duplicate_ids_rejected(tmp_path) -> None:
 
 
 def test_a_miss_names_the_closest_registered_name() -> None:
-    with pytest.raises(RegistryError, match=r"unknown benchmark 'mmmu_prp'; did you mean 'mmmu_pro'\? known: ai2d"):
+    with pytest.raises(
+        RegistryError, match=r"unknown benchmark 'mmmu_prp'; did you mean 'mmmu_pro'\? known: ai2d"
+    ):
         load_benchmark("mmmu_prp")
     with pytest.raises(RegistryError) as exc:
         load_benchmark("zzzz")

@@ -55,8 +55,10 @@ def test_duplicate_ids_renumbered():
 
 
 def test_json_structured_claims():
-    cs = parse_sc_lines('```json\n{"claims": [{"stage": "E", "text": "x", "cites": ["OC-1", "oc 2"]},'
-                        ' {"stage": "Q", "text": "bad"}, {"stage": "J", "text": "B", "cites": []}]}\n```')
+    cs = parse_sc_lines(
+        '```json\n{"claims": [{"stage": "E", "text": "x", "cites": ["OC-1", "oc 2"]},'
+        ' {"stage": "Q", "text": "bad"}, {"stage": "J", "text": "B", "cites": []}]}\n```'
+    )
     assert [(c.stage, c.citations) for c in cs] == [(Stage.E, ["OC-1", "OC-2"]), (Stage.J, [])]
 
 

@@ -60,7 +60,10 @@ def test_condition2_english_and_chinese_markers() -> None:
 
 def test_condition3_keywords_and_pair_rule() -> None:
     assert "compare" in classify("Compare the two vases.").reasons[Condition.VERIFICATION]
-    assert "spot the difference" in classify("Spot the difference between the pictures.").reasons[Condition.VERIFICATION]
+    assert (
+        "spot the difference"
+        in classify("Spot the difference between the pictures.").reasons[Condition.VERIFICATION]
+    )
     # identification term alone or fact-check term alone: no; both: yes
     assert Condition.VERIFICATION not in classify("Identify the animal.").reasons
     assert Condition.VERIFICATION not in classify("When was it discovered?").reasons

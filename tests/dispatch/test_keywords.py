@@ -9,16 +9,44 @@ from ledgermind.dispatch.uncertainty import uncertainty_markers_in
 def test_paper_lists_verbatim() -> None:
     kw = DEFAULT_KEYWORDS
     assert kw.precise_perception == (
-        "how many", "count", "temperature", "thermometer", "reading", "measurement",
-        "gauge", "scale", "meter", "locate", "identify the region",
-    )  # fmt: skip
+        "how many",
+        "count",
+        "temperature",
+        "thermometer",
+        "reading",
+        "measurement",
+        "gauge",
+        "scale",
+        "meter",
+        "locate",
+        "identify the region",
+    )
     assert kw.knowledge_fusion[-1] == "how many students" and len(kw.knowledge_fusion) == 13
-    assert kw.knowledge_fusion_pinyin == ("na bu", "shenme pinpai", "shi shei", "shenme donghua", "shenme zhiwu")
-    assert kw.verification == ("verify", "identify the artifact", "historical event", "compare", "spot the difference")
+    assert kw.knowledge_fusion_pinyin == (
+        "na bu",
+        "shenme pinpai",
+        "shi shei",
+        "shenme donghua",
+        "shenme zhiwu",
+    )
+    assert kw.verification == (
+        "verify",
+        "identify the artifact",
+        "historical event",
+        "compare",
+        "spot the difference",
+    )
     assert kw.deep_knowledge == ("according to", "based on", "historically", "originally")
     assert set(kw.uncertainty_markers) == {
-        "cannot determine", "cannot tell", "unable", "not sure", "unclear", "api_error", "unknown", "need_more",
-    }  # fmt: skip
+        "cannot determine",
+        "cannot tell",
+        "unable",
+        "not sure",
+        "unclear",
+        "api_error",
+        "unknown",
+        "need_more",
+    }
 
 
 def test_uncertainty_markers() -> None:

@@ -24,7 +24,9 @@ from ledgermind.pipeline import LedgerMindAgent, PipelineConfig
         ("", 1.0, 1.0),  # |q| = 0: no evidence of a non-English question
     ],
 )
-def test_condition5_alpha_by_hand_deviation_visible_and_paper_all(text: str, visible: float, all_chars: float) -> None:
+def test_condition5_alpha_by_hand_deviation_visible_and_paper_all(
+    text: str, visible: float, all_chars: float
+) -> None:
     assert ascii_alpha_ratio(text) == pytest.approx(visible)
     assert ascii_alpha_ratio(text, AlphaChars.ALL) == pytest.approx(all_chars)
 

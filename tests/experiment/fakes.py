@@ -79,14 +79,21 @@ class FakeAgent:
             await _signal_and_wait()
             if item.id in self.fail:
                 raise RuntimeError(f"corrupt image in {item.id}")
-            answer = "not a letter" if item.id in self.unparsed else ("B" if item.difficulty in self.wrong else "A")
+            answer = (
+                "not a letter"
+                if item.id in self.unparsed
+                else ("B" if item.difficulty in self.wrong else "A")
+            )
             return Trajectory(
                 item_id=item.id,
                 question=item.question,
                 path=PathKind.DIRECT if item.difficulty == "Easy" else PathKind.FULLPIPE,
                 answer=answer,
                 raw_answer=f"Answer: {answer}",
-                model_calls=[ModelCall(stage="decision", latency_s=0.01, prompt_tokens=10, completion_tokens=2)] * 2,
+                model_calls=[
+                    ModelCall(stage="decision", latency_s=0.01, prompt_tokens=10, completion_tokens=2)
+                ]
+                * 2,
                 profile={"types": ["read"] if item.difficulty == "Hard" else ["mcq"]},
             )
         finally:
@@ -114,7 +121,6 @@ def build_fake_agent(cfg: Any, backend: Any) -> FakeAgent:
 def fake_summarize(trajectories: list[Trajectory], scores: list[float], gamma: float) -> dict[str, float]:
     """Stand-in for ledgermind.metrics.summarize with checkable values."""
     return {"n_traj": len(trajectories), "mean_score": sum(scores) / len(scores), "gamma": gamma}
-
 
 
 class DiskFailingOCR(RapidOCREngine):

@@ -62,8 +62,10 @@ class ApolloHistorian(Backend):
         if prompt == "reason":
             fact = _entry_id(text, "RETRIEVAL", "1969")
             plaque = _entry_id(text, "apollo 11") or fact
-            return (f"[SC-1][E] landed 1969 | Based on: [{fact}]\n"
-                    f"[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [{plaque}], [{fact}]")
+            return (
+                f"[SC-1][E] landed 1969 | Based on: [{fact}]\n"
+                f"[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [{plaque}], [{fact}]"
+            )
         if prompt == "hypothesis":
             return "3. Conclusion: Revise: Apollo 11 plaque from 1969"
         if prompt == "decide":

@@ -26,7 +26,9 @@ def test_single_run_writes_outputs_and_banner(run_py, tmp_path: Path) -> None:
     out = tmp_path / "run"
     proc = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={out}", "+ablation=no_ecc")
     assert proc.returncode == 0, proc.stderr
-    assert "tiny RANDOM-weight model" in proc.stderr and "model=qwen2_5_vl_7b backend=vllm_server" in proc.stderr
+    assert (
+        "tiny RANDOM-weight model" in proc.stderr and "model=qwen2_5_vl_7b backend=vllm_server" in proc.stderr
+    )
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["identity"]["variant"] == "no_ecc"
     assert metrics["identity"]["backend"] == "ScriptedBackend"
@@ -64,7 +66,9 @@ def _benchmarks_with_path() -> list[str]:
     """Every shipped benchmark option that reads files, plus the generic JSONL loader from the test conf."""
     names = ["jsonl_file"]
     for f in sorted((REPO / "conf" / "benchmark").glob("*.yaml")):
-        if not f.stem.startswith("_") and "path" in option_node("benchmark", f.stem, REPO / "conf"):  # _loader: a base
+        if not f.stem.startswith("_") and "path" in option_node(
+            "benchmark", f.stem, REPO / "conf"
+        ):  # _loader: a base
             names.append(f.stem)
     return names
 
@@ -73,8 +77,13 @@ def _benchmarks_with_path() -> list[str]:
 def test_bad_data_path_is_one_line_exit_2(run_py, tmp_path: Path, benchmark: str) -> None:
     missing = tmp_path / "does-not-exist"
     overrides = [o for o in FAKE_OVERRIDES if not o.startswith("benchmark=")]
-    proc = run_py(*overrides, f"benchmark={benchmark}", f"benchmark.path={missing}", "logger=none",
-                  f"hydra.run.dir={tmp_path / 'run'}")
+    proc = run_py(
+        *overrides,
+        f"benchmark={benchmark}",
+        f"benchmark.path={missing}",
+        "logger=none",
+        f"hydra.run.dir={tmp_path / 'run'}",
+    )
     assert proc.returncode == 2, proc.stderr
     lines = [ln for ln in _stderr_lines(proc) if not ln.startswith("NOTE:")]
     assert len(lines) == 1 and lines[0].startswith("error: ") and str(missing) in lines[0], proc.stderr
@@ -84,13 +93,19 @@ def test_missing_required_path_is_one_line_exit_2(run_py, tmp_path: Path) -> Non
     overrides = [o for o in FAKE_OVERRIDES if not o.startswith("benchmark=")]
     proc = run_py(*overrides, "benchmark=jsonl_file", "logger=none", f"hydra.run.dir={tmp_path}")
     assert proc.returncode == 2
-    assert _stderr_lines(proc) == ["error: benchmark.path is required: add benchmark.path=... to the command line"]
+    assert _stderr_lines(proc) == [
+        "error: benchmark.path is required: add benchmark.path=... to the command line"
+    ]
 
 
 def test_item_that_raises_is_an_error_exit_3_and_rerun_retries_it(run_py, tmp_path: Path) -> None:
     counter = tmp_path / "calls.txt"
     proc = run_py(
-        *FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", FAKE_AGENT_FAIL="q2", FAKE_AGENT_COUNTER=str(counter)
+        *FAKE_OVERRIDES,
+        "logger=none",
+        f"hydra.run.dir={tmp_path}",
+        FAKE_AGENT_FAIL="q2",
+        FAKE_AGENT_COUNTER=str(counter),
     )
     assert proc.returncode == 3, proc.stderr
     assert "on 5 scored of 6 items (0 unparsed, 1 errors)" in proc.stdout
@@ -102,9 +117,13 @@ def test_item_that_raises_is_an_error_exit_3_and_rerun_retries_it(run_py, tmp_pa
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert (metrics["n_items"], metrics["n_scored"], metrics["errors"], metrics["accuracy"]) == (6, 5, 1, 1.0)
 
-    again = run_py(*shlex.split(command)[2:], FAKE_AGENT_COUNTER=str(counter))  # the printed command, as a user pastes it
+    again = run_py(
+        *shlex.split(command)[2:], FAKE_AGENT_COUNTER=str(counter)
+    )  # the printed command, as a user pastes it
     assert again.returncode == 0, again.stderr
-    assert counter.read_text().split().count("q2") == 2 and len(counter.read_text().split()) == 7  # only q2 redone
+    assert (
+        counter.read_text().split().count("q2") == 2 and len(counter.read_text().split()) == 7
+    )  # only q2 redone
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert (metrics["n_items"], metrics["n_scored"], metrics["errors"]) == (6, 6, 0)
     assert metrics["wall_time_total_s"] > metrics["wall_time_s"] > 0
@@ -113,14 +132,21 @@ def test_item_that_raises_is_an_error_exit_3_and_rerun_retries_it(run_py, tmp_pa
 # ------------------------------------------------------------------------------------- Table 3
 def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
-    proc = run_py("-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ledger")
+    proc = run_py(
+        "-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ledger"
+    )
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["ablation=full", "ablation=no_ledger"]  # named from the swept value
+    assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == [
+        "ablation=full",
+        "ablation=no_ledger",
+    ]  # named from the swept value
 
     t3 = run_script("table3.py", str(sweep), "--paper")
     assert t3.returncode == 0, t3.stderr
     md = (sweep / "table3.md").read_text()
-    assert md.splitlines()[0].startswith("**TINY MODEL — tiny_qwen2_vl is a tiny random-weight model")  # what answered
+    assert md.splitlines()[0].startswith(
+        "**TINY MODEL — tiny_qwen2_vl is a tiny random-weight model"
+    )  # what answered
     assert md.splitlines()[2].startswith(
         "| Variant | Easy (n=2) | Medium (n=2) | Hard (n=2) | Overall (n=6) | 95% CI | Δ vs full | Δ 95% CI (paired) | p "
         "| p Holm | McNemar p | Δ vs 0 (Holm) |"
@@ -130,11 +156,15 @@ def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
     # so the 95 % interval is [−100, −33.33]. McNemar: 4 discordant pairs, all one way: p = 2 / 2^4 = 0.125.
     # Bootstrap p: P*(Δ ≥ 0) = P(six draws all from the two zeros) = (1/3)^6 = 0.14 %, so p = 0.0027 (one comparison:
     # Holm changes nothing), below 0.05: "below full".
-    assert ("| w/o Ledger | 100.0 | 0.0 | 0.0 | 33.33 | [0.00, 66.67] | −66.67 | [−100.00, −33.33] | 0.0026 | 0.0026 "
-            "| 0.125 | below full "
-            "| 75.7 | 50.3 | 30.7 | 53.50 | −15.39 |") in md  # fmt: skip
-    assert ("| LedgerMind (full) | 100.0 | 100.0 | 100.0 | 100.00 | [100.00, 100.00] | – | – | – | – | – | – "
-            "| 77.5 | 69.0 | 56.9 | 68.89 | – |") in md  # fmt: skip
+    assert (
+        "| w/o Ledger | 100.0 | 0.0 | 0.0 | 33.33 | [0.00, 66.67] | −66.67 | [−100.00, −33.33] | 0.0026 | 0.0026 "
+        "| 0.125 | below full "
+        "| 75.7 | 50.3 | 30.7 | 53.50 | −15.39 |"
+    ) in md
+    assert (
+        "| LedgerMind (full) | 100.0 | 100.0 | 100.0 | 100.00 | [100.00, 100.00] | – | – | – | – | – | – "
+        "| 77.5 | 69.0 | 56.9 | 68.89 | – |"
+    ) in md
     assert md.split("\n\n")[1] in t3.stdout and "percentile bootstrap over items" in md
     csv_text = (sweep / "table3.csv").read_text()
     assert csv_text.startswith("# TINY MODEL — ")
@@ -142,14 +172,22 @@ def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
     assert [r["variant"] for r in rows] == ["full", "no_ledger"]
     assert float(rows[1]["delta_vs_full"]) == pytest.approx(-200 / 3)
     tex = (sweep / "table3.tex").read_text()
-    assert r"w/o Ledger & 100.0 & 0.0 & 0.0 & 33.33 & [0.00, 66.67] & $-$66.67 & [$-$100.00, $-$33.33] & 0.0026 & 0.0026 & 0.125" in tex
+    assert (
+        r"w/o Ledger & 100.0 & 0.0 & 0.0 & 33.33 & [0.00, 66.67] & $-$66.67 & [$-$100.00, $-$33.33] & 0.0026 & 0.0026 & 0.125"
+        in tex
+    )
     assert "tiny\\_qwen2\\_vl" in tex
     assert (sweep / "table3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     census = (sweep / "census.md").read_text().splitlines()[2:]
-    assert census[0].startswith("| variant | items | DIRECT/FULL/NL/BASE | T1..T6 |") and census[0] in t3.stdout
+    assert (
+        census[0].startswith("| variant | items | DIRECT/FULL/NL/BASE | T1..T6 |") and census[0] in t3.stdout
+    )
     cells = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]] for ln in census[2:]}
     assert list(cells) == ["full", "no_ledger"]
-    for variant, sub in (("full", "ablation=full"), ("no_ledger", "ablation=no_ledger")):  # each row is that run's census
+    for variant, sub in (
+        ("full", "ablation=full"),
+        ("no_ledger", "ablation=no_ledger"),
+    ):  # each row is that run's census
         mech = json.loads((sweep / sub / "metrics.json").read_text())["mechanisms"]
         paths = "/".join(str(mech["paths"][k]) for k in ("DIRECT", "FULLPIPE", "NO_LEDGER", "BASELINE"))
         assert cells[variant][1] == paths and cells[variant][-1] == f"{mech['model_calls'] / 6:.2f}"
@@ -159,8 +197,16 @@ def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
 def _fake_run(out: Path, *, model: str, n: int = 4, variant: str = "full") -> Path:
     items = fake_items(n)
     ident = identity_for(items, model=model, backend="b", benchmark="fake", variant=variant, seed=0)
-    asyncio.run(run_items(items, FakeAgent(), identity=ident, options=RunOptions(out, progress=False),
-                          scorer=fake_score, summarize=None))
+    asyncio.run(
+        run_items(
+            items,
+            FakeAgent(),
+            identity=ident,
+            options=RunOptions(out, progress=False),
+            scorer=fake_score,
+            summarize=None,
+        )
+    )
     return out
 
 
@@ -192,10 +238,25 @@ def test_table3_refuses_unfinished_run(tmp_path: Path) -> None:
 def test_bench_runner_reports_speedup_from_concurrency(tmp_path: Path) -> None:
     """8 items that each wait 0.3 s (like a server call): concurrency 8 must be several times faster."""
     extra = [o for o in FAKE_OVERRIDES if o != "progress=false"]
-    proc = run_script("bench_runner.py", "--items", "8", "--concurrency", "1", "8", "--sweep", "--", *extra,
-                      "benchmark.n=8", FAKE_AGENT_DELAY="0.3")  # fmt: skip
+    proc = run_script(
+        "bench_runner.py",
+        "--items",
+        "8",
+        "--concurrency",
+        "1",
+        "8",
+        "--sweep",
+        "--",
+        *extra,
+        "benchmark.n=8",
+        FAKE_AGENT_DELAY="0.3",
+    )
     assert proc.returncode == 0, proc.stderr
-    rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in proc.stdout.splitlines() if ln[:3] in ("| 1", "| 8")]
+    rows = [
+        [c.strip() for c in ln.strip("|").split("|")]
+        for ln in proc.stdout.splitlines()
+        if ln[:3] in ("| 1", "| 8")
+    ]
     assert [int(r[0]) for r in rows] == [1, 8] and [int(r[1]) for r in rows] == [8, 8]
     # the bench is where speed targets live; here only that concurrency is really used (8 items
     # waiting 0.3 s each cannot take as long at concurrency 8 as one at a time)
@@ -205,6 +266,15 @@ def test_bench_runner_reports_speedup_from_concurrency(tmp_path: Path) -> None:
 def test_help_lists_the_main_keys_with_examples(run_py) -> None:
     proc = run_py("--help")
     assert proc.returncode == 0, proc.stderr
-    for key in ("model=", "backend=", "benchmark=", "pipeline=", "+ablation=", "logger=", "cache.mode=", "scoring.random_fallback_seed"):
+    for key in (
+        "model=",
+        "backend=",
+        "benchmark=",
+        "pipeline=",
+        "+ablation=",
+        "logger=",
+        "cache.mode=",
+        "scoring.random_fallback_seed",
+    ):
         assert key in proc.stdout, key
     assert "pipeline=official pipeline.prompt=cot" in proc.stdout and "Exit codes:" in proc.stdout

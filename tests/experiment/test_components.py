@@ -34,7 +34,10 @@ def test_names_and_old_dotted_paths_pick_the_same_agent_factory() -> None:
     from ledgermind.pipeline.official import build_official_agent
 
     assert configured_agent_factory(OmegaConf.create({"agent_factory": "ledgermind"})) is build_agent
-    assert configured_agent_factory(OmegaConf.create({"agent_factory": "ledgermind.pipeline.build_agent"})) is build_agent
+    assert (
+        configured_agent_factory(OmegaConf.create({"agent_factory": "ledgermind.pipeline.build_agent"}))
+        is build_agent
+    )
     cfg = OmegaConf.create({"agent_factory": "ledgermind", "pipeline": {"agent_factory": "official"}})
     assert configured_agent_factory(cfg) is build_official_agent
 

@@ -20,7 +20,9 @@ from tests.experiment.conftest import REPO
 CONF = REPO / "conf"
 SHARED = SHARED_DATA.resolve()
 GROUP_DIRS = sorted(p for p in CONF.iterdir() if p.is_dir() and p.name != "hydra")
-OPTIONS = [(g.name, f.stem) for g in GROUP_DIRS for f in sorted(g.glob("*.yaml")) if not f.stem.startswith("_")]  # _x: a base
+OPTIONS = [
+    (g.name, f.stem) for g in GROUP_DIRS for f in sorted(g.glob("*.yaml")) if not f.stem.startswith("_")
+]  # _x: a base
 
 
 def _compose(*overrides: str) -> DictConfig:
@@ -33,7 +35,9 @@ def _override(group: str, option: str) -> list[str]:
     sel = f"+{group}={option}" if group in ("ablation", "experiment") else f"{group}={option}"
     extra = {
         ("backend", "scripted"): ["backend.allow_scripted=true"],
-        ("backend", "replay"): [f"backend.path={SHARED / 'mmmu_pro_subset/gpt4o_outputs/standard10_direct.jsonl'}"],
+        ("backend", "replay"): [
+            f"backend.path={SHARED / 'mmmu_pro_subset/gpt4o_outputs/standard10_direct.jsonl'}"
+        ],
         ("pipeline", "official"): [f"pipeline.prompts_path={SHARED / 'mmmu_pro_official/prompts.yaml'}"],
         ("experiment", "table3"): ["backend.base_urls=[http://localhost:8000/v1]"],
     }
@@ -66,7 +70,9 @@ def _check_backend(cfg: DictConfig) -> None:
 
     if "vllm" in cfg.backend._target_.lower() and "inprocess" in cfg.backend._target_.lower():
         if importlib.util.find_spec("vllm") is None:
-            pytest.skip("vllm is not installed here (the in-process engine needs it; pip install 'ledgermind[vllm]')")
+            pytest.skip(
+                "vllm is not installed here (the in-process engine needs it; pip install 'ledgermind[vllm]')"
+            )
     assert isinstance(build_backend(cfg.backend, cfg.model), Backend)
 
 
@@ -96,10 +102,20 @@ def _check_ablation(cfg: DictConfig) -> None:
     name = node.pop("name")
     assert node.pop("table")["display"]  # how Table 3 shows it (experiment/variants.py), not a flag
     flags = flags_from_mapping(node)
-    changed = {f.name for f in dataclasses.fields(AblationFlags) if getattr(flags, f.name) != getattr(AblationFlags(), f.name)}
-    expected = {"full": set(), "no_ledger": {"use_ledger"}, "free_form_repair": {"typed_repair"},
-                "no_ecc": {"ecc_ncc"}, "no_dual_read": {"dual_read"}, "no_dispatcher": {"dispatcher"},
-                "baseline": {"baseline"}}
+    changed = {
+        f.name
+        for f in dataclasses.fields(AblationFlags)
+        if getattr(flags, f.name) != getattr(AblationFlags(), f.name)
+    }
+    expected = {
+        "full": set(),
+        "no_ledger": {"use_ledger"},
+        "free_form_repair": {"typed_repair"},
+        "no_ecc": {"ecc_ncc"},
+        "no_dual_read": {"dual_read"},
+        "no_dispatcher": {"dispatcher"},
+        "baseline": {"baseline"},
+    }
     assert changed == expected.get(name, changed), f"{name} flips {changed}"
 
 
@@ -113,7 +129,9 @@ def _check_experiment(cfg: DictConfig) -> None:
     """An experiment composes a runnable config: its model, backend and benchmark instantiate."""
     for check in (_check_model, _check_backend, _check_benchmark):
         check(cfg)
-    assert "experiment" not in cfg and "ablation" not in cfg  # @package _global_; variants come from its sweep
+    assert (
+        "experiment" not in cfg and "ablation" not in cfg
+    )  # @package _global_; variants come from its sweep
 
 
 def _check_generic(group: str) -> Callable[[DictConfig], None]:
@@ -125,8 +143,12 @@ def _check_generic(group: str) -> Callable[[DictConfig], None]:
 
 
 CHECKS: dict[str, Callable[[DictConfig], None]] = {
-    "model": _check_model, "backend": _check_backend, "benchmark": _check_benchmark,
-    "pipeline": _check_pipeline, "ablation": _check_ablation, "logger": _check_logger,
+    "model": _check_model,
+    "backend": _check_backend,
+    "benchmark": _check_benchmark,
+    "pipeline": _check_pipeline,
+    "ablation": _check_ablation,
+    "logger": _check_logger,
     "experiment": _check_experiment,
 }
 
@@ -135,14 +157,23 @@ def test_every_group_has_options() -> None:
     names = {g for g, _ in OPTIONS}
     assert {"model", "backend", "perception", "benchmark", "pipeline", "logger", "ablation"} <= names
     assert {o for g, o in OPTIONS if g == "ablation"} >= {
-        "full", "no_ledger", "free_form_repair", "no_ecc", "no_dual_read", "no_dispatcher", "baseline"}
+        "full",
+        "no_ledger",
+        "free_form_repair",
+        "no_ecc",
+        "no_dual_read",
+        "no_dispatcher",
+        "baseline",
+    }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("group", "option"), OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
 def test_compose_and_instantiate(group: str, option: str) -> None:
     if (group, option) in READS_SHARED_DATA and not SHARED.is_dir():
-        pytest.skip(f"{group}={option} reads the real data when built; none at {SHARED} (set LEDGERMIND_SHARED_DATA)")
+        pytest.skip(
+            f"{group}={option} reads the real data when built; none at {SHARED} (set LEDGERMIND_SHARED_DATA)"
+        )
     cfg = _compose(*_override(group, option))
     try:
         CHECKS.get(group, _check_generic(group))(cfg)
@@ -167,7 +198,10 @@ def test_two_base_urls_resolve_and_reach_the_backend() -> None:
     assert list(cfg.backend.base_urls) == urls
     backend = build_backend(cfg.backend, cfg.model)
     # the client keeps server roots (it appends /v1/... itself)
-    assert [u.rstrip("/").removesuffix("/v1") for u in backend.base_urls] == ["http://127.0.0.1:8001", "http://127.0.0.1:8002"]
+    assert [u.rstrip("/").removesuffix("/v1") for u in backend.base_urls] == [
+        "http://127.0.0.1:8001",
+        "http://127.0.0.1:8002",
+    ]
 
 
 def test_slurm_launcher_example_is_complete() -> None:
@@ -177,9 +211,15 @@ def test_slurm_launcher_example_is_complete() -> None:
     try:
         from hydra_plugins.hydra_submitit_launcher.config import SlurmQueueConf
     except ImportError:
-        pytest.skip("hydra-submitit-launcher not installed (pip install 'ledgermind[submitit]'): checked the file only")
+        pytest.skip(
+            "hydra-submitit-launcher not installed (pip install 'ledgermind[submitit]'): checked the file only"
+        )
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("config", overrides=["hydra/launcher=submitit_slurm", "+ablation=no_ecc"], return_hydra_config=True)
+        cfg = compose(
+            "config",
+            overrides=["hydra/launcher=submitit_slurm", "+ablation=no_ecc"],
+            return_hydra_config=True,
+        )
     assert cfg.hydra.launcher._target_ == node._target_ and cfg.hydra.launcher.max_num_timeout == 3
 
     schema = {f.name for f in dataclasses.fields(SlurmQueueConf)}

@@ -40,9 +40,15 @@ def _same(yaml_value: Any, default: Any) -> bool:
         return list(default) == yaml_value
     if isinstance(default, float) and math.isinf(default):
         return yaml_value == default
-    return type(yaml_value) is type(default) and yaml_value == default or (
-        isinstance(default, float) and isinstance(yaml_value, int) and not isinstance(yaml_value, bool)
-        and float(yaml_value) == default
+    return (
+        type(yaml_value) is type(default)
+        and yaml_value == default
+        or (
+            isinstance(default, float)
+            and isinstance(yaml_value, int)
+            and not isinstance(yaml_value, bool)
+            and float(yaml_value) == default
+        )
     )
 
 
@@ -69,7 +75,9 @@ def test_the_walk_catches_a_drifted_default() -> None:
     node["grounding"]["demote_ecc"] = 0.49
     node["max_oc"] = 16
     assert _mismatches(node, PipelineConfig, "pipeline.") == [
-        "pipeline.grounding.demote_ecc: YAML 0.49 != dataclass 0.5", "pipeline.max_oc: YAML 16 != dataclass 15"]
+        "pipeline.grounding.demote_ecc: YAML 0.49 != dataclass 0.5",
+        "pipeline.max_oc: YAML 16 != dataclass 15",
+    ]
 
 
 def test_no_constant_is_defined_twice() -> None:

@@ -17,8 +17,14 @@ from ledgermind.trajectory import Trajectory
 def test_tiny_model_on_mmmu_pro_subset(run_py, tmp_path: Path, shared_data: Path) -> None:
     out = tmp_path / "run"
     proc = run_py(
-        "benchmark=mmmu_pro_standard10", f"benchmark.path={shared_data / 'mmmu_pro_subset'}", "limit=4",
-        "concurrency=2", "logger=none", "progress=false", f"hydra.run.dir={out}", timeout=600,
+        "benchmark=mmmu_pro_standard10",
+        f"benchmark.path={shared_data / 'mmmu_pro_subset'}",
+        "limit=4",
+        "concurrency=2",
+        "logger=none",
+        "progress=false",
+        f"hydra.run.dir={out}",
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "tiny RANDOM-weight model" in proc.stderr
@@ -26,15 +32,27 @@ def test_tiny_model_on_mmmu_pro_subset(run_py, tmp_path: Path, shared_data: Path
     assert metrics["n_items"] == 4 and metrics["identity"]["benchmark"] == "mmmu_pro/standard10"
     assert metrics["identity"]["backend"] == "TransformersBackend"
     assert metrics["model_calls_per_item"] >= 1
-    assert set(metrics["trajectory_metrics"]) >= {"UCR_reason", "GDR", "R4R", "WDG", "OCErr", "EUR", "RR", "RC", "SE"}
+    assert set(metrics["trajectory_metrics"]) >= {
+        "UCR_reason",
+        "GDR",
+        "R4R",
+        "WDG",
+        "OCErr",
+        "EUR",
+        "RR",
+        "RC",
+        "SE",
+    }
     per_item = []
     for line in (out / "results.jsonl").read_text().splitlines():
         row = json.loads(line)
         assert row["gold"] in "ABCDEFGHIJ" and row["difficulty"] in ("Easy", "Medium", "Hard")
-        record = json.loads(trajectory_path(out, row['id']).read_text())
+        record = json.loads(trajectory_path(out, row["id"]).read_text())
         traj = Trajectory.from_dict(record)
         assert traj.item_id == row["id"] and traj.n_model_calls == row["model_calls"]
-        assert record["mechanisms"] == census(traj) and record["mechanisms"]["model_calls"] == row["model_calls"]
+        assert (
+            record["mechanisms"] == census(traj) and record["mechanisms"]["model_calls"] == row["model_calls"]
+        )
         per_item.append(record["mechanisms"])
     mech = metrics["mechanisms"]
     assert mech == sum_census(per_item) and sum(mech["paths"].values()) == 4
@@ -47,23 +65,32 @@ def test_tiny_model_on_mmmu_pro_subset(run_py, tmp_path: Path, shared_data: Path
 def test_tiny_model_through_real_vllm_server(run_py, tmp_path: Path, shared_data: Path, vllm_server) -> None:
     out = tmp_path / "run"
     proc = run_py(
-        "benchmark=mmmu_pro_standard10", f"benchmark.path={shared_data / 'mmmu_pro_subset'}", "limit=4",
-        "backend=vllm_server", f"backend.base_urls=[{vllm_server.base_url}]",
-        f"+backend.served_model_name={vllm_server.model}", "concurrency=4", "logger=none", "progress=false",
-        f"hydra.run.dir={out}", timeout=600,
+        "benchmark=mmmu_pro_standard10",
+        f"benchmark.path={shared_data / 'mmmu_pro_subset'}",
+        "limit=4",
+        "backend=vllm_server",
+        f"backend.base_urls=[{vllm_server.base_url}]",
+        f"+backend.served_model_name={vllm_server.model}",
+        "concurrency=4",
+        "logger=none",
+        "progress=false",
+        f"hydra.run.dir={out}",
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["n_items"] == 4 and metrics["identity"]["backend"] == "VLLMServerBackend"
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and all(r["error"] is None for r in rows)
-    traj = json.loads(trajectory_path(out, rows[0]['id']).read_text())
+    traj = json.loads(trajectory_path(out, rows[0]["id"]).read_text())
     assert {c["backend"] for c in traj["model_calls"]} == {"vllm_server"}
 
 
 @pytest.mark.slow
 @pytest.mark.hf
-def test_corrupt_image_inside_dataset_is_recorded_and_run_completes(run_py, tmp_path: Path, shared_data: Path) -> None:
+def test_corrupt_image_inside_dataset_is_recorded_and_run_completes(
+    run_py, tmp_path: Path, shared_data: Path
+) -> None:
     """A test-local copy of 2 items (outside the repo), one with its image replaced by garbage bytes:
     the run completes, and that item is an error (exit 3), not a wrong answer."""
     src = shared_data / "mmmu_pro_subset"
@@ -79,8 +106,14 @@ def test_corrupt_image_inside_dataset_is_recorded_and_run_completes(run_py, tmp_
                 target.write_bytes((src / "images" / name).read_bytes())
     (data / "items.jsonl").write_text("\n".join(lines) + "\n")
     out = tmp_path / "run"
-    proc = run_py("benchmark=mmmu_pro_standard10", f"benchmark.path={data}", "logger=none", "progress=false",
-                  f"hydra.run.dir={out}", timeout=600)  # fmt: skip
+    proc = run_py(
+        "benchmark=mmmu_pro_standard10",
+        f"benchmark.path={data}",
+        "logger=none",
+        "progress=false",
+        f"hydra.run.dir={out}",
+        timeout=600,
+    )
     assert proc.returncode == 3, proc.stderr[-3000:]
     assert proc.stderr.strip().splitlines()[-1].startswith("error: 1 of 2 items failed (")
     rows = {json.loads(x)["id"]: json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()}

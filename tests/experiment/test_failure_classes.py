@@ -46,12 +46,16 @@ def _wrapped(argv: list[str], *, readonly: Path | None = None, full: Path | None
     """``argv`` run with ``readonly`` mounted read-only / ``full`` a full 64 KiB tmpfs."""
     steps = []
     if readonly is not None:
-        steps.append(f"mount --bind {shlex.quote(str(readonly))} {shlex.quote(str(readonly))} && "
-                     f"mount -o remount,bind,ro {shlex.quote(str(readonly))}")  # fmt: skip
+        steps.append(
+            f"mount --bind {shlex.quote(str(readonly))} {shlex.quote(str(readonly))} && "
+            f"mount -o remount,bind,ro {shlex.quote(str(readonly))}"
+        )
     if full is not None:
         q = shlex.quote(str(full))
-        steps.append(f"mount -t tmpfs -o size=64k tmpfs {q} && (head -c 1048576 /dev/zero > {q}/fill 2>/dev/null; true)")
-    script = " && ".join([*steps, "exec \"$@\""])
+        steps.append(
+            f"mount -t tmpfs -o size=64k tmpfs {q} && (head -c 1048576 /dev/zero > {q}/fill 2>/dev/null; true)"
+        )
+    script = " && ".join([*steps, 'exec "$@"'])
     return ["unshare", "-rm", "sh", "-c", script, "sh", *argv]
 
 
@@ -63,8 +67,12 @@ def _run(out: Path, *extra: str, readonly: Path | None = None, full: Path | None
         elif full is None and os.geteuid() != 0:
             readonly.chmod(0o555)  # type: ignore[union-attr]
         else:
-            pytest.skip("needs user+mount namespaces (unshare -rm) to make a real read-only or full directory")
-    return subprocess.run(argv, cwd=REPO, env=subprocess_env(**env), capture_output=True, text=True, timeout=300)
+            pytest.skip(
+                "needs user+mount namespaces (unshare -rm) to make a real read-only or full directory"
+            )
+    return subprocess.run(
+        argv, cwd=REPO, env=subprocess_env(**env), capture_output=True, text=True, timeout=300
+    )
 
 
 def _results(out: Path) -> dict[str, dict]:
@@ -95,8 +103,16 @@ class _Raises(Tool):
 @pytest.mark.parametrize(
     ("exc", "kind", "cause"),
     [
-        (OSError(errno.EROFS, "Read-only file system"), FailureKind.INFRASTRUCTURE, "infrastructure failed (ocr)"),
-        (OSError(errno.ENOSPC, "No space left on device"), FailureKind.INFRASTRUCTURE, "infrastructure failed (ocr)"),
+        (
+            OSError(errno.EROFS, "Read-only file system"),
+            FailureKind.INFRASTRUCTURE,
+            "infrastructure failed (ocr)",
+        ),
+        (
+            OSError(errno.ENOSPC, "No space left on device"),
+            FailureKind.INFRASTRUCTURE,
+            "infrastructure failed (ocr)",
+        ),
         (MemoryError(), FailureKind.INFRASTRUCTURE, "infrastructure failed (ocr)"),
         (ConfigError("bad engine setting"), FailureKind.INFRASTRUCTURE, "infrastructure failed (ocr)"),
         (ImageNotFoundError("image not found: x.png"), FailureKind.DATA, "image failed (ocr)"),
@@ -106,7 +122,9 @@ class _Raises(Tool):
         (ValueError("crop region is empty"), FailureKind.EVIDENCE, None),
     ],
 )
-def test_a_tool_failure_is_classified_where_it_is_raised(exc: Exception, kind: FailureKind, cause: str | None) -> None:
+def test_a_tool_failure_is_classified_where_it_is_raised(
+    exc: Exception, kind: FailureKind, cause: str | None
+) -> None:
     assert classify_failure(exc) is kind
     out = _Raises(exc).invoke(image="x.png")
     assert out.error is not None and out.failure is kind and not out.ok  # T1 sees it either way
@@ -136,7 +154,9 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple]:
     return _verdicts(out)
 
 
-def test_read_only_perception_cache_runs_with_ocr_working_and_warns_once(tmp_path: Path, reference: dict) -> None:
+def test_read_only_perception_cache_runs_with_ocr_working_and_warns_once(
+    tmp_path: Path, reference: dict
+) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
     ro = _run(tmp_path / "ro", f"perception.cache_dir={cache}", readonly=cache)
@@ -162,7 +182,9 @@ def test_full_perception_cache_runs_with_ocr_working_and_warns_once(tmp_path: Pa
 
 
 # ------------------------------------------------------------------------------ a failing engine is an item error
-def test_an_engine_whose_disk_fails_is_an_item_error_with_its_cause_and_resume_retries(tmp_path: Path) -> None:
+def test_an_engine_whose_disk_fails_is_an_item_error_with_its_cause_and_resume_retries(
+    tmp_path: Path,
+) -> None:
     out, marker = tmp_path / "run", tmp_path / "disk-failing"
     marker.touch()
     engine = ["perception.cache_dir=off", "perception.ocr._target_=tests.experiment.fakes.DiskFailingOCR"]
@@ -175,15 +197,23 @@ def test_an_engine_whose_disk_fails_is_an_item_error_with_its_cause_and_resume_r
     ), last
     assert "(0 unparsed, 2 errors)" in failed.stdout
     rows = _results(out)
-    assert all(r["error"].startswith("infrastructure failed (ocr)") and r["score"] == 0 for r in rows.values())
+    assert all(
+        r["error"].startswith("infrastructure failed (ocr)") and r["score"] == 0 for r in rows.values()
+    )
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["errors"] == 2 and metrics["n_scored"] == 0
 
     marker.unlink()  # the disk is back: the printed command retries exactly the failed items
     retry = shlex.split(last.split("retry them with: ", 1)[1])
     assert retry[:2] == ["python", "scripts/run.py"]
-    again = subprocess.run([sys.executable, *retry[1:]], cwd=REPO, env=subprocess_env(FAKE_OCR_EIO=str(marker)),
-                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    again = subprocess.run(
+        [sys.executable, *retry[1:]],
+        cwd=REPO,
+        env=subprocess_env(FAKE_OCR_EIO=str(marker)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert again.returncode == 0, again.stderr
     assert " unparsed, 0 errors)" in again.stdout
     assert all(r["error"] is None for r in _results(out).values())

@@ -65,7 +65,9 @@ def test_run_py_item_filters(tmp_path: Path) -> None:
 
     f = tmp_path / "ids.txt"
     f.write_text("q2\nq5\nq0\n")
-    by_file = run_script("run.py", *common, f"item_ids_file={f}", "limit=2", f"hydra.run.dir={tmp_path / 'b'}")
+    by_file = run_script(
+        "run.py", *common, f"item_ids_file={f}", "limit=2", f"hydra.run.dir={tmp_path / 'b'}"
+    )
     assert by_file.returncode == 0, by_file.stderr
     assert ids_of(tmp_path / "b") == ["q0", "q2"]  # benchmark order, then limit
 
@@ -79,21 +81,36 @@ def test_run_py_item_filters(tmp_path: Path) -> None:
 def test_readme_recipe_reruns_one_item_of_a_past_run_exactly(tmp_path: Path) -> None:
     run = tmp_path / "run"
     agent = "agent_factory=tests.experiment.test_item_filter.build_asking_agent"
-    first = run_script("run.py", *FAKE_OVERRIDES, agent, "backend.default=A", "logger=none", f"hydra.run.dir={run}")
+    first = run_script(
+        "run.py", *FAKE_OVERRIDES, agent, "backend.default=A", "logger=none", f"hydra.run.dir={run}"
+    )
     assert first.returncode == 0, first.stderr
     # the command of README "Reproducibility", verbatim apart from the paths; the model now says "B",
     # so only the recorded responses can reproduce the past answer
-    recipe = ["--config-path", str(run / ".hydra"), "--config-name", "config", "item_ids=[q2]",
-              "cache.mode=replay", f"cache.path={run / 'responses.sqlite'}"]  # fmt: skip
+    recipe = [
+        "--config-path",
+        str(run / ".hydra"),
+        "--config-name",
+        "config",
+        "item_ids=[q2]",
+        "cache.mode=replay",
+        f"cache.path={run / 'responses.sqlite'}",
+    ]
     rerun = run_script("run.py", *recipe, "backend.default=B", f"hydra.run.dir={tmp_path / 'rerun'}")
     assert rerun.returncode == 0, rerun.stderr
-    old = next(json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if json.loads(x)["id"] == "q2")
+    old = next(
+        json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if json.loads(x)["id"] == "q2"
+    )
     [new] = [json.loads(x) for x in (tmp_path / "rerun" / "results.jsonl").read_text().splitlines()]
     keep = ("id", "prediction", "score", "parsed", "path", "model_calls")
     assert {k: new[k] for k in keep} == {k: old[k] for k in keep} and new["prediction"] == "A"
-    live = run_script("run.py", *recipe[:5], "cache.mode=off", "backend.default=B", f"hydra.run.dir={tmp_path / 'live'}")
+    live = run_script(
+        "run.py", *recipe[:5], "cache.mode=off", "backend.default=B", f"hydra.run.dir={tmp_path / 'live'}"
+    )
     assert live.returncode == 0, live.stderr
-    assert json.loads((tmp_path / "live" / "results.jsonl").read_text())["prediction"] == "B"  # the cache did it
+    assert (
+        json.loads((tmp_path / "live" / "results.jsonl").read_text())["prediction"] == "B"
+    )  # the cache did it
     old_id = json.loads((run / "metrics.json").read_text())["identity"]
     new_id = json.loads((tmp_path / "rerun" / "metrics.json").read_text())["identity"]
     for field in ("prompts_sha256", "decoding", "model", "git"):

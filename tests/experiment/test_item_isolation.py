@@ -26,12 +26,20 @@ def test_a_nul_byte_or_wrong_type_in_one_row_is_that_rows_error(tmp_path: Path) 
     data, out = tmp_path / "data", tmp_path / "run"
     data.mkdir()
     (data / "a.png").write_bytes((REPO / "ledgermind" / "benchmarks" / "sample" / "gauge.png").read_bytes())
-    rows = [{"id": "good", "question": "q?", "options": ["x", "y"], "answer": "A", "images": ["a.png"]},
-            {"id": "nul", "question": "q?", "options": ["x", "y"], "answer": "A", "images": ["a\u0000.png"]},
-            {"id": "typed", "question": "q?", "options": ["x", "y"], "answer": "A", "images": [5]}]  # fmt: skip
+    rows = [
+        {"id": "good", "question": "q?", "options": ["x", "y"], "answer": "A", "images": ["a.png"]},
+        {"id": "nul", "question": "q?", "options": ["x", "y"], "answer": "A", "images": ["a\u0000.png"]},
+        {"id": "typed", "question": "q?", "options": ["x", "y"], "answer": "A", "images": [5]},
+    ]
     (data / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    proc = run_script("run.py", *FAKE_OVERRIDES, "logger=none", "benchmark=jsonl", f"benchmark.path={data}",
-                      f"hydra.run.dir={out}")  # fmt: skip
+    proc = run_script(
+        "run.py",
+        *FAKE_OVERRIDES,
+        "logger=none",
+        "benchmark=jsonl",
+        f"benchmark.path={data}",
+        f"hydra.run.dir={out}",
+    )
     assert proc.returncode == 3, proc.stderr
     assert _errors(proc)[-1].startswith(
         f"error: 2 of 3 items failed (input: {data / 'items.jsonl'}:2: item 'nul': image name 'a\\x00.png' is not a "
@@ -64,11 +72,20 @@ def test_a_truncated_trajectory_of_a_finished_item_is_a_note_and_the_resume_fini
 def test_sigterm_stops_like_ctrl_c_with_the_resume_command(tmp_path: Path) -> None:
     out, started, gate = tmp_path / "run", tmp_path / "started", tmp_path / "gate"
     proc = subprocess.Popen(
-        [sys.executable, str(REPO / "scripts" / "run.py"), *FAKE_OVERRIDES, "logger=none", "concurrency=1",
-         f"hydra.run.dir={out}"],
-        cwd=REPO, env=subprocess_env(FAKE_AGENT_STARTED=str(started), FAKE_AGENT_GATE=str(gate)),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(REPO / "scripts" / "run.py"),
+            *FAKE_OVERRIDES,
+            "logger=none",
+            "concurrency=1",
+            f"hydra.run.dir={out}",
+        ],
+        cwd=REPO,
+        env=subprocess_env(FAKE_AGENT_STARTED=str(started), FAKE_AGENT_GATE=str(gate)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for(started, proc)  # the run holds its directory and waits inside its first item
     except AssertionError:
@@ -79,7 +96,9 @@ def test_sigterm_stops_like_ctrl_c_with_the_resume_command(tmp_path: Path) -> No
     assert proc.returncode == 143, stderr
     assert "Traceback" not in stderr
     lines = [ln for ln in stderr.splitlines() if ln.startswith("error:")]
-    assert len(lines) == 1 and lines[0].startswith("error: terminated (SIGTERM); finished items are kept; resume with: ")
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: terminated (SIGTERM); finished items are kept; resume with: "
+    )
     command = shlex.split(lines[0].split("resume with: ", 1)[1])
     assert command[:2] == ["python", "scripts/run.py"] and command[-1] == f"hydra.run.dir={out}"
     resumed = run_script("run.py", *command[2:])
@@ -89,17 +108,36 @@ def test_sigterm_stops_like_ctrl_c_with_the_resume_command(tmp_path: Path) -> No
 
 @pytest.mark.skipif(not NS, reason="a real full disk needs a tmpfs mount (unshare -rm)")
 # readwrite: whichever write fills the disk first, the run's own files or its response cache
-@pytest.mark.parametrize(("cache", "says"), [("off", ("No space left on device",)),
-                                             ("readwrite", ("database or disk is full", "No space left on device"))])
-def test_a_full_disk_under_the_run_is_one_error_line(tmp_path: Path, cache: str, says: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("cache", "says"),
+    [
+        ("off", ("No space left on device",)),
+        ("readwrite", ("database or disk is full", "No space left on device")),
+    ],
+)
+def test_a_full_disk_under_the_run_is_one_error_line(
+    tmp_path: Path, cache: str, says: tuple[str, ...]
+) -> None:
     disk = tmp_path / "disk"
     disk.mkdir()
     out = disk / "run"
-    argv = [sys.executable, str(REPO / "scripts" / "run.py"), *FAKE_OVERRIDES, "logger=none", f"cache.mode={cache}",
-            f"hydra.run.dir={out}"]  # fmt: skip
-    script = f"mount -t tmpfs -o size=24k tmpfs {shlex.quote(str(disk))} && exec \"$@\""
-    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", *argv], cwd=REPO, env=subprocess_env(),
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    argv = [
+        sys.executable,
+        str(REPO / "scripts" / "run.py"),
+        *FAKE_OVERRIDES,
+        "logger=none",
+        f"cache.mode={cache}",
+        f"hydra.run.dir={out}",
+    ]
+    script = f'mount -t tmpfs -o size=24k tmpfs {shlex.quote(str(disk))} && exec "$@"'
+    proc = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script, "sh", *argv],
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 4, proc.stderr
     assert "Traceback" not in proc.stderr
     said = _errors(proc)
@@ -107,9 +145,16 @@ def test_a_full_disk_under_the_run_is_one_error_line(tmp_path: Path, cache: str,
     # line of its own, never a traceback per log record
     errors = [ln for ln in said if ln.startswith("error:")]
     others = [ln for ln in said if not ln.startswith("error:")]
-    assert len(errors) == 1 and errors[0].startswith(tuple(f"error: the disk refused the run's files ({s}" for s in says)), said
+    assert len(errors) == 1 and errors[0].startswith(
+        tuple(f"error: the disk refused the run's files ({s}" for s in says)
+    ), said
     assert "resume with: python scripts/run.py" in errors[0]
-    assert others in ([], [f"warning: {out / 'run.log'}: cannot write (No space left on device); the log continues on the console"]), said
+    assert others in (
+        [],
+        [
+            f"warning: {out / 'run.log'}: cannot write (No space left on device); the log continues on the console"
+        ],
+    ), said
 
 
 def test_srfa_takes_its_own_trust_hint_and_does_not_retry_what_the_run_failed(tmp_path: Path) -> None:
@@ -126,7 +171,9 @@ def test_srfa_takes_its_own_trust_hint_and_does_not_retry_what_the_run_failed(tm
     assert metrics["ledger"]["run_errors"] == 1 and metrics["ledger"]["audit_errors"] == 0
 
 
-def test_a_run_log_the_disk_refuses_is_one_warning_and_the_log_goes_on(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_log_the_disk_refuses_is_one_warning_and_the_log_goes_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """The disk can refuse run.log's flush before any write of the run's own (CI once hit exactly
     that): logging's default prints a traceback per record; the run's handler says it once."""
     import logging

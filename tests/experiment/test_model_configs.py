@@ -30,16 +30,28 @@ def _model(name: str, *overrides: str) -> dict:
 
 def _run(name: str, url: str, out: Path, *extra: str):
     return run_script(
-        "run.py", f"model={name}", "backend=vllm_server", f"backend.base_urls=[{url}/v1]", "backend.max_retries=0",
-        "limit=1", "concurrency=1", "logger=none", "progress=false", f"hydra.run.dir={out}", *extra, timeout=300,
-    )  # fmt: skip
+        "run.py",
+        f"model={name}",
+        "backend=vllm_server",
+        f"backend.base_urls=[{url}/v1]",
+        "backend.max_retries=0",
+        "limit=1",
+        "concurrency=1",
+        "logger=none",
+        "progress=false",
+        f"hydra.run.dir={out}",
+        *extra,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_each_model_config_runs_one_item_and_records_its_identity(name: str, tmp_path: Path) -> None:
     model = _model(name)
     ref = ModelRef.from_mapping(model)
-    with FakeOpenAIServer(0.0, ref.served_name, strict_model=True, max_model_len=ref.engine_args()["max_model_len"]) as srv:
+    with FakeOpenAIServer(
+        0.0, ref.served_name, strict_model=True, max_model_len=ref.engine_args()["max_model_len"]
+    ) as srv:
         proc = _run(name, srv.root_url, tmp_path)
         assert srv.completions >= 1  # the item was answered by the server, not from a cache
     assert proc.returncode == 0, proc.stderr[-2000:]

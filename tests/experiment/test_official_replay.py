@@ -32,7 +32,12 @@ RANDOM_FALLBACKS = {
         "validation_Biology_4",
     },
 }
-OFFICIAL_ACCURACY = {"standard10_cot": 46.32, "standard10_direct": 27.94, "vision_cot": 35.29, "vision_direct": 30.88}
+OFFICIAL_ACCURACY = {
+    "standard10_cot": 46.32,
+    "standard10_direct": 27.94,
+    "vision_cot": 35.29,
+    "vision_direct": 30.88,
+}
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +48,9 @@ def page_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RANDOM_FALLBACKS))
-def test_replay_reproduces_the_official_verdicts(name: str, shared_data: Path, page_cache: Path, tmp_path: Path) -> None:
+def test_replay_reproduces_the_official_verdicts(
+    name: str, shared_data: Path, page_cache: Path, tmp_path: Path
+) -> None:
     setting, prompt = name.split("_")
     replies = shared_data / "mmmu_pro_subset" / "gpt4o_outputs" / f"{name}.jsonl"
     proc = run_script(
@@ -68,11 +75,15 @@ def test_replay_reproduces_the_official_verdicts(name: str, shared_data: Path, p
 
     unparsed = {i for i, r in ours.items() if not r["parsed"]}
     assert unparsed == RANDOM_FALLBACKS[name]
-    mismatches = [i for i in ours if i not in unparsed and (ours[i]["score"] == 1.0) != bool(official[i]["if_right"])]
+    mismatches = [
+        i for i in ours if i not in unparsed and (ours[i]["score"] == 1.0) != bool(official[i]["if_right"])
+    ]
     assert mismatches == []
     assert all(ours[i]["prediction"] == official[i]["pred_indexs"] for i in ours if i not in unparsed)
 
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["errors"] == 0 and metrics["unparsed"] == len(unparsed) and metrics["n_scored"] == 136
-    lucky = sum(bool(official[i]["if_right"]) for i in unparsed)  # upstream's random letter happened to be right
+    lucky = sum(
+        bool(official[i]["if_right"]) for i in unparsed
+    )  # upstream's random letter happened to be right
     assert 100 * metrics["accuracy"] + 100 * lucky / 136 == pytest.approx(OFFICIAL_ACCURACY[name], abs=0.01)

@@ -36,7 +36,12 @@ def bench(tmp_path: Path) -> Path:
     ImageDraw.Draw(img).text((20, 20), "PRESSURE 42 kPa", fill="black", font=font)
     ImageDraw.Draw(img).text((40, 100), "LOT 7781", fill="black", font=font)
     img.save(tmp_path / "g.png")
-    item = {"id": "g1", "question": "What pressure reading does <image 1> show, in kPa?", "images": ["g.png"], "answer": "42"}
+    item = {
+        "id": "g1",
+        "question": "What pressure reading does <image 1> show, in kPa?",
+        "images": ["g.png"],
+        "answer": "42",
+    }
     (tmp_path / "items.jsonl").write_text(json.dumps(item) + "\n")
     return tmp_path
 
@@ -46,13 +51,21 @@ def sweep(url: str, bench: Path, cache: Path, out: Path) -> list[int]:
     for variant in VARIANTS:
         before = CountingRapidOCREngine.calls
         overrides = [
-            "backend=vllm_server", f"backend.base_urls=[{url}]", "backend.max_retries=0",
+            "backend=vllm_server",
+            f"backend.base_urls=[{url}]",
+            "backend.max_retries=0",
             "backend.served_model_name=fake-model",  # what the fake server serves (preflight checks it)
-            "benchmark=jsonl", f"benchmark.path={bench}", "logger=none", "progress=false", "cache.mode=off",
-            f"+ablation={variant}", f"perception.cache_dir={cache}", "search.provider=none",
+            "benchmark=jsonl",
+            f"benchmark.path={bench}",
+            "logger=none",
+            "progress=false",
+            "cache.mode=off",
+            f"+ablation={variant}",
+            f"perception.cache_dir={cache}",
+            "search.provider=none",
             "perception.ocr._target_=ledgermind.testing.counting_ocr.CountingRapidOCREngine",
             f"output_dir={out / variant}",
-        ]  # fmt: skip
+        ]
         with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
             metrics = run_experiment(compose("config", overrides=overrides))
         assert metrics["n_items"] == 1 and metrics["errors"] == 0, variant
@@ -72,8 +85,7 @@ def test_sweep_ocrs_each_image_once_and_a_rerun_none(bench, tmp_path):
         again = sweep(srv.base_url, bench, tmp_path / "pcache", tmp_path / "run2")
     assert again == [0] * len(VARIANTS)
     ocr_entries = [
-        json.loads(trajectory_path(tmp_path / run / "full", "g1").read_text())
-        for run in ("run1", "run2")
+        json.loads(trajectory_path(tmp_path / run / "full", "g1").read_text()) for run in ("run1", "run2")
     ]
     assert _ocr_texts(ocr_entries[0]) == _ocr_texts(ocr_entries[1]) and _ocr_texts(ocr_entries[0])
 

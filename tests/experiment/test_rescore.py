@@ -22,7 +22,13 @@ from tests.experiment.conftest import FAKE_OVERRIDES, run_script
 from tests.experiment.fakes import fake_items
 
 # what the model "said" per item (the trajectory's raw decision text); q4's agent raises
-REPLIES = {"q0": "Answer: A", "q1": "Answer: B", "q2": "I cannot tell from the picture", "q3": "no idea", "q5": "Answer: A"}
+REPLIES = {
+    "q0": "Answer: A",
+    "q1": "Answer: B",
+    "q2": "I cannot tell from the picture",
+    "q3": "no idea",
+    "q5": "Answer: A",
+}
 
 
 class ReplyAgent:
@@ -35,10 +41,25 @@ class ReplyAgent:
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
     items = fake_items(6)
-    ident = identity_for(items, model="m", backend="b", benchmark="fake", variant="full", seed=0,
-                         provenance={"scorer": scorer_version()})  # fmt: skip
-    asyncio.run(run_items(items, ReplyAgent(), identity=ident, options=RunOptions(tmp_path / "run", progress=False),
-                          scorer=score, summarize=None))  # fmt: skip
+    ident = identity_for(
+        items,
+        model="m",
+        backend="b",
+        benchmark="fake",
+        variant="full",
+        seed=0,
+        provenance={"scorer": scorer_version()},
+    )
+    asyncio.run(
+        run_items(
+            items,
+            ReplyAgent(),
+            identity=ident,
+            options=RunOptions(tmp_path / "run", progress=False),
+            scorer=score,
+            summarize=None,
+        )
+    )
     return tmp_path / "run"
 
 
@@ -52,8 +73,8 @@ def _subclasses(cls: type) -> list[type]:
 @pytest.fixture
 def nothing_runs(monkeypatch):
     """Constructing any backend or tool, or invoking a tool, fails the test."""
-    import ledgermind.backends  # noqa: F401 — register every backend class
-    import ledgermind.backends.reasoning  # noqa: F401
+    import ledgermind.backends
+    import ledgermind.backends.reasoning
     import ledgermind.backends.replay  # noqa: F401
     import perception.tools  # noqa: F401 — and every perception tool class
 
@@ -88,18 +109,26 @@ def test_random_fallback_changes_exactly_the_unparsed_verdicts(run_dir: Path, no
     old_metrics = json.loads((run_dir / "metrics.json").read_text())
     assert old_metrics["unparsed"] == 2 and old_metrics["errors"] == 1
 
-    rep = rescore_run(run_dir, items=fake_items(6), scorer=scorer_from_config(None, random_fallback_seed=0), summarize=None)
+    rep = rescore_run(
+        run_dir, items=fake_items(6), scorer=scorer_from_config(None, random_fallback_seed=0), summarize=None
+    )
     after = lines(run_dir / "results.jsonl")
     assert {c.id for c in rep.changes} == {"q2", "q3"}  # only the replies the parser could not read
     for i in ("q0", "q1", "q4", "q5"):
         assert after[i] == before[i]
     for i in ("q2", "q3"):
-        assert before[i]["prediction"] is None and after[i]["prediction"] in "ABCD" and after[i]["parsed"] is False
+        assert (
+            before[i]["prediction"] is None
+            and after[i]["prediction"] in "ABCD"
+            and after[i]["parsed"] is False
+        )
 
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["rescore"]["changed"] == 2 and metrics["rescore"]["scorer"] == scorer_version()
     assert metrics["rescore"]["accuracy_before"] == old_metrics["accuracy"]
-    assert metrics["accuracy"] == pytest.approx(sum(r["score"] for r in after.values() if r["error"] is None) / 5)
+    assert metrics["accuracy"] == pytest.approx(
+        sum(r["score"] for r in after.values() if r["error"] is None) / 5
+    )
     # the old files are kept beside the new ones, where Table 3's scan does not see them
     assert json.loads((run_dir / metrics["rescore"]["previous"]).read_text()) == old_metrics
     assert lines(rep.backup_dir / "results.before.jsonl") == before
@@ -111,7 +140,9 @@ def test_random_fallback_changes_exactly_the_unparsed_verdicts(run_dir: Path, no
 @pytest.mark.slow
 def test_cli_rescores_a_recorded_run_from_its_config(tmp_path: Path) -> None:
     out = tmp_path / "multi"
-    proc = run_script("run.py", "-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={out}", "+ablation=full,no_ecc")
+    proc = run_script(
+        "run.py", "-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={out}", "+ablation=full,no_ecc"
+    )
     assert proc.returncode == 0, proc.stderr
     res = run_script("rescore.py", str(out), "--trust-config")  # the fake loader/scorer are test code
     assert res.returncode == 0, res.stderr
@@ -122,7 +153,11 @@ def test_cli_rescores_a_recorded_run_from_its_config(tmp_path: Path) -> None:
     t3 = run_script("table3.py", str(out), "--logger", "none")
     assert t3.returncode == 0, t3.stderr  # the table rebuilds from the re-scored runs
     # the fake scorer has no random fallback: one clear line, exit 2
-    bad = run_script("rescore.py", str(out / "ablation=full"), "--random-fallback-seed", "0", "--trust-config")
-    assert bad.returncode == 2 and "no ScoringConfig" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    bad = run_script(
+        "rescore.py", str(out / "ablation=full"), "--random-fallback-seed", "0", "--trust-config"
+    )
+    assert (
+        bad.returncode == 2 and "no ScoringConfig" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    )
     missing = run_script("rescore.py", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "not a directory" in missing.stderr

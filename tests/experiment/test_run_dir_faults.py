@@ -26,8 +26,10 @@ import yaml
 from ledgermind.runs.trajectories import safe_filename, trajectory_path
 from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script, subprocess_env
 
-PROMPTS = {k: {"standard": "Answer with the option letter.", "vision": "Answer with the option letter."}
-           for k in ("cot", "direct")}  # fmt: skip
+PROMPTS = {
+    k: {"standard": "Answer with the option letter.", "vision": "Answer with the option letter."}
+    for k in ("cot", "direct")
+}
 
 
 def _errors(proc: subprocess.CompletedProcess[str]) -> list[str]:
@@ -82,14 +84,35 @@ def test_rerun_with_another_experiment_is_refused_and_nothing_is_relabelled(tmp_
 
 def test_multirun_relaunched_in_another_order_resumes_its_own_jobs(tmp_path: Path) -> None:
     sweep, counter = tmp_path / "sweep", tmp_path / "calls.txt"
-    first = run_script("run.py", "-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={sweep}",
-                       "+ablation=full,no_ecc", "seed=0,1", FAKE_AGENT_COUNTER=str(counter))  # fmt: skip
+    first = run_script(
+        "run.py",
+        "-m",
+        *FAKE_OVERRIDES,
+        "logger=none",
+        f"hydra.sweep.dir={sweep}",
+        "+ablation=full,no_ecc",
+        "seed=0,1",
+        FAKE_AGENT_COUNTER=str(counter),
+    )
     assert first.returncode == 0, first.stderr
     jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir())
-    assert jobs == ["ablation=full,seed=0", "ablation=full,seed=1", "ablation=no_ecc,seed=0", "ablation=no_ecc,seed=1"]
+    assert jobs == [
+        "ablation=full,seed=0",
+        "ablation=full,seed=1",
+        "ablation=no_ecc,seed=0",
+        "ablation=no_ecc,seed=1",
+    ]
     calls = len(_lines(counter))
-    again = run_script("run.py", "-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={sweep}",
-                       "seed=1,0", "+ablation=no_ecc,full", FAKE_AGENT_COUNTER=str(counter))  # fmt: skip
+    again = run_script(
+        "run.py",
+        "-m",
+        *FAKE_OVERRIDES,
+        "logger=none",
+        f"hydra.sweep.dir={sweep}",
+        "seed=1,0",
+        "+ablation=no_ecc,full",
+        FAKE_AGENT_COUNTER=str(counter),
+    )
     assert again.returncode == 0, again.stderr
     assert len(_lines(counter)) == calls  # every job found its finished items
     for job in jobs:
@@ -110,11 +133,20 @@ def _holder(out: Path, tmp: Path, *extra: str) -> tuple[subprocess.Popen, Path, 
     """A run that holds ``out`` and waits, inside its first item, until the test creates the gate file."""
     started, gate = tmp / "started", tmp / "gate"
     proc = subprocess.Popen(
-        [sys.executable, str(REPO / "scripts" / "run.py"), *FAKE_OVERRIDES, "logger=none", "concurrency=1",
-         f"hydra.run.dir={out}", *extra],
-        cwd=REPO, env=subprocess_env(FAKE_AGENT_STARTED=str(started), FAKE_AGENT_GATE=str(gate)),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(REPO / "scripts" / "run.py"),
+            *FAKE_OVERRIDES,
+            "logger=none",
+            "concurrency=1",
+            f"hydra.run.dir={out}",
+            *extra,
+        ],
+        cwd=REPO,
+        env=subprocess_env(FAKE_AGENT_STARTED=str(started), FAKE_AGENT_GATE=str(gate)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return proc, started, gate
 
 
@@ -148,13 +180,24 @@ def test_complete_last_line_without_newline_is_kept_not_redone(tmp_path: Path) -
 def test_ctrl_c_is_one_line_with_the_resume_command(tmp_path: Path) -> None:
     out, counter = tmp_path / "run", tmp_path / "calls.txt"
     proc = subprocess.Popen(
-        [sys.executable, str(REPO / "scripts" / "run.py"), *FAKE_OVERRIDES, "logger=none", "concurrency=1",
-         f"hydra.run.dir={out}"],
-        cwd=REPO, env=subprocess_env(FAKE_AGENT_DELAY="0.4", FAKE_AGENT_COUNTER=str(counter)),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(REPO / "scripts" / "run.py"),
+            *FAKE_OVERRIDES,
+            "logger=none",
+            "concurrency=1",
+            f"hydra.run.dir={out}",
+        ],
+        cwd=REPO,
+        env=subprocess_env(FAKE_AGENT_DELAY="0.4", FAKE_AGENT_COUNTER=str(counter)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not (out / "results.jsonl").exists() or not _lines(out / "results.jsonl")):
+    while time.monotonic() < deadline and (
+        not (out / "results.jsonl").exists() or not _lines(out / "results.jsonl")
+    ):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
@@ -176,16 +219,30 @@ def test_ctrl_c_is_one_line_with_the_resume_command(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------ 2. item errors
 def test_bad_rows_are_per_item_errors_and_ids_get_their_own_files(tmp_path: Path) -> None:
     good = {"question": "q?", "options": ["x", "y"], "answer": "A"}
-    data = _write_jsonl(tmp_path / "data" / "items.jsonl", [
-        {"id": "q 1", **good}, {"id": "q_1", **good}, {"id": "q/1", **good},
-        b"{not json", b'{"id": "bytes", "question": "\xff\xfe"}',
-        {"id": "o5", **good, "options": 5}, {"id": "i5", **good, "images": 5},
-        {"id": "m", **good, "meta": [1, 2]}, {"id": "abc", **good, "options": "abc"},
-    ])  # fmt: skip
+    data = _write_jsonl(
+        tmp_path / "data" / "items.jsonl",
+        [
+            {"id": "q 1", **good},
+            {"id": "q_1", **good},
+            {"id": "q/1", **good},
+            b"{not json",
+            b'{"id": "bytes", "question": "\xff\xfe"}',
+            {"id": "o5", **good, "options": 5},
+            {"id": "i5", **good, "images": 5},
+            {"id": "m", **good, "meta": [1, 2]},
+            {"id": "abc", **good, "options": "abc"},
+        ],
+    )
     out = tmp_path / "run"
     overrides = [o for o in FAKE_OVERRIDES if not o.startswith("benchmark=")]
-    proc = run_script("run.py", *overrides, "benchmark=jsonl", f"benchmark.path={data}", "logger=none",
-                      f"hydra.run.dir={out}")  # fmt: skip
+    proc = run_script(
+        "run.py",
+        *overrides,
+        "benchmark=jsonl",
+        f"benchmark.path={data}",
+        "logger=none",
+        f"hydra.run.dir={out}",
+    )
     assert proc.returncode == 3, proc.stderr
     assert "Traceback" not in proc.stderr
     rows = {d["id"]: d for d in map(json.loads, _lines(out / "results.jsonl"))}
@@ -198,16 +255,29 @@ def test_bad_rows_are_per_item_errors_and_ids_get_their_own_files(tmp_path: Path
     assert all(r["score"] == 0 and r["prediction"] is None for r in rows.values() if r["error"])
     # three ids that sanitise alike keep three trajectories, each holding its own id
     paths = {trajectory_path(out, i) for i in ("q 1", "q_1", "q/1")}
-    assert len(paths) == 3 and all(json.loads(p.read_text())["item_id"] in ("q 1", "q_1", "q/1") for p in paths)
+    assert len(paths) == 3 and all(
+        json.loads(p.read_text())["item_id"] in ("q 1", "q_1", "q/1") for p in paths
+    )
 
 
 def test_damaged_response_cache_is_one_line_and_a_miss(tmp_path: Path) -> None:
     """The real pipeline and scripted model; a cache row and then the whole file damaged between runs."""
-    data = _write_jsonl(tmp_path / "data" / "items.jsonl", [
-        {"id": "a", "question": "Which colour is the sky?", "options": ["blue", "green"], "answer": "A"},
-    ])  # fmt: skip
-    common = [f"benchmark.path={data}", "benchmark=jsonl", "backend=scripted", "backend.allow_scripted=true",
-              "backend.default=Answer: A", "logger=none", "progress=false", f"cache.path={tmp_path / 'c.sqlite'}"]  # fmt: skip
+    data = _write_jsonl(
+        tmp_path / "data" / "items.jsonl",
+        [
+            {"id": "a", "question": "Which colour is the sky?", "options": ["blue", "green"], "answer": "A"},
+        ],
+    )
+    common = [
+        f"benchmark.path={data}",
+        "benchmark=jsonl",
+        "backend=scripted",
+        "backend.allow_scripted=true",
+        "backend.default=Answer: A",
+        "logger=none",
+        "progress=false",
+        f"cache.path={tmp_path / 'c.sqlite'}",
+    ]
     assert run_script("run.py", *common, f"hydra.run.dir={tmp_path / 'r1'}").returncode == 0
     with sqlite3.connect(tmp_path / "c.sqlite") as db:
         db.execute("UPDATE replies SET reply = '{corrupt'")
@@ -219,7 +289,9 @@ def test_damaged_response_cache_is_one_line_and_a_miss(tmp_path: Path) -> None:
     (tmp_path / "c.sqlite").write_bytes(b"this is not a database" * 100)
     third = run_script("run.py", *common, f"hydra.run.dir={tmp_path / 'r3'}")
     assert third.returncode == 0, third.stderr
-    assert (third.stdout + third.stderr).count("is unreadable") == 1 and (tmp_path / "c.sqlite.corrupt").exists()
+    assert (third.stdout + third.stderr).count("is unreadable") == 1 and (
+        tmp_path / "c.sqlite.corrupt"
+    ).exists()
 
 
 def test_unreadable_image_is_that_items_error_and_no_one_elses(tmp_path: Path) -> None:
@@ -230,14 +302,37 @@ def test_unreadable_image_is_that_items_error_and_no_one_elses(tmp_path: Path) -
     data = tmp_path / "data"
     (data / "x.png").mkdir(parents=True)
     Image.new("RGB", (64, 64), "white").save(data / "good.png")
-    _write_jsonl(data / "items.jsonl", [
-        {"id": "bad", "question": "What is in <image 1>?", "images": ["x.png"], "options": ["a", "b"], "answer": "A"},
-        {"id": "g1", "question": "What is in <image 1>?", "images": ["good.png"], "options": ["a", "b"], "answer": "A"},
-        {"id": "g2", "question": "Which colour is the sky?", "options": ["blue", "green"], "answer": "A"},
-    ])  # fmt: skip
+    _write_jsonl(
+        data / "items.jsonl",
+        [
+            {
+                "id": "bad",
+                "question": "What is in <image 1>?",
+                "images": ["x.png"],
+                "options": ["a", "b"],
+                "answer": "A",
+            },
+            {
+                "id": "g1",
+                "question": "What is in <image 1>?",
+                "images": ["good.png"],
+                "options": ["a", "b"],
+                "answer": "A",
+            },
+            {"id": "g2", "question": "Which colour is the sky?", "options": ["blue", "green"], "answer": "A"},
+        ],
+    )
     out = tmp_path / "run"
-    proc = run_script("run.py", "benchmark=jsonl", f"benchmark.path={data / 'items.jsonl'}", "backend=simulated",
-                      "backend.faults=off", "logger=none", "progress=false", f"hydra.run.dir={out}")  # fmt: skip
+    proc = run_script(
+        "run.py",
+        "benchmark=jsonl",
+        f"benchmark.path={data / 'items.jsonl'}",
+        "backend=simulated",
+        "backend.faults=off",
+        "logger=none",
+        "progress=false",
+        f"hydra.run.dir={out}",
+    )
     assert proc.returncode == 3, proc.stderr
     rows = {d["id"]: d for d in map(json.loads, _lines(out / "results.jsonl"))}
     assert "x.png" in rows["bad"]["error"] and rows["bad"]["prediction"] is None
@@ -248,8 +343,10 @@ def test_null_usage_fields_are_zero_not_a_failed_call() -> None:
     from ledgermind.backends.vllm_server import VLLMServerBackend
 
     backend = VLLMServerBackend(model={"name": "m", "hub_id": "m"}, base_urls=["http://127.0.0.1:9/v1"])
-    data = {"choices": [{"message": {"content": "A"}, "finish_reason": None}],
-            "usage": {"prompt_tokens": None, "completion_tokens": None}}  # fmt: skip
+    data = {
+        "choices": [{"message": {"content": "A"}, "finish_reason": None}],
+        "usage": {"prompt_tokens": None, "completion_tokens": None},
+    }
     reply = backend._parse(data, 0.1, "http://127.0.0.1:9/v1", 1)
     assert (reply.text, reply.prompt_tokens, reply.completion_tokens) == ("A", 0, 0)
 
@@ -292,9 +389,21 @@ def test_report_shows_only_run_images_survives_huge_images_and_surrogates(tmp_pa
         p = trajectory_path(out, item_id)
         t = json.loads(p.read_text())
         t["raw_answer"] = "Answer: A \ud800"  # a lone surrogate, as some replies carry
-        t["ledger"] = {"entries": [{"id": "OC-1", "src": "ocr", "kappa": "PERCEPTION", "fact": "x", "sigma": 0.9,
-                                    "omega": "ACTIVE", "bbox": [1, 1, 4, 4], "tool_call_id": "ocr#1"}],
-                       "tool_outputs": [{"call_id": "ocr#1", "tool": "ocr", "inputs": {"image": str(image)}}]}  # fmt: skip
+        t["ledger"] = {
+            "entries": [
+                {
+                    "id": "OC-1",
+                    "src": "ocr",
+                    "kappa": "PERCEPTION",
+                    "fact": "x",
+                    "sigma": 0.9,
+                    "omega": "ACTIVE",
+                    "bbox": [1, 1, 4, 4],
+                    "tool_call_id": "ocr#1",
+                }
+            ],
+            "tool_outputs": [{"call_id": "ocr#1", "tool": "ocr", "inputs": {"image": str(image)}}],
+        }
         p.write_text(json.dumps(t))
     first = run_script("report.py", str(out))
     assert first.returncode == 0, first.stderr
@@ -315,23 +424,38 @@ def test_rescore_refuses_a_results_file_with_corrupt_lines(tmp_path: Path) -> No
     before = (out / "results.jsonl").read_bytes()
     proc = run_script("rescore.py", str(out), "--trust-config")
     assert proc.returncode == 2, proc.stderr
-    assert _errors(proc) == [f"error: {out / 'results.jsonl'}: line 2 is not a readable result record (Expecting property name enclosed in double quotes: '{{garbage')"]
+    assert _errors(proc) == [
+        f"error: {out / 'results.jsonl'}: line 2 is not a readable result record (Expecting property name enclosed in double quotes: '{{garbage')"
+    ]
     assert (out / "results.jsonl").read_bytes() == before
 
 
 @pytest.fixture
 def replay_run(tmp_path: Path):
-    data = _write_jsonl(tmp_path / "data" / "items.jsonl", [
-        {"id": f"r{i}", "question": f"question {i}?", "options": ["x", "y"], "answer": "A"} for i in range(3)
-    ])  # fmt: skip
+    data = _write_jsonl(
+        tmp_path / "data" / "items.jsonl",
+        [
+            {"id": f"r{i}", "question": f"question {i}?", "options": ["x", "y"], "answer": "A"}
+            for i in range(3)
+        ],
+    )
     prompts = tmp_path / "prompts.yaml"
     prompts.write_text(yaml.safe_dump(PROMPTS))
 
     def run(replies: list, out: str) -> subprocess.CompletedProcess[str]:
         path = _write_jsonl(tmp_path / f"{out}.jsonl", replies)
-        return run_script("run.py", "pipeline=official", f"pipeline.prompts_path={prompts}", "benchmark=jsonl",
-                          f"benchmark.path={data}", "backend=replay", f"backend.path={path}", "logger=none",
-                          "progress=false", f"hydra.run.dir={tmp_path / out}")  # fmt: skip
+        return run_script(
+            "run.py",
+            "pipeline=official",
+            f"pipeline.prompts_path={prompts}",
+            "benchmark=jsonl",
+            f"benchmark.path={data}",
+            "backend=replay",
+            f"backend.path={path}",
+            "logger=none",
+            "progress=false",
+            f"hydra.run.dir={tmp_path / out}",
+        )
 
     return run
 
@@ -343,7 +467,9 @@ def test_replay_file_faults_are_one_line_each(replay_run, tmp_path: Path) -> Non
         f"error: {tmp_path / 'dup.jsonl'}: record 3 repeats id 'r0' with a different 'response'; keep one reply per id"
     ]
     bad = replay_run([*ok, b"{oops"], "bad")
-    assert bad.returncode == 2 and _errors(bad) == [f"error: {tmp_path / 'bad.jsonl'}: line 3 is not valid JSON (Expecting property name enclosed in double quotes: '{{oops')"]
+    assert bad.returncode == 2 and _errors(bad) == [
+        f"error: {tmp_path / 'bad.jsonl'}: line 3 is not valid JSON (Expecting property name enclosed in double quotes: '{{oops')"
+    ]
     null = replay_run([*ok, {"id": "r2", "response": None}], "null")
     assert null.returncode == 3, null.stderr
     rows = {d["id"]: d for d in map(json.loads, _lines(tmp_path / "null" / "results.jsonl"))}
@@ -355,20 +481,44 @@ def test_replay_file_faults_are_one_line_each(replay_run, tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        (["backend=vllm_server", "backend.base_urls=[]"], "error: vllm_server backend needs at least one base URL"),
+        (
+            ["backend=vllm_server", "backend.base_urls=[]"],
+            "error: vllm_server backend needs at least one base URL",
+        ),
         (["backend=vllm_server", "backend.concurrency=0"], "error: concurrency must be >= 1, got 0"),
-        (["backend=simulated", "+backend.phantom_rat=0.1"], "error: unknown simulator rate(s) ['phantom_rat']"),
-        (["backend=replay", "backend.path=/no/such/replies.jsonl"], "error: backend.path: replies file not found"),
+        (
+            ["backend=simulated", "+backend.phantom_rat=0.1"],
+            "error: unknown simulator rate(s) ['phantom_rat']",
+        ),
+        (
+            ["backend=replay", "backend.path=/no/such/replies.jsonl"],
+            "error: backend.path: replies file not found",
+        ),
         (["logger=wandb_online"], "error: logger=wandb_online: W&B could not start"),
     ],
 )
 def test_config_mistakes_are_one_line_exit_2(tmp_path: Path, overrides: list[str], expected: str) -> None:
-    base = [o for o in FAKE_OVERRIDES if not o.startswith("backend")] if overrides[0].startswith("backend=") else FAKE_OVERRIDES
+    base = (
+        [o for o in FAKE_OVERRIDES if not o.startswith("backend")]
+        if overrides[0].startswith("backend=")
+        else FAKE_OVERRIDES
+    )
     env = {k: v for k, v in subprocess_env().items() if not k.startswith("WANDB_") or k == "WANDB_SILENT"}
     env["HOME"] = str(tmp_path)  # no ~/.netrc: no W&B login
-    args = [*base, *([] if overrides[0].startswith("logger") else ["logger=none"]), *overrides, f"hydra.run.dir={tmp_path / 'r'}"]
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "run.py"), *args], cwd=REPO, text=True,
-                          capture_output=True, timeout=120, env=env)  # fmt: skip
+    args = [
+        *base,
+        *([] if overrides[0].startswith("logger") else ["logger=none"]),
+        *overrides,
+        f"hydra.run.dir={tmp_path / 'r'}",
+    ]
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "run.py"), *args],
+        cwd=REPO,
+        text=True,
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 2, proc.stderr
     lines = _errors(proc)
     assert len(lines) == 1 and lines[0].startswith(expected), proc.stderr

@@ -31,7 +31,10 @@ def test_a_run_launched_into_a_held_directory_leaves_no_trace_in_it(tmp_path: Pa
     holder, started, gate = _holder(out, tmp_path, "pipeline.gamma=0.5")
     try:
         _wait_for(started, holder)
-        config, overrides = (out / ".hydra" / "config.yaml").read_text(), (out / ".hydra" / "overrides.yaml").read_text()
+        config, overrides = (
+            (out / ".hydra" / "config.yaml").read_text(),
+            (out / ".hydra" / "overrides.yaml").read_text(),
+        )
         identity = (out / "run_identity.json").read_text()
         other = _fake(out, "+ablation=no_ecc", "pipeline.gamma=0.9")
         assert other.returncode == 2 and "is in use by another run" in _errors(other)[0], other.stderr
@@ -52,8 +55,15 @@ def test_a_run_launched_into_a_held_directory_leaves_no_trace_in_it(tmp_path: Pa
 
 def test_a_sweep_over_a_resumable_key_gives_every_job_its_own_directory(tmp_path: Path) -> None:
     sweep, counter = tmp_path / "sweep", tmp_path / "calls.txt"
-    proc = run_script("run.py", "-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={sweep}", "limit=2,4",
-                      FAKE_AGENT_COUNTER=str(counter))  # fmt: skip
+    proc = run_script(
+        "run.py",
+        "-m",
+        *FAKE_OVERRIDES,
+        "logger=none",
+        f"hydra.sweep.dir={sweep}",
+        "limit=2,4",
+        FAKE_AGENT_COUNTER=str(counter),
+    )
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["limit=2", "limit=4"]
     assert sorted(_ids(sweep / "limit=2")) == ["q0", "q1"]
@@ -62,8 +72,15 @@ def test_a_sweep_over_a_resumable_key_gives_every_job_its_own_directory(tmp_path
     assert json.loads((sweep / "limit=2" / "metrics.json").read_text())["n_items"] == 2
     assert json.loads((sweep / "limit=4" / "metrics.json").read_text())["n_items"] == 4
     # a relaunch finds each job's own items
-    again = run_script("run.py", "-m", *FAKE_OVERRIDES, "logger=none", f"hydra.sweep.dir={sweep}", "limit=4,2",
-                       FAKE_AGENT_COUNTER=str(counter))  # fmt: skip
+    again = run_script(
+        "run.py",
+        "-m",
+        *FAKE_OVERRIDES,
+        "logger=none",
+        f"hydra.sweep.dir={sweep}",
+        "limit=4,2",
+        FAKE_AGENT_COUNTER=str(counter),
+    )
     assert again.returncode == 0, again.stderr
     assert len(_lines(counter)) == 6
 
@@ -94,8 +111,10 @@ def test_results_without_a_readable_identity_are_never_adopted(tmp_path: Path) -
     out = tmp_path / "run"
     assert _fake(out).returncode == 0
     results = _lines(out / "results.jsonl")
-    for damage, state in ((lambda: (out / "run_identity.json").write_text("{not json"), "unreadable"),
-                          (lambda: (out / "run_identity.json").unlink(), "missing")):  # fmt: skip
+    for damage, state in (
+        (lambda: (out / "run_identity.json").write_text("{not json"), "unreadable"),
+        (lambda: (out / "run_identity.json").unlink(), "missing"),
+    ):
         damage()
         (out / "metrics.json").unlink(missing_ok=True)
         other = _fake(out, "+ablation=no_ecc")
@@ -108,12 +127,16 @@ def test_results_without_a_readable_identity_are_never_adopted(tmp_path: Path) -
         assert "no_ecc" not in (out / ".hydra" / "config.yaml").read_text()
     new = _fake(out, "+ablation=no_ecc", "resume=new")
     assert new.returncode == 0, new.stderr
-    assert _identity(out.with_name("run-2"))["variant"] == "no_ecc" and _lines(out / "results.jsonl") == results
+    assert (
+        _identity(out.with_name("run-2"))["variant"] == "no_ecc" and _lines(out / "results.jsonl") == results
+    )
 
 
 def test_an_item_whose_content_changed_is_never_kept(tmp_path: Path) -> None:
     data, out = tmp_path / "items.jsonl", tmp_path / "run"
-    rows = [{"id": f"q{i}", "question": f"question {i}?", "options": ["a", "b"], "answer": "A"} for i in range(3)]
+    rows = [
+        {"id": f"q{i}", "question": f"question {i}?", "options": ["a", "b"], "answer": "A"} for i in range(3)
+    ]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     args = ("benchmark=jsonl", f"benchmark.path={data}")
     first = run_script("run.py", *FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={out}", *args)
@@ -205,7 +228,11 @@ def test_an_interpolation_in_a_foreign_config_is_never_resolved(tmp_path: Path) 
     (out / ".hydra" / "config.yaml").write_text(yaml.safe_dump(cfg))
     secret = "sk-THE-READERS-OWN-KEY"
     outputs = []
-    for script, args in (("report.py", [str(out)]), ("rescore.py", [str(out)]), ("compare.py", [str(out), str(out), "--out", str(tmp_path / "radar.png")])):
+    for script, args in (
+        ("report.py", [str(out)]),
+        ("rescore.py", [str(out)]),
+        ("compare.py", [str(out), str(out), "--out", str(tmp_path / "radar.png")]),
+    ):
         proc = run_script(script, *args, OPENAI_API_KEY=secret)
         outputs.append(proc.stdout + proc.stderr)
         assert "Traceback" not in proc.stderr, proc.stderr
@@ -220,8 +247,13 @@ def test_table3_auto_never_follows_a_foreign_online_logger(tmp_path: Path) -> No
     out = tmp_path / "run"
     assert _fake(out, "limit=2").returncode == 0
     cfg = yaml.safe_load((out / ".hydra" / "config.yaml").read_text())
-    cfg["logger"] = {"_target_": "ledgermind.experiment.wandb_logger.WandbLogger", "mode": "online",
-                     "entity": "someone-else", "project": "their-project", "tags": 5}  # fmt: skip
+    cfg["logger"] = {
+        "_target_": "ledgermind.experiment.wandb_logger.WandbLogger",
+        "mode": "online",
+        "entity": "someone-else",
+        "project": "their-project",
+        "tags": 5,
+    }
     (out / ".hydra" / "config.yaml").write_text(yaml.safe_dump(cfg))
 
     server = socket.socket()
@@ -244,8 +276,15 @@ def test_table3_auto_never_follows_a_foreign_online_logger(tmp_path: Path) -> No
     thread.start()
     port = server.getsockname()[1]
     try:
-        proc = run_script("table3.py", str(out), "--out", str(tmp_path / "t3"), WANDB_API_KEY="x" * 40,
-                          WANDB_BASE_URL=f"http://127.0.0.1:{port}", WANDB_SILENT="true")  # fmt: skip
+        proc = run_script(
+            "table3.py",
+            str(out),
+            "--out",
+            str(tmp_path / "t3"),
+            WANDB_API_KEY="x" * 40,
+            WANDB_BASE_URL=f"http://127.0.0.1:{port}",
+            WANDB_SILENT="true",
+        )
     finally:
         stop.set()
         thread.join(timeout=5)
@@ -274,7 +313,9 @@ def test_wrong_typed_run_files_are_one_line_for_every_reader(tmp_path: Path) -> 
     assert _tree(out) == before  # validated before anything was written
     report = run_script("report.py", str(out))
     assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
-    assert any(ln.startswith(f"note: {out / 'results.jsonl'} line 2: not a readable result record (field 'score'")
-               for ln in report.stderr.splitlines()), report.stderr  # fmt: skip
+    assert any(
+        ln.startswith(f"note: {out / 'results.jsonl'} line 2: not a readable result record (field 'score'")
+        for ln in report.stderr.splitlines()
+    ), report.stderr
     html = (out / "report" / "index.html").read_text()
     assert "field &#39;accuracy&#39; is not num" in html or "field 'accuracy' is not num" in html

@@ -11,7 +11,7 @@ import pytest
 
 from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, read_jsonl
-from ledgermind.runs.files import RunFileError, TRAJECTORY_DIR
+from ledgermind.runs.files import TRAJECTORY_DIR, RunFileError
 from ledgermind.runs.reader import RunDir, find_runs
 from ledgermind.runs.results import ItemResult
 from ledgermind.runs.trajectories import legacy_filename, trajectory_path
@@ -32,7 +32,9 @@ def _run(tmp_path: Path, lines: list[str], *, newline_at_end: bool = True) -> Pa
 
 
 def test_last_line_of_an_id_wins(tmp_path: Path) -> None:
-    run = RunDir(_run(tmp_path, [_row("q0", 0.0, error="RuntimeError: boom"), _row("q1", 1.0), _row("q0", 1.0)]))
+    run = RunDir(
+        _run(tmp_path, [_row("q0", 0.0, error="RuntimeError: boom"), _row("q1", 1.0), _row("q0", 1.0)])
+    )
     results = run.results()
     assert [r.id for r in results] == ["q1", "q0"]
     assert results[1].score == 1.0 and results[1].error is None
@@ -46,7 +48,10 @@ def test_torn_last_line_is_tolerated_but_a_bad_middle_line_is_named(tmp_path: Pa
         run.results(strict=True)  # rescore rewrites the file: nothing may vanish
     bad = tmp_path / "x.jsonl"
     bad.write_text('{"a": 1}\n{oops\n{"a": 2}\n', encoding="utf-8")
-    with pytest.raises(DataError, match=r"x.jsonl: line 2 is not valid JSON \(Expecting property name enclosed in double quotes: '\{oops'\)"):
+    with pytest.raises(
+        DataError,
+        match=r"x.jsonl: line 2 is not valid JSON \(Expecting property name enclosed in double quotes: '\{oops'\)",
+    ):
         list(read_jsonl(bad))
     assert [r.value["a"] for r in read_jsonl(bad, bad=BadLine.SKIP)] == [1, 2]
 
@@ -84,7 +89,9 @@ def test_sanity_counts_a_retried_item_once(tmp_path: Path) -> None:
     assert losses(run_dir) == []  # the retry answered q0: its failed first line is not a loss
 
 
-def test_the_variant_comes_from_the_identity_then_the_claim_then_the_recorded_ablation(tmp_path: Path) -> None:
+def test_the_variant_comes_from_the_identity_then_the_claim_then_the_recorded_ablation(
+    tmp_path: Path,
+) -> None:
     finished = _run(tmp_path / "finished", [_row("q0", 1.0)])
     assert RunDir(finished).variant() == "full"
     unfinished = tmp_path / "unfinished"  # no metrics.json yet: run_identity.json says what it computes

@@ -33,10 +33,24 @@ def test_results_trajectories_and_metrics(tmp_path: Path) -> None:
     assert sorted(d["id"] for d in lines) == [f"q{i}" for i in range(9)]
     q2 = next(d for d in lines if d["id"] == "q2")  # Hard -> answered B, wrong
     assert q2 | {"latency_s": 0} == {
-        "id": "q2", "prediction": "B", "gold": "A", "score": 0.0, "parsed": True, "path": "FULLPIPE",
-        "difficulty": "Hard", "question_types": ["read"], "subject": "Art", "model_calls": 2,
-        "tool_calls": 0, "tokens": 24, "latency_s": 0, "error": None,
-        "truncated": False, "prompt_tokens": 20, "images_sent": 0, "image_pixels": 0,
+        "id": "q2",
+        "prediction": "B",
+        "gold": "A",
+        "score": 0.0,
+        "parsed": True,
+        "path": "FULLPIPE",
+        "difficulty": "Hard",
+        "question_types": ["read"],
+        "subject": "Art",
+        "model_calls": 2,
+        "tool_calls": 0,
+        "tokens": 24,
+        "latency_s": 0,
+        "error": None,
+        "truncated": False,
+        "prompt_tokens": 20,
+        "images_sent": 0,
+        "image_pixels": 0,
         "item_sha256": items[2].content_sha256(),
     }
     traj = Trajectory.from_dict(json.loads(trajectory_path(tmp_path, "q2").read_text()))
@@ -117,7 +131,11 @@ def test_item_ids_that_are_not_filenames_stay_inside_the_run_dir(tmp_path: Path)
     items[0].id = "../../etc/passwd"
     _run(items, FakeAgent(), tmp_path)
     written = list((tmp_path / "trajectories").iterdir())
-    assert len(written) == 1 and written[0].name.startswith("etc_passwd-") and written[0].parent == tmp_path / "trajectories"
+    assert (
+        len(written) == 1
+        and written[0].name.startswith("etc_passwd-")
+        and written[0].parent == tmp_path / "trajectories"
+    )
     assert read_results(tmp_path)[0].id == "../../etc/passwd"
 
 
@@ -137,8 +155,12 @@ def test_question_types_come_from_the_profile_the_agent_records() -> None:
     from ledgermind.pipeline.context import _profile_dict
     from ledgermind.trajectory import PathKind
 
-    t = Trajectory("g1", "What is the reading on the pressure gauge?", PathKind.FULLPIPE,
-                   profile=_profile_dict(profile("What is the reading on the pressure gauge?")))
+    t = Trajectory(
+        "g1",
+        "What is the reading on the pressure gauge?",
+        PathKind.FULLPIPE,
+        profile=_profile_dict(profile("What is the reading on the pressure gauge?")),
+    )
     assert "read" in question_types(t)
 
 
@@ -171,18 +193,24 @@ def test_ledgermind_agent_estimates_fullpipe_items_as_the_costly_ones() -> None:
     from ledgermind.benchmarks.item import Item
     from ledgermind.pipeline import AblationFlags
     from ledgermind.pipeline.agent import LedgerMindAgent
+
     simple = Item("s", "What color is the car?", [])
     reading = Item("r", "What is the temperature reading on the thermometer?", [])
     agent = LedgerMindAgent(backend=None, tools={}, cascade=None)  # type: ignore[arg-type]
     assert agent.expected_cost(reading) > agent.expected_cost(simple)
     assert [i.id for i in start_order([simple, reading], agent)] == ["r", "s"]
     baseline = LedgerMindAgent(backend=None, tools={}, cascade=None, flags=AblationFlags(baseline=True))  # type: ignore[arg-type]
-    assert [i.id for i in start_order([simple, reading], baseline)] == ["s", "r"]  # one call each: benchmark order
+    assert [i.id for i in start_order([simple, reading], baseline)] == [
+        "s",
+        "r",
+    ]  # one call each: benchmark order
 
 
 def test_writer_keeps_an_item_whose_record_holds_an_unencodable_string(tmp_path: Path) -> None:
     """A lone surrogate in some tool text must not lose a finished item (it used to abort the run)."""
     with ResultsWriter(tmp_path) as w:
-        w.write(ItemResult("q0", "A\udebc", "A", 0.0, True, "DIRECT", "Easy"), {"id": "q0", "note": "x\udebc"})
+        w.write(
+            ItemResult("q0", "A\udebc", "A", 0.0, True, "DIRECT", "Easy"), {"id": "q0", "note": "x\udebc"}
+        )
     assert [r.id for r in read_results(tmp_path)] == ["q0"]
     assert json.loads(trajectory_path(tmp_path, "q0").read_text())["note"] == "x\udebc"

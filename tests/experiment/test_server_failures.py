@@ -12,15 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.experiment.conftest import run_script
 from ledgermind.backends.vllm_launch import free_port
 from ledgermind.testing.fake_openai_server import FakeOpenAIServer, first_option_answer
+from tests.experiment.conftest import run_script
 
 SERVED = "Qwen/Qwen2.5-VL-7B-Instruct"  # model=qwen2_5_vl_7b's hub id: vLLM's default served name
 
 
 def _server(model: str, port: int = 0, die_after: int | None = None) -> FakeOpenAIServer:
-    return FakeOpenAIServer(0.0, model, port=port, reply=first_option_answer, strict_model=True, die_after=die_after)
+    return FakeOpenAIServer(
+        0.0, model, port=port, reply=first_option_answer, strict_model=True, die_after=die_after
+    )
 
 
 def _run(shared: Path, out: Path, url: str, *extra: str):
@@ -52,7 +54,9 @@ def _results(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
 
-def test_server_killed_mid_run_gives_errors_exit_3_and_rerun_retries_only_them(shared_data: Path, tmp_path: Path) -> None:
+def test_server_killed_mid_run_gives_errors_exit_3_and_rerun_retries_only_them(
+    shared_data: Path, tmp_path: Path
+) -> None:
     port = free_port()
     with _server(SERVED, port, die_after=3) as server:
         proc = _run(shared_data, tmp_path, server.root_url)
@@ -67,8 +71,12 @@ def test_server_killed_mid_run_gives_errors_exit_3_and_rerun_retries_only_them(s
     assert (metrics["n_items"], metrics["n_scored"], metrics["errors"]) == (6, 3, 3)
     assert metrics["accuracy"] == pytest.approx(sum(r["score"] for r in ok) / 3)
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: 3 of 6 items failed (model call failed (official): vLLM server unavailable")
-    assert last.endswith(f"; retry them with: python scripts/run.py {shlex.join(_args(shared_data, tmp_path, server.root_url))}")
+    assert last.startswith(
+        "error: 3 of 6 items failed (model call failed (official): vLLM server unavailable"
+    )
+    assert last.endswith(
+        f"; retry them with: python scripts/run.py {shlex.join(_args(shared_data, tmp_path, server.root_url))}"
+    )
 
     with _server(SERVED, port) as server:  # the server is back
         again = _run(shared_data, tmp_path, server.root_url)
@@ -79,12 +87,16 @@ def test_server_killed_mid_run_gives_errors_exit_3_and_rerun_retries_only_them(s
     assert metrics["wall_time_total_s"] > metrics["wall_time_s"]
 
 
-def test_preflight_unreachable_server_is_one_line_exit_2_before_any_item(shared_data: Path, tmp_path: Path) -> None:
+def test_preflight_unreachable_server_is_one_line_exit_2_before_any_item(
+    shared_data: Path, tmp_path: Path
+) -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     proc = _run(shared_data, tmp_path, url)
     assert proc.returncode == 2
     lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith(f"error: backend unreachable at {url} (ConnectError"), proc.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"error: backend unreachable at {url} (ConnectError"), (
+        proc.stderr
+    )
     assert not (tmp_path / "results.jsonl").exists()
 
 

@@ -26,11 +26,22 @@ VARIANTS = ("full", "no_ecc")
 
 def _sweep_cmd(url: str, out: Path, launcher: str | None) -> list[str]:
     return [
-        sys.executable, str(REPO / "scripts" / "run.py"), "-m", *([f"hydra/launcher={launcher}"] if launcher else []),
-        "backend=vllm_server", f"backend.base_urls=[{url}]", "backend.served_model_name=fake-model",
-        "backend.max_retries=0", "benchmark=sample", "limit=3", "concurrency=1", "logger=none", "progress=false",
-        f"+ablation={','.join(VARIANTS)}", f"hydra.sweep.dir={out}",
-    ]  # fmt: skip
+        sys.executable,
+        str(REPO / "scripts" / "run.py"),
+        "-m",
+        *([f"hydra/launcher={launcher}"] if launcher else []),
+        "backend=vllm_server",
+        f"backend.base_urls=[{url}]",
+        "backend.served_model_name=fake-model",
+        "backend.max_retries=0",
+        "benchmark=sample",
+        "limit=3",
+        "concurrency=1",
+        "logger=none",
+        "progress=false",
+        f"+ablation={','.join(VARIANTS)}",
+        f"hydra.sweep.dir={out}",
+    ]
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
@@ -65,7 +76,10 @@ def _outcome(sweep: Path) -> dict[str, object]:
     out: dict[str, object] = {}
     for v in VARIANTS:
         run = _job_dir(sweep, v)
-        rows = {r["id"]: (r["prediction"], r["score"]) for r in map(json.loads, (run / "results.jsonl").read_text().splitlines())}
+        rows = {
+            r["id"]: (r["prediction"], r["score"])
+            for r in map(json.loads, (run / "results.jsonl").read_text().splitlines())
+        }
         census = json.loads((run / "metrics.json").read_text())["mechanisms"]
         census.pop("cache")
         out[v] = (rows, census)
@@ -81,18 +95,27 @@ def test_submitit_local_sweep_matches_basic_shares_one_cache_and_resumes_a_kille
         # a submitit-local sweep; kill every job process once the first item of a job is recorded
         sub = tmp_path / "submitit"
         cmd = _sweep_cmd(srv.base_url, sub, "submitit_local")
-        proc = subprocess.Popen(cmd, cwd=REPO, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            cmd, cwd=REPO, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not any(p.stat().st_size for p in sub.glob("ablation=*/results.jsonl")):
+        while time.monotonic() < deadline and not any(
+            p.stat().st_size for p in sub.glob("ablation=*/results.jsonl")
+        ):
             time.sleep(0.05)
         jobs = [int(p.name) for p in (sub / ".submitit").iterdir() if p.name.isdigit()]
         for pid in [q for job in jobs for q in reversed(_descendants(job))]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)  # a node lost mid-run: no cleanup
         proc.wait(timeout=120)
-        done = {v: (_job_dir(sub, v) / "results.jsonl").read_text().splitlines() for v in VARIANTS
-                if (_job_dir(sub, v) / "results.jsonl").exists()}  # fmt: skip
-        assert jobs and any(done.values()) and not all(len(lines) == 3 for lines in done.values()), "kill must land mid-run"
+        done = {
+            v: (_job_dir(sub, v) / "results.jsonl").read_text().splitlines()
+            for v in VARIANTS
+            if (_job_dir(sub, v) / "results.jsonl").exists()
+        }
+        assert jobs and any(done.values()) and not all(len(lines) == 3 for lines in done.values()), (
+            "kill must land mid-run"
+        )
 
         again = _run(cmd)  # relaunch: each job resumes its own directory
         assert again.returncode == 0, again.stderr[-2000:]
@@ -109,6 +132,10 @@ def test_submitit_local_sweep_matches_basic_shares_one_cache_and_resumes_a_kille
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert not list(sub.glob("ablation=*/responses.sqlite"))
     # the basic launcher runs the jobs one after the other: the second is answered from the first's rows
-    shared = [json.loads((_job_dir(tmp_path / "basic", v) / "metrics.json").read_text())["mechanisms"]["cache"]["shared"]
-              for v in VARIANTS]  # fmt: skip
+    shared = [
+        json.loads((_job_dir(tmp_path / "basic", v) / "metrics.json").read_text())["mechanisms"]["cache"][
+            "shared"
+        ]
+        for v in VARIANTS
+    ]
     assert shared[0] == 0 and shared[1] > 0

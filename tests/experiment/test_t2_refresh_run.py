@@ -34,10 +34,23 @@ def bench(tmp_path: Path) -> Path:
     row = {"id": "p1", "question": QUESTION, "images": ["plaque.png"], "answer": "Apollo 11"}
     (tmp_path / "items.jsonl").write_text(json.dumps(row) + "\n")
     corpus = [
-        {"id": "a11", "title": "Apollo 11", "text": "Apollo 11 landed on the Moon in 1969 and left a plaque.", "url": "local://a11"},
+        {
+            "id": "a11",
+            "title": "Apollo 11",
+            "text": "Apollo 11 landed on the Moon in 1969 and left a plaque.",
+            "url": "local://a11",
+        },
         {"id": "v1", "title": "Voyager", "text": "Voyager 1 carries a golden record launched in 1977."},
-        {"id": "h1", "title": "Hubble", "text": "The Hubble telescope was deployed from the shuttle Discovery."},
-        {"id": "s1", "title": "Sputnik", "text": "Sputnik was the first artificial satellite, a polished sphere."},
+        {
+            "id": "h1",
+            "title": "Hubble",
+            "text": "The Hubble telescope was deployed from the shuttle Discovery.",
+        },
+        {
+            "id": "s1",
+            "title": "Sputnik",
+            "text": "Sputnik was the first artificial satellite, a polished sphere.",
+        },
         {"id": "m1", "title": "Mir", "text": "Mir was a modular space station assembled in orbit."},
     ]  # BM25 needs a few documents: a term in half of a two-document corpus has zero weight
     (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(p) + "\n" for p in corpus))
@@ -47,21 +60,35 @@ def bench(tmp_path: Path) -> Path:
 def test_an_expired_retrieval_entry_fires_t2_and_refresh_supersedes_it(bench: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     overrides = [
-        "backend=scripted", "backend._target_=tests.experiment.ledger_model.ApolloHistorian",
-        "benchmark=jsonl", f"benchmark.path={bench}", "logger=none", "progress=false",
-        "search.provider=local", f"search.corpus={bench / 'corpus.jsonl'}",
-        f"perception.cache_dir={tmp_path / 'pcache'}", f"output_dir={out}",
-    ]  # fmt: skip
+        "backend=scripted",
+        "backend._target_=tests.experiment.ledger_model.ApolloHistorian",
+        "benchmark=jsonl",
+        f"benchmark.path={bench}",
+        "logger=none",
+        "progress=false",
+        "search.provider=local",
+        f"search.corpus={bench / 'corpus.jsonl'}",
+        f"perception.cache_dir={tmp_path / 'pcache'}",
+        f"output_dir={out}",
+    ]
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=overrides)
     metrics = run_experiment(cfg)
     assert metrics["errors"] == 0 and metrics["knowledge_without_source"] == 0
     census = metrics["mechanisms"]
-    assert census["search"]["rounds"] >= 2 and census["triggers"]["T2"] >= 1 and census["operators"]["REFRESH"] >= 1
+    assert (
+        census["search"]["rounds"] >= 2
+        and census["triggers"]["T2"] >= 1
+        and census["operators"]["REFRESH"] >= 1
+    )
     traj = Trajectory.from_dict(json.loads(trajectory_path(out, "p1").read_text()))
     refresh = next(e for e in traj.events if e.operator is not None and e.operator.value == "REFRESH")
     old = traj.ledger.get(refresh.targets[0])
-    assert old.kappa.value == "RETRIEVAL" and old.omega.value == "STALE" and old.superseded_by in refresh.new_entries
+    assert (
+        old.kappa.value == "RETRIEVAL"
+        and old.omega.value == "STALE"
+        and old.superseded_by in refresh.new_entries
+    )
     new = traj.ledger.get(old.superseded_by)
     assert new.kappa.value == "RETRIEVAL" and "1969" in new.fact and new.src.startswith("local://")
     assert any(t.op == "SUPERSEDE" and t.entry_id == old.id for t in traj.ledger.transitions)

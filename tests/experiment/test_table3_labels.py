@@ -27,8 +27,16 @@ def _sweep(root: Path, backend: str, model: str, fail: set[str] = frozenset()) -
     items = fake_items(4)
     for variant, wrong in (("full", set()), ("no_ecc", {"q1"})):
         ident = identity_for(items, model=model, backend=backend, benchmark="fake", variant=variant, seed=0)
-        asyncio.run(run_items(items, ListAgent(wrong, set(fail)), identity=ident,
-                              options=RunOptions(root / variant, progress=False), scorer=fake_score, summarize=None))  # fmt: skip
+        asyncio.run(
+            run_items(
+                items,
+                ListAgent(wrong, set(fail)),
+                identity=ident,
+                options=RunOptions(root / variant, progress=False),
+                scorer=fake_score,
+                summarize=None,
+            )
+        )
     return root
 
 
@@ -54,9 +62,13 @@ def test_a_real_model_table_has_no_label_and_replay_and_tiny_say_what_they_are(t
     assert outs.markdown.read_text().startswith("| Variant |") and outs.csv.read_text().startswith("variant,")
     with Image.open(outs.chart) as im:
         assert im.text["Title"] == "LedgerMind Table 3"
-    assert label_for({"backend": "ReplayBackend", "model": "gpt-4o"}).line.startswith("REPLAYED — recorded replies of gpt-4o")
+    assert label_for({"backend": "ReplayBackend", "model": "gpt-4o"}).line.startswith(
+        "REPLAYED — recorded replies of gpt-4o"
+    )
     assert label_for({"backend": "TransformersBackend", "model": "tiny_qwen2_vl"}).kind == "TINY MODEL"
-    mixed = combined([label_for({"backend": SIMULATED}), label_for({"backend": "ReplayBackend", "model": "m"})])
+    mixed = combined(
+        [label_for({"backend": SIMULATED}), label_for({"backend": "ReplayBackend", "model": "m"})]
+    )
     assert mixed.kind == "SIMULATED + REPLAYED" and mixed.tags == ("simulated", "replayed")
 
 
@@ -94,7 +106,9 @@ def test_every_page_of_a_simulated_multirun_report_carries_the_banner(tmp_path: 
     assert len(pages) > 3  # index, two run pages, item and compare pages
     for page in pages:
         html = page.read_text()
-        assert '<div class="banner" id="test-instrument-banner" role="note"><strong>SIMULATED</strong>' in html, page
+        assert (
+            '<div class="banner" id="test-instrument-banner" role="note"><strong>SIMULATED</strong>' in html
+        ), page
         assert "<title>SIMULATED — " in html, page
     h1 = index.read_text().split("<h1>", 1)[1].split("</h1>", 1)[0]
     assert h1 == "Multirun: 2 runs — SIMULATED backbone (test instrument) on fake"
@@ -107,9 +121,16 @@ def test_holm_decides_the_verdict_and_simulated_intervals_are_named_simulation_e
 
     ci = Estimate(-10.0, -18.0, -2.0, 50, 50)  # the raw interval excludes 0
     raw = table3.Row("no_ecc", "w/o ECC/NCC", {}, -10.0, delta_ci=ci, p_value=0.02)
-    rows = table3.with_holm([raw, table3.replace(raw, variant="no_ledger", p_value=0.01),
-                             table3.replace(raw, variant="baseline", p_value=0.5)])  # fmt: skip
-    assert [r.p_holm for r in rows] == pytest.approx([0.04, 0.03, 0.5])  # ranks: 3·0.01, max(0.03, 2·0.02), 0.5
+    rows = table3.with_holm(
+        [
+            raw,
+            table3.replace(raw, variant="no_ledger", p_value=0.01),
+            table3.replace(raw, variant="baseline", p_value=0.5),
+        ]
+    )
+    assert [r.p_holm for r in rows] == pytest.approx(
+        [0.04, 0.03, 0.5]
+    )  # ranks: 3·0.01, max(0.03, 2·0.02), 0.5
     assert [r.verdict for r in rows] == [table3.BELOW_FULL, table3.BELOW_FULL, table3.NOT_DISTINGUISHABLE]
     alone = table3.with_holm([table3.replace(raw, p_value=0.02)] * 6)  # six at 0.02: 6·0.02 = 0.12 ≥ 0.05
     assert {r.verdict for r in alone} == {table3.NOT_DISTINGUISHABLE} and raw.verdict == table3.BELOW_FULL
@@ -123,10 +144,15 @@ def test_protocol_note_has_the_dual_read_escalate_row_from_the_recorded_config(t
     sweep = _sweep(tmp_path / "sim", SIMULATED, "simulated-backbone")
     for variant, on in (("full", "true"), ("no_ecc", "true")):
         (sweep / variant / ".hydra").mkdir()
-        (sweep / variant / ".hydra" / "config.yaml").write_text(f"pipeline:\n  dual_read_escalate: {on}\n  x: ${{oc.env:NOPE}}\n")
+        (sweep / variant / ".hydra" / "config.yaml").write_text(
+            f"pipeline:\n  dual_read_escalate: {on}\n  x: ${{oc.env:NOPE}}\n"
+        )
     runs = [table3.load_run(d) for d in find_runs([sweep])]
     line = table3.protocol_footer(runs).strip().splitlines()[-1]
-    assert line.startswith("dual_read_escalate: on — DEVIATION from App. D.5") and "dual_read_escalate=false" in line
+    assert (
+        line.startswith("dual_read_escalate: on — DEVIATION from App. D.5")
+        and "dual_read_escalate=false" in line
+    )
     (sweep / "no_ecc" / ".hydra" / "config.yaml").write_text("pipeline:\n  dual_read_escalate: false\n")
     assert "MIXED across runs" in table3.escalation_line(runs)
     (sweep / "full" / ".hydra" / "config.yaml").write_text("pipeline:\n  dual_read_escalate: false\n")

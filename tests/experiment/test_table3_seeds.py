@@ -32,16 +32,32 @@ class ListAgent:
         if item.id in self.fail:
             raise RuntimeError(f"server down on {item.id}")
         answer = "B" if item.id in self.wrong else "A"
-        return Trajectory(item_id=item.id, question=item.question, path=PathKind.FULLPIPE, raw_answer=answer,
-                          answer=answer)  # fmt: skip
+        return Trajectory(
+            item_id=item.id, question=item.question, path=PathKind.FULLPIPE, raw_answer=answer, answer=answer
+        )
 
 
 def _run(out: Path, variant: str, seed: int, wrong: set[str], fail: set[str] = frozenset()) -> Path:  # type: ignore[assignment]
     items = fake_items(4)  # q0 Easy, q1 Medium, q2 Hard, q3 Easy
-    ident = identity_for(items, model="m", backend="b", benchmark="fake", variant=variant, seed=seed,
-                         provenance={"decoding": {"temperature": 0.0, "seed": seed}})  # fmt: skip
-    asyncio.run(run_items(items, ListAgent(wrong, set(fail)), identity=ident, options=RunOptions(out, progress=False),
-                          scorer=fake_score, summarize=None))  # fmt: skip
+    ident = identity_for(
+        items,
+        model="m",
+        backend="b",
+        benchmark="fake",
+        variant=variant,
+        seed=seed,
+        provenance={"decoding": {"temperature": 0.0, "seed": seed}},
+    )
+    asyncio.run(
+        run_items(
+            items,
+            ListAgent(wrong, set(fail)),
+            identity=ident,
+            options=RunOptions(out, progress=False),
+            scorer=fake_score,
+            summarize=None,
+        )
+    )
     return out
 
 
@@ -66,10 +82,14 @@ def test_rows_pool_items_and_seeds_from_identities(sweep: Path) -> None:
     full, no_ecc = rows
     assert (full.variant, no_ecc.variant) == ("full", "no_ecc") and full.seeds == (0, 1)
     # full: 3/4 then 4/4 → 7/8. no_ecc: 2/4, then 2/3 scored (q2 errored) → 4/7.
-    assert full.scores["Overall"] == pytest.approx(87.5) and no_ecc.scores["Overall"] == pytest.approx(400 / 7)
+    assert full.scores["Overall"] == pytest.approx(87.5) and no_ecc.scores["Overall"] == pytest.approx(
+        400 / 7
+    )
     assert no_ecc.overall_by_seed == pytest.approx((50.0, 200 / 3)) and no_ecc.errors == 1
     # Paired (item, seed) differences, q2/seed 1 excluded: q0 (−1, 0), q1 (0, −1), q2 (0), q3 (0, 0) → −2/7.
-    assert no_ecc.delta == pytest.approx(-200 / 7) and no_ecc.delta_by_seed == pytest.approx((-25.0, -100 / 3))
+    assert no_ecc.delta == pytest.approx(-200 / 7) and no_ecc.delta_by_seed == pytest.approx(
+        (-25.0, -100 / 3)
+    )
     # Resampling 4 items jointly with their seeds: all from {q0, q1} (P = 1/16 > 2.5 %) gives −50; none of them
     # (P = 1/16) gives 0. So the 95 % interval is [−50, 0]: it contains 0.
     assert (no_ecc.delta_ci.low, no_ecc.delta_ci.high) == pytest.approx((-50.0, 0.0))
@@ -92,7 +112,11 @@ def test_outputs_show_intervals_and_the_seed_dimension(sweep: Path, tmp_path: Pa
     assert "dual_read_escalate: not recorded" in table3.protocol_footer(runs)
     assert "2 seeds 0, 1 (each item resampled with all its seeds)" in md and "no_ecc 1" in md
     rows_csv = list(csv.DictReader(io.StringIO(outs.csv.read_text())))
-    assert rows_csv[1]["seeds"] == "0;1" and rows_csv[1]["errors"] == "1" and rows_csv[1]["verdict"] == "not distinguishable"
+    assert (
+        rows_csv[1]["seeds"] == "0;1"
+        and rows_csv[1]["errors"] == "1"
+        and rows_csv[1]["verdict"] == "not distinguishable"
+    )
     assert "2 seeds" in table3.caption_for(runs)
     assert "Seeds: 0, 1" in table3.protocol_footer(runs)
     census = outs.census.read_text()
@@ -129,10 +153,25 @@ def test_an_edited_dataset_with_the_same_ids_is_another_item_set_and_is_not_pool
     assert [i.id for i in edited] == [i.id for i in items]
 
     def run(out: Path, variant: str, its: list[Item]) -> Path:
-        ident = identity_for(its, model="m", backend="b", benchmark="fake", variant=variant, seed=0,
-                             provenance={"decoding": {"temperature": 0.0, "seed": 0}})  # fmt: skip
-        asyncio.run(run_items(its, ListAgent(set(), set()), identity=ident, options=RunOptions(out, progress=False),
-                              scorer=fake_score, summarize=None))  # fmt: skip
+        ident = identity_for(
+            its,
+            model="m",
+            backend="b",
+            benchmark="fake",
+            variant=variant,
+            seed=0,
+            provenance={"decoding": {"temperature": 0.0, "seed": 0}},
+        )
+        asyncio.run(
+            run_items(
+                its,
+                ListAgent(set(), set()),
+                identity=ident,
+                options=RunOptions(out, progress=False),
+                scorer=fake_score,
+                summarize=None,
+            )
+        )
         return out
 
     a = table3.load_run(run(tmp_path / "full", "full", items))

@@ -40,7 +40,14 @@ def test_every_ablation_option_is_a_variant_in_the_papers_row_order() -> None:
     # the paper's rows in the paper's order (a variant a user adds may sit anywhere between them)
     paper_rows = list(table3.load_paper_table3()["rows"])
     assert [n for n in variants.names() if n in paper_rows] == paper_rows
-    assert paper_rows[:6] == ["full", "no_ledger", "free_form_repair", "no_ecc", "no_dual_read", "no_dispatcher"]
+    assert paper_rows[:6] == [
+        "full",
+        "no_ledger",
+        "free_form_repair",
+        "no_ecc",
+        "no_dual_read",
+        "no_dispatcher",
+    ]
     assert variants.names()[-1] == "baseline"  # the native-CoT baseline closes the table
     assert variants.display_name("no_dual_read") == "w/o Dual-Read"
     assert variants.display_name("official_cot") == "official_cot"  # not a listed variant: its own name
@@ -52,7 +59,9 @@ def test_a_new_variant_file_is_a_new_row_of_table3(tmp_path: Path, monkeypatch: 
     conf = _conf_copy(tmp_path)
     (conf / "ablation" / "no_hv.yaml").write_text(
         "name: no_hv\ndispatcher: false\nbaseline: true\n"
-        "table:\n  display: w/o HV\n  row: 2.5\n  structural: [hypothesis_verification]\n", encoding="utf-8")
+        "table:\n  display: w/o HV\n  row: 2.5\n  structural: [hypothesis_verification]\n",
+        encoding="utf-8",
+    )
     _edit(conf, "full", display="Ours")
     monkeypatch.setattr(variants, "CONF_DIR", conf)
     assert variants.names()[3:5] == ("no_hv", "no_ecc") and variants.display_name("full") == "Ours"
@@ -65,10 +74,13 @@ class _Run:
         self.variant, self.seed = variant, 0
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    ({"row": 0}, "full and no_ledger have the same row"),
-    ({"display": "LedgerMind (full)"}, "the same display name"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"row": 0}, "full and no_ledger have the same row"),
+        ({"display": "LedgerMind (full)"}, "the same display name"),
+    ],
+)
 def test_two_variants_on_one_row_or_name_are_refused(tmp_path: Path, edit: dict, message: str) -> None:
     conf = _conf_copy(tmp_path)
     _edit(conf, "no_ledger", **edit)
@@ -121,7 +133,9 @@ def test_structural_zeros_come_from_the_variant_file_with_the_runs_flags(tmp_pat
     assert structural_zeros(_run_dir(tmp_path, None), "full") == full  # no +ablation: the full method
     dual = structural_zeros(_run_dir(tmp_path, "no_dual_read"), "no_dual_read")
     assert dual == full | {"dual_read"}
-    assert structural_zeros(_run_dir(tmp_path, "free_form_repair"), "free_form_repair") == full - {"reflections"}
+    assert structural_zeros(_run_dir(tmp_path, "free_form_repair"), "free_form_repair") == full - {
+        "reflections"
+    }
     ecc = structural_zeros(_run_dir(tmp_path, "no_ecc"), "no_ecc")
     assert ecc == full | {"demotions.ecc", "demotions.ncc"}
     assert "paths.DIRECT" in structural_zeros(_run_dir(tmp_path, "no_dispatcher"), "no_dispatcher")
@@ -159,8 +173,14 @@ def test_job_folders_are_named_from_the_keys_the_experiment_or_the_command_line_
 
     params = {"seed": "0,1,2", "+ablation": "glob(*,exclude=_*)"}
     job = ["seed=1", "+ablation=no_ecc", "+experiment=table3_sim", "benchmark=gauges"]
-    assert sweep_subdir(job, ["-m", "+experiment=table3_sim", "benchmark=gauges"], params) == "ablation=no_ecc,seed=1"
+    assert (
+        sweep_subdir(job, ["-m", "+experiment=table3_sim", "benchmark=gauges"], params)
+        == "ablation=no_ecc,seed=1"
+    )
     job0 = ["seed=0", "+ablation=no_ecc", "+experiment=table3_sim", "benchmark.limit=15"]
     argv = ["-m", "+experiment=table3_sim", "seed=0", "benchmark.limit=15"]
     assert sweep_subdir(job0, argv, params) == "ablation=no_ecc"  # seed=0 on the command line: not swept
-    assert sweep_subdir(["seed=0", "+ablation=full"], ["-m", "seed=0", "+ablation=full,no_ecc"]) == "ablation=full"
+    assert (
+        sweep_subdir(["seed=0", "+ablation=full"], ["-m", "seed=0", "+ablation=full,no_ecc"])
+        == "ablation=full"
+    )

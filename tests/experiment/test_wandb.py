@@ -15,7 +15,9 @@ ENV_SECRET = "sk-env-secret-5b1f0c"  # exported as a secret-named env var
 ENV_SECRET_2 = "tok-elsewhere-77aa"  # referenced from a non-secret-named config key
 
 
-@pytest.mark.parametrize("name", ["api_key", "HF_TOKEN", "apiKey", "db-password", "client_secret", "key", "auth"])
+@pytest.mark.parametrize(
+    "name", ["api_key", "HF_TOKEN", "apiKey", "db-password", "client_secret", "key", "auth"]
+)
 def test_secret_names(name: str) -> None:
     assert is_secret_name(name)
 
@@ -26,11 +28,21 @@ def test_non_secret_names(name: str) -> None:
 
 
 def test_sanitize_drops_secret_keys_and_redacts_secret_values() -> None:
-    cfg = {"backend": {"api_key_env": "X", "base_urls": ["http://h/v1"], "headers": {"note": "Bearer s3cr3t-xyz"}},
-           "search": {"serper_api_key": "abc"}, "max_tokens": 512}
+    cfg = {
+        "backend": {
+            "api_key_env": "X",
+            "base_urls": ["http://h/v1"],
+            "headers": {"note": "Bearer s3cr3t-xyz"},
+        },
+        "search": {"serper_api_key": "abc"},
+        "max_tokens": 512,
+    }
     out = sanitize(cfg, ["s3cr3t-xyz"])
-    assert out == {"backend": {"base_urls": ["http://h/v1"], "headers": {"note": "Bearer ***"}},
-                   "search": {}, "max_tokens": 512}
+    assert out == {
+        "backend": {"base_urls": ["http://h/v1"], "headers": {"note": "Bearer ***"}},
+        "search": {},
+        "max_tokens": 512,
+    }
 
 
 def _run_file(run_dir: Path) -> Path:
@@ -49,10 +61,18 @@ def _table_json(run_dir: Path, name: str) -> dict:
 def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
     proc = run_py(
-        "-m", *FAKE_OVERRIDES, "logger=wandb_offline", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ecc",
-        "logger.group=abl-sweep", "logger.tags=[mine]",
-        "+extra.hf_token=${oc.env:LM_TEST_API_KEY}", "+extra.note=${oc.env:LM_TEST_PLAIN}",
-        LM_TEST_API_KEY=ENV_SECRET, LM_TEST_PLAIN=ENV_SECRET_2, MY_SERVICE_TOKEN=ENV_SECRET_2,
+        "-m",
+        *FAKE_OVERRIDES,
+        "logger=wandb_offline",
+        f"hydra.sweep.dir={sweep}",
+        "+ablation=full,no_ecc",
+        "logger.group=abl-sweep",
+        "logger.tags=[mine]",
+        "+extra.hf_token=${oc.env:LM_TEST_API_KEY}",
+        "+extra.note=${oc.env:LM_TEST_PLAIN}",
+        LM_TEST_API_KEY=ENV_SECRET,
+        LM_TEST_PLAIN=ENV_SECRET_2,
+        MY_SERVICE_TOKEN=ENV_SECRET_2,
     )
     assert proc.returncode == 0, proc.stderr
     job = sweep / "ablation=no_ecc"
@@ -64,14 +84,25 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     assert set(run["run"]["tags"]) == {"mine", "variant:no_ecc", "model:tiny_qwen2_vl", "benchmark:fake"}
     # resolved config, minus secrets
     assert run["config"]["model"]["name"] == "tiny_qwen2_vl"
-    assert run["config"]["ablation"] == {"name": "no_ecc", "use_ledger": True, "typed_repair": True,
-                                         "ecc_ncc": False, "dual_read": True, "dispatcher": True, "baseline": False}
+    assert run["config"]["ablation"] == {
+        "name": "no_ecc",
+        "use_ledger": True,
+        "typed_repair": True,
+        "ecc_ncc": False,
+        "dual_read": True,
+        "dispatcher": True,
+        "baseline": False,
+    }
     assert run["config"]["pipeline"]["gamma"] == 0.5
-    assert run["config"]["identity"]["config_sha256"] == metrics["identity"]["config_sha256"]  # provenance in W&B
+    assert (
+        run["config"]["identity"]["config_sha256"] == metrics["identity"]["config_sha256"]
+    )  # provenance in W&B
     assert run["config"]["identity"]["prompts_sha256"] == metrics["identity"]["prompts_sha256"]
     assert "hf_token" not in run["config"]["extra"] and run["config"]["extra"]["note"] == "***"
     # per-item stream and summary
-    assert [h["running/accuracy"] for h in run["history"] if "running/accuracy" in h][-1] == metrics["accuracy"]
+    assert [h["running/accuracy"] for h in run["history"] if "running/accuracy" in h][-1] == metrics[
+        "accuracy"
+    ]
     assert run["summary"]["accuracy"] == metrics["accuracy"] == pytest.approx(4 / 6)
     assert run["summary"]["by_difficulty/Hard/accuracy"] == 0.0
     (record,) = [keys for keys in run["summary_records"] if "accuracy" in keys]  # the metrics in one update
@@ -81,10 +112,21 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     assert table["columns"] == ITEM_COLUMNS
     rows = {r[0]: dict(zip(ITEM_COLUMNS, r, strict=True)) for r in table["data"]}
     assert len(rows) == 6
-    assert rows["q2"]["difficulty"] == "Hard" and rows["q2"]["correct"] is False and rows["q2"]["prediction"] == "B"
+    assert (
+        rows["q2"]["difficulty"] == "Hard"
+        and rows["q2"]["correct"] is False
+        and rows["q2"]["prediction"] == "B"
+    )
     assert rows["q0"]["correct"] is True and rows["q0"]["model_calls"] == 2
-    assert rows["q2"]["question"] == "question 2?" and rows["q2"]["reply"] == "Answer: B" and rows["q2"]["error"] is None
-    assert rows["q2"]["options"] == "A. right\nB. wrong\nC. also wrong\nD. nope" and rows["q2"]["thumbnail"] is None
+    assert (
+        rows["q2"]["question"] == "question 2?"
+        and rows["q2"]["reply"] == "Answer: B"
+        and rows["q2"]["error"] is None
+    )
+    assert (
+        rows["q2"]["options"] == "A. right\nB. wrong\nC. also wrong\nD. nope"
+        and rows["q2"]["thumbnail"] is None
+    )
 
     # Table 3 is logged to W&B when asked (auto never follows a run folder's logger node: issue 37)
     t3 = run_script("table3.py", str(sweep), "--logger", "offline")
@@ -104,13 +146,23 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_sweep_is_one_wandb_group_and_a_simulated_run_is_tagged(run_py, tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
-    proc = run_py("-m", *FAKE_OVERRIDES, "logger=wandb_offline", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ecc")
+    proc = run_py(
+        "-m", *FAKE_OVERRIDES, "logger=wandb_offline", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ecc"
+    )
     assert proc.returncode == 0, proc.stderr
-    groups = {read_run(_run_file(sweep / job))["run"]["group"] for job in ("ablation=full", "ablation=no_ecc")}  # named from the swept value
+    groups = {
+        read_run(_run_file(sweep / job))["run"]["group"] for job in ("ablation=full", "ablation=no_ecc")
+    }  # named from the swept value
     assert groups == {str(sweep)}  # the sweep, not the benchmark
     single = tmp_path / "sim"
-    proc = run_py("backend=simulated", "limit=1", "logger=wandb_offline",
-                  "progress=false", f"hydra.run.dir={single}", timeout=300)  # fmt: skip
+    proc = run_py(
+        "backend=simulated",
+        "limit=1",
+        "logger=wandb_offline",
+        "progress=false",
+        f"hydra.run.dir={single}",
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     run = read_run(_run_file(single))
     assert "simulated" in run["run"]["tags"] and run["run"]["group"] == "sample"
@@ -127,4 +179,6 @@ def test_thumbnail_is_a_small_copy_of_the_first_image(tmp_path: Path) -> None:
     Image.new("RGB", (1200, 600), "white").save(tmp_path / "big.png")
     thumb = WandbLogger()._thumbnail(tmp_path / "big.png")
     assert thumb is not None and max(thumb.image.size) == THUMBNAIL_SIDE
-    assert WandbLogger()._thumbnail(tmp_path / "missing.png") is None and WandbLogger()._thumbnail(None) is None
+    assert (
+        WandbLogger()._thumbnail(tmp_path / "missing.png") is None and WandbLogger()._thumbnail(None) is None
+    )

@@ -22,10 +22,17 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 def test_no_byte_identical_request_and_census_counts_what_the_server_received(tmp_path: Path) -> None:
     with FakeOpenAIServer(latency_s=0.0, record=True) as srv:
         overrides = [
-            "backend=vllm_server", f"backend.base_urls=[{srv.base_url}]", "backend.max_retries=0",
-            "backend.served_model_name=fake-model", "benchmark=sample", "logger=none", "progress=false",
-            "cache.mode=off", "search.provider=none", f"output_dir={tmp_path / 'run'}",
-        ]  # fmt: skip
+            "backend=vllm_server",
+            f"backend.base_urls=[{srv.base_url}]",
+            "backend.max_retries=0",
+            "backend.served_model_name=fake-model",
+            "benchmark=sample",
+            "logger=none",
+            "progress=false",
+            "cache.mode=off",
+            "search.provider=none",
+            f"output_dir={tmp_path / 'run'}",
+        ]
         with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
             metrics = run_experiment(compose("config", overrides=overrides))
         bodies = [json.dumps(b, sort_keys=True) for b in srv.recorded]
@@ -47,16 +54,28 @@ def test_a_sweep_sharing_one_cache_sends_each_distinct_request_once(tmp_path: Pa
     with FakeOpenAIServer(latency_s=0.0, record=True) as srv:
         for variant in ("full", "no_ecc", "no_dual_read"):
             overrides = [
-                "backend=vllm_server", f"backend.base_urls=[{srv.base_url}]", "backend.max_retries=0",
-                "backend.served_model_name=fake-model", "benchmark=sample", "limit=3", "logger=none", "progress=false",
-                "search.provider=none", f"+ablation={variant}", f"output_dir={tmp_path / variant}",
+                "backend=vllm_server",
+                f"backend.base_urls=[{srv.base_url}]",
+                "backend.max_retries=0",
+                "backend.served_model_name=fake-model",
+                "benchmark=sample",
+                "limit=3",
+                "logger=none",
+                "progress=false",
+                "search.provider=none",
+                f"+ablation={variant}",
+                f"output_dir={tmp_path / variant}",
                 f"cache.path={tmp_path / 'responses.sqlite'}",
-            ]  # fmt: skip
+            ]
             with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
                 censuses.append(run_experiment(compose("config", overrides=overrides))["mechanisms"])
         bodies = [json.dumps(b, sort_keys=True) for b in srv.recorded]
     assert len(bodies) == len(set(bodies)) > 0
     made, hits = sum(c["model_calls"] for c in censuses), sum(c["cache"]["hits"] for c in censuses)
-    assert made - hits == len(bodies) and censuses[0]["cache"]["shared"] == 0 and censuses[1]["cache"]["shared"] > 0
+    assert (
+        made - hits == len(bodies)
+        and censuses[0]["cache"]["shared"] == 0
+        and censuses[1]["cache"]["shared"] > 0
+    )
     counts = wire_check.sweep_counts(tmp_path)
     assert (counts["made"], counts["sent"], counts["identical_on_wire"]) == (made, len(bodies), 0)

@@ -69,7 +69,13 @@ def read_run(run_file: Path) -> dict[str, Any]:
             summary_records.append({_key(i) for i in rec.summary.update})
             for item in rec.summary.update:
                 summary[_key(item)] = json.loads(item.value_json)
-    return {"config": config, "history": history, "summary": summary, "summary_records": summary_records, "run": run}
+    return {
+        "config": config,
+        "history": history,
+        "summary": summary,
+        "summary_records": summary_records,
+        "run": run,
+    }
 
 
 def _key(item: Any) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ledgermind.errors import UserError
-from ledgermind.studies.agreement import AnnotatedPair, Check, Confusion, evaluate, load_pairs
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
+from ledgermind.studies.agreement import AnnotatedPair, Check, Confusion, evaluate, load_pairs
 from ledgermind.studies.grounding_eval import agreement_study, study_pairs
 
 # issue 11's dev targets, except entity: the shipped ECC forms are the cross-validated choice
@@ -19,8 +19,15 @@ TARGETS = {"exact_number": 0.97, "entity": 0.89, "bound": 0.80}
 
 
 def _row(**over):
-    row = {"id": "r1", "subset": "numeric", "stratum": "vitc_bound", "claim": "more than 5 cases",
-           "evidence": ["6 cases"], "kind": "other", "expected": {"ecc": None, "ncc": True}}
+    row = {
+        "id": "r1",
+        "subset": "numeric",
+        "stratum": "vitc_bound",
+        "claim": "more than 5 cases",
+        "evidence": ["6 cases"],
+        "kind": "other",
+        "expected": {"ecc": None, "ncc": True},
+    }
     return {**row, **over}
 
 
@@ -38,8 +45,12 @@ def test_confusion_counts_supported_as_positive():
 
 
 def test_rows_name_the_check_they_score(tmp_path):
-    pairs = load_pairs(_write(tmp_path / "d.jsonl", [_row(), _row(id="r2", subset="entity",
-                                                                 expected={"ecc": False, "ncc": None})]))
+    pairs = load_pairs(
+        _write(
+            tmp_path / "d.jsonl",
+            [_row(), _row(id="r2", subset="entity", expected={"ecc": False, "ncc": None})],
+        )
+    )
     assert [(p.check, p.expected) for p in pairs] == [(Check.NCC, True), (Check.ECC, False)]
 
 
@@ -98,13 +109,17 @@ def test_dev_slice_meets_the_issue_targets(shared_data, ner):
 
 
 def test_dev_slice_needs_relation_aware_ncc(shared_data, ner):
-    report = evaluate(_dev_slice(shared_data), GroundingCascade(GroundingConfig(ncc_relations=False), ner=ner))
+    report = evaluate(
+        _dev_slice(shared_data), GroundingCascade(GroundingConfig(ncc_relations=False), ner=ner)
+    )
     assert report.groups["bound"].agreement < TARGETS["bound"]
 
 
 def test_study_prints_the_table(tmp_path):
-    data = _write(tmp_path / "d.jsonl", [_row(), _row(id="r2", claim="over 79 %", evidence=["79 %"],
-                                                      expected={"ecc": None, "ncc": False})])
+    data = _write(
+        tmp_path / "d.jsonl",
+        [_row(), _row(id="r2", claim="over 79 %", evidence=["79 %"], expected={"ecc": None, "ncc": False})],
+    )
     pairs = study_pairs(data, derived=False)
     out = agreement_study(pairs, data, strict_ncc=False, misses=True)
     assert "| vitc_bound | ncc | 2 | 1.000 | 1 | 0 | 0 | 1 |" in out and "r2 [" not in out

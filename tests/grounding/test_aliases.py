@@ -61,8 +61,9 @@ def test_roman_numerals_only_in_name_context(aliases):
 
 
 def test_extended_from_mapping(aliases):
-    extended = aliases.extended({"groups": [["ludwig van beethoven", "l v beethoven"]],
-                                 "acronyms": {"LVB": "ludwig van beethoven"}})
+    extended = aliases.extended(
+        {"groups": [["ludwig van beethoven", "l v beethoven"]], "acronyms": {"LVB": "ludwig van beethoven"}}
+    )
     assert extended.equivalent("LVB", "Ludwig van Beethoven")
     assert not aliases.equivalent("LVB", "Ludwig van Beethoven")  # the original table is untouched
 

@@ -86,8 +86,16 @@ def test_demotion_values_come_from_config():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"beta": 1.5}, {"delta_read": -0.1}, {"demote_ecc": 0.7}, {"demote_uncited": 0.65, "sigma_verify": 0.6},
-     {"beta": True}, {"ncc_relations": "yes"}, {"approx_rel": 2.0}, {"ncc_unit_conversion": 1}],
+    [
+        {"beta": 1.5},
+        {"delta_read": -0.1},
+        {"demote_ecc": 0.7},
+        {"demote_uncited": 0.65, "sigma_verify": 0.6},
+        {"beta": True},
+        {"ncc_relations": "yes"},
+        {"approx_rel": 2.0},
+        {"ncc_unit_conversion": 1},
+    ],
 )
 def test_invalid_config_is_a_config_error(kwargs):
     with pytest.raises(ConfigError):
@@ -102,9 +110,14 @@ def test_config_from_mapping_rejects_unknown_keys():
 
 def test_paper_defaults():
     cfg = GroundingConfig()
-    assert (cfg.beta, cfg.delta_read, cfg.demote_ecc, cfg.demote_ncc, cfg.demote_uncited, cfg.sigma_verify) == (
-        0.15, 0.15, 0.50, 0.52, 0.55, 0.6
-    )
+    assert (
+        cfg.beta,
+        cfg.delta_read,
+        cfg.demote_ecc,
+        cfg.demote_ncc,
+        cfg.demote_uncited,
+        cfg.sigma_verify,
+    ) == (0.15, 0.15, 0.50, 0.52, 0.55, 0.6)
 
 
 def test_relation_aware_ncc_is_the_default_and_one_switch_restores_eq5():
@@ -120,5 +133,7 @@ def test_pipeline_config_carries_the_switch():
     from ledgermind.pipeline.config import AblationFlags, PipelineConfig
 
     assert grounding_config(PipelineConfig(), AblationFlags()).ncc_relations is True
-    cfg = grounding_config(PipelineConfig(grounding=GroundingConfig(ncc_relations=False, approx_rel=0.05)), AblationFlags())
+    cfg = grounding_config(
+        PipelineConfig(grounding=GroundingConfig(ncc_relations=False, approx_rel=0.05)), AblationFlags()
+    )
     assert (cfg.ncc_relations, cfg.approx_rel) == (False, 0.05)

@@ -10,7 +10,10 @@ from ledgermind.grounding.tokens import content_tokens
 
 def test_tokens_drop_stopwords_and_keep_numbers():
     assert content_tokens("The reading is 1,234.5 on Beethoven's dial!") == {
-        "reading", "1234.5", "beethoven", "dial"
+        "reading",
+        "1234.5",
+        "beethoven",
+        "dial",
     }
     assert content_tokens("Café") == {"cafe"}
 

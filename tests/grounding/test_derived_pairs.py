@@ -7,20 +7,39 @@ from pathlib import Path
 import pytest
 
 from ledgermind.errors import UserError
-from ledgermind.studies.agreement import GROUPS, Check, load_pairs
 from ledgermind.grounding.cascade import GroundingConfig
-from ledgermind.studies.grounding_cv import DEFAULT_GRID, macro_agreement, parse_grid, run_grid, simplest_first, \
-    strict_paper
-from ledgermind.studies.derived_pairs import SpanMark, derive_entity_pairs, derived_expectation, \
-    load_derived_pairs, span_mark
+from ledgermind.studies.agreement import GROUPS, Check, load_pairs
+from ledgermind.studies.derived_pairs import (
+    SpanMark,
+    derive_entity_pairs,
+    derived_expectation,
+    load_derived_pairs,
+    span_mark,
+)
+from ledgermind.studies.grounding_cv import (
+    DEFAULT_GRID,
+    macro_agreement,
+    parse_grid,
+    run_grid,
+    simplest_first,
+    strict_paper,
+)
 
 DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "grounding_ext" / "dev.jsonl"
 needs_dev = pytest.mark.skipif(not DEV.is_file(), reason="needs ../shared/data/grounding_ext/dev.jsonl")
 
 
 def _wice(claim: str, marked: list[str], label: str = "partially_supported", **extra) -> dict:
-    return {"id": "w1", "subset": "numeric", "stratum": "wice", "claim": claim, "evidence": ["e"],
-            "marked_tokens": marked, "source": {"dataset": "WiCE", "label": label}, **extra}
+    return {
+        "id": "w1",
+        "subset": "numeric",
+        "stratum": "wice",
+        "claim": claim,
+        "evidence": ["e"],
+        "marked_tokens": marked,
+        "source": {"dataset": "WiCE", "label": label},
+        **extra,
+    }
 
 
 def test_span_mark_counts_words_not_the_possessive():
@@ -30,32 +49,45 @@ def test_span_mark_counts_words_not_the_possessive():
     assert span_mark("Moreau's", ["Moreau"]) is SpanMark.MARKED
 
 
-@pytest.mark.parametrize("spans,marked,label,expected", [
-    (["Port Alder"], ["Port", "Alder", "1987"], "partially_supported", False),  # a fully marked name
-    (["Port Alder", "Ada"], ["1987"], "partially_supported", True),  # every name unmarked
-    (["Port Alder"], ["Alder"], "partially_supported", None),  # partly marked: no verdict
-    (["Port Alder"], [], "supported", True),
-    (["Port Alder"], [], "not_supported", None),
-    ([], ["1987"], "partially_supported", None),  # nothing for ECC to score
-])
+@pytest.mark.parametrize(
+    "spans,marked,label,expected",
+    [
+        (["Port Alder"], ["Port", "Alder", "1987"], "partially_supported", False),  # a fully marked name
+        (["Port Alder", "Ada"], ["1987"], "partially_supported", True),  # every name unmarked
+        (["Port Alder"], ["Alder"], "partially_supported", None),  # partly marked: no verdict
+        (["Port Alder"], [], "supported", True),
+        (["Port Alder"], [], "not_supported", None),
+        ([], ["1987"], "partially_supported", None),  # nothing for ECC to score
+    ],
+)
 def test_wice_expectation_follows_the_marks(spans, marked, label, expected):
     assert derived_expectation(_wice("c", marked, label), spans) is expected
 
 
 def test_vitaminc_claim_level_labels_give_no_entity_verdict():
-    row = {"id": "v", "subset": "numeric", "stratum": "vitc_exact", "claim": "Valmont has 222 deaths .",
-           "evidence": ["The state has 222 deaths ."], "source": {"dataset": "VitaminC", "label": "supports"}}
+    row = {
+        "id": "v",
+        "subset": "numeric",
+        "stratum": "vitc_exact",
+        "claim": "Valmont has 222 deaths .",
+        "evidence": ["The state has 222 deaths ."],
+        "source": {"dataset": "VitaminC", "label": "supports"},
+    }
     assert derived_expectation(row, ["Valmont"]) is None
 
 
 def test_derive_uses_the_checks_own_entities(ner, aliases):
-    rows = [_wice("Ilse Moreau was given a five-minute major in Valmont.", ["five", "-", "minute"]),
-            _wice("In 1987 she worked in Port Alder.", ["in", "Port", "Alder"], id="w2"),
-            {**_wice("no names at all here in 1987.", ["1987"]), "id": "w3"},
-            {**_wice("Ada Lovelace wrote it.", []), "subset": "entity", "id": "w4"}]  # entity rows are not re-derived
+    rows = [
+        _wice("Ilse Moreau was given a five-minute major in Valmont.", ["five", "-", "minute"]),
+        _wice("In 1987 she worked in Port Alder.", ["in", "Port", "Alder"], id="w2"),
+        {**_wice("no names at all here in 1987.", ["1987"]), "id": "w3"},
+        {**_wice("Ada Lovelace wrote it.", []), "subset": "entity", "id": "w4"},
+    ]  # entity rows are not re-derived
     pairs = derive_entity_pairs(rows, ner, aliases)
     assert [(p.id, p.check, p.stratum, p.expected) for p in pairs] == [
-        ("w1~ent", Check.ECC, "wice_derived", True), ("w2~ent", Check.ECC, "wice_derived", False)]
+        ("w1~ent", Check.ECC, "wice_derived", True),
+        ("w2~ent", Check.ECC, "wice_derived", False),
+    ]
     assert all(p.stratum in GROUPS["entity_derived"][1] for p in pairs)
 
 

@@ -16,7 +16,9 @@ def _ecc(claim, pool, ner, aliases):
 
 def test_ampersand_is_and(ner, aliases):
     assert aliases.equivalent("Marks & Spencer", "Marks and Spencer")
-    assert _ecc('She starred in "Tom & Jerry Go West".', ["Tom and Jerry Go West is a film."], ner, aliases).passed
+    assert _ecc(
+        'She starred in "Tom & Jerry Go West".', ["Tom and Jerry Go West is a film."], ner, aliases
+    ).passed
 
 
 def test_country_demonyms_are_aliases(ner, aliases):
@@ -38,10 +40,18 @@ def test_country_demonym_groups_come_from_the_package():
 
 @pytest.mark.parametrize(
     ("adjective", "name", "derived"),
-    [("Lancastrian", "Lancaster", True), ("Victorian", "Victoria", True), ("Parisian", "Paris", True),
-     ("Elizabethan", "Elizabeth", True), ("Shakespearean", "Shakespeare", True),
-     ("Lancastrian", "Leicester", False), ("Parisian", "Persia", False), ("Texan", "Tx", False),
-     ("Canadian", "Canada", True), ("canadian", "Canada", False)],
+    [
+        ("Lancastrian", "Lancaster", True),
+        ("Victorian", "Victoria", True),
+        ("Parisian", "Paris", True),
+        ("Elizabethan", "Elizabeth", True),
+        ("Shakespearean", "Shakespeare", True),
+        ("Lancastrian", "Leicester", False),
+        ("Parisian", "Persia", False),
+        ("Texan", "Tx", False),
+        ("Canadian", "Canada", True),
+        ("canadian", "Canada", False),
+    ],
 )
 def test_adjectival_forms(adjective, name, derived):
     assert derives_from(adjective, name) is derived
@@ -56,10 +66,12 @@ def test_adjectival_form_supported_by_the_name_in_the_pool(ner, aliases):
     on = ECCRules(adjectival=True)
     pool = ["The army of the House of Lancaster won the battle."]
     assert check_ecc(claim, pool, ner=ner, aliases=aliases, rules=on).passed
-    assert check_ecc(claim, ["The army of the House of York won the battle."], ner=ner, aliases=aliases,
-                     rules=on).missing == ("Lancastrian",)
-    assert check_ecc(claim, pool, ner=ner, aliases=aliases, rules=ECCRules(adjectival=False)).missing == \
-        ("Lancastrian",)
+    assert check_ecc(
+        claim, ["The army of the House of York won the battle."], ner=ner, aliases=aliases, rules=on
+    ).missing == ("Lancastrian",)
+    assert check_ecc(claim, pool, ner=ner, aliases=aliases, rules=ECCRules(adjectival=False)).missing == (
+        "Lancastrian",
+    )
     assert not _ecc(claim, pool, ner, aliases).passed  # off by default: no annotated verdict needs it
 
 
@@ -81,10 +93,17 @@ def test_acronym_defined_in_the_claim_or_pool(ner, aliases):
 def test_place_only_inside_a_longer_name_is_another_thing(ner, aliases):
     pool = ["The meeting was held at the Hilton San Diego/Del Mar, in Del Mar, California."]
     guard = ECCRules(place_guard=True)
-    result = check_ecc("The meeting was held in San Diego, California.", pool, ner=ner, aliases=aliases, rules=guard)
+    result = check_ecc(
+        "The meeting was held in San Diego, California.", pool, ner=ner, aliases=aliases, rules=guard
+    )
     assert result.missing == ("San Diego",)
-    assert check_ecc("The meeting was held in San Diego.", ["In San Diego, the meeting was held."], ner=ner,
-                     aliases=aliases, rules=guard).passed
+    assert check_ecc(
+        "The meeting was held in San Diego.",
+        ["In San Diego, the meeting was held."],
+        ner=ner,
+        aliases=aliases,
+        rules=guard,
+    ).passed
     # off by default (the cross-validated choice, docs/grounding.md): the literal name counts
     assert _ecc("The meeting was held in San Diego, California.", pool, ner, aliases).passed
 

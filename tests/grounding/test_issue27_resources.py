@@ -8,32 +8,43 @@ import pytest
 
 from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
-from perception.aliases import AliasTable
+from ledgermind.grounding.ecc import ECCRules, check_ecc
 from ledgermind.studies.grounding_cv import DEFAULT_GRID, parse_grid
 from ledgermind.studies.grounding_eval import cv_study, study_pairs
 from ledgermind.studies.kfold import FoldCountError
-from ledgermind.grounding.ecc import ECCRules, check_ecc
 from perception.abbreviations import best_long_form, definitions, is_short_form
+from perception.aliases import AliasTable
 
 
 # ----------------------------------------------------------------------------- Schwartz–Hearst
 def test_definitions_long_form_then_short_form():
     text = "Shows of the Royal Horticultural Society (RHS) and the heat shock protein (HSP) assay."
     assert list(definitions(text)) == [("RHS", "Royal Horticultural Society"), ("HSP", "heat shock protein")]
-    assert list(definitions("The RHS (Royal Horticultural Society) met.")) == [("RHS", "Royal Horticultural Society")]
+    assert list(definitions("The RHS (Royal Horticultural Society) met.")) == [
+        ("RHS", "Royal Horticultural Society")
+    ]
     assert list(definitions("costs rose (see below) in 2011 (est.)")) == []
 
 
 def test_short_form_and_long_form_rules():
-    assert is_short_form("RHS") and is_short_form("WW2") and not is_short_form("a") and not is_short_form("2011")
+    assert (
+        is_short_form("RHS") and is_short_form("WW2") and not is_short_form("a") and not is_short_form("2011")
+    )
     assert best_long_form("RHS", "shows of the Royal Horticultural Society") == "Royal Horticultural Society"
     assert best_long_form("XYZ", "the Royal Horticultural Society") is None  # letters not in order
 
 
 # ----------------------------------------------------------------------------- country names
-@pytest.mark.parametrize("a, b", [("Viet Nam", "Vietnam"), ("Russian Federation", "Russia"),
-                                  ("Korea, Republic of", "South Korea"), ("UK", "Great Britain"),
-                                  ("Türkiye", "Turkey")])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("Viet Nam", "Vietnam"),
+        ("Russian Federation", "Russia"),
+        ("Korea, Republic of", "South Korea"),
+        ("UK", "Great Britain"),
+        ("Türkiye", "Turkey"),
+    ],
+)
 def test_country_names_from_pycountry_are_aliases(a, b):
     pytest.importorskip("pycountry")
     assert AliasTable.default(country_names=True).equivalent(a, b)
@@ -42,7 +53,9 @@ def test_country_names_from_pycountry_are_aliases(a, b):
 def test_country_names_switch():
     pytest.importorskip("pycountry")
     assert not AliasTable.default().equivalent("Viet Nam", "Vietnam")
-    assert GroundingCascade(GroundingConfig(ecc_country_names=True), ner=object()).aliases.equivalent("Viet Nam", "Vietnam")
+    assert GroundingCascade(GroundingConfig(ecc_country_names=True), ner=object()).aliases.equivalent(
+        "Viet Nam", "Vietnam"
+    )
 
 
 # ----------------------------------------------------------------------------- ECC rules
@@ -84,10 +97,19 @@ def test_grounding_cv_study(tmp_path):
     rows = []
     for i in range(10):
         supported = i % 2 == 0
-        rows.append({"id": f"e{i}", "subset": "entity", "stratum": "wice", "kind": "other",
-                     "claim": f"Zorblat Quenwick visited Plovdiv in year {i}.",
-                     "evidence": ["Zorblat Quenwick visited Plovdiv." if supported else "Zorblat Quenwick stayed home."],
-                     "expected": {"ecc": supported, "ncc": None}})
+        rows.append(
+            {
+                "id": f"e{i}",
+                "subset": "entity",
+                "stratum": "wice",
+                "kind": "other",
+                "claim": f"Zorblat Quenwick visited Plovdiv in year {i}.",
+                "evidence": [
+                    "Zorblat Quenwick visited Plovdiv." if supported else "Zorblat Quenwick stayed home."
+                ],
+                "expected": {"ecc": supported, "ncc": None},
+            }
+        )
     data = tmp_path / "dev.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in rows))
     pairs = study_pairs(data, derived=True)
@@ -101,10 +123,15 @@ def test_from_strict_order_lets_fewer_rules_win_ties():
     from ledgermind.studies.grounding_cv import simplest_first, strict_eq4
 
     base = GroundingConfig()
-    grid = simplest_first(parse_grid(["ecc_designators=true,false", "ecc_acronyms=true,false"], base), strict_eq4(base))
+    grid = simplest_first(
+        parse_grid(["ecc_designators=true,false", "ecc_acronyms=true,false"], base), strict_eq4(base)
+    )
     strict = strict_eq4(base)
     assert grid[0] == strict and not grid[0].ecc_place_guard and grid[0].ecc_similarity is None
-    changes = [sum(getattr(c, f) != getattr(strict, f) for f in ("ecc_designators", "ecc_acronyms")) for c in grid[1:]]
+    changes = [
+        sum(getattr(c, f) != getattr(strict, f) for f in ("ecc_designators", "ecc_acronyms"))
+        for c in grid[1:]
+    ]
     assert changes == sorted(changes)
 
 
@@ -113,8 +140,16 @@ def test_strict_paper_turns_every_deviation_off():
 
     strict = strict_paper(GroundingConfig())
     assert not strict.ncc_relations and strict.ecc_similarity is None
-    assert not any((strict.ecc_designators, strict.ecc_acronyms, strict.ecc_adjectival, strict.ecc_place_guard,
-                    strict.ecc_country_names, strict.ecc_surname))
+    assert not any(
+        (
+            strict.ecc_designators,
+            strict.ecc_acronyms,
+            strict.ecc_adjectival,
+            strict.ecc_place_guard,
+            strict.ecc_country_names,
+            strict.ecc_surname,
+        )
+    )
     assert strict.beta == GroundingConfig().beta  # thresholds that are not deviations stay
 
 
@@ -123,13 +158,30 @@ def _entity_rows(n: int) -> list[dict]:
     rows = []
     for i in range(n):
         supported = i % 2 == 0
-        rows.append({"id": f"e{i}", "subset": "entity", "stratum": "wice", "kind": "other",
-                     "claim": f"Zorblat Quenwick visited Plovdiv in year {i}.",
-                     "evidence": ["Zorblat Quenwick visited Plovdiv." if supported else "Zorblat Quenwick stayed home."],
-                     "expected": {"ecc": supported, "ncc": None}})
-    rows.append({"id": "one-row", "subset": "entity", "stratum": "wice", "kind": "other",
-                 "claim": "She taught at the Quenwick Institute.", "evidence": ["She taught at Quenwick."],
-                 "expected": {"ecc": True, "ncc": None}})
+        rows.append(
+            {
+                "id": f"e{i}",
+                "subset": "entity",
+                "stratum": "wice",
+                "kind": "other",
+                "claim": f"Zorblat Quenwick visited Plovdiv in year {i}.",
+                "evidence": [
+                    "Zorblat Quenwick visited Plovdiv." if supported else "Zorblat Quenwick stayed home."
+                ],
+                "expected": {"ecc": supported, "ncc": None},
+            }
+        )
+    rows.append(
+        {
+            "id": "one-row",
+            "subset": "entity",
+            "stratum": "wice",
+            "kind": "other",
+            "claim": "She taught at the Quenwick Institute.",
+            "evidence": ["She taught at Quenwick."],
+            "expected": {"ecc": True, "ncc": None},
+        }
+    )
     return rows
 
 

@@ -29,7 +29,7 @@ def test_name_and_number_merge_into_one_entity(ner):
 def test_offsets_point_into_the_text(ner):
     text = "Neil Armstrong flew Apollo XI for NASA."
     for ent in ner.entities(text):
-        assert text[ent.start:ent.end] == ent.text
+        assert text[ent.start : ent.end] == ent.text
 
 
 def test_cache_avoids_recomputation(monkeypatch):

@@ -106,7 +106,9 @@ def test_sec34_grounded_needs_ecc_and_ncc(ner) -> None:
         ("plaque", [], False),  # uncited
     ],
 )
-def test_sec34_grounded_needs_citation_and_coverage_at_least_beta(claim: str, pool: list[str], grounded: bool):
+def test_sec34_grounded_needs_citation_and_coverage_at_least_beta(
+    claim: str, pool: list[str], grounded: bool
+):
     cascade = GroundingCascade(RHO_ONLY)  # ECC/NCC off: the ρ ≥ β and citation conditions alone
     assert cascade.check(claim, pool).grounded is grounded
 
@@ -119,7 +121,7 @@ def test_sec34_grounded_at_exactly_beta() -> None:
 
 
 def test_alg1_l33_elif_ecc_failure_decides_even_when_ncc_demotion_is_lower() -> None:
-    """"if ECC(c) = 0: σ ← d_ecc; elif NCC(c) = 0: σ ← d_ncc" — with both failing only d_ecc applies."""
+    """ "if ECC(c) = 0: σ ← d_ecc; elif NCC(c) = 0: σ ← d_ncc" — with both failing only d_ecc applies."""
     cfg = GroundingConfig(demote_ecc=0.58, demote_ncc=0.52)
     assert demoted_sigma(0.95, cited=True, ecc=False, ncc=False, judgment=True, cfg=cfg) == 0.58
     assert demoted_sigma(0.95, cited=True, ecc=True, ncc=False, judgment=True, cfg=cfg) == 0.52
@@ -128,8 +130,17 @@ def test_alg1_l33_elif_ecc_failure_decides_even_when_ncc_demotion_is_lower() -> 
 # ----------------------------------------------------------------------------- Eq. 3: Tok(·) numbers
 @pytest.mark.parametrize(
     ("token", "canonical"),
-    [("410.0", "410"), ("1.50", "1.5"), ("007", "7"), ("0.50", "0.5"), ("1.25", "1.25"), ("10", "10"),
-     ("abc", "abc"), ("a1", "a1"), ("0.0000001", "0.0000001")],  # plain decimal, never "1E-7"
+    [
+        ("410.0", "410"),
+        ("1.50", "1.5"),
+        ("007", "7"),
+        ("0.50", "0.5"),
+        ("1.25", "1.25"),
+        ("10", "10"),
+        ("abc", "abc"),
+        ("a1", "a1"),
+        ("0.0000001", "0.0000001"),
+    ],  # plain decimal, never "1E-7"
 )
 def test_eq3_number_tokens_are_canonical(token: str, canonical: str) -> None:
     assert canonical_token(token) == canonical
@@ -163,15 +174,22 @@ def test_eq5_ncc_defaults_relations_on_unit_conversion_off() -> None:
 @pytest.mark.parametrize("relations", [True, False])
 @pytest.mark.parametrize("unit_conversion", [True, False])
 def test_eq5_ncc_unit_conversion_switch(relations: bool, unit_conversion: bool) -> None:
-    got = check_ncc("it weighs 2 kg", ["it weighs 2000 g"], relations=relations, unit_conversion=unit_conversion)
+    got = check_ncc(
+        "it weighs 2 kg", ["it weighs 2000 g"], relations=relations, unit_conversion=unit_conversion
+    )
     assert got.passed is unit_conversion
-    assert [n.text for n in got.numbers] == ["2 kg"] and [n.text for n in got.unmatched] == ([] if unit_conversion else ["2 kg"])
+    assert [n.text for n in got.numbers] == ["2 kg"] and [n.text for n in got.unmatched] == (
+        [] if unit_conversion else ["2 kg"]
+    )
 
 
 @pytest.mark.parametrize("relations", [True, False])
 def test_eq5_ncc_delta_read_only_for_readings_in_both_modes(relations: bool) -> None:
     assert check_ncc("it reads 36.8", ["36.7"], kind="reading", relations=relations).passed is True
-    assert check_ncc("it reads 36.8", ["36.7"], kind="reading", relations=relations, delta_read=0.001).passed is False
+    assert (
+        check_ncc("it reads 36.8", ["36.7"], kind="reading", relations=relations, delta_read=0.001).passed
+        is False
+    )
     assert check_ncc("it reads 36.8", ["36.7"], relations=relations).passed is False
 
 
@@ -196,8 +214,12 @@ def test_eq5_eq4_results_name_what_was_checked(ner, aliases) -> None:
 
 
 def test_eq4_ecc_acronym_defined_in_the_claim_and_similarity_switch(ner, aliases) -> None:
-    got = check_ecc("The National Aeronautics and Space Administration (NASA) launched it; NASA said so.",
-                    ["The National Aeronautics and Space Administration launched it"], ner=ner, aliases=aliases)
+    got = check_ecc(
+        "The National Aeronautics and Space Administration (NASA) launched it; NASA said so.",
+        ["The National Aeronautics and Space Administration launched it"],
+        ner=ner,
+        aliases=aliases,
+    )
     assert got.passed and got.entities == ("The National Aeronautics and Space Administration", "NASA")
     claim, pool = "Microsoft Research Asia published it.", ["Microsoft Asia published it"]
     assert not check_ecc(claim, pool, ner=ner, aliases=aliases).passed  # strict Eq. 4 (the default)
@@ -207,10 +229,23 @@ def test_eq4_ecc_acronym_defined_in_the_claim_and_similarity_switch(ner, aliases
 @pytest.mark.parametrize(
     ("cfg", "claim", "pool", "kind", "ecc", "ncc"),
     [
-        (GroundingConfig(ecc_similarity=0.6), "Microsoft Research Asia published it.",
-         ["Microsoft Asia published it"], "other", True, True),
+        (
+            GroundingConfig(ecc_similarity=0.6),
+            "Microsoft Research Asia published it.",
+            ["Microsoft Asia published it"],
+            "other",
+            True,
+            True,
+        ),
         (GroundingConfig(approx_rel=0.05), "about 100 people", ["108 people"], "other", True, False),
-        (GroundingConfig(ncc_unit_conversion=True), "it weighs 2 kg", ["it weighs 2000 g"], "other", True, True),
+        (
+            GroundingConfig(ncc_unit_conversion=True),
+            "it weighs 2 kg",
+            ["it weighs 2000 g"],
+            "other",
+            True,
+            True,
+        ),
         (GroundingConfig(delta_read=0.001), "it reads 36.8", ["36.7"], "reading", True, False),
     ],
 )

@@ -76,28 +76,44 @@ def dev_strings(rows: list[dict]) -> tuple[set[str], set[str]]:
                 numbers.add(tok)
             elif _NAME.fullmatch(tok):
                 names.add(tok)
-    gazetteer = {w.casefold() for group in (*country_name_groups(), *country_demonym_groups())
-                 for name in group for w in name.split()}
+    gazetteer = {
+        w.casefold()
+        for group in (*country_name_groups(), *country_demonym_groups())
+        for name in group
+        for w in name.split()
+    }
     gazetteer |= {code.casefold() for code in country_codes()}
     gazetteer |= {m.casefold() for m in (*calendar.month_name, *calendar.day_name) if m}
-    gazetteer |= {w.casefold() for lang in pytest.importorskip("pycountry").languages for w in lang.name.split()}
+    gazetteer |= {
+        w.casefold() for lang in pytest.importorskip("pycountry").languages for w in lang.name.split()
+    }
     generic = STOPWORDS | lower | gazetteer | english_words() | CONTINENT_ADJECTIVES
-    return {n for n in names if n.casefold() not in generic and n.casefold().rstrip("s") not in generic}, numbers
+    return {
+        n for n in names if n.casefold() not in generic and n.casefold().rstrip("s") not in generic
+    }, numbers
 
 
 def hits(text: str, names: set[str], numbers: set[str]) -> list[str]:
     """Whole-word hits; acronyms (all capitals) case-sensitively so "collections.abc" is no "ABC"."""
-    found = [n for n in names if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", text,
-                                           0 if n.isupper() else re.IGNORECASE)]
+    found = [
+        n
+        for n in names
+        if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", text, 0 if n.isupper() else re.IGNORECASE)
+    ]
     found += [n for n in numbers if re.search(rf"(?<![\d.,]){re.escape(n)}(?![\d])", text)]
     return sorted(found)
 
 
 def test_hits_finds_a_dev_name_and_ignores_generic_words():
-    names, numbers = dev_strings([{
-        "claim": "Zorblat Quenwick opened the Museum to 48,250 visitors in 1987.",
-        "evidence": ["The museum opened in 1987."], "marked_tokens": ["Zorblat", "48,250", "1987"],
-    }])
+    names, numbers = dev_strings(
+        [
+            {
+                "claim": "Zorblat Quenwick opened the Museum to 48,250 visitors in 1987.",
+                "evidence": ["The museum opened in 1987."],
+                "marked_tokens": ["Zorblat", "48,250", "1987"],
+            }
+        ]
+    )
     assert names == {"Zorblat", "Quenwick"} and numbers == {"48,250"}  # a year is generic
     assert hits('groups: [["zorblat", "z"]] # 48,250 seats', names, numbers) == ["48,250", "Zorblat"]
     assert hits("designators: museum, 148,2500, collections.abc", names | {"ABC"}, numbers) == []

@@ -11,7 +11,6 @@ from ledgermind.grounding.numbers import NumKind, extract_numbers
 from ledgermind.grounding.units import TABLE_FILE, convert, unit_spellings
 
 
-
 @pytest.fixture(scope="module")
 def gen():
     return unit_table
@@ -24,21 +23,41 @@ def test_shipped_table_is_what_pint_generates(gen):
     assert gen.main(["--check"]) == 0
 
 
-@pytest.mark.parametrize("name,plural", [
-    ("inch", "inches"), ("meter", "meters"), ("degree Celsius", "degrees Celsius"),
-    ("kilowatt hour", "kilowatt hours"), ("pound force per square inch", "pounds force per square inch"),
-    ("revolutions per minute", "revolutions per minute"), ("millimeter Hg", "millimeters Hg"),
-])
+@pytest.mark.parametrize(
+    "name,plural",
+    [
+        ("inch", "inches"),
+        ("meter", "meters"),
+        ("degree Celsius", "degrees Celsius"),
+        ("kilowatt hour", "kilowatt hours"),
+        ("pound force per square inch", "pounds force per square inch"),
+        ("revolutions per minute", "revolutions per minute"),
+        ("millimeter Hg", "millimeters Hg"),
+    ],
+)
 def test_plural_of_a_unit_name(gen, name, plural):
     assert gen.plural_name(name) == plural
 
 
-@pytest.mark.parametrize("text,unit", [
-    ("3 kilometres", "km"), ("3 kilometers", "km"), ("3 kilometer", "km"), ("150 lbs", "lb"),
-    ("20 degrees Celsius", "°C"), ("20 ℃", "°C"), ("12 C", "°C"), ("2 tonnes", "t"),
-    ("7 millibars", "mbar"),
-    ("4 metres per second", "m/s"), ("9 microns", "µm"), ("9 μm", "µm"), ("5 mL", "ml"), ("30 kWh", "kWh"),
-])
+@pytest.mark.parametrize(
+    "text,unit",
+    [
+        ("3 kilometres", "km"),
+        ("3 kilometers", "km"),
+        ("3 kilometer", "km"),
+        ("150 lbs", "lb"),
+        ("20 degrees Celsius", "°C"),
+        ("20 ℃", "°C"),
+        ("12 C", "°C"),
+        ("2 tonnes", "t"),
+        ("7 millibars", "mbar"),
+        ("4 metres per second", "m/s"),
+        ("9 microns", "µm"),
+        ("9 μm", "µm"),
+        ("5 mL", "ml"),
+        ("30 kWh", "kWh"),
+    ],
+)
 def test_spellings_from_pint_name_the_canonical_unit(text, unit):
     (number,) = extract_numbers(text)
     assert (number.kind, number.unit) == (NumKind.MEASUREMENT, unit)
@@ -71,7 +90,9 @@ def test_ncc_restates_evidence_in_the_claims_unit_only_when_switched_on():
     assert check_ncc("The course is under 1 mile.", pool, unit_conversion=True).passed
     assert not check_ncc("The course is over 1 mile.", pool, unit_conversion=True).passed
     # a continuous reading keeps δ_read after conversion: 36 psi = 248 kPa
-    reading = check_ncc("The gauge reads 36 psi.", ["It shows 250 kPa."], kind="reading", unit_conversion=True)
+    reading = check_ncc(
+        "The gauge reads 36 psi.", ["It shows 250 kPa."], kind="reading", unit_conversion=True
+    )
     assert reading.passed
 
 

@@ -10,7 +10,7 @@ from ledgermind.claims import Claim, ClaimStatus, ClaimType, Stage
 from ledgermind.errors import LedgerError, ProvenanceError
 from ledgermind.ledger import Kappa, Ledger, Omega
 from ledgermind.tools.base import BBox, Observation, ToolKind, ToolOutput
-from tests.helpers import TextImage, EchoOCR, EchoSearch, EchoVQA, FailingTool
+from tests.helpers import EchoOCR, EchoSearch, EchoVQA, FailingTool, TextImage
 
 
 def test_record_applies_mapping_and_fields():
@@ -19,7 +19,13 @@ def test_record_applies_mapping_and_fields():
     entries = led.record(out)
     assert [e.fact for e in entries] == ["Apollo 11 Plaque", "1969"]  # whitespace normalised by M
     e = entries[0]
-    assert (e.id, e.src, e.kappa, e.sigma, e.omega) == ("OC-1", "echo_ocr", Kappa.PERCEPTION, 0.8, Omega.ACTIVE)
+    assert (e.id, e.src, e.kappa, e.sigma, e.omega) == (
+        "OC-1",
+        "echo_ocr",
+        Kappa.PERCEPTION,
+        0.8,
+        Omega.ACTIVE,
+    )
     assert e.bbox == BBox(0, 0, 50, 20) and e.tool_call_id == out.call_id
     assert math.isinf(e.ttl) and e.superseded_by is None and e.dependents == set()
 

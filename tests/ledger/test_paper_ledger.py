@@ -105,7 +105,11 @@ def test_eq12_append_is_active_and_eq14_supersede_links_the_successor() -> None:
     old, new = _ocr(led, "36.7", "36.8")
     assert led.get(old).omega is led.get(new).omega is Omega.ACTIVE
     led.supersede(old, new)
-    assert (led.get(old).omega, led.get(old).superseded_by, led.get(new).omega) == (Omega.STALE, new, Omega.ACTIVE)
+    assert (led.get(old).omega, led.get(old).superseded_by, led.get(new).omega) == (
+        Omega.STALE,
+        new,
+        Omega.ACTIVE,
+    )
 
 
 def test_eq15_drop_invalidates_only_active_dependents() -> None:
@@ -115,7 +119,10 @@ def test_eq15_drop_invalidates_only_active_dependents() -> None:
     _claim(led, "SC-2", [a]).status = ClaimStatus.DROPPED  # already out: stays DROPPED
     _claim(led, "SC-3", [b])
     assert led.drop(a) == ["SC-1"]
-    assert led.claim("SC-1").status is ClaimStatus.INVALIDATED and led.claim("SC-2").status is ClaimStatus.DROPPED
+    assert (
+        led.claim("SC-1").status is ClaimStatus.INVALIDATED
+        and led.claim("SC-2").status is ClaimStatus.DROPPED
+    )
     assert led.claim("SC-3").status is ClaimStatus.ACTIVE and led.get(a).omega is Omega.DROPPED
 
 
@@ -135,17 +142,24 @@ def test_eq12_to_eq15_every_lifecycle_operation_is_logged_with_entry_time_and_de
     led.drop(d)
     led.reinstate(a, "closest reading")
     assert _trail(led) == [
-        ("APPEND", a, 1.0, {"tool": "echo_ocr"}), ("APPEND", b, 1.0, {"tool": "echo_ocr"}),
-        ("APPEND", c, 1.0, {"tool": "echo_ocr"}), ("APPEND", d, 1.0, {"tool": "echo_ocr"}),
+        ("APPEND", a, 1.0, {"tool": "echo_ocr"}),
+        ("APPEND", b, 1.0, {"tool": "echo_ocr"}),
+        ("APPEND", c, 1.0, {"tool": "echo_ocr"}),
+        ("APPEND", d, 1.0, {"tool": "echo_ocr"}),
         ("SUPERSEDE", a, 2.0, {"by": b}),
         ("MARK_STALE", c, 2.0, {"reason": "tool anomaly"}),
-        ("CONFLICT", b, 2.0, {}), ("CONFLICT", d, 2.0, {}),
+        ("CONFLICT", b, 2.0, {}),
+        ("CONFLICT", d, 2.0, {}),
         ("RESOLVE", d, 2.0, {}),
         ("DROP", d, 2.0, {}),
         ("REINSTATE", a, 2.0, {"reason": "closest reading"}),
     ]
     assert (led.get(a).omega, led.get(a).superseded_by) == (Omega.ACTIVE, None)
-    assert (led.get(b).omega, led.get(c).omega, led.get(d).omega) == (Omega.CONFLICTED, Omega.STALE, Omega.DROPPED)
+    assert (led.get(b).omega, led.get(c).omega, led.get(d).omega) == (
+        Omega.CONFLICTED,
+        Omega.STALE,
+        Omega.DROPPED,
+    )
 
 
 def test_eq13_mark_stale_is_logged_and_limited_to_the_named_entry() -> None:
@@ -185,7 +199,9 @@ def test_reinstate_only_a_superseded_unexpired_entry(setup: str, allowed: bool) 
         assert led.get(a).omega is Omega.ACTIVE and led.get(a).superseded_by is None
     else:
         before = led.get(a).omega
-        with pytest.raises(LedgerError, match=rf"only a superseded, unexpired entry can be reinstated \({a} is "):
+        with pytest.raises(
+            LedgerError, match=rf"only a superseded, unexpired entry can be reinstated \({a} is "
+        ):
             led.reinstate(a, "r")
         assert led.get(a).omega is before
 
@@ -208,7 +224,10 @@ def test_retire_marks_stale_once_and_returns_dependents() -> None:
     _claim(led, "SC-2", [a])
     _claim(led, "SC-1", [a])
     assert led.retire(a, "x") == ["SC-1", "SC-2"] and led.get(a).omega is Omega.STALE
-    assert led.retire(a, "again") == ["SC-1", "SC-2"] and [t.op for t in led.transitions].count("MARK_STALE") == 1
+    assert (
+        led.retire(a, "again") == ["SC-1", "SC-2"]
+        and [t.op for t in led.transitions].count("MARK_STALE") == 1
+    )
 
 
 def test_eq14_an_entry_cannot_supersede_itself() -> None:
@@ -247,9 +266,13 @@ def test_eq12_non_derivation_keeps_its_stated_parents() -> None:
 
 
 def test_eq12_only_a_live_tool_output_enters_the_ledger() -> None:
-    with pytest.raises(ProvenanceError, match=re.escape(
+    with pytest.raises(
+        ProvenanceError,
+        match=re.escape(
             "only the ToolOutput a tool invocation of this run returned can enter the ledger "
-            "(reloaded, copied or rebuilt outputs are audit records, not evidence)")):
+            "(reloaded, copied or rebuilt outputs are audit records, not evidence)"
+        ),
+    ):
         Ledger().record("not a tool output")  # type: ignore[arg-type]
 
 

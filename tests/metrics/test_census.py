@@ -16,7 +16,7 @@ from ledgermind.trajectory import (
     Trajectory,
     Trigger,
 )
-from tests.helpers import TextImage, EchoOCR, EchoSearch
+from tests.helpers import EchoOCR, EchoSearch, TextImage
 
 
 def _traj() -> Trajectory:
@@ -33,11 +33,15 @@ def _traj() -> Trajectory:
     t.events += [
         RepairEvent(Trigger.T1, OperatorName.RETRY, RepairLayer.ACTION, hit=1),
         RepairEvent(Trigger.T1, OperatorName.SWITCH, RepairLayer.ACTION, hit=1),  # same firing
-        RepairEvent(Trigger.T6, OperatorName.ACQUIRE, RepairLayer.ACTION, new_entries=[e.id for e in found], hit=2),
+        RepairEvent(
+            Trigger.T6, OperatorName.ACQUIRE, RepairLayer.ACTION, new_entries=[e.id for e in found], hit=2
+        ),
         RepairEvent(Trigger.T5, OperatorName.ABSTAIN, RepairLayer.TRAJECTORY, hit=3),
         RepairEvent(Trigger.T2, OperatorName.REFRESH, RepairLayer.EVIDENCE, hit=4, error="TypeError: boom"),
         RepairEvent(Trigger.T6, OperatorName.FREEFORM_REFLECTION, None, hit=5),
-        RepairEvent(Trigger.T5, OperatorName.ACQUIRE, RepairLayer.ACTION, hit=6, tool_call="call-empty"),  # no entries
+        RepairEvent(
+            Trigger.T5, OperatorName.ACQUIRE, RepairLayer.ACTION, hit=6, tool_call="call-empty"
+        ),  # no entries
     ]
     t.mark(MarkKind.DUAL_READ_AGREE)
     t.mark(MarkKind.DUAL_READ_DISAGREE)
@@ -55,10 +59,16 @@ def _traj() -> Trajectory:
 
 def test_census_counts_each_mechanism_from_the_record():
     c = census(_traj())
-    assert c["paths"] == {p.value: int(p is PathKind.FULLPIPE) for p in PathKind}  # every path, OFFICIAL (i10) included
+    assert c["paths"] == {
+        p.value: int(p is PathKind.FULLPIPE) for p in PathKind
+    }  # every path, OFFICIAL (i10) included
     assert c["triggers"] == {"T1": 1, "T2": 1, "T3": 0, "T4": 0, "T5": 2, "T6": 2}
     assert c["operators"]["RETRY"] == 1 and c["operators"]["SWITCH"] == 1 and c["operators"]["REFRESH"] == 1
-    assert c["operators"]["ABSTAIN"] == 1 and c["operators"]["ACQUIRE"] == 2 and "FREEFORM_REFLECTION" not in c["operators"]
+    assert (
+        c["operators"]["ABSTAIN"] == 1
+        and c["operators"]["ACQUIRE"] == 2
+        and "FREEFORM_REFLECTION" not in c["operators"]
+    )
     assert c["reflections"] == 1 and c["operator_failures"] == 1
     assert c["dual_read"] == {"runs": 2, "agree": 1, "disagree": 1, "identical_requests": 1, "escalated": 0}
     assert c["search"] == {"rounds": 1, "skipped_no_provider": 1}

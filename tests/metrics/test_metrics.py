@@ -5,8 +5,16 @@ import pytest
 from ledgermind.claims import Claim, ClaimType, Stage
 from ledgermind.metrics import eur, gdr, oc_err, r4r, rc, rr, se, summarize, ucr_reason, wdg
 from ledgermind.tools.base import Observation, Tool, ToolKind
-from ledgermind.trajectory import ModelCall, OperatorName, PathKind, RepairEvent, RepairLayer, Trajectory, Trigger
-from tests.helpers import TextImage, EchoOCR
+from ledgermind.trajectory import (
+    ModelCall,
+    OperatorName,
+    PathKind,
+    RepairEvent,
+    RepairLayer,
+    Trajectory,
+    Trigger,
+)
+from tests.helpers import EchoOCR, TextImage
 
 
 class Observe(Tool):

@@ -74,7 +74,9 @@ def test_eq8_gdr_skips_dropped_decisions_keeps_invalidated() -> None:
         ([], [], 0.5, None, None),
     ],
 )
-def test_eq9_eq10_r4r_wdg_gamma_strict_and_success_is_full_credit(gdrs, successes, gamma, r4r_v, wdg_v) -> None:
+def test_eq9_eq10_r4r_wdg_gamma_strict_and_success_is_full_credit(
+    gdrs, successes, gamma, r4r_v, wdg_v
+) -> None:
     assert r4r(gdrs, successes, gamma) == (pytest.approx(r4r_v) if r4r_v is not None else None)
     assert wdg(gdrs, successes, gamma) == (pytest.approx(wdg_v) if wdg_v is not None else None)
 
@@ -86,8 +88,11 @@ def _event(op: OperatorName | None, grounded: bool | None, cost: float) -> Repai
 def test_eq28_eur_eq29_rr_eq30_rc_eq31_se() -> None:
     t = _traj((True,), ())  # OC-1 cited by SC-1, OC-2 uncited
     assert eur(t) == 0.5
-    t.events += [_event(OperatorName.ACQUIRE, True, 2.0), _event(OperatorName.RETRY, False, 1.5),
-                 _event(None, None, 9.0)]  # a logged trigger without an operator is no repair
+    t.events += [
+        _event(OperatorName.ACQUIRE, True, 2.0),
+        _event(OperatorName.RETRY, False, 1.5),
+        _event(None, None, 9.0),
+    ]  # a logged trigger without an operator is no repair
     assert rr(t) == 0.5 and rc(t) == 3.5
     assert se(t, 1.0) == pytest.approx(1.0 / t.steps) and t.steps > 0
 

@@ -8,7 +8,14 @@ import json
 import pytest
 
 from ledgermind.cli.plan import main
-from ledgermind.experiment.plan import Pilot, PilotRun, PlanRequest, discordance, make_plan, shared_cache_costs
+from ledgermind.experiment.plan import (
+    Pilot,
+    PilotRun,
+    PlanRequest,
+    discordance,
+    make_plan,
+    shared_cache_costs,
+)
 from ledgermind.metrics.plan import (
     mcnemar_power,
     mcnemar_sample_size,
@@ -18,14 +25,18 @@ from ledgermind.metrics.plan import (
 from ledgermind.metrics.stats import mcnemar_exact
 
 
-@pytest.mark.parametrize(("psi", "delta"), [(0.15, 0.05), (0.35, 0.05), (0.30, 0.10), (0.10, 0.02), (0.25, 0.02)])
+@pytest.mark.parametrize(
+    ("psi", "delta"), [(0.15, 0.05), (0.35, 0.05), (0.30, 0.10), (0.10, 0.02), (0.25, 0.02)]
+)
 def test_planned_n_gives_80_percent_power_in_simulation(psi, delta):
     """Draw paired outcomes with the pilot's discordance at the planned n; run the exact test."""
     n = mcnemar_sample_size(psi, delta)
     p_full, p_variant = (psi - delta) / 2, (psi + delta) / 2
     power = simulated_power(n, p_full, p_variant, trials=2000, seed=1)
     assert 0.75 <= power <= 0.85, (n, power)
-    assert simulated_power(n // 2, p_full, p_variant, trials=2000, seed=2) < 0.70  # half the items: clearly less
+    assert (
+        simulated_power(n // 2, p_full, p_variant, trials=2000, seed=2) < 0.70
+    )  # half the items: clearly less
 
 
 def test_smallest_detectable_delta_is_detected_with_80_percent_in_simulation():
@@ -54,8 +65,14 @@ def test_sample_size_grows_as_the_effect_shrinks_and_discordance_grows():
 
 # ----------------------------------------------------------------------------- cost projection
 def _call(key, prompt=100, completion=10, cached=0):
-    return {"request_key": key, "prompt_tokens": prompt, "completion_tokens": completion, "latency_s": 1.0,
-            "meta": {"cached_tokens": cached} if cached else {}, "cached": False}  # fmt: skip
+    return {
+        "request_key": key,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "latency_s": 1.0,
+        "meta": {"cached_tokens": cached} if cached else {},
+        "cached": False,
+    }
 
 
 def _pilot():
@@ -68,12 +85,19 @@ def _pilot():
 
 def test_shared_cache_sends_each_distinct_request_once_and_full_carries_the_shared_ones():
     costs = shared_cache_costs(_pilot())
-    assert (costs["full"].made, costs["full"].sent, costs["no_ecc"].made, costs["no_ecc"].sent) == (4, 4, 4, 2)
+    assert (costs["full"].made, costs["full"].sent, costs["no_ecc"].made, costs["no_ecc"].sent) == (
+        4,
+        4,
+        4,
+        2,
+    )
     assert costs["full"].cached_prompt_tokens == 40 and costs["full"].uncached_prompt_tokens == 360
 
 
 def test_plan_scales_per_item_costs_and_reads_discordance():
-    plan = make_plan(_pilot(), PlanRequest(items=20, seeds=3, variants=("full", "no_ecc"), tokens_per_s=100.0))
+    plan = make_plan(
+        _pilot(), PlanRequest(items=20, seeds=3, variants=("full", "no_ecc"), tokens_per_s=100.0)
+    )
     # per (item, seed): full sends 2, no_ecc 1 → 20 items × 3 seeds
     assert plan["costs"]["full"]["sent"] == 120 and plan["costs"]["no_ecc"]["sent"] == 60
     assert plan["total"]["made"] == 240 and plan["total"]["completion_tokens"] == 1800
@@ -93,24 +117,37 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 def test_plan_reads_a_real_pilot_folder(tmp_path, capsys):
     run = tmp_path / "ablation=full"
     (run / "trajectories").mkdir(parents=True)
-    (run / "metrics.json").write_text(json.dumps({"identity": {"variant": "full", "seed": 0}, "wall_time_total_s": 2.0}))
+    (run / "metrics.json").write_text(
+        json.dumps({"identity": {"variant": "full", "seed": 0}, "wall_time_total_s": 2.0})
+    )
     (run / "results.jsonl").write_text(json.dumps({"id": "q1", "score": 1.0, "error": None}) + "\n")
-    (run / "trajectories" / "q1.json").write_text(json.dumps({"item_id": "q1", "model_calls": [_call("k1"), _call("k1")]}))
+    (run / "trajectories" / "q1.json").write_text(
+        json.dumps({"item_id": "q1", "model_calls": [_call("k1"), _call("k1")]})
+    )
     assert main([str(tmp_path), "--items", "10", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
-    assert plan["total"]["made"] == 20 and plan["total"]["sent"] == 10 and plan["rate_tokens_per_s"] == pytest.approx(55.0)
+    assert (
+        plan["total"]["made"] == 20
+        and plan["total"]["sent"] == 10
+        and plan["rate_tokens_per_s"] == pytest.approx(55.0)
+    )
 
 
 def test_projection_states_the_standard_error_of_the_pilots_mean():
     from ledgermind.experiment.plan import projection
     from ledgermind.metrics.plan import Cost
 
-    per_item = [Cost(made=2, sent=2, prompt_tokens=100), Cost(made=4, sent=2, prompt_tokens=300),
-                Cost(made=6, sent=2, prompt_tokens=200)]  # fmt: skip
+    per_item = [
+        Cost(made=2, sent=2, prompt_tokens=100),
+        Cost(made=4, sent=2, prompt_tokens=300),
+        Cost(made=6, sent=2, prompt_tokens=200),
+    ]
     total, se = projection(per_item, 30)
     assert (total.made, total.sent, total.prompt_tokens) == (120, 60, 6000)
     assert se.sent == 0  # every item sends the same: no uncertainty
-    assert se.made == pytest.approx(30 * 2.0 / 3**0.5) and se.prompt_tokens == pytest.approx(30 * 100.0 / 3**0.5)
+    assert se.made == pytest.approx(30 * 2.0 / 3**0.5) and se.prompt_tokens == pytest.approx(
+        30 * 100.0 / 3**0.5
+    )
     assert projection(per_item[:1], 30)[1] == Cost()  # one unit: no spread to estimate
 
 
@@ -118,8 +155,12 @@ def _pilot_dir(root, limit_order, limit=1):
     run = root / "ablation=full"
     (run / "trajectories").mkdir(parents=True)
     (run / ".hydra").mkdir()
-    (run / ".hydra" / "config.yaml").write_text(f"limit: {limit}\nlimit_order: {limit_order}\nbenchmark:\n  limit: null\n")
-    (run / "metrics.json").write_text(json.dumps({"identity": {"variant": "full", "seed": 0}, "wall_time_total_s": 2.0}))
+    (run / ".hydra" / "config.yaml").write_text(
+        f"limit: {limit}\nlimit_order: {limit_order}\nbenchmark:\n  limit: null\n"
+    )
+    (run / "metrics.json").write_text(
+        json.dumps({"identity": {"variant": "full", "seed": 0}, "wall_time_total_s": 2.0})
+    )
     (run / "results.jsonl").write_text(json.dumps({"id": "q1", "score": 1.0, "error": None}) + "\n")
     (run / "trajectories" / "q1.json").write_text(json.dumps({"item_id": "q1", "model_calls": [_call("k1")]}))
     return root

@@ -111,7 +111,9 @@ def test_wilson_interval_by_hand() -> None:
     z2 = 1.959963984540054**2
     assert wilson_interval(0, 10) == pytest.approx((0.0, z2 / (10 + z2)))
     low, high = wilson_interval(5, 10)
-    half = math.sqrt(z2) * math.sqrt(0.25 / 10 + z2 / 400) / (1 + z2 / 10)  # z·√(p(1−p)/n + z²/4n²)/(1 + z²/n)
+    half = (
+        math.sqrt(z2) * math.sqrt(0.25 / 10 + z2 / 400) / (1 + z2 / 10)
+    )  # z·√(p(1−p)/n + z²/4n²)/(1 + z²/n)
     assert (low, high) == pytest.approx((0.5 - half, 0.5 + half)) and half == pytest.approx(0.2634, abs=1e-4)
     assert wilson_interval(0, 0) is None
 

@@ -65,8 +65,10 @@ def covers():
 
     def _covers(outer: BBox, inner: BBox, tol: float = 4.0) -> bool:
         return (
-            outer.x0 <= inner.x0 + tol and outer.y0 <= inner.y0 + tol
-            and outer.x1 >= inner.x1 - tol and outer.y1 >= inner.y1 - tol
+            outer.x0 <= inner.x0 + tol
+            and outer.y0 <= inner.y0 + tol
+            and outer.x1 >= inner.x1 - tol
+            and outer.y1 >= inner.y1 - tol
         )
 
     return _covers

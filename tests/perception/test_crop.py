@@ -50,7 +50,8 @@ def test_question_cues():
 
 def test_zone_with_the_question_target_wins_over_busier_zones():
     proposals = [
-        text((10, 10, 60, 30), "ACME"), text((20, 40, 80, 60), "Model"),  # zone 0: two lines
+        text((10, 10, 60, 30), "ACME"),
+        text((20, 40, 80, 60), "Model"),  # zone 0: two lines
         text((410, 420, 460, 440), "psi"),  # zone 8: the question's keyword
     ]
     cues = QuestionCues.from_question("Which unit is printed, psi or bar?")
@@ -123,7 +124,9 @@ def test_selection_is_deterministic_with_classical_proposals(render):
 
 
 def test_metadata_text():
-    assert format_metadata(4, BBox(10.2, 20, 30.7, 40), 2.5) == "crop zone 4 region [10, 20, 31, 40] scale 2.5"
+    assert (
+        format_metadata(4, BBox(10.2, 20, 30.7, 40), 2.5) == "crop zone 4 region [10, 20, 31, 40] scale 2.5"
+    )
     assert format_metadata(None, BBox(0, 0, 5, 5), 2.5).startswith("crop bbox region [0, 0, 5, 5]")
 
 
@@ -134,9 +137,9 @@ def test_bad_crop_config():
         CropConfig(perturb_min_px=50, perturb_max_px=40)
 
 
-boxes = st.tuples(
-    st.integers(0, 600), st.integers(0, 400), st.integers(1, 300), st.integers(1, 300)
-).map(lambda t: BBox(t[0], t[1], min(t[0] + t[2], 640), min(t[1] + t[3], 480)))
+boxes = st.tuples(st.integers(0, 600), st.integers(0, 400), st.integers(1, 300), st.integers(1, 300)).map(
+    lambda t: BBox(t[0], t[1], min(t[0] + t[2], 640), min(t[1] + t[3], 480))
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -181,7 +184,11 @@ class _PixelReader:
         self.calls += 1
         colours = {c for _, c in image.convert("RGB").getcolors(1 << 16) or []}
         square = [(0, 0), (10, 0), (10, 10), (0, 10)]
-        return [make_line(t, square, 0.95) for c, t in (((255, 0, 0), "40"), ((0, 0, 255), "ACME")) if c in colours]
+        return [
+            make_line(t, square, 0.95)
+            for c, t in (((255, 0, 0), "40"), ((0, 0, 255), "ACME"))
+            if c in colours
+        ]
 
 
 def _two_marks():
@@ -204,7 +211,9 @@ def test_read_check_prefers_the_zone_whose_zoom_adds_a_number_on_reading_questio
 def test_read_check_reads_only_the_top_k_zones_and_keeps_proposal_order_on_ties():
     img, reader = _two_marks(), _PixelReader()
     proposals = [text((20, 20, 60, 40), "ACME", conf=0.95)]
-    crop = select_zone_crop(img, "What is the reading?", proposals, CropConfig(margin=0, verify_top_k=2), reader)
+    crop = select_zone_crop(
+        img, "What is the reading?", proposals, CropConfig(margin=0, verify_top_k=2), reader
+    )
     assert reader.calls == 2 and [z for z, _ in crop.zone_gains] == [0, 4]  # best by score, then the centre
     assert crop.zone == 0
     blank = Image.new("RGB", (300, 300), "white")
@@ -233,6 +242,8 @@ def test_gain_per_area_lets_a_corner_zone_beat_an_equal_centre_gain():
     img.paste((255, 0, 0), (265, 265, 285, 285))
     question = "What is the reading?"
     raw = select_zone_crop(img, question, [], CropConfig(margin=0.15), _PixelReader())
-    per_area = select_zone_crop(img, question, [], CropConfig(margin=0.15, gain_per_area=True), _PixelReader())
+    per_area = select_zone_crop(
+        img, question, [], CropConfig(margin=0.15, gain_per_area=True), _PixelReader()
+    )
     assert raw.zone == 4 and dict(raw.zone_gains)[4] == dict(raw.zone_gains)[8]  # tie -> centre
     assert per_area.zone == 8 and dict(per_area.zone_gains)[8] > dict(per_area.zone_gains)[4]

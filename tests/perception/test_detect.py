@@ -6,9 +6,14 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from perception.detect import ClassicalProposer, OwlV2Detector, ProposalSource, spectral_residual_saliency
+from perception.detect import (
+    ClassicalProposer,
+    OwlV2Detector,
+    ProposalSource,
+    proposals_from_ocr,
+    spectral_residual_saliency,
+)
 from perception.ocr import make_line
-from perception.detect import proposals_from_ocr
 
 
 def test_classical_proposals_find_a_drawn_object():
@@ -17,7 +22,9 @@ def test_classical_proposals_find_a_drawn_object():
     props = ClassicalProposer().propose(img)
     assert props and all(p.source is ProposalSource.CLASSICAL for p in props)
     best = props[0].bbox
-    assert best.x0 <= 402 and best.y0 <= 302 and best.x1 >= 478 and best.y1 >= 358 and best.area < 640 * 480 / 4
+    assert (
+        best.x0 <= 402 and best.y0 <= 302 and best.x1 >= 478 and best.y1 >= 358 and best.area < 640 * 480 / 4
+    )
 
 
 def test_classical_proposals_on_blank_and_tiny_images():
@@ -51,22 +58,39 @@ def test_owlv2_wiring_with_tiny_random_model():
     tokenizer = transformers.CLIPTokenizer(vocab=vocab, merges=[])
     torch.manual_seed(0)
     config = transformers.Owlv2Config(
-        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=37, num_hidden_layers=1,
-                         num_attention_heads=4, max_position_embeddings=16, bos_token_id=len(vocab) - 2,
-                         eos_token_id=len(vocab) - 1, pad_token_id=len(vocab) - 1),
-        vision_config=dict(hidden_size=32, intermediate_size=37, num_hidden_layers=1, num_attention_heads=4,
-                           image_size=64, patch_size=16),
+        text_config=dict(
+            vocab_size=len(vocab),
+            hidden_size=32,
+            intermediate_size=37,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            max_position_embeddings=16,
+            bos_token_id=len(vocab) - 2,
+            eos_token_id=len(vocab) - 1,
+            pad_token_id=len(vocab) - 1,
+        ),
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=37,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            image_size=64,
+            patch_size=16,
+        ),
         projection_dim=32,
     )
     model = transformers.Owlv2ForObjectDetection(config).eval()
     processor = transformers.Owlv2Processor(
-        image_processor=transformers.Owlv2ImageProcessor(size={"height": 64, "width": 64}), tokenizer=tokenizer
+        image_processor=transformers.Owlv2ImageProcessor(size={"height": 64, "width": 64}),
+        tokenizer=tokenizer,
     )
     detector = OwlV2Detector(device="cpu", threshold=0.0, model=model, processor=processor)
     props = detector.detect(Image.new("RGB", (120, 80), "white"), ["gauge", "needle"])
     assert len(props) == (64 // 16) ** 2  # one box per patch at threshold 0
     assert {p.label for p in props} <= {"gauge", "needle"}
-    assert all(p.source is ProposalSource.DETECTOR and 0 <= p.bbox.x1 <= 120 and p.bbox.y1 <= 80 for p in props)
+    assert all(
+        p.source is ProposalSource.DETECTOR and 0 <= p.bbox.x1 <= 120 and p.bbox.y1 <= 80 for p in props
+    )
     assert [p.score for p in props] == sorted((p.score for p in props), reverse=True)
     assert detector.detect(Image.new("RGB", (120, 80)), ["  "]) == []
 
@@ -75,8 +99,10 @@ def test_unread_text_keeps_only_boxes_no_legible_line_covers():
     from ledgermind.tools.base import BBox
     from perception.detect import Proposal, unread_text
 
-    det = [Proposal(BBox(10, 10, 50, 20), ProposalSource.UNREAD_TEXT, 0.6),
-           Proposal(BBox(100, 100, 140, 110), ProposalSource.UNREAD_TEXT, 0.4)]
+    det = [
+        Proposal(BBox(10, 10, 50, 20), ProposalSource.UNREAD_TEXT, 0.6),
+        Proposal(BBox(100, 100, 140, 110), ProposalSource.UNREAD_TEXT, 0.4),
+    ]
     legible = [make_line("PSI", [(8, 8), (52, 8), (52, 22), (8, 22)], 0.95)]
     assert unread_text(det, legible) == [det[1]]
     assert unread_text(det, []) == det
@@ -89,7 +115,11 @@ def test_text_detector_settings_are_validated():
     with pytest.raises(ConfigError):
         TextDetector(thresh=0.0)
     d = TextDetector(thresh=0.25, box_thresh=0.35)
-    assert (d.thresh, d.box_thresh, d.limit_side_len) == (0.25, 0.35, 736)  # plain attributes: hashable settings
+    assert (d.thresh, d.box_thresh, d.limit_side_len) == (
+        0.25,
+        0.35,
+        736,
+    )  # plain attributes: hashable settings
 
 
 @pytest.mark.slow
@@ -101,6 +131,9 @@ def test_real_text_detector_finds_faint_small_print_that_ocr_cannot_read(render)
     boxes = TextDetector().detect(drawn.image)
     assert boxes and all(p.source is ProposalSource.UNREAD_TEXT and 0 < p.score <= 1 for p in boxes)
     for text, where in drawn.boxes.items():
-        assert any(b.bbox.iou(where) > 0.3 or (b.bbox.x0 <= where.center[0] <= b.bbox.x1
-                   and b.bbox.y0 <= where.center[1] <= b.bbox.y1) for b in boxes), text
+        assert any(
+            b.bbox.iou(where) > 0.3
+            or (b.bbox.x0 <= where.center[0] <= b.bbox.x1 and b.bbox.y0 <= where.center[1] <= b.bbox.y1)
+            for b in boxes
+        ), text
     assert TextDetector().detect(Image.new("RGB", (200, 200), "white")) == []

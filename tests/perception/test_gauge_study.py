@@ -10,7 +10,15 @@ import pytest
 from omegaconf import OmegaConf
 
 from ledgermind.errors import UserError
-from ledgermind.studies.gauges import count_found, crop_tool, dial_labels, load_items, numbers_read, report_gauges, run_gauges
+from ledgermind.studies.gauges import (
+    count_found,
+    crop_tool,
+    dial_labels,
+    load_items,
+    numbers_read,
+    report_gauges,
+    run_gauges,
+)
 from ledgermind.studies.ocr_memo import OCRDiskMemo
 from ledgermind.studies.zone_cv import ZoneOutcome, recall, zone_candidates
 from perception.ocr import make_line
@@ -42,8 +50,6 @@ def test_runs_on_a_rendered_gauge_set(tmp_path, render, repo_root):
     last = report_gauges(run_gauges(tmp_path, tool, verbose=False))
     match = re.fullmatch(r"dial_label_recall full=([\d.]+) zoom=([\d.]+) n=1", last)
     assert match and float(match.group(1)) == 1.0 and float(match.group(2)) == 1.0
-
-
 
 
 def _counting_engine():
@@ -108,5 +114,8 @@ def test_zone_cv_reports_held_out_recall_and_restores_the_tool(tmp_path):
     shipped = tool.config
     report = run_zone_cv(tmp_path, tool, k=2, seed=0, limit=None)
     assert tool.config is shipped
-    assert report.splitlines()[0] == f"2 photos, 2-fold CV over {len(zone_candidates(shipped))} zone-choice candidates"
+    assert (
+        report.splitlines()[0]
+        == f"2 photos, 2-fold CV over {len(zone_candidates(shipped))} zone-choice candidates"
+    )
     assert report.splitlines()[-1] == "dial_label_recall_cv zoom=0.500 full=0.500 dev_zoom=0.500 n=2"

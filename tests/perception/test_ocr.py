@@ -27,17 +27,26 @@ PADDLE_RESULT = {
     "input_path": "general_ocr_002.png",
     "page_index": None,
     "model_settings": {"use_doc_preprocessor": False, "use_textline_orientation": False},
-    "dt_polys": np.array([[[3, 10], [82, 10], [82, 33], [4, 30]], [[99, 456], [260, 452], [261, 479], [99, 479]]],
-                         dtype=np.int16),
-    "text_det_params": {"limit_side_len": 64, "limit_type": "min", "thresh": 0.3, "box_thresh": 0.6,
-                        "unclip_ratio": 1.5},
+    "dt_polys": np.array(
+        [[[3, 10], [82, 10], [82, 33], [4, 30]], [[99, 456], [260, 452], [261, 479], [99, 479]]],
+        dtype=np.int16,
+    ),
+    "text_det_params": {
+        "limit_side_len": 64,
+        "limit_type": "min",
+        "thresh": 0.3,
+        "box_thresh": 0.6,
+        "unclip_ratio": 1.5,
+    },
     "text_type": "general",
     "textline_orientation_angles": np.array([-1, -1]),
     "text_rec_score_thresh": 0.0,
     "rec_texts": ["www.997700", "登机口于起飞前10分钟关闭"],
     "rec_scores": np.array([0.67634439, 0.97416091]),
-    "rec_polys": np.array([[[3, 10], [82, 10], [82, 33], [4, 30]], [[99, 456], [260, 452], [261, 479], [99, 479]]],
-                          dtype=np.int16),
+    "rec_polys": np.array(
+        [[[3, 10], [82, 10], [82, 33], [4, 30]], [[99, 456], [260, 452], [261, 479], [99, 479]]],
+        dtype=np.int16,
+    ),
     "rec_boxes": np.array([[3, 10, 82, 33], [99, 452, 261, 479]], dtype=np.int16),
 }
 
@@ -74,8 +83,9 @@ def test_paddle_result_conversion_uses_polygons():
 
 def test_paddle_result_json_wrapper_and_box_fallback():
     res = {k: v for k, v in PADDLE_RESULT.items() if k != "rec_polys"}
-    as_json = json.loads(json.dumps({"res": {k: (v.tolist() if isinstance(v, np.ndarray) else v)
-                                              for k, v in res.items()}}))
+    as_json = json.loads(
+        json.dumps({"res": {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in res.items()}})
+    )
     lines = lines_from_paddle_result(as_json)
     assert [ln.bbox.as_list() for ln in lines] == [[3, 10, 82, 33], [99, 452, 261, 479]]
 

@@ -19,8 +19,10 @@ class CountingEngine(OCREngine):
     def _recognize(self, image: Image.Image) -> list[OCRLine]:
         self.calls += 1
         box = BBox(0, 0, 10, 10)
-        return [OCRLine("sure", box, ((0, 0), (10, 0), (10, 10), (0, 10)), 0.95),
-                OCRLine("faint", box, ((0, 0), (10, 0), (10, 10), (0, 10)), 0.6)]  # fmt: skip
+        return [
+            OCRLine("sure", box, ((0, 0), (10, 0), (10, 10), (0, 10)), 0.95),
+            OCRLine("faint", box, ((0, 0), (10, 0), (10, 10), (0, 10)), 0.6),
+        ]
 
 
 def test_same_pixels_recognised_once_thresholds_still_apply():

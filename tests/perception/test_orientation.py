@@ -26,8 +26,10 @@ def test_upright_undoes_a_clockwise_turn_and_points_map_back(angle):
     back = upright(turned, angle)
     assert back.size == img.size and back.tobytes() == img.tobytes()
     # the red pixel's centre in the upright image maps to its centre in the turned image
-    (ux, uy), = [(x, y) for x in range(back.width) for y in range(back.height) if back.getpixel((x, y)) == (255, 0, 0)]
-    (tx, ty), = rotate_points([(ux + 0.5, uy + 0.5)], angle, turned.size)
+    ((ux, uy),) = [
+        (x, y) for x in range(back.width) for y in range(back.height) if back.getpixel((x, y)) == (255, 0, 0)
+    ]
+    ((tx, ty),) = rotate_points([(ux + 0.5, uy + 0.5)], angle, turned.size)
     assert turned.getpixel((int(tx), int(ty))) == (255, 0, 0)
 
 
@@ -65,7 +67,9 @@ def test_engine_keeps_the_reading_with_more_legible_text_and_maps_boxes_back():
     assert [ln.text for ln in lines] == ["SPEED 40"]
     b = lines[0].bbox  # upright box x 10..30, y 10..20 → in the turned 30×40 frame: x 10..20, y 10..30
     assert (b.x0, b.y0, b.x1, b.y1) == (10, 10, 20, 30)
-    wrong = _UprightOnly(orientation=_FixedGuess(180)).recognize(_marked())  # wrong proposal on an upright image
+    wrong = _UprightOnly(orientation=_FixedGuess(180)).recognize(
+        _marked()
+    )  # wrong proposal on an upright image
     assert [ln.text for ln in wrong] == ["SPEED 40"]  # costs a read, never text
 
 

@@ -23,7 +23,12 @@ QUESTION = "What is the reading in the top left?"
 
 def perception_cfg(**ocr: object) -> dict:
     cfg = OmegaConf.to_container(OmegaConf.load(REPO / "conf/perception/cpu.yaml"))
-    cfg["ocr"] = {**cfg["ocr"], "_target_": "ledgermind.testing.counting_ocr.CountingRapidOCREngine", "threads": 1, **ocr}
+    cfg["ocr"] = {
+        **cfg["ocr"],
+        "_target_": "ledgermind.testing.counting_ocr.CountingRapidOCREngine",
+        "threads": 1,
+        **ocr,
+    }
     return cfg
 
 
@@ -74,7 +79,9 @@ def test_hit_enters_the_ledger_exactly_like_the_computed_output(image_file, tmp_
     assert tools["ocr"].cache.hits == 1 and tools["ocr"].cache.misses == 1
     a, b = Ledger(), Ledger()
     ea, eb = a.record(miss), b.record(hit)
-    assert [(e.fact, e.bbox, e.sigma, e.kappa, e.src) for e in ea] == [(e.fact, e.bbox, e.sigma, e.kappa, e.src) for e in eb]
+    assert [(e.fact, e.bbox, e.sigma, e.kappa, e.src) for e in ea] == [
+        (e.fact, e.bbox, e.sigma, e.kappa, e.src) for e in eb
+    ]
     assert hit.latency_s < miss.latency_s  # the hit's own latency is recorded, not the stored one
     stored = [json.loads(p.read_text()) for p in tmp_path.rglob("*.json")]
     assert stored and all("call_id" not in s and "_seal" not in s for s in stored)  # payload only
@@ -91,14 +98,20 @@ def test_key_follows_pixels_inputs_and_engine_settings(render, image_file, tmp_p
         base.key({"image": Image.open(image_file).convert("RGB")}),  # pixels, not the file
         base.key({"image": other}),
         base.key({"image": image_file, "region": [0, 0, 100, 50]}),
-        with_cache(build_tools(perception_cfg(min_confidence=0.6)), tmp_path)["ocr"].key({"image": image_file}),
-        with_cache(build_tools(perception_cfg(det_box_thresh=0.4)), tmp_path)["ocr"].key({"image": image_file}),
+        with_cache(build_tools(perception_cfg(min_confidence=0.6)), tmp_path)["ocr"].key(
+            {"image": image_file}
+        ),
+        with_cache(build_tools(perception_cfg(det_box_thresh=0.4)), tmp_path)["ocr"].key(
+            {"image": image_file}
+        ),
     }
     assert len(keys) == 6  # only the str path coincides with the Path
     same = with_cache(build_tools(perception_cfg(threads=2)), tmp_path)["ocr"].key({"image": image_file})
     assert same == base.key({"image": image_file})  # the thread count does not change what OCR reads
     strict = with_cache(build_tools(perception_cfg()), tmp_path)["ocr"].invoke(image=image_file)
-    loose = with_cache(build_tools(perception_cfg(min_confidence=0.3)), tmp_path)["ocr"].invoke(image=image_file)
+    loose = with_cache(build_tools(perception_cfg(min_confidence=0.3)), tmp_path)["ocr"].invoke(
+        image=image_file
+    )
     assert strict.ok and loose.ok and CountingRapidOCREngine.calls == 2  # a settings change recomputes
 
 
@@ -138,8 +151,8 @@ def test_corrupt_entry_is_a_miss_and_is_rewritten(image_file, tmp_path):
 
 def test_a_cache_that_cannot_be_written_skips_the_write_and_warns_once(tmp_path, capsys) -> None:
     """Issue 37: a read-only or full cache directory never fails the tool; the first refusal is one line."""
-    from perception.cache import PerceptionCache
     from ledgermind.tools.base import Observation
+    from perception.cache import PerceptionCache
 
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
@@ -148,7 +161,9 @@ def test_a_cache_that_cannot_be_written_skips_the_write_and_warns_once(tmp_path,
     assert cache.put("ab" * 32, obs, {}) is False
     assert cache.put("cd" * 32, obs, {}) is False
     assert cache.get("ab" * 32) is None  # a miss, not an error
-    warnings = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning: perception cache")]
+    warnings = [
+        ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning: perception cache")
+    ]
     assert len(warnings) == 1
     ok = PerceptionCache(tmp_path / "good")
     assert ok.put("ef" * 32, obs, {}) is True and ok.get("ef" * 32)[0] == obs

@@ -132,7 +132,9 @@ def test_real_ocr_tool_on_rendered_text(engine, render, covers):
     flat = OCRTool(engine, region_zoom=1.0).invoke(image=drawn.image, region=[250, 300, 640, 480])
     assert " ".join(o.text for o in flat.observations) == "Voltage 230 V"  # may come split into words
     boxes = [o.bbox for o in flat.observations]
-    hull = BBox(min(b.x0 for b in boxes), min(b.y0 for b in boxes), max(b.x1 for b in boxes), max(b.y1 for b in boxes))
+    hull = BBox(
+        min(b.x0 for b in boxes), min(b.y0 for b in boxes), max(b.x1 for b in boxes), max(b.y1 for b in boxes)
+    )
     assert hull.iou(obs.bbox) > 0.8  # same place in the original frame
     # default 2.5× region read: the words stay, in the same place; a lone large glyph ('V', 75 px
     # tall once zoomed) reads below the 0.8 legibility bar (0.68), a known cost of zooming big print

@@ -85,7 +85,8 @@ def test_read_check_picks_a_zone_that_adds_labels(engine, gauges):
     labels = {0.0, 2.0, 4.0, 10.0}
     assert len(labels & (full | zoom)) > len(labels & full)  # the chosen zoom adds dial labels
     without = CropZoomTool(engine=engine, config=CropConfig(verify_top_k=0)).invoke(
-        image=path, question="What is the reading of the gauge?")
+        image=path, question="What is the reading of the gauge?"
+    )
     assert "zone_gains" not in without.observations[0].meta  # proposal score alone: no read check
 
 

@@ -57,18 +57,22 @@ class FixedCrop(Tool):
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
-    def _run(self, image: Any, question: str | None = None, bbox: Any = None, perturb_seed: int | str | None = None):
+    def _run(
+        self, image: Any, question: str | None = None, bbox: Any = None, perturb_seed: int | str | None = None
+    ):
         self.calls.append({"question": question, "bbox": bbox, "perturb_seed": perturb_seed})
-        region = bbox if isinstance(bbox, BBox) else (BBox.from_list(bbox) if bbox is not None else BBox(20, 20, 60, 60))
+        region = (
+            bbox
+            if isinstance(bbox, BBox)
+            else (BBox.from_list(bbox) if bbox is not None else BBox(20, 20, 60, 60))
+        )
         if perturb_seed is not None:  # like the real tool: each edge moves by 15–40 px (here: outwards)
             rng = random.Random(str(perturb_seed))
             d = [rng.uniform(15, 40) for _ in range(4)]
             region = BBox(region.x0 - d[0], region.y0 - d[1], region.x1 + d[2], region.y1 + d[3])
         size = (round(region.width * 2.5), round(region.height * 2.5))
         text = f"crop zone 4 region {[round(v) for v in region.as_list()]} scale 2.5"
-        return [Observation(text, region, meta={"zone": 4})], {
-            "image": Image.new("RGB", size, "white")
-        }
+        return [Observation(text, region, meta={"zone": 4})], {"image": Image.new("RGB", size, "white")}
 
 
 class FixedSearch(Tool):
@@ -101,15 +105,31 @@ def make(ner, monkeypatch, tmp_path):
 
     counter = iter(range(10_000))
 
-    def _make(rules, *, ocr=(), flags: AblationFlags | None = None, cfg: PipelineConfig | None = None,
-              default: str | None = "", search: Tool | None = None, ocr_fail=False, tools: dict | None = None,
-              region_ocr=()):
-        backend = ScriptedBackend({"name": "scripted"}, [Rule(**r) if isinstance(r, dict) else r for r in rules], default=default)
+    def _make(
+        rules,
+        *,
+        ocr=(),
+        flags: AblationFlags | None = None,
+        cfg: PipelineConfig | None = None,
+        default: str | None = "",
+        search: Tool | None = None,
+        ocr_fail=False,
+        tools: dict | None = None,
+        region_ocr=(),
+    ):
+        backend = ScriptedBackend(
+            {"name": "scripted"}, [Rule(**r) if isinstance(r, dict) else r for r in rules], default=default
+        )
         cache = ResponseCache(tmp_path / f"responses{next(counter)}.sqlite")
-        cached = CachedBackend(backend, cache, CacheMode.READWRITE, "scripted")  # the run's default cache mode
+        cached = CachedBackend(
+            backend, cache, CacheMode.READWRITE, "scripted"
+        )  # the run's default cache mode
         flags = flags or AblationFlags()
         cfg = cfg or PipelineConfig()
-        t: dict[str, Tool] = {"ocr": FixedOCR(ocr, fail=ocr_fail, region_lines=region_ocr), "crop_zoom": FixedCrop()}
+        t: dict[str, Tool] = {
+            "ocr": FixedOCR(ocr, fail=ocr_fail, region_lines=region_ocr),
+            "crop_zoom": FixedCrop(),
+        }
         if search is not None:
             t["search"] = search
         t.update(tools or {})
@@ -123,5 +143,7 @@ def solve(agent, item):
     return asyncio.run(agent.solve(item))
 
 
-def item(question: str, image: Path, options=None, answer=None, answer_type=AnswerType.OPEN, id_="q1") -> Item:
+def item(
+    question: str, image: Path, options=None, answer=None, answer_type=AnswerType.OPEN, id_="q1"
+) -> Item:
     return Item(id_, question, [image], options, answer, AnswerType.MCQ if options else answer_type)

@@ -6,11 +6,11 @@ import json
 
 from ledgermind.claims import ClaimOrigin, ClaimStatus, ClaimType
 from ledgermind.ledger import Kappa, Omega, map_output
-from ledgermind.pipeline import AblationFlags, PipelineConfig
-from ledgermind.trajectory import OperatorName, PathKind, Trajectory, Trigger
 from ledgermind.metrics.census import census
+from ledgermind.pipeline import AblationFlags, PipelineConfig
 from ledgermind.prompts.signatures import recognise
 from ledgermind.repair.policy import HALLUCINATION_WARNING
+from ledgermind.trajectory import OperatorName, PathKind, Trajectory, Trigger
 from tests.pipeline.conftest import FixedSearch, item, solve
 
 APOLLO_OCR = [("Apollo 11 Plaque", [0, 0, 50, 20], 0.95), ("1969", [0, 30, 50, 50], 0.95)]
@@ -37,11 +37,18 @@ def assert_proposition1(t: Trajectory) -> None:
 
 # ------------------------------------------------------------------------------------------ F1
 def test_f1_unsupported_claims_dropped_or_demoted(make, image):
-    agent, _ = make(BASE_RULES + [
-        {"prompt": "reason", "reply": "[SC-1][E] A shiny metal plate\n[SC-2][I] Probably from NASA | Based on: [OC-99]\n"
-                                     "[SC-3][J] It is the Apollo 11 plaque"},
-        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [OC-2]"},
-    ], ocr=APOLLO_OCR)
+    agent, _ = make(
+        BASE_RULES
+        + [
+            {
+                "prompt": "reason",
+                "reply": "[SC-1][E] A shiny metal plate\n[SC-2][I] Probably from NASA | Based on: [OC-99]\n"
+                "[SC-3][J] It is the Apollo 11 plaque",
+            },
+            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [OC-2]"},
+        ],
+        ocr=APOLLO_OCR,
+    )
     t = solve(agent, item(VERIFY_Q, image))
     sc = {c.id: c for c in t.ledger.claims(ClaimType.SC)}
     assert sc["SC-1"].status is ClaimStatus.DROPPED and sc["SC-2"].status is ClaimStatus.DROPPED
@@ -52,15 +59,29 @@ def test_f1_unsupported_claims_dropped_or_demoted(make, image):
 
 # ------------------------------------------------------------------------------------------ F2 + T6
 def test_f2_phantom_grounding_caught_by_ecc_and_repaired(make, image):
-    agent, backend = make(BASE_RULES + [
-        {"prompt": "reason", "reply": "[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-2]\n"
-                                     "[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]"},
-        {"prompt": "hypothesis", "reply": "1. none\n2. the text says Apollo 11\n3. Conclusion: Revise: Apollo 11 plaque from 1969"},
-        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
-    ], ocr=APOLLO_OCR)
+    agent, backend = make(
+        BASE_RULES
+        + [
+            {
+                "prompt": "reason",
+                "reply": "[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-2]\n"
+                "[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]",
+            },
+            {
+                "prompt": "hypothesis",
+                "reply": "1. none\n2. the text says Apollo 11\n3. Conclusion: Revise: Apollo 11 plaque from 1969",
+            },
+            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
+        ],
+        ocr=APOLLO_OCR,
+    )
     t = solve(agent, item(VERIFY_Q, image))
     sc2 = t.ledger.claim("SC-2")
-    assert sc2.grounding["ecc"] is False and sc2.grounding["missing_entities"] == ["Apollo 13"] and sc2.sigma == 0.50
+    assert (
+        sc2.grounding["ecc"] is False
+        and sc2.grounding["missing_entities"] == ["Apollo 13"]
+        and sc2.sigma == 0.50
+    )
     assert ("T6", "ACQUIRE") in ops(t)
     hyp = next(r for r in backend.history if recognise(r.last_user_text()) == "hypothesis")
     assert HALLUCINATION_WARNING in hyp.last_user_text() and "Apollo 11 Plaque" in hyp.last_user_text()
@@ -82,10 +103,13 @@ def test_f2_phantom_grounding_caught_by_ecc_and_repaired(make, image):
 
 # ------------------------------------------------------------------------------------------ F3
 def test_f3_simple_question_stays_direct_and_no_dispatcher_forces_fullpipe(make, image):
-    rules = [{"prompt": "direct", "reply": "Answer: EXIT"},
-             {"prompt": "plan", "reply": "plan"}, {"prompt": "observe", "reply": "[OC-1] TEXT | EXIT"},
-             {"prompt": "reason", "reply": "[SC-1][J] The sign says EXIT | Based on: [OC-3]"},
-             {"prompt": "decide", "reply": "Answer: EXIT | Based on: [SC-1]"}]
+    rules = [
+        {"prompt": "direct", "reply": "Answer: EXIT"},
+        {"prompt": "plan", "reply": "plan"},
+        {"prompt": "observe", "reply": "[OC-1] TEXT | EXIT"},
+        {"prompt": "reason", "reply": "[SC-1][J] The sign says EXIT | Based on: [OC-3]"},
+        {"prompt": "decide", "reply": "Answer: EXIT | Based on: [SC-1]"},
+    ]
     ocr = [("EXIT", [0, 0, 40, 20], 0.99)]
     agent, backend = make(rules, ocr=ocr)
     t = solve(agent, item("What word is written on the sign?", image))
@@ -101,8 +125,11 @@ def test_f3_simple_question_stays_direct_and_no_dispatcher_forces_fullpipe(make,
 def test_f4_free_form_repair_adds_provenance_less_content(make, image):
     rules = BASE_RULES + [
         {"prompt": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque | Based on: [OC-2]"},
-        {"prompt": "reflect", "reply": "Critique: wrong mission. Rewrite: Apollo 11 splashed down in the Atlantic Ocean.\n"
-                                      "Answer: Atlantic Ocean"},
+        {
+            "prompt": "reflect",
+            "reply": "Critique: wrong mission. Rewrite: Apollo 11 splashed down in the Atlantic Ocean.\n"
+            "Answer: Atlantic Ocean",
+        },
         {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
         {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"},
     ]
@@ -121,29 +148,49 @@ def test_f4_free_form_repair_adds_provenance_less_content(make, image):
 # ------------------------------------------------------------------------------------------ triggers
 def test_t1_tool_anomaly_retry_then_switch(make, image):
     # plan = OC-1, the SWITCHed VQA answer = OC-2 (DERIVATION: it cannot ground by itself), OCs = OC-3…
-    agent, _ = make(BASE_RULES + [{"prompt": "switch_vqa", "reply": "The text reads Apollo 11 Plaque"},
-                                  {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
-                                  {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}],
-                    ocr=APOLLO_OCR, ocr_fail=True)
+    agent, _ = make(
+        BASE_RULES
+        + [
+            {"prompt": "switch_vqa", "reply": "The text reads Apollo 11 Plaque"},
+            {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
+            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"},
+        ],
+        ocr=APOLLO_OCR,
+        ocr_fail=True,
+    )
     t = solve(agent, item(VERIFY_Q, image))
     assert ops(t)[:2] == [("T1", "RETRY"), ("T1", "SWITCH")]
-    assert any(e.src == "vqa" and e.kappa is Kappa.DERIVATION and "Apollo 11" in e.fact for e in t.ledger.entries())
+    assert any(
+        e.src == "vqa" and e.kappa is Kappa.DERIVATION and "Apollo 11" in e.fact for e in t.ledger.entries()
+    )
     assert t.error is None and t.answer == "Apollo 11" and t.decision_claims[-1].grounded
 
 
 def test_t3_conflict_drops_weaker_and_t4_low_confidence_retries(make, image):
     ocr = [("36.7", [0, 0, 50, 20], 0.9), ("38.7", [1, 0, 50, 20], 0.6), ("faint", [0, 60, 50, 80], 0.1)]
-    agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] 36.7 | Based on: [OC-2]"},
-                                  {"prompt": "decide", "reply": "Answer: 36.7 | Based on: [OC-2]"}], ocr=ocr)
+    agent, _ = make(
+        BASE_RULES
+        + [
+            {"prompt": "reason", "reply": "[SC-1][J] 36.7 | Based on: [OC-2]"},
+            {"prompt": "decide", "reply": "Answer: 36.7 | Based on: [OC-2]"},
+        ],
+        ocr=ocr,
+    )
     t = solve(agent, item(VERIFY_Q, image))
     assert ("T4", "RETRY") in ops(t) and ("T3", "DROP") in ops(t)
     assert t.ledger.get(ids_by_fact(t)["38.7"]).omega is Omega.DROPPED
 
 
 def test_t5_unsupported_decision_acquire_then_abstain(make, image):
-    agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
-                                  {"prompt": "decide", "reply": "Answer: Gemini 4 spacecraft | Based on: nothing"}],
-                    ocr=APOLLO_OCR, cfg=PipelineConfig(repair_budget=1, t5_ending="abstain"))
+    agent, _ = make(
+        BASE_RULES
+        + [
+            {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
+            {"prompt": "decide", "reply": "Answer: Gemini 4 spacecraft | Based on: nothing"},
+        ],
+        ocr=APOLLO_OCR,
+        cfg=PipelineConfig(repair_budget=1, t5_ending="abstain"),
+    )
     t = solve(agent, item(VERIFY_Q, image))
     assert ("T5", "ACQUIRE") in ops(t) and ops(t)[-1] == ("T5", "ABSTAIN")
     assert t.abstained and t.answer is None
@@ -153,15 +200,35 @@ def test_t5_every_acquired_observation_gets_a_decision_that_may_cite_it(make, im
     """ACQUIRE closes a DC's grounding gap only through a new decision citing what it gathered. With
     M = 2 two ACQUIREs may follow one another; the evidence of the second must reach a third
     decision too (before, it entered the ledger after the last decision and was never used)."""
-    agent, backend = make([
-        {"prompt": "observe", "pattern": "against: .*Gemini 4 capsule", "reply": "[OC-1] TEXT | Gemini 4 capsule engraved below"},
-        {"prompt": "observe", "pattern": "against: .*Gemini 4 spacecraft", "reply": "[OC-1] TEXT | a spacecraft outline"},
-        *BASE_RULES,
-        {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
-        {"prompt": "decide", "pattern": "Gemini 4 capsule engraved below", "reply": "Answer: Gemini 4 capsule | Based on: [OC-7]"},
-        {"prompt": "decide", "pattern": "a spacecraft outline", "reply": "Answer: Gemini 4 capsule | Based on: nothing"},
-        {"prompt": "decide", "reply": "Answer: Gemini 4 spacecraft | Based on: nothing"},
-    ], ocr=APOLLO_OCR, cfg=PipelineConfig(repair_budget=2))
+    agent, backend = make(
+        [
+            {
+                "prompt": "observe",
+                "pattern": "against: .*Gemini 4 capsule",
+                "reply": "[OC-1] TEXT | Gemini 4 capsule engraved below",
+            },
+            {
+                "prompt": "observe",
+                "pattern": "against: .*Gemini 4 spacecraft",
+                "reply": "[OC-1] TEXT | a spacecraft outline",
+            },
+            *BASE_RULES,
+            {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
+            {
+                "prompt": "decide",
+                "pattern": "Gemini 4 capsule engraved below",
+                "reply": "Answer: Gemini 4 capsule | Based on: [OC-7]",
+            },
+            {
+                "prompt": "decide",
+                "pattern": "a spacecraft outline",
+                "reply": "Answer: Gemini 4 capsule | Based on: nothing",
+            },
+            {"prompt": "decide", "reply": "Answer: Gemini 4 spacecraft | Based on: nothing"},
+        ],
+        ocr=APOLLO_OCR,
+        cfg=PipelineConfig(repair_budget=2),
+    )
     t = solve(agent, item(VERIFY_Q, image))
     assert ops(t) == [("T5", "ACQUIRE"), ("T5", "ACQUIRE")]
     assert [r.stage for r in backend.history].count("decide") == 3
@@ -171,10 +238,19 @@ def test_t5_every_acquired_observation_gets_a_decision_that_may_cite_it(make, im
 
 
 def test_t2_stale_retrieval_dropped_before_decision(make, image):
-    agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][E] landed 1969 | Based on: [OC-6]\n"
-                                                                "[SC-2][J] Apollo 11 | Based on: [OC-2]"},
-                                  {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"}],
-                    ocr=APOLLO_OCR, search=FixedSearch(), cfg=PipelineConfig(ttl_retrieval=1))
+    agent, _ = make(
+        BASE_RULES
+        + [
+            {
+                "prompt": "reason",
+                "reply": "[SC-1][E] landed 1969 | Based on: [OC-6]\n[SC-2][J] Apollo 11 | Based on: [OC-2]",
+            },
+            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"},
+        ],
+        ocr=APOLLO_OCR,
+        search=FixedSearch(),
+        cfg=PipelineConfig(ttl_retrieval=1),
+    )
     t = solve(agent, item("Identify the artifact; according to history, which year was it placed?", image))
     retrieval = [e for e in t.ledger.entries() if e.kappa is Kappa.RETRIEVAL]
     assert retrieval and ("T2", "DROP") in ops(t) and retrieval[0].omega is Omega.DROPPED
@@ -186,10 +262,14 @@ FIRST_CROP = (100, 100)  # FixedCrop's zone crop; the jittered re-crops are larg
 
 
 def read_rules(v1: str, v2: str, decide: str = "Answer: 36.7 | Based on: [SC-1]"):
-    return [{"prompt": "plan", "reply": "read the scale"}, {"prompt": "observe", "reply": "[OC-1] NUMBER | 36.7 °C"},
-            {"prompt": "dual_read", "image_size": FIRST_CROP, "reply": v1}, {"prompt": "dual_read", "reply": v2},
-            {"prompt": "reason", "reply": "[SC-1][J] The thermometer shows 36.7 | Based on: [OC-2]"},
-            {"prompt": "decide", "reply": decide}]
+    return [
+        {"prompt": "plan", "reply": "read the scale"},
+        {"prompt": "observe", "reply": "[OC-1] NUMBER | 36.7 °C"},
+        {"prompt": "dual_read", "image_size": FIRST_CROP, "reply": v1},
+        {"prompt": "dual_read", "reply": v2},
+        {"prompt": "reason", "reply": "[SC-1][J] The thermometer shows 36.7 | Based on: [OC-2]"},
+        {"prompt": "decide", "reply": decide},
+    ]
 
 
 def test_dual_read_agreement_and_disagreement(make, image):
@@ -205,7 +285,13 @@ def test_dual_read_agreement_and_disagreement(make, image):
     crop2 = next(e for e in t2.ledger.entries() if e.src == "crop_zoom")
     reads = [e for e in t2.ledger.entries() if e.src == "read"]
     assert crop2.sigma == 0.65 and reads[0].superseded_by == reads[1].id and reads[1].active  # adopt v2
-    assert census(t2)["dual_read"] == {"runs": 1, "agree": 0, "disagree": 1, "identical_requests": 0, "escalated": 0}
+    assert census(t2)["dual_read"] == {
+        "runs": 1,
+        "agree": 0,
+        "disagree": 1,
+        "identical_requests": 0,
+        "escalated": 0,
+    }
     # App. D.5 (default): the disagreement escalates — a third reading of its own re-crop, and the
     # reading closest to Num(P_oc) (OCR and the observation say 36.7) is adopted, within M.
     agent4, backend4 = make(read_rules("36.7", "52.0"), ocr=ocr)
@@ -224,11 +310,14 @@ def test_dual_read_agreement_and_disagreement(make, image):
 
 def test_ncc_failure_second_reading_adopts_the_reading_closest_to_p_oc(make, image):
     # OCR and the observation read 36.6; Dual-Read reads 36.7 then 36.9 (agree); [J] says 52 → NCC fails
-    rules = [{"prompt": "plan", "reply": "p"}, {"prompt": "observe", "reply": "[OC-1] NUMBER | 36.6"},
-             {"prompt": "dual_read", "image_size": FIRST_CROP, "reply": "36.7"},
-             {"prompt": "dual_read", "reply": "36.9"},
-             {"prompt": "reason", "reply": "[SC-1][J] The reading is 52 | Based on: [OC-2]"},
-             {"prompt": "decide", "reply": "Answer: 36.7 | Based on: [SC-2]"}]
+    rules = [
+        {"prompt": "plan", "reply": "p"},
+        {"prompt": "observe", "reply": "[OC-1] NUMBER | 36.6"},
+        {"prompt": "dual_read", "image_size": FIRST_CROP, "reply": "36.7"},
+        {"prompt": "dual_read", "reply": "36.9"},
+        {"prompt": "reason", "reply": "[SC-1][J] The reading is 52 | Based on: [OC-2]"},
+        {"prompt": "decide", "reply": "Answer: 36.7 | Based on: [SC-2]"},
+    ]
     agent, backend = make(rules, ocr=[("36.6", [0, 0, 50, 20], 0.95)])
     t = solve(agent, item(READ_Q, image))
     assert t.ledger.claim("SC-1").sigma == 0.52  # NCC failure demotion
@@ -245,23 +334,35 @@ def test_numeric_snap_and_visual_fallback(make, image):
     # 52 is outside δ_read = 0.15 of every value read (36.7, 80): snap to the closest, 36.7.
     # The decision stays unsupported after both ACQUIREs; t5_ending=keep lets it reach the defense
     # lines (under App. E.2's ABSTAIN it would end there: test_deterministic_backbone.py).
-    agent, _ = make(read_rules("36.7", "36.7", decide="Answer: 52 | Based on: [SC-1]"),
-                    ocr=[("36.7", [0, 0, 50, 20], 0.95), ("80", [0, 30, 50, 50], 0.95)],
-                    cfg=PipelineConfig(t5_ending="keep"))
+    agent, _ = make(
+        read_rules("36.7", "36.7", decide="Answer: 52 | Based on: [SC-1]"),
+        ocr=[("36.7", [0, 0, 50, 20], 0.95), ("80", [0, 30, 50, 50], 0.95)],
+        cfg=PipelineConfig(t5_ending="keep"),
+    )
     t = solve(agent, item(READ_Q, image))
     assert t.answer == "36.7" and census(t)["defense"]["numeric_snap"] == 1
-    agent2, backend2 = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
-                                           {"prompt": "decide", "reply": "Answer: I cannot determine this | Based on: [SC-1]"},
-                                           {"prompt": "visual_fallback", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR,
-                            cfg=PipelineConfig(t5_ending="keep"))
+    agent2, backend2 = make(
+        BASE_RULES
+        + [
+            {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
+            {"prompt": "decide", "reply": "Answer: I cannot determine this | Based on: [SC-1]"},
+            {"prompt": "visual_fallback", "reply": "Answer: Apollo 11"},
+        ],
+        ocr=APOLLO_OCR,
+        cfg=PipelineConfig(t5_ending="keep"),
+    )
     t2 = solve(agent2, item(VERIFY_Q, image))
     assert t2.answer == "Apollo 11" and "visual_fallback" in [r.stage for r in backend2.history]
 
 
 def test_no_ecc_turns_off_entity_and_numeric_checks(make, image):
     rules = BASE_RULES + [
-        {"prompt": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]"},
-        {"prompt": "decide", "reply": "Answer: Apollo 13 | Based on: [SC-1]"}]
+        {
+            "prompt": "reason",
+            "reply": "[SC-1][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]",
+        },
+        {"prompt": "decide", "reply": "Answer: Apollo 13 | Based on: [SC-1]"},
+    ]
     agent, backend = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(ecc_ncc=False))
     t = solve(agent, item(VERIFY_Q, image))
     sc = t.ledger.claim("SC-1")
@@ -273,10 +374,14 @@ def test_no_ecc_turns_off_entity_and_numeric_checks(make, image):
 # ------------------------------------------------------------------------------------------ baselines
 def test_no_ledger_and_native_cot_keep_same_trajectory_format(make, image):
     rules = BASE_RULES + [
-        {"prompt": "reason", "reply": "[SC-1][E] The plaque says Apollo 11 | Based on: [OC-2]\n"
-                                      "[SC-2][J] It is the Apollo 11 plaque\n[SC-3][I] an uncited guess"},
+        {
+            "prompt": "reason",
+            "reply": "[SC-1][E] The plaque says Apollo 11 | Based on: [OC-2]\n"
+            "[SC-2][J] It is the Apollo 11 plaque\n[SC-3][I] an uncited guess",
+        },
         {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"},
-        {"prompt": "native_cot", "reply": "Step 1: the text [1].\nAnswer: Apollo 11"}]
+        {"prompt": "native_cot", "reply": "Step 1: the text [1].\nAnswer: Apollo 11"},
+    ]
     agent, backend = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(use_ledger=False))
     t = solve(agent, item(VERIFY_Q, image))
     assert t.path is PathKind.NO_LEDGER and t.profile["route"] == "FULLPIPE" and t.answer == "Apollo 11"
@@ -293,10 +398,12 @@ def test_no_ledger_and_native_cot_keep_same_trajectory_format(make, image):
     # no_ledger loses no tool call of the path; full's extra calls come from grounding (verification, ACQUIRE)
     mine, theirs = [o.tool for o in t.ledger.tool_outputs()], [o.tool for o in full.ledger.tool_outputs()]
     assert mine == theirs[: len(mine)] == ["plan", "ocr", "observe"]
-    assert set(theirs[len(mine):]) <= {"vqa", "observe"} and census(full)["hypothesis_verification"] == 1
+    assert set(theirs[len(mine) :]) <= {"vqa", "observe"} and census(full)["hypothesis_verification"] == 1
     agent2, backend2 = make(rules, ocr=APOLLO_OCR, flags=AblationFlags(baseline=True))
     t2 = solve(agent2, item(VERIFY_Q, image))
-    assert t2.path is PathKind.BASELINE and [recognise(r.last_user_text()) for r in backend2.history] == ["native_cot"]
+    assert t2.path is PathKind.BASELINE and [recognise(r.last_user_text()) for r in backend2.history] == [
+        "native_cot"
+    ]
     assert "Apollo 11 Plaque" in backend2.history[0].last_user_text()  # same perception evidence as text
     for tr in (t, t2):
         d = tr.to_dict()
@@ -304,9 +411,11 @@ def test_no_ledger_and_native_cot_keep_same_trajectory_format(make, image):
 
 
 def test_no_ledger_keeps_tool_anomaly_repairs_and_free_form_repair_keeps_t1(make, image):
-    rules = BASE_RULES + [{"prompt": "switch_vqa", "reply": "The text reads Apollo 11 Plaque"},
-                          {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
-                          {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}]
+    rules = BASE_RULES + [
+        {"prompt": "switch_vqa", "reply": "The text reads Apollo 11 Plaque"},
+        {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
+        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"},
+    ]
     for flags in (AblationFlags(use_ledger=False), AblationFlags(typed_repair=False), AblationFlags()):
         agent, _ = make(rules, ocr=APOLLO_OCR, ocr_fail=True, flags=flags)
         t = solve(agent, item(VERIFY_Q, image))
@@ -344,9 +453,17 @@ def test_mcq_answer_normalised_to_letter_and_images_in_options(make, tmp_path):
         imgs.append(p)
     from ledgermind.benchmarks.item import AnswerType, Item
 
-    it = Item("m1", "Which option shows the Moon? <image 1>", imgs, ["<image 2>", "<image 3>", "Mars"], "B", AnswerType.MCQ)
-    agent, backend = make([{"prompt": "direct", "reply": "The answer is (B)"}],
-                          ocr=[("Moon", [0, 0, 20, 10], 0.99)])
+    it = Item(
+        "m1",
+        "Which option shows the Moon? <image 1>",
+        imgs,
+        ["<image 2>", "<image 3>", "Mars"],
+        "B",
+        AnswerType.MCQ,
+    )
+    agent, backend = make(
+        [{"prompt": "direct", "reply": "The answer is (B)"}], ocr=[("Moon", [0, 0, 20, 10], 0.99)]
+    )
     t = solve(agent, it)
     assert t.path is PathKind.DIRECT  # φ reads q; the options only set F(q) to "one letter"
     assert t.answer == "B" and "exactly one option letter (A/B/C)" in backend.history[0].last_user_text()
@@ -359,7 +476,8 @@ def test_mcq_answer_normalised_to_letter_and_images_in_options(make, tmp_path):
 def test_entity_recheck_and_numeric_snap_are_separate_checks(make, image):
     """Alg. 2: an answer failing ECC is re-answered from P_oc, and NCC is then checked on its own."""
     rules = read_rules("36.7", "36.7", decide="Answer: 52 degrees on Mars | Based on: [SC-1]") + [
-        {"prompt": "entity_recheck", "reply": "Answer: 52"}]
+        {"prompt": "entity_recheck", "reply": "Answer: 52"}
+    ]
     agent, backend = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)], cfg=PipelineConfig(t5_ending="keep"))
     t = solve(agent, item(READ_Q, image))
     c = census(t)
@@ -370,12 +488,19 @@ def test_entity_recheck_and_numeric_snap_are_separate_checks(make, image):
 
 def test_two_ecc_failures_do_not_starve_hypothesis_verification(make, image):
     """App. A: verification is funded first; T6 ACQUIREs get what is left of M."""
-    agent, backend = make(BASE_RULES + [
-        {"prompt": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque | Based on: [OC-2]\n"
-                                      "[SC-2][J] It is the Gemini 4 plaque | Based on: [OC-2]"},
-        {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
-        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
-    ], ocr=APOLLO_OCR)
+    agent, backend = make(
+        BASE_RULES
+        + [
+            {
+                "prompt": "reason",
+                "reply": "[SC-1][J] It is the Apollo 13 plaque | Based on: [OC-2]\n"
+                "[SC-2][J] It is the Gemini 4 plaque | Based on: [OC-2]",
+            },
+            {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
+            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
+        ],
+        ocr=APOLLO_OCR,
+    )
     t = solve(agent, item(VERIFY_Q, image))
     c = census(t)
     assert c["triggers"]["T6"] >= 2 and c["hypothesis_verification"] == 1
@@ -385,13 +510,22 @@ def test_two_ecc_failures_do_not_starve_hypothesis_verification(make, image):
 
 def _solve_product_question(make, image, decision: str) -> Trajectory:
     """6 × 7 = 42 is option B: a computed answer whose grounded [J] claim the decision cites."""
-    rules = [{"prompt": "plan", "reply": "p"},
-             {"prompt": "observe", "reply": "[OC-1] NUMBER | 6\n[OC-2] NUMBER | 7"},
-             {"prompt": "reason", "reply": "[SC-1][J] Multiplying 6 by 7 selects B | Based on: [OC-3], [OC-4]"},
-             {"prompt": "decide", "reply": f"Answer: {decision} | Based on: [SC-1]"}]
-    agent, _ = make(rules, ocr=[("6", [0, 0, 10, 10], 0.95), ("7", [20, 0, 30, 10], 0.95)],
-                    flags=AblationFlags(dispatcher=False), cfg=PipelineConfig(repair_budget=0))
-    return solve(agent, item("Compute the product of the two numbers shown.", image, options=["17", "42", "58"], answer="B"))
+    rules = [
+        {"prompt": "plan", "reply": "p"},
+        {"prompt": "observe", "reply": "[OC-1] NUMBER | 6\n[OC-2] NUMBER | 7"},
+        {"prompt": "reason", "reply": "[SC-1][J] Multiplying 6 by 7 selects B | Based on: [OC-3], [OC-4]"},
+        {"prompt": "decide", "reply": f"Answer: {decision} | Based on: [SC-1]"},
+    ]
+    agent, _ = make(
+        rules,
+        ocr=[("6", [0, 0, 10, 10], 0.95), ("7", [20, 0, 30, 10], 0.95)],
+        flags=AblationFlags(dispatcher=False),
+        cfg=PipelineConfig(repair_budget=0),
+    )
+    return solve(
+        agent,
+        item("Compute the product of the two numbers shown.", image, options=["17", "42", "58"], answer="B"),
+    )
 
 
 def test_computed_mcq_answer_is_supported_through_its_judgment(make, image):
@@ -405,18 +539,24 @@ def test_computed_mcq_answer_is_supported_through_its_judgment(make, image):
 def test_a_judgment_naming_its_option_by_letter_is_grounded_by_the_option_text(make, image):
     """ "The answer is B" cites OCR that reads option B's text: the label is not an unmatched number."""
     opts = ["Gemini 4 Capsule", "Apollo 11 Plaque", "Voyager Record"]
-    rules = [{"prompt": "plan", "reply": "p"},
-             {"prompt": "observe", "reply": "[OC-1] TEXT | Apollo 11 Plaque"},
-             {"prompt": "reason", "reply": "[SC-1][J] The answer is B | Based on: [OC-2]"},
-             {"prompt": "decide", "reply": "Answer: B | Based on: [SC-1]"}]
-    agent, _ = make(rules, ocr=APOLLO_OCR[:1], flags=AblationFlags(dispatcher=False), cfg=PipelineConfig(repair_budget=0))
+    rules = [
+        {"prompt": "plan", "reply": "p"},
+        {"prompt": "observe", "reply": "[OC-1] TEXT | Apollo 11 Plaque"},
+        {"prompt": "reason", "reply": "[SC-1][J] The answer is B | Based on: [OC-2]"},
+        {"prompt": "decide", "reply": "Answer: B | Based on: [SC-1]"},
+    ]
+    agent, _ = make(
+        rules, ocr=APOLLO_OCR[:1], flags=AblationFlags(dispatcher=False), cfg=PipelineConfig(repair_budget=0)
+    )
     t = solve(agent, item("Which artifact is shown in the image?", image, options=opts, answer="B"))
     j = t.ledger.claim("SC-1")
     assert j.grounded and j.grounding["ncc"], j.grounding
     assert census(t)["demotions"]["ncc"] == 0 and t.answer == "B" and t.decision_claims[-1].grounded
 
 
-def test_an_entity_the_decision_adds_to_its_choice_is_checked_and_not_vouched_for_by_the_judgment(make, image):
+def test_an_entity_the_decision_adds_to_its_choice_is_checked_and_not_vouched_for_by_the_judgment(
+    make, image
+):
     """ "B, as Dr. Tobias Wren described": the DC keeps the words after its option, so ECC sees the
     invented name; the grounded [J] claim vouches for the choice, not for those words."""
     t = _solve_product_question(make, image, "B, as Dr. Tobias Wren described")
@@ -432,12 +572,16 @@ def test_dual_read_sigma_reaches_the_claims_that_cite_the_reading(make, image):
     rules = read_rules("36.7", "52.0")
     rules[4] = {"prompt": "reason", "reply": "[SC-1][J] The thermometer shows 52 | Based on: [OC-7]"}
     # the σ path on its own (no D.5 escalation, which would add a third reading)
-    agent, backend = make(rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)], cfg=PipelineConfig(dual_read_escalate=False))
+    agent, backend = make(
+        rules, ocr=[("36.7", [0, 0, 50, 20], 0.95)], cfg=PipelineConfig(dual_read_escalate=False)
+    )
     t = solve(agent, item(READ_Q, image))
     assert t.ledger.get("OC-7").src == "read" and t.ledger.get("OC-7").sigma == 0.65
     assert t.ledger.claim("SC-1").sigma <= 0.65
     reads = [r for r in backend.history if recognise(r.last_user_text()) == "dual_read"]
-    assert len(reads) == 2 and reads[0].messages[-1].images()[0].size != reads[1].messages[-1].images()[0].size
+    assert (
+        len(reads) == 2 and reads[0].messages[-1].images()[0].size != reads[1].messages[-1].images()[0].size
+    )
     assert census(t)["crop_zoom"] == 2 and census(t)["dual_read"]["identical_requests"] == 0
 
 
@@ -445,12 +589,20 @@ def test_t2_reachable_under_the_default_ttl_after_a_repair_loop(make, image):
     """Default config: a search result fetched before a T6 repair and a hypothesis check is older
     than its TTL when the decision cites it, so T2 re-checks it (REFRESH: the decision depends)."""
     search = FixedSearch()
-    agent, _ = make(BASE_RULES + [
-        {"prompt": "reason", "reply": "[SC-1][E] landed 1969 | Based on: [OC-6]\n"
-                                      "[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-6]"},
-        {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque from 1969"},
-        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1], [SC-3]"},
-    ], ocr=APOLLO_OCR, search=search)
+    agent, _ = make(
+        BASE_RULES
+        + [
+            {
+                "prompt": "reason",
+                "reply": "[SC-1][E] landed 1969 | Based on: [OC-6]\n"
+                "[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-6]",
+            },
+            {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque from 1969"},
+            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1], [SC-3]"},
+        ],
+        ocr=APOLLO_OCR,
+        search=search,
+    )
     assert PipelineConfig().ttl_retrieval == 3
     t = solve(agent, item("Identify the artifact; according to history, which year was it placed?", image))
     assert t.ledger.get("OC-6").kappa is Kappa.RETRIEVAL
@@ -460,9 +612,16 @@ def test_t2_reachable_under_the_default_ttl_after_a_repair_loop(make, image):
 
 def test_switch_to_search_sends_the_extracted_query(make, image):
     search = FixedSearch()
-    agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
-                                  {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}],
-                    ocr=APOLLO_OCR, ocr_fail=True, search=search)
+    agent, _ = make(
+        BASE_RULES
+        + [
+            {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-3]"},
+            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"},
+        ],
+        ocr=APOLLO_OCR,
+        ocr_fail=True,
+        search=search,
+    )
     t = solve(agent, item(VERIFY_Q, image))
     assert ("T1", "SWITCH") in ops(t) and search.queries
     assert all(q != VERIFY_Q and len(q.split()) <= 16 for q in search.queries)
@@ -482,8 +641,11 @@ def test_decision_sees_the_zoomed_crop_for_reading_and_location_questions(make, 
     # the images; a question that is neither reading nor location has no crop to show.
     from PIL import Image as PILImage
 
-    for question, zoomed in ((READ_Q, True), ("Locate the landmark shown in the image.", True),
-                             ("Identify the artifact in the image and verify the year on it.", False)):
+    for question, zoomed in (
+        (READ_Q, True),
+        ("Locate the landmark shown in the image.", True),
+        ("Identify the artifact in the image and verify the year on it.", False),
+    ):
         agent, backend = make(read_rules("36.7", "36.7"), ocr=[("36.7", [0, 0, 50, 20], 0.95)])
         solve(agent, item(question, image))
         decide = next(r for r in backend.history if "decide" in r.stage)
@@ -494,9 +656,10 @@ def test_decision_sees_the_zoomed_crop_for_reading_and_location_questions(make, 
 def test_correct_one_letter_option_decision_is_grounded_not_abstained(make, image):
     # "E. S": the label is layout (not an entity or a number) and "S" is the OCR'd text itself.
     agent, _ = make([{"prompt": "direct", "reply": "Answer: E"}], ocr=[("S", [0, 0, 20, 20], 0.99)])
-    t = solve(agent, item("What is written on the sign?", image, options=["A", "B", "C", "D", "S"], answer="E"))
+    t = solve(
+        agent, item("What is written on the sign?", image, options=["A", "B", "C", "D", "S"], answer="E")
+    )
     dc = t.decision_claims[-1]
     assert t.path is PathKind.DIRECT and t.answer == "E" and not t.abstained
     assert dc.text == "E. S" and dc.grounded and dc.grounding["ecc"] and dc.grounding["ncc"]
     assert not any(e.trigger in {Trigger.T5, Trigger.T6} for e in t.events)
-

@@ -11,7 +11,9 @@ ITEM = Item("q", "Which flow rate?", [], ["606 m/s; 2.74 m^3/s", "42", "Apollo 1
 
 def test_added_words_round_trip_even_when_the_option_contains_the_separator() -> None:
     plain = decision_claim_text("A", ITEM.options[0])
-    assert plain == "A. 606 m/s; 2.74 m^3/s" and decision_added_words(ITEM, plain) == ""  # the option's own "; "
+    assert (
+        plain == "A. 606 m/s; 2.74 m^3/s" and decision_added_words(ITEM, plain) == ""
+    )  # the option's own "; "
     said = decision_claim_text("B", "42", stated_rationale("B, as Dr. Tobias Wren described", "B", "42"))
     assert said == "B. 42; as Dr. Tobias Wren described"
     assert decision_added_words(ITEM, said) == "as Dr. Tobias Wren described"
@@ -31,8 +33,18 @@ def test_a_leading_label_closed_by_punctuation_is_the_choice_when_the_official_p
 
     from ledgermind.pipeline.answer import decision_text, mcq_letter
 
-    options = ["A ruptured esophagus", "Aspiration", "Embolism", "Pancreatitis", "Food poisoning",
-               "Infarction", "SARS", "Aortic aneurysm", "A stroke.", "Allergy"]  # fmt: skip
+    options = [
+        "A ruptured esophagus",
+        "Aspiration",
+        "Embolism",
+        "Pancreatitis",
+        "Food poisoning",
+        "Infarction",
+        "SARS",
+        "Aortic aneurysm",
+        "A stroke.",
+        "Allergy",
+    ]
     ctx = SimpleNamespace(item=Item("m", "Why is this an emergency?", [], options))
     said = "H, as Professor Ingrid Kowalczyk described"
     assert mcq_letter(ctx, f"Answer: {said}") == "H"

@@ -27,7 +27,9 @@ def _decide(ner, judgment: str, *, retract: bool = False) -> tuple[Claim, Claim]
     cascade = GroundingCascade(grounding_config(cfg, AblationFlags()), ner=ner)
     led = Ledger()
     ev = EvidenceIO(ITEM, profile(QUESTION, ITEM.options), cfg, led, cascade, {}, free_form=False)
-    entries = led.record(EchoOCR().invoke(image=TextImage(["thermometer reads 20 degrees", "beaker holds water"])))
+    entries = led.record(
+        EchoOCR().invoke(image=TextImage(["thermometer reads 20 degrees", "beaker holds water"]))
+    )
     j = led.add_claim(Claim("SC-1", ClaimType.SC, judgment, Stage.J, [e.id for e in entries], sigma=0.92))
     ev.ground(j)
     if retract:
@@ -46,8 +48,16 @@ def test_a_decision_inherits_from_a_grounded_judgment_with_the_same_answer(ner):
     ("judgment", "retract", "why"),
     [
         ("The thermometer reads 120 degrees and the beaker holds water, so B", False, "[J] invents a number"),
-        ("The thermometer reads 20 degrees and the beaker holds water, so C", False, "[J] concluded another answer"),
-        ("The thermometer reads 20 degrees and the beaker holds water, so B", True, "[J] is no longer active"),
+        (
+            "The thermometer reads 20 degrees and the beaker holds water, so C",
+            False,
+            "[J] concluded another answer",
+        ),
+        (
+            "The thermometer reads 20 degrees and the beaker holds water, so B",
+            True,
+            "[J] is no longer active",
+        ),
     ],
 )
 def test_a_decision_does_not_inherit_from_an_unusable_judgment(ner, judgment, retract, why):

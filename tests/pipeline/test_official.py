@@ -45,7 +45,9 @@ def _item(setting: str = "standard10", images: int = 2) -> Item:
 
 @pytest.fixture
 def cfg(shared_data: Path) -> OfficialConfig:
-    return OfficialConfig(prompts_path=shared_data / "mmmu_pro_official" / "prompts.yaml", prompt=PromptKind.COT)
+    return OfficialConfig(
+        prompts_path=shared_data / "mmmu_pro_official" / "prompts.yaml", prompt=PromptKind.COT
+    )
 
 
 def test_standard_prompt_is_the_official_construction(cfg: OfficialConfig) -> None:
@@ -61,7 +63,14 @@ def test_standard_prompt_is_the_official_construction(cfg: OfficialConfig) -> No
 
 def test_vision_prompt_is_the_page_and_the_vision_prompt_only(cfg: OfficialConfig) -> None:
     agent = OfficialAgent(_Echo(), OfficialConfig(cfg.prompts_path, PromptKind.DIRECT))
-    page = Item("v", "", images=[Path("/p.png")], answer="A", answer_type=AnswerType.MCQ, meta={"setting": "vision", "options": ["x", "y"]})
+    page = Item(
+        "v",
+        "",
+        images=[Path("/p.png")],
+        answer="A",
+        answer_type=AnswerType.MCQ,
+        meta={"setting": "vision", "options": ["x", "y"]},
+    )
     assert official_content(page, agent.prompts) == [Path("/p.png"), agent.prompts["vision"]]
     assert "Answer with the option letter" in agent.prompts["vision"]
 
@@ -105,25 +114,37 @@ def test_a_ledgermind_vision_item_is_an_mcq_asking_for_a_letter(shared_data: Pat
 
     (item,) = load_benchmark(
         "mmmu_pro",
-        {"path": str(shared_data / "mmmu_pro_subset"), "setting": "vision", "limit": 1, "cache_dir": str(tmp_path)},
+        {
+            "path": str(shared_data / "mmmu_pro_subset"),
+            "setting": "vision",
+            "limit": 1,
+            "cache_dir": str(tmp_path),
+        },
     )
     assert item.options is None and len(item.meta["options"]) == 10
     assert "lettered A to J, are shown in the image" in item.question and "letter" in item.question
-    assert options_block(item) == "Options: lettered A to J, shown in the image.\nAnswer with the option letter (A/B/C/D/E/F/G/H/I/J)."
+    assert (
+        options_block(item)
+        == "Options: lettered A to J, shown in the image.\nAnswer with the option letter (A/B/C/D/E/F/G/H/I/J)."
+    )
     prof = profile(item.question, dispatch_options(item))
     assert QuestionType.MCQ in prof.types
     assert "Reply with exactly one option letter (A/B/C/D/E/F/G/H/I/J)." in prof.granularity
     assert not any(opt in options_block(item) for opt in item.meta["options"])  # no option text leaks
 
 
-def test_an_official_run_is_labelled_as_such_not_as_ledgermind_full(shared_data: Path, tmp_path: Path) -> None:
+def test_an_official_run_is_labelled_as_such_not_as_ledgermind_full(
+    shared_data: Path, tmp_path: Path
+) -> None:
     from hydra import compose, initialize_config_dir
 
     from ledgermind.experiment.app import RunSettings
 
     conf = Path(__file__).resolve().parents[2] / "conf"
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
-        cfg = compose("config", overrides=["pipeline=official", "pipeline.prompt=direct", f"output_dir={tmp_path}"])
+        cfg = compose(
+            "config", overrides=["pipeline=official", "pipeline.prompt=direct", f"output_dir={tmp_path}"]
+        )
         default = compose("config", overrides=[f"output_dir={tmp_path}"])
     assert RunSettings.from_cfg(cfg).variant == "official_direct"
     assert RunSettings.from_cfg(default).variant == "full"
@@ -140,7 +161,9 @@ def test_image_budget_changes_are_recorded_in_the_trajectory(cfg: OfficialConfig
         Image.new("RGB", (40, 30)).save(tmp_path / f"{i}.png")
         item.images.append(tmp_path / f"{i}.png")
     traj = asyncio.run(OfficialAgent(BudgetedBackend(_Echo(), ImageBudget(max_images=1)), cfg).solve(item))
-    assert traj.notes == ["image budget: tiled images 1-2 of 2 into one (max_images=1)"] and traj.error is None
+    assert (
+        traj.notes == ["image budget: tiled images 1-2 of 2 into one (max_images=1)"] and traj.error is None
+    )
 
 
 def test_the_official_call_is_recorded_as_every_agent_records_its_calls(cfg: OfficialConfig) -> None:
@@ -158,4 +181,6 @@ def test_the_official_call_is_recorded_as_every_agent_records_its_calls(cfg: Off
     agent = OfficialAgent(backend, cfg)
     call = asyncio.run(agent.solve(_item())).model_calls[0]
     assert call.step == 1 and {"image_budget": [], "server": "echo-1"}.items() <= call.meta.items()
-    assert call.request_key == request_key(backend.seen[0], backend.model_id, ["", ""])  # unreadable images: ""
+    assert call.request_key == request_key(
+        backend.seen[0], backend.model_id, ["", ""]
+    )  # unreadable images: ""

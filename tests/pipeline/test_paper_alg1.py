@@ -20,8 +20,11 @@ from tests.pipeline.conftest import item, solve
 from tests.pipeline.test_agent_branches import APOLLO_OCR, BASE_RULES, VERIFY_Q
 
 HYPOTHESIS = "It is the Apollo 13 plaque from 1969"
-REASON_ECC_FAIL = {"prompt": "reason", "reply": f"[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-2]\n"
-                                                f"[SC-2][J] {HYPOTHESIS} | Based on: [OC-2], [OC-3]"}
+REASON_ECC_FAIL = {
+    "prompt": "reason",
+    "reply": f"[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-2]\n"
+    f"[SC-2][J] {HYPOTHESIS} | Based on: [OC-2], [OC-3]",
+}
 
 
 def _stages(backend) -> list[str]:
@@ -34,11 +37,15 @@ def _hypothesis_entries(t):
 
 def test_alg1_l39_confirmed_hypothesis_appends_no_derivation(make, image):
     """c′ = c*: the re-examination is asked (and kept in the audit trail) but appends no entry."""
-    agent, backend = make(BASE_RULES + [
-        REASON_ECC_FAIL,
-        {"prompt": "hypothesis", "reply": f"1. none\n2. none\n3. Conclusion: Confirm: {HYPOTHESIS}."},
-        {"prompt": "decide", "reply": "Answer: Apollo 13 | Based on: [SC-2]"},
-    ], ocr=APOLLO_OCR)
+    agent, backend = make(
+        BASE_RULES
+        + [
+            REASON_ECC_FAIL,
+            {"prompt": "hypothesis", "reply": f"1. none\n2. none\n3. Conclusion: Confirm: {HYPOTHESIS}."},
+            {"prompt": "decide", "reply": "Answer: Apollo 13 | Based on: [SC-2]"},
+        ],
+        ocr=APOLLO_OCR,
+    )
     t = solve(agent, item(VERIFY_Q, image))
     assert _stages(backend).count("hypothesis") == 1 and census(t)["hypothesis_verification"] == 1
     assert _hypothesis_entries(t) == []  # line 39: no DERIVATION for c′ = c*
@@ -48,11 +55,15 @@ def test_alg1_l39_confirmed_hypothesis_appends_no_derivation(make, image):
 
 def _revised_run(make, image):
     """ECC fails on SC-2 (Apollo 13), the re-examination revises it to Apollo 11 (SC-3)."""
-    agent, backend = make(BASE_RULES + [
-        REASON_ECC_FAIL,
-        {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque from 1969"},
-        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
-    ], ocr=APOLLO_OCR)
+    agent, backend = make(
+        BASE_RULES
+        + [
+            REASON_ECC_FAIL,
+            {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque from 1969"},
+            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
+        ],
+        ocr=APOLLO_OCR,
+    )
     return solve(agent, item(VERIFY_Q, image)), backend
 
 
@@ -85,30 +96,42 @@ def _verification_marks(t) -> list[str]:
 
 
 def test_alg1_l35_weak_means_sigma_at_most_sigma_verify(make, image):
-    """"∀c ∈ J: σ(c) ≤ σ_verify": a judgment exactly at σ_verify is weak and gets verified."""
+    """ "∀c ∈ J: σ(c) ≤ σ_verify": a judgment exactly at σ_verify is weak and gets verified."""
     from ledgermind.grounding.cascade import GroundingConfig
 
-    rules = BASE_RULES + [REASON_ECC_FAIL,
-                          {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque from 1969"},
-                          {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"}]
-    at = PipelineConfig(grounding=GroundingConfig(sigma_verify=0.5, demote_ncc=0.5, demote_uncited=0.5))  # ECC 0.50 = σ_verify
+    rules = BASE_RULES + [
+        REASON_ECC_FAIL,
+        {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque from 1969"},
+        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
+    ]
+    at = PipelineConfig(
+        grounding=GroundingConfig(sigma_verify=0.5, demote_ncc=0.5, demote_uncited=0.5)
+    )  # ECC 0.50 = σ_verify
     agent, backend = make(rules, ocr=APOLLO_OCR, cfg=at)
     t = solve(agent, item(VERIFY_Q, image))
     assert t.ledger.claim("SC-2").sigma == 0.5 and _verification_marks(t) == ["SC-2 σ=0.50"]
-    agent2, _ = make(rules, ocr=[("Apollo 13 Plaque", [0, 0, 50, 20], 0.95), ("1969", [0, 30, 50, 50], 0.95)],
-                     cfg=at)
+    agent2, _ = make(
+        rules, ocr=[("Apollo 13 Plaque", [0, 0, 50, 20], 0.95), ("1969", [0, 30, 50, 50], 0.95)], cfg=at
+    )
     t2 = solve(agent2, item(VERIFY_Q, image))  # SC-2 now grounded (σ 0.95 > 0.5): no verification
     assert t2.ledger.claim("SC-2").sigma > 0.5 and _verification_marks(t2) == []
 
 
 def test_alg1_l36_c_star_is_the_strongest_judgment(make, image):
     """c* = argmax σ: the NCC failure (0.52) outranks the ECC failure (0.50) → second reading (l.41)."""
-    agent, backend = make(BASE_RULES + [
-        {"prompt": "reason", "reply": "[SC-1][J] It is the Apollo 13 plaque | Based on: [OC-2]\n"
-                                      "[SC-2][J] The plaque is from 1970 | Based on: [OC-3]"},
-        {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
-        {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"},
-    ], ocr=APOLLO_OCR)
+    agent, backend = make(
+        BASE_RULES
+        + [
+            {
+                "prompt": "reason",
+                "reply": "[SC-1][J] It is the Apollo 13 plaque | Based on: [OC-2]\n"
+                "[SC-2][J] The plaque is from 1970 | Based on: [OC-3]",
+            },
+            {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
+            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"},
+        ],
+        ocr=APOLLO_OCR,
+    )
     t = solve(agent, item(VERIFY_Q, image))
     assert (t.ledger.claim("SC-1").sigma, t.ledger.claim("SC-2").sigma) == (0.5, 0.52)
     assert _verification_marks(t) == ["SC-2 σ=0.52"]
@@ -119,9 +142,11 @@ def _t5_ops(t) -> list[OperatorName | None]:
     return [e.operator for e in t.events if e.trigger is Trigger.T5]
 
 
-UNSUPPORTED = BASE_RULES + [REASON_ECC_FAIL,
-                            {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
-                            {"prompt": "decide", "reply": "Answer: Saturn five | Based on: [SC-1]"}]
+UNSUPPORTED = BASE_RULES + [
+    REASON_ECC_FAIL,
+    {"prompt": "hypothesis", "reply": "3. Conclusion: Revise: Apollo 11 plaque"},
+    {"prompt": "decide", "reply": "Answer: Saturn five | Based on: [SC-1]"},
+]
 
 
 @pytest.mark.parametrize(("m", "acquires"), [(1, 0), (2, 1), (3, 2)])
@@ -173,15 +198,20 @@ def test_d5_dual_read_delta_normalised_by_the_larger_reading(make, image, v1: st
 def test_d5_escalation_spends_one_unit_and_needs_one(make, image):
     from tests.pipeline.test_agent_branches import READ_Q, read_rules
 
-    agent, backend = make(read_rules("36.7", "52.0"), ocr=[("36.7", [0, 0, 50, 20], 0.95)],
-                          cfg=PipelineConfig(repair_budget=0))
+    agent, backend = make(
+        read_rules("36.7", "52.0"), ocr=[("36.7", [0, 0, 50, 20], 0.95)], cfg=PipelineConfig(repair_budget=0)
+    )
     t = solve(agent, item(READ_Q, image))
     assert _dual(t)["escalated"] == 0 and _stages(backend).count("dual_read") == 2  # M = 0: no third reading
     weak = read_rules("36.7", "52.0")
-    weak[4] = {"prompt": "reason", "reply": "[SC-1][J] The thermometer shows 36.7"}  # uncited, NCC fails: σ 0.52
+    weak[4] = {
+        "prompt": "reason",
+        "reply": "[SC-1][J] The thermometer shows 36.7",
+    }  # uncited, NCC fails: σ 0.52
     for m, verified in ((1, []), (2, ["SC-1 σ=0.52"])):
-        agent1, backend1 = make(weak, ocr=[("36.7", [0, 0, 50, 20], 0.95)],
-                                cfg=PipelineConfig(repair_budget=m, t5_ending="keep"))
+        agent1, backend1 = make(
+            weak, ocr=[("36.7", [0, 0, 50, 20], 0.95)], cfg=PipelineConfig(repair_budget=m, t5_ending="keep")
+        )
         t1 = solve(agent1, item(READ_Q, image))
         # three readings; with a unit left, verification's second reading (l.41) is a fourth
         assert _dual(t1)["escalated"] == 1 and _stages(backend1).count("dual_read") == 3 + len(verified)
@@ -191,11 +221,14 @@ def test_d5_escalation_spends_one_unit_and_needs_one(make, image):
 
 # ----------------------------------------------------------------------------- ablation routing (Eq. 6)
 SIMPLE_Q = "What word is written on the sign?"
-SIMPLE_RULES = [{"prompt": "direct", "reply": "Answer: EXIT"}, {"prompt": "plan", "reply": "plan"},
-                {"prompt": "observe", "reply": "[OC-1] TEXT | EXIT"},
-                {"prompt": "reason", "reply": "[SC-1][J] The sign says EXIT | Based on: [OC-3]"},
-                {"prompt": "decide", "reply": "Answer: EXIT | Based on: [SC-1]"},
-                {"prompt": "native_cot", "reply": "Answer: EXIT"}]
+SIMPLE_RULES = [
+    {"prompt": "direct", "reply": "Answer: EXIT"},
+    {"prompt": "plan", "reply": "plan"},
+    {"prompt": "observe", "reply": "[OC-1] TEXT | EXIT"},
+    {"prompt": "reason", "reply": "[SC-1][J] The sign says EXIT | Based on: [OC-3]"},
+    {"prompt": "decide", "reply": "Answer: EXIT | Based on: [SC-1]"},
+    {"prompt": "native_cot", "reply": "Answer: EXIT"},
+]
 
 
 @pytest.mark.parametrize(
@@ -212,7 +245,9 @@ SIMPLE_RULES = [{"prompt": "direct", "reply": "Answer: EXIT"}, {"prompt": "plan"
         ({"baseline": True}, VERIFY_Q, "BASELINE", None, "native_cot"),
     ],
 )
-def test_eq6_each_ablation_removes_one_component_routing(make, image, flags, question, path, route, first_stage):
+def test_eq6_each_ablation_removes_one_component_routing(
+    make, image, flags, question, path, route, first_stage
+):
     from ledgermind.pipeline import AblationFlags
 
     agent, backend = make(SIMPLE_RULES, ocr=[("EXIT", [0, 0, 40, 20], 0.99)], flags=AblationFlags(**flags))
@@ -222,11 +257,15 @@ def test_eq6_each_ablation_removes_one_component_routing(make, image, flags, que
 
 
 # ----------------------------------------------------------------------------- Alg. 1 l.2–4, l.15–20 (evidence gathering)
-GATHER_RULES = [{"prompt": "plan", "reply": "1. Observation targets: plaque text"},
-                {"prompt": "observe", "reply": "[OC-1] TEXT | Apollo 11 Plaque\n[OC-2] NUMBER | 1969\n"
-                                               "[OC-3] OBJECT | a metal plate"},
-                {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
-                {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"}]
+GATHER_RULES = [
+    {"prompt": "plan", "reply": "1. Observation targets: plaque text"},
+    {
+        "prompt": "observe",
+        "reply": "[OC-1] TEXT | Apollo 11 Plaque\n[OC-2] NUMBER | 1969\n[OC-3] OBJECT | a metal plate",
+    },
+    {"prompt": "reason", "reply": "[SC-1][J] Apollo 11 | Based on: [OC-2]"},
+    {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-1]"},
+]
 
 
 @pytest.mark.parametrize(
@@ -250,7 +289,10 @@ def test_alg1_l2_l3_l4_l15_l20_entry_kinds_sigmas_and_search_rounds(make, image,
     [plan] = by_src["plan"]
     assert (plan.kappa, plan.sigma) == (Kappa.DERIVATION, 1.0)  # l.2: π as DERIVATION, σ = 1.0
     assert [(e.kappa, e.sigma, e.category) for e in by_src["observe"]] == [  # l.3: PERCEPTION, σ = 0.92
-        (Kappa.PERCEPTION, 0.92, "TEXT"), (Kappa.PERCEPTION, 0.92, "NUMBER"), (Kappa.PERCEPTION, 0.92, "OBJECT")]
+        (Kappa.PERCEPTION, 0.92, "TEXT"),
+        (Kappa.PERCEPTION, 0.92, "NUMBER"),
+        (Kappa.PERCEPTION, 0.92, "OBJECT"),
+    ]
     retrieval = [e for e in t.ledger.entries() if e.kappa is Kappa.RETRIEVAL]
     assert len(search.queries) == rounds and len(retrieval) == rounds
     assert all(e.sigma == 0.85 for e in retrieval)  # l.20: σ = 0.85
@@ -266,7 +308,9 @@ def test_alg1_l2_l3_l4_l15_l20_entry_kinds_sigmas_and_search_rounds(make, image,
 
 
 @pytest.mark.parametrize(("low", "low_sigma"), [("80", 0.81), ("36.7 °C", 0.92)])
-def test_alg1_l8_crop_supersedes_the_least_confident_perception_entry(make, image, low: str, low_sigma: float):
+def test_alg1_l8_crop_supersedes_the_least_confident_perception_entry(
+    make, image, low: str, low_sigma: float
+):
     """L.SUPERSEDE(argmin_{e: κ(e)=PERC} σ_e, e_c): the OCR line at 0.81 when there is one, else an
     observation (0.92) — never the plan (DERIVATION, σ 1.0) and never the stronger OCR line (0.95)."""
     from tests.pipeline.test_agent_branches import READ_Q, read_rules
@@ -296,8 +340,11 @@ def _reading_boxes(t) -> list[tuple]:
 
 def _sigma_log(t) -> list[tuple]:
     src = {e.id: e.src for e in t.ledger.entries()}
-    return [(tr.op, src[tr.entry_id], tr.detail.get("to"), tr.detail.get("reason"))
-            for tr in t.ledger.transitions if tr.op in {"SET_SIGMA", "REINSTATE"}]
+    return [
+        (tr.op, src[tr.entry_id], tr.detail.get("to"), tr.detail.get("reason"))
+        for tr in t.ledger.transitions
+        if tr.op in {"SET_SIGMA", "REINSTATE"}
+    ]
 
 
 def test_d5_disagreement_escalation_audit_trail(make, image, monkeypatch):
@@ -309,15 +356,22 @@ def test_d5_disagreement_escalation_audit_trail(make, image, monkeypatch):
     reads = [r for r in backend.history if r.stage.startswith("dual_read")]
     assert [r.stage for r in reads] == ["dual_read_0", "dual_read_1", "dual_read_2"]  # attempts 0, 1, 2
     assert all(r.json_schema is not None for r in reads)  # the readings ask for the READING schema
-    assert next(r for r in backend.history if r.stage == "reason").json_schema is not None  # and [E]→[I]→[J] for CLAIMS
-    assert all(crop == read for crop, read in _reading_boxes(t)) and len(_reading_boxes(t)) == 3  # located where read
+    assert (
+        next(r for r in backend.history if r.stage == "reason").json_schema is not None
+    )  # and [E]→[I]→[J] for CLAIMS
+    assert (
+        all(crop == read for crop, read in _reading_boxes(t)) and len(_reading_boxes(t)) == 3
+    )  # located where read
     assert [n for n in t.notes if n.startswith("dual_read")] == [
         "dual_read_disagree: v1=36.7 v2=52 Δv=0.294",
-        f"dual_read_escalated: adopted 36.7 ({t.ledger.entries()[4].id}), closest to Num(P_oc)"]
+        f"dual_read_escalated: adopted 36.7 ({t.ledger.entries()[4].id}), closest to Num(P_oc)",
+    ]
     assert _sigma_log(t) == [
-        ("SET_SIGMA", "crop_zoom", 0.65, "dual-read Δv=0.294"), ("SET_SIGMA", "read", 0.65, "dual-read Δv=0.294"),
+        ("SET_SIGMA", "crop_zoom", 0.65, "dual-read Δv=0.294"),
+        ("SET_SIGMA", "read", 0.65, "dual-read Δv=0.294"),
         ("REINSTATE", "read", None, "dual-read escalation: closest to Num(P_oc)"),
-        ("SET_SIGMA", "read", 0.65, "dual-read escalation")]
+        ("SET_SIGMA", "read", 0.65, "dual-read escalation"),
+    ]
     assert t.error is None and t.answer == "36.7"
 
 
@@ -328,8 +382,12 @@ def test_d5_a_missing_reading_is_a_disagreement_without_delta(make, image):
         agent, backend = make(read_rules(v1, v2), ocr=[("36.7", [0, 0, 50, 20], 0.95)])
         t = solve(agent, item(READ_Q, image))
         shown = "None, v2=36.7" if v1 == "no value" else "36.7, v2=None"
-        assert [n for n in t.notes if n.startswith("dual_read")] == [f"dual_read_disagree: a reading is missing (v1={shown})"]
-        assert {(op, to, why) for op, _, to, why in _sigma_log(t)} == {("SET_SIGMA", 0.65, "dual-read: a reading is missing")}
+        assert [n for n in t.notes if n.startswith("dual_read")] == [
+            f"dual_read_disagree: a reading is missing (v1={shown})"
+        ]
+        assert {(op, to, why) for op, _, to, why in _sigma_log(t)} == {
+            ("SET_SIGMA", 0.65, "dual-read: a reading is missing")
+        }
         assert next(e for e in t.ledger.entries() if e.src == "crop_zoom").sigma == 0.65
         assert _stages(backend).count("dual_read") == 2 and t.error is None  # no escalation without a Δv
 
@@ -353,8 +411,10 @@ MCQ_REASON = {"prompt": "reason", "reply": "[SC-1][J] It is the Apollo 11 plaque
 def test_alg1_l22_reason_request_carries_question_options_method_and_images(make, image, monkeypatch):
     _structured(monkeypatch)
     for options in (["Apollo 11", "Apollo 13"], None):
-        agent, backend = make(BASE_RULES + [MCQ_REASON, {"prompt": "decide", "reply": "Answer: A | Based on: [SC-1]"}],
-                              ocr=APOLLO_OCR)
+        agent, backend = make(
+            BASE_RULES + [MCQ_REASON, {"prompt": "decide", "reply": "Answer: A | Based on: [SC-1]"}],
+            ocr=APOLLO_OCR,
+        )
         solve(agent, item(VERIFY_Q, image, options=options))
         reason = next(r for r in backend.history if r.stage == "reason")
         text = reason.last_user_text()
@@ -371,8 +431,11 @@ def test_alg1_l22_reason_request_carries_question_options_method_and_images(make
 
 def test_alg1_l22_unparsable_reasoning_is_noted(make, image):
     for reply, noted in (("I think it is a plaque.", True), (MCQ_REASON["reply"], False)):
-        agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": reply},
-                                      {"prompt": "decide", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR)
+        agent, _ = make(
+            BASE_RULES
+            + [{"prompt": "reason", "reply": reply}, {"prompt": "decide", "reply": "Answer: Apollo 11"}],
+            ocr=APOLLO_OCR,
+        )
         t = solve(agent, item(VERIFY_Q, image))
         assert ("reasoning produced no parsable claims" in t.notes) is noted
 
@@ -380,9 +443,18 @@ def test_alg1_l22_unparsable_reasoning_is_noted(make, image):
 def test_alg1_l26_dropped_claims_are_ungrounded_not_unchecked(make, image):
     from ledgermind.claims import ClaimStatus
 
-    agent, _ = make(BASE_RULES + [{"prompt": "reason", "reply": "[SC-1][E] A shiny plate\n[SC-2][I] Old | Based on: [OC-99]\n"
-                                                              "[SC-3][J] Apollo 11 | Based on: [OC-2]"},
-                                  {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"}], ocr=APOLLO_OCR)
+    agent, _ = make(
+        BASE_RULES
+        + [
+            {
+                "prompt": "reason",
+                "reply": "[SC-1][E] A shiny plate\n[SC-2][I] Old | Based on: [OC-99]\n"
+                "[SC-3][J] Apollo 11 | Based on: [OC-2]",
+            },
+            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
+        ],
+        ocr=APOLLO_OCR,
+    )
     t = solve(agent, item(VERIFY_Q, image))
     for cid in ("SC-1", "SC-2"):
         c = t.ledger.claim(cid)
@@ -399,11 +471,22 @@ def test_eq21_t6_repair_event_reports_regrounding(make, image):
 
 # ----------------------------------------------------------------------------- Alg. 1 l.37–41 requests and notes
 def test_alg1_l38_reexamination_request_and_l39_notes(make, image):
-    for verdict, note in ((f"Confirm: {HYPOTHESIS}.", "hypothesis confirmed: SC-2 (re-examination not appended, Alg. 1 line 39)"),
-                          ("Revise: Apollo 11 plaque from 1969", "hypothesis revised: SC-2 → SC-3")):
-        agent, backend = make(BASE_RULES + [REASON_ECC_FAIL, {"prompt": "hypothesis", "reply": f"3. Conclusion: {verdict}"},
-                                            {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"}],
-                              ocr=APOLLO_OCR)
+    for verdict, note in (
+        (
+            f"Confirm: {HYPOTHESIS}.",
+            "hypothesis confirmed: SC-2 (re-examination not appended, Alg. 1 line 39)",
+        ),
+        ("Revise: Apollo 11 plaque from 1969", "hypothesis revised: SC-2 → SC-3"),
+    ):
+        agent, backend = make(
+            BASE_RULES
+            + [
+                REASON_ECC_FAIL,
+                {"prompt": "hypothesis", "reply": f"3. Conclusion: {verdict}"},
+                {"prompt": "decide", "reply": "Answer: Apollo 11 | Based on: [SC-2]"},
+            ],
+            ocr=APOLLO_OCR,
+        )
         t = solve(agent, item(VERIFY_Q, image))
         hyp = next(r for r in backend.history if r.stage == "hypothesis")
         text = hyp.last_user_text()
@@ -417,10 +500,14 @@ def test_alg1_l38_reexamination_request_and_l39_notes(make, image):
 def test_alg1_l41_second_reading_is_of_a_located_recrop_and_noted(make, image):
     from tests.pipeline.test_agent_branches import FIRST_CROP, READ_Q
 
-    rules = [{"prompt": "plan", "reply": "p"}, {"prompt": "observe", "reply": "[OC-1] NUMBER | 36.6"},
-             {"prompt": "dual_read", "image_size": FIRST_CROP, "reply": "36.7"}, {"prompt": "dual_read", "reply": "36.9"},
-             {"prompt": "reason", "reply": "[SC-1][J] The reading is 52 | Based on: [OC-2]"},
-             {"prompt": "decide", "reply": "Answer: 36.7 | Based on: [SC-2]"}]
+    rules = [
+        {"prompt": "plan", "reply": "p"},
+        {"prompt": "observe", "reply": "[OC-1] NUMBER | 36.6"},
+        {"prompt": "dual_read", "image_size": FIRST_CROP, "reply": "36.7"},
+        {"prompt": "dual_read", "reply": "36.9"},
+        {"prompt": "reason", "reply": "[SC-1][J] The reading is 52 | Based on: [OC-2]"},
+        {"prompt": "decide", "reply": "Answer: 36.7 | Based on: [SC-2]"},
+    ]
     agent, _ = make(rules, ocr=[("36.6", [0, 0, 50, 20], 0.95)])
     t = solve(agent, item(READ_Q, image))
     reads = [e for e in t.ledger.entries() if e.src == "read"]
@@ -433,8 +520,11 @@ def test_alg1_l41_second_reading_is_of_a_located_recrop_and_noted(make, image):
 def test_no_ledger_transcript_is_tools_then_model(make, image):
     from ledgermind.pipeline import AblationFlags
 
-    agent, _ = make(BASE_RULES + [MCQ_REASON, {"prompt": "decide", "reply": "Answer: Apollo 11"}], ocr=APOLLO_OCR,
-                    flags=AblationFlags(use_ledger=False))
+    agent, _ = make(
+        BASE_RULES + [MCQ_REASON, {"prompt": "decide", "reply": "Answer: Apollo 11"}],
+        ocr=APOLLO_OCR,
+        flags=AblationFlags(use_ledger=False),
+    )
     t = solve(agent, item(VERIFY_Q, image))
     assert [set(m) for m in t.transcript] == [{"role", "text"}, {"role", "text"}]
     assert [m["role"] for m in t.transcript] == ["tools", "model"]

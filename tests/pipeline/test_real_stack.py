@@ -27,14 +27,17 @@ STAGE_SCHEMAS = {"observe": None, "reason": schemas.CLAIMS, "decide": schemas.DE
 
 @pytest.fixture(scope="module")
 def real_item(shared_data: Path):
-    items = load_benchmark("mmmu_pro", {"path": str(shared_data / "mmmu_pro_subset"), "setting": "standard10", "limit": 3})
+    items = load_benchmark(
+        "mmmu_pro", {"path": str(shared_data / "mmmu_pro_subset"), "setting": "standard10", "limit": 3}
+    )
     return items[0]
 
 
 @pytest.fixture(scope="module")
 def perception_tools():
-    from perception.tools import build_tools
     from omegaconf import OmegaConf
+
+    from perception.tools import build_tools
 
     cfg = OmegaConf.to_container(OmegaConf.load(Path(__file__).parents[2] / "conf/perception/cpu.yaml"))
     return build_tools(cfg)
@@ -68,11 +71,18 @@ def test_fullpipe_with_transformers_backend(tiny_model_cfg, perception_tools, re
 
 
 @pytest.mark.vllm
-def test_fullpipe_with_vllm_server_and_structured_outputs(vllm_server, tiny_model_cfg, perception_tools, real_item):
+def test_fullpipe_with_vllm_server_and_structured_outputs(
+    vllm_server, tiny_model_cfg, perception_tools, real_item
+):
     from ledgermind.backends.vllm_server import VLLMServerBackend
 
-    backend = VLLMServerBackend(tiny_model_cfg, base_urls=[vllm_server.base_url], served_model_name=vllm_server.model,
-                                timeout_s=120, max_retries=1)  # fmt: skip
+    backend = VLLMServerBackend(
+        tiny_model_cfg,
+        base_urls=[vllm_server.base_url],
+        served_model_name=vllm_server.model,
+        timeout_s=120,
+        max_retries=1,
+    )
     assert backend.supports_structured_output
     t = run_agent(backend, perception_tools, real_item)
     assert_complete(t)
@@ -83,7 +93,9 @@ def test_fullpipe_with_vllm_server_and_structured_outputs(vllm_server, tiny_mode
             try:
                 jsonschema.validate(json.loads(call.reply), schema)  # structured output obeys the schema
             except ValueError as exc:
-                raise AssertionError(f"{stage}: {call.reply!r} ({call.completion_tokens} tokens, error {call.error})") from exc
+                raise AssertionError(
+                    f"{stage}: {call.reply!r} ({call.completion_tokens} tokens, error {call.error})"
+                ) from exc
 
 
 def test_search_settings_reach_the_tool_and_search_off_is_said_once(monkeypatch, caplog):

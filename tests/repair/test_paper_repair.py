@@ -15,10 +15,16 @@ from ledgermind.repair import OPERATORS, AcquireSpec, Budget, RepairContext, Rep
 from ledgermind.repair.operators import OperatorResult
 from ledgermind.repair.reinvocation import IdenticalRequest, current
 from ledgermind.repair.triggers import (
-    TriggerHit, t1_tool_anomaly, t2_stale_reference, t3_conflicts, t4_confidence_drop, t5_unsupported_decision, t6_phantom_grounding,
+    TriggerHit,
+    t1_tool_anomaly,
+    t2_stale_reference,
+    t3_conflicts,
+    t4_confidence_drop,
+    t5_unsupported_decision,
+    t6_phantom_grounding,
 )
-from ledgermind.trajectory import OperatorName, RepairLayer, Trigger
 from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
+from ledgermind.trajectory import OperatorName, RepairLayer, Trigger
 from tests.helpers import EchoOCR, EchoSearch, FailingTool, TextImage
 
 
@@ -92,9 +98,16 @@ def test_eq20_t5_decision_with_rho_below_beta(rho: float, fires: bool) -> None:
 
 @pytest.mark.parametrize(
     ("rho", "ecc", "ncc", "fires"),
-    [(0.0, False, False, False), (0.01, False, True, True), (0.01, True, False, True), (1.0, True, True, False)],
+    [
+        (0.0, False, False, False),
+        (0.01, False, True, True),
+        (0.01, True, False, True),
+        (1.0, True, True, False),
+    ],
 )
-def test_eq21_t6_positive_rho_and_a_containment_failure(rho: float, ecc: bool, ncc: bool, fires: bool) -> None:
+def test_eq21_t6_positive_rho_and_a_containment_failure(
+    rho: float, ecc: bool, ncc: bool, fires: bool
+) -> None:
     sc = Claim("SC-1", ClaimType.SC, "x", Stage.J)
     assert (t6_phantom_grounding(sc, rho, ecc=ecc, ncc=ncc) is not None) is fires
 
@@ -147,7 +160,9 @@ def test_prop1_refresh_enters_only_a_new_tool_call() -> None:
     ocr = EchoOCR()
     [old] = led.record(ocr.invoke(image=TextImage(["36.7"], bbox=[0, 0, 40, 40])))
     before = {o.call_id for o in led.tool_outputs()}
-    res = asyncio.run(OPERATORS.get("REFRESH").apply(RepairContext(ledger=led, tools={ocr.name: ocr}), entry_id=old.id))
+    res = asyncio.run(
+        OPERATORS.get("REFRESH").apply(RepairContext(ledger=led, tools={ocr.name: ocr}), entry_id=old.id)
+    )
     [new] = [led.get(e) for e in res.new_entries]
     assert new.tool_call_id not in before and new.tool_call_id == res.tool_output.call_id
     assert old.omega is Omega.STALE and old.superseded_by == new.id
@@ -160,8 +175,15 @@ class _EchoRead(Tool):
 
     name, kind = "read", ToolKind.READ
 
-    def _run(self, image: TextImage, attempt: int = 0, structured: bool = False, located_at: Any = None,
-             sampled: bool = False, rephrase: int = 0) -> list[Observation]:
+    def _run(
+        self,
+        image: TextImage,
+        attempt: int = 0,
+        structured: bool = False,
+        located_at: Any = None,
+        sampled: bool = False,
+        rephrase: int = 0,
+    ) -> list[Observation]:
         box = BBox.from_list(list(located_at)) if located_at is not None else None
         return [Observation(f"reading {image.lines[0]}", box)]
 
@@ -228,7 +250,9 @@ def test_eq19_eq20_eq21_hits_name_their_target_and_threshold() -> None:
     dc = Claim("DC-1", ClaimType.DC, "x", None, [])
     assert t5_unsupported_decision(dc, 0.1, 0.15) == TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.10 < 0.15")
     sc = Claim("SC-1", ClaimType.SC, "x", Stage.J, [])
-    assert t6_phantom_grounding(sc, 0.5, ecc=False, ncc=True) == TriggerHit(Trigger.T6, ("SC-1",), "ECC failed")
+    assert t6_phantom_grounding(sc, 0.5, ecc=False, ncc=True) == TriggerHit(
+        Trigger.T6, ("SC-1",), "ECC failed"
+    )
     assert t6_phantom_grounding(sc, 0.5, ecc=True, ncc=False).targets == ("SC-1",)
 
 
@@ -245,8 +269,13 @@ def test_eq25_t2_drops_each_target_until_m0_then_logs_exhaustion() -> None:
     eng = RepairEngine(RepairContext(ledger=led, tools={}), Budget(5), per_trigger_budget=2)
     out = asyncio.run(eng.handle(TriggerHit(Trigger.T2, tuple(ids), "claim SC-1"), regrounded=lambda: True))
     assert [(e.operator, e.grounded_after) for e in out.events] == [
-        (OperatorName.DROP, True), (OperatorName.DROP, True), (None, None)]
-    assert out.events[-1].note == "claim SC-1; per-trigger budget M0 exhausted" and out.events[-1].targets == ids
+        (OperatorName.DROP, True),
+        (OperatorName.DROP, True),
+        (None, None),
+    ]
+    assert (
+        out.events[-1].note == "claim SC-1; per-trigger budget M0 exhausted" and out.events[-1].targets == ids
+    )
     assert [led.get(i).omega for i in ids] == [Omega.DROPPED, Omega.DROPPED, Omega.ACTIVE]
     assert eng.used[Trigger.T2] == 2
     again = asyncio.run(eng.handle(TriggerHit(Trigger.T2, (ids[2],), "claim SC-2")))
@@ -272,8 +301,12 @@ def test_eq25_t5_acquire_event_and_its_ending_notes() -> None:
     led = Ledger()
     spec = AcquireSpec("echo_search", {"query": "apollo"})
     hit = TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.00 < 0.15")
-    eng = RepairEngine(RepairContext(led, {"echo_search": EchoSearch()}), Budget(1), per_trigger_budget=3,
-                       t5_ending="abstain")  # App. E.2's Π(T5); the shipped default is "keep"
+    eng = RepairEngine(
+        RepairContext(led, {"echo_search": EchoSearch()}),
+        Budget(1),
+        per_trigger_budget=3,
+        t5_ending="abstain",
+    )  # App. E.2's Π(T5); the shipped default is "keep"
     first = asyncio.run(eng.handle(hit, acquire=spec, regrounded=lambda: True))
     assert first.events[0].operator is OperatorName.ACQUIRE and first.events[0].grounded_after is True
     assert first.events[0].targets == ["DC-1"] and eng.used[Trigger.T5] == 1
@@ -284,24 +317,40 @@ def test_eq25_t5_acquire_event_and_its_ending_notes() -> None:
     keep = RepairEngine(RepairContext(led, {}), Budget(0), per_trigger_budget=1, t5_ending="keep")
     [kept] = asyncio.run(keep.handle(hit, acquire=spec)).events
     assert (kept.trigger, kept.operator, kept.targets) == (Trigger.T5, None, ["DC-1"])
-    assert kept.note == "coverage 0.00 < 0.15; repair budget M exhausted; unsupported decision kept (t5_ending=keep)"
+    assert (
+        kept.note
+        == "coverage 0.00 < 0.15; repair budget M exhausted; unsupported decision kept (t5_ending=keep)"
+    )
     [m0] = asyncio.run(keep.handle(hit, acquire=spec)).events  # M0 = 1 used
-    assert m0.note == "coverage 0.00 < 0.15; per-trigger budget M0 exhausted; unsupported decision kept (t5_ending=keep)"
+    assert (
+        m0.note
+        == "coverage 0.00 < 0.15; per-trigger budget M0 exhausted; unsupported decision kept (t5_ending=keep)"
+    )
 
 
 def test_eq26_unknown_layer_costs_lambda_one() -> None:
     engine = RepairEngine(RepairContext(ledger=Ledger(), tools={}), Budget(2), costs={"ACTION": 3.0})
-    assert engine.cost(OperatorResult(operator=OperatorName.DROP, layer=RepairLayer.EVIDENCE, tool_calls=1)) == 2.0
-    assert engine.cost(OperatorResult(operator=OperatorName.ACQUIRE, layer=RepairLayer.ACTION, tool_calls=1)) == 6.0
+    assert (
+        engine.cost(OperatorResult(operator=OperatorName.DROP, layer=RepairLayer.EVIDENCE, tool_calls=1))
+        == 2.0
+    )
+    assert (
+        engine.cost(OperatorResult(operator=OperatorName.ACQUIRE, layer=RepairLayer.ACTION, tool_calls=1))
+        == 6.0
+    )
 
 
 # ----------------------------------------------------------------------------- Eqs. 22–24: R = R_E ∪ R_A ∪ R_T
 @pytest.mark.parametrize(
     ("name", "layer"),
     [
-        ("DROP", RepairLayer.EVIDENCE), ("REFRESH", RepairLayer.EVIDENCE),  # Eq. 22
-        ("RETRY", RepairLayer.ACTION), ("SWITCH", RepairLayer.ACTION), ("ACQUIRE", RepairLayer.ACTION),  # Eq. 23
-        ("STOP_AND_ANSWER", RepairLayer.TRAJECTORY), ("ABSTAIN", RepairLayer.TRAJECTORY),  # Eq. 24
+        ("DROP", RepairLayer.EVIDENCE),
+        ("REFRESH", RepairLayer.EVIDENCE),  # Eq. 22
+        ("RETRY", RepairLayer.ACTION),
+        ("SWITCH", RepairLayer.ACTION),
+        ("ACQUIRE", RepairLayer.ACTION),  # Eq. 23
+        ("STOP_AND_ANSWER", RepairLayer.TRAJECTORY),
+        ("ABSTAIN", RepairLayer.TRAJECTORY),  # Eq. 24
     ],
 )
 def test_eq22_eq23_eq24_each_operator_in_its_layer(name: str, layer: RepairLayer) -> None:
@@ -341,7 +390,9 @@ class _DoorVQA(Tool):
     def __init__(self) -> None:
         self.sent: set[str] = set()
 
-    def _run(self, stage: str, prompt: str, images: Sequence[Any] = (), system: str | None = None) -> list[Observation]:
+    def _run(
+        self, stage: str, prompt: str, images: Sequence[Any] = (), system: str | None = None
+    ) -> list[Observation]:
         key = f"{stage}|{prompt}|{system}"
         scope = current()
         if scope is not None and key in self.sent:
@@ -361,9 +412,13 @@ def test_eq25_t2_refresh_that_would_repeat_its_request_falls_back_to_drop() -> N
     eng = RepairEngine(RepairContext(led, {vqa.name: vqa}), Budget(3))
     out = asyncio.run(eng.handle(TriggerHit(Trigger.T2, (a.id,), "claim SC-1"), regrounded=lambda: True))
     assert [(e.operator, e.skipped_identical, e.grounded_after, e.cost) for e in out.events] == [
-        (OperatorName.REFRESH, True, False, 0.0), (OperatorName.DROP, False, True, 1.0)]
+        (OperatorName.REFRESH, True, False, 0.0),
+        (OperatorName.DROP, False, True, 1.0),
+    ]
     assert [e.targets for e in out.events] == [[a.id], [a.id]] and [e.note for e in out.events] == [
-        "claim SC-1", "claim SC-1; invalidated claims: ['DC-1', 'SC-1']"]
+        "claim SC-1",
+        "claim SC-1; invalidated claims: ['DC-1', 'SC-1']",
+    ]
     assert led.get(a.id).omega is Omega.DROPPED
 
 
@@ -372,13 +427,17 @@ def test_eq25_t5_acquire_that_would_repeat_its_request_refunds_m_and_ends() -> N
     vqa = _DoorVQA()
     spec = AcquireSpec(vqa.name, {"stage": "acquire", "prompt": "who built it"})
     hit = TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.00 < 0.15")
-    eng = RepairEngine(RepairContext(led, {vqa.name: vqa}), Budget(2), per_trigger_budget=3, t5_ending="abstain")
+    eng = RepairEngine(
+        RepairContext(led, {vqa.name: vqa}), Budget(2), per_trigger_budget=3, t5_ending="abstain"
+    )
     asyncio.run(eng.handle(hit, acquire=spec))
     assert eng.budget.remaining == 1
     out = asyncio.run(eng.handle(hit, acquire=spec))
     assert eng.budget.remaining == 1  # nothing was sent: the unit is refunded
     assert [(e.operator, e.skipped_identical, e.grounded_after) for e in out.events] == [
-        (OperatorName.ACQUIRE, True, False), (OperatorName.ABSTAIN, False, False)]
+        (OperatorName.ACQUIRE, True, False),
+        (OperatorName.ABSTAIN, False, False),
+    ]
     assert out.abstain and out.events[0].targets == ["DC-1"] and out.events[0].note == "coverage 0.00 < 0.15"
     assert out.events[1].note == "coverage 0.00 < 0.15; ACQUIRE would repeat a request"
 
@@ -401,5 +460,8 @@ def test_eq25_t3_m0_counts_every_resolution() -> None:
         if i < 2:  # M0 = 2 resolutions: the weaker side goes
             assert out.events[0].operator is OperatorName.DROP and led.get(weak).omega is Omega.DROPPED
         else:  # the third is unresolved: both sides CONFLICTED
-            assert out.events[0].operator is None and led.get(weak).omega is led.get(base).omega is Omega.CONFLICTED
+            assert (
+                out.events[0].operator is None
+                and led.get(weak).omega is led.get(base).omega is Omega.CONFLICTED
+            )
     assert eng.used[Trigger.T3] == 2

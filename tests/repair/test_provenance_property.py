@@ -18,10 +18,19 @@ TOOLS = [EchoOCR(), EchoSearch(), EchoVQA(), FailingTool()]
 NO_NEW_ENTRY = {"DROP", "SWITCH", "STOP_AND_ANSWER", "ABSTAIN"}
 
 facts = st.text(alphabet="abcdefgh0123456789 .", min_size=1, max_size=12)
-boxes = st.tuples(*[st.integers(0, 200)] * 4).map(lambda t: [min(t[0], t[2]), min(t[1], t[3]), max(t[0], t[2]), max(t[1], t[3])])
+boxes = st.tuples(*[st.integers(0, 200)] * 4).map(
+    lambda t: [min(t[0], t[2]), min(t[1], t[3]), max(t[0], t[2]), max(t[1], t[3])]
+)
 tool_call = st.one_of(
-    st.builds(lambda ls, b, s: ("echo_ocr", {"image": TextImage(ls, bbox=b, score=s)}), st.lists(facts, max_size=3), boxes, st.floats(0, 1)),
-    st.builds(lambda ls, r: ("echo_ocr", {"image": TextImage(ls), "region": r}), st.lists(facts, max_size=3), boxes),
+    st.builds(
+        lambda ls, b, s: ("echo_ocr", {"image": TextImage(ls, bbox=b, score=s)}),
+        st.lists(facts, max_size=3),
+        boxes,
+        st.floats(0, 1),
+    ),
+    st.builds(
+        lambda ls, r: ("echo_ocr", {"image": TextImage(ls), "region": r}), st.lists(facts, max_size=3), boxes
+    ),
     st.builds(lambda q: ("echo_search", {"query": q}), facts),
     st.builds(lambda a: ("echo_vqa", {"stage": "vqa", "prompt": a}), facts),
     st.just(("failing_ocr", {"image": "x.png"})),
@@ -77,7 +86,9 @@ def test_every_new_entry_has_tool_provenance(calls, steps):
         assert_tool_provenance(led, new)
         # a new entry is the image of a *new* tool call: an operator that re-records an output the
         # ledger already had (a REFRESH with no fresh call) adds no provenance, it repeats it
-        assert all(led.get(e).tool_call_id not in calls_before for e in new), f"{op_name} re-recorded an old output"
+        assert all(led.get(e).tool_call_id not in calls_before for e in new), (
+            f"{op_name} re-recorded an old output"
+        )
         if res is not None:
             assert set(res.new_entries) == new
         # the adversary: a reloaded or rebuilt tool output never becomes evidence

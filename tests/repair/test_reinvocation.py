@@ -38,8 +38,15 @@ def _engine(traj, tools, **kw):
 
 
 def _observe(model, rephrase):
-    return asyncio.run(ObserveTool(model.call).ainvoke(
-        question="What does the sign say?", plan="", categories=["TEXT: visible text"], images=[], rephrase=rephrase))
+    return asyncio.run(
+        ObserveTool(model.call).ainvoke(
+            question="What does the sign say?",
+            plan="",
+            categories=["TEXT: visible text"],
+            images=[],
+            rephrase=rephrase,
+        )
+    )
 
 
 def test_a_retry_that_can_still_vary_is_a_new_request(door):
@@ -48,9 +55,18 @@ def test_a_retry_that_can_still_vary_is_a_new_request(door):
     traj.ledger.record(out)
     res = asyncio.run(_engine(traj, [ObserveTool(model.call), EchoOCR()]).handle(t1_tool_anomaly(out)))
     retry = res.events[0]
-    assert retry.operator is OperatorName.RETRY and retry.variation == "rephrase=1" and not retry.skipped_identical
-    assert len(backend.history) == 2  # the original and the rephrased RETRY (still empty: SWITCH → OCR, no model call)
-    assert REPHRASINGS[0] in backend.history[1].last_user_text() and REPHRASINGS[0] not in backend.history[0].last_user_text()
+    assert (
+        retry.operator is OperatorName.RETRY
+        and retry.variation == "rephrase=1"
+        and not retry.skipped_identical
+    )
+    assert (
+        len(backend.history) == 2
+    )  # the original and the rephrased RETRY (still empty: SWITCH → OCR, no model call)
+    assert (
+        REPHRASINGS[0] in backend.history[1].last_user_text()
+        and REPHRASINGS[0] not in backend.history[0].last_user_text()
+    )
     assert len({m.request_key for m in traj.model_calls}) == len(traj.model_calls)
 
 
@@ -79,7 +95,11 @@ def test_with_sampling_allowed_a_retry_is_a_seeded_draw(door):
     res = asyncio.run(_engine(traj, [VQATool(model.call)], allow_sampling=True).handle(t1_tool_anomaly(out)))
     first, again = backend.history[0], backend.history[1]
     assert res.events[0].variation == "sampled draw attempt=1"
-    assert again.temperature > 0 and again.seed == first.seed + 1 and again.last_user_text() == first.last_user_text()
+    assert (
+        again.temperature > 0
+        and again.seed == first.seed + 1
+        and again.last_user_text() == first.last_user_text()
+    )
 
 
 def test_outside_a_repair_the_door_sends_whatever_it_is_asked(door):

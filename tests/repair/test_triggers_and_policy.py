@@ -18,7 +18,7 @@ from ledgermind.repair.triggers import (
 )
 from ledgermind.tools.base import BBox
 from ledgermind.trajectory import OperatorName, Trigger
-from tests.helpers import TextImage, EchoOCR, EchoSearch, EchoVQA, FailingTool
+from tests.helpers import EchoOCR, EchoSearch, EchoVQA, FailingTool, TextImage
 
 
 def run(coro):
@@ -83,7 +83,11 @@ def test_t1_retry_then_switch():
     out = run(failing.ainvoke(image="x.png"))
     led.record(out)
     vqa = EchoVQA()
-    eng = engine(led, [failing, vqa], switch_inputs=lambda tool, origin: {"stage": "switch_vqa", "prompt": "text via VQA"})
+    eng = engine(
+        led,
+        [failing, vqa],
+        switch_inputs=lambda tool, origin: {"stage": "switch_vqa", "prompt": "text via VQA"},
+    )
     res = run(eng.handle(t1_tool_anomaly(out)))
     assert [e.operator for e in res.events] == [OperatorName.RETRY, OperatorName.SWITCH]
     assert [e.grounded_after for e in res.events] == [False, True]
@@ -226,7 +230,9 @@ def test_t4_retry():
 def test_t5_acquire_then_abstain_when_budget_spent():
     led = Ledger()
     search = EchoSearch()
-    eng = RepairEngine(RepairContext(led, {search.name: search}), Budget(1), t5_ending="abstain")  # App. E.2's Π(T5)
+    eng = RepairEngine(
+        RepairContext(led, {search.name: search}), Budget(1), t5_ending="abstain"
+    )  # App. E.2's Π(T5)
     hit = TriggerHit(Trigger.T5, ("DC-1",))
     spec = AcquireSpec("echo_search", {"query": "apollo"})
     first = run(eng.handle(hit, acquire=spec))
@@ -245,8 +251,12 @@ def test_t5_keep_ending_and_m0_exhaustion_end_the_same_way_as_m():
     assert run(keep.handle(hit, acquire=spec)).events[0].operator is OperatorName.ACQUIRE
     kept = run(keep.handle(hit, acquire=spec))
     assert not kept.abstain and kept.events[0].operator is None and "t5_ending=keep" in kept.events[0].note
-    m0 = RepairEngine(RepairContext(led, {"echo_search": EchoSearch()}), Budget(5), per_trigger_budget=1,
-                      t5_ending="abstain")
+    m0 = RepairEngine(
+        RepairContext(led, {"echo_search": EchoSearch()}),
+        Budget(5),
+        per_trigger_budget=1,
+        t5_ending="abstain",
+    )
     run(m0.handle(hit, acquire=spec))
     out = run(m0.handle(hit, acquire=spec))  # M = 4 left, M0 used up: the paper's ending, ABSTAIN
     assert out.abstain and out.events[-1].operator is OperatorName.ABSTAIN
@@ -255,7 +265,9 @@ def test_t5_keep_ending_and_m0_exhaustion_end_the_same_way_as_m():
 def test_t6_warning_and_acquire():
     led = Ledger()
     eng = engine(led, [EchoSearch()])
-    res = run(eng.handle(TriggerHit(Trigger.T6, ("SC-1",)), acquire=AcquireSpec("echo_search", {"query": "q"})))
+    res = run(
+        eng.handle(TriggerHit(Trigger.T6, ("SC-1",)), acquire=AcquireSpec("echo_search", {"query": "q"}))
+    )
     assert res.warning and "hallucination" in res.warning
     assert res.events[0].operator is OperatorName.ACQUIRE and res.events[0].cost == 2.0 * 2
 
@@ -375,8 +387,10 @@ def test_t4_fires_on_ocr_whose_every_reading_is_below_sigma_floor_under_the_defa
             self.confidences = confidences
 
         def _recognize(self, image):
-            return [OCRLine(f"t{i}", BBox(0, 10 * i, 20, 10 * i + 8), ((0, 0), (20, 0), (20, 8), (0, 8)), c)
-                    for i, c in enumerate(self.confidences)]
+            return [
+                OCRLine(f"t{i}", BBox(0, 10 * i, 20, 10 * i + 8), ((0, 0), (20, 0), (20, 8), (0, 8)), c)
+                for i, c in enumerate(self.confidences)
+            ]
 
     image = Image.new("RGB", (40, 40), "white")
     for confidences, expected in (([0.21, 0.12], [Trigger.T4]), ([0.55], [Trigger.T1]), ([], [Trigger.T1])):

@@ -16,9 +16,15 @@ from tests.report.scenario import build_multirun
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROMIUM_ARGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--no-first-run", "--disable-dev-shm-usage", "--window-size=1280,900",
-)  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,900",
+)
 
 
 @pytest.fixture(scope="session")
@@ -47,8 +53,16 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("tiny_run") / "run"
-    proc = run_script("run.py", "limit=2", "concurrency=2", "logger=none", "progress=false", "report=true",
-                      f"hydra.run.dir={out}", timeout=900)  # fmt: skip
+    proc = run_script(
+        "run.py",
+        "limit=2",
+        "concurrency=2",
+        "logger=none",
+        "progress=false",
+        "report=true",
+        f"hydra.run.dir={out}",
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"report: {out / 'report' / 'index.html'}" in proc.stdout  # written by the report=true hook
     return out
@@ -58,10 +72,19 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def simulated_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     """A run of the simulated backbone (a test instrument) on four MMMU-Pro items, report included."""
     out = tmp_path_factory.mktemp("simulated_run") / "run"
-    proc = run_script("run.py", "backend=simulated", "benchmark=mmmu_pro_standard10",
-                      f"benchmark.path={shared_data / 'mmmu_pro_subset'}", "limit=4", "logger=none", "progress=false",
-                      "report=true", f"hydra.run.dir={out}", timeout=600,
-                      LEDGERMIND_SHARED_DATA=str(shared_data))  # fmt: skip
+    proc = run_script(
+        "run.py",
+        "backend=simulated",
+        "benchmark=mmmu_pro_standard10",
+        f"benchmark.path={shared_data / 'mmmu_pro_subset'}",
+        "limit=4",
+        "logger=none",
+        "progress=false",
+        "report=true",
+        f"hydra.run.dir={out}",
+        timeout=600,
+        LEDGERMIND_SHARED_DATA=str(shared_data),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
 
@@ -70,10 +93,22 @@ def simulated_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -
 def simulated_multirun(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
     """Two variants (full, no_ecc) of the simulated backbone on three MMMU-Pro items, report built."""
     sweep = tmp_path_factory.mktemp("simulated_multirun") / "sweep"
-    proc = run_script("run.py", "-m", "backend=simulated", "model.name=simulated-backbone", "benchmark=mmmu_pro_standard10",
-                      f"benchmark.path={shared_data / 'mmmu_pro_subset'}", "limit=3", "logger=none", "progress=false",
-                      "cache.mode=off", "+ablation=full,no_ecc", f"hydra.sweep.dir={sweep}", timeout=900,
-                      LEDGERMIND_SHARED_DATA=str(shared_data))  # fmt: skip
+    proc = run_script(
+        "run.py",
+        "-m",
+        "backend=simulated",
+        "model.name=simulated-backbone",
+        "benchmark=mmmu_pro_standard10",
+        f"benchmark.path={shared_data / 'mmmu_pro_subset'}",
+        "limit=3",
+        "logger=none",
+        "progress=false",
+        "cache.mode=off",
+        "+ablation=full,no_ecc",
+        f"hydra.sweep.dir={sweep}",
+        timeout=900,
+        LEDGERMIND_SHARED_DATA=str(shared_data),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     build_report(sweep)
     return sweep

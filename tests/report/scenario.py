@@ -39,19 +39,35 @@ OCR_LINES: Sequence[tuple[str, list[float], float]] = (
 RULES = [
     {"pattern": "^You plan how", "reply": "1. Observation targets: plaque text"},
     {"pattern": "Inspect the image", "reply": "[OC-1] TEXT | Apollo 11 Plaque\n[OC-2] NUMBER | 1969"},
-    {"pattern": "in three stages", "reply": "[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-2]\n"
-                                             "[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]"},
-    {"pattern": "Treat the hypothesis as something to falsify",
-     "reply": "1. none\n2. the text says Apollo 11\n3. Conclusion: Revise: Apollo 11 plaque from 1969"},
+    {
+        "pattern": "in three stages",
+        "reply": "[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-2]\n"
+        "[SC-2][J] It is the Apollo 13 plaque from 1969 | Based on: [OC-2], [OC-3]",
+    },
+    {
+        "pattern": "Treat the hypothesis as something to falsify",
+        "reply": "1. none\n2. the text says Apollo 11\n3. Conclusion: Revise: Apollo 11 plaque from 1969",
+    },
     {"pattern": "Decide the final answer", "reply": "Answer: Apollo 11 | Based on: [SC-3]"},
     {"pattern": "Reply with one line: Answer: <answer>", "reply": MALICIOUS_REPLY},
-]  # fmt: skip
+]
 ITEMS = [
-    {"id": "apollo", "question": "Identify the artifact in <image 1> and verify the year on it.",
-     "images": ["img/plaque.png"], "answer": "Apollo 11", "difficulty": "Hard"},
-    {"id": "sign <x>", "question": "What does the sign in <image 1> say? <i>bold</i>", "images": ["img/plaque.png"],
-     "options": ["EXIT", "<script>alert(1)</script>", "ENTRY"], "answer": "A", "difficulty": "Easy"},
-]  # fmt: skip
+    {
+        "id": "apollo",
+        "question": "Identify the artifact in <image 1> and verify the year on it.",
+        "images": ["img/plaque.png"],
+        "answer": "Apollo 11",
+        "difficulty": "Hard",
+    },
+    {
+        "id": "sign <x>",
+        "question": "What does the sign in <image 1> say? <i>bold</i>",
+        "images": ["img/plaque.png"],
+        "options": ["EXIT", "<script>alert(1)</script>", "ENTRY"],
+        "answer": "A",
+        "difficulty": "Easy",
+    },
+]
 
 
 class ScriptedOCR(Tool):
@@ -70,7 +86,9 @@ class ScriptedCrop(Tool):
 
     name, kind = "crop_zoom", ToolKind.CROP
 
-    def _run(self, image: Any, question: str | None = None, bbox: Any = None, perturb_seed: int | str | None = None):
+    def _run(
+        self, image: Any, question: str | None = None, bbox: Any = None, perturb_seed: int | str | None = None
+    ):
         region = BBox(20, 20, 260, 160)
         return [Observation("crop zone 1 region [20, 20, 260, 160] scale 2.5", region, meta={"zone": 1})], {
             "image": Image.new("RGB", (100, 100), "white")
@@ -83,7 +101,7 @@ def write_dataset(root: Path) -> Path:
     im = Image.new("RGB", IMAGE_SIZE, "white")
     d = ImageDraw.Draw(im)
     d.rectangle([10, 10, 390, 290], outline="#8a6d3b", width=6, fill="#f3e9d2")  # a plaque
-    for text, (x0, y0, x1, y1), _ in OCR_LINES:
+    for text, (x0, y0, _x1, y1), _ in OCR_LINES:
         shown = "EXIT" if text == MALICIOUS_OCR else text
         d.text((x0 + 6, y0 + 6), shown, fill="black", font_size=min(28, int(y1 - y0) - 10))
     im.save(data / "img" / "plaque.png")
@@ -95,17 +113,35 @@ def run_variant(run_dir: Path, data: Path, variant: str, flags: AblationFlags, n
     """One run of the scripted scenario into ``run_dir`` (results, trajectories, metrics, .hydra)."""
     from ledgermind.benchmarks import load_benchmark
 
-    node = {"name": "jsonl", "path": str(data), "setting": None, "split": None, "limit": None, "cache_dir": None}
+    node = {
+        "name": "jsonl",
+        "path": str(data),
+        "setting": None,
+        "split": None,
+        "limit": None,
+        "cache_dir": None,
+    }
     items = load_benchmark("jsonl", dict(node))
     (run_dir / ".hydra").mkdir(parents=True, exist_ok=True)
-    (run_dir / ".hydra" / "config.yaml").write_text(json.dumps({"benchmark": node}), encoding="utf-8")  # JSON is YAML
+    (run_dir / ".hydra" / "config.yaml").write_text(
+        json.dumps({"benchmark": node}), encoding="utf-8"
+    )  # JSON is YAML
     backend = ScriptedBackend({"name": "scripted"}, [Rule(**r) for r in RULES], default="Answer: unknown")
     cfg = PipelineConfig()
-    agent = LedgerMindAgent(backend, {"ocr": ScriptedOCR(), "crop_zoom": ScriptedCrop()},
-                            GroundingCascade(grounding_config(cfg, flags), ner=ner), cfg, flags)  # fmt: skip
-    identity = identity_for(items, model="scripted", backend="ScriptedBackend", benchmark="jsonl", variant=variant, seed=0)
+    agent = LedgerMindAgent(
+        backend,
+        {"ocr": ScriptedOCR(), "crop_zoom": ScriptedCrop()},
+        GroundingCascade(grounding_config(cfg, flags), ner=ner),
+        cfg,
+        flags,
+    )
+    identity = identity_for(
+        items, model="scripted", backend="ScriptedBackend", benchmark="jsonl", variant=variant, seed=0
+    )
     opts = RunOptions(run_dir, concurrency=1, progress=False)
-    return asyncio.run(run_items(items, agent, identity=identity, options=opts, scorer=score, summarize=summarize))
+    return asyncio.run(
+        run_items(items, agent, identity=identity, options=opts, scorer=score, summarize=summarize)
+    )
 
 
 def build_multirun(root: Path, ner: Any) -> Path:

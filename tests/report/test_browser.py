@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from ledgermind.runs.trajectories import safe_filename, trajectory_path
-
 from tests.report.conftest import open_page
 from tests.report.scenario import MALICIOUS_OCR, MALICIOUS_REPLY
 
@@ -68,8 +67,13 @@ def test_item_page_loads_clean_and_boxes_match_bboxes(browser, scripted_multirun
     n = assert_boxes_on_bboxes(browser, trajectory(scripted_multirun / "0_full", "apollo"))
     assert n >= 3  # the three OCR lines (each recorded once per OCR call)
     # a smaller rendering (narrow screen, zoomed layout): the boxes must follow the image
-    browser.execute_script("document.querySelectorAll('.imgwrap img').forEach(i => i.style.maxWidth = '250px')")
-    assert browser.execute_script("return document.querySelector('.imgwrap img').getBoundingClientRect().width") == 250
+    browser.execute_script(
+        "document.querySelectorAll('.imgwrap img').forEach(i => i.style.maxWidth = '250px')"
+    )
+    assert (
+        browser.execute_script("return document.querySelector('.imgwrap img').getBoundingClientRect().width")
+        == 250
+    )
     assert_boxes_on_bboxes(browser, trajectory(scripted_multirun / "0_full", "apollo"))
 
 
@@ -79,9 +83,13 @@ def test_clicking_a_citation_scrolls_to_and_highlights_its_entry(browser, script
     browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")
     link = browser.find_element("css selector", "#claims a.cite[href^='#entry-']")
     target_id = link.get_attribute("href").split("#", 1)[1]
-    browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", link)  # its entry (above) is now off screen
+    browser.execute_script(
+        "arguments[0].scrollIntoView({block: 'start'})", link
+    )  # its entry (above) is now off screen
     before = browser.execute_script("return window.scrollY")
-    assert browser.execute_script("return document.getElementById(arguments[0]).getBoundingClientRect().bottom <= 0", target_id)
+    assert browser.execute_script(
+        "return document.getElementById(arguments[0]).getBoundingClientRect().bottom <= 0", target_id
+    )
     link.click()
     state = browser.execute_script(
         "const el = document.getElementById(arguments[0]); const r = el.getBoundingClientRect();"
@@ -102,10 +110,14 @@ def test_clicking_a_box_jumps_to_its_ledger_row(browser, scripted_multirun: Path
     open_page(browser, item_page(scripted_multirun, "0_full", "apollo"))
     rect = browser.find_elements("css selector", "svg.boxes rect")[-1]
     entry = rect.get_attribute("data-entry")
-    browser.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))", rect)
+    browser.execute_script(
+        "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}))", rect
+    )
     row = browser.find_element("id", f"entry-{entry}")
     assert "highlight" in row.get_attribute("class").split()
-    assert browser.execute_script("const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight", row)
+    assert browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight", row
+    )
 
 
 def test_run_table_filters_and_sorts(browser, scripted_multirun: Path) -> None:
@@ -113,7 +125,9 @@ def test_run_table_filters_and_sorts(browser, scripted_multirun: Path) -> None:
     from selenium.webdriver.support.ui import Select
 
     def visible() -> list[str]:
-        return browser.execute_script("return [...document.querySelectorAll('#items tbody tr')].filter(r => !r.hidden).map(r => r.dataset.id)")
+        return browser.execute_script(
+            "return [...document.querySelectorAll('#items tbody tr')].filter(r => !r.hidden).map(r => r.dataset.id)"
+        )
 
     assert sorted(visible()) == ["apollo", "sign <x>"]
     Select(browser.find_element("id", "filter-path")).select_by_value("FULLPIPE")
@@ -121,14 +135,23 @@ def test_run_table_filters_and_sorts(browser, scripted_multirun: Path) -> None:
     assert browser.find_element("id", "shown-count").text == "1"
     Select(browser.find_element("id", "filter-path")).select_by_value("")
     Select(browser.find_element("id", "filter-trigger")).select_by_value("T1")
-    results = {json.loads(x)["id"]: x for x in (scripted_multirun / "0_full" / "results.jsonl").read_text().splitlines()}
-    with_t1 = sorted(i for i in results if any(e["trigger"].startswith("T1") for e in trajectory(scripted_multirun / "0_full", i)["events"]))
+    results = {
+        json.loads(x)["id"]: x
+        for x in (scripted_multirun / "0_full" / "results.jsonl").read_text().splitlines()
+    }
+    with_t1 = sorted(
+        i
+        for i in results
+        if any(e["trigger"].startswith("T1") for e in trajectory(scripted_multirun / "0_full", i)["events"])
+    )
     assert sorted(visible()) == with_t1
     Select(browser.find_element("id", "filter-trigger")).select_by_value("")
     box = browser.find_element("id", "filter-text")
     box.send_keys("apol")
     assert visible() == ["apollo"]
-    browser.execute_script("const b = document.getElementById('filter-text'); b.value = ''; b.dispatchEvent(new Event('input'))")
+    browser.execute_script(
+        "const b = document.getElementById('filter-text'); b.value = ''; b.dispatchEvent(new Event('input'))"
+    )
     assert len(visible()) == 2
     calls = {i: json.loads(x)["model_calls"] for i, x in results.items()}
     assert len(set(calls.values())) == 2  # the scenario makes the two items differ here
@@ -142,9 +165,11 @@ def test_run_table_filters_and_sorts(browser, scripted_multirun: Path) -> None:
 def test_hostile_text_is_inert(browser, scripted_multirun: Path) -> None:
     run = scripted_multirun / "0_full"
     pages = [item_page(run.parent, "0_full", i) for i in ("sign <x>", "apollo")]
-    pages += [run.parent / "report" / "runs" / safe_filename("0_full") / "index.html",
-              run.parent / "report" / "compare" / f"{safe_filename('sign <x>')}.html",
-              item_page(run.parent, "2_no_ledger", "apollo")]  # a free-form transcript
+    pages += [
+        run.parent / "report" / "runs" / safe_filename("0_full") / "index.html",
+        run.parent / "report" / "compare" / f"{safe_filename('sign <x>')}.html",
+        item_page(run.parent, "2_no_ledger", "apollo"),
+    ]  # a free-form transcript
     for page in pages:
         assert open_page(browser, page) == [], page
         state = browser.execute_script(
@@ -162,24 +187,34 @@ def test_hostile_text_is_inert(browser, scripted_multirun: Path) -> None:
     assert "<script>alert(1)</script>" in text  # a dataset option
     assert "<i>bold</i>" in text  # the question
     assert MALICIOUS_OCR in text  # an OCR line in the ledger table
-    assert "onerror=" in text and MALICIOUS_REPLY.split("Answer: ", 1)[1][:30] in text  # the model's reply in the timeline
+    assert (
+        "onerror=" in text and MALICIOUS_REPLY.split("Answer: ", 1)[1][:30] in text
+    )  # the model's reply in the timeline
 
 
 def test_multirun_index_and_side_by_side(browser, scripted_multirun: Path) -> None:
     report = scripted_multirun / "report"
     assert open_page(browser, report / "index.html") == []
-    rows = browser.execute_script("return [...document.querySelectorAll('#table3 tbody tr')].map(r => r.cells[0].innerText)")
+    rows = browser.execute_script(
+        "return [...document.querySelectorAll('#table3 tbody tr')].map(r => r.cells[0].innerText)"
+    )
     assert rows == ["LedgerMind (full)", "w/o Ledger", "w/o ECC/NCC"]  # the paper's row order
     assert open_page(browser, report / "compare" / f"{safe_filename('apollo')}.html") == []
-    cols = browser.execute_script("return [...document.querySelectorAll('.run-column')].map(c => c.dataset.variant)")
+    cols = browser.execute_script(
+        "return [...document.querySelectorAll('.run-column')].map(c => c.dataset.variant)"
+    )
     assert cols == ["full", "no_ecc", "no_ledger"]
     fired = browser.execute_script(
         "return Object.fromEntries([...document.querySelectorAll('.run-column')].map(c =>"
         " [c.dataset.variant, [...c.querySelectorAll('.counters [data-key]')].map(s => s.dataset.key)]))"
     )
-    assert "triggers.T6" in fired["full"] and "triggers.T6" not in fired["no_ecc"]  # ECC off: no phantom check
+    assert (
+        "triggers.T6" in fired["full"] and "triggers.T6" not in fired["no_ecc"]
+    )  # ECC off: no phantom check
     browser.find_element("css selector", ".run-column[data-variant='no_ecc'] h2 a").click()
-    assert browser.current_url.endswith(f"runs/{safe_filename('1_no_ecc')}/items/{safe_filename('apollo')}.html")
+    assert browser.current_url.endswith(
+        f"runs/{safe_filename('1_no_ecc')}/items/{safe_filename('apollo')}.html"
+    )
     assert browser.find_element("id", "path").text == "FULLPIPE"
 
 
@@ -188,7 +223,9 @@ def test_multirun_index_and_side_by_side(browser, scripted_multirun: Path) -> No
 def test_report_of_a_real_tiny_model_run(browser, tiny_run: Path) -> None:
     report = tiny_run / "report"
     assert open_page(browser, report / "index.html") == []
-    ids = browser.execute_script("return [...document.querySelectorAll('#items tbody tr')].map(r => r.dataset.id)")
+    ids = browser.execute_script(
+        "return [...document.querySelectorAll('#items tbody tr')].map(r => r.dataset.id)"
+    )
     results = [json.loads(x)["id"] for x in (tiny_run / "results.jsonl").read_text().splitlines()]
     assert sorted(ids) == sorted(results)
     drawn = 0
@@ -200,18 +237,25 @@ def test_report_of_a_real_tiny_model_run(browser, tiny_run: Path) -> None:
     assert drawn > 0  # real PP-OCR lines on the sample images
 
 
-def test_content_security_policy_blocks_markup_that_got_past_escaping(browser, scripted_multirun: Path) -> None:
+def test_content_security_policy_blocks_markup_that_got_past_escaping(
+    browser, scripted_multirun: Path
+) -> None:
     """Defence in depth: even injected markup (as if escaping had failed) cannot run script."""
     page = item_page(scripted_multirun, "0_full", "apollo")
     probe = page.with_name("csp_probe.html")
-    payload = ("<script>document.body.setAttribute('data-pwned','inline')</script>"
-               "<img src=x onerror=\"document.body.setAttribute('data-pwned','onerror')\">")  # fmt: skip
+    payload = (
+        "<script>document.body.setAttribute('data-pwned','inline')</script>"
+        "<img src=x onerror=\"document.body.setAttribute('data-pwned','onerror')\">"
+    )
     probe.write_text(page.read_text().replace("</main>", payload + "</main>"))
     try:
         errors = open_page(browser, probe)
         assert browser.execute_script("return document.body.getAttribute('data-pwned')") is None
         assert any("Content Security Policy" in e["message"] for e in errors)  # blocked, and said so
-        assert browser.execute_script("return getComputedStyle(document.querySelector('header.top')).display") == "flex"  # our CSS still applies
+        assert (
+            browser.execute_script("return getComputedStyle(document.querySelector('header.top')).display")
+            == "flex"
+        )  # our CSS still applies
     finally:
         probe.unlink()
 
@@ -234,7 +278,9 @@ return {vh: vh, results: top('results'), accuracy: document.getElementById('accu
 """
 
 
-def test_simulated_run_report_opens_on_results_under_a_test_instrument_banner(browser, simulated_run: Path) -> None:
+def test_simulated_run_report_opens_on_results_under_a_test_instrument_banner(
+    browser, simulated_run: Path
+) -> None:
     browser.set_window_size(1400, 900)
     try:
         assert open_page(browser, simulated_run / "report" / "index.html") == []
@@ -244,9 +290,13 @@ def test_simulated_run_report_opens_on_results_under_a_test_instrument_banner(br
     metrics = json.loads((simulated_run / "metrics.json").read_text())
     assert s["banner"] is not None and s["banner"][0] < 120 and s["banner"][1] != "none"
     assert s["banner"][2].startswith("SIMULATED") and "test instrument" in s["banner"][2]
-    assert "SIMULATED backbone" in s["title"] and "tiny_qwen2_vl" not in s["title"]  # the backend's label, not the model config
+    assert (
+        "SIMULATED backbone" in s["title"] and "tiny_qwen2_vl" not in s["title"]
+    )  # the backend's label, not the model config
     assert s["results"] < s["vh"] / 2  # results on the first screen
-    assert f"{100 * metrics['accuracy']:.1f}%" in s["accuracy"] and "95% Wilson CI" in s["accuracy"]  # the method named
+    assert (
+        f"{100 * metrics['accuracy']:.1f}%" in s["accuracy"] and "95% Wilson CI" in s["accuracy"]
+    )  # the method named
     assert f"n = {metrics['n_scored']}" in s["accuracy"]
     assert not s["provenanceOpen"] and s["provenance"] > max(s["census"], s["itemTable"])  # collapsed, last
     assert {"question", "image", "subject", "difficulty"} <= set(s["headers"])
@@ -261,14 +311,21 @@ def test_structural_zeros_are_grey_and_never_fired_stays_red(browser, simulated_
       for (const c of document.querySelectorAll('#census .chip')) out[c.dataset.key] = [c.className, getComputedStyle(c).color,
           c.querySelector('.never-flag') !== null];
       return out;""")
-    for key in ("paths.BASELINE", "paths.OFFICIAL", "paths.NO_LEDGER", "reflections"):  # a full run cannot reach them
+    for key in (
+        "paths.BASELINE",
+        "paths.OFFICIAL",
+        "paths.NO_LEDGER",
+        "reflections",
+    ):  # a full run cannot reach them
         cls, color, flagged = chips[key]
         assert "structural" in cls and not flagged and color == "rgb(140, 149, 159)", key
     never = [k for k, (cls, _, flagged) in chips.items() if flagged]
     assert all("structural" not in chips[k][0] for k in never)
 
 
-def test_item_page_highlights_the_predicted_option_and_expands_each_prompt(browser, simulated_run: Path) -> None:
+def test_item_page_highlights_the_predicted_option_and_expands_each_prompt(
+    browser, simulated_run: Path
+) -> None:
     rows = [json.loads(line) for line in (simulated_run / "results.jsonl").read_text().splitlines()]
     row = rows[0]
     page = simulated_run / "report" / "items" / f"{safe_filename(row['id'])}.html"
@@ -281,7 +338,11 @@ def test_item_page_highlights_the_predicted_option_and_expands_each_prompt(brows
     t = json.loads(trajectory_path(simulated_run, row["id"]).read_text())
     summaries = browser.find_elements("css selector", "details.call > summary")
     assert len(summaries) == len(t["model_calls"])
-    first_text = next(p["text"] for p in t["model_calls"][0]["messages"][0]["content"] if p["type"] == "text" and p["text"].strip())
+    first_text = next(
+        p["text"]
+        for p in t["model_calls"][0]["messages"][0]["content"]
+        if p["type"] == "text" and p["text"].strip()
+    )
     prompt = browser.find_elements("css selector", "details.call .prompt")[0]
     assert not prompt.is_displayed()
     summaries[0].click()
@@ -311,9 +372,12 @@ def test_every_page_of_a_simulated_multirun_report_says_simulated(browser, simul
     open_page(browser, report / "index.html")
     h1 = browser.execute_script(BANNER_JS)[4]
     assert h1 == "Multirun: 2 runs — SIMULATED backbone (test instrument) on mmmu_pro/standard10"
-    heads = browser.execute_script("return Array.from(document.querySelectorAll('#table3 thead th')).map(t => t.innerText)")
+    heads = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#table3 thead th')).map(t => t.innerText)"
+    )
     assert [h for h in heads if h.startswith(("Easy", "Medium", "Hard", "Overall"))] and all(
-        "(n=" in h for h in heads if h.startswith(("Easy", "Medium", "Hard", "Overall")))  # n beside each split
+        "(n=" in h for h in heads if h.startswith(("Easy", "Medium", "Hard", "Overall"))
+    )  # n beside each split
     assert "95% sim. error" in heads and "p Holm" in heads
 
 
@@ -321,11 +385,15 @@ def test_why_panel_is_on_the_first_screen_and_equals_the_census(browser, simulat
     browser.set_window_size(1400, 900)
     try:
         open_page(browser, simulated_run / "report" / "index.html")
-        top = browser.execute_script("return [document.getElementById('why').getBoundingClientRect().top, window.innerHeight]")
+        top = browser.execute_script(
+            "return [document.getElementById('why').getBoundingClientRect().top, window.innerHeight]"
+        )
         cells = browser.execute_script("""const out = {};
           for (const td of document.querySelectorAll('#why td[data-key]')) out[td.dataset.key] = td.innerText.trim();
           return out;""")
-        links = browser.execute_script("return Array.from(document.querySelectorAll('#why a.example')).map(a => a.getAttribute('href'))")
+        links = browser.execute_script(
+            "return Array.from(document.querySelectorAll('#why a.example')).map(a => a.getAttribute('href'))"
+        )
     finally:
         browser.set_window_size(1280, 900)
     assert top[0] < top[1]  # starts on the first screen
@@ -351,7 +419,7 @@ def test_no_structural_or_good_zero_is_red(browser, simulated_run: Path) -> None
     zeros = [c for c in chips if c[1] == "0"]
     calm = [c for c in zeros if c[2] in ("structural", "good-zero")]
     assert any(k.startswith("simulator.reached.") or k.startswith("simulator.faded.") for k, *_ in calm)
-    for key, _, meaning, colour, bold, flagged in calm:
+    for key, _, _meaning, colour, bold, flagged in calm:
         assert colour != RED and bold != RED and not flagged, key
     for key, _, meaning, colour, _, flagged in zeros:
         if meaning == "dead":
@@ -370,7 +438,12 @@ def test_a_metric_header_explains_itself_on_hover_and_in_the_glossary(browser, s
       for (const dt of document.querySelectorAll('#glossary dt')) out[dt.textContent] = dt.nextElementSibling.textContent;
       return out;""")
     assert "WDG" in glossary, glossary
-    assert glossary["WDG"].endswith("lower is better") and set(glossary) >= {"UCR_reason", "GDR", "R4R", "WDG"}
+    assert glossary["WDG"].endswith("lower is better") and set(glossary) >= {
+        "UCR_reason",
+        "GDR",
+        "R4R",
+        "WDG",
+    }
 
 
 def test_n_beside_each_split(browser, simulated_run: Path) -> None:
@@ -381,5 +454,7 @@ def test_n_beside_each_split(browser, simulated_run: Path) -> None:
     assert splits
     for name, head, ns in splits:
         assert head == "n" and ns and all(n.isdigit() and int(n) > 0 for n in ns), name
-    labels = browser.execute_script("return Array.from(document.querySelectorAll('#chart-accuracy text')).map(t => t.textContent)")
+    labels = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#chart-accuracy text')).map(t => t.textContent)"
+    )
     assert any("(n=" in t for t in labels)

@@ -33,18 +33,37 @@ def test_segments_mark_entities_and_whole_numbers_only() -> None:
 
 
 def test_census_rows_flatten_any_nesting_and_flag_zeros() -> None:
-    census = {"paths": {"DIRECT": 3, "FULLPIPE": 0}, "dual_read": {"runs": 0, "agree": 0}, "abstained": 2,
-              "search": {"rounds": {"r1": 1, "r2": 0}}, "flag": True}  # fmt: skip
+    census = {
+        "paths": {"DIRECT": 3, "FULLPIPE": 0},
+        "dual_read": {"runs": 0, "agree": 0},
+        "abstained": 2,
+        "search": {"rounds": {"r1": 1, "r2": 0}},
+        "flag": True,
+    }
     rows = census_table.rows(census)
-    assert [r.key for r in rows] == ["paths.DIRECT", "paths.FULLPIPE", "dual_read.runs", "dual_read.agree",
-                                     "abstained", "search.rounds.r1", "search.rounds.r2", "flag"]  # fmt: skip
+    assert [r.key for r in rows] == [
+        "paths.DIRECT",
+        "paths.FULLPIPE",
+        "dual_read.runs",
+        "dual_read.agree",
+        "abstained",
+        "search.rounds.r1",
+        "search.rounds.r2",
+        "flag",
+    ]
     assert {r.key for r in rows if r.never_fired} == {"dual_read.runs", "dual_read.agree", "search.rounds.r2"}
-    assert next(r for r in rows if r.key == "paths.FULLPIPE").meaning == "good-zero"  # a route not taken is not dead
+    assert (
+        next(r for r in rows if r.key == "paths.FULLPIPE").meaning == "good-zero"
+    )  # a route not taken is not dead
 
 
 def test_census_zeros_coloured_by_meaning_in_a_per_fault_kind_section() -> None:
-    sim = {"injected": {"phantom": 3, "flip": 0}, "caught": {"phantom": 0, "misread": 0},
-           "missed": {"phantom": 3}, "in_answer": {"phantom": 0}}  # fmt: skip
+    sim = {
+        "injected": {"phantom": 3, "flip": 0},
+        "caught": {"phantom": 0, "misread": 0},
+        "missed": {"phantom": 3},
+        "in_answer": {"phantom": 0},
+    }
     census = {"simulator": sim, "operator_failures": 0, "triggers": {"T2": 0}}
     meaning = {r.key: r.meaning for r in census_table.rows(census, {"triggers.T2"})}
     assert meaning["simulator.caught.phantom"] == "dead"  # injected 3, caught none: red
@@ -70,16 +89,48 @@ def test_outcomes_keep_errors_and_unparsed_apart_from_wrong() -> None:
 
 def test_timeline_orders_calls_tools_and_triggers_by_step() -> None:
     t = {
-        "model_calls": [{"stage": "plan", "step": 1, "latency_s": 0.5, "prompt_tokens": 3, "completion_tokens": 2},
-                        {"stage": "decide", "step": 3, "latency_s": 0.2, "error": "timeout"}],
-        "ledger": {"entries": [{"id": "OC-1", "tool_call_id": "ocr#1", "t": 2.0}],
-                   "tool_outputs": [{"call_id": "ocr#1", "tool": "ocr", "observations": [{}], "created_at": 10.0, "latency_s": 0.1},
-                                    {"call_id": "ocr#2", "tool": "ocr", "observations": [], "error": "crashed", "created_at": 11.0}]},
-        "events": [{"trigger": "T1_TOOL_ANOMALY", "operator": "RETRY", "layer": "ACTION", "targets": ["ocr#2"], "cost": 4.0, "step": 2}],
-    }  # fmt: skip
+        "model_calls": [
+            {"stage": "plan", "step": 1, "latency_s": 0.5, "prompt_tokens": 3, "completion_tokens": 2},
+            {"stage": "decide", "step": 3, "latency_s": 0.2, "error": "timeout"},
+        ],
+        "ledger": {
+            "entries": [{"id": "OC-1", "tool_call_id": "ocr#1", "t": 2.0}],
+            "tool_outputs": [
+                {
+                    "call_id": "ocr#1",
+                    "tool": "ocr",
+                    "observations": [{}],
+                    "created_at": 10.0,
+                    "latency_s": 0.1,
+                },
+                {
+                    "call_id": "ocr#2",
+                    "tool": "ocr",
+                    "observations": [],
+                    "error": "crashed",
+                    "created_at": 11.0,
+                },
+            ],
+        },
+        "events": [
+            {
+                "trigger": "T1_TOOL_ANOMALY",
+                "operator": "RETRY",
+                "layer": "ACTION",
+                "targets": ["ocr#2"],
+                "cost": 4.0,
+                "step": 2,
+            }
+        ],
+    }
     rows = timeline(t)
     assert [(r.step, r.kind, r.label.split(" ")[0]) for r in rows] == [
-        (1, "model", "plan"), (2, "tool", "ocr"), (2, "tool", "ocr"), (2, "trigger", "T1_TOOL_ANOMALY"), (3, "model", "decide")]  # fmt: skip
+        (1, "model", "plan"),
+        (2, "tool", "ocr"),
+        (2, "tool", "ocr"),
+        (2, "trigger", "T1_TOOL_ANOMALY"),
+        (3, "model", "decide"),
+    ]
     assert rows[0].cost == "0.50 s · 5 tok" and rows[3].cost == "cost 4"
     assert [r.failed for r in rows] == [False, False, True, False, True]
     assert "RETRY" in rows[3].detail and "ocr#2" in rows[3].detail
@@ -95,17 +146,29 @@ def test_input_image_path_reads_what_the_ledger_recorded() -> None:
 def test_item_view_of_a_real_trajectory(scripted_multirun: Path, tmp_path: Path) -> None:
     run = load_run(scripted_multirun / "0_full")
     t = run.trajectories["apollo"]
-    v = build_item_view("apollo", run.results[[r.id for r in run.results].index("apollo")], t, run.items["apollo"], ImageStore(tmp_path, run.image_roots()))
+    v = build_item_view(
+        "apollo",
+        run.results[[r.id for r in run.results].index("apollo")],
+        t,
+        run.items["apollo"],
+        ImageStore(tmp_path, run.image_roots()),
+    )
     assert v.path == "FULLPIPE" and v.outcome == "correct"
     with_box = [e for e in t["ledger"]["entries"] if e.get("bbox")]
-    assert len(v.images) == 1 and v.images[0].stored and (v.images[0].stored.width, v.images[0].stored.height) == (400, 300)
+    assert (
+        len(v.images) == 1
+        and v.images[0].stored
+        and (v.images[0].stored.width, v.images[0].stored.height) == (400, 300)
+    )
     assert sorted(b.entry_id for b in v.images[0].boxes) == sorted(e["id"] for e in with_box)
     claims = {c.id: c for _, cs in v.chain for c in cs}
     sc2 = claims["SC-2"]
     assert sc2.ecc is False and sc2.missing_entities == ["Apollo 13"] and "Apollo 13" in marked(sc2.text)
     entry_ids = {e.id for e in v.entries}
     for c in claims.values():
-        for ci in c.citations:  # a citation links to its entry when the entry exists, else is shown as unresolved
+        for (
+            ci
+        ) in c.citations:  # a citation links to its entry when the entry exists, else is shown as unresolved
             assert (ci.anchor == f"entry-{ci.raw}") == (ci.raw in entry_ids) or ci.anchor == f"claim-{ci.raw}"
     assert [name for name, _ in v.chain] == ["[E]", "[J]", "DC"]
     cited = {e.id: e.cited_by for e in v.entries}
@@ -118,15 +181,43 @@ def test_report_tolerates_old_and_partial_runs(tmp_path: Path) -> None:
     (run / "trajectories").mkdir(parents=True)
     rows = [_result(id="a").to_dict(), _result(id="b", score=0.0, path=None, error="server down").to_dict()]
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (run / "trajectories" / "a.json").write_text(json.dumps({"item_id": "a", "question": "Q <b>?", "path": "DIRECT",
-        "ledger": {"entries": [{"id": "OC-1", "src": "ocr", "kappa": "PERCEPTION", "fact": "x", "sigma": 0.9,
-                                "omega": "STALE", "bbox": [1, 2, 3, 4], "tool_call_id": "ocr#1"}],
-                   "tool_outputs": [{"call_id": "ocr#1", "tool": "ocr", "inputs": {"image": "PosixPath('/nonexistent/i.png')"}}]}}))  # fmt: skip
+    (run / "trajectories" / "a.json").write_text(
+        json.dumps(
+            {
+                "item_id": "a",
+                "question": "Q <b>?",
+                "path": "DIRECT",
+                "ledger": {
+                    "entries": [
+                        {
+                            "id": "OC-1",
+                            "src": "ocr",
+                            "kappa": "PERCEPTION",
+                            "fact": "x",
+                            "sigma": 0.9,
+                            "omega": "STALE",
+                            "bbox": [1, 2, 3, 4],
+                            "tool_call_id": "ocr#1",
+                        }
+                    ],
+                    "tool_outputs": [
+                        {
+                            "call_id": "ocr#1",
+                            "tool": "ocr",
+                            "inputs": {"image": "PosixPath('/nonexistent/i.png')"},
+                        }
+                    ],
+                },
+            }
+        )
+    )
     index = build_report(run)
     html = index.read_text()
     assert "no metrics.json" in html and "no mechanism census" in html
     item_a = (run / "report" / "items" / f"{safe_filename('a')}.html").read_text()
-    assert "image outside the run and data directories, not shown: i.png" in item_a and "Q &lt;b&gt;?" in item_a
+    assert (
+        "image outside the run and data directories, not shown: i.png" in item_a and "Q &lt;b&gt;?" in item_a
+    )
     item_b = (run / "report" / "items" / f"{safe_filename('b')}.html").read_text()
     assert "server down" in item_b and "No trajectory was recorded" in item_b
 
@@ -135,8 +226,12 @@ def test_census_rendered_with_never_fired_flags(scripted_multirun: Path, tmp_pat
     run = tmp_path / "run"
     shutil.copytree(scripted_multirun / "0_full", run)
     metrics = json.loads((run / "metrics.json").read_text())
-    metrics["mechanisms"] = {"triggers": {"T1": 2, "T2": 0}, "dual_read": {"runs": 0, "identical_requests": 0},
-                             "operator_failures": 0, "new_mechanism": {"x": 5}}  # fmt: skip
+    metrics["mechanisms"] = {
+        "triggers": {"T1": 2, "T2": 0},
+        "dual_read": {"runs": 0, "identical_requests": 0},
+        "operator_failures": 0,
+        "new_mechanism": {"x": 5},
+    }
     (run / "metrics.json").write_text(json.dumps(metrics))
     build_report(run)
     html = (run / "report" / "index.html").read_text()
@@ -148,7 +243,9 @@ def test_census_rendered_with_never_fired_flags(scripted_multirun: Path, tmp_pat
     assert 'data-key="new_mechanism.x"' in html  # a key the report never heard of still shows
 
 
-def test_census_of_runs_recorded_before_it_is_derived_from_trajectories(scripted_multirun: Path, tmp_path: Path) -> None:
+def test_census_of_runs_recorded_before_it_is_derived_from_trajectories(
+    scripted_multirun: Path, tmp_path: Path
+) -> None:
     from ledgermind.metrics.census import census, sum_census
     from ledgermind.trajectory import Trajectory
 
@@ -156,7 +253,9 @@ def test_census_of_runs_recorded_before_it_is_derived_from_trajectories(scripted
     shutil.copytree(scripted_multirun / "0_full", run)
     recorded = json.loads((run / "metrics.json").read_text())
     assert "mechanisms" in recorded  # the current runner records it
-    expected = sum_census(census(Trajectory.from_dict(json.loads(p.read_text()))) for p in (run / "trajectories").glob("*.json"))
+    expected = sum_census(
+        census(Trajectory.from_dict(json.loads(p.read_text()))) for p in (run / "trajectories").glob("*.json")
+    )
     assert expected == recorded["mechanisms"]
     recorded.pop("mechanisms")
     (run / "metrics.json").write_text(json.dumps(recorded))
@@ -228,7 +327,10 @@ def test_multirun_index_has_table3_or_says_why_not(scripted_multirun: Path, tmp_
     build_report(multi)
     index = (multi / "report" / "index.html").read_text()
     assert "appears twice" in index
-    assert "Runs with no finished items (not shown): c" in index and not (multi / "report" / "runs" / "c").exists()
+    assert (
+        "Runs with no finished items (not shown): c" in index
+        and not (multi / "report" / "runs" / "c").exists()
+    )
 
 
 def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
@@ -271,7 +373,9 @@ def test_run_page_charts_count_what_the_trajectories_record(scripted_multirun: P
     for short in bars["chart-triggers"]:
         n = sum(1 for t in trajs if any(e["trigger"].startswith(short + "_") for e in t["events"]))
         assert float(bars["chart-triggers"][short]) == n
-    assert float(bars["chart-operators"]["ACQUIRE"]) == sum(1 for t in trajs if any(e["operator"] == "ACQUIRE" for e in t["events"]))
+    assert float(bars["chart-operators"]["ACQUIRE"]) == sum(
+        1 for t in trajs if any(e["operator"] == "ACQUIRE" for e in t["events"])
+    )
     assert set(bars["chart-calls"]) == {t["path"] for t in trajs}
 
 
@@ -282,7 +386,16 @@ def test_item_page_shows_the_exact_prompt_and_reply_of_every_model_call(scripted
     t = json.loads(trajectory_path(scripted_multirun / "0_full", "apollo").read_text())
     calls = t["model_calls"]
     assert calls and all(c["messages"] for c in calls)
-    page = html_lib.unescape((scripted_multirun / "report" / "runs" / safe_filename("0_full") / "items" / f"{safe_filename('apollo')}.html").read_text())
+    page = html_lib.unescape(
+        (
+            scripted_multirun
+            / "report"
+            / "runs"
+            / safe_filename("0_full")
+            / "items"
+            / f"{safe_filename('apollo')}.html"
+        ).read_text()
+    )
     assert page.count('<details class="call">') == len(calls)
     for c in calls:
         for m in c["messages"]:
@@ -293,7 +406,9 @@ def test_item_page_shows_the_exact_prompt_and_reply_of_every_model_call(scripted
                     assert f"image sha256 <code>{p['sha256'][:12]}</code> {p['width']}×{p['height']}" in page
         assert c["reply"] in page
     images = [p for c in calls for m in c["messages"] for p in m["content"] if p["type"] == "image"]
-    assert images and any(f'alt="image {p["sha256"][:12]}"' in page for p in images)  # the item's image, linked
+    assert images and any(
+        f'alt="image {p["sha256"][:12]}"' in page for p in images
+    )  # the item's image, linked
 
 
 def test_a_budget_exhausted_event_is_stamped_with_the_step_it_happened_at() -> None:
@@ -329,6 +444,11 @@ def test_a_benchmark_without_difficulty_gets_no_empty_difficulty_table_or_chart(
     assert v.banner and "SIMULATED" in v.title and v.headline.n == 4 and v.headline.accuracy == 0.5
     assert (v.headline.low, v.headline.high) == wilson(2, 4)
     low, high = wilson(2, 4)
-    assert low == pytest.approx(0.1500, abs=1e-4) and high == pytest.approx(0.8500, abs=1e-4)  # textbook Wilson 95%
+    assert low == pytest.approx(0.1500, abs=1e-4) and high == pytest.approx(
+        0.8500, abs=1e-4
+    )  # textbook Wilson 95%
     with_diff = build_run_view(RunData(tmp_path, [_result(id="x", subject="Art")], {}, {}, {}), {})
-    assert [name for name, _ in with_diff.splits][:2] == ["subject", "difficulty"] and with_diff.banner is None
+    assert [name for name, _ in with_diff.splits][:2] == [
+        "subject",
+        "difficulty",
+    ] and with_diff.banner is None

@@ -43,13 +43,19 @@ def test_parse_judge_reply(text: str, score: float, parsed: bool) -> None:
 
 def test_judge_through_backend() -> None:
     backend = FakeJudgeBackend("Two of three elements. Score: 0.5")
-    item = Item("q1", "Name the two differences.", answer="hat colour; missing dog", answer_type=AnswerType.OPEN)
+    item = Item(
+        "q1", "Name the two differences.", answer="hat colour; missing dog", answer_type=AnswerType.OPEN
+    )
     res = asyncio.run(ascore(item, "blah\nAnswer: the hat colour", judge=Judge(backend)))
     assert res.correct == 0.5 and res.parsed and res.prediction == "the hat colour"
     req = backend.requests[0]
     assert req.stage == "judge" and req.temperature == 0.0
     prompt = req.last_user_text()
-    assert "hat colour; missing dog" in prompt and "the hat colour" in prompt and "Name the two differences." in prompt
+    assert (
+        "hat colour; missing dog" in prompt
+        and "the hat colour" in prompt
+        and "Name the two differences." in prompt
+    )
 
 
 def test_judge_not_called_for_mcq_or_empty_reply() -> None:

@@ -62,7 +62,6 @@ def test_ten_options() -> None:
     assert parse_multi_choice_response("Answer: J", letters, i2a).letter == "J"
 
 
-
 # Oracle: upstream mmmu-pro/evaluate.py traced by hand, step by step (its code is not copied here).
 # Upstream strips "," then "." then "!" "?" ";" ":" "'" from both ends — one class per pass, in order.
 @pytest.mark.parametrize(

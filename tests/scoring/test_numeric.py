@@ -54,7 +54,13 @@ def test_counts_and_exact_values_are_exact() -> None:
     [
         (1e5, 0.0, "reading", 1e5, True),  # err = one graduation exactly (the +1e-12 is below 1e5's ulp)
         (0.0, 1e5, "reading", 1e5, True),
-        (1.0, math.inf, "reading", None, False),  # a non-finite gold never matches, even under δ_read·|gold| = ∞
+        (
+            1.0,
+            math.inf,
+            "reading",
+            None,
+            False,
+        ),  # a non-finite gold never matches, even under δ_read·|gold| = ∞
         (math.inf, 1.0, "reading", math.inf, False),  # a non-finite prediction never matches
         (math.nan, 1.0, None, None, False),
         (1e-6, 0.0, None, None, True),  # exact: err = EXACT_EPS · max(1, |gold|) is still a match

@@ -28,7 +28,13 @@ def test_mcq_options_from_meta_for_vision_items() -> None:
 
 
 def test_numeric_uses_item_meta() -> None:
-    reading = Item("g", "read", answer="0", answer_type=AnswerType.NUMERIC, meta={"numeric_kind": "reading", "graduation": 5})
+    reading = Item(
+        "g",
+        "read",
+        answer="0",
+        answer_type=AnswerType.NUMERIC,
+        meta={"numeric_kind": "reading", "graduation": 5},
+    )
     assert score(reading, "Answer: 4").correct == 1.0
     assert score(reading, "Answer: 6").correct == 0.0
     count = Item("c", "how many", answer="5", answer_type=AnswerType.NUMERIC, meta={"numeric_kind": "count"})

@@ -29,8 +29,10 @@ class FakeOCR(OCREngine):
 
     def _recognize(self, image: Image.Image) -> list[OCRLine]:
         self.runs += 1
-        return [make_line(t, [(0, 20 * i), (50, 20 * i), (50, 20 * i + 15), (0, 20 * i + 15)], 0.99)
-                for i, t in enumerate(self.fixed)]  # fmt: skip
+        return [
+            make_line(t, [(0, 20 * i), (50, 20 * i), (50, 20 * i + 15), (0, 20 * i + 15)], 0.99)
+            for i, t in enumerate(self.fixed)
+        ]
 
 
 def draw_image(path: Path, text: str, size: tuple[int, int] = (160, 120)) -> Path:
@@ -51,13 +53,32 @@ def key_items(tmp_path: Path) -> list[Item]:
     a = draw_image(tmp_path / "plaque.png", "Apollo")
     g = draw_image(tmp_path / "gauge.png", "psi", size=(200, 160))
     return [
-        Item("mcq1", "Which mission does the plaque in <image 1> commemorate?", [a],
-             ["Apollo 13", "Apollo 11", "Gemini 4", "Vostok 1"], "B", AnswerType.MCQ),
-        Item("knowledge2", "Which scientist proposed the photoelectric law shown in <image 1>?", [a],
-             ["Bohr", "Planck", "Einstein", "Curie"], "C", AnswerType.MCQ),
-        Item("gauge1", "What is the reading of the gauge in <image 1>? The scale runs from 0 to 100.", [g],
-             None, "36.5", AnswerType.NUMERIC, meta=dict(GAUGE_META)),
-    ]  # fmt: skip
+        Item(
+            "mcq1",
+            "Which mission does the plaque in <image 1> commemorate?",
+            [a],
+            ["Apollo 13", "Apollo 11", "Gemini 4", "Vostok 1"],
+            "B",
+            AnswerType.MCQ,
+        ),
+        Item(
+            "knowledge2",
+            "Which scientist proposed the photoelectric law shown in <image 1>?",
+            [a],
+            ["Bohr", "Planck", "Einstein", "Curie"],
+            "C",
+            AnswerType.MCQ,
+        ),
+        Item(
+            "gauge1",
+            "What is the reading of the gauge in <image 1>? The scale runs from 0 to 100.",
+            [g],
+            None,
+            "36.5",
+            AnswerType.NUMERIC,
+            meta=dict(GAUGE_META),
+        ),
+    ]
 
 
 # A "real model" that mostly says A on mcq1 (gold B) and always C on knowledge2 (gold C).
@@ -66,18 +87,41 @@ RECORDED = {"mcq1": ["A", "A", "B", "A"], "knowledge2": ["C", "C", "C", "C"]}
 
 @pytest.fixture()
 def make_backend(key_items, tmp_path):
-    def _make(seed: int = 0, faults: str = "on", ocr: FakeOCR | None = None, cache: Path | None = None,
-              items: Sequence[Item] | None = None, recorded: dict | None = None, **rates):
+    def _make(
+        seed: int = 0,
+        faults: str = "on",
+        ocr: FakeOCR | None = None,
+        cache: Path | None = None,
+        items: Sequence[Item] | None = None,
+        recorded: dict | None = None,
+        **rates,
+    ):
         return SimulatedBackend(
-            items=key_items if items is None else items, recorded=RecordedAnswers(RECORDED if recorded is None else recorded),
-            seed=seed, faults=faults, vision_ocr=ocr or FakeOCR(), vision_cache_dir=str(cache) if cache else None,
-            banner=False, **rates,
-        )  # fmt: skip
+            items=key_items if items is None else items,
+            recorded=RecordedAnswers(RECORDED if recorded is None else recorded),
+            seed=seed,
+            faults=faults,
+            vision_ocr=ocr or FakeOCR(),
+            vision_cache_dir=str(cache) if cache else None,
+            banner=False,
+            **rates,
+        )
 
     return _make
 
 
-def request(text: str, images: Sequence[object] = (), schema: dict | None = None, stage: str = "",
-            temperature: float = 0.0, seed: int = 0) -> GenerationRequest:
-    return GenerationRequest(messages=[Message("user", [*images, text])], json_schema=schema, stage=stage,
-                             temperature=temperature, seed=seed)  # fmt: skip
+def request(
+    text: str,
+    images: Sequence[object] = (),
+    schema: dict | None = None,
+    stage: str = "",
+    temperature: float = 0.0,
+    seed: int = 0,
+) -> GenerationRequest:
+    return GenerationRequest(
+        messages=[Message("user", [*images, text])],
+        json_schema=schema,
+        stage=stage,
+        temperature=temperature,
+        seed=seed,
+    )

@@ -12,11 +12,12 @@ from ledgermind.errors import ConfigError
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DECIDE, DIRECT, DUAL_READ, LEDGER_TITLE, OBSERVE, REASON
 from ledgermind.simulator.faults import FaultRates, rates_from_config
-
 from tests.simulator.conftest import FakeOCR, request
 
 Q = "Which mission does the plaque in <image 1> commemorate?"
-OPTS = "Options:\nA. Apollo 13\nB. Apollo 11\nC. Gemini 4\nD. Vostok 1\nAnswer with the option letter (A/B/C/D)."
+OPTS = (
+    "Options:\nA. Apollo 13\nB. Apollo 11\nC. Gemini 4\nD. Vostok 1\nAnswer with the option letter (A/B/C/D)."
+)
 
 
 def direct(question: str = Q) -> str:
@@ -24,7 +25,14 @@ def direct(question: str = Q) -> str:
 
 
 def reason_prompt(ledger: str = "OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque", warning: str = "") -> str:
-    return REASON.substitute(method="m", granularity="g", warning=warning, evidence_title=LEDGER_TITLE, question=Q + "\n" + OPTS, ledger=ledger)
+    return REASON.substitute(
+        method="m",
+        granularity="g",
+        warning=warning,
+        evidence_title=LEDGER_TITLE,
+        question=Q + "\n" + OPTS,
+        ledger=ledger,
+    )
 
 
 def test_perfect_model_answers_gold_from_question_text(make_backend):
@@ -38,7 +46,13 @@ def test_perfect_model_answers_gold_from_question_text(make_backend):
 def test_belief_is_the_recorded_answers_not_the_key(make_backend):
     """mcq1's "real model" said A three times and B once (gold B): over seeds the first answer is A
     about (3 + 0.5/4) / 4.5 = 69 % of the time, B 25 %, and the item index holds no gold."""
-    quiet = {"phantom_rate": 0.0, "relation_rate": 0.0, "format_error_rate": 0.0, "empty_rate": 0.0, "evidence_pull": 0.0}
+    quiet = {
+        "phantom_rate": 0.0,
+        "relation_rate": 0.0,
+        "format_error_rate": 0.0,
+        "empty_rate": 0.0,
+        "evidence_pull": 0.0,
+    }
     answers = [make_backend(seed=s, **quiet).generate_sync(request(direct())).text for s in range(300)]
     share = {x: answers.count(f"Answer: {x}") / len(answers) for x in "ABCD"}
     assert abs(share["A"] - 3.125 / 4.5) < 0.08 and abs(share["B"] - 1.125 / 4.5) < 0.08
@@ -62,7 +76,9 @@ def test_unknown_question_gets_a_generic_answer(make_backend):
 def test_image_decides_between_items_with_the_same_question(make_backend, key_items):
     """Gauges share a question text; the attached image file identifies the item."""
     sim = make_backend(faults="off")
-    text = DIRECT.substitute(question=key_items[2].question, options="", granularity="a number", ocr="(nothing)")
+    text = DIRECT.substitute(
+        question=key_items[2].question, options="", granularity="a number", ocr="(nothing)"
+    )
     assert sim.generate_sync(request(text, [key_items[2].images[0]])).text == "Answer: 36.5"
     assert sim.lookup("no question here", [key_items[2].images[0]]).item_id == "gauge1"
     assert sim.lookup("no question here", [key_items[0].images[0]]) is None  # two items share that image
@@ -90,8 +106,14 @@ def test_structured_output_follows_the_schema(make_backend):
     claims = json.loads(sim.generate_sync(request(reason_prompt(), schema=schemas.CLAIMS)).text)
     assert [c["stage"] for c in claims["claims"]] == ["E", "I", "J"]
     assert claims["claims"][0]["cites"] == ["OC-1"] and "B. Apollo 11" in claims["claims"][2]["text"]
-    decide = DECIDE.substitute(question=Q, options=OPTS, granularity="g", evidence_title=LEDGER_TITLE, ledger="OC-1 | PERCEPTION TEXT | 0.92 | x",
-                               claims="(none)")  # fmt: skip
+    decide = DECIDE.substitute(
+        question=Q,
+        options=OPTS,
+        granularity="g",
+        evidence_title=LEDGER_TITLE,
+        ledger="OC-1 | PERCEPTION TEXT | 0.92 | x",
+        claims="(none)",
+    )
     assert json.loads(sim.generate_sync(request(decide, schema=schemas.DECISION)).text)["answer"] == "B"
 
 
@@ -106,13 +128,24 @@ def test_format_fault_breaks_the_schema_and_is_recorded(make_backend):
 
 
 def _decide_text(sigma: float, i: int) -> str:
-    claims = f"[SC-3][J] According to X, the answer is C. Gemini 4 | Based on: [OC-1] | confidence {sigma:.2f}"
-    return DECIDE.substitute(question=Q, options=OPTS, granularity="g", evidence_title=LEDGER_TITLE,
-                             ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | x {i}", claims=claims)  # fmt: skip
+    claims = (
+        f"[SC-3][J] According to X, the answer is C. Gemini 4 | Based on: [OC-1] | confidence {sigma:.2f}"
+    )
+    return DECIDE.substitute(
+        question=Q,
+        options=OPTS,
+        granularity="g",
+        evidence_title=LEDGER_TITLE,
+        ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | x {i}",
+        claims=claims,
+    )
 
 
 def follow_share(sim, sigma: float, n: int = 300) -> float:
-    return sum(sim.generate_sync(request(_decide_text(sigma, i))).text.startswith("Answer: C") for i in range(n)) / n
+    return (
+        sum(sim.generate_sync(request(_decide_text(sigma, i))).text.startswith("Answer: C") for i in range(n))
+        / n
+    )
 
 
 def test_decision_follows_a_shown_judgment_at_one_rate_whatever_its_printed_confidence(make_backend):
@@ -125,7 +158,9 @@ def test_decision_follows_a_shown_judgment_at_one_rate_whatever_its_printed_conf
     # own belief gives C with weight 0.125/4.5; following adds 0.6 of the rest
     expected = 0.6 + 0.4 * (0.125 / 4.5)
     assert abs(low - expected) < 0.1 and abs(high - expected) < 0.1
-    assert follow_share(make_backend(seed=2, follow_rate=0.0, **quiet), 0.95, n=60) < 0.15  # seed 2 believes A
+    assert (
+        follow_share(make_backend(seed=2, follow_rate=0.0, **quiet), 0.95, n=60) < 0.15
+    )  # seed 2 believes A
 
 
 def _gauge_crop(key_items):
@@ -144,8 +179,13 @@ def test_a_gauge_crop_is_read_through_the_noise_of_what_it_shows(make_backend, k
     def errors(lines: list[str]) -> list[float]:
         out = []
         for seed in range(200):
-            sim = make_backend(seed=seed, ocr=FakeOCR(lines), gross_error_rate=0.0, empty_rate=0.0, format_error_rate=0.0)
-            out.append(float(sim.generate_sync(request(DUAL_READ.substitute(), [_gauge_crop(key_items)])).text) - 36.5)
+            sim = make_backend(
+                seed=seed, ocr=FakeOCR(lines), gross_error_rate=0.0, empty_rate=0.0, format_error_rate=0.0
+            )
+            out.append(
+                float(sim.generate_sync(request(DUAL_READ.substitute(), [_gauge_crop(key_items)])).text)
+                - 36.5
+            )
         return out
 
     anchored, loose = errors(["20", "40 psi"]), errors(["psi"])
@@ -187,10 +227,15 @@ def test_greedy_determinism_an_identical_request_gets_the_identical_reply(make_b
     different sampling seed) draws anew."""
     from ledgermind.backends.base import GenerationRequest, Message
 
-    sim = make_backend(read_noise=2.0, empty_rate=0.0, format_error_rate=0.0, phantom_rate=0.5, relation_rate=0.3)
+    sim = make_backend(
+        read_noise=2.0, empty_rate=0.0, format_error_rate=0.0, phantom_rate=0.5, relation_rate=0.3
+    )
     img = key_items[2].images[0]
     for i in range(30):
-        twice = [sim.generate_sync(request(DUAL_READ.substitute() + " " * i, [img], stage=f"dual_read_{k}")) for k in (0, 1)]
+        twice = [
+            sim.generate_sync(request(DUAL_READ.substitute() + " " * i, [img], stage=f"dual_read_{k}"))
+            for k in (0, 1)
+        ]
         assert twice[0].text == twice[1].text and twice[0].meta == twice[1].meta
         r = request(reason_prompt(f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque {i}"))
         assert sim.generate_sync(r).text == sim.generate_sync(r).text
@@ -199,8 +244,12 @@ def test_greedy_determinism_an_identical_request_gets_the_identical_reply(make_b
 
     def sampled(temperature: float, seed: int) -> list[str]:
         msgs = [Message("user", [img, DUAL_READ.substitute()])]
-        return [sim.generate_sync(GenerationRequest(msgs, temperature=temperature, seed=seed, max_tokens=64 + i)).text
-                for i in range(20)]  # fmt: skip
+        return [
+            sim.generate_sync(
+                GenerationRequest(msgs, temperature=temperature, seed=seed, max_tokens=64 + i)
+            ).text
+            for i in range(20)
+        ]
 
     assert sampled(0.0, 1) == sampled(0.0, 2)  # greedy decoding ignores the sampling seed
     assert sampled(0.7, 1) == sampled(0.7, 1) and sampled(0.7, 1) != sampled(0.7, 2)
@@ -217,9 +266,15 @@ def test_faults_off_is_a_perfect_model():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"faults": "maybe"}, {"faults": "on", "phantom_rate": 1.5}, {"faults": "on", "speed": 1.0},
-     {"faults": "on", "zoom_precision": 0.0}, {"faults": "on", "read_noise": -1.0}, {"faults": "on", "fault_coupling": 2.0}],
-)  # fmt: skip
+    [
+        {"faults": "maybe"},
+        {"faults": "on", "phantom_rate": 1.5},
+        {"faults": "on", "speed": 1.0},
+        {"faults": "on", "zoom_precision": 0.0},
+        {"faults": "on", "read_noise": -1.0},
+        {"faults": "on", "fault_coupling": 2.0},
+    ],
+)
 def test_bad_configuration_is_one_clear_error(kwargs):
     with pytest.raises(ConfigError):
         rates_from_config(**kwargs)
@@ -237,7 +292,9 @@ def _compose(*overrides: str):
 
     conf = Path(__file__).resolve().parents[2] / "conf"
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
-        return compose("config", overrides=["backend=simulated", "benchmark=sample", "output_dir=/tmp/x", *overrides])
+        return compose(
+            "config", overrides=["backend=simulated", "benchmark=sample", "output_dir=/tmp/x", *overrides]
+        )
 
 
 @pytest.mark.parametrize("faults", ["on", "off"])
@@ -246,7 +303,9 @@ def test_config_group_option_instantiates(faults, tmp_path):
     from ledgermind.backends.build import build_backend
     from ledgermind.simulator.backend import SimulatedBackend
 
-    cfg = _compose(f"backend.faults={faults}", "seed=11", "backend.banner=false", f"backend.vision_cache_dir={tmp_path}")
+    cfg = _compose(
+        f"backend.faults={faults}", "seed=11", "backend.banner=false", f"backend.vision_cache_dir={tmp_path}"
+    )
     sim = build_backend(cfg.backend, cfg.model)
     while not isinstance(sim, SimulatedBackend) and hasattr(sim, "inner"):  # the image-budget wrapper
         sim = sim.inner
@@ -257,12 +316,11 @@ def test_config_group_option_instantiates(faults, tmp_path):
 
 def test_vision_reuses_the_agents_ocr_from_the_perception_cache(key_items, tmp_path):
     """The agent OCRs an item's images first; the simulator's eyes read them from the same cache."""
+    from ledgermind.simulator.vision import Vision
     from perception.cache import with_cache
     from perception.image_io import ImagePolicy
     from perception.ocr import OCRLine, RapidOCREngine, make_line
     from perception.tools import OCRTool
-
-    from ledgermind.simulator.vision import Vision
 
     calls: list[int] = []
 
@@ -283,11 +341,19 @@ def test_reflection_keeps_the_answer_it_holds_at_the_follow_rate(make_backend):
     prompt holds at the one ``follow_rate`` (no rates of its own), and answers afresh otherwise."""
     from ledgermind.prompts.templates import REFLECT
 
-    quiet = {"phantom_rate": 0.0, "relation_rate": 0.0, "empty_rate": 0, "format_error_rate": 0, "evidence_pull": 0.0}
+    quiet = {
+        "phantom_rate": 0.0,
+        "relation_rate": 0.0,
+        "empty_rate": 0,
+        "format_error_rate": 0,
+        "evidence_pull": 0.0,
+    }
     held = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="D, as someone said")
     assert make_backend(follow_rate=1.0, **quiet).generate_sync(request(held)).text == "Answer: D"
     fresh = REFLECT.substitute(problem="T5", question=Q, claims="(none)", answer="(none yet)")
-    texts = {make_backend(seed=s, follow_rate=1.0, **quiet).generate_sync(request(fresh)).text for s in range(30)}
+    texts = {
+        make_backend(seed=s, follow_rate=1.0, **quiet).generate_sync(request(fresh)).text for s in range(30)
+    }
     assert "Answer: A" in texts  # no held answer: the belief (mostly A)
 
 
@@ -296,7 +362,9 @@ def test_short_option_text_is_found_as_a_whole_word(key_items):
     from ledgermind.benchmarks.item import AnswerType, Item
     from ledgermind.simulator.items import ItemIndex
 
-    key = ItemIndex([Item("s", "Which label marks the lesion in <image 1>?", [], ["LA", "RB", "S"], "B", AnswerType.MCQ)])
+    key = ItemIndex(
+        [Item("s", "Which label marks the lesion in <image 1>?", [], ["LA", "RB", "S"], "B", AnswerType.MCQ)]
+    )
     e = key.entries[0]
     assert e.states("B", "OC-3 | PERCEPTION OBJECT | 0.92 | RB") and not e.states("B", "HERB garden")
     assert e.states("C", "label S here") and not e.states("C", "Sagittal")
@@ -309,7 +377,18 @@ def test_picture_option_is_found_where_evidence_names_its_image():
     from ledgermind.benchmarks.item import AnswerType, Item
     from ledgermind.simulator.items import ItemIndex
 
-    key = ItemIndex([Item("m", "Select the correct tuning of Cello.", [], ["<image 2>", "<image 1>", "<image 3>"], "C", AnswerType.MCQ)])
+    key = ItemIndex(
+        [
+            Item(
+                "m",
+                "Select the correct tuning of Cello.",
+                [],
+                ["<image 2>", "<image 1>", "<image 3>"],
+                "C",
+                AnswerType.MCQ,
+            )
+        ]
+    )
     e = key.entries[0]
     assert e.states("C", "OC-3 | PERCEPTION OBJECT | 0.92 | <image 3>")
     assert e.states("C", "a staff in <Image3>")
@@ -340,7 +419,9 @@ def test_crop_locator_finds_a_crop_of_a_phone_photo_stored_rotated(tmp_path):
     with Image.open(path) as im:
         seen = ImageOps.exif_transpose(im).convert("RGB")
     crop = seen.crop((100, 60, 280, 195)).resize((450, 338))  # a 2.5x zoom of the dial, as crop-zoom makes
-    key = ItemIndex([Item("g1", "What is the reading of the gauge in <image 1>?", [path], None, "36", AnswerType.NUMERIC)])
+    key = ItemIndex(
+        [Item("g1", "What is the reading of the gauge in <image 1>?", [path], None, "36", AnswerType.NUMERIC)]
+    )
     found = CropLocator(key).locate(crop)
     assert found is not None and found.item_id == "g1"
 
@@ -366,7 +447,9 @@ def test_crop_locator_finds_a_crop_of_a_transparent_png(tmp_path):
     seen = load_image(path).image
     assert np.asarray(seen.convert("L"))[5, 5] == 255  # background white, as the agent's crop shows it
     crop = seen.crop((0, 120, 160, 300)).resize((400, 450))  # a 2.5x zoom of the lower-left quadrant
-    key = ItemIndex([Item("g2", "What is the reading of the gauge in <image 1>?", [path], None, "0", AnswerType.NUMERIC)])
+    key = ItemIndex(
+        [Item("g2", "What is the reading of the gauge in <image 1>?", [path], None, "0", AnswerType.NUMERIC)]
+    )
     found = CropLocator(key).locate(crop)
     assert found is not None and found.item_id == "g2"
 
@@ -396,7 +479,9 @@ def test_crop_locator_finds_a_capped_zoom_of_a_large_photo(tmp_path):
     w, h = img.size
     crop = crop_zoom(img, expand(BBox(w / 3, h / 3, 2 * w / 3, 2 * h / 3), 0.15, img.size))
     assert crop.scale < 2.4 and max(crop.image.size) == 4096  # the cap took effect
-    key = ItemIndex([Item("big", "What is the reading of the gauge in <image 1>?", [path], None, "3", AnswerType.NUMERIC)])
+    key = ItemIndex(
+        [Item("big", "What is the reading of the gauge in <image 1>?", [path], None, "3", AnswerType.NUMERIC)]
+    )
     found = CropLocator(key).locate(crop.image)
     assert found is not None and found.item_id == "big"
 
@@ -411,21 +496,31 @@ def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
     from ledgermind.simulator.beliefs import RecordedAnswers
     from tests.simulator.conftest import RECORDED
 
-    agent_knobs = ("pipeline.grounding.sigma_verify=0.9", "pipeline.grounding.beta=0.5",
-                   "pipeline.grounding.delta_read=0.4", "pipeline.grounding.demote_ecc=0.3",
-                   "pipeline.grounding.demote_uncited=0.2")  # fmt: skip
+    agent_knobs = (
+        "pipeline.grounding.sigma_verify=0.9",
+        "pipeline.grounding.beta=0.5",
+        "pipeline.grounding.delta_read=0.4",
+        "pipeline.grounding.demote_ecc=0.3",
+        "pipeline.grounding.demote_uncited=0.2",
+    )
     common = ("seed=4", "backend.banner=false", f"backend.vision_cache_dir={tmp_path}")
     base, moved = _compose(*common), _compose(*common, *agent_knobs)
     assert moved.pipeline.grounding.sigma_verify == 0.9
-    assert OmegaConf.to_container(base.backend, resolve=True) == OmegaConf.to_container(moved.backend, resolve=True)
-    raw = OmegaConf.to_yaml(OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/backend/simulated.yaml"))
+    assert OmegaConf.to_container(base.backend, resolve=True) == OmegaConf.to_container(
+        moved.backend, resolve=True
+    )
+    raw = OmegaConf.to_yaml(
+        OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/backend/simulated.yaml")
+    )
     assert "pipeline" not in raw.replace("ledgermind.simulator", "")  # no interpolation of an agent value
 
     def replies(cfg) -> list[str]:
         node = OmegaConf.to_container(cfg.backend, resolve=True)
         for k in ("_target_", "benchmark", "vision_ocr", "own_model", "recorded_answers"):
             node.pop(k)
-        sim = SimulatedBackend(items=key_items, recorded=RecordedAnswers(RECORDED), vision_ocr=FakeOCR(), **node)
+        sim = SimulatedBackend(
+            items=key_items, recorded=RecordedAnswers(RECORDED), vision_ocr=FakeOCR(), **node
+        )
         prompts = [_decide_text(s / 20, i) for i, s in enumerate(range(6, 20))]
         prompts += [reason_prompt(f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque {i}") for i in range(20)]
         return [sim.generate_sync(request(p)).text for p in prompts]
@@ -436,8 +531,15 @@ def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
 def test_a_misattribution_names_what_the_evidence_names_not_a_models_own_reply():
     from ledgermind.simulator.replies import in_evidence_names
 
-    facts = ["Answer: D", "I am not sure.", "Apollo 11 Plaque", "1969", "reading 36.5", "1. Observation targets: x",
-             "Tranquility Base here"]
+    facts = [
+        "Answer: D",
+        "I am not sure.",
+        "Apollo 11 Plaque",
+        "1969",
+        "reading 36.5",
+        "1. Observation targets: x",
+        "Tranquility Base here",
+    ]
     evidence = "\n".join(facts)
     assert in_evidence_names(facts, evidence) == ["Apollo 11 Plaque", "Tranquility Base here"]
     assert in_evidence_names(facts, "Apollo 11 Plaque") == ["Apollo 11 Plaque"]  # the prompt must state it

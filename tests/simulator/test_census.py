@@ -9,13 +9,30 @@ from ledgermind.trajectory import MarkKind, ModelCall, PathKind, Trajectory
 
 
 def call(task: str, *faults: dict, stage: str = "x", **extra) -> ModelCall:
-    return ModelCall(stage=stage, latency_s=0.0,
-                     meta={"simulator": {"task": task, "item": "q", "faults": list(faults), **extra}})  # fmt: skip
+    return ModelCall(
+        stage=stage,
+        latency_s=0.0,
+        meta={"simulator": {"task": task, "item": "q", "faults": list(faults), **extra}},
+    )
 
 
-def claim(traj: Trajectory, text: str, ecc: bool, status=ClaimStatus.ACTIVE, origin=ClaimOrigin.MODEL,
-          applied: bool = True, ctype=ClaimType.SC) -> Claim:  # fmt: skip
-    c = Claim(traj.ledger.next_claim_id(ctype), ctype, text, Stage.J if ctype is ClaimType.SC else None, [], origin=origin)
+def claim(
+    traj: Trajectory,
+    text: str,
+    ecc: bool,
+    status=ClaimStatus.ACTIVE,
+    origin=ClaimOrigin.MODEL,
+    applied: bool = True,
+    ctype=ClaimType.SC,
+) -> Claim:
+    c = Claim(
+        traj.ledger.next_claim_id(ctype),
+        ctype,
+        text,
+        Stage.J if ctype is ClaimType.SC else None,
+        [],
+        origin=origin,
+    )
     c.grounding = {"ecc": ecc, "ecc_applied": applied}
     c.status = status
     traj.ledger.add_claim(c)
@@ -49,8 +66,12 @@ def test_an_audit_only_flag_is_no_flag():
 def test_a_verdict_marked_audit_only_or_on_a_path_where_nothing_acts_is_no_flag():
     """The real post-hoc audit applies ECC (``ecc_applied`` True): what tells it apart is the
     verdict's ``audit_only`` mark, or — in trajectories recorded before the mark — the path."""
-    for path, audit_only, flagged in [(PathKind.NO_LEDGER, False, 0), (PathKind.BASELINE, False, 0),
-                                      (PathKind.DIRECT, True, 0), (PathKind.DIRECT, False, 1)]:  # fmt: skip
+    for path, audit_only, flagged in [
+        (PathKind.NO_LEDGER, False, 0),
+        (PathKind.BASELINE, False, 0),
+        (PathKind.DIRECT, True, 0),
+        (PathKind.DIRECT, False, 1),
+    ]:
         t = Trajectory("q", "Q?", path)
         t.model_calls.append(call("answer", PHANTOM))
         c = claim(t, "C. Gemini 4; as Harold Finnegan described", ecc=False, ctype=ClaimType.DC)
@@ -93,7 +114,7 @@ def test_harm_a_suggested_look_adopted_and_a_good_reading_superseded():
         call("observe", {"kind": "suggested", "named": "B", "believed": "A"}),
         call("read", reading={"value": 36.0, "true": 36.5, "graduation": 2.0}),
         call("read", reading={"value": 44.0, "true": 36.5, "graduation": 2.0}),
-    ]  # fmt: skip
+    ]
     t.answer = "B"
     assert fault_census(t)["harmed"]["suggested_look_adopted"] == 1
     t.answer = "44"  # the escalation adopted the far reading over one within a graduation
@@ -107,7 +128,12 @@ def test_run_census_sums_items_and_reports_neutralised_rates():
     for dropped in (True, False, True):
         t = Trajectory("q", "Q?", PathKind.FULLPIPE)
         t.model_calls += [call("reason", PHANTOM), call("x", {"kind": "empty"})]
-        claim(t, "Harold Finnegan says C", ecc=False, status=ClaimStatus.DROPPED if dropped else ClaimStatus.ACTIVE)
+        claim(
+            t,
+            "Harold Finnegan says C",
+            ecc=False,
+            status=ClaimStatus.DROPPED if dropped else ClaimStatus.ACTIVE,
+        )
         items.append(census(t))
     total = sum_census(items)["simulator"]
     assert total["injected"]["phantom"] == 3 and total["injected"]["empty"] == 3
@@ -121,9 +147,9 @@ def test_run_census_sums_items_and_reports_neutralised_rates():
 
 def test_simulated_runs_are_labelled_a_test_instrument(tmp_path):
     """metrics.json and the Table 3 caption say so; a run on another backend does not."""
+    from ledgermind.experiment.table3 import RunScores, caption_for
     from ledgermind.runs.results import ItemResult
     from ledgermind.runs.summary import RunIdentity, build_metrics
-    from ledgermind.experiment.table3 import RunScores, caption_for
     from ledgermind.simulator.label import NOTE
 
     t = Trajectory("q", "Q?", PathKind.FULLPIPE)
@@ -144,7 +170,9 @@ def test_simulated_runs_are_labelled_a_test_instrument(tmp_path):
 
 def test_a_misattribution_ecc_cannot_see_reaches_the_answer():
     t = Trajectory("q", "Q?", PathKind.DIRECT)
-    t.model_calls.append(call("answer", {"kind": "relation", "entity": "Apollo 11 Plaque", "answer": "C", "coupled": True}))
+    t.model_calls.append(
+        call("answer", {"kind": "relation", "entity": "Apollo 11 Plaque", "answer": "C", "coupled": True})
+    )
     claim(t, "C. Gemini 4; as Apollo 11 Plaque described", ecc=True, ctype=ClaimType.DC)
     t.answer = "C"
     c = fault_census(t)
@@ -155,12 +183,16 @@ def test_a_misattribution_ecc_cannot_see_reaches_the_answer():
 def test_report_prints_each_verb_and_the_harm():
     from ledgermind.simulator.sanity import catch_table
 
-    rows = catch_table({
-        "injected": {"relation": 4, "phantom": 5},
-        "flagged": {"relation": 0, "phantom": 4}, "neutralised": {"relation": 0, "phantom": 3},
-        "faded": {"relation": 1, "phantom": 1}, "reached": {"relation": 3, "phantom": 1},
-        "harmed": {"suggested_look_adopted": 2, "good_reading_superseded": 0},
-    })  # fmt: skip
+    rows = catch_table(
+        {
+            "injected": {"relation": 4, "phantom": 5},
+            "flagged": {"relation": 0, "phantom": 4},
+            "neutralised": {"relation": 0, "phantom": 3},
+            "faded": {"relation": 1, "phantom": 1},
+            "reached": {"relation": 3, "phantom": 1},
+            "harmed": {"suggested_look_adopted": 2, "good_reading_superseded": 0},
+        }
+    )
     assert "REACHED" in rows[0] and "flagged" in rows[0] and "neutral." in rows[0]
     relation = next(r for r in rows if r.strip().startswith("relation"))
     assert relation.split()[1:] == ["4", "0", "0", "1", "3"]

@@ -118,16 +118,32 @@ Reason step by step about the picture(s), citing tool outputs by number such as 
 }
 
 Q = "Which mission does the plaque in <image 1> commemorate?"
-OPTS = "Options:\nA. Apollo 13\nB. Apollo 11\nC. Gemini 4\nD. Vostok 1\nAnswer with the option letter (A/B/C/D)."
+OPTS = (
+    "Options:\nA. Apollo 13\nB. Apollo 11\nC. Gemini 4\nD. Vostok 1\nAnswer with the option letter (A/B/C/D)."
+)
 LEDGER = "OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque\nOC-2 | PERCEPTION NUMBER | 0.92 | 1969"
 FIELDS = {
-    "question": Q, "options": OPTS, "granularity": "one option letter", "method": "compare", "plan": "1. look",
-    "categories": "TEXT: printed text\nNUMBER: numbers\nOBJECT: objects", "max_oc": 5, "warning": HALLUCINATION_WARNING,
-    "evidence_title": LEDGER_TITLE, "ledger": LEDGER, "claims": "[SC-3][J] The answer is D. Vostok 1 | Based on: [OC-1] | confidence 0.55",
-    "hypothesis": "the answer is D. Vostok 1", "pool": "- Apollo 11 Plaque\n- 1969", "ocr": "- Apollo 11 Plaque",
-    "results": "Apollo 11 landed in 1969", "initial": "A", "problem": "T5 no support", "answer": "D",
-    "evidence": "[1] ocr: Apollo 11 Plaque", "transcript": "[OC-1] ocr: Apollo 11 Plaque",
-}  # fmt: skip
+    "question": Q,
+    "options": OPTS,
+    "granularity": "one option letter",
+    "method": "compare",
+    "plan": "1. look",
+    "categories": "TEXT: printed text\nNUMBER: numbers\nOBJECT: objects",
+    "max_oc": 5,
+    "warning": HALLUCINATION_WARNING,
+    "evidence_title": LEDGER_TITLE,
+    "ledger": LEDGER,
+    "claims": "[SC-3][J] The answer is D. Vostok 1 | Based on: [OC-1] | confidence 0.55",
+    "hypothesis": "the answer is D. Vostok 1",
+    "pool": "- Apollo 11 Plaque\n- 1969",
+    "ocr": "- Apollo 11 Plaque",
+    "results": "Apollo 11 landed in 1969",
+    "initial": "A",
+    "problem": "T5 no support",
+    "answer": "D",
+    "evidence": "[1] ocr: Apollo 11 Plaque",
+    "transcript": "[OC-1] ocr: Apollo 11 Plaque",
+}
 
 
 def test_every_template_has_a_paraphrase_with_the_same_fields():
@@ -144,8 +160,15 @@ def test_paraphrase_keeps_the_task_and_the_reply(name, make_backend, key_items):
     assert recognise(original) is recognise(paraphrase)
     images = [key_items[0].images[0]]
     for seed in range(12):  # many draws: faults, looks, follows and pulls all have a chance to differ
-        sim = make_backend(seed=seed, rephrase_sensitivity=0.0, phantom_rate=0.4, relation_rate=0.3,
-                           evidence_pull=0.5, format_error_rate=0.0, empty_rate=0.0)  # fmt: skip
+        sim = make_backend(
+            seed=seed,
+            rephrase_sensitivity=0.0,
+            phantom_rate=0.4,
+            relation_rate=0.3,
+            evidence_pull=0.5,
+            format_error_rate=0.0,
+            empty_rate=0.0,
+        )
         a, b = sim.generate_sync(request(original, images)), sim.generate_sync(request(paraphrase, images))
         assert a.text == b.text, (name, seed)
         assert a.meta["simulator"] == b.meta["simulator"]
@@ -158,7 +181,9 @@ def test_with_rephrase_sensitivity_a_paraphrase_re_draws_at_that_rate(make_backe
     redrawn = 0
     n = 120
     for seed in range(n):
-        sim = make_backend(seed=seed, rephrase_sensitivity=0.5, format_error_rate=0.0, empty_rate=0.0, phantom_rate=0.3)
+        sim = make_backend(
+            seed=seed, rephrase_sensitivity=0.5, format_error_rate=0.0, empty_rate=0.0, phantom_rate=0.3
+        )
         a = sim.generate_sync(request(ALL_TEMPLATES["direct"].substitute(FIELDS), images))
         b = sim.generate_sync(request(PARAPHRASES["direct"].substitute(FIELDS), images))
         redrawn += b.meta["simulator"]["redrawn"]

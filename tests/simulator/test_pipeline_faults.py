@@ -24,7 +24,9 @@ def ner() -> SpacyNER:
 
 
 def run(make_backend, key_items, ner, flags: AblationFlags, phantom_rate: float = 0.8):
-    sim = make_backend(seed=1, phantom_rate=phantom_rate, relation_rate=0.0, format_error_rate=0.0, empty_rate=0.0)
+    sim = make_backend(
+        seed=1, phantom_rate=phantom_rate, relation_rate=0.0, format_error_rate=0.0, empty_rate=0.0
+    )
     cfg = PipelineConfig()
     tools = {"ocr": FixedOCR([("Apollo 11 Plaque", [0, 0, 60, 12], 0.99)]), "crop_zoom": FixedCrop()}
     agent = LedgerMindAgent(sim, tools, GroundingCascade(grounding_config(cfg, flags), ner=ner), cfg, flags)
@@ -44,10 +46,16 @@ def test_phantom_reaches_the_trajectory_and_ecc_catches_it(make_backend, key_ite
 def test_without_ecc_the_phantom_is_not_caught(make_backend, key_items, ner):
     traj = run(make_backend, key_items, ner, AblationFlags(dispatcher=False, ecc_ncc=False))
     sim = census(traj)["simulator"]
-    assert sim["injected"]["phantom"] >= 1 and sim["flagged"]["phantom"] == 0 and sim["neutralised"]["phantom"] == 0
+    assert (
+        sim["injected"]["phantom"] >= 1
+        and sim["flagged"]["phantom"] == 0
+        and sim["neutralised"]["phantom"] == 0
+    )
 
 
-@pytest.mark.parametrize("flags", [AblationFlags(use_ledger=False), AblationFlags(baseline=True)], ids=["no_ledger", "baseline"])
+@pytest.mark.parametrize(
+    "flags", [AblationFlags(use_ledger=False), AblationFlags(baseline=True)], ids=["no_ledger", "baseline"]
+)
 def test_a_verdict_no_mechanism_acts_on_is_no_flag(make_backend, key_items, ner, flags):
     """Issue #33: the baselines' and no_ledger's decision is grounded post hoc for the audit (ECC on,
     nothing acts on it). Its verdict says ``audit_only`` and the census counts no flag, although the
@@ -56,4 +64,8 @@ def test_a_verdict_no_mechanism_acts_on_is_no_flag(make_backend, key_items, ner,
     sim = census(traj)["simulator"]
     dcs = [c for c in traj.ledger.claims() if c.grounding and c.ctype.value == "DC"]
     assert dcs and all(c.grounding.get("audit_only") is True for c in dcs)
-    assert sim["injected"]["phantom"] >= 1 and sim["flagged"]["phantom"] == 0 and sim["neutralised"]["phantom"] == 0
+    assert (
+        sim["injected"]["phantom"] >= 1
+        and sim["flagged"]["phantom"] == 0
+        and sim["neutralised"]["phantom"] == 0
+    )

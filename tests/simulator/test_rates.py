@@ -8,9 +8,19 @@ import pytest
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.prompts.templates import (
-    CONCISE, DECIDE, DIRECT, ENTITY_RECHECK, HYPOTHESIS, LEDGER_TITLE, NATIVE_COT, NO_LEDGER, OBSERVE, REASON, REFLECT,
+    CONCISE,
+    DECIDE,
+    DIRECT,
+    ENTITY_RECHECK,
+    HYPOTHESIS,
+    LEDGER_TITLE,
+    NATIVE_COT,
+    NO_LEDGER,
+    OBSERVE,
+    REASON,
+    REFLECT,
     VISUAL_FALLBACK,
-)  # fmt: skip
+)
 from ledgermind.repair import HALLUCINATION_WARNING
 from tests.simulator.conftest import request
 
@@ -37,24 +47,55 @@ def _prompt(place: str, i: int, warning: str = "") -> str:
     ledger = f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque\nOC-2 | PERCEPTION NUMBER | 0.92 | {i}"
     pool = f"- Apollo 11 Plaque\n- {i}"
     return {
-        "reason": lambda: REASON.substitute(method="m", granularity="g", warning=warning, evidence_title=LEDGER_TITLE,
-                                            question=Q_MCQ + "\n" + OPTS, ledger=ledger),
-        "decide": lambda: DECIDE.substitute(question=Q_MCQ, options=OPTS, granularity="g", evidence_title=LEDGER_TITLE,
-                                            ledger=ledger, claims="(none)"),
-        "hypothesis": lambda: HYPOTHESIS.substitute(question=Q_MCQ + "\n" + OPTS, hypothesis="the answer is B", pool=pool),
+        "reason": lambda: REASON.substitute(
+            method="m",
+            granularity="g",
+            warning=warning,
+            evidence_title=LEDGER_TITLE,
+            question=Q_MCQ + "\n" + OPTS,
+            ledger=ledger,
+        ),
+        "decide": lambda: DECIDE.substitute(
+            question=Q_MCQ,
+            options=OPTS,
+            granularity="g",
+            evidence_title=LEDGER_TITLE,
+            ledger=ledger,
+            claims="(none)",
+        ),
+        "hypothesis": lambda: HYPOTHESIS.substitute(
+            question=Q_MCQ + "\n" + OPTS, hypothesis="the answer is B", pool=pool
+        ),
         "direct": lambda: DIRECT.substitute(question=Q_MCQ, options=OPTS, granularity="g", ocr=pool),
-        "concise": lambda: CONCISE.substitute(question=Q_MCQ, options=OPTS, initial="B", results=f"Apollo 11 {i}"),
+        "concise": lambda: CONCISE.substitute(
+            question=Q_MCQ, options=OPTS, initial="B", results=f"Apollo 11 {i}"
+        ),
         "entity_recheck": lambda: ENTITY_RECHECK.substitute(pool=pool, question=Q_MCQ, options=OPTS),
         "reflect": lambda: REFLECT.substitute(problem=f"T5 {i}", question=Q_MCQ, claims="(none)", answer="B"),
-        "native_cot": lambda: NATIVE_COT.substitute(question=Q_MCQ, options=OPTS, evidence=f"[1] ocr: Apollo 11 Plaque {i}"),
-        "no_ledger": lambda: NO_LEDGER.substitute(question=Q_MCQ, options=OPTS, granularity="g",
-                                                  transcript=f"[1] ocr: Apollo 11 Plaque {i}"),
-        "visual_fallback": lambda: f"Attempt {i}.\n" + VISUAL_FALLBACK.substitute(question=Q_MCQ, options=OPTS),
-    }[place]()  # fmt: skip
+        "native_cot": lambda: NATIVE_COT.substitute(
+            question=Q_MCQ, options=OPTS, evidence=f"[1] ocr: Apollo 11 Plaque {i}"
+        ),
+        "no_ledger": lambda: NO_LEDGER.substitute(
+            question=Q_MCQ, options=OPTS, granularity="g", transcript=f"[1] ocr: Apollo 11 Plaque {i}"
+        ),
+        "visual_fallback": lambda: (
+            f"Attempt {i}.\n" + VISUAL_FALLBACK.substitute(question=Q_MCQ, options=OPTS)
+        ),
+    }[place]()
 
 
-PLACES = ("reason", "decide", "hypothesis", "direct", "concise", "entity_recheck", "reflect", "native_cot", "no_ledger",
-          "visual_fallback")  # fmt: skip
+PLACES = (
+    "reason",
+    "decide",
+    "hypothesis",
+    "direct",
+    "concise",
+    "entity_recheck",
+    "reflect",
+    "native_cot",
+    "no_ledger",
+    "visual_fallback",
+)
 
 
 @pytest.mark.parametrize("place", PLACES)
@@ -76,8 +117,10 @@ def test_a_warning_does_not_change_the_rate(make_backend):
 
 
 def _answers(sim, key_items, place: str = "decide") -> list[str]:
-    return [sim.generate_sync(request(_prompt(place, i), [key_items[0].images[0]])).meta["simulator"]["answer"]
-            for i in range(200)]  # fmt: skip
+    return [
+        sim.generate_sync(request(_prompt(place, i), [key_items[0].images[0]])).meta["simulator"]["answer"]
+        for i in range(200)
+    ]
 
 
 @pytest.mark.parametrize("place", ["reason", "decide", "direct", "hypothesis"])
@@ -97,8 +140,15 @@ def test_faults_are_independent_of_whether_the_belief_is_right(make_backend, key
     answers: a check that flags phantoms is no detector of wrong answers by construction."""
     right = wrong = right_ph = wrong_ph = 0
     for seed in range(12):
-        sim = make_backend(seed=seed, belief_source="key", p_correct=0.5, phantom_rate=0.3, relation_rate=0.0,
-                           rephrase_sensitivity=1.0, **QUIET)  # fmt: skip
+        sim = make_backend(
+            seed=seed,
+            belief_source="key",
+            p_correct=0.5,
+            phantom_rate=0.3,
+            relation_rate=0.0,
+            rephrase_sensitivity=1.0,
+            **QUIET,
+        )
         for i in range(100):
             r = sim.generate_sync(request(_prompt("decide", i), [key_items[0].images[0]])).meta["simulator"]
             ph = bool(kinds(r["faults"], "phantom"))
@@ -113,14 +163,31 @@ def test_faults_are_independent_of_whether_the_belief_is_right(make_backend, key
 def test_permuting_the_gold_answers_changes_no_reply(make_backend, key_items):
     """The recorded belief never reads the key: the same items with every gold answer moved give
     byte-identical replies to every kind of request (scores would change, predictions do not)."""
-    moved = [Item(it.id, it.question, it.images, it.options, {"B": "D", "C": "A"}.get(str(it.answer), it.answer),
-                  it.answer_type, meta=it.meta) for it in key_items]  # fmt: skip
+    moved = [
+        Item(
+            it.id,
+            it.question,
+            it.images,
+            it.options,
+            {"B": "D", "C": "A"}.get(str(it.answer), it.answer),
+            it.answer_type,
+            meta=it.meta,
+        )
+        for it in key_items
+    ]
     assert [it.answer for it in moved] != [it.answer for it in key_items]
     img = [key_items[0].images[0]]
     prompts = [_prompt(p, i) for p in PLACES for i in range(15)]
-    prompts += [OBSERVE.substitute(max_oc=5, question=f"{Q_MCQ}\nFocus on evidence for or against: {x}",
-                                   plan=f"p{i}", categories="TEXT: t\nOBJECT: o")
-                for i in range(10) for x in ("B. Apollo 11", "C. Gemini 4")]  # fmt: skip
+    prompts += [
+        OBSERVE.substitute(
+            max_oc=5,
+            question=f"{Q_MCQ}\nFocus on evidence for or against: {x}",
+            plan=f"p{i}",
+            categories="TEXT: t\nOBJECT: o",
+        )
+        for i in range(10)
+        for x in ("B. Apollo 11", "C. Gemini 4")
+    ]
     for seed in range(4):
         a, b = make_backend(seed=seed, items=key_items), make_backend(seed=seed, items=moved)
         for p in prompts:
@@ -131,10 +198,18 @@ def test_permuting_the_gold_answers_changes_no_reply(make_backend, key_items):
 def test_observations_mistranscribe_numbers_by_a_continuous_error(make_backend, key_items):
     from tests.simulator.conftest import FakeOCR
 
-    sim = make_backend(seed=16, ocr=FakeOCR(["pressure 40 psi"]), observe_misread_rate=0.3, rephrase_sensitivity=1.0, **QUIET)
-    prompts = [OBSERVE.substitute(max_oc=5, question=key_items[2].question, plan=f"p{i}", categories="TEXT: t\nNUMBER: n")
-               for i in range(N)]  # fmt: skip
-    misreads = kinds(faults_of([sim.generate_sync(request(p, [key_items[2].images[0]])) for p in prompts]), "misread")
+    sim = make_backend(
+        seed=16, ocr=FakeOCR(["pressure 40 psi"]), observe_misread_rate=0.3, rephrase_sensitivity=1.0, **QUIET
+    )
+    prompts = [
+        OBSERVE.substitute(
+            max_oc=5, question=key_items[2].question, plan=f"p{i}", categories="TEXT: t\nNUMBER: n"
+        )
+        for i in range(N)
+    ]
+    misreads = kinds(
+        faults_of([sim.generate_sync(request(p, [key_items[2].images[0]])) for p in prompts]), "misread"
+    )
     assert within(len(misreads), N, 0.3, z=5)
     errors = sorted(f["value"] / f["true"] - 1 for f in misreads)
     assert errors[0] < 0 < errors[-1]
@@ -154,12 +229,21 @@ def test_a_focused_look_confirms_the_belief_never_the_key(make_backend, key_item
     img = [key_items[0].images[0]]
 
     def looks(sim, named: str) -> list:
-        prompts = [OBSERVE.substitute(max_oc=5, question=f"{Q_MCQ}\nFocus on evidence for or against: {named}",
-                                      plan=f"p{i}", categories="TEXT: t\nOBJECT: o") for i in range(N)]  # fmt: skip
+        prompts = [
+            OBSERVE.substitute(
+                max_oc=5,
+                question=f"{Q_MCQ}\nFocus on evidence for or against: {named}",
+                plan=f"p{i}",
+                categories="TEXT: t\nOBJECT: o",
+            )
+            for i in range(N)
+        ]
         return [sim.generate_sync(request(p, img)) for p in prompts]
 
     sim = make_backend(seed=2, look_agree=0.2, observe_misread_rate=0, rephrase_sensitivity=0.0, **QUIET)
-    assert all("OBJECT | Apollo 13" in r.text for r in looks(sim, "A. Apollo 13")[:30])  # believed (seed 2: A)
+    assert all(
+        "OBJECT | Apollo 13" in r.text for r in looks(sim, "A. Apollo 13")[:30]
+    )  # believed (seed 2: A)
     assert not any(r.meta["simulator"]["faults"] for r in looks(sim, "A. Apollo 13")[:30])
     # every request re-rolled: the belief is a fresh draw (B with weight 0.25), suggestion adds 0.2 of the rest
     fresh = make_backend(seed=2, look_agree=0.2, observe_misread_rate=0, rephrase_sensitivity=1.0, **QUIET)
@@ -172,8 +256,14 @@ def test_a_misattribution_cites_the_entry_that_names_its_entity(make_backend):
     """So entity checks see the name in the cited evidence: only the relation is wrong."""
     sim = make_backend(seed=15, phantom_rate=0.0, relation_rate=1.0, **QUIET)
     ledger = "OC-1 | PERCEPTION NUMBER | 0.92 | 7\nOC-2 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque"
-    text = REASON.substitute(method="m", granularity="g", warning="", evidence_title=LEDGER_TITLE,
-                             question=Q_MCQ + "\n" + OPTS, ledger=ledger)  # fmt: skip
+    text = REASON.substitute(
+        method="m",
+        granularity="g",
+        warning="",
+        evidence_title=LEDGER_TITLE,
+        question=Q_MCQ + "\n" + OPTS,
+        ledger=ledger,
+    )
     reply = sim.generate_sync(request(text)).text
     assert "[SC-3][J] According to Apollo 11 Plaque, the answer is" in reply
     assert reply.splitlines()[2].split("Based on: ")[1].startswith("[OC-2]")
@@ -182,12 +272,32 @@ def test_a_misattribution_cites_the_entry_that_names_its_entity(make_backend):
 def test_evidence_helps_whichever_option_it_states(make_backend):
     """A ledger line stating an option pulls the answer to it at ``evidence_pull``, gold or not: a
     line listing every option pulls by the belief's own weights (no gold bonus)."""
+
     def share(evidence: str, letter: str) -> float:
-        sim = make_backend(seed=2, evidence_pull=0.5, phantom_rate=0.0, relation_rate=0.0, follow_rate=0.0,
-                           rephrase_sensitivity=0.0, **QUIET)  # fmt: skip
-        texts = [sim.generate_sync(request(DECIDE.substitute(question=Q_MCQ, options=OPTS, granularity="g",
-                 evidence_title=LEDGER_TITLE, ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | {evidence} {i}", claims="(none)"))).text
-                 for i in range(N)]  # fmt: skip
+        sim = make_backend(
+            seed=2,
+            evidence_pull=0.5,
+            phantom_rate=0.0,
+            relation_rate=0.0,
+            follow_rate=0.0,
+            rephrase_sensitivity=0.0,
+            **QUIET,
+        )
+        texts = [
+            sim.generate_sync(
+                request(
+                    DECIDE.substitute(
+                        question=Q_MCQ,
+                        options=OPTS,
+                        granularity="g",
+                        evidence_title=LEDGER_TITLE,
+                        ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | {evidence} {i}",
+                        claims="(none)",
+                    )
+                )
+            ).text
+            for i in range(N)
+        ]
         return sum(t.startswith(f"Answer: {letter}") for t in texts) / N
 
     assert share("Vostok 1", "D") == pytest.approx(0.5, abs=0.08)  # a wrong option stated: pulled to it

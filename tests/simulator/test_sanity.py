@@ -31,11 +31,21 @@ N_ITEMS = {"mmmu_pro_standard10": 3, "gauges": 2}
 
 def _cfg(benchmark: str, variant: str, cache: Path):
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose("config", overrides=[
-            "backend=simulated", "backend.faults=off", "backend.banner=false", f"benchmark={benchmark}",
-            f"+ablation={variant}", "logger=none", "cache.mode=off", f"output_dir={cache / 'out'}",
-            f"perception.cache_dir={cache / 'perception'}", f"backend.vision_cache_dir={cache / 'vision'}",
-        ])  # fmt: skip
+        return compose(
+            "config",
+            overrides=[
+                "backend=simulated",
+                "backend.faults=off",
+                "backend.banner=false",
+                f"benchmark={benchmark}",
+                f"+ablation={variant}",
+                "logger=none",
+                "cache.mode=off",
+                f"output_dir={cache / 'out'}",
+                f"perception.cache_dir={cache / 'perception'}",
+                f"backend.vision_cache_dir={cache / 'vision'}",
+            ],
+        )
 
 
 def _pictures_only(item: Item) -> bool:
@@ -45,6 +55,7 @@ def _pictures_only(item: Item) -> bool:
 
 def _transparent(item: Item) -> bool:
     """A photo with an alpha channel (perception composites it onto white before cropping)."""
+
     def has_alpha(p) -> bool:
         with Image.open(p) as im:
             return im.mode in ("RGBA", "LA", "PA") or "transparency" in im.info
@@ -85,5 +96,7 @@ def test_perfect_model_keeps_every_answer_under_every_variant(benchmark, shared_
 
         for item, traj in zip(items, asyncio.run(solve_all())):
             if traj.abstained or score(item, answer_text(traj)).correct < 1:
-                losses.append(f"{variant}/{item.id}: gold={item.answer} got={traj.answer!r} <- {attribute(traj.to_dict())}")
+                losses.append(
+                    f"{variant}/{item.id}: gold={item.answer} got={traj.answer!r} <- {attribute(traj.to_dict())}"
+                )
     assert not losses, "a mechanism destroyed correct answers of a perfect model:\n" + "\n".join(losses)

@@ -21,9 +21,12 @@ def swept(tmp_path_factory) -> tuple[sim_sweep.SweepSpec, Path, list, sim_sweep.
     out = tmp_path_factory.mktemp("sweep")
     cache = tmp_path_factory.mktemp("sweep_cache")
     spec = sim_sweep.spec_for(
-        "phantom_rate", [0.0, 0.4], benchmark="sample", limit=2,
+        "phantom_rate",
+        [0.0, 0.4],
+        benchmark="sample",
+        limit=2,
         overrides=(f"backend.vision_cache_dir={cache / 'vision'}",),
-    )  # fmt: skip
+    )
     points, outs = sim_sweep.sweep(spec, out, BOOT)
     return spec, out, points, outs
 
@@ -42,7 +45,9 @@ def test_each_grid_value_runs_full_and_its_ablation_with_that_rate(swept) -> Non
         seen.add((sim_sweep.rate_value(m.parent, "phantom_rate"), ident["variant"], ident["seed"]))
     assert seen == {(v, var, 0) for v in (0.0, 0.4) for var in ("full", "no_ecc")}
     md = outs.markdown.read_text()
-    assert md.splitlines()[0].startswith("| phantom_rate | full acc. | no_ecc acc. | Δ no_ecc − full | Δ vs 0 |")
+    assert md.splitlines()[0].startswith(
+        "| phantom_rate | full acc. | no_ecc acc. | Δ no_ecc − full | Δ vs 0 |"
+    )
     assert "SIMULATED BACKBONE" in md and outs.chart.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -67,13 +72,19 @@ def test_read_back_trusts_the_runs_not_their_directory_names(swept, tmp_path: Pa
     shutil.copytree(out / "phantom_rate-0", moved / "phantom_rate-0.4")
     shutil.copytree(out / "phantom_rate-0.4", moved / "phantom_rate-0")
     again = sim_sweep.collect([moved], spec, BOOT)
-    assert [(p.value, p.full.mean, p.delta.mean) for p in again] == [(p.value, p.full.mean, p.delta.mean) for p in points]
+    assert [(p.value, p.full.mean, p.delta.mean) for p in again] == [
+        (p.value, p.full.mean, p.delta.mean) for p in points
+    ]
 
 
 def test_catch_rate_sums_injected_and_neutralised_over_seeds_and_places() -> None:
     flat = {"simulator": {"injected": {"phantom": 6, "misread": 1}, "neutralised": {"phantom": 3}}}
-    per_place = {"simulator": {"injected": {"phantom": {"FULLPIPE/decide": 2, "DIRECT/direct": 2}},
-                               "neutralised": {"phantom": {"FULLPIPE/decide": 1, "DIRECT/direct": 0}}}}  # fmt: skip
+    per_place = {
+        "simulator": {
+            "injected": {"phantom": {"FULLPIPE/decide": 2, "DIRECT/direct": 2}},
+            "neutralised": {"phantom": {"FULLPIPE/decide": 1, "DIRECT/direct": 0}},
+        }
+    }
     assert sim_sweep.fault_counts(flat, "phantom") == (6, 3)
     assert sim_sweep.fault_counts(per_place, "phantom") == (4, 1)
     assert sim_sweep.fault_counts({}, "phantom") == (0, 0)
@@ -95,8 +106,14 @@ def test_bad_requests_are_one_line_errors() -> None:
     ("args", "expected"),
     [
         (["--rate", "empty_rate", "--grid", "0.1"], "error: no ablation is mapped to 'empty_rate'"),
-        (["--rate", "no_such_rate", "--grid", "0.1", "--ablation", "no_ecc"], "error: backend=simulated has no"),
-        (["--rate", "phantom_rate", "--grid", "0.1", "--", "benchmark=nope"], "error: cannot compose the run config"),
+        (
+            ["--rate", "no_such_rate", "--grid", "0.1", "--ablation", "no_ecc"],
+            "error: backend=simulated has no",
+        ),
+        (
+            ["--rate", "phantom_rate", "--grid", "0.1", "--", "benchmark=nope"],
+            "error: cannot compose the run config",
+        ),
     ],
 )
 def test_cli_mistakes_are_one_line_exit_2(args: list[str], expected: str, tmp_path: Path) -> None:

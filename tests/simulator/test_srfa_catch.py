@@ -25,7 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def traj(*faults: dict) -> Trajectory:
     t = Trajectory("q", "Q?", PathKind.BASELINE)
-    t.model_calls.append(ModelCall(stage="x", latency_s=0.0, meta={"simulator": {"task": "native_cot", "faults": list(faults)}}))
+    t.model_calls.append(
+        ModelCall(
+            stage="x", latency_s=0.0, meta={"simulator": {"task": "native_cot", "faults": list(faults)}}
+        )
+    )
     return t
 
 
@@ -34,23 +38,50 @@ def audit(*claims: tuple[str, str, bool]) -> SrfaRecord:
 
 
 def test_phantom_claims_are_matched_by_entity_and_counted_caught_when_ungrounded() -> None:
-    t = traj({"kind": "phantom", "entity": "Harold Finnegan", "answer": "C"},
-             {"kind": "phantom", "entity": "the Oberlin Survey", "answer": "A"})  # fmt: skip
-    a = audit(("SC", "The plaque reads Apollo 11", True),
-              ("SC", "As harold finnegan established, C fits", False),
-              ("DC", "Answer: C", True))  # fmt: skip
+    t = traj(
+        {"kind": "phantom", "entity": "Harold Finnegan", "answer": "C"},
+        {"kind": "phantom", "entity": "the Oberlin Survey", "answer": "A"},
+    )
+    a = audit(
+        ("SC", "The plaque reads Apollo 11", True),
+        ("SC", "As harold finnegan established, C fits", False),
+        ("DC", "Answer: C", True),
+    )
     c = item_catch(a, t)
-    assert (c["phantom_injected"], c["phantom_claims"], c["phantom_ungrounded"], c["phantom_not_in_trace"]) == (2, 1, 1, 1)
+    assert (
+        c["phantom_injected"],
+        c["phantom_claims"],
+        c["phantom_ungrounded"],
+        c["phantom_not_in_trace"],
+    ) == (2, 1, 1, 1)
     assert c["fault_free_claims"] == 0  # an item with injected faults has no fault-free claims
 
 
 def test_fault_free_claims_come_from_items_without_any_injected_fault() -> None:
-    a = audit(("SC", "The plaque reads Apollo 11", True), ("SC", "It is a mission plaque", False), ("DC", "B", True))
+    a = audit(
+        ("SC", "The plaque reads Apollo 11", True), ("SC", "It is a mission plaque", False), ("DC", "B", True)
+    )
     c = item_catch(a, traj())
-    assert (c["fault_free_claims"], c["fault_free_grounded"], c["fault_free_sc"], c["fault_free_dc_grounded"]) == (3, 2, 2, 1)
-    s = catch_summary([(a, traj()), (audit(("SC", "Per Harold Finnegan, A", True)),
-                                     traj({"kind": "phantom", "entity": "Harold Finnegan"}))])
-    assert s is not None and s["phantom_catch_rate"] == 0.0 and s["fault_free_grounded_rate"] == pytest.approx(2 / 3)
+    assert (
+        c["fault_free_claims"],
+        c["fault_free_grounded"],
+        c["fault_free_sc"],
+        c["fault_free_dc_grounded"],
+    ) == (3, 2, 2, 1)
+    s = catch_summary(
+        [
+            (a, traj()),
+            (
+                audit(("SC", "Per Harold Finnegan, A", True)),
+                traj({"kind": "phantom", "entity": "Harold Finnegan"}),
+            ),
+        ]
+    )
+    assert (
+        s is not None
+        and s["phantom_catch_rate"] == 0.0
+        and s["fault_free_grounded_rate"] == pytest.approx(2 / 3)
+    )
 
 
 def test_runs_without_simulator_metadata_have_no_catch_summary() -> None:
@@ -61,12 +92,26 @@ def test_runs_without_simulator_metadata_have_no_catch_summary() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["baseline", "full"])
-def test_srfa_of_a_simulated_run_reports_its_phantom_catch_rate(variant, tmp_path, shared_data, capsys) -> None:
+def test_srfa_of_a_simulated_run_reports_its_phantom_catch_rate(
+    variant, tmp_path, shared_data, capsys
+) -> None:
     run_dir = tmp_path / variant
-    cmd = [sys.executable, str(ROOT / "scripts/run.py"), "backend=simulated", "backend.banner=false",
-           "backend.phantom_rate=1.0", "benchmark=mmmu_pro_standard10", "limit=3",
-           f"+ablation={variant}", "logger=none", "cache.mode=off", "progress=false", f"hydra.run.dir={run_dir}",
-           f"perception.cache_dir={tmp_path / 'perception'}", f"backend.vision_cache_dir={tmp_path / 'vision'}"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(ROOT / "scripts/run.py"),
+        "backend=simulated",
+        "backend.banner=false",
+        "backend.phantom_rate=1.0",
+        "benchmark=mmmu_pro_standard10",
+        "limit=3",
+        f"+ablation={variant}",
+        "logger=none",
+        "cache.mode=off",
+        "progress=false",
+        f"hydra.run.dir={run_dir}",
+        f"perception.cache_dir={tmp_path / 'perception'}",
+        f"backend.vision_cache_dir={tmp_path / 'vision'}",
+    ]
     env = {**os.environ, "LEDGERMIND_SHARED_DATA": str(shared_data)}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -32,7 +32,9 @@ def test_a_hit_is_never_rewritten_and_a_damaged_entry_is_a_miss(tmp_path: Path) 
     assert Vision(CountingEngine(), tmp_path).lines(_image()) == ("GAUGE 42 PSI",)
     (entry,) = tmp_path.glob("*.json")
     stamp = entry.stat().st_mtime_ns
-    assert Vision(CountingEngine(), tmp_path).lines(_image()) == ("GAUGE 42 PSI",)  # a fresh process: disk hit
+    assert Vision(CountingEngine(), tmp_path).lines(_image()) == (
+        "GAUGE 42 PSI",
+    )  # a fresh process: disk hit
     assert CountingEngine.calls == 1 and entry.stat().st_mtime_ns == stamp  # read, not rewritten
     assert not list(tmp_path.glob(".*tmp"))  # no temporary left behind
 

@@ -58,23 +58,38 @@ def _old_run(tmp_path: Path) -> tuple[Path, dict[str, Item]]:
     run = tmp_path / "run"
     (run / "trajectories").mkdir(parents=True)
     rows, items = [], {}
-    for item_id, answer, trace in (("q1", "A", "The plaque reads Apollo 11.\nAnswer: A"),
-                                   ("q2", "B", "The plaque names Apollo 13.\nAnswer: B")):
+    for item_id, answer, trace in (
+        ("q1", "A", "The plaque reads Apollo 11.\nAnswer: A"),
+        ("q2", "B", "The plaque names Apollo 13.\nAnswer: B"),
+    ):
         t = Trajectory(item_id, QUESTION, PathKind.BASELINE)
         t.ledger.record(EchoOCR().invoke(image=TextImage(["Apollo 11 plaque", "July 1969"])))
         t.transcript = [{"role": "model", "text": trace}]
         (run / "trajectories" / f"{item_id}.json").write_text(json.dumps(t.to_dict()))
-        rows.append({"id": item_id, "prediction": answer, "gold": "A", "score": float(answer == "A"),
-                     "difficulty": "Easy", "path": "BASELINE", "error": None})
-        items[item_id] = Item(item_id, QUESTION, [image], ["Apollo 11", "Apollo 13"], "A", AnswerType.MCQ,
-                              difficulty="Easy")
+        rows.append(
+            {
+                "id": item_id,
+                "prediction": answer,
+                "gold": "A",
+                "score": float(answer == "A"),
+                "difficulty": "Easy",
+                "path": "BASELINE",
+                "error": None,
+            }
+        )
+        items[item_id] = Item(
+            item_id, QUESTION, [image], ["Apollo 11", "Apollo 13"], "A", AnswerType.MCQ, difficulty="Easy"
+        )
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return run, items
 
 
 def _srfa(run: Path, items: dict[str, Item], cascade: GroundingCascade) -> dict:
-    return asyncio.run(srfa_run(load_run(run), SrfaSettings(SrfaMode.LEDGER, 0.5, progress=False), cascade=cascade,
-                                items=items))
+    return asyncio.run(
+        srfa_run(
+            load_run(run), SrfaSettings(SrfaMode.LEDGER, 0.5, progress=False), cascade=cascade, items=items
+        )
+    )
 
 
 def test_a_run_folder_with_the_old_file_names_is_read(tmp_path: Path, cascade, capsys) -> None:
@@ -100,10 +115,16 @@ def test_a_run_folder_with_the_old_file_names_is_read(tmp_path: Path, cascade, c
     (run / SRFA_METRICS_FILE).write_text("{torn")  # a damaged metrics file is one line, exit 2
     capsys.readouterr()
     assert srfa_check_main([str(run)]) == 2
-    assert capsys.readouterr().err.strip().endswith(f"{SRFA_METRICS_FILE}: not valid JSON (Expecting property name enclosed in double quotes)")
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(f"{SRFA_METRICS_FILE}: not valid JSON (Expecting property name enclosed in double quotes)")
+    )
 
 
-def test_a_rerun_over_a_partial_old_file_audits_only_the_rest_under_the_new_name(tmp_path: Path, cascade) -> None:
+def test_a_rerun_over_a_partial_old_file_audits_only_the_rest_under_the_new_name(
+    tmp_path: Path, cascade
+) -> None:
     run, items = _old_run(tmp_path)
     full = _srfa(run, items, cascade)
     lines = (run / SRFA_FILE).read_text().splitlines()
@@ -119,7 +140,9 @@ def test_a_rerun_over_a_partial_old_file_audits_only_the_rest_under_the_new_name
 def test_the_judge_cache_keeps_its_old_name_in_an_old_folder(tmp_path: Path) -> None:
     assert judge_cache_file(tmp_path) == tmp_path / "srfa_responses.sqlite"
     (tmp_path / "audit_responses.sqlite").write_bytes(b"")
-    assert judge_cache_file(tmp_path) == tmp_path / "audit_responses.sqlite"  # its replies are not asked again
+    assert (
+        judge_cache_file(tmp_path) == tmp_path / "audit_responses.sqlite"
+    )  # its replies are not asked again
 
 
 def test_old_config_overrides_are_read_under_the_new_node(capsys) -> None:
@@ -141,7 +164,9 @@ def test_the_old_scripts_still_run_and_say_their_new_names(tmp_path: Path) -> No
     old = run_script("audit.py", str(out), "--trust-config", "logger=none", "audit.mode=ledger")
     assert old.returncode == 0, old.stderr
     notes = [ln for ln in old.stderr.splitlines() if ln.startswith("note:")]
-    assert notes[0].startswith("note: scripts/audit.py is now scripts/srfa.py") and len(notes) == 2  # + the node
+    assert (
+        notes[0].startswith("note: scripts/audit.py is now scripts/srfa.py") and len(notes) == 2
+    )  # + the node
     assert old.stdout.rstrip().endswith(f"-> {out / SRFA_FILE}, {out / SRFA_METRICS_FILE}")
     assert (out / SRFA_FILE).is_file() and not (out / OLD_FILE).exists()
 

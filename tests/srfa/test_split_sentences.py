@@ -11,13 +11,18 @@ from ledgermind.srfa.split import _sentences
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Organisms 1 and 3 meet at point B. Therefore, the ancestor is Organism B.",
-         ["Organisms 1 and 3 meet at point B.", "Therefore, the ancestor is Organism B."]),
+        (
+            "Organisms 1 and 3 meet at point B. Therefore, the ancestor is Organism B.",
+            ["Organisms 1 and 3 meet at point B.", "Therefore, the ancestor is Organism B."],
+        ),
         ("The answer is C. It fits the data.", ["The answer is C.", "It fits the data."]),
         ("John F. Kennedy was president. He won.", ["John F. Kennedy was president.", "He won."]),
         ("A. Apollo 11 landed on the Moon.", ["A. Apollo 11 landed on the Moon."]),
         ("Options: A. Red, B. Blue.", ["Options: A. Red, B. Blue."]),
-        ("As Dr. Tobias Wren established. Then it moved.", ["As Dr. Tobias Wren established.", "Then it moved."]),
+        (
+            "As Dr. Tobias Wren established. Then it moved.",
+            ["As Dr. Tobias Wren established.", "Then it moved."],
+        ),
     ],
 )
 def test_single_capital_ends_a_sentence_only_after_a_lower_case_word(text: str, expected: list[str]) -> None:
@@ -27,9 +32,9 @@ def test_single_capital_ends_a_sentence_only_after_a_lower_case_word(text: str, 
 def test_packed_sentences_stay_apart_for_ner() -> None:
     """A trace of more than nine sentences is packed; the packed claim must not let NER join a
     point label with the next sentence ("B. Therefore", issue 25)."""
-    from ledgermind.srfa.split import split_trace
     from ledgermind.grounding.ecc import claim_entities
     from ledgermind.grounding.normalize import claim_view, is_markup
+    from ledgermind.srfa.split import split_trace
     from perception.aliases import AliasTable
     from perception.ner import SpacyNER
 

@@ -69,9 +69,18 @@ def _write_run(run_dir: Path, rows: list[dict], trajs: dict[str, Trajectory]) ->
     return run_dir
 
 
-def _row(item_id: str, prediction: str, score: float, difficulty: str = "Easy", path: str = "BASELINE") -> dict:
-    return {"id": item_id, "prediction": prediction, "gold": "A", "score": score, "difficulty": difficulty,
-            "path": path, "error": None}
+def _row(
+    item_id: str, prediction: str, score: float, difficulty: str = "Easy", path: str = "BASELINE"
+) -> dict:
+    return {
+        "id": item_id,
+        "prediction": prediction,
+        "gold": "A",
+        "score": score,
+        "difficulty": difficulty,
+        "path": path,
+        "error": None,
+    }
 
 
 class JudgeBackend(Backend):
@@ -91,22 +100,34 @@ class JudgeBackend(Backend):
             return Reply("I think the trace is fine!!")
         if "The trace has been split into these claims:" in text:
             listed = text.split("split into these claims:\n", 1)[1].split("\n\n", 1)[0].splitlines()
-            labels = [{"label": "grounded" if "Apollo 11" in c else "ungrounded", "reason": "r"} for c in listed]
+            labels = [
+                {"label": "grounded" if "Apollo 11" in c else "ungrounded", "reason": "r"} for c in listed
+            ]
             return Reply(json.dumps({"labels": labels}))
         lines = [ln for ln in trace.splitlines() if ln.strip()]
-        claims = [{"text": ln, "type": "SC", "label": "grounded" if "Apollo 11" in ln else "ungrounded"} for ln in lines[:-1]]
-        claims.append({"text": lines[-1], "type": "DC", "label": "grounded" if "A" in lines[-1] else "ungrounded"})
+        claims = [
+            {"text": ln, "type": "SC", "label": "grounded" if "Apollo 11" in ln else "ungrounded"}
+            for ln in lines[:-1]
+        ]
+        claims.append(
+            {"text": lines[-1], "type": "DC", "label": "grounded" if "A" in lines[-1] else "ungrounded"}
+        )
         return Reply(json.dumps({"claims": claims}))
 
 
 # ------------------------------------------------------------------------------ splitting
 def test_split_uses_sc_structure_and_answer_sentence() -> None:
-    trace = ("[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-1]\n"
-             "[SC-2][I] Apollo 11 flew in 1969 | Based on: [OC-2]\n"
-             "[SC-3][J] So the mission is Apollo 11\nAnswer: A")
+    trace = (
+        "[SC-1][E] The plaque reads Apollo 11 | Based on: [OC-1]\n"
+        "[SC-2][I] Apollo 11 flew in 1969 | Based on: [OC-2]\n"
+        "[SC-3][J] So the mission is Apollo 11\nAnswer: A"
+    )
     s = split_trace(trace)
-    assert s.structured and s.statements == ("The plaque reads Apollo 11", "Apollo 11 flew in 1969",
-                                             "So the mission is Apollo 11")
+    assert s.structured and s.statements == (
+        "The plaque reads Apollo 11",
+        "Apollo 11 flew in 1969",
+        "So the mission is Apollo 11",
+    )
     assert s.decision == "Answer: A"
 
 
@@ -123,8 +144,13 @@ def test_split_sentences_packs_long_traces_into_ten_claims_without_losing_text()
 
 def test_split_does_not_cut_a_name_after_its_title() -> None:
     """ "as Dr. Tobias Wren established" is one claim: the entity must stay whole for ECC to see it."""
-    s = split_trace("Water fits best, as Dr. Tobias Wren established. See Fig. 3 and St. Louis data. Answer: B")
-    assert s.statements == ("Water fits best, as Dr. Tobias Wren established.", "See Fig. 3 and St. Louis data.")
+    s = split_trace(
+        "Water fits best, as Dr. Tobias Wren established. See Fig. 3 and St. Louis data. Answer: B"
+    )
+    assert s.statements == (
+        "Water fits best, as Dr. Tobias Wren established.",
+        "See Fig. 3 and St. Louis data.",
+    )
 
 
 def test_split_ignores_hidden_reasoning_blocks() -> None:
@@ -135,20 +161,41 @@ def test_split_ignores_hidden_reasoning_blocks() -> None:
 # ------------------------------------------------------------------------------ ledger mode
 def _audit(tmp_path: Path, rows, trajs, items, cascade, mode=SrfaMode.LEDGER, judge=None, evidence=None):
     run = _write_run(tmp_path / "run", rows, trajs) if not (tmp_path / "run").exists() else tmp_path / "run"
-    return asyncio.run(srfa_run(load_run(run), SrfaSettings(mode, 0.5), cascade=cascade, items=items,
-                                 evidence=evidence, judge=judge)), run
+    return asyncio.run(
+        srfa_run(
+            load_run(run),
+            SrfaSettings(mode, 0.5),
+            cascade=cascade,
+            items=items,
+            evidence=evidence,
+            judge=judge,
+        )
+    ), run
 
 
 def _audits(run: Path) -> list[dict]:
     return [json.loads(x) for x in (run / "srfa.jsonl").read_text().splitlines()]
 
 
-def test_ledger_mode_labels_phantom_entity_ungrounded_and_restated_ocr_grounded(tmp_path, image, cascade) -> None:
-    phantom = _baseline_traj("q1", "The plaque commemorates Apollo 13 and Jim Lovell.\nAnswer: B", ["Apollo 11 plaque", "July 1969"])
-    faithful = _baseline_traj("q2", "The plaque reads Apollo 11 plaque, July 1969.\nAnswer: A", ["Apollo 11 plaque", "July 1969"])
+def test_ledger_mode_labels_phantom_entity_ungrounded_and_restated_ocr_grounded(
+    tmp_path, image, cascade
+) -> None:
+    phantom = _baseline_traj(
+        "q1",
+        "The plaque commemorates Apollo 13 and Jim Lovell.\nAnswer: B",
+        ["Apollo 11 plaque", "July 1969"],
+    )
+    faithful = _baseline_traj(
+        "q2", "The plaque reads Apollo 11 plaque, July 1969.\nAnswer: A", ["Apollo 11 plaque", "July 1969"]
+    )
     items = {"q1": _item(image, "q1"), "q2": _item(image, "q2")}
-    metrics, run = _audit(tmp_path, [_row("q1", "B", 0.0), _row("q2", "A", 1.0)], {"q1": phantom, "q2": faithful},
-                          items, cascade)
+    metrics, run = _audit(
+        tmp_path,
+        [_row("q1", "B", 0.0), _row("q2", "A", 1.0)],
+        {"q1": phantom, "q2": faithful},
+        items,
+        cascade,
+    )
     by_id = {a["id"]: a for a in _audits(run)}
     p_sc, p_dc = by_id["q1"]["claims"]
     assert p_sc["label"] == "ungrounded" and "Lovell" in p_sc["reason"] or "Apollo 13" in p_sc["reason"]
@@ -158,20 +205,37 @@ def test_ledger_mode_labels_phantom_entity_ungrounded_and_restated_ocr_grounded(
     # hand-computed: claims q1 (0/2 grounded), q2 (2/2): UCR = mean(1, 0) = .5; GDR = mean(0, 1) = .5;
     # R4R: the one correct item has GDR 1 > .5 → 1; WDG: the one wrong item has GDR 0 → 0.
     m = metrics["ledger"]
-    assert (m["Acc"], m["srfa.UCR_reason"], m["srfa.GDR"], m["srfa.R4R"], m["srfa.WDG"]) == (0.5, 0.5, 0.5, 1.0, 0.0)
+    assert (m["Acc"], m["srfa.UCR_reason"], m["srfa.GDR"], m["srfa.R4R"], m["srfa.WDG"]) == (
+        0.5,
+        0.5,
+        0.5,
+        1.0,
+        0.0,
+    )
     assert m["by_difficulty"]["Easy"]["n"] == 2 and m["by_outcome"]["wrong"]["srfa.GDR"] == 0.0
 
 
 def test_ledgermind_trajectory_is_audited_through_its_own_claims(tmp_path, image, cascade) -> None:
-    metrics, run = _audit(tmp_path, [_row("q1", "A", 1.0, path="FULLPIPE")], {"q1": _ledgermind_traj("q1")},
-                          {"q1": _item(image)}, cascade)
+    metrics, run = _audit(
+        tmp_path,
+        [_row("q1", "A", 1.0, path="FULLPIPE")],
+        {"q1": _ledgermind_traj("q1")},
+        {"q1": _item(image)},
+        cascade,
+    )
     [audit] = _audits(run)
-    assert [c["text"] for c in audit["claims"]] == ["The plaque names Apollo 11", "It is dated July 1969", "Answer: A"]
+    assert [c["text"] for c in audit["claims"]] == [
+        "The plaque names Apollo 11",
+        "It is dated July 1969",
+        "Answer: A",
+    ]
     assert all(c["label"] == "grounded" for c in audit["claims"])
     assert metrics["ledger"]["srfa.GDR"] == 1.0 and metrics["ledger"]["srfa.UCR_reason"] == 0.0
 
 
-def test_evidence_is_computed_on_demand_with_the_real_ocr_when_a_trace_has_no_ledger(tmp_path, cascade) -> None:
+def test_evidence_is_computed_on_demand_with_the_real_ocr_when_a_trace_has_no_ledger(
+    tmp_path, cascade
+) -> None:
     from PIL import ImageDraw
 
     from perception.tools import OCRTool
@@ -183,13 +247,17 @@ def test_evidence_is_computed_on_demand_with_the_real_ocr_when_a_trace_has_no_le
     t = Trajectory("q1", QUESTION, PathKind.BASELINE)  # a replayed output: no tools, no ledger
     t.transcript = [{"role": "model", "text": "The sign says TRANQUILITY.\nAnswer: A"}]
     source = EvidenceSource({"ocr": OCRTool()})
-    metrics, run = _audit(tmp_path, [_row("q1", "A", 1.0)], {"q1": t}, {"q1": _item(path)}, cascade, evidence=source)
+    metrics, run = _audit(
+        tmp_path, [_row("q1", "A", 1.0)], {"q1": t}, {"q1": _item(path)}, cascade, evidence=source
+    )
     [audit] = _audits(run)
     assert audit["claims"][0]["label"] == "grounded"  # "TRANQUILITY" was read by the real OCR
     t.transcript = [{"role": "model", "text": "The sign says SERENITY.\nAnswer: A"}]
     (run / "trajectories" / "q1.json").write_text(json.dumps(t.to_dict()))
     (run / "srfa.jsonl").unlink()
-    asyncio.run(srfa_run(load_run(run), SrfaSettings(), cascade=cascade, items={"q1": _item(path)}, evidence=source))
+    asyncio.run(
+        srfa_run(load_run(run), SrfaSettings(), cascade=cascade, items={"q1": _item(path)}, evidence=source)
+    )
     assert _audits(run)[0]["claims"][0]["label"] == "ungrounded"
 
 
@@ -200,17 +268,28 @@ def test_judge_request_is_identical_for_every_trace_apart_from_the_trace(tmp_pat
     items = {"q1": _item(image)}
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     _write_run(ours, [_row("q1", "A", 1.0, path="FULLPIPE")], {"q1": _ledgermind_traj("q1")})
-    _write_run(theirs, [_row("q1", "B", 0.0)], {"q1": _baseline_traj("q1", "It is Apollo 13.\nAnswer: B", [])})
+    _write_run(
+        theirs, [_row("q1", "B", 0.0)], {"q1": _baseline_traj("q1", "It is Apollo 13.\nAnswer: B", [])}
+    )
     for run in (ours, theirs):
-        asyncio.run(srfa_run(load_run(run), SrfaSettings(SrfaMode.JUDGE), cascade=None, items=items, judge=judge))
+        asyncio.run(
+            srfa_run(load_run(run), SrfaSettings(SrfaMode.JUDGE), cascade=None, items=items, judge=judge)
+        )
     a, b = backend.requests
     ta, tb = a.last_user_text(), b.last_user_text()
     trace_a = ta.split("<<<TRACE\n")[1].split("\nTRACE>>>")[0]
     trace_b = tb.split("<<<TRACE\n")[1].split("\nTRACE>>>")[0]
     assert trace_a != trace_b and ta.replace(trace_a, "") == tb.replace(trace_b, "")
-    assert [m.role for m in a.messages] == [m.role for m in b.messages] and a.messages[0].content == [JUDGE_SYSTEM]
+    assert [m.role for m in a.messages] == [m.role for m in b.messages] and a.messages[0].content == [
+        JUDGE_SYSTEM
+    ]
     assert a.messages[1].images() == b.messages[1].images() == [image]  # the item's own image, both sides
-    assert (a.temperature, a.max_tokens, a.seed, a.json_schema) == (b.temperature, b.max_tokens, b.seed, b.json_schema)
+    assert (a.temperature, a.max_tokens, a.seed, a.json_schema) == (
+        b.temperature,
+        b.max_tokens,
+        b.seed,
+        b.json_schema,
+    )
     recorded = json.loads((theirs / "srfa_metrics.json").read_text())["judge_protocol"]
     assert recorded["prompt_hash"] == prompt_hash() and recorded["decoding"]["temperature"] == 0.0
 
@@ -219,10 +298,14 @@ def test_judge_garbage_is_a_per_item_error_and_a_rerun_retries_it(tmp_path, imag
     backend = JudgeBackend()
     items = {"q1": _item(image, "q1"), "q2": _item(image, "q2")}
     rows = [_row("q1", "A", 1.0), _row("q2", "A", 1.0)]
-    trajs = {"q1": _baseline_traj("q1", "The plaque reads Apollo 11.\nAnswer: A", []),
-             "q2": _baseline_traj("q2", "GARBAGE\nAnswer: A", [])}
+    trajs = {
+        "q1": _baseline_traj("q1", "The plaque reads Apollo 11.\nAnswer: A", []),
+        "q2": _baseline_traj("q2", "GARBAGE\nAnswer: A", []),
+    }
     run = _write_run(tmp_path / "run", rows, trajs)
-    m = asyncio.run(srfa_run(load_run(run), SrfaSettings(SrfaMode.JUDGE), cascade=None, items=items, judge=Judge(backend)))
+    m = asyncio.run(
+        srfa_run(load_run(run), SrfaSettings(SrfaMode.JUDGE), cascade=None, items=items, judge=Judge(backend))
+    )
     assert m["judge"]["audit_errors"] == 1 and m["judge"]["n"] == 1
     err = next(a for a in _audits(run) if a["id"] == "q2")
     assert err["error"].startswith("judge reply has no JSON") and err["claims"] == []
@@ -230,19 +313,39 @@ def test_judge_garbage_is_a_per_item_error_and_a_rerun_retries_it(tmp_path, imag
     trajs["q2"].transcript[1]["text"] = "The plaque reads Apollo 11.\nAnswer: A"
     (run / "trajectories" / "q2.json").write_text(json.dumps(trajs["q2"].to_dict()))
     n_before = len(backend.requests)
-    m2 = asyncio.run(srfa_run(load_run(run), SrfaSettings(SrfaMode.JUDGE), cascade=None, items=items, judge=Judge(backend)))
-    assert len(backend.requests) == n_before + 1 and m2["judge"]["audit_errors"] == 0 and m2["judge"]["n"] == 2
+    m2 = asyncio.run(
+        srfa_run(load_run(run), SrfaSettings(SrfaMode.JUDGE), cascade=None, items=items, judge=Judge(backend))
+    )
+    assert (
+        len(backend.requests) == n_before + 1 and m2["judge"]["audit_errors"] == 0 and m2["judge"]["n"] == 2
+    )
 
 
 def test_both_mode_reports_per_claim_agreement(tmp_path, image, cascade) -> None:
-    t = _baseline_traj("q1", "The plaque reads Apollo 11 plaque.\nIt mentions Jim Lovell.\nAnswer: A", ["Apollo 11 plaque"])
-    metrics, _ = _audit(tmp_path, [_row("q1", "A", 1.0)], {"q1": t}, {"q1": _item(image)}, cascade,
-                        mode=SrfaMode.BOTH, judge=Judge(JudgeBackend()))
+    t = _baseline_traj(
+        "q1", "The plaque reads Apollo 11 plaque.\nIt mentions Jim Lovell.\nAnswer: A", ["Apollo 11 plaque"]
+    )
+    metrics, _ = _audit(
+        tmp_path,
+        [_row("q1", "A", 1.0)],
+        {"q1": t},
+        {"q1": _item(image)},
+        cascade,
+        mode=SrfaMode.BOTH,
+        judge=Judge(JudgeBackend()),
+    )
     ag = metrics["agreement"]
     # ledger: [grounded, ungrounded, grounded(DC: option "Apollo 11" in evidence)];
     # judge (fake): grounded iff the claim text says "Apollo 11": [grounded, ungrounded, ungrounded ("Answer: A")]
-    assert ag["n"] == 3 and ag["confusion"] == {"both_grounded": 1, "both_ungrounded": 1, "ledger_only": 1, "judge_only": 0}
-    assert ag["kappa"] == pytest.approx((2 / 3 - (2 / 3 * 1 / 3 + 1 / 3 * 2 / 3)) / (1 - (2 / 3 * 1 / 3 + 1 / 3 * 2 / 3)))
+    assert ag["n"] == 3 and ag["confusion"] == {
+        "both_grounded": 1,
+        "both_ungrounded": 1,
+        "ledger_only": 1,
+        "judge_only": 0,
+    }
+    assert ag["kappa"] == pytest.approx(
+        (2 / 3 - (2 / 3 * 1 / 3 + 1 / 3 * 2 / 3)) / (1 - (2 / 3 * 1 / 3 + 1 / 3 * 2 / 3))
+    )
 
 
 def test_cohen_kappa_known_values() -> None:
@@ -252,24 +355,40 @@ def test_cohen_kappa_known_values() -> None:
 
 def test_metrics_from_scripted_labels_are_the_run_formulas() -> None:
     def audit(i, labels, score, diff):
-        claims = [AtomicClaim("SC", f"s{j}", g) for j, g in enumerate(labels[:-1])] + [AtomicClaim("DC", "d", labels[-1])]
+        claims = [AtomicClaim("SC", f"s{j}", g) for j, g in enumerate(labels[:-1])] + [
+            AtomicClaim("DC", "d", labels[-1])
+        ]
         return SrfaRecord(f"q{i}", "ledger", claims, score, None, diff)
 
-    audits = [audit(1, [True, True, True], 1.0, "Easy"), audit(2, [False, True, False], 1.0, "Hard"),
-              audit(3, [True, True], 0.0, "Hard"), SrfaRecord("q4", "ledger", [], None, error="judge failed")]
+    audits = [
+        audit(1, [True, True, True], 1.0, "Easy"),
+        audit(2, [False, True, False], 1.0, "Hard"),
+        audit(3, [True, True], 0.0, "Hard"),
+        SrfaRecord("q4", "ledger", [], None, error="judge failed"),
+    ]
     m = srfa_metrics(audits, gamma=0.5)
     # UCR: mean(0/3, 2/3, 0/2) = 2/9; GDR: mean(1, 0, 1) = 2/3; R4R: correct q1 (1>.5), q2 (0) → 1/2; WDG: q3 → 1
     assert m["srfa.UCR_reason"] == pytest.approx(2 / 9) and m["srfa.GDR"] == pytest.approx(2 / 3)
     assert m["srfa.R4R"] == 0.5 and m["srfa.WDG"] == 1.0 and m["Acc"] == pytest.approx(2 / 3)
-    assert m["all_claims"]["srfa.GDR"] == pytest.approx(2 / 3) and m["coverage"]["claims"] == 1.0  # no text labels
+    assert (
+        m["all_claims"]["srfa.GDR"] == pytest.approx(2 / 3) and m["coverage"]["claims"] == 1.0
+    )  # no text labels
     assert m["audit_errors"] == 1 and m["n"] == 3 and m["by_difficulty"]["Hard"]["n"] == 2
 
 
 # ------------------------------------------------------------------------------ compare
 def _audited_run(root: Path, name: str, ids: list[str], acc: float) -> Path:
     run = _write_run(root / name, [_row(i, "A", 1.0) for i in ids], {})
-    m = {"ledger": {"Acc": acc, "srfa.GDR": 0.8, "srfa.R4R": 0.7, "srfa.UCR_reason": 0.25, "srfa.WDG": 0.1,
-                    "coverage": {"claims": 0.4}}}
+    m = {
+        "ledger": {
+            "Acc": acc,
+            "srfa.GDR": 0.8,
+            "srfa.R4R": 0.7,
+            "srfa.UCR_reason": 0.25,
+            "srfa.WDG": 0.1,
+            "coverage": {"claims": 0.4},
+        }
+    }
     (run / "srfa_metrics.json").write_text(json.dumps(m))
     return run
 
@@ -281,7 +400,13 @@ def test_compare_prints_axes_draws_radar_and_refuses_different_items(tmp_path) -
     assert rows[1].values == {"Acc": 0.75, "GDR": 0.8, "R4R": 0.7, "1-UCR": 0.75, "1-WDG": 0.9}
     assert rows[1].coverage == 0.4 and "srfa.GDR" in format_table(rows).splitlines()[0]
     fig = radar_figure(rows)
-    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["Acc", "srfa.GDR", "srfa.R4R", "srfa.1-UCR", "srfa.1-WDG"]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == [
+        "Acc",
+        "srfa.GDR",
+        "srfa.R4R",
+        "srfa.1-UCR",
+        "srfa.1-WDG",
+    ]
     png = radar_png(rows, tmp_path / "radar.png")
     with Image.open(png) as im:
         lo, hi = im.convert("L").getextrema()
@@ -304,7 +429,14 @@ def test_compare_cli_exits_2_on_mismatched_items(tmp_path, capsys) -> None:
 def test_options_rendered_in_the_image_are_not_evidence(cascade) -> None:
     from ledgermind.srfa.protocol import label_ledger_mode, without_options
 
-    page_ocr = ["Which mission is commemorated?", "A. Apollo 11", "(B) Apollo 13", "C) Gemini 4", "Vostok", "July 1969"]
+    page_ocr = [
+        "Which mission is commemorated?",
+        "A. Apollo 11",
+        "(B) Apollo 13",
+        "C) Gemini 4",
+        "Vostok",
+        "July 1969",
+    ]
     assert without_options(page_ocr, OPTIONS) == ["Which mission is commemorated?", "July 1969"]
     [dc] = label_ledger_mode([AtomicClaim("DC", "Answer: B", answer="B")], page_ocr, cascade, OPTIONS)
     assert dc.grounded is False  # picking an option is not supported by seeing the option list
@@ -315,8 +447,16 @@ def test_judge_prompts_match_their_snapshots() -> None:
     from ledgermind.srfa.judge import JUDGE_DECOMPOSE, JUDGE_LABEL
 
     snaps = Path(__file__).parent / "snapshots"
-    fields = {"question": "Which mission? <image 1>", "options": "Options:\nA. Apollo 11\nB. Apollo 13\n",
-              "trace": "The plaque reads Apollo 11.\nAnswer: A", "max_claims": 10}
+    fields = {
+        "question": "Which mission? <image 1>",
+        "options": "Options:\nA. Apollo 11\nB. Apollo 13\n",
+        "trace": "The plaque reads Apollo 11.\nAnswer: A",
+        "max_claims": 10,
+    }
     claims = "1. [SC] The plaque reads Apollo 11.\n2. [DC] Answer: A"
-    assert (snaps / "judge_decompose.txt").read_text() == JUDGE_SYSTEM + "\n---\n" + JUDGE_DECOMPOSE.substitute(fields)
-    assert (snaps / "judge_label.txt").read_text() == JUDGE_SYSTEM + "\n---\n" + JUDGE_LABEL.substitute(fields, claims=claims)
+    assert (
+        snaps / "judge_decompose.txt"
+    ).read_text() == JUDGE_SYSTEM + "\n---\n" + JUDGE_DECOMPOSE.substitute(fields)
+    assert (snaps / "judge_label.txt").read_text() == JUDGE_SYSTEM + "\n---\n" + JUDGE_LABEL.substitute(
+        fields, claims=claims
+    )

@@ -20,16 +20,35 @@ N_ITEMS = 4
 
 @pytest.mark.parametrize("setting,benchmark", [("standard10_cot", "mmmu_pro_standard10")])
 def test_ledger_audit_of_official_gpt4o_traces_keeps_the_official_letter(
-    tmp_path: Path, shared_data: Path, repo_root: Path, monkeypatch: pytest.MonkeyPatch, setting: str, benchmark: str
+    tmp_path: Path,
+    shared_data: Path,
+    repo_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    setting: str,
+    benchmark: str,
 ) -> None:
     outputs = shared_data / "mmmu_pro_subset" / "gpt4o_outputs" / f"{setting}.jsonl"
     run_dir = tmp_path / "run"
     env = dict(os.environ, LEDGERMIND_SHARED_DATA=str(shared_data))
     done = subprocess.run(
-        [sys.executable, "scripts/run.py", "pipeline=official", "pipeline.prompt=cot", f"benchmark={benchmark}",
-         "backend=replay", f"backend.path={outputs}", f"limit={N_ITEMS}", "logger=none", "progress=false",
-         f"hydra.run.dir={run_dir}"],
-        cwd=repo_root, env=env, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "scripts/run.py",
+            "pipeline=official",
+            "pipeline.prompt=cot",
+            f"benchmark={benchmark}",
+            "backend=replay",
+            f"backend.path={outputs}",
+            f"limit={N_ITEMS}",
+            "logger=none",
+            "progress=false",
+            f"hydra.run.dir={run_dir}",
+        ],
+        cwd=repo_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]
 
@@ -38,19 +57,26 @@ def test_ledger_audit_of_official_gpt4o_traces_keeps_the_official_letter(
     assert srfa_main([str(run_dir), "logger=none"]) == 0
 
     official = {r["id"]: r for r in map(json.loads, outputs.read_text().splitlines())}
-    items = {r["id"]: r for r in map(json.loads, (shared_data / "mmmu_pro_subset" / "items.jsonl").read_text().splitlines())}
+    items = {
+        r["id"]: r
+        for r in map(json.loads, (shared_data / "mmmu_pro_subset" / "items.jsonl").read_text().splitlines())
+    }
     audits = [json.loads(x) for x in (run_dir / "srfa.jsonl").read_text().splitlines()]
     assert len(audits) == N_ITEMS and all(a["error"] is None for a in audits)
     for a in audits:
         assert 1 <= len(a["claims"]) <= 10 and a["claims"][-1]["ctype"] == "DC"
         index2ans, letters = choice_info(items[a["id"]]["options"])
-        fell_back = parse_multi_choice_response(official[a["id"]]["response"], letters, index2ans).letter is None
+        fell_back = (
+            parse_multi_choice_response(official[a["id"]]["response"], letters, index2ans).letter is None
+        )
         if not fell_back:  # the official parser picked a random letter there: not comparable
             assert a["claims"][-1]["answer"] == official[a["id"]]["pred_indexs"], a["id"]
     metrics = json.loads((run_dir / "srfa_metrics.json").read_text())["ledger"]
     assert metrics["n"] == N_ITEMS and 0.0 <= metrics["all_claims"]["srfa.UCR_reason"] <= 1.0
     labels = [c["text_label"] for a in audits for c in a["claims"]]
     counts = metrics["text_labels"]
-    assert sum(n for by in counts.values() for n in by.values()) == len(labels)  # every claim has one of three labels
+    assert sum(n for by in counts.values() for n in by.values()) == len(
+        labels
+    )  # every claim has one of three labels
     checkable = sum(1 for t in labels if t != "not_checkable_from_text")
     assert metrics["coverage"]["claims"] == pytest.approx(checkable / len(labels))

@@ -37,7 +37,11 @@ def test_a_decision_resting_on_the_traces_own_claim_is_derived_not_grounded(casc
     question = "Which structure does the arrow indicate in <image 1>?"
     options = ["Zygomatic arch", "Mandible", "Maxilla", "Nasal bone"]
     sc, dc = label_ledger_mode(
-        _claims("The arrow indicates the zygomatic arch of the skull.", answer="A"), [question], cascade, options)
+        _claims("The arrow indicates the zygomatic arch of the skull.", answer="A"),
+        [question],
+        cascade,
+        options,
+    )
     assert sc.support == "grounded" and sc.grounded
     assert dc.support == "derived" and dc.grounded is False and dc.via == ["SC-1"]
     assert "derived" in dc.reason
@@ -51,7 +55,10 @@ def test_a_chain_claim_is_labelled_by_the_leaves_not_by_the_claims_it_follows(ca
     options = ["Apollo 11", "Apollo 13", "Gemini 4", "Vostok 1"]
     phantom, faithful, dc = label_ledger_mode(
         _claims("Jim Lovell commanded Apollo 13.", "The plaque reads Apollo 11, July 1969.", answer="B"),
-        ocr + [question], cascade, options)
+        ocr + [question],
+        cascade,
+        options,
+    )
     assert phantom.support == "ungrounded" and faithful.support == "grounded"
     assert dc.support == "ungrounded"  # Apollo 13 is only in the ungrounded SC: no chain reaches a tool fact
 
@@ -61,7 +68,8 @@ def test_a_computed_answer_is_labelled_computed_with_its_operands(cascade) -> No
     question = "A car travels 120 km in 2 hours. What is its average speed?"
     options = ["50 km/h", "60 km/h", "70 km/h", "100 km/h"]
     sc, dc = label_ledger_mode(
-        _claims("The average speed is 120 km / 2 hours = 60 km/h.", answer="B"), [question], cascade, options)
+        _claims("The average speed is 120 km / 2 hours = 60 km/h.", answer="B"), [question], cascade, options
+    )
     assert sc.support == "computed" and sc.grounded and sc.operands == ["60 km/h = 120 km / 2 hours"]
     assert dc.support == "computed" and dc.grounded and dc.operands == ["60 km/h = 120 km / 2 hours"]
 
@@ -92,10 +100,17 @@ def test_a_result_computed_from_a_number_only_the_model_stated_is_derived(cascad
     question = "A stone falls for 3 s from rest. How fast is it then?"
     options = ["29.4 m/s", "30 m/s", "9.8 m/s", "3 m/s"]
     g, v, dc = label_ledger_mode(
-        _claims("The stone falls with g = 9.8 m/s^2.", "After 3 s its speed is 9.8 × 3 = 29.4 m/s.", answer="A"),
-        [question], cascade, options)
+        _claims(
+            "The stone falls with g = 9.8 m/s^2.", "After 3 s its speed is 9.8 × 3 = 29.4 m/s.", answer="A"
+        ),
+        [question],
+        cascade,
+        options,
+    )
     assert g.support == "ungrounded"  # 9.8 is the model's knowledge, in no tool fact
-    assert v.support == "derived" and v.via == ["SC-1"] and v.operands[-1].startswith("29.4 m/s = 9.8 m/s × 3")
+    assert (
+        v.support == "derived" and v.via == ["SC-1"] and v.operands[-1].startswith("29.4 m/s = 9.8 m/s × 3")
+    )
     assert dc.support == "derived" and not dc.grounded and dc.via == ["SC-2"]
 
 
@@ -112,8 +127,13 @@ GARBLED_PAGE = [
 def test_garbled_options_on_a_vision_page_are_not_evidence(cascade) -> None:
     kept = without_options(GARBLED_PAGE, VISION_OPTIONS, in_image=True)
     assert kept == [GARBLED_PAGE[0]]
-    [dc] = label_ledger_mode([AtomicClaim("DC", "Answer: D", answer="D")], GARBLED_PAGE, cascade, VISION_OPTIONS,
-                             options_in_image=True)
+    [dc] = label_ledger_mode(
+        [AtomicClaim("DC", "Answer: D", answer="D")],
+        GARBLED_PAGE,
+        cascade,
+        VISION_OPTIONS,
+        options_in_image=True,
+    )
     assert dc.support == "ungrounded"  # before, "D.616m/s,2.54m~3/s" was kept and grounded it
 
 
@@ -127,17 +147,38 @@ def test_an_option_inside_a_longer_page_line_is_cut_out_and_the_rest_kept() -> N
 def test_the_audit_records_the_image_the_model_was_sent(tmp_path: Path, cascade) -> None:
     page = tmp_path / "page.png"
     Image.new("RGB", (64, 48), "white").save(page)
-    item = Item("v1", "The question and its answer options are shown in the image.", [page], None, "D",
-                AnswerType.MCQ, difficulty="Hard", meta={"setting": "vision", "options": VISION_OPTIONS})
+    item = Item(
+        "v1",
+        "The question and its answer options are shown in the image.",
+        [page],
+        None,
+        "D",
+        AnswerType.MCQ,
+        difficulty="Hard",
+        meta={"setting": "vision", "options": VISION_OPTIONS},
+    )
     traj = Trajectory("v1", item.question, PathKind.BASELINE)
     traj.ledger.record(EchoOCR().invoke(image=TextImage(GARBLED_PAGE)))
     traj.transcript = [{"role": "model", "text": "The jet speed is 616 m/s.\nAnswer: D"}]
     run = tmp_path / "run"
     (run / "trajectories").mkdir(parents=True)
-    (run / "results.jsonl").write_text(json.dumps(
-        {"id": "v1", "prediction": "D", "score": 1.0, "difficulty": "Hard", "path": "official", "error": None}) + "\n")
+    (run / "results.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "v1",
+                "prediction": "D",
+                "score": 1.0,
+                "difficulty": "Hard",
+                "path": "official",
+                "error": None,
+            }
+        )
+        + "\n"
+    )
     (run / "trajectories" / "v1.json").write_text(json.dumps(traj.to_dict()))
-    metrics = asyncio.run(srfa_run(load_run(run), SrfaSettings(progress=False), cascade=cascade, items={"v1": item}))
+    metrics = asyncio.run(
+        srfa_run(load_run(run), SrfaSettings(progress=False), cascade=cascade, items={"v1": item})
+    )
     [audit] = [json.loads(x) for x in (run / "srfa.jsonl").read_text().splitlines()]
     assert audit["image_source"] == "trajectory_ledger"  # a trace with its own tool record reads that
     assert audit["claims"][-1]["support"] == "ungrounded"

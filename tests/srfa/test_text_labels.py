@@ -11,32 +11,48 @@ QUESTION = "Which bone does the arrow in <image 1> point to?"
 
 
 def test_a_claim_only_the_image_can_decide_is_not_checkable() -> None:
-    label = text_label("The arrow points to the zygomatic bone.", Support.UNGROUNDED, ["A", "B", "Fig. 3"], QUESTION)
+    label = text_label(
+        "The arrow points to the zygomatic bone.", Support.UNGROUNDED, ["A", "B", "Fig. 3"], QUESTION
+    )
     assert label is TextLabel.NOT_CHECKABLE
     # the same claim where the figure's OCR names the bones: the text speaks to it and does not say it
     ocr = ["zygomatic arch", "maxilla"]
-    assert text_label("The arrow points to the sphenoid bone.", Support.UNGROUNDED, ["sphenoid wing"], QUESTION) is (
-        TextLabel.UNSUPPORTED)
-    assert text_label("The arrow points to the zygomatic bone.", Support.GROUNDED, ocr, QUESTION) is TextLabel.SUPPORTED
-    assert text_label("It is 616.", Support.COMPUTED, ["308"], "What is twice the value?") is TextLabel.SUPPORTED
+    assert text_label(
+        "The arrow points to the sphenoid bone.", Support.UNGROUNDED, ["sphenoid wing"], QUESTION
+    ) is (TextLabel.UNSUPPORTED)
+    assert (
+        text_label("The arrow points to the zygomatic bone.", Support.GROUNDED, ocr, QUESTION)
+        is TextLabel.SUPPORTED
+    )
+    assert (
+        text_label("It is 616.", Support.COMPUTED, ["308"], "What is twice the value?") is TextLabel.SUPPORTED
+    )
 
 
 def test_a_number_the_ocr_could_read_is_checkable_and_one_without_any_text_is_not() -> None:
     q = "What does the gauge read?"
-    assert text_label("The needle is at 45.", Support.UNGROUNDED, ["30", "40", "50"], q) is TextLabel.UNSUPPORTED
+    assert (
+        text_label("The needle is at 45.", Support.UNGROUNDED, ["30", "40", "50"], q) is TextLabel.UNSUPPORTED
+    )
     assert text_label("The needle is at 45.", Support.UNGROUNDED, [], q) is TextLabel.NOT_CHECKABLE
-    assert text_label("What does the gauge read?", Support.UNGROUNDED, [], q) is TextLabel.UNSUPPORTED  # only the question
+    assert (
+        text_label("What does the gauge read?", Support.UNGROUNDED, [], q) is TextLabel.UNSUPPORTED
+    )  # only the question
 
 
 def _audit(i: int, labels: list[tuple[str, bool, str]], score: float) -> SrfaRecord:
-    claims = [AtomicClaim(ctype, f"c{j}", grounded, text_label=t) for j, (ctype, grounded, t) in enumerate(labels)]
+    claims = [
+        AtomicClaim(ctype, f"c{j}", grounded, text_label=t) for j, (ctype, grounded, t) in enumerate(labels)
+    ]
     return SrfaRecord(f"q{i}", "ledger", claims, score)
 
 
 def test_axes_over_checkable_claims_with_coverage_and_the_all_claims_figure_apart() -> None:
     s, u, n = TextLabel.SUPPORTED.value, TextLabel.UNSUPPORTED.value, TextLabel.NOT_CHECKABLE.value
     audits = [
-        _audit(1, [("SC", True, s), ("SC", False, n), ("DC", True, s)], 1.0),  # checkable: 2 of 3, DC supported
+        _audit(
+            1, [("SC", True, s), ("SC", False, n), ("DC", True, s)], 1.0
+        ),  # checkable: 2 of 3, DC supported
         _audit(2, [("SC", False, u), ("DC", False, n)], 0.0),  # DC not checkable: leaves GDR/R4R/WDG
         _audit(3, [("SC", False, n), ("DC", False, u)], 0.0),  # DC checkable and unsupported
     ]

@@ -21,7 +21,9 @@ def test_run_study_prints_the_report_or_one_error_line(capsys: pytest.CaptureFix
         raise FoldCountError("k-fold cross-validation needs at least 2 folds, got 1")
 
     assert run_study(bad_k, folds=1) == 2
-    assert capsys.readouterr().err == "error: --folds 1: k-fold cross-validation needs at least 2 folds, got 1\n"
+    assert (
+        capsys.readouterr().err == "error: --folds 1: k-fold cross-validation needs at least 2 folds, got 1\n"
+    )
 
     def missing() -> str:
         raise UserError("annotated pairs file not found: x")
@@ -36,16 +38,35 @@ def test_run_study_lets_a_bug_through() -> None:
         run_study(lambda: str(1 / 0), folds=0)
 
 
-@pytest.mark.parametrize(("argv", "says"), [
-    (["eval-grounding", "--data", "{tmp}/none.jsonl"], "error: annotated pairs file not found: {tmp}/none.jsonl"),
-    (["eval-grounding", "--folds", "1"], "error: --folds 1: k-fold cross-validation needs at least 2 folds, got 1"),
-    (["eval-grounding", "--folds", "-1"], "error: --folds -1: k-fold cross-validation needs at least 2 folds, got -1"),
-    (["eval-perception", "--folds", "1"], "error: --folds 1: k-fold cross-validation needs at least 2 folds, got 1"),
-    (["eval-perception", "--config", "{tmp}/none.yaml"], "error: --config {tmp}/none.yaml: no such file"),
-])  # fmt: skip
-def test_a_study_command_with_a_bad_option_is_one_line(argv: list[str], says: str, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (
+            ["eval-grounding", "--data", "{tmp}/none.jsonl"],
+            "error: annotated pairs file not found: {tmp}/none.jsonl",
+        ),
+        (
+            ["eval-grounding", "--folds", "1"],
+            "error: --folds 1: k-fold cross-validation needs at least 2 folds, got 1",
+        ),
+        (
+            ["eval-grounding", "--folds", "-1"],
+            "error: --folds -1: k-fold cross-validation needs at least 2 folds, got -1",
+        ),
+        (
+            ["eval-perception", "--folds", "1"],
+            "error: --folds 1: k-fold cross-validation needs at least 2 folds, got 1",
+        ),
+        (["eval-perception", "--config", "{tmp}/none.yaml"], "error: --config {tmp}/none.yaml: no such file"),
+    ],
+)
+def test_a_study_command_with_a_bad_option_is_one_line(
+    argv: list[str],
+    says: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """The option is the mistake reported, with or without the shared data (here: none)."""
     monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(tmp_path / "no-data"))
     assert cli.main([a.format(tmp=tmp_path) for a in argv]) == 2
@@ -53,12 +74,19 @@ def test_a_study_command_with_a_bad_option_is_one_line(argv: list[str], says: st
     assert err.strip() == says.format(tmp=tmp_path) and "Traceback" not in err
 
 
-@pytest.mark.parametrize(("argv", "says"), [
-    (["eval-grounding"], "error: annotated pairs file not found: {tmp}/grounding_ext/dev.jsonl"),
-    (["eval-perception"], "error: no items.jsonl in {tmp}/gauges"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["eval-grounding"], "error: annotated pairs file not found: {tmp}/grounding_ext/dev.jsonl"),
+        (["eval-perception"], "error: no items.jsonl in {tmp}/gauges"),
+    ],
+)
 def test_the_study_commands_find_the_shared_data_where_the_configs_do(
-    argv: list[str], says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    argv: list[str],
+    says: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """$LEDGERMIND_SHARED_DATA moves the data for conf/benchmark/*.yaml; the studies follow it too."""
     monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(tmp_path))

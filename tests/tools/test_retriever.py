@@ -9,10 +9,15 @@ from ledgermind.tools.retriever import LocalRetrieverTool, default_search_tool
 from ledgermind.tools.search import WebSearchTool
 
 DOCS = [
-    {"id": "eiffel", "title": "Eiffel Tower", "text": "The Eiffel Tower in Paris was completed in 1889.", "url": "https://w/e"},
+    {
+        "id": "eiffel",
+        "title": "Eiffel Tower",
+        "text": "The Eiffel Tower in Paris was completed in 1889.",
+        "url": "https://w/e",
+    },
     {"id": "moon", "title": "Moon landing", "text": "Apollo 11 landed on the Moon in 1969."},
     {"title": "Tokyo", "text": "Tokyo is the capital of Japan."},
-]  # fmt: skip
+]
 
 
 @pytest.fixture()

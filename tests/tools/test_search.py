@@ -17,11 +17,18 @@ from ledgermind.tools.search import SearchConfig, WebSearchTool, digest, parse_s
 
 SERPER_OK = {
     "answerBox": {"answer": "Paris", "link": "https://example.org/paris"},
-    "knowledgeGraph": {"title": "France", "type": "Country", "description": "Country in Europe.",
-                       "descriptionLink": "https://en.wikipedia.org/wiki/France", "attributes": {"Capital": "Paris"}},
-    "organic": [{"title": f"Result {i}", "link": f"https://r{i}.example", "snippet": f"snippet {i} " + "x" * 150}
-                for i in range(5)],
-}  # fmt: skip
+    "knowledgeGraph": {
+        "title": "France",
+        "type": "Country",
+        "description": "Country in Europe.",
+        "descriptionLink": "https://en.wikipedia.org/wiki/France",
+        "attributes": {"Capital": "Paris"},
+    },
+    "organic": [
+        {"title": f"Result {i}", "link": f"https://r{i}.example", "snippet": f"snippet {i} " + "x" * 150}
+        for i in range(5)
+    ],
+}
 SERPAPI_OK = {
     "answer_box": {"snippet": "Paris is the capital", "link": "https://serpapi.example/a"},
     "organic_results": [{"title": "S", "link": "https://s.example", "snippet": "from serpapi"}],
@@ -85,8 +92,13 @@ def keys(monkeypatch):
 
 
 def tool(apis, **kw) -> WebSearchTool:
-    cfg = SearchConfig(serper_url=f"{apis.base}/serper", serpapi_url=f"{apis.base}/serpapi",
-                       backoff_base_s=0.0, timeout_s=kw.pop("timeout_s", 5.0), **kw)  # fmt: skip
+    cfg = SearchConfig(
+        serper_url=f"{apis.base}/serper",
+        serpapi_url=f"{apis.base}/serpapi",
+        backoff_base_s=0.0,
+        timeout_s=kw.pop("timeout_s", 5.0),
+        **kw,
+    )
     return WebSearchTool(cfg, seed=0)
 
 

@@ -30,11 +30,18 @@ def main(argv: list[str] | None = None) -> int:
 
     benches = {k: n for k, n in (("mmmu_pro_standard10", args.mmmu), ("gauges", args.gauges)) if n > 0}
     if args.replicates < 1 or not benches or not 0 <= args.coupling <= 1:
-        print("error: need --replicates >= 1, at least one benchmark, and --coupling in [0, 1]", file=sys.stderr)
+        print(
+            "error: need --replicates >= 1, at least one benchmark, and --coupling in [0, 1]", file=sys.stderr
+        )
         return 2
     try:
-        report = null_test(args.out, coupling=args.coupling, replicates=args.replicates, benchmarks=benches,
-                           overrides=args.overrides)  # fmt: skip
+        report = null_test(
+            args.out,
+            coupling=args.coupling,
+            replicates=args.replicates,
+            benchmarks=benches,
+            overrides=args.overrides,
+        )
     except UserError as e:
         print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
         return 2

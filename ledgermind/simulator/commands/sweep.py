@@ -44,8 +44,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seeds", type=_ints, default=[0], help="comma-separated run seeds (default 0)")
     p.add_argument("--limit", type=int, default=None, help="first N items of the benchmark")
     p.add_argument("--benchmark", default="mmmu_pro_standard10")
-    p.add_argument("--ablation", default=None, help="the variant to compare with full (default: from the rate)")
-    p.add_argument("--fault", default=None, help="census fault kind whose catch rate is drawn (default: from the rate)")
+    p.add_argument(
+        "--ablation", default=None, help="the variant to compare with full (default: from the rate)"
+    )
+    p.add_argument(
+        "--fault", default=None, help="census fault kind whose catch rate is drawn (default: from the rate)"
+    )
     p.add_argument("--out", type=Path, default=Path("outputs/sim-sweep"))
     p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES)
     p.add_argument("--bootstrap-seed", type=int, default=0)
@@ -59,9 +63,15 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         spec = sim_sweep.spec_for(
-            args.rate, args.grid, ablation=args.ablation, fault=args.fault, benchmark=args.benchmark,
-            seeds=tuple(args.seeds), limit=args.limit, overrides=tuple(args.overrides),
-        )  # fmt: skip
+            args.rate,
+            args.grid,
+            ablation=args.ablation,
+            fault=args.fault,
+            benchmark=args.benchmark,
+            seeds=tuple(args.seeds),
+            limit=args.limit,
+            overrides=tuple(args.overrides),
+        )
         boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)
         points, outs = sim_sweep.sweep(spec, args.out, boot)
     except (UserError, OmegaConfBaseException, ValueError) as e:
