@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ledgermind.confutil import CONF_DIR, option_node
+from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import ConfigError
 
 # Config groups a run selects, in the order the help lists them (``ablation`` is added with ``+``).
@@ -195,6 +195,7 @@ def composition_error(e: BaseException) -> str | None:
     """Hydra's (or OmegaConf's) refusal of a config as one line naming the closest key or option;
     None for anything else (a bug keeps its traceback)."""
     from hydra.errors import HydraException, MissingConfigException
+    from omegaconf import DictConfig
     from omegaconf.errors import OmegaConfBaseException
 
     if isinstance(e, MissingConfigException) and e.options is not None:  # benchmark=mmmu_pro_standrd10
@@ -207,15 +208,18 @@ def composition_error(e: BaseException) -> str | None:
     key, parent = getattr(cause, "full_key", None), getattr(cause, "parent_node", None)
     if "not in" in str(cause) and key and parent is not None:  # struct mode: limt=2, pipeline.zom=8
         prefix, _, leaf = key.rpartition(".")
-        hint = _closest(leaf, [str(k) for k in parent], f"{prefix}." if prefix else "")
+        below = [f"{k}.{s}" for k in parent if isinstance(n := parent._get_node(k), DictConfig) for s in n]
+        hint = _closest(leaf, [*map(str, parent), *below], f"{prefix}." if prefix else "")  # pipeline.beta
         return f"unknown key {key!r}: {hint or 'python scripts/run.py --help lists the keys'}".rstrip()
     first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
     return f"{first} (config key: {key})" if key and key not in first else first
 
 
 def _closest(name: str, known: Sequence[str], prefix: str = "") -> str:
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    return f"did you mean {prefix}{close[0]}? " if close else ""
+    """``did you mean …? `` for the known name (a sibling before a nested one) whose last part is closest."""
+    leaves = {k.rpartition(".")[2]: k for k in reversed(known)}
+    close = difflib.get_close_matches(name, list(leaves), n=1, cutoff=0.6)
+    return f"did you mean {prefix}{leaves[close[0]]}? " if close else ""
 
 
 def sweep_jobs(argv: Sequence[str], conf_dir: Path | None = None) -> int | None:

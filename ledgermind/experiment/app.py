@@ -220,7 +220,7 @@ def check_schemas(cfg: DictConfig) -> None:
     opens a node to any key, so Hydra's struct mode alone lets ``+pipeline.zom=8`` through), and
     drop the variant's ``table`` node: how Table 3 shows a row is not what the run computes."""
     if agent_factory_path(cfg) == "ledgermind":
-        build(PipelineConfig, to_plain(cfg.get("pipeline")))
+        build(PipelineConfig, to_plain(cfg.get("pipeline")), "pipeline")
     if cfg.get("ablation") is not None:
         ablation_flags(to_plain(cfg.ablation))
         with open_dict(cfg):

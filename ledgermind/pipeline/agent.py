@@ -135,7 +135,7 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
     """Build the agent from the composed Hydra config (``pipeline``, ``perception``, ``ablation``, ``search``)."""
     from perception.build import build_perception
 
-    pcfg = build(PipelineConfig, to_plain(cfg.get("pipeline")))
+    pcfg = build(PipelineConfig, to_plain(cfg.get("pipeline")), "pipeline")
     flags = ablation_flags(to_plain(cfg.get("ablation")))
     per = build_perception(to_plain(cfg.get("perception")))
     tools = per.tools

@@ -24,6 +24,7 @@ T5_ENDINGS = ("abstain", "keep")  # ledgermind.repair.policy.T5Ending values
 ALPHA_CHARS = ("visible", "all")  # ledgermind.dispatch.classifier.AlphaChars values
 T = TypeVar("T")
 
+
 @dataclass(frozen=True)
 class AblationFlags:
     """Table 3 variants. ``full`` = all defaults."""
@@ -108,6 +109,7 @@ class PipelineConfig:
     structured_output: bool = True  # request JSON schemas where the backend supports them
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "retry_jitter_px", tuple(self.retry_jitter_px))  # OmegaConf gives a list
         if self.t5_ending not in T5_ENDINGS:  # a typo must stop the run, not silently pick a rule
             raise ConfigError(
                 f"pipeline.t5_ending must be one of {', '.join(T5_ENDINGS)}, got {self.t5_ending!r}"
@@ -142,17 +144,18 @@ def schema(cls: type) -> Any:
     return node
 
 
-def build(cls: type[T], values: Mapping[str, Any] | None) -> T:
-    """The frozen dataclass from a composed node or a plain mapping: an unknown key or a wrong type
-    is OmegaConf's one-line error naming the key."""
+def build(cls: type[T], values: Mapping[str, Any] | None, at: str) -> T:
+    """The frozen dataclass from a composed node or a plain mapping found at key ``at`` of the config:
+    an unknown key or a wrong type is OmegaConf's error naming the full key (``pipeline.zom``)."""
     from omegaconf import OmegaConf
 
-    return OmegaConf.to_object(OmegaConf.merge(schema(cls), values or {}))  # type: ignore[return-value]
+    merged = OmegaConf.merge({at: schema(cls)}, {at: values or {}})
+    return OmegaConf.to_object(merged[at])  # type: ignore[return-value]
 
 
 def ablation_flags(ablation: Mapping[str, Any] | None) -> AblationFlags:
     """The flags of a variant node (``conf/ablation/NAME.yaml`` or the composed ``cfg.ablation``)."""
-    return build(AblationFlags, {k: v for k, v in (ablation or {}).items() if k not in LABEL_KEYS})
+    return build(AblationFlags, {k: v for k, v in (ablation or {}).items() if k not in LABEL_KEYS}, "ablation")
 
 
 def chosen_values(config: Mapping[str, Any]) -> dict[str, Any]:

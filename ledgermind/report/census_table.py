@@ -19,7 +19,7 @@ Zeros are coloured by what they mean (issue 35), one rule per meaning:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 

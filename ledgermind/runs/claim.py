@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ledgermind.errors import ConfigError, DataError, UserError
+from ledgermind.pipeline.config import chosen_values
 from ledgermind.runs.atomic import atomic_write_json, atomic_write_text
 from ledgermind.runs.files import (
     HYDRA_FILES,
@@ -40,7 +41,6 @@ from ledgermind.runs.files import (
     RunFileError,
     read_json_object,
 )
-from ledgermind.pipeline.config import chosen_values
 from ledgermind.runs.provenance import LOCATION_KEYS, sha256_json
 
 # Top-level keys a resume may change without changing what is computed: which items (a resume
