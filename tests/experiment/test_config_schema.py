@@ -4,11 +4,14 @@ what differs, and a key no code reads is refused before a run starts."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 from omegaconf.errors import ConfigKeyError
@@ -17,7 +20,16 @@ from ledgermind.cli.run_args import options
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.cascade import GroundingConfig, build_cascade
 from ledgermind.pipeline.agent import grounding_config
-from ledgermind.pipeline.config import AblationFlags, PipelineConfig, ablation_flags, build, chosen_values
+from ledgermind.pipeline.config import (
+    AblationFlags,
+    PipelineConfig,
+    ablation_flags,
+    build,
+    chosen_values,
+    register_schemas,
+    schema,
+)
+from ledgermind.runs.claim import IdentityMismatch
 from tests.experiment.conftest import REPO
 
 CONF = REPO / "conf"
@@ -109,3 +121,55 @@ def test_new_keys_override_from_the_command_line() -> None:
     cfg = build(PipelineConfig, node, "pipeline")
     assert (cfg.grounding.demote_ecc, cfg.grounding.beta) == (0.4, 0.2)
     assert chosen_values({"pipeline": node})["pipeline"] == {"grounding": {"demote_ecc": 0.4, "beta": 0.2}}
+
+
+@dataclasses.dataclass(frozen=True)
+class _FlagsWithNoSearch(AblationFlags):
+    no_search: bool = False  # a new flag whose default keeps the old behaviour
+
+
+@dataclasses.dataclass(frozen=True)
+class _PipelineWithNewKey(PipelineConfig):
+    search_rounds: int = 1  # a new constant whose default is what the code did before
+
+
+@pytest.fixture
+def _pipeline_schema() -> Iterator[type]:
+    """Lets a test register another pipeline schema; the real one is registered again afterwards."""
+    store = ConfigStore.instance()
+    yield lambda cls: store.store(group="pipeline", name="ledgermind_schema", node=schema(cls))
+    register_schemas()
+
+
+def test_an_unfinished_run_resumes_after_a_new_default_keeping_key_or_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _pipeline_schema: Callable[[type], None]
+) -> None:
+    """The config hash covers what a run chooses, not the schema's defaults (``chosen_values``): a run
+    folder made before a new key or flag resumes after it, and choosing the new value is another run."""
+    from ledgermind.experiment.app import run_experiment
+    from ledgermind.pipeline import config
+    from ledgermind.runs.results import read_results
+    from tests.experiment.conftest import FAKE_OVERRIDES
+
+    out = tmp_path / "run"
+
+    def run(*extra: str) -> dict[str, Any]:
+        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            cfg = compose(
+                "config",
+                overrides=[*FAKE_OVERRIDES, "+ablation=no_ecc", "logger=none", f"output_dir={out}", *extra],
+            )
+        return run_experiment(cfg)
+
+    assert run("limit=2")["n_items"] == 2  # the benchmark has more: the folder is unfinished
+    identity = (out / "run_identity.json").read_text(encoding="utf-8")
+    _pipeline_schema(_PipelineWithNewKey)  # the composed config now carries pipeline.search_rounds: 1
+    monkeypatch.setattr(config, "AblationFlags", _FlagsWithNoSearch)
+    monkeypatch.setitem(config.NODE_SCHEMAS, "ablation", _FlagsWithNoSearch)
+    monkeypatch.setitem(config.NODE_SCHEMAS, "pipeline", _PipelineWithNewKey)
+    assert run("limit=3")["n_items"] == 3  # resumed: one more item, the first two kept
+    assert len(read_results(out)) == 3
+    assert (out / "run_identity.json").read_text(encoding="utf-8") == identity
+    for chosen in ("pipeline.search_rounds=2", "+ablation.no_search=true"):
+        with pytest.raises(IdentityMismatch, match="holds another experiment"):
+            run("limit=3", chosen)
