@@ -1,4 +1,4 @@
-"""Components chosen by name (issue 28): lazy registry entries, old dotted names as aliases, no probing."""
+"""Components chosen by name: lazy registry entries, a run folder's dotted path never imported, no probing."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from ledgermind.registry import Registry, RegistryError
 
 def test_a_lazy_entry_imports_only_when_looked_up() -> None:
     reg: Registry[object] = Registry("thing")
-    reg.add_lazy("dec", "decimal:Decimal", "old.path.Decimal")
+    reg.add_lazy("dec", "decimal:Decimal")
     sys.modules.pop("fractions", None)
     reg.add_lazy("frac", "fractions:Fraction")
     assert "fractions" not in sys.modules and "frac" in reg
     import decimal
 
-    assert reg.get("dec") is decimal.Decimal and reg.get("old.path.Decimal") is decimal.Decimal
+    assert reg.get("dec") is decimal.Decimal
     with pytest.raises(RegistryError, match="must be 'module:attr'"):
         reg.add_lazy("bad", "decimal.Decimal")
     reg.add_lazy("gone", "no_such_module_xyz:thing")
