@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, TypeVar
 
 from ledgermind import paper
+from ledgermind.benchmarks.registry import LoaderConfig
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.cascade import GroundingConfig
 
@@ -122,7 +123,11 @@ class PipelineConfig:
 
 # The schema of each node of the composed config that a dataclass here describes: a value equal to
 # its default is code, not choice (``non_default``), so the run's config hash leaves it out.
-NODE_SCHEMAS: dict[str, type] = {"pipeline": PipelineConfig, "ablation": AblationFlags}
+NODE_SCHEMAS: dict[str, type] = {
+    "pipeline": PipelineConfig,
+    "ablation": AblationFlags,
+    "benchmark": LoaderConfig,
+}
 
 
 def register_schemas() -> None:
@@ -155,7 +160,9 @@ def build(cls: type[T], values: Mapping[str, Any] | None, at: str) -> T:
 
 def ablation_flags(ablation: Mapping[str, Any] | None) -> AblationFlags:
     """The flags of a variant node (``conf/ablation/NAME.yaml`` or the composed ``cfg.ablation``)."""
-    return build(AblationFlags, {k: v for k, v in (ablation or {}).items() if k not in LABEL_KEYS}, "ablation")
+    return build(
+        AblationFlags, {k: v for k, v in (ablation or {}).items() if k not in LABEL_KEYS}, "ablation"
+    )
 
 
 def chosen_values(config: Mapping[str, Any]) -> dict[str, Any]:
