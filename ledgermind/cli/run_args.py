@@ -22,8 +22,6 @@ import yaml
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import ConfigError
 
-# Config groups a run selects, in the order the help lists them (``ablation`` is added with ``+``).
-GROUPS = ("model", "backend", "benchmark", "pipeline", "ablation", "perception", "logger")
 # Hydra's own flags: passed through untouched.
 HYDRA_FLAGS = frozenset(
     {
