@@ -7,7 +7,7 @@ import pytest
 
 from ledgermind.cli import run_args as cli_help
 from ledgermind.errors import ConfigError
-from tests.experiment.conftest import run_script
+from tests.experiment.conftest import REPO, run_script
 
 
 def test_help_is_hydras_over_conf_listing_every_option_and_key() -> None:
