@@ -97,9 +97,10 @@ class PipelineConfig:
     # the DIRECT path would never run, contradicting §4.2. True restores that literal variant.
     dispatch_on_rendered_options: bool = False
     # |q| of Condition 5's α(q): "visible" (DEVIATION, default) leaves whitespace and <image N> out;
-    # "all" = the paper's every character of q (ledgermind.dispatch.classifier.AlphaChars says why)
+    # "all" = the paper's every character of q (ledgermind.dispatch.classifier.AlphaChars says why;
+    # 5 of 1,671 MMMU-Pro questions re-route)
     dispatch_alpha_chars: str = "visible"
-    # --- decoding
+    # --- decoding (§4.1: the same decoding settings for every variant)
     max_tokens: int = 512
     temperature: float = 0.0
     # Dual-Read's readings must be "calls that do not share context" (App. D.5); a greedy repeat of
