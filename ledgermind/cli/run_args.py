@@ -191,8 +191,8 @@ def _is_value(args: list[str], i: int) -> bool:
 
 def composition_error(e: BaseException) -> str | None:
     """Hydra's (or OmegaConf's) refusal of a config as one line naming the closest key or option;
-    None for anything else (a bug keeps its traceback)."""
-    from hydra.errors import HydraException, MissingConfigException
+    None for anything else (a bug, also one Hydra's ``instantiate`` wraps, keeps its traceback)."""
+    from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
     from omegaconf import DictConfig
     from omegaconf.errors import OmegaConfBaseException
 
@@ -201,7 +201,7 @@ def composition_error(e: BaseException) -> str | None:
         known = [o for o in e.options if not o.startswith("_")]  # _loader: a base, not an option
         return f"unknown {group} option {option!r}: {_closest(option, known)}(options: {' | '.join(known)})"
     cause = e.__cause__ if isinstance(e.__cause__, OmegaConfBaseException) else e
-    if not isinstance(cause, HydraException | OmegaConfBaseException):
+    if not isinstance(cause, ConfigCompositionException | OverrideParseException | OmegaConfBaseException):
         return None
     key, parent = getattr(cause, "full_key", None), getattr(cause, "parent_node", None)
     if "not in" in str(cause) and key and parent is not None:  # struct mode: limt=2, pipeline.zom=8
