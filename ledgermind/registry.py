@@ -50,12 +50,11 @@ class Registry(Generic[T]):
             )
         self._items[name] = obj
 
-    def add_lazy(self, name: str, target: str, *aliases: str) -> None:
-        """Register ``"module:attr"`` under ``name`` (and ``aliases``: e.g. an old config's dotted path)."""
+    def add_lazy(self, name: str, target: str) -> None:
+        """Register ``"module:attr"`` under ``name``, imported on first use."""
         if target.count(":") != 1:
             raise RegistryError(f"lazy {self.kind} {name!r} must be 'module:attr', got {target!r}")
-        for key in (name, *aliases):
-            self.add(key, _Lazy(target))  # type: ignore[arg-type]
+        self.add(name, _Lazy(target))  # type: ignore[arg-type]
 
     def get(self, name: str) -> T:
         try:

@@ -7,6 +7,9 @@ from pathlib import Path
 import pytest
 
 from ledgermind.confutil import shared_data_dir
+from ledgermind.pipeline.config import register_schemas
+
+register_schemas()  # every test that composes conf/ finds the pipeline's schema, as the commands do
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = shared_data_dir()

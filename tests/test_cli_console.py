@@ -55,7 +55,7 @@ def test_a_script_subcommand_keeps_its_exit_code_and_one_line_error(tmp_path, ca
     assert cli.main(["table3", str(tmp_path / "missing")]) == 2
     assert cli.main(["srfa"]) == 2  # S-RFA without a run folder: its usage, exit 2
     assert cli.main(["run", "pipeline.beta=0.2"]) == 2
-    assert "pipeline.beta is now pipeline.grounding.beta" in capsys.readouterr().err
+    assert "unknown key 'pipeline.beta': did you mean pipeline.grounding.beta?" in capsys.readouterr().err
 
 
 def test_python_dash_m_runs_the_console_command() -> None:

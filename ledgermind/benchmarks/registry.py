@@ -30,6 +30,9 @@ class LoaderConfig:
     limit: int | None = None  # first ``limit`` items in file order (deterministic)
     cache_dir: str | None = None  # derived files (rendered pages, decoded images); default: user cache
     strict: bool = False  # True: the first bad row aborts the load; False: it becomes a per-item error
+    # One relative tolerance for every numeric answer, when the benchmark's protocol fixes one (ChartQA's
+    # relaxed accuracy: 0.05); None: the scorer's type-aware rule (scoring/numeric.py)
+    numeric_tolerance: float | None = None
     options: Any = (
         None  # the loader's own options: an instance of the dataclass it declares (``own_options``)
     )
@@ -49,6 +52,13 @@ class LoaderConfig:
         limit = cfg.get("limit")
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ConfigError(f"benchmark.limit must be a non-negative integer or null, got {limit!r}")
+        tol = cfg.get("numeric_tolerance")
+        if tol is not None and (
+            isinstance(tol, bool) or not isinstance(tol, int | float) or not 0 <= tol < 1
+        ):
+            raise ConfigError(
+                f"benchmark.numeric_tolerance must be a fraction in [0, 1) or null, got {tol!r}"
+            )
         options = own(**{k: cfg.pop(k) for k in mine & set(cfg)}) if own is not None else None
         return cls(
             **{k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()},
@@ -113,4 +123,6 @@ def load_benchmark(name: str, config: LoaderConfig | Mapping[str, Any] | None = 
         if it.id in seen:
             raise DataError(f"benchmark {name!r}: duplicate item id {it.id!r}")
         seen.add(it.id)
+        if cfg.numeric_tolerance is not None:  # what the scorer reads (scoring/numeric.py)
+            it.meta["numeric_tolerance"] = cfg.numeric_tolerance
     return items

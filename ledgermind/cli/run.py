@@ -20,6 +20,7 @@ cluster scheduler sends before pre-emption), each with one line and the resume c
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -32,14 +33,17 @@ from omegaconf.errors import OmegaConfBaseException
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError, is_disk_failure, user_error_in
 from ledgermind.experiment.sweep_dirs import register_resolvers, resume_command
+from ledgermind.pipeline.config import register_schemas
 
 register_resolvers()  # hydra.sweep.subdir names multirun jobs from their overrides
+register_schemas()  # conf/pipeline/ledgermind.yaml composes over PipelineConfig
 
 EXIT_USER_ERROR = 2
 EXIT_ITEM_ERRORS = 3
 EXIT_DISK = 4
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process the signal ended
+FULL_ERROR = "HYDRA_FULL_ERROR"
 
 
 class Terminated(KeyboardInterrupt):
@@ -50,17 +54,13 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
 
 
-# State of one command (reset by ``main``: ``ledgermind run`` may be called twice in one process).
-_task_started = False
-_failed_runs: list[str] = []  # one summary line per (multi)run job with errored items
+_failed_runs: list[str] = []  # one summary line per (multi)run job with errored items (reset by ``main``)
 
 
 # An absolute path: the same search path (file://<repo>/conf) whether this runs as scripts/run.py,
 # ``ledgermind run`` or ``python -m ledgermind run``; Hydra names the job after this module ("run").
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _task(cfg: DictConfig) -> None:
-    global _task_started
-    _task_started = True
     from ledgermind.experiment.app import run_experiment
 
     try:
@@ -134,24 +134,19 @@ def _resume(cfg: DictConfig) -> str:
 
 
 def _one_line(e: Exception) -> str:
-    # OmegaConf appends "full_key: ..., object_type=..." lines; the first line says it all.
-    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    key = getattr(e, "full_key", None)
-    return f"{first} (config key: {key})" if key else first
+    """OmegaConf appends "full_key: ..., object_type=..." lines; the first line (or the closest key) says it all."""
+    from ledgermind.cli.run_args import composition_error
+
+    return composition_error(e) or (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The run command; ``argv`` (default: ``sys.argv[1:]``) becomes Hydra's command line."""
-    from ledgermind.cli import run_args  # --help generated from conf/; foreign flags and misspelt keys
+    from ledgermind.cli import run_args  # foreign flags; Hydra's composition errors in one line
 
-    global _task_started
-    _task_started = False
     _failed_runs.clear()
     if argv is not None:
         sys.argv[1:] = list(argv)
-    if any(a in ("--help", "-h") for a in sys.argv[1:]):
-        print(run_args.help_text())
-        return
     try:
         sys.argv[1:] = run_args.preprocess(sys.argv[1:])
     except UserError as e:
@@ -161,14 +156,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     from ledgermind.experiment.progress import start_sweep
 
     start_sweep(run_args.sweep_jobs(sys.argv[1:]))  # -m in this process: one bar over jobs × items
+    full_error = os.environ.get(FULL_ERROR)
+    os.environ[FULL_ERROR] = "1"  # Hydra raises its composition error instead of printing five lines
     try:
         _task()
-    except SystemExit as e:
-        # Hydra reports composition errors (unknown option, bad override) itself and exits 1
-        # before our task starts; those are user errors too.
-        if e.code == 1 and not _task_started:
-            raise SystemExit(EXIT_USER_ERROR) from None
-        raise
+    except Exception as e:  # the task reports its own errors; what reaches here is Hydra's refusal
+        if (line := run_args.composition_error(e)) is None:
+            raise
+        print(f"error: {line}", file=sys.stderr)
+        raise SystemExit(EXIT_USER_ERROR) from None
+    finally:
+        if full_error is None:
+            del os.environ[FULL_ERROR]
+        else:
+            os.environ[FULL_ERROR] = full_error
     for line in _failed_runs:
         print(f"error: {line}", file=sys.stderr)
     if _failed_runs:

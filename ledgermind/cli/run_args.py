@@ -1,29 +1,27 @@
-"""The run command's line (``ledgermind run``, ``scripts/run.py``) as researchers type it: help
-generated from ``conf/``, the anchor flags of other harnesses mapped to our keys, and a misspelt key
-answered with the closest one.
+"""The run command's line (``ledgermind run``, ``scripts/run.py``) before and after Hydra reads it:
+the anchor flags of other harnesses mapped to our keys, and Hydra's own composition errors (struct
+mode, missing options) said in one line with the closest key or option.
 
 Why: ``run.py`` is a Hydra app. ``--limit 2`` or ``--output_path`` (lmms-eval, VLMEvalKit habits) got
-an argparse usage block, a typo such as ``limt=2`` got Hydra's advice to write ``+limt=2`` — which
-then runs with the key silently ignored — and a hand-written ``--help`` went stale as configs were
-added. Everything here reads ``conf/`` itself, so a new model or benchmark shows up without an edit.
+an argparse usage block, and Hydra's answer to a misspelt key is five lines that never say which key
+was meant. The help is Hydra's (``conf/hydra/help/ledgermind.yaml``), the key checks are Hydra's
+struct mode over the composed config and the pipeline's schema; only their wording is ours.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ledgermind.confutil import CONF_DIR, option_node
+from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import ConfigError
 
-# Config groups a run selects, in the order the help lists them (``ablation`` is added with ``+``).
-GROUPS = ("model", "backend", "benchmark", "pipeline", "ablation", "perception", "logger")
 # Hydra's own flags: passed through untouched.
 HYDRA_FLAGS = frozenset(
     {
@@ -36,6 +34,8 @@ HYDRA_FLAGS = frozenset(
         "-p",
         "--info",
         "-i",
+        "--help",
+        "-h",
         "--hydra-help",
         "--version",
         "--config-path",
@@ -51,10 +51,6 @@ HYDRA_FLAGS = frozenset(
         "--experimental-rerun",
     }
 )
-
-
-# Flags that compose from another primary config than conf/config.yaml (README's rerun recipe).
-OTHER_CONFIG = frozenset({"--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd"})
 
 
 @dataclass(frozen=True)
@@ -104,81 +100,10 @@ def first_comment(path: Path) -> str:
     return ""
 
 
-def top_level_keys(conf_dir: Path = CONF_DIR) -> dict[str, str]:
-    """``key -> its comment`` for the plain keys of ``config.yaml`` (seed, limit, ...)."""
-    out: dict[str, str] = {}
-    above = ""  # a comment block right above a key describes it when the key has no comment of its own
-    for line in (conf_dir / "config.yaml").read_text(encoding="utf-8").splitlines():
-        m = re.match(r"^([a-z_]+):(.*)$", line)
-        if m and m.group(1) not in ("defaults", "hydra"):
-            out[m.group(1)] = m.group(2).partition("#")[2].strip() or above
-        above = (above or line.lstrip("# ").strip()) if line.startswith("#") else ""
-    return out
-
-
-def help_text(conf_dir: Path = CONF_DIR) -> str:
-    lines = [
-        "LedgerMind run: python scripts/run.py [key=value ...] [+ablation=NAME]",
-        "",
-        "Config groups (from conf/; `--cfg job` prints the composed config, `--hydra-help` Hydra's own help):",
-    ]
-    for group in GROUPS:
-        prefix = "+" if group == "ablation" else ""
-        lines.append(f"  {prefix}{group}=NAME")
-        for name in options(group, conf_dir):
-            lines.append(f"      {name:<22} {_clip(first_comment(conf_dir / group / f'{name}.yaml'), 86)}")
-    lines += ["", "Keys (key=value; nested ones as model.vllm_args.max_model_len=16384):"]
-    nested = _nested_keys(conf_dir)
-    for key, comment in top_level_keys(conf_dir).items():
-        lines.append(f"  {key:<24} {_clip(comment, 88)}")
-        if key in nested:
-            lines.append(f"  {'':<24} {nested[key]}")
-    lines += [
-        "  hydra.run.dir=DIR        output directory; an existing one resumes (errored items are retried)",
-        "",
-        "Flags from other harnesses: --limit N -> limit=N, --output_path DIR -> hydra.run.dir=DIR, --seed N -> seed=N;",
-        "--tasks / --model name the key to use instead.",
-        "",
-        "Examples:",
-        "  python scripts/run.py                                   # tiny offline CPU smoke run",
-        "  python scripts/serve.py model=qwen2_5_vl_7b --launch    # then, in another shell:",
-        "  python scripts/run.py model=qwen2_5_vl_7b backend=vllm_server benchmark=mmmu_pro_standard10 +ablation=no_ecc",
-        "  python scripts/run.py backend=simulated benchmark=gauges limit=8   # the simulated test instrument",
-        "  python scripts/run.py pipeline=official pipeline.prompt=cot benchmark=mmmu_pro_vision \\",
-        "      backend=replay backend.path=../shared/data/mmmu_pro_subset/gpt4o_outputs/vision_cot.jsonl",
-        "  python scripts/run.py -m +experiment=table3 backend.base_urls=[http://localhost:8000/v1]   # Table 3 (conf/ablation × 3 seeds)",
-        "  python scripts/run.py -m seed=0,1,2 +ablation=full,no_ecc   # several seeds: scripts/table3.py pools them",
-        "",
-        "Exit codes: 0 all items scored, 3 some items failed (the exit line prints the command that retries them), 2 config/data/preflight error, 1 bug.",
-    ]
-    return "\n".join(lines)
-
-
-def _nested_keys(conf_dir: Path) -> dict[str, str]:
-    """``cache -> "cache.mode, cache.path"`` for the mapping keys of ``config.yaml`` (their comments sit inside)."""
-    from omegaconf import DictConfig, OmegaConf
-
-    cfg = OmegaConf.load(conf_dir / "config.yaml")
-    nodes = {str(k): cfg._get_node(k) for k in cfg if k != "hydra"}  # unresolved: ${hydra:...} needs a run
-    return {
-        k: " ".join(f"{k}.{sub}={_yaml_scalar(n._get_node(sub)._value())}" for sub in n)
-        for k, n in nodes.items()
-        if isinstance(n, DictConfig)
-    }
-
-
-def _yaml_scalar(value: object) -> str:
-    return "null" if value is None else str(value)
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: text.rfind(" ", 0, width - 1)] + " …"
-
-
 # ------------------------------------------------------------------------------ argv
-def translate_argv(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
-    """Foreign flags → overrides (or a one-line ``ConfigError``); then every plain override's key
-    is checked so a misspelt one is answered with the closest known key."""
+def preprocess(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
+    """What ``scripts/run.py`` hands to Hydra: foreign flags become overrides (or a one-line
+    ``ConfigError``, exit 2) and Hydra's flags come first."""
     out: list[str] = []
     args = list(argv)
     i = 0
@@ -202,7 +127,7 @@ def translate_argv(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
             else:
                 raise ConfigError(f"{name} needs a value: {rule.key.format('VALUE')}")  # type: ignore[union-attr]
             out.append(rule.key.format(value))  # type: ignore[union-attr]
-        elif arg.startswith("-") and name not in HYDRA_FLAGS and not _follows_flag_with_value(args, i):
+        elif arg.startswith("-") and name not in HYDRA_FLAGS and not _is_value(args, i):
             raise ConfigError(
                 f"unknown flag {name}: this is a Hydra app, settings are key=value "
                 "(python scripts/run.py --help lists them)"
@@ -210,16 +135,7 @@ def translate_argv(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
         else:
             out.append(arg)
         i += 1
-    out = flags_first(out)
-    if any(a.partition("=")[0] in OTHER_CONFIG for a in out):
-        return out  # another primary config (a recorded run's .hydra/): conf/ does not describe its keys
-    selected = selection(out)
-    searchpath = any(a.lstrip("+").startswith("hydra.searchpath") for a in out)  # other dirs add options
-    for arg in out:
-        check_key(arg, conf_dir, selected)
-        if not searchpath:
-            check_group_option(arg, conf_dir)
-    return out
+    return flags_first(out)
 
 
 # Hydra flags that take a value as the next argument (``--cfg job``, ``-cn name``).
@@ -268,110 +184,40 @@ def flags_first(argv: Sequence[str]) -> list[str]:
     return flags + rest
 
 
-def check_group_option(arg: str, conf_dir: Path = CONF_DIR) -> None:
-    """``benchmark=mmmu_pro_standrd10`` or ``+ablation=no_eccc`` → one line with the closest option
-    (Hydra's own message is 15–20 lines and lists internal files such as ``benchmark/_loader``).
-    Each value of a comma sweep is checked; sweep functions (``choice(...)``) and paths are left to Hydra."""
-    key, eq, value = arg.partition("=")
-    group = key.lstrip("+")
-    if not eq or group not in GROUPS or arg.startswith("-") or any(c in value for c in "()[]${}/"):
-        return
-    known = options(group, conf_dir)
-    for v in (x.strip() for x in value.split(",")):
-        if v and v != "null" and v not in known:
-            close = difflib.get_close_matches(v.lstrip("_"), known, n=1, cutoff=0.6)
-            hint = f"did you mean {key}={close[0]}? " if close else ""
-            raise ConfigError(f"unknown {group} option {v!r}: {hint}(options: {' | '.join(known)})")
-
-
-def _follows_flag_with_value(args: list[str], i: int) -> bool:
+def _is_value(args: list[str], i: int) -> bool:
     """A negative number or a value given to a Hydra flag (``--config-name x``, ``-cp path``)."""
-    prev = args[i - 1] if i else ""
-    return bool(re.fullmatch(r"-\d+(\.\d+)?", args[i])) or prev in {
-        "-cp",
-        "--config-path",
-        "-cn",
-        "--config-name",
-        "-cd",
-        "--config-dir",
-        "-p",
-        "--package",
-        "-c",
-        "--cfg",
-        "-i",
-        "--info",
-        "-sc",
-        "--shell-completion",
-    }
+    return bool(re.fullmatch(r"-\d+(\.\d+)?", args[i])) or (i > 0 and args[i - 1] in VALUE_FLAGS)
 
 
-def check_key(arg: str, conf_dir: Path = CONF_DIR, selected: Mapping[str, str] | None = None) -> None:
-    """A plain ``key=value`` whose key is unknown → one line with the closest known key.
-
-    Only plain overrides are checked (``+key`` adds, ``~key`` deletes, ``hydra.*`` is Hydra's): a
-    top-level key against ``config.yaml`` and the groups, a group's nested key against the option
-    the command line (or the default) selects.
-    """
-    key, eq, _ = arg.partition("=")
-    if not eq or key.startswith(("+", "~", "hydra")) or arg.startswith("-") or "/" in key or not key:
-        return
-    top, _, rest = key.partition(".")
-    known = [*top_level_keys(conf_dir), *GROUPS, "hydra"]
-    if top not in known:
-        raise ConfigError(_unknown(key, top, known))
-    if rest and top in GROUPS:
-        _check_nested(top, rest, conf_dir, (selected or {}).get(top))
-
-
-def _check_nested(group: str, rest: str, conf_dir: Path, option: str | None) -> None:
-    """``model.vllm_args.max_model_lne`` → the closest key in the selected model's yaml."""
+def composition_error(e: BaseException) -> str | None:
+    """Hydra's (or OmegaConf's) refusal of a config as one line naming the closest key or option;
+    None for anything else (a bug, also one Hydra's ``instantiate`` wraps, keeps its traceback)."""
+    from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
     from omegaconf import DictConfig
+    from omegaconf.errors import OmegaConfBaseException
 
-    option = option or _default_option(group, conf_dir)
-    path = conf_dir / group / f"{option}.yaml"
-    if option is None or not path.exists():
-        return
-    node = option_node(group, option, conf_dir)  # with its bases (benchmark/_loader): the keys Hydra composes
-    walked = group
-    for part in rest.split("."):
-        if not isinstance(node, DictConfig):
-            return
-        if part not in node.keys():  # not `in node`: a mandatory ``???`` value is "not in" a DictConfig
-            raise ConfigError(_unknown(f"{group}.{rest}", part, list(node.keys()), f"{walked}."))
-        node, walked = node._get_node(part), f"{walked}.{part}"
-
-
-def _unknown(key: str, part: str, known: Sequence[str], prefix: str = "") -> str:
-    close = difflib.get_close_matches(part, [str(k) for k in known], n=1, cutoff=0.6)
-    hint = f"did you mean {prefix}{close[0]}?" if close else "python scripts/run.py --help lists the keys"
-    return f"unknown key {key!r}: {hint} (to add a new key on purpose, write +{key}=...)"
+    if isinstance(e, MissingConfigException) and e.options is not None:  # benchmark=mmmu_pro_standrd10
+        group, _, option = str(e.missing_cfg_file).rpartition("/")
+        known = [o for o in e.options if not o.startswith("_")]  # _loader: a base, not an option
+        return f"unknown {group} option {option!r}: {_closest(option, known)}(options: {' | '.join(known)})"
+    cause = e.__cause__ if isinstance(e.__cause__, OmegaConfBaseException) else e
+    if not isinstance(cause, ConfigCompositionException | OverrideParseException | OmegaConfBaseException):
+        return None
+    key, parent = getattr(cause, "full_key", None), getattr(cause, "parent_node", None)
+    if "not in" in str(cause) and key and parent is not None:  # struct mode: limt=2, pipeline.zom=8
+        prefix, _, leaf = key.rpartition(".")
+        below = [f"{k}.{s}" for k in parent if isinstance(n := parent._get_node(k), DictConfig) for s in n]
+        hint = _closest(leaf, [*map(str, parent), *below], f"{prefix}." if prefix else "")  # pipeline.beta
+        return f"unknown key {key!r}: {hint or 'python scripts/run.py --help lists the keys'}".rstrip()
+    first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+    return f"{first} (config key: {key})" if key and key not in first else first
 
 
-def _default_option(group: str, conf_dir: Path) -> str | None:
-    for line in (conf_dir / "config.yaml").read_text(encoding="utf-8").splitlines():
-        m = re.match(rf"^\s*-\s*{group}:\s*(\S+)", line)
-        if m:
-            return m.group(1)
-    return None
-
-
-def selection(argv: Sequence[str]) -> dict[str, str]:
-    """The group options the command line selects (``model=qwen3_vl_8b``), for nested key checks."""
-    out = {}
-    for arg in argv:
-        key, eq, value = arg.lstrip("+").partition("=")
-        if eq and key in GROUPS and "," not in value:
-            out[key] = value
-    return out
-
-
-def preprocess(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
-    """What ``scripts/run.py`` hands to Hydra; raises ``ConfigError`` (one line, exit 2) on a user mistake."""
-    from ledgermind.pipeline.config import renamed_override_error
-
-    if moved := renamed_override_error(argv):  # Hydra's own error would not say where the key went
-        raise ConfigError(moved)
-    return translate_argv(argv, conf_dir)
+def _closest(name: str, known: Sequence[str], prefix: str = "") -> str:
+    """``did you mean …? `` for the known name (a sibling before a nested one) whose last part is closest."""
+    leaves = {k.rpartition(".")[2]: k for k in reversed(known)}
+    close = difflib.get_close_matches(name, list(leaves), n=1, cutoff=0.6)
+    return f"did you mean {prefix}{leaves[close[0]]}? " if close else ""
 
 
 def sweep_jobs(argv: Sequence[str], conf_dir: Path | None = None) -> int | None:

@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from ledgermind.backends.serve_command import launch_argv, serve_argv
     from ledgermind.errors import UserError
+    from ledgermind.pipeline.config import register_schemas
 
     if not any(o.startswith("model=") for o in args.overrides):
         print("error: name the model: python scripts/serve.py model=NAME (see conf/model/)", file=sys.stderr)
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    register_schemas()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             cfg = compose("config", overrides=args.overrides)

@@ -44,7 +44,9 @@ def check(
     from hydra import compose, initialize_config_dir
 
     from ledgermind.experiment.app import run_experiment
+    from ledgermind.pipeline.config import register_schemas
 
+    register_schemas()
     recorded.clear()
     overrides = [
         "backend=vllm_server",

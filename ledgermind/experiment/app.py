@@ -28,10 +28,10 @@ from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu
 from ledgermind.experiment.run_log import log_to
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
-from ledgermind.experiment.variants import run_node
 from ledgermind.experiment.wandb_logger import ExperimentLogger
 from ledgermind.metrics import summarize as trajectory_summary
 from ledgermind.metrics.census import format_census
+from ledgermind.pipeline.config import PipelineConfig, ablation_flags, build
 from ledgermind.runs.claim import ResumeMode, claim, resume_identity
 from ledgermind.runs.items import load_items
 from ledgermind.runs.provenance import run_provenance
@@ -176,9 +176,7 @@ def run_experiment(
 ) -> dict[str, Any]:
     """Run the configured experiment and return its ``metrics.json`` content."""
     quiet_http_logs()
-    if cfg.get("ablation") is not None:  # every flag recorded, without how Table 3 shows the variant
-        with open_dict(cfg):
-            cfg.ablation = run_node(cfg.ablation)
+    check_schemas(cfg)
     adopt_backend_model(cfg)
     settings = RunSettings.from_cfg(cfg)
     refuse_large_model_on_cpu(  # before any item or download; reads only the four keys it needs
@@ -215,6 +213,18 @@ def run_experiment(
         logging.getLogger().removeHandler(log_file)
         log_file.close()
         lock.release()
+
+
+def check_schemas(cfg: DictConfig) -> None:
+    """Refuse an unknown or mistyped pipeline or ablation key before anything is claimed (``+key=``
+    opens a node to any key, so Hydra's struct mode alone lets ``+pipeline.zom=8`` through), and
+    drop the variant's ``table`` node: how Table 3 shows a row is not what the run computes."""
+    if agent_factory_path(cfg) == "ledgermind":
+        build(PipelineConfig, to_plain(cfg.get("pipeline")), "pipeline")
+    if cfg.get("ablation") is not None:
+        ablation_flags(to_plain(cfg.ablation))
+        with open_dict(cfg):
+            cfg.ablation.pop("table", None)
 
 
 def hydra_files(cfg: DictConfig) -> dict[str, str]:

@@ -1,10 +1,8 @@
-"""Which agent factory and which scorer a run uses: chosen by name through registries (issue 28).
+"""Which agent factory and which scorer a run uses: chosen by name through registries.
 
 The config names a component (``agent_factory: ledgermind``, ``scorer: ledgermind``); the name is
 looked up in a registry of lazy ``"module:attr"`` entries (``ledgermind.registry``), so the choice
-is a closed, listed set instead of an import path probed with ``inspect.signature``. The old
-configs' dotted paths (``ledgermind.pipeline.build_agent``, ``ledgermind.scoring.score``) stay
-registered as aliases: a run folder recorded before the change still rescores and reports.
+is a closed, listed set instead of an import path probed with ``inspect.signature``.
 
 A dotted path that is not registered is still honoured for a config the user wrote (``trusted``):
 an agent factory is called as ``factory(cfg, backend)``, a scorer as ``scorer(item, reply)``
@@ -25,15 +23,11 @@ Scorer = Callable[..., Any]  # (item, reply text) -> ScoreResult
 ScorerBuilder = Callable[[Mapping[str, Any]], Scorer]  # the ``scoring`` node -> Scorer
 
 AGENT_FACTORIES: Registry[AgentFactory] = Registry("agent_factory")
-AGENT_FACTORIES.add_lazy("ledgermind", "ledgermind.pipeline:build_agent", "ledgermind.pipeline.build_agent")
-AGENT_FACTORIES.add_lazy(
-    "official",
-    "ledgermind.pipeline.official:build_official_agent",
-    "ledgermind.pipeline.official.build_official_agent",
-)
+AGENT_FACTORIES.add_lazy("ledgermind", "ledgermind.pipeline:build_agent")
+AGENT_FACTORIES.add_lazy("official", "ledgermind.pipeline.official:build_official_agent")
 
 SCORERS: Registry[ScorerBuilder] = Registry("scorer")
-SCORERS.add_lazy("ledgermind", "ledgermind.experiment.components:project_scorer", "ledgermind.scoring.score")
+SCORERS.add_lazy("ledgermind", "ledgermind.experiment.components:project_scorer")
 
 
 def project_scorer(node: Mapping[str, Any]) -> Scorer:

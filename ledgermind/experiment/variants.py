@@ -2,28 +2,27 @@
 
 Why one home: the list of variants used to be kept by hand in six places (Table 3's rows, the
 report's structural zeros, the Makefile's sweep, help texts), so a new ablation touched about ten
-files and a forgotten copy silently dropped a row. Each variant file now states what the run does
-(the ``AblationFlags`` it changes; every other flag keeps the dataclass's default) and, under
-``table``, how it is shown:
+files and a forgotten copy silently dropped a row. Each variant file states what the run does (the
+``AblationFlags`` it changes; every other flag keeps the dataclass's default), its ``name`` (the
+option name, which the run records as its identity's ``variant``) and, under ``table``, how it is
+shown:
 
     table:
       display: w/o Dual-Read        # the row's name in Table 3 and the report
       row: 4                        # its place in the paper's row order (full first; 3.5 fits between)
       structural: [dual_read, ...]  # census keys the variant cannot reach (grey, not "never fired")
 
-The ``table`` node is presentation, not experiment: ``run_node`` drops it before a run records or
-hashes its config, so renaming a row never changes a run's identity or splits a resume. The same
-function writes every flag into the recorded node, from ``AblationFlags`` itself: the defaults have
-one home (the dataclass), so a new flag is one line there, not a second copy in a YAML base.
+The ``table`` node is presentation, not experiment: the run drops it before it records or hashes
+its config (``experiment/app.check_schemas``), so renaming a row never changes a run's identity or
+splits a resume. A reader finds a run's variant by that recorded name (``variant``), never by its flags.
 
 Read as data (``confutil.option_node``: the file over its base, nothing resolved), never composed
-by Hydra: a report reading old runs resolves no interpolation and runs no code. The dispatcher's unreachable paths are not listed here; they
-follow from the flags (``report/census_table.structural_zeros``).
+by Hydra: a report reading old runs resolves no interpolation and runs no code. The dispatcher's
+unreachable paths are not listed here; they follow from the flags (``report/census_table.structural_zeros``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,7 +33,7 @@ import yaml
 
 from ledgermind.confutil import CONF_DIR, option_node
 from ledgermind.errors import ConfigError
-from ledgermind.pipeline.config import LABEL_KEYS, AblationFlags
+from ledgermind.pipeline.config import AblationFlags, ablation_flags
 
 GROUP = "ablation"
 TABLE_KEY = "table"
@@ -47,7 +46,7 @@ class Variant:
     name: str
     display: str
     row: float
-    flags: Mapping[str, Any]  # every AblationFlags value: the defaults with this variant's changes
+    flags: AblationFlags  # the defaults with this variant's changes
     structural: tuple[str, ...] = ()
 
 
@@ -71,6 +70,8 @@ def _load(conf_dir: Path) -> tuple[Variant, ...]:
 
 
 def _variant(path: Path) -> Variant:
+    from omegaconf.errors import OmegaConfBaseException
+
     raw = _read(path)
     table = raw.get(TABLE_KEY)
     if not isinstance(table, Mapping) or not {"display", "row"} <= set(table):
@@ -79,7 +80,10 @@ def _variant(path: Path) -> Variant:
         )
     if raw.get("name") != path.stem:
         raise ConfigError(f"{path}: name must be {path.stem!r} (the option name), got {raw.get('name')!r}")
-    flags = flag_values({k: v for k, v in raw.items() if k not in LABEL_KEYS})
+    try:
+        flags = ablation_flags(raw)
+    except OmegaConfBaseException as e:
+        raise ConfigError(f"{path}: {str(e).splitlines()[0]}") from e
     structural = tuple(str(k) for k in table.get("structural") or ())
     return Variant(path.stem, str(table["display"]), float(table["row"]), flags, structural)
 
@@ -102,7 +106,7 @@ def _check_unique(variants: tuple[Variant, ...], folder: Path) -> None:
     for what, key in (
         ("row", lambda v: v.row),
         ("display name", lambda v: v.display),
-        ("flags", lambda v: tuple(sorted(v.flags.items()))),
+        ("flags", lambda v: v.flags),
     ):
         seen: dict[Any, str] = {}
         for v in variants:
@@ -118,7 +122,8 @@ def names(conf_dir: Path | None = None) -> tuple[str, ...]:
 
 def display_name(name: str, conf_dir: Path | None = None) -> str:
     """The row name of a variant; an unlisted one (``custom``, ``official_cot``) shows its own name."""
-    return next((v.display for v in load_variants(conf_dir) if v.name == name), name)
+    listed = variant(name, conf_dir)
+    return listed.display if listed is not None else name
 
 
 def row_order(conf_dir: Path | None = None) -> dict[str, int]:
@@ -126,34 +131,7 @@ def row_order(conf_dir: Path | None = None) -> dict[str, int]:
     return {v.name: i for i, v in enumerate(load_variants(conf_dir))}
 
 
-def with_flags(flags: Mapping[str, Any], conf_dir: Path | None = None) -> Variant | None:
-    """The listed variant that runs with exactly these flags (None: a combination none of them has)."""
-    wanted = dict(flags)
-    return next((v for v in load_variants(conf_dir) if dict(v.flags) == wanted), None)
-
-
-def flag_values(stated: Mapping[str, Any]) -> dict[str, Any]:
-    """Every ``AblationFlags`` value, in the dataclass's order: its default unless ``stated`` changes
-    it; a stated key that is no flag stays, after the flags, for ``flags_from_mapping`` to refuse."""
-    defaults = dataclasses.asdict(AblationFlags())
-    return {
-        **{k: stated.get(k, v) for k, v in defaults.items()},
-        **{k: v for k, v in stated.items() if k not in defaults},
-    }
-
-
-def run_node(ablation: Any) -> Any:
-    """A composed ``cfg.ablation`` as the run records it: every flag (``flag_values``), then the
-    variant's name, without the ``table`` node (module docstring); None stays None (no variant)."""
-    from omegaconf import DictConfig, OmegaConf
-
-    if ablation is None:
-        return None
-    plain = (
-        OmegaConf.to_container(ablation, resolve=False)
-        if isinstance(ablation, DictConfig)
-        else dict(ablation)
-    )
-    labels = {k: v for k, v in plain.items() if k in LABEL_KEYS and k != TABLE_KEY}
-    node = {**flag_values({k: v for k, v in plain.items() if k not in LABEL_KEYS}), **labels}
-    return OmegaConf.create(node) if isinstance(ablation, DictConfig) else node
+def variant(name: str, conf_dir: Path | None = None) -> Variant | None:
+    """The listed variant of that name (a run's recorded ``variant``); None: not a listed one
+    (``custom``, ``official_cot``)."""
+    return next((v for v in load_variants(conf_dir) if v.name == name), None)

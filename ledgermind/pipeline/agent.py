@@ -16,7 +16,7 @@ from ledgermind.dispatch import AlphaChars, DispatchConfig, QuestionProfile, Que
 from ledgermind.errors import ConfigError
 from ledgermind.grounding import GroundingCascade, GroundingConfig, build_cascade
 from ledgermind.pipeline.baselines import run_native_cot, run_no_ledger
-from ledgermind.pipeline.config import LABEL_KEYS, AblationFlags, PipelineConfig, flags_from_mapping
+from ledgermind.pipeline.config import AblationFlags, PipelineConfig, ablation_flags, build
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.direct import run_direct
 from ledgermind.pipeline.fullpipe import run_fullpipe
@@ -135,10 +135,8 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
     """Build the agent from the composed Hydra config (``pipeline``, ``perception``, ``ablation``, ``search``)."""
     from perception.build import build_perception
 
-    pcfg = PipelineConfig.from_mapping(to_plain(cfg.get("pipeline")))
-    flags = flags_from_mapping(
-        {k: v for k, v in (to_plain(cfg.get("ablation")) or {}).items() if k not in LABEL_KEYS}
-    )
+    pcfg = build(PipelineConfig, to_plain(cfg.get("pipeline")), "pipeline")
+    flags = ablation_flags(to_plain(cfg.get("ablation")))
     per = build_perception(to_plain(cfg.get("perception")))
     tools = per.tools
     search = build_search_tool(to_plain(cfg.get("search")))

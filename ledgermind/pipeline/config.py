@@ -1,40 +1,29 @@
 """Every constant of the method, with the paper's default and where it comes from.
 
-The dataclasses here are the schema: each constant is defined once, in ``PipelineConfig`` or in
-the grounding cascade's ``GroundingConfig`` nested under it as ``grounding`` (the values that
-lower layers also default from live in :mod:`ledgermind.paper`, and both dataclasses default from it) (the same names in
-the agent, the audit and the scripts). ``conf/pipeline/ledgermind.yaml`` restates the defaults
-so that a run's recorded ``.hydra/config.yaml`` shows every value and every key can be overridden
-from the command line; ``tests/experiment/test_config_schema.py`` fails if the YAML and these
-defaults ever differ. Ablations (``conf/ablation``) state only the ``AblationFlags`` they flip.
+The dataclasses here are the schema, the one home of each constant and its comment: Hydra composes
+``pipeline`` over ``PipelineConfig`` (registered as ``pipeline/ledgermind_schema``; the grounding
+cascade's ``GroundingConfig`` under ``grounding``), so ``conf/pipeline/ledgermind.yaml`` states only
+what differs and a key no code reads stops the run at composition, in struct mode. The values lower
+layers also default from live in :mod:`ledgermind.paper`. An ablation (``conf/ablation/NAME.yaml``)
+states the ``AblationFlags`` it flips, its ``name`` and, under ``table``, how Table 3 shows it.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from typing import Any, TypeVar
 
 from ledgermind import paper
+from ledgermind.benchmarks.registry import LoaderConfig
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.cascade import GroundingConfig
 
 T5_ENDINGS = ("abstain", "keep")  # ledgermind.repair.policy.T5Ending values
 ALPHA_CHARS = ("visible", "all")  # ledgermind.dispatch.classifier.AlphaChars values
-
-# Keys that moved under ``pipeline.grounding`` (issue 28): an old override must fail naming the
-# new key, never silently do nothing.
-RENAMED_KEYS: Mapping[str, str] = {
-    "beta": "grounding.beta",
-    "delta_read": "grounding.delta_read",
-    "sigma_verify": "grounding.sigma_verify",
-    "sigma_ecc_fail": "grounding.demote_ecc",
-    "sigma_ncc_fail": "grounding.demote_ncc",
-    "sigma_uncited_judgment": "grounding.demote_uncited",
-    "ncc_relations": "grounding.ncc_relations",
-    "ncc_approx_rel": "grounding.approx_rel",
-}
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -61,8 +50,8 @@ class PipelineConfig:
     max_oc: int = 15  # N_max observation claims (App. A, G.2)
     sigma_plan: float = 1.0  # task plan as DERIVATION (Alg. 1 line 2)
     sigma_oc: float = 0.92  # OC as PERCEPTION (Alg. 1 line 3)
-    sigma_ocr: float | None = None  # None: use the OCR engine's score; a number forces it (issue 3)
-    zoom: float = 2.5  # crop-zoom factor (Alg. 1 line 7)
+    sigma_ocr: float | None = None  # None: the OCR engine's own score; a number forces it (App. B.1)
+    # (the crop-zoom factor z of Alg. 1 line 7 is the crop tool's own: perception.crop.zoom)
     dual_read_delta: float = 0.15  # Δv agreement threshold (App. D.5)
     sigma_dual_agree: float = 0.97  # (App. D.5)
     # D.5 says a disagreement "triggers hypothesis verification", but its σ 0.65 is above σ_verify
@@ -98,7 +87,7 @@ class PipelineConfig:
     # A model-backed re-invocation (RETRY/REFRESH/repeated ACQUIRE) re-asks with a rephrased
     # instruction; true: as a seeded sampled draw instead (only for backends that honour sampling).
     reinvoke_sampling: bool = False
-    repair_costs: Mapping[str, float] = field(
+    repair_costs: dict[str, float] = field(
         default_factory=lambda: dict(paper.REPAIR_COSTS)
     )  # λ_type(r)·cost(r) of Eq. 26; the paper gives no numbers, these are our defaults
     gamma: float = paper.GAMMA  # decision-grounding threshold γ of R4R / WDG (Eqs. 9–10)
@@ -108,9 +97,10 @@ class PipelineConfig:
     # the DIRECT path would never run, contradicting §4.2. True restores that literal variant.
     dispatch_on_rendered_options: bool = False
     # |q| of Condition 5's α(q): "visible" (DEVIATION, default) leaves whitespace and <image N> out;
-    # "all" = the paper's every character of q (ledgermind.dispatch.classifier.AlphaChars says why)
+    # "all" = the paper's every character of q (ledgermind.dispatch.classifier.AlphaChars says why;
+    # 5 of 1,671 MMMU-Pro questions re-route)
     dispatch_alpha_chars: str = "visible"
-    # --- decoding
+    # --- decoding (§4.1: the same decoding settings for every variant)
     max_tokens: int = 512
     temperature: float = 0.0
     # Dual-Read's readings must be "calls that do not share context" (App. D.5); a greedy repeat of
@@ -121,6 +111,7 @@ class PipelineConfig:
     structured_output: bool = True  # request JSON schemas where the backend supports them
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "retry_jitter_px", tuple(self.retry_jitter_px))  # OmegaConf gives a list
         if self.t5_ending not in T5_ENDINGS:  # a typo must stop the run, not silently pick a rule
             raise ConfigError(
                 f"pipeline.t5_ending must be one of {', '.join(T5_ENDINGS)}, got {self.t5_ending!r}"
@@ -130,49 +121,82 @@ class PipelineConfig:
                 f"pipeline.dispatch_alpha_chars must be one of {', '.join(ALPHA_CHARS)}, got {self.dispatch_alpha_chars!r}"
             )
 
-    @classmethod
-    def from_mapping(cls, m: Mapping[str, Any] | None) -> PipelineConfig:
-        return _from_mapping(cls, m)
+
+# The schema of each node of the composed config that a dataclass here describes: a value equal to
+# its default is code, not choice (``non_default``), so the run's config hash leaves it out.
+NODE_SCHEMAS: dict[str, type] = {
+    "pipeline": PipelineConfig,
+    "ablation": AblationFlags,
+    "benchmark": LoaderConfig,
+}
 
 
-def _from_mapping(cls: type, m: Mapping[str, Any] | None) -> Any:
-    """Build a frozen config from a (Hydra) mapping; unknown keys are a one-line ConfigError."""
-    m = dict(m or {})
-    m.pop("_target_", None)
-    names = {f.name for f in fields(cls)}
-    if cls is PipelineConfig:
-        for old in sorted(set(m) & set(RENAMED_KEYS)):
-            raise ConfigError(renamed_message(old))
-        if "grounding" in m:
-            m["grounding"] = GroundingConfig.from_mapping(m["grounding"] or {})
-    unknown = sorted(set(m) - names)
-    if unknown:
-        raise ConfigError(
-            f"unknown {cls.__name__} key(s): {', '.join(unknown)}; known: {', '.join(sorted(names))}"
-        )
-    if "retry_jitter_px" in m:
-        m["retry_jitter_px"] = tuple(m["retry_jitter_px"])
-    if "repair_costs" in m:
-        m["repair_costs"] = dict(m["repair_costs"])
-    return cls(**m)
+def register_schemas() -> None:
+    """Make ``PipelineConfig`` Hydra's schema of ``pipeline`` (``pipeline/ledgermind_schema``, the
+    first entry of ``conf/pipeline/ledgermind.yaml``'s defaults); every composition calls this."""
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(group="pipeline", name="ledgermind_schema", node=schema(PipelineConfig))
 
 
-def renamed_message(old: str) -> str:
-    return f"pipeline.{old} is now pipeline.{RENAMED_KEYS[old]}; use that key"
+def schema(cls: type) -> Any:
+    """The dataclass as a typed, closed OmegaConf node that overrides may still change (OmegaConf
+    makes a frozen dataclass's node read-only, which would refuse every override)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    node = OmegaConf.structured(cls)
+    for sub in (node, *(v for v in node.values() if isinstance(v, DictConfig))):
+        sub._set_flag("readonly", None)
+    return node
 
 
-def renamed_override_error(overrides: Sequence[str]) -> str | None:
-    """The one-line error for a command-line override of a moved key, else None.
+def build(cls: type[T], values: Mapping[str, Any] | None, at: str) -> T:
+    """The frozen dataclass from a composed node or a plain mapping found at key ``at`` of the config:
+    an unknown key or a wrong type is OmegaConf's error naming the full key (``pipeline.zom``)."""
+    from omegaconf import OmegaConf
 
-    Hydra rejects an unknown key with a long struct error that does not say where the key went;
-    the entry points check their overrides first (``pipeline.beta=0.2``, ``+pipeline.beta=0.2``).
-    """
-    for arg in overrides:
-        key = arg.split("=", 1)[0].lstrip("+~")
-        if key.startswith("pipeline.") and key.removeprefix("pipeline.") in RENAMED_KEYS:
-            return renamed_message(key.removeprefix("pipeline."))
-    return None
+    merged = OmegaConf.merge({at: schema(cls)}, {at: values or {}})
+    return OmegaConf.to_object(merged[at])  # type: ignore[return-value]
 
 
-def flags_from_mapping(m: Mapping[str, Any] | None) -> AblationFlags:
-    return _from_mapping(AblationFlags, m)
+def ablation_flags(ablation: Mapping[str, Any] | None) -> AblationFlags:
+    """The flags of a variant node (``conf/ablation/NAME.yaml`` or the composed ``cfg.ablation``)."""
+    return build(
+        AblationFlags, {k: v for k, v in (ablation or {}).items() if k not in LABEL_KEYS}, "ablation"
+    )
+
+
+def chosen_values(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A resolved config with each schema node (``NODE_SCHEMAS``) reduced to what it sets beyond the
+    dataclass's defaults: what a run's config hash covers. Why: the defaults are code, like the rest
+    of the code (``git`` in the provenance); hashing them made every new key, even one whose default
+    keeps the old behaviour, a new experiment, and every unfinished run folder refused to resume."""
+    out = dict(config)
+    for key, cls in NODE_SCHEMAS.items():
+        node = out.get(key)
+        if isinstance(node, Mapping) and set(node) <= {f.name for f in fields(cls)} | set(LABEL_KEYS):
+            out[key] = non_default(cls, node)
+    return out
+
+
+def non_default(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``values`` that differ from the dataclass's defaults (recursing into a nested
+    dataclass), and any key it does not know; what a config chose beyond the code's defaults."""
+    defaults = {f.name: getattr(cls(), f.name) for f in fields(cls)}
+    out: dict[str, Any] = {}
+    for k, v in values.items():
+        d = defaults.get(k, _UNKNOWN)
+        if is_dataclass(d) and isinstance(v, Mapping):
+            if sub := non_default(type(d), v):
+                out[k] = sub
+        elif d is _UNKNOWN or _canon(v) != _canon(asdict(d) if is_dataclass(d) else d):
+            out[k] = v
+    return out
+
+
+_UNKNOWN = object()
+
+
+def _canon(value: Any) -> Any:
+    """A value as JSON reads it back: a tuple default equals the list the config holds, 3 equals 3.0."""
+    return json.loads(json.dumps(value, default=str))

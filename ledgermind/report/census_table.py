@@ -19,7 +19,7 @@ Zeros are coloured by what they mean (issue 35), one rule per meaning:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -185,25 +185,25 @@ def run_census(
 
 
 def structural_zeros(run_dir: Path, variant: str) -> set[str]:
-    """Census keys the run's variant cannot reach, from its recorded config (``.hydra/config.yaml``).
+    """Census keys the run's variant (its recorded name) cannot reach.
 
-    Paths: those ``choose_path`` never returns under the run's ablation flags (OFFICIAL only under
-    ``pipeline=official``). Mechanisms: the ``table.structural`` keys of the variant in
-    ``conf/ablation`` that runs with the same flags (``experiment/variants.py``; e.g. Dual-Read under
-    ``no_dual_read``). A run without a recorded config is read with the default flags (``full``);
-    a flag combination no listed variant has gets the path rule only.
+    Paths: those ``choose_path`` never returns under the variant's ablation flags (OFFICIAL only
+    under ``pipeline=official``). Mechanisms: the variant's ``table.structural`` keys in
+    ``conf/ablation`` (``experiment/variants.py``; e.g. Dual-Read under ``no_dual_read``). A variant
+    no file lists (``custom``, ``official_cot``) is read from its recorded config
+    (``.hydra/config.yaml``; none: the default flags) and gets the path rule only.
     """
-    from ledgermind.experiment.variants import with_flags
+    from ledgermind.experiment.variants import variant as listed_variant
     from ledgermind.pipeline.agent import choose_path
     from ledgermind.trajectory import PathKind
 
-    flags, official = _recorded_flags(Path(run_dir), variant)
+    listed = listed_variant(variant)
+    flags, official = (listed.flags, False) if listed else _recorded_flags(Path(run_dir), variant)
     if official:
         reachable = {PathKind.OFFICIAL.value}
     else:  # the dispatcher's decision only reads is_complex
         reachable = {choose_path(_Profile(c), flags).value for c in (False, True)}  # type: ignore[arg-type]
     out = {f"paths.{p.value}" for p in PathKind if p.value not in reachable}
-    listed = with_flags(asdict(flags))
     return out | set(listed.structural if listed is not None else ())
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ledgermind.errors import ConfigError, DataError, UserError
+from ledgermind.pipeline.config import chosen_values
 from ledgermind.runs.atomic import atomic_write_json, atomic_write_text
 from ledgermind.runs.files import (
     HYDRA_FILES,
@@ -96,8 +97,9 @@ class IdentityMismatch(UserError):
 
 # ------------------------------------------------------------------------------ identity
 def resume_config_hash(config: Mapping[str, Any]) -> str:
-    """sha256 of the resolved config without the keys a resume may change."""
-    rest = {k: v for k, v in config.items() if k not in RESUMABLE_KEYS}
+    """sha256 of the values the resolved config chooses (``chosen_values``: a new key whose default
+    keeps the old behaviour leaves it as it was) without the keys a resume may change."""
+    rest = chosen_values({k: v for k, v in config.items() if k not in RESUMABLE_KEYS})
     if isinstance(rest.get("backend"), Mapping):
         rest["backend"] = {k: v for k, v in rest["backend"].items() if k not in RESUMABLE_BACKEND_KEYS}
     return sha256_json(rest)

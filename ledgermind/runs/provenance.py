@@ -24,6 +24,7 @@ from string import Template
 from typing import Any
 
 import ledgermind
+from ledgermind.pipeline.config import chosen_values
 
 PACKAGE_ROOT = Path(ledgermind.__file__).resolve().parent
 REPO_ROOT = PACKAGE_ROOT.parent
@@ -66,8 +67,9 @@ def file_sha256(path: str) -> str | None:
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
-    """sha256 of the resolved config without its location keys (``LOCATION_KEYS``)."""
-    return sha256_json({k: v for k, v in config.items() if k not in LOCATION_KEYS})
+    """sha256 of the values the resolved config chooses (``chosen_values``: a schema default is
+    code, not choice) without its location keys (``LOCATION_KEYS``)."""
+    return sha256_json(chosen_values({k: v for k, v in config.items() if k not in LOCATION_KEYS}))
 
 
 # ------------------------------------------------------------------------------ code and packages

@@ -7,6 +7,10 @@
 * anything else (``count``, ``exact``, or no kind): exact match after number normalisation —
   counts, years, money totals and identifiers are discrete; only float formatting noise
   (1e-6 relative) is absorbed.
+
+A benchmark whose protocol fixes one tolerance for every numeric answer (ChartQA's relaxed
+accuracy: within 5 %) states it as ``benchmark.numeric_tolerance``; its items carry it
+(``meta["numeric_tolerance"]``) and it replaces the type-aware rule for them (``relative_all``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ _NUMBER = re.compile(r"[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?
 class NumericTolerance:
     relative_read: float = paper.DELTA_READ  # δ_read (App. C)
     use_graduation: bool = True
+    relative_all: float | None = None  # the benchmark's own tolerance for every numeric answer
 
 
 def parse_number(text: str) -> float | None:
@@ -64,6 +69,8 @@ def numbers_match(
     if not (math.isfinite(pred) and math.isfinite(gold)):
         return False
     err = abs(pred - gold)
+    if tol.relative_all is not None:
+        return err <= tol.relative_all * abs(gold) + EXACT_EPS * max(1.0, abs(gold))
     if kind == "reading":
         if err <= tol.relative_read * abs(gold):
             return True

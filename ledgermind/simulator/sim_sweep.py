@@ -106,6 +106,9 @@ def _compose(overrides: Sequence[str]) -> DictConfig:
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
+    from ledgermind.pipeline.config import register_schemas
+
+    register_schemas()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             return compose("config", overrides=list(overrides))

@@ -95,3 +95,19 @@ def test_a_loader_reads_its_own_options_without_growing_the_shared_config(monkey
     with pytest.raises(ConfigError, match="unknown benchmark option"):
         load_benchmark("gauges", {"zoom": 3})  # another loader's key is not gauges'
     assert "zoom" not in {f.name for f in fields(LoaderConfig)}
+
+
+def test_a_benchmark_carries_its_own_numeric_tolerance_to_the_scorer(tmp_path) -> None:
+    """ChartQA-style relaxed accuracy: ``benchmark.numeric_tolerance`` replaces the type-aware rule
+    (an exact count here) for every numeric item of that benchmark, and only there."""
+    from ledgermind.scoring import score
+
+    f = tmp_path / "charts.jsonl"
+    f.write_text('{"id": "a", "question": "q", "answer": "40", "answer_type": "numeric"}\n')
+    (exact,) = load_benchmark("jsonl", {"path": str(f)})
+    (relaxed,) = load_benchmark("jsonl", {"path": str(f), "numeric_tolerance": 0.05})
+    assert relaxed.meta["numeric_tolerance"] == 0.05 and "numeric_tolerance" not in exact.meta
+    assert [score(relaxed, f"Answer: {v}").correct for v in ("41.9", "38.1", "42.1")] == [1.0, 1.0, 0.0]
+    assert score(exact, "Answer: 41.9").correct == 0.0 and score(exact, "Answer: 40").correct == 1.0
+    with pytest.raises(ConfigError, match="numeric_tolerance must be a fraction"):
+        load_benchmark("jsonl", {"path": str(f), "numeric_tolerance": "5%"})

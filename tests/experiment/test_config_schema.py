@@ -1,31 +1,38 @@
-"""One home per constant (issue 28): the dataclasses are the schema, the YAML restates them exactly.
-
-The YAML under ``conf/`` keeps every value visible in a run's recorded config and overridable from
-the command line; these tests fail the moment a YAML value and its dataclass default differ, a key
-exists on one side only, a constant is defined twice, or an ablation restates a flag it does not
-change.
-"""
+"""One home per constant: the dataclasses are the schema Hydra composes over; the YAML states only
+what differs, and a key no code reads is refused before a run starts."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
+from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
+from omegaconf.errors import ConfigKeyError
 
-from ledgermind.cli.run_args import options, preprocess
+from ledgermind.cli.run_args import options
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.cascade import GroundingConfig, build_cascade
 from ledgermind.pipeline.agent import grounding_config
-from ledgermind.pipeline.config import RENAMED_KEYS, AblationFlags, PipelineConfig
+from ledgermind.pipeline.config import (
+    AblationFlags,
+    PipelineConfig,
+    ablation_flags,
+    build,
+    chosen_values,
+    register_schemas,
+    schema,
+)
+from ledgermind.runs.claim import IdentityMismatch
 from tests.experiment.conftest import REPO
 
 CONF = REPO / "conf"
-NESTED = {"grounding": GroundingConfig}  # PipelineConfig fields that are dataclasses of their own
 
 
 def _compose(*overrides: str) -> dict[str, Any]:
@@ -35,57 +42,39 @@ def _compose(*overrides: str) -> dict[str, Any]:
     return {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("pipeline", "ablation") if k in cfg}
 
 
-def _same(yaml_value: Any, default: Any) -> bool:
-    if isinstance(default, tuple):
-        return list(default) == yaml_value
-    if isinstance(default, float) and math.isinf(default):
-        return yaml_value == default
-    return (
-        type(yaml_value) is type(default)
-        and yaml_value == default
-        or (
-            isinstance(default, float)
-            and isinstance(yaml_value, int)
-            and not isinstance(yaml_value, bool)
-            and float(yaml_value) == default
+def test_the_pipeline_yaml_states_only_what_differs_and_composes_to_the_dataclass() -> None:
+    raw = yaml.safe_load((CONF / "pipeline" / "ledgermind.yaml").read_text(encoding="utf-8"))
+    assert set(raw) == {"defaults", "seed"} and raw["seed"] == "${seed}"  # the run's seed, nothing restated
+    node = _compose("seed=3")["pipeline"]
+    assert build(PipelineConfig, node, "pipeline") == PipelineConfig(seed=3)
+    assert chosen_values({"pipeline": _compose()["pipeline"]}) == {
+        "pipeline": {}
+    }  # all defaults: nothing chosen
+
+
+@pytest.mark.parametrize("override", ["pipeline.zoom=8", "pipeline.grounding.bta=0.2", "pipeline.max_oc=abc"])
+def test_a_key_no_code_reads_or_a_wrong_type_is_refused_at_composition(override: str) -> None:
+    with pytest.raises(ConfigCompositionException):
+        _compose(override)
+
+
+def test_an_added_key_is_refused_before_the_run_claims_its_folder(tmp_path) -> None:
+    """``+pipeline.KEY`` opens the node to any key; the run checks it against the schema first."""
+    from ledgermind.experiment.app import run_experiment
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(
+            "config", overrides=["+pipeline.zom=8", f"output_dir={tmp_path / 'run'}", "logger=none"]
         )
-    )
-
-
-def _mismatches(node: dict[str, Any], schema: Any, prefix: str) -> list[str]:
-    """Every key of ``node`` vs every field of the dataclass ``schema``: missing, extra or differing."""
-    names = {f.name for f in dataclasses.fields(schema)}
-    out = [f"{prefix}{k}: not a {schema.__name__} field" for k in sorted(set(node) - names)]
-    out += [f"{prefix}{k}: missing from the YAML" for k in sorted(names - set(node))]
-    default = schema()
-    for k in sorted(set(node) & names):
-        if k in NESTED and schema is PipelineConfig:
-            out += _mismatches(node[k], NESTED[k], f"{prefix}{k}.")
-        elif not _same(node[k], getattr(default, k)):
-            out.append(f"{prefix}{k}: YAML {node[k]!r} != dataclass {getattr(default, k)!r}")
-    return out
-
-
-def test_pipeline_yaml_is_exactly_the_dataclass_defaults() -> None:
-    assert _mismatches(_compose()["pipeline"], PipelineConfig, "pipeline.") == []
-
-
-def test_the_walk_catches_a_drifted_default() -> None:
-    node = _compose()["pipeline"]
-    node["grounding"]["demote_ecc"] = 0.49
-    node["max_oc"] = 16
-    assert _mismatches(node, PipelineConfig, "pipeline.") == [
-        "pipeline.grounding.demote_ecc: YAML 0.49 != dataclass 0.5",
-        "pipeline.max_oc: YAML 16 != dataclass 15",
-    ]
+    with pytest.raises(ConfigKeyError, match="pipeline.zom"):
+        run_experiment(cfg, agent_factory=lambda *_: None, scorer=lambda *_: None)
+    assert not (tmp_path / "run").exists()
 
 
 def test_no_constant_is_defined_twice() -> None:
     pipeline = {f.name for f in dataclasses.fields(PipelineConfig)}
     grounding = {f.name for f in dataclasses.fields(GroundingConfig)}
     assert pipeline & grounding == set()
-    assert not set(RENAMED_KEYS) & pipeline  # a moved key has one home, the new one
-    assert {v.removeprefix("grounding.") for v in RENAMED_KEYS.values()} <= grounding
 
 
 def test_srfa_reads_the_pipeline_names() -> None:
@@ -101,11 +90,8 @@ def test_srfa_reads_the_pipeline_names() -> None:
         build_cascade({"sigma_ecc_fail": 0.4})  # the old pipeline name is not a grounding key
 
 
-def test_each_ablation_states_only_what_it_changes_and_the_run_records_every_flag() -> None:
-    """The flag defaults have one home, ``AblationFlags``: a variant file states its changes only,
-    and the recorded node (``variants.run_node``) holds every flag, in the dataclass's order."""
-    from ledgermind.experiment.variants import run_node
-
+def test_each_ablation_states_only_what_it_changes_and_its_flags_are_built_from_it() -> None:
+    """The flag defaults have one home, ``AblationFlags``: a variant file states its changes only."""
     base = dataclasses.asdict(AblationFlags())
     assert not any(n.startswith("_") for n in options("ablation"))  # no YAML copy of the defaults
     for name in options("ablation"):
@@ -115,12 +101,14 @@ def test_each_ablation_states_only_what_it_changes_and_the_run_records_every_fla
         assert set(stated) <= set(base) and all(base[k] != v for k, v in stated.items()), f"{name}: {stated}"
         composed = _compose(f"+ablation={name}")["ablation"]
         assert composed == {**stated, "name": name, "table": raw["table"]}
-        recorded = run_node(composed)
-        assert list(recorded) == [*base, "name"] and recorded == {**base, **stated, "name": name}
+        assert ablation_flags(composed) == AblationFlags(**stated)
+        assert chosen_values({"ablation": {**stated, "name": name}})["ablation"] == {**stated, "name": name}
+    with pytest.raises(ConfigKeyError, match="ecc_nc"):
+        ablation_flags({"name": "typo", "ecc_nc": False})
 
 
 def test_no_ecc_turns_both_checks_off_and_full_keeps_the_pipeline_grounding() -> None:
-    cfg = PipelineConfig.from_mapping({"grounding": {"delta_read": 0.2, "ncc_relations": False}})
+    cfg = build(PipelineConfig, {"grounding": {"delta_read": 0.2, "ncc_relations": False}}, "pipeline")
     full = grounding_config(cfg, AblationFlags())
     assert full == dataclasses.replace(GroundingConfig(), delta_read=0.2, ncc_relations=False)
     off = build_cascade(grounding_config(cfg, AblationFlags(ecc_ncc=False))).cfg
@@ -128,17 +116,60 @@ def test_no_ecc_turns_both_checks_off_and_full_keeps_the_pipeline_grounding() ->
     assert build_cascade(GroundingConfig(), ecc=False).cfg.ecc_enabled is False
 
 
-@pytest.mark.parametrize(("old", "new"), sorted(RENAMED_KEYS.items()))
-def test_an_old_key_fails_naming_the_new_one(old: str, new: str) -> None:
-    with pytest.raises(ConfigError, match=f"pipeline.{old} is now pipeline.{new}"):
-        PipelineConfig.from_mapping({old: 0.3})
-    for arg in (f"pipeline.{old}=0.3", f"+pipeline.{old}=0.3"):
-        with pytest.raises(ConfigError, match=f"pipeline.{old} is now pipeline.{new}"):
-            preprocess([arg])
-
-
 def test_new_keys_override_from_the_command_line() -> None:
     node = _compose("pipeline.grounding.demote_ecc=0.4", "pipeline.grounding.beta=0.2")["pipeline"]
-    cfg = PipelineConfig.from_mapping(node)
+    cfg = build(PipelineConfig, node, "pipeline")
     assert (cfg.grounding.demote_ecc, cfg.grounding.beta) == (0.4, 0.2)
-    assert preprocess(["pipeline.grounding.beta=0.2"]) == ["pipeline.grounding.beta=0.2"]
+    assert chosen_values({"pipeline": node})["pipeline"] == {"grounding": {"demote_ecc": 0.4, "beta": 0.2}}
+
+
+@dataclasses.dataclass(frozen=True)
+class _FlagsWithNoSearch(AblationFlags):
+    no_search: bool = False  # a new flag whose default keeps the old behaviour
+
+
+@dataclasses.dataclass(frozen=True)
+class _PipelineWithNewKey(PipelineConfig):
+    search_rounds: int = 1  # a new constant whose default is what the code did before
+
+
+@pytest.fixture
+def _pipeline_schema() -> Iterator[type]:
+    """Lets a test register another pipeline schema; the real one is registered again afterwards."""
+    store = ConfigStore.instance()
+    yield lambda cls: store.store(group="pipeline", name="ledgermind_schema", node=schema(cls))
+    register_schemas()
+
+
+def test_an_unfinished_run_resumes_after_a_new_default_keeping_key_or_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _pipeline_schema: Callable[[type], None]
+) -> None:
+    """The config hash covers what a run chooses, not the schema's defaults (``chosen_values``): a run
+    folder made before a new key or flag resumes after it, and choosing the new value is another run."""
+    from ledgermind.experiment.app import run_experiment
+    from ledgermind.pipeline import config
+    from ledgermind.runs.results import read_results
+    from tests.experiment.conftest import FAKE_OVERRIDES
+
+    out = tmp_path / "run"
+
+    def run(*extra: str) -> dict[str, Any]:
+        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            cfg = compose(
+                "config",
+                overrides=[*FAKE_OVERRIDES, "+ablation=no_ecc", "logger=none", f"output_dir={out}", *extra],
+            )
+        return run_experiment(cfg)
+
+    assert run("limit=2")["n_items"] == 2  # the benchmark has more: the folder is unfinished
+    identity = (out / "run_identity.json").read_text(encoding="utf-8")
+    _pipeline_schema(_PipelineWithNewKey)  # the composed config now carries pipeline.search_rounds: 1
+    monkeypatch.setattr(config, "AblationFlags", _FlagsWithNoSearch)
+    monkeypatch.setitem(config.NODE_SCHEMAS, "ablation", _FlagsWithNoSearch)
+    monkeypatch.setitem(config.NODE_SCHEMAS, "pipeline", _PipelineWithNewKey)
+    assert run("limit=3")["n_items"] == 3  # resumed: one more item, the first two kept
+    assert len(read_results(out)) == 3
+    assert (out / "run_identity.json").read_text(encoding="utf-8") == identity
+    for chosen in ("pipeline.search_rounds=2", "+ablation.no_search=true"):
+        with pytest.raises(IdentityMismatch, match="holds another experiment"):
+            run("limit=3", chosen)

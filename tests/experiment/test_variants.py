@@ -1,5 +1,6 @@
-"""conf/ablation is the one list of Table 3 variants (issue 36 item 5): rows, names and structural
-census keys come from the variant files, and the ``table`` node never enters a run's identity."""
+"""conf/ablation is the one list of Table 3 variants: rows, names, flags and structural census keys
+come from the variant files, a run is found by its recorded name, and the ``table`` node never
+enters a run's identity."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 from hydra import compose, initialize_config_dir
-from omegaconf import open_dict
 
 from ledgermind.cli.run_args import options
 from ledgermind.errors import ConfigError
 from ledgermind.experiment import table3, variants
-from ledgermind.experiment.app import plain_config
+from ledgermind.experiment.app import check_schemas, plain_config
+from ledgermind.pipeline.config import AblationFlags
 from ledgermind.report.census_table import structural_zeros
 from ledgermind.runs.provenance import config_hash
 from tests.experiment.conftest import REPO
@@ -51,8 +52,9 @@ def test_every_ablation_option_is_a_variant_in_the_papers_row_order() -> None:
     assert variants.names()[-1] == "baseline"  # the native-CoT baseline closes the table
     assert variants.display_name("no_dual_read") == "w/o Dual-Read"
     assert variants.display_name("official_cot") == "official_cot"  # not a listed variant: its own name
-    no_ecc = variants.with_flags(dict(variants.load_variants()[0].flags) | {"ecc_ncc": False})
-    assert no_ecc is not None and no_ecc.name == "no_ecc"
+    no_ecc = variants.variant("no_ecc")
+    assert no_ecc is not None and no_ecc.flags == AblationFlags(ecc_ncc=False)
+    assert variants.variant("official_cot") is None
 
 
 def test_a_new_variant_file_is_a_new_row_of_table3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,8 +103,7 @@ def test_a_variant_without_its_table_node_is_a_one_line_error(tmp_path: Path) ->
 def _hash(conf: Path, variant: str) -> str:
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
         cfg = compose("config", overrides=[f"+ablation={variant}", "output_dir=unused"])
-    with open_dict(cfg):
-        cfg.ablation = variants.run_node(cfg.ablation)
+    check_schemas(cfg)
     assert "table" not in cfg.ablation and cfg.ablation.name == variant
     return config_hash(plain_config(cfg))
 
@@ -121,13 +122,12 @@ def _run_dir(tmp_path: Path, variant: str | None) -> Path:
     overrides = [f"+ablation={variant}"] if variant else []
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=[*overrides, "output_dir=unused"])
-    with open_dict(cfg):
-        cfg.ablation = variants.run_node(cfg.get("ablation"))
+    check_schemas(cfg)
     (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump(plain_config(cfg)), encoding="utf-8")
     return run
 
 
-def test_structural_zeros_come_from_the_variant_file_with_the_runs_flags(tmp_path: Path) -> None:
+def test_structural_zeros_come_from_the_variant_file_the_run_names(tmp_path: Path) -> None:
     full = structural_zeros(_run_dir(tmp_path, "full"), "full")
     assert full == {"paths.BASELINE", "paths.NO_LEDGER", "paths.OFFICIAL", "reflections"}
     assert structural_zeros(_run_dir(tmp_path, None), "full") == full  # no +ablation: the full method
@@ -139,6 +139,20 @@ def test_structural_zeros_come_from_the_variant_file_with_the_runs_flags(tmp_pat
     ecc = structural_zeros(_run_dir(tmp_path, "no_ecc"), "no_ecc")
     assert ecc == full | {"demotions.ecc", "demotions.ncc"}
     assert "paths.DIRECT" in structural_zeros(_run_dir(tmp_path, "no_dispatcher"), "no_dispatcher")
+    ledger = structural_zeros(tmp_path / "no folder", "no_ledger")  # the name suffices, no config is read
+    assert {"paths.DIRECT", "paths.FULLPIPE", "triggers.T5", "hypothesis_verification"} <= ledger
+    assert (
+        not {"triggers.T1", "operators.RETRY", "paths.NO_LEDGER"} & ledger
+    )  # a crashed tool is still retried
+    custom = tmp_path / "custom"  # a variant no file lists: its recorded flags give the paths
+    (custom / ".hydra").mkdir(parents=True)
+    (custom / ".hydra" / "config.yaml").write_text(yaml.safe_dump({"ablation": {"dispatcher": False}}))
+    assert structural_zeros(custom, "custom") == {
+        "paths.DIRECT",
+        "paths.BASELINE",
+        "paths.NO_LEDGER",
+        "paths.OFFICIAL",
+    }
 
 
 def _sweep(experiment: str, *argv: str) -> list[list[str]]:
