@@ -95,3 +95,19 @@ def test_a_loader_reads_its_own_options_without_growing_the_shared_config(monkey
     with pytest.raises(ConfigError, match="unknown benchmark option"):
         load_benchmark("gauges", {"zoom": 3})  # another loader's key is not gauges'
     assert "zoom" not in {f.name for f in fields(LoaderConfig)}
+
+
+@pytest.mark.parametrize("env", [None, "/data/elsewhere"])
+def test_a_missing_data_path_names_the_variable_that_moves_it(tmp_path, monkeypatch, env) -> None:
+    if env is None:
+        monkeypatch.delenv("LEDGERMIND_SHARED_DATA", raising=False)
+    else:
+        monkeypatch.setenv("LEDGERMIND_SHARED_DATA", env)
+    missing = tmp_path / "mmmu_pro_subset"
+    with pytest.raises(DataError) as err:
+        LoaderConfig(path=str(missing)).require_path("mmmu_pro", "items.jsonl + images/")
+    source = "LEDGERMIND_SHARED_DATA is unset" if env is None else f"LEDGERMIND_SHARED_DATA={env}"
+    assert str(err.value) == (
+        f"benchmark 'mmmu_pro': data path not found: {missing} (expected items.jsonl + images/); {source}: "
+        "set it to the folder that holds the benchmarks, or give benchmark.path=..."
+    )
