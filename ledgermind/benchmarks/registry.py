@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ledgermind.benchmarks.item import Item
+from ledgermind.confutil import SHARED_DATA_ENV
 from ledgermind.errors import ConfigError, DataError
 from ledgermind.registry import Registry
 
@@ -73,7 +74,12 @@ class LoaderConfig:
             )
         p = Path(self.path).expanduser()
         if not p.exists():
-            raise DataError(f"benchmark {benchmark!r}: data path not found: {p} (expected {layout})")
+            env = os.environ.get(SHARED_DATA_ENV)
+            source = f"{SHARED_DATA_ENV}={env}" if env else f"{SHARED_DATA_ENV} is unset"
+            raise DataError(
+                f"benchmark {benchmark!r}: data path not found: {p} (expected {layout}); {source}: set it to "
+                f"the folder that holds the benchmarks, or give benchmark.path=..."
+            )
         return p
 
     def cache_path(self, benchmark: str) -> Path:

@@ -11,8 +11,8 @@ One command, the subcommands of the whole workflow::
     ledgermind srfa RUN_DIR [srfa.mode=…]                 # S-RFA over a finished run (cli/srfa.py; scripts/srfa.py)
     ledgermind compare RUN_A RUN_B …                      # Figure 5 side by side (cli/compare.py; scripts/compare.py)
     ledgermind serve model=NAME [--launch]                # cli/serve.py (scripts/serve.py)
-    ledgermind plan PILOT --items N [--seeds K]           # cli/plan.py: cost and items a Table 3 needs
-    ledgermind ls benchmarks|ablations|backends|models|operators   # cli/ls.py: what a run can name
+    ledgermind plan PILOT [--items N] [--seeds K]         # cli/plan.py: cost and items a Table 3 needs
+    ledgermind ls [DIR] | ls components [KIND]            # cli/ls.py: the runs; what a run can name
 
 "audit" means one thing: checking claims against their evidence (``ledgermind.claim_audit``,
 also ``python -m ledgermind.audit``). The trace audit of a run is S-RFA, ``srfa`` (``ledgermind/srfa/``,

@@ -7,6 +7,7 @@ imported until a command is chosen. Each ``scripts/NAME.py`` is a thin wrapper a
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -72,7 +73,7 @@ for _name, _target, _help, _as_script in (
     (
         "ls",
         "ledgermind.cli.ls:main",
-        "list what a run can name: benchmarks, ablations, backends, models, operators",
+        "list the runs (newest first), or with `components` what a run can name",
         True,
     ),
     (
@@ -126,4 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[0] not in COMMANDS:
         print(f"{usage()}\nledgermind: error: unknown command {args[0]!r}", file=sys.stderr)
         return EXIT_USAGE
-    return int(resolve(args[0])(args[1:]))
+    try:
+        return int(resolve(args[0])(args[1:]))
+    except BrokenPipeError:  # the reader closed the pipe (``| head``): what it wanted was printed
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -1,24 +1,34 @@
-"""``ledgermind ls benchmarks|ablations|backends|models|operators``: what a run can name.
+"""``ledgermind ls [DIR ...]``: the runs, newest first; ``ledgermind ls components [KIND]``: what a run can name.
 
-Why: a newcomer asked "which benchmarks are there?" had to read ``conf/`` and three registries.
-Every listing is read from where the name is defined — the ``conf/<group>/`` options (with the
-first comment of each file) and the registries the code looks names up in (``BENCHMARKS``,
-``OPERATORS``) — so a new option shows up here without an edit to this file.
+Why: "what did I run, and how did it go?" is the first question after a run, and "which benchmarks
+are there?" the first before one. Runs are read as data (``runs.reader``: nothing is composed or
+executed). Every component listing is read from where the name is defined — the ``conf/<group>/``
+options (with the leading comment of each file) and the registries the code looks names up in
+(``BENCHMARKS``, ``OPERATORS``) — so a new option shows up here without an edit to this file.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import fcntl
 import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from ledgermind.cli.commands import EXIT_USAGE
 from ledgermind.cli.run_args import first_comment, options
 from ledgermind.confutil import CONF_DIR
+from ledgermind.errors import DataError
+from ledgermind.metrics.stats import wilson_interval
+from ledgermind.runs.files import IDENTITY_FILE, LOCK_FILE, METRICS_FILE, RESULTS_FILE, RunFileError
+from ledgermind.runs.reader import RunDir, find_runs
+
+DEFAULT_OUTPUTS = Path("outputs")
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,70 @@ KINDS: dict[str, Callable[[Path], list[Row]]] = {
 }
 
 
+RUN_COLUMNS = (
+    "date",
+    "model",
+    "benchmark",
+    "variant",
+    "n",
+    "accuracy [95% CI]",
+    "errors",
+    "status",
+    "folder",
+)
+
+
+def _is_running(path: Path) -> bool:
+    """Another process holds the run's lock (read-only probe: a shared lock on a read-only handle)."""
+    try:
+        with (path / LOCK_FILE).open("r", encoding="utf-8") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _accuracy(metrics: dict[str, Any]) -> str:
+    n, acc = int(metrics.get("n_scored") or 0), metrics.get("accuracy")
+    ci = wilson_interval(float(acc) * n, n) if isinstance(acc, int | float) else None
+    return "-" if ci is None else f"{100 * float(acc):.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
+def run_row(path: Path) -> tuple[float, list[str]]:
+    """(modification time, cells) of one run folder; a damaged file is said in the status cell."""
+    run = RunDir(path)
+    stamp = max(
+        (p.stat().st_mtime for p in (path / RESULTS_FILE, path / METRICS_FILE) if p.is_file()), default=0.0
+    )
+    try:
+        metrics = run.metrics()
+        claimed = (run.json_object(IDENTITY_FILE) or {}).get("identity")
+        results = run.results()
+    except RunFileError as exc:
+        return stamp, ["-"] * (len(RUN_COLUMNS) - 2) + [f"unreadable: {exc}", str(path)]
+    ident = (metrics or {}).get("identity") or (claimed if isinstance(claimed, dict) else {})
+    errors = sum(1 for r in results if r.error)
+    if metrics is not None:
+        status = "finished" + (" with errors (rerun retries them)" if errors else "")
+    else:
+        status = ("running" if _is_running(path) else "unfinished") + f", {len(results)} items done"
+    when = datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M") if stamp else "-"
+    cells = [str(ident.get(k) or "-") for k in ("model", "benchmark", "variant")]
+    n = (metrics or {}).get("n_items", len(results))
+    return stamp, [when, *cells, str(n), _accuracy(metrics or {}), str(errors), status, str(path)]
+
+
+def runs(roots: Sequence[Path]) -> str:
+    """The runs below ``roots`` as a table, newest first."""
+    found = find_runs(roots)
+    rows = [cells for _, cells in sorted((run_row(p) for p in found), key=lambda r: -r[0])]
+    table = [list(RUN_COLUMNS), *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(RUN_COLUMNS))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table)
+
+
 def render(rows: Sequence[Row]) -> str:
     width = max((len(r.name) for r in rows), default=0)
     return "\n".join(f"{r.name:<{width}}  {r.about}".rstrip() for r in rows)
@@ -104,15 +178,34 @@ def unknown_kind(kind: str) -> str:
     """One line: the kind asked for, the closest known one, and all of them."""
     close = difflib.get_close_matches(kind, list(KINDS), n=1, cutoff=0.5)
     hint = f"did you mean {close[0]}? " if close else ""
-    return f"ledgermind ls: error: unknown kind {kind!r}: {hint}(kinds: {' | '.join(KINDS)})"
+    return f"ledgermind ls components: error: unknown kind {kind!r}: {hint}(kinds: {' | '.join(KINDS)})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="ledgermind ls", description=__doc__.split("\n\n")[0])
-    p.add_argument("kind", help=" | ".join(KINDS))
+    p = argparse.ArgumentParser(
+        prog="ledgermind ls",
+        description=__doc__.split("\n\n")[0],
+        epilog=f"components: ledgermind ls components [{' | '.join(KINDS)}]",
+    )
+    p.add_argument("paths", nargs="*", type=Path, help="run or sweep folders to list (default: outputs)")
     args = p.parse_args(argv)
-    if args.kind not in KINDS:
-        print(unknown_kind(args.kind), file=sys.stderr)
+    if args.paths[:1] == [Path("components")]:
+        return _components([str(x) for x in args.paths[1:]])
+    try:
+        print(runs(args.paths or [DEFAULT_OUTPUTS]))
+    except DataError as exc:
+        kind = next((str(x) for x in args.paths if str(x) in KINDS and not x.exists()), None)
+        hint = f" (the {kind} a run can name: ledgermind ls components {kind})" if kind else ""
+        print(f"ledgermind ls: error: {exc}{hint}", file=sys.stderr)
         return EXIT_USAGE
-    print(render(KINDS[args.kind](CONF_DIR)))
+    return 0
+
+
+def _components(kinds: list[str]) -> int:
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        print(unknown_kind(unknown[0]), file=sys.stderr)
+        return EXIT_USAGE
+    chosen = kinds or list(KINDS)
+    print("\n\n".join((f"{k}:\n" if len(chosen) > 1 else "") + render(KINDS[k](CONF_DIR)) for k in chosen))
     return 0

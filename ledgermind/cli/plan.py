@@ -17,7 +17,12 @@ from ledgermind.metrics.plan import ALPHA, POWER
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="ledgermind plan", description=planning.__doc__.split("\n\n")[0])
     p.add_argument("pilot", nargs="+", type=Path, help="a pilot run or sweep directory")
-    p.add_argument("--items", type=int, required=True, help="items per seed of the planned experiment")
+    p.add_argument(
+        "--items",
+        type=int,
+        default=None,
+        help="items per seed of the planned experiment (default: the pilot's)",
+    )
     p.add_argument("--seeds", type=int, default=1, help="seeds of the planned experiment")
     p.add_argument("--variants", nargs="+", default=None, help="variants to plan (default: all in the pilot)")
     p.add_argument("--tokens-per-s", type=float, default=None, help="server rate R in processed tokens/s")
@@ -33,7 +38,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        if args.items < 1 or args.seeds < 1 or not 0 < args.alpha < 1 or not 0 < args.power < 1:
+        if (
+            (args.items is not None and args.items < 1)
+            or args.seeds < 1
+            or not 0 < args.alpha < 1
+            or not 0 < args.power < 1
+        ):
             raise UserError("--items and --seeds are >= 1; --alpha and --power lie in (0, 1)")
         pilot = read_pilot(args.pilot)
         variants = [v.strip() for x in (args.variants or pilot.variants) for v in x.split(",") if v.strip()]

@@ -91,13 +91,18 @@ def options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:
 
 
 def first_comment(path: Path) -> str:
-    """The first comment line of a config file: what the option is (the help and ``ledgermind ls`` show it)."""
+    """What the option is: the sentence its leading comment opens with, whole even when the comment
+    wraps it onto the next lines (the help and ``ledgermind ls`` show it)."""
+    block: list[str] = []
     for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("#"):
-            return line.lstrip("# ").strip()
-        if line.strip():
+        if not line.startswith("#"):
             break
-    return ""
+        block.append(line.lstrip("# ").strip())
+    if not block or re.search(r"[.!?]$", block[0]):
+        return block[0] if block else ""
+    rest = " ".join(block[1:])
+    end = re.search(r"[.!?](\s|$)", rest)
+    return f"{block[0]} {rest[: end.end() if end else len(rest)].strip()}".strip()
 
 
 # ------------------------------------------------------------------------------ argv

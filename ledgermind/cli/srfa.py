@@ -130,38 +130,77 @@ def _logger(cfg: DictConfig, run_dir: Path) -> Any:
     return logger
 
 
+CANNOT_JUDGE = (
+    "S-RFA reads only the text the run's tools wrote (OCR lines, observations, search snippets), not the image: "
+    "a claim about what the image shows that no tool wrote down is 'not checkable' and left out of every rate "
+    "above, and a supported claim can still be wrong if the tool text is. These rates are S-RFA's own protocol, "
+    "not comparable to the run's GDR / R4R in metrics.json."
+)
+# What each rate is, over what (Eqs. 7-10), for the console: the arrow says which way is better.
+RATES = (
+    ("UCR_reason", "claims", "share of reasoning and decision claims the tool text does not support (↓)"),
+    ("GDR", "decisions", "share of decisions the tool text supports (↑)"),
+    ("R4R", "right", "share of right answers whose decision is supported (↑)"),
+    ("WDG", "wrong", "share of wrong answers whose decision is supported anyway (↓)"),
+)
+
+
+def _rate_ns(m: dict[str, Any]) -> dict[str, str]:
+    """The n beside each rate: what it is a share of."""
+    checkable = m.get("n_items_checkable") or {}
+    outcome = m.get("by_outcome") or {}
+    decided = {
+        k: ((outcome.get(k) or {}).get("n_items_checkable") or {}).get("decision", 0)
+        for k in ("correct", "wrong")
+    }
+    labels = m.get("text_labels") or {}
+    checked = sum(v for c in labels.values() for k, v in c.items() if k != "not_checkable_from_text")
+    claims = f"{checked} checkable claims" if labels else f"{m.get('n_claims', 0)} claims"
+    return {
+        "claims": f"{claims} of {checkable.get('claims', 0)} items",
+        "decisions": f"{checkable.get('decision', 0)} items with a checkable decision",
+        "right": f"{decided['correct']} right answers with a checkable decision",
+        "wrong": f"{decided['wrong']} wrong answers with a checkable decision",
+    }
+
+
 def format_metrics(metrics: dict[str, Any]) -> str:
-    lines = []
+    """The console summary: what answered the run, each rate with its n and meaning, the claim counts,
+    and what S-RFA cannot judge. Everything else (support labels, all-claims rates, by difficulty)
+    is in srfa_metrics.json."""
+    lines = [metrics["label"]] if metrics.get("label") else []
     for mode in ("ledger", "judge"):
         m = metrics.get(mode)
         if not m:
             continue
-
-        def f(x: Any) -> str:
-            return "—" if x is None else f"{x:.3f}"
-
-        cov = m.get("coverage") or {}
         lines.append(
-            f"[{mode}] n={m['n']} Acc={f(m['Acc'])} srfa.UCR_reason={f(m['srfa.UCR_reason'])} srfa.GDR={f(m['srfa.GDR'])} "
-            f"srfa.R4R={f(m['srfa.R4R'])} srfa.WDG={f(m['srfa.WDG'])} coverage={f(cov.get('claims'))} "
-            f"(DC {f(cov.get('DC'))}) (γ={m['gamma']}; audit errors {m['audit_errors']}, run errors {m['run_errors']})"
+            f"[{mode}] {m['n']} items audited ({m['audit_errors']} audit errors, {m['run_errors']} run errors), "
+            f"{m.get('n_claims', 0)} claims, γ = {m['gamma']}"
         )
-        if m.get("protocol"):
-            lines.append(
-                f"[{mode}] {m['protocol']}; the run's own GDR/R4R (metrics.json) are another protocol"
-            )
+        ns = _rate_ns(m)
+        lines.append(f"  {'Acc':<11}{_f(m['Acc'])}  n = {m['n']} items")
+        lines += [
+            f"  {name:<11}{_f(m[f'srfa.{name}'])}  {meaning}; n = {ns[over]}" for name, over, meaning in RATES
+        ]
         for ctype, counts in sorted((m.get("text_labels") or {}).items()):
-            lines.append(f"[{mode}] {ctype} text labels: " + " ".join(f"{k}={v}" for k, v in counts.items()))
-        for ctype, counts in sorted((m.get("support") or {}).items()):
-            lines.append(f"[{mode}] {ctype} support: " + " ".join(f"{k}={v}" for k, v in counts.items()))
-        if m.get("markup_entities") is not None:
-            lines.append(f"[{mode}] markup tokens labelled as entities: {m['markup_entities']['n']}")
+            lines.append(
+                f"  {ctype} claims: {sum(counts.values())} = {counts.get('supported_by_tool_text', 0)} supported "
+                f"+ {counts.get('unsupported_by_tool_text', 0)} unsupported + "
+                f"{counts.get('not_checkable_from_text', 0)} not checkable by tool text"
+            )
+        if (m.get("markup_entities") or {}).get("n"):
+            lines.append(f"  markup tokens labelled as entities: {m['markup_entities']['n']}")
     lines.extend(format_checks(metrics))  # the run's backend's own checks (registered by ``srfa_run``)
     if metrics.get("agreement"):
         ag = metrics["agreement"]
         k = "—" if ag["kappa"] is None else f"{ag['kappa']:.3f}"
-        lines.append(f"[both] claims={ag['n']} kappa={k} confusion={ag['confusion']}")
+        lines.append(f"[both] ledger vs judge labels on {ag['n']} claims: Cohen's κ = {k}")
+    lines.append(f"what S-RFA cannot judge: {CANNOT_JUDGE}")
     return "\n".join(lines)
+
+
+def _f(x: Any) -> str:
+    return "    —" if x is None else f"{x:.3f}"
 
 
 # S-RFA's config node before issue 36: ``audit.mode=…``, ``+audit.grounding.K=V``, ``~audit.gamma``

@@ -25,7 +25,7 @@ from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
 from ledgermind.experiment import components
 from ledgermind.experiment.item_filter import requested_ids, select_items
-from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu
+from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu, refuse_unreachable_weights
 from ledgermind.experiment.run_log import log_to
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.wandb_logger import ExperimentLogger
@@ -179,10 +179,10 @@ def run_experiment(
     check_schemas(cfg)
     adopt_backend_model(cfg)
     settings = RunSettings.from_cfg(cfg)
-    refuse_large_model_on_cpu(  # before any item or download; reads only the four keys it needs
-        {k: cfg.model.get(k) for k in ("name", "hub_id")},
-        {k: cfg.backend.get(k) for k in ("_target_", "device")},
-    )
+    model_keys = {k: cfg.model.get(k) for k in ("name", "hub_id", "path", "builder", "revision")}
+    backend_keys = {k: cfg.backend.get(k) for k in ("_target_", "device")}
+    refuse_large_model_on_cpu(model_keys, backend_keys)  # before any item or download
+    refuse_unreachable_weights(model_keys, backend_keys)
     seed_everything(settings.seed)
     items = load_selected_items(cfg, settings.limit)
     factory = agent_factory or configured_agent_factory(cfg)

@@ -1,10 +1,16 @@
-"""Refuse, before anything runs, a billions-of-parameters model on a backend that would run it on the CPU.
+"""Refuse, before any item runs, a model that cannot answer: billions of parameters on a backend that
+would run it on the CPU, or weights that are neither on disk nor downloadable.
 
-Why: ``model=qwen2_5_vl_7b`` without ``backend=`` composes the default in-process transformers
+Why the size check: ``model=qwen2_5_vl_7b`` without ``backend=`` composes the default in-process transformers
 backend; on a machine without CUDA that meant a hub download attempt per item, every item an
 error after half a minute, exit 3 and a retry command that cannot help. A 7B-class model belongs on
 a GPU server; the one line says which backend to use. ``LEDGERMIND_ALLOW_CPU_LARGE_MODEL=1`` lets a
 user with a very large CPU machine run it anyway.
+
+Why the weights check: an in-process backend downloads a hub model on its first item; offline,
+every item then failed with the same download error and a retry command no retry could help.
+A model in the local Hugging Face cache passes without a network call; a model that is not is
+looked up on the hub once (short timeout) before any item, and a miss is one line (exit 2).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from ledgermind.errors import ConfigError
 
 CPU_MAX_BILLIONS = 4.0  # the largest model a CPU backend is allowed to load (SmolVLM, the tiny model, 3B)
 CPU_BACKENDS = ("TransformersBackend",)  # in-process backends whose device can be the CPU
+IN_PROCESS = ("TransformersBackend", "VLLMInprocessBackend")  # backends that load the weights themselves
+HUB_TIMEOUT_S = 10.0
 ALLOW_ENV = "LEDGERMIND_ALLOW_CPU_LARGE_MODEL"
 
 
@@ -69,3 +77,33 @@ def refuse_large_model_on_cpu(
         f"serve it on a GPU (python scripts/serve.py model={name} --launch) and add "
         "backend=vllm_server backend.base_urls=[http://HOST:8000/v1]"
     )
+
+
+def weights_problem(hub_id: str, revision: str | None = None) -> str | None:
+    """Why the weights of ``hub_id`` cannot be loaded here, or None when they can (cached or downloadable)."""
+    from huggingface_hub import HfApi, try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(hub_id, "config.json", revision=revision), str):
+        return None
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}:
+        return "they are not in the local Hugging Face cache and HF_HUB_OFFLINE is set"
+    try:
+        HfApi().model_info(hub_id, revision=revision, timeout=HUB_TIMEOUT_S)
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return f"they are not in the local Hugging Face cache and the hub did not answer ({first})"
+    return None
+
+
+def refuse_unreachable_weights(model: Mapping[str, Any], backend: Mapping[str, Any]) -> None:
+    """One-line ``ConfigError`` (exit 2) when an in-process backend could not load the model's hub weights."""
+    target = str(backend.get("_target_", "")).rsplit(".", 1)[-1]
+    hub_id = model.get("hub_id")
+    if target not in IN_PROCESS or not hub_id or model.get("path") or model.get("builder"):
+        return
+    problem = weights_problem(str(hub_id), model.get("revision"))
+    if problem:
+        raise ConfigError(
+            f"model {hub_id}: {problem}; download them where the hub is reachable "
+            f"(huggingface-cli download {hub_id}) and copy the cache here, or give model.path=/local/checkpoint"
+        )

@@ -21,11 +21,12 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import DataError, UserError
+from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_for
 from ledgermind.experiment.variants import names as variant_names
 from ledgermind.metrics.plan import (
     ALPHA,
@@ -39,6 +40,9 @@ from ledgermind.metrics.plan import (
 from ledgermind.runs.reader import RunDir, find_runs
 
 DELTAS_POINTS = (1.0, 2.0, 5.0)
+# Below this many discordant pairs the pilot's ψ has a relative error over 1/√10 ≈ 32 % (a count's
+# Poisson error), and so has every "items needed" figure computed from it.
+MIN_DISCORDANT = 10
 FIRST_N, RANDOM, NAMED, ALL = "first N", "random", "named ids", "all items"
 FIRST_N_WARNING = (
     "the pilot took the benchmark's first N items (limit_order=first); benchmark files are sorted "
@@ -71,6 +75,7 @@ class PilotRun:
     calls: dict[str, list[dict[str, Any]]]  # item id -> its model calls, in call order
     wall_s: float
     sample: str = RANDOM  # how the run chose its items (``sample_kind``)
+    label: ArtefactLabel = ArtefactLabel()  # SIMULATED / TINY MODEL / REPLAYED: what answered it
 
 
 @dataclass
@@ -95,6 +100,15 @@ class Pilot:
     def seeds(self) -> list[int]:
         return sorted({r.seed for r in self.runs})
 
+    @property
+    def items_per_seed(self) -> int:
+        """The pilot's own item count: what a plan projects to when no other count is asked for."""
+        return max((len(r.scores) for r in self.runs), default=0)
+
+    @property
+    def label(self) -> ArtefactLabel:
+        return combined(r.label for r in self.runs)
+
 
 def read_pilot(paths: Iterable[Path]) -> Pilot:
     """Every finished run below ``paths`` (its variant and seed from ``metrics.json``)."""
@@ -112,7 +126,8 @@ def read_pilot(paths: Iterable[Path]) -> Pilot:
         scores = {i: (None if r.get("error") else r.get("score")) for i, r in rows.items()}
         wall = float((run.metrics() or {}).get("wall_time_total_s") or 0.0)
         variant, seed = str(ident.get("variant", "full")), int(ident.get("seed", 0) or 0)
-        runs.append(PilotRun(variant, seed, scores, calls, wall, sample_kind(run.config())))
+        label = label_for(ident)
+        runs.append(PilotRun(variant, seed, scores, calls, wall, sample_kind(run.config()), label))
     if not runs:
         raise DataError(f"no finished runs (metrics.json) under {', '.join(map(str, paths))}")
     return Pilot(runs)
@@ -179,9 +194,13 @@ def discordance(pilot: Pilot, variant: str, reference: str = "full") -> Discorda
     return Discordance.from_counts(only_ref, only_var, pairs)
 
 
+def discordant_pairs(d: Discordance) -> int:
+    return round(d.psi * d.pairs)
+
+
 @dataclass(frozen=True)
 class PlanRequest:
-    items: int
+    items: int | None  # None: the pilot's own item count
     seeds: int
     variants: tuple[str, ...]
     tokens_per_s: float | None = None
@@ -195,6 +214,8 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     missing = [v for v in req.variants if v not in pilot.variants]
     if missing:
         raise UserError(f"the pilot has no runs of {missing}; it has {pilot.variants}")
+    req = replace(req, items=req.items or pilot.items_per_seed)
+    assert req.items is not None
     per_item = item_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]))
     costs = {v: sum(c.values(), Cost()) for v, c in per_item.items()}
     pilot_items = {
@@ -212,7 +233,9 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     wall = sum(r.wall_s for r in pilot.runs if r.variant in req.variants)
     measured = pilot_total.processed_tokens / wall if wall > 0 else None
     rate = req.tokens_per_s or measured
+    label = pilot.label
     return {
+        "label": label.line or None,
         "pilot": {
             "runs": len(pilot.runs),
             "seeds": pilot.seeds,
@@ -225,7 +248,9 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
         },
         "request": asdict(req),
         "rate_tokens_per_s": rate,
-        "rate_source": "given" if req.tokens_per_s else "measured from the pilot's wall time",
+        "rate_source": "given"
+        if req.tokens_per_s
+        else "measured from the pilot's wall time" + (f"; {label.kind}: not a GPU's rate" if label else ""),
         "costs": {v: _cost_row(c, rate, se) for v, (c, se) in projected.items()},
         "total": _cost_row(total, rate, total_se),
         "sample_size": {
@@ -259,6 +284,7 @@ def _power_row(pilot: Pilot, variant: str, req: PlanRequest) -> dict[str, Any]:
     sdd = smallest_detectable_delta(req.items, d.psi, req.alpha, req.power)
     return {
         "pairs": d.pairs,
+        "discordant": discordant_pairs(d),
         "p_only_full": d.p_full,
         "p_only_variant": d.p_variant,
         "pilot_delta_points": 100 * d.delta,
@@ -279,6 +305,7 @@ def render(plan: dict[str, Any]) -> str:
     req = plan["request"]
     rate = plan["rate_tokens_per_s"]
     lines = [
+        *([plan["label"]] if plan.get("label") else []),
         f"plan: {req['items']} items × {req['seeds']} seed(s) × {len(req['variants'])} variants, "
         f"sweep-shared response cache; pilot: {plan['pilot']['runs']} runs, seeds {plan['pilot']['seeds']}",
         f"pilot items: {', '.join(plan['pilot']['sample'])}",
@@ -296,6 +323,12 @@ def render(plan: dict[str, Any]) -> str:
             f"{_pm(row, 'completion_tokens')} | {hours} |"
         )
     lines.append("(± one standard error of the projection: the spread of the pilot's per-item costs)")
+    lines += [
+        f"{name}: 0 requests sent: every request it makes is made first by a variant before it in the "
+        "sweep, so the sweep-shared cache answers it"
+        for name, row in plan["costs"].items()
+        if row["sent"] == 0 and row["made"] > 0
+    ]
     if plan["sample_size"]:
         deltas = [str(x) for x in req["deltas"]]
         lines += [
@@ -315,4 +348,19 @@ def render(plan: dict[str, Any]) -> str:
                 f"| {name} | {row['pairs']} | {row['p_only_full']:.3f} | {row['p_only_variant']:.3f} | "
                 f"{row['pilot_delta_points']:+.1f} | {needed} | {sdd} |"
             )
+        small = {
+            n: r["discordant"] for n, r in plan["sample_size"].items() if r["discordant"] < MIN_DISCORDANT
+        }
+        if small:
+            lines.append(_small_pilot_warning(small))
     return "\n".join(lines)
+
+
+def _small_pilot_warning(discordant: dict[str, int]) -> str:
+    """One line for every row whose ψ rests on too few discordant pairs to plan from."""
+    rows = ", ".join(f"{name} ({k})" for name, k in discordant.items())
+    return (
+        f"warning: small pilot: {rows} rest on fewer than {MIN_DISCORDANT} discordant pairs; ψ from k pairs "
+        "has a relative error of about 1/√k (58 % at 3, none estimable at 0), and so has every items-needed "
+        "figure in those rows: a larger pilot narrows it"
+    )

@@ -216,16 +216,18 @@ def label_of(runs: Sequence[RunScores]) -> ArtefactLabel:
     return combined(label_for(r.identity.to_dict()) for r in runs)
 
 
-def caption_for(runs: Sequence[RunScores]) -> str:
+def heading_for(runs: Sequence[RunScores]) -> str:
+    """What a Table 3 is of: benchmark, items, seeds and model (a chart's title, a caption's start)."""
     ident = runs[0].identity
-    line = label_of(runs).line
-    label = f"{line}. " if line else ""
     seeds = seeds_of(runs)
     over = f", {len(seeds)} seeds" if len(seeds) > 1 else ""
-    return label + (
-        f"Ablation on {ident.benchmark} ({ident.n_items} items{over}) with {ident.model}. "
-        "Δ is relative to the full framework on Overall."
-    )
+    return f"Table 3 — {ident.benchmark} ({ident.n_items} items{over}), {ident.model}"
+
+
+def caption_for(runs: Sequence[RunScores]) -> str:
+    line = label_of(runs).line
+    label = f"{line}. " if line else ""
+    return label + f"{heading_for(runs)}. Δ is relative to the full framework on Overall."
 
 
 def logger_fields(runs: Sequence[RunScores], given: Sequence[Path]) -> dict[str, Any]:

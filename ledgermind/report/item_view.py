@@ -19,6 +19,7 @@ from ledgermind.report.images import ImageStore, StoredImage
 from ledgermind.report.sources import ItemInfo, input_image_path
 from ledgermind.report.timeline import TimelineRow, item_image_links, timeline
 from ledgermind.runs.results import ItemResult
+from ledgermind.scoring.numeric import explain_match, parse_number
 
 STAGES = ("E", "I", "J")  # the [E] → [I] → [J] → DC chain (App. A, G.3)
 
@@ -110,6 +111,7 @@ class ItemView:
     profile: dict[str, Any]
     has_trajectory: bool
     decision_changes: list[str] = field(default_factory=list)  # defense-line marks that rewrote the decision
+    scoring_rule: str | None = None  # a numeric answer: the tolerance that scored it, with its numbers
 
     @property
     def fired_counters(self) -> list[census_table.CensusRow]:
@@ -191,7 +193,18 @@ def build_item_view(
         timings={k: float(v) for k, v in (t.get("timings") or {}).items() if isinstance(v, (int, float))},
         profile=dict(t.get("profile") or {}),
         has_trajectory=traj is not None,
+        scoring_rule=_scoring_rule(result, info),
     )
+
+
+def _scoring_rule(result: ItemResult | None, info: ItemInfo | None) -> str | None:
+    """The numeric tolerance behind the score, with the numbers it compared (None: not a number)."""
+    if result is None or info is None or not info.numeric or result.prediction is None or result.gold is None:
+        return None
+    pred, gold = parse_number(result.prediction), parse_number(result.gold)
+    if pred is None or gold is None:
+        return None
+    return explain_match(pred, gold, info.numeric_kind, info.graduation)
 
 
 # ------------------------------------------------------------------------------ ledger

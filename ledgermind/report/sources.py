@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ledgermind.benchmarks.item import AnswerType
 from ledgermind.errors import UserError
 from ledgermind.runs.files import METRICS_FILE, RunFileError
 from ledgermind.runs.reader import RunDir, rebuild_items
@@ -29,6 +30,9 @@ class ItemInfo:
     options: list[str] | None = None
     images: list[Path] = field(default_factory=list)
     difficulty: str | None = None
+    numeric: bool = False  # scored as a number, with ``scoring.numeric``'s tolerance for its kind
+    numeric_kind: str | None = None
+    graduation: float | None = None
 
 
 @dataclass
@@ -104,7 +108,13 @@ def load_item_infos(run: RunDir, ids: set[str], notes: list[str]) -> dict[str, I
         return {}
     return {
         i.id: ItemInfo(
-            i.question, list(i.options) if i.options else None, [Path(p) for p in i.images], i.difficulty
+            i.question,
+            list(i.options) if i.options else None,
+            [Path(p) for p in i.images],
+            i.difficulty,
+            i.answer_type is AnswerType.NUMERIC,
+            i.meta.get("numeric_kind"),
+            i.meta.get("graduation"),
         )
         for i in items
         if i.id in ids

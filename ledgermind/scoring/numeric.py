@@ -76,3 +76,27 @@ def numbers_match(
             return True
         return bool(tol.use_graduation and graduation and err <= abs(graduation) + 1e-12)
     return err <= EXACT_EPS * max(1.0, abs(gold))
+
+
+def _g(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def explain_match(
+    pred: float,
+    gold: float,
+    kind: str | None = None,
+    graduation: float | None = None,
+    tol: NumericTolerance | None = None,
+) -> str:
+    """Why a number was scored as it was, in one line a reader can check (the report's item page):
+    the rule ``numbers_match`` applied, its bound for this gold, and the error."""
+    tol = tol or NumericTolerance()
+    ok = numbers_match(pred, gold, kind, graduation, tol)
+    err = f"|{_g(pred)} − {_g(gold)}| = {_g(abs(pred - gold))}"
+    if kind == "reading":
+        rule = f"reading: within {100 * tol.relative_read:g} % of the gold (± {_g(tol.relative_read * abs(gold))})"
+        if tol.use_graduation and graduation:
+            rule += f" or one graduation (± {_g(abs(graduation))})"
+        return f"{rule}; {err}: {'within' if ok else 'outside'} the tolerance"
+    return f"exact number (formatting aside); {err}: {'equal' if ok else 'different'}"

@@ -7,7 +7,7 @@ trajectory record (events, marks, claims), in the order a reader would check it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,17 +93,25 @@ def variant_summary(run_dir: Path) -> dict[str, Any]:
     }
 
 
+STAYED_LEGEND = (
+    "each fault row adds up: injected = neutral. + faded + stayed + REACHED (stayed: still in an active claim "
+    "at the end, not in the answer); flagged counts the ones a check marked, whatever became of them"
+)
+
+
 def catch_table(s: Mapping[str, Any]) -> list[str]:
-    """One row per catchable fault kind: injected, FLAGGED by a check, NEUTRALISED by a mechanism,
-    faded on its own, and REACHED the final answer (side by side, same weight); then the harm
-    mechanisms did."""
-    head = f"{'fault':<14}{'injected':>9}{'flagged':>9}{'neutral.':>9}{'faded':>7}{'REACHED':>9}"
+    """One row per catchable fault kind: injected, FLAGGED by a check, then where each injected fault
+    ended — NEUTRALISED by a mechanism, faded on its own, stayed in an active claim, REACHED the final
+    answer — so the four add up to injected; then the harm mechanisms did."""
+    head = f"{'fault':<14}{'injected':>9}{'flagged':>9}{'neutral.':>9}{'faded':>7}{'stayed':>8}{'REACHED':>9}"
     rows = [f"    {head}"]
     for kind in sorted(s["flagged"]):
         inj = s["injected"].get(kind, 0)
+        ends = [s[v].get(kind, 0) for v in ("neutralised", "faded")]
+        reached = s["reached"].get(kind, 0)
+        stayed = inj - sum(ends) - reached
         cells = "".join(
-            f"{s[v].get(kind, 0):>{w}}"
-            for v, w in (("flagged", 9), ("neutralised", 9), ("faded", 7), ("reached", 9))
+            f"{n:>{w}}" for n, w in zip((s["flagged"].get(kind, 0), *ends, stayed, reached), (9, 9, 7, 8, 9))
         )
         rows.append(f"    {kind:<14}{inj:>9}{cells}")
     harmed = s.get("harmed") or {}
@@ -113,17 +121,28 @@ def catch_table(s: Mapping[str, Any]) -> list[str]:
     return rows
 
 
+def injected_line(injected: Mapping[str, int], catchable: Iterable[str]) -> str:
+    """The injected total and what it is made of, so it adds up to its parts: the catchable kinds the
+    table below follows, and the kinds no check can catch (format, empty, suggested)."""
+    kinds = set(catchable)
+    parts = [
+        ", ".join(f"{k} {n}" for k, n in sorted(injected.items()) if (k in kinds) == catch)
+        for catch in (True, False)
+    ]
+    return f"faults injected={sum(injected.values())} (catchable: {parts[0] or 'none'}; other: {parts[1] or 'none'})"
+
+
 def format_report(run_dirs: Sequence[Path]) -> str:
     """A plain-text report: per variant its accuracy, then every catchable fault kind flagged /
     neutralised / reached, the harm mechanisms did, then the items that lost their answer with the
     mechanism that took it."""
-    lines: list[str] = []
+    lines: list[str] = [STAYED_LEGEND]
     all_losses: list[Loss] = []
     for d in run_dirs:
         s = variant_summary(d)
         lines.append(
             f"{s['variant']} / {s['benchmark']}: n={s['n']} acc={100 * (s['accuracy'] or 0):.1f}% "
-            f"abstained={100 * (s['abstention_rate'] or 0):.1f}%  faults injected={sum(s['injected'].values())}"
+            f"abstained={100 * (s['abstention_rate'] or 0):.1f}%  {injected_line(s['injected'], s['flagged'])}"
         )
         lines += catch_table(s) if s["flagged"] else ["    (no catchable fault recorded)"]
         all_losses += losses(d)

@@ -109,9 +109,10 @@ def format_catch(s: Mapping[str, Any]) -> str:
         return "—" if x is None else f"{x:.3f}"
 
     return (
-        f"[simulator] phantom claims in trace {s['phantom_claims']} (of {s['phantom_injected']} injected; "
-        f"{s['phantom_not_in_trace']} removed before the final trace), labelled ungrounded "
-        f"{s['phantom_ungrounded']} -> catch rate {f(s['phantom_catch_rate'])}; fault-free claims grounded {s['fault_free_grounded']}/{s['fault_free_claims']} "
-        f"= {f(s['fault_free_grounded_rate'])} (SC {f(s['fault_free_sc_grounded_rate'])}, "
-        f"DC {f(s['fault_free_dc_grounded_rate'])})"
+        f"[simulator] phantom claims: {s['phantom_claims']} in the final trace (of {s['phantom_injected']} injected; "
+        f"{s['phantom_not_in_trace']} removed before it); S-RFA labelled {s['phantom_ungrounded']} ungrounded: "
+        f"catch rate {f(s['phantom_catch_rate'])}, n = {s['phantom_claims']}. Claims no fault touched: "
+        f"{s['fault_free_grounded']} of {s['fault_free_claims']} labelled grounded ({f(s['fault_free_grounded_rate'])}; "
+        f"SC {f(s['fault_free_sc_grounded_rate'])}, DC {f(s['fault_free_dc_grounded_rate'])}): the share of "
+        "clean claims S-RFA finds support for, so a low value means it calls clean claims ungrounded too"
     )

@@ -26,6 +26,7 @@ from tqdm.auto import tqdm
 from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import UserError
+from ledgermind.experiment.artefact_label import label_for
 from ledgermind.grounding.cascade import GroundingCascade
 from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.pipeline.config import PipelineConfig
@@ -174,7 +175,7 @@ async def srfa_run(
     bar = tqdm(
         total=len(record.results),
         initial=len(record.results) - len(pending),
-        desc="audit (OCR + labels)",
+        desc="S-RFA (OCR + labels)",
         unit="item",
         file=sys.stderr,
         dynamic_ncols=True,
@@ -203,6 +204,7 @@ async def srfa_run(
             "examples": sorted(set(markup))[:20],
         }
     metrics.update(_backend_checks(record, latest.get(SrfaMode.LEDGER.value, {})))
+    metrics["label"] = label_for(recorded_identity(record.run_dir) or {}).line or None
     atomic_write_json(record.run_dir / SRFA_METRICS_FILE, metrics)
     return metrics
 

@@ -111,3 +111,19 @@ def test_a_benchmark_carries_its_own_numeric_tolerance_to_the_scorer(tmp_path) -
     assert score(exact, "Answer: 41.9").correct == 0.0 and score(exact, "Answer: 40").correct == 1.0
     with pytest.raises(ConfigError, match="numeric_tolerance must be a fraction"):
         load_benchmark("jsonl", {"path": str(f), "numeric_tolerance": "5%"})
+
+
+@pytest.mark.parametrize("env", [None, "/data/elsewhere"])
+def test_a_missing_data_path_names_the_variable_that_moves_it(tmp_path, monkeypatch, env) -> None:
+    if env is None:
+        monkeypatch.delenv("LEDGERMIND_SHARED_DATA", raising=False)
+    else:
+        monkeypatch.setenv("LEDGERMIND_SHARED_DATA", env)
+    missing = tmp_path / "mmmu_pro_subset"
+    with pytest.raises(DataError) as err:
+        LoaderConfig(path=str(missing)).require_path("mmmu_pro", "items.jsonl + images/")
+    source = "LEDGERMIND_SHARED_DATA is unset" if env is None else f"LEDGERMIND_SHARED_DATA={env}"
+    assert str(err.value) == (
+        f"benchmark 'mmmu_pro': data path not found: {missing} (expected items.jsonl + images/); {source}: "
+        "set it to the folder that holds the benchmarks, or give benchmark.path=..."
+    )

@@ -189,6 +189,60 @@ def test_large_model_preflight_rule() -> None:
         refuse_large_model_on_cpu({"name": "internvl3_8b"}, cpu, cuda_available=False)
 
 
+def test_weights_that_are_neither_cached_nor_downloadable_stop_the_run_before_any_item(tmp_path) -> None:
+    out = tmp_path / "run"
+    proc = run_script(
+        "run.py",
+        "model=smolvlm",
+        "limit=4",
+        "logger=none",
+        f"hydra.run.dir={out}",
+        HF_HUB_OFFLINE="1",
+        HF_HOME=str(tmp_path / "hf"),  # an empty local cache
+    )
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-2000:]
+    assert lines[0] == (
+        "error: model HuggingFaceTB/SmolVLM-256M-Instruct: they are not in the local Hugging Face cache and "
+        "HF_HUB_OFFLINE is set; download them where the hub is reachable (huggingface-cli download "
+        "HuggingFaceTB/SmolVLM-256M-Instruct) and copy the cache here, or give model.path=/local/checkpoint"
+    )
+    assert "retry" not in proc.stderr and not (out / "results.jsonl").exists()
+
+
+def test_cached_weights_pass_the_preflight_without_the_network(tmp_path, monkeypatch) -> None:
+    from ledgermind.experiment.model_preflight import refuse_unreachable_weights, weights_problem
+
+    repo = tmp_path / "hub" / "models--ORG--Some-VL-2B"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("abc123")
+    (repo / "snapshots" / "abc123").mkdir(parents=True)
+    (repo / "snapshots" / "abc123" / "config.json").write_text("{}")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import huggingface_hub.constants as hc
+
+    monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert weights_problem("ORG/Some-VL-2B") is None
+    assert "HF_HUB_OFFLINE is set" in (weights_problem("ORG/Other-VL-2B") or "")
+    transformers = {"_target_": "ledgermind.backends.transformers_local.TransformersBackend"}
+    refuse_unreachable_weights({"hub_id": "ORG/Some-VL-2B"}, transformers)
+    # a server holds its own weights, and a local path or the self-built tiny model need no hub
+    refuse_unreachable_weights({"hub_id": "ORG/Other-VL-2B"}, {"_target_": "x.VLLMServerBackend"})
+    refuse_unreachable_weights({"hub_id": "ORG/Other-VL-2B", "path": "/ckpt"}, transformers)
+    with pytest.raises(
+        ConfigError, match="model ORG/Other-VL-2B: they are not in the local Hugging Face cache"
+    ):
+        refuse_unreachable_weights({"hub_id": "ORG/Other-VL-2B"}, transformers)
+
+
+def test_any_hub_model_is_one_override_and_the_size_preflight_reads_its_id() -> None:
+    big = run_script("run.py", "model=hf", "model.hub_id=ORG/Some-VL-7B", "backend.device=cpu", "logger=none")
+    lines = big.stderr.strip().splitlines()
+    assert big.returncode == 2 and len(lines) == 1, big.stderr[-2000:]
+    assert lines[0].startswith("error: model=ORG/Some-VL-7B (7B parameters) would run on the CPU")
+
+
 def test_sweep_jobs_counts_the_experiment_sweep_and_its_glob() -> None:
     """`+experiment=table3_sim` sweeps seeds × every conf/ablation variant (a glob): one bar over all
     of them, with a command-line value winning over the experiment's for its key."""

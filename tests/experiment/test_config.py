@@ -40,6 +40,7 @@ def _override(group: str, option: str) -> list[str]:
         ],
         ("pipeline", "official"): [f"pipeline.prompts_path={SHARED / 'mmmu_pro_official/prompts.yaml'}"],
         ("experiment", "table3"): ["backend.base_urls=[http://localhost:8000/v1]"],
+        ("model", "hf"): ["model.hub_id=ORG/Some-VL-2B"],
     }
     return [sel, *extra.get((group, option), [])]
 

@@ -5,6 +5,7 @@ tags and group. A real model's table carries no such line. And a sweep with no s
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,7 @@ def test_a_real_model_table_has_no_label_and_replay_and_tiny_say_what_they_are(t
     outs = _outputs(_sweep(tmp_path / "real", "VLLMServerBackend", "qwen2_5_vl_7b"))
     assert outs.markdown.read_text().startswith("| Variant |") and outs.csv.read_text().startswith("variant,")
     with Image.open(outs.chart) as im:
-        assert im.text["Title"] == "LedgerMind Table 3"
+        assert im.text["Title"] == "Table 3 — fake (4 items), qwen2_5_vl_7b"
     assert label_for({"backend": "ReplayBackend", "model": "gpt-4o"}).line.startswith(
         "REPLAYED — recorded replies of gpt-4o"
     )
@@ -157,3 +158,27 @@ def test_protocol_note_has_the_dual_read_escalate_row_from_the_recorded_config(t
     assert "MIXED across runs" in table3.escalation_line(runs)
     (sweep / "full" / ".hydra" / "config.yaml").write_text("pipeline:\n  dual_read_escalate: false\n")
     assert table3.escalation_line(runs).startswith("dual_read_escalate: off (App. D.5 / Alg. 1 as written")
+
+
+def test_the_chart_names_its_benchmark_shows_only_splits_with_items_and_marks_each_verdict(
+    tmp_path: Path,
+) -> None:
+    from matplotlib.backend_bases import RendererBase
+
+    root = _sweep(tmp_path / "real", "VLLMServerBackend", "qwen2_5_vl_7b")
+    runs = [table3.load_run(d) for d in find_runs([root])]
+    rows = table3.build_rows(runs, bootstrap=BOOT)
+    ctx = table3.context_of(runs)
+    assert ctx.n == {"Easy": 2, "Medium": 1, "Hard": 1, "Overall": 4}
+    ctx = replace(ctx, n={**ctx.n, "Medium": 0, "Hard": 0})  # as on gauges: splits without items
+    fig = table3_render.figure(rows, table3.heading_for(runs), "", ctx)
+    bars, forest = fig.axes
+    assert [t.get_text() for t in bars.get_legend().get_texts()] == ["Easy (n=2)", "Overall (n=4), 95% CI"]
+    assert [t.get_text() for t in forest.get_legend().get_texts()] == ["not distinguishable (p Holm ≥ 0.05)"]
+    assert fig._suptitle.get_text() == "Table 3 — fake (4 items), qwen2_5_vl_7b"
+    fig.canvas.draw()
+    renderer: RendererBase = fig.canvas.get_renderer()
+    box = fig.bbox
+    for text in [bars.yaxis.label, forest.xaxis.label, fig._suptitle, *bars.get_xticklabels()]:
+        ext = text.get_window_extent(renderer)
+        assert box.x0 <= ext.x0 and ext.x1 <= box.x1 and box.y0 <= ext.y0 and ext.y1 <= box.y1, text

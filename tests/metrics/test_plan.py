@@ -14,6 +14,7 @@ from ledgermind.experiment.plan import (
     PlanRequest,
     discordance,
     make_plan,
+    render,
     shared_cache_costs,
 )
 from ledgermind.metrics.plan import (
@@ -172,3 +173,45 @@ def test_a_first_n_pilot_is_flagged_as_no_sample_of_the_set(tmp_path, capsys, or
     out = capsys.readouterr().out
     assert ("warning: the pilot took the benchmark's first N items" in out) == warned
     assert ("pilot items: first N" in out) == warned
+
+
+def test_plan_runs_from_a_run_folder_alone_with_the_pilots_item_count(tmp_path, capsys):
+    assert main([str(_pilot_dir(tmp_path, "shuffle"))]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("plan: 1 items × 1 seed(s)")
+
+
+def test_a_tiny_model_pilot_labels_its_rate_as_no_gpus(tmp_path, capsys):
+    root = _pilot_dir(tmp_path, "shuffle")
+    metrics = root / "ablation=full" / "metrics.json"
+    ident = {"variant": "full", "seed": 0, "model": "tiny-qwen2-vl", "backend": "TransformersBackend"}
+    metrics.write_text(json.dumps({"identity": ident, "wall_time_total_s": 2.0}))
+    assert main([str(root)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("TINY MODEL")
+    assert "TINY MODEL: not a GPU's rate" in next(x for x in lines if x.startswith("GPU rate"))
+
+
+def _discordant_pilot(k: int, n: int = 40) -> Pilot:
+    """``full`` and ``no_ecc`` on n items, disagreeing on the first k."""
+    full = {f"q{i}": 1.0 if i < k else 0.0 for i in range(n)}
+    var = {f"q{i}": 0.0 for i in range(n)}
+    calls = {f"q{i}": [_call(f"k{i}")] for i in range(n)}
+    return Pilot([PilotRun("full", 0, full, calls, 1.0), PilotRun("no_ecc", 0, var, calls, 1.0)])
+
+
+@pytest.mark.parametrize(("k", "warned"), [(3, True), (9, True), (10, False), (25, False)])
+def test_a_small_pilots_discordance_is_flagged(k, warned):
+    plan = make_plan(_discordant_pilot(k), PlanRequest(items=100, seeds=1, variants=("full", "no_ecc")))
+    assert plan["sample_size"]["no_ecc"]["discordant"] == k
+    text = render(plan)
+    assert ("warning: small pilot: no_ecc (" in text) == warned
+
+
+def test_a_variant_that_sends_nothing_is_explained():
+    # no_ecc's only request repeats full's: the sweep-shared cache answers all of it
+    plan = make_plan(_discordant_pilot(12), PlanRequest(items=10, seeds=1, variants=("full", "no_ecc")))
+    assert plan["costs"]["no_ecc"]["sent"] == 0 and plan["costs"]["no_ecc"]["made"] > 0
+    text = render(plan)
+    assert "no_ecc: 0 requests sent: every request it makes is made first by a variant before it" in text
+    assert "full: 0 requests sent" not in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,13 +116,45 @@ def simulated_multirun(tmp_path_factory: pytest.TempPathFactory, shared_data: Pa
 
 
 @pytest.fixture(scope="session")
+def gauges_multirun(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    """Every Table 3 variant of the simulated backbone on two gauge photos (numeric readings, scored
+    with the reading tolerance; seven columns side by side), report built."""
+    sweep = tmp_path_factory.mktemp("gauges_multirun") / "sweep"
+    proc = run_script(
+        "run.py",
+        "-m",
+        "backend=simulated",
+        "benchmark=gauges",
+        f"benchmark.path={shared_data / 'gauges'}",
+        "limit=2",
+        "logger=none",
+        "progress=false",
+        "cache.mode=off",
+        "+ablation=full,no_ecc,no_dual_read,no_dispatcher,no_ledger,free_form_repair,baseline",
+        f"hydra.sweep.dir={sweep}",
+        timeout=900,
+        LEDGERMIND_SHARED_DATA=str(shared_data),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    build_report(sweep)
+    return sweep
+
+
+def screenshot(driver: Any, name: str) -> None:
+    """Save what the browser shows as ``$LEDGERMIND_SCREENSHOTS/<name>`` when that is set: the README's
+    pictures (docs/img/) are taken by the tests that check the page, so they show the page as tested."""
+    folder = os.environ.get("LEDGERMIND_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(folder) / name))
+
+
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     """Headless system Chromium driven by Selenium (``make test`` installs chromium + chromium-driver).
 
     Outside CI a machine without a browser skips these tests; in CI (``CI`` set) a missing browser
     is a failure, so the browser checks can never silently stop running."""
-    import os
-
     if os.environ.get("CI"):
         from selenium import webdriver
     else:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ledgermind.runs.trajectories import safe_filename, trajectory_path
-from tests.report.conftest import open_page
+from tests.report.conftest import open_page, screenshot
 from tests.report.scenario import MALICIOUS_OCR, MALICIOUS_REPLY
 
 pytestmark = pytest.mark.slow
@@ -458,3 +458,58 @@ def test_n_beside_each_split(browser, simulated_run: Path) -> None:
         "return Array.from(document.querySelectorAll('#chart-accuracy text')).map(t => t.textContent)"
     )
     assert any("(n=" in t for t in labels)
+
+
+# ----------------------------------------------------------------------------- numeric items, side by side
+def test_a_numeric_item_page_shows_the_tolerance_that_scored_it(browser, gauges_multirun: Path) -> None:
+    run = next(p for p in sorted(gauges_multirun.iterdir()) if p.name.endswith("full"))
+    rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    row = next(r for r in rows if r["prediction"] is not None and not r["error"])
+    page = (
+        gauges_multirun
+        / "report"
+        / "runs"
+        / safe_filename(run.name)
+        / "items"
+        / f"{safe_filename(row['id'])}.html"
+    )
+    browser.set_window_size(1400, 900)
+    try:
+        assert open_page(browser, page) == []
+        rule = browser.execute_script("return document.getElementById('scoring-rule').innerText")
+        title = browser.title
+        screenshot(browser, "report_item_numeric.png")
+    finally:
+        browser.set_window_size(1280, 900)
+    pred, gold = float(row["prediction"]), float(row["gold"])
+    assert rule.startswith("reading: within 15 % of the gold")
+    assert f"= {abs(pred - gold):.4g}:" in rule
+    assert rule.endswith("within the tolerance" if row["score"] >= 1.0 else "outside the tolerance")
+    assert row["id"] in title and "LedgerMind audit" not in browser.page_source
+
+
+SIDE_BY_SIDE_JS = """
+const clipped = [];
+for (const el of document.querySelectorAll('.run-column *')) {
+  if (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'visible') clipped.push(el.tagName + ':' + el.innerText.slice(0, 40));
+}
+const cols = Array.from(document.querySelectorAll('.run-column')).map(c => c.getBoundingClientRect().right);
+const img = document.getElementById('compare-image');
+return {docWidth: document.documentElement.scrollWidth, viewport: document.documentElement.clientWidth,
+        rightmost: Math.max(...cols), clipped: clipped, image: img !== null && img.complete && img.naturalWidth > 0};
+"""
+
+
+def test_the_side_by_side_page_is_legible_at_1400_px(browser, gauges_multirun: Path) -> None:
+    pages = sorted((gauges_multirun / "report" / "compare").glob("*.html"))
+    assert pages
+    browser.set_window_size(1400, 900)
+    try:
+        assert open_page(browser, pages[0]) == []
+        s = browser.execute_script(SIDE_BY_SIDE_JS)
+        screenshot(browser, "report_side_by_side.png")
+    finally:
+        browser.set_window_size(1280, 900)
+    assert s["docWidth"] <= s["viewport"] and s["rightmost"] <= s["viewport"]  # no sideways scrolling
+    assert s["clipped"] == []  # nothing cut off inside a column
+    assert s["image"]  # the item's image, so the columns can be read against it

@@ -195,5 +195,26 @@ def test_report_prints_each_verb_and_the_harm():
     )
     assert "REACHED" in rows[0] and "flagged" in rows[0] and "neutral." in rows[0]
     relation = next(r for r in rows if r.strip().startswith("relation"))
-    assert relation.split()[1:] == ["4", "0", "0", "1", "3"]
+    assert relation.split()[1:] == ["4", "0", "0", "1", "0", "3"]
+    phantom = next(r for r in rows if r.strip().startswith("phantom"))
+    assert phantom.split()[1:] == ["5", "4", "3", "1", "0", "1"]  # 3 + 1 + 0 + 1 = 5 injected
     assert "suggested_look_adopted 2" in rows[-1]
+
+
+def test_the_report_totals_add_up_to_their_parts():
+    from ledgermind.simulator.sanity import catch_table, injected_line
+
+    injected = {"misread": 7, "phantom": 0, "relation": 0, "format": 2, "empty": 0, "suggested": 1}
+    line = injected_line(injected, ["misread", "phantom", "relation"])
+    assert line == (
+        "faults injected=10 (catchable: misread 7, phantom 0, relation 0; other: empty 0, format 2, suggested 1)"
+    )
+    verbs = {
+        "flagged": {"misread": 5},
+        "neutralised": {"misread": 1},
+        "faded": {"misread": 4},
+        "reached": {"misread": 0},
+    }
+    misread = next(r for r in catch_table({"injected": injected, **verbs}) if r.strip().startswith("misread"))
+    injected_n, _flagged, *ends = map(int, misread.split()[1:])
+    assert ends == [1, 4, 2, 0] and sum(ends) == injected_n

@@ -24,6 +24,7 @@ def test_ledger_audit_of_official_gpt4o_traces_keeps_the_official_letter(
     shared_data: Path,
     repo_root: Path,
     monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
     setting: str,
     benchmark: str,
 ) -> None:
@@ -54,7 +55,17 @@ def test_ledger_audit_of_official_gpt4o_traces_keeps_the_official_letter(
 
     monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(shared_data))
     monkeypatch.chdir(repo_root)
+    capsys.readouterr()
     assert srfa_main([str(run_dir), "logger=none"]) == 0
+    console = capsys.readouterr().out.splitlines()
+    # what answered leads (a replay is no model run), every rate says what it is a share of and over
+    # how many, and the console says what S-RFA cannot judge
+    assert console[0].startswith("REPLAYED — recorded replies of")
+    rates = {ln.split()[0]: ln for ln in console if ln.startswith("  ") and "; n = " in ln}
+    assert set(rates) == {"UCR_reason", "GDR", "R4R", "WDG"}
+    assert f"n = {N_ITEMS} items" in next(ln for ln in console if ln.strip().startswith("Acc"))
+    assert any(ln.startswith("what S-RFA cannot judge: S-RFA reads only the text") for ln in console)
+    assert json.loads((run_dir / "srfa_metrics.json").read_text())["label"] == console[0]
 
     official = {r["id"]: r for r in map(json.loads, outputs.read_text().splitlines())}
     items = {

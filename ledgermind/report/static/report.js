@@ -1,4 +1,4 @@
-// LedgerMind audit report: citation links, evidence highlighting, item-table filter and sort.
+// LedgerMind report: citation links, evidence highlighting, item-table filter and sort.
 // No network, no dependencies; all page text is already escaped server-side, and this script
 // only reads text (textContent / dataset), never writes HTML.
 (function () {
