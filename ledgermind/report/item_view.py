@@ -19,7 +19,7 @@ from ledgermind.report.images import ImageStore, StoredImage
 from ledgermind.report.sources import ItemInfo, input_image_path
 from ledgermind.report.timeline import TimelineRow, item_image_links, timeline
 from ledgermind.runs.results import ItemResult
-from ledgermind.scoring.numeric import explain_match, parse_number
+from ledgermind.scoring.numeric import NumericTolerance, explain_match, parse_number
 
 STAGES = ("E", "I", "J")  # the [E] → [I] → [J] → DC chain (App. A, G.3)
 
@@ -204,7 +204,8 @@ def _scoring_rule(result: ItemResult | None, info: ItemInfo | None) -> str | Non
     pred, gold = parse_number(result.prediction), parse_number(result.gold)
     if pred is None or gold is None:
         return None
-    return explain_match(pred, gold, info.numeric_kind, info.graduation)
+    tol = NumericTolerance(relative_all=info.numeric_tolerance)
+    return explain_match(pred, gold, info.numeric_kind, info.graduation, tol)
 
 
 # ------------------------------------------------------------------------------ ledger

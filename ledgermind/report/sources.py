@@ -33,6 +33,7 @@ class ItemInfo:
     numeric: bool = False  # scored as a number, with ``scoring.numeric``'s tolerance for its kind
     numeric_kind: str | None = None
     graduation: float | None = None
+    numeric_tolerance: float | None = None  # the benchmark's own, replacing the type-aware rule
 
 
 @dataclass
@@ -115,6 +116,7 @@ def load_item_infos(run: RunDir, ids: set[str], notes: list[str]) -> dict[str, I
             i.answer_type is AnswerType.NUMERIC,
             i.meta.get("numeric_kind"),
             i.meta.get("graduation"),
+            i.meta.get("numeric_tolerance"),
         )
         for i in items
         if i.id in ids

@@ -94,6 +94,9 @@ def explain_match(
     tol = tol or NumericTolerance()
     ok = numbers_match(pred, gold, kind, graduation, tol)
     err = f"|{_g(pred)} − {_g(gold)}| = {_g(abs(pred - gold))}"
+    if tol.relative_all is not None:
+        rule = f"the benchmark's tolerance: within {100 * tol.relative_all:g} % of the gold (± {_g(tol.relative_all * abs(gold))})"
+        return f"{rule}; {err}: {'within' if ok else 'outside'} the tolerance"
     if kind == "reading":
         rule = f"reading: within {100 * tol.relative_read:g} % of the gold (± {_g(tol.relative_read * abs(gold))})"
         if tol.use_graduation and graduation:

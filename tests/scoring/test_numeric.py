@@ -71,3 +71,24 @@ def test_counts_and_exact_values_are_exact() -> None:
 )
 def test_eq5_numeric_tolerance_boundaries(pred: float, gold: float, kind, graduation, match: bool) -> None:
     assert numbers_match(pred, gold, kind, graduation) is match
+
+
+def test_the_explanation_states_the_rule_its_bound_and_the_error_and_agrees_with_the_score() -> None:
+    from ledgermind.scoring.numeric import NumericTolerance, explain_match, numbers_match
+
+    assert explain_match(60, 64, "reading", 5) == (
+        "reading: within 15 % of the gold (± 9.6) or one graduation (± 5); |60 − 64| = 4: within the tolerance"
+    )
+    assert explain_match(50, 64, "reading").endswith("|50 − 64| = 14: outside the tolerance")
+    chart = NumericTolerance(relative_all=0.05)
+    assert explain_match(104, 100, None, None, chart) == (
+        "the benchmark's tolerance: within 5 % of the gold (± 5); |104 − 100| = 4: within the tolerance"
+    )
+    assert explain_match(1969, 1968) == "exact number (formatting aside); |1969 − 1968| = 1: different"
+    for pred, gold, kind, tol in [
+        (60, 64, "reading", None),
+        (50, 64, "reading", None),
+        (106, 100, None, chart),
+    ]:
+        verdict = explain_match(pred, gold, kind, None, tol).endswith("within the tolerance")
+        assert verdict == numbers_match(pred, gold, kind, None, tol)
