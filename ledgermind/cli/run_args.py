@@ -138,9 +138,27 @@ def preprocess(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
                 "(python scripts/run.py --help lists them)"
             )
         else:
-            out.append(arg)
+            out.extend(hub_model(arg, conf_dir))
         i += 1
     return flags_first(out)
+
+
+GENERIC_MODEL = "hf"  # conf/model/hf.yaml: any hub id, model=hf model.hub_id=ORG/NAME
+
+
+def hub_model(arg: str, conf_dir: Path = CONF_DIR) -> list[str]:
+    """``model=ORG/NAME`` (a hub id, as lmms-eval's ``pretrained=`` takes one) is the generic model
+    config with that hub id; a ``model=`` naming a config, and every other argument, pass unchanged."""
+    key, eq, value = arg.partition("=")
+    if (
+        key != "model"
+        or not eq
+        or "/" not in value
+        or "," in value
+        or (conf_dir / "model" / f"{value}.yaml").exists()
+    ):
+        return [arg]
+    return [f"model={GENERIC_MODEL}", f"model.hub_id={value}"]
 
 
 # Hydra flags that take a value as the next argument (``--cfg job``, ``-cn name``).
@@ -202,9 +220,10 @@ def composition_error(e: BaseException) -> str | None:
     from omegaconf.errors import OmegaConfBaseException
 
     if isinstance(e, MissingConfigException) and e.options is not None:  # benchmark=mmmu_pro_standrd10
-        group, _, option = str(e.missing_cfg_file).rpartition("/")
+        group, option = _group_and_option(str(e.missing_cfg_file))
         known = [o for o in e.options if not o.startswith("_")]  # _loader: a base, not an option
-        return f"unknown {group} option {option!r}: {_closest(option, known)}(options: {' | '.join(known)})"
+        hint = _closest(option, known) or (_display_hint(option) if group.endswith("ablation") else "")
+        return f"unknown {group} option {option!r}: {hint}(options: {' | '.join(known)})"
     cause = e.__cause__ if isinstance(e.__cause__, OmegaConfBaseException) else e
     if not isinstance(cause, ConfigCompositionException | OverrideParseException | OmegaConfBaseException):
         return None
@@ -216,6 +235,31 @@ def composition_error(e: BaseException) -> str | None:
         return f"unknown key {key!r}: {hint or 'python scripts/run.py --help lists the keys'}".rstrip()
     first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
     return f"{first} (config key: {key})" if key and key not in first else first
+
+
+def _group_and_option(missing: str) -> tuple[str, str]:
+    """``ablation/w/o_ECC`` → (``ablation``, ``w/o_ECC``): the group is the longest prefix that is a
+    config folder (groups nest: ``hydra/launcher``), the rest the option as typed, slashes and all."""
+    parts = missing.split("/")
+    for k in range(len(parts) - 1, 0, -1):
+        if (CONF_DIR / "/".join(parts[:k])).is_dir():
+            return "/".join(parts[:k]), "/".join(parts[k:])
+    return missing.rpartition("/")[0], missing.rpartition("/")[2]
+
+
+def _display_hint(option: str) -> str:
+    """``+ablation=w/o_ECC``: Table 3's row name typed for the option; the option whose display name it is."""
+    from ledgermind.experiment.variants import load_variants
+
+    def fold(text: str) -> str:
+        return re.sub(r"[^a-z0-9]+", "", text.lower())
+
+    shown = {fold(v.display): v for v in load_variants()}
+    close = difflib.get_close_matches(fold(option), list(shown), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    v = shown[close[0]]
+    return f"did you mean {v.name}? (Table 3 shows it as {v.display!r}) "
 
 
 def _closest(name: str, known: Sequence[str], prefix: str = "") -> str:

@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     from omegaconf.errors import OmegaConfBaseException
 
     from ledgermind.backends.serve_command import launch_argv, serve_argv
+    from ledgermind.cli.run_args import hub_model
     from ledgermind.errors import UserError
     from ledgermind.pipeline.config import register_schemas
 
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     register_schemas()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = compose("config", overrides=args.overrides)
+            cfg = compose("config", overrides=[x for o in args.overrides for x in hub_model(o)])
         model = OmegaConf.to_container(cfg.model, resolve=True)
         kw = {"host": args.host, "port": args.port, "data_parallel_size": args.dp}
         cmd = launch_argv(model, sys.executable, **kw) if args.launch else serve_argv(model, **kw)

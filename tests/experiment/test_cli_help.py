@@ -243,6 +243,37 @@ def test_any_hub_model_is_one_override_and_the_size_preflight_reads_its_id() -> 
     assert lines[0].startswith("error: model=ORG/Some-VL-7B (7B parameters) would run on the CPU")
 
 
+def test_a_hub_id_is_a_model_option_too() -> None:
+    assert cli_help.preprocess(["model=Qwen/Qwen2.5-VL-3B-Instruct", "limit=2"]) == [
+        "model=hf",
+        "model.hub_id=Qwen/Qwen2.5-VL-3B-Instruct",
+        "limit=2",
+    ]
+    assert cli_help.preprocess(["model=smolvlm"]) == ["model=smolvlm"]  # a config name stays one
+    assert cli_help.preprocess(["-m", "model=smolvlm,tiny_qwen2_vl"]) == ["-m", "model=smolvlm,tiny_qwen2_vl"]
+    big = run_script("run.py", "model=Qwen/Qwen2.5-VL-7B-Instruct", "backend.device=cpu", "logger=none")
+    assert big.returncode == 2 and big.stderr.strip().splitlines() == [
+        "error: model=Qwen/Qwen2.5-VL-7B-Instruct (7B parameters) would run on the CPU with the in-process "
+        "transformers backend; serve it on a GPU (python scripts/serve.py model=Qwen/Qwen2.5-VL-7B-Instruct "
+        "--launch) and add backend=vllm_server backend.base_urls=[http://HOST:8000/v1]"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("typed", "hint"),
+    [
+        ("w/o_ECC", "did you mean no_ecc? (Table 3 shows it as 'w/o ECC/NCC') "),
+        ("w/o Dual-Read", "did you mean no_dual_read? (Table 3 shows it as 'w/o Dual-Read') "),
+    ],
+)
+def test_a_variants_display_name_names_its_option(typed: str, hint: str) -> None:
+    proc = run_script("run.py", f"+ablation={typed}", "logger=none")
+    options = "baseline | free_form_repair | full | no_dispatcher | no_dual_read | no_ecc | no_ledger"
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        f"error: unknown ablation option {typed!r}: {hint}(options: {options})"
+    ]
+
+
 def test_sweep_jobs_counts_the_experiment_sweep_and_its_glob() -> None:
     """`+experiment=table3_sim` sweeps seeds × every conf/ablation variant (a glob): one bar over all
     of them, with a command-line value winning over the experiment's for its key."""
