@@ -7,10 +7,10 @@ than what it answers (``NOT_REPLY_SHAPING``: URLs, timeouts, retries, concurrenc
 and the client-side image budget. Everything else is identity — the weights' origin and revision,
 the served model name (a LoRA adapter is served under its own), dtype, quantisation, the
 processor's pixel limits, a simulated backbone's fault rates and seed: a key left out answers one
-configuration with another's replies, a key kept needlessly only costs a call. A file shared by several runs (``cache.scope`` sweep/root) is also named by the
-backend's reply-shaping parameters (``backend_signature``), so a sweep over them keeps one file
-each. Only deterministic requests are cached (temperature 0; a sampled reply is one draw, not
-*the* answer).
+configuration with another's replies, a key kept needlessly only costs a call. A file shared by
+several runs (``cache.scope`` sweep/root) is also named by the backend's reply-shaping parameters
+(``backend_signature``), so a sweep over them keeps one file each. Only deterministic requests
+are cached (temperature 0; a sampled reply is one draw, not *the* answer).
 
 Every stored reply carries the digest of the canonical request it answers, so a row that answers
 another request (edited, copied or swapped by hand) is a miss with a warning naming the file,

@@ -192,14 +192,14 @@ class VLLMServerBackend(Backend):
                 self.router.finished(url, answered)
             if not isinstance(outcome, Failure):
                 return outcome, url, attempt
-            delay = next(delays, None)
+            failed, delay = outcome, next(delays, None)
             if delay is None:
                 break
-            delay = self.policy.honour(delay, outcome.retry_after_s)
-            log.warning("vllm_server attempt %d failed (%s); retrying in %.2fs", attempt, outcome.why, delay)
+            delay = self.policy.honour(delay, failed.retry_after_s)
+            log.warning("vllm_server attempt %d failed (%s); retrying in %.2fs", attempt, failed.why, delay)
             await asyncio.sleep(delay)
-        err = BackendTimeout if outcome.timed_out else BackendError
-        raise err(f"vLLM server unavailable after {attempt} attempts; last error: {outcome.why}")
+        err = BackendTimeout if failed.timed_out else BackendError
+        raise err(f"vLLM server unavailable after {attempt} attempts; last error: {failed.why}")
 
     async def _post_once(self, url: str, body: dict[str, Any]) -> dict[str, Any] | Failure:
         """The reply JSON, or a ``Failure`` a retry may fix; raises for one no retry can fix."""
@@ -227,7 +227,9 @@ class VLLMServerBackend(Backend):
         )
 
     async def _read_capped(self, resp: httpx.Response, url: str) -> bytes:
-        chunks, size = [], 0
+        """The body, refused once it passes ``max_reply_bytes`` (before it is all in memory)."""
+        chunks: list[bytes] = []
+        size = 0
         async for chunk in resp.aiter_bytes():
             size += len(chunk)
             if size > self.max_reply_bytes:

@@ -497,7 +497,7 @@ class FakeOpenAIServer:
             except (ValueError, UnsupportedFormat, AttributeError, TypeError) as exc:
                 return 400, {"error": {"message": f"bad request: {exc}"}}
             prompt, cached, completion = await self._serve(body, content)
-            content = None if self.completions < self.misbehave.null_replies else content
+            sent = None if self.completions < self.misbehave.null_replies else content
             self.completions += 1
             return 200, {
                 "id": f"chatcmpl-fake-{self.stats.requests}",
@@ -507,7 +507,7 @@ class FakeOpenAIServer:
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": content},
+                        "message": {"role": "assistant", "content": sent},
                         "finish_reason": "stop",
                     }
                 ],
