@@ -25,7 +25,6 @@ from PIL import Image, ImageDraw
 
 from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
 from ledgermind.backends.cache import CachedBackend, ResponseCache
-from ledgermind.backends.model_ref import ModelRef
 from ledgermind.backends.tiny import build_tiny_qwen2_vl
 from ledgermind.backends.vllm_launch import CPU_ENV, TINY_CPU_ARGS, VLLMServerProcess
 from ledgermind.backends.vllm_server import VLLMServerBackend
@@ -81,9 +80,7 @@ async def bench(base_url: str, model_dir: str, args: argparse.Namespace) -> None
     wall1, lat1 = await run(client, reqs, 1)
     walln, latn = await run(client, reqs, args.concurrency)
     with tempfile.TemporaryDirectory() as tmp:
-        cached = CachedBackend(
-            client, ResponseCache(Path(tmp) / "c.sqlite"), "readwrite", ModelRef.from_mapping(model).identity
-        )
+        cached = CachedBackend(client, ResponseCache(Path(tmp) / "c.sqlite"), "readwrite", model_dir)
         wallm, latm = await run(cached, reqs, 1)
         wallh, lath = await run(cached, reqs, 1)
         assert cached.hits == len(reqs)

@@ -14,7 +14,6 @@ from typing import Any
 from ledgermind.backends.base import BACKENDS, Backend
 from ledgermind.backends.budget import BudgetedBackend, ImageBudget
 from ledgermind.backends.cache import CachedBackend, CacheMode, ResponseCache, cache_identity
-from ledgermind.backends.model_ref import ModelRef
 from ledgermind.backends.reasoning import ReasoningBackend, ReasoningSpec
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError
@@ -28,8 +27,8 @@ def build_backend(
     cache_origin: str = "",
 ) -> Backend:
     """reasoning( cache( budget( backend ) ) ): the image rule applies to every backend, and the cache
-    key includes the budget and the backend kind, so replies made under one image budget are never
-    replayed for another. A thinking model's reasoning wrapper sits outside the cache, so the cache
+    key includes the budget, the backend kind and both configs as far as they shape replies
+    (``backends/cache.py``), so a reply is never replayed for another configuration. A thinking model's reasoning wrapper sits outside the cache, so the cache
     keeps raw replies (think blocks included) and keys on the enlarged ``max_tokens``.
 
     ``cache_origin`` labels the rows this run writes (its directory), so a hit from a cache shared
@@ -38,8 +37,8 @@ def build_backend(
     Both configs become plain containers here, where they leave Hydra: nothing below sees OmegaConf."""
     backend_cfg, model_cfg = to_plain(backend_cfg) or {}, to_plain(model_cfg) or {}
     inner = _instantiate(backend_cfg, model_cfg)
-    backend = _with_cache(inner, model_cfg, CacheSpec(cache_mode, cache_path, cache_origin))
-    spec = ReasoningSpec.from_model(to_plain(model_cfg) or {})
+    backend = _with_cache(inner, backend_cfg, model_cfg, CacheSpec(cache_mode, cache_path, cache_origin))
+    spec = ReasoningSpec.from_model(model_cfg)
     return ReasoningBackend(backend, spec) if spec is not None else backend
 
 
@@ -52,8 +51,10 @@ class CacheSpec:
     origin: str = ""
 
 
-def _with_cache(inner: Backend, model_cfg: Mapping[str, Any], spec: CacheSpec) -> Backend:
-    budget = ImageBudget.from_model(to_plain(model_cfg) or {})
+def _with_cache(
+    inner: Backend, backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any], spec: CacheSpec
+) -> Backend:
+    budget = ImageBudget.from_model(model_cfg)
     backend: Backend = BudgetedBackend(inner, budget)
     try:
         mode = CacheMode(spec.mode)
@@ -67,7 +68,7 @@ def _with_cache(inner: Backend, model_cfg: Mapping[str, Any], spec: CacheSpec) -
         raise ConfigError(f"cache mode {mode.value!r} needs a cache path")
     if mode is CacheMode.REPLAY and not Path(spec.path).exists():
         raise ConfigError(f"cache=replay but the cache file {spec.path} does not exist")
-    identity = cache_identity(ModelRef.from_mapping(model_cfg), inner.name, budget)
+    identity = cache_identity(model_cfg, backend_cfg, inner.name, budget)
     cache = ResponseCache(spec.path, recover=mode is not CacheMode.REPLAY, origin=spec.origin)
     return CachedBackend(backend, cache, mode, identity)
 
@@ -78,14 +79,13 @@ OWN_MODEL_KEY = "own_model"
 
 
 def _instantiate(backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any]) -> Backend:
-    cfg = dict(to_plain(backend_cfg) or {})
+    cfg = dict(backend_cfg)
     cfg.pop(OWN_MODEL_KEY, None)
-    model = to_plain(model_cfg) or {}
     if "_target_" in cfg:
         from hydra.utils import instantiate
 
-        return instantiate(cfg, model=model, _convert_="all")
+        return instantiate(cfg, model=model_cfg, _convert_="all")
     name = cfg.pop("name", None)
     if not name:
         raise ConfigError("backend config needs '_target_' or 'name'")
-    return BACKENDS.get(name)(model=model, **cfg)
+    return BACKENDS.get(name)(model=model_cfg, **cfg)

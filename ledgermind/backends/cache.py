@@ -1,15 +1,20 @@
 """Durable response cache: each distinct request is answered once — per run, per sweep, or per machine.
 
 The key is a sha256 over the canonical request (messages with image *content* hashes, decoding
-parameters, structured-output constraints) and the cache identity: the weights' origin, the
-backend kind, and everything that changes how images reach the model (the processor's pixel
-limits ``model.vllm_args.mm_processor_kwargs``, ``limit_mm_per_prompt`` and the client-side image
-budget). A reply made under one image budget is therefore never replayed for another. Only
-deterministic requests are cached (temperature 0; a sampled reply is one draw, not *the* answer).
-A file shared by several runs (``cache.scope`` sweep/root) is also named by the backend's own
-reply-shaping parameters (its config minus ``TRANSPORT_KEYS``: a simulated backbone's fault rates
-and seed, not a server's URL), so a sweep over such a parameter never mixes its replies, while
-an explicit ``cache.path`` (exact replay of a recorded run) reads the recorded file as it is.
+parameters, structured-output constraints) and the cache identity: the backend kind, its config
+and the model's config, each without the keys that say how to reach or schedule a model rather
+than what it answers (``NOT_REPLY_SHAPING``: URLs, timeouts, retries, concurrency, routing, ...),
+and the client-side image budget. Everything else is identity — the weights' origin and revision,
+the served model name (a LoRA adapter is served under its own), dtype, quantisation, the
+processor's pixel limits, a simulated backbone's fault rates and seed: a key left out answers one
+configuration with another's replies, a key kept needlessly only costs a call. A file shared by
+several runs (``cache.scope`` sweep/root) is also named by the backend's reply-shaping parameters
+(``backend_signature``), so a sweep over them keeps one file each. Only deterministic requests
+are cached (temperature 0; a sampled reply is one draw, not *the* answer).
+
+Every stored reply carries the digest of the canonical request it answers, so a row that answers
+another request (edited, copied or swapped by hand) is a miss with a warning naming the file,
+never a silently wrong answer.
 
 Why share it (``cache.scope``): the variants of a Table 3 sweep send many byte-identical requests
 (the plan, the observations, every DIRECT-path call). One answer per distinct request costs the
@@ -48,27 +53,32 @@ log = logging.getLogger(__name__)
 
 KEY_VERSION = 2  # bump when the canonical form changes (2: identity includes backend kind + image limits)
 BUSY_TIMEOUT_S = 60.0  # a writer waits this long for another process's write lock
-# Backend parameters that say how to reach a model, not what it answers: they do not split a shared file.
-TRANSPORT_KEYS = frozenset(
+# Keys (at any depth of the backend and model configs) that say how to reach or schedule a model,
+# never what it answers. The one list: everything not named here is part of the cache identity.
+NOT_REPLY_SHAPING = frozenset(
     {
-        "_target_",
-        "name",
         "base_urls",
+        "api_key_env",
+        "transport",
+        "routing",
+        "cooldown_s",
         "concurrency",
         "per_server_concurrency",
-        "routing",
         "timeout_s",
         "connect_timeout_s",
         "max_retries",
         "backoff_base_s",
         "backoff_cap_s",
-        "api_key_env",
-        "served_model_name",
-        "return_token_ids",
-        "transport",
+        "max_reply_bytes",
         "banner",
+        "gpu_memory_utilization",  # engine memory and batch size: the same request, another batch
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "vision_cache_dir",  # where the simulated backbone keeps its own deterministic reads
+        "perception_cache",
     }
 )
+ROW_DIGEST = "request_sha256"  # the field of a stored row naming the request it answers
 # sqlite error names that mean the file itself is damaged (anything else — I/O error, full disk,
 # a lock held too long — is the machine's trouble and must never move a valid cache aside)
 CORRUPT_ERRORS = frozenset({"SQLITE_NOTADB", "SQLITE_CORRUPT"})
@@ -104,21 +114,32 @@ class CacheMiss(UserError):
     """Replay mode found no recorded reply for a request (the run differs from the recording)."""
 
 
-def cache_identity(ref: Any, backend_kind: str, budget: Any) -> str:
-    """Model origin + backend kind + image limits (see module docstring), as one stable string."""
-    limits = {
-        "mm_processor_kwargs": dict(ref.vllm_args.get("mm_processor_kwargs") or {}),
-        "limit_mm_per_prompt": dict(ref.vllm_args.get("limit_mm_per_prompt") or {}),
-        "budget": budget.key(),
+def reply_shaping(node: Any) -> Any:
+    """``node`` without the keys of ``NOT_REPLY_SHAPING``, at any depth."""
+    if isinstance(node, Mapping):
+        return {k: reply_shaping(v) for k, v in node.items() if k not in NOT_REPLY_SHAPING}
+    if isinstance(node, list | tuple):
+        return [reply_shaping(v) for v in node]
+    return node
+
+
+def cache_identity(
+    model_cfg: Mapping[str, Any], backend_cfg: Mapping[str, Any], backend_kind: str, budget: Any
+) -> str:
+    """Backend kind, backend and model configs as far as they shape replies, image budget: one string."""
+    identity = {
+        "backend": backend_kind,
+        "backend_config": reply_shaping(backend_cfg),
+        "model": reply_shaping(model_cfg),
+        "image_budget": budget.key(),
     }
-    return f"{ref.identity}|{backend_kind}|{json.dumps(limits, sort_keys=True)}"
+    return json.dumps(identity, sort_keys=True, default=str)
 
 
 def backend_signature(backend_cfg: Mapping[str, Any] | None) -> str:
-    """A short hash of the backend parameters that shape its replies (all but ``TRANSPORT_KEYS``)."""
-    shaping = {k: v for k, v in (backend_cfg or {}).items() if k not in TRANSPORT_KEYS}
-    shaping["_target_"] = (backend_cfg or {}).get("_target_") or (backend_cfg or {}).get("name")
-    return hashlib.sha256(json.dumps(shaping, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    """A short hash of the backend parameters that shape its replies (``reply_shaping``)."""
+    shaping = json.dumps(reply_shaping(backend_cfg or {}), sort_keys=True, default=str)
+    return hashlib.sha256(shaping.encode()).hexdigest()[:12]
 
 
 def cache_path(
@@ -195,19 +216,27 @@ def request_key(request: GenerationRequest, model_identity: str, digests: list[s
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
-def reply_from_row(payload: str) -> Reply:
+class MisfiledRow(ValueError):
+    """A well-formed stored reply that answers another request than the key it is stored under."""
+
+
+def reply_from_row(payload: str, key: str) -> Reply:
     """A stored reply, type-checked field by field: a row of the wrong JSON shape (``{"text": 5}``,
-    a list, an unknown field) raises ``ValueError`` — the caller treats it as a miss, because a
-    retry of the item would read the same row again and could never recover."""
+    a list, an unknown field) raises ``ValueError``, one stored for another request
+    ``MisfiledRow`` — the caller treats either as a miss, because a retry of the item would read
+    the same row again and could never recover."""
     data = json.loads(payload)
     if not isinstance(data, dict) or not isinstance(data.get("text"), str):
         raise ValueError("stored reply is not an object with a text string")
+    digest = data.pop(ROW_DIGEST, None)
     for name, value in data.items():
         kinds = REPLY_TYPES.get(name)
         if kinds is None:
             raise ValueError(f"stored reply has an unknown field {name!r}")
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             raise ValueError(f"stored reply field {name!r} has type {type(value).__name__}")
+    if digest != key:
+        raise MisfiledRow(f"the reply stored under {key[:12]}… answers request {str(digest)[:12]}…")
     return Reply(**data)
 
 
@@ -243,6 +272,7 @@ class ResponseCache:
     def __init__(self, path: str | Path, *, recover: bool = True, origin: str = "") -> None:
         self.path = Path(path)
         self.origin = origin
+        self.recover = recover
         self._lock = threading.Lock()
         self._warned: set[str] = set()
         self._db: sqlite3.Connection | None = None
@@ -328,7 +358,8 @@ class ResponseCache:
             log.warning("%s", message)
 
     def lookup(self, key: str) -> tuple[Reply, str] | None:
-        """(reply, origin of its row) or None; a damaged or mistyped row is a miss and is removed."""
+        """(reply, origin of its row) or None; a damaged, mistyped or misfiled row is a miss (and
+        is removed, unless this file is a recording replayed as it is)."""
         if self._db is None:
             return None
         try:
@@ -343,14 +374,17 @@ class ResponseCache:
         if row is None:
             return None
         try:
-            return reply_from_row(row[0]), str(row[1] or "")
+            return reply_from_row(row[0], key), str(row[1] or "")
+        except MisfiledRow as exc:
+            self._warn("misfiled", f"response cache {self.path}: {exc}; treated as a miss")
         except (ValueError, TypeError) as exc:
             self._warn(
                 "row",
                 f"response cache {self.path}: unreadable entry ({type(exc).__name__}: {exc}); treated as a miss",
             )
+        if self.recover:
             self._discard(key)
-            return None
+        return None
 
     def get(self, key: str) -> Reply | None:
         found = self.lookup(key)
@@ -369,7 +403,7 @@ class ResponseCache:
         Best-effort: a failed write is reported once and the fresh reply is returned."""
         if self._db is None:
             return reply
-        payload = json.dumps(asdict(reply), default=str)
+        payload = json.dumps({**asdict(reply), ROW_DIGEST: key}, default=str)
         try:
             with self._lock:
                 cur = self._db.execute(

@@ -72,12 +72,6 @@ class ModelRef:
         """What a server started by ``scripts/serve.py`` serves and ``vllm_server`` asks for."""
         return self.hub_id or self.path or self.name
 
-    @property
-    def identity(self) -> str:
-        """What the response cache keys on: the weights' origin, not the backend serving them."""
-        origin = self.builder or self.hub_id or self.path
-        return f"{self.name}|{origin}|{self.revision or ''}"
-
     def resolve_source(self) -> str:
         """A local directory or hub id loadable by transformers/vLLM; builds the tiny model if asked."""
         if self.builder == "tiny_qwen2_vl":

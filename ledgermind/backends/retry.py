@@ -2,13 +2,16 @@
 
 Only failures that a retry can fix are retried: connection errors, timeouts, HTTP 429 and 5xx.
 A 4xx is our mistake (bad request, unknown model, context overflow) and retrying it would only
-hide the bug and burn time, so it is never retried.
+hide the bug and burn time, so it is never retried. A busy server's ``Retry-After`` lengthens the
+wait up to the cap: retrying sooner only spends the retry budget on more refusals.
 """
 
 from __future__ import annotations
 
+import email.utils
 import random
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import httpx
@@ -37,6 +40,25 @@ class RetryPolicy:
     def delays(self, rng: random.Random | None = None) -> Iterator[float]:
         for attempt in range(self.max_retries):
             yield self.delay(attempt, rng)
+
+    def honour(self, delay: float, retry_after_s: float | None) -> float:
+        """``delay`` raised to the server's ``Retry-After``, never beyond ``cap_s``."""
+        return delay if retry_after_s is None else max(delay, min(retry_after_s, self.cap_s))
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """A response's ``Retry-After`` in seconds (delta-seconds or an HTTP date); None if absent or unreadable."""
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
 
 
 def is_retryable_status(status: int) -> bool:

@@ -8,17 +8,26 @@ attempt, so a dead server costs a retry rather than a failed item. On one node, 
 ``--data-parallel-size N`` behind a single URL is the alternative (``scripts/serve.py --dp N``).
 When the server reports ``usage.prompt_tokens_details.cached_tokens`` (vLLM with
 ``--enable-prompt-tokens-details``), the reply's meta records it per call.
+
+Every request is bounded: ``timeout_s`` is the deadline of the whole exchange (httpx's own read
+timeout restarts with every byte, so a server trickling a byte at a time could hold a request for
+minutes), ``max_reply_bytes`` caps the body (a runaway reply would fill the trajectory, the cache
+and the report), and a busy server's ``Retry-After`` is waited out within the retry budget. An
+empty reply (``content`` null or "") is the server's failure, not the model's answer: it is an
+error of that call, never cached, so a later run asks again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import random
 import time
 import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -26,7 +35,7 @@ import httpx
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
 from ledgermind.backends.chat import to_openai_messages
 from ledgermind.backends.model_ref import ModelRef
-from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status
+from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status, retry_after_s
 from ledgermind.backends.routing import ItemRouter
 from ledgermind.errors import BackendError, BackendTimeout, ConfigError, PreflightError
 
@@ -60,6 +69,15 @@ def build_payload(
     if request.regex is not None:
         body["structured_outputs"] = {"regex": request.regex}
     return body
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One attempt that a retry may fix: why, whether it ran out of time, the server's Retry-After."""
+
+    why: str
+    timed_out: bool = False
+    retry_after_s: float | None = None
 
 
 class _PerLoop:
@@ -100,6 +118,7 @@ class VLLMServerBackend(Backend):
         max_retries: int = 5,
         backoff_base_s: float = 0.5,
         backoff_cap_s: float = 32.0,
+        max_reply_bytes: int = 1 << 20,
         seed: int | None = None,
         return_token_ids: bool = False,
         transport: httpx.AsyncBaseTransport | None = None,  # tests inject httpx.MockTransport
@@ -119,6 +138,7 @@ class VLLMServerBackend(Backend):
         self.served_model = served_model_name or self.ref.hub_id or self.ref.path or self.ref.name
         self.policy = RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, cap_s=backoff_cap_s)
         self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
+        self.timeout_s, self.max_reply_bytes = timeout_s, max_reply_bytes
         self._api_key_env = api_key_env
         self._transport = transport
         self._concurrency = concurrency
@@ -160,47 +180,64 @@ class VLLMServerBackend(Backend):
         self, body: dict[str, Any], item_id: str = ""
     ) -> tuple[dict[str, Any], str, int]:
         delays = self.policy.delays(self._rng)
-        last_error = ""
-        timed_out = False
         for attempt in itertools.count(1):
             url = self.router.pick(item_id)
             self.router.started(url, item_id)
             answered = True  # a server that answers (even to reject the request) stays in rotation
             try:
                 async with self._server_sems.get()[url]:
-                    data, last_error, timed_out = await self._post_once(url, body)
-                answered = data is not None
+                    outcome = await self._post_once(url, body)
+                answered = not isinstance(outcome, Failure)
             finally:
                 self.router.finished(url, answered)
-            if data is not None:
-                return data, url, attempt
-            delay = next(delays, None)
+            if not isinstance(outcome, Failure):
+                return outcome, url, attempt
+            failed, delay = outcome, next(delays, None)
             if delay is None:
                 break
-            log.warning("vllm_server attempt %d failed (%s); retrying in %.2fs", attempt, last_error, delay)
+            delay = self.policy.honour(delay, failed.retry_after_s)
+            log.warning("vllm_server attempt %d failed (%s); retrying in %.2fs", attempt, failed.why, delay)
             await asyncio.sleep(delay)
-        err = BackendTimeout if timed_out else BackendError
-        raise err(
-            f"vLLM server unavailable after {self.policy.max_retries + 1} attempts; last error: {last_error}"
-        )
+        err = BackendTimeout if failed.timed_out else BackendError
+        raise err(f"vLLM server unavailable after {attempt} attempts; last error: {failed.why}")
 
-    async def _post_once(self, url: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str, bool]:
-        """(reply JSON, "", False) or (None, why, timed out) for a retryable failure; raises otherwise."""
+    async def _post_once(self, url: str, body: dict[str, Any]) -> dict[str, Any] | Failure:
+        """The reply JSON, or a ``Failure`` a retry may fix; raises for one no retry can fix."""
         client: httpx.AsyncClient = self._clients.get()
         try:
-            resp = await client.post(f"{url}/v1/chat/completions", json=body)
+            async with asyncio.timeout(self.timeout_s):
+                async with client.stream("POST", f"{url}/v1/chat/completions", json=body) as resp:
+                    raw = await self._read_capped(resp, url)
+        except TimeoutError:
+            return Failure(f"{url}: no complete reply within backend.timeout_s={self.timeout_s:g} s", True)
         except httpx.TransportError as exc:
             if not is_retryable_exception(exc):  # pragma: no cover — all transport errors are
                 raise
-            return None, f"{url}: {type(exc).__name__}: {exc}", isinstance(exc, httpx.TimeoutException)
+            return Failure(f"{url}: {type(exc).__name__}: {exc}", isinstance(exc, httpx.TimeoutException))
+        text = raw.decode("utf-8", errors="replace")
         if resp.status_code == 200:
             try:
-                return resp.json(), "", False
+                return json.loads(raw)
             except ValueError as exc:
-                raise BackendError(f"{url} returned malformed JSON: {resp.text[:200]!r}") from exc
+                raise BackendError(f"{url} returned malformed JSON: {text[:200]!r}") from exc
         if not is_retryable_status(resp.status_code):
-            raise BackendError(f"{url} rejected the request (HTTP {resp.status_code}): {resp.text[:500]}")
-        return None, f"{url}: HTTP {resp.status_code}: {resp.text[:200]}", False
+            raise BackendError(f"{url} rejected the request (HTTP {resp.status_code}): {text[:500]}")
+        return Failure(
+            f"{url}: HTTP {resp.status_code}: {text[:200]}", retry_after_s=retry_after_s(resp.headers)
+        )
+
+    async def _read_capped(self, resp: httpx.Response, url: str) -> bytes:
+        """The body, refused once it passes ``max_reply_bytes`` (before it is all in memory)."""
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in resp.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_reply_bytes:
+                raise BackendError(
+                    f"{url} sent a reply larger than backend.max_reply_bytes={self.max_reply_bytes} bytes"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     async def preflight(self) -> None:
         """Every base URL answers ``/v1/models``, lists ``served_model`` and serves it with the
@@ -247,8 +284,13 @@ class VLLMServerBackend(Backend):
             # vLLM's --reasoning-parser returns the thinking apart (``reasoning_content``; newer: ``reasoning``)
             reasoning = choice["message"].get("reasoning_content") or choice["message"].get("reasoning") or ""
             usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        except (KeyError, IndexError, TypeError) as exc:
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise BackendError(f"unexpected chat completion shape from {url}: {str(data)[:300]}") from exc
+        if not text and not reasoning:  # thinking without an answer is the model's (truncated) reply
+            raise BackendError(
+                f"{url} sent an empty reply (content {choice['message']['content']!r}, "
+                f"finish_reason {choice.get('finish_reason')!r})"
+            )
         return Reply(
             text=text,
             # optional fields may be absent *or* null (some OpenAI-compatible servers send "usage": {.. null})

@@ -296,6 +296,20 @@ class PrefixCache:
         return cached
 
 
+# ----------------------------------------------------------------------------- a broken server
+@dataclass(frozen=True)
+class Misbehaviour:
+    """What a broken server does, for client tests: the first ``busy`` chat requests are refused
+    with 429 and ``Retry-After: retry_after``; the first ``null_replies`` completions carry
+    ``content: null``; ``trickle_s`` > 0 sends every chat response one byte at a time, that many
+    seconds apart (each read makes progress, the reply never ends in time)."""
+
+    busy: int = 0
+    retry_after: str = "1"
+    null_replies: int = 0
+    trickle_s: float = 0.0
+
+
 # ----------------------------------------------------------------------------- HTTP
 class FakeOpenAIServer:
     """``with FakeOpenAIServer(latency_s=0.5) as srv: srv.base_url`` — serves in a daemon thread.
@@ -305,7 +319,9 @@ class FakeOpenAIServer:
     behaves like a server killed mid-run: after N answered completions the next request gets no
     response at all and the listener closes (clients see a transport error, then refusal);
     ``max_model_len`` is listed on ``/v1/models`` as vLLM lists its ``--max-model-len``;
-    ``cost`` (a ``ServerModel``) adds the prefix cache, the token costs and the batch limit.
+    ``cost`` (a ``ServerModel``) adds the prefix cache, the token costs and the batch limit;
+    ``misbehave`` (a ``Misbehaviour``) breaks it. ``arrivals`` holds the ``time.monotonic()`` of
+    every chat request received, refused ones included.
     """
 
     def __init__(
@@ -321,6 +337,7 @@ class FakeOpenAIServer:
         die_after: int | None = None,
         max_model_len: int | None = None,
         cost: ServerModel | None = None,
+        misbehave: Misbehaviour | None = None,
     ) -> None:
         if host not in (LOOPBACK, "localhost"):
             raise ValueError(f"the fake server listens on loopback only, not {host!r}")
@@ -335,6 +352,8 @@ class FakeOpenAIServer:
         self.completions = 0  # chat requests answered with 200
         self.max_model_len = max_model_len  # listed on /v1/models as vLLM does (None: not listed)
         self.cost = cost or ServerModel()
+        self.misbehave = misbehave or Misbehaviour()
+        self.arrivals: list[float] = []
         self.prefix_cache = PrefixCache(self.cost.prefix_cache_tokens)
         self.tokens = {"prompt": 0, "cached": 0, "completion": 0}
         self._batch: asyncio.Semaphore | None = None  # made in the server's loop
@@ -418,12 +437,13 @@ class FakeOpenAIServer:
                     break  # no response; the listener is closed as well
                 status, payload = await self._route(method, path, body)
                 data = json.dumps(payload).encode()
+                retry_after = f"Retry-After: {self.misbehave.retry_after}\r\n" if status == 429 else ""
                 head = (
                     f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(data)}\r\nConnection: keep-alive\r\n\r\n"
+                    f"Content-Length: {len(data)}\r\n{retry_after}Connection: keep-alive\r\n\r\n"
                 )
-                writer.write(head.encode() + data)
-                await writer.drain()
+                trickle = self.misbehave.trickle_s if path.startswith("/v1/chat") else 0.0
+                await _send(writer, head.encode() + data, trickle)
         except (ConnectionError, asyncio.IncompleteReadError, _BadRequest):
             pass
         finally:
@@ -461,6 +481,9 @@ class FakeOpenAIServer:
         return 404, {"error": {"message": f"no route {method} {path}"}}
 
     async def _chat(self, raw: bytes) -> tuple[int, Any]:
+        self.arrivals.append(time.monotonic())
+        if len(self.arrivals) <= self.misbehave.busy:
+            return 429, {"error": {"message": "server busy, retry later"}}
         self.stats.enter()
         try:
             try:
@@ -474,6 +497,7 @@ class FakeOpenAIServer:
             except (ValueError, UnsupportedFormat, AttributeError, TypeError) as exc:
                 return 400, {"error": {"message": f"bad request: {exc}"}}
             prompt, cached, completion = await self._serve(body, content)
+            sent = None if self.completions < self.misbehave.null_replies else content
             self.completions += 1
             return 200, {
                 "id": f"chatcmpl-fake-{self.stats.requests}",
@@ -483,7 +507,7 @@ class FakeOpenAIServer:
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": content},
+                        "message": {"role": "assistant", "content": sent},
                         "finish_reason": "stop",
                     }
                 ],
@@ -515,6 +539,18 @@ class FakeOpenAIServer:
         for key, n in (("prompt", prompt), ("cached", cached), ("completion", completion)):
             self.tokens[key] += n
         return prompt, cached, completion
+
+
+async def _send(writer: asyncio.StreamWriter, data: bytes, trickle_s: float) -> None:
+    """Write ``data`` at once, or one byte every ``trickle_s`` seconds."""
+    if not trickle_s:
+        writer.write(data)
+        await writer.drain()
+        return
+    for i in range(len(data)):
+        writer.write(data[i : i + 1])
+        await writer.drain()
+        await asyncio.sleep(trickle_s)
 
 
 class _NoLimit:

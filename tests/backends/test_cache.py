@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import subprocess
 import sys
@@ -135,9 +136,10 @@ def test_build_backend_wraps_and_validates(tmp_path):
     plain = build_backend(cfg, model)
     assert plain.name == "scripted" and not isinstance(plain, CachedBackend)
     wrapped = build_backend(cfg, model, cache_mode="readwrite", cache_path=tmp_path / "c.sqlite")
-    assert isinstance(wrapped, CachedBackend) and wrapped.model_identity.startswith(
-        "m|org/m||scripted|{"
-    )  # + image limits
+    assert isinstance(wrapped, CachedBackend)
+    identity = json.loads(wrapped.model_identity)
+    assert (identity["backend"], identity["model"], identity["backend_config"]) == ("scripted", model, cfg)
+    assert identity["image_budget"]["max_images"] == 1
     with pytest.raises(ConfigError, match="needs a cache path"):
         build_backend(cfg, model, cache_mode="readwrite")
     with pytest.raises(ConfigError, match="does not exist"):
@@ -370,7 +372,91 @@ def test_a_shared_file_is_split_by_reply_shaping_backend_parameters_not_by_trans
     assert backend_signature(server) == backend_signature(
         {**server, "base_urls": ["http://b:2", "http://c:3"], "concurrency": 64, "routing": "rotation"}
     )
+    assert backend_signature(server) != backend_signature({**server, "served_model_name": "lora"})
     root = {"scope": "root", "root": str(tmp_path)}
     assert cache_path(root, tmp_path, "m", sim) != cache_path(
         root, tmp_path, "m", {**sim, "phantom_rate": 0.4}
     )
+
+
+# ----------------------------------------------------------------------------- identity and row digests
+SERVER = {
+    "_target_": "ledgermind.backends.vllm_server.VLLMServerBackend",
+    "base_urls": ["http://127.0.0.1:9"],
+    "served_model_name": None,
+}
+QWEN = {
+    "name": "q",
+    "hub_id": "Qwen/Qwen2.5-VL-7B-Instruct",
+    "revision": None,
+    "dtype": "bfloat16",
+    "vllm_args": {"dtype": "bfloat16", "gpu_memory_utilization": 0.9},
+}
+
+
+def identity_of(backend_cfg, model_cfg, tmp_path) -> str:
+    built = build_backend(backend_cfg, model_cfg, cache_mode="readwrite", cache_path=tmp_path / "c.sqlite")
+    return built.model_identity
+
+
+@pytest.mark.parametrize(
+    "backend_change,model_change",
+    [
+        ({"served_model_name": "qwen-lora-chart"}, {}),  # an adapter served under its own name
+        ({"return_token_ids": True}, {}),
+        ({}, {"dtype": "float32"}),
+        ({}, {"vllm_args": {"dtype": "float16", "gpu_memory_utilization": 0.9}}),
+        ({}, {"vllm_args": {"quantization": "awq", "dtype": "bfloat16"}}),
+        ({}, {"revision": "abc123"}),
+        ({}, {"path": "/models/qwen-finetuned"}),
+        ({}, {"max_image_pixels": 1 << 20}),
+    ],
+)
+def test_whatever_shapes_a_reply_is_in_the_identity(tmp_path, backend_change, model_change):
+    base = identity_of(SERVER, QWEN, tmp_path)
+    assert identity_of(SERVER | backend_change, QWEN | model_change, tmp_path) != base
+
+
+def test_how_a_model_is_reached_or_scheduled_is_not(tmp_path):
+    reached = SERVER | {
+        "base_urls": ["http://a:1", "http://b:2"],
+        "concurrency": 64,
+        "per_server_concurrency": 8,
+        "routing": "rotation",
+        "cooldown_s": 5.0,
+        "timeout_s": 9.0,
+        "connect_timeout_s": 1.0,
+        "max_retries": 0,
+        "backoff_base_s": 0.1,
+        "backoff_cap_s": 1.0,
+        "max_reply_bytes": 100,
+        "api_key_env": "MY_KEY",
+    }
+    scheduled = QWEN | {"vllm_args": {"dtype": "bfloat16", "gpu_memory_utilization": 0.5, "max_num_seqs": 4}}
+    assert identity_of(reached, scheduled, tmp_path) == identity_of(SERVER, QWEN, tmp_path)
+
+
+def test_a_row_stored_for_another_request_is_a_miss_with_one_warning(tmp_path, caplog):
+    """Swapping two rows' replies (by hand, a bad copy) must never answer one request with another's reply."""
+    path = tmp_path / "c.sqlite"
+    recorder = CachedBackend(Counting(), ResponseCache(path), "readwrite", "m")
+    recorder.generate_sync(req("one")), recorder.generate_sync(req("two"))
+    recorder.cache.close()
+    with sqlite3.connect(path) as db:
+        (a, ra), (b, rb) = db.execute("SELECT key, reply FROM replies ORDER BY rowid").fetchall()
+        db.executemany("UPDATE replies SET reply = ? WHERE key = ?", [(rb, a), (ra, b)])
+    replay = CachedBackend(Counting(), ResponseCache(path, recover=False), CacheMode.REPLAY, "m")
+    for question in ("one", "two"):
+        with pytest.raises(CacheMiss):
+            replay.generate_sync(req(question))
+    assert caplog.text.count(f"response cache {path}: the reply stored under") == 1
+    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM replies").fetchone() == (2,)  # recording kept
+
+    inner = Counting()
+    rerun = CachedBackend(inner, ResponseCache(path), "readwrite", "m")
+    assert [rerun.generate_sync(req(q)).text for q in ("one", "two", "one")] == [
+        "answer 1",
+        "answer 2",
+        "answer 1",
+    ]
+    assert inner.calls == 2 and rerun.hits == 1  # asked again, stored, then answered from the cache

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import httpx
 import pytest
@@ -41,3 +42,15 @@ def test_transport_errors_are_retryable_but_others_not():
     assert is_retryable_exception(httpx.ConnectError("refused"))
     assert is_retryable_exception(httpx.ReadTimeout("slow"))
     assert not is_retryable_exception(ValueError("bug"))
+
+
+def test_retry_after_is_read_as_seconds_or_an_http_date():
+    from email.utils import formatdate
+
+    from ledgermind.backends.retry import retry_after_s
+
+    assert retry_after_s(httpx.Headers({"Retry-After": "7"})) == 7.0
+    assert 25 < retry_after_s(httpx.Headers({"Retry-After": formatdate(time.time() + 30, usegmt=True)})) <= 30
+    assert retry_after_s(httpx.Headers({"Retry-After": "soon"})) is None
+    assert retry_after_s(httpx.Headers({})) is None
+    assert RetryPolicy(cap_s=5.0).honour(0.2, 60.0) == 5.0 and RetryPolicy().honour(0.2, None) == 0.2

@@ -249,3 +249,87 @@ def test_bad_config_is_a_config_error():
         VLLMServerBackend(MODEL, base_urls=[])
     with pytest.raises(ConfigError):
         VLLMServerBackend({"hub_id": "x"})
+
+
+@pytest.mark.parametrize("content", [None, ""])
+def test_an_empty_reply_is_a_backend_error_of_that_call(content):
+    def empty(request):
+        return httpx.Response(200, json=ok_body() | {"choices": [{"message": {"content": content}}]})
+
+    with pytest.raises(BackendError, match=f"sent an empty reply \\(content {content!r}"):
+        VLLMServerBackend(MODEL, transport=httpx.MockTransport(empty)).generate_sync(req())
+
+
+def test_reasoning_without_an_answer_is_the_models_reply_not_an_empty_one():
+    def thinking(request):
+        return httpx.Response(
+            200,
+            json=ok_body()
+            | {
+                "choices": [
+                    {"message": {"content": None, "reasoning_content": "hmm"}, "finish_reason": "length"}
+                ]
+            },
+        )
+
+    r = VLLMServerBackend(MODEL, transport=httpx.MockTransport(thinking)).generate_sync(req())
+    assert (r.text, r.reasoning, r.finish_reason) == ("", "hmm", "length")
+
+
+def test_a_reply_over_the_byte_cap_is_an_error_naming_the_cap():
+    s = Script([])
+    big = VLLMServerBackend(
+        MODEL,
+        max_reply_bytes=64,
+        transport=httpx.MockTransport(lambda q: httpx.Response(200, json=ok_body("x" * 100))),
+    )
+    with pytest.raises(BackendError, match="larger than backend.max_reply_bytes=64 bytes"):
+        big.generate_sync(req())
+    assert backend(s, max_reply_bytes=200).generate_sync(req()).text == "hello"  # under the cap
+
+
+class Trickle(httpx.AsyncByteStream):
+    """A body that keeps coming, one byte every 50 ms: no single read ever waits long."""
+
+    async def __aiter__(self):
+        for byte in json.dumps(ok_body()).encode():
+            await asyncio.sleep(0.05)
+            yield bytes([byte])
+
+
+def test_timeout_s_is_the_deadline_of_the_whole_request_not_of_each_read():
+    b = VLLMServerBackend(
+        MODEL,
+        timeout_s=0.3,
+        max_retries=1,
+        backoff_base_s=0.0,
+        transport=httpx.MockTransport(lambda q: httpx.Response(200, stream=Trickle())),
+    )
+    with pytest.raises(
+        BackendTimeout, match="after 2 attempts.*no complete reply within backend.timeout_s=0.3 s"
+    ):
+        b.generate_sync(req())
+
+
+def test_retry_after_of_a_busy_server_is_waited_out_up_to_the_cap(monkeypatch):
+    slept: list[float] = []
+
+    async def fake_sleep(d):
+        slept.append(d)
+
+    monkeypatch.setattr("ledgermind.backends.vllm_server.asyncio.sleep", fake_sleep)
+    answers = [
+        httpx.Response(429, headers={"Retry-After": "3"}),
+        httpx.Response(503, headers={"Retry-After": "120"}),
+        httpx.Response(503),
+        httpx.Response(200, json=ok_body()),
+    ]
+    b = VLLMServerBackend(
+        MODEL,
+        max_retries=5,
+        backoff_base_s=0.01,
+        backoff_cap_s=10.0,
+        transport=httpx.MockTransport(lambda q: answers.pop(0)),
+    )
+    assert b.generate_sync(req()).meta["attempts"] == 4
+    assert slept[0] == 3.0 and slept[1] == 10.0 and slept[2] <= 0.04  # Retry-After, capped, plain backoff

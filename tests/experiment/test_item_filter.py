@@ -85,8 +85,7 @@ def test_readme_recipe_reruns_one_item_of_a_past_run_exactly(tmp_path: Path) -> 
         "run.py", *FAKE_OVERRIDES, agent, "backend.default=A", "logger=none", f"hydra.run.dir={run}"
     )
     assert first.returncode == 0, first.stderr
-    # the command of README "Reproducibility", verbatim apart from the paths; the model now says "B",
-    # so only the recorded responses can reproduce the past answer
+    # the command of README "Reproducibility", verbatim apart from the paths (replay never asks the model)
     recipe = [
         "--config-path",
         str(run / ".hydra"),
@@ -96,7 +95,7 @@ def test_readme_recipe_reruns_one_item_of_a_past_run_exactly(tmp_path: Path) -> 
         "cache.mode=replay",
         f"cache.path={run / 'responses.sqlite'}",
     ]
-    rerun = run_script("run.py", *recipe, "backend.default=B", f"hydra.run.dir={tmp_path / 'rerun'}")
+    rerun = run_script("run.py", *recipe, f"hydra.run.dir={tmp_path / 'rerun'}")
     assert rerun.returncode == 0, rerun.stderr
     old = next(
         json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if json.loads(x)["id"] == "q2"
@@ -108,9 +107,14 @@ def test_readme_recipe_reruns_one_item_of_a_past_run_exactly(tmp_path: Path) -> 
         "run.py", *recipe[:5], "cache.mode=off", "backend.default=B", f"hydra.run.dir={tmp_path / 'live'}"
     )
     assert live.returncode == 0, live.stderr
+    assert json.loads((tmp_path / "live" / "results.jsonl").read_text())["prediction"] == "B"
+    # another model (here: the scripted one saying "B") is never answered from this recording
+    other = run_script("run.py", *recipe, "backend.default=B", f"hydra.run.dir={tmp_path / 'other'}")
+    assert other.returncode == 3, other.stderr
     assert (
-        json.loads((tmp_path / "live" / "results.jsonl").read_text())["prediction"] == "B"
-    )  # the cache did it
+        "replay mode: no recorded reply"
+        in json.loads((tmp_path / "other" / "results.jsonl").read_text())["error"]
+    )
     old_id = json.loads((run / "metrics.json").read_text())["identity"]
     new_id = json.loads((tmp_path / "rerun" / "metrics.json").read_text())["identity"]
     for field in ("prompts_sha256", "decoding", "model", "git"):
