@@ -298,7 +298,7 @@ def finalize(
         gamma=options.gamma,
         summarize=summarize,
     )
-    atomic_write_json(Path(options.out_dir) / METRICS_FILE, metrics)
+    atomic_write_json(options.out_dir, Path(options.out_dir) / METRICS_FILE, metrics)
     return metrics
 
 

@@ -29,6 +29,7 @@ from ledgermind.experiment.table3 import (
 )
 from ledgermind.metrics.census import census_table
 from ledgermind.metrics.stats import BootstrapConfig, Estimate
+from ledgermind.runs.atomic import atomic_write, inside
 
 
 def _fmt(v: float | None, col: str) -> str:
@@ -208,11 +209,11 @@ def to_latex(rows: Sequence[Row], caption: str, ctx: Table3Context = Table3Conte
     return "\n".join(lines) + "\n"
 
 
-def plot(rows: Sequence[Row], path: Path, title: str = "", ctx: Table3Context = Table3Context()) -> Path:
+def plot(rows: Sequence[Row], title: str = "", ctx: Table3Context = Table3Context()) -> bytes:
     """Left: grouped bars per variant (difficulty splits + Overall with its interval).
     Right: Δ vs full with its paired interval; a bar crossing the 0 line is not distinguishable.
     ``title`` (what answered, e.g. SIMULATED) is drawn above both panels and stored in the PNG's
-    Title/Description text chunks, so the image says what it is wherever it is pasted."""
+    Title/Description text chunks, so the image says what it is wherever it is pasted. Returns the PNG."""
     import textwrap
 
     import matplotlib
@@ -246,9 +247,10 @@ def plot(rows: Sequence[Row], path: Path, title: str = "", ctx: Table3Context = 
         fig.suptitle(textwrap.fill(title, 140), fontsize="small", color="tab:red", fontweight="bold")
     fig.tight_layout()
     metadata = {"Title": title or "LedgerMind Table 3", "Description": title or "Table 3 (ablations)"}
-    fig.savefig(path, dpi=120, metadata=metadata)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=120, metadata=metadata)
     plt.close(fig)
-    return path
+    return png.getvalue()
 
 
 def _overall_err(rows: Sequence[Row], heights: Sequence[float]) -> list[list[float]]:
@@ -274,7 +276,6 @@ def write_outputs(
     with_paper: bool,
     bootstrap: BootstrapConfig = BootstrapConfig(),
 ) -> Table3Outputs:
-    out_dir.mkdir(parents=True, exist_ok=True)
     outs = Table3Outputs(
         out_dir / "table3.md",
         out_dir / "table3.csv",
@@ -286,12 +287,18 @@ def write_outputs(
     note = method_note(rows, bootstrap, ctx)
     line = label_of(runs).line  # SIMULATED / REPLAYED / TINY MODEL: the first line of every file
     head = f"**{line}**\n\n" if line else ""
-    outs.markdown.write_text(head + to_markdown(rows, with_paper, ctx) + "\n" + note + "\n", encoding="utf-8")
-    # a '#' comment line (read with pandas.read_csv(..., comment="#")); the header row follows it
-    outs.csv.write_text((f"# {line}\n" if line else "") + to_csv(rows), encoding="utf-8")
-    outs.latex.write_text(to_latex(rows, caption_for(runs) + " " + note, ctx), encoding="utf-8")
-    plot(rows, outs.chart, title=line, ctx=ctx)
-    outs.census.write_text(head + census_markdown(runs) + "\n", encoding="utf-8")
+    texts = {
+        outs.markdown: head + to_markdown(rows, with_paper, ctx) + "\n" + note + "\n",
+        # a '#' comment line (read with pandas.read_csv(..., comment="#")); the header row follows it
+        outs.csv: (f"# {line}\n" if line else "") + to_csv(rows),
+        outs.latex: to_latex(rows, caption_for(runs) + " " + note, ctx),
+        outs.chart: plot(rows, title=line, ctx=ctx),
+        outs.census: head + census_markdown(runs) + "\n",
+    }
+    for path in texts:  # every link refused before any file is written
+        inside(out_dir, path)
+    for path, data in texts.items():
+        atomic_write(out_dir, path, data)
     return outs
 
 

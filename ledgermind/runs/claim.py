@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ledgermind.errors import ConfigError, DataError, UserError
-from ledgermind.runs.atomic import atomic_write_json, atomic_write_text
+from ledgermind.runs.atomic import atomic_write, atomic_write_json
 from ledgermind.runs.files import (
     HYDRA_FILES,
     IDENTITY_FILE,
@@ -172,8 +172,8 @@ def accept(out_dir: Path, record: Mapping[str, Any], hydra_files: Mapping[str, s
     files of the config this process runs (``hydra_files``: name -> text, from memory)."""
     for name, text in hydra_files.items():
         if name in HYDRA_FILES:
-            atomic_write_text(out_dir / ".hydra" / name, text)
-    atomic_write_json(out_dir / IDENTITY_FILE, {"identity": dict(record)})
+            atomic_write(out_dir, out_dir / ".hydra" / name, text)
+    atomic_write_json(out_dir, out_dir / IDENTITY_FILE, {"identity": dict(record)})
 
 
 def holds_results(out_dir: Path) -> bool:

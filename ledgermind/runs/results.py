@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, bad_line, read_jsonl
-from ledgermind.runs.atomic import atomic_write_json, json_text
+from ledgermind.runs.atomic import atomic_write_json, json_text, open_append
 from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, check_contained, note
 from ledgermind.runs.trajectories import trajectory_path
 
@@ -123,13 +123,13 @@ class ResultsWriter:
         (self.out_dir / TRAJECTORY_DIR).mkdir(exist_ok=True)
         self.path = self.out_dir / RESULTS_FILE
         repair_tail(self.path)
-        self._fh = self.path.open("a", encoding="utf-8")
+        self._fh = open_append(self.out_dir, self.path)
 
     def write(self, result: ItemResult, trajectory: Mapping[str, Any] | None) -> None:
         # Trajectory first: a results line is the "done" marker, so it must never point at a
         # trajectory file that does not exist yet.
         if trajectory is not None:
-            atomic_write_json(self.trajectory_path(result.id), trajectory)
+            atomic_write_json(self.out_dir, self.trajectory_path(result.id), trajectory)
         self._fh.write(json_text(result.to_dict()) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
@@ -155,7 +155,8 @@ class WallClock:
     """
 
     def __init__(self, out_dir: Path) -> None:
-        self.path = Path(out_dir) / WALL_TIME_FILE
+        self.out_dir = Path(out_dir)
+        self.path = self.out_dir / WALL_TIME_FILE
         self.t0 = time.monotonic()
         self.previous = self._read()
         self.index = len(self.previous)
@@ -176,7 +177,9 @@ class WallClock:
         return sum(self.previous) + self.elapsed_s
 
     def tick(self) -> None:
-        atomic_write_json(self.path, {"invocations_s": [*self.previous, round(self.elapsed_s, 3)]})
+        atomic_write_json(
+            self.out_dir, self.path, {"invocations_s": [*self.previous, round(self.elapsed_s, 3)]}
+        )
 
 
 def _as_result(d: Any) -> ItemResult | None:

@@ -29,7 +29,7 @@ from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade
 from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.pipeline.config import PipelineConfig
-from ledgermind.runs.atomic import atomic_write_json
+from ledgermind.runs.atomic import atomic_write_json, open_append
 from ledgermind.runs.claim import recorded_identity
 from ledgermind.runs.reader import RunDir, rebuild_items
 from ledgermind.srfa.checks import run_checks
@@ -180,7 +180,7 @@ async def srfa_run(
         dynamic_ncols=True,
         disable=not settings.progress,
     )
-    with bar, out_file.open("a", encoding="utf-8") as fh:
+    with bar, open_append(record.run_dir, out_file) as fh:
         for item_id, row in pending:
             todo = [m for m in modes if (item_id, m.value) not in done]
             for audit in await _audit_item(
@@ -203,7 +203,7 @@ async def srfa_run(
             "examples": sorted(set(markup))[:20],
         }
     metrics.update(_backend_checks(record, latest.get(SrfaMode.LEDGER.value, {})))
-    atomic_write_json(record.run_dir / SRFA_METRICS_FILE, metrics)
+    atomic_write_json(record.run_dir, record.run_dir / SRFA_METRICS_FILE, metrics)
     return metrics
 
 
