@@ -7,7 +7,6 @@ behind: a truncated last line. Resume is nothing more than "skip the ids already
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ledgermind.errors import DataError
-from ledgermind.jsonl import BadLine, bad_line, read_jsonl
+from ledgermind.jsonl import BadLine, bad_line, loads, read_jsonl
 from ledgermind.runs.atomic import atomic_write_json, json_text, open_append
 from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, check_contained, note
 from ledgermind.runs.trajectories import trajectory_path
@@ -163,7 +162,7 @@ class WallClock:
 
     def _read(self) -> list[float]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = loads(self.path.read_text(encoding="utf-8"))
             return [float(x) for x in data.get("invocations_s", [])]
         except (OSError, ValueError, TypeError, AttributeError):
             return []
@@ -275,8 +274,8 @@ def _parse_line(line: str) -> ItemResult | None:
     if not line:
         return None
     try:
-        return _as_result(json.loads(line))
-    except json.JSONDecodeError:
+        return _as_result(loads(line))
+    except ValueError:
         return None
 
 
