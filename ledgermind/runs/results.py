@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, bad_line, loads, read_jsonl
-from ledgermind.runs.atomic import atomic_write_json, json_text, open_append
+from ledgermind.runs.atomic import atomic_write, atomic_write_json, json_text, open_append
 from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, check_contained, note
-from ledgermind.runs.trajectories import trajectory_path
+from ledgermind.runs.trajectories import find_trajectory, trajectory_path
 
 R = TypeVar("R")
 
@@ -277,6 +277,41 @@ def _parse_line(line: str) -> ItemResult | None:
         return _as_result(loads(line))
     except ValueError:
         return None
+
+
+def redo_damaged(out_dir: Path) -> None:
+    """Remove from ``results.jsonl`` the lines a resume cannot keep, so their items are solved again:
+    a line that is not a result record (torn by a crash in the middle of the file, edited by hand)
+    and a finished item whose trajectory is gone (its census and trajectory metrics would be lost).
+    Each kind is one note line. Left in place, a bad line would be skipped on every read and refused
+    by every strict reader (rescore) forever, and a re-solved item would be a second finished line."""
+    path = Path(out_dir) / RESULTS_FILE
+    if not path.is_file():
+        return
+    torn, untraced = [], {}
+    for row in read_jsonl(path, bad=BadLine.KEEP, torn_tail=False, decode_errors="replace"):
+        record = None if row.error else _as_result(row.value)
+        if record is None:
+            torn.append(row.line_no)
+        elif record.error is None and find_trajectory(out_dir, record.id) is None:
+            untraced[row.line_no] = record.id
+    if torn:
+        note(
+            f"{path} line(s) {', '.join(map(str, torn))}: not result records; removed, their items are solved again"
+        )
+    if untraced:
+        ids = list(untraced.values())
+        note(
+            f"{out_dir}: {len(ids)} finished items have no trajectory ({', '.join(ids[:5])}); solving them again"
+        )
+    if torn or untraced:
+        gone = {*torn, *untraced}
+        lines = path.read_bytes().split(b"\n")
+        atomic_write(
+            out_dir,
+            path,
+            b"".join(ln + b"\n" for n, ln in enumerate(lines, 1) if n not in gone and ln.strip()),
+        )
 
 
 def repair_tail(path: Path) -> None:
