@@ -126,12 +126,13 @@ def _in_sweep() -> bool:
 
 
 def _resume(cfg: DictConfig) -> str:
-    """The command that resumes this run in its own directory, whatever its timestamp; in a sweep,
-    the command that resumes every job of the sweep."""
+    """The command that resumes this run in its own directory, whatever its timestamp; in a sweep
+    this process launched, the command that resumes every job of the sweep (a job a launcher runs
+    elsewhere, e.g. submitit, has no sweep command line: its own job's command)."""
     from hydra.core.hydra_config import HydraConfig
 
     hc = HydraConfig.get()
-    if _in_sweep():
+    if _in_sweep() and {"-m", "--multirun"} & set(sys.argv[1:]):  # this process launched the sweep
         return resume_command(sys.argv[1:], Path(str(hc.sweep.dir)), sweep=True)
     internal = (
         "hydra.run.",
