@@ -19,14 +19,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a uniquely named temporary file in the same directory + rename."""
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
+    """Write ``data`` to ``path`` through a uniquely named temporary file in the same directory + rename
+    (``durable``: synced to disk before the rename, for a run's own files; a cache entry need not be)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; a shared cache is read by other users' runs
         os.replace(tmp, path)
     except BaseException:

@@ -3,6 +3,10 @@
 Why one: a line cut by a kill (the last line of a file written with append + fsync) must be
 treated the same everywhere, and a bad line must be reported the same everywhere, naming the
 file and the line, instead of nine readers each deciding between a traceback and silence.
+
+Every JSON text read from a file someone else may have written goes through ``loads``: its nesting
+is bounded (``MAX_DEPTH``), since a line of ten thousand ``[`` is a ``RecursionError`` in the parser
+or in whatever walks the value next, which no reader catches.
 """
 
 from __future__ import annotations
@@ -15,6 +19,32 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import DataError
+
+MAX_DEPTH = 100  # run records nest a few levels; Python's recursion limit is 1000
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` with nesting bounded by ``MAX_DEPTH``: deeper is a ``ValueError`` saying so
+    (a ``json.JSONDecodeError`` for text that is not JSON)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    # brackets counted first: a flat record is never walked
+    if text.count("[") + text.count("{") > MAX_DEPTH and not _depth_within(value):
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def _depth_within(value: Any) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            if depth > MAX_DEPTH:
+                return False
+            stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return True
 
 
 class BadLine(str, Enum):
@@ -85,9 +115,11 @@ def _parse(line: bytes, decode_errors: str, objects: bool) -> tuple[Any, str, st
     except UnicodeDecodeError as exc:
         return _INVALID, line.decode("utf-8", "replace").strip(), f"not UTF-8 at byte {exc.start}"
     try:
-        value = json.loads(text)
+        value = loads(text)
     except json.JSONDecodeError as exc:
         return _INVALID, text, exc.msg
+    except ValueError as exc:  # too deeply nested: valid JSON, never a torn tail
+        return None, text, str(exc)
     if objects and not isinstance(value, dict):
         return value, text, f"a JSON {type(value).__name__}"
     return value, text, None

@@ -11,7 +11,8 @@ Examples::
     python scripts/run.py hydra.run.dir=outputs/2025-01-01/12-00-00   # resume that run (retries errored items)
 
 Exit codes: 0 every item scored; 3 the run finished but some items failed (server, input, disk or
-engine; one summary line on stderr with the exact command that retries exactly those); 2
+engine; one summary line on stderr with the exact command that retries exactly those; a ``-m`` sweep:
+one line per job, the last with the one command that resumes the whole sweep); 2
 configuration, data or preflight error, or the output directory holds another experiment or is in
 use (one line on stderr, nothing ran); 4 the disk refused the run's own files (full, read-only:
 one line with the resume command); 130 interrupted (Ctrl-C) and 143 terminated (SIGTERM, what a
@@ -55,6 +56,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 _failed_runs: list[str] = []  # one summary line per (multi)run job with errored items (reset by ``main``)
+_retry: list[str] = []  # the command that retries them (a sweep's: one for all its jobs)
 
 
 # An absolute path: the same search path (file://<repo>/conf) whether this runs as scripts/run.py,
@@ -95,7 +97,8 @@ def _task(cfg: DictConfig) -> None:
         f"({metrics['unparsed']} unparsed, {metrics['errors']} errors) -> {cfg.output_dir}"
     )
     if metrics["errors"]:
-        _failed_runs.append(failure_summary(metrics, _resume(cfg)))
+        _failed_runs.append(failure_summary(metrics, str(cfg.output_dir) if _in_sweep() else ""))
+        _retry[:] = [_resume(cfg)]
 
 
 def write_report(out_dir: Path) -> Path:
@@ -108,19 +111,29 @@ def write_report(out_dir: Path) -> Path:
     return index
 
 
-def failure_summary(metrics: dict, resume: str = "") -> str:
-    """`3 of 59 items failed (model call failed (official): …); retry them with: python scripts/run.py … hydra.run.dir=…`."""
+def failure_summary(metrics: dict, job: str = "") -> str:
+    """`[<job dir>: ]3 of 59 items failed (model call failed (official): …)`."""
     causes = metrics.get("error_causes") or {}
     top = next(iter(causes), "see results.jsonl")
-    retry = f"retry them with: {resume}" if resume else "rerun the same command to retry them"
-    return f"{metrics['errors']} of {metrics['n_items']} items failed ({top}); {retry}"
+    return f"{job + ': ' if job else ''}{metrics['errors']} of {metrics['n_items']} items failed ({top})"
+
+
+def _in_sweep() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    return bool(HydraConfig.get().mode == RunMode.MULTIRUN)
 
 
 def _resume(cfg: DictConfig) -> str:
-    """The command that resumes this run (job) in its own directory, whatever its timestamp."""
+    """The command that resumes this run in its own directory, whatever its timestamp; in a sweep
+    this process launched, the command that resumes every job of the sweep (a job a launcher runs
+    elsewhere, e.g. submitit, has no sweep command line: its own job's command)."""
     from hydra.core.hydra_config import HydraConfig
 
     hc = HydraConfig.get()
+    if _in_sweep() and {"-m", "--multirun"} & set(sys.argv[1:]):  # this process launched the sweep
+        return resume_command(sys.argv[1:], Path(str(hc.sweep.dir)), sweep=True)
     internal = (
         "hydra.run.",
         "hydra.sweep.",
@@ -145,6 +158,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from ledgermind.cli import run_args  # foreign flags; Hydra's composition errors in one line
 
     _failed_runs.clear()
+    _retry.clear()
     if argv is not None:
         sys.argv[1:] = list(argv)
     try:
@@ -170,7 +184,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             del os.environ[FULL_ERROR]
         else:
             os.environ[FULL_ERROR] = full_error
-    for line in _failed_runs:
+    for line in _failed_runs[:-1]:
         print(f"error: {line}", file=sys.stderr)
     if _failed_runs:
+        print(f"error: {_failed_runs[-1]}; retry them with: {_retry[0]}", file=sys.stderr)
         raise SystemExit(EXIT_ITEM_ERRORS)

@@ -82,11 +82,12 @@ def main(argv: list[str] | None = None) -> int:
         runs = [table3.load_run(d) for d in run_dirs]
         boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)
         rows = table3.build_rows(runs, with_paper=args.paper, allow_mixed=args.allow_mixed, bootstrap=boot)
-    except UserError as e:
+        footer = table3.protocol_footer(runs)  # reads each run's recorded config: refused here, in one line
+        out_dir = args.out or args.runs[0]
+        outs = table3_render.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)
+    except UserError as e:  # also a table file that is a link: nothing was written
         print(f"error: {e}", file=sys.stderr)
         return 2
-    out_dir = args.out or args.runs[0]
-    outs = table3_render.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)
     print(table3.caption_for(runs))
     if args.paper:
         ref = table3.load_paper_table3()
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx = table3.context_of(runs)
     print(table3_render.to_markdown(rows, with_paper=args.paper, ctx=ctx))
     print(table3_render.method_note(rows, boot, ctx) + "\n")
-    print(table3.protocol_footer(runs))
+    print(footer)
     print('\nMechanism census (metrics.json["mechanisms"], summed over items; calls per item):')
     print(table3_render.census_markdown(runs))
     print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}, {outs.census.name}")

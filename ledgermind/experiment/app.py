@@ -204,7 +204,11 @@ def run_experiment(
     )
     mode = ResumeMode.parse(cfg.get("resume"))
     out_dir, lock = claim(
-        settings.output_dir, resume_identity(identity.to_dict(), plain), mode, hydra_files(cfg)
+        settings.output_dir,
+        resume_identity(identity.to_dict(), plain),
+        mode,
+        hydra_files(cfg),
+        [it.id for it in items],
     )
     log_file = log_to(out_dir)
     try:

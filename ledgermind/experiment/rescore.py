@@ -26,7 +26,7 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.errors import UserError
 from ledgermind.experiment.runner import Scorer, answer_text, score_text
 from ledgermind.pipeline.config import PipelineConfig
-from ledgermind.runs.atomic import atomic_write_json, atomic_write_text
+from ledgermind.runs.atomic import atomic_write, atomic_write_json
 from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG, RESULTS_FILE
 from ledgermind.runs.provenance import request_totals, scorer_version
 from ledgermind.runs.reader import RunDir, find_runs, rebuild_items
@@ -168,8 +168,8 @@ def rescore_run(
     }
     backup = _backup(run_dir)
     metrics["rescore"]["previous"] = str((backup / "metrics.before.json").relative_to(run_dir))
-    _write_results(run_dir / RESULTS_FILE, new)
-    atomic_write_json(metrics_path, metrics)
+    _write_results(run_dir, new)
+    atomic_write_json(run_dir, metrics_path, metrics)
     return RescoreReport(
         run_dir, len(new), changes, float(old_metrics.get("accuracy", 0.0)), metrics["accuracy"], backup
     )
@@ -207,14 +207,17 @@ def _backup(run_dir: Path) -> Path:
     while backup.exists():
         n += 1
         backup = run_dir / RESCORE_DIR / f"{stamp}-{n}"
-    backup.mkdir(parents=True)
-    (backup / "results.before.jsonl").write_bytes((run_dir / RESULTS_FILE).read_bytes())
-    (backup / "metrics.before.json").write_bytes((run_dir / METRICS_FILE).read_bytes())
+    atomic_write(run_dir, backup / "results.before.jsonl", (run_dir / RESULTS_FILE).read_bytes())
+    atomic_write(run_dir, backup / "metrics.before.json", (run_dir / METRICS_FILE).read_bytes())
     return backup
 
 
-def _write_results(path: Path, results: Sequence[ItemResult]) -> None:
-    atomic_write_text(path, "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results))
+def _write_results(run_dir: Path, results: Sequence[ItemResult]) -> None:
+    atomic_write(
+        run_dir,
+        run_dir / RESULTS_FILE,
+        "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results),
+    )
 
 
 def _verdict(r: ItemResult) -> tuple[str | None, float, bool]:

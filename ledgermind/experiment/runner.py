@@ -26,7 +26,14 @@ from ledgermind.metrics.census import trajectory_record
 from ledgermind.runs.atomic import atomic_write_json
 from ledgermind.runs.files import METRICS_FILE, RESULTS_FILE, note
 from ledgermind.runs.provenance import observed_image_budget, request_totals
-from ledgermind.runs.results import ItemResult, ResultsWriter, WallClock, read_results, repair_tail
+from ledgermind.runs.results import (
+    ItemResult,
+    ResultsWriter,
+    WallClock,
+    read_results,
+    redo_damaged,
+    repair_tail,
+)
 from ledgermind.runs.summary import RunIdentity, Summarize, build_metrics, items_hash
 from ledgermind.runs.trajectories import iter_trajectory_dicts
 from ledgermind.trajectory import Trajectory
@@ -224,9 +231,9 @@ async def run_items(
     if options.concurrency < 1:
         raise ValueError("concurrency must be >= 1")
     wanted = {it.id: it for it in items}
-    repair_tail(
-        Path(options.out_dir) / RESULTS_FILE
-    )  # before counting: what is counted done is never cut later
+    # before counting: what is counted done is never cut later
+    repair_tail(Path(options.out_dir) / RESULTS_FILE)
+    redo_damaged(options.out_dir)
     previous = [r for r in read_results(options.out_dir) if r.id in wanted and r.error is None]
     check_unchanged(previous, wanted, Path(options.out_dir))
     done = {r.id for r in previous}
@@ -298,7 +305,7 @@ def finalize(
         gamma=options.gamma,
         summarize=summarize,
     )
-    atomic_write_json(Path(options.out_dir) / METRICS_FILE, metrics)
+    atomic_write_json(options.out_dir, Path(options.out_dir) / METRICS_FILE, metrics)
     return metrics
 
 

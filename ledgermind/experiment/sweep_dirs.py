@@ -65,11 +65,23 @@ def sweep_subdir(
     return name
 
 
-def resume_command(task_overrides: Sequence[str], out_dir: Path) -> str:
-    """The exact command that resumes ``out_dir``: this job's overrides plus its ``hydra.run.dir``."""
-    keep = [o for o in task_overrides if not o.startswith(("hydra.run.dir=", "resume="))]
-    args = [*keep, f"hydra.run.dir={out_dir}"]
-    return "python scripts/run.py " + " ".join(shlex.quote(a) for a in args)
+def resume_command(args: Sequence[str], out_dir: Path, *, sweep: bool = False) -> str:
+    """The exact command that resumes ``out_dir``: a run's overrides plus its ``hydra.run.dir``, or
+    (``sweep``) the sweep's whole command line plus its ``hydra.sweep.dir``, so every job resumes in
+    its own folder and the sweep's shared response cache (a file of the sweep folder) is found again."""
+    key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+    keep = [a for a in args if not a.startswith((f"{key}=", "resume="))]
+    if sweep and not {"-m", "--multirun"} & set(keep):
+        keep.insert(0, "-m")
+    return "python scripts/run.py " + " ".join(
+        shlex.quote(a) for a in [*keep, f"{key}={hydra_value(str(out_dir))}"]
+    )
+
+
+def hydra_value(text: str) -> str:
+    """``text`` as a value Hydra's override parser reads back unchanged (a job folder's ``seed=0``
+    is quoted: an unquoted ``=`` is a parse error)."""
+    return text if re.fullmatch(r"[\w./:@%+~-]+", text) else "'" + text.replace("'", "\\'") + "'"
 
 
 def register_resolvers() -> None:

@@ -31,6 +31,7 @@ from ledgermind.experiment.table3 import (
 )
 from ledgermind.metrics.census import census_table
 from ledgermind.metrics.stats import BootstrapConfig, Estimate
+from ledgermind.runs.atomic import atomic_write, inside
 
 
 def _fmt(v: float | None, col: str) -> str:
@@ -213,17 +214,16 @@ def to_latex(rows: Sequence[Row], caption: str, ctx: Table3Context = Table3Conte
 VERDICT_COLOURS = {NOT_DISTINGUISHABLE: "tab:gray", BELOW_FULL: "tab:red", ABOVE_FULL: "tab:green"}
 
 
-def plot(
-    rows: Sequence[Row], path: Path, heading: str, label: str = "", ctx: Table3Context = Table3Context()
-) -> Path:
-    """The chart as a PNG whose Title/Description text chunks carry ``heading`` and ``label``."""
+def plot(rows: Sequence[Row], heading: str, label: str = "", ctx: Table3Context = Table3Context()) -> bytes:
+    """The chart as PNG bytes whose Title/Description text chunks carry ``heading`` and ``label``."""
     import matplotlib.pyplot as plt
 
     fig = figure(rows, heading, label, ctx)
     title = f"{label}. {heading}" if label else heading
-    fig.savefig(path, dpi=120, metadata={"Title": title, "Description": title})
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=120, metadata={"Title": title, "Description": title})
     plt.close(fig)
-    return path
+    return png.getvalue()
 
 
 def figure(rows: Sequence[Row], heading: str, label: str = "", ctx: Table3Context = Table3Context()) -> Any:
@@ -309,7 +309,6 @@ def write_outputs(
     with_paper: bool,
     bootstrap: BootstrapConfig = BootstrapConfig(),
 ) -> Table3Outputs:
-    out_dir.mkdir(parents=True, exist_ok=True)
     outs = Table3Outputs(
         out_dir / "table3.md",
         out_dir / "table3.csv",
@@ -321,12 +320,18 @@ def write_outputs(
     note = method_note(rows, bootstrap, ctx)
     line = label_of(runs).line  # SIMULATED / REPLAYED / TINY MODEL: the first line of every file
     head = f"**{line}**\n\n" if line else ""
-    outs.markdown.write_text(head + to_markdown(rows, with_paper, ctx) + "\n" + note + "\n", encoding="utf-8")
-    # a '#' comment line (read with pandas.read_csv(..., comment="#")); the header row follows it
-    outs.csv.write_text((f"# {line}\n" if line else "") + to_csv(rows), encoding="utf-8")
-    outs.latex.write_text(to_latex(rows, caption_for(runs) + " " + note, ctx), encoding="utf-8")
-    plot(rows, outs.chart, heading_for(runs), line, ctx)
-    outs.census.write_text(head + census_markdown(runs) + "\n", encoding="utf-8")
+    texts = {
+        outs.markdown: head + to_markdown(rows, with_paper, ctx) + "\n" + note + "\n",
+        # a '#' comment line (read with pandas.read_csv(..., comment="#")); the header row follows it
+        outs.csv: (f"# {line}\n" if line else "") + to_csv(rows),
+        outs.latex: to_latex(rows, caption_for(runs) + " " + note, ctx),
+        outs.chart: plot(rows, heading_for(runs), line, ctx),
+        outs.census: head + census_markdown(runs) + "\n",
+    }
+    for path in texts:  # every link refused before any file is written
+        inside(out_dir, path)
+    for path, data in texts.items():
+        atomic_write(out_dir, path, data)
     return outs
 
 

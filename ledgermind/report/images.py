@@ -9,11 +9,12 @@ page scales them with an SVG ``viewBox`` of exactly that size.
 from __future__ import annotations
 
 import hashlib
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
+
+from ledgermind.runs.atomic import atomic_write
 
 
 @dataclass(frozen=True)
@@ -62,13 +63,13 @@ class ImageStore:
             return f"image too large to show (decompression-bomb guard): {path.name}"
         except (UnidentifiedImageError, OSError, ValueError) as e:
             return f"image unreadable ({type(e).__name__}): {path.name}"
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:20]
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()[:20]
         suffix = {"jpeg": ".jpg", "png": ".png", "gif": ".gif", "webp": ".webp", "bmp": ".bmp"}.get(
             fmt, ".img"
         )
         rel = f"img/{digest}{suffix}"
         target = self.root / rel
         if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+            atomic_write(self.root, target, data)
         return StoredImage(rel, width, height)

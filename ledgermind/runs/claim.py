@@ -23,23 +23,27 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, TextIO
 
 from ledgermind.errors import ConfigError, DataError, UserError
+from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.pipeline.config import chosen_values
-from ledgermind.runs.atomic import atomic_write_json, atomic_write_text
+from ledgermind.runs.atomic import atomic_write, atomic_write_json, atomic_write_text
 from ledgermind.runs.files import (
     HYDRA_FILES,
     IDENTITY_FILE,
     LOCK_FILE,
+    RECORDED_CONFIG,
     RESULTS_FILE,
     RUN_PATHS,
     RunFileError,
+    parse_yaml,
     read_json_object,
+    read_yaml,
 )
 from ledgermind.runs.provenance import LOCATION_KEYS, sha256_json
 
@@ -137,7 +141,48 @@ def _show(v: Any) -> str:
     return text[:12] if isinstance(v, str) and len(v) == 64 else text[:80]
 
 
-def check_identity(out_dir: Path, record: Mapping[str, Any]) -> None:
+ABSENT = "(not set)"  # a key one config has and the other lacks
+
+
+def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"pipeline.gamma": 0.5, ...}``: every leaf of a config by its dotted key."""
+    if not isinstance(node, Mapping) or not node:
+        return {prefix: node}
+    return {
+        k: v
+        for key, child in node.items()
+        for k, v in _leaves(child, f"{prefix}.{key}" if prefix else str(key)).items()
+    }
+
+
+def _resumable(key: str) -> bool:
+    top, _, rest = key.partition(".")
+    return top in RESUMABLE_KEYS or (top == "backend" and rest.partition(".")[0] in RESUMABLE_BACKEND_KEYS)
+
+
+def config_changes(out_dir: Path, new_config_yaml: str) -> str | None:
+    """``key was X, now Y`` for the keys (outside those a resume may change) on which the folder's
+    recorded ``.hydra/config.yaml`` and this run's config differ; None when that cannot be told."""
+    path = out_dir / RECORDED_CONFIG
+    try:
+        old, new = read_yaml(path) if path.is_file() else None, parse_yaml(new_config_yaml)
+    except RunFileError:
+        return None
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return None
+    before, after = _leaves(old), _leaves(new)
+    keys = sorted(
+        k
+        for k in before.keys() | after.keys()
+        if before.get(k, ABSENT) != after.get(k, ABSENT) and not _resumable(k)
+    )
+    if not keys:
+        return None
+    shown = [f"{k} was {_show(before.get(k, ABSENT))}, now {_show(after.get(k, ABSENT))}" for k in keys[:5]]
+    return "; ".join(shown) + (f" (and {len(keys) - 5} more keys)" if len(keys) > 5 else "")
+
+
+def check_identity(out_dir: Path, record: Mapping[str, Any], new_config_yaml: str = "") -> None:
     """Raise ``IdentityMismatch`` (one line) if ``out_dir`` holds another experiment, or results
     whose experiment it cannot tell.
 
@@ -158,15 +203,33 @@ def check_identity(out_dir: Path, record: Mapping[str, Any]) -> None:
     field = first_difference(old, record)
     if field is None:
         return
-    what = (
-        "the config (a key other than limit/concurrency/item_ids/output settings)"
-        if field == "config_sha256"
-        else field
-    )
+    change = f"{field} was {_show(old.get(field))}, now {_show(record.get(field))}"
+    if field == "config_sha256":
+        change = config_changes(out_dir, new_config_yaml) or (
+            f"the config (a key other than limit/concurrency/item_ids/output settings): {change}"
+        )
     raise IdentityMismatch(
-        f"{out_dir} holds another experiment: {what} was {_show(old.get(field))}, now {_show(record.get(field))}; "
+        f"{out_dir} holds another experiment: {change}; "
         f"use another hydra.run.dir, or add resume=new to start a new directory beside it"
     )
+
+
+def check_selection(out_dir: Path, selected: Collection[str]) -> None:
+    """Raise ``IdentityMismatch`` when the folder holds results of items this run does not select
+    (a smaller ``limit``, other ``item_ids``): its metrics would be rewritten over a subset of the
+    items ``results.jsonl`` keeps. A larger selection resumes."""
+    if not holds_results(out_dir):
+        return
+    rows = read_jsonl(out_dir / RESULTS_FILE, bad=BadLine.SKIP, decode_errors="replace")
+    held = {r.value["id"] for r in rows if isinstance(r.value, dict) and isinstance(r.value.get("id"), str)}
+    extra = sorted(held - set(selected))
+    if extra:
+        raise IdentityMismatch(
+            f"{out_dir} holds results of {len(extra)} items this run does not select ({', '.join(extra[:3])}"
+            f"{', ...' if len(extra) > 3 else ''}), so its metrics would cover a subset of them; select them "
+            "again (the limit/item_ids that made it), use another hydra.run.dir, or add resume=new to start a "
+            "new directory beside it"
+        )
 
 
 def accept(out_dir: Path, record: Mapping[str, Any], hydra_files: Mapping[str, str]) -> None:
@@ -174,8 +237,8 @@ def accept(out_dir: Path, record: Mapping[str, Any], hydra_files: Mapping[str, s
     files of the config this process runs (``hydra_files``: name -> text, from memory)."""
     for name, text in hydra_files.items():
         if name in HYDRA_FILES:
-            atomic_write_text(out_dir / ".hydra" / name, text)
-    atomic_write_json(out_dir / IDENTITY_FILE, {"identity": dict(record)})
+            atomic_write(out_dir, out_dir / ".hydra" / name, text)
+    atomic_write_json(out_dir, out_dir / IDENTITY_FILE, {"identity": dict(record)})
 
 
 def holds_results(out_dir: Path) -> bool:
@@ -246,9 +309,14 @@ class RunLock:
 
 
 def claim(
-    out_dir: Path, record: Mapping[str, Any], mode: ResumeMode, hydra_files: Mapping[str, str] | None = None
+    out_dir: Path,
+    record: Mapping[str, Any],
+    mode: ResumeMode,
+    hydra_files: Mapping[str, str] | None = None,
+    selected: Collection[str] | None = None,
 ) -> tuple[Path, RunLock]:
-    """Lock the run directory, check that it holds this experiment (or nothing yet), then record it.
+    """Lock the run directory, check that it holds this experiment (or nothing yet) and no item
+    outside ``selected`` (the ids this run selects), then record it.
 
     Returns the directory the run writes to (a new sibling under ``resume=new`` when the old one
     holds another experiment) and the held lock. Nothing is written before the lock is held and
@@ -259,12 +327,14 @@ def claim(
     lock = RunLock(out_dir).acquire()
     try:
         check_no_links(out_dir)
-        check_identity(out_dir, record)
+        check_identity(out_dir, record, (hydra_files or {}).get("config.yaml", ""))
+        if selected is not None:
+            check_selection(out_dir, selected)
     except IdentityMismatch:
         lock.release()
         if mode is not ResumeMode.NEW:
             raise
-        return claim(fresh_sibling(out_dir), record, mode, hydra_files)
+        return claim(fresh_sibling(out_dir), record, mode, hydra_files, selected)
     except BaseException:
         lock.release()
         raise

@@ -1,4 +1,4 @@
-"""A run folder: what is in it, and the one way its JSON files are read.
+"""A run folder: what is in it, and the one way its JSON and YAML files are read.
 
 One folder per run (a multirun: one per job, ``<sweep dir>/<job>/``). Who writes what:
 
@@ -10,12 +10,14 @@ One folder per run (a multirun: one per job, ``<sweep dir>/<job>/``). Who writes
 | ``wall_time.json`` | ``runs.results.WallClock`` | after each item |
 | ``metrics.json`` (accuracy, census, identity) | ``runs.summary.build_metrics`` via the runner | at the end |
 | ``responses.sqlite``, ``run.log`` | the response cache, the run's log handler | while it runs |
-| ``srfa.jsonl``, ``srfa_metrics.json`` (older: ``audit.*``), ``report/`` | S-RFA, the report | later, by readers |
+| ``srfa.jsonl``, ``srfa_metrics.json`` (older: ``audit.*``), ``report/``, ``table3.*``, ``census.md``, ``rescore/`` | S-RFA, the report, Table 3, rescore | later, by readers |
 
-Every reader goes through ``runs.reader.RunDir``. A folder may be someone else's, so reading is
-inert and has one error policy: a run file that cannot be read as JSON (or is a link out of the
-folder) is a ``RunFileError`` naming the file and why; a reader that can go on without it catches
-that error and says so in one ``note`` line; a missing optional file is ``None``.
+Every writer goes through ``runs.atomic`` (whole files atomically, never through a link). Every
+reader goes through ``runs.reader.RunDir``. A folder may be someone else's, so reading is
+inert and has one error policy: a run file that cannot be read as JSON or YAML (nested too deep, a
+YAML alias, a link out of the folder) is a ``RunFileError`` naming the file and why; a reader that
+can go on without it catches that error and says so in one ``note`` line; a missing optional file
+is ``None``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ledgermind.errors import DataError
+from ledgermind.jsonl import loads
 
 RESULTS_FILE = "results.jsonl"
 WALL_TIME_FILE = "wall_time.json"
@@ -85,15 +90,45 @@ def note(text: str) -> None:
 
 
 def read_json_file(path: Path) -> Any:
-    """A JSON file's value; ``RunFileError`` when it cannot be read or is not valid JSON."""
+    """A JSON file's value; ``RunFileError`` when it cannot be read, is not valid JSON or nests too deep."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise RunFileError(path, f"not valid JSON ({e.msg})") from None
-    except UnicodeDecodeError as e:
+    except ValueError as e:  # undecodable bytes, or nested too deep
         raise RunFileError(path, f"not valid JSON ({e})") from None
     except OSError as e:
         raise RunFileError(path, f"cannot be read ({e.strerror or e})") from None
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """Plain YAML without anchors' aliases: ten lines of nested aliases expand to billions of nodes
+    in whoever walks the value, and a config the run wrote (``OmegaConf.to_yaml``) has none."""
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.YAMLError(f"an alias (*) on line {mark.line + 1}; a run's config has none")
+        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML file of a run folder as plain data; ``RunFileError`` when it cannot be read, is not
+    YAML, or uses an alias."""
+    try:
+        return parse_yaml(Path(path).read_text(encoding="utf-8"), path)
+    except UnicodeDecodeError as e:
+        raise RunFileError(path, f"not valid YAML ({e})") from None
+    except OSError as e:
+        raise RunFileError(path, f"cannot be read ({e.strerror or e})") from None
+
+
+def parse_yaml(text: str, path: Path = Path("<config>")) -> Any:
+    """``read_yaml`` of a text (``path`` names it in the error)."""
+    try:
+        return yaml.load(text, Loader=_NoAliasLoader)
+    except yaml.YAMLError as e:
+        raise RunFileError(path, f"not valid YAML ({str(e).splitlines()[0]})") from None
 
 
 def read_json_object(path: Path, root: Path | None = None) -> dict[str, Any] | None:

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.benchmarks.item import Item
@@ -42,6 +41,7 @@ from ledgermind.runs.files import (
     RunFileError,
     check_contained,
     read_json_object,
+    read_yaml,
 )
 from ledgermind.runs.items import load_items
 from ledgermind.runs.results import ItemResult, has_json_type, read_result_rows, read_results
@@ -156,13 +156,10 @@ def _inert(value: Any) -> Any:
 
 def load_inert_config(path: Path) -> DictConfig | None:
     """A recorded ``config.yaml`` as inert data (plain YAML; ``inert_text`` on every string), or None
-    when it is not a mapping. ``RunFileError`` when it is not YAML."""
+    when it is not a mapping. ``RunFileError`` when it is not YAML or uses an alias (``read_yaml``)."""
     if not OmegaConf.has_resolver("ledgermind_env_of_run"):
         OmegaConf.register_new_resolver("ledgermind_env_of_run", _env_of_run)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise RunFileError(path, f"not valid YAML ({str(e).splitlines()[0]})") from None
+    data = read_yaml(path)
     if not isinstance(data, dict):
         return None
     cfg = OmegaConf.create(_inert(data))

@@ -7,7 +7,6 @@ behind: a truncated last line. Resume is nothing more than "skip the ids already
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -17,10 +16,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ledgermind.errors import DataError
-from ledgermind.jsonl import BadLine, bad_line, read_jsonl
-from ledgermind.runs.atomic import atomic_write_json, json_text
+from ledgermind.jsonl import BadLine, bad_line, loads, read_jsonl
+from ledgermind.runs.atomic import atomic_write, atomic_write_json, json_text, open_append
 from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, check_contained, note
-from ledgermind.runs.trajectories import trajectory_path
+from ledgermind.runs.trajectories import find_trajectory, trajectory_path
 
 R = TypeVar("R")
 
@@ -123,13 +122,13 @@ class ResultsWriter:
         (self.out_dir / TRAJECTORY_DIR).mkdir(exist_ok=True)
         self.path = self.out_dir / RESULTS_FILE
         repair_tail(self.path)
-        self._fh = self.path.open("a", encoding="utf-8")
+        self._fh = open_append(self.out_dir, self.path)
 
     def write(self, result: ItemResult, trajectory: Mapping[str, Any] | None) -> None:
         # Trajectory first: a results line is the "done" marker, so it must never point at a
         # trajectory file that does not exist yet.
         if trajectory is not None:
-            atomic_write_json(self.trajectory_path(result.id), trajectory)
+            atomic_write_json(self.out_dir, self.trajectory_path(result.id), trajectory)
         self._fh.write(json_text(result.to_dict()) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
@@ -155,14 +154,15 @@ class WallClock:
     """
 
     def __init__(self, out_dir: Path) -> None:
-        self.path = Path(out_dir) / WALL_TIME_FILE
+        self.out_dir = Path(out_dir)
+        self.path = self.out_dir / WALL_TIME_FILE
         self.t0 = time.monotonic()
         self.previous = self._read()
         self.index = len(self.previous)
 
     def _read(self) -> list[float]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = loads(self.path.read_text(encoding="utf-8"))
             return [float(x) for x in data.get("invocations_s", [])]
         except (OSError, ValueError, TypeError, AttributeError):
             return []
@@ -176,7 +176,9 @@ class WallClock:
         return sum(self.previous) + self.elapsed_s
 
     def tick(self) -> None:
-        atomic_write_json(self.path, {"invocations_s": [*self.previous, round(self.elapsed_s, 3)]})
+        atomic_write_json(
+            self.out_dir, self.path, {"invocations_s": [*self.previous, round(self.elapsed_s, 3)]}
+        )
 
 
 def _as_result(d: Any) -> ItemResult | None:
@@ -272,9 +274,44 @@ def _parse_line(line: str) -> ItemResult | None:
     if not line:
         return None
     try:
-        return _as_result(json.loads(line))
-    except json.JSONDecodeError:
+        return _as_result(loads(line))
+    except ValueError:
         return None
+
+
+def redo_damaged(out_dir: Path) -> None:
+    """Remove from ``results.jsonl`` the lines a resume cannot keep, so their items are solved again:
+    a line that is not a result record (torn by a crash in the middle of the file, edited by hand)
+    and a finished item whose trajectory is gone (its census and trajectory metrics would be lost).
+    Each kind is one note line. Left in place, a bad line would be skipped on every read and refused
+    by every strict reader (rescore) forever, and a re-solved item would be a second finished line."""
+    path = Path(out_dir) / RESULTS_FILE
+    if not path.is_file():
+        return
+    torn, untraced = [], {}
+    for row in read_jsonl(path, bad=BadLine.KEEP, torn_tail=False, decode_errors="replace"):
+        record = None if row.error else _as_result(row.value)
+        if record is None:
+            torn.append(row.line_no)
+        elif record.error is None and find_trajectory(out_dir, record.id) is None:
+            untraced[row.line_no] = record.id
+    if torn:
+        note(
+            f"{path} line(s) {', '.join(map(str, torn))}: not result records; removed, their items are solved again"
+        )
+    if untraced:
+        ids = list(untraced.values())
+        note(
+            f"{out_dir}: {len(ids)} finished items have no trajectory ({', '.join(ids[:5])}); solving them again"
+        )
+    if torn or untraced:
+        gone = {*torn, *untraced}
+        lines = path.read_bytes().split(b"\n")
+        atomic_write(
+            out_dir,
+            path,
+            b"".join(ln + b"\n" for n, ln in enumerate(lines, 1) if n not in gone and ln.strip()),
+        )
 
 
 def repair_tail(path: Path) -> None:

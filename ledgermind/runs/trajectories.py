@@ -7,12 +7,12 @@ keeps distinct ids distinct); an older run's unhashed name is still read (``lega
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ledgermind.jsonl import loads
 from ledgermind.runs.files import (
     TRAJECTORY_DIR,
     RunFileError,
@@ -55,7 +55,7 @@ def find_trajectory(out_dir: Path, item_id: str) -> Path | None:
     if not contained(out_dir, legacy):
         return None
     try:
-        data = json.loads(legacy.read_text(encoding="utf-8")) if legacy.is_file() else None
+        data = loads(legacy.read_text(encoding="utf-8")) if legacy.is_file() else None
     except (OSError, ValueError):
         return None
     return legacy if isinstance(data, dict) and data.get("item_id") == item_id else None

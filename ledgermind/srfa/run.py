@@ -30,7 +30,7 @@ from ledgermind.experiment.artefact_label import label_for
 from ledgermind.grounding.cascade import GroundingCascade
 from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.pipeline.config import PipelineConfig
-from ledgermind.runs.atomic import atomic_write_json
+from ledgermind.runs.atomic import atomic_write_json, open_append
 from ledgermind.runs.claim import recorded_identity
 from ledgermind.runs.reader import RunDir, rebuild_items
 from ledgermind.srfa.checks import run_checks
@@ -181,7 +181,7 @@ async def srfa_run(
         dynamic_ncols=True,
         disable=not settings.progress,
     )
-    with bar, out_file.open("a", encoding="utf-8") as fh:
+    with bar, open_append(record.run_dir, out_file) as fh:
         for item_id, row in pending:
             todo = [m for m in modes if (item_id, m.value) not in done]
             for audit in await _audit_item(
@@ -205,7 +205,7 @@ async def srfa_run(
         }
     metrics.update(_backend_checks(record, latest.get(SrfaMode.LEDGER.value, {})))
     metrics["label"] = label_for(recorded_identity(record.run_dir) or {}).line or None
-    atomic_write_json(record.run_dir / SRFA_METRICS_FILE, metrics)
+    atomic_write_json(record.run_dir, record.run_dir / SRFA_METRICS_FILE, metrics)
     return metrics
 
 

@@ -70,8 +70,8 @@ def test_rerun_with_another_experiment_is_refused_and_nothing_is_relabelled(tmp_
     assert json.loads((out / "metrics.json").read_text())["identity"]["variant"] == "full"
 
     # a key outside the protocol fields is caught by the config hash; limit/concurrency are resumable
-    assert "the config" in _errors(_fake(out, "pipeline.gamma=0.9"))[0]
-    assert _fake(out, "limit=3", "concurrency=1").returncode == 0
+    assert "pipeline.gamma was 0.5, now 0.9" in _errors(_fake(out, "pipeline.gamma=0.9"))[0]
+    assert _fake(out, "limit=8", "concurrency=1").returncode == 0
     config = (out / ".hydra" / "config.yaml").read_text()  # an accepted resume records its own config
 
     new = _fake(out, "+ablation=no_ecc", "resume=new")

@@ -12,7 +12,7 @@ from ledgermind.errors import DataError
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items, start_order
 from ledgermind.runs.results import ItemResult, ResultsWriter, read_results
 from ledgermind.runs.trajectories import trajectory_path
-from ledgermind.trajectory import Trajectory
+from ledgermind.trajectory import PathKind, Trajectory
 from tests.experiment.fakes import FakeAgent, fake_items, fake_score, fake_summarize
 
 
@@ -97,8 +97,11 @@ def test_item_that_raises_is_recorded_and_run_completes(tmp_path: Path, monkeypa
 def test_resume_skips_done_ids_and_tolerates_truncated_line(tmp_path: Path, monkeypatch) -> None:
     items = fake_items(5)
     with ResultsWriter(tmp_path) as w:
-        w.write(ItemResult("q0", "A", "A", 1.0, True, "DIRECT", "Easy"), None)
-        w.write(ItemResult("q3", "B", "A", 0.0, True, "DIRECT", "Easy"), None)
+        for result in (
+            ItemResult("q0", "A", "A", 1.0, True, "DIRECT", "Easy"),
+            ItemResult("q3", "B", "A", 0.0, True, "DIRECT", "Easy"),
+        ):
+            w.write(result, Trajectory(item_id=result.id, question="q?", path=PathKind.DIRECT).to_dict())
     with (tmp_path / "results.jsonl").open("a") as fh:
         fh.write('{"id": "q4", "predic')  # a kill in the middle of a write
     counter = tmp_path / "calls.txt"
@@ -110,7 +113,18 @@ def test_resume_skips_done_ids_and_tolerates_truncated_line(tmp_path: Path, monk
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
     assert len(lines) == 5 and all(json.loads(x) for x in lines)  # the partial line was cut
     assert metrics["accuracy"] == pytest.approx(4 / 5)  # q3's earlier (wrong) result was kept
-    assert metrics["trajectory_metrics"]["n_traj"] == 3  # only items with trajectory files
+    assert metrics["trajectory_metrics"]["n_traj"] == 5
+
+
+def test_a_finished_item_whose_trajectory_is_gone_is_solved_again(tmp_path: Path, monkeypatch) -> None:
+    counter = tmp_path / "calls.txt"
+    monkeypatch.setenv("FAKE_AGENT_COUNTER", str(counter))
+    _run(fake_items(3), FakeAgent(), tmp_path)
+    trajectory_path(tmp_path, "q1").unlink()
+    metrics = _run(fake_items(3), FakeAgent(), tmp_path)
+    assert counter.read_text().split()[3:] == ["q1"]
+    assert [r.id for r in read_results(tmp_path)] == ["q0", "q2", "q1"]  # its old line was removed
+    assert metrics["trajectory_metrics"]["n_traj"] == 3
 
 
 def test_resume_with_smaller_limit_reports_only_requested_items(tmp_path: Path) -> None:
