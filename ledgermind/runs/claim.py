@@ -32,7 +32,7 @@ from typing import Any, TextIO
 from ledgermind.errors import ConfigError, DataError, UserError
 from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.pipeline.config import chosen_values
-from ledgermind.runs.atomic import atomic_write, atomic_write_json, atomic_write_text
+from ledgermind.runs.atomic import atomic_write, atomic_write_json
 from ledgermind.runs.files import (
     HYDRA_FILES,
     IDENTITY_FILE,
