@@ -29,6 +29,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TextIO
 
+from ledgermind.backends.cache import NOT_REPLY_SHAPING
 from ledgermind.errors import ConfigError, DataError, UserError
 from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.pipeline.config import chosen_values
@@ -50,18 +51,8 @@ from ledgermind.runs.provenance import LOCATION_KEYS, sha256_json
 # Top-level keys a resume may change without changing what is computed: which items (a resume
 # may extend ``limit``), how fast, how it is shown, where it is logged, and this very switch.
 RESUMABLE_KEYS = (*LOCATION_KEYS, "limit", "item_ids", "item_ids_file", "report", "resume")
-# Backend keys that say where/how fast the model is reached, not which model answers.
-RESUMABLE_BACKEND_KEYS = (
-    "base_urls",
-    "concurrency",
-    "timeout_s",
-    "connect_timeout_s",
-    "max_retries",
-    "backoff_base_s",
-    "backoff_cap_s",
-    "api_key_env",
-    "gpu_memory_utilization",
-)
+# Backend keys a resume may change: those that do not shape a reply (the response cache's one list).
+RESUMABLE_BACKEND_KEYS = NOT_REPLY_SHAPING
 # The identity fields compared on resume, in the order a mismatch is reported.
 IDENTITY_FIELDS = (
     "variant",
