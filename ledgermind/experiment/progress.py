@@ -86,8 +86,8 @@ class Progress:
         self.n += 1
         self.errors += result.error is not None
         self.score_sum += result.score if result.error is None else 0.0
+        self._refresh()  # before the update, which draws the bar: the shown accuracy includes this item
         self._bar.update(1)
-        self._refresh()
 
     def _refresh(self) -> None:
         postfix = {"acc": f"{100 * self.accuracy:.1f}%"}

@@ -143,6 +143,23 @@ def test_one_bar_over_the_sweep_counts_jobs_times_items(monkeypatch) -> None:
     assert progress.Progress(5, [], enabled=False)._sweep is None
 
 
+def test_the_bar_shows_the_accuracy_with_the_item_just_finished(monkeypatch) -> None:
+    import io
+
+    from ledgermind.experiment import progress
+    from ledgermind.runs.results import ItemResult
+
+    out = io.StringIO()
+    monkeypatch.setattr(progress.sys, "stderr", out)
+    bar = progress.Progress(2, [], desc="full")
+    bar._bar.mininterval = 0  # draw on every update
+    bar.update(ItemResult("a", "A", "A", 1.0, True, "DIRECT", None))
+    assert out.getvalue().rstrip().endswith("acc=100.0%]")  # not the 0.0 % of before it finished
+    bar.update(ItemResult("b", "B", "A", 0.0, True, "DIRECT", None))
+    assert out.getvalue().rstrip().endswith("acc=50.0%]")
+    bar.close()
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
