@@ -33,6 +33,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError, is_disk_failure, user_error_in
+from ledgermind.experiment.run_summary import run_summary
 from ledgermind.experiment.sweep_dirs import register_resolvers, resume_command
 from ledgermind.pipeline.config import register_schemas
 
@@ -92,9 +93,11 @@ def _task(cfg: DictConfig) -> None:
             raise
         print(f"error: {_one_line(cause)}", file=sys.stderr)
         raise SystemExit(EXIT_USER_ERROR) from None
+    shown = cfg.get("print_census")
     print(
-        f"accuracy {100 * metrics['accuracy']:.2f}% on {metrics['n_scored']} scored of {metrics['n_items']} items "
-        f"({metrics['unparsed']} unparsed, {metrics['errors']} errors) -> {cfg.output_dir}"
+        run_summary(
+            metrics, Path(str(cfg.output_dir)), census=not _in_sweep() if shown is None else bool(shown)
+        )
     )
     if metrics["errors"]:
         _failed_runs.append(failure_summary(metrics, str(cfg.output_dir) if _in_sweep() else ""))

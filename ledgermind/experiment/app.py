@@ -30,7 +30,6 @@ from ledgermind.experiment.run_log import log_to
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.wandb_logger import ExperimentLogger
 from ledgermind.metrics import summarize as trajectory_summary
-from ledgermind.metrics.census import format_census
 from ledgermind.pipeline.config import PipelineConfig, ablation_flags, build
 from ledgermind.runs.claim import ResumeMode, claim, resume_identity
 from ledgermind.runs.items import load_items
@@ -279,15 +278,6 @@ def _run_claimed(
         ids = {i.id for i in items}
         results = [r for r in read_results(settings.output_dir) if r.id in ids]
         logger.log_summary(metrics, results, item_details(settings.output_dir, items))
-        print(
-            format_census(
-                metrics["mechanisms"],
-                f"mechanism census ({settings.variant}, {metrics['n_items']} items, "
-                f"abstention rate {metrics['abstention_rate']:.2f})",
-            ),
-            file=sys.stderr,
-            flush=True,
-        )
     finally:
         logger.finish()
     return metrics

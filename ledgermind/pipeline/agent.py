@@ -115,8 +115,9 @@ class LedgerMindAgent:
         if not n:
             return None
         return (
-            f"{n} of {len(items)} items are knowledge questions with no knowledge source (no search provider, "
-            "no search.corpus): they are answered from perception evidence only (metrics.json knowledge_without_source)"
+            f"{n} of {len(items)} items are knowledge questions with no knowledge source (no search provider: set "
+            "SERPER_API_KEY or SERPAPI_API_KEY, or give search.corpus): they are answered from perception evidence "
+            "only (metrics.json knowledge_without_source)"
         )
 
     def profile(self, item: Item) -> QuestionProfile:
@@ -174,15 +175,7 @@ def build_search_tool(cfg: Mapping[str, Any] | None) -> Tool | None:
         return LocalRetrieverTool(corpus)
     if provider == "local":
         raise ConfigError("search.provider=local needs search.corpus (a JSONL file of title/text/url)")
-    log.warning(SEARCH_OFF_NOTICE)  # once per run: the agent is built once
-    return None
-
-
-SEARCH_OFF_NOTICE = (
-    "knowledge search is OFF: search.provider=auto found no SERPER_API_KEY / SERPAPI_API_KEY and no "
-    "search.corpus; knowledge questions are answered from perception evidence only "
-    "(counted per item as mechanisms.search.skipped_no_provider)"
-)
+    return None  # the run says so once, counting the items it affects (``pre_run_notice``)
 
 
 def _search_config(values: Mapping[str, Any]) -> Any:
