@@ -47,7 +47,7 @@ def test_limit_selects_first_items(run_py, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("override", "expected"),
     [
-        ("model=no_such_model", "Could not find 'model/no_such_model'"),
+        ("model=no_such_model", "error: unknown model option 'no_such_model': (options: "),
         ("+ablation=no_such_variant", "Could not find 'ablation/no_such_variant'"),
         ("concurrency=abc", "error: concurrency must be an integer >= 1, got 'abc'"),
         ("limit=-3", "error: limit must be an integer >= 0, got -3"),
