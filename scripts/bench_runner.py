@@ -53,6 +53,7 @@ from hydra.errors import HydraException
 from ledgermind.backends.vllm_launch import free_port
 from ledgermind.errors import UserError
 from ledgermind.experiment.app import run_experiment
+from ledgermind.pipeline.config import register_schemas
 from ledgermind.runs.results import read_results
 from ledgermind.testing.counting_ocr import CountingRapidOCREngine
 from ledgermind.testing.throughput_limit import replay_requests
@@ -124,6 +125,7 @@ def run_level(overrides: list[str], concurrency: int, out_dir: Path) -> dict[str
     level = [f"concurrency={concurrency}", f"output_dir={out_dir}"]
     if not any(_key(o) == "backend" and o.split("=", 1)[1] != "vllm_server" for o in overrides):
         level.append(f"backend.concurrency={max(concurrency, 1)}")  # the client's request limit follows
+    register_schemas()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose("config", overrides=[*overrides, *level])
     cpu0 = time.process_time()
