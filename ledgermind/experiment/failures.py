@@ -31,7 +31,7 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.errors import FailureKind
 
 MAX_CAUSE_CHARS = 300
-# Error class names raised by image loading (perception/image_io.py, backends/images.py).
+# Error class names raised by image decoding (ledgermind/image_decode.py, perception/image_io.py).
 IMAGE_FAILURES = (
     "ImageNotFoundError",
     "NotAnImageError",

@@ -25,8 +25,9 @@ import pytest
 
 from ledgermind.errors import BackendError, ConfigError, FailureKind, classify_failure
 from ledgermind.experiment.failures import tool_failure
+from ledgermind.image_decode import ImageNotFoundError
 from ledgermind.tools.base import Observation, Tool, ToolKind
-from perception.image_io import ImageNotFoundError, ImageTooSmallError
+from perception.image_io import ImageTooSmallError
 from tests.experiment.conftest import REPO, subprocess_env
 from tests.tools.test_search import SERPER_OK, FakeApis
 
