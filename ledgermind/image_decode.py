@@ -152,8 +152,9 @@ def fitted_size(size: tuple[int, int], max_side: int | None, max_area: int | Non
 
 
 def is_plain(img: Image.Image) -> bool:
-    """Already 8-bit RGB or grey and upright: any decoder shows these pixels as they are."""
-    return img.mode in ("RGB", "L") and orientation(img) == 1
+    """At most 8 bits per channel and upright: a server's decoder shows the pixels ``decode_image``
+    does (vLLM composites transparency on white too), so the file can be sent as it is."""
+    return img.mode not in HIGH_DEPTH_MODES and orientation(img) == 1
 
 
 def orientation(img: Image.Image) -> int:

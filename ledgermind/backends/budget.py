@@ -8,7 +8,7 @@ kills the whole process. The same request must mean the same thing on every back
 * **pixels**: an image is decoded as ``ledgermind/image_decode.py`` decodes it for perception
   (capped at ``bomb_pixels`` decoded pixels: above it the item is an error naming the cap; EXIF
   orientation applied; every mode and bit depth as 8-bit RGB) and downscaled (aspect kept,
-  LANCZOS) to at most ``max_pixels``. An image file that is already upright 8-bit RGB or grey and
+  LANCZOS) to at most ``max_pixels``. An image file of at most 8 bits per channel, upright and
   within ``max_pixels`` is sent as it is (the server decodes the same pixels). Pillow's global
   limit is never changed (other threads rely on it).
 * **count**: with more than ``max_images`` images (``model.max_images``, the server's

@@ -127,6 +127,9 @@ def test_a_jpeg_over_the_cap_is_decoded_reduced_a_png_is_refused(tmp_path: Path)
 def test_a_request_within_budget_is_passed_through_unchanged(tmp_path: Path) -> None:
     req = _request(_png(tmp_path / "a.png", (64, 64)), "q")
     assert apply_budget(req, ImageBudget(max_images=1)) == (req, [])
+    Image.new("RGBA", (64, 64), (0, 0, 0, 0)).save(tmp_path / "clear.png")  # vLLM composites it on white too
+    req = _request(tmp_path / "clear.png", "q")
+    assert apply_budget(req, ImageBudget(max_images=1)) == (req, [])
 
 
 def test_build_backend_applies_model_max_images_to_every_backend(tmp_path: Path) -> None:
