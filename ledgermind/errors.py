@@ -86,7 +86,7 @@ class FailureKind(str, Enum):
     resume — never a wrong answer.
     """
 
-    INFRASTRUCTURE = "infrastructure"  # disk, permission, cache, a missing/crashed engine: this machine
+    INFRASTRUCTURE = "infrastructure"  # disk, permission, cache, an engine, a tool's remote service
     DATA = "data"  # this item's input (an unreadable image, a bad row)
     MODEL = "model"  # the backend failed after its retries
     EVIDENCE = "evidence"  # the tool ran and found nothing usable (T1 tool anomaly)

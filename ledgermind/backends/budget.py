@@ -5,10 +5,12 @@ page with a 500 (retried, then failed), while transformers accepts both and a de
 kills the whole process. The same request must mean the same thing on every backend, so
 ``build_backend`` wraps each backend in ``BudgetedBackend`` and the rule lives here once:
 
-* **pixels**: an image above ``bomb_pixels`` (default: Pillow's own hard limit, ~179 MP) is refused
-  (``DataError`` → the item is an error: that is a decompression bomb, not a picture); an image
-  above ``max_pixels`` is downscaled (aspect kept, LANCZOS) to at most ``max_pixels``. The header is
-  read without decoding pixels, and Pillow's global limit is never changed (other threads rely on it).
+* **pixels**: an image is decoded as ``ledgermind/image_decode.py`` decodes it for perception
+  (capped at ``bomb_pixels`` decoded pixels: above it the item is an error naming the cap; EXIF
+  orientation applied; every mode and bit depth as 8-bit RGB) and downscaled (aspect kept,
+  LANCZOS) to at most ``max_pixels``. An image file of at most 8 bits per channel, upright and
+  within ``max_pixels`` is sent as it is (the server decodes the same pixels). Pillow's global
+  limit is never changed (other threads rely on it).
 * **count**: with more than ``max_images`` images (``model.max_images``, the server's
   ``--limit-mm-per-prompt``), the first ``max_images - 1`` stay as they are and all the rest are
   tiled left to right into one image (each scaled to a common height), which is how MMMU-Pro's
@@ -21,8 +23,6 @@ can show it. A request that needs no change is passed through untouched (same ca
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,9 +32,16 @@ from PIL import Image
 
 from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply, WrappingBackend
 from ledgermind.errors import ConfigError, DataError
+from ledgermind.image_decode import (
+    MAX_DECODED_PIXELS,
+    Decoded,
+    decode_image,
+    is_plain,
+    open_image,
+    orientation,
+)
 
 DEFAULT_MAX_PIXELS = 4096 * 4096  # 16.8 MP: more than any vision encoder's native budget
-DEFAULT_BOMB_PIXELS = 2 * 89_478_485  # ~179 MP, Pillow's own hard limit: refuse (a decompression bomb)
 TILE_HEIGHT = 768
 
 
@@ -42,7 +49,7 @@ TILE_HEIGHT = 768
 class ImageBudget:
     max_images: int
     max_pixels: int = DEFAULT_MAX_PIXELS
-    bomb_pixels: int = DEFAULT_BOMB_PIXELS
+    bomb_pixels: int = MAX_DECODED_PIXELS  # the cap on decoded pixels per image
 
     def __post_init__(self) -> None:
         if self.max_images < 1 or self.max_pixels < 1 or self.bomb_pixels < self.max_pixels:
@@ -55,7 +62,7 @@ class ImageBudget:
         return cls(
             max_images=int(model.get("max_images") or 1),
             max_pixels=int(model.get("max_image_pixels") or DEFAULT_MAX_PIXELS),
-            bomb_pixels=int(model.get("bomb_image_pixels") or DEFAULT_BOMB_PIXELS),
+            bomb_pixels=int(model.get("bomb_image_pixels") or MAX_DECODED_PIXELS),
         )
 
     def key(self) -> dict[str, int]:
@@ -63,19 +70,11 @@ class ImageBudget:
 
 
 def image_size(img: Image.Image | Path) -> tuple[int, int]:
-    """Width and height from the header only (no pixel decoding). Pillow itself refuses a header
-    above twice ``Image.MAX_IMAGE_PIXELS`` (``DecompressionBombError``): that is a bomb too."""
+    """Width and height from the header only (no pixel decoding)."""
     if isinstance(img, Image.Image):
         return img.size
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # we apply our own limits
-            with Image.open(img) as im:
-                return im.size
-    except Image.DecompressionBombError as exc:
-        raise DataError(f"image {img} refused as a decompression bomb: {exc}") from None
-    except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read image {img}: {exc}") from None
+    with open_image(img) as im:
+        return im.size
 
 
 def sent_image_pixels(messages: list[Message]) -> list[int]:
@@ -92,37 +91,37 @@ def sent_image_pixels(messages: list[Message]) -> list[int]:
 
 
 def fit_pixels(img: Image.Image | Path, budget: ImageBudget, notes: list[str]) -> Image.Image | Path:
-    """The image itself, or a downscaled copy; a bomb raises ``DataError``."""
-    w, h = image_size(img)
-    if w * h > budget.bomb_pixels:
-        raise DataError(
-            f"image {getattr(img, 'name', img)} is {w}x{h} ({w * h / 1e6:.0f} MP), above the "
-            f"{budget.bomb_pixels / 1e6:.0f} MP limit: refused as a decompression bomb"
-        )
-    if w * h <= budget.max_pixels:
-        return img
-    scale = math.sqrt(budget.max_pixels / (w * h))
-    size = (max(1, int(w * scale)), max(1, int(h * scale)))
-    notes.append(f"downscaled {w}x{h} -> {size[0]}x{size[1]}")
-    return _open(img).resize(size, Image.Resampling.LANCZOS)
-
-
-def _open(img: Image.Image | Path) -> Image.Image:
+    """The image itself when any decoder shows it as it is and it fits; else its decoded pixels."""
     if isinstance(img, Image.Image):
-        return img.convert("RGB")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # size already checked
-            with Image.open(img) as im:
-                im.draft("RGB", (im.width // 2, im.height // 2))  # JPEG: decode at reduced size
-                return im.convert("RGB")
-    except (OSError, ValueError, Image.DecompressionBombError) as exc:
-        raise DataError(f"cannot read image {img}: {exc}") from None
+        size, form = img.size, _form(img)
+    else:
+        with open_image(img) as im:
+            size, form = im.size, _form(im)
+    if form is None and size[0] * size[1] <= budget.max_pixels:
+        return img
+    decoded = _decoded(img, budget)
+    if form is not None:
+        notes.append(f"decoded {form} as upright 8-bit RGB")
+    if decoded.image.size != decoded.original_size:
+        (w, h), (nw, nh) = decoded.original_size, decoded.image.size
+        notes.append(f"downscaled {w}x{h} -> {nw}x{nh}")
+    return decoded.image
+
+
+def _form(img: Image.Image) -> str | None:
+    """What a server's plain decode would get wrong (mode, EXIF orientation); None: nothing."""
+    return None if is_plain(img) else f"{img.mode} (EXIF orientation {orientation(img)})"
+
+
+def _decoded(img: Image.Image | Path, budget: ImageBudget) -> Decoded:
+    return decode_image(
+        img, max_pixels=budget.bomb_pixels, cap_key="model.bomb_image_pixels", max_area=budget.max_pixels
+    )
 
 
 def tile(images: list[Image.Image | Path], budget: ImageBudget) -> Image.Image:
     """Images side by side at a common height, the result within ``max_pixels``."""
-    opened = [_open(i) for i in images]
+    opened = [_decoded(i, budget).image for i in images]
     height = min(TILE_HEIGHT, max(im.height for im in opened))
     scaled = [
         im.resize((max(1, round(im.width * height / im.height)), height), Image.Resampling.LANCZOS)

@@ -16,7 +16,8 @@ from typing import Any
 from PIL import Image
 
 from ledgermind.backends.base import Message, map_parts
-from ledgermind.backends.images import data_url, load_image
+from ledgermind.backends.images import data_url
+from ledgermind.image_decode import decode_image
 
 
 def text_part(text: str) -> dict[str, Any]:
@@ -31,7 +32,7 @@ def to_hf_messages(messages: list[Message]) -> tuple[list[dict[str, Any]], list[
     images: list[Image.Image] = []
 
     def placeholder(p: Image.Image | Path) -> dict[str, Any]:
-        images.append(load_image(p))
+        images.append(decode_image(p).image)  # after the budget: within its pixels
         return {"type": "image"}
 
     return map_parts(messages, text_part, placeholder), images

@@ -1,4 +1,5 @@
-"""Image handling shared by backends and the cache: loading, wire encoding, content hashing."""
+"""Image handling shared by backends and the cache: wire encoding, content hashing (decoding is
+``ledgermind/image_decode.py``, the one path perception uses too)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,7 @@ from pathlib import Path
 from PIL import Image
 
 from ledgermind.errors import DataError
-
-
-def load_image(img: Image.Image | Path) -> Image.Image:
-    """An RGB PIL image from a PIL image or a path (clear ``DataError`` if unreadable)."""
-    if isinstance(img, Image.Image):
-        return img.convert("RGB") if img.mode != "RGB" else img
-    try:
-        with Image.open(img) as im:
-            return im.convert("RGB")
-    except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read image {img}: {exc}") from exc
+from ledgermind.image_decode import to_rgb
 
 
 def encoded_bytes(img: Image.Image | Path) -> tuple[bytes, str]:
@@ -29,7 +20,7 @@ def encoded_bytes(img: Image.Image | Path) -> tuple[bytes, str]:
     local backends decode identical pixels); PIL images as lossless PNG of their RGB pixels."""
     if isinstance(img, Image.Image):
         buf = io.BytesIO()
-        load_image(img).save(buf, format="PNG")
+        to_rgb(img).save(buf, format="PNG")
         return buf.getvalue(), "image/png"
     try:
         data = Path(img).read_bytes()

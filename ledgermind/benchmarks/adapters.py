@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ledgermind.benchmarks.item import AnswerType, Item, failed_item
+from ledgermind.benchmarks.item import AnswerType, Item, askable, failed_item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import (
     contained_path,
@@ -62,7 +62,7 @@ def _each(
     items: list[Item] = []
     for n, (row, src) in enumerate(_rows(config, name, layout)):
         try:
-            items.append(one(row, src, n))
+            items.append(askable(one(row, src, n)))
         except (DataError, KeyError) as exc:
             if config.strict:
                 raise

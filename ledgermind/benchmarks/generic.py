@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, ValidationError
 
-from ledgermind.benchmarks.item import AnswerType, Item
+from ledgermind.benchmarks.item import OPTION_LABELS, AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import build_items, contained_path, read_records
 from ledgermind.errors import DataError
@@ -101,7 +101,7 @@ def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
     options = row.get("options")
     answer = None if row.get("answer") is None else str(row["answer"]).strip()
     if answer_type is AnswerType.MCQ:
-        letters = [chr(ord("A") + i) for i in range(len(options or []))]
+        letters = list(OPTION_LABELS[: len(options or [])])
         if not options or answer not in letters:
             raise DataError(
                 f"{where}: MCQ item {row['id']!r} needs options and an answer letter in {letters}"

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import string
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from ledgermind.errors import DataError
+
+# the prompt labels options A..Z: a 27th option would be labelled "[" and could not be answered
+OPTION_LABELS = string.ascii_uppercase
 
 
 class AnswerType(str, Enum):
@@ -47,7 +53,7 @@ class Item:
 
     @property
     def option_letters(self) -> list[str]:
-        return [chr(ord("A") + i) for i in range(len(self.options or []))]
+        return list(OPTION_LABELS[: len(self.options or [])])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,3 +97,18 @@ def failed_item(item_id: str, cause: str) -> Item:
     """A placeholder for an item the loader could not build: the runner records ``cause`` as the
     item's error (never a wrong answer) and never sends it to a model."""
     return Item(id=item_id, question="", meta={"load_error": cause})
+
+
+def askable(item: Item) -> Item:
+    """``item`` if it can be put to a model; else a ``DataError`` that makes the row an error item.
+
+    A blank question or an option without a label would still get a prompt, a reply and a score:
+    a verdict on a question nobody asked."""
+    if not item.question.strip():
+        raise DataError(f"item {item.id!r}: the question is empty")
+    if len(item.options or []) > len(OPTION_LABELS):
+        raise DataError(
+            f"item {item.id!r}: {len(item.options or [])} options, more than the "
+            f"{len(OPTION_LABELS)} labels A-Z"
+        )
+    return item

@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ledgermind.benchmarks.item import AnswerType, Item
+from ledgermind.benchmarks.item import OPTION_LABELS, AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import (
     build_items,
@@ -205,7 +205,7 @@ def _item(
     difficulty: Any,
     meta: dict[str, Any],
 ) -> Item:
-    letters = [chr(ord("A") + i) for i in range(len(options))]
+    letters = list(OPTION_LABELS[: len(options)])
     if answer not in letters:
         raise DataError(
             f"MMMU-Pro item {item_id!r}: answer {answer!r} is not one of its option letters {letters}"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledgermind.benchmarks.item import Item, failed_item
+from ledgermind.benchmarks.item import Item, askable, failed_item
 from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, read_jsonl
 
@@ -67,7 +67,7 @@ def build_items(
             items.append(failed_item(f"line{row.lineno}", row.cause))
             continue
         try:
-            items.append(build(row))
+            items.append(askable(build(row)))
         except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
             # anything one row's values can make a loader raise is that row's error, never the benchmark's
             if strict:

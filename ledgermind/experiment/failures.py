@@ -14,7 +14,7 @@ them), so the harness decides afterwards, from what the trajectory recorded:
   model's full participation, so it cannot count as the model's answer;
 * a tool output whose ``failure`` (``errors.classify_failure``, decided where the tool raised) is
   not EVIDENCE: the machine failed (a read-only or full disk or cache, a permission, a missing or
-  crashed engine: ``infrastructure``) or the item's input did (an image missing, corrupt, not an
+  crashed engine, an unreachable or failing search service: ``infrastructure``) or the item's input did (an image missing, corrupt, not an
   image, a decompression bomb: ``data``). Only EVIDENCE anomalies (no text found, a tiny crop, an
   empty reply) are ordinary evidence gaps the method is designed to repair, so they stay part of
   the answer. A record written before ``failure`` existed is read by its image-error tags.
@@ -31,7 +31,7 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.errors import FailureKind
 
 MAX_CAUSE_CHARS = 300
-# Error class names raised by image loading (perception/image_io.py, backends/images.py).
+# Error class names raised by image decoding (ledgermind/image_decode.py, perception/image_io.py).
 IMAGE_FAILURES = (
     "ImageNotFoundError",
     "NotAnImageError",

@@ -7,6 +7,11 @@ re-answering prompt uses the components concatenated and truncated to 600 charac
 
 API keys come from environment variables only and never appear in logs or errors (SerpAPI takes
 its key as a query parameter, so URLs are redacted wherever we print them).
+
+A healthy API that finds nothing is an evidence gap (no observations: the method repairs it); a
+service that fails (unreachable, an HTTP error, a malformed answer, after the retries and the
+fallback) is ``SearchServiceError``, an infrastructure failure: the item is an error with its
+cause and a rerun retries it, never an answer made without the search it asked for.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any, ClassVar
 import httpx
 
 from ledgermind.backends.retry import RetryPolicy, is_retryable_status
-from ledgermind.errors import ConfigError, ToolError
+from ledgermind.errors import ConfigError, FailureKind, ToolError
 from ledgermind.tools.base import Observation, Tool, ToolKind
 
 log = logging.getLogger(__name__)
@@ -74,6 +79,16 @@ class ProviderError(Exception):
     """One provider failed for good (after its retries, or on a non-retryable answer)."""
 
 
+class SearchServiceError(ToolError):
+    """Every available provider failed: the remote service, not this query."""
+
+    failure_kind = FailureKind.INFRASTRUCTURE
+
+
+# SerpAPI reports an empty result page in its ``error`` field: that is an answer, not a failure
+SERPAPI_NO_RESULTS = "hasn't returned any results"
+
+
 def digest(components: list[Component], max_chars: int = 600) -> str:
     """The re-answering prompt's view of a result: components in order, one per line, truncated."""
     lines = [f"{c.text} ({c.url})" if c.url else c.text for c in components]
@@ -103,6 +118,8 @@ def parse_serper(data: Mapping[str, Any], top_k: int) -> list[Component]:
 
 
 def parse_serpapi(data: Mapping[str, Any], top_k: int) -> list[Component]:
+    if SERPAPI_NO_RESULTS in str(data.get("error", "")):
+        return []
     if data.get("error"):
         raise ProviderError(f"serpapi error: {redact(str(data['error']))[:200]}")
     out: list[Component] = []
@@ -227,7 +244,7 @@ class WebSearchTool(Tool):
                     errors.append(redact(str(exc)))
                     continue
                 return self._observations(components, provider.name)
-        raise ToolError("all search providers failed: " + "; ".join(errors))
+        raise SearchServiceError("all search providers failed: " + "; ".join(errors))
 
     def _observations(
         self, components: list[Component], provider: str

@@ -6,6 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
@@ -76,14 +77,58 @@ def test_huge_image_is_downscaled_and_a_bomb_is_refused(tmp_path: Path) -> None:
     (img,) = fitted.messages[0].images()
     assert img.width * img.height <= 1_000_000 and abs(img.width / img.height - 4 / 3) < 0.01
     assert notes == [f"downscaled 4000x3000 -> {img.width}x{img.height}"]
-    with pytest.raises(DataError, match="decompression bomb"):
+    with pytest.raises(
+        DataError, match=r"above the 5.0 MP cap on decoded pixels per image \(model.bomb_image_pixels\)"
+    ):
         apply_budget(
             _request(big, "q"), ImageBudget(max_images=2, max_pixels=1_000_000, bomb_pixels=5_000_000)
         )
 
 
+def test_a_16_bit_or_rotated_image_within_budget_is_sent_as_its_upright_8_bit_pixels(tmp_path: Path) -> None:
+    arr = np.zeros((40, 60), dtype=np.uint16)
+    arr[:, 30:] = 40000  # a plain convert("RGB") clips both halves to white
+    Image.fromarray(arr).save(tmp_path / "scan.png")
+    rotated = Image.new("RGB", (60, 40), "red")
+    rotated.paste("blue", (0, 0, 30, 40))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # stored turned: a viewer rotates it 90 degrees clockwise
+    rotated.save(tmp_path / "phone.jpg", exif=exif, quality=95)
+    fitted, notes = apply_budget(_request(tmp_path / "scan.png", tmp_path / "phone.jpg", "q"), ImageBudget(2))
+    scan, phone = fitted.messages[0].images()
+    assert (
+        scan.mode == "RGB"
+        and scan.getpixel((5, 5)) == (0, 0, 0)
+        and scan.getpixel((50, 5)) == (255, 255, 255)
+    )
+    assert phone.size == (40, 60) and phone.getpixel((20, 5))[2] > 200  # blue on top once upright
+    assert notes == [
+        "decoded I;16 (EXIF orientation 1) as upright 8-bit RGB",
+        "decoded RGB (EXIF orientation 6) as upright 8-bit RGB",
+    ]
+
+
+def test_a_jpeg_over_the_cap_is_decoded_reduced_a_png_is_refused(tmp_path: Path) -> None:
+    Image.new("RGB", (4000, 3000), "red").save(tmp_path / "big.jpg")
+    budget = ImageBudget(max_images=1, max_pixels=500_000, bomb_pixels=4_000_000)
+    fitted, notes = apply_budget(_request(tmp_path / "big.jpg", "q"), budget)
+    (img,) = fitted.messages[0].images()
+    assert img.width * img.height <= 500_000 and img.getpixel((5, 5))[0] > 200
+    assert notes == [
+        f"downscaled 4000x3000 -> {img.width}x{img.height}"
+    ]  # decoded at 1/2: 3 MP, within the cap
+    _png(tmp_path / "big.png", (4000, 3000))
+    with pytest.raises(
+        DataError, match=r"needs 12.0 MP, above the 4.0 MP cap .* \(model.bomb_image_pixels\)"
+    ):
+        apply_budget(_request(tmp_path / "big.png", "q"), budget)
+
+
 def test_a_request_within_budget_is_passed_through_unchanged(tmp_path: Path) -> None:
     req = _request(_png(tmp_path / "a.png", (64, 64)), "q")
+    assert apply_budget(req, ImageBudget(max_images=1)) == (req, [])
+    Image.new("RGBA", (64, 64), (0, 0, 0, 0)).save(tmp_path / "clear.png")  # vLLM composites it on white too
+    req = _request(tmp_path / "clear.png", "q")
     assert apply_budget(req, ImageBudget(max_images=1)) == (req, [])
 
 
@@ -153,7 +198,7 @@ def test_replay_answers_by_item_id_and_a_missing_id_is_a_backend_error(tmp_path:
 def test_pillows_own_bomb_guard_is_a_refusal_too(tmp_path: Path, monkeypatch) -> None:
     img = _png(tmp_path / "a.png", (100, 100))
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 10 000 px > 2 x 1 000: Pillow raises on open
-    with pytest.raises(DataError, match="refused as a decompression bomb"):
+    with pytest.raises(DataError, match="refused by the decompression-bomb guard"):
         apply_budget(_request(img, "q"), ImageBudget(max_images=1))
 
 

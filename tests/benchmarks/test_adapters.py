@@ -57,6 +57,28 @@ def test_mmmu_parquet_mcq_and_open(tmp_path, png_bytes) -> None:
     assert [len(it.images) for it in items] == [1, 1] and items[1].difficulty == "Hard"
 
 
+def test_an_unaskable_row_is_that_rows_error(tmp_path, png_bytes) -> None:
+    img = {"bytes": png_bytes(), "path": "a.png"}
+    pq.write_table(
+        pa.table(
+            {
+                "id": ["blank", "many", "good"],
+                "question": ["", "Which? <image 1>", "Which? <image 1>"],
+                "options": [str(["x", "y"]), str([f"o{i}" for i in range(27)]), str(["x", "y"])],
+                "answer": ["A", "A", "B"],
+                "image_1": [img] * 3,
+                "question_type": ["multiple-choice"] * 3,
+            }
+        ),
+        tmp_path / "validation-00000-of-00001.parquet",
+    )
+    items = load_benchmark("mmmu", {"path": str(tmp_path), "cache_dir": str(tmp_path / "c")})
+    errors = {it.id: it.meta.get("load_error") for it in items}
+    assert errors["blank"].endswith("row 1: item 'blank': the question is empty")
+    assert errors["many"].endswith("row 2: item 'many': 27 options, more than the 26 labels A-Z")
+    assert errors["good"] is None
+
+
 def test_emma_jsonl(tmp_path, png_bytes) -> None:
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "p1.png").write_bytes(png_bytes())

@@ -16,6 +16,7 @@ import json
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +25,11 @@ import pytest
 
 from ledgermind.errors import BackendError, ConfigError, FailureKind, classify_failure
 from ledgermind.experiment.failures import tool_failure
+from ledgermind.image_decode import ImageNotFoundError
 from ledgermind.tools.base import Observation, Tool, ToolKind
-from perception.image_io import ImageNotFoundError, ImageTooSmallError
+from perception.image_io import ImageTooSmallError
 from tests.experiment.conftest import REPO, subprocess_env
+from tests.tools.test_search import SERPER_OK, FakeApis
 
 # the simulated backbone on two sample items, real PP-OCRv5: seconds, and OCR really runs
 SIM = ["backend=simulated", "benchmark=sample", "logger=none", "progress=false", "limit=2"]
@@ -218,3 +221,46 @@ def test_an_engine_whose_disk_fails_is_an_item_error_with_its_cause_and_resume_r
     assert " unparsed, 0 errors)" in again.stdout
     assert all(r["error"] is None for r in _results(out).values())
     assert len((out / "results.jsonl").read_text().splitlines()) == 4  # the retries supersede the failures
+
+
+# ------------------------------------------------------------------------------ a failing remote service is an item error
+def test_an_unreachable_search_api_is_an_item_error_and_resume_retries_it(tmp_path: Path) -> None:
+    """The bar-chart item searches (a knowledge question): with a key set and the API unreachable the
+    item is an error naming the service, not an answer without search; once the API is up, the
+    printed command retries it."""
+    out = tmp_path / "run"
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))  # bound, never listening: every connection is refused
+    port = dead.getsockname()[1]
+    keys = {"SERPER_API_KEY": "serper-key", "SERPAPI_API_KEY": ""}
+    search = ["item_ids=[sample_bar_chart]", "search.provider=web", "+search.max_retries=0"]
+    try:
+        failed = _run(out, *search, f"+search.serper_url=http://127.0.0.1:{port}/serper", **keys)
+    finally:
+        dead.close()
+    assert failed.returncode == 3, failed.stderr
+    last = failed.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "error: 1 of 1 items failed (infrastructure failed (web_search): SearchServiceError: "
+        "all search providers failed: serper: ConnectError (after 0 retries)); retry them with: "
+    ), last
+    assert "1 errors)" in failed.stdout
+    assert json.loads((out / "metrics.json").read_text())["errors"] == 1
+
+    apis = FakeApis(port)  # the service is back, at the same address
+    apis.steps["/serper"] = [SERPER_OK] * 20
+    try:
+        retry = shlex.split(last.split("retry them with: ", 1)[1])
+        again = subprocess.run(
+            [sys.executable, *retry[1:]],
+            cwd=REPO,
+            env=subprocess_env(**keys),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        apis.server.shutdown()
+    assert again.returncode == 0, again.stderr
+    assert " 0 errors)" in again.stdout and apis.hits["/serper"] >= 1
+    assert _results(out)["sample_bar_chart"]["error"] is None

@@ -19,7 +19,7 @@ class _ImageTool(Tool):
     name, kind = "ocr", ToolKind.OCR
 
     def _run(self, **inputs):
-        from perception.image_io import CorruptImageError
+        from ledgermind.image_decode import CorruptImageError
 
         raise CorruptImageError(f"image {inputs['image']} is truncated")
 

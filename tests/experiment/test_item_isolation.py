@@ -50,6 +50,34 @@ def test_a_nul_byte_or_wrong_type_in_one_row_is_that_rows_error(tmp_path: Path) 
     assert got["typed"]["error"].startswith(f"input: {data / 'items.jsonl'}:3:")
 
 
+def test_an_empty_question_or_more_options_than_labels_is_that_rows_error(tmp_path: Path) -> None:
+    data, out = tmp_path / "data", tmp_path / "run"
+    data.mkdir()
+    rows = [
+        {"id": "good", "question": "q?", "options": ["x", "y"], "answer": "A"},
+        {"id": "blank", "question": " \n", "options": ["x", "y"], "answer": "A"},
+        {"id": "forty", "question": "q?", "options": [f"o{i}" for i in range(40)], "answer": "B"},
+    ]
+    (data / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = [
+        *FAKE_OVERRIDES,
+        "logger=none",
+        "benchmark=jsonl",
+        f"benchmark.path={data}",
+        f"hydra.run.dir={out}",
+    ]
+    proc = run_script("run.py", *args)
+    assert proc.returncode == 3, proc.stderr
+    where = data / "items.jsonl"
+    assert _errors(proc)[-1].startswith(
+        f"error: 2 of 3 items failed (input: {where}:2: item 'blank': the question is empty); retry them with: "
+    ), _errors(proc)[-1]
+    got = _rows(out)
+    assert got["good"]["error"] is None and got["good"]["score"] == 1.0
+    assert got["forty"]["error"] == f"input: {where}:3: item 'forty': 40 options, more than the 26 labels A-Z"
+    assert json.loads((out / "metrics.json").read_text())["n_scored"] == 1
+
+
 def test_a_truncated_trajectory_of_a_finished_item_is_a_note_and_the_resume_finishes(tmp_path: Path) -> None:
     out, counter = tmp_path / "run", tmp_path / "calls.txt"
     assert _fake(out, "limit=3", FAKE_AGENT_COUNTER=str(counter)).returncode == 0

@@ -11,16 +11,9 @@ import pytest
 from PIL import Image
 
 from ledgermind.errors import DataError
+from ledgermind.image_decode import CorruptImageError, ImageNotFoundError, ImageTooLargeError, NotAnImageError
 from ledgermind.tools.base import BBox
-from perception.image_io import (
-    CorruptImageError,
-    ImageNotFoundError,
-    ImagePolicy,
-    ImageTooLargeError,
-    ImageTooSmallError,
-    NotAnImageError,
-    load_image,
-)
+from perception.image_io import ImagePolicy, ImageTooSmallError, load_image
 
 
 def _png_bytes(img: Image.Image) -> bytes:
@@ -81,6 +74,19 @@ def test_one_pixel_image_is_rejected():
 def test_decompression_bomb_header_is_refused_before_decoding():
     with pytest.raises(ImageTooLargeError, match="decompression-bomb"):
         load_image(_png_header_only(100_000, 100_000))
+
+
+def test_the_cap_on_decoded_pixels_decodes_a_jpeg_reduced_and_refuses_a_png():
+    policy = ImagePolicy(max_side=1000, max_pixels=4_000_000)
+    loaded = load_image(_jpeg_bytes(Image.new("RGB", (4000, 3000), (200, 10, 10))), policy)
+    assert loaded.size == (1000, 750) and loaded.original_size == (4000, 3000)  # decoded at 1/2: 3 MP
+    assert loaded.image.getpixel((500, 300))[0] > 150
+    with pytest.raises(
+        ImageTooLargeError, match=r"needs 12.0 MP, above the 4.0 MP cap .*perception.image.max_pixels"
+    ):
+        load_image(_png_bytes(Image.new("RGB", (4000, 3000))), policy)
+    with pytest.raises(ImageTooLargeError, match="12.0 MP"):  # refused from the header: no pixel decoded
+        load_image(_png_header_only(4000, 3000), policy)  # (decoding these would fail as truncated)
 
 
 def test_errors_are_data_errors():

@@ -12,7 +12,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from ledgermind.errors import ConfigError
+from ledgermind.errors import ConfigError, FailureKind
+from ledgermind.experiment.failures import tool_failure
 from ledgermind.tools.search import SearchConfig, WebSearchTool, digest, parse_serper
 
 SERPER_OK = {
@@ -38,7 +39,7 @@ SERPAPI_OK = {
 class FakeApis:
     """Per-path queue of steps: a dict (200 JSON), an int status, "timeout" (sleep), or "garbage"."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.steps: dict[str, list] = defaultdict(list)
         self.hits: dict[str, int] = defaultdict(int)
         self.seen: list[tuple[str, dict, dict]] = []
@@ -73,7 +74,7 @@ class FakeApis:
 
             do_GET = do_POST = _serve
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -159,6 +160,41 @@ def test_both_failing_is_an_error_output_without_secrets(apis, keys, caplog):
     assert "malformed JSON" in out.error and "HTTP 500" in out.error
     everything = out.error + caplog.text
     assert "secret" not in everything and apis.hits["/serpapi"] == 2
+
+
+def test_a_failing_service_is_an_infrastructure_failure_of_the_item(apis, keys):
+    apis.steps["/serper"] = [401]
+    apis.steps["/serpapi"] = [500] * 3
+    out = tool(apis, max_retries=1).invoke(query="q")
+    assert out.failure is FailureKind.INFRASTRUCTURE
+    cause = tool_failure(out)
+    assert cause.startswith(
+        "infrastructure failed (web_search): SearchServiceError: all search providers failed"
+    )
+    assert "serper: HTTP 401" in cause and "serpapi: HTTP 500" in cause
+
+
+@pytest.mark.parametrize(
+    ("serper", "serpapi"),
+    [
+        ({}, None),
+        ({"organic": []}, None),
+        (500, {"error": "Google hasn't returned any results for this query."}),
+    ],
+)
+def test_no_results_from_a_healthy_api_is_an_evidence_gap(apis, keys, serper, serpapi):
+    apis.steps["/serper"] = [serper]
+    apis.steps["/serpapi"] = [serpapi] if serpapi else []
+    out = tool(apis, max_retries=0).invoke(query="q")
+    assert out.error is None and out.observations == () and not out.ok  # T1: repaired, not an item error
+    assert out.failure is None and tool_failure(out) is None
+
+
+def test_a_serpapi_error_other_than_no_results_is_a_failure(apis, keys):
+    apis.steps["/serper"] = [500]
+    apis.steps["/serpapi"] = [{"error": "Invalid API key."}]
+    out = tool(apis, max_retries=0).invoke(query="q")
+    assert out.failure is FailureKind.INFRASTRUCTURE and "serpapi error: Invalid API key." in out.error
 
 
 def test_only_available_provider_is_used(apis, monkeypatch):
