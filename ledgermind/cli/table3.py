@@ -35,6 +35,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=None, help="where to write table3.* (default: first argument)")
     p.add_argument("--paper", action="store_true", help="print the paper's Table 3 values side by side")
     p.add_argument(
+        "--census", action="store_true", help="print every run's mechanism census (always in census.md)"
+    )
+    p.add_argument(
         "--allow-mixed",
         action="store_true",
         help="tabulate runs whose protocol differs (items, model/revision, prompts, decoding, image budget)",
@@ -88,17 +91,24 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:  # also a table file that is a link: nothing was written
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(table3.caption_for(runs))
+    ctx = table3.context_of(runs)
+    label = table3.label_of(runs).line  # what answered: the first line, as on every file
+    print((f"{label}\n" if label else "") + footer + "\n")
+    if args.census:
+        print('Mechanism census (metrics.json["mechanisms"], summed over items; calls per item):')
+        print(table3_render.census_markdown(runs) + "\n")
+    print(table3_render.method_note(rows, boot, ctx) + "\n")
+    print(f"{table3.heading_for(runs)}. Δ is relative to the full framework on Overall.")
     if args.paper:
         ref = table3.load_paper_table3()
         print(f"Paper columns: {ref['benchmark']} with {ref['model']} (the paper's Table 3).")
-    ctx = table3.context_of(runs)
     print(table3_render.to_markdown(rows, with_paper=args.paper, ctx=ctx))
-    print(table3_render.method_note(rows, boot, ctx) + "\n")
-    print(footer)
-    print('\nMechanism census (metrics.json["mechanisms"], summed over items; calls per item):')
-    print(table3_render.census_markdown(runs))
-    print(f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}, {outs.census.name}")
+    print(table3_render.NOT_DISTINGUISHABLE_MEANS)
+    print(table3_render.detectable_line(runs))
+    print(
+        f"wrote {outs.markdown}, {outs.csv.name}, {outs.latex.name}, {outs.chart.name}, "
+        f"{outs.census.name} (the mechanism census of every run{'' if args.census else '; --census prints it'})"
+    )
 
     logger = make_logger(args.logger, run_dirs)
     logger.start(

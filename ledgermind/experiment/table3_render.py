@@ -362,3 +362,38 @@ def rows_for_logging(rows: Sequence[Row]) -> list[dict[str, Any]]:
         }
         for r in rows
     ]
+
+
+NOT_DISTINGUISHABLE_MEANS = (
+    f"{NOT_DISTINGUISHABLE}: the Holm-adjusted p of Δ vs full is ≥ 0.05, so these items cannot tell the variant "
+    "from full; that is no evidence that the two are equal"
+)
+
+
+def detectable_line(runs: Sequence[RunScores]) -> str:
+    """The smallest Δ a table of these items can detect (exact McNemar vs full, α 0.05, power 80 %), at
+    the discordance its own variant/full pairs show: what "not distinguishable" can and cannot rule out."""
+    from ledgermind.metrics.plan import ALPHA, POWER, smallest_detectable_delta
+
+    full = {r.seed: r for r in runs if r.variant == "full"}
+    pairs = discordant = 0
+    for r in runs:
+        ref = full.get(r.seed)
+        if ref is None or r is ref:
+            continue
+        for item, x in ref.item_scores.items():
+            y = r.item_scores.get(item)
+            if x is None or y is None:
+                continue
+            pairs += 1
+            discordant += (x >= 1.0) != (y >= 1.0)
+    n = context_of(runs).n.get("Overall", 0)
+    if not pairs or not n:
+        return "smallest detectable Δ: no variant/full pairs to estimate it from"
+    psi = discordant / pairs
+    sdd = smallest_detectable_delta(n, psi)
+    what = "more than 100 pts (none)" if sdd is None else f"{100 * sdd:.1f} pts"
+    return (
+        f"smallest Δ these {n} items can detect: {what} (exact McNemar vs full, α = {ALPHA}, power {POWER:.0%}, "
+        f"at the discordance seen here, ψ = {psi:.2f}); ledgermind plan sizes a table for a smaller Δ"
+    )

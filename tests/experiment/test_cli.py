@@ -141,7 +141,7 @@ def test_multirun_two_variants_then_table3(run_py, tmp_path: Path) -> None:
         "ablation=no_ledger",
     ]  # named from the swept value
 
-    t3 = run_script("table3.py", str(sweep), "--paper")
+    t3 = run_script("table3.py", str(sweep), "--paper", "--census")
     assert t3.returncode == 0, t3.stderr
     md = (sweep / "table3.md").read_text()
     assert md.splitlines()[0].startswith(
