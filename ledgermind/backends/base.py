@@ -180,6 +180,14 @@ class Backend(ABC):
     def generate_sync(self, request: GenerationRequest) -> Reply:
         return asyncio.run(self.generate(request))
 
+    def expect_items(self, item_ids: Sequence[str]) -> None:  # noqa: B027 — optional hook
+        """The run will solve these items: its whole item list in benchmark order, before the first.
+
+        Why: a backend that spreads items over several servers places them from this list, which
+        every job of a sweep (and a resumed job) has alike, so each item meets the same server in
+        every job (``backends/placement.py``). Default: nothing to place.
+        """
+
     def item_done(self, item_id: str) -> None:  # noqa: B027 — optional hook
         """The agent will send no more requests for ``item_id``.
 
@@ -216,6 +224,9 @@ class WrappingBackend(Backend):
 
     async def preflight(self) -> None:
         await self.inner.preflight()
+
+    def expect_items(self, item_ids: Sequence[str]) -> None:
+        self.inner.expect_items(item_ids)
 
     def item_done(self, item_id: str) -> None:
         self.inner.item_done(item_id)

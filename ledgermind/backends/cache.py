@@ -34,7 +34,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from enum import Enum
 from pathlib import Path
@@ -57,6 +57,7 @@ TRANSPORT_KEYS = frozenset(
         "concurrency",
         "per_server_concurrency",
         "routing",
+        "load_epsilon",
         "timeout_s",
         "connect_timeout_s",
         "max_retries",
@@ -493,6 +494,9 @@ class CachedBackend(Backend):
     async def preflight(self) -> None:
         if self.mode is not CacheMode.REPLAY:  # exact replay never reaches the model
             await self.inner.preflight()
+
+    def expect_items(self, item_ids: Sequence[str]) -> None:
+        self.inner.expect_items(item_ids)
 
     def item_done(self, item_id: str) -> None:
         self.inner.item_done(item_id)
