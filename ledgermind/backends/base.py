@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 
 from PIL import Image
 
+from ledgermind.benchmarks.item import Item
 from ledgermind.registry import Registry
 
 Role = Literal["system", "user", "assistant"]
@@ -180,7 +181,7 @@ class Backend(ABC):
     def generate_sync(self, request: GenerationRequest) -> Reply:
         return asyncio.run(self.generate(request))
 
-    def expect_items(self, item_ids: Sequence[str]) -> None:  # noqa: B027 — optional hook
+    def expect_items(self, items: Sequence[Item]) -> None:  # noqa: B027 — optional hook
         """The run will solve these items: its whole item list in benchmark order, before the first.
 
         Why: a backend that spreads items over several servers places them from this list, which
@@ -225,8 +226,8 @@ class WrappingBackend(Backend):
     async def preflight(self) -> None:
         await self.inner.preflight()
 
-    def expect_items(self, item_ids: Sequence[str]) -> None:
-        self.inner.expect_items(item_ids)
+    def expect_items(self, items: Sequence[Item]) -> None:
+        self.inner.expect_items(items)
 
     def item_done(self, item_id: str) -> None:
         self.inner.item_done(item_id)

@@ -42,6 +42,7 @@ from typing import Any
 
 from ledgermind.backends.base import Backend, GenerationRequest, Reply, map_parts
 from ledgermind.backends.images import image_digest
+from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError, UserError
 
 log = logging.getLogger(__name__)
@@ -495,8 +496,8 @@ class CachedBackend(Backend):
         if self.mode is not CacheMode.REPLAY:  # exact replay never reaches the model
             await self.inner.preflight()
 
-    def expect_items(self, item_ids: Sequence[str]) -> None:
-        self.inner.expect_items(item_ids)
+    def expect_items(self, items: Sequence[Item]) -> None:
+        self.inner.expect_items(items)
 
     def item_done(self, item_id: str) -> None:
         self.inner.item_done(item_id)

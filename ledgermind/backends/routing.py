@@ -9,7 +9,7 @@ prefilled once. So all calls of one item go to one server. Which one:
   job's item list and the server list, so every job of a sweep and a resumed job send an item to
   the same server and its image is prefilled once per sweep, not once per job. The job announces
   its item list before its first request (``expect``); an item it did not announce goes to the
-  first server of its rendezvous ranking (deterministic too, but unbounded).
+  first server of its id's rendezvous ranking (deterministic too, but unbounded).
 * ``least_loaded``: a new item goes to the least-loaded healthy server (fewest items active on
   it, then fewest requests in flight). Balances one run as it goes, but the same item lands on
   different servers in different jobs: for a single run.
@@ -36,7 +36,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ledgermind.backends.placement import place, ranking
+from ledgermind.backends.placement import item_key, place, ranking
+from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError
 
 
@@ -88,13 +89,17 @@ class ItemRouter:
         self.cooldown_s, self.active_window_s, self._clock = cooldown_s, active_window_s, clock
         self.load_epsilon = load_epsilon
         self._pinned: dict[str, str] = {}  # item id -> url (least_loaded)
-        # item id -> servers in failover order (rendezvous); placing nothing checks epsilon now
+        self._keys: dict[str, str] = {}  # item id -> placement key (rendezvous)
+        # placement key -> servers in failover order (rendezvous); placing nothing checks epsilon now
         self._placed: dict[str, list[str]] = place([], urls, load_epsilon)
         self._rr = itertools.count()
 
-    def expect(self, item_ids: Sequence[str]) -> None:
+    def expect(self, items: Sequence[Item]) -> None:
         """The job's whole item list, in benchmark order (finished items included): the placement's input."""
-        self._placed = place(item_ids, list(self.servers), self.load_epsilon)
+        if self.policy is not RoutingPolicy.RENDEZVOUS or len(self.servers) < 2:
+            return  # nothing to place: no image is read for it
+        self._keys = {item.id: item_key(item) for item in items}
+        self._placed = place(list(self._keys.values()), list(self.servers), self.load_epsilon)
 
     def healthy(self, url: str) -> bool:
         return self.servers[url].down_until <= self._clock()
@@ -106,7 +111,8 @@ class ItemRouter:
             live = [u for u in urls if self.healthy(u)] or urls
             return live[next(self._rr) % len(live)]
         if self.policy is RoutingPolicy.RENDEZVOUS and item_id:
-            return self._first_healthy(self._placed.get(item_id) or ranking(item_id, urls))
+            key = self._keys.get(item_id, item_id)
+            return self._first_healthy(self._placed.get(key) or ranking(key, urls))
         pinned = self._pinned.get(item_id)
         if pinned is not None and self.healthy(pinned):
             return pinned
@@ -154,7 +160,7 @@ class ItemRouter:
     def assignment(self, item_id: str) -> str | None:
         """The server ``item_id`` is placed on (rendezvous) or pinned to (least_loaded), if any."""
         if self.policy is RoutingPolicy.RENDEZVOUS:
-            placed = self._placed.get(item_id)
+            placed = self._placed.get(self._keys.get(item_id, ""))
             return placed[0] if placed else None
         return self._pinned.get(item_id)
 

@@ -28,6 +28,7 @@ from ledgermind.backends.chat import to_openai_messages
 from ledgermind.backends.model_ref import ModelRef
 from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status
 from ledgermind.backends.routing import ItemRouter
+from ledgermind.benchmarks.item import Item
 from ledgermind.errors import BackendError, BackendTimeout, ConfigError, PreflightError
 
 log = logging.getLogger(__name__)
@@ -154,8 +155,8 @@ class VLLMServerBackend(Backend):
             latency = time.perf_counter() - t0
         return self._parse(data, latency, url, attempts)
 
-    def expect_items(self, item_ids: Sequence[str]) -> None:
-        self.router.expect(item_ids)
+    def expect_items(self, items: Sequence[Item]) -> None:
+        self.router.expect(items)
 
     def item_done(self, item_id: str) -> None:
         self.router.item_done(item_id)

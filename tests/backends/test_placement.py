@@ -11,13 +11,19 @@ import httpx
 import pytest
 
 from ledgermind.backends.base import GenerationRequest, Message
-from ledgermind.backends.placement import load_bound, place, ranking
+from ledgermind.backends.images import image_digest
+from ledgermind.backends.placement import item_key, load_bound, place, ranking
 from ledgermind.backends.routing import ItemRouter
 from ledgermind.backends.vllm_server import VLLMServerBackend
+from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError
 
 SERVERS = ["http://a:1", "http://b:2", "http://c:3", "http://d:4"]
-ITEMS = [f"item-{i}" for i in range(40)]
+ITEMS = [f"item-{i}" for i in range(40)]  # ids; without images an item is placed by its id
+
+
+def items(ids: list[str]) -> list[Item]:
+    return [Item(i, "q") for i in ids]
 
 
 class Clock:
@@ -28,11 +34,11 @@ class Clock:
         return self.t
 
 
-def job(servers: list[str], items: list[str], order: list[str], clock: Clock | None = None) -> dict[str, str]:
-    """One job's router: it announces ``items`` and then asks for them in ``order``, with as many
+def job(servers: list[str], ids: list[str], order: list[str]) -> dict[str, str]:
+    """One job's router: it announces ``ids`` and then asks for them in ``order``, with as many
     requests in flight as it likes (other variants make other calls at other times)."""
-    router = ItemRouter(servers, clock=clock or Clock())
-    router.expect(items)
+    router = ItemRouter(servers, clock=Clock())
+    router.expect(items(ids))
     chosen = {}
     for k, item in enumerate(order):
         url = router.pick(item)
@@ -63,7 +69,7 @@ def test_a_failed_server_hands_its_items_to_their_next_choice_in_the_same_order_
     for servers in (SERVERS, SERVERS[::-1]):  # two jobs that list the servers differently
         clock = Clock()
         r = ItemRouter(servers, cooldown_s=10, clock=clock)
-        r.expect(ITEMS)
+        r.expect(items(ITEMS))
         r.started(dead, ITEMS[0])
         r.finished(dead, ok=False)  # each job sees the server fail on its own
         routers.append((r, clock))
@@ -90,10 +96,10 @@ def test_a_failed_server_hands_its_items_to_their_next_choice_in_the_same_order_
 def test_no_server_holds_more_than_its_bounded_share_at_any_prefix(epsilon):
     rng = random.Random(1)
     for servers in (SERVERS[:2], SERVERS[:3], SERVERS):
-        items = [f"q{rng.randrange(10**9)}" for _ in range(97)]
-        placed = place(items, servers, epsilon)
-        for n in range(1, len(items) + 1):
-            prefix = place(items[:n], servers, epsilon)
+        keys = [f"q{rng.randrange(10**9)}" for _ in range(97)]
+        placed = place(keys, servers, epsilon)
+        for n in range(1, len(keys) + 1):
+            prefix = place(keys[:n], servers, epsilon)
             assert {i: placed[i] for i in prefix} == prefix  # the owner of item k depends on items 0..k only
             assert max(Counter(o[0] for o in prefix.values()).values()) <= load_bound(
                 n, len(servers), epsilon
@@ -102,12 +108,12 @@ def test_no_server_holds_more_than_its_bounded_share_at_any_prefix(epsilon):
 
 def test_the_bound_is_what_balances_the_load():
     two = SERVERS[:2]
-    items = ITEMS[:30]
-    plain = Counter(ranking(i, two)[0] for i in items)
-    bounded = Counter(place(items, two, 0.1)[i][0] for i in items)
+    keys = ITEMS[:30]
+    plain = Counter(ranking(k, two)[0] for k in keys)
+    bounded = Counter(place(keys, two, 0.1)[k][0] for k in keys)
     assert max(plain.values()) > load_bound(30, 2, 0.1) >= max(bounded.values())  # 19/11 -> 16/14
-    unbounded = place(items, two, 10.0)  # a loose bound leaves every item on its first choice
-    assert all(unbounded[i] == ranking(i, two) for i in items)
+    unbounded = place(keys, two, 10.0)  # a loose bound leaves every key on its first choice
+    assert all(unbounded[k] == ranking(k, two) for k in keys)
 
 
 def test_failover_order_lists_every_server_once_and_a_negative_epsilon_is_refused():
@@ -119,7 +125,7 @@ def test_failover_order_lists_every_server_once_and_a_negative_epsilon_is_refuse
 
 def test_an_item_the_job_did_not_announce_goes_to_its_first_ranked_server():
     r = ItemRouter(SERVERS)
-    r.expect(ITEMS)
+    r.expect(items(ITEMS))
     assert r.pick("stranger") == ranking("stranger", SERVERS)[0]
     assert (
         r.assignment("stranger") is None and r.assignment(ITEMS[0]) == place(ITEMS, SERVERS, 0.1)[ITEMS[0]][0]
@@ -139,7 +145,7 @@ def test_two_server_clients_announced_the_same_items_send_each_to_the_same_host(
         b = VLLMServerBackend(
             {"name": "m", "hub_id": "org/m"}, base_urls=servers, transport=httpx.MockTransport(answer)
         )
-        b.expect_items(ITEMS[:12])
+        b.expect_items(items(ITEMS[:12]))
         for item in order:
             b.generate_sync(GenerationRequest([Message.text("user", "hi")], item_id=item))
         return dict(zip(order, sent, strict=True))
@@ -148,3 +154,20 @@ def test_two_server_clients_announced_the_same_items_send_each_to_the_same_host(
     other = hosts(SERVERS[:2][::-1], ITEMS[:12][::-1])
     assert one == other and set(one.values()) == {"a", "b"}
     assert max(Counter(one.values()).values()) <= load_bound(12, 2, 0.1)
+
+
+def test_items_that_share_an_image_share_its_server_and_an_unreadable_image_places_by_id(tmp_path):
+    """The key is the first image's content: a second question on the same picture reuses the
+    prefix the first one cached, whatever the two items are called."""
+    from PIL import Image
+
+    shared, other = tmp_path / "receipt.png", tmp_path / "copy.png"
+    Image.new("RGB", (8, 8), "navy").save(shared)
+    other.write_bytes(shared.read_bytes())  # another file, the same bytes
+    batch = [Item(f"q{i}", "q", images=[shared if i % 2 else other]) for i in range(12)]
+    batch.append(Item("broken", "q", images=[tmp_path / "missing.png"]))
+    r = ItemRouter(SERVERS)
+    r.expect(batch)
+    assert len({r.pick(it.id) for it in batch[:12]}) == 1
+    assert item_key(batch[0]) == image_digest(shared) and item_key(batch[-1]) == "broken"
+    assert r.pick("broken") == place([image_digest(shared), "broken"], SERVERS, 0.1)["broken"][0]
