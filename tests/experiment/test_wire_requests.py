@@ -79,3 +79,40 @@ def test_a_sweep_sharing_one_cache_sends_each_distinct_request_once(tmp_path: Pa
     )
     counts = wire_check.sweep_counts(tmp_path)
     assert (counts["made"], counts["sent"], counts["identical_on_wire"]) == (made, len(bodies), 0)
+
+
+def test_on_two_servers_every_job_of_a_sweep_sends_each_image_to_one_server(tmp_path: Path) -> None:
+    """Three variants on two logging servers, one shared cache: each first image (an item's image,
+    or a crop of it) reaches one server only, across all jobs, and no request is sent twice.
+    Rotation over the same two servers is the contrast: it spreads images, and the count sees it."""
+    from ledgermind.devtools import wire_check
+
+    def sweep(routing: str, variants: tuple[str, ...]) -> dict:
+        with (
+            FakeOpenAIServer(latency_s=0.0, record=True) as a,
+            FakeOpenAIServer(latency_s=0.0, record=True) as b,
+        ):
+            for variant in variants:
+                overrides = [
+                    "backend=vllm_server",
+                    f"backend.base_urls=[{a.base_url},{b.base_url}]",
+                    f"backend.routing={routing}",
+                    "backend.max_retries=0",
+                    "backend.served_model_name=fake-model",
+                    "benchmark=sample",
+                    "logger=none",
+                    "progress=false",
+                    "search.provider=none",
+                    f"+ablation={variant}",
+                    f"output_dir={tmp_path / routing / variant}",
+                    f"cache.path={tmp_path / routing / 'responses.sqlite'}",
+                ]
+                with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+                    assert run_experiment(compose("config", overrides=overrides))["errors"] == 0
+            return wire_check.server_counts([a.recorded, b.recorded])
+
+    placed = sweep("rendezvous", ("full", "no_ecc", "no_dual_read"))
+    assert placed["first_images_on_several_servers"] == 0 and placed["identical_received"] == 0
+    assert min(placed["requests_per_server"]) > 0 and placed["first_images"] > 7  # crops too
+    rotated = sweep("rotation", ("full",))
+    assert rotated["first_images_on_several_servers"] > 0
