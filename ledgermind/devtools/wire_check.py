@@ -84,7 +84,7 @@ def check(
 def sweep_counts(root: Path) -> dict[str, Any]:
     """Requests made / sent / distinct / repeated on the wire over every run below ``root``."""
     sent: list[str] = []
-    made = hits = shared = runs = 0
+    made = hits = shared = runs = failed = 0
     for traj_dir in sorted(root.rglob("trajectories")):
         runs += 1
         for path in sorted(traj_dir.glob("*.json")):
@@ -93,7 +93,9 @@ def sweep_counts(root: Path) -> dict[str, Any]:
                 if call.get("cached"):
                     hits += 1
                     shared += (call.get("meta") or {}).get("cache") == "shared"
-                elif call.get("request_key") and not call.get("error"):
+                elif call.get("error"):
+                    failed += 1  # a server that failed (e.g. timed out) also moves its items elsewhere
+                elif call.get("request_key"):
                     sent.append(call["request_key"])
     distinct = len(set(sent))
     return {
@@ -104,6 +106,7 @@ def sweep_counts(root: Path) -> dict[str, Any]:
         "shared_hits": shared,
         "distinct_sent": distinct,
         "identical_on_wire": len(sent) - distinct,
+        "failed_calls": failed,
         "sent_per_made": round(len(sent) / made, 4) if made else None,
     }
 
@@ -165,6 +168,7 @@ def sweep_check(args: argparse.Namespace) -> int:
                         "backend=vllm_server",
                         f"backend.base_urls=[{','.join(srv.base_url for srv in servers)}]",
                         "backend.max_retries=0",
+                        "backend.connect_timeout_s=60",  # a busy machine must not fail a server over
                         "backend.served_model_name=fake-model",
                         f"benchmark={bench}",
                         f"limit={args.limit}",

@@ -98,6 +98,7 @@ def test_on_two_servers_every_job_of_a_sweep_sends_each_image_to_one_server(tmp_
                     f"backend.base_urls=[{a.base_url},{b.base_url}]",
                     f"backend.routing={routing}",
                     "backend.max_retries=0",
+                    "backend.connect_timeout_s=60",  # a busy machine must not fail a server over
                     "backend.served_model_name=fake-model",
                     "benchmark=sample",
                     "logger=none",
