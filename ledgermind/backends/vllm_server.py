@@ -4,8 +4,9 @@ Several ``base_urls`` spread one sweep over several GPUs (one ``vllm serve`` per
 ``backends/routing.py``: all calls of one item go to one server (its prefix cache keeps the
 item's image), the same server in every job of a sweep (``backends/placement.py``), each server
 has its own request limit, and a server that fails leaves the rotation — its items move on at
-their next attempt, so a dead server costs a retry rather than a failed item. On one node, vLLM's own
-``--data-parallel-size N`` behind a single URL is the alternative (``scripts/serve.py --dp N``).
+their next attempt, so a dead server costs a retry rather than a failed item. On one node,
+vLLM's own ``--data-parallel-size N`` behind a single URL is the alternative
+(``scripts/serve.py --dp N``).
 When the server reports ``usage.prompt_tokens_details.cached_tokens`` (vLLM with
 ``--enable-prompt-tokens-details``), the reply's meta records it per call.
 """

@@ -22,8 +22,8 @@ measured (``POST /prefix_cache/reset`` empties it, as a server restart would).
 Loopback only (it refuses other hosts), stdlib only (asyncio HTTP/1.1 with keep-alive), run in a
 background thread (``FakeOpenAIServer``) or as ``python -m ledgermind.testing.fake_openai_server``.
 Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``,
-``POST /prefix_cache/reset`` and, with ``record=True``, ``GET /recorded`` (the chat bodies received since the last reset, for a
-replay client to send again).
+``POST /prefix_cache/reset`` and, with ``record=True``, ``GET /recorded`` (the chat bodies
+received since the last reset, for a replay client to send again).
 """
 
 from __future__ import annotations
