@@ -109,6 +109,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--per-server", type=int, default=4, help="items in flight per server (= its batch limit)")
     p.add_argument(
+        "--server-inflight",
+        type=int,
+        default=None,
+        help="items in flight of the N-server sweeps (default: N × --per-server, the servers' slots)",
+    )
+    p.add_argument(
         "--server-latency", type=float, default=0.1, help="fixed seconds per request of the cost model"
     )
     p.add_argument("--server-prefill-ms", type=float, default=0.5, help="ms per uncached prompt token")
@@ -347,7 +353,8 @@ def servers_table(args: argparse.Namespace, base: list[str], tmp: Path, urls: li
     # fills the perception cache for every variant, so that no measured sweep pays for OCR
     routed_sweep(warm, urls, "rendezvous", (n * c, c), variants, tmp / "servers-warmup")
     one = routed_sweep(warm, urls[:1], "rendezvous", (c, c), variants, tmp / "one")
-    rows = [one, *(routed_sweep(warm, urls, r, (n * c, c), variants, tmp / f"servers-{r}") for r in ROUTINGS)]
+    slots = (args.server_inflight or n * c, c)
+    rows = [one, *(routed_sweep(warm, urls, r, slots, variants, tmp / f"servers-{r}") for r in ROUTINGS)]
     print(
         f"\n{n} fake servers vs one: a {len(variants)}-variant sweep ({', '.join(variants)}) over {items} items of "
         f"{args.benchmark}, one response cache per sweep, prefix caches empty at the start of each sweep and kept "
