@@ -5,7 +5,7 @@
     python scripts/bench_runner.py --latency 0.5 --items 48 --concurrency 1 4 8 16
     python scripts/bench_runner.py --url http://gpu0:8000/v1 --model qwen2_5_vl_7b   # a real server
     python scripts/bench_runner.py --sweep-only              # OCR seconds per variant of a 2-variant sweep
-    python scripts/bench_runner.py --servers 4 --servers-only  # 4 fake servers: rotation vs item-affine routing
+    python scripts/bench_runner.py --servers 4 --servers-only  # 4 fake servers: a sweep under each routing
 
 Without --url it starts ``ledgermind.testing.fake_openai_server`` on 127.0.0.1 in a subprocess:
 every request takes --latency seconds whatever the load (the behaviour of a batching GPU server),
@@ -17,10 +17,16 @@ cache and reports the OCR seconds of each (the second variant should have none).
 
 ``--servers N`` starts N fake servers with the GPU cost model (a prefix cache per server, a cost
 per uncached prompt token and per generated token, a batch limit: ``--server-*`` options) and
-runs the same items three ways: on one server at ``--per-server`` items in flight, then on all N
-at N × that, routed in rotation and item-affinely. It reports items/min, the ratio to N × the
-one-server throughput, and the prefix-hit rate (cached / prompt tokens, from the servers'
-``usage.prompt_tokens_details.cached_tokens``). Extra Hydra overrides go after ``--``.
+runs the same sweep (``--server-variants``, default every Table 3 variant, one job after the
+other sharing one response cache) four ways: on one server at ``--per-server`` items in flight,
+then on all N at N × that, routed in rotation, least-loaded (each job balances its own items, as
+one run does) and by rendezvous placement (every job agrees). Each sweep starts from empty
+prefix caches that persist across its jobs, as running servers do, so the prefill that
+placement saves across jobs shows. It reports items/min, the ratio to N × the one-server
+throughput, the prompt tokens prefilled (not cached) and the prefix-hit rate (cached / prompt
+tokens, from the servers' ``usage.prompt_tokens_details.cached_tokens``), and the prefill tokens
+rendezvous saves against the other two. A first sweep fills the perception cache for every
+variant. Extra Hydra overrides go after ``--``.
 
 The multi-server table runs ``--server-items`` items (default: 8 per item slot of the N-server run,
 8 × N × ``--per-server`` = 128 at 4 × 4), not ``--items``. Why: it measures how routing scales, so
@@ -53,6 +59,7 @@ from hydra.errors import HydraException
 from ledgermind.backends.vllm_launch import free_port
 from ledgermind.errors import UserError
 from ledgermind.experiment.app import run_experiment
+from ledgermind.experiment.variants import names as variant_names
 from ledgermind.pipeline.config import register_schemas
 from ledgermind.runs.results import read_results
 from ledgermind.testing.counting_ocr import CountingRapidOCREngine
@@ -87,9 +94,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--sweep-only", action="store_true", help="only the sweep table")
     p.add_argument(
-        "--servers", type=int, default=0, help="N fake servers: rotation vs item-affine routing (0: skip)"
+        "--servers", type=int, default=0, help="N fake servers: a sweep under each routing policy (0: skip)"
     )
     p.add_argument("--servers-only", action="store_true", help="only the multi-server table")
+    p.add_argument(
+        "--server-variants",
+        default=",".join(variant_names()),
+        help="comma-separated ablations of the multi-server sweep (default: every conf/ablation variant)",
+    )
     p.add_argument(
         "--server-items",
         type=int,
@@ -97,6 +109,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="items of the multi-server table (default: 8 per item slot, 8 × servers × per-server)",
     )
     p.add_argument("--per-server", type=int, default=4, help="items in flight per server (= its batch limit)")
+    p.add_argument(
+        "--server-inflight",
+        type=int,
+        default=None,
+        help="items in flight of the N-server sweeps (default: N × --per-server, the servers' slots)",
+    )
     p.add_argument(
         "--server-latency", type=float, default=0.1, help="fixed seconds per request of the cost model"
     )
@@ -278,31 +296,47 @@ def cost_args(args: argparse.Namespace) -> list[str]:
     ]
 
 
-def routed_level(
-    base: list[str], urls: list[str], routing: str, concurrency: int, per_server: int, out: Path
+ROUTINGS = ("rotation", "least_loaded", "rendezvous")  # the N-server sweeps, compared in this order
+
+
+def routed_sweep(
+    base: list[str], urls: list[str], routing: str, slots: tuple[int, int], variants: list[str], out: Path
 ) -> dict:
-    """One run over ``urls``; the servers' token counters give the prefix-hit rate."""
+    """One sweep of ``variants`` over ``urls`` (each job a run, one after the other, sharing one
+    response cache as ``cache.scope=sweep`` does), from servers whose prefix caches start empty and
+    persist across the jobs; the servers' token counters give the prefill paid and saved."""
     for url in urls:
+        server_call(url, "POST", "/prefix_cache/reset")
         server_call(url, "POST", "/stats/reset")
+    concurrency, per_server = slots
     over = merge_overrides(
         base,
         [
             f"backend.base_urls=[{','.join(urls)}]",
             f"backend.routing={routing}",
             f"backend.per_server_concurrency={per_server}",
+            "cache.mode=readwrite",
+            f"cache.path={out / 'responses.sqlite'}",
         ],
     )
-    row = run_level(over, concurrency, out)
+    jobs = [run_level([*over, f"+ablation={v}"], concurrency, out / v) for v in variants]
     stats = [server_call(url, "GET", "/stats") for url in urls]
     prompt = sum(int(st["prompt_tokens"]) for st in stats)  # type: ignore[index]
     cached = sum(int(st["cached_tokens"]) for st in stats)  # type: ignore[index]
-    row.update(
-        routing=routing,
-        servers=len(urls),
-        hit_rate=cached / prompt if prompt else float("nan"),
-        requests=[int(st["requests"]) for st in stats],
-    )  # type: ignore[index]
-    return row
+    run_s, items = sum(j["run_s"] for j in jobs), sum(j["items"] for j in jobs)
+    return {
+        "routing": routing,
+        "servers": len(urls),
+        "concurrency": concurrency,
+        "run_s": run_s,
+        "items_per_min": 60.0 * items / run_s if run_s else float("nan"),
+        "prompt": prompt,
+        "cached": cached,
+        "paid": prompt - cached,
+        "requests": [int(st["requests"]) for st in stats],  # type: ignore[index]
+        "cpu_s": sum(j["cpu_s"] for j in jobs),
+        "errors": sum(j["errors"] for j in jobs),
+    }
 
 
 WAVES = 8  # items per item slot of the N-server run: enough for steady state (see the module docstring)
@@ -313,35 +347,41 @@ def server_items(args: argparse.Namespace) -> int:
 
 
 def servers_table(args: argparse.Namespace, base: list[str], tmp: Path, urls: list[str]) -> None:
-    """One server vs N servers in rotation vs N servers item-affine, the same items each time."""
-    items = server_items(args)
-    warm = [*merge_overrides(base, [f"limit={items}"]), f"perception.cache_dir={tmp / 'perception'}"]
-    run_level(
-        merge_overrides(warm, [f"backend.base_urls=[{urls[0]}]"]), 8, tmp / "servers-warmup"
-    )  # fills the perception cache
-    c, n = args.per_server, len(urls)
-    one = routed_level(warm, urls[:1], "affine", c, c, tmp / "one")
-    rows = [
-        one,
-        *(routed_level(warm, urls, r, n * c, c, tmp / f"servers-{r}") for r in ("rotation", "affine")),
-    ]
+    """The same sweep on one server, then on N servers under each routing policy."""
+    items, c, n = server_items(args), args.per_server, len(urls)
+    variants = [v for v in args.server_variants.split(",") if v]
+    own = [*merge_overrides(base, [f"limit={items}"]), f"perception.cache_dir={tmp / 'perception'}"]
+    warm = merge_overrides(own, args.overrides)  # a perception.cache_dir given after -- is kept
+    # fills the perception cache for every variant, so that no measured sweep pays for OCR
+    routed_sweep(warm, urls, "rendezvous", (n * c, c), variants, tmp / "servers-warmup")
+    one = routed_sweep(warm, urls[:1], "rendezvous", (c, c), variants, tmp / "one")
+    slots = (args.server_inflight or n * c, c)
+    rows = [one, *(routed_sweep(warm, urls, r, slots, variants, tmp / f"servers-{r}") for r in ROUTINGS)]
     print(
-        f"\n{n} fake servers vs one: {items} items of {args.benchmark}, {c} items in flight per server "
-        f"(= batch limit), latency {args.server_latency} s + {args.server_prefill_ms} ms/uncached prompt token + "
-        f"{args.server_decode_ms} ms/generated token, image = {args.server_image_tokens} tokens, "
-        f"prefix cache {args.server_cache_tokens} tokens/server\n"
+        f"\n{n} fake servers vs one: a {len(variants)}-variant sweep ({', '.join(variants)}) over {items} items of "
+        f"{args.benchmark}, one response cache per sweep, prefix caches empty at the start of each sweep and kept "
+        f"across its jobs; {c} items in flight per server (= batch limit), latency {args.server_latency} s + "
+        f"{args.server_prefill_ms} ms/uncached prompt token + {args.server_decode_ms} ms/generated token, "
+        f"image = {args.server_image_tokens} tokens, prefix cache {args.server_cache_tokens} tokens/server\n"
     )
     print(
-        "| servers | routing | items in flight | run s | items/min | ÷ (N × one server) | prefix-hit rate | requests per server "
-        "| runner CPU s | errors |"
+        "| servers | routing | items in flight | sweep s | items/min | ÷ (N × one server) | prompt tokens "
+        "| prefill paid | prefix-hit rate | requests per server | runner CPU s | errors |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         ratio = r["items_per_min"] / (r["servers"] * one["items_per_min"])
         print(
             f"| {r['servers']} | {r['routing'] if r['servers'] > 1 else '-'} | {r['concurrency']} | {r['run_s']:.1f} | "
-            f"{r['items_per_min']:.1f} | {ratio:.2f} | {100 * r['hit_rate']:.1f} % | {r['requests']} | {r['cpu_s']:.1f} | "
-            f"{r['errors']} |"
+            f"{r['items_per_min']:.1f} | {ratio:.2f} | {r['prompt']} | {r['paid']} | "
+            f"{100 * r['cached'] / max(r['prompt'], 1):.1f} % | {r['requests']} | {r['cpu_s']:.1f} | {r['errors']} |"
+        )
+    placed = rows[-1]
+    for other in rows[1:-1]:
+        saved = other["paid"] - placed["paid"]
+        print(
+            f"rendezvous vs {other['routing']}: {saved} prefill tokens saved "
+            f"({100 * saved / max(other['paid'], 1):.1f} % of what {other['routing']} prefilled)"
         )
 
 

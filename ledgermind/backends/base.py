@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 
 from PIL import Image
 
+from ledgermind.benchmarks.item import Item
 from ledgermind.registry import Registry
 
 Role = Literal["system", "user", "assistant"]
@@ -180,6 +181,14 @@ class Backend(ABC):
     def generate_sync(self, request: GenerationRequest) -> Reply:
         return asyncio.run(self.generate(request))
 
+    def expect_items(self, items: Sequence[Item]) -> None:  # noqa: B027 — optional hook
+        """The run will solve these items: its whole item list in benchmark order, before the first.
+
+        Why: a backend that spreads items over several servers places them from this list, which
+        every job of a sweep (and a resumed job) has alike, so each item meets the same server in
+        every job (``backends/placement.py``). Default: nothing to place.
+        """
+
     def item_done(self, item_id: str) -> None:  # noqa: B027 — optional hook
         """The agent will send no more requests for ``item_id``.
 
@@ -216,6 +225,9 @@ class WrappingBackend(Backend):
 
     async def preflight(self) -> None:
         await self.inner.preflight()
+
+    def expect_items(self, items: Sequence[Item]) -> None:
+        self.inner.expect_items(items)
 
     def item_done(self, item_id: str) -> None:
         self.inner.item_done(item_id)

@@ -39,7 +39,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from enum import Enum
 from pathlib import Path
@@ -47,6 +47,7 @@ from typing import Any
 
 from ledgermind.backends.base import Backend, GenerationRequest, Reply, map_parts
 from ledgermind.backends.images import image_digest
+from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError, UserError
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ NOT_REPLY_SHAPING = frozenset(
         "cooldown_s",
         "concurrency",
         "per_server_concurrency",
+        "load_epsilon",
         "timeout_s",
         "connect_timeout_s",
         "max_retries",
@@ -527,6 +529,9 @@ class CachedBackend(Backend):
     async def preflight(self) -> None:
         if self.mode is not CacheMode.REPLAY:  # exact replay never reaches the model
             await self.inner.preflight()
+
+    def expect_items(self, items: Sequence[Item]) -> None:
+        self.inner.expect_items(items)
 
     def item_done(self, item_id: str) -> None:
         self.inner.item_done(item_id)

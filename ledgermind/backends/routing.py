@@ -3,22 +3,29 @@
 Why item-affine: the ~10 calls of one FULLPIPE item all start with the same image, so that the
 server's prefix cache (vLLM's automatic prefix caching) can reuse the image's prefill. Spread in
 rotation over N servers, every server prefills that image again; kept on one server, it is
-prefilled once. So all calls of one item go to one server, and a *new* item goes to the
-least-loaded healthy server (fewest items active on it, then fewest requests in flight).
+prefilled once. So all calls of one item go to one server. Which one:
+
+* ``rendezvous`` (the default): the item's owner in ``backends/placement.py``, a function of the
+  job's item list and the server list, so every job of a sweep and a resumed job send an item to
+  the same server and its image is prefilled once per sweep, not once per job. The job announces
+  its item list before its first request (``expect``); an item it did not announce goes to the
+  first server of its id's rendezvous ranking (deterministic too, but unbounded).
+* ``least_loaded``: a new item goes to the least-loaded healthy server (fewest items active on
+  it, then fewest requests in flight). Balances one run as it goes, but the same item lands on
+  different servers in different jobs: for a single run.
+* ``rotation``: each request to the next server (for comparison, ``scripts/bench_runner.py``).
 
 An item is active from its first request until the agent says it is done (``item_done``, called
 by the backend's ``item_done`` hook when ``solve`` returns). Why not a time window alone: counted
 for a window after it finished, a done item still weighs on its server, so the balance follows
-how many items each server *has had* rather than how many it is serving — a server whose long
-items are still running gets new items beside them (they queue at its request limit) while
-another server's slots stand empty. The window remains only for callers that never signal
-(a request without an agent), so such records do not pile up.
+how many items each server *has had* rather than how many it is serving. The window remains only
+for callers that never signal (a request without an agent), so such records do not pile up.
 
 A server that fails (a transport error or a retryable HTTP status) leaves the rotation for
-``cooldown_s``; the items pinned to it move, at their next attempt, to the least-loaded healthy
-server (the retry policy's delays still apply). When every server is down, the one that comes
-back first is tried. ``rotation`` keeps the old behaviour (each request to the next server) for
-comparison (``scripts/bench_runner.py``).
+``cooldown_s``. Under ``rendezvous`` its items go, at their next attempt, to the next healthy
+server of their failover order (the same in every job) and come back when it does; under
+``least_loaded`` they move to the least-loaded healthy server and stay. When every server is
+down, the one that comes back first is tried.
 """
 
 from __future__ import annotations
@@ -29,11 +36,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ledgermind.backends.placement import item_key, place, ranking
+from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError
 
 
 class RoutingPolicy(str, Enum):
-    AFFINE = "affine"  # all calls of an item on one server
+    RENDEZVOUS = "rendezvous"  # an item's calls on its placed server, the same in every job
+    LEAST_LOADED = "least_loaded"  # an item's calls on the server least loaded when it started
     ROTATION = "rotation"  # each request to the next server
 
 
@@ -61,8 +71,9 @@ class ItemRouter:
     def __init__(
         self,
         urls: Sequence[str],
-        policy: RoutingPolicy | str = RoutingPolicy.AFFINE,
+        policy: RoutingPolicy | str = RoutingPolicy.RENDEZVOUS,
         cooldown_s: float = 30.0,
+        load_epsilon: float = 0.1,
         active_window_s: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -76,8 +87,19 @@ class ItemRouter:
             ) from None
         self.servers = {u: ServerState(u) for u in urls}
         self.cooldown_s, self.active_window_s, self._clock = cooldown_s, active_window_s, clock
-        self._pinned: dict[str, str] = {}  # item id -> url
+        self.load_epsilon = load_epsilon
+        self._pinned: dict[str, str] = {}  # item id -> url (least_loaded)
+        self._keys: dict[str, str] = {}  # item id -> placement key (rendezvous)
+        # placement key -> servers in failover order (rendezvous); placing nothing checks epsilon now
+        self._placed: dict[str, list[str]] = place([], urls, load_epsilon)
         self._rr = itertools.count()
+
+    def expect(self, items: Sequence[Item]) -> None:
+        """The job's whole item list, in benchmark order (finished items included): the placement's input."""
+        if self.policy is not RoutingPolicy.RENDEZVOUS or len(self.servers) < 2:
+            return  # nothing to place: no image is read for it
+        self._keys = {item.id: item_key(item) for item in items}
+        self._placed = place(list(self._keys.values()), list(self.servers), self.load_epsilon)
 
     def healthy(self, url: str) -> bool:
         return self.servers[url].down_until <= self._clock()
@@ -88,6 +110,9 @@ class ItemRouter:
         if self.policy is RoutingPolicy.ROTATION:
             live = [u for u in urls if self.healthy(u)] or urls
             return live[next(self._rr) % len(live)]
+        if self.policy is RoutingPolicy.RENDEZVOUS and item_id:
+            key = self._keys.get(item_id, item_id)
+            return self._first_healthy(self._placed.get(key) or ranking(key, urls))
         pinned = self._pinned.get(item_id)
         if pinned is not None and self.healthy(pinned):
             return pinned
@@ -95,6 +120,10 @@ class ItemRouter:
         if item_id:
             self._pinned[item_id] = url
         return url
+
+    def _first_healthy(self, order: list[str]) -> str:
+        live = [u for u in order if self.healthy(u)]
+        return live[0] if live else min(order, key=lambda u: self.servers[u].down_until)
 
     def _least_loaded(self) -> str:
         now = self._clock()
@@ -129,6 +158,10 @@ class ItemRouter:
             state.down_until = self._clock() + self.cooldown_s
 
     def assignment(self, item_id: str) -> str | None:
+        """The server ``item_id`` is placed on (rendezvous) or pinned to (least_loaded), if any."""
+        if self.policy is RoutingPolicy.RENDEZVOUS:
+            placed = self._placed.get(self._keys.get(item_id, ""))
+            return placed[0] if placed else None
         return self._pinned.get(item_id)
 
     def forget_idle(self) -> None:

@@ -10,6 +10,8 @@ that created it, while our callers come from several loops (the runner's, ``gene
 fresh ones). ``generate`` hands the request to that loop and awaits the result, so chat-template
 rendering and image processing never block the caller's loop either. Structured outputs
 (``StructuredOutputsParams``) and per-request seeds are ordinary ``SamplingParams`` fields.
+The renderer turns each image part's ``uuid`` (its content digest, ``backends/chat.py``) into the
+prompt's ``multi_modal_uuids``, so the engine's processor and prefix caches key on the digest.
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 Several ``base_urls`` spread one sweep over several GPUs (one ``vllm serve`` per GPU), routed by
 ``backends/routing.py``: all calls of one item go to one server (its prefix cache keeps the
-item's image), a new item goes to the least-loaded healthy server, each server has its own
-request limit, and a server that fails leaves the rotation — its items move on at their next
-attempt, so a dead server costs a retry rather than a failed item. On one node, vLLM's own
-``--data-parallel-size N`` behind a single URL is the alternative (``scripts/serve.py --dp N``).
+item's image), the same server in every job of a sweep (``backends/placement.py``), each server
+has its own request limit, and a server that fails leaves the rotation — its items move on at
+their next attempt, so a dead server costs a retry rather than a failed item. On one node,
+vLLM's own ``--data-parallel-size N`` behind a single URL is the alternative
+(``scripts/serve.py --dp N``).
 When the server reports ``usage.prompt_tokens_details.cached_tokens`` (vLLM with
 ``--enable-prompt-tokens-details``), the reply's meta records it per call.
 
@@ -37,6 +38,7 @@ from ledgermind.backends.chat import to_openai_messages
 from ledgermind.backends.model_ref import ModelRef
 from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status, retry_after_s
 from ledgermind.backends.routing import ItemRouter
+from ledgermind.benchmarks.item import Item
 from ledgermind.errors import BackendError, BackendTimeout, ConfigError, PreflightError
 
 log = logging.getLogger(__name__)
@@ -111,7 +113,8 @@ class VLLMServerBackend(Backend):
         api_key_env: str | None = None,
         concurrency: int = 8,
         per_server_concurrency: int | None = None,
-        routing: str = "affine",
+        routing: str = "rendezvous",
+        load_epsilon: float = 0.1,
         cooldown_s: float = 30.0,
         timeout_s: float = 120.0,
         connect_timeout_s: float = 5.0,
@@ -144,7 +147,7 @@ class VLLMServerBackend(Backend):
         self._concurrency = concurrency
         self.return_token_ids = return_token_ids
         self._rng = random.Random(seed)
-        self.router = ItemRouter(self.base_urls, routing, cooldown_s=cooldown_s)
+        self.router = ItemRouter(self.base_urls, routing, cooldown_s=cooldown_s, load_epsilon=load_epsilon)
         per_server = per_server_concurrency or concurrency
         self._clients = _PerLoop(self._make_client)
         self._sems = _PerLoop(lambda: asyncio.Semaphore(self._concurrency))
@@ -172,6 +175,9 @@ class VLLMServerBackend(Backend):
             data, url, attempts = await self._post_with_retries(body, request.item_id)
             latency = time.perf_counter() - t0
         return self._parse(data, latency, url, attempts)
+
+    def expect_items(self, items: Sequence[Item]) -> None:
+        self.router.expect(items)
 
     def item_done(self, item_id: str) -> None:
         self.router.item_done(item_id)

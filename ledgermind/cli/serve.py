@@ -15,7 +15,7 @@ Examples::
     python scripts/serve.py model=qwen2_5_vl_7b --dp 4         # one data-parallel server over 4 GPUs, one URL
 
 Several servers (``--servers N``): the client routes item-affinely over ``backend.base_urls``
-(all calls of an item on one server). One node: ``--dp N`` is the alternative, vLLM's own
+(all calls of an item on one server, the same one in every job of a sweep). One node: ``--dp N`` is the alternative, vLLM's own
 data-parallel engine behind a single endpoint (docs/scaling.md compares the two).
 
 Exit codes: 0 printed/launched, 2 unknown model or bad override (one line on stderr).

@@ -4,6 +4,7 @@
     python scripts/wire_check.py --benchmarks sample --limit 7     # the bundled sample set
     python scripts/wire_check.py --sweep-dir outputs/table3-sim/mmmu_pro   # a finished sweep (any backend)
     python scripts/wire_check.py --sweep --limit 8                 # 7-variant sweep, per-run vs shared cache
+    python scripts/wire_check.py --sweep --servers 2 --scopes sweep --limit 30   # placement on two servers
 
 ``--sweep-dir`` reads every run below DIR (``trajectories/*.json``: each model call's request key
 and whether the response cache answered it) and counts, across the whole sweep, the requests
@@ -11,7 +12,11 @@ made, the requests sent (not answered by the cache), the distinct requests, and 
 requests that repeat one already sent by any run of the sweep (byte-identical on the wire: with
 the sweep-shared cache, want 0). ``--sweep`` runs a 7-variant sweep (``ledgermind run -m``, the
 basic launcher) against the request-logging fake server twice — ``cache.scope=run`` and
-``cache.scope=sweep`` — and prints both counts plus the bodies the server received.
+``cache.scope=sweep`` — and prints both counts plus the bodies the server received. With
+``--servers N`` the sweep runs against N logging servers (``backend.base_urls``, the default
+rendezvous placement) and each row also counts the requests per server and the first images
+(a request's first image part: the item's image, or a crop of it) that reached more than one
+server — want 0: every job sends an item to the same server, so each image is prefilled once.
 
 Starts the request-logging fake OpenAI server (ledgermind.testing.fake_openai_server) in-process,
 runs the agent through ``backend=vllm_server`` with ``cache.mode=off`` (every call reaches the
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import os
 import subprocess
@@ -80,7 +86,7 @@ def check(
 def sweep_counts(root: Path) -> dict[str, Any]:
     """Requests made / sent / distinct / repeated on the wire over every run below ``root``."""
     sent: list[str] = []
-    made = hits = shared = runs = 0
+    made = hits = shared = runs = failed = 0
     for traj_dir in sorted(root.rglob("trajectories")):
         runs += 1
         for path in sorted(traj_dir.glob("*.json")):
@@ -89,7 +95,9 @@ def sweep_counts(root: Path) -> dict[str, Any]:
                 if call.get("cached"):
                     hits += 1
                     shared += (call.get("meta") or {}).get("cache") == "shared"
-                elif call.get("request_key") and not call.get("error"):
+                elif call.get("error"):
+                    failed += 1  # a server that failed (e.g. timed out) also moves its items elsewhere
+                elif call.get("request_key"):
                     sent.append(call["request_key"])
     distinct = len(set(sent))
     return {
@@ -100,7 +108,35 @@ def sweep_counts(root: Path) -> dict[str, Any]:
         "shared_hits": shared,
         "distinct_sent": distinct,
         "identical_on_wire": len(sent) - distinct,
+        "failed_calls": failed,
         "sent_per_made": round(len(sent) / made, 4) if made else None,
+    }
+
+
+def server_counts(recorded: list[list[Any]]) -> dict[str, Any]:
+    """Bodies received by each server: how many, byte-identical repeats across all of them, and the
+    first images (keyed as the server's prefix cache keys them) that reached more than one server."""
+    from ledgermind.testing.fake_openai_server import image_key
+
+    bodies = [json.dumps(b, sort_keys=True) for received in recorded for b in received]
+    servers_of: dict[bytes, set[int]] = collections.defaultdict(set)
+    for index, received in enumerate(recorded):
+        for body in received:
+            parts = [
+                p
+                for m in body.get("messages", [])
+                if isinstance(m.get("content"), list)
+                for p in m["content"]
+            ]
+            first = next((p for p in parts if p.get("type") == "image_url"), None)
+            if first is not None:
+                servers_of[image_key(first)].add(index)
+    return {
+        "received": len(bodies),
+        "identical_received": len(bodies) - len(set(bodies)),
+        "requests_per_server": [len(received) for received in recorded],
+        "first_images": len(servers_of),
+        "first_images_on_several_servers": sum(len(s) > 1 for s in servers_of.values()),
     }
 
 
@@ -114,23 +150,27 @@ def run_sweep(out: Path, overrides: list[str]) -> None:
 
 
 def sweep_check(args: argparse.Namespace) -> int:
-    """Per-run vs sweep-shared cache on the request-logging fake server."""
+    """Per-run vs sweep-shared cache on ``--servers`` request-logging fake servers."""
     from ledgermind.testing.fake_openai_server import FakeOpenAIServer, first_option_answer
 
     ok = True
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        FakeOpenAIServer(latency_s=0.0, record=True, reply=first_option_answer) as srv,
-    ):
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        servers = [
+            stack.enter_context(FakeOpenAIServer(latency_s=0.0, record=True, reply=first_option_answer))
+            for _ in range(args.servers)
+        ]
+        totals: dict[str, list[int]] = {scope: [0] * len(servers) for scope in args.scopes}
         for bench in args.benchmarks:
-            for scope in ("run", "sweep"):
-                srv.recorded.clear()
+            for scope in args.scopes:
+                for srv in servers:
+                    srv.recorded.clear()
                 run_sweep(
                     Path(tmp) / scope / bench,
                     [
                         "backend=vllm_server",
-                        f"backend.base_urls=[{srv.base_url}]",
+                        f"backend.base_urls=[{','.join(srv.base_url for srv in servers)}]",
                         "backend.max_retries=0",
+                        "backend.connect_timeout_s=60",  # a busy machine must not fail a server over
                         "backend.served_model_name=fake-model",
                         f"benchmark={bench}",
                         f"limit={args.limit}",
@@ -142,13 +182,22 @@ def sweep_check(args: argparse.Namespace) -> int:
                         *args.overrides,
                     ],
                 )
-                row = sweep_counts(Path(tmp) / scope / bench)
-                bodies = [json.dumps(b, sort_keys=True) for b in srv.recorded]
-                row["received"] = len(bodies)
-                row["identical_received"] = len(bodies) - len(set(bodies))
+                row = {
+                    **sweep_counts(Path(tmp) / scope / bench),
+                    **server_counts([s.recorded for s in servers]),
+                }
+                totals[scope] = [
+                    t + n for t, n in zip(totals[scope], row["requests_per_server"], strict=True)
+                ]
                 if scope == "sweep":
                     ok &= row["identical_received"] == 0 and row["identical_on_wire"] == 0
+                ok &= row["first_images_on_several_servers"] == 0
                 print(bench, f"cache.scope={scope}", json.dumps(row), flush=True)
+        for scope, per_server in totals.items():
+            spread = 1 - min(per_server) / max(per_server) if max(per_server) else 0.0
+            print(
+                f"all benchmarks, cache.scope={scope}: requests per server {per_server}, spread {spread:.1%}"
+            )
     return 0 if ok else 1
 
 
@@ -161,6 +210,12 @@ def main(argv: list[str] | None = None) -> int:
         "--variants",
         default=",".join(variant_names()),
         help="comma-separated ablations of --sweep (default: every conf/ablation variant)",
+    )
+    p.add_argument(
+        "--servers", type=int, default=1, help="logging fake servers of --sweep (routed by placement)"
+    )
+    p.add_argument(
+        "--scopes", nargs="+", default=["run", "sweep"], help="cache.scope values --sweep compares"
     )
     p.add_argument("--sweep-dir", nargs="+", type=Path, help="count the requests of finished sweeps")
     p.add_argument("overrides", nargs="*", help="extra Hydra overrides")

@@ -362,6 +362,7 @@ async def _run(
     )
     try:
         await backend.preflight()  # a dead server is one clear line (exit 2) before any item runs
+        backend.expect_items(items)  # every job of a sweep places them alike
         agent = factory(cfg, backend)
         return await run_items(
             items,

@@ -14,12 +14,16 @@ blocks), a latency of ``latency_s`` + a cost per *uncached* prompt token + a cos
 token, and a batch limit (requests beyond it wait). It reports
 ``usage.prompt_tokens_details.cached_tokens`` as vLLM does with ``--enable-prompt-tokens-details``,
 so a client's routing can be judged by its prefix-hit rate (``scripts/bench_runner.py --servers``).
+An image is keyed by the part's ``uuid`` when the request gives one (vLLM keys its caches on it),
+else by its data. The prefix cache outlives ``/stats/reset``: a sweep's jobs share one server's
+cache as they would share a running vLLM, so the prefill that placement saves *across* jobs is
+measured (``POST /prefix_cache/reset`` empties it, as a server restart would).
 
 Loopback only (it refuses other hosts), stdlib only (asyncio HTTP/1.1 with keep-alive), run in a
 background thread (``FakeOpenAIServer``) or as ``python -m ledgermind.testing.fake_openai_server``.
-Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``
-and, with ``record=True``, ``GET /recorded`` (the chat bodies received since the last reset, for a
-replay client to send again).
+Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``,
+``POST /prefix_cache/reset`` and, with ``record=True``, ``GET /recorded`` (the chat bodies
+received since the last reset, for a replay client to send again).
 """
 
 from __future__ import annotations
@@ -258,8 +262,7 @@ def prompt_blocks(messages: Any, image_tokens: int) -> Iterator[tuple[str, int]]
             if not isinstance(part, Mapping):
                 continue
             if part.get("type") == "image_url":
-                url = str((part.get("image_url") or {}).get("url", ""))
-                h.update(b"<img>" + hashlib.sha256(url.encode()).digest())
+                h.update(b"<img>" + image_key(part))
                 yield h.hexdigest(), image_tokens
                 continue
             text = str(part.get("text", ""))
@@ -267,6 +270,13 @@ def prompt_blocks(messages: Any, image_tokens: int) -> Iterator[tuple[str, int]]
                 chunk = text[i : i + TEXT_BLOCK_CHARS]
                 h.update(chunk.encode())
                 yield h.hexdigest(), max(1, len(chunk) // 4)
+
+
+def image_key(part: Mapping[str, Any]) -> bytes:
+    """What the prefix cache knows an image by: the client's ``uuid`` (vLLM's stable id) or its data."""
+    if part.get("uuid"):
+        return b"uuid:" + str(part["uuid"]).encode()
+    return hashlib.sha256(str((part.get("image_url") or {}).get("url", "")).encode()).digest()
 
 
 class PrefixCache:
@@ -471,14 +481,19 @@ class FakeOpenAIServer:
             self.stats.reset()
             self.recorded.clear()
             self.tokens = dict.fromkeys(self.tokens, 0)
-            if self.cost.prefix_cache_tokens:
-                self.prefix_cache = PrefixCache(self.cost.prefix_cache_tokens)
+            return 200, {"ok": True}
+        if method == "POST" and path == "/prefix_cache/reset":
+            self.reset_prefix_cache()
             return 200, {"ok": True}
         if method == "GET" and path == "/recorded":
             return 200, self.recorded
         if method == "POST" and path == "/v1/chat/completions":
             return await self._chat(body)
         return 404, {"error": {"message": f"no route {method} {path}"}}
+
+    def reset_prefix_cache(self) -> None:
+        """Forget every cached prefix (a restarted server); ``/stats/reset`` keeps them."""
+        self.prefix_cache = PrefixCache(self.cost.prefix_cache_tokens)
 
     async def _chat(self, raw: bytes) -> tuple[int, Any]:
         self.arrivals.append(time.monotonic())

@@ -367,10 +367,16 @@ def test_a_shared_file_is_split_by_reply_shaping_backend_parameters_not_by_trans
         "_target_": "x.VLLMServerBackend",
         "base_urls": ["http://a:1"],
         "concurrency": 8,
-        "routing": "affine",
+        "routing": "rendezvous",
     }
     assert backend_signature(server) == backend_signature(
-        {**server, "base_urls": ["http://b:2", "http://c:3"], "concurrency": 64, "routing": "rotation"}
+        {
+            **server,
+            "base_urls": ["http://b:2", "http://c:3"],
+            "concurrency": 64,
+            "routing": "rotation",
+            "load_epsilon": 0.5,
+        }
     )
     assert backend_signature(server) != backend_signature({**server, "served_model_name": "lora"})
     root = {"scope": "root", "root": str(tmp_path)}

@@ -187,6 +187,35 @@ def test_prefix_cache_reports_cached_tokens_as_vllm_does():
     )
 
 
+def test_prefix_cache_outlives_a_stats_reset_and_keys_images_by_their_uuid():
+    """A sweep's jobs share a server's cache (counters reset per job, the cache does not), and an
+    image is known by the uuid the client sends, as vLLM keys its caches on it."""
+    from ledgermind.testing.fake_openai_server import ServerModel
+
+    cost = ServerModel(prefix_cache_tokens=100_000, image_tokens=500)
+    with FakeOpenAIServer(latency_s=0.0, cost=cost) as srv:
+        b = client(srv)
+        b.generate_sync(_with_image("navy", "first job"))
+        httpx.post(f"{srv.root_url}/stats/reset")
+        next_job = b.generate_sync(_with_image("navy", "next job"))
+        httpx.post(f"{srv.root_url}/prefix_cache/reset")
+        restarted = b.generate_sync(_with_image("navy", "next job"))
+        body = {"model": "fake-model", "messages": [{"role": "user", "content": []}]}
+        same_uuid = [
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}, "uuid": "one-image"}
+            for data in ("AAAA", "BBBB")
+        ]
+        cached = []
+        for part in same_uuid:  # other bytes, same uuid: one image to the cache
+            body["messages"][0]["content"] = [part]
+            reply = httpx.post(f"{srv.base_url}/chat/completions", json=body).json()
+            cached.append(reply["usage"]["prompt_tokens_details"]["cached_tokens"])
+        stats = httpx.get(f"{srv.root_url}/stats").json()
+    assert next_job.meta["cached_tokens"] == 500 and restarted.meta["cached_tokens"] == 0
+    assert cached == [0, 500]
+    assert stats["requests"] == 4  # the counters were reset after the first job
+
+
 def test_prefix_cache_evicts_the_least_recently_used_prefix():
     from ledgermind.testing.fake_openai_server import PrefixCache
 

@@ -1,4 +1,5 @@
-"""Item-affine routing (backends/routing.py) with a hand-driven clock."""
+"""Item-affine routing (backends/routing.py) with a hand-driven clock: the least-loaded policy of
+a single run (the rendezvous placement every job agrees on: tests/backends/test_placement.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ class Clock:
 
 def test_a_failed_server_returns_after_its_cooldown_and_takes_new_items():
     clock = Clock()
-    r = ItemRouter(["a", "b"], cooldown_s=10, active_window_s=100, clock=clock)
+    r = ItemRouter(["a", "b"], "least_loaded", cooldown_s=10, active_window_s=100, clock=clock)
     assert r.pick("x") == "a"
     r.started("a", "x")
     r.finished("a", ok=False)  # a fails
@@ -32,7 +33,7 @@ def test_a_failed_server_returns_after_its_cooldown_and_takes_new_items():
 
 def test_all_servers_down_tries_the_first_to_come_back():
     clock = Clock()
-    r = ItemRouter(["a", "b"], cooldown_s=10, clock=clock)
+    r = ItemRouter(["a", "b"], "least_loaded", cooldown_s=10, clock=clock)
     r.started("a")
     r.finished("a", ok=False)
     clock.t = 5.0
@@ -43,7 +44,7 @@ def test_all_servers_down_tries_the_first_to_come_back():
 
 def test_new_items_balance_on_active_items_then_in_flight():
     clock = Clock()
-    r = ItemRouter(["a", "b"], active_window_s=30, clock=clock)
+    r = ItemRouter(["a", "b"], "least_loaded", active_window_s=30, clock=clock)
     for item in ("i1", "i2", "i3", "i4"):
         r.started(r.pick(item), item)
     assert sorted(r.assignment(i) for i in ("i1", "i2", "i3", "i4")) == ["a", "a", "b", "b"]
@@ -61,7 +62,7 @@ def test_unknown_policy_is_a_config_error():
 
 def test_a_done_item_stops_counting_so_the_new_item_takes_its_free_slot():
     clock = Clock()
-    r = ItemRouter(["a", "b"], active_window_s=1000, clock=clock)
+    r = ItemRouter(["a", "b"], "least_loaded", active_window_s=1000, clock=clock)
     for item in ("i1", "i2", "i3", "i4"):  # a: i1, i3; b: i2, i4
         r.started(r.pick(item), item)
     assert r.assignment("i1") == "a"
@@ -104,7 +105,9 @@ def test_the_server_backend_unpins_a_done_item():
     from ledgermind.backends.vllm_server import VLLMServerBackend
 
     backend = VLLMServerBackend(
-        {"name": "m", "hub_id": "org/m"}, base_urls=["http://127.0.0.1:1", "http://127.0.0.1:2"]
+        {"name": "m", "hub_id": "org/m"},
+        base_urls=["http://127.0.0.1:1", "http://127.0.0.1:2"],
+        routing="least_loaded",
     )
     url = backend.router.pick("x")
     backend.router.started(url, "x")
@@ -122,7 +125,7 @@ def _longest_queue(durations: list[float], signal_done: bool, servers: int = 2, 
     import heapq
 
     clock = Clock()
-    r = ItemRouter([f"s{i}" for i in range(servers)], active_window_s=1e9, clock=clock)
+    r = ItemRouter([f"s{i}" for i in range(servers)], "least_loaded", active_window_s=1e9, clock=clock)
     running = dict.fromkeys(r.servers, 0)
     waiting: dict[str, list[tuple[str, float]]] = {u: [] for u in r.servers}
     events: list[tuple[float, str, str]] = []

@@ -95,3 +95,15 @@ def test_both_constraints_is_a_clear_error(engine, chart_image):
 
     with pytest.raises(ConfigError, match="not both"):
         engine.generate_sync(ask(chart_image, "x", json_schema={"type": "object"}, regex="a"))
+
+
+def test_an_image_reaches_the_engine_keyed_by_its_content_digest(engine, chart_image):
+    """The image part's uuid becomes the prompt's ``multi_modal_uuids``: the engine's processor and
+    prefix caches key on the image's digest (without processor kwargs the hash is the digest itself)."""
+    from ledgermind.backends.images import image_digest
+
+    async def rendered():
+        return await engine._render(await engine._ensure_engine(), ask(chart_image, "What is shown?"))
+
+    engine_input = engine._engine_thread().submit(rendered()).result(timeout=600)
+    assert engine_input["mm_hashes"]["image"] == [image_digest(chart_image)]

@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from ledgermind.backends.base import GenerationRequest, Message
+from ledgermind.backends.images import image_digest
 from ledgermind.backends.vllm_server import VLLMServerBackend, build_payload
 from ledgermind.errors import BackendError, BackendTimeout, ConfigError
 
@@ -111,9 +112,9 @@ def test_rotation_policy_sends_each_request_to_the_next_server():
     assert {r.url.path for r in s.requests} == {"/v1/chat/completions"}
 
 
-def test_item_affine_routing_keeps_an_item_on_one_server_and_balances_new_items():
+def test_least_loaded_routing_keeps_an_item_on_one_server_and_balances_new_items():
     s = Script([])
-    b = backend(s, base_urls=["http://a:1", "http://b:2", "http://c:3"])
+    b = backend(s, base_urls=["http://a:1", "http://b:2", "http://c:3"], routing="least_loaded")
     order = ["i1", "i2", "i3", "i1", "i2", "i3", "i4", "i1", "i4"]
     for item in order:
         b.generate_sync(req(item_id=item))
@@ -130,7 +131,7 @@ def test_item_affine_routing_keeps_an_item_on_one_server_and_balances_new_items(
 
 def test_a_failing_server_leaves_rotation_and_its_item_continues_elsewhere():
     s = Script([200, httpx.ConnectError("down"), 200, 200, 200])
-    b = backend(s, base_urls=["http://a:1", "http://b:2"], max_retries=2)
+    b = backend(s, base_urls=["http://a:1", "http://b:2"], max_retries=2, routing="least_loaded")
     b.generate_sync(req(item_id="x"))  # x pinned to a
     r = b.generate_sync(req(item_id="x"))  # a dies: after one retry x continues on b
     b.generate_sync(req(item_id="x"))
@@ -233,6 +234,7 @@ def test_payload_images_and_structured_output():
     assert parts[0] == {"type": "text", "text": "look"}
     url = parts[1]["image_url"]["url"]
     assert url.startswith("data:image/png;base64,")
+    assert parts[1]["uuid"] == image_digest(img)  # vLLM's processor and prefix caches key on it
     decoded = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
     assert decoded.size == (8, 6) and decoded.getpixel((0, 0)) == (1, 2, 3)
     assert body["response_format"]["type"] == "json_schema"

@@ -79,3 +79,88 @@ def test_a_sweep_sharing_one_cache_sends_each_distinct_request_once(tmp_path: Pa
     )
     counts = wire_check.sweep_counts(tmp_path)
     assert (counts["made"], counts["sent"], counts["identical_on_wire"]) == (made, len(bodies), 0)
+
+
+def test_on_two_servers_every_job_of_a_sweep_sends_each_image_to_one_server(tmp_path: Path) -> None:
+    """Three variants on two logging servers, one shared cache: each first image (an item's image,
+    or a crop of it) reaches one server only, across all jobs, and no request is sent twice.
+    Rotation over the same two servers is the contrast: it spreads images, and the count sees it."""
+    from ledgermind.devtools import wire_check
+
+    def sweep(routing: str, variants: tuple[str, ...]) -> dict:
+        with (
+            FakeOpenAIServer(latency_s=0.0, record=True) as a,
+            FakeOpenAIServer(latency_s=0.0, record=True) as b,
+        ):
+            for variant in variants:
+                overrides = [
+                    "backend=vllm_server",
+                    f"backend.base_urls=[{a.base_url},{b.base_url}]",
+                    f"backend.routing={routing}",
+                    "backend.max_retries=0",
+                    "backend.connect_timeout_s=60",  # a busy machine must not fail a server over
+                    "backend.served_model_name=fake-model",
+                    "benchmark=sample",
+                    "logger=none",
+                    "progress=false",
+                    "search.provider=none",
+                    f"+ablation={variant}",
+                    f"output_dir={tmp_path / routing / variant}",
+                    f"cache.path={tmp_path / routing / 'responses.sqlite'}",
+                ]
+                with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+                    assert run_experiment(compose("config", overrides=overrides))["errors"] == 0
+            return wire_check.server_counts([a.recorded, b.recorded])
+
+    placed = sweep("rendezvous", ("full", "no_ecc", "no_dual_read"))
+    assert placed["first_images_on_several_servers"] == 0 and placed["identical_received"] == 0
+    assert min(placed["requests_per_server"]) > 0 and placed["first_images"] > 7  # crops too
+    rotated = sweep("rotation", ("full",))
+    assert rotated["first_images_on_several_servers"] > 0
+
+
+def test_a_resumed_run_and_another_job_send_each_item_to_the_same_server(tmp_path: Path) -> None:
+    """A run of 3 items resumed with ``limit=7`` (the run announces its whole list, finished items
+    included) and a fresh job of 7 items send every item to the same one of two servers: the one
+    the placement of the whole list names."""
+    from ledgermind.backends.placement import item_key, place
+    from ledgermind.runs.items import load_items
+
+    def servers_of(out: Path) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for path in (out / "trajectories").glob("*.json"):
+            traj = json.loads(path.read_text())
+            found[traj["item_id"]] = {c["meta"]["base_url"] for c in traj["model_calls"]}
+        return found
+
+    with FakeOpenAIServer(latency_s=0.0) as a, FakeOpenAIServer(latency_s=0.0) as b:
+
+        def run(out: Path, limit: int) -> None:
+            overrides = [
+                "backend=vllm_server",
+                f"backend.base_urls=[{a.base_url},{b.base_url}]",
+                "backend.max_retries=0",
+                "backend.connect_timeout_s=60",
+                "backend.load_epsilon=0",  # 3 / 3 images: the bound decides more often than the hash
+                "backend.served_model_name=fake-model",
+                "benchmark=sample",
+                f"limit={limit}",
+                "logger=none",
+                "progress=false",
+                "cache.mode=off",
+                "search.provider=none",
+                f"output_dir={out}",
+            ]
+            with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+                assert run_experiment(compose("config", overrides=overrides))["errors"] == 0
+
+        run(tmp_path / "resumed", 3)
+        run(tmp_path / "resumed", 7)
+        run(tmp_path / "fresh", 7)
+        urls = [a.root_url, b.root_url]
+    resumed, fresh = servers_of(tmp_path / "resumed"), servers_of(tmp_path / "fresh")
+    assert len(resumed) == 7 and resumed == fresh
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        items = load_items(compose("config", overrides=["benchmark=sample"]), 7)
+    owners = place([item_key(it) for it in items], urls, 0.0)  # the placement of the whole list
+    assert fresh == {it.id: {owners[item_key(it)][0]} for it in items}
