@@ -1,6 +1,6 @@
 """Claim auditor: run the grounding cascade (§3.2) over a JSONL file of claims.
 
-    python -m ledgermind.audit CLAIMS.jsonl        # or "-" for stdin; also `ledgermind audit`
+    python -m ledgermind.claim_audit CLAIMS.jsonl  # or "-" for stdin; also `ledgermind audit`
 
 Input, one JSON object per line::
 

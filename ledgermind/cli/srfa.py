@@ -1,6 +1,5 @@
 """S-RFA over a finished run: ``ledgermind srfa RUN_DIR [srfa.mode=ledger|judge|both] [model=… backend=…]``
-(also ``python scripts/srfa.py``; its old name ``scripts/audit.py`` and the old ``audit.KEY=V``
-overrides still work for one release, each with a one-line note on stderr).
+(also ``python scripts/srfa.py``).
 
 ``--trust-config`` reloads a benchmark the run names by import path (only for runs you made yourself).
 Writes ``RUN_DIR/srfa.jsonl`` (per item: ≤ 10 atomic claims with type, text, label and reason)
@@ -11,7 +10,6 @@ retried), 1 some item audits failed (rerun to retry), 2 usage error.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,7 +44,7 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
     import asyncio
 
     from ledgermind.srfa.judge import Judge, JudgeDecoding
-    from ledgermind.srfa.run import SrfaSettings, judge_cache_file, load_run, run_items, srfa_run
+    from ledgermind.srfa.run import JUDGE_CACHE_FILE, SrfaSettings, load_run, run_items, srfa_run
 
     record = load_run(run_dir)
     a = cfg.srfa
@@ -71,7 +69,7 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
         if mode in {SrfaMode.JUDGE, SrfaMode.BOTH}:
             from ledgermind.backends.build import build_backend
 
-            cache_path = cfg.cache.path or str(judge_cache_file(run_dir))
+            cache_path = cfg.cache.path or str(run_dir / JUDGE_CACHE_FILE)
             backend = build_backend(
                 cfg.backend, cfg.model, cache_mode=str(cfg.cache.mode), cache_path=cache_path
             )
@@ -164,22 +162,6 @@ def format_metrics(metrics: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# S-RFA's config node before issue 36: ``audit.mode=…``, ``+audit.grounding.K=V``, ``~audit.gamma``
-OLD_NODE = re.compile(r"^([+~]{0,2})audit\.")
-
-
-def renamed_overrides(overrides: Sequence[str]) -> list[str]:
-    """``overrides`` with the old node name ``audit.`` spelt ``srfa.``, and one note on stderr if any was."""
-    out = [OLD_NODE.sub(r"\1srfa.", o) for o in overrides]
-    if out != list(overrides):
-        print(
-            "note: the S-RFA config node is now 'srfa' (srfa.mode=…); 'audit.' overrides are read as "
-            "'srfa.' for one release only",
-            file=sys.stderr,
-        )
-    return out
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in {"-h", "--help"}:
@@ -197,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args:
         print("error: give the run directory to audit", file=sys.stderr)
         return EXIT_USER_ERROR
-    run_dir, overrides = Path(args[0]), renamed_overrides(args[1:])
+    run_dir, overrides = Path(args[0]), args[1:]
     try:
         cfg = compose_srfa_config(overrides)
         metrics = run_srfa(run_dir, cfg, trust_config=trust)

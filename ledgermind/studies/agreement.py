@@ -9,8 +9,8 @@ it scores (``subset``: ``numeric`` -> NCC, ``entity`` -> ECC) and a ``stratum`` 
 target group and overall.
 
 The rows use the auditor's JSONL input format, so the verdicts come from the same
-:class:`~ledgermind.grounding.cascade.GroundingCascade` the pipeline and ``python -m
-ledgermind.audit`` use; nothing here re-implements a check.
+:class:`~ledgermind.grounding.cascade.GroundingCascade` the pipeline and ``ledgermind
+audit`` use; nothing here re-implements a check.
 """
 
 from __future__ import annotations
