@@ -29,11 +29,13 @@ test: env browser
 
 env: $(STAMP)
 
-# The style and type checks CI runs (.ci/run): ruff's rules and formatter (pyproject [tool.ruff]).
+# The style and type checks CI runs (.ci/run): ruff's rules and formatter (pyproject [tool.ruff]) over
+# the code, and mypy over the package (pyproject [tool.mypy]; the first run takes minutes, then cached).
 LINT_PATHS := ledgermind perception scripts tests
 lint: env
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+	$(VENV)/bin/mypy
 
 # The HTML report's browser tests drive Debian's headless Chromium through chromedriver.
 browser:

@@ -296,7 +296,8 @@ def crop_zoom(image: Image.Image, region: BBox, cfg: CropConfig = CropConfig()) 
         )
     scale = min(cfg.zoom, cfg.max_output_side / max(region.width, region.height))
     out_size = (max(1, round(region.width * scale)), max(1, round(region.height * scale)))
-    crop = image.crop(tuple(int(v) for v in region.as_list())).resize(out_size, Image.Resampling.LANCZOS)
+    box = (int(region.x0), int(region.y0), int(region.x1), int(region.y1))
+    crop = image.crop(box).resize(out_size, Image.Resampling.LANCZOS)
     return CropResult(crop, region, out_size[0] / region.width)
 
 

@@ -100,10 +100,10 @@ def country_name_groups() -> tuple[tuple[str, ...], ...]:
     try:
         from countryinfo import all_countries
 
-        for country in all_countries():
-            iso = (country.info().get("ISO") or {}).get("alpha2")
-            if iso and country.name():
-                names_by_iso.setdefault(str(iso).upper(), set()).add(country.name())
+        for info in all_countries():
+            iso = (info.info().get("ISO") or {}).get("alpha2")
+            if iso and info.name():
+                names_by_iso.setdefault(str(iso).upper(), set()).add(info.name())
     except ImportError:
         pass
     # an ISO code that several countryinfo entries share (England, Wales, ... under GB) names none

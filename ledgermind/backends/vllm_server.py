@@ -246,7 +246,7 @@ class VLLMServerBackend(Backend):
             text = choice["message"]["content"] or ""
             # vLLM's --reasoning-parser returns the thinking apart (``reasoning_content``; newer: ``reasoning``)
             reasoning = choice["message"].get("reasoning_content") or choice["message"].get("reasoning") or ""
-            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+            usage = u if isinstance(u := data.get("usage"), dict) else {}
         except (KeyError, IndexError, TypeError) as exc:
             raise BackendError(f"unexpected chat completion shape from {url}: {str(data)[:300]}") from exc
         return Reply(

@@ -50,8 +50,11 @@ class LoaderConfig:
         if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
             raise ConfigError(f"benchmark.limit must be a non-negative integer or null, got {limit!r}")
         options = own(**{k: cfg.pop(k) for k in mine & set(cfg)}) if own is not None else None
+        shared_values: dict[str, Any] = {
+            k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()
+        }
         return cls(
-            **{k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()},
+            **shared_values,
             options=options,
         )
 

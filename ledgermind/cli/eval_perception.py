@@ -17,7 +17,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.cli.study_run import run_study
 from ledgermind.confutil import shared_data_dir
@@ -64,6 +64,8 @@ def study(args: argparse.Namespace) -> str:
     if not args.config.is_file():
         raise UserError(f"--config {args.config}: no such file")
     cfg = OmegaConf.load(args.config)
+    if not isinstance(cfg, DictConfig):
+        raise UserError(f"--config {args.config}: not a perception config (a mapping)")
     overrides = {
         k: v
         for k, v in (("zoom", args.zoom), ("margin", args.margin), ("verify_top_k", args.verify_top_k))

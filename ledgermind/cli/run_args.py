@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from ledgermind.confutil import CONF_DIR, option_node
+from ledgermind.confutil import CONF_DIR, container, option_node
 from ledgermind.errors import ConfigError
 
 # Config groups a run selects, in the order the help lists them (``ablation`` is added with ``+``).
@@ -156,14 +156,13 @@ def help_text(conf_dir: Path = CONF_DIR) -> str:
 
 def _nested_keys(conf_dir: Path) -> dict[str, str]:
     """``cache -> "cache.mode, cache.path"`` for the mapping keys of ``config.yaml`` (their comments sit inside)."""
-    from omegaconf import DictConfig, OmegaConf
+    from omegaconf import OmegaConf
 
-    cfg = OmegaConf.load(conf_dir / "config.yaml")
-    nodes = {str(k): cfg._get_node(k) for k in cfg if k != "hydra"}  # unresolved: ${hydra:...} needs a run
+    cfg = container(OmegaConf.load(conf_dir / "config.yaml"), resolve=False)  # ${hydra:...} needs a run
     return {
-        k: " ".join(f"{k}.{sub}={_yaml_scalar(n._get_node(sub)._value())}" for sub in n)
-        for k, n in nodes.items()
-        if isinstance(n, DictConfig)
+        k: " ".join(f"{k}.{sub}={_yaml_scalar(v)}" for sub, v in node.items())
+        for k, node in cfg.items()
+        if k != "hydra" and isinstance(node, dict)
     }
 
 
@@ -341,7 +340,7 @@ def _check_nested(group: str, rest: str, conf_dir: Path, option: str | None) -> 
         node, walked = node._get_node(part), f"{walked}.{part}"
 
 
-def _unknown(key: str, part: str, known: Sequence[str], prefix: str = "") -> str:
+def _unknown(key: str, part: str, known: Sequence[object], prefix: str = "") -> str:
     close = difflib.get_close_matches(part, [str(k) for k in known], n=1, cutoff=0.6)
     hint = f"did you mean {prefix}{close[0]}?" if close else "python scripts/run.py --help lists the keys"
     return f"unknown key {key!r}: {hint} (to add a new key on purpose, write +{key}=...)"

@@ -18,7 +18,7 @@ from typing import Any
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from ledgermind.confutil import CONF_DIR, to_plain
+from ledgermind.confutil import CONF_DIR, container, to_plain
 from ledgermind.errors import UserError
 from ledgermind.srfa.checks import format_checks
 from ledgermind.srfa.protocol import SrfaMode
@@ -117,10 +117,9 @@ def _logger(cfg: DictConfig, run_dir: Path) -> Any:
 
     node = cfg.get("logger")
     logger = instantiate(node) if node is not None else ExperimentLogger()
-    plain = to_plain(cfg)
     logger.start(
         out_dir=Path(run_dir),
-        config=plain,
+        config=container(cfg),
         name=f"srfa-{cfg.srfa.mode}-{Path(run_dir).name}",
         group=None,
         job_type="srfa",

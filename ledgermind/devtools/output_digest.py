@@ -67,7 +67,7 @@ def without_cache(value: Any, parent: str = "") -> Any:
         return {
             k: without_cache(v, k)
             for k, v in value.items()
-            if not (k in CACHE_MARKERS and (CACHE_MARKERS[k] is None or parent in CACHE_MARKERS[k]))
+            if not (k in CACHE_MARKERS and ((under := CACHE_MARKERS[k]) is None or parent in under))
         }
     if isinstance(value, list):
         return [without_cache(v, parent) for v in value]

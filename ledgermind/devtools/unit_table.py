@@ -186,10 +186,10 @@ def conversion(registry: Any, expression: str) -> dict[str, Any]:
     return {"dimension": dimension, "scale": exact((big - zero) / 1e6), "offset": exact(zero)}
 
 
-def build_table() -> dict[str, dict[str, Any]]:
+def build_table() -> dict[str, Any]:
     import pint
 
-    registry = pint.UnitRegistry()
+    registry: pint.UnitRegistry = pint.UnitRegistry()
     table: dict[str, dict[str, Any]] = {}
     for canonical, value in VOCABULARY.items():
         expressions = (value,) if isinstance(value, str) else value

@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from ledgermind.confutil import CONF_DIR, option_node
+from ledgermind.confutil import CONF_DIR, container, option_node
 from ledgermind.errors import ConfigError
 from ledgermind.pipeline.config import LABEL_KEYS, AblationFlags
 
@@ -86,14 +86,12 @@ def _variant(path: Path) -> Variant:
 
 def _read(path: Path) -> dict[str, Any]:
     """The variant file (with any base its defaults list names), unresolved."""
-    from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     try:
-        raw = OmegaConf.to_container(option_node(GROUP, path.stem, path.parent.parent), resolve=False)
+        raw = container(option_node(GROUP, path.stem, path.parent.parent), resolve=False)
     except (OSError, ValueError, yaml.YAMLError, OmegaConfBaseException) as e:
         raise ConfigError(f"{path}: cannot read the variant file: {e}") from e
-    assert isinstance(raw, dict)
     return raw
 
 
@@ -149,11 +147,7 @@ def run_node(ablation: Any) -> Any:
 
     if ablation is None:
         return None
-    plain = (
-        OmegaConf.to_container(ablation, resolve=False)
-        if isinstance(ablation, DictConfig)
-        else dict(ablation)
-    )
+    plain = container(ablation, resolve=False) if isinstance(ablation, DictConfig) else dict(ablation)
     labels = {k: v for k, v in plain.items() if k in LABEL_KEYS and k != TABLE_KEY}
     node = {**flag_values({k: v for k, v in plain.items() if k not in LABEL_KEYS}), **labels}
     return OmegaConf.create(node) if isinstance(ablation, DictConfig) else node

@@ -185,12 +185,13 @@ class GroundingCascade:
         pool = [fact for fact in pool if fact and fact.strip()]
         cited = bool(pool)
         coverage = support_coverage(claim, pool)
-        ecc_ok, missing = True, ()
+        ecc_ok = ncc_ok = True
+        missing: tuple[str, ...] = ()
+        unmatched: tuple[str, ...] = ()
         if cfg.ecc_enabled:
             assert self.ner is not None
             ecc = check_ecc(claim, pool, ner=self.ner, aliases=self.aliases, rules=cfg.ecc_rules)
             ecc_ok, missing = ecc.passed, ecc.missing
-        ncc_ok, unmatched = True, ()
         if cfg.ncc_enabled:
             ncc = check_ncc(
                 claim,

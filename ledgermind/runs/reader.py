@@ -43,7 +43,7 @@ from ledgermind.runs.files import (
     read_json_object,
 )
 from ledgermind.runs.items import load_items
-from ledgermind.runs.results import ItemResult, has_json_type, read_result_rows, read_results
+from ledgermind.runs.results import ItemResult, has_json_type, raw_row, read_result_rows, read_results
 from ledgermind.runs.trajectories import read_trajectory_dict
 
 
@@ -186,8 +186,9 @@ class RunDir:
         return read_results(self.path, strict=strict)
 
     def result_rows(self) -> dict[str, dict[str, Any]]:
-        """``id -> `` the raw last row (for readers of older runs whose rows lack an ``ItemResult`` field)."""
-        return {row["id"]: row for row in read_result_rows(self.path)}
+        """``id -> `` the raw last row, for readers that need a few fields only (a row without every
+        ``ItemResult`` field is still read)."""
+        return {row["id"]: row for row in read_result_rows(self.path, as_record=raw_row)}
 
     def json_object(self, name: str) -> dict[str, Any] | None:
         """Any JSON object file of the folder (``metrics.json``, ``run_identity.json``, S-RFA's

@@ -157,7 +157,9 @@ def run_replicates(
 ) -> None:
     """Every (benchmark, seed, variant) run; a finished run resumes to nothing."""
     if run is None:
-        from ledgermind.experiment.app import run_experiment as run
+        from ledgermind.experiment.app import run_experiment
+
+        run = run_experiment
     world = [o.format(coupling=coupling) for o in NULL_WORLD]
     for benchmark, limit in benchmarks.items():
         for seed in range(replicates):

@@ -154,7 +154,9 @@ RunFn = Callable[[DictConfig], Mapping[str, Any]]
 def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> list[Path]:
     """Run every (value, variant, seed) point; a finished run resumes to nothing, so a rerun is cheap."""
     if run is None:
-        from ledgermind.experiment.app import run_experiment as run
+        from ledgermind.experiment.app import run_experiment
+
+        run = run_experiment
     check_rate(spec)
     dirs = []
     for value in spec.grid:

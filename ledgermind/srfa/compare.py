@@ -158,7 +158,7 @@ def radar_figure(rows: Sequence[Axes], title: str = "S-RFA (Figure 5)") -> Any:
     fig = plt.figure(figsize=(5, 5), dpi=100)
     ax = fig.add_subplot(111, polar=True)
     for r in rows:
-        vals = [r.values[a] if r.values[a] is not None else 0.0 for a in AXES]
+        vals = [0.0 if (v := r.values[a]) is None else v for a in AXES]
         undefined = [a for a in AXES if r.values[a] is None]
         label = r.label + (f" (undefined: {', '.join(undefined)})" if undefined else "")
         label += f" [coverage {r.coverage:.2f}]" if r.coverage is not None else ""

@@ -440,7 +440,10 @@ def markup_entities(
     audits: Iterable[SrfaRecord], cascade: GroundingCascade, options_of: Mapping[str, Sequence[str] | None]
 ) -> list[str]:
     """Entities the cascade's NER finds in the checked text of audited claims that are typography
-    (LaTeX, Markdown, ``A.``-labelled option fragments): there must be none (issue 25)."""
+    (LaTeX, Markdown, ``A.``-labelled option fragments): there must be none, since a markup token
+    taken for an entity fails ECC for what the text never asserted. Without NER there are none."""
+    if cascade.ner is None:
+        return []
     out = []
     for a in audits:
         options = options_of.get(a.item_id)

@@ -224,7 +224,7 @@ async def _audit_item(
     evidence: EvidenceSource | None,
     judge: Judge | None,
 ) -> list[SrfaRecord]:
-    base = {
+    base: dict[str, Any] = {
         "score": None if row.get("error") else row.get("score"),
         "prediction": row.get("prediction"),
         "difficulty": row.get("difficulty"),
@@ -250,7 +250,8 @@ async def _audit_item(
     ledger_claims: list[AtomicClaim] | None = None
     if SrfaMode.LEDGER in modes:
         facts, source = await _evidence(traj, item, evidence)
-        ledger_claims = label_ledger_mode(  # type: ignore[arg-type]
+        assert cascade is not None  # srfa_run refuses a ledger-mode audit without one
+        ledger_claims = label_ledger_mode(
             claims,
             facts + input_evidence(item.question),
             cascade,
