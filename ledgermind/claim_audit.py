@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--strict-ncc",
         action="store_true",
-        help="strict Eq. 5 equality for numbers; default: relation-aware NCC (issue 11)",
+        help="strict Eq. 5 equality for numbers; default: relation-aware NCC (docs/grounding.md)",
     )
     parser.add_argument(
         "--ner-model", default=DEFAULT_MODEL, help="spaCy model package (default %(default)s)"

@@ -64,7 +64,7 @@ class CropConfig:
     numeric_text_bonus: float = 1.0  # numeric text on a reading question (dial labels, axis ticks)
     unread_text_weight: float = 1.0  # text-detector box no legible line covers (= uncertain text)
     verify_top_k: int = 9  # zones zoomed and read before choosing (9 = all; 0/1 = proposal score alone)
-    # Read check's gain per unit of zone area (issue 27): edge and corner zones lose part of their
+    # Read check's gain per unit of zone area: edge and corner zones lose part of their
     # margin to the image border, so raw gains favour the larger interior crops; True divides each
     # gain by its crop's area relative to the mean zone crop. Chosen by CV (eval_perception --folds).
     gain_per_area: bool = False

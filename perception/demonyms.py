@@ -1,4 +1,4 @@
-"""Demonyms and adjectival forms of proper names, for ECC's alias matching (issue 11).
+"""Demonyms and adjectival forms of proper names, for ECC's alias matching.
 
 Why this exists: a claim says "a Canadian band" where the evidence says "a band from Canada", or
 "the Lancastrian king" where it says "the House of Lancaster". These are the same entity in two

@@ -17,7 +17,7 @@ another server's slots stand empty. The window remains only for callers that nev
 A server that fails (a transport error or a retryable HTTP status) leaves the rotation for
 ``cooldown_s``; the items pinned to it move, at their next attempt, to the least-loaded healthy
 server (the retry policy's delays still apply). When every server is down, the one that comes
-back first is tried. ``rotation`` keeps the old behaviour (each request to the next server) for
+back first is tried. ``rotation`` (each request to the next server) is kept for
 comparison (``scripts/bench_runner.py``).
 """
 

@@ -3,7 +3,7 @@
 Gauges (default): dial-label recall of OCR on the full image and with the crop-zoom tool's zone
 (:mod:`ledgermind.studies.gauges`), with the per-image best-zone oracle (``--no-oracle`` skips
 it). The last line is machine-readable: ``dial_label_recall full=<r> zoom=<r> n=<items>``.
-``--folds K`` (issue 27): cross-validate the zone choice's weights (:mod:`ledgermind.studies.zone_cv`).
+``--folds K``: cross-validate the zone choice's weights (:mod:`ledgermind.studies.zone_cv`).
 ``--rotation``: OCR recall on turned photos with and without the orientation classifier;
 ``--mmmu``: OCR every image of the MMMU-Pro subset (:mod:`ledgermind.studies.ocr_survey`).
 OCR readings are memoised on disk (:mod:`ledgermind.studies.ocr_memo`).

@@ -1,4 +1,4 @@
-"""One canonical text of a run tree's outputs, to show that a refactor changed nothing (issue 28).
+"""One canonical text of a run tree's outputs, to show that a refactor changed nothing.
 
     python scripts/output_digest.py DIR [DIR ...] > digest.txt
     diff before.txt after.txt        # empty: the outputs are byte-identical up to timing

@@ -1,4 +1,4 @@
-"""Which agent factory and which scorer a run uses: chosen by name through registries (issue 28).
+"""Which agent factory and which scorer a run uses: chosen by name through registries.
 
 The config names a component (``agent_factory: ledgermind``, ``scorer: ledgermind``); the name is
 looked up in a registry of lazy ``"module:attr"`` entries (``ledgermind.registry``), so the choice

@@ -1,8 +1,8 @@
 """The Table 3 variants, from their one home: ``conf/ablation/NAME.yaml``.
 
-Why one home: the list of variants used to be kept by hand in six places (Table 3's rows, the
-report's structural zeros, the Makefile's sweep, help texts), so a new ablation touched about ten
-files and a forgotten copy silently dropped a row. Each variant file now states what the run does
+Why one home: a list of variants kept by hand in several places (Table 3's rows, the report's
+structural zeros, the Makefile's sweep, help texts) makes a new ablation touch many files, and a
+forgotten copy silently drops a row. Each variant file states what the run does
 (the ``AblationFlags`` it changes; every other flag keeps the dataclass's default) and, under
 ``table``, how it is shown:
 

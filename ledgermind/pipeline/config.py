@@ -61,7 +61,7 @@ class PipelineConfig:
     max_oc: int = 15  # N_max observation claims (App. A, G.2)
     sigma_plan: float = 1.0  # task plan as DERIVATION (Alg. 1 line 2)
     sigma_oc: float = 0.92  # OC as PERCEPTION (Alg. 1 line 3)
-    sigma_ocr: float | None = None  # None: use the OCR engine's score; a number forces it (issue 3)
+    sigma_ocr: float | None = None  # None: use the OCR engine's score; a number forces it
     zoom: float = 2.5  # crop-zoom factor (Alg. 1 line 7)
     dual_read_delta: float = 0.15  # Δv agreement threshold (App. D.5)
     sigma_dual_agree: float = 0.97  # (App. D.5)

@@ -43,7 +43,7 @@ class ItemResult:
     tokens: int = 0
     latency_s: float = 0.0
     error: str | None = None
-    # Request provenance totals (issue 17, runs/provenance.py)
+    # Request provenance totals (runs/provenance.py)
     truncated: bool = False  # some reply stopped at the token limit / inside a think block
     prompt_tokens: int = 0  # as the backend reported them
     images_sent: int = 0

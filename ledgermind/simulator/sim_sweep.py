@@ -44,7 +44,7 @@ class SweepTarget:
 
 # backend.<rate> -> what to compare it with (README "Fault-rate sweep" shows this table).
 RATE_TARGETS: dict[str, SweepTarget] = {
-    # the unknown of issue #33: how often a hallucinated entity comes with a changed answer
+    # what no recorded answer can calibrate: how often a hallucinated entity comes with a changed answer
     "fault_coupling": SweepTarget("no_ecc", "phantom"),
     "phantom_rate": SweepTarget("no_ecc", "phantom"),  # ECC/NCC demote claims naming absent entities
     "read_noise": SweepTarget("no_dual_read", "misread"),  # Dual-Read compares two readings of a number

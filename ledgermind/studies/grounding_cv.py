@@ -1,4 +1,4 @@
-"""Cross-validated agreement of the grounding checks with human annotations (issue 27).
+"""Cross-validated agreement of the grounding checks with human annotations.
 
 Glue between :mod:`ledgermind.studies.kfold` (generic K-fold choice of a candidate) and
 :mod:`ledgermind.studies.agreement` (verdicts on annotated pairs). A candidate is a whole

@@ -120,7 +120,7 @@ def test_one_bar_over_the_sweep_counts_jobs_times_items(monkeypatch) -> None:
     assert progress.Progress(5, [], enabled=False)._sweep is None
 
 
-# ------------------------------------------------------------------------------ issue 35
+# ------------------------------------------------------------------------------ help that says what a key does
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [

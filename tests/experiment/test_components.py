@@ -1,4 +1,4 @@
-"""Components chosen by name (issue 28): lazy registry entries, old dotted names as aliases, no probing."""
+"""Components chosen by name: lazy registry entries, old dotted names as aliases, no probing."""
 
 from __future__ import annotations
 

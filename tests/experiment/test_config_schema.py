@@ -1,4 +1,4 @@
-"""One home per constant (issue 28): the dataclasses are the schema, the YAML restates them exactly.
+"""One home per constant: the dataclasses are the schema, the YAML restates them exactly.
 
 The YAML under ``conf/`` keeps every value visible in a run's recorded config and overridable from
 the command line; these tests fail the moment a YAML value and its dataclass default differ, a key

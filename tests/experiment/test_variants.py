@@ -1,4 +1,4 @@
-"""conf/ablation is the one list of Table 3 variants (issue 36 item 5): rows, names and structural
+"""conf/ablation is the one list of Table 3 variants: rows, names and structural
 census keys come from the variant files, and the ``table`` node never enters a run's identity."""
 
 from __future__ import annotations
