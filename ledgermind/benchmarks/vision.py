@@ -38,9 +38,8 @@ DEFAULT_FONT_PX = 24
 DEFAULT_BACKGROUND = "#ffffff"
 TEXT_COLOR = (0, 0, 0)
 
-_FALLBACK: dict[
-    str, tuple[str, Literal["normal", "italic"]]
-] = {  # requested family (lower case) → (DejaVu family, style)
+_Style = Literal["normal", "italic"]
+_FALLBACK: dict[str, tuple[str, _Style]] = {  # requested family (lower case) → (DejaVu family, style)
     "arial": ("DejaVu Sans", "normal"),
     "tahoma": ("DejaVu Sans", "normal"),
     "verdana": ("DejaVu Sans", "normal"),

@@ -263,7 +263,8 @@ def build_cascade(
     ner: EntityExtractor | None = None,
     aliases: AliasTable | None = None,
 ) -> GroundingCascade:
-    """The one way the agent, the claim auditor, S-RFA and every script get a cascade, so a claim is grounded alike wherever it is checked.
+    """The one way the agent, the claim auditor, S-RFA and every script get a cascade, so a claim is
+    grounded alike wherever it is checked.
 
     ``cfg`` is a ``GroundingConfig`` or a ``pipeline.grounding`` / ``srfa.grounding`` node (the
     same keys; unknown ones are a ConfigError); missing keys keep the paper's defaults. ``ecc=False``
