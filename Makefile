@@ -33,11 +33,13 @@ test: test-env browser
 env: $(STAMP)
 test-env: $(TEST_STAMP)
 
-# The style and type checks CI runs (.ci/run): ruff's rules and formatter (pyproject [tool.ruff]).
+# The style and type checks CI runs (.ci/run): ruff's rules and formatter (pyproject [tool.ruff]) over
+# the code, and mypy over the package (pyproject [tool.mypy]; the first run takes minutes, then cached).
 LINT_PATHS := ledgermind perception scripts tests
 lint: test-env
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+	$(VENV)/bin/mypy
 
 # The HTML report's browser tests drive Debian's headless Chromium through chromedriver.
 browser:
@@ -116,7 +118,7 @@ bench: env
 	$(PY) scripts/bench_grounding.py
 	$(PY) scripts/eval_perception.py
 
-# Mutation testing of the paper-critical functions (issue 38; not part of CI, minutes per module):
+# Mutation testing of the paper-critical functions (not part of CI, minutes per module):
 #   make mutation                         every module (ledger grounding dispatch repair metrics scoring gates)
 #   make mutation MODULES="ledger metrics" only those; MUTATION_ARGS="--max-children 2" for more workers
 # One module at a time in build/mutation/<module>/ against only the tests that cover it; prints the
@@ -152,7 +154,7 @@ table3-sim: env
 	$(PY) scripts/table3.py $(SIM_OUT)/gauges --logger none
 	$(PY) scripts/sim_report.py $(SIM_OUT)/mmmu_pro $(SIM_OUT)/gauges | tee $(SIM_OUT)/sim_report.txt
 
-# Byte-identity check of a refactor (issue 28): the simulated Table 3 at one fixed seed, reduced to one
+# Byte-identity check of a refactor: the simulated Table 3 at one fixed seed, reduced to one
 # canonical text (timing fields dropped). Run it before and after; `diff` of the two digests must be empty.
 #   make digest DIGEST_OUT=outputs/digest-before [DIGEST_LIMIT=10]
 DIGEST_OUT   ?= outputs/digest

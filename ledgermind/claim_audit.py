@@ -1,6 +1,6 @@
 """Claim auditor: run the grounding cascade (§3.2) over a JSONL file of claims.
 
-    python -m ledgermind.audit CLAIMS.jsonl        # or "-" for stdin; also `ledgermind audit`
+    python -m ledgermind.claim_audit CLAIMS.jsonl  # or "-" for stdin; also `ledgermind audit`
 
 Input, one JSON object per line::
 
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--strict-ncc",
         action="store_true",
-        help="strict Eq. 5 equality for numbers; default: relation-aware NCC (issue 11)",
+        help="strict Eq. 5 equality for numbers; default: relation-aware NCC (docs/grounding.md)",
     )
     parser.add_argument(
         "--ner-model", default=DEFAULT_MODEL, help="spaCy model package (default %(default)s)"

@@ -38,6 +38,17 @@ def to_plain(node: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return plain
 
 
+def container(node: Any, *, resolve: bool = True, throw_on_missing: bool = False) -> dict[str, Any]:
+    """``OmegaConf.to_container`` of a mapping node, with string keys (a config node's keys are
+    option names: callers pass them on as keyword arguments)."""
+    from omegaconf import OmegaConf
+
+    plain = OmegaConf.to_container(node, resolve=resolve, throw_on_missing=throw_on_missing)
+    if not isinstance(plain, dict):
+        raise TypeError(f"a config mapping was expected, got a {type(plain).__name__}")
+    return {str(k): v for k, v in plain.items()}
+
+
 def plain_value(value: Any) -> Any:
     """Any value with every OmegaConf container (at any depth) replaced by a resolved dict or list."""
     from omegaconf import DictConfig, ListConfig, OmegaConf
@@ -59,13 +70,13 @@ def option_node(group: str, option: str, conf_dir: Path | None = None) -> Any:
     Why: an option states only what it changes over its base (``benchmark/_loader``); a reader that wants the option's keys (the variant list, the check of
     ``benchmark.limit=…`` on the command line) must see the base's keys too, exactly as Hydra does.
     """
-    from omegaconf import DictConfig, OmegaConf
+    from omegaconf import DictConfig, ListConfig, OmegaConf
 
     folder = Path(conf_dir or CONF_DIR) / group
     node = OmegaConf.load(folder / f"{option}.yaml")
     if not isinstance(node, DictConfig):
         raise ValueError(f"{folder / option}.yaml is not a mapping")
-    merged = OmegaConf.create({})
+    merged: DictConfig | ListConfig = OmegaConf.create({})
     defaults = list(node.pop("defaults", None) or ["_self_"])
     for entry in defaults if "_self_" in defaults else [*defaults, "_self_"]:
         if entry == "_self_":

@@ -102,7 +102,7 @@ class ModelCall:
         ""  # hash of the full request (the response-cache key): equal keys = identical requests
     )
     meta: dict[str, Any] = field(default_factory=dict)  # the backend's Reply.meta
-    # Provenance of the request and the reply (issue 17): never parsed, grounded or re-sent.
+    # Provenance of the request and the reply: never parsed, grounded or re-sent.
     reasoning: str = ""  # a reasoning model's thinking, split from ``reply`` (backends/reasoning.py)
     finish_reason: str = "stop"
     truncated: bool = False  # stopped at the token limit or inside a think block

@@ -217,7 +217,7 @@ class AliasTable:
     def default(cls, country_names: bool = False) -> AliasTable:
         """The packaged table (``perception/data/aliases.json``), built once per process.
 
-        ``country_names`` adds the ISO 3166 name variants of ``pycountry`` (issue 27). Off by
+        ``country_names`` adds the ISO 3166 name variants of ``pycountry``. Off by
         default: on the grounding dev rows it changes one verdict, against the annotators
         ("Macao" accepted for "Macau"), so cross-validation does not keep it
         (``scripts/eval_grounding.py --folds 5``, grid field ``ecc_country_names``).

@@ -64,7 +64,7 @@ class CropConfig:
     numeric_text_bonus: float = 1.0  # numeric text on a reading question (dial labels, axis ticks)
     unread_text_weight: float = 1.0  # text-detector box no legible line covers (= uncertain text)
     verify_top_k: int = 9  # zones zoomed and read before choosing (9 = all; 0/1 = proposal score alone)
-    # Read check's gain per unit of zone area (issue 27): edge and corner zones lose part of their
+    # Read check's gain per unit of zone area: edge and corner zones lose part of their
     # margin to the image border, so raw gains favour the larger interior crops; True divides each
     # gain by its crop's area relative to the mean zone crop. Chosen by CV (eval_perception --folds).
     gain_per_area: bool = False
@@ -296,7 +296,8 @@ def crop_zoom(image: Image.Image, region: BBox, cfg: CropConfig = CropConfig()) 
         )
     scale = min(cfg.zoom, cfg.max_output_side / max(region.width, region.height))
     out_size = (max(1, round(region.width * scale)), max(1, round(region.height * scale)))
-    crop = image.crop(tuple(int(v) for v in region.as_list())).resize(out_size, Image.Resampling.LANCZOS)
+    box = (int(region.x0), int(region.y0), int(region.x1), int(region.y1))
+    crop = image.crop(box).resize(out_size, Image.Resampling.LANCZOS)
     return CropResult(crop, region, out_size[0] / region.width)
 
 

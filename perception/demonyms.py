@@ -1,4 +1,4 @@
-"""Demonyms and adjectival forms of proper names, for ECC's alias matching (issue 11).
+"""Demonyms and adjectival forms of proper names, for ECC's alias matching.
 
 Why this exists: a claim says "a Canadian band" where the evidence says "a band from Canada", or
 "the Lancastrian king" where it says "the House of Lancaster". These are the same entity in two
@@ -100,10 +100,10 @@ def country_name_groups() -> tuple[tuple[str, ...], ...]:
     try:
         from countryinfo import all_countries
 
-        for country in all_countries():
-            iso = (country.info().get("ISO") or {}).get("alpha2")
-            if iso and country.name():
-                names_by_iso.setdefault(str(iso).upper(), set()).add(country.name())
+        for info in all_countries():
+            iso = (info.info().get("ISO") or {}).get("alpha2")
+            if iso and info.name():
+                names_by_iso.setdefault(str(iso).upper(), set()).add(info.name())
     except ImportError:
         pass
     # an ISO code that several countryinfo entries share (England, Wales, ... under GB) names none

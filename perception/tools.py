@@ -180,7 +180,7 @@ class CropZoomTool(Tool):
             crop = self.select(loaded, question)
         region = loaded.to_original(crop.region)
         scale = crop.image.width / region.width  # zoomed px per original px
-        meta = {
+        meta: dict[str, Any] = {
             "zone": crop.zone,
             "scale": scale,
             "zone_scores": list(crop.zone_scores),

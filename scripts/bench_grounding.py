@@ -103,7 +103,7 @@ def fresh_cascade(model: str) -> GroundingCascade:
 
 
 def pair_cases(path: Path) -> list[Case]:
-    """Real claims with their real evidence (WiCE / VitaminC pairs of issue 11)."""
+    """Real claims with their real evidence (the WiCE / VitaminC annotated pairs)."""
     return [Case(p.claim, p.evidence, p.kind) for p in load_pairs(path)]
 
 

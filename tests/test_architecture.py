@@ -28,7 +28,7 @@ NOT_PRODUCTION = ("ledgermind/simulator/", "ledgermind/testing/", "tests/")
 SIMULATOR_TOOLING = re.compile(r"scripts/sim_\w+\.py")  # the simulator's own entry points
 
 # Accepted violations, by (from room, to room), each with its reason; every entry is checked to
-# still exist, so a fixed one fails as stale. None is accepted today (issue 28).
+# still exist, so a fixed one fails as stale. None is accepted.
 KNOWN_VIOLATIONS: Mapping[tuple[str, str], str] = {}
 
 

@@ -1,5 +1,5 @@
 """The claim auditor (``ledgermind/claim_audit.py``), run as users run it (subprocess: python -m
-ledgermind.audit / ledgermind audit)."""
+ledgermind.claim_audit / ledgermind audit)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ EXAMPLE = REPO / "ledgermind" / "examples" / "claims.jsonl"
 
 
 def _run(
-    *args: str, stdin: str | None = None, module: str = "ledgermind.audit"
+    *args: str, stdin: str | None = None, module: str = "ledgermind.claim_audit"
 ) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", module, *args],

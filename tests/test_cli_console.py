@@ -80,8 +80,6 @@ WRAPPERS = {
     "compare": "ledgermind.cli.compare",
     "plan": "ledgermind.cli.plan",
     "srfa_check": "ledgermind.cli.srfa_check",
-    "audit": "ledgermind.cli.srfa",
-    "audit_check": "ledgermind.cli.srfa_check",  # deprecated names (issue 36)
     "wire_check": "ledgermind.devtools.wire_check",
     "gen_unit_table": "ledgermind.devtools.unit_table",
     "mutation": "ledgermind.devtools.mutation",

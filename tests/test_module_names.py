@@ -1,6 +1,6 @@
-"""Names that say which concept (issue 36, item 6): no two modules, constants or functions share a
-name for two things. Each pair below was renamed once; these checks keep the old ambiguous names
-from coming back. Cheap: file names and source text only (one tiny import)."""
+"""Names that say which concept: no two modules, constants or functions share a name for two
+things, so a reader never has to ask which one a name means. The ambiguous names below must not
+come back. Cheap: file names and source text only (one tiny import)."""
 
 from __future__ import annotations
 
@@ -43,24 +43,14 @@ def test_no_module_sits_beside_a_folder_of_its_own_name() -> None:
 
 def test_audit_names_only_the_claim_auditor() -> None:
     """ "audit" is the claim auditor (``ledgermind audit``); S-RFA is "srfa" (package, config, scripts,
-    files). ``ledgermind/audit/`` only keeps ``python -m ledgermind.audit``; ``scripts/audit*.py`` are
-    S-RFA's deprecated aliases (tests/srfa/test_old_names.py)."""
+    files)."""
     named = sorted(
         p.relative_to(ROOT).as_posix()
         for d in ("ledgermind", "perception", "conf", "scripts")
         for p in (ROOT / d).rglob("*audit*")
         if "__pycache__" not in p.parts
     )
-    assert named == [
-        "ledgermind/audit",
-        "ledgermind/claim_audit.py",
-        "scripts/audit.py",
-        "scripts/audit_check.py",
-    ]
-    assert sorted(p.name for p in (ROOT / "ledgermind" / "audit").iterdir() if p.suffix == ".py") == [
-        "__init__.py",
-        "__main__.py",
-    ]
+    assert named == ["ledgermind/claim_audit.py"]
 
 
 def test_one_module_level_metrics_file_constant() -> None:

@@ -1,5 +1,5 @@
-"""The mutation runner's accepted-survivors table (``ledgermind/devtools/mutation.py``; docs/mutation.md,
-issue 38): every row names a mutant of a function ``make mutation`` mutates, with a class and a
+"""The mutation runner's accepted-survivors table (``ledgermind/devtools/mutation.py``; docs/mutation.md):
+every row names a mutant of a function ``make mutation`` mutates, with a class and a
 reason, and the runner labels survivors accepted / UNCLASSIFIED from it. (Whether a row still
 matches a survivor of the last run is ``scripts/mutation.py --check``; that needs the mutation
 runs, so it is not a unit test.)"""

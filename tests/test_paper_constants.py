@@ -1,4 +1,4 @@
-"""One home per paper constant (issue 36): ``ledgermind/paper.py``.
+"""One home per paper constant: ``ledgermind/paper.py``.
 
 Why a test: a literal copy of a paper value in a default (``beta: float = 0.15``,
 ``.get("gamma", 0.5)``, ``DELTA_READ = 0.15``) is a second home that drifts — ``RepairEngine``'s

@@ -1,4 +1,4 @@
-"""docs/paper_tests.md names, per equation and algorithm line, the tests that pin it (issue 38);
+"""docs/paper_tests.md names, per equation and algorithm line, the tests that pin it;
 this test keeps that table true: every ``tests/….py::name`` it cites must be a test function
 defined in that file, and every row must cite at least one."""
 

@@ -88,4 +88,4 @@ def _instantiate(backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any]) -
     name = cfg.pop("name", None)
     if not name:
         raise ConfigError("backend config needs '_target_' or 'name'")
-    return BACKENDS.get(name)(model=model_cfg, **cfg)
+    return BACKENDS.get(name)(model=model_cfg, **cfg)  # type: ignore[call-arg]  # every registered backend takes model= (the abstract base does not)

@@ -37,7 +37,7 @@ def read_replies(path: Path, field: str = "response") -> dict[str, str | NotText
     """
     if not path.is_file():
         raise ConfigError(f"backend.path: replies file not found: {path}")
-    out: dict[str, str | None] = {}
+    out: dict[str, str | NotText | None] = {}
     for n, row in enumerate(
         (r.value for r in read_jsonl(path, torn_tail=False)), 1
     ):  # malformed: DataError naming the line

@@ -2,7 +2,7 @@
 
 Importing this package imports every module in it (``pkgutil``), so a loader module registers
 itself by being here: a new ``ledgermind/benchmarks/NAME.py`` with ``@BENCHMARKS.register("NAME")``
-needs no second line anywhere else (a forgotten import used to leave a loader silently unregistered).
+needs no second line anywhere else (a list of imports to keep would leave a forgotten loader silently unregistered).
 """
 
 import importlib

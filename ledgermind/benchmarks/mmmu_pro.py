@@ -91,7 +91,7 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
 
 
 def _limit(rows: Any, limit: int | None) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for row in rows:
         if limit is not None and len(out) >= limit:
             break
@@ -110,7 +110,7 @@ def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
     except KeyError as exc:
         raise DataError(f"item {row.get('id', '?')!r} lacks field {exc}") from None
     options = parse_list(options, f"options of {item_id}") or []
-    meta = {k: row[k] for k in ("subject", "subfield", "img_type") if k in row}
+    meta: dict[str, Any] = {k: row[k] for k in ("subject", "subfield", "img_type") if k in row}
     meta |= {"setting": setting, "source": "mmmu_pro_subset"}
     meta |= _vision_style(row, root, item_id)
     return _item(

@@ -61,8 +61,11 @@ class LoaderConfig:
                 f"benchmark.numeric_tolerance must be a fraction in [0, 1) or null, got {tol!r}"
             )
         options = own(**{k: cfg.pop(k) for k in mine & set(cfg)}) if own is not None else None
+        shared_values: dict[str, Any] = {
+            k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()
+        }
         return cls(
-            **{k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()},
+            **shared_values,
             options=options,
         )
 

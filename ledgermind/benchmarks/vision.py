@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -37,7 +38,8 @@ DEFAULT_FONT_PX = 24
 DEFAULT_BACKGROUND = "#ffffff"
 TEXT_COLOR = (0, 0, 0)
 
-_FALLBACK = {  # requested family (lower case) → (DejaVu family, style)
+_Style = Literal["normal", "italic"]
+_FALLBACK: dict[str, tuple[str, _Style]] = {  # requested family (lower case) → (DejaVu family, style)
     "arial": ("DejaVu Sans", "normal"),
     "tahoma": ("DejaVu Sans", "normal"),
     "verdana": ("DejaVu Sans", "normal"),
@@ -171,37 +173,36 @@ def render_page(
     font = ImageFont.truetype(str(style.font), style.size)
     line_h = round(style.size * 1.4)
     width = PAGE_WIDTH - 2 * MARGIN
-    blocks: list[tuple[str, object]] = []  # ("text", str) | ("image", PIL image)
-    blocks += _segments(question, images, font, width)
+    blocks = _segments(question, images, font, width)  # a line of text, or an image
     for i, opt in enumerate(options):
         blocks += _segments(f"{chr(ord('A') + i)}. {opt}", images, font, width)
-    height = MARGIN * 2 + sum(line_h if kind == "text" else obj.height + line_h // 2 for kind, obj in blocks)  # type: ignore[attr-defined]
+    height = MARGIN * 2 + sum(line_h if isinstance(b, str) else b.height + line_h // 2 for b in blocks)
     page = _background(style.background, (PAGE_WIDTH, max(height, 200)))
     draw = ImageDraw.Draw(page)
     y = MARGIN
-    for kind, obj in blocks:
-        if kind == "text":
-            draw.text((MARGIN, y), str(obj), font=font, fill=TEXT_COLOR)
+    for block in blocks:
+        if isinstance(block, str):
+            draw.text((MARGIN, y), block, font=font, fill=TEXT_COLOR)
             y += line_h
         else:
-            page.paste(obj, (MARGIN, y))  # type: ignore[arg-type]
-            y += obj.height + line_h // 2  # type: ignore[attr-defined]
+            page.paste(block, (MARGIN, y))
+            y += block.height + line_h // 2
     return page
 
 
 def _segments(
     text: str, images: list[Image.Image], font: ImageFont.FreeTypeFont, width: int
-) -> list[tuple[str, object]]:
-    out: list[tuple[str, object]] = []
+) -> list[str | Image.Image]:
+    out: list[str | Image.Image] = []
     for part in _PLACEHOLDER.split(text or ""):
         m = re.fullmatch(r"<image\s*(\d+)>", part)
         if m:
             n = int(m.group(1))
             if not 1 <= n <= len(images):
                 raise DataError(f"<image {n}> has no image (item has {len(images)})")
-            out.append(("image", _fit(images[n - 1], width)))
+            out.append(_fit(images[n - 1], width))
         elif part.strip():
-            out += [("text", line) for line in _wrap(part.strip(), font, width)]
+            out += _wrap(part.strip(), font, width)
     return out
 
 

@@ -15,9 +15,8 @@ One command, the subcommands of the whole workflow::
     ledgermind ls [DIR] | ls components [KIND]            # cli/ls.py: the runs; what a run can name
 
 "audit" means one thing: checking claims against their evidence (``ledgermind.claim_audit``,
-also ``python -m ledgermind.audit``). The trace audit of a run is S-RFA, ``srfa`` (``ledgermind/srfa/``,
-``conf/srfa.yaml``, ``srfa.jsonl``); its old names ``scripts/audit.py`` and ``scripts/audit_check.py``
-stay as aliases for one release. Also ``python -m ledgermind`` and
+also ``python -m ledgermind.claim_audit``). The trace audit of a run is S-RFA, ``srfa``
+(``ledgermind/srfa/``, ``conf/srfa.yaml``, ``srfa.jsonl``). Also ``python -m ledgermind`` and
 ``python -m ledgermind.cli``. Developer tools (wire check, unit table, mutation, output digest)
 are in ``ledgermind/devtools/``, the simulator's own commands in ``ledgermind/simulator/commands.py``.
 """

@@ -104,6 +104,7 @@ def as_script(name: str, target: Callable[[list[str]], int | None]) -> Main:
 
     def main(argv: list[str]) -> int:
         sys.argv = [f"ledgermind {name}", *argv]  # argparse's prog; a Hydra app reads sys.argv itself
+        code: int | str | None
         try:
             code = target(argv)
         except SystemExit as e:

@@ -1,4 +1,4 @@
-"""Agreement of the claim auditor with human annotations on real claim/evidence pairs (issue 11).
+"""Agreement of the claim auditor with human annotations on real claim/evidence pairs.
 
     .venv/bin/python scripts/eval_grounding.py [--data ../shared/data/grounding_ext/dev.jsonl] [--strict-ncc] [--misses]
 
@@ -9,7 +9,7 @@ vitc_exact, vitc_bound), per target group (exact_number, entity, bound) and over
 the auditor and the annotators disagree. The work is done by :mod:`ledgermind.studies.grounding_eval`,
 which the tests call directly.
 
-``--folds K`` cross-validates the checks' free parameters (issue 27): every candidate of the grid
+``--folds K`` cross-validates the checks' free parameters: every candidate of the grid
 (``--grid NAME=V1,V2,...``, a GroundingConfig field; the default grid, ``grounding_cv.DEFAULT_GRID``,
 switches every ECC name form, the similarity threshold, ``approx_rel``, relation-aware NCC and unit
 conversion, shipped values first) is run on every row once; for each fold the candidate with
@@ -18,7 +18,7 @@ table shows the dev figure (shipped config, all rows), the held-out mean ± spre
 pooled held-out agreement and the dev−CV gap per group; a change counts only if it raises the
 held-out figure.
 
-The cross-validation is the honest one by default (issue 27): ties keep the paper's strict checks
+The cross-validation is the honest one by default: ties keep the paper's strict checks
 (Eq. 4 phrase membership, Eq. 5 equality; then the candidate with the fewest changes from them),
 so every deviation - each ECC name form, the similarity threshold, relation-aware NCC - must earn
 its place on the training folds; a rule that fixes a single dev row can never do so, and its

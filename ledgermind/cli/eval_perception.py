@@ -3,7 +3,7 @@
 Gauges (default): dial-label recall of OCR on the full image and with the crop-zoom tool's zone
 (:mod:`ledgermind.studies.gauges`), with the per-image best-zone oracle (``--no-oracle`` skips
 it). The last line is machine-readable: ``dial_label_recall full=<r> zoom=<r> n=<items>``.
-``--folds K`` (issue 27): cross-validate the zone choice's weights (:mod:`ledgermind.studies.zone_cv`).
+``--folds K``: cross-validate the zone choice's weights (:mod:`ledgermind.studies.zone_cv`).
 ``--rotation``: OCR recall on turned photos with and without the orientation classifier;
 ``--mmmu``: OCR every image of the MMMU-Pro subset (:mod:`ledgermind.studies.ocr_survey`).
 OCR readings are memoised on disk (:mod:`ledgermind.studies.ocr_memo`).
@@ -17,7 +17,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.cli.study_run import run_study
 from ledgermind.confutil import shared_data_dir
@@ -64,6 +64,8 @@ def study(args: argparse.Namespace) -> str:
     if not args.config.is_file():
         raise UserError(f"--config {args.config}: no such file")
     cfg = OmegaConf.load(args.config)
+    if not isinstance(cfg, DictConfig):
+        raise UserError(f"--config {args.config}: not a perception config (a mapping)")
     overrides = {
         k: v
         for k, v in (("zoom", args.zoom), ("margin", args.margin), ("verify_top_k", args.verify_top_k))

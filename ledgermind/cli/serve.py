@@ -28,7 +28,7 @@ import os
 import shlex
 import sys
 
-from ledgermind.confutil import CONF_DIR
+from ledgermind.confutil import CONF_DIR, container
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +54,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
-    from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     from ledgermind.backends.serve_command import launch_argv, serve_argv
@@ -75,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             cfg = compose("config", overrides=[x for o in args.overrides for x in hub_model(o)])
-        model = OmegaConf.to_container(cfg.model, resolve=True)
+        model = container(cfg.model)
         kw = {"host": args.host, "port": args.port, "data_parallel_size": args.dp}
         cmd = launch_argv(model, sys.executable, **kw) if args.launch else serve_argv(model, **kw)
     except (HydraException, OmegaConfBaseException, UserError) as e:

@@ -1,6 +1,5 @@
 """S-RFA over a finished run: ``ledgermind srfa RUN_DIR [srfa.mode=ledger|judge|both] [model=… backend=…]``
-(also ``python scripts/srfa.py``; its old name ``scripts/audit.py`` and the old ``audit.KEY=V``
-overrides still work for one release, each with a one-line note on stderr).
+(also ``python scripts/srfa.py``).
 
 ``--trust-config`` reloads a benchmark the run names by import path (only for runs you made yourself).
 Writes ``RUN_DIR/srfa.jsonl`` (per item: ≤ 10 atomic claims with type, text, label and reason)
@@ -11,7 +10,6 @@ retried), 1 some item audits failed (rerun to retry), 2 usage error.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +18,7 @@ from typing import Any
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from ledgermind.confutil import CONF_DIR, to_plain
+from ledgermind.confutil import CONF_DIR, container, to_plain
 from ledgermind.errors import UserError
 from ledgermind.srfa.checks import format_checks
 from ledgermind.srfa.protocol import SrfaMode
@@ -46,7 +44,7 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
     import asyncio
 
     from ledgermind.srfa.judge import Judge, JudgeDecoding
-    from ledgermind.srfa.run import SrfaSettings, judge_cache_file, load_run, run_items, srfa_run
+    from ledgermind.srfa.run import JUDGE_CACHE_FILE, SrfaSettings, load_run, run_items, srfa_run
 
     record = load_run(run_dir)
     a = cfg.srfa
@@ -71,7 +69,7 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
         if mode in {SrfaMode.JUDGE, SrfaMode.BOTH}:
             from ledgermind.backends.build import build_backend
 
-            cache_path = cfg.cache.path or str(judge_cache_file(run_dir))
+            cache_path = cfg.cache.path or str(run_dir / JUDGE_CACHE_FILE)
             backend = build_backend(
                 cfg.backend, cfg.model, cache_mode=str(cfg.cache.mode), cache_path=cache_path
             )
@@ -119,10 +117,9 @@ def _logger(cfg: DictConfig, run_dir: Path) -> Any:
 
     node = cfg.get("logger")
     logger = instantiate(node) if node is not None else ExperimentLogger()
-    plain = to_plain(cfg)
     logger.start(
         out_dir=Path(run_dir),
-        config=plain,
+        config=container(cfg),
         name=f"srfa-{cfg.srfa.mode}-{Path(run_dir).name}",
         group=None,
         job_type="srfa",
@@ -203,22 +200,6 @@ def _f(x: Any) -> str:
     return "    —" if x is None else f"{x:.3f}"
 
 
-# S-RFA's config node before issue 36: ``audit.mode=…``, ``+audit.grounding.K=V``, ``~audit.gamma``
-OLD_NODE = re.compile(r"^([+~]{0,2})audit\.")
-
-
-def renamed_overrides(overrides: Sequence[str]) -> list[str]:
-    """``overrides`` with the old node name ``audit.`` spelt ``srfa.``, and one note on stderr if any was."""
-    out = [OLD_NODE.sub(r"\1srfa.", o) for o in overrides]
-    if out != list(overrides):
-        print(
-            "note: the S-RFA config node is now 'srfa' (srfa.mode=…); 'audit.' overrides are read as "
-            "'srfa.' for one release only",
-            file=sys.stderr,
-        )
-    return out
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in {"-h", "--help"}:
@@ -236,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args:
         print("error: give the run directory to audit", file=sys.stderr)
         return EXIT_USER_ERROR
-    run_dir, overrides = Path(args[0]), renamed_overrides(args[1:])
+    run_dir, overrides = Path(args[0]), args[1:]
     try:
         cfg = compose_srfa_config(overrides)
         metrics = run_srfa(run_dir, cfg, trust_config=trust)

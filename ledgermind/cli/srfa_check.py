@@ -1,5 +1,5 @@
 """Check an S-RFA result against the outcome and a person: ``python scripts/srfa_check.py RUN_DIR
-[--hand-labels FILE --setting NAME]`` (old name ``scripts/audit_check.py``).
+[--hand-labels FILE --setting NAME]``.
 
 Prints, for the ledger-mode ``srfa.jsonl`` of RUN_DIR: n right/wrong, mean GDR of each, the
 AUROC of per-item GDR for correctness with a 95 % bootstrap interval, how the decision claims
@@ -26,7 +26,7 @@ from ledgermind.srfa.diagnostics import (
     read_hand_labels,
 )
 from ledgermind.srfa.protocol import support_counts, text_label_counts
-from ledgermind.srfa.run import SRFA_FILE, read_run_records, srfa_files, srfa_metrics_file
+from ledgermind.srfa.run import SRFA_FILE, read_run_records, srfa_metrics_file
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         "--mode", default="ledger", choices=["ledger", "judge"], help="which audit's labels to check"
     )
     args = p.parse_args(argv)
-    if not srfa_files(args.run_dir):
+    if not (args.run_dir / SRFA_FILE).is_file():
         print(f"error: no {SRFA_FILE} in {args.run_dir} (run scripts/srfa.py first)", file=sys.stderr)
         return 2
     latest = {a.item_id: a for a in read_run_records(args.run_dir) if a.mode == args.mode and a.error is None}

@@ -1,4 +1,4 @@
-"""Mutation testing of the paper-critical modules (``make mutation``; issue 38). Not part of CI.
+"""Mutation testing of the paper-critical modules (``make mutation``). Not part of CI.
 
 Each *module* below names the source files it mutates and the tests that cover them. mutmut
 (pinned in the ``dev`` extra) runs one module at a time in its own scratch folder

@@ -1,4 +1,4 @@
-"""One canonical text of a run tree's outputs, to show that a refactor changed nothing (issue 28).
+"""One canonical text of a run tree's outputs, to show that a refactor changed nothing.
 
     python scripts/output_digest.py DIR [DIR ...] > digest.txt
     diff before.txt after.txt        # empty: the outputs are byte-identical up to timing
@@ -67,7 +67,7 @@ def without_cache(value: Any, parent: str = "") -> Any:
         return {
             k: without_cache(v, k)
             for k, v in value.items()
-            if not (k in CACHE_MARKERS and (CACHE_MARKERS[k] is None or parent in CACHE_MARKERS[k]))
+            if not (k in CACHE_MARKERS and ((under := CACHE_MARKERS[k]) is None or parent in under))
         }
     if isinstance(value, list):
         return [without_cache(v, parent) for v in value]

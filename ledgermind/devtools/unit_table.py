@@ -3,7 +3,7 @@
     .venv/bin/python scripts/gen_unit_table.py           # rewrite the table
     .venv/bin/python scripts/gen_unit_table.py --check   # exit 1 when the shipped table is stale
 
-Why a generated file (issue 27): unit spellings are aliases, and pint maintains them (names,
+Why a generated file: unit spellings are aliases, and pint maintains them (names,
 British spellings, irregular plurals, prefixes, symbols), together with each unit's dimension and
 its factor to SI. The runtime reads the JSON, so pint is a development dependency and importing
 the grounding checks costs no registry load.
@@ -186,10 +186,10 @@ def conversion(registry: Any, expression: str) -> dict[str, Any]:
     return {"dimension": dimension, "scale": exact((big - zero) / 1e6), "offset": exact(zero)}
 
 
-def build_table() -> dict[str, dict[str, Any]]:
+def build_table() -> dict[str, Any]:
     import pint
 
-    registry = pint.UnitRegistry()
+    registry: pint.UnitRegistry = pint.UnitRegistry()
     table: dict[str, dict[str, Any]] = {}
     for canonical, value in VOCABULARY.items():
         expressions = (value,) if isinstance(value, str) else value

@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from ledgermind import paper
 from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
-from ledgermind.confutil import to_plain
+from ledgermind.confutil import container, to_plain
 from ledgermind.errors import ConfigError
 from ledgermind.experiment import components
 from ledgermind.experiment.item_filter import requested_ids, select_items
@@ -160,9 +160,7 @@ def adopt_backend_model(cfg: DictConfig) -> None:
 
 
 def plain_config(cfg: DictConfig) -> dict[str, Any]:
-    container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
-    assert isinstance(container, dict)
-    return container
+    return container(cfg)
 
 
 # ------------------------------------------------------------------------------ the run

@@ -23,6 +23,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.benchmarks.item import Item
+from ledgermind.confutil import container
 from ledgermind.errors import UserError
 from ledgermind.experiment.runner import Scorer, answer_text, score_text
 from ledgermind.pipeline.config import PipelineConfig
@@ -74,10 +75,10 @@ def scorer_from_config(
     optionally with the seeded random-letter fallback (``scoring.random_fallback_seed``) switched on."""
     from ledgermind.experiment.app import configured_scorer
 
-    node = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False) if cfg is not None else {})
+    node = OmegaConf.create(container(cfg, resolve=False) if cfg is not None else {})
     if random_fallback_seed is not None:
         node.scoring = {
-            **(OmegaConf.to_container(node.scoring) if node.get("scoring") else {}),
+            **(container(node.scoring, resolve=False) if node.get("scoring") else {}),
             "random_fallback_seed": int(random_fallback_seed),
         }
     scorer = configured_scorer(node, trusted=trusted)

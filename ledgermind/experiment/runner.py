@@ -82,11 +82,9 @@ class ScoreView:
     def of(cls, res: Any) -> ScoreView:
         # ``correct`` may be a bool or a float in {0, 0.5, 1} (judge partial credit): keep its value.
         score = getattr(res, "score", None)
-        if score is None:
-            score = getattr(res, "correct", 0.0)
         return cls(
             prediction=getattr(res, "prediction", None),
-            score=float(score),
+            score=float(getattr(res, "correct", 0.0) if score is None else score),
             parsed=bool(getattr(res, "parsed", True)),
         )
 

@@ -204,11 +204,11 @@ def _mcnemar(run: RunScores, full: RunScores) -> float:
 def _seed_delta(run: RunScores, full: RunScores) -> float | None:
     """Paired Δ (points) within one seed, over the items both runs scored."""
     pairs = [
-        (s, full.item_scores[i])
+        (s, f)
         for i, s in run.item_scores.items()
-        if s is not None and full.item_scores.get(i) is not None
+        if s is not None and (f := full.item_scores.get(i)) is not None
     ]
-    return 100.0 * sum(a - b for a, b in pairs) / len(pairs) if pairs else None  # type: ignore[operator]
+    return 100.0 * sum(a - b for a, b in pairs) / len(pairs) if pairs else None
 
 
 def label_of(runs: Sequence[RunScores]) -> ArtefactLabel:

@@ -1,8 +1,8 @@
 """The Table 3 variants, from their one home: ``conf/ablation/NAME.yaml``.
 
-Why one home: the list of variants used to be kept by hand in six places (Table 3's rows, the
-report's structural zeros, the Makefile's sweep, help texts), so a new ablation touched about ten
-files and a forgotten copy silently dropped a row. Each variant file states what the run does (the
+Why one home: a list of variants kept by hand in several places (Table 3's rows, the report's
+structural zeros, the Makefile's sweep, help texts) makes a new ablation touch many files, and a
+forgotten copy silently drops a row. Each variant file states what the run does (the
 ``AblationFlags`` it changes; every other flag keeps the dataclass's default), its ``name`` (the
 option name, which the run records as its identity's ``variant``) and, under ``table``, how it is
 shown:
@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from ledgermind.confutil import CONF_DIR, option_node
+from ledgermind.confutil import CONF_DIR, container, option_node
 from ledgermind.errors import ConfigError
 from ledgermind.pipeline.config import AblationFlags, ablation_flags
 
@@ -90,14 +90,12 @@ def _variant(path: Path) -> Variant:
 
 def _read(path: Path) -> dict[str, Any]:
     """The variant file (with any base its defaults list names), unresolved."""
-    from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     try:
-        raw = OmegaConf.to_container(option_node(GROUP, path.stem, path.parent.parent), resolve=False)
+        raw = container(option_node(GROUP, path.stem, path.parent.parent), resolve=False)
     except (OSError, ValueError, yaml.YAMLError, OmegaConfBaseException) as e:
         raise ConfigError(f"{path}: cannot read the variant file: {e}") from e
-    assert isinstance(raw, dict)
     return raw
 
 

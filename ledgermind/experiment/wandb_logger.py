@@ -213,7 +213,7 @@ class WandbLogger(ExperimentLogger):
         results: Sequence[ItemResult],
         details: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
-        table = self._wandb.Table(columns=ITEM_COLUMNS)
+        table = self._wandb.Table(columns=ITEM_COLUMNS)  # type: ignore[arg-type]  # wandb: list[str | int], invariant
         for r in results:
             d = (details or {}).get(r.id, {})
             table.add_data(
@@ -251,7 +251,7 @@ class WandbLogger(ExperimentLogger):
 
     def log_table3(self, rows: Sequence[Mapping[str, Any]], chart_png: Path | None) -> None:
         columns = list(rows[0]) if rows else []
-        table = self._wandb.Table(columns=columns, data=[[row[c] for c in columns] for row in rows])
+        table = self._wandb.Table(columns=columns, data=[[row[c] for c in columns] for row in rows])  # type: ignore[arg-type]  # as above
         payload: dict[str, Any] = {"table3": table}
         if chart_png is not None and Path(chart_png).exists():
             payload["table3_chart"] = self._wandb.Image(str(chart_png))

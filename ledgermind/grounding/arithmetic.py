@@ -3,7 +3,7 @@
 Why: NCC (Eq. 5) asks that every number of a claim be *stated* by the evidence. A reasoning chain
 that computes an answer ("v = 2 × 308 = 616 m/s", then "Answer: D. 616 m/s") states a number no
 tool ever saw, and NCC alone calls it ungrounded, exactly as it calls a phantom number
-ungrounded. The S-RFA audit (issue 25) separates the two: a number that is the sum, difference,
+ungrounded. The S-RFA audit separates the two: a number that is the sum, difference,
 product or quotient of two numbers the chain has written down is *computed*, and the audit says
 from which operands. Operands are limited to numbers the chain itself states (plus numbers
 computed before): the model shows its work, and drawing operands from every OCR number would

@@ -42,18 +42,18 @@ class GroundingConfig:
     sigma_verify: float = paper.SIGMA_VERIFY  # §3.2 / App. E.1: hypothesis verification threshold
     ecc_enabled: bool = True  # False in the no_ecc ablation (DESIGN.md)
     ncc_enabled: bool = True  # False in the no_ecc ablation (DESIGN.md)
-    # Deliberate deviation from Eq. 5 (issue 11): numbers stated with a relation (>, ≥, <, ≤, ≈,
+    # Deliberate deviation from Eq. 5 (docs/grounding.md): numbers stated with a relation (>, ≥, <, ≤, ≈,
     # before/after, between) are checked as the set of values they allow. False = strict Eq. 5.
     ncc_relations: bool = True
-    # restate evidence numbers in the claim number's unit (pint factors; ncc.py, issue 27)
+    # restate evidence numbers in the claim number's unit (pint factors; ncc.py)
     ncc_unit_conversion: bool = False
     approx_rel: float = APPROX_REL  # "about X" allows X·(1 ± approx_rel) (no paper value)
-    # Deliberate deviation from Eq. 4 (issue 27): a non-place entity of ≥ 2 content tokens is also
+    # Deliberate deviation from Eq. 4 (docs/grounding.md): a non-place entity of ≥ 2 content tokens is also
     # supported when one cited fact holds ≥ this fraction of its content tokens (ecc.py). None =
     # strict Eq. 4 membership. Chosen by 5-fold CV (scripts/eval_grounding.py --folds 5): on the
     # dev rows 1.0 and 0.8 change nothing, 0.67 / 0.5 cost 1 / 3 entity verdicts.
     ecc_similarity: float | None = None
-    # ECC's general name forms (ecc.py, issues 11 and 27). The defaults are the cross-validated
+    # ECC's general name forms (ecc.py). The defaults are the cross-validated
     # selection's choice on all annotated entity verdicts, ties to strict Eq. 4 (docs/grounding.md;
     # test_derived_pairs.py::test_shipped_forms_are_the_cross_validated_choice_on_all_rows keeps
     # them equal).
@@ -64,7 +64,7 @@ class GroundingConfig:
     # ISO 3166 country-name variants (pycountry) in the alias table; honoured where the cascade
     # builds its own table (no ``aliases`` passed: auditor, eval scripts). Off: CV does not keep it.
     ecc_country_names: bool = False
-    # A full person name supported by a pool that uses the surname alone (ecc.py, issue 27)
+    # A full person name supported by a pool that uses the surname alone (ecc.py)
     ecc_surname: bool = True
 
     def __post_init__(self) -> None:
@@ -185,12 +185,13 @@ class GroundingCascade:
         pool = [fact for fact in pool if fact and fact.strip()]
         cited = bool(pool)
         coverage = support_coverage(claim, pool)
-        ecc_ok, missing = True, ()
+        ecc_ok = ncc_ok = True
+        missing: tuple[str, ...] = ()
+        unmatched: tuple[str, ...] = ()
         if cfg.ecc_enabled:
             assert self.ner is not None
             ecc = check_ecc(claim, pool, ner=self.ner, aliases=self.aliases, rules=cfg.ecc_rules)
             ecc_ok, missing = ecc.passed, ecc.missing
-        ncc_ok, unmatched = True, ()
         if cfg.ncc_enabled:
             ncc = check_ncc(
                 claim,
@@ -262,7 +263,8 @@ def build_cascade(
     ner: EntityExtractor | None = None,
     aliases: AliasTable | None = None,
 ) -> GroundingCascade:
-    """The one way the agent, the claim auditor, S-RFA and every script get a cascade (issue 28).
+    """The one way the agent, the claim auditor, S-RFA and every script get a cascade, so a claim is
+    grounded alike wherever it is checked.
 
     ``cfg`` is a ``GroundingConfig`` or a ``pipeline.grounding`` / ``srfa.grounding`` node (the
     same keys; unknown ones are a ConfigError); missing keys keep the paper's defaults. ``ecc=False``

@@ -12,7 +12,7 @@ this test covers Ent(P_c) ∪ Alias(P_c) and additionally accepts names the NER 
 evidence (lower-case OCR text such as "the moon is full"); an entity must lie within one fact,
 never straddle two.
 
-Beyond whole-phrase alias matching, four general forms of the same name are accepted (issue 11):
+Beyond whole-phrase alias matching, four general forms of the same name are accepted:
 
 * a name without its trailing generic designator ("the Getty" for "the Getty
   Institution"; the designator list is part of the alias table);
@@ -25,7 +25,7 @@ Acronym expansions come from two general sources, tried in order: definitions th
 pool states ("long form (SF)"), found with the Schwartz–Hearst algorithm
 (:mod:`perception.abbreviations`), and runs of capitalised words whose initials spell the acronym.
 
-**Similarity (documented deviation from Eq. 4, issue 27).** With ``similarity`` = τ set, a
+**Similarity (documented deviation from Eq. 4).** With ``similarity`` = τ set, a
 non-place entity of at least two content tokens that none of the forms above finds is still
 supported when one cited fact holds a fraction ≥ τ of its content-token set (canonical tokens,
 function words dropped, a plural "s" stripped as a crude lemma): word order and inserted words
@@ -34,7 +34,7 @@ check. τ is chosen by cross-validation (``scripts/eval_grounding.py --folds 5``
 Eq. 4's strict phrase membership. Places are excluded because a partial place name is another
 place ("York" / "New York").
 
-**Person surnames (issue 27, on by default).** With ``surname`` on, a PERSON of two or more
+**Person surnames (on by default).** With ``surname`` on, a PERSON of two or more
 name words is supported when the pool names them by the surname alone and no occurrence of that
 surname follows another capitalised word ("Lord X", "Y X" may be someone else). It changes no
 dev entity-row verdict and fixes one of the entity verdicts derived from the numeric rows, so the
@@ -100,7 +100,7 @@ class ECCRules:
     Each form is a switch so that cross-validation (``scripts/eval_grounding.py --folds``) decides
     it. The defaults are what that selection chooses on all annotated entity verdicts (the dev
     entity rows and those derived from the numeric rows, :mod:`ledgermind.studies.derived_pairs`),
-    ties going to Eq. 4's strict membership (issue 27, ``docs/grounding.md``): designators and
+    ties going to Eq. 4's strict membership (``docs/grounding.md``): designators and
     acronyms on (together they fix a row), the surname form on (it fixes a derived row), the
     place guard off (it fixes one row and breaks another) and the adjectival form off (it changes
     no verdict). A test keeps these defaults equal to the selection's choice.

@@ -6,7 +6,7 @@ visual reading (``kind="reading"``) do measurements, percentages and bare decima
 relative tolerance δ_read (App. C: 0.15 absorbs 36.7 vs 36.8 perceptual noise). A claim without
 numbers passes vacuously (the ∀ is over an empty set).
 
-**Deliberate deviation from the paper (default, ``relations=True``; issue 11).** Eq. 5 checks
+**Deliberate deviation from the paper (default, ``relations=True``).** Eq. 5 checks
 equality only, which reads bounds backwards ("more than 5" vs "6" fails, "more than 20,708" vs
 "approximately 20,708" passes): against human annotations it agreed on 0.40 of bound claims. So a
 claim number that carries a relation (>, ≥, <, ≤, ≈, before/after, between; see
@@ -24,7 +24,7 @@ year while the year is stated elsewhere in the cited pool (news text: "through O
 2007 dateline). Numbers without relation words are still matched by Eq. 5 exactly as before;
 ``relations=False`` (config ``ncc_relations: false``) restores strict Eq. 5 throughout.
 
-**Unit conversion (``unit_conversion``, config ``ncc_unit_conversion``; issue 27).** Eq. 5
+**Unit conversion (``unit_conversion``, config ``ncc_unit_conversion``).** Eq. 5
 compares values of one unit. With conversion on, an evidence number in another unit of the same
 physical dimension is first restated in the claim number's unit (``1500 m`` for ``1.5 km``,
 ``212 °F`` for ``100 °C``), with pint's factors (:mod:`ledgermind.grounding.units`); the
@@ -57,7 +57,7 @@ from ledgermind.grounding.numbers import (
 from ledgermind.grounding.relations import Related, Relation, interval, related_numbers
 from ledgermind.grounding.units import convert
 
-APPROX_REL = 0.1  # issue 11 (no paper value): "about X" allows X·(1 ± 0.1) for quantities
+APPROX_REL = 0.1  # no paper value: "about X" allows X·(1 ± 0.1) for quantities
 
 
 class ClaimKind(str, Enum):

@@ -3,7 +3,7 @@
 Why: model replies (GPT-4o's MMMU-Pro chains of thought, for one) write maths in LaTeX and
 structure in Markdown. Fed raw to the tagger, ``\\times``, ``\\text{kg`` and ``h_1`` come back as
 "entities" that no OCR line can ever contain, so ECC fails the claim for its typography, not for
-what it asserts (issue 25: 289 of 664 failing statements of one audit). Here markup becomes the
+what it asserts (289 of 664 failing statements of one audit were such). Here markup becomes the
 text it renders to: ``\\times`` → ×, ``\\text{kg}`` → kg, ``\\frac{a}{b}`` → a/b, ``h_1`` → h1,
 ``**bold**`` → bold, ``$x$`` → x. What a claim *says* is unchanged; only its spelling is.
 

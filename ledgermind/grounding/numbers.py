@@ -245,6 +245,7 @@ def _dates(text: str) -> Iterator[Number]:
 def _date_parts(m: re.Match[str]) -> DateParts | None:
     groups = m.groupdict()
     year = int(groups["year"]) if groups.get("year") else None
+    day: int | None
     if groups.get("yy"):
         year = two_digit_year(int(groups["yy"]))
     if groups.get("a"):  # numeric d/m/y or m/d/y: a first field > 12 can only be a day
@@ -331,20 +332,23 @@ def _typed_numeral(text: str, m: re.Match[str]) -> Number:
         value *= _SCALES[scale]
     suffix, unit_raw, currency = m.group("suffix"), m.group("unit"), m.group("cur")
     unit = _CURRENCY[currency] if currency else _canonical_unit(unit_raw)
-    span = dict(start=m.start(), end=m.end(), text=m.group(0).strip())
+
+    def typed(kind: NumKind) -> Number:
+        return Number(m.group(0).strip(), kind, value, unit, start=m.start(), end=m.end())
+
     if unit == "%":
-        return Number(kind=NumKind.PERCENT, value=value, unit=unit, **span)
+        return typed(NumKind.PERCENT)
     if unit is not None:
-        return Number(kind=NumKind.MEASUREMENT, value=value, unit=unit, **span)
+        return typed(NumKind.MEASUREMENT)
     is_integer = "." not in raw and not negative and not scale
     if is_integer and suffix in {"st", "nd", "rd", "th"}:  # "21st"
-        return Number(kind=NumKind.COUNT, value=value, **span)
+        return typed(NumKind.COUNT)
     if not is_integer:
-        return Number(kind=NumKind.PLAIN, value=value, **span)
+        return typed(NumKind.PLAIN)
     counted = _next_is_counted_noun(text, m.end())
     if len(raw) == 4 and 1000 <= value <= 2099 and not counted:
-        return Number(kind=NumKind.YEAR, value=value, **span)
-    return Number(kind=NumKind.COUNT if counted else NumKind.PLAIN, value=value, **span)
+        return typed(NumKind.YEAR)
+    return typed(NumKind.COUNT if counted else NumKind.PLAIN)
 
 
 def _canonical_unit(raw: str | None) -> str | None:
@@ -357,7 +361,7 @@ def _canonical_unit(raw: str | None) -> str | None:
 def _next_is_counted_noun(text: str, end: int) -> bool:
     """A lower-case content word right after an integer makes it a count ("11 astronauts")."""
     m = _NEXT_WORD.match(text, end)
-    return bool(m) and m.group(1).islower() and m.group(1) not in STOPWORDS
+    return m is not None and m.group(1).islower() and m.group(1) not in STOPWORDS
 
 
 def _number_words(text: str) -> Iterator[Number]:

@@ -22,10 +22,10 @@ def resolve_option_refs(text: str, options: Sequence[str] | None) -> str:
     if not options or not text:
         return text
     norm = normalise_chars(text)
-    refs = [n for n in extract_numbers(norm) if n.kind is NumKind.OPTION_LABEL and n.label]
+    refs = [(n, n.label) for n in extract_numbers(norm) if n.kind is NumKind.OPTION_LABEL and n.label]
     out, pos = [], 0
-    for n in refs:
-        idx = ord(n.label) - ord("A")
+    for n, label in refs:
+        idx = ord(label) - ord("A")
         if not 0 <= idx < len(options) or not str(options[idx]).strip():
             continue
         option = " ".join(str(options[idx]).split())

@@ -1,4 +1,4 @@
-"""Option text is not evidence, also when OCR read it garbled from the page (S-RFA, issue 25).
+"""Option text is not evidence, also when OCR read it garbled from the page (S-RFA).
 
 The options are the hypothesis space: an evidence line that states an option would ground every
 decision that picks it. In MMMU-Pro's vision setting the lettered options are pixels of the page,

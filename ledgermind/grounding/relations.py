@@ -1,4 +1,4 @@
-"""Relations a text attaches to its numbers, and the sets of values they allow (issue 11).
+"""Relations a text attaches to its numbers, and the sets of values they allow.
 
 Why this exists: Eq. 5 compares values for equality, so a claim that states a *bound* is judged
 backwards: "more than 5 cases" against evidence "6 cases" fails, "more than 20,708" against

@@ -1,4 +1,4 @@
-"""Units for NCC: their spellings and conversions, from pint's registry (issue 27).
+"""Units for NCC: their spellings and conversions, from pint's registry.
 
 The spellings, dimensions and SI factors of the units NCC recognises are generated from pint by
 ``scripts/gen_unit_table.py`` into ``unit_table.json`` (a test fails when the file is stale), so

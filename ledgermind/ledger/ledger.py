@@ -274,10 +274,9 @@ class Ledger:
         if claim.id in self._claims:
             raise LedgerError(f"duplicate claim id {claim.id!r}")
         claim.step = int(self.now())
-        known, unknown = [], []
-        for cid in claim.citations:
-            (known if (cid in self._entries or cid in self._claims) else unknown).append(cid)
-        claim.unknown_citations = unknown
+        claim.unknown_citations = [
+            c for c in claim.citations if c not in self._entries and c not in self._claims
+        ]
         self._claims[claim.id] = claim
         for eid in self.cited_entries(claim.id, active_only=False):
             self._entries[eid].dependents.add(claim.id)

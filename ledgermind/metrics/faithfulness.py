@@ -125,7 +125,7 @@ def summarize(trajectories: Sequence[Trajectory], scores: Sequence[float], gamma
     rows = [per_trajectory(t, s) for t, s in zip(trajectories, scores, strict=True)]
     out: dict[str, Any] = {}
     for name in METRICS:
-        vals = [r[name] for r in rows if r[name] is not None]
+        vals = [v for r in rows if (v := r[name]) is not None]
         out[name] = fmean(vals) if vals else None
     gdrs = [r["GDR"] or 0.0 for r in rows]
     out["R4R"] = r4r(gdrs, scores, gamma)

@@ -85,8 +85,8 @@ class Operator(ABC):
     name: OperatorName
     layer: RepairLayer
 
-    @abstractmethod
-    async def apply(self, ctx: RepairContext, **kwargs: Any) -> OperatorResult: ...
+    @abstractmethod  # ``*_, **kwargs``: each operator declares its own keyword arguments
+    async def apply(self, ctx: RepairContext, *_: Any, **kwargs: Any) -> OperatorResult: ...
 
     def _result(self, **kw: Any) -> OperatorResult:
         return OperatorResult(operator=self.name, layer=self.layer, **kw)

@@ -49,14 +49,16 @@ def t3_conflicts(ledger: Ledger, iou_threshold: float = paper.CONFLICT_IOU) -> l
     describes a region rather than asserting what is in it. Facts that carry numbers are compared
     by value ("reading 36.7" agrees with "36.7"); other facts by their normalised text.
     """
-    boxed = [e for e in ledger.active() if e.bbox is not None and _kind(ledger, e) is not ToolKind.CROP]
+    boxed = [
+        (e, e.bbox) for e in ledger.active() if e.bbox is not None and _kind(ledger, e) is not ToolKind.CROP
+    ]
     hits = []
-    for i, a in enumerate(boxed):
-        for b in boxed[i + 1 :]:
+    for i, (a, box_a) in enumerate(boxed):
+        for b, box_b in boxed[i + 1 :]:
             if _kind(ledger, a) is _kind(ledger, b) is ToolKind.READ:
                 continue  # two readings of one crop are Dual-Read's comparison (App. D.5), not T3's
-            if _differs(a, b) and a.bbox.iou(b.bbox) > iou_threshold:  # type: ignore[union-attr]
-                hits.append(TriggerHit(Trigger.T3, (a.id, b.id), f"IoU {a.bbox.iou(b.bbox):.2f}"))  # type: ignore[union-attr]
+            if _differs(a, b) and (iou := box_a.iou(box_b)) > iou_threshold:
+                hits.append(TriggerHit(Trigger.T3, (a.id, b.id), f"IoU {iou:.2f}"))
     return hits
 
 

@@ -10,10 +10,10 @@ Tool outputs (T1) and confidence drops (T4) are checked as they are recorded.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Protocol
 
 from ledgermind import paper
 from ledgermind.claims import Claim
+from ledgermind.grounding.cascade import GroundingResult
 from ledgermind.ledger import EvidenceEntry, Ledger
 from ledgermind.repair.triggers import (
     TriggerHit,
@@ -28,14 +28,7 @@ from ledgermind.repair.triggers import (
 from ledgermind.tools.base import ToolOutput
 from ledgermind.trajectory import Trigger
 
-
-class GroundingLike(Protocol):
-    coverage: float
-    ecc: bool
-    ncc: bool
-
-
-Grounder = Callable[[Claim], GroundingLike]
+Grounder = Callable[[Claim], GroundingResult]
 
 # Order of step (4): trajectory-threatening events first, local ones after.
 PRIORITY = [Trigger.T1, Trigger.T3, Trigger.T2, Trigger.T4, Trigger.T6, Trigger.T5]

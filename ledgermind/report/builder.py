@@ -211,7 +211,7 @@ def _write_multirun(
     compares = []
     for item_id in ids:
         rel = f"compare/{safe_filename(item_id)}.html"
-        cols = [
+        cols: list[dict[str, Any]] = [
             {"variant": p.run.variant, "href": "../" + p.item_page(item_id), "v": views[(k, item_id)]}
             for k, p in enumerate(places)
             if (k, item_id) in views

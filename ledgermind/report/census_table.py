@@ -7,7 +7,8 @@ ablation study a mechanism that never ran is a finding, not a detail — unless 
 cannot reach it at all (``structural_zeros``: the BASELINE path in a full run, Dual-Read under
 ``no_dual_read``); those zeros are shown grey, by design, not red.
 
-Zeros are coloured by what they mean (issue 35), one rule per meaning:
+Zeros are coloured by what they mean, since a zero can be healthy, impossible or a warning; one rule
+per meaning:
 * ``structural`` (grey): the variant cannot reach the counter;
 * ``good zero`` (neutral): zero is the healthy or uninformative value — failures, skips, identical
   re-reads, faults missed or that reached the answer, a route the dispatcher did not take (on the

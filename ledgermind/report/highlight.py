@@ -23,7 +23,7 @@ def segments(text: str, entities: Iterable[str] = (), numbers: Iterable[str] = (
     if not text or not needles:
         return [Segment(text)] if text else []
     needles.sort(key=lambda nk: -len(nk[0]))
-    kind_of = {}
+    kind_of: dict[str, str] = {}
     for n, k in needles:
         kind_of.setdefault(n.casefold(), k)
     pattern = re.compile("|".join(_needle_re(n, k) for n, k in needles), re.IGNORECASE)

@@ -140,7 +140,7 @@ def build_run_view(
     disclaimer = describe_backend(str(run.identity.get("backend", ""))).disclaimer
     census, source = census_table.run_census(run.metrics, run.trajectories.values())
     m = run.metrics
-    summary = [
+    summary: list[tuple[str, Any]] = [
         (k, m[k])
         for k in (
             "model_calls_per_item",

@@ -1,4 +1,4 @@
-"""Where accuracy was lost: the run page's "why" panel (issue 35).
+"""Where accuracy was lost: the run page's "why" panel.
 
 Why a panel of its own: accuracy and its splits say *how good* a run is; a researcher asks next
 *why* it lost the items it lost, and whether the mechanism built for that failure saw it. Two

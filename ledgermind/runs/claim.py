@@ -2,8 +2,8 @@
 
 Why this exists: resume is "skip the ids already in ``results.jsonl``", which is only right if
 the directory holds results *of the same experiment*. Rerunning into a finished ``full``
-directory with ``+ablation=no_ecc`` used to print "5 done, 0 to go" and relabel the old results;
-two runs into one directory both ran every item. So a run directory records what it computes
+directory with ``+ablation=no_ecc`` would print "5 done, 0 to go" and relabel the old results,
+and two runs into one directory would both run every item. So a run directory records what it computes
 (``run_identity.json``: the fields Table 3 compares plus a hash of the config without the keys a
 resume may change) and is held by one process at a time (an ``fcntl`` lock on ``.lock``). A
 rerun with another identity stops with one line naming the field, unless ``resume=new`` asks for

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from omegaconf.errors import MissingMandatoryValue
 
 from ledgermind.benchmarks.item import Item
+from ledgermind.confutil import container
 from ledgermind.errors import ConfigError
 from ledgermind.registry import import_attr
 
@@ -92,11 +93,10 @@ def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> l
 
 def _load(cfg: DictConfig, limit: int | None, *, trusted: bool) -> list[Item]:
     try:
-        node = OmegaConf.to_container(cfg.benchmark, resolve=True, throw_on_missing=True)
+        node = container(cfg.benchmark, throw_on_missing=True)
     except MissingMandatoryValue as e:
         key = e.full_key if str(e.full_key).startswith("benchmark.") else f"benchmark.{e.full_key}"
         raise ConfigError(f"{key} is required: add {key}=... to the command line") from None
-    assert isinstance(node, dict)
     if limit is not None:
         node["limit"] = limit if node.get("limit") is None else min(limit, node["limit"])
     if "_target_" in node and not trusted:

@@ -1,15 +1,14 @@
 """A finished (or partly finished) run folder, read back: the one model every reader uses.
 
 Why one: the report, Table 3, rescore, the S-RFA audit and the simulator's sanity report all
-read the same files (``results.jsonl``, ``metrics.json``, ``trajectories/``, ``.hydra/config.yaml``).
-Written out in each, they drifted: one counted a retried item twice, one skipped the hashed
-trajectory names, three rebuilt the items from the recorded config their own way. Here the
-rules are written once: the last results line of an id wins and a torn last line is tolerated
-(``runs.results.read_results``), trajectories are found by ``safe_filename`` with an older run's
-unhashed name still read (``runs.trajectories.find_trajectory``), and the items are rebuilt from the
-recorded config through the registered benchmarks only, unless the user trusts the folder.
+read the same files (``results.jsonl``, ``metrics.json``, ``trajectories/``, ``.hydra/config.yaml``),
+and a rule written out in each reader drifts (a retried item counted twice, an item rebuilt another
+way). Here the rules are written once: the last results line of an id wins and a torn last line is
+tolerated (``runs.results.read_results``), trajectories are found by ``safe_filename``
+(``runs.trajectories.find_trajectory``), and the items are rebuilt from the recorded config through
+the registered benchmarks only, unless the user trusts the folder.
 
-A folder may be someone else's, so reading it never acts (issue 37): a second result line for a
+A folder may be someone else's, so reading it never acts: a second result line for a
 finished item is refused, a wrong-typed record is skipped with a note and a wrong-typed
 ``metrics.json`` field is a ``RunFileError``, no file is read through a link out of the folder,
 and the recorded config is loaded inert (``load_inert_config``: no resolver runs, no environment
@@ -44,7 +43,7 @@ from ledgermind.runs.files import (
     read_yaml,
 )
 from ledgermind.runs.items import load_items
-from ledgermind.runs.results import ItemResult, has_json_type, read_result_rows, read_results
+from ledgermind.runs.results import ItemResult, has_json_type, raw_row, read_result_rows, read_results
 from ledgermind.runs.trajectories import read_trajectory_dict
 
 
@@ -184,8 +183,9 @@ class RunDir:
         return read_results(self.path, strict=strict)
 
     def result_rows(self) -> dict[str, dict[str, Any]]:
-        """``id -> `` the raw last row (for readers of older runs whose rows lack an ``ItemResult`` field)."""
-        return {row["id"]: row for row in read_result_rows(self.path)}
+        """``id -> `` the raw last row, for readers that need a few fields only (a row without every
+        ``ItemResult`` field is still read)."""
+        return {row["id"]: row for row in read_result_rows(self.path, as_record=raw_row)}
 
     def json_object(self, name: str) -> dict[str, Any] | None:
         """Any JSON object file of the folder (``metrics.json``, ``run_identity.json``, S-RFA's
@@ -214,7 +214,7 @@ class RunDir:
         return name if isinstance(name, str) else None
 
     def trajectory(self, item_id: str) -> dict[str, Any] | None:
-        """The trajectory record of one id (hashed name, or an older run's unhashed one), or None;
+        """The trajectory record of one id (``safe_filename``), or None;
         ``RunFileError`` when it is damaged or links out of the folder."""
         return read_trajectory_dict(self.path, item_id)
 

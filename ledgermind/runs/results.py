@@ -42,7 +42,7 @@ class ItemResult:
     tokens: int = 0
     latency_s: float = 0.0
     error: str | None = None
-    # Request provenance totals (issue 17, runs/provenance.py)
+    # Request provenance totals (runs/provenance.py)
     truncated: bool = False  # some reply stopped at the token limit / inside a think block
     prompt_tokens: int = 0  # as the backend reported them
     images_sent: int = 0
@@ -190,7 +190,7 @@ def _as_result(d: Any) -> ItemResult | None:
         return None
 
 
-def _raw_row(d: Any) -> dict[str, Any] | None:
+def raw_row(d: Any) -> dict[str, Any] | None:
     return d if isinstance(d, dict) and isinstance(d.get("id"), str) else None
 
 
@@ -207,12 +207,10 @@ def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
     return read_result_rows(out_dir, strict=strict, as_record=_as_result)
 
 
-def read_result_rows(
-    out_dir: Path, *, strict: bool = False, as_record: Callable[[Any], R | None] = _raw_row
-) -> list[R]:
+def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R | None], strict: bool = False) -> list[R]:
     """``read_results`` with the record type chosen by the reader: ``as_record`` turns a parsed
-    line into a record or None (not a record). The default keeps the raw row of every line with a
-    string ``id``: the S-RFA audit reads rows of older runs that lack fields ``ItemResult`` needs."""
+    line into a record or None (not a record); ``raw_row`` keeps the raw row of every line with a
+    string ``id``."""
     path = Path(out_dir) / RESULTS_FILE
     if not path.exists() and not path.is_symlink():
         return []

@@ -1,7 +1,7 @@
 """Where one item's trajectory lives in a run folder, and reading it back.
 
 ``trajectories/<safe name>.json``: the id made safe for a file name (``safe_filename``, a hash
-keeps distinct ids distinct); an older run's unhashed name is still read (``legacy_filename``).
+keeps distinct ids distinct).
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ledgermind.jsonl import loads
 from ledgermind.runs.files import (
     TRAJECTORY_DIR,
     RunFileError,
     check_contained,
-    contained,
     note,
     read_json_file,
 )
@@ -35,30 +33,17 @@ def safe_filename(item_id: str) -> str:
     return f"{readable}-{digest}"
 
 
-def legacy_filename(item_id: str) -> str:
-    """The name runs written before ids were hashed used (read only, and only if it holds that id)."""
-    return (re.sub(r"[^A-Za-z0-9._-]+", "_", item_id).strip("._") or "item")[:200]
-
-
 def trajectory_path(out_dir: Path, item_id: str) -> Path:
     return Path(out_dir) / TRAJECTORY_DIR / f"{safe_filename(item_id)}.json"
 
 
 def find_trajectory(out_dir: Path, item_id: str) -> Path | None:
-    """The trajectory file of one id, or None; an older run's un-hashed file counts only if it
-    records this very id (two ids that collided there must not borrow each other's record)."""
+    """The trajectory file of one id, or None; ``RunFileError`` when it links out of the folder."""
     path = trajectory_path(out_dir, item_id)
     if path.exists() or path.is_symlink():
         check_contained(out_dir, path)
         return path
-    legacy = Path(out_dir) / TRAJECTORY_DIR / f"{legacy_filename(item_id)}.json"
-    if not contained(out_dir, legacy):
-        return None
-    try:
-        data = loads(legacy.read_text(encoding="utf-8")) if legacy.is_file() else None
-    except (OSError, ValueError):
-        return None
-    return legacy if isinstance(data, dict) and data.get("item_id") == item_id else None
+    return None
 
 
 def read_trajectory_dict(out_dir: Path, item_id: str) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """What the simulated model believes about an item: a real model's answers, never the answer key.
 
 Why: an instrument whose model is right with a fixed probability on every item, re-rolled on every
-re-ask, restates how it was built (issue #33). A real model's answers to an item are correlated
+re-ask, restates how it was built. A real model's answers to an item are correlated
 across rephrasings and its errors concentrate on hard items. So the belief about an MCQ item is
 the distribution of a real model's recorded answers to that very item — the official GPT-4o
 replies of MMMU-Pro in four prompt settings (``<benchmark.path>/gpt4o_outputs/*.jsonl``, the letter

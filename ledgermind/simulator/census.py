@@ -6,7 +6,7 @@ their grounding verdicts, typed marks, repair events, the model calls that follo
 of truth, so this section cannot disagree with the trajectory it summarises; ``metrics.census``
 adds it under ``simulator`` and run totals are sums of per-item censuses.
 
-Three verbs, kept apart (issue #33: "flagged" is not "caught"):
+Three verbs, kept apart ("flagged" is not "caught"):
 
 * **flagged** — a check marked the fault: a claim naming its entity failed ECC while the check
   was applied (an audit-only, post-hoc label is not a flag), an entity recheck re-asked after it,

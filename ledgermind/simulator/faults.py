@@ -5,7 +5,7 @@ one validated record (every one a ``backend.`` config value, recorded in the run
 the run identity) and drawing from seeded sources is what lets a run say "this many phantom
 entities were injected, this many were neutralised".
 
-Two rules shape the parameters (issue #33):
+Two rules shape the parameters, so that the instrument cannot build in the effect it measures:
 * **Nothing knows the answer.** Beliefs come from a real model's recorded answers (``beliefs.py``);
   a fault is drawn independently of whether the belief is right, and changes the answer only
   through one explicit coupling parameter (``fault_coupling``, default 0: how often a real

@@ -1,7 +1,7 @@
 """The null test of the instrument: replicated simulated Table 3s in a world with no built-in benefit.
 
 Why: an instrument is trusted only when it has been shown to say "no effect" where none was built
-in (issue #33). This runs R replicated Table 3s (one run seed per replicate: another instance of
+in. This runs R replicated Table 3s (one run seed per replicate: another instance of
 the simulated model) at a given ``fault_coupling`` through the normal run path, builds each
 replicate's Table 3 with the statistics the real table uses (paired bootstrap interval and its
 p-value, Holm over the six "variant vs full" rows), and reports per variant the mean Δ over
@@ -96,7 +96,7 @@ class NullReport:
 
     def _independence_lines(self) -> list[str]:
         """Faults must not know the answer: a decision that failed ECC should be right about as often
-        as one that passed at coupling 0 (the old instrument: 23 % vs 72 %, ECC a wrongness detector)."""
+        as one that passed at coupling 0; a gap (say 23 % vs 72 %) makes ECC a detector of wrong answers."""
         rows = []
         for v, c in self.census.items():
             failed, passed = c.get("ecc_failed n", 0), c.get("ecc_passed n", 0)
@@ -157,7 +157,9 @@ def run_replicates(
 ) -> None:
     """Every (benchmark, seed, variant) run; a finished run resumes to nothing."""
     if run is None:
-        from ledgermind.experiment.app import run_experiment as run
+        from ledgermind.experiment.app import run_experiment
+
+        run = run_experiment
     world = [o.format(coupling=coupling) for o in NULL_WORLD]
     for benchmark, limit in benchmarks.items():
         for seed in range(replicates):

@@ -44,7 +44,7 @@ class SweepTarget:
 
 # backend.<rate> -> what to compare it with (README "Fault-rate sweep" shows this table).
 RATE_TARGETS: dict[str, SweepTarget] = {
-    # the unknown of issue #33: how often a hallucinated entity comes with a changed answer
+    # what no recorded answer can calibrate: how often a hallucinated entity comes with a changed answer
     "fault_coupling": SweepTarget("no_ecc", "phantom"),
     "phantom_rate": SweepTarget("no_ecc", "phantom"),  # ECC/NCC demote claims naming absent entities
     "read_noise": SweepTarget("no_dual_read", "misread"),  # Dual-Read compares two readings of a number
@@ -157,7 +157,9 @@ RunFn = Callable[[DictConfig], Mapping[str, Any]]
 def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> list[Path]:
     """Run every (value, variant, seed) point; a finished run resumes to nothing, so a rerun is cheap."""
     if run is None:
-        from ledgermind.experiment.app import run_experiment as run
+        from ledgermind.experiment.app import run_experiment
+
+        run = run_experiment
     check_rate(spec)
     dirs = []
     for value in spec.grid:

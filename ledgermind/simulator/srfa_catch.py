@@ -1,4 +1,4 @@
-"""The S-RFA audit measured against the simulator's known faults (issue 16's catch rate).
+"""The S-RFA audit measured against the simulator's known faults (its catch rate).
 
 Why here: a ledger-mode audit labels claims grounded or not, but on real traces nobody knows
 which labels are right. A simulated-backbone run does: every reply records the faults it

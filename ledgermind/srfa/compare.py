@@ -4,8 +4,7 @@ Every axis is oriented so that larger is better: Acc, GDR, R4R, 1 − UCR_reason
 comparison only means something over the same items, so runs are matched by item id and runs
 over different item sets are refused (``UserError``: one line, exit 2 from the CLI).
 
-Each input is a run directory: its ``srfa_metrics.json`` (or its name before issue 36,
-``audit_metrics.json``) is used when present (``mode`` picks ledger or judge), else the run's own
+Each input is a run directory: its ``srfa_metrics.json`` is used when present (``mode`` picks ledger or judge), else the run's own
 ``metrics.json`` (LedgerMind's claim-level metrics). The two are different protocols (the audit
 labels claims against tool text or the image; the run's ledger grounds its own claims), so their
 axes carry different names (``srfa.GDR`` vs ``GDR``) and one comparison never mixes them. A
@@ -57,13 +56,10 @@ def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
                 f"{srfa_file} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})"
             )
         m = data[mode]
-
-        def axis(name: str) -> Any:  # an audit written before the srfa.* names used the bare ones
-            return m.get(SRFA_PREFIX + name, m.get(name))
-
+        axes = (m.get(SRFA_PREFIX + a) for a in ("GDR", "R4R", "UCR_reason", "WDG"))
         return Axes(
             _label(run_dir),
-            _orient(m["Acc"], axis("GDR"), axis("R4R"), axis("UCR_reason"), axis("WDG")),
+            _orient(m["Acc"], *axes),
             f"srfa:{mode}",
             (m.get("coverage") or {}).get("claims"),
         )
@@ -162,7 +158,7 @@ def radar_figure(rows: Sequence[Axes], title: str = "S-RFA (Figure 5)") -> Any:
     fig = plt.figure(figsize=(5, 5), dpi=100)
     ax = fig.add_subplot(111, polar=True)
     for r in rows:
-        vals = [r.values[a] if r.values[a] is not None else 0.0 for a in AXES]
+        vals = [0.0 if (v := r.values[a]) is None else v for a in AXES]
         undefined = [a for a in AXES if r.values[a] is None]
         label = r.label + (f" (undefined: {', '.join(undefined)})" if undefined else "")
         label += f" [coverage {r.coverage:.2f}]" if r.coverage is not None else ""

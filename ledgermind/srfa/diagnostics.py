@@ -1,4 +1,4 @@
-"""Diagnostics of an audit against things outside it (issue 25): does per-item GDR say anything
+"""Diagnostics of an audit against things outside it: does per-item GDR say anything
 about correctness (AUROC with a bootstrap interval), and do the labels agree with a person's?
 
 Both are *checks* of the audit, not targets: tuning labelling rules to raise the AUROC would

@@ -24,9 +24,9 @@ Ledger-mode protocol (identical for every trace; documented in ``docs/srfa.md``)
   the evidence rejects only for numbers that one arithmetic step makes from numbers the chain
   wrote down is ``computed`` (with its operands) when those operands are tool numbers; a claim
   accepted only once the earlier claims' text or numbers are added is ``derived``. Computed
-  counts as grounded on the Figure 5 axes, derived does not (issue 25; ``docs/srfa.md``).
+  counts as grounded on the Figure 5 axes, derived does not (``docs/srfa.md``).
 
-What text can decide (issue 35). The paper's S-RFA judge looks at the image; this audit reads only
+What text can decide. The paper's S-RFA judge looks at the image; this audit reads only
 text (OCR, crops' OCR, search snippets, the question). A claim about what the picture shows ("the
 arrow points to the zygomatic bone", a diagnosis from a micrograph) is not *wrong* because no OCR
 line states it: it is **not checkable from text**. Every claim therefore also gets one of three
@@ -132,11 +132,11 @@ class AtomicClaim:
     support: str | None = None  # ledger mode: a Support value; judge mode: None
     operands: list[str] = field(default_factory=list)  # computed/derived numbers: "616 = 2 × 308"
     via: list[str] = field(default_factory=list)  # derived: the earlier claims ("SC-2") it rests on
-    text_label: str | None = None  # ledger mode: a TextLabel value (None: judge mode, or an older audit)
+    text_label: str | None = None  # ledger mode: a TextLabel value (None: judge mode)
 
     @property
     def checkable(self) -> bool:
-        """Could this audit decide the claim? Judge labels (and pre-issue-35 records) count as checkable."""
+        """Could this audit decide the claim? Judge labels (no ``text_label``) count as checkable."""
         return self.text_label != TextLabel.NOT_CHECKABLE.value
 
     def to_dict(self) -> dict[str, Any]:
@@ -440,7 +440,10 @@ def markup_entities(
     audits: Iterable[SrfaRecord], cascade: GroundingCascade, options_of: Mapping[str, Sequence[str] | None]
 ) -> list[str]:
     """Entities the cascade's NER finds in the checked text of audited claims that are typography
-    (LaTeX, Markdown, ``A.``-labelled option fragments): there must be none (issue 25)."""
+    (LaTeX, Markdown, ``A.``-labelled option fragments): there must be none, since a markup token
+    taken for an entity fails ECC for what the text never asserted. Without NER there are none."""
+    if cascade.ner is None:
+        return []
     out = []
     for a in audits:
         options = options_of.get(a.item_id)

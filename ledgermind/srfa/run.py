@@ -56,12 +56,6 @@ from ledgermind.trajectory import Trajectory
 SRFA_FILE = "srfa.jsonl"
 SRFA_METRICS_FILE = "srfa_metrics.json"
 JUDGE_CACHE_FILE = "srfa_responses.sqlite"  # the judge's replies (``cache.path: null``)
-# S-RFA's file names before issue 36 (it was called "audit" then): still read, never written.
-OLD_NAMES = {
-    SRFA_FILE: "audit.jsonl",
-    SRFA_METRICS_FILE: "audit_metrics.json",
-    JUDGE_CACHE_FILE: "audit_responses.sqlite",
-}
 
 
 @dataclass(frozen=True)
@@ -232,7 +226,7 @@ async def _audit_item(
     evidence: EvidenceSource | None,
     judge: Judge | None,
 ) -> list[SrfaRecord]:
-    base = {
+    base: dict[str, Any] = {
         "score": None if row.get("error") else row.get("score"),
         "prediction": row.get("prediction"),
         "difficulty": row.get("difficulty"),
@@ -258,7 +252,8 @@ async def _audit_item(
     ledger_claims: list[AtomicClaim] | None = None
     if SrfaMode.LEDGER in modes:
         facts, source = await _evidence(traj, item, evidence)
-        ledger_claims = label_ledger_mode(  # type: ignore[arg-type]
+        assert cascade is not None  # srfa_run refuses a ledger-mode audit without one
+        ledger_claims = label_ledger_mode(
             claims,
             facts + input_evidence(item.question),
             cascade,
@@ -325,49 +320,15 @@ async def _judge_item(
     return SrfaRecord(item_id, SrfaMode.JUDGE.value, claims, **base)
 
 
-def srfa_files(run_dir: Path) -> list[Path]:
-    """The S-RFA record files of a run folder, oldest name first: ``audit.jsonl`` (written before
-    issue 36; read, never written) and ``srfa.jsonl``. A rerun over an old folder keeps the old
-    file's finished lines and appends new ones to ``srfa.jsonl``: later lines win either way."""
-    names = (OLD_NAMES[SRFA_FILE], SRFA_FILE)
-    return [Path(run_dir) / n for n in names if (Path(run_dir) / n).is_file()]
-
-
 def read_run_records(run_dir: Path) -> list[SrfaRecord]:
-    """Every S-RFA record of a run folder, in the order written (``srfa_files``)."""
-    return [a for path in srfa_files(run_dir) for a in read_srfa_records(_noted(path))]
+    """Every S-RFA record of a run folder, in the order written."""
+    return read_srfa_records(Path(run_dir) / SRFA_FILE)
 
 
 def srfa_metrics_file(run_dir: Path) -> Path | None:
-    """``srfa_metrics.json`` of a run folder, else its pre-issue-36 name ``audit_metrics.json``; None
-    when it has neither."""
-    for name in (SRFA_METRICS_FILE, OLD_NAMES[SRFA_METRICS_FILE]):
-        if (Path(run_dir) / name).is_file():
-            return _noted(Path(run_dir) / name)
-    return None
-
-
-def judge_cache_file(run_dir: Path) -> Path:
-    """The judge's default response cache: ``srfa_responses.sqlite``, or the pre-issue-36
-    ``audit_responses.sqlite`` a folder already has (its replies are not asked again)."""
-    new, old = Path(run_dir) / JUDGE_CACHE_FILE, Path(run_dir) / OLD_NAMES[JUDGE_CACHE_FILE]
-    return _noted(old) if old.is_file() and not new.exists() else new
-
-
-def _noted(path: Path) -> Path:
-    """``path``; when it is an old name, one line on stderr saying so (once per file and process)."""
-    new = {v: k for k, v in OLD_NAMES.items()}.get(path.name)
-    if new is not None and path not in _NOTED:
-        _NOTED.add(path)
-        print(
-            f"note: reading {path} under S-RFA's old file name (now {new}); old names are read "
-            "for one release only",
-            file=sys.stderr,
-        )
-    return path
-
-
-_NOTED: set[Path] = set()
+    """``srfa_metrics.json`` of a run folder, or None when it has not been audited."""
+    path = Path(run_dir) / SRFA_METRICS_FILE
+    return path if path.is_file() else None
 
 
 def read_srfa_records(path: Path) -> list[SrfaRecord]:

@@ -1,4 +1,4 @@
-"""Agreement of the claim auditor with human support annotations (issue 11).
+"""Agreement of the claim auditor with human support annotations.
 
 Why this exists: ECC and NCC are string-level proxies for "is this entity / number supported by
 the evidence?". The only honest way to know how good the proxies are is to compare their verdicts
@@ -9,8 +9,8 @@ it scores (``subset``: ``numeric`` -> NCC, ``entity`` -> ECC) and a ``stratum`` 
 target group and overall.
 
 The rows use the auditor's JSONL input format, so the verdicts come from the same
-:class:`~ledgermind.grounding.cascade.GroundingCascade` the pipeline and ``python -m
-ledgermind.audit`` use; nothing here re-implements a check.
+:class:`~ledgermind.grounding.cascade.GroundingCascade` the pipeline and ``ledgermind
+audit`` use; nothing here re-implements a check.
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ class Check(str, Enum):
 
 SUBSET_CHECK = {"numeric": Check.NCC, "entity": Check.ECC}
 
-#: Issue 11's target groups: stratum predicate per reported group.
+#: The groups the study reports, each a check and the strata it is scored on.
 GROUPS: dict[str, tuple[Check, frozenset[str]]] = {
     "exact_number": (Check.NCC, frozenset({"wice", "vitc_exact"})),
     "entity": (Check.ECC, frozenset({"wice", "vitc_exact", "vitc_bound"})),
     "bound": (Check.NCC, frozenset({"vitc_bound"})),
-    # entity verdicts derived from the numeric rows' annotations (derived_pairs.py, issue 27)
+    # entity verdicts derived from the numeric rows' annotations (derived_pairs.py)
     "entity_derived": (Check.ECC, frozenset({"wice_derived", "vitc_derived"})),
 }
 

@@ -1,4 +1,4 @@
-"""Entity rows derived from the numeric rows' human annotations (issue 27).
+"""Entity rows derived from the numeric rows' human annotations.
 
 Why this exists: the entity check is scored on 68 rows. With so few, a name form that fixes one
 row can never earn its place in cross-validation (when that row is held out nothing else speaks

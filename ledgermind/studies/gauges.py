@@ -84,7 +84,8 @@ def score_gauge(path: Path, item: dict, tool: CropZoomTool, oracle: bool = True)
     base = numbers_read(full)
     found_full = count_found(labels, base)
     found_zoom = count_found(labels, base | numbers_read(zoomed))
-    per_zone = {crop.zone: found_zoom}
+    chosen = crop.zone if crop.zone is not None else -1
+    per_zone = {chosen: found_zoom}
     union = base | numbers_read(zoomed)
     if oracle:
         for zone in range(cfg.grid * cfg.grid):
@@ -100,7 +101,7 @@ def score_gauge(path: Path, item: dict, tool: CropZoomTool, oracle: bool = True)
         found_zoom,
         best,
         count_found(labels, union),
-        crop.zone if crop.zone is not None else -1,
+        chosen,
         tuple(sorted(z for z, f in per_zone.items() if f == best)),
         (t1 - t0) * 1e3,
         (t2 - t1) * 1e3,

@@ -1,4 +1,4 @@
-"""Cross-validated agreement of the grounding checks with human annotations (issue 27).
+"""Cross-validated agreement of the grounding checks with human annotations.
 
 Glue between :mod:`ledgermind.studies.kfold` (generic K-fold choice of a candidate) and
 :mod:`ledgermind.studies.agreement` (verdicts on annotated pairs). A candidate is a whole
@@ -17,6 +17,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import fields, replace
+from typing import Any
 
 from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, default_ner
@@ -67,7 +68,8 @@ def parse_grid(specs: Sequence[str], base: GroundingConfig) -> list[GroundingCon
     candidates: list[GroundingConfig] = []
     for combo in itertools.product(*(values for _, values in axes)):
         try:
-            cfg = replace(base, **dict(zip((n for n, _ in axes), combo)))
+            overrides: dict[str, Any] = dict(zip((n for n, _ in axes), combo))  # checked by __post_init__
+            cfg = replace(base, **overrides)
         except Exception as exc:  # ConfigError from __post_init__, TypeError from replace
             raise UserError(f"--grid: {exc}") from None
         if cfg not in candidates:
@@ -78,7 +80,7 @@ def parse_grid(specs: Sequence[str], base: GroundingConfig) -> list[GroundingCon
     return candidates
 
 
-def _value(text: str) -> object:
+def _value(text: str) -> float | bool | None:
     text = text.strip()
     if text.lower() in {"none", "null"}:
         return None

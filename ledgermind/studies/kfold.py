@@ -1,4 +1,4 @@
-"""K-fold cross-validation of rule parameters on small annotated sets (issue 27).
+"""K-fold cross-validation of rule parameters on small annotated sets.
 
 Why this exists: the grounding checks and the crop-zoom zone choice have free parameters (a
 similarity threshold, a tolerance, a weighting). Chosen on the same 68 or 44 rows they are scored

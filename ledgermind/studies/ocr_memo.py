@@ -39,8 +39,8 @@ class OCRDiskMemo:
         ocr_src = b"".join((package / n).read_bytes() for n in OCR_SOURCES)
         fingerprint = json.dumps([settings_of(engine), package_versions()], sort_keys=True, default=str)
         self._salt = hashlib.sha256(fingerprint.encode() + ocr_src).hexdigest()[:16]
-        self._inner = engine._raw_lines  # type: ignore[attr-defined]
-        engine._raw_lines = self._raw_lines  # type: ignore[attr-defined,method-assign]
+        self._inner = engine._raw_lines
+        engine._raw_lines = self._raw_lines  # type: ignore[method-assign]  # the memo wraps the engine in place
 
     def _raw_lines(self, image: Image.Image) -> list[OCRLine]:
         digest = hashlib.sha1(image.tobytes() + f"{image.size}{image.mode}{self._salt}".encode()).hexdigest()

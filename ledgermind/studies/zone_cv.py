@@ -1,4 +1,4 @@
-"""K-fold cross-validation of the crop-zoom zone choice's weights on real gauge photos (issue 27).
+"""K-fold cross-validation of the crop-zoom zone choice's weights on real gauge photos.
 
 Why: the zone choice has free weights (``gain_per_area``, ``numeric_text_bonus``,
 ``verify_top_k``); chosen on the same photos they are scored on, the recall flatters them. Every

@@ -33,19 +33,14 @@ import asyncio
 import hashlib
 import json
 import re
+import re._parser as sre_parse
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from re._constants import MAXREPEAT
 from typing import Any
-
-try:  # Python 3.11+
-    import re._parser as sre_parse  # type: ignore[import-not-found]
-    from re._constants import MAXREPEAT  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover
-    import sre_parse  # type: ignore[no-redef]
-    from sre_constants import MAXREPEAT  # type: ignore[no-redef]
 
 LOOPBACK = "127.0.0.1"
 MAX_BODY = 64 << 20  # a request body larger than this is refused (images are base64 in the body)
@@ -257,7 +252,9 @@ def prompt_blocks(messages: Any, image_tokens: int) -> Iterator[tuple[str, int]]
     for msg in messages if isinstance(messages, list) else []:
         h.update(f"<{msg.get('role', '')}>".encode() if isinstance(msg, Mapping) else b"<?>")
         content = msg.get("content") if isinstance(msg, Mapping) else ""
-        parts = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+        parts: list[Any] = (
+            content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+        )
         for part in parts:
             if not isinstance(part, Mapping):
                 continue
@@ -471,7 +468,7 @@ class FakeOpenAIServer:
     async def _route(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
         path = path.split("?", 1)[0].rstrip("/")
         if method == "GET" and path == "/v1/models":
-            card = {"id": self.model, "object": "model", "owned_by": "fake"}
+            card: dict[str, Any] = {"id": self.model, "object": "model", "owned_by": "fake"}
             if self.max_model_len is not None:
                 card["max_model_len"] = self.max_model_len
             return 200, {"object": "list", "data": [card]}

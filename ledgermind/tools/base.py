@@ -279,10 +279,14 @@ class Tool(ABC):
         names = self.input_names()
         return names is None or name in names
 
-    def _run(self, **inputs: Any) -> list[Observation] | tuple[list[Observation], dict[str, Any]]:
+    # ``*_: Any, **inputs: Any``: each tool declares its own named inputs (``input_names``); a
+    # type checker reads this signature as "any override", which is what a subclass gives.
+    def _run(self, *_: Any, **inputs: Any) -> list[Observation] | tuple[list[Observation], dict[str, Any]]:
         raise NotImplementedError
 
-    async def _arun(self, **inputs: Any) -> list[Observation] | tuple[list[Observation], dict[str, Any]]:
+    async def _arun(
+        self, *_: Any, **inputs: Any
+    ) -> list[Observation] | tuple[list[Observation], dict[str, Any]]:
         return await asyncio.to_thread(self._run, **inputs)
 
     async def ainvoke(self, **inputs: Any) -> ToolOutput:

@@ -1,5 +1,5 @@
 """Every conf/benchmark option names a registered loader and yields a valid LoaderConfig; the loader
-defaults have one home, ``_loader.yaml`` (issue 36 item 7)."""
+defaults have one home, ``_loader.yaml``."""
 
 from __future__ import annotations
 

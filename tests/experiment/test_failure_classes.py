@@ -1,4 +1,4 @@
-"""One failure classification at the item boundary (issue 37), driven through scripts/run.py as a user would.
+"""One failure classification at the item boundary, driven through scripts/run.py as a user would.
 
 A cache that cannot be written never fails a tool (the run works, one warning); a disk or engine
 that fails is an item error with its cause (exit 3) that the printed command retries; only a tool

@@ -1,4 +1,4 @@
-"""One bad file never stops a run (issue 37), driven through scripts/run.py as a user would:
+"""One bad file never stops a run, driven through scripts/run.py as a user would:
 a bad data row is that row's error, a damaged trajectory of a finished item is a note, SIGTERM
 stops like Ctrl-C, and a full disk is one line."""
 

@@ -1,4 +1,4 @@
-"""``limit`` with a seeded shuffle or a stratified draw (issue 35): not only the file's first N rows."""
+"""``limit`` with a seeded shuffle or a stratified draw: not only the file's first N rows."""
 
 from __future__ import annotations
 

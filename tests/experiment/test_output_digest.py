@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ledgermind.devtools import output_digest
+from ledgermind.runs.trajectories import trajectory_path
 
 
 def _run(root: Path, cached: bool, answer: str = "A") -> Path:
@@ -18,7 +19,7 @@ def _run(root: Path, cached: bool, answer: str = "A") -> Path:
         "latency_s": 0.3,
         "meta": {"cache": "shared"} if cached else {},
     }
-    (run / "trajectories" / "q1.json").write_text(
+    trajectory_path(run, "q1").write_text(
         json.dumps(
             {
                 "item_id": "q1",

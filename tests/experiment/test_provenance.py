@@ -211,7 +211,7 @@ def test_model_revision_image_budget_and_decoding_follow_the_config() -> None:
 def test_the_simulated_backbone_revision_is_its_code_and_its_rates(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue #33: tables made before and after a simulator change (code or any rate) never pool;
+    """Tables made before and after a simulator change (code or any rate) never pool;
     replicate seeds and caches do not split the protocol."""
     src = tmp_path / "pkg" / "sim"
     src.mkdir(parents=True)

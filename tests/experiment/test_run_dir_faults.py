@@ -1,4 +1,4 @@
-"""A run directory that cannot lie (issue 24): each fault class driven through the scripts as a user would.
+"""A run directory that cannot lie: each fault class driven through the scripts as a user would.
 
 1. resume checks what it resumes (identity, lock, resume command, torn line, Ctrl-C);
 2. failures are item errors whatever raised them (bad rows, damaged cache, unencodable text);

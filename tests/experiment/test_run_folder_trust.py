@@ -1,4 +1,4 @@
-"""A run folder that cannot lie, part 2 (issue 37): driven through the scripts as a user would.
+"""A run folder that cannot lie, part 2: driven through the scripts as a user would.
 
 The record is written by its holder only (claimed before anything is written; every sweep job its
 own directory); resume trusts only what the holder wrote; a foreign folder is inert data for

@@ -14,7 +14,7 @@ from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.runs.files import TRAJECTORY_DIR, RunFileError
 from ledgermind.runs.reader import RunDir, find_runs
 from ledgermind.runs.results import ItemResult
-from ledgermind.runs.trajectories import legacy_filename, trajectory_path
+from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.simulator.sanity import losses, variant_summary
 
 
@@ -56,17 +56,14 @@ def test_torn_last_line_is_tolerated_but_a_bad_middle_line_is_named(tmp_path: Pa
     assert [r.value["a"] for r in read_jsonl(bad, bad=BadLine.SKIP)] == [1, 2]
 
 
-def test_trajectory_by_hashed_name_and_by_an_older_runs_unhashed_name(tmp_path: Path) -> None:
+def test_a_trajectory_is_found_by_its_hashed_name_only(tmp_path: Path) -> None:
     run = RunDir(_run(tmp_path, [_row("q/1", 1.0), _row("q 2", 1.0)]))
     new = trajectory_path(run.path, "q/1")
     new.parent.mkdir(parents=True)
     new.write_text(json.dumps({"item_id": "q/1", "raw_answer": "new"}))
-    old = run.path / TRAJECTORY_DIR / f"{legacy_filename('q 2')}.json"
-    old.write_text(json.dumps({"item_id": "q 2", "raw_answer": "old"}))
     assert run.trajectory("q/1")["raw_answer"] == "new"
-    assert run.trajectory("q 2")["raw_answer"] == "old"
-    (run.path / TRAJECTORY_DIR / f"{legacy_filename('q_2')}.json").write_text(json.dumps({"item_id": "q 2"}))
-    assert run.trajectory("q_2") is None  # an unhashed file of another id is never borrowed
+    (run.path / TRAJECTORY_DIR / "q_2.json").write_text(json.dumps({"item_id": "q 2"}))
+    assert run.trajectory("q 2") is None and run.trajectory("q_2") is None  # an unhashed name is no record
 
 
 def test_a_broken_json_file_is_a_one_line_error_and_runs_are_found_below(tmp_path: Path) -> None:

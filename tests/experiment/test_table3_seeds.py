@@ -146,7 +146,7 @@ def test_html_report_table3_has_the_intervals_and_names_each_seed(sweep: Path) -
 
 
 def test_an_edited_dataset_with_the_same_ids_is_another_item_set_and_is_not_pooled(tmp_path: Path) -> None:
-    """Issue #36 item 8: the identity hashes item content (question, options, gold, image bytes), not
+    """The identity hashes item content (question, options, gold, image bytes), not
     ids; a run over an edited copy of the data (one option changed) is refused by Table 3."""
     items = fake_items(4)
     edited = [items[0], replace(items[1], options=["right", "wrong", "also wrong", "changed"]), *items[2:]]

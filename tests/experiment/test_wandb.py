@@ -123,7 +123,7 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
         and rows["q2"]["thumbnail"] is None
     )
 
-    # Table 3 is logged to W&B when asked (auto never follows a run folder's logger node: issue 37)
+    # Table 3 is logged to W&B when asked (auto never follows a run folder's logger node: the folder is data)
     t3 = run_script("table3.py", str(sweep), "--logger", "offline")
     assert t3.returncode == 0, t3.stderr
     t3_table = _table_json(sweep, "table3")

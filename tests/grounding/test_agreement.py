@@ -1,4 +1,4 @@
-"""Agreement with human annotations (issue 11): the library, the study run, and a CI slice of dev."""
+"""Agreement with human annotations: the library, the study run, and a CI slice of dev."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
 from ledgermind.studies.agreement import AnnotatedPair, Check, Confusion, evaluate, load_pairs
 from ledgermind.studies.grounding_eval import agreement_study, study_pairs
 
-# issue 11's dev targets, except entity: the shipped ECC forms are the cross-validated choice
-# (issue 27), which gives up the one dev row only the place guard fixed: 61/68 = 0.897 on dev.
+# the study's dev targets, except entity: the shipped ECC forms are the cross-validated choice,
+# which gives up the one dev row only the place guard fixed: 61/68 = 0.897 on dev.
 # A regression floor there, not a target: docs/grounding.md has the held-out figures.
 TARGETS = {"exact_number": 0.97, "entity": 0.89, "bound": 0.80}
 

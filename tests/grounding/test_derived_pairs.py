@@ -1,4 +1,4 @@
-"""Entity verdicts derived from the numeric rows' annotations, and the shipped forms (issue 27)."""
+"""Entity verdicts derived from the numeric rows' annotations, and the shipped forms."""
 
 from __future__ import annotations
 

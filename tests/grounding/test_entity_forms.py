@@ -1,4 +1,4 @@
-"""ECC on other forms of the same name (issue 11): "&", demonyms, adjectives, short forms, acronyms."""
+"""ECC on other forms of the same name: "&", demonyms, adjectives, short forms, acronyms."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Claim text normalisation before NER/ECC/NCC (issue 25): markup is never an entity."""
+"""Claim text normalisation before NER/ECC/NCC: markup is never an entity."""
 
 from __future__ import annotations
 

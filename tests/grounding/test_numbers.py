@@ -60,7 +60,7 @@ CASES = [
     ("3 apples and 2000 people", [("3", K.COUNT, 3, None), ("2000", K.COUNT, 2000, None)]),
     ("10-20 items", [("10", K.PLAIN, 10, None), ("20", K.COUNT, 20, None)]),
     ("x = 3.5 or .5", [("3.5", K.PLAIN, 3.5, None), (".5", K.PLAIN, 0.5, None)]),
-    # issue 11: ranges and short forms, two-digit years, decades as spans, pronoun "one"
+    # ranges and short forms, two-digit years, decades as spans, pronoun "one"
     ("the 2018–19 season", [("2018", K.YEAR, 2018, None), ("19", K.YEAR, 2019, None)]),
     ("the 1998/99 season", [("1998", K.YEAR, 1998, None), ("99", K.YEAR, 1999, None)]),
     ("2018-2019 year", [("2018", K.YEAR, 2018, None), ("2019", K.YEAR, 2019, None)]),

@@ -1,4 +1,4 @@
-"""Relation-aware NCC (issue 11): numbers stated with >, ≥, <, ≤, ≈, before/after, between."""
+"""Relation-aware NCC: numbers stated with >, ≥, <, ≤, ≈, before/after, between."""
 
 from __future__ import annotations
 

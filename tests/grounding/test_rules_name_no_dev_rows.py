@@ -1,4 +1,4 @@
-"""No entity rule may mention a dev row's specific strings (issue 27).
+"""No entity rule may mention a dev row's specific strings.
 
 Rules fitted to the rows they are scored on do not generalise (the entity check lost 12 points
 on a kept-back half). This test collects the names and long numbers of the grounding dev set

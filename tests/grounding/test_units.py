@@ -1,4 +1,4 @@
-"""NCC's units come from pint's registry (issue 27): the generated table, spellings, conversion."""
+"""NCC's units come from pint's registry: the generated table, spellings, conversion."""
 
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from ledgermind.metrics.plan import (
     smallest_detectable_delta,
 )
 from ledgermind.metrics.stats import mcnemar_exact
+from ledgermind.runs.trajectories import trajectory_path
 
 
 @pytest.mark.parametrize(
@@ -122,7 +123,7 @@ def test_plan_reads_a_real_pilot_folder(tmp_path, capsys):
         json.dumps({"identity": {"variant": "full", "seed": 0}, "wall_time_total_s": 2.0})
     )
     (run / "results.jsonl").write_text(json.dumps({"id": "q1", "score": 1.0, "error": None}) + "\n")
-    (run / "trajectories" / "q1.json").write_text(
+    trajectory_path(run, "q1").write_text(
         json.dumps({"item_id": "q1", "model_calls": [_call("k1"), _call("k1")]})
     )
     assert main([str(tmp_path), "--items", "10", "--json"]) == 0
@@ -163,7 +164,7 @@ def _pilot_dir(root, limit_order, limit=1):
         json.dumps({"identity": {"variant": "full", "seed": 0}, "wall_time_total_s": 2.0})
     )
     (run / "results.jsonl").write_text(json.dumps({"id": "q1", "score": 1.0, "error": None}) + "\n")
-    (run / "trajectories" / "q1.json").write_text(json.dumps({"item_id": "q1", "model_calls": [_call("k1")]}))
+    trajectory_path(run, "q1").write_text(json.dumps({"item_id": "q1", "model_calls": [_call("k1")]}))
     return root
 
 

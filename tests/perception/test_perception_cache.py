@@ -150,7 +150,7 @@ def test_corrupt_entry_is_a_miss_and_is_rewritten(image_file, tmp_path):
 
 
 def test_a_cache_that_cannot_be_written_skips_the_write_and_warns_once(tmp_path, capsys) -> None:
-    """Issue 37: a read-only or full cache directory never fails the tool; the first refusal is one line."""
+    """A read-only or full cache directory never fails the tool; the first refusal is one line."""
     from ledgermind.tools.base import Observation
     from perception.cache import PerceptionCache
 

@@ -349,7 +349,7 @@ def test_item_page_highlights_the_predicted_option_and_expands_each_prompt(
     assert prompt.is_displayed() and first_text.strip().splitlines()[0] in prompt.text
 
 
-# ----------------------------------------------------------------------------- issue 35: a report that says what and why
+# ----------------------------------------------------------------------------- a report that says what and why
 BANNER_JS = """const b = document.getElementById('test-instrument-banner');
 return b ? [b.getBoundingClientRect().top, getComputedStyle(b).display, b.innerText, document.title,
             document.querySelector('h1') ? document.querySelector('h1').innerText : ''] : null;"""

@@ -181,7 +181,7 @@ def test_report_tolerates_old_and_partial_runs(tmp_path: Path) -> None:
     (run / "trajectories").mkdir(parents=True)
     rows = [_result(id="a").to_dict(), _result(id="b", score=0.0, path=None, error="server down").to_dict()]
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (run / "trajectories" / "a.json").write_text(
+    trajectory_path(run, "a").write_text(
         json.dumps(
             {
                 "item_id": "a",

@@ -1,4 +1,4 @@
-"""The run page's "why" panel, unambiguous ids, the chart legend, the metric glossary (issue 35)."""
+"""The run page's "why" panel, unambiguous ids, the chart legend, the metric glossary."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 output formats and field labels) gives the simulator the same task and the same reply.
 
 Why: the old simulator recognised tasks by template phrases, so changing "Decide" to "Choose" in
-one template made the model return only OCR lines (issue #33). With ``rephrase_sensitivity`` 0 a
+one template made the model return only OCR lines. With ``rephrase_sensitivity`` 0 a
 paraphrase is the same request to the simulated model; with it above 0 a paraphrase re-draws the
 reply with that probability, and only then.
 """

@@ -57,7 +57,7 @@ def test_without_ecc_the_phantom_is_not_caught(make_backend, key_items, ner):
     "flags", [AblationFlags(use_ledger=False), AblationFlags(baseline=True)], ids=["no_ledger", "baseline"]
 )
 def test_a_verdict_no_mechanism_acts_on_is_no_flag(make_backend, key_items, ner, flags):
-    """Issue #33: the baselines' and no_ledger's decision is grounded post hoc for the audit (ECC on,
+    """The baselines' and no_ledger's decision is grounded post hoc for the audit (ECC on,
     nothing acts on it). Its verdict says ``audit_only`` and the census counts no flag, although the
     same phantoms are injected and ECC does fail on them."""
     traj = run(make_backend, key_items, ner, flags, phantom_rate=1.0)

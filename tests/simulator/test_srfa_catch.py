@@ -1,4 +1,4 @@
-"""The S-RFA ledger-mode audit measured against the simulator's injected faults (issue 16).
+"""The S-RFA ledger-mode audit measured against the simulator's injected faults.
 
 Unit tests pin the matching rules on hand-made records; the end-to-end test runs the real agent
 with the simulated backbone on real MMMU-Pro items (every reasoning reply injects a phantom),

@@ -1,4 +1,4 @@
-"""The simulator's vision disk cache (issue 37): written once through unique temporary names, never
+"""The simulator's vision disk cache: written once through unique temporary names, never
 rewritten on a hit, a damaged entry is a miss, and a cache directory that cannot be written costs
 one warning, never a failed call."""
 

@@ -1,4 +1,4 @@
-"""AUROC / bootstrap / hand-label agreement of the audit diagnostics (issue 25)."""
+"""AUROC / bootstrap / hand-label agreement of the audit diagnostics."""
 
 from __future__ import annotations
 

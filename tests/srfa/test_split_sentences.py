@@ -31,7 +31,7 @@ def test_single_capital_ends_a_sentence_only_after_a_lower_case_word(text: str, 
 
 def test_packed_sentences_stay_apart_for_ner() -> None:
     """A trace of more than nine sentences is packed; the packed claim must not let NER join a
-    point label with the next sentence ("B. Therefore", issue 25)."""
+    point label with the next sentence ("B. Therefore")."""
     from ledgermind.grounding.ecc import claim_entities
     from ledgermind.grounding.normalize import claim_view, is_markup
     from ledgermind.srfa.split import split_trace

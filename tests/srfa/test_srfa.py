@@ -14,6 +14,7 @@ from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.claims import Claim, ClaimType, Stage
 from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
+from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.srfa.compare import compare, format_table, radar_figure, radar_png
 from ledgermind.srfa.judge import JUDGE_SYSTEM, Judge, prompt_hash
 from ledgermind.srfa.protocol import AtomicClaim, SrfaMode, SrfaRecord, cohen_kappa, srfa_metrics
@@ -65,7 +66,7 @@ def _write_run(run_dir: Path, rows: list[dict], trajs: dict[str, Trajectory]) ->
     (run_dir / "trajectories").mkdir(parents=True)
     (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     for item_id, t in trajs.items():
-        (run_dir / "trajectories" / f"{item_id}.json").write_text(json.dumps(t.to_dict()))
+        trajectory_path(run_dir, item_id).write_text(json.dumps(t.to_dict()))
     return run_dir
 
 
@@ -253,7 +254,7 @@ def test_evidence_is_computed_on_demand_with_the_real_ocr_when_a_trace_has_no_le
     [audit] = _audits(run)
     assert audit["claims"][0]["label"] == "grounded"  # "TRANQUILITY" was read by the real OCR
     t.transcript = [{"role": "model", "text": "The sign says SERENITY.\nAnswer: A"}]
-    (run / "trajectories" / "q1.json").write_text(json.dumps(t.to_dict()))
+    trajectory_path(run, "q1").write_text(json.dumps(t.to_dict()))
     (run / "srfa.jsonl").unlink()
     asyncio.run(
         srfa_run(load_run(run), SrfaSettings(), cascade=cascade, items={"q1": _item(path)}, evidence=source)
@@ -311,13 +312,33 @@ def test_judge_garbage_is_a_per_item_error_and_a_rerun_retries_it(tmp_path, imag
     assert err["error"].startswith("judge reply has no JSON") and err["claims"] == []
     # the judge recovers: rerunning redoes q2 only
     trajs["q2"].transcript[1]["text"] = "The plaque reads Apollo 11.\nAnswer: A"
-    (run / "trajectories" / "q2.json").write_text(json.dumps(trajs["q2"].to_dict()))
+    trajectory_path(run, "q2").write_text(json.dumps(trajs["q2"].to_dict()))
     n_before = len(backend.requests)
     m2 = asyncio.run(
         srfa_run(load_run(run), SrfaSettings(SrfaMode.JUDGE), cascade=None, items=items, judge=Judge(backend))
     )
     assert (
         len(backend.requests) == n_before + 1 and m2["judge"]["audit_errors"] == 0 and m2["judge"]["n"] == 2
+    )
+
+
+def test_srfa_check_reads_the_audit_and_refuses_a_missing_or_damaged_one(
+    tmp_path, image, cascade, capsys
+) -> None:
+    from ledgermind.cli.srfa_check import main as srfa_check_main
+
+    traj = _baseline_traj("q1", "The plaque reads Apollo 11 plaque.\nAnswer: A", ["Apollo 11 plaque"])
+    run = _write_run(tmp_path / "run", [_row("q1", "A", 1.0)], {"q1": traj})
+    assert srfa_check_main([str(run)]) == 2
+    assert capsys.readouterr().err.startswith("error: no srfa.jsonl in")
+    _audit(tmp_path, [], {}, {"q1": _item(image)}, cascade)
+    assert srfa_check_main([str(run)]) == 0
+    assert json.loads(capsys.readouterr().out)["correctness"]["n"] == 1
+    (run / "srfa_metrics.json").write_text("{torn")
+    assert srfa_check_main([str(run)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.endswith(
+        "srfa_metrics.json: not valid JSON (Expecting property name enclosed in double quotes)"
     )
 
 

@@ -13,6 +13,7 @@ from PIL import Image
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig
 from ledgermind.grounding.option_text_filter import without_options
+from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.srfa.protocol import AtomicClaim, label_ledger_mode
 from ledgermind.srfa.run import SrfaSettings, load_run, srfa_run
 from ledgermind.trajectory import PathKind, Trajectory
@@ -175,7 +176,7 @@ def test_the_audit_records_the_image_the_model_was_sent(tmp_path: Path, cascade)
         )
         + "\n"
     )
-    (run / "trajectories" / "v1.json").write_text(json.dumps(traj.to_dict()))
+    trajectory_path(run, "v1").write_text(json.dumps(traj.to_dict()))
     metrics = asyncio.run(
         srfa_run(load_run(run), SrfaSettings(progress=False), cascade=cascade, items={"v1": item})
     )

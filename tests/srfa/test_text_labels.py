@@ -1,4 +1,4 @@
-"""The text-only audit's three labels (issue 35): what OCR and the question can decide, and axes computed
+"""The text-only audit's three labels: what OCR and the question can decide, and axes computed
 over the claims it can check, under names that are not the runtime's."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ledgermind.studies.kfold: stratified folds and the choose-on-K−1, score-on-held-out loop (issue 27)."""
+"""ledgermind.studies.kfold: stratified folds and the choose-on-K−1, score-on-held-out loop."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Entity matching from maintained resources and its cross-validation (issue 27)."""
+"""Entity matching from maintained resources and its cross-validation."""
 
 from __future__ import annotations
 
