@@ -141,17 +141,15 @@ def test_lower_layers_default_to_the_pipeline_config() -> None:
     from ledgermind.ledger import Ledger
     from ledgermind.metrics.faithfulness import summarize
     from ledgermind.pipeline.config import PipelineConfig
-    from ledgermind.repair.operators import RepairContext
-    from ledgermind.repair.policy import Budget, RepairEngine
+    from ledgermind.repair.policy import Budget, View
+    from ledgermind.repair.reinvocation import Perturbation
     from ledgermind.repair.verifier import Verifier
     from ledgermind.scoring.numeric import NumericTolerance
 
     cfg = PipelineConfig()
-    ctx = RepairContext(ledger=Ledger(), tools={})
-    engine = RepairEngine(ctx, Budget(cfg.repair_budget))
-    assert engine.t5_ending.value == cfg.t5_ending and engine.m0 == cfg.per_trigger_budget
-    assert engine.sigma_floor == cfg.sigma_floor and engine.costs == dict(cfg.repair_costs)
-    assert ctx.jitter_px == cfg.retry_jitter_px
+    view = View(Ledger(), {}, {}, Budget(cfg.repair_budget))
+    assert view.t5_ending.value == cfg.t5_ending and view.m0 == cfg.per_trigger_budget
+    assert Perturbation().jitter_px == cfg.retry_jitter_px
     verifier = Verifier(Ledger(), lambda c: None)
     assert (verifier.beta, verifier.sigma_floor, verifier.conflict_iou) == (
         cfg.grounding.beta,
