@@ -1,8 +1,8 @@
 """One home per paper constant (issue 36): ``ledgermind/paper.py``.
 
 Why a test: a literal copy of a paper value in a default (``beta: float = 0.15``,
-``.get("gamma", 0.5)``, ``DELTA_READ = 0.15``) is a second home that drifts — ``RepairEngine``'s
-T5 ending once said ``abstain`` while the pipeline said ``keep``. The test parses every module of
+``.get("gamma", 0.5)``, ``DELTA_READ = 0.15``) is a second home that drifts — the repair
+policy's T5 ending could say ``abstain`` while the pipeline says ``keep``. The test parses every module of
 the package and fails when a parameter, a dataclass field, a module constant or a ``.get(KEY,
 default)`` named after a paper value gets a literal instead of the name from ``ledgermind.paper``.
 """

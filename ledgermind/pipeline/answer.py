@@ -127,9 +127,9 @@ async def register_decision(
     dc = ctx.ledger.add_claim(
         Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites)
     )
-    ctx.evidence.ground(dc, audit_only=not ctx.repairs_enabled)  # without repairs nothing acts on it
+    ctx.evidence.ground(dc, audit_only=not ctx.executor.ledger_repairs)  # without repairs nothing acts on it
     acquired = False
-    hits = ctx.verifier.protocol([dc]) if ctx.repairs_enabled else []  # App. E.1 steps (1)–(4)
+    hits = ctx.verifier.protocol([dc]) if ctx.executor.ledger_repairs else []  # App. E.1 steps (1)–(4)
     for hit in hits:
         if hit.trigger in {Trigger.T5, Trigger.T6} and not dc.active:
             continue

@@ -47,9 +47,8 @@ class ItemContext:
         self.ledger: Ledger = self.traj.ledger
         self.budget = Budget(cfg.repair_budget)
         # no_ledger (DESIGN.md §4): same path and tools, a free-form transcript instead of the
-        # ledger — no citation validation, no grounding, no ledger repairs.
+        # ledger — no citation validation, no grounding, no ledger repairs (``executor``).
         self.free_form = not flags.use_ledger
-        self.repairs_enabled = flags.use_ledger and not flags.baseline
         self.model = ModelIO(backend, cfg, self.traj)
         self.structured = self.model.structured
         call = self.model.call

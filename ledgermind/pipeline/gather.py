@@ -54,7 +54,7 @@ async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Eviden
         await crop_and_read(ctx, ev, read=QuestionType.READ in types)
     if QuestionType.KNOWLEDGE in types:  # lines 15–21
         ev.retrieval = await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in types)
-    if ctx.repairs_enabled:
+    if ctx.executor.ledger_repairs:
         for hit in ctx.verifier.conflict_scan():  # conflicts among the evidence just gathered (T3)
             await ctx.executor.repair(hit)
     return ev
