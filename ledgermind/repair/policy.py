@@ -247,12 +247,15 @@ def _retry(call: str) -> Action:
 
 def _switch(call: str, view: View) -> Action:
     origin = view.ledger.tool_output(call)
-    kind, name = (origin.kind, origin.tool) if origin is not None else (None, call)
-    for alt_kind in view.compat.get(kind, ()) if kind is not None else ():
+    if origin is None:
+        return Action(OperatorName.SWITCH, (call,), note=f"no compatible alternative for {call}")
+    for alt_kind in view.compat.get(origin.kind, ()):
         for alt, alt_tool_kind in view.tools.items():
-            if alt_tool_kind is alt_kind and alt != name:
-                return Action(OperatorName.SWITCH, (call,), tool=alt, origin=call, note=f"{name} → {alt}")
-    return Action(OperatorName.SWITCH, (call,), note=f"no compatible alternative for {name}")
+            if alt_tool_kind is alt_kind and alt != origin.tool:
+                return Action(
+                    OperatorName.SWITCH, (call,), tool=alt, origin=call, note=f"{origin.tool} → {alt}"
+                )
+    return Action(OperatorName.SWITCH, (call,), note=f"no compatible alternative for {origin.tool}")
 
 
 def _t2(hit: TriggerHit, view: View, _: AcquireSpec | None) -> list[Action]:
@@ -282,7 +285,7 @@ def _unrepaired(hit: TriggerHit, ledger: Ledger) -> TriggerHit:
         for eid in hit.targets
         if ledger.get(eid).superseded_by is None and ledger.get(eid).omega is not Omega.DROPPED
     )
-    return hit if left == tuple(hit.targets) else replace(hit, targets=left)
+    return replace(hit, targets=left)
 
 
 def has_decision_dependent(ledger: Ledger, entry: EvidenceEntry) -> bool:
@@ -290,7 +293,7 @@ def has_decision_dependent(ledger: Ledger, entry: EvidenceEntry) -> bool:
     todo, seen = list(entry.dependents), set()
     while todo:  # a DC may depend on e through the SC claims it cites
         cid = todo.pop()
-        if cid in seen or cid not in claims:
+        if cid in seen:
             continue
         seen.add(cid)
         if claims[cid].ctype is ClaimType.DC:

@@ -4,6 +4,7 @@ M (Alg. 1) and Proposition 1 for REFRESH. Expected values computed by hand from 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -362,8 +363,10 @@ def test_eq25_t4_retries_the_call_behind_the_entry_and_switches_if_refused() -> 
         "s",
         False,
     )
+    assert retry.fallback.check is Check.CONFIDENT  # GroundedAfter of the SWITCH: as of the RETRY
     call_hit = TriggerHit(Trigger.T4, ("ocr#9",))  # a call whose every reading was discarded
     assert plan(call_hit, view)[0].origin == "ocr#9"
+    assert plan(call_hit, view)[0].fallback.note == "no compatible alternative for ocr#9"  # not recorded
 
 
 def test_eq25_t5_acquire_event_and_its_ending_notes(item_ctx) -> None:
@@ -412,6 +415,58 @@ def test_eq25_t6_acquire_carries_the_warning_and_spends_m() -> None:
     assert logged.operator is None and logged.warn and logged.charge
     [free] = plan(hit, View(Ledger(), {}, {}, Budget(1), typed=False), spec)
     assert free == Action(OperatorName.FREEFORM_REFLECTION, ("SC-1",))
+
+
+def test_eq25_exhausted_m0_logs_without_charging_and_ends_t5() -> None:
+    led = Ledger()
+    t5 = TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.00 < 0.15")
+    spec = AcquireSpec("s", {"query": "q"})
+    exhausted = View(led, {}, {Trigger.T5: 2}, Budget(2), t5_ending=T5Ending.ABSTAIN)
+    assert plan(t5, exhausted, spec) == [
+        Action(
+            OperatorName.ABSTAIN,
+            ("DC-1",),
+            note="per-trigger budget M0 exhausted",
+            check=Check.NEVER,
+            charge=False,
+        )
+    ]
+    m_spent = View(led, {}, {}, Budget(0), t5_ending=T5Ending.ABSTAIN)
+    assert plan(t5, m_spent, spec)[0].charge and plan(t5, m_spent, spec)[0].check is Check.NEVER
+    t6 = TriggerHit(Trigger.T6, ("SC-1",), "ECC failed")
+    free = View(led, {}, {Trigger.T6: 1}, Budget(2), m0=1, typed=False)
+    assert plan(t6, free) == [Action(None, ("SC-1",), note="budget exhausted", charge=False)]
+    assert plan(t6, replace(free, used={Trigger.T5: 1})) == [
+        Action(OperatorName.FREEFORM_REFLECTION, ("SC-1",))
+    ]
+
+
+def test_eq25_t2_refresh_needs_a_decision_reached_through_any_citation_chain() -> None:
+    """A decision may depend on e through any chain of SC claims, cycles included."""
+    from ledgermind.repair.policy import has_decision_dependent
+
+    led = Ledger()
+
+    def claim(cid: str, *cites: str) -> None:
+        led.add_claim(
+            Claim(cid, ClaimType.DC if cid.startswith("DC") else ClaimType.SC, "a", Stage.J, list(cites))
+        )
+
+    [f] = led.record(EchoOCR().invoke(image=TextImage(["f"])))
+    claim("SC-A", f.id)
+    claim("SC-X", "SC-A")
+    claim("SC-Y", "SC-A", "SC-Z")
+    claim("SC-Z", "SC-Y")  # a cycle: Y is reached twice before X
+    assert not has_decision_dependent(led, f)  # and it ends
+    claim("DC-1", "SC-X")
+    assert has_decision_dependent(led, f)  # X's chain is searched after the cycle, and not lost
+    [g] = led.record(EchoOCR().invoke(image=TextImage(["g"])))
+    claim("SC-B", g.id)
+    claim("SC-C", "SC-B")
+    claim("SC-D", "SC-B")
+    claim("SC-E", "SC-D")  # searched first; C's chain must stay on the list
+    claim("DC-2", "SC-C")
+    assert has_decision_dependent(led, g)
 
 
 def test_eq26_unknown_layer_costs_lambda_one() -> None:
