@@ -234,7 +234,7 @@ def _t1(hit: TriggerHit, view: View, _: AcquireSpec | None) -> list[Action]:
     """RETRY, and while it fails (or would repeat the failed request: not sent), SWITCH to a
     compatible tool and call it — one action per unit of M0 left."""
     call = hit.targets[0]
-    actions = []
+    actions: list[Action] = []
     for k in range(view.spent(hit.trigger) + 1, view.m0 + 1):
         act = _retry(call) if k == 1 else _switch(call, view)
         actions.append(replace(act, check=Check.TOOL_OK, after_failure=bool(actions)))
@@ -261,7 +261,7 @@ def _switch(call: str, view: View) -> Action:
 def _t2(hit: TriggerHit, view: View, _: AcquireSpec | None) -> list[Action]:
     """REFRESH an expired entry a decision depends on (DROP if the refresh would repeat its
     request), DROP any other; one per unit of M0 left."""
-    actions = []
+    actions: list[Action] = []
     for i, eid in enumerate(hit.targets):
         if view.spent(hit.trigger) + i >= view.m0:
             actions.append(_logged(hit, "per-trigger budget M0 exhausted"))
