@@ -2,9 +2,9 @@
 
 Why a module at the foundation: the config dataclasses (``pipeline.config.PipelineConfig``,
 ``grounding.cascade.GroundingConfig``) are where a run reads every constant, but the mechanisms
-below them (the verifier, the repair policy Π and its re-invocations, the triggers, NCC, the numeric
+below them (the verifier, the repair engine and its operators, the triggers, NCC, the numeric
 scorer, the trajectory metrics) also need a default for direct use, and a literal there would be
-a second home that can drift (a repair default of the T5 ending could disagree with the pipeline's).
+a second home that can drift (``RepairEngine``'s T5 ending once disagreed with the pipeline's).
 So each value is written here once, the config dataclasses default from it, and the lower layers
 default from it too. ``tests/test_paper_constants.py`` fails on a literal copy elsewhere.
 
