@@ -45,6 +45,14 @@ class OperatorName(str, Enum):
     ABSTAIN = "ABSTAIN"
     FREEFORM_REFLECTION = "FREEFORM_REFLECTION"
 
+    @property
+    def short(self) -> str:
+        """Its column label in census tables (the name itself unless abbreviated below)."""
+        return _SHORT_OPERATOR.get(self.value, self.value)
+
+
+_SHORT_OPERATOR = {"REFRESH": "REFR", "ACQUIRE": "ACQ", "STOP_AND_ANSWER": "S&A", "ABSTAIN": "ABST"}
+
 
 class MarkKind(str, Enum):
     """Mechanisms that leave no model call, tool call or claim of their own (typed, for the census)."""

@@ -10,6 +10,7 @@ without text gives an empty observation list, which T1 also sees.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ledgermind.errors import ConfigError
@@ -131,7 +132,8 @@ class CropZoomTool(Tool):
 
     Inputs: ``image``; either ``question`` (zone selection from proposals) or ``bbox`` (explicit
     region in original coordinates), plus optional ``perturb_seed`` to apply RETRY's ±[15, 40] px
-    perturbation to ``bbox``. One observation: text = crop metadata, bbox = crop region,
+    perturbation to ``bbox`` and ``zoom`` (default: the configured z, App. A's 2.5) for a repair that
+    re-reads a region closer. One observation: text = crop metadata, bbox = crop region,
     meta = zone/scale/zone scores/read-check gains; ``artifacts["image"]`` is the zoomed PIL crop
     (the pixels to show a model) and ``artifacts["crop"]`` the ``CropResult``.
 
@@ -167,41 +169,46 @@ class CropZoomTool(Tool):
         question: str | None = None,
         bbox: Any = None,
         perturb_seed: int | str | None = None,
+        zoom: float | None = None,
     ) -> tuple[list[Observation], dict[str, Any]]:
         if bbox is None and not (question and question.strip()):
             raise ValueError("crop_zoom needs a question (for zone selection) or an explicit bbox")
+        config = self.config if zoom is None else replace(self.config, zoom=zoom)
         loaded = load_image(image, self.image_policy)
         if bbox is not None:
             box = _inside(as_bbox(bbox), loaded, "bbox")
             if perturb_seed is not None:
-                box = perturb_bbox(box, loaded.original_size, perturb_seed, self.config)
-            crop = crop_zoom(loaded.image, loaded.to_loaded(box), self.config)
+                box = perturb_bbox(box, loaded.original_size, perturb_seed, config)
+            crop = crop_zoom(loaded.image, loaded.to_loaded(box), config)
         else:
-            crop = self.select(loaded, question)
+            crop = self.select(loaded, question, config)
         region = loaded.to_original(crop.region)
         scale = crop.image.width / region.width  # zoomed px per original px
         meta: dict[str, Any] = {
             "zone": crop.zone,
             "scale": scale,
             "zone_scores": list(crop.zone_scores),
-            "zoom": self.config.zoom,
+            "zoom": config.zoom,
         }
         if crop.zone_gains:
             meta["zone_gains"] = [list(zg) for zg in crop.zone_gains]
         obs = Observation(text=format_metadata(crop.zone, region, scale), bbox=region, meta=meta)
         return [obs], {"image": crop.image, "crop": crop}
 
-    def select(self, loaded: LoadedImage, question: str | None) -> CropResult:
+    def select(
+        self, loaded: LoadedImage, question: str | None, config: CropConfig | None = None
+    ) -> CropResult:
         """Alg. 1 lines 6–7 on a loaded image: r* and its zoomed crop (loaded-image coordinates).
 
         With an engine, the read check reads zooms with ``engine.recognize`` (legible lines: what
         the OCR tool would report) against the full image's legible lines.
         """
+        config = config or self.config
         proposals = self.proposals(loaded, question)
         if self.engine is None:
-            return select_zone_crop(loaded.image, question, proposals, self.config)
+            return select_zone_crop(loaded.image, question, proposals, config)
         known = [ln.text for ln in self.engine.recognize(loaded.image)]
-        return select_zone_crop(loaded.image, question, proposals, self.config, self.engine.recognize, known)
+        return select_zone_crop(loaded.image, question, proposals, config, self.engine.recognize, known)
 
     def proposals(self, loaded: LoadedImage, question: str | None) -> list[Proposal]:
         """Proposals in loaded-image coordinates (zone scoring happens on the loaded image)."""

@@ -14,7 +14,7 @@ import pytest
 from ledgermind.cli import ls
 from ledgermind.cli.commands import main as ledgermind
 from ledgermind.confutil import CONF_DIR
-from ledgermind.repair.operators import OPERATORS
+from ledgermind.repair.policy import OPERATORS
 from ledgermind.runs.results import ItemResult
 
 GROUP_OF = {"benchmarks": "benchmark", "ablations": "ablation", "backends": "backend", "models": "model"}
@@ -44,10 +44,11 @@ def test_benchmarks_name_their_loader_and_backends_their_class(capsys) -> None:
     assert "[ledgermind.backends.vllm_server.VLLMServerBackend]" in capsys.readouterr().out
 
 
-def test_operators_come_from_the_registry(capsys) -> None:
+def test_operators_come_from_the_operator_table(capsys) -> None:
     assert ledgermind(["ls", "components", "operators"]) == 0
     out = capsys.readouterr().out
-    assert _listed(out) == list(OPERATORS) and "[EVIDENCE] DROP(e)" in out
+    typed = [name.value for name, op in OPERATORS.items() if op.layer is not None]
+    assert _listed(out) == typed and "[EVIDENCE] DROP(e)" in out and "FREEFORM" not in out
 
 
 def test_a_new_option_shows_up_without_an_edit(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """One home per paper constant: ``ledgermind/paper.py``.
 
 Why a test: a literal copy of a paper value in a default (``beta: float = 0.15``,
-``.get("gamma", 0.5)``, ``DELTA_READ = 0.15``) is a second home that drifts — ``RepairEngine``'s
-T5 ending once said ``abstain`` while the pipeline said ``keep``. The test parses every module of
+``.get("gamma", 0.5)``, ``DELTA_READ = 0.15``) is a second home that drifts — the repair
+policy's T5 ending could say ``abstain`` while the pipeline says ``keep``. The test parses every module of
 the package and fails when a parameter, a dataclass field, a module constant or a ``.get(KEY,
 default)`` named after a paper value gets a literal instead of the name from ``ledgermind.paper``.
 """
@@ -141,17 +141,15 @@ def test_lower_layers_default_to_the_pipeline_config() -> None:
     from ledgermind.ledger import Ledger
     from ledgermind.metrics.faithfulness import summarize
     from ledgermind.pipeline.config import PipelineConfig
-    from ledgermind.repair.operators import RepairContext
-    from ledgermind.repair.policy import Budget, RepairEngine
+    from ledgermind.repair.policy import Budget, View
+    from ledgermind.repair.reinvocation import Perturbation
     from ledgermind.repair.verifier import Verifier
     from ledgermind.scoring.numeric import NumericTolerance
 
     cfg = PipelineConfig()
-    ctx = RepairContext(ledger=Ledger(), tools={})
-    engine = RepairEngine(ctx, Budget(cfg.repair_budget))
-    assert engine.t5_ending.value == cfg.t5_ending and engine.m0 == cfg.per_trigger_budget
-    assert engine.sigma_floor == cfg.sigma_floor and engine.costs == dict(cfg.repair_costs)
-    assert ctx.jitter_px == cfg.retry_jitter_px
+    view = View(Ledger(), {}, {}, Budget(cfg.repair_budget))
+    assert view.t5_ending.value == cfg.t5_ending and view.m0 == cfg.per_trigger_budget
+    assert Perturbation().jitter_px == cfg.retry_jitter_px
     verifier = Verifier(Ledger(), lambda c: None)
     assert (verifier.beta, verifier.sigma_floor, verifier.conflict_iou) == (
         cfg.grounding.beta,

@@ -85,15 +85,10 @@ def models(conf_dir: Path = CONF_DIR) -> list[Row]:
 
 
 def operators(conf_dir: Path = CONF_DIR) -> list[Row]:
-    """The repair operators of Π (``OPERATORS``), with their layer and the first line of their doc."""
-    from ledgermind.repair.operators import OPERATORS
+    """The typed repair operators of Π (``OPERATORS``), with their layer and what they do."""
+    from ledgermind.repair.policy import OPERATORS
 
-    rows = []
-    for name in OPERATORS:
-        op = OPERATORS.get(name)
-        doc = (type(op).__doc__ or "").strip().splitlines()
-        rows.append(Row(name, f"[{op.layer.value}] {doc[0] if doc else ''}".rstrip()))
-    return rows
+    return [Row(name.value, f"[{op.layer.value}] {op.summary}") for name, op in OPERATORS.items() if op.layer]
 
 
 KINDS: dict[str, Callable[[Path], list[Row]]] = {

@@ -240,7 +240,7 @@ def format_census(c: Mapping[str, Any], title: str = "mechanism census") -> str:
 CENSUS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("DIRECT/FULL/NL/BASE", "paths"),
     ("T1..T6", "triggers"),
-    ("DROP/REFR/RETRY/SWITCH/ACQ/S&A/ABST", "operators"),
+    ("/".join(op.short for op in TYPED_OPERATORS), "operators"),  # every operator, in enum order
     ("op fail", "operator_failures"),
     ("dual-read runs/agree/disagree/ident", "dual_read"),
     ("crop", "crop_zoom"),
@@ -261,6 +261,8 @@ def _cell(key: str, value: Any, n: int) -> str:
         return f"{value / n:.2f}" if n else "—"
     if key == "paths":
         return "/".join(str(value.get(k, 0)) for k in _PATH_KEYS)
+    if key == "operators":  # a run recorded before an operator existed reads 0 in its column
+        return "/".join(str(value.get(op.value, 0)) for op in TYPED_OPERATORS)
     if key == "dual_read":
         return "/".join(str(value.get(k, 0)) for k in ("runs", "agree", "disagree", "identical_requests"))
     if isinstance(value, Mapping):

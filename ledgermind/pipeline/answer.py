@@ -95,7 +95,7 @@ async def decide(
         ledger=ctx.evidence.evidence_block(),
         claims=claims_block(ctx.ledger.claims(ClaimType.SC)),
     )
-    text = ctx.repairs.with_warning(text)
+    text = ctx.executor.with_warning(text)
     reply = await ctx.model.ask_structured(
         "decide", text, schemas.DECISION, ctx.decision_images() if images_resent else []
     )
@@ -127,23 +127,20 @@ async def register_decision(
     dc = ctx.ledger.add_claim(
         Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites)
     )
-    ctx.evidence.ground(dc, audit_only=not ctx.repairs_enabled)  # without repairs nothing acts on it
+    ctx.evidence.ground(dc, audit_only=not ctx.executor.ledger_repairs)  # without repairs nothing acts on it
     acquired = False
-    hits = ctx.verifier.protocol([dc]) if ctx.repairs_enabled else []  # App. E.1 steps (1)–(4)
+    hits = ctx.verifier.protocol([dc]) if ctx.executor.ledger_repairs else []  # App. E.1 steps (1)–(4)
     for hit in hits:
         if hit.trigger in {Trigger.T5, Trigger.T6} and not dc.active:
             continue
         if hit.trigger is Trigger.T5:
             mark_t5_support(ctx.evidence, ctx.traj, dc, beta=ctx.cfg.grounding.beta)
-        outcome = await ctx.repairs.handle(
-            hit,
-            acquire=ctx.repairs.acquire_spec(dc.text, warned=hit.trigger is Trigger.T6),
-            regrounded=lambda: ctx.evidence.ground(dc).grounded,
+        new = await ctx.executor.repair(
+            hit, acquire=ctx.executor.acquire_spec(dc.text, warned=hit.trigger is Trigger.T6), claim=dc
         )
-        if outcome.abstain:
-            ctx.traj.abstained = True
+        if ctx.traj.abstained:
             return dc
-        acquired = acquired or bool(outcome.new_entries)
+        acquired = acquired or bool(new)
     if acquired and left > 0:  # new evidence closes the gap only if the decision may cite it
         new = await decide(ctx, images_resent=images_resent, redecide=left - 1)
         return new or dc

@@ -2,11 +2,9 @@
 
 One ``ItemContext`` exists per question. It holds the item, its dispatcher profile, the
 trajectory (whose ledger is the only state), the budget and the verifier, and three doors:
-``model`` (every backend call, timed and recorded: ``model_io``), ``evidence`` (every tool
-output, σ/TTL, grounding, P_oc: ``evidence``) and ``repairs`` (what the repair engine needs from
-the item and what its outcomes change: ``repair_io``). Collaborators are built complete, in
-order — each from the parts it uses — and ``call_tool`` is the explicit verify-then-repair step
-every stage's tool call goes through (``repair_io.CheckedTools``).
+``model`` (every backend call, timed and recorded: ``model_io``), ``evidence`` (σ/TTL, grounding,
+P_oc: ``evidence``) and ``executor`` (every tool call and every repair action: ``executor``).
+Collaborators are built complete, in order — each from the parts it uses.
 """
 
 from __future__ import annotations
@@ -21,10 +19,10 @@ from ledgermind.grounding import GroundingCascade
 from ledgermind.ledger import Ledger
 from ledgermind.pipeline.config import AblationFlags, PipelineConfig
 from ledgermind.pipeline.evidence import EvidenceIO
+from ledgermind.pipeline.executor import Executor
 from ledgermind.pipeline.mllm_tools import ObserveTool, PlanTool, ReadTool, VQATool
 from ledgermind.pipeline.model_io import ModelIO
 from ledgermind.pipeline.render import image_parts
-from ledgermind.pipeline.repair_io import CheckedTools, RepairIO, build_engine
 from ledgermind.repair import Budget, Verifier
 from ledgermind.tools.base import Tool, ToolKind
 from ledgermind.trajectory import PathKind, Trajectory
@@ -49,11 +47,8 @@ class ItemContext:
         self.ledger: Ledger = self.traj.ledger
         self.budget = Budget(cfg.repair_budget)
         # no_ledger (DESIGN.md §4): same path and tools, a free-form transcript instead of the
-        # ledger — no citation validation, no grounding, no ledger repairs; tool anomalies (T1)
-        # are still retried/switched so the tool budget is the same. The baseline repairs nothing.
+        # ledger — no citation validation, no grounding, no ledger repairs (``executor``).
         self.free_form = not flags.use_ledger
-        self.repairs_enabled = flags.use_ledger and not flags.baseline
-        self.tool_repairs_enabled = not flags.baseline
         self.model = ModelIO(backend, cfg, self.traj)
         self.structured = self.model.structured
         call = self.model.call
@@ -74,16 +69,9 @@ class ItemContext:
             sigma_floor=cfg.sigma_floor,
             conflict_iou=cfg.conflict_iou,
         )
-        engine = build_engine(cfg, flags, item, self.traj, self.model, self.evidence, self.budget)
-        self.repairs = RepairIO(item, profile, cfg, self.traj, self.model, self.evidence, engine)
-        # every tool call of a stage: invoke, record, verify (T1/T4), repair
-        self.call_tool = CheckedTools(
-            self.evidence,
-            self.verifier,
-            self.repairs,
-            tool_repairs=self.tool_repairs_enabled,
-            ledger_repairs=self.repairs_enabled,
-        ).call
+        self.executor = Executor(
+            item, profile, cfg, flags, self.traj, self.model, self.evidence, self.verifier, self.budget
+        )
 
     def user_images(self) -> list[ContentPart]:
         return image_parts(self.item)

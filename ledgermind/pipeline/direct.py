@@ -9,12 +9,10 @@ from __future__ import annotations
 from ledgermind.dispatch import QuestionType
 from ledgermind.pipeline.answer import finalize_answer, register_decision
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.evidence import extract_query
-from ledgermind.pipeline.gather import ocr_images, search_tool_name
+from ledgermind.pipeline.gather import knowledge_search, ocr_images
 from ledgermind.pipeline.render import options_block, pool_block
 from ledgermind.prompts.templates import CONCISE, CONCISE_SYSTEM, DIRECT
 from ledgermind.scoring.score import extract_final_answer
-from ledgermind.trajectory import MarkKind
 
 
 async def run_direct(ctx: ItemContext) -> None:
@@ -25,16 +23,13 @@ async def run_direct(ctx: ItemContext) -> None:
         granularity=ctx.profile.granularity,
         ocr=pool_block([e.fact for e in ocr]),
     )
-    _, ans = await ctx.call_tool(
+    _, ans = await ctx.executor.call(
         "vqa", derived_from=[e.id for e in ocr], stage="direct", prompt=text, images=ctx.user_images()
     )
     answer = extract_final_answer(ans[0].fact) if ans else ""
     cites = [ans[0].id] if ans else []
-    name = search_tool_name(ctx.tools)
-    if QuestionType.KNOWLEDGE in ctx.profile.types and name is None:
-        ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
-    if QuestionType.KNOWLEDGE in ctx.profile.types and name:  # single-round search + concise re-answer (G.6)
-        _, hits = await ctx.call_tool(name, query=extract_query(ctx.evidence))
+    if QuestionType.KNOWLEDGE in ctx.profile.types:  # single-round search + concise re-answer (G.6)
+        hits = await knowledge_search(ctx, deep=False)
         if hits:
             results = " ".join(e.fact for e in hits)[: ctx.cfg.search_chars]
             prompt = CONCISE.substitute(
@@ -43,7 +38,7 @@ async def run_direct(ctx: ItemContext) -> None:
                 initial=answer or "(none)",
                 results=results,
             )
-            _, ans2 = await ctx.call_tool(
+            _, ans2 = await ctx.executor.call(
                 "vqa",
                 derived_from=[e.id for e in ocr + hits],
                 stage="concise",

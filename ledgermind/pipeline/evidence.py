@@ -1,7 +1,7 @@
 """Recording tool outputs for one item: σ and TTL policy, grounding, the P_oc pool.
 
 Why it exists: every tool output must pass through the same σ/TTL policy (App. A, B.2) before
-anything reads it (the verifier's per-output checks follow, in ``repair_io.CheckedTools``), and
+anything reads it (the executor records through it, then verifies: ``executor``), and
 grounding (ρ, ECC, NCC) of a claim is defined by the entries it cites — one place for both keeps
 them consistent.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -68,28 +68,6 @@ class EvidenceIO:
             ttl=ttl,
             derived_from=derived_from,
         )
-
-    async def invoke(
-        self,
-        name: str,
-        *,
-        derived_from: Sequence[str] = (),
-        sigma: float | None = None,
-        admit: Callable[[ToolOutput], bool] | None = None,
-        **inputs: Any,
-    ) -> tuple[ToolOutput, list[EvidenceEntry]]:
-        """Invoke a tool and record its output; returns the output and what was recorded.
-
-        ``admit``: a successful output it rejects is kept in the audit trail but appends no entry
-        (Alg. 1 line 39: the re-examination enters only when it revises the hypothesis). Stages call
-        tools through ``repair_io.CheckedTools.call``, which verifies the recorded output (T1/T4)
-        and repairs it before a stage reads it.
-        """
-        out = await self.tools[name].ainvoke(**inputs)
-        if admit is not None and out.ok and not admit(out):
-            self.ledger.keep_output(out)
-            return out, []
-        return out, self.record(out, derived_from=derived_from, sigma=sigma)
 
     def tool_seconds(self) -> float:
         """Time in perception/search tools, repairs' tool calls included (model-backed tools are model time)."""

@@ -37,7 +37,7 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
     text = REASON.substitute(
         method=ctx.profile.method,
         granularity=ctx.profile.granularity,
-        warning=(ctx.repairs.warning or ""),
+        warning=(ctx.executor.warning or ""),
         question=ctx.item.question + ("\n" + _options(ctx) if ctx.item.options else ""),
         evidence_title=ctx.evidence.evidence_title(),
         ledger=ctx.evidence.evidence_block(),
@@ -78,10 +78,8 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
                 c.sigma = res.sigma_after
                 hit = t6_phantom_grounding(c, res.coverage, res.ecc, res.ncc)
                 if hit:  # T6: warning injection (+ ACQUIRE when budget allows; the warning goes with it)
-                    await ctx.repairs.handle(
-                        hit,
-                        acquire=ctx.repairs.acquire_spec(c.text, warned=True),
-                        regrounded=lambda c=c: ctx.evidence.ground(c).grounded,
+                    await ctx.executor.repair(
+                        hit, acquire=ctx.executor.acquire_spec(c.text, warned=True), claim=c
                     )
     return judgments
 
@@ -100,14 +98,14 @@ async def hypothesis_verification(
     g = best.grounding or {}
     poc = ctx.evidence.p_oc()
     if g.get("ecc") is False:
-        text = ctx.repairs.with_warning(
+        text = ctx.executor.with_warning(
             HYPOTHESIS.substitute(
                 question=ctx.item.question, hypothesis=best.text, pool=ctx.evidence.p_oc_block()
             )
         )
         # line 39: c′ enters the ledger (DERIVATION, σ 0.88) only if c′ ≠ c*; a confirming
         # re-examination stays in the audit trail with no entry
-        out, entries = await ctx.call_tool(
+        out, entries = await ctx.executor.call(
             "vqa",
             derived_from=[e.id for e in poc],
             sigma=ctx.cfg.sigma_revised,
@@ -155,7 +153,7 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
     if image is None:
         return
     fresh = region is None
-    await ctx.call_tool(
+    await ctx.executor.call(
         "read",
         image=image,
         attempt=2,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from ledgermind.ledger import EvidenceEntry, Kappa, Omega
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.evidence import EvidenceIO, extract_query, refine_query
 from ledgermind.pipeline.render import options_block, referenced_images
-from ledgermind.tools.base import Tool, ToolKind
+from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import MarkKind
 
 
@@ -35,13 +34,13 @@ async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Eviden
     types = ctx.profile.types
     question = ctx.item.question + ("\n" + options_block(ctx.item) if ctx.item.options else "")
     if with_plan:  # line 2: π ← TASKPLAN(q); APPEND(π, DERIVATION, 1.0)
-        _, plan = await ctx.call_tool(
+        _, plan = await ctx.executor.call(
             "plan", question=question, granularity=ctx.profile.granularity, method=ctx.profile.method
         )
         ev.plan = plan[0].fact if plan else ""
     ev.ocr = await ocr_images(ctx)
     # line 3: SOBSERVE(q, I, π) → PERCEPTION, σ = 0.92
-    _, ev.ocs = await ctx.call_tool(
+    _, ev.ocs = await ctx.executor.call(
         "observe",
         question=question,
         plan=ev.plan,
@@ -55,9 +54,9 @@ async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Eviden
         await crop_and_read(ctx, ev, read=QuestionType.READ in types)
     if QuestionType.KNOWLEDGE in types:  # lines 15–21
         ev.retrieval = await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in types)
-    if ctx.repairs_enabled:
+    if ctx.executor.ledger_repairs:
         for hit in ctx.verifier.conflict_scan():  # conflicts among the evidence just gathered (T3)
-            await ctx.repairs.handle(hit)
+            await ctx.executor.repair(hit)
     return ev
 
 
@@ -67,7 +66,7 @@ async def ocr_images(ctx: ItemContext) -> list[EvidenceEntry]:
         return []
     entries: list[EvidenceEntry] = []
     for i in referenced_images(ctx.item):
-        _, es = await ctx.call_tool("ocr", image=Path(ctx.item.images[i - 1]))
+        _, es = await ctx.executor.call("ocr", image=Path(ctx.item.images[i - 1]))
         for e in es:
             e.meta.setdefault("category", "TEXT")
             e.meta["image"] = i
@@ -91,12 +90,14 @@ def mark_tool_agreement(
 async def crop_and_read(ctx: ItemContext, ev: Evidence, *, read: bool) -> None:
     q = ctx.item.question
     image = Path(ctx.item.images[referenced_images(ctx.item)[0] - 1])
-    out, crop = await ctx.call_tool("crop_zoom", image=image, question=q)  # lines 6–7: r*, 2.5× zoom
+    out, crop = await ctx.executor.call("crop_zoom", image=image, question=q)  # lines 6–7: r*, 2.5× zoom
     if not crop:
         return
     ev.crop, ev.crop_image, ev.source_image = crop[0], out.artifacts.get("image"), image
     _, zoomed_ocr = (
-        await ctx.call_tool("ocr", image=image, region=ev.crop.bbox.as_list()) if ev.crop.bbox else (None, [])
+        await ctx.executor.call("ocr", image=image, region=ev.crop.bbox.as_list())
+        if ev.crop.bbox
+        else (None, [])
     )
     for e in zoomed_ocr:
         e.meta.setdefault("category", "TEXT")
@@ -125,14 +126,14 @@ async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
     """
     assert ev.crop is not None
     region = ev.crop.bbox.as_list() if ev.crop.bbox else None
-    _, r1 = await ctx.call_tool(
+    _, r1 = await ctx.executor.call(
         "read", image=ev.crop_image, attempt=0, structured=ctx.structured, located_at=region
     )
     ev.readings += r1
     if not ctx.flags.dual_read:
         return  # ablation: a single reading, σ as for a normal crop
     image2, region2 = await jittered_crop(ctx, ev, "dual_read")
-    _, r2 = await ctx.call_tool(
+    _, r2 = await ctx.executor.call(
         "read", image=image2, attempt=1, structured=ctx.structured, located_at=region2
     )
     ev.readings += r2
@@ -166,7 +167,9 @@ async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
     if not ctx.budget.spend():
         return
     image, region = await jittered_crop(ctx, ev, "dual_read_escalation")
-    _, r3 = await ctx.call_tool("read", image=image, attempt=2, structured=ctx.structured, located_at=region)
+    _, r3 = await ctx.executor.call(
+        "read", image=image, attempt=2, structured=ctx.structured, located_at=region
+    )
     ev.readings += r3
     readings = [
         e for e in ev.readings if e.meta.get("value") is not None and e.omega in {Omega.ACTIVE, Omega.STALE}
@@ -211,7 +214,7 @@ async def jittered_crop(ctx: ItemContext, ev: Evidence, purpose: str) -> tuple[A
     assert ev.crop is not None
     if ev.source_image is None or ev.crop.bbox is None:
         return ev.crop_image, ev.crop.bbox.as_list() if ev.crop.bbox else None
-    out, entries = await ctx.call_tool(
+    out, entries = await ctx.executor.call(
         "crop_zoom",
         image=ev.source_image,
         bbox=ev.crop.bbox.as_list(),
@@ -230,19 +233,16 @@ def _set_reading_sigma(ctx: ItemContext, ev: Evidence, sigma: float, reason: str
             ctx.ledger.set_sigma(e.id, sigma, reason)
 
 
-def search_tool_name(tools: Mapping[str, Tool]) -> str | None:
-    return next((n for n, t in tools.items() if t.kind is ToolKind.SEARCH), None)
-
-
 async def knowledge_search(ctx: ItemContext, *, deep: bool) -> list[EvidenceEntry]:
-    """App. D.6 two-round strategy; results are RETRIEVAL entries with σ = 0.85 (line 20)."""
-    name = search_tool_name(ctx.tools)
+    """App. D.6 two-round strategy; results are RETRIEVAL entries with σ = 0.85 (line 20). The one
+    place any path searches (DIRECT: one round, FULLPIPE and the baseline: two for deep knowledge)."""
+    name = next((n for n, t in ctx.tools.items() if t.kind is ToolKind.SEARCH), None)
     if name is None:
         ctx.traj.mark(MarkKind.SEARCH_SKIPPED_NO_PROVIDER, "knowledge question but no search tool configured")
         return []
-    _, round1 = await ctx.call_tool(name, query=extract_query(ctx.evidence))
+    _, round1 = await ctx.executor.call(name, query=extract_query(ctx.evidence))
     entries = list(round1)
     if deep and round1:
-        _, round2 = await ctx.call_tool(name, query=refine_query(ctx.evidence, round1))
+        _, round2 = await ctx.executor.call(name, query=refine_query(ctx.evidence, round1))
         entries += round2
     return entries

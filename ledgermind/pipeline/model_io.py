@@ -19,10 +19,13 @@ from ledgermind.backends.sample_log import image_digests, logged_messages
 from ledgermind.errors import LedgerMindError, ToolError
 from ledgermind.pipeline.call_log import CallLog
 from ledgermind.pipeline.config import PipelineConfig
-from ledgermind.repair.reinvocation import IdenticalRequest, current
 from ledgermind.trajectory import Trajectory
 
 STRUCTURED_HINT = "\nRespond with a JSON object that follows the requested schema."
+
+
+class IdenticalRequest(ToolError):
+    """A re-invocation would repeat an earlier request of the same item byte for byte: not sent."""
 
 
 class ModelIO:
@@ -31,6 +34,8 @@ class ModelIO:
         self.structured = cfg.structured_output and backend.supports_structured_output
         self.model_s = 0.0
         self.sent: set[str] = set()  # request keys sent for this item (a re-invocation may not repeat one)
+        # while the executor re-invokes a tool: the repeated requests refused (None: not re-invoking)
+        self.refused: list[str] | None = None
         self.calls = CallLog(traj, backend)
 
     async def call(
@@ -79,9 +84,8 @@ class ModelIO:
     def _refuse_repeat(self, stage: str, key: str) -> None:
         """Inside a re-invocation, a request already sent for this item is not sent again: greedy
         decoding would repeat the earlier reply, so it would only spend budget."""
-        scope = current()
-        if scope is not None and key in self.sent:
-            scope.skipped.append(key)
+        if self.refused is not None and key in self.sent:
+            self.refused.append(key)
             raise IdenticalRequest(
                 f"{stage}: the re-invocation repeats an earlier request of this item; not sent"
             )

@@ -1,41 +1,110 @@
-"""Repair policy Π (App. E.2, Eq. 25) with locality-first escalation, budgets and cost (Eq. 26).
+"""Repair policy Π (App. E.2, Eq. 25) as data: a trigger hit and a read-only view of the item →
+the typed actions to apply, in order.
 
 Π(T1) = RETRY → SWITCH            Π(T2) = REFRESH (if a DC depends on it) / DROP
 Π(T3) = DROP(argmin σ_e)          Π(T4) = RETRY(θ′ = θ + Δθ)
 Π(T5) = ACQUIRE (if M > 0) / ABSTAIN
 Π(T6) = warning injection + ACQUIRE
 
-STOP_AND_ANSWER (Eq. 24) is in the operator registry, since it belongs to the paper's operator set
-R_T, but Eq. 25 maps no trigger to it, so Π never applies it (docs/architecture.md).
+Why it is pure: Π only decides. The pipeline's per-item executor applies every action the same
+way (invoke → record → ground → verify) and is the only code that writes a tool's output into the
+ledger, so every entry a repair adds has a tool call behind it (Proposition 1) whatever Π says.
+An operator is a member of ``OperatorName`` and its row in ``OPERATORS`` (what applying it does);
+Π selects it in ``RULES``.
 
-Each trigger type allows at most M0 repairs per trajectory; ACQUIRE for T5/T6 also spends the
-trajectory budget M that hypothesis verification shares (Alg. 1). ``FreeformRepair`` is the
-``free_form_repair`` ablation behind the same ``handle`` interface.
+STOP_AND_ANSWER (Eq. 24) has its row, since it belongs to the paper's operator set R_T, but
+Eq. 25 maps no trigger to it, so no rule selects it (docs/architecture.md). Each trigger type allows
+at most M0 repairs per trajectory; ACQUIRE for T5/T6 also spends the trajectory budget M that
+hypothesis verification shares (Alg. 1). Without typed repair (ablation ``free_form_repair``)
+every trigger but T1 gets the model's free-form reflection instead.
 """
 
 from __future__ import annotations
 
-import logging
-from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
 from ledgermind import paper
 from ledgermind.claims import ClaimType
-from ledgermind.ledger import EvidenceEntry, Omega
-from ledgermind.repair.operators import OPERATORS, OperatorResult, RepairContext
-from ledgermind.repair.reinvocation import reinvoking
+from ledgermind.ledger import EvidenceEntry, Ledger, Omega
 from ledgermind.repair.triggers import TriggerHit
-from ledgermind.trajectory import OperatorName, RepairEvent, RepairLayer, Trigger
-
-log = logging.getLogger(__name__)
+from ledgermind.tools.base import ToolKind
+from ledgermind.trajectory import OperatorName, RepairLayer, Trigger
 
 HALLUCINATION_WARNING = (
     "WARNING: the key entities or numbers of this conclusion do not appear in the evidence it cites. "
     "It may be a language-model hallucination; use only what the evidence actually shows."
 )
+
+# App. E.2: M_compat — OCR → {search, VQA}; local crop → {full-image VQA}.
+DEFAULT_COMPAT: Mapping[ToolKind, tuple[ToolKind, ...]] = {
+    ToolKind.OCR: (ToolKind.SEARCH, ToolKind.VQA),
+    ToolKind.CROP: (ToolKind.VQA,),
+    ToolKind.READ: (ToolKind.VQA,),
+    ToolKind.OBSERVE: (ToolKind.OCR, ToolKind.VQA),
+    ToolKind.SEARCH: (ToolKind.VQA,),
+    ToolKind.DETECT: (ToolKind.VQA,),
+}
+FREEFORM_COST = 2.0  # one critique-and-rewrite model call
+
+
+class Effect(str, Enum):
+    """What applying an operator does; the executor has one branch per effect."""
+
+    INVOKE = "invoke"  # call a tool and record its output
+    SUPERSEDE = "supersede"  # retire the target, call a tool, the closest new entry supersedes it
+    DROP = "drop"  # ω_e ← DROPPED; invalidation propagates to D_e
+    ANSWER = "answer"  # ŷ = f_e*, e* = argmax σ over L^A
+    ABSTAIN = "abstain"  # ŷ = ⊥
+    REFLECT = "reflect"  # the model's free-form critique-and-rewrite (ablation)
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One row of the operator table: its layer (for λ_type, Eq. 26) and what applying it does."""
+
+    summary: str
+    layer: RepairLayer | None
+    effect: Effect
+
+
+OPERATORS: Mapping[OperatorName, Operator] = {
+    OperatorName.DROP: Operator("DROP(e): no new entry; D_e invalidated", RepairLayer.EVIDENCE, Effect.DROP),
+    OperatorName.REFRESH: Operator(
+        "REFRESH(e, θ′): re-run e's tool; SUPERSEDE(e, e_new)", RepairLayer.EVIDENCE, Effect.SUPERSEDE
+    ),
+    OperatorName.RETRY: Operator(
+        "RETRY(a, θ′): re-invoke with θ + Δθ (box ±15–40 px, query expansion, rephrasing)",
+        RepairLayer.ACTION,
+        Effect.INVOKE,
+    ),
+    OperatorName.SWITCH: Operator(
+        "SWITCH(a → a′): call a compatible alternative tool (M_compat)", RepairLayer.ACTION, Effect.INVOKE
+    ),
+    OperatorName.ACQUIRE: Operator(
+        "ACQUIRE(q_spec): call a tool to close a grounding gap", RepairLayer.ACTION, Effect.INVOKE
+    ),
+    OperatorName.STOP_AND_ANSWER: Operator(
+        "STOP_AND_ANSWER(e*): ŷ = f_e*, e* = argmax σ (no trigger selects it)",
+        RepairLayer.TRAJECTORY,
+        Effect.ANSWER,
+    ),
+    OperatorName.ABSTAIN: Operator("ABSTAIN: ŷ = ⊥", RepairLayer.TRAJECTORY, Effect.ABSTAIN),
+    OperatorName.FREEFORM_REFLECTION: Operator(
+        "free-form critique-and-rewrite (ablation free_form_repair)", None, Effect.REFLECT
+    ),
+}
+
+
+class Check(str, Enum):
+    """How GroundedAfter(r) (Eq. 29, RR) is read once an action ran (always False when refused)."""
+
+    TOOL_OK = "tool_ok"  # the call returned evidence
+    REGROUND = "reground"  # the claim the hit is about, grounded again (None without one)
+    CONFIDENT = "confident"  # new entries, and the claim grounded again / one of them σ ≥ σ_floor
+    NEVER = "never"
 
 
 @dataclass
@@ -51,8 +120,11 @@ class Budget:
     remaining: int
     reserved: int = 0
 
+    def available(self) -> bool:
+        return self.remaining - self.reserved > 0
+
     def spend(self) -> bool:
-        if self.remaining - self.reserved <= 0:
+        if not self.available():
             return False
         self.remaining -= 1
         return True
@@ -94,333 +166,208 @@ class AcquireSpec:
     inputs: Mapping[str, Any]
 
 
-@dataclass
-class RepairOutcome:
-    events: list[RepairEvent] = field(default_factory=list)
-    new_entries: list[str] = field(default_factory=list)
-    abstain: bool = False
-    warning: str | None = None  # T6 warning to inject into the next prompt
-    rewrite: str | None = None  # free-form reflection output (ablation only)
+@dataclass(frozen=True)
+class Action:
+    """One typed repair, as data. ``operator`` None: the hit is only logged (``note`` is the event's
+    whole note). ``inputs`` None: the executor re-invokes the call ``origin`` with θ + Δθ (SWITCH:
+    the item's inputs for ``tool``)."""
 
-    def extend(self, other: RepairOutcome) -> None:
-        self.events += other.events
-        self.new_entries += other.new_entries
-        self.abstain = self.abstain or other.abstain
-        self.warning = other.warning or self.warning
-        self.rewrite = other.rewrite or self.rewrite
+    operator: OperatorName | None
+    targets: tuple[str, ...]
+    tool: str | None = None
+    inputs: Mapping[str, Any] | None = None
+    origin: str | None = None  # the tool call re-invoked / switched from
+    note: str = ""
+    check: Check = Check.REGROUND
+    charge: bool = True  # counts one of the trigger's M0 repairs
+    spend: bool = False  # spends one unit of M (refunded when the request was refused)
+    after_failure: bool = False  # applied only when the previous action's call failed (T1's chain)
+    fallback: Action | None = None  # applied next when this re-invocation was refused as identical
+    conflict: tuple[str, ...] = ()  # T3: marked CONFLICTED first; after a DROP the others resolve
+    warn: bool = False  # T6: the hallucination warning goes into the next prompt
 
 
-Regrounder = Callable[[], bool]
+@dataclass(frozen=True)
+class View:
+    """What Π reads: the ledger (never written), the tools by kind, and the budgets."""
 
-# Operators that re-invoke a tool: their requests may not repeat one already sent for the item.
-_REINVOKING = frozenset({OperatorName.RETRY, OperatorName.REFRESH, OperatorName.ACQUIRE})
+    ledger: Ledger
+    tools: Mapping[str, ToolKind]
+    used: Mapping[Trigger, int]
+    budget: Budget
+    m0: int = paper.PER_TRIGGER_BUDGET
+    t5_ending: T5Ending = T5Ending(paper.T5_ENDING)
+    typed: bool = True  # False: ablation free_form_repair (T1 keeps RETRY → SWITCH)
+    compat: Mapping[ToolKind, tuple[ToolKind, ...]] = field(default_factory=lambda: dict(DEFAULT_COMPAT))
+
+    def spent(self, trigger: Trigger) -> int:
+        """Repairs of this trigger type so far (M0 counts them per trajectory)."""
+        return self.used.get(trigger, 0)
 
 
-class RepairEngine:
-    """Applies Π to trigger hits. Never raises for a failing tool: that is another T1."""
+Rule = Callable[[TriggerHit, View, AcquireSpec | None], list[Action]]
 
-    def __init__(
-        self,
-        ctx: RepairContext,
-        budget: Budget,
-        per_trigger_budget: int = paper.PER_TRIGGER_BUDGET,
-        costs: Mapping[str, float] | None = None,
-        sigma_floor: float = paper.SIGMA_FLOOR,
-        t5_ending: T5Ending | str = paper.T5_ENDING,
-    ) -> None:
-        self.ctx = ctx
-        self.t5_ending = T5Ending(t5_ending)
-        self.sigma_floor = sigma_floor
-        self.budget = budget
-        self.m0 = per_trigger_budget
-        self.costs = dict(costs or paper.REPAIR_COSTS)
-        self.used: Counter[Trigger] = Counter()
 
-    # ------------------------------------------------------------------ accounting
-    def cost(self, result: OperatorResult) -> float:
-        """λ_type(r) · cost(r); cost(r) = 1 + number of tool calls the operator made (a re-invocation
-        refused as identical sent nothing and costs nothing)."""
-        if result.skipped_identical:
-            return 0.0
-        return self.costs.get(result.layer.value, 1.0) * (1 + result.tool_calls)
+def plan(hit: TriggerHit, view: View, acquire: AcquireSpec | None = None) -> list[Action]:
+    """Π(hit): the actions to apply, in order (an empty list: nothing to do, nothing logged)."""
+    if not view.typed and hit.trigger is not Trigger.T1:
+        if view.spent(hit.trigger) >= view.m0:
+            return [Action(None, hit.targets, note="budget exhausted", charge=False)]
+        return [Action(OperatorName.FREEFORM_REFLECTION, hit.targets)]
+    if hit.trigger is Trigger.T2:
+        hit = _unrepaired(hit, view.ledger)
+        if not hit.targets:  # every stale entry was refreshed or dropped for an earlier claim
+            return []
+    if view.spent(hit.trigger) < view.m0:
+        return RULES[hit.trigger](hit, view, acquire)
+    if hit.trigger is Trigger.T5:  # no ACQUIRE left: the same ending as M = 0
+        return [_t5_end(hit, view, "per-trigger budget M0 exhausted", charge=False)]
+    conflict = hit.targets if hit.trigger is Trigger.T3 else ()  # unresolved: both stay out of L^A
+    return [_logged(hit, "per-trigger budget M0 exhausted", conflict=conflict)]
 
-    def _event(
-        self, hit: TriggerHit, res: OperatorResult, grounded_after: bool | None, note: str = ""
-    ) -> RepairEvent:
-        return RepairEvent(
-            trigger=hit.trigger,
-            operator=res.operator,
-            layer=res.layer,
-            targets=list(res.targets or hit.targets),
-            new_entries=list(res.new_entries),
-            cost=self.cost(res),
-            grounded_after=grounded_after,
-            note="; ".join(x for x in (hit.detail, res.note, note) if x),
-            step=int(self.ctx.ledger.now()),
-            error=res.error,
-            tool_call=res.tool_output.call_id if res.tool_output is not None else None,
-            variation=res.variation,
-            skipped_identical=res.skipped_identical,
-        )
 
-    def _exhausted(self, hit: TriggerHit) -> RepairEvent:
-        return RepairEvent(
-            hit.trigger, None, None, list(hit.targets), note=f"{hit.detail}; per-trigger budget M0 exhausted"
-        )
+def _logged(hit: TriggerHit, why: str, **kw: Any) -> Action:
+    return Action(None, hit.targets, note=f"{hit.detail}; {why}", charge=False, **kw)
 
-    async def _apply(self, op: OperatorName, **kw: Any) -> OperatorResult:
-        """Apply one operator; if it raises, the failure is recorded on its event (census
-        ``operator_failures``), never passed off as a tool anomaly, and the trajectory goes on."""
-        operator = OPERATORS.get(op.value)
-        try:
-            if op not in _REINVOKING:
-                return await operator.apply(self.ctx, **kw)
-            with reinvoking() as scope:
-                res = await operator.apply(self.ctx, **kw)
-            res.skipped_identical = bool(scope.skipped)
-            return res
-        except Exception as exc:
-            log.warning("repair operator %s failed: %s: %s", op.value, type(exc).__name__, exc)
-            return OperatorResult(operator=op, layer=operator.layer, error=f"{type(exc).__name__}: {exc}")
 
-    # ------------------------------------------------------------------ Π
-    async def handle(
-        self,
-        hit: TriggerHit,
-        *,
-        acquire: AcquireSpec | None = None,
-        regrounded: Regrounder | None = None,
-    ) -> RepairOutcome:
-        if hit.trigger is Trigger.T2:
-            hit = self._unrepaired(hit)
-            if not hit.targets:  # every stale entry was refreshed or dropped for an earlier claim
-                return RepairOutcome()
-        if self.used[hit.trigger] >= self.m0:
-            if hit.trigger is Trigger.T3:  # unresolved: both stay out of L^A
-                self.ctx.ledger.mark_conflicted(hit.targets)
-            if hit.trigger is Trigger.T5:  # no ACQUIRE left: the same ending as M = 0
-                return await self._t5_end(hit, [], "per-trigger budget M0 exhausted")
-            return RepairOutcome(events=[self._exhausted(hit)])
-        handler = {
-            Trigger.T1: self._t1,
-            Trigger.T2: self._t2,
-            Trigger.T3: self._t3,
-            Trigger.T4: self._t4,
-            Trigger.T5: self._t5,
-            Trigger.T6: self._t6,
-        }[hit.trigger]
-        return await handler(hit, acquire, regrounded)
+def _t1(hit: TriggerHit, view: View, _: AcquireSpec | None) -> list[Action]:
+    """RETRY, and while it fails (or would repeat the failed request: not sent), SWITCH to a
+    compatible tool and call it — one action per unit of M0 left."""
+    call = hit.targets[0]
+    actions: list[Action] = []
+    for k in range(view.spent(hit.trigger) + 1, view.m0 + 1):
+        act = _retry(call) if k == 1 else _switch(call, view)
+        actions.append(replace(act, check=Check.TOOL_OK, after_failure=bool(actions)))
+    return actions
 
-    async def _t1(self, hit: TriggerHit, _acq: AcquireSpec | None, _rg: Regrounder | None) -> RepairOutcome:
-        """RETRY, and if the retry fails again (or would repeat the failed request: not sent), SWITCH
-        to a compatible tool and call it."""
-        out = RepairOutcome()
-        call_id = hit.targets[0]
-        while self.used[hit.trigger] < self.m0:
-            self.used[hit.trigger] += 1
-            if self.used[hit.trigger] == 1:
-                res = await self._apply(OperatorName.RETRY, call_id=call_id)
-            else:
-                res = await self._switch_and_call(call_id)
-            ok = res.tool_output is not None and res.tool_output.ok
-            out.events.append(self._event(hit, res, ok))
-            out.new_entries += res.new_entries
-            if ok:
-                break
-        return out
 
-    async def _switch_and_call(self, call_id: str) -> OperatorResult:
-        sw = await self._apply(OperatorName.SWITCH, call_id=call_id)
-        origin = self.ctx.ledger.tool_output(call_id)
-        if not sw.switched_to or origin is None or self.ctx.switch_inputs is None:
-            return sw
-        alt = self.ctx.tools[sw.switched_to]
-        acq = await self._apply(
-            OperatorName.ACQUIRE,
-            tool=sw.switched_to,
-            inputs=self.ctx.switch_inputs(alt, origin),
-            target=call_id,
-        )
-        # Report the escalation as one SWITCH repair whose tool call is the alternative action.
-        return OperatorResult(
-            operator=OperatorName.SWITCH,
-            layer=RepairLayer.ACTION,
-            targets=[call_id],
-            new_entries=acq.new_entries,
-            tool_output=acq.tool_output,
-            tool_calls=acq.tool_calls,
-            switched_to=sw.switched_to,
-            note=sw.note,
-            variation=acq.variation,
-            skipped_identical=acq.skipped_identical,  # the alternative's request was already sent: not again
-        )
+def _retry(call: str) -> Action:
+    return Action(OperatorName.RETRY, (call,), origin=call)
 
-    async def _t2(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
-        out = RepairOutcome()
-        for eid in hit.targets:
-            if self.used[hit.trigger] >= self.m0:
-                out.events.append(self._exhausted(hit))
-                break
-            self.used[hit.trigger] += 1
-            entry = self.ctx.ledger.get(eid)
-            if self._has_decision_dependent(entry):
-                res = await self._apply(OperatorName.REFRESH, entry_id=eid)
-                if res.skipped_identical:  # the refresh would repeat its request: Π(T2) falls back to DROP
-                    out.events.append(self._event(hit, res, False))
-                    res = await self._apply(OperatorName.DROP, entry_id=eid)
-            else:
-                res = await self._apply(OperatorName.DROP, entry_id=eid)
-            out.events.append(self._event(hit, res, rg() if rg else None))
-            out.new_entries += res.new_entries
-        return out
 
-    def _unrepaired(self, hit: TriggerHit) -> TriggerHit:
-        """T2 fires once per claim citing an expired entry; an entry an earlier hit already
-        superseded (REFRESH) or dropped needs no second repair — a second REFRESH would re-run the
-        same call and supersede the entry twice."""
-        ledger = self.ctx.ledger
-        left = tuple(
-            eid
-            for eid in hit.targets
-            if ledger.get(eid).superseded_by is None and ledger.get(eid).omega is not Omega.DROPPED
-        )
-        return hit if left == tuple(hit.targets) else replace(hit, targets=left)
-
-    def _has_decision_dependent(self, entry: EvidenceEntry) -> bool:
-        ledger = self.ctx.ledger
-        claims = {c.id: c for c in ledger.claims()}
-        todo, seen = list(entry.dependents), set()
-        while todo:  # a DC may depend on e through the SC claims it cites
-            cid = todo.pop()
-            if cid in seen or cid not in claims:
-                continue
-            seen.add(cid)
-            if claims[cid].ctype is ClaimType.DC:
-                return True
-            todo += [c.id for c in claims.values() if cid in c.citations]
-        return False
-
-    async def _t3(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
-        """Both entries become CONFLICTED; DROP(argmin σ) resolves it and the other is ACTIVE again."""
-        ledger = self.ctx.ledger
-        entries = [ledger.get(e) for e in hit.targets]
-        if any(e.omega not in {Omega.ACTIVE, Omega.CONFLICTED} for e in entries):
-            return RepairOutcome()  # an earlier repair already removed one side
-        ledger.mark_conflicted(hit.targets)
-        self.used[hit.trigger] += 1
-        weakest = min(entries, key=lambda e: (e.sigma, -e.t))
-        res = await self._apply(OperatorName.DROP, entry_id=weakest.id)
-        for e in entries:
-            if e.id != weakest.id:
-                ledger.resolve_conflict(e.id)
-        return RepairOutcome(events=[self._event(hit, res, rg() if rg else None)])
-
-    async def _t4(self, hit: TriggerHit, _acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
-        self.used[hit.trigger] += 1
-        target = hit.targets[0]  # an entry, or a tool call whose every reading was discarded
-        call_id = target if target not in self.ctx.ledger else self.ctx.ledger.get(target).tool_call_id
-        res = await self._apply(OperatorName.RETRY, call_id=call_id)
-        out = RepairOutcome()
-        if res.skipped_identical:  # RETRY would repeat the request: escalate to SWITCH, as Π(T1) does
-            out.events.append(self._event(hit, res, False))
-            res = await self._switch_and_call(call_id)
-        ok = rg() if rg else any(self.ctx.ledger.get(e).sigma >= self.sigma_floor for e in res.new_entries)
-        out.events.append(self._event(hit, res, bool(res.new_entries) and ok))
-        out.new_entries += res.new_entries
-        return out
-
-    async def _t5(self, hit: TriggerHit, acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
-        """Π(T5) = ACQUIRE while M > 0, then the configured ending (``T5Ending``) on every path."""
-        self.used[hit.trigger] += 1
-        if acq is None or not self.budget.spend():
-            return await self._t5_end(hit, [], "repair budget M exhausted")
-        res = await self._apply(OperatorName.ACQUIRE, tool=acq.tool, inputs=acq.inputs, target=hit.targets[0])
-        if not res.skipped_identical:
-            return RepairOutcome(
-                events=[self._event(hit, res, rg() if rg else None)], new_entries=res.new_entries
-            )
-        self.budget.refund()  # nothing was sent
-        return await self._t5_end(hit, [self._event(hit, res, False)], "ACQUIRE would repeat a request")
-
-    async def _t5_end(self, hit: TriggerHit, events: list[RepairEvent], why: str) -> RepairOutcome:
-        if self.t5_ending is T5Ending.KEEP:
-            note = f"{hit.detail}; {why}; unsupported decision kept (t5_ending=keep)"
-            return RepairOutcome(
-                events=[*events, RepairEvent(hit.trigger, None, None, list(hit.targets), note=note)]
-            )
-        res = await self._apply(OperatorName.ABSTAIN)
-        return RepairOutcome(events=[*events, self._event(hit, res, False, why)], abstain=True)
-
-    async def _t6(self, hit: TriggerHit, acq: AcquireSpec | None, rg: Regrounder | None) -> RepairOutcome:
-        self.used[hit.trigger] += 1
-        out = RepairOutcome(warning=HALLUCINATION_WARNING)
-        if acq is not None and self.budget.spend():
-            res = await self._apply(
-                OperatorName.ACQUIRE, tool=acq.tool, inputs=acq.inputs, target=hit.targets[0]
-            )
-            if res.skipped_identical:
-                self.budget.refund()  # nothing was sent; the warning still goes to the next prompt
-            out.events.append(
-                self._event(
-                    hit, res, False if res.skipped_identical else (rg() if rg else None), "warning injected"
+def _switch(call: str, view: View) -> Action:
+    origin = view.ledger.tool_output(call)
+    if origin is None:
+        return Action(OperatorName.SWITCH, (call,), note=f"no compatible alternative for {call}")
+    for alt_kind in view.compat.get(origin.kind, ()):
+        for alt, alt_tool_kind in view.tools.items():
+            if alt_tool_kind is alt_kind and alt != origin.tool:
+                return Action(
+                    OperatorName.SWITCH, (call,), tool=alt, origin=call, note=f"{origin.tool} → {alt}"
                 )
+    return Action(OperatorName.SWITCH, (call,), note=f"no compatible alternative for {origin.tool}")
+
+
+def _t2(hit: TriggerHit, view: View, _: AcquireSpec | None) -> list[Action]:
+    """REFRESH an expired entry a decision depends on (DROP if the refresh would repeat its
+    request), DROP any other; one per unit of M0 left."""
+    actions: list[Action] = []
+    for i, eid in enumerate(hit.targets):
+        if view.spent(hit.trigger) + i >= view.m0:
+            actions.append(_logged(hit, "per-trigger budget M0 exhausted"))
+            break
+        entry = view.ledger.get(eid)
+        drop = Action(OperatorName.DROP, (eid,))
+        if has_decision_dependent(view.ledger, entry):
+            drop = Action(
+                OperatorName.REFRESH, (eid,), origin=entry.tool_call_id, fallback=replace(drop, charge=False)
             )
-            out.new_entries += res.new_entries
-        else:
-            out.events.append(
-                RepairEvent(
-                    hit.trigger,
-                    None,
-                    None,
-                    list(hit.targets),
-                    note=f"{hit.detail}; warning injected, no budget",
-                )
-            )
-        return out
+        actions.append(drop)
+    return actions
 
 
-Reflector = Callable[[TriggerHit], Awaitable[str]]
+def _unrepaired(hit: TriggerHit, ledger: Ledger) -> TriggerHit:
+    """T2 fires once per claim citing an expired entry; an entry an earlier hit already
+    superseded (REFRESH) or dropped needs no second repair — a second REFRESH would re-run the
+    same call and supersede the entry twice."""
+    left = tuple(
+        eid
+        for eid in hit.targets
+        if ledger.get(eid).superseded_by is None and ledger.get(eid).omega is not Omega.DROPPED
+    )
+    return replace(hit, targets=left)
 
 
-class FreeformRepair:
-    """Ablation ``free_form_repair``: critique-and-rewrite by the model, no typed operators.
+def has_decision_dependent(ledger: Ledger, entry: EvidenceEntry) -> bool:
+    claims = {c.id: c for c in ledger.claims()}
+    todo, seen = list(entry.dependents), set()
+    while todo:  # a DC may depend on e through the SC claims it cites
+        cid = todo.pop()
+        if cid in seen:
+            continue
+        seen.add(cid)
+        if claims[cid].ctype is ClaimType.DC:
+            return True
+        todo += [c.id for c in claims.values() if cid in c.citations]
+    return False
 
-    The rewrite enters the trajectory as claims with ``ClaimOrigin.FREEFORM`` — without tool
-    provenance, which is exactly what the ablation measures (repair-time amplification, F4).
-    """
 
-    def __init__(
-        self,
-        reflect: Reflector,
-        per_trigger_budget: int = paper.PER_TRIGGER_BUDGET,
-        cost: float = 2.0,
-        tool_repair: RepairEngine | None = None,
-    ) -> None:
-        self.reflect = reflect
-        self.tool_repair = tool_repair  # T1 (a failed tool call) keeps typed RETRY → SWITCH
-        self.m0 = per_trigger_budget
-        self.cost_per_call = cost
-        self.used: Counter[Trigger] = Counter()
+def _t3(hit: TriggerHit, view: View, _: AcquireSpec | None) -> list[Action]:
+    """Both entries become CONFLICTED; DROP(argmin σ) resolves it and the other is ACTIVE again."""
+    entries = [view.ledger.get(e) for e in hit.targets]
+    if any(e.omega not in {Omega.ACTIVE, Omega.CONFLICTED} for e in entries):
+        return []  # an earlier repair already removed one side
+    weakest = min(entries, key=lambda e: (e.sigma, -e.t))
+    return [Action(OperatorName.DROP, (weakest.id,), conflict=hit.targets)]
 
-    async def handle(
-        self, hit: TriggerHit, *, acquire: AcquireSpec | None = None, regrounded: Regrounder | None = None
-    ) -> RepairOutcome:
-        if hit.trigger is Trigger.T1 and self.tool_repair is not None:
-            return await self.tool_repair.handle(hit)
-        del acquire  # free-form reflection never calls tools
-        if self.used[hit.trigger] >= self.m0:
-            return RepairOutcome(
-                events=[RepairEvent(hit.trigger, None, None, list(hit.targets), note="budget exhausted")]
-            )
-        self.used[hit.trigger] += 1
-        text = await self.reflect(hit)
-        event = RepairEvent(
-            trigger=hit.trigger,
-            operator=OperatorName.FREEFORM_REFLECTION,
-            layer=None,
-            targets=list(hit.targets),
-            cost=self.cost_per_call,
-            grounded_after=regrounded() if regrounded else None,
-            note=hit.detail,
-        )
-        return RepairOutcome(events=[event], rewrite=text)
+
+def _t4(hit: TriggerHit, view: View, _: AcquireSpec | None) -> list[Action]:
+    """RETRY the call behind the entry (or the call whose every reading was discarded); SWITCH
+    when the retry would repeat its request, as Π(T1) does."""
+    target = hit.targets[0]
+    call = target if target not in view.ledger else view.ledger.get(target).tool_call_id
+    switch = replace(_switch(call, view), charge=False, check=Check.CONFIDENT)
+    return [replace(_retry(call), check=Check.CONFIDENT, fallback=switch)]
+
+
+def _t5(hit: TriggerHit, view: View, acquire: AcquireSpec | None) -> list[Action]:
+    """Π(T5) = ACQUIRE while M > 0, then the configured ending (``T5Ending``) on every path."""
+    if acquire is None or not view.budget.available():
+        return [_t5_end(hit, view, "repair budget M exhausted")]
+    refused = _t5_end(hit, view, "ACQUIRE would repeat a request", charge=False)
+    return [_acquire(hit, acquire, fallback=refused)]
+
+
+def _acquire(hit: TriggerHit, spec: AcquireSpec, **kw: Any) -> Action:
+    return Action(OperatorName.ACQUIRE, hit.targets[:1], tool=spec.tool, inputs=spec.inputs, spend=True, **kw)
+
+
+def _t5_end(hit: TriggerHit, view: View, why: str, *, charge: bool = True) -> Action:
+    if view.t5_ending is T5Ending.KEEP:
+        return replace(_logged(hit, f"{why}; unsupported decision kept (t5_ending=keep)"), charge=charge)
+    return Action(OperatorName.ABSTAIN, hit.targets, note=why, check=Check.NEVER, charge=charge)
+
+
+def _t6(hit: TriggerHit, view: View, acquire: AcquireSpec | None) -> list[Action]:
+    """Warning injection, plus ACQUIRE while M > 0 (its prompt carries the warning)."""
+    if acquire is None or not view.budget.available():
+        return [replace(_logged(hit, "warning injected, no budget"), charge=True, warn=True)]
+    return [_acquire(hit, acquire, note="warning injected", warn=True)]
+
+
+RULES: Mapping[Trigger, Rule] = {
+    Trigger.T1: _t1,
+    Trigger.T2: _t2,
+    Trigger.T3: _t3,
+    Trigger.T4: _t4,
+    Trigger.T5: _t5,
+    Trigger.T6: _t6,
+}
+
+
+def cost(operator: OperatorName, tool_calls: int, costs: Mapping[str, float], *, refused: bool) -> float:
+    """λ_type(r) · cost(r) (Eq. 26); cost(r) = 1 + the tool calls the operator made (a re-invocation
+    refused as identical sent nothing and costs nothing)."""
+    if refused:
+        return 0.0
+    layer = OPERATORS[operator].layer
+    if layer is None:
+        return FREEFORM_COST
+    return costs.get(layer.value, 1.0) * (1 + tool_calls)
+
+
+def stop_and_answer(ledger: Ledger, candidates: Sequence[str] = ()) -> EvidenceEntry | None:
+    """e* = argmax_{e ∈ L^A} σ_e (the oldest on a tie): STOP_AND_ANSWER's answer is f_e*."""
+    pool = [ledger.get(c) for c in candidates] if candidates else ledger.active()
+    pool = [e for e in pool if e.active]
+    return max(pool, key=lambda e: (e.sigma, -e.t)) if pool else None

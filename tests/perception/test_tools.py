@@ -116,6 +116,16 @@ def test_crop_zoom_tool_bbox_and_perturbation_in_original_coordinates():
     assert moved != obs.bbox and 0 <= moved.x0 and moved.x1 <= 1000 and moved.y1 <= 800
 
 
+def test_crop_zoom_tool_zoom_input_overrides_the_configured_zoom_for_that_call():
+    tool = CropZoomTool(engine=None, use_ocr=False)
+    img = Image.new("RGB", (400, 300), "white")
+    closer = tool.invoke(image=img, bbox=[100, 100, 140, 120], zoom=5.0)
+    assert closer.artifacts["image"].size == (200, 100) and closer.observations[0].meta["zoom"] == 5.0
+    default = tool.invoke(image=img, bbox=[100, 100, 140, 120])  # App. A's z = 2.5 stays the default
+    assert default.artifacts["image"].size == (100, 50) and default.observations[0].meta["zoom"] == 2.5
+    assert tool.config.zoom == 2.5 and "zoom" not in default.inputs
+
+
 def test_crop_zoom_needs_a_question_or_a_bbox():
     out = CropZoomTool(engine=None, use_ocr=False).invoke(image=_ink_image())
     assert "needs a question" in out.error

@@ -4,16 +4,16 @@ M (Alg. 1) and Proposition 1 for REFRESH. Expected values computed by hand from 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from ledgermind.claims import Claim, ClaimType, Stage
+from ledgermind.claims import Claim, ClaimStatus, ClaimType, Stage
 from ledgermind.ledger import Ledger, Omega
-from ledgermind.repair import OPERATORS, AcquireSpec, Budget, RepairContext, RepairEngine
-from ledgermind.repair.operators import OperatorResult
-from ledgermind.repair.reinvocation import IdenticalRequest, current
+from ledgermind.repair import OPERATORS, AcquireSpec, Action, Budget, View, plan
+from ledgermind.repair.policy import DEFAULT_COMPAT, Check, T5Ending, cost
+from ledgermind.repair.reinvocation import REPHRASINGS, Perturbation
 from ledgermind.repair.triggers import (
     TriggerHit,
     t1_tool_anomaly,
@@ -26,6 +26,17 @@ from ledgermind.repair.triggers import (
 from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
 from ledgermind.trajectory import OperatorName, RepairLayer, Trigger
 from tests.helpers import EchoOCR, EchoSearch, FailingTool, TextImage
+
+
+def _repair(ctx: Any, hit: TriggerHit, **kw: Any) -> list[Any]:
+    """Π(hit) applied by the item's executor: the events it recorded."""
+    before = len(ctx.traj.events)
+    asyncio.run(ctx.executor.repair(hit, **kw))
+    return ctx.traj.events[before:]
+
+
+def _view(led: Ledger, *, used: int = 0, trigger: Trigger = Trigger.T2, **kw: Any) -> View:
+    return View(led, {}, {trigger: used}, kw.pop("budget", Budget(2)), **kw)
 
 
 def _boxed(led: Ledger, fact: str, box: list[float], score: float = 0.9) -> str:
@@ -113,25 +124,26 @@ def test_eq21_t6_positive_rho_and_a_containment_failure(
 
 
 # ----------------------------------------------------------------------------- Eq. 25 Π(T3), Eq. 26
-def test_eq25_t3_drops_argmin_sigma_and_reactivates_the_other() -> None:
-    led = Ledger()
+def test_eq25_t3_drops_argmin_sigma_and_reactivates_the_other(item_ctx) -> None:
+    ctx = item_ctx()
+    led = ctx.ledger
     strong = _boxed(led, "36.7", [0, 0, 10, 10], score=0.61)
     weak = _boxed(led, "52", [0, 0, 10, 10], score=0.6)
-    engine = RepairEngine(RepairContext(ledger=led, tools={}), Budget(2))
-    asyncio.run(engine.handle(t3_conflicts(led)[0]))
+    [drop] = plan(t3_conflicts(led)[0], _view(led, trigger=Trigger.T3))
+    assert (drop.operator, drop.targets, drop.conflict) == (OperatorName.DROP, (weak,), (strong, weak))
+    _repair(ctx, t3_conflicts(led)[0])
     assert led.get(weak).omega is Omega.DROPPED and led.get(strong).omega is Omega.ACTIVE
 
 
 @pytest.mark.parametrize(
-    ("layer", "calls", "expected"),
-    [(RepairLayer.EVIDENCE, 0, 1.0), (RepairLayer.ACTION, 1, 4.0), (RepairLayer.TRAJECTORY, 2, 3.0)],
+    ("operator", "calls", "expected"),
+    [(OperatorName.DROP, 0, 1.0), (OperatorName.ACQUIRE, 1, 4.0), (OperatorName.ABSTAIN, 2, 3.0)],
 )
-def test_eq26_cost_is_lambda_type_times_cost(layer: RepairLayer, calls: int, expected: float) -> None:
-    engine = RepairEngine(RepairContext(ledger=Ledger(), tools={}), Budget(2))  # λ = 1 / 2 / 1 (our defaults)
-    res = OperatorResult(operator=OperatorName.DROP, layer=layer, tool_calls=calls)
-    assert engine.cost(res) == expected
-    res.skipped_identical = True
-    assert engine.cost(res) == 0.0  # nothing was sent
+def test_eq26_cost_is_lambda_type_times_cost(operator: OperatorName, calls: int, expected: float) -> None:
+    costs = {"EVIDENCE": 1.0, "ACTION": 2.0, "TRAJECTORY": 1.0}  # λ = 1 / 2 / 1 (our defaults)
+    assert cost(operator, calls, costs, refused=False) == expected
+    assert cost(operator, calls, costs, refused=True) == 0.0  # nothing was sent
+    assert cost(OperatorName.FREEFORM_REFLECTION, 0, costs, refused=False) == 2.0  # one model call
 
 
 # ----------------------------------------------------------------------------- budget M (Alg. 1 l.35, l.43)
@@ -153,18 +165,20 @@ def test_alg1_l35_l43_reserved_unit_is_spent_once_and_only_by_verification() -> 
 
 
 # ----------------------------------------------------------------------------- Proposition 1, REFRESH
-def test_prop1_refresh_enters_only_a_new_tool_call() -> None:
+def test_prop1_refresh_enters_only_a_new_tool_call(item_ctx) -> None:
     """REFRESH(e, θ′) "issues a new tool call"; re-recording e's old output would pass a check of
     facts against outputs, so the new entry must come from a call the ledger did not have."""
-    led = Ledger()
     ocr = EchoOCR()
-    [old] = led.record(ocr.invoke(image=TextImage(["36.7"], bbox=[0, 0, 40, 40])))
+    ctx = item_ctx([ocr])
+    led = ctx.ledger
+    [old] = led.record(ocr.invoke(image=TextImage(["36.7"], bbox=[0, 0, 40, 40])), ttl=1)
+    led.add_claim(Claim("DC-1", ClaimType.DC, "36.7", None, [old.id]))  # a decision depends on it
+    led.advance(2)
     before = {o.call_id for o in led.tool_outputs()}
-    res = asyncio.run(
-        OPERATORS.get("REFRESH").apply(RepairContext(ledger=led, tools={ocr.name: ocr}), entry_id=old.id)
-    )
-    [new] = [led.get(e) for e in res.new_entries]
-    assert new.tool_call_id not in before and new.tool_call_id == res.tool_output.call_id
+    [event] = _repair(ctx, TriggerHit(Trigger.T2, (old.id,), "claim DC-1"))
+    [new] = [led.get(e) for e in event.new_entries]
+    assert event.operator is OperatorName.REFRESH
+    assert new.tool_call_id not in before and new.tool_call_id == event.tool_call
     assert old.omega is Omega.STALE and old.superseded_by == new.id
 
 
@@ -263,81 +277,203 @@ def _stale(led: Ledger, n: int) -> list[str]:
     return ids
 
 
-def test_eq25_t2_drops_each_target_until_m0_then_logs_exhaustion() -> None:
-    led = Ledger()
+def test_eq25_t2_drops_each_target_until_m0_then_logs_exhaustion(item_ctx) -> None:
+    ctx = item_ctx(budget=5)
+    led = ctx.ledger
     ids = _stale(led, 3)
-    eng = RepairEngine(RepairContext(ledger=led, tools={}), Budget(5), per_trigger_budget=2)
-    out = asyncio.run(eng.handle(TriggerHit(Trigger.T2, tuple(ids), "claim SC-1"), regrounded=lambda: True))
-    assert [(e.operator, e.grounded_after) for e in out.events] == [
-        (OperatorName.DROP, True),
-        (OperatorName.DROP, True),
+    hit = TriggerHit(Trigger.T2, tuple(ids), "claim SC-1")
+    assert plan(hit, _view(led, m0=2)) == [
+        Action(OperatorName.DROP, (ids[0],)),
+        Action(OperatorName.DROP, (ids[1],)),
+        Action(None, tuple(ids), note="claim SC-1; per-trigger budget M0 exhausted", charge=False),
+    ]
+    assert [a.targets for a in plan(hit, _view(led, used=1, m0=2))] == [(ids[0],), tuple(ids)]
+    events = _repair(ctx, hit)
+    assert [(e.operator, e.grounded_after) for e in events] == [
+        (OperatorName.DROP, None),
+        (OperatorName.DROP, None),
         (None, None),
     ]
-    assert (
-        out.events[-1].note == "claim SC-1; per-trigger budget M0 exhausted" and out.events[-1].targets == ids
-    )
+    assert events[-1].note == "claim SC-1; per-trigger budget M0 exhausted" and events[-1].targets == ids
     assert [led.get(i).omega for i in ids] == [Omega.DROPPED, Omega.DROPPED, Omega.ACTIVE]
-    assert eng.used[Trigger.T2] == 2
-    again = asyncio.run(eng.handle(TriggerHit(Trigger.T2, (ids[2],), "claim SC-2")))
-    assert [e.operator for e in again.events] == [None] and led.get(ids[2]).omega is Omega.ACTIVE
+    assert ctx.executor.used[Trigger.T2] == 2
+    again = _repair(ctx, TriggerHit(Trigger.T2, (ids[2],), "claim SC-2"))
+    assert [e.operator for e in again] == [None] and led.get(ids[2]).omega is Omega.ACTIVE
+    assert plan(TriggerHit(Trigger.T2, (ids[0],)), _view(led)) == []  # already dropped: nothing
 
 
-def test_eq25_t3_tie_in_sigma_drops_the_newer_and_counts_once() -> None:
+def test_eq25_t2_refreshes_only_what_a_decision_depends_on() -> None:
     led = Ledger()
+    a, b, c = _stale(led, 3)
+    led.add_claim(Claim("SC-1", ClaimType.SC, "v0", Stage.J, [a]))
+    led.add_claim(Claim("DC-1", ClaimType.DC, "v0", None, ["SC-1"]))  # through an SC claim
+    led.add_claim(Claim("SC-2", ClaimType.SC, "v1", Stage.J, [b]))
+    led.add_claim(Claim("SC-3", ClaimType.SC, "v2", Stage.J, ["SC-2"]))  # a chain with no DC
+    refresh, drop = plan(TriggerHit(Trigger.T2, (a, b)), _view(led))
+    assert (refresh.operator, refresh.origin) == (OperatorName.REFRESH, led.get(a).tool_call_id)
+    assert refresh.fallback == Action(OperatorName.DROP, (a,), charge=False)
+    assert drop == Action(OperatorName.DROP, (b,))
+    led.get(a).superseded_by = c  # an earlier hit refreshed it: T2 repairs it no second time
+    assert [x.targets for x in plan(TriggerHit(Trigger.T2, (a, b)), _view(led))] == [(b,)]
+
+
+def test_eq25_t3_tie_in_sigma_drops_the_newer_and_counts_once(item_ctx) -> None:
+    ctx = item_ctx(per_trigger_budget=1)
+    led = ctx.ledger
     old = _boxed(led, "36.7", [0, 0, 10, 10], score=0.6)
     led.advance()
     new = _boxed(led, "52", [0, 0, 10, 10], score=0.6)
-    eng = RepairEngine(RepairContext(ledger=led, tools={}), Budget(2), per_trigger_budget=1)
-    out = asyncio.run(eng.handle(t3_conflicts(led)[0], regrounded=lambda: False))
+    [event] = _repair(ctx, t3_conflicts(led)[0])
     assert led.get(new).omega is Omega.DROPPED and led.get(old).omega is Omega.ACTIVE
-    assert eng.used[Trigger.T3] == 1 and out.events[0].grounded_after is False
+    assert ctx.executor.used[Trigger.T3] == 1 and event.grounded_after is None
     third = _boxed(led, "99", [0, 0, 10, 10])
-    exhausted = asyncio.run(eng.handle(t3_conflicts(led)[0]))  # M0 = 1 used: unresolved, both CONFLICTED
-    assert exhausted.events[0].operator is None
+    [exhausted] = _repair(ctx, t3_conflicts(led)[0])  # M0 = 1 used: unresolved, both CONFLICTED
+    assert exhausted.operator is None
     assert led.get(old).omega is led.get(third).omega is Omega.CONFLICTED
+    assert plan(TriggerHit(Trigger.T3, (old, new)), _view(led, trigger=Trigger.T3)) == []  # one side gone
 
 
-def test_eq25_t5_acquire_event_and_its_ending_notes() -> None:
+def test_eq25_t1_retry_then_switch_one_per_unit_of_m0() -> None:
     led = Ledger()
+    out = FailingTool().invoke(image="x.png")
+    led.record(out)
+    hit = t1_tool_anomaly(out)
+    view = View(led, {"failing_ocr": ToolKind.OCR, "v": ToolKind.VQA}, {}, Budget(2), m0=3)
+    retry, switch, again = plan(hit, view)
+    assert retry == Action(OperatorName.RETRY, (out.call_id,), origin=out.call_id, check=Check.TOOL_OK)
+    assert (switch.operator, switch.tool, switch.note) == (OperatorName.SWITCH, "v", "failing_ocr → v")
+    assert switch.after_failure and again.after_failure and switch.check is Check.TOOL_OK
+    assert [a.operator for a in plan(hit, View(led, {}, {Trigger.T1: 1}, Budget(2)))] == [OperatorName.SWITCH]
+    [alone] = plan(hit, View(led, {"failing_ocr": ToolKind.OCR}, {Trigger.T1: 1}, Budget(2)))
+    assert alone.tool is None and alone.note == "no compatible alternative for failing_ocr"
+
+
+def test_eq25_t4_retries_the_call_behind_the_entry_and_switches_if_refused() -> None:
+    led = Ledger()
+    [low] = led.record(EchoOCR().invoke(image=TextImage(["x"], score=0.1)))
+    view = View(led, {"echo_ocr": ToolKind.OCR, "s": ToolKind.SEARCH}, {}, Budget(2))
+    [retry] = plan(t4_confidence_drop(low), view)
+    assert (retry.operator, retry.origin, retry.check) == (
+        OperatorName.RETRY,
+        low.tool_call_id,
+        Check.CONFIDENT,
+    )
+    assert (retry.fallback.operator, retry.fallback.tool, retry.fallback.charge) == (
+        OperatorName.SWITCH,
+        "s",
+        False,
+    )
+    assert retry.fallback.check is Check.CONFIDENT  # GroundedAfter of the SWITCH: as of the RETRY
+    call_hit = TriggerHit(Trigger.T4, ("ocr#9",))  # a call whose every reading was discarded
+    assert plan(call_hit, view)[0].origin == "ocr#9"
+    assert plan(call_hit, view)[0].fallback == Action(  # a call the ledger does not hold has no kind
+        OperatorName.SWITCH,
+        ("ocr#9",),
+        note="no compatible alternative for ocr#9",
+        check=Check.CONFIDENT,
+        charge=False,
+    )
+
+
+def test_eq25_t5_acquire_event_and_its_ending_notes(item_ctx) -> None:
     spec = AcquireSpec("echo_search", {"query": "apollo"})
     hit = TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.00 < 0.15")
-    eng = RepairEngine(
-        RepairContext(led, {"echo_search": EchoSearch()}),
-        Budget(1),
-        per_trigger_budget=3,
-        t5_ending="abstain",
-    )  # App. E.2's Π(T5); the shipped default is "keep"
-    first = asyncio.run(eng.handle(hit, acquire=spec, regrounded=lambda: True))
-    assert first.events[0].operator is OperatorName.ACQUIRE and first.events[0].grounded_after is True
-    assert first.events[0].targets == ["DC-1"] and eng.used[Trigger.T5] == 1
-    second = asyncio.run(eng.handle(hit, acquire=spec))  # M = 0: ABSTAIN, saying why
-    [ab] = second.events
-    assert second.abstain and ab.operator is OperatorName.ABSTAIN and ab.grounded_after is False
-    assert ab.note.endswith("repair budget M exhausted") and eng.used[Trigger.T5] == 2
-    keep = RepairEngine(RepairContext(led, {}), Budget(0), per_trigger_budget=1, t5_ending="keep")
-    [kept] = asyncio.run(keep.handle(hit, acquire=spec)).events
+    # App. E.2's Π(T5); the shipped default is "keep"
+    ctx = item_ctx([EchoSearch()], budget=1, per_trigger_budget=3, t5_ending="abstain")
+    [acq] = plan(hit, View(ctx.ledger, {}, {}, Budget(1), m0=3, t5_ending=T5Ending.ABSTAIN), spec)
+    assert (acq.tool, acq.inputs, acq.spend, acq.targets) == ("echo_search", spec.inputs, True, ("DC-1",))
+    assert acq.fallback.operator is OperatorName.ABSTAIN and not acq.fallback.charge
+    [first] = _repair(ctx, hit, acquire=spec)
+    assert first.operator is OperatorName.ACQUIRE and first.grounded_after is None
+    assert first.targets == ["DC-1"] and ctx.executor.used[Trigger.T5] == 1
+    [ab] = _repair(ctx, hit, acquire=spec)  # M = 0: ABSTAIN, saying why
+    assert ctx.traj.abstained and ab.operator is OperatorName.ABSTAIN and ab.grounded_after is False
+    assert ab.note.endswith("repair budget M exhausted") and ctx.executor.used[Trigger.T5] == 2
+    keep = item_ctx(budget=0, per_trigger_budget=1, t5_ending="keep")
+    [kept] = _repair(keep, hit, acquire=spec)
     assert (kept.trigger, kept.operator, kept.targets) == (Trigger.T5, None, ["DC-1"])
     assert (
         kept.note
         == "coverage 0.00 < 0.15; repair budget M exhausted; unsupported decision kept (t5_ending=keep)"
     )
-    [m0] = asyncio.run(keep.handle(hit, acquire=spec)).events  # M0 = 1 used
+    [m0] = _repair(keep, hit, acquire=spec)  # M0 = 1 used
     assert (
         m0.note
         == "coverage 0.00 < 0.15; per-trigger budget M0 exhausted; unsupported decision kept (t5_ending=keep)"
     )
+    assert plan(hit, View(Ledger(), {}, {}, Budget(2)))[0].operator is None  # no q_spec: the ending
+
+
+def test_eq25_t6_acquire_carries_the_warning_and_spends_m() -> None:
+    spec = AcquireSpec("s", {"query": "q"})
+    hit = TriggerHit(Trigger.T6, ("SC-1",), "ECC failed")
+    [acq] = plan(hit, View(Ledger(), {}, {}, Budget(1)), spec)
+    assert (acq.operator, acq.warn, acq.spend, acq.note, acq.charge) == (
+        OperatorName.ACQUIRE,
+        True,
+        True,
+        "warning injected",
+        True,
+    )
+    reserved = Budget(1)
+    reserved.reserve()
+    [logged] = plan(hit, View(Ledger(), {}, {}, reserved), spec)  # the reserved unit is not T6's
+    assert logged.operator is None and logged.warn and logged.charge
+    [free] = plan(hit, View(Ledger(), {}, {}, Budget(1), typed=False), spec)
+    assert free == Action(OperatorName.FREEFORM_REFLECTION, ("SC-1",))
+
+
+def test_eq25_exhausted_m0_logs_without_charging_and_ends_t5() -> None:
+    led = Ledger()
+    t5 = TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.00 < 0.15")
+    spec = AcquireSpec("s", {"query": "q"})
+    exhausted = View(led, {}, {Trigger.T5: 2}, Budget(2), t5_ending=T5Ending.ABSTAIN)
+    assert plan(t5, exhausted, spec) == [
+        Action(
+            OperatorName.ABSTAIN,
+            ("DC-1",),
+            note="per-trigger budget M0 exhausted",
+            check=Check.NEVER,
+            charge=False,
+        )
+    ]
+    m_spent = View(led, {}, {}, Budget(0), t5_ending=T5Ending.ABSTAIN)
+    assert plan(t5, m_spent, spec)[0].charge and plan(t5, m_spent, spec)[0].check is Check.NEVER
+    t6 = TriggerHit(Trigger.T6, ("SC-1",), "ECC failed")
+    free = View(led, {}, {Trigger.T6: 1}, Budget(2), m0=1, typed=False)
+    assert plan(t6, free) == [Action(None, ("SC-1",), note="budget exhausted", charge=False)]
+    assert plan(t6, replace(free, used={Trigger.T5: 1})) == [
+        Action(OperatorName.FREEFORM_REFLECTION, ("SC-1",))
+    ]
+
+
+def test_eq25_t2_refresh_needs_a_decision_reached_through_any_citation_chain() -> None:
+    """A decision may depend on e through any chain of SC claims, also through a dropped one (which
+    ``Ledger.add_claim`` does not follow when it records D_e)."""
+    from ledgermind.repair.policy import has_decision_dependent
+
+    led = Ledger()
+
+    def claim(cid: str, *cites: str) -> None:
+        led.add_claim(
+            Claim(cid, ClaimType.DC if cid.startswith("DC") else ClaimType.SC, "a", Stage.J, list(cites))
+        )
+
+    [f] = led.record(EchoOCR().invoke(image=TextImage(["f"])))
+    claim("SC-A", f.id)
+    led.claim("SC-A").status = ClaimStatus.DROPPED  # later claims reach f only through the walk
+    claim("SC-X", "SC-A")
+    claim("SC-Y", "SC-A")
+    claim("SC-V", "SC-A")
+    claim("SC-W", "SC-V", "SC-Y")  # reached twice, before X's chain
+    assert f.dependents == {"SC-A"} and not has_decision_dependent(led, f)
+    claim("DC-1", "SC-X")
+    assert f.dependents == {"SC-A"} and has_decision_dependent(led, f)  # X's chain is not lost
 
 
 def test_eq26_unknown_layer_costs_lambda_one() -> None:
-    engine = RepairEngine(RepairContext(ledger=Ledger(), tools={}), Budget(2), costs={"ACTION": 3.0})
-    assert (
-        engine.cost(OperatorResult(operator=OperatorName.DROP, layer=RepairLayer.EVIDENCE, tool_calls=1))
-        == 2.0
-    )
-    assert (
-        engine.cost(OperatorResult(operator=OperatorName.ACQUIRE, layer=RepairLayer.ACTION, tool_calls=1))
-        == 6.0
-    )
+    assert cost(OperatorName.DROP, 1, {"ACTION": 3.0}, refused=False) == 2.0
+    assert cost(OperatorName.ACQUIRE, 1, {"ACTION": 3.0}, refused=False) == 6.0
 
 
 # ----------------------------------------------------------------------------- Eqs. 22–24: R = R_E ∪ R_A ∪ R_T
@@ -354,92 +490,83 @@ def test_eq26_unknown_layer_costs_lambda_one() -> None:
     ],
 )
 def test_eq22_eq23_eq24_each_operator_in_its_layer(name: str, layer: RepairLayer) -> None:
-    assert OPERATORS.get(name).layer is layer
+    assert OPERATORS[OperatorName(name)].layer is layer
 
 
-def test_eq22_eq23_eq24_the_seven_typed_operators() -> None:
-    typed = {"DROP", "REFRESH", "RETRY", "SWITCH", "ACQUIRE", "STOP_AND_ANSWER", "ABSTAIN"}
-    assert typed <= set(OPERATORS.names())
+def test_eq22_eq23_eq24_every_operator_has_its_row() -> None:
+    assert set(OPERATORS) == set(OperatorName)
 
 
 def test_app_e2_switch_compat_map_and_retry_jitter_range() -> None:
-    from ledgermind.repair.operators import DEFAULT_COMPAT
     from ledgermind.tools.base import ToolKind as K
 
     assert DEFAULT_COMPAT[K.OCR] == (K.SEARCH, K.VQA)  # OCR → {search, VQA}
     assert DEFAULT_COMPAT[K.CROP] == (K.VQA,)  # local crop → {full-image VQA}
-    assert RepairContext(ledger=Ledger(), tools={}).jitter_px == (15, 40)  # RETRY: ±[15, 40] px
+    assert Perturbation().jitter_px == (15, 40)  # RETRY: ±[15, 40] px
 
 
-def test_app_e2_drop_creates_nothing_abstain_answers_bottom() -> None:
-    led = Ledger()
-    [a] = led.record(EchoOCR().invoke(image=TextImage(["x"])))
+def test_app_e2_drop_creates_nothing_abstain_answers_bottom(item_ctx) -> None:
+    ctx = item_ctx(budget=0, t5_ending="abstain")
+    led = ctx.ledger
+    [a] = led.record(EchoOCR().invoke(image=TextImage(["x"])), ttl=1)
+    led.advance(2)
     before = len(led.entries())
-    res = asyncio.run(OPERATORS.get("DROP").apply(RepairContext(ledger=led, tools={}), entry_id=a.id))
-    assert res.new_entries == [] and len(led.entries()) == before and led.get(a.id).omega is Omega.DROPPED
-    ab = asyncio.run(OPERATORS.get("ABSTAIN").apply(RepairContext(ledger=led, tools={})))
-    assert ab.abstain is True and ab.new_entries == [] and ab.answer is None
+    [drop] = _repair(ctx, TriggerHit(Trigger.T2, (a.id,)))
+    assert drop.new_entries == [] and len(led.entries()) == before and led.get(a.id).omega is Omega.DROPPED
+    [ab] = _repair(ctx, TriggerHit(Trigger.T5, ("DC-1",)))
+    assert ab.operator is OperatorName.ABSTAIN and ab.new_entries == [] and ctx.traj.abstained
+    assert len(led.entries()) == before
 
 
-class _DoorVQA(Tool):
-    """EchoVQA's signature behind a model door that, like ``ModelIO._refuse_repeat``, refuses to
-    send a re-invocation whose request already went out (greedy decoding would repeat the reply)."""
-
-    name, kind = "door_vqa", ToolKind.VQA
-
-    def __init__(self) -> None:
-        self.sent: set[str] = set()
-
-    def _run(
-        self, stage: str, prompt: str, images: Sequence[Any] = (), system: str | None = None
-    ) -> list[Observation]:
-        key = f"{stage}|{prompt}|{system}"
-        scope = current()
-        if scope is not None and key in self.sent:
-            scope.skipped.append(key)
-            raise IdenticalRequest(f"{stage}: repeats an earlier request; not sent")
-        self.sent.add(key)
-        return [Observation(prompt)]
+def _observed(ctx: Any, rephrase: int) -> Any:
+    """An observation the item's model door sent (the scripted reply is empty)."""
+    out, _ = asyncio.run(
+        ctx.executor.call(
+            "observe", question="what is shown", plan="", categories=[], images=[], rephrase=rephrase
+        )
+    )
+    return out
 
 
-def test_eq25_t2_refresh_that_would_repeat_its_request_falls_back_to_drop() -> None:
-    led = Ledger()
-    vqa = _DoorVQA()
-    [a] = led.record(vqa.invoke(stage="observe", prompt="what is shown"), ttl=1)
+def test_eq25_t2_refresh_that_would_repeat_its_request_falls_back_to_drop(item_ctx) -> None:
+    from ledgermind.backends.scripted import Rule
+
+    rule = Rule("[OC-1] TEXT | a", pattern="what is shown")
+    ctx = item_ctx(budget=3, per_trigger_budget=3, rules=[rule], ttl_perception=1)
+    led = ctx.ledger
+    _observed(ctx, len(REPHRASINGS))  # past the last rephrasing a re-ask is the same request
+    [a] = led.entries()
     led.add_claim(Claim("SC-1", ClaimType.SC, "a", Stage.J, [a.id]))
     led.add_claim(Claim("DC-1", ClaimType.DC, "a", None, ["SC-1"]))  # a decision depends on it: REFRESH first
     led.advance(5)
-    eng = RepairEngine(RepairContext(led, {vqa.name: vqa}), Budget(3))
-    out = asyncio.run(eng.handle(TriggerHit(Trigger.T2, (a.id,), "claim SC-1"), regrounded=lambda: True))
-    assert [(e.operator, e.skipped_identical, e.grounded_after, e.cost) for e in out.events] == [
+    events = _repair(ctx, TriggerHit(Trigger.T2, (a.id,), "claim SC-1"))
+    assert [(e.operator, e.skipped_identical, e.grounded_after, e.cost) for e in events] == [
         (OperatorName.REFRESH, True, False, 0.0),
-        (OperatorName.DROP, False, True, 1.0),
+        (OperatorName.DROP, False, None, 1.0),
     ]
-    assert [e.targets for e in out.events] == [[a.id], [a.id]] and [e.note for e in out.events] == [
+    assert [e.targets for e in events] == [[a.id], [a.id]] and [e.note for e in events] == [
         "claim SC-1",
         "claim SC-1; invalidated claims: ['DC-1', 'SC-1']",
     ]
-    assert led.get(a.id).omega is Omega.DROPPED
+    assert led.get(a.id).omega is Omega.DROPPED and ctx.executor.used[Trigger.T2] == 1
 
 
-def test_eq25_t5_acquire_that_would_repeat_its_request_refunds_m_and_ends() -> None:
-    led = Ledger()
-    vqa = _DoorVQA()
-    spec = AcquireSpec(vqa.name, {"stage": "acquire", "prompt": "who built it"})
-    hit = TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.00 < 0.15")
-    eng = RepairEngine(
-        RepairContext(led, {vqa.name: vqa}), Budget(2), per_trigger_budget=3, t5_ending="abstain"
+def test_eq25_t5_acquire_that_would_repeat_its_request_refunds_m_and_ends(item_ctx) -> None:
+    ctx = item_ctx(budget=2, per_trigger_budget=3, t5_ending="abstain")
+    spec = AcquireSpec(
+        "observe", {"question": "who built it", "plan": "", "categories": [], "images": [], "rephrase": 0}
     )
-    asyncio.run(eng.handle(hit, acquire=spec))
-    assert eng.budget.remaining == 1
-    out = asyncio.run(eng.handle(hit, acquire=spec))
-    assert eng.budget.remaining == 1  # nothing was sent: the unit is refunded
-    assert [(e.operator, e.skipped_identical, e.grounded_after) for e in out.events] == [
+    hit = TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.00 < 0.15")
+    _repair(ctx, hit, acquire=spec)
+    assert ctx.budget.remaining == 1
+    events = _repair(ctx, hit, acquire=spec)
+    assert ctx.budget.remaining == 1  # nothing was sent: the unit is refunded
+    assert [(e.operator, e.skipped_identical, e.grounded_after) for e in events] == [
         (OperatorName.ACQUIRE, True, False),
         (OperatorName.ABSTAIN, False, False),
     ]
-    assert out.abstain and out.events[0].targets == ["DC-1"] and out.events[0].note == "coverage 0.00 < 0.15"
-    assert out.events[1].note == "coverage 0.00 < 0.15; ACQUIRE would repeat a request"
+    assert ctx.traj.abstained and events[0].targets == ["DC-1"] and events[0].note == "coverage 0.00 < 0.15"
+    assert events[1].note == "coverage 0.00 < 0.15; ACQUIRE would repeat a request"
 
 
 def test_alg1_l43_reserve_defaults_to_one_unit() -> None:
@@ -450,18 +577,15 @@ def test_alg1_l43_reserve_defaults_to_one_unit() -> None:
     assert b.reserved == 3  # never more than M
 
 
-def test_eq25_t3_m0_counts_every_resolution() -> None:
-    led = Ledger()
-    eng = RepairEngine(RepairContext(ledger=led, tools={}), Budget(2), per_trigger_budget=2)
+def test_eq25_t3_m0_counts_every_resolution(item_ctx) -> None:
+    ctx = item_ctx(per_trigger_budget=2)
+    led = ctx.ledger
     base = _boxed(led, "10", [0, 0, 10, 10], score=0.9)
     for i, value in enumerate(("20", "30", "40")):
         weak = _boxed(led, value, [0, 0, 10, 10], score=0.5)
-        out = asyncio.run(eng.handle(t3_conflicts(led)[0]))
+        [event] = _repair(ctx, t3_conflicts(led)[0])
         if i < 2:  # M0 = 2 resolutions: the weaker side goes
-            assert out.events[0].operator is OperatorName.DROP and led.get(weak).omega is Omega.DROPPED
+            assert event.operator is OperatorName.DROP and led.get(weak).omega is Omega.DROPPED
         else:  # the third is unresolved: both sides CONFLICTED
-            assert (
-                out.events[0].operator is None
-                and led.get(weak).omega is led.get(base).omega is Omega.CONFLICTED
-            )
-    assert eng.used[Trigger.T3] == 2
+            assert event.operator is None and led.get(weak).omega is led.get(base).omega is Omega.CONFLICTED
+    assert ctx.executor.used[Trigger.T3] == 2

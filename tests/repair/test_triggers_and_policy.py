@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from dataclasses import dataclass
 
 from ledgermind.claims import Claim, ClaimType, Stage
 from ledgermind.ledger import Ledger, Omega
-from ledgermind.repair import AcquireSpec, Budget, FreeformRepair, RepairContext, RepairEngine, Verifier
-from ledgermind.repair.operators import perturb_bbox
+from ledgermind.pipeline.config import AblationFlags
+from ledgermind.repair import AcquireSpec, Budget, Verifier
+from ledgermind.repair.reinvocation import Perturbation
 from ledgermind.repair.triggers import (
     TriggerHit,
     t1_tool_anomaly,
@@ -25,9 +27,11 @@ def run(coro):
     return asyncio.run(coro)
 
 
-def engine(led, tools, budget=2, **kw):
-    ctx = RepairContext(ledger=led, tools={t.name: t for t in tools}, **kw)
-    return RepairEngine(ctx, Budget(budget))
+def repair(ctx, hit, **kw):
+    """Apply Π(hit) through the item's executor: the events it recorded and the entries it created."""
+    before = len(ctx.traj.events)
+    created = run(ctx.executor.repair(hit, **kw))
+    return ctx.traj.events[before:], created
 
 
 # ----------------------------------------------------------------------- triggers fire / do not fire
@@ -77,45 +81,55 @@ def test_t4_t5_t6():
 
 
 # ----------------------------------------------------------------------- operators through Π
-def test_t1_retry_then_switch():
-    led = Ledger()
-    failing = FailingTool()
+def test_t1_retry_then_switch(item_ctx):
+    failing, vqa = FailingTool(), EchoVQA()
+    ctx = item_ctx([failing, vqa])
     out = run(failing.ainvoke(image="x.png"))
-    led.record(out)
-    vqa = EchoVQA()
-    eng = engine(
-        led,
-        [failing, vqa],
-        switch_inputs=lambda tool, origin: {"stage": "switch_vqa", "prompt": "text via VQA"},
-    )
-    res = run(eng.handle(t1_tool_anomaly(out)))
-    assert [e.operator for e in res.events] == [OperatorName.RETRY, OperatorName.SWITCH]
-    assert [e.grounded_after for e in res.events] == [False, True]
-    assert [led.get(e).fact for e in res.new_entries] == ["text via VQA"]
+    ctx.ledger.record(out)
+    events, created = repair(ctx, t1_tool_anomaly(out))
+    assert [e.operator for e in events] == [OperatorName.RETRY, OperatorName.SWITCH]
+    assert [e.grounded_after for e in events] == [False, True]
+    assert events[1].note.endswith("failing_ocr → echo_vqa")
+    assert [ctx.ledger.get(e).fact for e in created] == [
+        "Transcribe the visible text and values for this question: What does the sign say?"
+    ]
+    assert [e.hit for e in events] == [1, 1]  # one firing, two operator events
     # per-trigger budget M0 = 2 is now spent
-    again = run(eng.handle(t1_tool_anomaly(out)))
-    assert again.events[0].operator is None and "exhausted" in again.events[0].note
+    again, _ = repair(ctx, t1_tool_anomaly(out))
+    assert again[0].operator is None and "exhausted" in again[0].note and again[0].hit == 2
 
 
-def test_t1_retry_perturbs_the_box_the_tool_declares():
-    led = Ledger()
+def test_t1_stops_at_the_first_retry_that_works(item_ctx):
     ocr = EchoOCR()
+    ctx = item_ctx([ocr, EchoVQA()])
+    out = run(ocr.ainvoke(image=TextImage(["x"]), region=[0, 0, 50, 50]))
+    ctx.ledger.record(out)
+    events, created = repair(ctx, TriggerHit(Trigger.T1, (out.call_id,), "empty"))
+    assert [e.operator for e in events] == [OperatorName.RETRY] and events[0].grounded_after is True
+    assert created and ctx.executor.used[Trigger.T1] == 1  # the SWITCH was not charged
+
+
+def test_t1_retry_perturbs_the_box_the_tool_declares(item_ctx):
+    ocr = EchoOCR()
+    ctx = item_ctx([ocr])
+    del ctx.tools["vqa"]  # no alternative in M_compat(OCR) = {search, VQA}
     out = run(ocr.ainvoke(image=TextImage([]), region=[100, 100, 200, 150]))
-    led.record(out)
-    eng = engine(led, [ocr])
+    ctx.ledger.record(out)
     # RETRY re-invokes with a perturbed region; EchoOCR still returns nothing → SWITCH, no alternative
-    res = run(eng.handle(t1_tool_anomaly(out)))
-    [retry_out] = [o for o in led.tool_outputs() if o.call_id != out.call_id]
+    events, _ = repair(ctx, t1_tool_anomaly(out))
+    [retry_out] = [o for o in ctx.ledger.tool_outputs() if o.call_id != out.call_id]
     moved = retry_out.inputs["region"]
     assert isinstance(moved, list)  # the form the tool was given it in
     deltas = [abs(a - b) for a, b in zip(moved, [100, 100, 200, 150], strict=True)]
     assert all(15 <= d <= 40 for d in deltas)
     assert set(retry_out.inputs) == {"image", "region"}  # nothing the real OCR signature lacks
-    assert res.events[1].note.endswith("no compatible alternative for echo_ocr")
-    assert all(e.error is None for e in res.events)
+    assert events[0].variation.startswith("region→[") and events[0].tool_call == retry_out.call_id
+    assert events[1].note.endswith("no compatible alternative for echo_ocr")
+    assert events[1].tool_call is None and events[1].cost == 2.0  # λ_ACTION · (1 + 0 calls)
+    assert all(e.error is None for e in events)
 
 
-def test_refresh_and_retry_call_the_tool_again():
+def test_refresh_and_retry_call_the_tool_again(item_ctx):
     """REFRESH must re-run the tool (a copy of the old output would be content without a new call)."""
 
     class CountingOCR(EchoOCR):
@@ -125,24 +139,24 @@ def test_refresh_and_retry_call_the_tool_again():
             CountingOCR.calls += 1
             return super()._run(image, region)
 
-    led = Ledger()
     ocr = CountingOCR()
+    ctx = item_ctx([ocr])
+    led = ctx.ledger
     [a] = led.record(run(ocr.ainvoke(image=TextImage(["36.7"]), region=[0, 0, 50, 20])), ttl=1)
     led.add_claim(Claim("SC-1", ClaimType.SC, "36.7", Stage.J, [a.id]))
     led.add_claim(Claim("DC-1", ClaimType.DC, "36.7", None, ["SC-1"]))
     led.advance(5)
     before = CountingOCR.calls
-    res = run(engine(led, [ocr]).handle(TriggerHit(Trigger.T2, (a.id,))))
-    assert res.events[0].operator is OperatorName.REFRESH and CountingOCR.calls == before + 1
-    new = led.get(res.new_entries[0])
+    events, created = repair(ctx, TriggerHit(Trigger.T2, (a.id,)))
+    assert events[0].operator is OperatorName.REFRESH and CountingOCR.calls == before + 1
+    new = led.get(created[0])
     fresh = led.tool_output(new.tool_call_id)
     assert fresh.call_id != a.tool_call_id and fresh.inputs["region"] != [0, 0, 50, 20]
     assert new.bbox == BBox.from_list(fresh.inputs["region"]) and a.superseded_by == new.id
+    assert events[0].cost == 2.0 and events[0].layer.value == "EVIDENCE"  # λ_EVIDENCE · (1 + 1)
 
 
-def test_operator_never_sends_undeclared_inputs_and_bugs_are_not_tool_anomalies():
-    from ledgermind.repair.operators import perturb_inputs
-
+def test_operator_never_sends_undeclared_inputs_and_bugs_are_not_tool_anomalies(item_ctx):
     class StrictSearch(EchoSearch):
         def _run(self, query: str):
             raise AttributeError("bug inside the tool")
@@ -151,19 +165,19 @@ def test_operator_never_sends_undeclared_inputs_and_bugs_are_not_tool_anomalies(
     ocr = EchoOCR()
     out = run(ocr.ainvoke(image=TextImage(["x"])))
     led.record(out)
-    assert perturb_inputs(out, ocr, RepairContext(led, {})) == dict(out.inputs)  # no box, no 'attempt'
+    assert Perturbation().inputs(out, ocr) == dict(out.inputs)  # no box, no 'attempt'
     try:
         run(StrictSearch().ainvoke(query="q"))
         raise AssertionError("a programming error was disguised as a tool output")
     except AttributeError:
         pass
     strict = StrictSearch()
+    ctx = item_ctx([strict])
     ok = run(EchoSearch().ainvoke(query="q"))
-    led.record(ok)
-    eng = engine(led, [strict])
-    eng.ctx.tools = {"echo_search": strict}
-    res = run(eng.handle(TriggerHit(Trigger.T4, (led.entries()[-1].id,))))
-    assert res.events[0].operator is OperatorName.RETRY and "AttributeError" in res.events[0].error
+    ctx.ledger.record(ok)
+    ctx.tools["echo_search"] = strict
+    events, _ = repair(ctx, TriggerHit(Trigger.T4, (ctx.ledger.entries()[-1].id,)))
+    assert events[0].operator is OperatorName.RETRY and "AttributeError" in events[0].error
 
 
 def test_budget_reserve_funds_hypothesis_verification_first():
@@ -177,33 +191,36 @@ def test_budget_reserve_funds_hypothesis_verification_first():
     assert b2.spend() and b2.spend() and not b2.spend()
 
 
-def test_t2_refresh_if_decision_depends_else_drop():
-    led = Ledger()
+def test_t2_refresh_if_decision_depends_else_drop(item_ctx):
     ocr = EchoOCR()
+    ctx = item_ctx([ocr])
+    led = ctx.ledger
     a, b = led.record(run(ocr.ainvoke(image=TextImage(["a", "b"]))), ttl=1)
     led.add_claim(Claim("SC-1", ClaimType.SC, "a", Stage.J, [a.id]))
     led.add_claim(Claim("DC-1", ClaimType.DC, "a", None, ["SC-1"]))
     led.add_claim(Claim("SC-2", ClaimType.SC, "b", Stage.E, [b.id]))
     led.advance(5)
-    eng = engine(led, [ocr])
-    res = run(eng.handle(TriggerHit(Trigger.T2, (a.id, b.id))))
-    assert [e.operator for e in res.events] == [OperatorName.REFRESH, OperatorName.DROP]
-    assert a.omega is Omega.STALE and a.superseded_by in res.new_entries
+    events, created = repair(ctx, TriggerHit(Trigger.T2, (a.id, b.id)))
+    assert [e.operator for e in events] == [OperatorName.REFRESH, OperatorName.DROP]
+    assert a.omega is Omega.STALE and a.superseded_by in created
     assert b.omega is Omega.DROPPED
+    assert "invalidated claims: ['SC-2']" in events[1].note
 
 
-def test_t3_drops_weaker():
-    led = Ledger()
+def test_t3_drops_weaker(item_ctx):
+    ctx = item_ctx()
+    led = ctx.ledger
     [a] = led.record(EchoOCR().invoke(image=TextImage(["36.7"], bbox=[0, 0, 10, 10], score=0.9)))
     [b] = led.record(EchoOCR().invoke(image=TextImage(["38.7"], bbox=[0, 0, 10, 10], score=0.6)))
-    res = run(engine(led, []).handle(t3_conflicts(led)[0]))
-    assert res.events[0].operator is OperatorName.DROP and b.omega is Omega.DROPPED and a.active
+    events, _ = repair(ctx, t3_conflicts(led)[0])
+    assert events[0].operator is OperatorName.DROP and b.omega is Omega.DROPPED and a.active
     kinds = [(t.op, t.entry_id) for t in led.transitions if t.op in {"CONFLICT", "RESOLVE"}]
     assert kinds == [("CONFLICT", a.id), ("CONFLICT", b.id), ("RESOLVE", a.id)]
 
 
-def test_t3_across_tools_ocr_line_versus_crop_reading():
-    led = Ledger()
+def test_t3_across_tools_ocr_line_versus_crop_reading(item_ctx):
+    ctx = item_ctx(per_trigger_budget=0)  # no T3 repair left: both stay CONFLICTED
+    led = ctx.ledger
     [line] = led.record(EchoOCR().invoke(image=TextImage(["36.7"], bbox=[0, 0, 50, 20], score=0.95)))
     [reading] = led.record(EchoSearch().invoke(query="unused"))  # no box: never in T3
     assert t3_conflicts(led) == []
@@ -213,96 +230,115 @@ def test_t3_across_tools_ocr_line_versus_crop_reading():
     assert t3_conflicts(led) == []  # same value read two ways: no conflict
     [wrong] = led.record(EchoOCR().invoke(image=TextImage(["reading 52"], bbox=[1, 0, 50, 22], score=0.5)))
     assert {h.targets for h in t3_conflicts(led)} == {(line.id, wrong.id), (boxed.id, wrong.id)}
-    budget_spent = engine(led, [])
-    budget_spent.used[Trigger.T3] = 2
-    run(budget_spent.handle(t3_conflicts(led)[0]))  # no budget left: both stay CONFLICTED
+    events, _ = repair(ctx, t3_conflicts(led)[0])
     assert line.omega is Omega.CONFLICTED and wrong.omega is Omega.CONFLICTED
+    assert events[0].operator is None and events[0].note.endswith("per-trigger budget M0 exhausted")
 
 
-def test_t4_retry():
-    led = Ledger()
+def test_t4_retry(item_ctx):
     ocr = EchoOCR()
-    [low] = led.record(run(ocr.ainvoke(image=TextImage(["x"], score=0.1))))
-    res = run(engine(led, [ocr]).handle(t4_confidence_drop(low)))
-    assert res.events[0].operator is OperatorName.RETRY and len(res.new_entries) == 1
+    ctx = item_ctx([ocr])
+    [low] = ctx.ledger.record(run(ocr.ainvoke(image=TextImage(["x"], score=0.1))))
+    events, created = repair(ctx, t4_confidence_drop(low))
+    assert events[0].operator is OperatorName.RETRY and len(created) == 1
+    assert events[0].grounded_after is False  # the re-read is as faint: σ 0.1 < σ_floor
 
 
-def test_t5_acquire_then_abstain_when_budget_spent():
-    led = Ledger()
+def test_t5_acquire_then_abstain_when_budget_spent(item_ctx):
     search = EchoSearch()
-    eng = RepairEngine(
-        RepairContext(led, {search.name: search}), Budget(1), t5_ending="abstain"
-    )  # App. E.2's Π(T5)
+    ctx = item_ctx([search], budget=1, t5_ending="abstain")  # App. E.2's Π(T5)
     hit = TriggerHit(Trigger.T5, ("DC-1",))
     spec = AcquireSpec("echo_search", {"query": "apollo"})
-    first = run(eng.handle(hit, acquire=spec))
-    assert first.events[0].operator is OperatorName.ACQUIRE and not first.abstain and first.new_entries
-    second = run(eng.handle(hit, acquire=spec))
-    assert second.abstain and second.events[0].operator is OperatorName.ABSTAIN
+    first, created = repair(ctx, hit, acquire=spec)
+    assert first[0].operator is OperatorName.ACQUIRE and not ctx.traj.abstained and created
+    assert ctx.budget.remaining == 0 and first[0].targets == ["DC-1"]
+    second, _ = repair(ctx, hit, acquire=spec)
+    assert ctx.traj.abstained and second[0].operator is OperatorName.ABSTAIN
+    assert second[0].grounded_after is False and "repair budget M exhausted" in second[0].note
 
 
-def test_t5_keep_ending_and_m0_exhaustion_end_the_same_way_as_m():
+def test_t5_keep_ending_and_m0_exhaustion_end_the_same_way_as_m(item_ctx):
     """``t5_ending=keep``: once no ACQUIRE can be made the decision stands (no ABSTAIN event); the
     per-trigger M0 running out ends T5 exactly like M running out (one rule)."""
-    led = Ledger()
     spec = AcquireSpec("echo_search", {"query": "apollo"})
-    hit = TriggerHit(Trigger.T5, ("DC-1",))
-    keep = RepairEngine(RepairContext(led, {"echo_search": EchoSearch()}), Budget(1), t5_ending="keep")
-    assert run(keep.handle(hit, acquire=spec)).events[0].operator is OperatorName.ACQUIRE
-    kept = run(keep.handle(hit, acquire=spec))
-    assert not kept.abstain and kept.events[0].operator is None and "t5_ending=keep" in kept.events[0].note
-    m0 = RepairEngine(
-        RepairContext(led, {"echo_search": EchoSearch()}),
-        Budget(5),
-        per_trigger_budget=1,
-        t5_ending="abstain",
+    hit = TriggerHit(Trigger.T5, ("DC-1",), "coverage 0.00 < 0.15")
+    keep = item_ctx([EchoSearch()], budget=1, t5_ending="keep")
+    assert repair(keep, hit, acquire=spec)[0][0].operator is OperatorName.ACQUIRE
+    [kept], _ = repair(keep, hit, acquire=spec)
+    assert not keep.traj.abstained and kept.operator is None
+    assert kept.note == (
+        "coverage 0.00 < 0.15; repair budget M exhausted; unsupported decision kept (t5_ending=keep)"
     )
-    run(m0.handle(hit, acquire=spec))
-    out = run(m0.handle(hit, acquire=spec))  # M = 4 left, M0 used up: the paper's ending, ABSTAIN
-    assert out.abstain and out.events[-1].operator is OperatorName.ABSTAIN
+    m0 = item_ctx([EchoSearch()], budget=5, per_trigger_budget=1, t5_ending="abstain")
+    repair(m0, hit, acquire=spec)
+    events, _ = repair(m0, hit, acquire=spec)  # M = 4 left, M0 used up: the paper's ending, ABSTAIN
+    assert m0.traj.abstained and events[-1].operator is OperatorName.ABSTAIN
+    assert m0.budget.remaining == 4 and "per-trigger budget M0 exhausted" in events[-1].note
 
 
-def test_t6_warning_and_acquire():
-    led = Ledger()
-    eng = engine(led, [EchoSearch()])
-    res = run(
-        eng.handle(TriggerHit(Trigger.T6, ("SC-1",)), acquire=AcquireSpec("echo_search", {"query": "q"}))
+def test_t6_warning_and_acquire(item_ctx):
+    ctx = item_ctx([EchoSearch()])
+    events, _ = repair(
+        ctx, TriggerHit(Trigger.T6, ("SC-1",)), acquire=AcquireSpec("echo_search", {"query": "q"})
     )
-    assert res.warning and "hallucination" in res.warning
-    assert res.events[0].operator is OperatorName.ACQUIRE and res.events[0].cost == 2.0 * 2
+    assert ctx.executor.warning and "hallucination" in ctx.executor.warning
+    assert ctx.executor.with_warning("next").endswith("\n\nnext")
+    assert events[0].operator is OperatorName.ACQUIRE and events[0].cost == 2.0 * 2
+    assert events[0].note == "warning injected" and ctx.budget.remaining == 1
+
+
+def test_t6_without_budget_still_warns(item_ctx):
+    ctx = item_ctx([EchoSearch()], budget=0)
+    events, created = repair(
+        ctx,
+        TriggerHit(Trigger.T6, ("SC-1",), "ECC failed"),
+        acquire=AcquireSpec("echo_search", {"query": "q"}),
+    )
+    assert ctx.executor.warning and not created and ctx.executor.used[Trigger.T6] == 1
+    assert events[0].operator is None and events[0].note == "ECC failed; warning injected, no budget"
 
 
 def test_stop_and_answer_picks_max_sigma():
-    from ledgermind.repair import OPERATORS
+    from ledgermind.repair.policy import stop_and_answer
 
     led = Ledger()
     led.record(EchoOCR().invoke(image=TextImage(["low"], score=0.4)))
-    led.record(EchoOCR().invoke(image=TextImage(["high"], score=0.95)))
-    res = run(OPERATORS.get("STOP_AND_ANSWER").apply(RepairContext(led, {})))
-    assert res.answer == "high"
+    [high] = led.record(EchoOCR().invoke(image=TextImage(["high"], score=0.95)))
+    led.record(EchoOCR().invoke(image=TextImage(["later"], score=0.95)))
+    assert stop_and_answer(led) is high  # the oldest of the most confident
+    assert stop_and_answer(led, ["OC-1"]).fact == "low"
+    led.drop("OC-1")
+    assert stop_and_answer(led, ["OC-1"]) is None and stop_and_answer(Ledger()) is None
 
 
 def test_perturbation_stays_inside_image():
-    import random
-
-    ctx = RepairContext(Ledger(), {}, rng=random.Random(3), image_size=(120, 80))
+    p = Perturbation(random.Random(3), image_size=(120, 80))
     for _ in range(50):
-        b = perturb_bbox(BBox(0, 0, 120, 80), ctx)
+        b = p.bbox(BBox(0, 0, 120, 80))
         assert 0 <= b.x0 <= b.x1 <= 120 and 0 <= b.y0 <= b.y1 <= 80
-    ctx2 = RepairContext(Ledger(), {}, rng=random.Random(3))
-    b = perturb_bbox(BBox(100, 100, 200, 200), ctx2)
+    b = Perturbation(random.Random(3)).bbox(BBox(100, 100, 200, 200))
     deltas = [abs(b.x0 - 100), abs(b.y0 - 100), abs(b.x1 - 200), abs(b.y1 - 200)]
     assert all(15 <= d <= 40 for d in deltas)
 
 
-def test_freeform_repair_rewrites_without_tools():
-    async def reflect(hit):
-        return "Revised: Apollo 11 landed in the Atlantic Ocean"
+def test_freeform_repair_rewrites_without_tools(item_ctx):
+    from ledgermind.backends.scripted import Rule
 
-    ff = FreeformRepair(reflect)
-    res = run(ff.handle(TriggerHit(Trigger.T6, ("SC-1",))))
-    assert res.rewrite.startswith("Revised") and res.events[0].operator is OperatorName.FREEFORM_REFLECTION
-    assert res.new_entries == []
+    ctx = item_ctx(
+        [EchoSearch()],
+        rules=[Rule(pattern="T6_PHANTOM_GROUNDING", reply="Revised: Apollo 11 landed in the Atlantic Ocean")],
+        flags=AblationFlags(typed_repair=False),
+    )
+    events, created = repair(
+        ctx, TriggerHit(Trigger.T6, ("SC-1",)), acquire=AcquireSpec("echo_search", {"query": "q"})
+    )
+    assert events[0].operator is OperatorName.FREEFORM_REFLECTION and events[0].cost == 2.0
+    assert created == [] and not ctx.ledger.tool_outputs()  # no tool call
+    [claim] = ctx.ledger.claims()
+    assert claim.text.startswith("Revised") and claim.origin.value == "freeform"
+    ctx2 = item_ctx(flags=AblationFlags(typed_repair=False), per_trigger_budget=0)
+    [logged], _ = repair(ctx2, TriggerHit(Trigger.T6, ("SC-1",)))
+    assert logged.operator is None and logged.note == "budget exhausted"
 
 
 # ----------------------------------------------------------------------- verifier protocol
@@ -343,11 +379,10 @@ def test_mark_stale_reverifies_dependent_claims():
     assert seen == ["SC-1"]  # the dependent claim was re-grounded after MARK_STALE
 
 
-def test_retry_of_a_model_backed_tool_is_a_new_request():
+def test_retry_of_a_model_backed_tool_is_a_new_request(item_ctx):
     """VQA/READ: RETRY re-asks with a rephrased instruction (default) or, only where the backend may
     sample, as a seeded sampled draw — never the same greedy call."""
     from ledgermind.pipeline.mllm_tools import VQATool
-    from ledgermind.repair.operators import perturb_inputs
 
     for allow_sampling, want in ((False, [("q", 0), ("q\n\n", 0)]), (True, [("q", 0), ("q", 1)])):
         seen = []
@@ -357,20 +392,22 @@ def test_retry_of_a_model_backed_tool_is_a_new_request():
             return "" if len(seen) == 1 else "a reading"
 
         vqa = VQATool(call)
-        led = Ledger()
+        ctx = item_ctx(reinvoke_sampling=allow_sampling)
+        ctx.tools["vqa"] = vqa
+        led = ctx.ledger
         out = run(vqa.ainvoke(stage="direct", prompt="q"))
         led.record(out)
-        new = perturb_inputs(out, vqa, RepairContext(led, {}, allow_sampling=allow_sampling))
+        new = Perturbation(allow_sampling=allow_sampling).inputs(out, vqa)
         assert ("sampled" in new) is allow_sampling and ("rephrase" in new) is not allow_sampling
-        res = run(engine(led, [vqa], allow_sampling=allow_sampling).handle(t1_tool_anomaly(out)))
-        assert res.events[0].operator is OperatorName.RETRY and res.events[0].grounded_after is True
+        events, _ = repair(ctx, t1_tool_anomaly(out))
+        assert events[0].operator is OperatorName.RETRY and events[0].grounded_after is True
         assert [(t[: len(w)], d) for (t, d), (w, _) in zip(seen, want)] == want and len(seen) == 2
-        assert res.events[0].variation == ("sampled draw attempt=1" if allow_sampling else "rephrase=1")
+        assert events[0].variation == ("sampled draw attempt=1" if allow_sampling else "rephrase=1")
         retried = led.tool_outputs()[-1]  # the event names the call it made (census repair_tool_calls)
-        assert res.events[0].tool_call == retried.call_id != out.call_id
+        assert events[0].tool_call == retried.call_id != out.call_id
 
 
-def test_t4_fires_on_ocr_whose_every_reading_is_below_sigma_floor_under_the_default_config():
+def test_t4_fires_on_ocr_whose_every_reading_is_below_sigma_floor_under_the_default_config(item_ctx):
     """App. E.1 Eq. 19 must be reachable through the paper's own σ source: the real OCR tool drops
     lines below its 0.8 legibility threshold, so it reports its best confidence instead and the
     verifier raises T4 (not T1) when that is below σ_floor = 0.3; the policy RETRYs the call."""
@@ -402,12 +439,12 @@ def test_t4_fires_on_ocr_whose_every_reading_is_below_sigma_floor_under_the_defa
         hits = Verifier(led, lambda c: None).on_tool_output(out, [])
         assert [h.trigger for h in hits] == expected, confidences
     low = OCRTool(FaintEngine([0.21]))
+    ctx = item_ctx([low])
     out = low.invoke(image=image)
-    led = Ledger()
-    led.record(out)
-    [hit] = Verifier(led, lambda c: None).on_tool_output(out, [])
-    outcome = run(engine(led, [low]).handle(hit))
-    assert [(e.trigger, e.operator) for e in outcome.events] == [(Trigger.T4, OperatorName.RETRY)]
+    ctx.ledger.record(out)
+    [hit] = Verifier(ctx.ledger, lambda c: None).on_tool_output(out, [])
+    events, _ = repair(ctx, hit)
+    assert [(e.trigger, e.operator) for e in events] == [(Trigger.T4, OperatorName.RETRY)]
     assert "0.21" in hit.detail
 
 
@@ -416,12 +453,11 @@ def test_retry_keeps_the_form_of_a_box_input_and_never_moves_a_readings_location
     A perturbed box keeps the form the tool was given it in, and a reading's location is metadata
     (the image is the crop already), not a box input RETRY may move."""
     from ledgermind.pipeline.mllm_tools import ReadTool
-    from ledgermind.repair.operators import _BOX_KEYS, perturb_inputs
+    from ledgermind.repair.reinvocation import _BOX_KEYS
 
-    led = Ledger()
     ocr = EchoOCR()
     out = run(ocr.ainvoke(image=TextImage(["36.7"]), region=[10, 10, 60, 40]))
-    new = perturb_inputs(out, ocr, RepairContext(led, {}))
+    new = Perturbation().inputs(out, ocr)
     assert isinstance(new["region"], list) and new["region"] != [10, 10, 60, 40]
     read_inputs = ReadTool(lambda *a, **k: None).input_names() or set()
     assert not set(read_inputs) & set(_BOX_KEYS) and "located_at" in read_inputs

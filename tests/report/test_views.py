@@ -411,24 +411,36 @@ def test_item_page_shows_the_exact_prompt_and_reply_of_every_model_call(scripted
     )  # the item's image, linked
 
 
-def test_a_budget_exhausted_event_is_stamped_with_the_step_it_happened_at() -> None:
-    """The engine makes "budget exhausted" events without a clock reading; they were stored at step 0
+def test_a_budget_exhausted_event_is_stamped_with_the_step_it_happened_at(monkeypatch) -> None:
+    """Π logs a "budget exhausted" hit without a clock reading of its own; it was stored at step 0
     and sat at the top of the item page's timeline."""
     import asyncio
 
-    from ledgermind.pipeline.repair_io import RepairIO
-    from ledgermind.repair import FreeformRepair, TriggerHit
-    from ledgermind.trajectory import PathKind, Trajectory, Trigger
+    from ledgermind.backends.scripted import ScriptedBackend
+    from ledgermind.benchmarks.item import AnswerType, Item
+    from ledgermind.dispatch import profile
+    from ledgermind.grounding import GroundingCascade
+    from ledgermind.pipeline.config import AblationFlags, PipelineConfig
+    from ledgermind.pipeline.context import ItemContext
+    from ledgermind.repair import TriggerHit
+    from ledgermind.trajectory import PathKind, Trigger
 
-    async def reflect(_hit):
-        return "rewrite"
-
-    traj = Trajectory("q", "?", PathKind.FULLPIPE)
-    traj.ledger.advance(7)
-    io = RepairIO(None, None, None, traj, None, None, FreeformRepair(reflect, per_trigger_budget=0))  # type: ignore[arg-type]
-    asyncio.run(io.handle(TriggerHit(Trigger.T6, ("SC-1",))))
-    assert [(e.note, e.step) for e in traj.events] == [("budget exhausted", 7)]
-    rows = timeline(traj.to_dict())
+    monkeypatch.setenv("LEDGERMIND_ALLOW_SCRIPTED", "1")
+    cfg = PipelineConfig(per_trigger_budget=0)
+    ctx = ItemContext(
+        Item("q", "?", [], None, None, AnswerType.OPEN),
+        profile("?"),
+        PathKind.FULLPIPE,
+        ScriptedBackend({"name": "scripted"}, [], default=""),
+        {},
+        GroundingCascade(cfg.grounding),
+        cfg,
+        AblationFlags(typed_repair=False),
+    )
+    ctx.ledger.advance(7)
+    asyncio.run(ctx.executor.repair(TriggerHit(Trigger.T6, ("SC-1",))))
+    assert [(e.note, e.step) for e in ctx.traj.events] == [("budget exhausted", 7)]
+    rows = timeline(ctx.traj.to_dict())
     assert rows[-1].kind == "trigger" and rows[-1].step == 7
 
 
