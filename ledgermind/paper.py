@@ -2,14 +2,14 @@
 
 Why a module at the foundation: the config dataclasses (``pipeline.config.PipelineConfig``,
 ``grounding.cascade.GroundingConfig``) are where a run reads every constant, but the mechanisms
-below them (the verifier, the repair engine and its operators, the triggers, NCC, the numeric
-scorer, the trajectory metrics) also need a default for direct use, and a literal there would be
-a second home that can drift (``RepairEngine``'s T5 ending once disagreed with the pipeline's).
+below them (the verifier, the repair policy, the triggers, NCC, the numeric scorer, the trajectory
+metrics) also need a default for direct use, and a literal there would be a second home that can
+drift (a policy's T5 ending that disagrees with the pipeline's).
 So each value is written here once, the config dataclasses default from it, and the lower layers
 default from it too. ``tests/test_paper_constants.py`` fails on a literal copy elsewhere.
 
-Values only one room uses (σ_oc, the zoom factor, Dual-Read's thresholds, …) stay in
-``PipelineConfig``; ``conf/pipeline/ledgermind.yaml`` restates all of them for the run record.
+Values only one room uses (σ_oc, Dual-Read's thresholds, …) stay in ``PipelineConfig``, the
+schema Hydra composes the ``pipeline`` node over; a run records every value it used.
 """
 
 from __future__ import annotations
