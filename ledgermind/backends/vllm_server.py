@@ -289,7 +289,7 @@ class VLLMServerBackend(Backend):
             text = choice["message"]["content"] or ""
             # vLLM's --reasoning-parser returns the thinking apart (``reasoning_content``; newer: ``reasoning``)
             reasoning = choice["message"].get("reasoning_content") or choice["message"].get("reasoning") or ""
-            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+            usage = u if isinstance(u := data.get("usage"), dict) else {}
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise BackendError(f"unexpected chat completion shape from {url}: {str(data)[:300]}") from exc
         if not text and not reasoning:  # thinking without an answer is the model's (truncated) reply

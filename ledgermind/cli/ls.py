@@ -127,8 +127,9 @@ def _is_running(path: Path) -> bool:
 
 def _accuracy(metrics: dict[str, Any]) -> str:
     n, acc = int(metrics.get("n_scored") or 0), metrics.get("accuracy")
-    ci = wilson_interval(float(acc) * n, n) if isinstance(acc, int | float) else None
-    return "-" if ci is None else f"{100 * float(acc):.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+    if not isinstance(acc, int | float) or (ci := wilson_interval(float(acc) * n, n)) is None:
+        return "-"
+    return f"{100 * float(acc):.1f} [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
 
 
 def run_row(path: Path) -> tuple[float, list[str]]:

@@ -222,7 +222,7 @@ def composition_error(e: BaseException) -> str | None:
     if isinstance(e, MissingConfigException) and e.options is not None:  # benchmark=mmmu_pro_standrd10
         group, option = _group_and_option(str(e.missing_cfg_file))
         known = [o for o in e.options if not o.startswith("_")]  # _loader: a base, not an option
-        hint = _closest(option, known) or (_display_hint(option) if group.endswith("ablation") else "")
+        hint = _closest(option, known) or (_display_hint(str(option)) if group.endswith("ablation") else "")
         return f"unknown {group} option {option!r}: {hint}(options: {' | '.join(known)})"
     cause = e.__cause__ if isinstance(e.__cause__, OmegaConfBaseException) else e
     if not isinstance(cause, ConfigCompositionException | OverrideParseException | OmegaConfBaseException):
@@ -230,7 +230,7 @@ def composition_error(e: BaseException) -> str | None:
     key, parent = getattr(cause, "full_key", None), getattr(cause, "parent_node", None)
     if "not in" in str(cause) and key and parent is not None:  # struct mode: limt=2, pipeline.zom=8
         prefix, _, leaf = key.rpartition(".")
-        below = [f"{k}.{s}" for k in parent if isinstance(n := parent._get_node(k), DictConfig) for s in n]
+        below = [f"{k}.{s!s}" for k in parent if isinstance(n := parent._get_node(k), DictConfig) for s in n]
         hint = _closest(leaf, [*map(str, parent), *below], f"{prefix}." if prefix else "")  # pipeline.beta
         return f"unknown key {key!r}: {hint or 'python scripts/run.py --help lists the keys'}".rstrip()
     first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__

@@ -281,7 +281,7 @@ def _cost_row(cost: Cost, rate: float | None, se: Cost | None = None) -> dict[st
 
 def _power_row(pilot: Pilot, variant: str, req: PlanRequest) -> dict[str, Any]:
     d = discordance(pilot, variant)
-    sdd = smallest_detectable_delta(req.items, d.psi, req.alpha, req.power)
+    sdd = smallest_detectable_delta(req.items or pilot.items_per_seed, d.psi, req.alpha, req.power)
     return {
         "pairs": d.pairs,
         "discordant": discordant_pairs(d),

@@ -320,7 +320,7 @@ def write_outputs(
     note = method_note(rows, bootstrap, ctx)
     line = label_of(runs).line  # SIMULATED / REPLAYED / TINY MODEL: the first line of every file
     head = f"**{line}**\n\n" if line else ""
-    texts = {
+    texts: dict[Path, str | bytes] = {
         outs.markdown: head + to_markdown(rows, with_paper, ctx) + "\n" + note + "\n",
         # a '#' comment line (read with pandas.read_csv(..., comment="#")); the header row follows it
         outs.csv: (f"# {line}\n" if line else "") + to_csv(rows),

@@ -135,15 +135,15 @@ async def register_decision(
             continue
         if hit.trigger is Trigger.T5:
             mark_t5_support(ctx.evidence, ctx.traj, dc, beta=ctx.cfg.grounding.beta)
-        new = await ctx.executor.repair(
+        added = await ctx.executor.repair(
             hit, acquire=ctx.executor.acquire_spec(dc.text, warned=hit.trigger is Trigger.T6), claim=dc
         )
         if ctx.traj.abstained:
             return dc
-        acquired = acquired or bool(new)
+        acquired = acquired or bool(added)
     if acquired and left > 0:  # new evidence closes the gap only if the decision may cite it
-        new = await decide(ctx, images_resent=images_resent, redecide=left - 1)
-        return new or dc
+        again = await decide(ctx, images_resent=images_resent, redecide=left - 1)
+        return again or dc
     return dc
 
 

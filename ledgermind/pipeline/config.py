@@ -153,9 +153,10 @@ def schema(cls: type) -> Any:
 def build(cls: type[T], values: Mapping[str, Any] | None, at: str) -> T:
     """The frozen dataclass from a composed node or a plain mapping found at key ``at`` of the config:
     an unknown key or a wrong type is OmegaConf's error naming the full key (``pipeline.zom``)."""
-    from omegaconf import OmegaConf
+    from omegaconf import DictConfig, OmegaConf
 
     merged = OmegaConf.merge({at: schema(cls)}, {at: values or {}})
+    assert isinstance(merged, DictConfig)
     return OmegaConf.to_object(merged[at])  # type: ignore[return-value]
 
 
@@ -189,7 +190,9 @@ def non_default(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
         if is_dataclass(d) and isinstance(v, Mapping):
             if sub := non_default(type(d), v):
                 out[k] = sub
-        elif d is _UNKNOWN or _canon(v) != _canon(asdict(d) if is_dataclass(d) else d):
+        elif d is _UNKNOWN or _canon(v) != _canon(
+            asdict(d) if is_dataclass(d) and not isinstance(d, type) else d
+        ):
             out[k] = v
     return out
 

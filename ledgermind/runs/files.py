@@ -109,7 +109,7 @@ class _NoAliasLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             mark = self.peek_event().start_mark
             raise yaml.YAMLError(f"an alias (*) on line {mark.line + 1}; a run's config has none")
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        return super().compose_node(parent, index)
 
 
 def read_yaml(path: Path) -> Any:
