@@ -20,7 +20,7 @@ GPU_PY   := $(GPU_VENV)/bin/python
 PADDLE_INDEX ?= https://www.paddlepaddle.org.cn/packages/stable/cu126/
 PADDLE_VERSION ?= 3.0.0
 
-.PHONY: run test lint env test-env browser gpu-env gpu-paddle bench clean-env table3-sim digest mutation
+.PHONY: run test lint env test-env browser gpu-env gpu-paddle bench clean-env table3-sim table3-quick digest mutation
 
 run: env
 	$(PY) scripts/run.py $(ARGS)
@@ -153,6 +153,23 @@ table3-sim: env
 	$(PY) scripts/table3.py $(SIM_OUT)/mmmu_pro --logger none
 	$(PY) scripts/table3.py $(SIM_OUT)/gauges --logger none
 	$(PY) scripts/sim_report.py $(SIM_OUT)/mmmu_pro $(SIM_OUT)/gauges | tee $(SIM_OUT)/sim_report.txt
+
+# A quick simulated Table 3 (about 2 minutes on 2 cores): both benchmarks, QUICK_ITEMS items each taken
+# round-robin over subjects (limit_order=stratified), seed 0, every variant; its console ends with the
+# two tables, what "not distinguishable" means and the smallest Δ those items can detect. The runs'
+# censuses are in each job's metrics.json and census.md; the fault report in sim_report.txt.
+QUICK_OUT   ?= outputs/table3-quick
+QUICK_ITEMS ?= 8
+QUICK_RUN = $(PY) scripts/run.py -m +experiment=table3_sim seed=0 limit=$(QUICK_ITEMS) limit_order=stratified
+
+table3-quick: env
+	$(QUICK_RUN) benchmark=mmmu_pro_standard10 hydra.sweep.dir=$(QUICK_OUT)/mmmu_pro
+	$(QUICK_RUN) benchmark=gauges hydra.sweep.dir=$(QUICK_OUT)/gauges
+	$(PY) scripts/sim_report.py $(QUICK_OUT)/mmmu_pro $(QUICK_OUT)/gauges > $(QUICK_OUT)/sim_report.txt
+	@echo
+	$(PY) scripts/table3.py $(QUICK_OUT)/mmmu_pro --logger none --resamples 2000
+	@echo
+	$(PY) scripts/table3.py $(QUICK_OUT)/gauges --logger none --resamples 2000
 
 # Byte-identity check of a refactor: the simulated Table 3 at one fixed seed, reduced to one
 # canonical text (timing fields dropped). Run it before and after; `diff` of the two digests must be empty.

@@ -5,8 +5,8 @@ Why one function: the last lines of a run are what a researcher reads first; the
 benchmark and variant (a terminal with three runs in it otherwise says "accuracy 14.29 %" three
 times), give the mechanism census with a legend (its keys are the paper's symbols, not words),
 and end on the next command — the report, the run list, the W&B sync — instead of a path alone.
-In a sweep each job prints its first line only: the censuses are in each job's ``metrics.json``
-(``print_census=true`` prints them too).
+In a sweep each job prints one line, its headline and folder: the censuses are in each job's
+``metrics.json`` (``print_census=true`` prints them too), and the sweep's table comes after.
 """
 
 from __future__ import annotations
@@ -60,12 +60,10 @@ def next_steps(out_dir: Path) -> str:
 
 
 def run_summary(metrics: Mapping[str, Any], out_dir: Path, *, census: bool) -> str:
-    """The lines a finished run prints (``census``: with the mechanism census and its legend)."""
-    lines = [headline(metrics)]
-    if census:
-        mechanisms = {k: v for k, v in (metrics.get("mechanisms") or {}).items() if k != "simulator"}
-        lines += [f"census: {fired(mechanisms)}", f"  ({CENSUS_LEGEND})"]
-    else:
-        lines.append(f"census: {out_dir / 'metrics.json'} (print_census=true prints it)")
-    lines += [f"output: {out_dir}", next_steps(out_dir)]
-    return "\n".join(lines)
+    """The lines a finished run prints: with ``census``, the mechanism census and its legend, the
+    folder and the next commands; without (a sweep's job), one line."""
+    if not census:
+        return f"{headline(metrics)} -> {out_dir}"
+    mechanisms = {k: v for k, v in (metrics.get("mechanisms") or {}).items() if k != "simulator"}
+    lines = [headline(metrics), f"census: {fired(mechanisms)}", f"  ({CENSUS_LEGEND})"]
+    return "\n".join([*lines, f"output: {out_dir}", next_steps(out_dir)])
