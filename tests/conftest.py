@@ -68,9 +68,37 @@ def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     proc.stop()
 
 
+# ----------------------------------------------------------------------------- parallel runs (xdist)
+# Session fixtures that cost tens of seconds or gigabytes each: every test that uses one runs in that
+# fixture's xdist group, so `make test` (-n 2 --dist loadgroup) builds each once, on one worker. The tiny
+# model's group holds everything built on it (both vLLM engines, ~3 GB each, run one after the other), and
+# the shared vLLM server's shutdown test stays last within it.
+SHARED_GROUPS = ("tiny_model_dir", "tiny_run", "simulated_run", "simulated_multirun", "scripted_multirun")
+MODULE_SCOPES = {"module", "class", "package"}
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """The group an item must share a worker with: an expensive session fixture it uses, else its module
+    when it uses a module-scoped fixture (split over two workers, that fixture would be built twice)."""
+    names = getattr(item, "fixturenames", ())
+    shared = [g for g in SHARED_GROUPS if g in names]
+    if shared:
+        return shared[0]
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    if any(d[-1].scope in MODULE_SCOPES for d in defs):
+        return item.nodeid.split("::", 1)[0]
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "vllm_shutdown: stops the shared vLLM server; always run last")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda it: it.get_closest_marker("vllm_shutdown") is not None)
+    for item in items:
+        group = xdist_group(item)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
