@@ -83,8 +83,12 @@ GROUPS_FILE = pytest.StashKey[Path]()
 
 
 def xdist_group(item: pytest.Item) -> str | None:
-    """The group an item must share a worker with: an expensive session fixture it uses, else its module
-    when it uses a module-scoped fixture (split over two workers, that fixture would be built twice)."""
+    """The group an item must share a worker with: its ``xdist_group`` mark, else an expensive session
+    fixture it uses, else its module when it uses a module-scoped fixture (split over two workers, that
+    fixture would be built twice)."""
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
     names = getattr(item, "fixturenames", ())
     shared = [g for g in SHARED_GROUPS if g in names]
     if shared:
