@@ -26,8 +26,9 @@ PYTEST_ARGS ?= -q
 # pytest-xdist workers, one per core of a 2-core machine (TEST_WORKERS=auto on a bigger one; each worker
 # holds its own spaCy/OCR/torch, ~1-2 GB). tests/conftest.py puts the tests sharing an expensive fixture
 # (the tiny model and both vLLM engines, a real run, a module-scoped fixture) into one xdist group, built
-# once. Bytecode caching stays on even where PYTHONDONTWRITEBYTECODE is set: otherwise collection and
-# each of the ~150 scripts/*.py subprocesses recompile the project and re-rewrite the tests' asserts.
+# once (docs/testing.md). Bytecode caching stays on even where PYTHONDONTWRITEBYTECODE is set: otherwise
+# each worker's collection re-rewrites every test's asserts and each of the suite's hundred-odd
+# scripts/*.py subprocesses recompiles the project.
 TEST_WORKERS ?= 2
 
 test: env browser
