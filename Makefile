@@ -26,9 +26,16 @@ run: env
 	$(PY) scripts/run.py $(ARGS)
 
 PYTEST_ARGS ?= -q
+# pytest-xdist workers, one per core of a 2-core machine (TEST_WORKERS=auto on a bigger one; each worker
+# holds its own spaCy/OCR/torch, ~1-2 GB). tests/conftest.py puts the tests sharing an expensive fixture
+# (the tiny model and both vLLM engines, a real run, a module-scoped fixture) into one xdist group, built
+# once (docs/testing.md). Bytecode caching stays on even where PYTHONDONTWRITEBYTECODE is set: otherwise
+# each worker's collection re-rewrites every test's asserts and each of the suite's hundred-odd
+# scripts/*.py subprocesses recompiles the project.
+TEST_WORKERS ?= 2
 
 test: test-env browser
-	$(PY) -m pytest $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 env: $(STAMP)
 test-env: $(TEST_STAMP)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,9 +75,74 @@ def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     proc.stop()
 
 
+# ----------------------------------------------------------------------------- parallel runs (xdist)
+# Session fixtures that cost tens of seconds or gigabytes each: every test that uses one runs in that
+# fixture's group, so `make test` (-n 2 --dist loadgroup) builds each once, on one worker. The tiny
+# model's group holds everything built on it (both vLLM engines, ~3 GB each, run one after the other), and
+# the shared vLLM server's shutdown test stays last within it.
+SHARED_GROUPS = ("tiny_model_dir", "tiny_run", "simulated_run", "simulated_multirun", "scripted_multirun")
+MODULE_SCOPES = {"module", "class", "package"}
+GROUPS_FILE = pytest.StashKey[Path]()
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    """The group an item must share a worker with: its ``xdist_group`` mark, else an expensive session
+    fixture it uses, else its module when it uses a module-scoped fixture (split over two workers, that
+    fixture would be built twice)."""
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    names = getattr(item, "fixturenames", ())
+    shared = [g for g in SHARED_GROUPS if g in names]
+    if shared:
+        return shared[0]
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    if any(d[-1].scope in MODULE_SCOPES for d in defs):
+        return item.nodeid.split("::", 1)[0]
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "vllm_shutdown: stops the shared vLLM server; always run last")
+    if config.getoption("dist", "no") == "loadgroup" and not hasattr(config, "workerinput"):
+        where = Path(tempfile.mkdtemp(prefix="xdist-groups-"))
+        config.add_cleanup(lambda: shutil.rmtree(where, ignore_errors=True))
+        config.stash[GROUPS_FILE] = where / "groups.json"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda it: it.get_closest_marker("vllm_shutdown") is not None)
+    target = getattr(config, "workerinput", {}).get("xdist_groups")
+    if target:  # a worker: tell the controller's scheduler the groups before it schedules anything
+        groups = {it.nodeid: g for it in items if (g := xdist_group(it)) is not None}
+        tmp = Path(f"{target}.{config.workerinput['workerid']}")
+        tmp.write_text(json.dumps(groups), encoding="utf-8")
+        tmp.replace(target)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    if GROUPS_FILE in node.config.stash:
+        node.workerinput["xdist_groups"] = str(node.config.stash[GROUPS_FILE])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's own loadgroup reads ``xdist_group`` marks by rewriting ``item._nodeid``, which pytest 9
+    ignores (a node id is derived from ``item._id``): here the workers hand their groups over in a file."""
+    if GROUPS_FILE not in config.stash:
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        """LoadScope with a test's group (or the test alone) as its unit of work."""
+
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                self.groups = json.loads(config.stash[GROUPS_FILE].read_text(encoding="utf-8"))
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
