@@ -80,6 +80,9 @@ NOT_REPLY_SHAPING = frozenset(
         "perception_cache",
     }
 )
+RUN_CACHE_FILE = (
+    "responses.sqlite"  # a run's own cache file, inside its folder (a file of runs/files.RUN_PATHS)
+)
 ROW_DIGEST = "request_sha256"  # the field of a stored row naming the request it answers
 # sqlite error names that mean the file itself is damaged (anything else — I/O error, full disk,
 # a lock held too long — is the machine's trouble and must never move a valid cache aside)
@@ -173,7 +176,7 @@ def cache_path(
         return Path(str(root)) / f"{model}-{signature}.sqlite"
     sweep = _sweep_dir() if scope is CacheScope.SWEEP else None
     if sweep is None:
-        return Path(str(output_dir)) / "responses.sqlite"
+        return Path(str(output_dir)) / RUN_CACHE_FILE
     return sweep / f"responses-{signature}.sqlite"
 
 

@@ -22,7 +22,7 @@ from ledgermind import paper
 from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import container, to_plain
-from ledgermind.errors import ConfigError
+from ledgermind.errors import ConfigError, UserError
 from ledgermind.experiment import components
 from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu, refuse_unreachable_weights
@@ -31,7 +31,7 @@ from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for
 from ledgermind.experiment.wandb_logger import ExperimentLogger
 from ledgermind.metrics import summarize as trajectory_summary
 from ledgermind.pipeline.config import PipelineConfig, ablation_flags, build
-from ledgermind.runs.claim import ResumeMode, claim, resume_identity
+from ledgermind.runs.claim import ResumeMode, claim, release_unstarted, resume_identity
 from ledgermind.runs.items import load_items
 from ledgermind.runs.provenance import run_provenance
 from ledgermind.runs.results import read_results
@@ -208,12 +208,18 @@ def run_experiment(
         [it.id for it in items],
     )
     log_file = log_to(out_dir)
+    refused = False
     try:
         return _run_claimed(cfg, items, factory, identity, scorer, summarize, _moved(cfg, settings, out_dir))
+    except UserError:  # a preflight refusal (dead server, ...) before any item ran: leave no run behind
+        refused = True
+        raise
     finally:
         logging.getLogger().removeHandler(log_file)
         log_file.close()
         lock.release()
+        if refused:
+            release_unstarted(out_dir)
 
 
 def check_schemas(cfg: DictConfig) -> None:
@@ -270,14 +276,20 @@ def _run_claimed(
     """The run proper, in a directory this process holds (``runs.claim.claim``)."""
     gamma = float(cfg.get("pipeline", {}).get("gamma", paper.GAMMA))
     options = RunOptions(settings.output_dir, settings.concurrency, gamma, settings.progress)
-    logger = _start_logger(cfg, settings, identity.to_dict())
+    started: list[ExperimentLogger] = []  # the logger starts once the backend passed its preflight
+
+    def start_logger() -> ExperimentLogger:
+        started.append(_start_logger(cfg, settings, identity.to_dict()))
+        return started[0]
+
     try:
-        metrics = asyncio.run(_run(cfg, items, factory, identity, options, scorer, summarize, logger))
+        metrics = asyncio.run(_run(cfg, items, factory, identity, options, scorer, summarize, start_logger))
         ids = {i.id for i in items}
         results = [r for r in read_results(settings.output_dir) if r.id in ids]
-        logger.log_summary(metrics, results, item_details(settings.output_dir, items))
+        started[0].log_summary(metrics, results, item_details(settings.output_dir, items))
     finally:
-        logger.finish()
+        for logger in started:
+            logger.finish()
     return metrics
 
 
@@ -345,7 +357,7 @@ async def _run(
     options: RunOptions,
     scorer: Scorer,
     summarize: Summarize | None,
-    logger: ExperimentLogger,
+    start_logger: Callable[[], ExperimentLogger],
 ) -> dict[str, Any]:
     from ledgermind.backends.build import build_backend
     from ledgermind.backends.cache import cache_path
@@ -362,6 +374,7 @@ async def _run(
         await backend.preflight()  # a dead server is one clear line (exit 2) before any item runs
         backend.expect_items(items)  # every job of a sweep places them alike
         agent = factory(cfg, backend)
+        logger = start_logger()
         return await run_items(
             items,
             agent,

@@ -10,6 +10,8 @@ import logging
 import sys
 from pathlib import Path
 
+from ledgermind.runs.files import RUN_LOG
+
 
 class RunLogHandler(logging.FileHandler):
     """``run.log``'s handler. A disk that refuses the log (full, read-only) is one warning line and
@@ -48,7 +50,7 @@ class RunLogHandler(logging.FileHandler):
 
 def log_to(out_dir: Path) -> logging.Handler:
     """``<out_dir>/run.log`` (Hydra's job log, opened only once the directory is held)."""
-    handler = RunLogHandler(out_dir / "run.log", encoding="utf-8")
+    handler = RunLogHandler(out_dir / RUN_LOG, encoding="utf-8")
     handler.setFormatter(logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"))
     logging.getLogger().addHandler(handler)
     return handler

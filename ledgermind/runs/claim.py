@@ -23,13 +23,15 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sqlite3
 from collections.abc import Collection, Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, TextIO
 
-from ledgermind.backends.cache import NOT_REPLY_SHAPING
+from ledgermind.backends.cache import NOT_REPLY_SHAPING, RUN_CACHE_FILE
 from ledgermind.errors import ConfigError, DataError, UserError
 from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.pipeline.config import chosen_values
@@ -40,6 +42,7 @@ from ledgermind.runs.files import (
     LOCK_FILE,
     RECORDED_CONFIG,
     RESULTS_FILE,
+    RUN_LOG,
     RUN_PATHS,
     RunFileError,
     parse_yaml,
@@ -230,6 +233,37 @@ def accept(out_dir: Path, record: Mapping[str, Any], hydra_files: Mapping[str, s
         if name in HYDRA_FILES:
             atomic_write(out_dir, out_dir / ".hydra" / name, text)
     atomic_write_json(out_dir, out_dir / IDENTITY_FILE, {"identity": dict(record)})
+
+
+def release_unstarted(out_dir: Path) -> None:
+    """Take back what claiming a run wrote when the run was refused before its first item (a dead
+    server, weights out of reach): its identity, the ``.hydra`` record, the log and the lock, then the
+    folder and its ``.hydra`` if that left them empty. Why: a refused run did nothing, and a folder that
+    looks like a run (``ledgermind ls``, a later resume) would say it did. Only those named files are
+    removed (the run's own cache too, when it holds no reply), never anything else a folder given with
+    ``hydra.run.dir`` holds, and nothing once an item has a result."""
+    if holds_results(out_dir):
+        return
+    record = [out_dir / IDENTITY_FILE, out_dir / LOCK_FILE, out_dir / RUN_LOG]
+    cache = out_dir / RUN_CACHE_FILE
+    if _holds_no_reply(cache):  # opened before the preflight refused; a reply from an earlier try stays
+        record += [cache, *(cache.with_name(cache.name + s) for s in ("-wal", "-shm"))]
+    for path in [*record, *(out_dir / ".hydra" / n for n in HYDRA_FILES)]:
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+    for folder in (out_dir / ".hydra", out_dir):
+        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
+def _holds_no_reply(cache: Path) -> bool:
+    if not cache.is_file() or cache.is_symlink():
+        return False
+    try:
+        with closing(sqlite3.connect(f"file:{cache}?mode=ro", uri=True)) as db:
+            return int(db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]) == 0
+    except sqlite3.Error:
+        return False
 
 
 def holds_results(out_dir: Path) -> bool:

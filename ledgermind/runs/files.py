@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from ledgermind.backends.cache import RUN_CACHE_FILE
 from ledgermind.errors import DataError
 from ledgermind.jsonl import loads
 
@@ -38,6 +39,7 @@ TRAJECTORY_DIR = "trajectories"
 METRICS_FILE = "metrics.json"
 IDENTITY_FILE = "run_identity.json"
 LOCK_FILE = ".lock"
+RUN_LOG = "run.log"
 HYDRA_FILES = ("config.yaml", "hydra.yaml", "overrides.yaml")
 RECORDED_CONFIG = Path(".hydra") / "config.yaml"
 REPORT_DIR = "report"  # a built report lives inside the run folder; it never holds runs
@@ -52,8 +54,8 @@ RUN_PATHS = (
     ".hydra",
     TRAJECTORY_DIR,
     WALL_TIME_FILE,
-    "responses.sqlite",
-    "run.log",
+    RUN_CACHE_FILE,
+    RUN_LOG,
     "report",
 )
 
