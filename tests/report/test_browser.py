@@ -285,6 +285,7 @@ def test_simulated_run_report_opens_on_results_under_a_test_instrument_banner(
     try:
         assert open_page(browser, simulated_run / "report" / "index.html") == []
         s = browser.execute_script(FIRST_SCREEN_JS)
+        screenshot(browser, "report_run.png")
     finally:
         browser.set_window_size(1280, 900)
     metrics = json.loads((simulated_run / "metrics.json").read_text())
