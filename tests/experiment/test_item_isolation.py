@@ -193,7 +193,7 @@ def test_srfa_takes_its_own_trust_hint_and_does_not_retry_what_the_run_failed(tm
     assert "pass --trust-config if you made this run yourself" in _errors(refused)[-1]
     audited = run_script("srfa.py", str(out), "--trust-config", "logger=none")  # the hint is accepted
     assert audited.returncode == 0, audited.stderr
-    assert "audit errors 0, run errors 1" in audited.stdout
+    assert "(0 audit errors, 1 run errors)" in audited.stdout
     assert "rerun" not in audited.stderr
     metrics = json.loads((out / "srfa_metrics.json").read_text())
     assert metrics["ledger"]["run_errors"] == 1 and metrics["ledger"]["audit_errors"] == 0

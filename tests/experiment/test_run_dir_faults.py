@@ -189,7 +189,9 @@ def test_ctrl_c_is_one_line_with_the_resume_command(tmp_path: Path) -> None:
             f"hydra.run.dir={out}",
         ],
         cwd=REPO,
-        env=subprocess_env(FAKE_AGENT_DELAY="0.4", FAKE_AGENT_COUNTER=str(counter)),
+        env=subprocess_env(
+            FAKE_AGENT_DELAY="2.0", FAKE_AGENT_COUNTER=str(counter)
+        ),  # time to interrupt under load
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
