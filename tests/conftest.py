@@ -80,7 +80,14 @@ def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
 # fixture's group, so `make test` (-n 2 --dist loadgroup) builds each once, on one worker. The tiny
 # model's group holds everything built on it (both vLLM engines, ~3 GB each, run one after the other), and
 # the shared vLLM server's shutdown test stays last within it.
-SHARED_GROUPS = ("tiny_model_dir", "tiny_run", "simulated_run", "simulated_multirun", "scripted_multirun")
+SHARED_GROUPS = (
+    "tiny_model_dir",
+    "tiny_run",
+    "simulated_run",
+    "simulated_multirun",
+    "gauges_multirun",
+    "scripted_multirun",
+)
 MODULE_SCOPES = {"module", "class", "package"}
 GROUPS_FILE = pytest.StashKey[Path]()
 

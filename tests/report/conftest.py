@@ -90,22 +90,21 @@ def simulated_run(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -
     return out
 
 
-@pytest.fixture(scope="session")
-def simulated_multirun(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
-    """Two variants (full, no_ecc) of the simulated backbone on three MMMU-Pro items, report built."""
-    sweep = tmp_path_factory.mktemp("simulated_multirun") / "sweep"
+def _simulated_sweep(
+    sweep: Path, shared_data: Path, benchmark: str, folder: str, limit: int, variants: str
+) -> Path:
+    """A ``-m`` sweep of the simulated backbone over ``variants`` on real data, its report built."""
     proc = run_script(
         "run.py",
         "-m",
         "backend=simulated",
-        "model.name=simulated-backbone",
-        "benchmark=mmmu_pro_standard10",
-        f"benchmark.path={shared_data / 'mmmu_pro_subset'}",
-        "limit=3",
+        f"benchmark={benchmark}",
+        f"benchmark.path={shared_data / folder}",
+        f"limit={limit}",
         "logger=none",
         "progress=false",
         "cache.mode=off",
-        "+ablation=full,no_ecc",
+        f"+ablation={variants}",
         f"hydra.sweep.dir={sweep}",
         timeout=900,
         LEDGERMIND_SHARED_DATA=str(shared_data),
@@ -113,6 +112,13 @@ def simulated_multirun(tmp_path_factory: pytest.TempPathFactory, shared_data: Pa
     assert proc.returncode == 0, proc.stderr[-3000:]
     build_report(sweep)
     return sweep
+
+
+@pytest.fixture(scope="session")
+def simulated_multirun(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    """Two variants (full, no_ecc) of the simulated backbone on three MMMU-Pro items, report built."""
+    sweep = tmp_path_factory.mktemp("simulated_multirun") / "sweep"
+    return _simulated_sweep(sweep, shared_data, "mmmu_pro_standard10", "mmmu_pro_subset", 3, "full,no_ecc")
 
 
 @pytest.fixture(scope="session")
@@ -120,24 +126,8 @@ def gauges_multirun(tmp_path_factory: pytest.TempPathFactory, shared_data: Path)
     """Every Table 3 variant of the simulated backbone on two gauge photos (numeric readings, scored
     with the reading tolerance; seven columns side by side), report built."""
     sweep = tmp_path_factory.mktemp("gauges_multirun") / "sweep"
-    proc = run_script(
-        "run.py",
-        "-m",
-        "backend=simulated",
-        "benchmark=gauges",
-        f"benchmark.path={shared_data / 'gauges'}",
-        "limit=2",
-        "logger=none",
-        "progress=false",
-        "cache.mode=off",
-        "+ablation=full,no_ecc,no_dual_read,no_dispatcher,no_ledger,free_form_repair,baseline",
-        f"hydra.sweep.dir={sweep}",
-        timeout=900,
-        LEDGERMIND_SHARED_DATA=str(shared_data),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    build_report(sweep)
-    return sweep
+    variants = "full,no_ecc,no_dual_read,no_dispatcher,no_ledger,free_form_repair,baseline"
+    return _simulated_sweep(sweep, shared_data, "gauges", "gauges", 2, variants)
 
 
 def screenshot(driver: Any, name: str) -> None:
