@@ -189,12 +189,13 @@ def test_ctrl_c_is_one_line_with_the_resume_command(tmp_path: Path) -> None:
             f"hydra.run.dir={out}",
         ],
         cwd=REPO,
-        env=subprocess_env(
-            FAKE_AGENT_DELAY="2.0", FAKE_AGENT_COUNTER=str(counter)
-        ),  # time to interrupt under load
+        env=subprocess_env(FAKE_AGENT_DELAY="0.4", FAKE_AGENT_COUNTER=str(counter)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as a shell delivers it: a test worker (pytest-xdist) may run with SIGINT ignored, and
+        # an ignored signal stays ignored in a child, which would then finish instead of stopping
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (
