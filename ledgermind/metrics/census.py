@@ -223,18 +223,6 @@ def trajectory_record(t: Trajectory) -> dict[str, Any]:
     return d
 
 
-def format_census(c: Mapping[str, Any], title: str = "mechanism census") -> str:
-    """A short fixed-layout table for the end of a run (one line per group)."""
-    lines = [f"--- {title} ---"]
-    for key, value in c.items():
-        if isinstance(value, Mapping):
-            body = "  ".join(f"{k}={v}" for k, v in value.items())
-        else:
-            body = str(value)
-        lines.append(f"{key:<24}{body}")
-    return "\n".join(lines)
-
-
 # The census side by side, one row per run (Table 3's variants): the columns a reader checks to see
 # that each ablation differs from ``full`` in its own component only.
 CENSUS_COLUMNS: tuple[tuple[str, str], ...] = (
