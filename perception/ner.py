@@ -102,10 +102,6 @@ class SpacyNER:
         """Precompute entities for ``texts`` (e.g. every evidence fact when it enters the ledger)."""
         self.entities_many(list(texts))
 
-    @property
-    def cache_len(self) -> int:
-        return len(self._cache)
-
     # -- internals ----------------------------------------------------------------------------
     def _remember(self, text: str, ents: tuple[Entity, ...]) -> None:
         if self.cache_size == 0:

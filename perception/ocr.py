@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,20 @@ class OCREngine(ABC):
         self.orientation = orientation  # None: read the image only as given (text turned 90° is lost)
         self._cache: OrderedDict[str, list[OCRLine]] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._engine: Any = None
+        self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()  # engines keep per-call state on the instance
+
+    def _load(self) -> Any:
+        """The engine's model, built once (under a lock) on first use."""
+        with self._load_lock:
+            if self._engine is None:
+                self._engine = self._build()
+        return self._engine
+
+    def _build(self) -> Any:
+        """Load the engine's model (called once, by ``_load``): engines with a model override it."""
+        raise NotImplementedError(f"{type(self).__name__} loads no model")
 
     def recognize(self, image: Image.Image, min_confidence: float | None = None) -> list[OCRLine]:
         """Lines with confidence ≥ ``min_confidence`` (default: the engine's) and text, in reading order.
@@ -180,10 +195,8 @@ def rapidocr_keys_file(src: Path, cache_dir: Path) -> Path:
         dst = directory / name
         if dst.is_file():
             return dst
-        try:
-            atomic_write_bytes(
-                dst, body.encode("utf-8")
-            )  # concurrent processes never read a half-written file
+        try:  # atomic: concurrent processes never read a half-written file
+            atomic_write_bytes(dst, body.encode("utf-8"))
             return dst
         except OSError:
             continue
@@ -218,16 +231,6 @@ class RapidOCREngine(OCREngine):
         self.det_box_thresh = float(det_box_thresh)
         self.use_cls = bool(use_cls)
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
-        self._engine: Any = None
-        self._load_lock = threading.Lock()
-        self._run_lock = threading.Lock()
-
-    def _load(self) -> Any:
-        if self._engine is None:
-            with self._load_lock:
-                if self._engine is None:
-                    self._engine = self._build()
-        return self._engine
 
     def _build(self) -> Any:
         try:
@@ -333,27 +336,20 @@ class PaddleOCREngine(OCREngine):
         self.det_model = det_model
         self.rec_model = rec_model
         self.use_textline_orientation = use_textline_orientation
-        self._engine: Any = None
-        self._load_lock = threading.Lock()
-        self._run_lock = threading.Lock()
 
-    def _load(self) -> Any:
-        if self._engine is None:
-            with self._load_lock:
-                if self._engine is None:
-                    try:
-                        from paddleocr import PaddleOCR
-                    except ImportError:
-                        raise MissingExtraError("GPU OCR (PaddleOCR 3.x)", "paddle", "paddleocr") from None
-                    self._engine = PaddleOCR(
-                        text_detection_model_name=self.det_model,
-                        text_recognition_model_name=self.rec_model,
-                        use_doc_orientation_classify=False,
-                        use_doc_unwarping=False,
-                        use_textline_orientation=self.use_textline_orientation,
-                        device=self.device,
-                    )
-        return self._engine
+    def _build(self) -> Any:
+        try:
+            from paddleocr import PaddleOCR
+        except ImportError:
+            raise MissingExtraError("GPU OCR (PaddleOCR 3.x)", "paddle", "paddleocr") from None
+        return PaddleOCR(
+            text_detection_model_name=self.det_model,
+            text_recognition_model_name=self.rec_model,
+            use_doc_orientation_classify=False,
+            use_doc_unwarping=False,
+            use_textline_orientation=self.use_textline_orientation,
+            device=self.device,
+        )
 
     def _recognize(self, image: Image.Image) -> list[OCRLine]:
         engine = self._load()
@@ -362,15 +358,7 @@ class PaddleOCREngine(OCREngine):
         return lines_from_paddle_result(results)
 
 
-_DEFAULT_ENGINE: OCREngine | None = None
-_DEFAULT_LOCK = threading.Lock()
-
-
+@lru_cache(maxsize=1)
 def default_engine() -> OCREngine:
     """Process-wide CPU engine for tools built without an explicit engine (load once, reuse)."""
-    global _DEFAULT_ENGINE
-    if _DEFAULT_ENGINE is None:
-        with _DEFAULT_LOCK:
-            if _DEFAULT_ENGINE is None:
-                _DEFAULT_ENGINE = RapidOCREngine()
-    return _DEFAULT_ENGINE
+    return RapidOCREngine()

@@ -48,12 +48,7 @@ def upright(image: Image.Image, angle: int) -> Image.Image:
     """Undo a clockwise turn of ``angle`` degrees (PIL rotates counter-clockwise, losslessly for 90° steps)."""
     if angle % 360 == 0:
         return image
-    transpose = {
-        90: Image.Transpose.ROTATE_90,
-        180: Image.Transpose.ROTATE_180,
-        270: Image.Transpose.ROTATE_270,
-    }
-    return image.transpose(transpose[angle % 360])
+    return image.transpose(Image.Transpose[f"ROTATE_{angle % 360}"])
 
 
 def rotate_points(points: Iterable[Sequence[float]], angle: int, size: tuple[int, int]) -> list[Point]:

@@ -43,6 +43,10 @@ class QuestionType(str, Enum):
     MCQ = "mcq"  # Condition 4
 
 
+#: Types found by their own cue list (the ``DispatchKeywords`` field named as the type's value).
+_CUED_TYPES = tuple(QuestionType(t) for t in "read location diff char_count count compare".split())
+
+
 class OCCategory(str, Enum):
     TEXT = "TEXT"
     NUMBER = "NUMBER"
@@ -123,18 +127,7 @@ def detect_types(
     """Question types from the question text (+ the MCQ / knowledge decisions φ already made)."""
     kw = config.keywords
     q = strip_image_placeholders(question or "")
-    found: set[QuestionType] = set()
-    cue_lists = {
-        QuestionType.READ: kw.read,
-        QuestionType.LOCATION: kw.location,
-        QuestionType.DIFF: kw.diff,
-        QuestionType.CHAR_COUNT: kw.char_count,
-        QuestionType.COUNT: kw.count,
-        QuestionType.COMPARE: kw.compare,
-    }
-    for qtype, cues in cue_lists.items():
-        if find_keywords(q, cues):
-            found.add(qtype)
+    found = {qtype for qtype in _CUED_TYPES if find_keywords(q, getattr(kw, qtype.value))}
     if Condition.KNOWLEDGE_FUSION in classification.reasons:
         found.add(QuestionType.KNOWLEDGE)
         # App. D.1: the deep-knowledge markers apply *within* Condition 2 only; "based on" in an

@@ -30,6 +30,13 @@ from perception.aliases import AliasTable
 from perception.ner import EntityExtractor, SpacyNER
 
 
+def _fraction(value: object, open_low: bool = False) -> bool:
+    """A real number (not a bool) in [0, 1], or (``open_low``) in (0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return (0.0 < value if open_low else 0.0 <= value) and value <= 1.0
+
+
 @dataclass(frozen=True)
 class GroundingConfig:
     """Every threshold of the grounding cascade, with the paper's defaults."""
@@ -68,40 +75,16 @@ class GroundingConfig:
     ecc_surname: bool = True
 
     def __post_init__(self) -> None:
-        for name in (
-            "beta",
-            "delta_read",
-            "demote_ecc",
-            "demote_ncc",
-            "demote_uncited",
-            "sigma_verify",
-            "approx_rel",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ConfigError(f"grounding.{name} must be a number in [0, 1], got {value!r}")
-        if self.ecc_similarity is not None and (
-            isinstance(self.ecc_similarity, bool)
-            or not isinstance(self.ecc_similarity, (int, float))
-            or not 0.0 < self.ecc_similarity <= 1.0
-        ):
+        for f in fields(self):  # annotations are strings here (``from __future__ import annotations``)
+            value = getattr(self, f.name)
+            if f.type == "bool" and not isinstance(value, bool):
+                raise ConfigError(f"grounding.{f.name} must be true or false, got {value!r}")
+            if f.type == "float" and not _fraction(value):
+                raise ConfigError(f"grounding.{f.name} must be a number in [0, 1], got {value!r}")
+        if self.ecc_similarity is not None and not _fraction(self.ecc_similarity, open_low=True):
             raise ConfigError(
                 f"grounding.ecc_similarity must be null or a number in (0, 1], got {self.ecc_similarity!r}"
             )
-        for name in (
-            "ecc_enabled",
-            "ncc_enabled",
-            "ncc_relations",
-            "ncc_unit_conversion",
-            "ecc_designators",
-            "ecc_acronyms",
-            "ecc_adjectival",
-            "ecc_place_guard",
-            "ecc_country_names",
-            "ecc_surname",
-        ):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"grounding.{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("demote_ecc", "demote_ncc", "demote_uncited"):
             if getattr(self, name) > self.sigma_verify:
                 raise ConfigError(
@@ -232,22 +215,6 @@ def demoted_sigma(
     elif not ncc:
         caps.append(cfg.demote_ncc)
     return min([sigma, *caps])
-
-
-def check_claim(
-    claim_text: str,
-    pool_texts: Sequence[str],
-    kind: ClaimKind | str = ClaimKind.OTHER,
-    cfg: GroundingConfig | None = None,
-    ner: EntityExtractor | None = None,
-    aliases: AliasTable | None = None,
-    *,
-    sigma: float = 1.0,
-    judgment: bool = True,
-) -> GroundingResult:
-    """One-call form of :meth:`GroundingCascade.check` (the default NER is shared per process)."""
-    cascade = GroundingCascade(cfg, ner, aliases)
-    return cascade.check(claim_text, pool_texts, kind=kind, sigma=sigma, judgment=judgment)
 
 
 @lru_cache(maxsize=1)

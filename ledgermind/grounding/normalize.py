@@ -20,120 +20,21 @@ from collections.abc import Sequence
 
 from ledgermind.grounding.option_labels import resolve_option_refs
 
-# LaTeX symbol commands -> the character they render to
-SYMBOLS: dict[str, str] = {
-    "times": "×",
-    "cdot": "·",
-    "div": "÷",
-    "pm": "±",
-    "mp": "∓",
-    "approx": "≈",
-    "sim": "~",
-    "simeq": "≃",
-    "leq": "≤",
-    "le": "≤",
-    "geq": "≥",
-    "ge": "≥",
-    "neq": "≠",
-    "ne": "≠",
-    "equiv": "≡",
-    "propto": "∝",
-    "infty": "∞",
-    "partial": "∂",
-    "nabla": "∇",
-    "sum": "Σ",
-    "prod": "Π",
-    "int": "∫",
-    "sqrt": "√",
-    "to": "→",
-    "rightarrow": "→",
-    "Rightarrow": "⇒",
-    "leftarrow": "←",
-    "leftrightarrow": "↔",
-    "degree": "°",
-    "circ": "°",
-    "angle": "∠",
-    "perp": "⊥",
-    "parallel": "∥",
-    "triangle": "△",
-    "percent": "%",
-    "ldots": "...",
-    "cdots": "...",
-    "dots": "...",
-    "prime": "′",
-    "alpha": "α",
-    "beta": "β",
-    "gamma": "γ",
-    "delta": "δ",
-    "epsilon": "ε",
-    "varepsilon": "ε",
-    "zeta": "ζ",
-    "eta": "η",
-    "theta": "θ",
-    "vartheta": "θ",
-    "iota": "ι",
-    "kappa": "κ",
-    "lambda": "λ",
-    "mu": "μ",
-    "nu": "ν",
-    "xi": "ξ",
-    "pi": "π",
-    "rho": "ρ",
-    "sigma": "σ",
-    "tau": "τ",
-    "upsilon": "υ",
-    "phi": "φ",
-    "varphi": "φ",
-    "chi": "χ",
-    "psi": "ψ",
-    "omega": "ω",
-    "Gamma": "Γ",
-    "Delta": "Δ",
-    "Theta": "Θ",
-    "Lambda": "Λ",
-    "Xi": "Ξ",
-    "Pi": "Π",
-    "Sigma": "Σ",
-    "Phi": "Φ",
-    "Psi": "Ψ",
-    "Omega": "Ω",
-    "ohm": "Ω",
-}
-# commands whose argument is the text itself (font / box / operator wrappers)
-_WRAPPERS = (
-    "text",
-    "textbf",
-    "textit",
-    "textrm",
-    "mathrm",
-    "mathbf",
-    "mathit",
-    "mathsf",
-    "mathcal",
-    "mathbb",
-    "operatorname",
-    "boxed",
-    "bar",
-    "overline",
-    "underline",
-    "hat",
-    "vec",
-    "tilde",
-    "dot",
-    "ddot",
-    "mbox",
-    "emph",
-    "left",
-    "right",
-    "big",
-    "Big",
-    "bigg",
-    "Bigg",
-    "displaystyle",
-    "textstyle",
-    "unit",
-    "si",
+# LaTeX symbol commands -> the character they render to ("name=char" pairs)
+SYMBOLS: dict[str, str] = dict(
+    pair.split("=", 1)
+    for pair in """
+times=× cdot=· div=÷ pm=± mp=∓ approx=≈ sim=~ simeq=≃ leq=≤ le=≤ geq=≥ ge=≥ neq=≠ ne=≠ equiv=≡ propto=∝
+infty=∞ partial=∂ nabla=∇ sum=Σ prod=Π int=∫ sqrt=√ to=→ rightarrow=→ Rightarrow=⇒ leftarrow=←
+leftrightarrow=↔ degree=° circ=° angle=∠ perp=⊥ parallel=∥ triangle=△ percent=% ldots=... cdots=...
+dots=... prime=′ alpha=α beta=β gamma=γ delta=δ epsilon=ε varepsilon=ε zeta=ζ eta=η theta=θ vartheta=θ
+iota=ι kappa=κ lambda=λ mu=μ nu=ν xi=ξ pi=π rho=ρ sigma=σ tau=τ upsilon=υ phi=φ varphi=φ chi=χ psi=ψ
+omega=ω Gamma=Γ Delta=Δ Theta=Θ Lambda=Λ Xi=Ξ Pi=Π Sigma=Σ Phi=Φ Psi=Ψ Omega=Ω ohm=Ω
+""".split()
 )
+# commands whose argument is the text itself (font / box / operator wrappers)
+_WRAPPERS = """text textbf textit textrm mathrm mathbf mathit mathsf mathcal mathbb operatorname boxed bar
+overline underline hat vec tilde dot ddot mbox emph left right big Big bigg Bigg displaystyle textstyle unit si""".split()
 _SPACES = re.compile(r"\\(?:,|;|:|!|quad|qquad|enspace|thinspace| )")
 _ESCAPED = re.compile(r"\\([%$#&_{}])")
 # escaped characters are literal: kept out of the delimiter / brace / subscript rules until the end
@@ -183,13 +84,15 @@ def strip_latex(text: str) -> str:
     text = _DELIMS.sub(" ", text)
     text = _SUBSCRIPT.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), text)
     text = _SUPERSCRIPT_BRACED.sub(r"^\1", text)
-    text = _SUPERSCRIPT.sub(lambda m: m.group(1).translate(_SUPER_DIGITS) if m.group(1) else "", text)
+    text = _SUPERSCRIPT.sub(_superscript, text)
     text = _BRACES.sub("", text)
-    text = _SUPERSCRIPT.sub(
-        lambda m: m.group(1).translate(_SUPER_DIGITS) if m.group(1) else "", text
-    )  # "m^{3" cut
+    text = _SUPERSCRIPT.sub(_superscript, text)  # "m^{3" cut
     text = re.sub(r"\(([\w.]+)\)/\(([\w.]+)\)", r"\1/\2", text)  # (a)/(b) of simple terms -> a/b
     return text.translate(_RESTORE)
+
+
+def _superscript(m: re.Match[str]) -> str:
+    return m.group(1).translate(_SUPER_DIGITS) if m.group(1) else ""
 
 
 def strip_markdown(text: str) -> str:

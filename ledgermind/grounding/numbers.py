@@ -38,17 +38,6 @@ class NumKind(str, Enum):
     PLAIN = "PLAIN"
 
 
-#: Matched exactly after normalisation, whatever the claim kind (App. C).
-EXACT_KINDS = frozenset(
-    {
-        NumKind.YEAR,
-        NumKind.DECADE,
-        NumKind.DATE,
-        NumKind.COUNT,
-        NumKind.OPTION_LABEL,
-        NumKind.IDENTIFIER,
-    }
-)
 #: Points or spans in time: compared on a calendar, never with quantities.
 TIME_KINDS = frozenset({NumKind.YEAR, NumKind.DECADE, NumKind.DATE})
 #: May use the relative tolerance δ_read when the claim is a continuous visual reading.
@@ -84,46 +73,12 @@ class Number:
 # Vocabulary
 # ---------------------------------------------------------------------------------------------
 
-_CHAR_FIXES = str.maketrans(
-    {
-        "\u2212": "-",
-        "\u2012": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u00a0": " ",
-        "\u2009": " ",
-        "\u202f": " ",
-        "\u2019": "'",
-        "\u2018": "'",
-    }
-)
+# Dashes and the minus sign to "-", thin and no-break spaces to " ", curly quotes to "'" (1:1)
+_CHAR_FIXES = str.maketrans("\u2212\u2012\u2013\u2014\u00a0\u2009\u202f\u2019\u2018", "----   ''")
 
-MONTHS = {
-    "january": 1,
-    "february": 2,
-    "march": 3,
-    "april": 4,
-    "may": 5,
-    "june": 6,
-    "july": 7,
-    "august": 8,
-    "september": 9,
-    "october": 10,
-    "november": 11,
-    "december": 12,
-    "jan": 1,
-    "feb": 2,
-    "mar": 3,
-    "apr": 4,
-    "jun": 6,
-    "jul": 7,
-    "aug": 8,
-    "sep": 9,
-    "sept": 9,
-    "oct": 10,
-    "nov": 11,
-    "dec": 12,
-}
+_MONTH_NAMES = "january february march april may june july august september october november december".split()
+MONTHS = {name: i for i, name in enumerate(_MONTH_NAMES, 1)}
+MONTHS |= {name[:3]: i for i, name in enumerate(_MONTH_NAMES, 1) if name != "may"} | {"sept": 9}
 # Month names must be capitalised ("May 5"), or all caps as OCR often returns ("MAY 5").
 _MONTH_RE = (
     "(?:"
@@ -418,7 +373,6 @@ def extract_numbers(text: str) -> tuple[Number, ...]:
 
 __all__ = [
     "CONTINUOUS_KINDS",
-    "EXACT_KINDS",
     "MONTHS",
     "TIME_KINDS",
     "DateParts",

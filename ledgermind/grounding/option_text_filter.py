@@ -31,7 +31,6 @@ OPTION_MATCH = 0.8
 LABELLED_MATCH = 0.6  # a line that starts with a letter label needs less: the label says which option
 MIN_FUZZY_CHARS = 4
 _LABEL_RE = re.compile(r"^\s*[(\[]?([A-J])\s*[)\].:]\s*")
-_SPACE_RE = re.compile(r"\s+")
 _NON_WORD_RE = re.compile(r"[^\w%°]+")
 
 try:  # optional speed-up; the scores are on the same 0..1 scale

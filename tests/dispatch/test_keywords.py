@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ledgermind.dispatch import DEFAULT_KEYWORDS, has_uncertainty_marker
-from ledgermind.dispatch.uncertainty import uncertainty_markers_in
+from ledgermind.dispatch.keywords import DEFAULT_KEYWORDS
+from ledgermind.dispatch.uncertainty import has_uncertainty_marker, uncertainty_markers_in
 
 
 def test_paper_lists_verbatim() -> None:

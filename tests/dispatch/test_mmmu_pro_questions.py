@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ledgermind.dispatch import Complexity, profile
+from ledgermind.dispatch import profile
+from ledgermind.dispatch.classifier import Complexity
 from ledgermind.studies.dispatch_stats import dispatch_stats, main, read_questions
 
 

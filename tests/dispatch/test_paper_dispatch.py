@@ -7,8 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from ledgermind.dispatch import AlphaChars, Complexity, Condition, DispatchConfig, ascii_alpha_ratio, classify
-from ledgermind.dispatch.classifier import strip_image_placeholders
+from ledgermind.dispatch.classifier import (
+    AlphaChars,
+    Complexity,
+    Condition,
+    DispatchConfig,
+    ascii_alpha_ratio,
+    classify,
+    strip_image_placeholders,
+)
 from ledgermind.errors import ConfigError
 from ledgermind.pipeline import LedgerMindAgent, PipelineConfig
 

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from ledgermind.dispatch import OC_INSTRUCTIONS, OCCategory, QuestionType, profile
-from ledgermind.dispatch.question_types import BASE_OC_CATEGORIES, GRANULARITY_OTHER, METHOD_DEFAULT
+from ledgermind.dispatch.question_types import (
+    BASE_OC_CATEGORIES,
+    GRANULARITY_OTHER,
+    METHOD_DEFAULT,
+    OC_INSTRUCTIONS,
+    OCCategory,
+    QuestionType,
+    profile,
+)
 
 
 def test_read_question() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ledgermind.errors import ConfigError
-from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, check_claim, demoted_sigma
+from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, demoted_sigma
 from perception.ner import Entity
 
 
@@ -23,13 +23,14 @@ class FixedNER:
 
 
 def test_paper_examples_end_to_end(ner):
-    phantom = check_claim("Apollo 11 landed on the Moon.", ["Apollo 13 flew to the Moon."], ner=ner)
+    cascade = GroundingCascade(ner=ner)
+    phantom = cascade.check("Apollo 11 landed on the Moon.", ["Apollo 13 flew to the Moon."])
     assert not phantom.ecc and not phantom.grounded and phantom.sigma_after == 0.50
-    year = check_claim("The landing was in 1969.", ["The landing was in 1971."], ner=ner)
+    year = cascade.check("The landing was in 1969.", ["The landing was in 1971."])
     assert year.ecc and not year.ncc and year.sigma_after == 0.52 and year.unmatched_numbers == ("1969",)
-    reading = check_claim("The thermometer reads 36.8 °C.", ["thermometer 36.7 °C"], kind="reading", ner=ner)
+    reading = cascade.check("The thermometer reads 36.8 °C.", ["thermometer 36.7 °C"], kind="reading")
     assert reading.grounded and reading.sigma_after == 1.0
-    label = check_claim("The answer is option C.", ["Option B: thermometer"], ner=ner)
+    label = cascade.check("The answer is option C.", ["Option B: thermometer"])
     assert not label.ncc and label.unmatched_numbers == ("option C",)
 
 

@@ -44,13 +44,13 @@ def test_batch_matches_single_and_fills_cache(ner):
     fresh = SpacyNER()
     batch = fresh.entities_many(texts)
     assert batch == [ner.entities(t) for t in texts]
-    assert fresh.cache_len == 2
+    assert len(fresh._cache) == 2
 
 
 def test_lru_eviction_bounds_the_cache():
     small = SpacyNER(cache_size=2)
     small.entities_many(["Rome.", "Paris.", "Berlin."])
-    assert small.cache_len == 2
+    assert len(small._cache) == 2
 
 
 def test_concurrent_use_is_safe():
