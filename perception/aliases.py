@@ -286,9 +286,7 @@ class AliasTable:
         return " ".join(out)
 
 
-def _validated(
-    spec: Mapping[str, Any],
-) -> tuple[list[list[str]], dict[str, str], dict[str, str], list[str]]:
+def _validated(spec: Mapping[str, Any]) -> tuple[list[list[str]], dict[str, str], dict[str, str], list[str]]:
     if not isinstance(spec, Mapping):
         raise ConfigError("alias table must be a mapping with keys groups / abbreviations / acronyms")
     unknown = set(spec) - {"groups", "abbreviations", "acronyms", "designators", "_comment"}

@@ -213,12 +213,9 @@ def _input_view(value: Any) -> Any:
 
 
 def _file_digest(path: Path) -> str:
-    """Same bytes ⇒ same pixels, so the key needs no decode (files are read in 1 MiB blocks)."""
-    h = hashlib.sha256()
+    """Same bytes ⇒ same pixels, so the key needs no decode (the file is read in blocks)."""
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def tool_fingerprint(tool: Tool) -> dict[str, Any]:

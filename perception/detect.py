@@ -29,7 +29,7 @@ from PIL import Image
 
 from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.tools.base import BBox
-from perception.ocr import OCRLine
+from perception.ocr import OCRLine, polygon_to_bbox
 
 
 class ProposalSource(str, Enum):
@@ -131,8 +131,7 @@ class TextDetector:
             boxes, scores = det.postprocess_op(preds, arr.shape[:2])
         out = []
         for quad, score in zip(boxes, scores):
-            pts = np.asarray(quad, np.float64).reshape(-1, 2)
-            box = BBox(pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()).clip(*image.size)
+            box = polygon_to_bbox(quad).clip(*image.size)
             if box.width >= 1 and box.height >= 1:
                 out.append(Proposal(box, ProposalSource.UNREAD_TEXT, float(score)))
         return out

@@ -22,6 +22,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ledgermind.errors import ConfigError, MissingExtraError
@@ -164,18 +165,15 @@ def _split_at_line_breaks(doc: Doc, start: int, end: int, label: str) -> list[li
 
 
 def _proper_noun_runs(doc: Doc, covered: set[int]) -> list[list[Any]]:
-    runs: list[list[Any]] = []
-    i = 0
-    while i < len(doc):
-        if doc[i].pos_ == "PROPN" and i not in covered:
-            j = i
-            while j < len(doc) and doc[j].pos_ == "PROPN" and j not in covered:
-                j += 1
-            runs.append([i, j, PROPN_LABEL])
-            i = j
-        else:
-            i += 1
-    return runs
+    """Maximal runs of PROPN tokens that no NER span covers."""
+    runs = [
+        list(group)
+        for inside, group in groupby(
+            range(len(doc)), key=lambda i: doc[i].pos_ == "PROPN" and i not in covered
+        )
+        if inside
+    ]
+    return [[run[0], run[-1] + 1, PROPN_LABEL] for run in runs]
 
 
 def _merge_name_numerals(doc: Doc, spans: list[list[Any]]) -> list[list[Any]]:

@@ -94,14 +94,7 @@ class GroundingConfig:
 
     @property
     def ecc_rules(self) -> ECCRules:
-        return ECCRules(
-            self.ecc_designators,
-            self.ecc_acronyms,
-            self.ecc_adjectival,
-            self.ecc_place_guard,
-            self.ecc_similarity,
-            self.ecc_surname,
-        )
+        return ECCRules(**{f.name: getattr(self, f"ecc_{f.name}") for f in fields(ECCRules)})
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> GroundingConfig:

@@ -213,17 +213,9 @@ def surname_supported(name: str, pool: Sequence[str]) -> bool:
     words = _NAME_WORD.findall(strip_diacritics(name))
     if len(words) < 2 or len(words[-1]) < 3:
         return False
-    own = {w.casefold() for w in words}
-    pattern = _surname_pattern(words[-1])
-    seen = False
-    for fact in pool:
-        fact = strip_diacritics(fact)
-        for m in pattern.finditer(fact):
-            before = _PRECEDING_NAME.search(fact, 0, m.start())
-            if before is not None and before.group(1).casefold().strip(".") not in own | STOPWORDS:
-                return False
-            seen = True
-    return seen
+    allowed = {w.casefold() for w in words} | STOPWORDS
+    seen = list(_occurrences(_surname_pattern(words[-1]), pool))
+    return bool(seen) and all(before is None or before in allowed for _, before in seen)
 
 
 @lru_cache(maxsize=4096)
@@ -260,18 +252,20 @@ def acronym_expansions(acronym: str, text: str) -> Iterator[str]:
 def _only_inside_longer_names(name: str, pool: Sequence[str]) -> bool:
     """True when ``name`` occurs literally in the pool and always right after another name word."""
     pattern = re.compile(rf"(?<![\w]){re.escape(strip_diacritics(name))}(?![\w])")
-    seen = False
-    for fact in pool:
-        fact = strip_diacritics(fact)
-        headline = _is_title_case(fact)
+    seen = list(_occurrences(pattern, pool))
+    # in a headline ("Visit Canada Today") capitals say nothing about names
+    return bool(seen) and not any(
+        _is_title_case(fact) or before is None or before in STOPWORDS for fact, before in seen
+    )
+
+
+def _occurrences(pattern: re.Pattern[str], pool: Sequence[str]) -> Iterator[tuple[str, str | None]]:
+    """Each match of ``pattern`` in the pool (diacritics stripped): its fact and the capitalised
+    word right before it (case-folded), or None."""
+    for fact in map(strip_diacritics, pool):
         for m in pattern.finditer(fact):
-            if headline:  # "Visit Canada Today": capitals in a title say nothing about names
-                return False
-            seen = True
             before = _PRECEDING_NAME.search(fact, 0, m.start())
-            if before is None or before.group(1).casefold().strip(".") in STOPWORDS:
-                return False
-    return seen
+            yield fact, None if before is None else before.group(1).casefold().strip(".")
 
 
 def _is_title_case(text: str) -> bool:

@@ -136,12 +136,10 @@ def in_unit(number: Number, unit: str | None) -> Number:
 
 
 def _restated(numbers: Sequence[Number], unit: str | None) -> list[Number]:
-    return [in_unit(n, unit) for n in numbers] if unit is not None else list(numbers)
+    return [in_unit(n, unit) for n in numbers]
 
 
 def _restated_related(pool: Sequence[Related], unit: str | None) -> list[Related]:
-    if unit is None:
-        return list(pool)
     return [
         replace(r, number=in_unit(r.number, unit), upper=None if r.upper is None else in_unit(r.upper, unit))
         for r in pool

@@ -91,18 +91,7 @@ _MONTH_RE = (
 # Unit spellings -> canonical unit (pint's table plus conventions, units.py); longest tried first.
 _UNIT_CANON = {spelling: canon for canon, spellings in unit_spellings().items() for spelling in spellings}
 _UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNIT_CANON, key=len, reverse=True))
-_CURRENCY = {"$": "$", "€": "€", "£": "£", "¥": "¥"}
-_SCALES = {
-    "k": 1e3,
-    "K": 1e3,
-    "M": 1e6,
-    "B": 1e9,
-    "bn": 1e9,
-    "thousand": 1e3,
-    "million": 1e6,
-    "billion": 1e9,
-    "trillion": 1e12,
-}
+_SCALES = dict(k=1e3, K=1e3, M=1e6, B=1e9, bn=1e9, thousand=1e3, million=1e6, billion=1e9, trillion=1e12)
 
 # Capitalised words that precede a number without naming it ("In 1969", "About 30").
 _NOT_NAMES = STOPWORDS | frozenset(
@@ -286,7 +275,7 @@ def _typed_numeral(text: str, m: re.Match[str]) -> Number:
     if scale:
         value *= _SCALES[scale]
     suffix, unit_raw, currency = m.group("suffix"), m.group("unit"), m.group("cur")
-    unit = _CURRENCY[currency] if currency else _canonical_unit(unit_raw)
+    unit = currency or _canonical_unit(unit_raw)  # a currency sign is its own canonical unit
 
     def typed(kind: NumKind) -> Number:
         return Number(m.group(0).strip(), kind, value, unit, start=m.start(), end=m.end())

@@ -38,53 +38,29 @@ class Relation(str, Enum):
     BETWEEN = "between"
 
 
-# Relation words directly before a number. Quantities and times have their own words: "over
-# 2018" means during 2018 and "after 5 games" counts games, so neither is a bound.
-_QUANTITY_WORDS: dict[Relation, tuple[str, ...]] = {
-    Relation.GT: (
-        "more than",
-        "greater than",
-        "higher than",
-        "larger than",
-        "bigger than",
-        "over",
-        "above",
-        "exceeding",
-        "in excess of",
-        "upwards of",
-        ">",
-    ),
-    Relation.GE: ("at least", "no less than", "not less than", "no fewer than", "a minimum of", "≥", ">="),
-    Relation.LT: ("less than", "fewer than", "lower than", "smaller than", "under", "below", "<"),
-    Relation.LE: ("at most", "no more than", "not more than", "up to", "a maximum of", "≤", "<="),
-    Relation.APPROX: (
-        "approximately",
-        "approx.",
-        "about",
-        "around",
-        "roughly",
-        "nearly",
-        "almost",
-        "circa",
-        "ca.",
-        "an estimated",
-        "~",
-        "≈",
-    ),
-    Relation.BETWEEN: ("between",),
+# Relation words directly before a number, "|"-separated. Quantities and times have their own
+# words: "over 2018" means during 2018 and "after 5 games" counts games, so neither is a bound.
+_QUANTITY_WORDS: dict[Relation, str] = {
+    Relation.GT: "more than|greater than|higher than|larger than|bigger than|over|above|exceeding|in excess of"
+    "|upwards of|>",
+    Relation.GE: "at least|no less than|not less than|no fewer than|a minimum of|≥|>=",
+    Relation.LT: "less than|fewer than|lower than|smaller than|under|below|<",
+    Relation.LE: "at most|no more than|not more than|up to|a maximum of|≤|<=",
+    Relation.APPROX: "approximately|approx.|about|around|roughly|nearly|almost|circa|ca.|an estimated|~|≈",
+    Relation.BETWEEN: "between",
 }
-_TIME_WORDS: dict[Relation, tuple[str, ...]] = {
-    Relation.GT: ("after", "later than"),
-    Relation.LT: ("before", "prior to", "earlier than"),
-    Relation.LE: ("no later than", "not later than"),
-    Relation.GE: ("no earlier than", "not earlier than"),
-    Relation.APPROX: ("approximately", "about", "around", "circa", "ca.", "c."),
-    Relation.BETWEEN: ("between",),
+_TIME_WORDS: dict[Relation, str] = {
+    Relation.GT: "after|later than",
+    Relation.LT: "before|prior to|earlier than",
+    Relation.LE: "no later than|not later than",
+    Relation.GE: "no earlier than|not earlier than",
+    Relation.APPROX: "approximately|about|around|circa|ca.|c.",
+    Relation.BETWEEN: "between",
 }
 
 
-def _prefix_pattern(words: dict[Relation, tuple[str, ...]]) -> tuple[re.Pattern[str], dict[str, Relation]]:
-    table = {w: rel for rel, ws in words.items() for w in ws}
+def _prefix_pattern(words: dict[Relation, str]) -> tuple[re.Pattern[str], dict[str, Relation]]:
+    table = {w: rel for rel, ws in words.items() for w in ws.split("|")}
     pattern = re.compile(
         r"(?:^|(?<=[\s(\[,;:]))(?P<word>"
         + "|".join(re.escape(w) for w in sorted(table, key=len, reverse=True))

@@ -9,52 +9,44 @@ from __future__ import annotations
 
 from typing import Any
 
-OBSERVATIONS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "observations": {
-            "type": "array",
-            "maxItems": 15,
-            "items": {
-                "type": "object",
-                "properties": {"category": {"type": "string"}, "text": {"type": "string"}},
-                "required": ["category", "text"],
-            },
-        }
-    },
-    "required": ["observations"],
-}
 
-CLAIMS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "claims": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
+def _object(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required)}
+
+
+def _array(items: dict[str, Any], **limits: Any) -> dict[str, Any]:
+    return {"type": "array", **limits, "items": items}
+
+
+_string: dict[str, Any] = {"type": "string"}
+
+OBSERVATIONS = _object(
+    {
+        "observations": _array(
+            _object({"category": _string, "text": _string}, "category", "text"), maxItems=15
+        )
+    },
+    "observations",
+)
+CLAIMS = _object(
+    {
+        "claims": _array(
+            _object(
+                {
                     "stage": {"type": "string", "enum": ["E", "I", "J"]},
-                    "text": {"type": "string"},
-                    "cites": {"type": "array", "items": {"type": "string"}},
+                    "text": _string,
+                    "cites": _array(_string),
                 },
-                "required": ["stage", "text", "cites"],
-            },
-        }
+                "stage",
+                "text",
+                "cites",
+            )
+        )
     },
-    "required": ["claims"],
-}
-
-DECISION: dict[str, Any] = {
-    "type": "object",
-    "properties": {"answer": {"type": "string"}, "cites": {"type": "array", "items": {"type": "string"}}},
-    "required": ["answer", "cites"],
-}
-
-READING: dict[str, Any] = {
-    "type": "object",
-    "properties": {"value": {"type": "number"}, "unit": {"type": "string"}},
-    "required": ["value"],
-}
+    "claims",
+)
+DECISION = _object({"answer": _string, "cites": _array(_string)}, "answer", "cites")
+READING = _object({"value": {"type": "number"}, "unit": _string}, "value")
 
 
 def with_max_items(schema: dict[str, Any], n: int) -> dict[str, Any]:
