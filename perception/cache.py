@@ -96,8 +96,7 @@ class PerceptionCache:
         try:
             payload = json.loads(path.read_text(encoding="utf-8"))
             observations = [Observation.from_dict(o) for o in payload["observations"]]
-            artifacts: dict[str, Any] = {}
-            artifacts.update(payload.get("values") or {})
+            artifacts: dict[str, Any] = dict(payload.get("values") or {})
             for name in payload.get("image_artifacts", []):
                 with Image.open(self._path(key, f".{name}.png")) as img:
                     img.load()

@@ -68,15 +68,11 @@ class LoadedImage:
 
     def to_original(self, box: BBox) -> BBox:
         """Map a box in loaded-image pixels to original-image pixels."""
-        s = self.scale
-        w, h = self.original_size
-        return BBox(box.x0 / s, box.y0 / s, box.x1 / s, box.y1 / s).clip(w, h)
+        return BBox(*(v / self.scale for v in box.as_list())).clip(*self.original_size)
 
     def to_loaded(self, box: BBox) -> BBox:
         """Map a box in original-image pixels to loaded-image pixels."""
-        s = self.scale
-        w, h = self.size
-        return BBox(box.x0 * s, box.y0 * s, box.x1 * s, box.y1 * s).clip(w, h)
+        return BBox(*(v * self.scale for v in box.as_list())).clip(*self.size)
 
 
 def load_image(source: ImageSource, policy: ImagePolicy | None = None) -> LoadedImage:

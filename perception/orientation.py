@@ -22,7 +22,7 @@ them and ``rotate_points`` maps a point of the upright image back to the image a
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,20 +54,15 @@ def upright(image: Image.Image, angle: int) -> Image.Image:
 def rotate_points(points: Iterable[Sequence[float]], angle: int, size: tuple[int, int]) -> list[Point]:
     """Map points of ``upright(image, angle)`` back to ``image`` (``size`` = the image as given, w×h)."""
     w, h = size
-    out: list[Point] = []
-    for x, y in points:
-        a = angle % 360
-        if a == 0:
-            out.append((float(x), float(y)))
-        elif a == 90:  # upright = image turned CCW by 90: (x, y) there is (w - y, x) here
-            out.append((w - float(y), float(x)))
-        elif a == 180:
-            out.append((w - float(x), h - float(y)))
-        elif a == 270:
-            out.append((float(y), h - float(x)))
-        else:
-            raise ValueError(f"orientation angle must be one of {ANGLES}, got {angle}")
-    return out
+    back: dict[int, Callable[[float, float], Point]] = {
+        0: lambda x, y: (x, y),
+        90: lambda x, y: (w - y, x),  # upright = image turned CCW by 90: (x, y) there is (w - y, x) here
+        180: lambda x, y: (w - x, h - y),
+        270: lambda x, y: (y, h - x),
+    }
+    if angle % 360 not in back:
+        raise ValueError(f"orientation angle must be one of {ANGLES}, got {angle}")
+    return [back[angle % 360](float(x), float(y)) for x, y in points]
 
 
 class OrientationClassifier:
