@@ -89,10 +89,6 @@ class LoaderConfig:
         base = self.cache_dir or os.environ.get("LEDGERMIND_CACHE") or Path.home() / ".cache" / "ledgermind"
         return Path(base).expanduser() / benchmark
 
-    def apply_limit_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Cut raw rows before building items, so ``limit`` also limits rendering/decoding work."""
-        return rows if self.limit is None else rows[: self.limit]
-
 
 Loader = Callable[[LoaderConfig], list[Item]]
 BENCHMARKS: Registry[Loader] = Registry("benchmark")
