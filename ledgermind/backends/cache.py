@@ -39,15 +39,14 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from ledgermind.backends.base import Backend, GenerationRequest, Reply, map_parts
+from ledgermind.backends.base import Backend, GenerationRequest, Reply, WrappingBackend, map_parts
 from ledgermind.backends.images import image_digest
-from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError, UserError
 
 log = logging.getLogger(__name__)
@@ -251,15 +250,6 @@ def is_busy(exc: sqlite3.Error) -> bool:
     return getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
 
 
-def is_corruption(exc: sqlite3.Error) -> bool:
-    """The file is damaged (not a database, malformed), as opposed to the disk or a lock failing."""
-    name = getattr(exc, "sqlite_errorname", "")
-    if name:
-        return name in CORRUPT_ERRORS
-    text = str(exc).lower()  # pragma: no cover — Python < 3.11 has no error names
-    return "not a database" in text or "malformed" in text
-
-
 class ResponseCache:
     """A sqlite table ``key -> reply`` shared by threads and by processes.
 
@@ -289,7 +279,7 @@ class ResponseCache:
                 raise ConfigError(
                     f"response cache {self.path} is unreadable ({exc}); replay needs an intact file"
                 ) from None
-            if is_corruption(exc):
+            if getattr(exc, "sqlite_errorname", "") in CORRUPT_ERRORS:
                 self._db = self._rebuild(exc)
             else:
                 self._warn(
@@ -349,9 +339,6 @@ class ResponseCache:
                 "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
                 "model TEXT NOT NULL, stage TEXT NOT NULL, created REAL NOT NULL, origin TEXT NOT NULL DEFAULT '')"
             )
-            columns = {row[1] for row in db.execute("PRAGMA table_info(replies)")}
-            if "origin" not in columns:  # a file written before the cache was shared
-                db.execute("ALTER TABLE replies ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
         except sqlite3.Error:
             db.close()
             raise
@@ -438,7 +425,7 @@ class ResponseCache:
             self._db = None
 
 
-class CachedBackend(Backend):
+class CachedBackend(WrappingBackend):
     """Wraps any backend with a ``ResponseCache``. Not registered: built by ``build_backend``.
 
     A hit is returned with ``cached=True`` and ``meta["cache"]`` = ``"shared"`` when another run
@@ -448,22 +435,12 @@ class CachedBackend(Backend):
     def __init__(
         self, inner: Backend, cache: ResponseCache, mode: CacheMode | str, model_identity: str
     ) -> None:
-        self.inner = inner
-        self.cache = cache
-        self.mode = CacheMode(mode)
+        super().__init__(inner)
+        self.cache, self.mode, self.model_identity = cache, CacheMode(mode), model_identity
         if self.mode is CacheMode.OFF:
             raise ConfigError("CachedBackend with mode=off: use the inner backend directly")
-        self.model_identity = model_identity
-        self.name = inner.name
-        self.supports_structured_output = inner.supports_structured_output
-        self.hits = 0
-        self.shared_hits = 0
-        self.misses = 0
+        self.hits = self.shared_hits = self.misses = 0
         self._inflight: dict[tuple[int, str], asyncio.Future[Reply]] = {}
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
 
     async def generate(self, request: GenerationRequest) -> Reply:
         if not request.deterministic:
@@ -532,12 +509,6 @@ class CachedBackend(Backend):
     async def preflight(self) -> None:
         if self.mode is not CacheMode.REPLAY:  # exact replay never reaches the model
             await self.inner.preflight()
-
-    def expect_items(self, items: Sequence[Item]) -> None:
-        self.inner.expect_items(items)
-
-    def item_done(self, item_id: str) -> None:
-        self.inner.item_done(item_id)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -104,10 +104,6 @@ class VLLMInProcessBackend(Backend):
             stop=list(request.stop) or None,
             seed=request.seed,
         )
-        if request.json_schema is not None and request.regex is not None:
-            from ledgermind.errors import ConfigError
-
-            raise ConfigError("a request may constrain its output by json_schema or by regex, not both")
         if request.json_schema is not None or request.regex is not None:
             from vllm.sampling_params import StructuredOutputsParams
 

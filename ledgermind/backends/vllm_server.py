@@ -21,14 +21,11 @@ error of that call, never cached, so a later run asks again.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
-import logging
 import random
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -36,12 +33,17 @@ import httpx
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
 from ledgermind.backends.chat import to_openai_messages
 from ledgermind.backends.model_ref import ModelRef
-from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status, retry_after_s
+from ledgermind.backends.retry import (
+    Failure,
+    GaveUp,
+    RetryPolicy,
+    is_retryable_status,
+    retry_after_s,
+    retrying,
+)
 from ledgermind.backends.routing import ItemRouter
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import BackendError, BackendTimeout, ConfigError, PreflightError
-
-log = logging.getLogger(__name__)
 
 
 def build_payload(
@@ -50,8 +52,6 @@ def build_payload(
     """The ``/v1/chat/completions`` body. Structured output uses vLLM's API: a JSON schema through
     the standard ``response_format`` (type ``json_schema``), a regex through vLLM's
     ``structured_outputs`` extension (vLLM >= 0.11; it replaced ``guided_regex``)."""
-    if request.json_schema is not None and request.regex is not None:
-        raise ConfigError("a request may constrain its output by json_schema or by regex, not both")
     body: dict[str, Any] = {
         "model": served_model,
         "messages": to_openai_messages(request.messages),
@@ -71,15 +71,6 @@ def build_payload(
     if request.regex is not None:
         body["structured_outputs"] = {"regex": request.regex}
     return body
-
-
-@dataclass(frozen=True)
-class Failure:
-    """One attempt that a retry may fix: why, whether it ran out of time, the server's Retry-After."""
-
-    why: str
-    timed_out: bool = False
-    retry_after_s: float | None = None
 
 
 class _PerLoop:
@@ -185,8 +176,7 @@ class VLLMServerBackend(Backend):
     async def _post_with_retries(
         self, body: dict[str, Any], item_id: str = ""
     ) -> tuple[dict[str, Any], str, int]:
-        delays = self.policy.delays(self._rng)
-        for attempt in itertools.count(1):
+        async def attempt() -> tuple[dict[str, Any], str] | Failure:
             url = self.router.pick(item_id)
             self.router.started(url, item_id)
             answered = True  # a server that answers (even to reject the request) stays in rotation
@@ -196,16 +186,16 @@ class VLLMServerBackend(Backend):
                 answered = not isinstance(outcome, Failure)
             finally:
                 self.router.finished(url, answered)
-            if not isinstance(outcome, Failure):
-                return outcome, url, attempt
-            failed, delay = outcome, next(delays, None)
-            if delay is None:
-                break
-            delay = self.policy.honour(delay, failed.retry_after_s)
-            log.warning("vllm_server attempt %d failed (%s); retrying in %.2fs", attempt, failed.why, delay)
-            await asyncio.sleep(delay)
-        err = BackendTimeout if failed.timed_out else BackendError
-        raise err(f"vLLM server unavailable after {attempt} attempts; last error: {failed.why}")
+            return outcome if isinstance(outcome, Failure) else (outcome, url)
+
+        try:
+            (data, url), attempts = await retrying(attempt, self.policy, self._rng, "vllm_server")
+        except GaveUp as gave_up:
+            err = BackendTimeout if gave_up.failure.timed_out else BackendError
+            raise err(
+                f"vLLM server unavailable after {gave_up.attempts} attempts; last error: {gave_up.failure.why}"
+            ) from None
+        return data, url, attempts
 
     async def _post_once(self, url: str, body: dict[str, Any]) -> dict[str, Any] | Failure:
         """The reply JSON, or a ``Failure`` a retry may fix; raises for one no retry can fix."""
@@ -217,8 +207,6 @@ class VLLMServerBackend(Backend):
         except TimeoutError:
             return Failure(f"{url}: no complete reply within backend.timeout_s={self.timeout_s:g} s", True)
         except httpx.TransportError as exc:
-            if not is_retryable_exception(exc):  # pragma: no cover — all transport errors are
-                raise
             return Failure(f"{url}: {type(exc).__name__}: {exc}", isinstance(exc, httpx.TimeoutException))
         text = raw.decode("utf-8", errors="replace")
         if resp.status_code == 200:
