@@ -167,11 +167,6 @@ class Backend(ABC):
     def model_id(self) -> str:
         return getattr(self, "_model_id", "unknown")
 
-    @classmethod
-    def describe(cls) -> BackendDescription:
-        """What this backend says about its runs (``description``; a real model says nothing)."""
-        return cls.description
-
     @abstractmethod
     async def generate(self, request: GenerationRequest) -> Reply: ...
 

@@ -61,13 +61,8 @@ class LoaderConfig:
                 f"benchmark.numeric_tolerance must be a fraction in [0, 1) or null, got {tol!r}"
             )
         options = own(**{k: cfg.pop(k) for k in mine & set(cfg)}) if own is not None else None
-        shared_values: dict[str, Any] = {
-            k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()
-        }
-        return cls(
-            **shared_values,
-            options=options,
-        )
+        paths = {k: str(cfg[k]) for k in ("path", "cache_dir") if cfg.get(k) is not None}
+        return cls(**cfg | paths, options=options)
 
     def require_path(self, benchmark: str, layout: str) -> Path:
         """The configured path, which must exist; otherwise one clear ``DataError`` line."""

@@ -58,24 +58,24 @@ def load_rows(config: LoaderConfig, path: Path, build: Callable[[dict[str, Any],
         left = None if config.limit is None else config.limit - len(items)
         if left == 0:
             break
-        rows = read_table(f)[:left]
-        items += build_items(rows, lambda row, f=f: build(row, f), str(f), strict=config.strict)
+        items += build_items(read_table(f)[:left], build, f, strict=config.strict)
     return items
 
 
 def build_items(
     rows: Iterable[dict[str, Any]],
-    build: Callable[[dict[str, Any]], Item],
-    where: str,
+    build: Callable[[dict[str, Any], Path], Item],
+    source: Path,
     *,
     strict: bool = False,
 ) -> list[Item]:
-    """``build`` each row; a row that fails becomes an error item (``meta.load_error``) naming its line.
+    """``build(row, source)`` for each row of the file ``source``; a row that fails becomes an error item (``meta.load_error``) naming its line.
 
     One bad row must not abort a 1,730-item benchmark: the run goes on and the row is reported
     as an error. ``strict`` restores the abort (the first bad row raises its ``DataError``).
     """
     items: list[Item] = []
+    where = str(source)
     for lineno, row in enumerate(rows, 1):
         if isinstance(row, BadRow):
             if strict:
@@ -83,7 +83,7 @@ def build_items(
             items.append(failed_item(f"line{row.lineno}", row.cause))
             continue
         try:
-            items.append(askable(build(row)))
+            items.append(askable(build(row, source)))
         except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
             # anything one row's values can make a loader raise is that row's error, never the benchmark's
             if strict:
