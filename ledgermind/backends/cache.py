@@ -274,7 +274,7 @@ class ResponseCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = self._open()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             if not recover:
                 raise ConfigError(
                     f"response cache {self.path} is unreadable ({exc}); replay needs an intact file"
@@ -282,35 +282,22 @@ class ResponseCache:
             if getattr(exc, "sqlite_errorname", "") in CORRUPT_ERRORS:
                 self._db = self._rebuild(exc)
             else:
-                self._warn(
-                    "open", f"response cache {self.path}: cannot open ({exc}); running without it this run"
-                )
-        except OSError as exc:
-            if not recover:
-                raise ConfigError(f"response cache {self.path}: {exc}") from None
-            self._warn(
-                "open", f"response cache {self.path}: cannot open ({exc}); running without it this run"
-            )
+                self._warn("open", f"cannot open ({exc}); running without it this run")
 
     @property
     def usable(self) -> bool:
         return self._db is not None
 
-    def _rebuild(self, exc: sqlite3.Error) -> sqlite3.Connection | None:
+    def _rebuild(self, exc: Exception) -> sqlite3.Connection | None:
         aside = self.path.with_name(self.path.name + ".corrupt")
         try:
             self.path.replace(aside)
             for suffix in ("-wal", "-shm"):
                 self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
-            self._warn(
-                "open",
-                f"response cache {self.path} is unreadable ({exc}); moved to {aside.name}, starting empty",
-            )
+            self._warn("open", f"the file is unreadable ({exc}); moved to {aside.name}, starting empty")
             return self._open()
         except (OSError, sqlite3.Error) as again:
-            self._warn(
-                "open", f"response cache {self.path}: cannot rebuild ({again}); running without it this run"
-            )
+            self._warn("open", f"cannot rebuild ({again}); running without it this run")
             return None
 
     def _open(self) -> sqlite3.Connection:
@@ -345,9 +332,10 @@ class ResponseCache:
         return db
 
     def _warn(self, kind: str, message: str) -> None:
+        """One line per kind of trouble and file, however often it happens."""
         if kind not in self._warned:
             self._warned.add(kind)
-            log.warning("%s", message)
+            log.warning("response cache %s: %s", self.path, message)
 
     def lookup(self, key: str) -> tuple[Reply, str] | None:
         """(reply, origin of its row) or None; a damaged, mistyped or misfiled row is a miss (and
@@ -358,22 +346,16 @@ class ResponseCache:
             with self._lock:
                 row = self._db.execute("SELECT reply, origin FROM replies WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error as exc:
-            self._warn(
-                "read",
-                f"response cache {self.path}: cannot read ({type(exc).__name__}: {exc}); treated as a miss",
-            )
+            self._warn("read", f"cannot read ({type(exc).__name__}: {exc}); treated as a miss")
             return None
         if row is None:
             return None
         try:
             return reply_from_row(row[0], key), str(row[1] or "")
         except MisfiledRow as exc:
-            self._warn("misfiled", f"response cache {self.path}: {exc}; treated as a miss")
+            self._warn("misfiled", f"{exc}; treated as a miss")
         except (ValueError, TypeError) as exc:
-            self._warn(
-                "row",
-                f"response cache {self.path}: unreadable entry ({type(exc).__name__}: {exc}); treated as a miss",
-            )
+            self._warn("row", f"unreadable entry ({type(exc).__name__}: {exc}); treated as a miss")
         if self.recover:
             self._discard(key)
         return None
@@ -406,10 +388,7 @@ class ResponseCache:
                 stored = self.lookup(key)
                 return stored[0] if stored else reply
         except (sqlite3.Error, UnicodeEncodeError) as exc:
-            self._warn(
-                "write",
-                f"response cache {self.path}: cannot store a reply ({type(exc).__name__}: {exc}); not cached",
-            )
+            self._warn("write", f"cannot store a reply ({type(exc).__name__}: {exc}); not cached")
         return reply
 
     def __len__(self) -> int:

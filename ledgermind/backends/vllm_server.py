@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import time
 import weakref
@@ -129,41 +130,32 @@ class VLLMServerBackend(Backend):
         self.base_urls = [u.rstrip("/").removesuffix("/v1") for u in urls]
         self._model_id = self.ref.name
         # vLLM serves a model under its --served-model-name, which defaults to the --model argument.
-        self.served_model = served_model_name or self.ref.hub_id or self.ref.path or self.ref.name
+        self.served_model = served_model_name or self.ref.served_name
         self.policy = RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, cap_s=backoff_cap_s)
         self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
         self.timeout_s, self.max_reply_bytes = timeout_s, max_reply_bytes
-        self._api_key_env = api_key_env
-        self._transport = transport
-        self._concurrency = concurrency
         self.return_token_ids = return_token_ids
         self._rng = random.Random(seed)
         self.router = ItemRouter(self.base_urls, routing, cooldown_s=cooldown_s, load_epsilon=load_epsilon)
+        key = os.environ.get(api_key_env) if api_key_env else None
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        n = concurrency * len(self.base_urls)
+        limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+        self._clients = _PerLoop(
+            lambda: httpx.AsyncClient(
+                timeout=self._timeout, limits=limits, headers=headers, transport=transport
+            )
+        )
+        self._sems = _PerLoop(lambda: asyncio.Semaphore(concurrency))
         per_server = per_server_concurrency or concurrency
-        self._clients = _PerLoop(self._make_client)
-        self._sems = _PerLoop(lambda: asyncio.Semaphore(self._concurrency))
         self._server_sems = _PerLoop(lambda: {u: asyncio.Semaphore(per_server) for u in self.base_urls})
-
-    def _make_client(self) -> httpx.AsyncClient:
-        import os
-
-        headers = {}
-        if self._api_key_env and os.environ.get(self._api_key_env):
-            headers["Authorization"] = f"Bearer {os.environ[self._api_key_env]}"
-        limits = httpx.Limits(
-            max_connections=self._concurrency * len(self.base_urls),
-            max_keepalive_connections=self._concurrency * len(self.base_urls),
-        )
-        return httpx.AsyncClient(
-            timeout=self._timeout, limits=limits, headers=headers, transport=self._transport
-        )
 
     async def generate(self, request: GenerationRequest) -> Reply:
         # image encoding (base64 of every image) off the event loop: it would stall every item in flight
         body = await asyncio.to_thread(build_payload, request, self.served_model, self.return_token_ids)
         async with self._sems.get():
             t0 = time.perf_counter()
-            data, url, attempts = await self._post_with_retries(body, request.item_id)
+            (data, url), attempts = await self._post_with_retries(body, request.item_id)
             latency = time.perf_counter() - t0
         return self._parse(data, latency, url, attempts)
 
@@ -174,8 +166,8 @@ class VLLMServerBackend(Backend):
         self.router.item_done(item_id)
 
     async def _post_with_retries(
-        self, body: dict[str, Any], item_id: str = ""
-    ) -> tuple[dict[str, Any], str, int]:
+        self, body: dict[str, Any], item_id: str
+    ) -> tuple[tuple[dict[str, Any], str], int]:
         async def attempt() -> tuple[dict[str, Any], str] | Failure:
             url = self.router.pick(item_id)
             self.router.started(url, item_id)
@@ -189,13 +181,12 @@ class VLLMServerBackend(Backend):
             return outcome if isinstance(outcome, Failure) else (outcome, url)
 
         try:
-            (data, url), attempts = await retrying(attempt, self.policy, self._rng, "vllm_server")
+            return await retrying(attempt, self.policy, self._rng, "vllm_server")
         except GaveUp as gave_up:
             err = BackendTimeout if gave_up.failure.timed_out else BackendError
             raise err(
                 f"vLLM server unavailable after {gave_up.attempts} attempts; last error: {gave_up.failure.why}"
             ) from None
-        return data, url, attempts
 
     async def _post_once(self, url: str, body: dict[str, Any]) -> dict[str, Any] | Failure:
         """The reply JSON, or a ``Failure`` a retry may fix; raises for one no retry can fix."""
@@ -280,6 +271,12 @@ class VLLMServerBackend(Backend):
             usage = u if isinstance(u := data.get("usage"), dict) else {}
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise BackendError(f"unexpected chat completion shape from {url}: {str(data)[:300]}") from exc
+        meta: dict[str, Any] = {"base_url": url, "attempts": attempts, "served_model": self.served_model}
+        details = usage.get("prompt_tokens_details")  # vLLM --enable-prompt-tokens-details
+        if isinstance(details, dict) and details.get("cached_tokens") is not None:
+            meta["cached_tokens"] = _count(details["cached_tokens"])
+        if choice.get("token_ids") is not None:
+            meta["token_ids"] = list(choice["token_ids"])
         if not text and not reasoning:  # thinking without an answer is the model's (truncated) reply
             raise BackendError(
                 f"{url} sent an empty reply (content {choice['message']['content']!r}, "
@@ -294,22 +291,9 @@ class VLLMServerBackend(Backend):
             latency_s=latency,
             backend=self.name,
             model=self.model_id,
-            meta=self._meta(choice, url, attempts, usage),
+            meta=meta,
             reasoning=str(reasoning),
         )
-
-    def _meta(
-        self, choice: dict[str, Any], url: str, attempts: int, usage: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        meta: dict[str, Any] = {"base_url": url, "attempts": attempts, "served_model": self.served_model}
-        details = usage.get("prompt_tokens_details")
-        if (
-            isinstance(details, dict) and details.get("cached_tokens") is not None
-        ):  # vLLM --enable-prompt-tokens-details
-            meta["cached_tokens"] = _count(details["cached_tokens"])
-        if choice.get("token_ids") is not None:
-            meta["token_ids"] = list(choice["token_ids"])
-        return meta
 
     async def aclose(self) -> None:
         client = self._clients.pop_current()
