@@ -37,7 +37,6 @@ from ledgermind.backends.retry import (
 from ledgermind.errors import ConfigError, FailureKind, ToolError
 from ledgermind.tools.base import Observation, Tool, ToolKind
 
-
 SERPER_KEY_ENV = "SERPER_API_KEY"
 SERPAPI_KEY_ENV = "SERPAPI_API_KEY"
 _SECRET_RE = re.compile(r"(api_key=)[^&\s'\"]+", re.IGNORECASE)
