@@ -40,7 +40,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -483,7 +483,7 @@ class CachedBackend(WrappingBackend):
     def _as_hit(self, reply: Reply, origin: str) -> Reply:
         self.hits += 1
         self.shared_hits += origin == "shared"
-        return Reply(**{**asdict(reply), "cached": True, "meta": {**reply.meta, "cache": origin}})
+        return replace(reply, cached=True, meta={**reply.meta, "cache": origin})
 
     async def preflight(self) -> None:
         if self.mode is not CacheMode.REPLAY:  # exact replay never reaches the model
