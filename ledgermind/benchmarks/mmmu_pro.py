@@ -88,15 +88,11 @@ def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
 
 
 def _vision_style(row: dict[str, Any], root: Path, item_id: str) -> dict[str, Any]:
-    bg = row.get("vision_background")
-    if isinstance(bg, str) and bg and not bg.startswith("#"):
-        bg = str(contained_path(root, bg, item_id))
-    style = {
-        "vision_font": row.get("vision_font"),
-        "vision_fontSize": row.get("vision_fontSize"),
-        "vision_background": bg,
-    }
-    return {k: v for k, v in style.items() if v}
+    style = {k: row[k] for k in ("vision_font", "vision_fontSize", "vision_background") if row.get(k)}
+    bg = style.get("vision_background")
+    if isinstance(bg, str) and not bg.startswith("#"):  # an image file: inside the data folder
+        style["vision_background"] = str(contained_path(root, bg, item_id))
+    return style
 
 
 def _from_official_row(row: dict[str, Any], setting: str, cache: Path) -> Item:
