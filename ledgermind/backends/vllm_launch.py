@@ -128,10 +128,6 @@ class VLLMServerProcess:
             return False
         return True
 
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
     def __enter__(self) -> VLLMServerProcess:
         self.start()
         try:
