@@ -53,7 +53,7 @@ def load_gauges(config: LoaderConfig) -> list[Item]:
 
 
 def _gauge_item(row: dict[str, Any], source: Path) -> Item:
-    """One row → one item; a ``DataError`` becomes a per-item error (``build_items``)."""
+    """One row → one item; a ``DataError`` becomes a per-item error (``load_rows``)."""
     try:
         image = contained_path(source.parent / "images", row["image"], f"gauge_{row.get('image')}")
         meta = {

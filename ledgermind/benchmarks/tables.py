@@ -12,7 +12,7 @@ import ast
 import base64
 import binascii
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,48 +58,42 @@ def load_rows(config: LoaderConfig, path: Path, build: Callable[[dict[str, Any],
         left = None if config.limit is None else config.limit - len(items)
         if left == 0:
             break
-        items += build_items(read_table(f)[:left], build, f, strict=config.strict)
+        items += [_row_item(row, n, f, build, config.strict) for n, row in enumerate(read_table(f)[:left], 1)]
     return items
 
 
-def build_items(
-    rows: Iterable[dict[str, Any]],
-    build: Callable[[dict[str, Any], Path], Item],
+def _row_item(
+    row: dict[str, Any] | BadRow,
+    lineno: int,
     source: Path,
-    *,
-    strict: bool = False,
-) -> list[Item]:
-    """``build(row, source)`` for each row of the file ``source``; a row that fails becomes an error item (``meta.load_error``) naming its line.
+    build: Callable[[dict[str, Any], Path], Item],
+    strict: bool,
+) -> Item:
+    """``build(row, source)``; a row that fails is an error item (``meta.load_error``) naming its file and line.
 
     One bad row must not abort a 1,730-item benchmark: the run goes on and the row is reported
     as an error. ``strict`` restores the abort (the first bad row raises its ``DataError``).
     """
-    items: list[Item] = []
-    where = str(source)
-    for lineno, row in enumerate(rows, 1):
-        if isinstance(row, BadRow):
-            if strict:
-                raise DataError(row.cause)
-            items.append(failed_item(f"line{row.lineno}", row.cause))
-            continue
-        try:
-            items.append(askable(build(row, source)))
-        except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
-            # anything one row's values can make a loader raise is that row's error, never the benchmark's
-            if strict:
-                raise (
-                    DataError(f"{where}:{lineno}: {exc}") if not isinstance(exc, DataError) else exc
-                ) from None
-            row_id = next((row[k] for k in ROW_IDS if row.get(k) not in (None, "")), f"row{lineno}")
-            cause = exc if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}"
-            items.append(failed_item(str(row_id), f"{where}:{lineno}: {cause}"))
-    return items
+    if isinstance(row, BadRow):
+        if strict:
+            raise DataError(row.cause)
+        return failed_item(f"line{row.lineno}", row.cause)
+    try:
+        return askable(build(row, source))
+    except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
+        # anything one row's values can make a loader raise is that row's error, never the benchmark's
+        where = f"{source}:{lineno}"
+        if strict:
+            raise (exc if isinstance(exc, DataError) else DataError(f"{where}: {exc}")) from None
+        row_id = next((row[k] for k in ROW_IDS if row.get(k) not in (None, "")), f"row{lineno}")
+        cause = exc if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}"
+        return failed_item(str(row_id), f"{where}: {cause}")
 
 
 @dataclass(frozen=True)
 class BadRow:
     """A JSONL line that is not a record (invalid UTF-8, invalid JSON, not an object): kept in
-    its place so that ``build_items`` makes it one error item instead of aborting the benchmark."""
+    its place so that ``load_rows`` makes it one error item instead of aborting the benchmark."""
 
     lineno: int
     cause: str
