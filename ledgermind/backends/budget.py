@@ -70,24 +70,20 @@ class ImageBudget:
 
 
 def image_size(img: Image.Image | Path) -> tuple[int, int]:
-    """Width and height from the header only (no pixel decoding)."""
+    """Width and height from the header only (no pixel decoding); (0, 0) when the file is unreadable:
+    a size is provenance, and the request that sends the image fails and says why."""
     if isinstance(img, Image.Image):
         return img.size
-    with open_image(img) as im:
-        return im.size
+    try:
+        with open_image(img) as im:
+            return im.size
+    except DataError:
+        return 0, 0
 
 
 def sent_image_pixels(messages: list[Message]) -> list[int]:
-    """width*height of every image part of a request, in order (header only; 0 if unreadable:
-    the request itself then fails and says why)."""
-    out = []
-    for img in (p for m in messages for p in m.content if not isinstance(p, str)):
-        try:
-            w, h = image_size(img)
-        except DataError:
-            w = h = 0
-        out.append(w * h)
-    return out
+    """width*height of every image part of a request, in order (header only)."""
+    return [w * h for w, h in (image_size(p) for m in messages for p in m.images())]
 
 
 def fit_pixels(img: Image.Image | Path, budget: ImageBudget, notes: list[str]) -> Image.Image | Path:

@@ -47,10 +47,7 @@ def logged_messages(
     )
 
     def logged_image(p: Image.Image | Path) -> dict[str, Any]:
-        try:
-            w, h = image_size(p)
-        except DataError:
-            w = h = 0
+        w, h = image_size(p)
         return {"type": "image", "sha256": next(shas), "width": w, "height": h}
 
     return map_parts(messages, text_part, logged_image)
