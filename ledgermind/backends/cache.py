@@ -79,9 +79,8 @@ NOT_REPLY_SHAPING = frozenset(
         "perception_cache",
     }
 )
-RUN_CACHE_FILE = (
-    "responses.sqlite"  # a run's own cache file, inside its folder (a file of runs/files.RUN_PATHS)
-)
+# a run's own cache file, inside its folder (a file of runs/files.RUN_PATHS)
+RUN_CACHE_FILE = "responses.sqlite"
 ROW_DIGEST = "request_sha256"  # the field of a stored row naming the request it answers
 # sqlite error names that mean the file itself is damaged (anything else — I/O error, full disk,
 # a lock held too long — is the machine's trouble and must never move a valid cache aside)

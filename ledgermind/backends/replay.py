@@ -31,9 +31,8 @@ def read_replies(path: Path, field: str = "response") -> dict[str, str | Backend
     if not path.is_file():
         raise ConfigError(f"backend.path: replies file not found: {path}")
     out: dict[str, str | BackendError] = {}
-    for n, row in enumerate(
-        (r.value for r in read_jsonl(path, torn_tail=False)), 1
-    ):  # malformed: DataError naming the line
+    # a malformed line: DataError naming it
+    for n, row in enumerate((r.value for r in read_jsonl(path, torn_tail=False)), 1):
         if not isinstance(row, dict) or "id" not in row or field not in row:
             raise DataError(f"{path}: record {n} needs 'id' and {field!r}")
         raw, item_id = row[field], str(row["id"])

@@ -34,9 +34,8 @@ class LoaderConfig:
     # One relative tolerance for every numeric answer, when the benchmark's protocol fixes one (ChartQA's
     # relaxed accuracy: 0.05); None: the scorer's type-aware rule (scoring/numeric.py)
     numeric_tolerance: float | None = None
-    options: Any = (
-        None  # the loader's own options: an instance of the dataclass it declares (``own_options``)
-    )
+    # the loader's own options: an instance of the dataclass it declares (``own_options``)
+    options: Any = None
 
     @classmethod
     def from_mapping(cls, cfg: Mapping[str, Any] | None, benchmark: str | None = None) -> LoaderConfig:
