@@ -359,10 +359,6 @@ class ResponseCache:
             self._discard(key)
         return None
 
-    def get(self, key: str) -> Reply | None:
-        found = self.lookup(key)
-        return found[0] if found else None
-
     def _discard(self, key: str) -> None:
         try:
             with self._lock:

@@ -195,10 +195,6 @@ SERPAPI = Provider(
 )
 
 
-def parse_serper(data: Mapping[str, Any], top_k: int) -> list[Component]:
-    return SERPER.parse(data, top_k)
-
-
 def web_search_available() -> bool:
     return bool(os.environ.get(SERPER_KEY_ENV) or os.environ.get(SERPAPI_KEY_ENV))
 
