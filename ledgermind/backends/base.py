@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 from PIL import Image
 
 from ledgermind.benchmarks.item import Item
+from ledgermind.errors import ConfigError
 from ledgermind.registry import Registry
 
 Role = Literal["system", "user", "assistant"]
@@ -71,6 +72,10 @@ class GenerationRequest:
     # The benchmark item this request serves. Not part of the cache key (the reply depends on the
     # content, not the id); the replay backend answers by it.
     item_id: str = ""
+
+    def __post_init__(self) -> None:
+        if self.json_schema is not None and self.regex is not None:
+            raise ConfigError("a request may constrain its output by json_schema or by regex, not both")
 
     @property
     def deterministic(self) -> bool:
@@ -161,11 +166,6 @@ class Backend(ABC):
     @property
     def model_id(self) -> str:
         return getattr(self, "_model_id", "unknown")
-
-    @classmethod
-    def describe(cls) -> BackendDescription:
-        """What this backend says about its runs (``description``; a real model says nothing)."""
-        return cls.description
 
     @abstractmethod
     async def generate(self, request: GenerationRequest) -> Reply: ...

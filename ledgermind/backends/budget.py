@@ -70,24 +70,20 @@ class ImageBudget:
 
 
 def image_size(img: Image.Image | Path) -> tuple[int, int]:
-    """Width and height from the header only (no pixel decoding)."""
+    """Width and height from the header only (no pixel decoding); (0, 0) when the file is unreadable:
+    a size is provenance, and the request that sends the image fails and says why."""
     if isinstance(img, Image.Image):
         return img.size
-    with open_image(img) as im:
-        return im.size
+    try:
+        with open_image(img) as im:
+            return im.size
+    except DataError:
+        return 0, 0
 
 
 def sent_image_pixels(messages: list[Message]) -> list[int]:
-    """width*height of every image part of a request, in order (header only; 0 if unreadable:
-    the request itself then fails and says why)."""
-    out = []
-    for img in (p for m in messages for p in m.content if not isinstance(p, str)):
-        try:
-            w, h = image_size(img)
-        except DataError:
-            w = h = 0
-        out.append(w * h)
-    return out
+    """width*height of every image part of a request, in order (header only)."""
+    return [w * h for w, h in (image_size(p) for m in messages for p in m.images())]
 
 
 def fit_pixels(img: Image.Image | Path, budget: ImageBudget, notes: list[str]) -> Image.Image | Path:
@@ -141,35 +137,26 @@ def tile(images: list[Image.Image | Path], budget: ImageBudget) -> Image.Image:
 def apply_budget(request: GenerationRequest, budget: ImageBudget) -> tuple[GenerationRequest, list[str]]:
     """The request within ``budget`` and what was changed (empty: the request is returned as is)."""
     notes: list[str] = []
-    messages = [
-        Message(m.role, [p if isinstance(p, str) else fit_pixels(p, budget, notes) for p in m.content])
+    contents = [
+        [p if isinstance(p, str) else fit_pixels(p, budget, notes) for p in m.content]
         for m in request.messages
     ]
-    positions = [
-        (mi, pi) for mi, m in enumerate(messages) for pi, p in enumerate(m.content) if not isinstance(p, str)
+    at = [
+        (mi, pi) for mi, parts in enumerate(contents) for pi, p in enumerate(parts) if not isinstance(p, str)
     ]
-    if len(positions) > budget.max_images:
+    if len(at) > budget.max_images:
         keep = budget.max_images - 1
-        merged_pos = positions[keep:]
-        merged = tile([messages[mi].content[pi] for mi, pi in merged_pos], budget)  # type: ignore[misc]
+        merged = tile([contents[mi][pi] for mi, pi in at[keep:]], budget)  # type: ignore[misc]
         notes.append(
-            f"tiled images {keep + 1}-{len(positions)} of {len(positions)} into one (max_images={budget.max_images})"
+            f"tiled images {keep + 1}-{len(at)} of {len(at)} into one (max_images={budget.max_images})"
         )
-        drop = set(merged_pos[1:])
-        first = merged_pos[0]
-        messages = [
-            Message(
-                m.role,
-                [
-                    merged if (mi, pi) == first else p
-                    for pi, p in enumerate(m.content)
-                    if (mi, pi) not in drop
-                ],
-            )
-            for mi, m in enumerate(messages)
-        ]
+        (mi, pi), *rest = at[keep:]
+        contents[mi][pi] = merged  # in the place of the first merged image
+        for mi, pi in reversed(rest):
+            del contents[mi][pi]
     if not notes:
         return request, []
+    messages = [Message(m.role, parts) for m, parts in zip(request.messages, contents, strict=True)]
     return replace(request, messages=messages), notes
 
 

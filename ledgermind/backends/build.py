@@ -7,7 +7,6 @@ mapping with ``name`` naming a registered backend; the remaining keys are its pa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,40 +36,24 @@ def build_backend(
     Both configs become plain containers here, where they leave Hydra: nothing below sees OmegaConf."""
     backend_cfg, model_cfg = to_plain(backend_cfg) or {}, to_plain(model_cfg) or {}
     inner = _instantiate(backend_cfg, model_cfg)
-    backend = _with_cache(inner, backend_cfg, model_cfg, CacheSpec(cache_mode, cache_path, cache_origin))
-    spec = ReasoningSpec.from_model(model_cfg)
-    return ReasoningBackend(backend, spec) if spec is not None else backend
-
-
-@dataclass(frozen=True)
-class CacheSpec:
-    """Where and how the response cache of one run lives (``cache.*`` of the run config)."""
-
-    mode: CacheMode | str
-    path: str | Path | None
-    origin: str = ""
-
-
-def _with_cache(
-    inner: Backend, backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any], spec: CacheSpec
-) -> Backend:
     budget = ImageBudget.from_model(model_cfg)
     backend: Backend = BudgetedBackend(inner, budget)
     try:
-        mode = CacheMode(spec.mode)
+        mode = CacheMode(cache_mode)
     except ValueError:
         raise ConfigError(
-            f"cache.mode must be one of {[m.value for m in CacheMode]}, got {spec.mode!r}"
+            f"cache.mode must be one of {[m.value for m in CacheMode]}, got {cache_mode!r}"
         ) from None
-    if mode is CacheMode.OFF or not backend.cacheable:
-        return backend
-    if spec.path is None:
-        raise ConfigError(f"cache mode {mode.value!r} needs a cache path")
-    if mode is CacheMode.REPLAY and not Path(spec.path).exists():
-        raise ConfigError(f"cache=replay but the cache file {spec.path} does not exist")
-    identity = cache_identity(model_cfg, backend_cfg, inner.name, budget)
-    cache = ResponseCache(spec.path, recover=mode is not CacheMode.REPLAY, origin=spec.origin)
-    return CachedBackend(backend, cache, mode, identity)
+    if mode is not CacheMode.OFF and backend.cacheable:
+        if cache_path is None:
+            raise ConfigError(f"cache mode {mode.value!r} needs a cache path")
+        if mode is CacheMode.REPLAY and not Path(cache_path).exists():
+            raise ConfigError(f"cache=replay but the cache file {cache_path} does not exist")
+        identity = cache_identity(model_cfg, backend_cfg, inner.name, budget)
+        cache = ResponseCache(cache_path, recover=mode is not CacheMode.REPLAY, origin=cache_origin)
+        backend = CachedBackend(backend, cache, mode, identity)
+    spec = ReasoningSpec.from_model(model_cfg)
+    return ReasoningBackend(backend, spec) if spec is not None else backend
 
 
 # A backend that is its own model (the simulated backbone) declares it under this key; the run adopts

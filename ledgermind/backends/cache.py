@@ -39,15 +39,14 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Mapping
+from dataclasses import asdict, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from ledgermind.backends.base import Backend, GenerationRequest, Reply, map_parts
+from ledgermind.backends.base import Backend, GenerationRequest, Reply, WrappingBackend, map_parts
 from ledgermind.backends.images import image_digest
-from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError, UserError
 
 log = logging.getLogger(__name__)
@@ -80,9 +79,8 @@ NOT_REPLY_SHAPING = frozenset(
         "perception_cache",
     }
 )
-RUN_CACHE_FILE = (
-    "responses.sqlite"  # a run's own cache file, inside its folder (a file of runs/files.RUN_PATHS)
-)
+# a run's own cache file, inside its folder (a file of runs/files.RUN_PATHS)
+RUN_CACHE_FILE = "responses.sqlite"
 ROW_DIGEST = "request_sha256"  # the field of a stored row naming the request it answers
 # sqlite error names that mean the file itself is damaged (anything else — I/O error, full disk,
 # a lock held too long — is the machine's trouble and must never move a valid cache aside)
@@ -251,15 +249,6 @@ def is_busy(exc: sqlite3.Error) -> bool:
     return getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
 
 
-def is_corruption(exc: sqlite3.Error) -> bool:
-    """The file is damaged (not a database, malformed), as opposed to the disk or a lock failing."""
-    name = getattr(exc, "sqlite_errorname", "")
-    if name:
-        return name in CORRUPT_ERRORS
-    text = str(exc).lower()  # pragma: no cover — Python < 3.11 has no error names
-    return "not a database" in text or "malformed" in text
-
-
 class ResponseCache:
     """A sqlite table ``key -> reply`` shared by threads and by processes.
 
@@ -284,43 +273,30 @@ class ResponseCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = self._open()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             if not recover:
                 raise ConfigError(
                     f"response cache {self.path} is unreadable ({exc}); replay needs an intact file"
                 ) from None
-            if is_corruption(exc):
+            if getattr(exc, "sqlite_errorname", "") in CORRUPT_ERRORS:
                 self._db = self._rebuild(exc)
             else:
-                self._warn(
-                    "open", f"response cache {self.path}: cannot open ({exc}); running without it this run"
-                )
-        except OSError as exc:
-            if not recover:
-                raise ConfigError(f"response cache {self.path}: {exc}") from None
-            self._warn(
-                "open", f"response cache {self.path}: cannot open ({exc}); running without it this run"
-            )
+                self._warn("open", f"cannot open ({exc}); running without it this run")
 
     @property
     def usable(self) -> bool:
         return self._db is not None
 
-    def _rebuild(self, exc: sqlite3.Error) -> sqlite3.Connection | None:
+    def _rebuild(self, exc: Exception) -> sqlite3.Connection | None:
         aside = self.path.with_name(self.path.name + ".corrupt")
         try:
             self.path.replace(aside)
             for suffix in ("-wal", "-shm"):
                 self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
-            self._warn(
-                "open",
-                f"response cache {self.path} is unreadable ({exc}); moved to {aside.name}, starting empty",
-            )
+            self._warn("open", f"the file is unreadable ({exc}); moved to {aside.name}, starting empty")
             return self._open()
         except (OSError, sqlite3.Error) as again:
-            self._warn(
-                "open", f"response cache {self.path}: cannot rebuild ({again}); running without it this run"
-            )
+            self._warn("open", f"cannot rebuild ({again}); running without it this run")
             return None
 
     def _open(self) -> sqlite3.Connection:
@@ -349,18 +325,16 @@ class ResponseCache:
                 "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
                 "model TEXT NOT NULL, stage TEXT NOT NULL, created REAL NOT NULL, origin TEXT NOT NULL DEFAULT '')"
             )
-            columns = {row[1] for row in db.execute("PRAGMA table_info(replies)")}
-            if "origin" not in columns:  # a file written before the cache was shared
-                db.execute("ALTER TABLE replies ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
         except sqlite3.Error:
             db.close()
             raise
         return db
 
     def _warn(self, kind: str, message: str) -> None:
+        """One line per kind of trouble and file, however often it happens."""
         if kind not in self._warned:
             self._warned.add(kind)
-            log.warning("%s", message)
+            log.warning("response cache %s: %s", self.path, message)
 
     def lookup(self, key: str) -> tuple[Reply, str] | None:
         """(reply, origin of its row) or None; a damaged, mistyped or misfiled row is a miss (and
@@ -371,29 +345,19 @@ class ResponseCache:
             with self._lock:
                 row = self._db.execute("SELECT reply, origin FROM replies WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error as exc:
-            self._warn(
-                "read",
-                f"response cache {self.path}: cannot read ({type(exc).__name__}: {exc}); treated as a miss",
-            )
+            self._warn("read", f"cannot read ({type(exc).__name__}: {exc}); treated as a miss")
             return None
         if row is None:
             return None
         try:
             return reply_from_row(row[0], key), str(row[1] or "")
         except MisfiledRow as exc:
-            self._warn("misfiled", f"response cache {self.path}: {exc}; treated as a miss")
+            self._warn("misfiled", f"{exc}; treated as a miss")
         except (ValueError, TypeError) as exc:
-            self._warn(
-                "row",
-                f"response cache {self.path}: unreadable entry ({type(exc).__name__}: {exc}); treated as a miss",
-            )
+            self._warn("row", f"unreadable entry ({type(exc).__name__}: {exc}); treated as a miss")
         if self.recover:
             self._discard(key)
         return None
-
-    def get(self, key: str) -> Reply | None:
-        found = self.lookup(key)
-        return found[0] if found else None
 
     def _discard(self, key: str) -> None:
         try:
@@ -419,10 +383,7 @@ class ResponseCache:
                 stored = self.lookup(key)
                 return stored[0] if stored else reply
         except (sqlite3.Error, UnicodeEncodeError) as exc:
-            self._warn(
-                "write",
-                f"response cache {self.path}: cannot store a reply ({type(exc).__name__}: {exc}); not cached",
-            )
+            self._warn("write", f"cannot store a reply ({type(exc).__name__}: {exc}); not cached")
         return reply
 
     def __len__(self) -> int:
@@ -438,7 +399,7 @@ class ResponseCache:
             self._db = None
 
 
-class CachedBackend(Backend):
+class CachedBackend(WrappingBackend):
     """Wraps any backend with a ``ResponseCache``. Not registered: built by ``build_backend``.
 
     A hit is returned with ``cached=True`` and ``meta["cache"]`` = ``"shared"`` when another run
@@ -448,22 +409,12 @@ class CachedBackend(Backend):
     def __init__(
         self, inner: Backend, cache: ResponseCache, mode: CacheMode | str, model_identity: str
     ) -> None:
-        self.inner = inner
-        self.cache = cache
-        self.mode = CacheMode(mode)
+        super().__init__(inner)
+        self.cache, self.mode, self.model_identity = cache, CacheMode(mode), model_identity
         if self.mode is CacheMode.OFF:
             raise ConfigError("CachedBackend with mode=off: use the inner backend directly")
-        self.model_identity = model_identity
-        self.name = inner.name
-        self.supports_structured_output = inner.supports_structured_output
-        self.hits = 0
-        self.shared_hits = 0
-        self.misses = 0
+        self.hits = self.shared_hits = self.misses = 0
         self._inflight: dict[tuple[int, str], asyncio.Future[Reply]] = {}
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
 
     async def generate(self, request: GenerationRequest) -> Reply:
         if not request.deterministic:
@@ -527,17 +478,11 @@ class CachedBackend(Backend):
     def _as_hit(self, reply: Reply, origin: str) -> Reply:
         self.hits += 1
         self.shared_hits += origin == "shared"
-        return Reply(**{**asdict(reply), "cached": True, "meta": {**reply.meta, "cache": origin}})
+        return replace(reply, cached=True, meta={**reply.meta, "cache": origin})
 
     async def preflight(self) -> None:
         if self.mode is not CacheMode.REPLAY:  # exact replay never reaches the model
             await self.inner.preflight()
-
-    def expect_items(self, items: Sequence[Item]) -> None:
-        self.inner.expect_items(items)
-
-    def item_done(self, item_id: str) -> None:
-        self.inner.item_done(item_id)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -32,10 +32,9 @@ class ModelRef:
 
     @classmethod
     def from_mapping(cls, model: Mapping[str, Any]) -> ModelRef:
+        # nested OmegaConf nodes would reach JSON writers (cache key, serve flags)
         if isinstance(model, Mapping):
-            model = (
-                to_plain(model) or {}
-            )  # nested OmegaConf nodes would reach JSON writers (cache key, serve flags)
+            model = to_plain(model) or {}
         if not isinstance(model, Mapping) or not model.get("name"):
             raise ConfigError(f"model config needs at least a 'name'; got {dict(model or {})!r}")
         builder = model.get("builder")

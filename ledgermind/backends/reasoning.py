@@ -38,10 +38,8 @@ class ReasoningSplit:
 def split_reasoning(text: str, *, opened_by_template: bool = False) -> ReasoningSplit:
     """Separate ``<think>`` blocks from the answer text of one reply."""
     text = text or ""
-    if opened_by_template and OPEN_TAG not in text.split(CLOSE_TAG, 1)[0]:
-        text = OPEN_TAG + text  # the template opened the block; make it explicit
-    elif CLOSE_TAG in text and OPEN_TAG not in text.split(CLOSE_TAG, 1)[0]:
-        text = OPEN_TAG + text  # a closing tag without an opening one: the template opened it
+    if (opened_by_template or CLOSE_TAG in text) and OPEN_TAG not in text.split(CLOSE_TAG, 1)[0]:
+        text = OPEN_TAG + text  # the template opened the block (a closing tag alone says so too)
     parts = [m.strip() for m in _BLOCK_RE.findall(text)]
     rest = _BLOCK_RE.sub("", text)
     unclosed = OPEN_TAG in rest

@@ -31,7 +31,7 @@ def describe_backend(recorded: str, conf_dir: Path = CONF_DIR) -> BackendDescrip
     cls = backend_class(recorded, conf_dir)
     if cls is None:
         return BackendDescription()
-    description = cls.describe()
+    description = cls.description
     if description.plugin:
         importlib.import_module(description.plugin)
     return description

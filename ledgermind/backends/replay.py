@@ -12,7 +12,6 @@ parser's verdict, which a test compares against).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,34 +20,29 @@ from ledgermind.errors import BackendError, ConfigError, DataError
 from ledgermind.jsonl import read_jsonl
 
 
-@dataclass(frozen=True)
-class NotText:
-    """A saved reply that is not a string (its JSON type): answering with it is a per-item error."""
-
-    kind: str
-
-
-def read_replies(path: Path, field: str = "response") -> dict[str, str | NotText | None]:
+def read_replies(path: Path, field: str = "response") -> dict[str, str | BackendError]:
     """``id -> response`` of a JSONL file; a malformed line is a one-line ``DataError`` naming it.
 
     An id given twice with different replies is refused (which one is "the" reply would be
-    decided by line order, silently). A null reply is kept as None: that item has no reply, a
-    per-item error at ``generate``, never the text "null".
+    decided by line order, silently). A reply that is null or not text (a list, a number, an
+    object: ``["Answer: 16.50"]`` is not the reply "Answer: 16.50") is kept as the ``BackendError``
+    that item gets at ``generate``, never as text made from it.
     """
     if not path.is_file():
         raise ConfigError(f"backend.path: replies file not found: {path}")
-    out: dict[str, str | NotText | None] = {}
-    for n, row in enumerate(
-        (r.value for r in read_jsonl(path, torn_tail=False)), 1
-    ):  # malformed: DataError naming the line
+    out: dict[str, str | BackendError] = {}
+    # a malformed line: DataError naming it
+    for n, row in enumerate((r.value for r in read_jsonl(path, torn_tail=False)), 1):
         if not isinstance(row, dict) or "id" not in row or field not in row:
             raise DataError(f"{path}: record {n} needs 'id' and {field!r}")
-        raw = row[field]
-        # a reply that is not text (a list, a number, an object) is that item's error, never text
-        # made from it: ``["Answer: 16.50"]`` is not the reply "Answer: 16.50"
-        text = raw if raw is None or isinstance(raw, str) else NotText(type(raw).__name__)
-        item_id = str(row["id"])
-        if item_id in out and out[item_id] != text:
+        raw, item_id = row[field], str(row["id"])
+        kind = "null" if raw is None else f"a JSON {type(raw).__name__}, not text"
+        text = (
+            raw
+            if isinstance(raw, str)
+            else BackendError(f"replay: the reply for item {item_id!r} in {path} is {kind}")
+        )
+        if item_id in out and str(out[item_id]) != str(text):
             raise DataError(
                 f"{path}: record {n} repeats id {item_id!r} with a different {field!r}; keep one reply per id"
             )
@@ -77,10 +71,6 @@ class ReplayBackend(Backend):
             text = self.replies[request.item_id]
         except KeyError:
             raise BackendError(f"replay: no reply for item {request.item_id!r} in {self.path}") from None
-        if text is None:
-            raise BackendError(f"replay: the reply for item {request.item_id!r} is null in {self.path}")
-        if isinstance(text, NotText):
-            raise BackendError(
-                f"replay: the reply for item {request.item_id!r} in {self.path} is a JSON {text.kind}, not text"
-            )
+        if isinstance(text, BackendError):
+            raise BackendError(str(text))  # a fresh error per call: no traceback piles up on the stored one
         return Reply(text=text, backend=self.name, model=self._model_id, meta={"replay_file": str(self.path)})

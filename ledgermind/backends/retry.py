@@ -8,15 +8,17 @@ wait up to the cap: retrying sooner only spends the retry budget on more refusal
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
+import logging
 import random
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
-import httpx
-
-RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,41 @@ def retry_after_s(headers: Mapping[str, str]) -> float | None:
 
 
 def is_retryable_status(status: int) -> bool:
-    return status in RETRYABLE_STATUS or 500 <= status < 600
+    return status == 429 or 500 <= status < 600
 
 
-def is_retryable_exception(exc: BaseException) -> bool:
-    """Transport-level failures (refused connection, reset, timeout) are worth another try."""
-    return isinstance(exc, httpx.TransportError)
+@dataclass(frozen=True)
+class Failure:
+    """One attempt that a retry may fix: why, whether it ran out of time, the server's Retry-After."""
+
+    why: str
+    timed_out: bool = False
+    retry_after_s: float | None = None
+
+
+class GaveUp(Exception):
+    """Every attempt failed; ``failure`` is the last one."""
+
+    def __init__(self, failure: Failure, attempts: int) -> None:
+        super().__init__(failure.why)
+        self.failure, self.attempts = failure, attempts
+
+
+async def retrying(
+    attempt: Callable[[], Awaitable[T | Failure]], policy: RetryPolicy, rng: random.Random, what: str
+) -> tuple[T, int]:
+    """``attempt()`` until it returns a value (and how many tries that took), sleeping the policy's
+    delays, raised to the server's Retry-After, between failures; ``GaveUp`` once the retries are spent.
+    An error no retry can fix is raised by ``attempt`` itself."""
+    delays, n = policy.delays(rng), 0
+    while True:
+        n += 1
+        outcome = await attempt()
+        if not isinstance(outcome, Failure):
+            return outcome, n
+        delay = next(delays, None)
+        if delay is None:
+            raise GaveUp(outcome, n)
+        delay = policy.honour(delay, outcome.retry_after_s)
+        log.warning("%s attempt %d failed (%s); retrying in %.2fs", what, n, outcome.why, delay)
+        await asyncio.sleep(delay)

@@ -19,7 +19,7 @@ An item is active from its first request until the agent says it is done (``item
 by the backend's ``item_done`` hook when ``solve`` returns). Why not a time window alone: counted
 for a window after it finished, a done item still weighs on its server, so the balance follows
 how many items each server *has had* rather than how many it is serving. The window remains only
-for callers that never signal (a request without an agent), so such records do not pile up.
+for callers that never signal (a request without an agent), so that their items stop counting.
 
 A server that fails (a transport error or a retryable HTTP status) leaves the rotation for
 ``cooldown_s``. Under ``rendezvous`` its items go, at their next attempt, to the next healthy
@@ -54,7 +54,6 @@ class ServerState:
     url: str
     in_flight: int = 0
     down_until: float = 0.0
-    failures: int = 0
     last_seen: dict[str, float] = field(default_factory=dict)  # item id -> time of its last request here
 
     def active_items(self, now: float, window_s: float) -> int:
@@ -151,10 +150,7 @@ class ItemRouter:
         """One request ended; ``ok`` False (transport error, retryable status) takes the server out."""
         state = self.servers[url]
         state.in_flight -= 1
-        if ok:
-            state.failures = 0
-        else:
-            state.failures += 1
+        if not ok:
             state.down_until = self._clock() + self.cooldown_s
 
     def assignment(self, item_id: str) -> str | None:
@@ -163,11 +159,3 @@ class ItemRouter:
             placed = self._placed.get(self._keys.get(item_id, ""))
             return placed[0] if placed else None
         return self._pinned.get(item_id)
-
-    def forget_idle(self) -> None:
-        """Drop item records older than the activity window (bounded memory over a long run)."""
-        now = self._clock()
-        for state in self.servers.values():
-            for item, t in list(state.last_seen.items()):
-                if now - t > self.active_window_s:
-                    del state.last_seen[item]

@@ -9,7 +9,10 @@ are on disk already, and a crop is reproducible from the ledger entry that made 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+from PIL import Image
 
 from ledgermind.backends.base import Message, map_parts
 from ledgermind.backends.budget import image_size
@@ -20,13 +23,13 @@ from ledgermind.errors import DataError
 
 def image_digests(messages: Sequence[Message]) -> list[str]:
     """Content hash of every image part, in order (computed once, shared with the cache key)."""
-    return [image_digest(p) for m in messages for p in m.content if not isinstance(p, str)]
+    return [image_digest(p) for m in messages for p in m.images()]
 
 
-def _digest_or_empty(img: object) -> str:
+def _digest_or_empty(img: Image.Image | Path) -> str:
     """An unreadable image is the backend's failure to report, not the log's: its hash is left empty."""
     try:
-        return image_digest(img)  # type: ignore[arg-type]
+        return image_digest(img)
     except DataError:
         return ""
 
@@ -40,16 +43,11 @@ def logged_messages(
     holds them after the image budget (a downscale shows as a difference).
     """
     shas = iter(
-        digests
-        if digests is not None
-        else [_digest_or_empty(p) for m in messages for p in m.content if not isinstance(p, str)]
+        digests if digests is not None else [_digest_or_empty(p) for m in messages for p in m.images()]
     )
 
-    def logged_image(p: object) -> dict[str, Any]:
-        try:
-            w, h = image_size(p)  # type: ignore[arg-type]
-        except DataError:
-            w = h = 0
+    def logged_image(p: Image.Image | Path) -> dict[str, Any]:
+        w, h = image_size(p)
         return {"type": "image", "sha256": next(shas), "width": w, "height": h}
 
     return map_parts(messages, text_part, logged_image)

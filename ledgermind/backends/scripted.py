@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
+from ledgermind.backends.budget import image_size
 from ledgermind.errors import BackendError, ConfigError
 
 ALLOW_ENV = "LEDGERMIND_ALLOW_SCRIPTED"
@@ -66,7 +67,7 @@ class Rule:
 
     def matches(self, request: GenerationRequest) -> bool:
         images = [im for m in request.messages for im in m.images()]
-        if self.image_size is not None and (not images or _size(images[0]) != tuple(self.image_size)):
+        if self.image_size is not None and (not images or image_size(images[0]) != tuple(self.image_size)):
             return False
         n_images = len(images)
         checks = (
@@ -92,15 +93,6 @@ class Rule:
                 f"(a rule can match only what a model sees); got {dict(r)!r}"
             )
         return cls(**dict(r))
-
-
-def _size(image: Any) -> tuple[int, int]:
-    from PIL import Image
-
-    if isinstance(image, Image.Image):
-        return image.size
-    with Image.open(image) as im:
-        return im.size
 
 
 @BACKENDS.register("scripted")

@@ -90,10 +90,9 @@ class VLLMInProcessBackend(Backend):
             from vllm.engine.arg_utils import AsyncEngineArgs
             from vllm.v1.engine.async_llm import AsyncLLM
 
-            args = dict(self.engine_args)
-            args.setdefault("max_model_len", self.ref.context_length)
-            args.setdefault("limit_mm_per_prompt", {"image": self.ref.max_images, "video": 0})
-            engine_args = AsyncEngineArgs(model=self.ref.resolve_source(), revision=self.ref.revision, **args)
+            engine_args = AsyncEngineArgs(
+                model=self.ref.resolve_source(), revision=self.ref.revision, **self.engine_args
+            )
             self._engine = AsyncLLM.from_engine_args(engine_args)
         return self._engine
 
@@ -104,10 +103,6 @@ class VLLMInProcessBackend(Backend):
             stop=list(request.stop) or None,
             seed=request.seed,
         )
-        if request.json_schema is not None and request.regex is not None:
-            from ledgermind.errors import ConfigError
-
-            raise ConfigError("a request may constrain its output by json_schema or by regex, not both")
         if request.json_schema is not None or request.regex is not None:
             from vllm.sampling_params import StructuredOutputsParams
 

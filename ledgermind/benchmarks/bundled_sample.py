@@ -25,9 +25,10 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
-from ledgermind.benchmarks.generic import load_records
+from ledgermind.benchmarks.generic import item_from_record
 from ledgermind.benchmarks.item import Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
+from ledgermind.benchmarks.tables import load_rows
 
 SAMPLE_DIR = Path(__file__).with_name("sample")
 WHITE, BLACK, GREY = (255, 255, 255), (0, 0, 0), (120, 120, 120)
@@ -289,4 +290,4 @@ def load_sample(config: LoaderConfig) -> list[Item]:
         config.require_path(
             "sample", "the bundled sample set (python scripts/make_sample_set.py recreates it)"
         )
-    return load_records(path, config)
+    return load_rows(config, path, item_from_record)

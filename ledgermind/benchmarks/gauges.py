@@ -15,7 +15,7 @@ from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import build_items, contained_path, read_records
+from ledgermind.benchmarks.tables import contained_path, load_rows
 from ledgermind.errors import DataError
 
 LAYOUT = "a directory with items.jsonl (image, min, max, reading, ticks, tick_pos) and images/"
@@ -49,16 +49,13 @@ def graduation(row: dict[str, Any]) -> float | None:
 @BENCHMARKS.register("gauges")
 def load_gauges(config: LoaderConfig) -> list[Item]:
     root = config.require_path("gauges", LAYOUT)
-    rows = config.apply_limit_rows(read_records(root / "items.jsonl", bad_rows=True))
-    return build_items(
-        rows, lambda row: _gauge_item(root, row), str(root / "items.jsonl"), strict=config.strict
-    )
+    return load_rows(config, root / "items.jsonl", _gauge_item)
 
 
-def _gauge_item(root: Path, row: dict[str, Any]) -> Item:
-    """One row → one item; a ``DataError`` becomes a per-item error (``build_items``)."""
+def _gauge_item(row: dict[str, Any], source: Path) -> Item:
+    """One row → one item; a ``DataError`` becomes a per-item error (``load_rows``)."""
     try:
-        image = contained_path(root / "images", row["image"], f"gauge_{row.get('image')}")
+        image = contained_path(source.parent / "images", row["image"], f"gauge_{row.get('image')}")
         meta = {
             "min": float(row["min"]),
             "max": float(row["max"]),

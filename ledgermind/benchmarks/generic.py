@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, V
 
 from ledgermind.benchmarks.item import OPTION_LABELS, AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import build_items, contained_path, read_records
+from ledgermind.benchmarks.tables import answer_type, contained_path, load_rows
 from ledgermind.errors import DataError
 
 LAYOUT = "a .jsonl file (or a directory with items.jsonl) in the generic VQA format of docs/data_format.md"
@@ -80,20 +80,14 @@ def infer_answer_type(row: dict[str, Any]) -> AnswerType:
             return AnswerType(str(row["answer_type"]).lower())
         except ValueError:
             raise DataError(f"item {row.get('id')!r}: answer_type must be mcq, numeric or open") from None
-    if row.get("options"):
-        return AnswerType.MCQ
-    try:
-        float(str(row.get("answer", "")).replace(",", ""))
-        return AnswerType.NUMERIC
-    except ValueError:
-        return AnswerType.OPEN
+    return answer_type(bool(row.get("options")), str(row.get("answer", "")))
 
 
-def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
-    """One generic record → ``Item``; relative image paths resolve against ``base``."""
+def item_from_record(row: dict[str, Any], source: Path) -> Item:
+    """One generic record → ``Item``; relative image paths resolve against ``source``'s folder."""
     if "id" not in row or "question" not in row:
-        raise DataError(f"{where}: record needs 'id' and 'question'")
-    row = validated(row, where)
+        raise DataError("record needs 'id' and 'question'")
+    row = validated(row, "record")
     images = row.get("images", [row["image"]] if row.get("image") else [])
     if isinstance(images, str):
         images = [images]
@@ -103,13 +97,11 @@ def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
     if answer_type is AnswerType.MCQ:
         letters = list(OPTION_LABELS[: len(options or [])])
         if not options or answer not in letters:
-            raise DataError(
-                f"{where}: MCQ item {row['id']!r} needs options and an answer letter in {letters}"
-            )
+            raise DataError(f"record: MCQ item {row['id']!r} needs options and an answer letter in {letters}")
     return Item(
         id=str(row["id"]),
         question=str(row["question"]),
-        images=[contained_path(base, p, str(row["id"])) for p in images],
+        images=[contained_path(source.parent, p, str(row["id"])) for p in images],
         options=[str(o) for o in options] if options else None,
         answer=answer,
         answer_type=answer_type,
@@ -118,22 +110,16 @@ def item_from_record(row: dict[str, Any], base: Path, where: str) -> Item:
     )
 
 
-def load_records(path: Path, config: LoaderConfig) -> list[Item]:
-    rows = config.apply_limit_rows(read_records(path, bad_rows=True))
-    return build_items(
-        rows, lambda r: item_from_record(r, path.parent, "record"), str(path), strict=config.strict
-    )
-
-
 @BENCHMARKS.register("jsonl")
 def load_jsonl(config: LoaderConfig) -> list[Item]:
-    return load_records(jsonl_path(config, "jsonl"), config)
+    return load_rows(config, jsonl_path(config, "jsonl"), item_from_record)
 
 
 @BENCHMARKS.register("ai2d")
 def load_ai2d(config: LoaderConfig) -> list[Item]:
     """AI2D diagram questions (``../shared/data/ai2d_sample``): generic records, 4 options, letter answers."""
-    items = load_records(jsonl_path(config, "ai2d", "a directory with items.jsonl + the PNGs"), config)
+    path = jsonl_path(config, "ai2d", "a directory with items.jsonl + the PNGs")
+    items = load_rows(config, path, item_from_record)
     for it in items:
         it.meta.setdefault("source", "ai2d")
     return items

@@ -25,7 +25,6 @@ Layouts (``LoaderConfig.path``):
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,30 +32,18 @@ from typing import Any
 from ledgermind.benchmarks.item import OPTION_LABELS, AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import (
-    build_items,
     contained_path,
     image_bytes,
+    letter_columns,
+    load_rows,
     materialise_image,
     parse_list,
-    read_records,
-    read_tables,
 )
 from ledgermind.errors import ConfigError, DataError
 
 SETTINGS = ("standard10", "standard4", "vision")
 MAX_IMAGES = 7  # MMMU stores image_1 … image_7
 LAYOUT = "a directory with items.jsonl + images/ (shared subset), or official MMMU_Pro *.parquet / *.tsv"
-_PLACEHOLDER = re.compile(r"<image\s*(\d+)>")
-
-
-def placeholder_indices(*texts: str) -> list[int]:
-    """Distinct ``N`` of ``<image N>`` in order of appearance across ``texts``."""
-    out: list[int] = []
-    for t in texts:
-        for m in _PLACEHOLDER.finditer(t or ""):
-            if int(m.group(1)) not in out:
-                out.append(int(m.group(1)))
-    return out
 
 
 @BENCHMARKS.register("mmmu_pro")
@@ -66,19 +53,10 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
         raise ConfigError(f"mmmu_pro setting must be one of {list(SETTINGS)}, got {setting!r}")
     root = config.require_path("mmmu_pro", LAYOUT)
     if root.is_dir() and (root / "items.jsonl").is_file():
-        rows = config.apply_limit_rows(read_records(root / "items.jsonl", bad_rows=True))
-        items = build_items(
-            rows,
-            lambda r: _from_subset_row(r, root, setting),
-            str(root / "items.jsonl"),
-            strict=config.strict,
-        )
+        items = load_rows(config, root / "items.jsonl", lambda r, _: _from_subset_row(r, root, setting))
     else:
-        rows = _limit(read_tables(root), config.limit)
         cache = config.cache_path("mmmu_pro_images")
-        items = build_items(
-            rows, lambda r: _from_official_row(r, setting, cache), str(root), strict=config.strict
-        )
+        items = load_rows(config, root, lambda r, _: _from_official_row(r, setting, cache))
     if setting == "vision":
         from ledgermind.benchmarks.vision import VisionRenderer
 
@@ -88,15 +66,6 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
             for it in items
         ]
     return items
-
-
-def _limit(rows: Any, limit: int | None) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for row in rows:
-        if limit is not None and len(out) >= limit:
-            break
-        out.append(row)
-    return out
 
 
 def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
@@ -119,29 +88,27 @@ def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
 
 
 def _vision_style(row: dict[str, Any], root: Path, item_id: str) -> dict[str, Any]:
-    bg = row.get("vision_background")
-    if isinstance(bg, str) and bg and not bg.startswith("#"):
-        bg = str(contained_path(root, bg, item_id))
-    style = {
-        "vision_font": row.get("vision_font"),
-        "vision_fontSize": row.get("vision_fontSize"),
-        "vision_background": bg,
-    }
-    return {k: v for k, v in style.items() if v}
+    style = {k: row[k] for k in ("vision_font", "vision_fontSize", "vision_background") if row.get(k)}
+    bg = style.get("vision_background")
+    if isinstance(bg, str) and not bg.startswith("#"):  # an image file: inside the data folder
+        style["vision_background"] = str(contained_path(root, bg, item_id))
+    return style
 
 
 def _from_official_row(row: dict[str, Any], setting: str, cache: Path) -> Item:
     item_id = str(row.get("id") or row.get("index") or "")
     if not item_id:
         raise DataError("official MMMU-Pro row without 'id'/'index'")
-    options = parse_list(row.get("options"), f"options of {item_id}") or _letter_columns(row)
+    options = parse_list(row.get("options"), f"options of {item_id}") or letter_columns(row)
+    if not options:
+        raise DataError(f"row {item_id!r} has neither 'options' nor option columns A, B, ...")
     answer = str(row.get("answer", "")).strip()
     meta: dict[str, Any] = {"setting": setting, "source": "mmmu_pro_official"}
     meta |= {k: row[k] for k in ("subject", "subfield", "img_type") if row.get(k) not in (None, "")}
     if setting == "vision" and row.get("image") not in (None, "") and not row.get("question"):
         from ledgermind.benchmarks.vision import vision_question
 
-        page = materialise_image(_bytes(row["image"], item_id), cache, f"{item_id}_page")
+        page = materialise_image(row["image"], cache, f"{item_id}_page")
         meta["page_given"] = True
         item = _item(item_id, "", options, answer, [page], row.get("topic_difficulty"), meta)
         # as a rendered page: options only as pixels (the scorer reads meta["options"])
@@ -168,32 +135,8 @@ def _official_images(row: dict[str, Any], item_id: str, cache: Path) -> list[Pat
             raw_list = parse_list(raw, f"image of {item_id}") or []
         else:
             raw_list = [raw]
-        images = [
-            materialise_image(_bytes(b, item_id), cache, f"{item_id}_{k}") for k, b in enumerate(raw_list, 1)
-        ]
+        images = [materialise_image(b, cache, f"{item_id}_{k}") for k, b in enumerate(raw_list, 1)]
     return images
-
-
-def _bytes(value: Any, item_id: str) -> bytes:
-    data = image_bytes(value)
-    if data is None:
-        raise DataError(f"item {item_id!r}: empty image field")
-    return data
-
-
-def _letter_columns(row: dict[str, Any]) -> list[str]:
-    """VLMEvalKit TSVs store options as columns ``A`` … ``J``."""
-    out = []
-    for k in range(10):
-        v = row.get(chr(ord("A") + k))
-        if v in (None, "") or (isinstance(v, float) and v != v):  # NaN from pandas-written TSVs
-            break
-        out.append(str(v))
-    if not out:
-        raise DataError(
-            f"row {row.get('id') or row.get('index')!r} has neither 'options' nor option columns A, B, ..."
-        )
-    return out
 
 
 def _item(

@@ -34,9 +34,8 @@ class LoaderConfig:
     # One relative tolerance for every numeric answer, when the benchmark's protocol fixes one (ChartQA's
     # relaxed accuracy: 0.05); None: the scorer's type-aware rule (scoring/numeric.py)
     numeric_tolerance: float | None = None
-    options: Any = (
-        None  # the loader's own options: an instance of the dataclass it declares (``own_options``)
-    )
+    # the loader's own options: an instance of the dataclass it declares (``own_options``)
+    options: Any = None
 
     @classmethod
     def from_mapping(cls, cfg: Mapping[str, Any] | None, benchmark: str | None = None) -> LoaderConfig:
@@ -61,13 +60,8 @@ class LoaderConfig:
                 f"benchmark.numeric_tolerance must be a fraction in [0, 1) or null, got {tol!r}"
             )
         options = own(**{k: cfg.pop(k) for k in mine & set(cfg)}) if own is not None else None
-        shared_values: dict[str, Any] = {
-            k: (str(v) if k in ("path", "cache_dir") and v is not None else v) for k, v in cfg.items()
-        }
-        return cls(
-            **shared_values,
-            options=options,
-        )
+        paths = {k: str(cfg[k]) for k in ("path", "cache_dir") if cfg.get(k) is not None}
+        return cls(**cfg | paths, options=options)
 
     def require_path(self, benchmark: str, layout: str) -> Path:
         """The configured path, which must exist; otherwise one clear ``DataError`` line."""
@@ -88,10 +82,6 @@ class LoaderConfig:
     def cache_path(self, benchmark: str) -> Path:
         base = self.cache_dir or os.environ.get("LEDGERMIND_CACHE") or Path.home() / ".cache" / "ledgermind"
         return Path(base).expanduser() / benchmark
-
-    def apply_limit_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Cut raw rows before building items, so ``limit`` also limits rendering/decoding work."""
-        return rows if self.limit is None else rows[: self.limit]
 
 
 Loader = Callable[[LoaderConfig], list[Item]]

@@ -12,16 +12,18 @@ import ast
 import base64
 import binascii
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledgermind.benchmarks.item import Item, askable, failed_item
+from ledgermind.benchmarks.item import AnswerType, Item, askable, failed_item
+from ledgermind.benchmarks.registry import LoaderConfig
 from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, read_jsonl
 
 TABLE_SUFFIXES = (".parquet", ".tsv", ".jsonl")
+ROW_IDS = ("id", "pid", "index", "question_id")  # what a row's error item is named by
 
 
 def contained_path(root: Path, name: Any, item_id: str) -> Path:
@@ -47,59 +49,60 @@ def contained_path(root: Path, name: Any, item_id: str) -> Path:
     return target
 
 
-def build_items(
-    rows: Iterable[dict[str, Any]],
-    build: Callable[[dict[str, Any]], Item],
-    where: str,
-    *,
-    strict: bool = False,
-) -> list[Item]:
-    """``build`` each row; a row that fails becomes an error item (``meta.load_error``) naming its line.
+def load_rows(config: LoaderConfig, path: Path, build: Callable[[dict[str, Any], Path], Item]) -> list[Item]:
+    """``build(row, its file)`` for the first ``config.limit`` rows of the table files at ``path``: the
+    one loading path of every loader (``limit`` cuts rows before they are built, so it also limits
+    rendering and decoding work)."""
+    items: list[Item] = []
+    for f in table_files(path):
+        left = None if config.limit is None else config.limit - len(items)
+        if left == 0:
+            break
+        items += [_row_item(row, n, f, build, config.strict) for n, row in enumerate(read_table(f)[:left], 1)]
+    return items
+
+
+def _row_item(
+    row: dict[str, Any] | BadRow,
+    lineno: int,
+    source: Path,
+    build: Callable[[dict[str, Any], Path], Item],
+    strict: bool,
+) -> Item:
+    """``build(row, source)``; a row that fails is an error item (``meta.load_error``) naming its file and line.
 
     One bad row must not abort a 1,730-item benchmark: the run goes on and the row is reported
     as an error. ``strict`` restores the abort (the first bad row raises its ``DataError``).
     """
-    items: list[Item] = []
-    for lineno, row in enumerate(rows, 1):
-        if isinstance(row, BadRow):
-            if strict:
-                raise DataError(row.cause)
-            items.append(failed_item(f"line{row.lineno}", row.cause))
-            continue
-        try:
-            items.append(askable(build(row)))
-        except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
-            # anything one row's values can make a loader raise is that row's error, never the benchmark's
-            if strict:
-                raise (
-                    DataError(f"{where}:{lineno}: {exc}") if not isinstance(exc, DataError) else exc
-                ) from None
-            row_id = row.get("id") or row.get("index") or row.get("pid") if isinstance(row, dict) else None
-            cause = exc if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}"
-            items.append(failed_item(str(row_id or f"row{lineno}"), f"{where}:{lineno}: {cause}"))
-    return items
+    if isinstance(row, BadRow):
+        if strict:
+            raise DataError(row.cause)
+        return failed_item(f"line{row.lineno}", row.cause)
+    try:
+        return askable(build(row, source))
+    except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
+        # anything one row's values can make a loader raise is that row's error, never the benchmark's
+        where = f"{source}:{lineno}"
+        if strict:
+            raise (exc if isinstance(exc, DataError) else DataError(f"{where}: {exc}")) from None
+        row_id = next((row[k] for k in ROW_IDS if row.get(k) not in (None, "")), f"row{lineno}")
+        cause = exc if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}"
+        return failed_item(str(row_id), f"{where}: {cause}")
 
 
 @dataclass(frozen=True)
 class BadRow:
     """A JSONL line that is not a record (invalid UTF-8, invalid JSON, not an object): kept in
-    its place so that ``build_items`` makes it one error item instead of aborting the benchmark."""
+    its place so that ``load_rows`` makes it one error item instead of aborting the benchmark."""
 
     lineno: int
     cause: str
 
 
-def read_records(path: Path, *, bad_rows: bool = False) -> list[Any]:
+def read_records(path: Path) -> list[Any]:
     """A benchmark JSONL file's records, through the one JSONL reader (``ledgermind/jsonl.py``):
-    every line a JSON object; a bad line is a ``DataError`` naming file and line, or, with
-    ``bad_rows`` (benchmark loaders: one bad row must not stop a run), a ``BadRow`` in its place."""
-    rows = read_jsonl(
-        path,
-        bad=BadLine.KEEP if bad_rows else BadLine.RAISE,
-        torn_tail=False,
-        objects=True,
-        what="a valid JSON object",
-    )
+    a line that is not a JSON object is a ``BadRow`` in its place (one bad row must not stop a run)."""
+    rows = read_jsonl(path, bad=BadLine.KEEP, torn_tail=False, objects=True, what="a valid JSON object")
     return [row.value if row.error is None else BadRow(row.line_no, row.error) for row in rows]
 
 
@@ -138,11 +141,6 @@ def _read_tsv(path: Path) -> list[dict[str, Any]]:
         return list(csv.DictReader(fh, delimiter="\t"))
 
 
-def read_tables(path: Path) -> Iterator[dict[str, Any]]:
-    for f in table_files(path):
-        yield from read_table(f)
-
-
 def parse_list(value: Any, what: str = "options") -> list[str] | None:
     """A list column that may be a real list or its Python/JSON string repr (HF MMMU stores ``str(list)``)."""
     if value is None or value == "":
@@ -177,18 +175,43 @@ def image_bytes(value: Any) -> bytes | None:
     raise DataError(f"unsupported image field of type {type(value).__name__}")
 
 
-def materialise_image(data: bytes, cache_dir: Path, stem: str) -> Path:
-    """Write ``data`` under ``cache_dir`` (content-addressed, so re-runs reuse the file) and return its path."""
+def materialise_image(value: Any, cache_dir: Path, stem: str) -> Path:
+    """Write an image field's bytes (``image_bytes``) under ``cache_dir`` (content-addressed, so re-runs
+    reuse the file) and return its path; an empty field is a ``DataError``."""
+    data = image_bytes(value)
+    if data is None:
+        raise DataError(f"item {stem!r}: empty image field")
     digest = hashlib.sha256(data).hexdigest()[:16]
-    suffix = _sniff_suffix(data)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
-    out = cache_dir / f"{safe}_{digest}{suffix}"
+    out = cache_dir / f"{safe}_{digest}{_sniff_suffix(data)}"
     if not out.exists():
         cache_dir.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(out.suffix + ".tmp")
         tmp.write_bytes(data)
         tmp.replace(out)  # atomic: concurrent loaders never see half a file
     return out
+
+
+def answer_type(is_mcq: bool, answer: str) -> AnswerType:
+    """MCQ, else numeric when the gold parses as a number, else open."""
+    if is_mcq:
+        return AnswerType.MCQ
+    try:
+        float(answer.replace(",", ""))
+        return AnswerType.NUMERIC
+    except ValueError:
+        return AnswerType.OPEN
+
+
+def letter_columns(row: dict[str, Any]) -> list[str] | None:
+    """Options stored as columns ``A`` … ``J`` (VLMEvalKit TSVs), up to the first empty one."""
+    out = []
+    for letter in "ABCDEFGHIJ":
+        v = row.get(letter)
+        if v in (None, "") or (isinstance(v, float) and v != v):  # NaN from pandas-written TSVs
+            break
+        out.append(str(v))
+    return out or None
 
 
 def _sniff_suffix(data: bytes) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from ledgermind.errors import DataError, ToolError
 from ledgermind.jsonl import bad_line, read_jsonl
 from ledgermind.tools.base import Observation, Tool, ToolKind
-from ledgermind.tools.search import Component, SearchConfig, WebSearchTool, digest, web_search_available
+from ledgermind.tools.search import Component, digest
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -77,7 +77,8 @@ class LocalRetrieverTool(Tool):
         ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[: self.top_k]
         hits = [(self.passages[i], float(scores[i])) for i in ranked if scores[i] > 0]
         components = [
-            Component("local", f"{p.title}: {p.text}" if p.title else p.text, self._url(p)) for p, _ in hits
+            Component("local", f"{p.title}: {p.text}" if p.title else p.text, f"local://corpus/{p.id}")
+            for p, _ in hits
         ]
         text = digest(components, self.max_chars)
         obs = [
@@ -96,17 +97,3 @@ class LocalRetrieverTool(Tool):
             for r, (c, (p, s)) in enumerate(zip(components, hits, strict=True))
         ]
         return obs, {"digest": text, "provider": "local"}
-
-    @staticmethod
-    def _url(p: Passage) -> str:
-        return f"local://corpus/{p.id}"
-
-
-def default_search_tool(corpus_path: str | Path | None = None, config: SearchConfig | None = None) -> Tool:
-    """Web search when a key is set, else the local retriever (if a corpus is given)."""
-    if web_search_available():
-        return WebSearchTool(config)
-    if corpus_path is None:
-        raise DataError("no web-search key is set and no local corpus was given for offline retrieval")
-    cfg = config or SearchConfig()
-    return LocalRetrieverTool(corpus_path, top_k=cfg.top_k, max_chars=cfg.max_chars)

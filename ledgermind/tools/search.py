@@ -16,22 +16,26 @@ cause and a rerun retries it, never an answer made without the search it asked f
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import httpx
 
-from ledgermind.backends.retry import RetryPolicy, is_retryable_status
+from ledgermind.backends.retry import (
+    Failure,
+    GaveUp,
+    RetryPolicy,
+    is_retryable_status,
+    retry_after_s,
+    retrying,
+)
 from ledgermind.errors import ConfigError, FailureKind, ToolError
 from ledgermind.tools.base import Observation, Tool, ToolKind
-
-log = logging.getLogger(__name__)
 
 SERPER_KEY_ENV = "SERPER_API_KEY"
 SERPAPI_KEY_ENV = "SERPAPI_API_KEY"
@@ -95,116 +99,100 @@ def digest(components: list[Component], max_chars: int = 600) -> str:
     return "\n".join(lines)[:max_chars]
 
 
-# -- response parsing (both providers' JSON shapes) ----------------------------------------------
 def _kg_text(kg: Mapping[str, Any]) -> str:
     head = " ".join(str(kg[k]) for k in ("title", "type") if kg.get(k))
     attrs = "; ".join(f"{k}: {v}" for k, v in (kg.get("attributes") or {}).items())
     return ". ".join(p for p in (head, kg.get("description") or "", attrs) if p)
 
 
-def _answer_text(box: Mapping[str, Any]) -> str:
-    return str(box.get("answer") or box.get("snippet") or box.get("title") or "")
+@dataclass(frozen=True)
+class Provider:
+    """One search API: how to ask it, and the keys under which its JSON keeps each component."""
 
+    name: str
+    key_env: str
+    request: Callable[[SearchConfig, str, str], dict[str, Any]]  # (config, query, key) -> httpx request
+    answer_box: str
+    knowledge_graph: str
+    organic: str
 
-def parse_serper(data: Mapping[str, Any], top_k: int) -> list[Component]:
-    out: list[Component] = []
-    if box := data.get("answerBox"):
-        out.append(Component("answer_box", _answer_text(box), box.get("link")))
-    if kg := data.get("knowledgeGraph"):
-        out.append(Component("knowledge_graph", _kg_text(kg), kg.get("descriptionLink") or kg.get("website")))
-    for hit in (data.get("organic") or [])[:top_k]:
-        out.append(Component("organic", f"{hit.get('title', '')}: {hit.get('snippet', '')}", hit.get("link")))
-    return [c for c in out if c.text.strip()]
+    def parse(self, data: Mapping[str, Any], top_k: int) -> list[Component]:
+        """The answer box, the knowledge graph and the top-k organic hits, those with text, in order."""
+        if SERPAPI_NO_RESULTS in str(data.get("error", "")):
+            return []
+        if data.get("error"):
+            raise ProviderError(f"{self.name} error: {redact(str(data['error']))[:200]}")
+        out: list[Component] = []
+        if box := data.get(self.answer_box):
+            text = str(box.get("answer") or box.get("snippet") or box.get("title") or "")
+            out.append(Component("answer_box", text, box.get("link")))
+        if kg := data.get(self.knowledge_graph):
+            link = kg.get("descriptionLink") or (kg.get("source") or {}).get("link") or kg.get("website")
+            out.append(Component("knowledge_graph", _kg_text(kg), link))
+        for hit in (data.get(self.organic) or [])[:top_k]:
+            out.append(
+                Component("organic", f"{hit.get('title', '')}: {hit.get('snippet', '')}", hit.get("link"))
+            )
+        return [c for c in out if c.text.strip()]
 
+    async def search(
+        self, client: httpx.AsyncClient, query: str, cfg: SearchConfig, rng: random.Random
+    ) -> list[Component]:
+        """The components of one query, retried as the policy allows; ``ProviderError`` when it fails for good."""
 
-def parse_serpapi(data: Mapping[str, Any], top_k: int) -> list[Component]:
-    if SERPAPI_NO_RESULTS in str(data.get("error", "")):
-        return []
-    if data.get("error"):
-        raise ProviderError(f"serpapi error: {redact(str(data['error']))[:200]}")
-    out: list[Component] = []
-    if box := data.get("answer_box"):
-        out.append(Component("answer_box", _answer_text(box), box.get("link")))
-    if kg := data.get("knowledge_graph"):
-        src = kg.get("source") or {}
-        out.append(Component("knowledge_graph", _kg_text(kg), src.get("link") or kg.get("website")))
-    for hit in (data.get("organic_results") or [])[:top_k]:
-        out.append(Component("organic", f"{hit.get('title', '')}: {hit.get('snippet', '')}", hit.get("link")))
-    return [c for c in out if c.text.strip()]
-
-
-# -- providers ----------------------------------------------------------------------------------
-class _Provider:
-    name: ClassVar[str]
-    key_env: ClassVar[str]
-
-    def __init__(self, cfg: SearchConfig, rng: random.Random) -> None:
-        self.cfg = cfg
-        self.policy = RetryPolicy(cfg.max_retries, cfg.backoff_base_s, cfg.backoff_cap_s)
-        self.rng = rng
-
-    @property
-    def available(self) -> bool:
-        return bool(os.environ.get(self.key_env))
-
-    def _key(self) -> str:
-        return os.environ[self.key_env]
-
-    async def _send(self, client: httpx.AsyncClient, query: str) -> httpx.Response:
-        raise NotImplementedError
-
-    def _parse(self, data: Mapping[str, Any]) -> list[Component]:
-        raise NotImplementedError
-
-    async def search(self, client: httpx.AsyncClient, query: str) -> list[Component]:
-        delays = self.policy.delays(self.rng)
-        while True:
+        async def attempt() -> list[Component] | Failure:
             try:
-                resp = await self._send(client, query)
-                if resp.status_code == 200:
-                    return self._parse_body(resp)
-                if not is_retryable_status(resp.status_code):
-                    raise ProviderError(f"{self.name}: HTTP {resp.status_code}")
-                failure = f"{self.name}: HTTP {resp.status_code}"
+                resp = await client.request(**self.request(cfg, query, os.environ[self.key_env]))
             except httpx.TransportError as exc:
-                failure = f"{self.name}: {type(exc).__name__}"
-            delay = next(delays, None)
-            if delay is None:
-                raise ProviderError(f"{failure} (after {self.policy.max_retries} retries)")
-            log.warning("%s; retrying in %.2fs", failure, delay)
-            await asyncio.sleep(delay)
+                return Failure(f"{self.name}: {type(exc).__name__}")
+            if resp.status_code == 200:
+                return self.parse(_json_object(resp, self.name), cfg.top_k)
+            if not is_retryable_status(resp.status_code):
+                raise ProviderError(f"{self.name}: HTTP {resp.status_code}")
+            return Failure(f"{self.name}: HTTP {resp.status_code}", retry_after_s=retry_after_s(resp.headers))
 
-    def _parse_body(self, resp: httpx.Response) -> list[Component]:
+        policy = RetryPolicy(cfg.max_retries, cfg.backoff_base_s, cfg.backoff_cap_s)
         try:
-            data = resp.json()
-        except ValueError:
-            raise ProviderError(f"{self.name}: malformed JSON response") from None
-        if not isinstance(data, Mapping):
-            raise ProviderError(f"{self.name}: unexpected response type {type(data).__name__}")
-        return self._parse(data)
+            return (await retrying(attempt, policy, rng, self.name))[0]
+        except GaveUp as gave_up:
+            raise ProviderError(f"{gave_up.failure.why} (after {cfg.max_retries} retries)") from None
 
 
-class SerperProvider(_Provider):
-    name = "serper"
-    key_env = SERPER_KEY_ENV
+def _json_object(resp: httpx.Response, provider: str) -> Mapping[str, Any]:
+    try:
+        data = resp.json()
+    except ValueError:
+        raise ProviderError(f"{provider}: malformed JSON response") from None
+    if not isinstance(data, Mapping):
+        raise ProviderError(f"{provider}: unexpected response type {type(data).__name__}")
+    return data
 
-    async def _send(self, client: httpx.AsyncClient, query: str) -> httpx.Response:
-        return await client.post(self.cfg.serper_url, json={"q": query}, headers={"X-API-KEY": self._key()})
 
-    def _parse(self, data: Mapping[str, Any]) -> list[Component]:
-        return parse_serper(data, self.cfg.top_k)
-
-
-class SerpApiProvider(_Provider):
-    name = "serpapi"
-    key_env = SERPAPI_KEY_ENV
-
-    async def _send(self, client: httpx.AsyncClient, query: str) -> httpx.Response:
-        params = {"q": query, "engine": "google", "api_key": self._key()}
-        return await client.get(self.cfg.serpapi_url, params=params)
-
-    def _parse(self, data: Mapping[str, Any]) -> list[Component]:
-        return parse_serpapi(data, self.cfg.top_k)
+SERPER = Provider(
+    "serper",
+    SERPER_KEY_ENV,
+    lambda cfg, q, key: {
+        "method": "POST",
+        "url": cfg.serper_url,
+        "json": {"q": q},
+        "headers": {"X-API-KEY": key},
+    },
+    "answerBox",
+    "knowledgeGraph",
+    "organic",
+)
+SERPAPI = Provider(
+    "serpapi",
+    SERPAPI_KEY_ENV,
+    lambda cfg, q, key: {
+        "method": "GET",
+        "url": cfg.serpapi_url,
+        "params": {"q": q, "engine": "google", "api_key": key},
+    },
+    "answer_box",
+    "knowledge_graph",
+    "organic_results",
+)
 
 
 def web_search_available() -> bool:
@@ -219,11 +207,7 @@ class WebSearchTool(Tool):
 
     def __init__(self, config: SearchConfig | None = None, seed: int | None = None) -> None:
         self.config = config or SearchConfig()
-        rng = random.Random(seed)
-        self.providers: list[_Provider] = [
-            SerperProvider(self.config, rng),
-            SerpApiProvider(self.config, rng),
-        ]
+        self.rng = random.Random(seed)
         if not web_search_available():
             raise ConfigError(
                 f"web search needs {SERPER_KEY_ENV} or {SERPAPI_KEY_ENV} in the environment "
@@ -235,11 +219,9 @@ class WebSearchTool(Tool):
             raise ToolError("web_search needs a non-empty query string")
         errors: list[str] = []
         async with httpx.AsyncClient(timeout=self.config.timeout_s) as client:
-            for provider in self.providers:
-                if not provider.available:
-                    continue
+            for provider in (p for p in (SERPER, SERPAPI) if os.environ.get(p.key_env)):
                 try:
-                    components = await provider.search(client, query)
+                    components = await provider.search(client, query, self.config, self.rng)
                 except ProviderError as exc:
                     errors.append(redact(str(exc)))
                     continue

@@ -277,7 +277,7 @@ def test_two_writer_processes_lose_and_corrupt_nothing(tmp_path):
     assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
     for i in range(n):
         for who in ("a", "b"):
-            assert cache.get(f"{who}-{i}") == Reply(text=f"{who} {i}", meta={"i": i})
+            assert cache.lookup(f"{who}-{i}") == (Reply(text=f"{who} {i}", meta={"i": i}), who)
         reply, origin = cache.lookup(f"shared-{i}")
         assert reply.text == f"{origin} {i}"  # one writer's whole row, never a mix
 
@@ -313,7 +313,7 @@ def test_disk_io_error_never_moves_a_valid_cache_aside(tmp_path, monkeypatch, ca
     assert b.generate_sync(req("q")).text == "answer 1" and inner.calls == 1  # runs on without a cache
     assert not path.with_name("c.sqlite.corrupt").exists() and caplog.text.count("cannot open") == 1
     monkeypatch.undo()
-    assert ResponseCache(path).get("k").text == "kept"
+    assert ResponseCache(path).lookup("k")[0].text == "kept"
     with pytest.raises(ConfigError, match="replay needs an intact file"):
         monkeypatch.setattr(ResponseCache, "_open", io_error)
         ResponseCache(path, recover=False)
@@ -332,7 +332,7 @@ def test_full_disk_write_is_skipped_with_one_warning(tmp_path, caplog):
     big = Reply(text="x" * 20000)
     assert cache.put("a", big) is big and cache.put("b", big) is big  # the reply still reaches the item
     assert caplog.text.count("cannot store a reply") == 1 and "full" in caplog.text
-    assert cache.get("a") is None and not (tmp_path / "c.sqlite.corrupt").exists()
+    assert cache.lookup("a") is None and not (tmp_path / "c.sqlite.corrupt").exists()
 
 
 # ----------------------------------------------------------------------------- where the file lives, what keys it

@@ -99,7 +99,7 @@ def test_thinking_model_config_adds_its_budget_and_splits(tmp_path):
     assert r.text == "Answer: B" and "points to C" in r.reasoning
     assert b.inner.inner.history[0].max_tokens == 100 + spec.budget_tokens
     # the cache keeps the raw reply (think text included), so a later parser can re-split it
-    assert b.inner.cache.get(next(iter(_keys(b.inner.cache)))).text == reply
+    assert b.inner.cache.lookup(next(iter(_keys(b.inner.cache))))[0].text == reply
 
 
 def _keys(cache):

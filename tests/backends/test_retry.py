@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 
 import httpx
 import pytest
 
-from ledgermind.backends.retry import RetryPolicy, is_retryable_exception, is_retryable_status
+from ledgermind.backends.retry import Failure, GaveUp, RetryPolicy, is_retryable_status, retrying
 
 
 def test_backoff_is_exponential_and_capped_without_jitter():
@@ -38,10 +39,20 @@ def test_only_429_and_5xx_are_retryable(status, expected):
     assert is_retryable_status(status) is expected
 
 
-def test_transport_errors_are_retryable_but_others_not():
-    assert is_retryable_exception(httpx.ConnectError("refused"))
-    assert is_retryable_exception(httpx.ReadTimeout("slow"))
-    assert not is_retryable_exception(ValueError("bug"))
+def test_retrying_returns_the_first_success_and_gives_up_when_the_retries_are_spent():
+    policy, rng = RetryPolicy(max_retries=2, base_s=0.0), random.Random(0)
+    outcomes = iter([Failure("a"), Failure("b"), "ok"])
+
+    async def flaky() -> str | Failure:
+        return next(outcomes)
+
+    async def down() -> str | Failure:
+        return Failure("down", timed_out=True)
+
+    assert asyncio.run(retrying(flaky, policy, rng, "t")) == ("ok", 3)
+    with pytest.raises(GaveUp) as gave_up:
+        asyncio.run(retrying(down, policy, rng, "t"))
+    assert gave_up.value.attempts == 3 and gave_up.value.failure.timed_out
 
 
 def test_retry_after_is_read_as_seconds_or_an_http_date():

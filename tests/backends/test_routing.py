@@ -51,7 +51,6 @@ def test_new_items_balance_on_active_items_then_in_flight():
     clock.t = 100.0  # everything idle: load by in-flight requests
     r.finished("a", ok=True)
     r.finished("a", ok=True)
-    r.forget_idle()
     assert r.pick("i5") == "a"
 
 

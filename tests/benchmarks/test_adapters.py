@@ -74,8 +74,8 @@ def test_an_unaskable_row_is_that_rows_error(tmp_path, png_bytes) -> None:
     )
     items = load_benchmark("mmmu", {"path": str(tmp_path), "cache_dir": str(tmp_path / "c")})
     errors = {it.id: it.meta.get("load_error") for it in items}
-    assert errors["blank"].endswith("row 1: item 'blank': the question is empty")
-    assert errors["many"].endswith("row 2: item 'many': 27 options, more than the 26 labels A-Z")
+    assert errors["blank"].endswith(".parquet:1: item 'blank': the question is empty")
+    assert errors["many"].endswith(".parquet:2: item 'many': 27 options, more than the 26 labels A-Z")
     assert errors["good"] is None
 
 
@@ -130,7 +130,9 @@ def test_vstar_without_options_is_data_error(tmp_path) -> None:
     with pytest.raises(DataError, match="options"):
         load_benchmark("vstar", {"path": str(tmp_path), "strict": True})
     (item,) = load_benchmark("vstar", {"path": str(tmp_path)})  # default: a per-item error naming the row
-    assert item.id == "1" and "row 1" in item.meta["load_error"] and "options" in item.meta["load_error"]
+    assert (
+        item.id == "1" and "q.jsonl:1: " in item.meta["load_error"] and "options" in item.meta["load_error"]
+    )
 
 
 def test_vstar_image_outside_the_data_dir_is_refused(tmp_path) -> None:

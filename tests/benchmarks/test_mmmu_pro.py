@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -51,10 +52,9 @@ def test_image_placeholders_in_options_map_to_images(subset) -> None:
     items = load_benchmark("mmmu_pro", {"path": str(subset)})
     with_opt_images = [it for it in items if any("<image" in o for o in it.options)]
     assert with_opt_images, "the subset has items with images inside options"
-    from ledgermind.benchmarks.mmmu_pro import placeholder_indices
-
     for it in with_opt_images:
-        assert max(placeholder_indices(it.question, *it.options)) <= len(it.images)
+        placeholders = re.findall(r"<image\s*(\d+)>", " ".join([it.question, *it.options]))
+        assert max(int(n) for n in placeholders) <= len(it.images)
 
 
 def test_bad_setting(subset) -> None:
@@ -240,5 +240,5 @@ def test_vision_page_from_a_decompression_bomb_is_an_item_error(tmp_path, png_by
     bomb, fine = load_benchmark(
         "mmmu_pro", {"path": str(tmp_path), "setting": "vision", "cache_dir": str(tmp_path / "c")}
     )
-    assert bomb.images == [] and "DecompressionBombError" in bomb.meta["load_error"]
+    assert bomb.images == [] and "decompression-bomb guard" in bomb.meta["load_error"]
     assert "load_error" not in fine.meta and len(fine.images) == 1

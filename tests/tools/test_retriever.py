@@ -5,8 +5,7 @@ import json
 import pytest
 
 from ledgermind.errors import DataError
-from ledgermind.tools.retriever import LocalRetrieverTool, default_search_tool
-from ledgermind.tools.search import WebSearchTool
+from ledgermind.tools.retriever import LocalRetrieverTool
 
 DOCS = [
     {
@@ -56,13 +55,3 @@ def test_bad_inputs(tmp_path, corpus):
     with pytest.raises(DataError, match="bad.jsonl: line 1 is not a JSON object with .text."):
         LocalRetrieverTool(bad)
     assert "at least one word" in LocalRetrieverTool(corpus).invoke(query="?!").error
-
-
-def test_default_tool_is_local_without_keys_and_web_with_one(monkeypatch, corpus):
-    monkeypatch.delenv("SERPER_API_KEY", raising=False)
-    monkeypatch.delenv("SERPAPI_API_KEY", raising=False)
-    assert isinstance(default_search_tool(corpus), LocalRetrieverTool)
-    with pytest.raises(DataError):
-        default_search_tool(None)
-    monkeypatch.setenv("SERPER_API_KEY", "k")
-    assert isinstance(default_search_tool(corpus), WebSearchTool)

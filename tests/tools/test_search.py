@@ -14,7 +14,7 @@ import pytest
 
 from ledgermind.errors import ConfigError, FailureKind
 from ledgermind.experiment.failures import tool_failure
-from ledgermind.tools.search import SearchConfig, WebSearchTool, digest, parse_serper
+from ledgermind.tools.search import SERPER, SearchConfig, WebSearchTool, digest
 
 SERPER_OK = {
     "answerBox": {"answer": "Paris", "link": "https://example.org/paris"},
@@ -217,6 +217,6 @@ def test_empty_query_is_an_error_output(apis, keys):
 
 
 def test_parse_and_digest_handle_sparse_results():
-    comps = parse_serper({"organic": [{"title": "T", "snippet": "s"}]}, top_k=3)
+    comps = SERPER.parse({"organic": [{"title": "T", "snippet": "s"}]}, top_k=3)
     assert [(c.kind, c.url) for c in comps] == [("organic", None)]
-    assert digest(comps) == "T: s" and parse_serper({}, 3) == []
+    assert digest(comps) == "T: s" and SERPER.parse({}, 3) == []
