@@ -7,11 +7,16 @@ and the subcommand can never drift apart.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import ParamSpec
 
+from ledgermind.errors import UserError
 from ledgermind.registry import import_attr
+
+P = ParamSpec("P")
 
 EXIT_USAGE = 2
 
@@ -42,6 +47,21 @@ def resolve(name: str) -> Main:
     if name in OWN_ARGV:
         return import_attr(OWN_ARGV[name])
     return as_script(name, import_attr(f"ledgermind.cli.{name.replace('-', '_')}:main"))
+
+
+def one_line_errors(main: Callable[P, int]) -> Callable[P, int]:
+    """A command's user mistake (a missing run, runs that cannot be pooled, a bad option value) ends it
+    with one ``error:`` line and exit 2, never a traceback; one home, so no command says it otherwise."""
+
+    @functools.wraps(main)
+    def wrapped(*args: P.args, **kwargs: P.kwargs) -> int:
+        try:
+            return main(*args, **kwargs)
+        except UserError as e:
+            print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
+            return EXIT_USAGE
+
+    return wrapped
 
 
 def as_script(name: str, target: Callable[[list[str]], int | None]) -> Main:
