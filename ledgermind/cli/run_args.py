@@ -12,16 +12,18 @@ Hydra's argument parser; only the wording is ours.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from hydra._internal.utils import get_args_parser
+from omegaconf import OmegaConf
 
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import ConfigError
+from ledgermind.experiment.sweep_dirs import sweep_overrides
 
 # Hydra's own flags (``-m``, ``--cfg``, ``-cn`` ...): passed through, with their value when they take one.
 HYDRA_FLAGS = get_args_parser()._option_string_actions
@@ -175,53 +177,33 @@ def _closest(name: str, known: Sequence[str], prefix: str = "") -> str:
     return f"did you mean {prefix}{leaves[close[0]]}? " if close else ""
 
 
-def sweep_jobs(argv: Sequence[str], conf_dir: Path | None = None) -> int | None:
+def sweep_jobs(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> int | None:
     """How many jobs a ``-m`` command line sweeps: the product of its sweep overrides and of the
-    ``hydra.sweeper.params`` of the ``+experiment=`` it names (the command line wins per key, as in
-    Hydra's basic sweeper); a ``glob(...)`` sweep counts the matching options of its config group.
-    None when not a sweep or when a line does not parse (Hydra then says why in its own words)."""
-    if not any(a in ("-m", "--multirun") for a in argv):
+    ``hydra.sweeper.params`` of the ``+experiment=`` it names (``sweep_dirs.sweep_overrides``); a
+    ``glob(...)`` sweep counts the matching options of its config group. None when not a sweep or
+    when the line does not parse."""
+    if not {"-m", "--multirun"} & set(argv):
         return None
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
-    line = [a for a in argv if "=" in a and not a.startswith("-")]
-    parser = OverridesParser.create()
-    try:
-        overrides = parser.parse_overrides(line)
-        given = {o.get_key_element().lstrip("+~") for o in overrides}
-        params = [
-            f"{k}={v}"
-            for k, v in _experiment_sweep(overrides, conf_dir).items()
-            if k.lstrip("+~") not in given
-        ]
-        overrides = [*overrides, *parser.parse_overrides(params)]
-    except HydraException:
-        return None
-    jobs = 1
-    for o in overrides:
-        if o.is_sweep_override() and not o.is_hydra_override():
-            jobs *= _sweep_size(o, conf_dir)
-    return jobs
-
-
-def _experiment_sweep(overrides: Sequence[Any], conf_dir: Path | None) -> dict[str, str]:
-    """The ``hydra.sweeper.params`` of the experiment a command line selects, read as plain YAML."""
-    for o in overrides:
-        if o.get_key_element().lstrip("+") == "experiment" and not o.is_sweep_override():
-            path = Path(conf_dir or CONF_DIR) / "experiment" / f"{o.value()}.yaml"
-            node = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-            node = node if isinstance(node, dict) else {}  # a missing or odd file: Hydra reports it
-            params = ((node.get("hydra") or {}).get("sweeper") or {}).get("params") or {}
-            return {str(k): str(v) for k, v in params.items()}
-    return {}
-
-
-def _sweep_size(o: Any, conf_dir: Path | None) -> int:
     from hydra.core.override_parser.types import Glob
 
-    value = o.value()
-    if isinstance(value, Glob):
-        group = Path(conf_dir or CONF_DIR) / o.get_key_element().lstrip("+~")
-        return len(value.filter(sorted(p.stem for p in group.glob("*.yaml"))))
-    return len(list(o.sweep_string_iterator()))
+    last = sweep_overrides(argv, _experiment_sweep(argv, conf_dir))
+    if last is None:
+        return None
+    sizes = [
+        len(o.value().filter(options(key, conf_dir)))
+        if isinstance(o.value(), Glob)
+        else len(list(o.sweep_string_iterator()))
+        for key, o in last.items()
+        if o.is_sweep_override() and not o.is_hydra_override()
+    ]
+    return math.prod(sizes)
+
+
+def _experiment_sweep(argv: Sequence[str], conf_dir: Path) -> dict[str, Any]:
+    """The ``hydra.sweeper.params`` of the experiment a command line selects, read as plain YAML."""
+    for arg in reversed(argv):
+        key, _, name = arg.partition("=")
+        path = conf_dir / "experiment" / f"{name}.yaml"
+        if key.lstrip("+") == "experiment" and path.is_file():  # a missing file: Hydra reports it
+            return dict(OmegaConf.select(OmegaConf.load(path), "hydra.sweeper.params") or {})
+    return {}
