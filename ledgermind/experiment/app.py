@@ -29,7 +29,7 @@ from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu, refuse_unreachable_weights
 from ledgermind.experiment.run_log import log_to
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
-from ledgermind.experiment.wandb_logger import ExperimentLogger
+from ledgermind.experiment.wandb_logger import ExperimentLogger, configured_logger
 from ledgermind.metrics import summarize as trajectory_summary
 from ledgermind.pipeline.config import PipelineConfig, ablation_flags, build
 from ledgermind.runs.claim import ResumeMode, claim, release_unstarted, resume_identity
@@ -337,10 +337,7 @@ def sweep_group() -> str | None:
 
 
 def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, Any]) -> ExperimentLogger:
-    from hydra.utils import instantiate
-
-    node = cfg.get("logger")
-    logger: ExperimentLogger = instantiate(node) if node is not None else ExperimentLogger()
+    logger = configured_logger(cfg.get("logger"))
     model = str(cfg.model.get("name"))
     simulated = list(describe_backend(backend_identity(cfg)).tags)
     logger.start(

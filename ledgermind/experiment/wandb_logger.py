@@ -81,6 +81,13 @@ class ExperimentLogger:
         """Close the run and flush its files."""
 
 
+def configured_logger(node: Any) -> ExperimentLogger:
+    """The logger a config's ``logger`` node builds (none: no logging)."""
+    from hydra.utils import instantiate
+
+    return instantiate(node) if node is not None else ExperimentLogger()
+
+
 # ``logger=none``'s target (conf/logger/none.yaml) and recorded in every run's config: keep the name
 NullLogger = ExperimentLogger
 
