@@ -12,6 +12,7 @@ import inspect
 import logging
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -55,10 +56,7 @@ def start_order(items: Sequence[Item], agent: Any) -> list[Item]:
     by id, so the order changes nothing but the wall time.
     """
     cost = getattr(agent, "expected_cost", None)
-    if cost is None:
-        return list(items)
-    keyed = [(-float(cost(it)), i, it) for i, it in enumerate(items)]
-    return [it for _, _, it in sorted(keyed, key=lambda k: (k[0], k[1]))]
+    return list(items) if cost is None else sorted(items, key=lambda it: -float(cost(it)))  # a stable sort
 
 
 class ItemLogger(Protocol):
@@ -99,11 +97,9 @@ class RunOptions:
 
 def check_unique_ids(items: Sequence[Item]) -> None:
     """Resume keys on ids, so two items with one id would silently lose one of them."""
-    seen: set[str] = set()
-    for it in items:
-        if it.id in seen:
-            raise DataError(f"duplicate item id {it.id!r} in the benchmark; ids must be unique")
-        seen.add(it.id)
+    twice = [i for i, n in Counter(it.id for it in items).items() if n > 1]
+    if twice:
+        raise DataError(f"duplicate item id {twice[0]!r} in the benchmark; ids must be unique")
 
 
 def check_unchanged(finished: Sequence[ItemResult], items: dict[str, Item], out_dir: Path) -> None:
@@ -248,26 +244,8 @@ async def run_items(
         finally:
             progress.close()
     clock.tick()
-    return finalize(
-        items,
-        identity,
-        options,
-        summarize,
-        wall_time_s=time.perf_counter() - t0,
-        wall_time_total_s=clock.total_s,
-    )
-
-
-def finalize(
-    items: Sequence[Item],
-    identity: RunIdentity,
-    options: RunOptions,
-    summarize: Summarize | None,
-    *,
-    wall_time_s: float,
-    wall_time_total_s: float | None = None,
-) -> dict[str, Any]:
-    """Aggregate everything on disk for these items (this session's and resumed ones)."""
+    wall_time_s = time.perf_counter() - t0
+    # aggregate everything on disk for these items (this session's and resumed ones)
     order = {it.id: i for i, it in enumerate(items)}
     results = sorted((r for r in read_results(options.out_dir) if r.id in order), key=lambda r: order[r.id])
     trajectories = list(read_trajectories(options.out_dir, [r.id for r in results]).values())
@@ -279,7 +257,7 @@ def finalize(
         trajectories,
         identity,
         wall_time_s=wall_time_s,
-        wall_time_total_s=wall_time_s if wall_time_total_s is None else wall_time_total_s,
+        wall_time_total_s=clock.total_s,
         gamma=options.gamma,
         summarize=summarize,
     )
