@@ -64,6 +64,24 @@ def one_line_errors(main: Callable[P, int]) -> Callable[P, int]:
     return wrapped
 
 
+@one_line_errors
+def run_study(report: Callable[[], str], folds: int) -> int:
+    """How the two studies on real data (``eval-grounding``, ``eval-perception``) end: ``report()`` on
+    stdout. ``folds`` 0 means no cross-validation; any other K below 2 is refused before the study
+    reads its data, so a bad option is reported the same with or without the data at hand, and a
+    mistake in K names ``--folds``."""
+    from ledgermind.studies.kfold import FoldCountError, check_fold_count
+
+    try:
+        if folds:
+            check_fold_count(folds)
+        text = report()
+    except FoldCountError as exc:
+        raise UserError(f"--folds {folds}: {exc}") from None
+    print(text)
+    return 0
+
+
 def as_script(name: str, target: Callable[[list[str]], int | None]) -> Main:
     """``target`` called as ``python scripts/NAME.py argv…`` calls it, its exit status returned."""
 

@@ -32,7 +32,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from ledgermind.cli.study_run import run_study
+from ledgermind.cli.commands import run_study
 from ledgermind.confutil import shared_data_dir
 from ledgermind.studies.grounding_cv import DEFAULT_GRID
 from ledgermind.studies.grounding_eval import agreement_study, cv_study, study_pairs
