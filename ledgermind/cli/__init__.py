@@ -23,6 +23,6 @@ are in ``ledgermind/devtools/``, the simulator's own commands in ``ledgermind/si
 
 from __future__ import annotations
 
-from ledgermind.cli.commands import COMMANDS, Command, main, resolve, usage
+from ledgermind.cli.commands import COMMANDS, main, resolve, usage
 
-__all__ = ["COMMANDS", "Command", "main", "resolve", "usage"]
+__all__ = ["COMMANDS", "main", "resolve", "usage"]

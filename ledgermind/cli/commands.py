@@ -1,102 +1,85 @@
 """The subcommands of ``ledgermind`` and the dispatcher that picks one.
 
-Commands are a registry of lazy ``module:attr`` entries (``ledgermind.registry``): nothing heavy is
-imported until a command is chosen. Each ``scripts/NAME.py`` is a thin wrapper around the same
-``main``, so the script and the subcommand can never drift apart.
+Commands are ``module:attr`` targets imported only once a command is chosen: nothing heavy is
+imported before. Each ``scripts/NAME.py`` is a thin wrapper around the same ``main``, so the script
+and the subcommand can never drift apart.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import ParamSpec
 
-from ledgermind.registry import Registry, import_attr
+from ledgermind.errors import UserError
+from ledgermind.registry import import_attr
+
+P = ParamSpec("P")
 
 EXIT_USAGE = 2
 
 Main = Callable[[list[str]], int]
 
-
-@dataclass(frozen=True)
-class Command:
-    """``target``: ``"module:attr"``, a ``main(argv) -> int | None``.
-
-    ``as_script``: the command runs as its ``scripts/NAME.py`` does — ``sys.argv[0]`` is
-    ``ledgermind NAME`` (what argparse prints in its usage, what Hydra reads) and a ``SystemExit``
-    becomes the return code. The claim auditor and S-RFA were module entry points from the start
-    and keep their own argv handling.
-    """
-
-    target: str
-    help: str
-    as_script: bool = True
-
-
-COMMANDS: Registry[Command] = Registry("command")
-for _name, _target, _help, _as_script in (
-    (
-        "run",
-        "ledgermind.cli.run:main",
-        "run LedgerMind (or a baseline / ablation) on a benchmark (Hydra overrides)",
-        True,
-    ),
-    ("table3", "ledgermind.cli.table3:main", "build Table 3 from finished runs, with 95 % intervals", True),
-    ("report", "ledgermind.cli.report:main", "build the static HTML report of a run or multirun", True),
-    ("rescore", "ledgermind.cli.rescore:main", "re-score finished runs from their stored replies", True),
-    (
-        "audit",
-        "ledgermind.claim_audit:main",
-        "check claims against evidence (coverage, ECC, NCC) from JSONL",
-        False,
-    ),
-    ("srfa", "ledgermind.cli.srfa:main", "S-RFA over a finished run: srfa.jsonl, srfa_metrics.json", False),
-    (
-        "compare",
-        "ledgermind.cli.compare:main",
-        "Figure 5 axes of several runs side by side, and the radar chart",
-        True,
-    ),
-    (
-        "serve",
-        "ledgermind.cli.serve:main",
-        "print (or start) the vLLM server command for a model config",
-        True,
-    ),
-    (
-        "plan",
-        "ledgermind.cli.plan:main",
-        "from a pilot sweep: requests, tokens, GPU-hours and items a Table 3 needs",
-        True,
-    ),
-    (
-        "ls",
-        "ledgermind.cli.ls:main",
-        "list the runs (newest first), or with `components` what a run can name",
-        True,
-    ),
-    (
-        "eval-grounding",
-        "ledgermind.cli.eval_grounding:main",
-        "the claim auditor's agreement with human annotations on real claims (and its cross-validation)",
-        True,
-    ),
-    (
-        "eval-perception",
-        "ledgermind.cli.eval_perception:main",
-        "OCR and crop-zoom on real gauge and MMMU-Pro images (and the zone choice's cross-validation)",
-        True,
-    ),
-):
-    COMMANDS.add(_name, Command(_target, _help, _as_script))
+# name -> what ``ledgermind --help`` says it does; its main is ``ledgermind.cli.<name>:main``
+COMMANDS = {
+    "run": "run LedgerMind (or a baseline / ablation) on a benchmark (Hydra overrides)",
+    "table3": "build Table 3 from finished runs, with 95 % intervals",
+    "report": "build the static HTML report of a run or multirun",
+    "rescore": "re-score finished runs from their stored replies",
+    "audit": "check claims against evidence (coverage, ECC, NCC) from JSONL",
+    "srfa": "S-RFA over a finished run: srfa.jsonl, srfa_metrics.json",
+    "compare": "Figure 5 axes of several runs side by side, and the radar chart",
+    "serve": "print (or start) the vLLM server command for a model config",
+    "plan": "from a pilot sweep: requests, tokens, GPU-hours and items a Table 3 needs",
+    "ls": "list the runs (newest first), or with `components` what a run can name",
+    "eval-grounding": "the claim auditor's agreement with human annotations on real claims (and its cross-validation)",
+    "eval-perception": "OCR and crop-zoom on real gauge and MMMU-Pro images (and the zone choice's cross-validation)",
+}
+# The claim auditor and S-RFA were module entry points from the start and keep their own argv
+# handling; every other command runs as its ``scripts/NAME.py`` does (``as_script``).
+OWN_ARGV = {"audit": "ledgermind.claim_audit:main", "srfa": "ledgermind.cli.srfa:main"}
 
 
 def resolve(name: str) -> Main:
     """The ``main(argv)`` of command ``name`` (imported now, not before)."""
-    command = COMMANDS.get(name)
-    target = import_attr(command.target)
-    return as_script(name, target) if command.as_script else target
+    if name in OWN_ARGV:
+        return import_attr(OWN_ARGV[name])
+    return as_script(name, import_attr(f"ledgermind.cli.{name.replace('-', '_')}:main"))
+
+
+def one_line_errors(main: Callable[P, int]) -> Callable[P, int]:
+    """A command's user mistake (a missing run, runs that cannot be pooled, a bad option value) ends it
+    with one ``error:`` line and exit 2, never a traceback; one home, so no command says it otherwise."""
+
+    @functools.wraps(main)
+    def wrapped(*args: P.args, **kwargs: P.kwargs) -> int:
+        try:
+            return main(*args, **kwargs)
+        except UserError as e:
+            print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
+            return EXIT_USAGE
+
+    return wrapped
+
+
+@one_line_errors
+def run_study(report: Callable[[], str], folds: int) -> int:
+    """How the two studies on real data (``eval-grounding``, ``eval-perception``) end: ``report()`` on
+    stdout. ``folds`` 0 means no cross-validation; any other K below 2 is refused before the study
+    reads its data, so a bad option is reported the same with or without the data at hand, and a
+    mistake in K names ``--folds``."""
+    from ledgermind.studies.kfold import FoldCountError, check_fold_count
+
+    try:
+        if folds:
+            check_fold_count(folds)
+        text = report()
+    except FoldCountError as exc:
+        raise UserError(f"--folds {folds}: {exc}") from None
+    print(text)
+    return 0
 
 
 def as_script(name: str, target: Callable[[list[str]], int | None]) -> Main:
@@ -116,7 +99,7 @@ def as_script(name: str, target: Callable[[list[str]], int | None]) -> Main:
 
 def usage() -> str:
     width = max(map(len, COMMANDS))
-    listing = "\n".join(f"  {n:<{width}}  {COMMANDS.get(n).help}" for n in COMMANDS)
+    listing = "\n".join(f"  {n:<{width}}  {about}" for n, about in COMMANDS.items())
     return f"usage: ledgermind <command> [args]\n\ncommands:\n{listing}"
 
 

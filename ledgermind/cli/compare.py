@@ -5,15 +5,13 @@ refuses runs over different item sets (exit 2)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ledgermind.errors import UserError
-
-EXIT_USER_ERROR = 2
+from ledgermind.cli.commands import one_line_errors
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
     from ledgermind.srfa.compare import compare, format_table, radar_png
 
@@ -28,11 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out", type=Path, default=Path("srfa_radar.png"), help="radar chart PNG (default %(default)s)"
     )
     args = p.parse_args(argv)
-    try:
-        rows = compare(args.runs, args.mode)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USER_ERROR
+    rows = compare(args.runs, args.mode)
     print(format_table(rows))
     print(f"radar chart -> {radar_png(rows, args.out)}")
     return 0

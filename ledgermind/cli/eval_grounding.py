@@ -24,7 +24,6 @@ so every deviation - each ECC name form, the similarity threshold, relation-awar
 its place on the training folds; a rule that fixes a single dev row can never do so, and its
 held-out figure shows it. ``--ties-shipped`` makes ties keep the shipped config instead (the
 flattering figure: a rule the training folds cannot tell from its absence stays on).
-``--from-strict`` is accepted for old command lines and is the default.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from ledgermind.cli.study_run import run_study
+from ledgermind.cli.commands import run_study
 from ledgermind.confutil import shared_data_dir
 from ledgermind.studies.grounding_cv import DEFAULT_GRID
 from ledgermind.studies.grounding_eval import agreement_study, cv_study, study_pairs
@@ -51,11 +50,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--misses", action="store_true", help="list the disagreeing rows")
     parser.add_argument("--folds", type=int, default=0, help="K-fold cross-validation of the parameter grid")
     parser.add_argument("--seed", type=int, default=0, help="fold assignment seed")
-    parser.add_argument(
-        "--from-strict",
-        action="store_true",
-        help="(default) ties prefer strict Eq. 4/5 and fewer rules: each rule must earn its place",
-    )
     parser.add_argument(
         "--ties-shipped",
         action="store_true",
@@ -96,7 +90,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.seed,
                 args.strict_ncc,
                 args.ties_shipped,
-                args.from_strict,
             )
         return agreement_study(pairs, args.data, args.strict_ncc, args.misses)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from ledgermind.cli.study_run import run_study
+from ledgermind.cli.commands import run_study
 from ledgermind.confutil import shared_data_dir
 from ledgermind.errors import UserError
 from ledgermind.runs.provenance import REPO_ROOT as REPO

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ledgermind.cli.commands import one_line_errors
 from ledgermind.errors import UserError
 from ledgermind.experiment import plan as planning
 from ledgermind.experiment.plan import DELTAS_POINTS, PlanRequest, make_plan, read_pilot, render
@@ -35,30 +35,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
-        if (
-            (args.items is not None and args.items < 1)
-            or args.seeds < 1
-            or not 0 < args.alpha < 1
-            or not 0 < args.power < 1
-        ):
-            raise UserError("--items and --seeds are >= 1; --alpha and --power lie in (0, 1)")
-        pilot = read_pilot(args.pilot)
-        variants = [v.strip() for x in (args.variants or pilot.variants) for v in x.split(",") if v.strip()]
-        req = PlanRequest(
-            args.items,
-            args.seeds,
-            tuple(variants),
-            args.tokens_per_s,
-            args.alpha,
-            args.power,
-            tuple(args.deltas),
-        )
-        plan = make_plan(pilot, req)
-    except UserError as e:
-        print(f"error: {str(e).splitlines()[0]}", file=sys.stderr)
-        return 2
+    probabilities = 0 < args.alpha < 1 and 0 < args.power < 1
+    if (args.items is not None and args.items < 1) or args.seeds < 1 or not probabilities:
+        raise UserError("--items and --seeds are >= 1; --alpha and --power lie in (0, 1)")
+    pilot = read_pilot(args.pilot)
+    variants = [v.strip() for x in (args.variants or pilot.variants) for v in x.split(",") if v.strip()]
+    req = PlanRequest(
+        args.items, args.seeds, tuple(variants), args.tokens_per_s, args.alpha, args.power, tuple(args.deltas)
+    )
+    plan = make_plan(pilot, req)
     print(json.dumps(plan, indent=1) if args.json else render(plan))
     return 0

@@ -11,22 +11,17 @@ Exit code 2 with one line when the directory holds no run.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from ledgermind.errors import UserError
+from ledgermind.cli.commands import one_line_errors
 from ledgermind.report import build_report
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", type=Path, help="a run dir (results.jsonl, trajectories/) or a multirun dir")
     p.add_argument("--out", type=Path, default=None, help="report directory (default: RUN/report)")
     args = p.parse_args(argv)
-    try:
-        index = build_report(args.run, args.out)
-    except UserError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(index)
+    print(build_report(args.run, args.out))
     return 0

@@ -13,13 +13,13 @@ cannot be re-scored.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from ledgermind.errors import UserError
+from ledgermind.cli.commands import one_line_errors
 from ledgermind.experiment.rescore import rescore_path
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path, help="run dirs or multirun dirs")
@@ -35,17 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         help="import the loader/scorer the run's config names (only for runs you made: a run folder is data)",
     )
     args = p.parse_args(argv)
-    try:
-        reports = [
-            r
-            for path in args.runs
-            for r in rescore_path(
-                path, random_fallback_seed=args.random_fallback_seed, trust_config=args.trust_config
-            )
-        ]
-    except UserError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    seed, trust = args.random_fallback_seed, args.trust_config
+    reports = [r for p in args.runs for r in rescore_path(p, random_fallback_seed=seed, trust_config=trust)]
     for rep in reports:
         print(
             f"{rep.run_dir}: {rep.n_items} items, {len(rep.changes)} verdicts changed, "

@@ -5,82 +5,45 @@ mode, missing options) said in one line with the closest key or option.
 Why: ``run.py`` is a Hydra app. ``--limit 2`` or ``--output_path`` (lmms-eval, VLMEvalKit habits) got
 an argparse usage block, and Hydra's answer to a misspelt key is five lines that never say which key
 was meant. The help is Hydra's (``conf/hydra/help/ledgermind.yaml``), the key checks are Hydra's
-struct mode over the composed config and the pipeline's schema; only their wording is ours.
+struct mode over the composed config and the pipeline's schema, Hydra's own flags are read from
+Hydra's argument parser; only the wording is ours.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from hydra._internal.utils import get_args_parser
+from omegaconf import OmegaConf
 
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import ConfigError
+from ledgermind.experiment.sweep_dirs import sweep_overrides
 
-# Hydra's own flags: passed through untouched.
-HYDRA_FLAGS = frozenset(
-    {
-        "-m",
-        "--multirun",
-        "--cfg",
-        "-c",
-        "--resolve",
-        "--package",
-        "-p",
-        "--info",
-        "-i",
-        "--help",
-        "-h",
-        "--hydra-help",
-        "--version",
-        "--config-path",
-        "-cp",
-        "--config-name",
-        "-cn",
-        "--config-dir",
-        "-cd",
-        "--run",
-        "-r",
-        "--shell-completion",
-        "-sc",
-        "--experimental-rerun",
-    }
-)
+# Hydra's own flags (``-m``, ``--cfg``, ``-cn`` ...): passed through, with their value when they take one.
+HYDRA_FLAGS = get_args_parser()._option_string_actions
+NUMBER = re.compile(r"-\d+(\.\d+)?")  # ``seed=-1`` is a value, not a flag
 
-
-@dataclass(frozen=True)
-class FlagRule:
-    """A foreign flag: the key it becomes (``{}`` is its value), or the one line that says what to use."""
-
-    key: str | None = None
-    advice: str | None = None
-
-
-FLAGS: dict[str, FlagRule] = {
-    "--limit": FlagRule("limit={}"),
-    "--output_path": FlagRule("hydra.run.dir={}"),
-    "--output-path": FlagRule("hydra.run.dir={}"),
-    "--output_dir": FlagRule("hydra.run.dir={}"),
-    "--output-dir": FlagRule("hydra.run.dir={}"),
-    "--seed": FlagRule("seed={}"),
-    "--tasks": FlagRule(advice="choose the benchmark with benchmark=NAME ({benchmarks})"),
-    "--task": FlagRule(advice="choose the benchmark with benchmark=NAME ({benchmarks})"),
-    "--data": FlagRule(advice="choose the benchmark with benchmark=NAME ({benchmarks})"),
-    "--model": FlagRule(advice="choose the model with model=NAME ({models}); the backend with backend=NAME"),
-    "--model_args": FlagRule(
-        advice="model settings are keys: model=NAME model.vllm_args.max_model_len=N ..."
+# A foreign flag that is one of our keys (``{}`` is its value) ...
+FLAG_KEYS = {
+    "--limit": "limit={}",
+    "--seed": "seed={}",
+    **dict.fromkeys(("--output_path", "--output-path", "--output_dir", "--output-dir"), "hydra.run.dir={}"),
+}
+# ... or the one line that says what to use instead.
+FLAG_ADVICE = {
+    **dict.fromkeys(
+        ("--tasks", "--task", "--data"), "choose the benchmark with benchmark=NAME ({benchmarks})"
     ),
-    "--batch_size": FlagRule(
-        advice="items in flight: concurrency=N (the server client: backend.concurrency=N)"
-    ),
-    "--log_samples": FlagRule(
-        advice="samples are always logged: <output_dir>/trajectories/<id>.json (prompts and replies)"
-    ),
+    "--model": "choose the model with model=NAME ({models}); the backend with backend=NAME",
+    "--model_args": "model settings are keys: model=NAME model.vllm_args.max_model_len=N ...",
+    "--batch_size": "items in flight: concurrency=N (the server client: backend.concurrency=N)",
+    "--log_samples": "samples are always logged: <output_dir>/trajectories/<id>.json (prompts and replies)",
 }
 
 
@@ -108,39 +71,35 @@ def first_comment(path: Path) -> str:
 # ------------------------------------------------------------------------------ argv
 def preprocess(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
     """What ``scripts/run.py`` hands to Hydra: foreign flags become overrides (or a one-line
-    ``ConfigError``, exit 2) and Hydra's flags come first."""
-    out: list[str] = []
+    ``ConfigError``, exit 2), and Hydra's flags with their values come first: ``logger=none -m
+    seed=0,1`` is what people type, and Hydra's argparse takes overrides only as one trailing run."""
+    flags: list[str] = []
+    rest: list[str] = []
     args = list(argv)
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        name, eq, inline = arg.partition("=")
-        if arg.startswith("--") and name in FLAGS:
-            rule = FLAGS[name]
-            if rule.advice is not None:
-                raise ConfigError(
-                    f"{name} is not a flag here: "
-                    + rule.advice.format(
-                        benchmarks=" | ".join(options("benchmark", conf_dir)),
-                        models=" | ".join(options("model", conf_dir)),
-                    )
-                )
-            if eq:
-                value = inline
-            elif i + 1 < len(args):
-                value, i = args[i + 1], i + 1
-            else:
-                raise ConfigError(f"{name} needs a value: {rule.key.format('VALUE')}")  # type: ignore[union-attr]
-            out.append(rule.key.format(value))  # type: ignore[union-attr]
-        elif arg.startswith("-") and name not in HYDRA_FLAGS and not _is_value(args, i):
+    while args:
+        arg = args.pop(0)
+        name, eq, value = arg.partition("=")
+        if name in FLAG_ADVICE:
+            benchmarks, models = (" | ".join(options(g, conf_dir)) for g in ("benchmark", "model"))
+            advice = FLAG_ADVICE[name].format(benchmarks=benchmarks, models=models)
+            raise ConfigError(f"{name} is not a flag here: {advice}")
+        if name in FLAG_KEYS:
+            if not (eq or args):
+                raise ConfigError(f"{name} needs a value: {FLAG_KEYS[name].format('VALUE')}")
+            rest.append(FLAG_KEYS[name].format(value if eq else args.pop(0)))
+        elif name in HYDRA_FLAGS:
+            flags.append(arg)
+            takes_value = not eq and HYDRA_FLAGS[name].nargs != 0
+            if takes_value and args and not args[0].startswith("-") and "=" not in args[0]:
+                flags.append(args.pop(0))
+        elif arg.startswith("-") and not NUMBER.fullmatch(arg):
             raise ConfigError(
                 f"unknown flag {name}: this is a Hydra app, settings are key=value "
                 "(python scripts/run.py --help lists them)"
             )
         else:
-            out.extend(hub_model(arg, conf_dir))
-        i += 1
-    return flags_first(out)
+            rest.extend(hub_model(arg, conf_dir))
+    return flags + rest
 
 
 GENERIC_MODEL = "hf"  # conf/model/hf.yaml: any hub id, model=hf model.hub_id=ORG/NAME
@@ -159,57 +118,6 @@ def hub_model(arg: str, conf_dir: Path = CONF_DIR) -> list[str]:
     ):
         return [arg]
     return [f"model={GENERIC_MODEL}", f"model.hub_id={value}"]
-
-
-# Hydra flags that take a value as the next argument (``--cfg job``, ``-cn name``).
-VALUE_FLAGS = frozenset(
-    {
-        "-cp",
-        "--config-path",
-        "-cn",
-        "--config-name",
-        "-cd",
-        "--config-dir",
-        "-p",
-        "--package",
-        "-c",
-        "--cfg",
-        "-i",
-        "--info",
-        "-sc",
-        "--shell-completion",
-    }
-)
-
-
-def flags_first(argv: Sequence[str]) -> list[str]:
-    """Hydra's flags (with their values) before the overrides: ``logger=none -m seed=0,1`` is what people
-    type, and Hydra's argparse takes overrides only as one trailing run ("unrecognized arguments")."""
-    flags: list[str] = []
-    rest: list[str] = []
-    args = list(argv)
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a.startswith("-") and not re.fullmatch(r"-\d+(\.\d+)?", a):
-            flags.append(a)
-            if (
-                a in VALUE_FLAGS
-                and i + 1 < len(args)
-                and not args[i + 1].startswith("-")
-                and "=" not in args[i + 1]
-            ):
-                flags.append(args[i + 1])
-                i += 1
-        else:
-            rest.append(a)
-        i += 1
-    return flags + rest
-
-
-def _is_value(args: list[str], i: int) -> bool:
-    """A negative number or a value given to a Hydra flag (``--config-name x``, ``-cp path``)."""
-    return bool(re.fullmatch(r"-\d+(\.\d+)?", args[i])) or (i > 0 and args[i - 1] in VALUE_FLAGS)
 
 
 def composition_error(e: BaseException) -> str | None:
@@ -269,53 +177,33 @@ def _closest(name: str, known: Sequence[str], prefix: str = "") -> str:
     return f"did you mean {prefix}{leaves[close[0]]}? " if close else ""
 
 
-def sweep_jobs(argv: Sequence[str], conf_dir: Path | None = None) -> int | None:
+def sweep_jobs(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> int | None:
     """How many jobs a ``-m`` command line sweeps: the product of its sweep overrides and of the
-    ``hydra.sweeper.params`` of the ``+experiment=`` it names (the command line wins per key, as in
-    Hydra's basic sweeper); a ``glob(...)`` sweep counts the matching options of its config group.
-    None when not a sweep or when a line does not parse (Hydra then says why in its own words)."""
-    if not any(a in ("-m", "--multirun") for a in argv):
+    ``hydra.sweeper.params`` of the ``+experiment=`` it names (``sweep_dirs.sweep_overrides``); a
+    ``glob(...)`` sweep counts the matching options of its config group. None when not a sweep or
+    when the line does not parse."""
+    if not {"-m", "--multirun"} & set(argv):
         return None
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import HydraException
-
-    line = [a for a in argv if "=" in a and not a.startswith("-")]
-    parser = OverridesParser.create()
-    try:
-        overrides = parser.parse_overrides(line)
-        given = {o.get_key_element().lstrip("+~") for o in overrides}
-        params = [
-            f"{k}={v}"
-            for k, v in _experiment_sweep(overrides, conf_dir).items()
-            if k.lstrip("+~") not in given
-        ]
-        overrides = [*overrides, *parser.parse_overrides(params)]
-    except HydraException:
-        return None
-    jobs = 1
-    for o in overrides:
-        if o.is_sweep_override() and not o.is_hydra_override():
-            jobs *= _sweep_size(o, conf_dir)
-    return jobs
-
-
-def _experiment_sweep(overrides: Sequence[Any], conf_dir: Path | None) -> dict[str, str]:
-    """The ``hydra.sweeper.params`` of the experiment a command line selects, read as plain YAML."""
-    for o in overrides:
-        if o.get_key_element().lstrip("+") == "experiment" and not o.is_sweep_override():
-            path = Path(conf_dir or CONF_DIR) / "experiment" / f"{o.value()}.yaml"
-            node = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-            node = node if isinstance(node, dict) else {}  # a missing or odd file: Hydra reports it
-            params = ((node.get("hydra") or {}).get("sweeper") or {}).get("params") or {}
-            return {str(k): str(v) for k, v in params.items()}
-    return {}
-
-
-def _sweep_size(o: Any, conf_dir: Path | None) -> int:
     from hydra.core.override_parser.types import Glob
 
-    value = o.value()
-    if isinstance(value, Glob):
-        group = Path(conf_dir or CONF_DIR) / o.get_key_element().lstrip("+~")
-        return len(value.filter(sorted(p.stem for p in group.glob("*.yaml"))))
-    return len(list(o.sweep_string_iterator()))
+    last = sweep_overrides(argv, _experiment_sweep(argv, conf_dir))
+    if last is None:
+        return None
+    sizes = [
+        len(o.value().filter(options(key, conf_dir)))
+        if isinstance(o.value(), Glob)
+        else len(list(o.sweep_string_iterator()))
+        for key, o in last.items()
+        if o.is_sweep_override() and not o.is_hydra_override()
+    ]
+    return math.prod(sizes)
+
+
+def _experiment_sweep(argv: Sequence[str], conf_dir: Path) -> dict[str, Any]:
+    """The ``hydra.sweeper.params`` of the experiment a command line selects, read as plain YAML."""
+    for arg in reversed(argv):
+        key, _, name = arg.partition("=")
+        path = conf_dir / "experiment" / f"{name}.yaml"
+        if key.lstrip("+") == "experiment" and path.is_file():  # a missing file: Hydra reports it
+            return dict(OmegaConf.select(OmegaConf.load(path), "hydra.sweeper.params") or {})
+    return {}

@@ -28,9 +28,12 @@ import os
 import shlex
 import sys
 
+from ledgermind.cli.commands import one_line_errors
 from ledgermind.confutil import CONF_DIR, container
+from ledgermind.errors import UserError
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -58,18 +61,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from ledgermind.backends.serve_command import launch_argv, serve_argv
     from ledgermind.cli.run_args import hub_model
-    from ledgermind.errors import UserError
     from ledgermind.pipeline.config import register_schemas
 
     if not any(o.startswith("model=") for o in args.overrides):
-        print("error: name the model: python scripts/serve.py model=NAME (see conf/model/)", file=sys.stderr)
-        return 2
+        raise UserError("name the model: python scripts/serve.py model=NAME (see conf/model/)")
     if args.dp < 1 or args.servers < 1 or (args.servers > 1 and (args.launch or args.dp > 1)):
-        print(
-            "error: --dp and --servers are >= 1; --servers prints commands (no --launch, no --dp)",
-            file=sys.stderr,
-        )
-        return 2
+        raise UserError("--dp and --servers are >= 1; --servers prints commands (no --launch, no --dp)")
     register_schemas()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -77,9 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         model = container(cfg.model)
         kw = {"host": args.host, "port": args.port, "data_parallel_size": args.dp}
         cmd = launch_argv(model, sys.executable, **kw) if args.launch else serve_argv(model, **kw)
-    except (HydraException, OmegaConfBaseException, UserError) as e:
-        print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
-        return 2
+    except (HydraException, OmegaConfBaseException) as e:
+        raise UserError(str(e).strip().splitlines()[0]) from None
     if args.servers > 1:
         ports = [args.port + i for i in range(args.servers)]
         for gpu, port in enumerate(ports):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ledgermind.confutil import CONF_DIR, container, to_plain
 from ledgermind.errors import UserError
+from ledgermind.experiment.wandb_logger import configured_logger
 from ledgermind.srfa.checks import format_checks
 from ledgermind.srfa.protocol import SrfaMode
 from ledgermind.srfa.run import SRFA_FILE, SRFA_METRICS_FILE
@@ -52,16 +54,31 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
         mode = SrfaMode(str(a.mode))
     except ValueError:
         raise UserError(f"srfa.mode must be ledger, judge or both, got {a.mode!r}") from None
-    defaults = SrfaSettings(mode)  # a null key means the one home of that constant
-    settings = SrfaSettings(
-        mode,
-        float(a.gamma) if a.gamma is not None else defaults.gamma,
-        int(a.max_claims) if a.max_claims is not None else defaults.max_claims,
-    )
+    # a null key means the one home of that constant (SrfaSettings' default)
+    settings = SrfaSettings(mode)
+    if a.gamma is not None:
+        settings = replace(settings, gamma=float(a.gamma))
+    if a.max_claims is not None:
+        settings = replace(settings, max_claims=int(a.max_claims))
     items = run_items(run_dir, trusted=trust_config)
-    cascade = _cascade(cfg) if mode in {SrfaMode.LEDGER, SrfaMode.BOTH} else None
-    evidence = _evidence_source(cfg) if cascade is not None else None
-    logger = _logger(cfg, run_dir)
+    cascade = evidence = None
+    if mode in {SrfaMode.LEDGER, SrfaMode.BOTH}:
+        from ledgermind.grounding.cascade import build_cascade
+        from ledgermind.srfa.run import EvidenceSource
+        from perception.build import build_tools_cached
+
+        # the cascade builds the alias table its config asks for; srfa.grounding takes pipeline.grounding's keys
+        cascade = build_cascade(to_plain(cfg.srfa.get("grounding")))
+        # the same on-disk perception cache as the runs: an item the run already OCR'd costs nothing
+        evidence = EvidenceSource(build_tools_cached(to_plain(cfg.perception)))
+    logger = configured_logger(cfg.get("logger"))
+    logger.start(
+        out_dir=Path(run_dir),
+        config=container(cfg),
+        name=f"srfa-{cfg.srfa.mode}-{Path(run_dir).name}",
+        group=None,
+        job_type="srfa",
+    )
 
     async def go() -> dict[str, Any]:
         backend = None
@@ -93,38 +110,6 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
     finally:
         logger.finish()
     return metrics
-
-
-def _cascade(cfg: DictConfig) -> Any:
-    from ledgermind.grounding.cascade import build_cascade
-
-    # the cascade builds the alias table its config asks for; srfa.grounding takes pipeline.grounding's keys
-    return build_cascade(to_plain(cfg.srfa.get("grounding")))
-
-
-def _evidence_source(cfg: DictConfig) -> Any:
-    from ledgermind.srfa.run import EvidenceSource
-    from perception.build import build_tools_cached
-
-    # the same on-disk perception cache as the runs: an item the run already OCR'd costs nothing
-    return EvidenceSource(build_tools_cached(to_plain(cfg.perception)))
-
-
-def _logger(cfg: DictConfig, run_dir: Path) -> Any:
-    from hydra.utils import instantiate
-
-    from ledgermind.experiment.wandb_logger import ExperimentLogger
-
-    node = cfg.get("logger")
-    logger = instantiate(node) if node is not None else ExperimentLogger()
-    logger.start(
-        out_dir=Path(run_dir),
-        config=container(cfg),
-        name=f"srfa-{cfg.srfa.mode}-{Path(run_dir).name}",
-        group=None,
-        job_type="srfa",
-    )
-    return logger
 
 
 CANNOT_JUDGE = (

@@ -19,10 +19,9 @@ is printed under the table.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from ledgermind.errors import UserError
+from ledgermind.cli.commands import one_line_errors
 from ledgermind.experiment import table3, table3_render
 from ledgermind.experiment.wandb_logger import ExperimentLogger, WandbLogger
 from ledgermind.metrics.stats import DEFAULT_RESAMPLES, BootstrapConfig
@@ -68,29 +67,17 @@ def _positive(text: str) -> int:
     return value
 
 
-def make_logger(choice: str, run_dirs: list[Path]) -> ExperimentLogger:
-    if choice == "none":
-        return ExperimentLogger()
-    if choice in ("offline", "online"):
-        return WandbLogger(mode=choice)
-    # auto: a run folder is data, its logger node is never followed (its online mode, entity or
-    # project would send the reader's W&B key where the folder's maker chose); log only when asked
-    return ExperimentLogger()
-
-
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
-        run_dirs = find_runs(args.runs)
-        runs = [table3.load_run(d) for d in run_dirs]
-        boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)
-        rows = table3.build_rows(runs, with_paper=args.paper, allow_mixed=args.allow_mixed, bootstrap=boot)
-        footer = table3.protocol_footer(runs)  # reads each run's recorded config: refused here, in one line
-        out_dir = args.out or args.runs[0]
-        outs = table3_render.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)
-    except UserError as e:  # also a table file that is a link: nothing was written
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    run_dirs = find_runs(args.runs)
+    runs = [table3.load_run(d) for d in run_dirs]
+    boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)
+    rows = table3.build_rows(runs, with_paper=args.paper, allow_mixed=args.allow_mixed, bootstrap=boot)
+    footer = table3.protocol_footer(runs)  # reads each run's recorded config: refused here, in one line
+    out_dir = args.out or args.runs[0]
+    # a table file that is a link is refused before anything is written
+    outs = table3_render.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)
     ctx = table3.context_of(runs)
     label = table3.label_of(runs).line  # what answered: the first line, as on every file
     print((f"{label}\n" if label else "") + footer + "\n")
@@ -110,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{outs.census.name} (the mechanism census of every run{'' if args.census else '; --census prints it'})"
     )
 
-    logger = make_logger(args.logger, run_dirs)
+    # auto: a run folder is data, its logger node is never followed (its online mode, entity or
+    # project would send the reader's W&B key where the folder's maker chose); log only when asked
+    logger = WandbLogger(mode=args.logger) if args.logger in ("offline", "online") else ExperimentLogger()
     logger.start(
         out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, **table3.logger_fields(runs, args.runs)
     )

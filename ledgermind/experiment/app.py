@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import random
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,11 +24,12 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import container, to_plain
 from ledgermind.errors import ConfigError, UserError
 from ledgermind.experiment import components
+from ledgermind.experiment.artefact_label import label_for
 from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu, refuse_unreachable_weights
 from ledgermind.experiment.run_log import log_to
 from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
-from ledgermind.experiment.wandb_logger import ExperimentLogger
+from ledgermind.experiment.wandb_logger import ExperimentLogger, configured_logger
 from ledgermind.metrics import summarize as trajectory_summary
 from ledgermind.pipeline.config import PipelineConfig, ablation_flags, build
 from ledgermind.runs.claim import ResumeMode, claim, release_unstarted, resume_identity
@@ -82,13 +83,10 @@ def _int(cfg: DictConfig, key: str, *, minimum: int) -> int:
 
 
 def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    try:
-        import numpy as np
+    import numpy as np
 
-        np.random.seed(seed)
-    except ImportError:  # pragma: no cover
-        pass
+    random.seed(seed)
+    np.random.seed(seed)
     if "torch" in sys.modules:  # never import torch just to seed it
         sys.modules["torch"].manual_seed(seed)
 
@@ -143,10 +141,6 @@ def backend_identity(cfg: DictConfig) -> str:
     return str(target).rsplit(".", 1)[-1]
 
 
-def is_tiny_model(model: Mapping[str, Any]) -> bool:
-    return bool(model.get("builder")) or "tiny" in str(model.get("name", ""))
-
-
 def adopt_backend_model(cfg: DictConfig) -> None:
     """A backend that is its own model (``backend.own_model``: the simulated backbone) replaces the
     composed ``model`` node, so the run is recorded, named, budgeted and cached as that model
@@ -157,10 +151,6 @@ def adopt_backend_model(cfg: DictConfig) -> None:
     if own is not None:
         with open_dict(cfg):
             cfg.model = OmegaConf.create(to_plain(own))
-
-
-def plain_config(cfg: DictConfig) -> dict[str, Any]:
-    return container(cfg)
 
 
 # ------------------------------------------------------------------------------ the run
@@ -176,28 +166,26 @@ def run_experiment(
     check_schemas(cfg)
     adopt_backend_model(cfg)
     settings = RunSettings.from_cfg(cfg)
-    model_keys = {k: cfg.model.get(k) for k in ("name", "hub_id", "path", "builder", "revision")}
-    backend_keys = {k: cfg.backend.get(k) for k in ("_target_", "device")}
-    refuse_large_model_on_cpu(model_keys, backend_keys)  # before any item or download
-    refuse_unreachable_weights(model_keys, backend_keys)
+    refuse_large_model_on_cpu(cfg.model, cfg.backend)  # before any item or download
+    refuse_unreachable_weights(cfg.model, cfg.backend)
     seed_everything(settings.seed)
     items = load_selected_items(cfg, settings.limit)
     factory = agent_factory or configured_agent_factory(cfg)
     scorer = scorer or configured_scorer(cfg)
     summarize = summarize if summarize is not None else trajectory_summary
     # replayed replies are not the tiny model's, and a backend with a disclaimer prints its own banner
-    backend = backend_identity(cfg)
-    if is_tiny_model(cfg.model) and backend != "ReplayBackend" and not describe_backend(backend).disclaimer:
+    backend, model = backend_identity(cfg), str(cfg.model.get("name"))
+    if label_for({"backend": backend, "model": model}).kind == "TINY MODEL":
         print(TINY_MODEL_BANNER.format(name=cfg.model.get("name")), file=sys.stderr, flush=True)
 
     identity = identity_for(
         items,
-        model=str(cfg.model.get("name")),
-        backend=backend_identity(cfg),
+        model=model,
+        backend=backend,
         benchmark=benchmark_identity(cfg),
         variant=settings.variant,
         seed=settings.seed,
-        provenance=run_provenance(plain := plain_config(cfg)),
+        provenance=run_provenance(plain := container(cfg)),
     )
     mode = ResumeMode.parse(cfg.get("resume"))
     out_dir, lock = claim(
@@ -239,11 +227,7 @@ def hydra_files(cfg: DictConfig) -> dict[str, str]:
     the task config unresolved, Hydra's own node, the task overrides); only ``config.yaml`` outside
     a Hydra app (tests calling ``run_experiment``)."""
     files = {"config.yaml": OmegaConf.to_yaml(cfg)}
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        hc = HydraConfig.get()
-    except (ImportError, ValueError):
+    if (hc := hydra_config()) is None:
         return files
     files["hydra.yaml"] = OmegaConf.to_yaml(OmegaConf.create({"hydra": hc}))
     files["overrides.yaml"] = OmegaConf.to_yaml(OmegaConf.create(list(hc.overrides.task)))
@@ -274,16 +258,39 @@ def _run_claimed(
     settings: RunSettings,
 ) -> dict[str, Any]:
     """The run proper, in a directory this process holds (``runs.claim.claim``)."""
+    from ledgermind.backends.build import build_backend
+    from ledgermind.backends.cache import cache_path
+
     gamma = float(cfg.get("pipeline", {}).get("gamma", paper.GAMMA))
     options = RunOptions(settings.output_dir, settings.concurrency, gamma, settings.progress)
     started: list[ExperimentLogger] = []  # the logger starts once the backend passed its preflight
+    cache = cfg.get("cache") or {}
+    mode, out = cache.get("mode", "off"), str(settings.output_dir)
+    name, backend_cfg = str(cfg.model.get("name")), to_plain(cfg.backend)
+    path = cache_path(cache, out, name, backend_cfg) if mode != "off" else None
+    origin = str(Path(out).resolve())  # the rows this run writes: a hit on another run's row is "shared"
 
-    def start_logger() -> ExperimentLogger:
-        started.append(_start_logger(cfg, settings, identity.to_dict()))
-        return started[0]
+    async def run() -> dict[str, Any]:
+        backend = build_backend(cfg.backend, cfg.model, cache_mode=mode, cache_path=path, cache_origin=origin)
+        try:
+            await backend.preflight()  # a dead server is one clear line (exit 2) before any item runs
+            backend.expect_items(items)  # every job of a sweep places them alike
+            agent = factory(cfg, backend)
+            started.append(_start_logger(cfg, settings, identity.to_dict()))
+            return await run_items(
+                items,
+                agent,
+                identity=identity,
+                options=options,
+                scorer=scorer,
+                summarize=summarize,
+                logger=started[0],
+            )
+        finally:
+            await backend.aclose()
 
     try:
-        metrics = asyncio.run(_run(cfg, items, factory, identity, options, scorer, summarize, start_logger))
+        metrics = asyncio.run(run())
         ids = {i.id for i in items}
         results = [r for r in read_results(settings.output_dir) if r.id in ids]
         started[0].log_summary(metrics, results, item_details(settings.output_dir, items))
@@ -314,30 +321,30 @@ def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, Any]]:
     return details
 
 
-def sweep_group(cfg: DictConfig) -> str | None:
-    """The W&B group of a Hydra multirun: its sweep directory (all its jobs, whatever their benchmark)."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
-        from hydra.types import RunMode
+def hydra_config() -> Any:
+    """Hydra's own node of this run; None outside a Hydra app (tests call ``run_experiment``)."""
+    from hydra.core.hydra_config import HydraConfig
 
-        hc = HydraConfig.get()
-    except (ImportError, ValueError):  # not inside a Hydra run (tests call run_experiment directly)
-        return None
-    return str(hc.sweep.dir) if hc.mode == RunMode.MULTIRUN else None
+    return HydraConfig.get() if HydraConfig.initialized() else None
+
+
+def sweep_group() -> str | None:
+    """The W&B group of a Hydra multirun: its sweep directory (all its jobs, whatever their benchmark)."""
+    from hydra.types import RunMode
+
+    hc = hydra_config()
+    return str(hc.sweep.dir) if hc is not None and hc.mode == RunMode.MULTIRUN else None
 
 
 def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, Any]) -> ExperimentLogger:
-    from hydra.utils import instantiate
-
-    node = cfg.get("logger")
-    logger: ExperimentLogger = instantiate(node) if node is not None else ExperimentLogger()
+    logger = configured_logger(cfg.get("logger"))
     model = str(cfg.model.get("name"))
     simulated = list(describe_backend(backend_identity(cfg)).tags)
     logger.start(
         out_dir=settings.output_dir,
-        config={**plain_config(cfg), "identity": identity},
+        config={**container(cfg), "identity": identity},
         name=f"{settings.variant}-{model}",
-        group=sweep_group(cfg) or benchmark_identity(cfg),  # the default; logger.group wins when set
+        group=sweep_group() or benchmark_identity(cfg),  # the default; logger.group wins when set
         job_type="eval",
         tags=[
             f"variant:{settings.variant}",
@@ -347,42 +354,3 @@ def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, An
         ],
     )
     return logger
-
-
-async def _run(
-    cfg: DictConfig,
-    items: list[Item],
-    factory: AgentFactory,
-    identity: Any,
-    options: RunOptions,
-    scorer: Scorer,
-    summarize: Summarize | None,
-    start_logger: Callable[[], ExperimentLogger],
-) -> dict[str, Any]:
-    from ledgermind.backends.build import build_backend
-    from ledgermind.backends.cache import cache_path
-
-    cache = cfg.get("cache") or {}
-    out = str(cfg.output_dir)
-    name, backend_cfg = str(cfg.model.get("name")), to_plain(cfg.backend)
-    path = cache_path(cache, out, name, backend_cfg) if cache.get("mode", "off") != "off" else None
-    origin = str(Path(out).resolve())  # the rows this run writes: a hit on another run's row is "shared"
-    backend = build_backend(
-        cfg.backend, cfg.model, cache_mode=cache.get("mode", "off"), cache_path=path, cache_origin=origin
-    )
-    try:
-        await backend.preflight()  # a dead server is one clear line (exit 2) before any item runs
-        backend.expect_items(items)  # every job of a sweep places them alike
-        agent = factory(cfg, backend)
-        logger = start_logger()
-        return await run_items(
-            items,
-            agent,
-            identity=identity,
-            options=options,
-            scorer=scorer,
-            summarize=summarize,
-            logger=logger,
-        )
-    finally:
-        await backend.aclose()

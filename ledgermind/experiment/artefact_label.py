@@ -21,9 +21,7 @@ from typing import Any
 
 from ledgermind.backends.recorded import describe_backend
 
-REPLAY_BACKEND = (
-    "ReplayBackend"  # the class name the run identity records (as app.py's tiny-model banner uses)
-)
+REPLAY_BACKEND = "ReplayBackend"  # the class name the run identity records
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ them), so the harness decides afterwards, from what the trajectory recorded:
   crashed engine, an unreachable or failing search service: ``infrastructure``) or the item's input did (an image missing, corrupt, not an
   image, a decompression bomb: ``data``). Only EVIDENCE anomalies (no text found, a tiny crop, an
   empty reply) are ordinary evidence gaps the method is designed to repair, so they stay part of
-  the answer. A record written before ``failure`` existed is read by its image-error tags.
+  the answer.
 
 The cause is one short line; the first failure wins because later ones usually follow from it
 (tool failures are looked at before model calls for the same reason).
@@ -31,16 +31,12 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.errors import FailureKind
 
 MAX_CAUSE_CHARS = 300
-# Error class names raised by image decoding (ledgermind/image_decode.py, perception/image_io.py).
-IMAGE_FAILURES = (
-    "ImageNotFoundError",
-    "NotAnImageError",
-    "CorruptImageError",
-    "ImageTooLargeError",
-    "ImageLoadError",
-    "DecompressionBombError",
-    "cannot read image",
-)
+# the failure classes that make an item an error, and how its cause line opens
+FAILED = {
+    FailureKind.DATA: "image failed",
+    FailureKind.INFRASTRUCTURE: "infrastructure failed",
+    FailureKind.MODEL: "model call failed",
+}
 
 
 def short(cause: str) -> str:
@@ -73,19 +69,8 @@ def trajectory_error(traj: Any) -> str | None:
 
 def tool_failure(out: Any) -> str | None:
     """The item-error cause of one tool output, or None when it is an answer's evidence (or a gap)."""
-    if not out.error:
-        return None
-    detail = out.error.removeprefix("error: ")
-    kind = out.failure
-    if kind is None and any(tag in out.error for tag in IMAGE_FAILURES):
-        kind = FailureKind.DATA  # a record from before the failure class was stored
-    if kind is FailureKind.DATA:
-        return short(f"image failed ({out.tool}): {detail}")
-    if kind is FailureKind.INFRASTRUCTURE:
-        return short(f"infrastructure failed ({out.tool}): {detail}")
-    if kind is FailureKind.MODEL:
-        return short(f"model call failed ({out.tool}): {detail}")
-    return None
+    what = FAILED.get(out.failure) if out.error else None
+    return short(f"{what} ({out.tool}): {out.error.removeprefix('error: ')}") if what else None
 
 
 def item_error(item: Item, traj: Any) -> str | None:

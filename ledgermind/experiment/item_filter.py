@@ -20,23 +20,16 @@ SHOWN_IDS = 5  # how many known ids an unknown-id error lists as examples
 
 def requested_ids(cfg: Mapping[str, Any]) -> list[str] | None:
     """The ids asked for by ``item_ids`` and/or ``item_ids_file`` (None: no filter)."""
-    ids: list[str] = []
-    given = False
-    raw = cfg.get("item_ids")
-    if raw is not None:
-        if isinstance(raw, str | int):
-            raw = [raw]
-        if not isinstance(raw, Sequence):
-            raise ConfigError(f"item_ids must be a list of item ids, got {raw!r}")
-        ids += [str(x) for x in raw]
-        given = True
-    path = cfg.get("item_ids_file")
-    if path:
-        ids += read_ids_file(Path(str(path)))
-        given = True
-    if given and not ids:
+    raw, path = cfg.get("item_ids"), cfg.get("item_ids_file")
+    if raw is None and not path:
+        return None
+    raw = [raw] if isinstance(raw, str | int) else raw
+    if raw is not None and not isinstance(raw, Sequence):
+        raise ConfigError(f"item_ids must be a list of item ids, got {raw!r}")
+    ids = [str(x) for x in raw or []] + (read_ids_file(Path(str(path))) if path else [])
+    if not ids:
         raise ConfigError("item_ids / item_ids_file select no item (empty list)")
-    return list(dict.fromkeys(ids)) if given else None
+    return list(dict.fromkeys(ids))
 
 
 def read_ids_file(path: Path) -> list[str]:

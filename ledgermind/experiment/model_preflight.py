@@ -43,15 +43,16 @@ def billions(model: Mapping[str, Any]) -> float | None:
 
 def on_cpu(backend: Mapping[str, Any], cuda_available: bool | None = None) -> bool:
     """Whether an in-process backend would put the model on the CPU (``device: auto`` without CUDA)."""
-    target = str(backend.get("_target_", "")).rsplit(".", 1)[-1]
-    if target not in CPU_BACKENDS:
+    if _target(backend) not in CPU_BACKENDS:
         return False
     device = str(backend.get("device") or "auto")
-    if device == "auto":
-        if cuda_available is None:
-            cuda_available = _cuda_available()
-        return not cuda_available
-    return device == "cpu"
+    if device != "auto":
+        return device == "cpu"
+    return not (_cuda_available() if cuda_available is None else cuda_available)
+
+
+def _target(backend: Mapping[str, Any]) -> str:
+    return str(backend.get("_target_", "")).rsplit(".", 1)[-1]
 
 
 def _cuda_available() -> bool:
@@ -97,9 +98,8 @@ def weights_problem(hub_id: str, revision: str | None = None) -> str | None:
 
 def refuse_unreachable_weights(model: Mapping[str, Any], backend: Mapping[str, Any]) -> None:
     """One-line ``ConfigError`` (exit 2) when an in-process backend could not load the model's hub weights."""
-    target = str(backend.get("_target_", "")).rsplit(".", 1)[-1]
     hub_id = model.get("hub_id")
-    if target not in IN_PROCESS or not hub_id or model.get("path") or model.get("builder"):
+    if _target(backend) not in IN_PROCESS or not hub_id or model.get("path") or model.get("builder"):
         return
     problem = weights_problem(str(hub_id), model.get("revision"))
     if problem:

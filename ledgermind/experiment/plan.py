@@ -86,11 +86,6 @@ class Pilot:
     items_per_run: dict[tuple[str, int], int] = field(default_factory=dict)
 
     @property
-    def first_n(self) -> bool:
-        """Some run took the benchmark's first N items: not a sample of the set (files are sorted)."""
-        return any(r.sample == FIRST_N for r in self.runs)
-
-    @property
     def variants(self) -> list[str]:
         names = {r.variant for r in self.runs}
         order = variant_names()
@@ -156,11 +151,6 @@ def item_costs(pilot: Pilot) -> dict[str, dict[tuple[str, int], Cost]]:
     return dict(costs)
 
 
-def shared_cache_costs(pilot: Pilot) -> dict[str, Cost]:
-    """Per variant: the pilot's requests and tokens as a sweep-shared cache would send them."""
-    return {v: sum(per.values(), Cost()) for v, per in item_costs(pilot).items()}
-
-
 def projection(per_item: Sequence[Cost], n: float) -> tuple[Cost, Cost]:
     """(total, standard error) of ``n`` (item, seed) units projected from the pilot's units: n × mean,
     and n × the standard error of the mean (the spread of the pilot's per-item costs over √units).
@@ -192,10 +182,6 @@ def discordance(pilot: Pilot, variant: str, reference: str = "full") -> Discorda
             only_ref += x >= 1.0 and y < 1.0
             only_var += y >= 1.0 and x < 1.0
     return Discordance.from_counts(only_ref, only_var, pairs)
-
-
-def discordant_pairs(d: Discordance) -> int:
-    return round(d.psi * d.pairs)
 
 
 @dataclass(frozen=True)
@@ -244,7 +230,8 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
             "sent": pilot_total.sent,
             "wall_s": wall,
             "sample": sorted({r.sample for r in pilot.runs}),
-            "warning": FIRST_N_WARNING if pilot.first_n else None,
+            # some run took the benchmark's first N items: not a sample of the set (files are sorted)
+            "warning": FIRST_N_WARNING if any(r.sample == FIRST_N for r in pilot.runs) else None,
         },
         "request": asdict(req),
         "rate_tokens_per_s": rate,
@@ -259,24 +246,23 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     }
 
 
-def _cost_row(cost: Cost, rate: float | None, se: Cost | None = None) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "made": cost.made,
-        "sent": cost.sent,
-        "prompt_tokens": cost.prompt_tokens,
-        "cached_prompt_tokens": cost.cached_prompt_tokens,
-        "uncached_prompt_tokens": cost.uncached_prompt_tokens,
-        "completion_tokens": cost.completion_tokens,
+COST_KEYS = (
+    "made",
+    "sent",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "uncached_prompt_tokens",
+    "completion_tokens",
+)
+SE_KEYS = ("made", "sent", "prompt_tokens", "completion_tokens")  # the ones rendered with "± se"
+
+
+def _cost_row(cost: Cost, rate: float | None, se: Cost) -> dict[str, Any]:
+    return {
+        **{k: getattr(cost, k) for k in COST_KEYS},
         "gpu_hours": gpu_hours(cost, rate) if rate else None,
+        "se": {k: getattr(se, k) for k in SE_KEYS},
     }
-    if se is not None:
-        row["se"] = {
-            "made": se.made,
-            "sent": se.sent,
-            "prompt_tokens": se.prompt_tokens,
-            "completion_tokens": se.completion_tokens,
-        }
-    return row
 
 
 def _power_row(pilot: Pilot, variant: str, req: PlanRequest) -> dict[str, Any]:
@@ -284,7 +270,7 @@ def _power_row(pilot: Pilot, variant: str, req: PlanRequest) -> dict[str, Any]:
     sdd = smallest_detectable_delta(req.items or pilot.items_per_seed, d.psi, req.alpha, req.power)
     return {
         "pairs": d.pairs,
-        "discordant": discordant_pairs(d),
+        "discordant": round(d.psi * d.pairs),
         "p_only_full": d.p_full,
         "p_only_variant": d.p_variant,
         "pilot_delta_points": 100 * d.delta,

@@ -24,8 +24,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import container
-from ledgermind.errors import UserError
-from ledgermind.experiment.runner import Scorer, answer_text, score_text
+from ledgermind.errors import DataError, UserError
+from ledgermind.experiment.runner import Scorer, answer_text, read_trajectories, score_text
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.runs.atomic import atomic_write, atomic_write_json
 from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG, RESULTS_FILE
@@ -33,7 +33,6 @@ from ledgermind.runs.provenance import request_totals, scorer_version
 from ledgermind.runs.reader import RunDir, find_runs, rebuild_items
 from ledgermind.runs.results import ItemResult
 from ledgermind.runs.summary import RunIdentity, Summarize, build_metrics
-from ledgermind.runs.trajectories import iter_trajectory_dicts
 from ledgermind.trajectory import Trajectory
 
 RESCORE_DIR = "rescore"
@@ -58,14 +57,6 @@ class RescoreReport:
     accuracy_before: float = 0.0
     accuracy_after: float = 0.0
     backup_dir: Path | None = None
-
-
-# ------------------------------------------------------------------------------ the recorded run
-def recorded_config(run_dir: Path) -> DictConfig:
-    cfg = RunDir(run_dir).config()
-    if cfg is None:
-        raise RescoreError(f"{run_dir} has no recorded config ({RECORDED_CONFIG}); pass the items explicitly")
-    return cfg
 
 
 def scorer_from_config(
@@ -130,13 +121,18 @@ def rescore_run(
     old_metrics = run.metrics()
     if old_metrics is None:
         raise RescoreError(f"{run_dir} has no {METRICS_FILE}: the run did not finish (resume it first)")
-    cfg = recorded_config(run_dir) if items is None or scorer is None else None
+    cfg = run.config() if items is None or scorer is None else None
+    if cfg is None and (items is None or scorer is None):
+        raise RescoreError(f"{run_dir} has no recorded config ({RECORDED_CONFIG}); pass the items explicitly")
     # strict: a corrupt line would otherwise vanish from the rewritten file (an item silently dropped)
     results = run.results(strict=True)
     # a run folder is data: its benchmark is reloaded from the registry unless the user trusts it
     by_id = {it.id: it for it in (items if items is not None else rebuild_items(cfg, trusted=trust_config))}  # type: ignore[arg-type]
     scorer = scorer or scorer_from_config(cfg, random_fallback_seed, trusted=trust_config)
-    trajs = _trajectories(run_dir, [r.id for r in results])
+    try:
+        trajs = read_trajectories(run_dir, [r.id for r in results], strict=True)
+    except DataError as e:
+        raise RescoreError(f"{e}; nothing was rewritten") from None
     new = asyncio.run(rescore_results(results, trajs, by_id, scorer))
     # everything is computed and checked before anything is written: a failure leaves the folder as it was
     identity = RunIdentity.from_dict(old_metrics.get("identity") or {})
@@ -144,11 +140,8 @@ def rescore_run(
     if summarize is None:
         from ledgermind.metrics import summarize
     if gamma is None:
-        gamma = (
-            float((cfg.get("pipeline") or {}).get("gamma", PipelineConfig.gamma))
-            if cfg is not None
-            else PipelineConfig.gamma
-        )
+        pipeline = (cfg.get("pipeline") if cfg is not None else None) or {}
+        gamma = float(pipeline.get("gamma", PipelineConfig.gamma))
     metrics = build_metrics(
         new,
         list(trajs.values()),
@@ -158,7 +151,11 @@ def rescore_run(
         summarize=summarize,
         wall_time_total_s=old_metrics.get("wall_time_total_s"),
     )
-    changes = [_change(a, b) for a, b in zip(results, new, strict=True) if _verdict(a) != _verdict(b)]
+    changes = [
+        Change(a.id, _verdict(a), _verdict(b))
+        for a, b in zip(results, new, strict=True)
+        if _verdict(a) != _verdict(b)
+    ]
     metrics["rescore"] = {
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "scorer": scorer_version(),
@@ -174,20 +171,6 @@ def rescore_run(
     return RescoreReport(
         run_dir, len(new), changes, float(old_metrics.get("accuracy", 0.0)), metrics["accuracy"], backup
     )
-
-
-def _trajectories(run_dir: Path, ids: list[str]) -> dict[str, Trajectory]:
-    """The readable trajectories of ``ids``; a record of the wrong shape is a ``RescoreError``
-    naming it (before anything is rewritten), a missing or damaged file a note (the item keeps its verdict)."""
-    out: dict[str, Trajectory] = {}
-    for d in iter_trajectory_dicts(run_dir, ids):
-        try:
-            out[str(d["item_id"])] = Trajectory.from_dict(d)
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise RescoreError(
-                f"{run_dir}: the trajectory of {d.get('item_id')!r} is not a trajectory record ({e}); nothing was rewritten"
-            ) from None
-    return out
 
 
 def rescore_path(path: Path, **kwargs: Any) -> list[RescoreReport]:
@@ -223,7 +206,3 @@ def _write_results(run_dir: Path, results: Sequence[ItemResult]) -> None:
 
 def _verdict(r: ItemResult) -> tuple[str | None, float, bool]:
     return (r.prediction, r.score, r.parsed)
-
-
-def _change(a: ItemResult, b: ItemResult) -> Change:
-    return Change(a.id, _verdict(a), _verdict(b))

@@ -12,6 +12,7 @@ import inspect
 import logging
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -55,10 +56,7 @@ def start_order(items: Sequence[Item], agent: Any) -> list[Item]:
     by id, so the order changes nothing but the wall time.
     """
     cost = getattr(agent, "expected_cost", None)
-    if cost is None:
-        return list(items)
-    keyed = [(-float(cost(it)), i, it) for i, it in enumerate(items)]
-    return [it for _, _, it in sorted(keyed, key=lambda k: (k[0], k[1]))]
+    return list(items) if cost is None else sorted(items, key=lambda it: -float(cost(it)))  # a stable sort
 
 
 class ItemLogger(Protocol):
@@ -99,11 +97,9 @@ class RunOptions:
 
 def check_unique_ids(items: Sequence[Item]) -> None:
     """Resume keys on ids, so two items with one id would silently lose one of them."""
-    seen: set[str] = set()
-    for it in items:
-        if it.id in seen:
-            raise DataError(f"duplicate item id {it.id!r} in the benchmark; ids must be unique")
-        seen.add(it.id)
+    twice = [i for i, n in Counter(it.id for it in items).items() if n > 1]
+    if twice:
+        raise DataError(f"duplicate item id {twice[0]!r} in the benchmark; ids must be unique")
 
 
 def check_unchanged(finished: Sequence[ItemResult], items: dict[str, Item], out_dir: Path) -> None:
@@ -133,14 +129,9 @@ def question_types(traj: Trajectory | None) -> list[str]:
     if traj is None:
         return []
     prof = traj.profile or {}
-    # The agent records the dispatcher's question types under "types" (pipeline profile);
-    # "question_types" / "question_type" are accepted for trajectories written by other agents.
-    types = (
-        prof.get("types")
-        or prof.get("question_types")
-        or ([prof["question_type"]] if prof.get("question_type") else [])
-    )
-    return [str(getattr(t, "value", t)) for t in types]
+    # LedgerMind's agent records the dispatcher's question types under "types" (pipeline profile),
+    # the official baseline under "question_types"
+    return [str(getattr(t, "value", t)) for t in prof.get("types") or prof.get("question_types") or []]
 
 
 async def score_text(scorer: Scorer, item: Item, text: str) -> ScoreView:
@@ -151,59 +142,45 @@ async def score_text(scorer: Scorer, item: Item, text: str) -> ScoreView:
     return ScoreView.of(res)
 
 
-class ItemRunner:
-    """Solves and scores one item; any failure becomes an error result (the run goes on).
+async def solve_item(agent: Agent, scorer: Scorer, item: Item) -> tuple[ItemResult, Trajectory | None]:
+    """Solve and score one item; any failure becomes an error result (the run goes on).
 
     An item that could not be loaded is not sent to the agent at all; an item whose trajectory
     records a failed model call or an unreadable image is an error too (``failures.py``): its
     reply is kept for the audit, but it is left out of accuracy and redone on resume.
     """
-
-    def __init__(self, agent: Agent, scorer: Scorer) -> None:
-        self.agent, self.scorer = agent, scorer
-
-    async def __call__(self, item: Item) -> tuple[ItemResult, Trajectory | None]:
-        t0 = time.perf_counter()
-        traj: Trajectory | None = None
-        unscored = ScoreView(prediction=None, score=0.0, parsed=False)
-        if (error := load_error(item)) is not None:
-            return self._result(item, None, unscored, error, time.perf_counter() - t0), None
+    t0 = time.perf_counter()
+    traj: Trajectory | None = None
+    view = ScoreView(prediction=None, score=0.0, parsed=False)
+    if (error := load_error(item)) is None:
         try:
-            traj = await self.agent.solve(item)
-            view = await self._score(item, answer_text(traj))
+            traj = await agent.solve(item)
+            view = await score_text(scorer, item, answer_text(traj))
             error = item_error(item, traj)
         except Exception as exc:
             log.warning("item %s failed: %s: %s", item.id, type(exc).__name__, exc)
-            view, error = unscored, f"{type(exc).__name__}: {exc}"
-        if error is not None:
-            view = ScoreView(prediction=view.prediction, score=0.0, parsed=False)
-        return self._result(item, traj, view, error, time.perf_counter() - t0), traj
-
-    async def _score(self, item: Item, text: str) -> ScoreView:
-        return await score_text(self.scorer, item, text)
-
-    @staticmethod
-    def _result(
-        item: Item, traj: Trajectory | None, view: ScoreView, error: str | None, latency: float
-    ) -> ItemResult:
-        return ItemResult(
-            id=item.id,
-            prediction=view.prediction,
-            gold=item.answer,
-            score=view.score,
-            parsed=view.parsed,
-            path=traj.path.value if traj is not None else None,
-            difficulty=item.difficulty,
-            question_types=question_types(traj),
-            subject=item.meta.get("subject"),
-            model_calls=traj.n_model_calls if traj else 0,
-            tool_calls=traj.n_tool_calls if traj else 0,
-            tokens=traj.tokens if traj else 0,
-            latency_s=round(latency, 4),
-            error=error,
-            item_sha256=item.content_sha256(),
-            **request_totals(traj),
-        )
+            view, error = ScoreView(prediction=None, score=0.0, parsed=False), f"{type(exc).__name__}: {exc}"
+    if error is not None:
+        view = ScoreView(prediction=view.prediction, score=0.0, parsed=False)
+    result = ItemResult(
+        id=item.id,
+        prediction=view.prediction,
+        gold=item.answer,
+        score=view.score,
+        parsed=view.parsed,
+        path=traj.path.value if traj is not None else None,
+        difficulty=item.difficulty,
+        question_types=question_types(traj),
+        subject=item.meta.get("subject"),
+        model_calls=traj.n_model_calls if traj else 0,
+        tool_calls=traj.n_tool_calls if traj else 0,
+        tokens=traj.tokens if traj else 0,
+        latency_s=round(time.perf_counter() - t0, 4),
+        error=error,
+        item_sha256=item.content_sha256(),
+        **request_totals(traj),
+    )
+    return result, traj
 
 
 def _write(writer: ResultsWriter, result: ItemResult, traj: Trajectory | None) -> None:
@@ -245,13 +222,12 @@ async def run_items(
         print(line, file=sys.stderr, flush=True)
     clock = WallClock(options.out_dir)
     t0 = time.perf_counter()
-    solve_one = ItemRunner(agent, scorer)
     progress = Progress(len(items), previous, enabled=options.progress, desc=identity.variant)
     sem = asyncio.Semaphore(options.concurrency)
 
     async def bounded(item: Item) -> tuple[ItemResult, Trajectory | None]:
         async with sem:
-            return await solve_one(item)
+            return await solve_item(agent, scorer, item)
 
     with ResultsWriter(options.out_dir) as writer:
         try:
@@ -268,29 +244,11 @@ async def run_items(
         finally:
             progress.close()
     clock.tick()
-    return finalize(
-        items,
-        identity,
-        options,
-        summarize,
-        wall_time_s=time.perf_counter() - t0,
-        wall_time_total_s=clock.total_s,
-    )
-
-
-def finalize(
-    items: Sequence[Item],
-    identity: RunIdentity,
-    options: RunOptions,
-    summarize: Summarize | None,
-    *,
-    wall_time_s: float,
-    wall_time_total_s: float | None = None,
-) -> dict[str, Any]:
-    """Aggregate everything on disk for these items (this session's and resumed ones)."""
+    wall_time_s = time.perf_counter() - t0
+    # aggregate everything on disk for these items (this session's and resumed ones)
     order = {it.id: i for i, it in enumerate(items)}
     results = sorted((r for r in read_results(options.out_dir) if r.id in order), key=lambda r: order[r.id])
-    trajectories = readable_trajectories(options.out_dir, [r.id for r in results])
+    trajectories = list(read_trajectories(options.out_dir, [r.id for r in results]).values())
     identity = replace(
         identity, provenance={**identity.provenance, "image_budget_sent": observed_image_budget(trajectories)}
     )
@@ -299,7 +257,7 @@ def finalize(
         trajectories,
         identity,
         wall_time_s=wall_time_s,
-        wall_time_total_s=wall_time_s if wall_time_total_s is None else wall_time_total_s,
+        wall_time_total_s=clock.total_s,
         gamma=options.gamma,
         summarize=summarize,
     )
@@ -307,18 +265,20 @@ def finalize(
     return metrics
 
 
-def readable_trajectories(out_dir: Path, ids: Sequence[str]) -> list[Trajectory]:
-    """The trajectories of ``ids`` that can be read back; a damaged one (truncated by a full disk,
-    edited by hand) is a one-line note and its item keeps its verdict, counted without its census
-    — one bad file never stops a resume from finishing."""
-    out = []
+def read_trajectories(out_dir: Path, ids: Sequence[str], *, strict: bool = False) -> dict[str, Trajectory]:
+    """The trajectories of ``ids`` that can be read back, by id. A damaged one (truncated by a full
+    disk, edited by hand) is a ``DataError`` when ``strict`` (re-scoring must not drop an item), else a
+    one-line note and its item keeps its verdict, counted without its census — one bad file never
+    stops a resume from finishing."""
+    out: dict[str, Trajectory] = {}
     for d in iter_trajectory_dicts(out_dir, ids):
         try:
-            out.append(Trajectory.from_dict(d))
+            out[str(d["item_id"])] = Trajectory.from_dict(d)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            note(
-                f"{out_dir}: the trajectory of {d.get('item_id')!r} is not a trajectory record ({e}); item kept without it"
-            )
+            what = f"{out_dir}: the trajectory of {d.get('item_id')!r} is not a trajectory record ({e})"
+            if strict:
+                raise DataError(what) from None
+            note(f"{what}; item kept without it")
     return out
 
 

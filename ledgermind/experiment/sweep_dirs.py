@@ -15,20 +15,27 @@ from typing import Any
 
 
 # ------------------------------------------------------------------------------ naming and resuming
-def swept_keys(argv: Sequence[str], params: Mapping[str, Any] | None = None) -> set[str] | None:
-    """The keys a multirun sweeps: an experiment config's ``hydra.sweeper.params`` (``params``)
-    overridden by the command line (``+ablation=full,no_ecc``, ``seed=range(3)``), the last value of
-    a key winning as in Hydra's basic sweeper (``seed=0`` given to an experiment that sweeps seeds
-    runs one seed: not swept). None when they cannot be told."""
+def sweep_overrides(argv: Sequence[str], params: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The override a multirun runs with per key: an experiment config's ``hydra.sweeper.params``
+    (``params``) overridden by the command line (``+ablation=full,no_ecc``, ``seed=range(3)``), the
+    last value of a key winning as in Hydra's basic sweeper. None when the line does not parse
+    (Hydra then says why in its own words)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
 
     args = [f"{k}={v}" for k, v in (params or {}).items()]
     args += [a for a in argv if "=" in a and not a.startswith("-")]
     try:
         parsed = OverridesParser.create().parse_overrides(args)
-    except Exception:
+    except HydraException:
         return None
-    last = {o.key_or_group.lstrip("+~"): o for o in parsed}
+    return {o.key_or_group.lstrip("+~"): o for o in parsed}
+
+
+def swept_keys(argv: Sequence[str], params: Mapping[str, Any] | None = None) -> set[str] | None:
+    """The keys a multirun sweeps (``seed=0`` given to an experiment that sweeps seeds runs one seed:
+    not swept). None when they cannot be told."""
+    last = sweep_overrides(argv, params) or {}
     keys = {k for k, o in last.items() if o.is_sweep_override() and not k.startswith("hydra.")}
     return keys or None
 

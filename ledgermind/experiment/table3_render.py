@@ -125,54 +125,38 @@ def to_markdown(rows: Sequence[Row], with_paper: bool = False, ctx: Table3Contex
     return "\n".join(lines) + "\n"
 
 
+def csv_values(r: Row) -> dict[str, Any]:
+    """One row's raw numbers, no formatting (per-seed values joined by ';'), by CSV column."""
+    return {
+        "variant": r.variant,
+        "display": r.display,
+        **{c: r.scores[c] for c in COLUMNS},
+        **_bounds("overall_ci", r.overall),
+        **_bounds("delta_ci", r.delta_ci),
+        "verdict": r.verdict,
+        "p_value": r.p_value,
+        "p_holm": r.p_holm,
+        "mcnemar_p": _joined(r.mcnemar_p),
+        "seeds": _joined(r.seeds),
+        "overall_by_seed": _joined(r.overall_by_seed),
+        "delta_by_seed": _joined(r.delta_by_seed),
+        "n_items": r.overall.n if r.overall else 0,
+        "errors": r.errors,
+        "delta_vs_full": r.delta,
+    }
+
+
 def to_csv(rows: Sequence[Row]) -> str:
-    """Machine-readable: raw numbers, no formatting (per-seed values joined by ';')."""
+    """Machine-readable: one ``csv_values`` line per row under its column names."""
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(
-        [
-            "variant",
-            "display",
-            *COLUMNS,
-            "overall_ci_low",
-            "overall_ci_high",
-            "delta_ci_low",
-            "delta_ci_high",
-            "verdict",
-            "p_value",
-            "p_holm",
-            "mcnemar_p",
-            "seeds",
-            "overall_by_seed",
-            "delta_by_seed",
-            "n_items",
-            "errors",
-            "delta_vs_full",
-        ]
-    )
-    for r in rows:
-        w.writerow(
-            [
-                r.variant,
-                r.display,
-                *(r.scores[c] for c in COLUMNS),
-                r.overall.low if r.overall else None,
-                r.overall.high if r.overall else None,
-                r.delta_ci.low if r.delta_ci else None,
-                r.delta_ci.high if r.delta_ci else None,
-                r.verdict,
-                r.p_value,
-                r.p_holm,
-                _joined(r.mcnemar_p),
-                _joined(r.seeds),
-                _joined(r.overall_by_seed),
-                _joined(r.delta_by_seed),
-                r.overall.n if r.overall else 0,
-                r.errors,
-                r.delta,
-            ]
-        )
+    values = [csv_values(r) for r in rows]
+    w.writerows([list(values[0]), *(v.values() for v in values)])  # a table has a row: full's at least
     return buf.getvalue()
+
+
+def _bounds(name: str, e: Estimate | None) -> dict[str, float | None]:
+    return {f"{name}_low": e.low if e else None, f"{name}_high": e.high if e else None}
 
 
 def _joined(values: Sequence[Any]) -> str:
@@ -267,10 +251,8 @@ def rows_for_logging(rows: Sequence[Row]) -> list[dict[str, Any]]:
         {
             "variant": r.display,
             **{c: r.scores[c] for c in COLUMNS},
-            "overall_ci_low": r.overall.low if r.overall else None,
-            "overall_ci_high": r.overall.high if r.overall else None,
-            "delta_ci_low": r.delta_ci.low if r.delta_ci else None,
-            "delta_ci_high": r.delta_ci.high if r.delta_ci else None,
+            **_bounds("overall_ci", r.overall),
+            **_bounds("delta_ci", r.delta_ci),
             "p": r.p_value,
             "p_holm": r.p_holm,
             "mcnemar_p": _fmt_p(r.mcnemar_p),

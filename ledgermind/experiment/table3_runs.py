@@ -98,8 +98,7 @@ def column_scores(
 def check_comparable(runs: Sequence[RunScores], *, allow_mixed: bool = False) -> None:
     if not allow_mixed:
         _check_protocol(runs)
-    _check_variants(runs)
-    _check_seeds(runs)
+    _check_grid(runs)
 
 
 def _protocol_identity(r: RunScores) -> dict[str, Any]:
@@ -142,22 +141,17 @@ ESCALATION_DEVIATION = (
 def escalation_line(runs: Sequence[RunScores]) -> str:
     """The ``dual_read_escalate`` row of the protocol note: our deviation from App. D.5, and whether these
     runs had it on (read from each run's recorded ``.hydra/config.yaml``; the identity does not hold it)."""
-    values = {_recorded_switch(r.run_dir, "dual_read_escalate") for r in runs}
+    switch = {r.run_dir: _recorded_switch(r.run_dir, "dual_read_escalate") for r in runs}
+    values = set(switch.values())
+    if values == {False}:
+        return "dual_read_escalate: off (App. D.5 / Alg. 1 as written: no third reading at a disagreement)"
     if values == {True}:
         state = "on"
-    elif values == {False}:
-        return "dual_read_escalate: off (App. D.5 / Alg. 1 as written: no third reading at a disagreement)"
     elif values == {None}:
         state = "not recorded (no .hydra/config.yaml; the default is on)"
     else:
-        state = (
-            "MIXED across runs ("
-            + ", ".join(
-                f"{r.variant}/seed {r.seed}: {_recorded_switch(r.run_dir, 'dual_read_escalate')}"
-                for r in runs
-            )
-            + ")"
-        )
+        mixed = ", ".join(f"{r.variant}/seed {r.seed}: {switch[r.run_dir]}" for r in runs)
+        state = f"MIXED across runs ({mixed})"
     return f"dual_read_escalate: {state} — {ESCALATION_DEVIATION}"
 
 
@@ -183,22 +177,17 @@ def check_scored(runs: Sequence[RunScores]) -> None:
     )
 
 
-def _check_variants(runs: Sequence[RunScores]) -> None:
+def _check_grid(runs: Sequence[RunScores]) -> None:
+    """Every variant ran every seed, once: a row pooled over other seeds than its reference is not paired."""
     seen: dict[tuple[str, int], Path] = {}
     for r in runs:
-        key = (r.variant, r.seed)
-        if key in seen:
+        if (r.variant, r.seed) in seen:
             raise Table3Error(
-                f"variant {r.variant!r} appears twice (seed {r.seed}): {seen[key]} and {r.run_dir}"
+                f"variant {r.variant!r} appears twice (seed {r.seed}): {seen[r.variant, r.seed]} and {r.run_dir}"
             )
-        seen[key] = r.run_dir
-
-
-def _check_seeds(runs: Sequence[RunScores]) -> None:
-    """Every variant ran every seed: a row pooled over other seeds than its reference is not paired."""
-    by_variant = group_by_variant(runs)
+        seen[r.variant, r.seed] = r.run_dir
     every = seeds_of(runs)
-    for variant, per_seed in by_variant.items():
+    for variant, per_seed in group_by_variant(runs).items():
         if tuple(sorted(per_seed)) != every:
             missing = ", ".join(str(s) for s in every if s not in per_seed)
             raise Table3Error(

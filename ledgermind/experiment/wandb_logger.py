@@ -19,17 +19,7 @@ from typing import Any
 from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.runs.results import ItemResult
 
-_SECRET_PARTS = {
-    "key",
-    "apikey",
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "credential",
-    "credentials",
-    "auth",
-}
+_SECRET_PARTS = frozenset("key apikey token secret password passwd credential credentials auth".split())
 REDACTED = "***"
 
 
@@ -91,26 +81,22 @@ class ExperimentLogger:
         """Close the run and flush its files."""
 
 
+def configured_logger(node: Any) -> ExperimentLogger:
+    """The logger a config's ``logger`` node builds (none: no logging)."""
+    from hydra.utils import instantiate
+
+    return instantiate(node) if node is not None else ExperimentLogger()
+
+
 # ``logger=none``'s target (conf/logger/none.yaml) and recorded in every run's config: keep the name
 NullLogger = ExperimentLogger
 
-ITEM_COLUMNS = [
-    "id",
-    "thumbnail",
-    "subject",
-    "difficulty",
-    "path",
-    "question",
-    "options",
-    "reply",
-    "prediction",
-    "gold",
-    "correct",
-    "score",
-    "model_calls",
-    "tool_calls",
-    "error",
-]
+# the items table: the result's fields, the item's text (``details``) and its thumbnail
+ITEM_COLUMNS = (
+    "id thumbnail subject difficulty path question options reply prediction gold correct score "
+    "model_calls tool_calls error"
+).split()
+DETAIL_COLUMNS = ("question", "options", "reply")
 THUMBNAIL_SIDE = 160  # px: enough to recognise the item in the table, small enough for thousands of rows
 
 
@@ -132,7 +118,6 @@ class WandbLogger(ExperimentLogger):
         self.mode, self.project, self.entity = mode, project, entity
         self.tags, self.group, self.job_type = list(tags), group, job_type
         self.run: Any = None
-        self._step = 0
 
     def start(
         self,
@@ -160,7 +145,21 @@ class WandbLogger(ExperimentLogger):
             x_save_requirements=False,
         )
         try:
-            self.run = self._init(wb, out_dir, config, name, group, job_type, tags, settings)
+            self.run = wb.init(
+                project=self.project,
+                entity=self.entity,
+                dir=str(out_dir),
+                name=name,
+                group=self.group or group,
+                job_type=job_type,
+                tags=list(dict.fromkeys([*self.tags, *tags])),
+                # Stable id per output dir: a resumed run continues the same W&B run online.
+                id=hashlib.sha1(f"{out_dir}:{job_type}".encode()).hexdigest()[:16],
+                resume="allow",
+                config=sanitize(dict(config)),
+                settings=settings,
+                reinit="create_new",
+            )
         except Exception as e:
             first = f"{type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
             raise ConfigError(
@@ -168,35 +167,7 @@ class WandbLogger(ExperimentLogger):
                 "WANDB_API_KEY, or use logger=wandb_offline / logger=none"
             ) from None
 
-    def _init(
-        self,
-        wb: Any,
-        out_dir: Path,
-        config: Mapping[str, Any],
-        name: str,
-        group: str | None,
-        job_type: str,
-        tags: Sequence[str],
-        settings: Any,
-    ) -> Any:
-        return wb.init(
-            project=self.project,
-            entity=self.entity,
-            dir=str(out_dir),
-            name=name,
-            group=self.group or group,
-            job_type=job_type,
-            tags=list(dict.fromkeys([*self.tags, *tags])),
-            # Stable id per output dir: a resumed run continues the same W&B run online.
-            id=hashlib.sha1(f"{out_dir}:{job_type}".encode()).hexdigest()[:16],
-            resume="allow",
-            config=sanitize(dict(config)),
-            settings=settings,
-            reinit="create_new",
-        )
-
     def log_item(self, result: ItemResult, running_accuracy: float) -> None:
-        self._step += 1
         self.run.log(
             {
                 "item/score": result.score,
@@ -217,21 +188,14 @@ class WandbLogger(ExperimentLogger):
         for r in results:
             d = (details or {}).get(r.id, {})
             table.add_data(
-                r.id,
-                self._thumbnail(d.get("image")),
-                r.subject,
-                r.difficulty,
-                r.path,
-                d.get("question", ""),
-                d.get("options", ""),
-                d.get("reply", ""),
-                r.prediction,
-                r.gold,
-                r.correct,
-                r.score,
-                r.model_calls,
-                r.tool_calls,
-                r.error,
+                *(
+                    self._thumbnail(d.get("image"))
+                    if c == "thumbnail"
+                    else d.get(c, "")
+                    if c in DETAIL_COLUMNS
+                    else getattr(r, c)
+                    for c in ITEM_COLUMNS
+                )
             )
         self.run.log({"items": table})
         self.run.summary.update(flatten(metrics))  # one summary record, not one per key

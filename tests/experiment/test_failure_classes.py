@@ -137,16 +137,6 @@ def test_a_tool_failure_is_classified_where_it_is_raised(
     assert type(out).from_dict(out.to_dict()).failure is kind
 
 
-def test_a_record_without_the_class_is_read_by_its_image_tags() -> None:
-    out = _Raises(ImageNotFoundError("image not found: x.png")).invoke(image="x.png")
-    legacy = out.to_dict()
-    legacy.pop("failure")
-    old = type(out).from_dict(legacy)
-    assert old.failure is None and tool_failure(old).startswith("image failed (ocr): ImageNotFoundError")
-    ok = type(out).from_dict({**legacy, "error": None})
-    assert "failure" not in ok.to_dict()  # a good call's record is unchanged
-
-
 # ------------------------------------------------------------------------------ caches are best-effort
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple]:

@@ -12,9 +12,10 @@ import yaml
 from hydra import compose, initialize_config_dir
 
 from ledgermind.cli.run_args import options
+from ledgermind.confutil import container as plain_config
 from ledgermind.errors import ConfigError
 from ledgermind.experiment import table3, variants
-from ledgermind.experiment.app import check_schemas, plain_config
+from ledgermind.experiment.app import check_schemas
 from ledgermind.pipeline.config import AblationFlags
 from ledgermind.report.census_table import structural_zeros
 from ledgermind.runs.provenance import config_hash

@@ -13,11 +13,12 @@ from ledgermind.experiment.plan import (
     PilotRun,
     PlanRequest,
     discordance,
+    item_costs,
     make_plan,
     render,
-    shared_cache_costs,
 )
 from ledgermind.metrics.plan import (
+    Cost,
     mcnemar_power,
     mcnemar_sample_size,
     simulated_power,
@@ -86,7 +87,7 @@ def _pilot():
 
 
 def test_shared_cache_sends_each_distinct_request_once_and_full_carries_the_shared_ones():
-    costs = shared_cache_costs(_pilot())
+    costs = {v: sum(per.values(), Cost()) for v, per in item_costs(_pilot()).items()}
     assert (costs["full"].made, costs["full"].sent, costs["no_ecc"].made, costs["no_ecc"].sent) == (
         4,
         4,

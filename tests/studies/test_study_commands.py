@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ledgermind import cli
-from ledgermind.cli.study_run import run_study
+from ledgermind.cli.commands import run_study
 from ledgermind.errors import UserError
 from ledgermind.studies.kfold import FoldCountError
 
