@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
@@ -219,14 +220,8 @@ class LoadStats:
         }
 
     def reset(self) -> None:
-        now = time.perf_counter()
-        self.requests, self.max_in_flight, self._area, self._since, self._last = (
-            0,
-            self.in_flight,
-            0.0,
-            now,
-            now,
-        )
+        """Counters from now on; the requests still in flight stay counted."""
+        self.__init__(in_flight=self.in_flight, max_in_flight=self.in_flight)  # type: ignore[misc]
 
 
 # ----------------------------------------------------------------------------- one GPU server's cost
@@ -249,15 +244,11 @@ def prompt_blocks(messages: Any, image_tokens: int) -> Iterator[tuple[str, int]]
     """(chained hash, tokens) of each block of the prompt, in order: the hash of block k covers
     blocks 0..k (a prefix), so a hit on block k means the whole prefix up to it is cached."""
     h = hashlib.sha256()
-    for msg in messages if isinstance(messages, list) else []:
-        h.update(f"<{msg.get('role', '')}>".encode() if isinstance(msg, Mapping) else b"<?>")
-        content = msg.get("content") if isinstance(msg, Mapping) else ""
-        parts: list[Any] = (
-            content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
-        )
+    for msg in messages:
+        h.update(f"<{msg.get('role', '')}>".encode())
+        content = msg.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
         for part in parts:
-            if not isinstance(part, Mapping):
-                continue
             if part.get("type") == "image_url":
                 h.update(b"<img>" + image_key(part))
                 yield h.hexdigest(), image_tokens
@@ -363,6 +354,7 @@ class FakeOpenAIServer:
         self.arrivals: list[float] = []
         self.prefix_cache = PrefixCache(self.cost.prefix_cache_tokens)
         self.tokens = {"prompt": 0, "cached": 0, "completion": 0}
+        self.busy_s = 0.0  # seconds of modelled service: a batch slot is held this long in all
         self._batch: asyncio.Semaphore | None = None  # made in the server's loop
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
@@ -473,11 +465,17 @@ class FakeOpenAIServer:
                 card["max_model_len"] = self.max_model_len
             return 200, {"object": "list", "data": [card]}
         if method == "GET" and path == "/stats":
-            return 200, {**self.stats.snapshot(), **{f"{k}_tokens": v for k, v in self.tokens.items()}}
+            tokens = {f"{k}_tokens": v for k, v in self.tokens.items()}
+            return 200, {
+                **self.stats.snapshot(),
+                **tokens,
+                "busy_s": self.busy_s,
+                "cpu_s": time.process_time(),
+            }
         if method == "POST" and path == "/stats/reset":
             self.stats.reset()
             self.recorded.clear()
-            self.tokens = dict.fromkeys(self.tokens, 0)
+            self.tokens, self.busy_s = dict.fromkeys(self.tokens, 0), 0.0
             return 200, {"ok": True}
         if method == "POST" and path == "/prefix_cache/reset":
             self.reset_prefix_cache()
@@ -504,11 +502,12 @@ class FakeOpenAIServer:
                     return 404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}}
                 text = self.reply(body) if self.reply is not None else self.reply_text
                 content = answer_for(body, text)
+                blocks = list(prompt_blocks(body.get("messages", []), self.cost.image_tokens))
                 if self.record:
                     self.recorded.append(body)
             except (ValueError, UnsupportedFormat, AttributeError, TypeError) as exc:
                 return 400, {"error": {"message": f"bad request: {exc}"}}
-            prompt, cached, completion = await self._serve(body, content)
+            prompt, cached, completion = await self._serve(blocks, content)
             sent = None if self.completions < self.misbehave.null_replies else content
             self.completions += 1
             return 200, {
@@ -533,14 +532,13 @@ class FakeOpenAIServer:
         finally:
             self.stats.leave()
 
-    async def _serve(self, body: Mapping[str, Any], content: str) -> tuple[int, int, int]:
+    async def _serve(self, blocks: list[tuple[str, int]], content: str) -> tuple[int, int, int]:
         """Wait as the cost model says; (prompt, cached prompt, completion) tokens."""
-        blocks = list(prompt_blocks(body.get("messages", []), self.cost.image_tokens))
         prompt = sum(t for _, t in blocks)
         completion = max(1, len(content) // 4)
         if self.cost.max_batch and self._batch is None:
             self._batch = asyncio.Semaphore(self.cost.max_batch)
-        async with self._batch or _NO_LIMIT:
+        async with self._batch or contextlib.nullcontext():
             cached = self.prefix_cache.serve(blocks) if self.cost.prefix_cache_tokens else 0
             delay = (
                 self.latency_s
@@ -548,6 +546,7 @@ class FakeOpenAIServer:
                 + completion * self.cost.decode_s_per_token
             )
             await asyncio.sleep(delay)
+        self.busy_s += delay
         for key, n in (("prompt", prompt), ("cached", cached), ("completion", completion)):
             self.tokens[key] += n
         return prompt, cached, completion
@@ -563,17 +562,6 @@ async def _send(writer: asyncio.StreamWriter, data: bytes, trickle_s: float) -> 
         writer.write(data[i : i + 1])
         await writer.drain()
         await asyncio.sleep(trickle_s)
-
-
-class _NoLimit:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-
-_NO_LIMIT = _NoLimit()
 
 
 class _BadRequest(Exception):
