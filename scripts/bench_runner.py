@@ -74,6 +74,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sweep-only", action="store_true", help="only the sweep table")
     p.add_argument("--servers", type=int, default=0, help="N fake servers: a sweep per routing (0: skip)")
     p.add_argument("--servers-only", action="store_true", help="only the multi-server table")
+    p.add_argument(
+        "--routings", nargs="+", default=["rotation", "least_loaded", "rendezvous"], help="N-server sweeps"
+    )
     p.add_argument("--server-variants", default=",".join(variant_names()), help="ablations of that sweep")
     p.add_argument("--server-items", type=int, default=24, help="items of the multi-server sweep")
     p.add_argument("--per-server", type=int, default=2, help="requests a server serves at once")
@@ -225,24 +228,14 @@ def sweep_table(args: argparse.Namespace, base: list[str], tmp: Path) -> None:
 
 
 def cost_args(args: argparse.Namespace) -> list[str]:
-    return [
-        *(
-            "--prefix-cache-tokens",
-            str(args.server_cache_tokens),
-            "--image-tokens",
-            str(args.server_image_tokens),
-        ),
-        *(
-            "--prefill-ms-per-token",
-            str(args.server_prefill_ms),
-            "--decode-ms-per-token",
-            str(args.server_decode_ms),
-        ),
-        *("--max-batch", str(args.per_server)),
-    ]
-
-
-ROUTINGS = ("rotation", "least_loaded", "rendezvous")  # the N-server sweeps, compared in this order
+    cost = {
+        "prefix-cache-tokens": args.server_cache_tokens,
+        "image-tokens": args.server_image_tokens,
+        "prefill-s-per-token": args.server_prefill_ms / 1000,
+        "decode-s-per-token": args.server_decode_ms / 1000,
+        "max-batch": args.per_server,
+    }
+    return [arg for name, value in cost.items() for arg in (f"--{name}", str(value))]
 
 
 def routed_sweep(
@@ -273,15 +266,14 @@ def routed_sweep(
         ],
     )
     jobs, busiest, balanced = [], 0.0, 0.0
-    start = [server_call(url, "GET", "/stats") for url in urls]
     for v in variants:
-        before = [server_call(url, "GET", "/stats")["busy_s"] for url in urls]  # type: ignore[index]
+        before = [server_call(url, "GET", "/stats")["busy_s"] for url in urls]
         jobs.append(run_level([*over, f"+ablation={v}"], concurrency, out / v))
-        busy = [server_call(u, "GET", "/stats")["busy_s"] - b for u, b in zip(urls, before, strict=True)]  # type: ignore[index]
+        busy = [server_call(u, "GET", "/stats")["busy_s"] - b for u, b in zip(urls, before, strict=True)]
         busiest += max(busy) / per_server
         balanced += sum(busy) / (len(urls) * per_server)
     stats = [server_call(url, "GET", "/stats") for url in urls]
-    prompt, cached = (sum(int(st[k]) for st in stats) for k in ("prompt_tokens", "cached_tokens"))  # type: ignore[index]
+    prompt, cached = (sum(int(st[k]) for st in stats) for k in ("prompt_tokens", "cached_tokens"))
     run_s, items = sum(j["run_s"] for j in jobs), sum(j["items"] for j in jobs)
     return {
         "routing": routing if len(urls) > 1 else "-",
@@ -291,13 +283,10 @@ def routed_sweep(
         "items_per_s": items / run_s if run_s else float("nan"),
         "paid": prompt - cached,
         "hit": cached / max(prompt, 1),
-        "requests": [int(st["requests"]) for st in stats],  # type: ignore[index]
+        "requests": [int(st["requests"]) for st in stats],
         "balanced_s": balanced,
         "busiest_s": busiest,
         "cpu_s": sum(j["cpu_s"] for j in jobs),
-        "server_cpu_s": sum(
-            float(st["cpu_s"]) - float(s0["cpu_s"]) for st, s0 in zip(stats, start, strict=True)
-        ),  # type: ignore[index]
         "errors": sum(j["errors"] for j in jobs),
     }
 
@@ -315,7 +304,7 @@ def servers_table(
     routed_sweep(warm, [instant], "rendezvous", unlimited, variants, tmp / "servers-warmup")
     alone = routed_sweep(warm, [instant], "rendezvous", unlimited, variants, tmp / "runner-alone")
     one = routed_sweep(warm, urls[:1], "rendezvous", (c, c), variants, tmp / "one")
-    rows = [one, *(routed_sweep(warm, urls, r, slots, variants, tmp / f"servers-{r}") for r in ROUTINGS)]
+    rows = [one, *(routed_sweep(warm, urls, r, slots, variants, tmp / f"servers-{r}") for r in args.routings)]
     print(
         f"\n{n} fake servers vs one: a {len(variants)}-variant sweep ({', '.join(variants)}) over {items} items of "
         f"{args.benchmark}, one response cache per sweep, prefix caches empty at the start of each sweep and kept "
@@ -327,7 +316,7 @@ def servers_table(
     )
     print(
         "| servers | routing | items in flight | sweep s | items/s | ÷ (N × one server) | prefill paid | prefix-hit rate "
-        "| requests per server | balanced bound s | busiest-server bound s | runner CPU s | servers CPU s | errors |"
+        "| requests per server | balanced bound s | busiest-server bound s | ratio at the bounds | runner CPU s | errors |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
@@ -335,13 +324,13 @@ def servers_table(
             f"| {r['servers']} | {r['routing']} | {r['concurrency']} | {r['run_s']:.1f} | {r['items_per_s']:.2f} | "
             f"{r['items_per_s'] / (r['servers'] * one['items_per_s']):.2f} | {r['paid']} | {100 * r['hit']:.1f} % | "
             f"{' / '.join(map(str, r['requests']))} | {r['balanced_s']:.1f} | {r['busiest_s']:.1f} | "
-            f"{r['cpu_s']:.1f} | {r['server_cpu_s']:.1f} | {r['errors']} |"
+            f"{one['balanced_s'] / (r['servers'] * r['busiest_s']):.2f} | {r['cpu_s']:.1f} | {r['errors']} |"
         )
-    placed = rows[-1]
+    placed = rows[-1]  # the last routing (rendezvous) against the others
     for other in rows[1:-1]:
         saved = other["paid"] - placed["paid"]
         print(
-            f"rendezvous vs {other['routing']}: {saved} prefill tokens saved "
+            f"{placed['routing']} vs {other['routing']}: {saved} prefill tokens saved "
             f"({100 * saved / max(other['paid'], 1):.1f} % of what {other['routing']} prefilled)"
         )
 

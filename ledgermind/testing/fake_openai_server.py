@@ -7,7 +7,7 @@ measures only the runner (OCR, grounding, event-loop stalls, locks). It answers 
 request asks for — an instance of the ``response_format`` JSON schema, a string matching the
 ``structured_outputs`` regex, plain text otherwise — and counts the requests in flight.
 
-With a ``ServerModel`` (``--prefix-cache-tokens``, ``--prefill-ms-per-token`` …) it also behaves
+With a ``ServerModel`` (``--prefix-cache-tokens``, ``--prefill-s-per-token`` …) it also behaves
 like one vLLM server's cost: a per-server prefix cache (LRU over chained hashes of the prompt's
 prefix — 16-token text blocks and whole images, as vLLM's automatic prefix caching reuses KV
 blocks), a latency of ``latency_s`` + a cost per *uncached* prompt token + a cost per generated
@@ -39,7 +39,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from re._constants import MAXREPEAT
 from typing import Any
 
@@ -466,12 +466,7 @@ class FakeOpenAIServer:
             return 200, {"object": "list", "data": [card]}
         if method == "GET" and path == "/stats":
             tokens = {f"{k}_tokens": v for k, v in self.tokens.items()}
-            return 200, {
-                **self.stats.snapshot(),
-                **tokens,
-                "busy_s": self.busy_s,
-                "cpu_s": time.process_time(),
-            }
+            return 200, {**self.stats.snapshot(), **tokens, "busy_s": self.busy_s}
         if method == "POST" and path == "/stats/reset":
             self.stats.reset()
             self.recorded.clear()
@@ -599,21 +594,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--model", default="fake-model")
     p.add_argument("--record", action="store_true", help="keep request bodies for GET /recorded")
     p.add_argument("--prefix-cache-tokens", type=int, default=0, help="prefix cache capacity (0: none)")
-    p.add_argument("--prefill-ms-per-token", type=float, default=0.0, help="cost of an uncached prompt token")
-    p.add_argument("--decode-ms-per-token", type=float, default=0.0, help="cost of a generated token")
+    p.add_argument("--prefill-s-per-token", type=float, default=0.0, help="cost of an uncached prompt token")
+    p.add_argument("--decode-s-per-token", type=float, default=0.0, help="cost of a generated token")
     p.add_argument("--max-batch", type=int, default=None, help="requests served at once (more wait)")
     p.add_argument("--image-tokens", type=int, default=1024, help="prompt tokens of one image")
-    p.add_argument(
-        "--first-option", action="store_true", help="answer 'Answer: X' for the prompt's first option"
-    )
+    p.add_argument("--first-option", action="store_true", help="answer 'Answer: X' for the first option")
     args = p.parse_args(argv)
-    cost = ServerModel(
-        args.prefix_cache_tokens,
-        args.prefill_ms_per_token / 1000,
-        args.decode_ms_per_token / 1000,
-        args.max_batch,
-        args.image_tokens,
-    )
+    cost = ServerModel(**{f.name: getattr(args, f.name) for f in fields(ServerModel)})
     server = FakeOpenAIServer(
         args.latency,
         args.model,
@@ -622,10 +609,8 @@ def main(argv: list[str] | None = None) -> None:
         cost=cost,
         reply=first_option_answer if args.first_option else None,
     )
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(server.serve_forever())
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":
