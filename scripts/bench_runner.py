@@ -51,7 +51,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a 
 import httpx
 from hydra.errors import HydraException
 
-from ledgermind.backends.vllm_launch import free_port
 from ledgermind.errors import UserError
 from ledgermind.experiment.variants import names as variant_names
 from ledgermind.runs.results import read_results
@@ -126,33 +125,24 @@ def item_parallel_bound_s(calls: list[int], concurrency: int, latency: float) ->
 
 @contextlib.contextmanager
 def fake_server(latency: float, extra: list[str] | None = None) -> Iterator[str]:
-    """A fake server in its own process, so that its CPU is not the runner's."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "ledgermind.testing.fake_openai_server", "--port", str(port), "--record"]
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
-        ),
-    }
+    """A fake server in its own process (its CPU is not the runner's); its URL once it listens."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "ledgermind.testing.fake_openai_server",
+        "--record",
+        "--latency",
+        str(latency),
+    ]
+    path = os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])
     proc = subprocess.Popen(
-        [*cmd, "--latency", str(latency), *(extra or [])],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        [*cmd, *(extra or [])], env={**os.environ, "PYTHONPATH": path}, stdout=subprocess.PIPE, text=True
     )
-    url = f"http://127.0.0.1:{port}/v1"
     try:
-        for _ in range(100):  # bounded: 10 s
-            if proc.poll() is not None:
-                raise RuntimeError(f"fake server exited: {proc.stderr.read().decode()[-500:]}")  # type: ignore[union-attr]
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/models", timeout=1).status_code == 200:
-                    break
-            time.sleep(0.1)
-        else:
-            raise RuntimeError("fake server did not answer /v1/models within 10 s")
-        yield url
+        ready = proc.stdout.readline()  # type: ignore[union-attr]  # "fake OpenAI server on URL (...)"
+        if not ready.startswith("fake OpenAI server on "):
+            raise RuntimeError(f"fake server did not start (exit {proc.wait()})")
+        yield ready.split()[4]
     finally:
         proc.terminate()
         proc.wait(timeout=10)

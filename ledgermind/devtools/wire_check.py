@@ -183,13 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=8)
     p.add_argument("--sweep", action="store_true", help="a 7-variant sweep, per-run vs sweep-shared cache")
     p.add_argument(
-        "--variants",
-        default=",".join(variant_names()),
-        help="comma-separated ablations of --sweep (default: every conf/ablation variant)",
+        "--variants", default=",".join(variant_names()), help="ablations of --sweep (default: all)"
     )
-    p.add_argument(
-        "--servers", type=int, default=1, help="logging fake servers of --sweep (routed by placement)"
-    )
+    p.add_argument("--servers", type=int, default=1, help="logging fake servers of --sweep (placement)")
     p.add_argument(
         "--scopes", nargs="+", default=["run", "sweep"], help="cache.scope values --sweep compares"
     )

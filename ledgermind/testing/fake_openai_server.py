@@ -17,7 +17,9 @@ so a client's routing can be judged by its prefix-hit rate (``scripts/bench_runn
 An image is keyed by the part's ``uuid`` when the request gives one (vLLM keys its caches on it),
 else by its data. The prefix cache outlives ``/stats/reset``: a sweep's jobs share one server's
 cache as they would share a running vLLM, so the prefill that placement saves *across* jobs is
-measured (``POST /prefix_cache/reset`` empties it, as a server restart would).
+measured (``POST /prefix_cache/reset`` empties it, as a server restart would). ``/stats`` also
+reports ``busy_s``, the modelled service seconds (what its batch slots were held for), from which
+a benchmark bounds the wall time any client could reach on these servers.
 
 Loopback only (it refuses other hosts), stdlib only (asyncio HTTP/1.1 with keep-alive), run in a
 background thread (``FakeOpenAIServer``) or as ``python -m ledgermind.testing.fake_openai_server``.
@@ -416,14 +418,6 @@ class FakeOpenAIServer:
         finally:
             loop.close()
 
-    async def serve_forever(self) -> None:
-        """Serve in the current loop (the CLI)."""
-        self._server = await asyncio.start_server(self._handle, self.host, self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-        print(f"fake OpenAI server on {self.base_url} (latency {self.latency_s} s)", flush=True)
-        async with self._server:
-            await self._server.serve_forever()
-
     # connection ----------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -601,16 +595,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--first-option", action="store_true", help="answer 'Answer: X' for the first option")
     args = p.parse_args(argv)
     cost = ServerModel(**{f.name: getattr(args, f.name) for f in fields(ServerModel)})
+    reply = first_option_answer if args.first_option else None
     server = FakeOpenAIServer(
-        args.latency,
-        args.model,
-        port=args.port,
-        record=args.record,
-        cost=cost,
-        reply=first_option_answer if args.first_option else None,
+        args.latency, args.model, port=args.port, record=args.record, cost=cost, reply=reply
     )
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(server.serve_forever())
+    with contextlib.suppress(KeyboardInterrupt), server:
+        print(f"fake OpenAI server on {server.base_url} (latency {server.latency_s} s)", flush=True)
+        threading.Event().wait()
 
 
 if __name__ == "__main__":
