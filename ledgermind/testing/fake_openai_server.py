@@ -221,10 +221,6 @@ class LoadStats:
             "seconds": span,
         }
 
-    def reset(self) -> None:
-        """Counters from now on; the requests still in flight stay counted."""
-        self.__init__(in_flight=self.in_flight, max_in_flight=self.in_flight)  # type: ignore[misc]
-
 
 # ----------------------------------------------------------------------------- one GPU server's cost
 TEXT_BLOCK_CHARS = 64  # ≈ 16 tokens at 4 characters a token: vLLM's default KV block size
@@ -462,7 +458,8 @@ class FakeOpenAIServer:
             tokens = {f"{k}_tokens": v for k, v in self.tokens.items()}
             return 200, {**self.stats.snapshot(), **tokens, "busy_s": self.busy_s}
         if method == "POST" and path == "/stats/reset":
-            self.stats.reset()
+            # counters from now on; the requests still in flight stay counted
+            self.stats = LoadStats(in_flight=self.stats.in_flight, max_in_flight=self.stats.in_flight)
             self.recorded.clear()
             self.tokens, self.busy_s = dict.fromkeys(self.tokens, 0), 0.0
             return 200, {"ok": True}
