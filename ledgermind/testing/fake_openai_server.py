@@ -406,21 +406,17 @@ class FakeOpenAIServer:
             self.port = self._server.sockets[0].getsockname()[1]
         except BaseException as exc:
             self._error = exc
-            self._ready.set()
-            return
-        self._ready.set()
-        try:
-            loop.run_forever()
         finally:
-            loop.close()
+            self._ready.set()
+        if self._error is None:
+            loop.run_forever()
+        loop.close()
 
     # connection ----------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            while True:  # HTTP/1.1 keep-alive: one request after the other on this connection
-                request = await _read_request(reader)
-                if request is None:
-                    break
+            # HTTP/1.1 keep-alive: one request after the other on this connection
+            while (request := await _read_request(reader)) is not None:
                 method, path, body = request
                 if self._killed(method, path):
                     break  # no response; the listener is closed as well
