@@ -1,8 +1,10 @@
-"""A run of the agent against fake OpenAI servers, composed from ``conf/`` as ``ledgermind run`` composes it.
+"""Runs composed from ``conf/`` in this process, as ``ledgermind run`` composes them, and the
+overrides of a run against the fake OpenAI servers.
 
-Why one place: the wire check and the runner benchmark both run the real agent against
-``fake_openai_server`` and must see what a user's run sees; only the client settings differ:
-no retries (a failure shows as one), no logger, no progress bar, the fake's model name.
+Why one place: the wire check and the benchmarks run the real agent, against ``fake_openai_server``
+or the default config, and must see what a user's run sees; against the fake servers only the
+client settings differ: no retries (a failure shows as one), no logger, no progress bar, the
+fake's model name.
 """
 
 from __future__ import annotations
