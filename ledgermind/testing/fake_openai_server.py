@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import json
 import re
 import re._parser as sre_parse
@@ -275,11 +276,7 @@ class PrefixCache:
 
     def serve(self, blocks: list[tuple[str, int]]) -> int:
         """Cached tokens of this prompt (the longest cached prefix); then the prompt's blocks are cached."""
-        cached = 0
-        for key, tokens in blocks:
-            if key not in self._blocks:
-                break
-            cached += tokens
+        cached = sum(tokens for _, tokens in itertools.takewhile(lambda b: b[0] in self._blocks, blocks))
         for key, tokens in blocks:
             if key in self._blocks:
                 self._blocks.move_to_end(key)
