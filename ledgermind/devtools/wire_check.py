@@ -40,6 +40,8 @@ from typing import Any
 
 from ledgermind.confutil import CONF_DIR
 from ledgermind.experiment.variants import names as variant_names
+from ledgermind.testing.fake_openai_server import FakeOpenAIServer, first_option_answer, image_key
+from ledgermind.testing.fake_runs import fake_run_overrides, run_composed
 
 REPO = CONF_DIR.parent
 
@@ -47,28 +49,13 @@ REPO = CONF_DIR.parent
 def check(
     benchmark: str, limit: int, url: str, out: Path, recorded: list, extra: list[str]
 ) -> dict[str, int]:
-    from hydra import compose, initialize_config_dir
-
-    from ledgermind.experiment.app import run_experiment
-    from ledgermind.pipeline.config import register_schemas
-
-    register_schemas()
     recorded.clear()
     overrides = [
-        "backend=vllm_server",
-        f"backend.base_urls=[{url}]",
-        "backend.max_retries=0",
-        "backend.served_model_name=fake-model",
-        f"benchmark={benchmark}",
-        f"limit={limit}",
-        "logger=none",
-        "progress=false",
+        *fake_run_overrides([url], benchmark, limit),
         "cache.mode=off",
         f"output_dir={out / benchmark}",
-        *extra,
     ]
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        metrics = run_experiment(compose("config", overrides=overrides))
+    metrics = run_composed([*overrides, *extra])
     bodies = [json.dumps(b, sort_keys=True) for b in recorded]
     repeats = sum(n - 1 for n in collections.Counter(bodies).values() if n > 1)
     m = metrics["mechanisms"]
@@ -116,8 +103,6 @@ def sweep_counts(root: Path) -> dict[str, Any]:
 def server_counts(recorded: list[list[Any]]) -> dict[str, Any]:
     """Bodies received by each server: how many, byte-identical repeats across all of them, and the
     first images (keyed as the server's prefix cache keys them) that reached more than one server."""
-    from ledgermind.testing.fake_openai_server import image_key
-
     bodies = [json.dumps(b, sort_keys=True) for received in recorded for b in received]
     servers_of: dict[bytes, set[int]] = collections.defaultdict(set)
     for index, received in enumerate(recorded):
@@ -151,8 +136,6 @@ def run_sweep(out: Path, overrides: list[str]) -> None:
 
 def sweep_check(args: argparse.Namespace) -> int:
     """Per-run vs sweep-shared cache on ``--servers`` request-logging fake servers."""
-    from ledgermind.testing.fake_openai_server import FakeOpenAIServer, first_option_answer
-
     ok = True
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         servers = [
@@ -167,15 +150,8 @@ def sweep_check(args: argparse.Namespace) -> int:
                 run_sweep(
                     Path(tmp) / scope / bench,
                     [
-                        "backend=vllm_server",
-                        f"backend.base_urls=[{','.join(srv.base_url for srv in servers)}]",
-                        "backend.max_retries=0",
+                        *fake_run_overrides([srv.base_url for srv in servers], bench, args.limit),
                         "backend.connect_timeout_s=60",  # a busy machine must not fail a server over
-                        "backend.served_model_name=fake-model",
-                        f"benchmark={bench}",
-                        f"limit={args.limit}",
-                        "logger=none",
-                        "progress=false",
                         "cache.mode=readwrite",
                         f"cache.scope={scope}",
                         f"+ablation={args.variants}",
@@ -207,13 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=8)
     p.add_argument("--sweep", action="store_true", help="a 7-variant sweep, per-run vs sweep-shared cache")
     p.add_argument(
-        "--variants",
-        default=",".join(variant_names()),
-        help="comma-separated ablations of --sweep (default: every conf/ablation variant)",
+        "--variants", default=",".join(variant_names()), help="ablations of --sweep (default: all)"
     )
-    p.add_argument(
-        "--servers", type=int, default=1, help="logging fake servers of --sweep (routed by placement)"
-    )
+    p.add_argument("--servers", type=int, default=1, help="logging fake servers of --sweep (placement)")
     p.add_argument(
         "--scopes", nargs="+", default=["run", "sweep"], help="cache.scope values --sweep compares"
     )
@@ -226,8 +198,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.sweep:
         return sweep_check(args)
-    from ledgermind.testing.fake_openai_server import FakeOpenAIServer
-
     ok = True
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency_s=0.0, record=True) as srv:
         for bench in args.benchmarks:

@@ -7,7 +7,7 @@ measures only the runner (OCR, grounding, event-loop stalls, locks). It answers 
 request asks for — an instance of the ``response_format`` JSON schema, a string matching the
 ``structured_outputs`` regex, plain text otherwise — and counts the requests in flight.
 
-With a ``ServerModel`` (``--prefix-cache-tokens``, ``--prefill-ms-per-token`` …) it also behaves
+With a ``ServerModel`` (``--prefix-cache-tokens``, ``--prefill-s-per-token`` …) it also behaves
 like one vLLM server's cost: a per-server prefix cache (LRU over chained hashes of the prompt's
 prefix — 16-token text blocks and whole images, as vLLM's automatic prefix caching reuses KV
 blocks), a latency of ``latency_s`` + a cost per *uncached* prompt token + a cost per generated
@@ -17,7 +17,9 @@ so a client's routing can be judged by its prefix-hit rate (``scripts/bench_runn
 An image is keyed by the part's ``uuid`` when the request gives one (vLLM keys its caches on it),
 else by its data. The prefix cache outlives ``/stats/reset``: a sweep's jobs share one server's
 cache as they would share a running vLLM, so the prefill that placement saves *across* jobs is
-measured (``POST /prefix_cache/reset`` empties it, as a server restart would).
+measured (``POST /prefix_cache/reset`` empties it, as a server restart would). ``/stats`` also
+reports ``busy_s``, the modelled service seconds (what its batch slots were held for), from which
+a benchmark bounds the wall time any client could reach on these servers.
 
 Loopback only (it refuses other hosts), stdlib only (asyncio HTTP/1.1 with keep-alive), run in a
 background thread (``FakeOpenAIServer``) or as ``python -m ledgermind.testing.fake_openai_server``.
@@ -30,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
+import itertools
 import json
 import re
 import re._parser as sre_parse
@@ -38,7 +42,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from re._constants import MAXREPEAT
 from typing import Any
 
@@ -218,16 +222,6 @@ class LoadStats:
             "seconds": span,
         }
 
-    def reset(self) -> None:
-        now = time.perf_counter()
-        self.requests, self.max_in_flight, self._area, self._since, self._last = (
-            0,
-            self.in_flight,
-            0.0,
-            now,
-            now,
-        )
-
 
 # ----------------------------------------------------------------------------- one GPU server's cost
 TEXT_BLOCK_CHARS = 64  # ≈ 16 tokens at 4 characters a token: vLLM's default KV block size
@@ -249,15 +243,11 @@ def prompt_blocks(messages: Any, image_tokens: int) -> Iterator[tuple[str, int]]
     """(chained hash, tokens) of each block of the prompt, in order: the hash of block k covers
     blocks 0..k (a prefix), so a hit on block k means the whole prefix up to it is cached."""
     h = hashlib.sha256()
-    for msg in messages if isinstance(messages, list) else []:
-        h.update(f"<{msg.get('role', '')}>".encode() if isinstance(msg, Mapping) else b"<?>")
-        content = msg.get("content") if isinstance(msg, Mapping) else ""
-        parts: list[Any] = (
-            content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
-        )
+    for msg in messages:
+        h.update(f"<{msg.get('role', '')}>".encode())
+        content = msg.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
         for part in parts:
-            if not isinstance(part, Mapping):
-                continue
             if part.get("type") == "image_url":
                 h.update(b"<img>" + image_key(part))
                 yield h.hexdigest(), image_tokens
@@ -286,11 +276,7 @@ class PrefixCache:
 
     def serve(self, blocks: list[tuple[str, int]]) -> int:
         """Cached tokens of this prompt (the longest cached prefix); then the prompt's blocks are cached."""
-        cached = 0
-        for key, tokens in blocks:
-            if key not in self._blocks:
-                break
-            cached += tokens
+        cached = sum(tokens for _, tokens in itertools.takewhile(lambda b: b[0] in self._blocks, blocks))
         for key, tokens in blocks:
             if key in self._blocks:
                 self._blocks.move_to_end(key)
@@ -363,6 +349,7 @@ class FakeOpenAIServer:
         self.arrivals: list[float] = []
         self.prefix_cache = PrefixCache(self.cost.prefix_cache_tokens)
         self.tokens = {"prompt": 0, "cached": 0, "completion": 0}
+        self.busy_s = 0.0  # seconds of modelled service: a batch slot is held this long in all
         self._batch: asyncio.Semaphore | None = None  # made in the server's loop
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
@@ -416,29 +403,17 @@ class FakeOpenAIServer:
             self.port = self._server.sockets[0].getsockname()[1]
         except BaseException as exc:
             self._error = exc
-            self._ready.set()
-            return
-        self._ready.set()
-        try:
-            loop.run_forever()
         finally:
-            loop.close()
-
-    async def serve_forever(self) -> None:
-        """Serve in the current loop (the CLI)."""
-        self._server = await asyncio.start_server(self._handle, self.host, self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-        print(f"fake OpenAI server on {self.base_url} (latency {self.latency_s} s)", flush=True)
-        async with self._server:
-            await self._server.serve_forever()
+            self._ready.set()
+        if self._error is None:
+            loop.run_forever()
+        loop.close()
 
     # connection ----------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            while True:  # HTTP/1.1 keep-alive: one request after the other on this connection
-                request = await _read_request(reader)
-                if request is None:
-                    break
+            # HTTP/1.1 keep-alive: one request after the other on this connection
+            while (request := await _read_request(reader)) is not None:
                 method, path, body = request
                 if self._killed(method, path):
                     break  # no response; the listener is closed as well
@@ -473,11 +448,13 @@ class FakeOpenAIServer:
                 card["max_model_len"] = self.max_model_len
             return 200, {"object": "list", "data": [card]}
         if method == "GET" and path == "/stats":
-            return 200, {**self.stats.snapshot(), **{f"{k}_tokens": v for k, v in self.tokens.items()}}
+            tokens = {f"{k}_tokens": v for k, v in self.tokens.items()}
+            return 200, {**self.stats.snapshot(), **tokens, "busy_s": self.busy_s}
         if method == "POST" and path == "/stats/reset":
-            self.stats.reset()
+            # counters from now on; the requests still in flight stay counted
+            self.stats = LoadStats(in_flight=self.stats.in_flight, max_in_flight=self.stats.in_flight)
             self.recorded.clear()
-            self.tokens = dict.fromkeys(self.tokens, 0)
+            self.tokens, self.busy_s = dict.fromkeys(self.tokens, 0), 0.0
             return 200, {"ok": True}
         if method == "POST" and path == "/prefix_cache/reset":
             self.reset_prefix_cache()
@@ -504,11 +481,12 @@ class FakeOpenAIServer:
                     return 404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}}
                 text = self.reply(body) if self.reply is not None else self.reply_text
                 content = answer_for(body, text)
+                blocks = list(prompt_blocks(body.get("messages", []), self.cost.image_tokens))
                 if self.record:
                     self.recorded.append(body)
             except (ValueError, UnsupportedFormat, AttributeError, TypeError) as exc:
                 return 400, {"error": {"message": f"bad request: {exc}"}}
-            prompt, cached, completion = await self._serve(body, content)
+            prompt, cached, completion = await self._serve(blocks, content)
             sent = None if self.completions < self.misbehave.null_replies else content
             self.completions += 1
             return 200, {
@@ -533,14 +511,13 @@ class FakeOpenAIServer:
         finally:
             self.stats.leave()
 
-    async def _serve(self, body: Mapping[str, Any], content: str) -> tuple[int, int, int]:
+    async def _serve(self, blocks: list[tuple[str, int]], content: str) -> tuple[int, int, int]:
         """Wait as the cost model says; (prompt, cached prompt, completion) tokens."""
-        blocks = list(prompt_blocks(body.get("messages", []), self.cost.image_tokens))
         prompt = sum(t for _, t in blocks)
         completion = max(1, len(content) // 4)
         if self.cost.max_batch and self._batch is None:
             self._batch = asyncio.Semaphore(self.cost.max_batch)
-        async with self._batch or _NO_LIMIT:
+        async with self._batch or contextlib.nullcontext():
             cached = self.prefix_cache.serve(blocks) if self.cost.prefix_cache_tokens else 0
             delay = (
                 self.latency_s
@@ -548,6 +525,7 @@ class FakeOpenAIServer:
                 + completion * self.cost.decode_s_per_token
             )
             await asyncio.sleep(delay)
+        self.busy_s += delay
         for key, n in (("prompt", prompt), ("cached", cached), ("completion", completion)):
             self.tokens[key] += n
         return prompt, cached, completion
@@ -563,17 +541,6 @@ async def _send(writer: asyncio.StreamWriter, data: bytes, trickle_s: float) -> 
         writer.write(data[i : i + 1])
         await writer.drain()
         await asyncio.sleep(trickle_s)
-
-
-class _NoLimit:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-
-_NO_LIMIT = _NoLimit()
 
 
 class _BadRequest(Exception):
@@ -611,33 +578,20 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--model", default="fake-model")
     p.add_argument("--record", action="store_true", help="keep request bodies for GET /recorded")
     p.add_argument("--prefix-cache-tokens", type=int, default=0, help="prefix cache capacity (0: none)")
-    p.add_argument("--prefill-ms-per-token", type=float, default=0.0, help="cost of an uncached prompt token")
-    p.add_argument("--decode-ms-per-token", type=float, default=0.0, help="cost of a generated token")
+    p.add_argument("--prefill-s-per-token", type=float, default=0.0, help="cost of an uncached prompt token")
+    p.add_argument("--decode-s-per-token", type=float, default=0.0, help="cost of a generated token")
     p.add_argument("--max-batch", type=int, default=None, help="requests served at once (more wait)")
     p.add_argument("--image-tokens", type=int, default=1024, help="prompt tokens of one image")
-    p.add_argument(
-        "--first-option", action="store_true", help="answer 'Answer: X' for the prompt's first option"
-    )
+    p.add_argument("--first-option", action="store_true", help="answer 'Answer: X' for the first option")
     args = p.parse_args(argv)
-    cost = ServerModel(
-        args.prefix_cache_tokens,
-        args.prefill_ms_per_token / 1000,
-        args.decode_ms_per_token / 1000,
-        args.max_batch,
-        args.image_tokens,
-    )
+    cost = ServerModel(**{f.name: getattr(args, f.name) for f in fields(ServerModel)})
+    reply = first_option_answer if args.first_option else None
     server = FakeOpenAIServer(
-        args.latency,
-        args.model,
-        port=args.port,
-        record=args.record,
-        cost=cost,
-        reply=first_option_answer if args.first_option else None,
+        args.latency, args.model, port=args.port, record=args.record, cost=cost, reply=reply
     )
-    try:
-        asyncio.run(server.serve_forever())
-    except KeyboardInterrupt:
-        pass
+    with contextlib.suppress(KeyboardInterrupt), server:
+        print(f"fake OpenAI server on {server.base_url} (latency {server.latency_s} s)", flush=True)
+        threading.Event().wait()
 
 
 if __name__ == "__main__":

@@ -30,18 +30,15 @@ async def replay_requests(
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     url = base_url.rstrip("/").removesuffix("/v1") + "/v1/chat/completions"
     payloads = [json.dumps(b).encode() for b in bodies]
-    queue: asyncio.Queue[bytes] = asyncio.Queue()
-    for p in payloads:
-        queue.put_nowait(p)
+    slots = asyncio.Semaphore(concurrency)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(timeout=timeout_s, limits=limits) as client:
 
-        async def worker() -> None:
-            while not queue.empty():
-                body = queue.get_nowait()
+        async def send(body: bytes) -> None:
+            async with slots:
                 resp = await client.post(url, content=body, headers={"Content-Type": "application/json"})
                 resp.raise_for_status()
 
         t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await asyncio.gather(*(send(p) for p in payloads))
         return time.perf_counter() - t0

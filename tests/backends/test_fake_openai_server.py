@@ -244,10 +244,12 @@ def test_latency_model_charges_uncached_prompt_and_generated_tokens(monkeypatch)
         b = client(srv)
         cold = b.generate_sync(_with_image("navy", "q"))
         warm = b.generate_sync(_with_image("navy", "q"))
+        busy_s = httpx.get(f"{srv.root_url}/stats").json()["busy_s"]
     # 0.1 s + 1 ms per uncached prompt token + 10 ms per generated token (8 characters: 2 tokens)
     assert slept[0] == pytest.approx(0.1 + cold.prompt_tokens * 0.001 + 0.02)
     assert slept[1] == pytest.approx(0.1 + (warm.prompt_tokens - warm.meta["cached_tokens"]) * 0.001 + 0.02)
     assert warm.meta["cached_tokens"] == warm.prompt_tokens
+    assert busy_s == pytest.approx(slept[0] + slept[1])  # the modelled service seconds, reported on /stats
 
 
 def test_batch_limit_queues_requests_beyond_it():
