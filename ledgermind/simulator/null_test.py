@@ -14,18 +14,16 @@ detection rate of Δ(``no_ecc``) says whether the instrument can still see an ef
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
-
 from ledgermind.experiment import table3
 from ledgermind.metrics.stats import BootstrapConfig, bootstrap_p_value, paired_differences
-from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG
-from ledgermind.simulator.sim_sweep import _compose
+from ledgermind.runs.files import METRICS_FILE
+from ledgermind.simulator.sim_sweep import RunFn, md_table, run_point
 
 VARIANTS = tuple(v for v, _ in table3.VARIANTS)
 # The null world: no coupling, no suggestible looks, no evidence pull, no zoom benefit.
@@ -70,11 +68,14 @@ class NullReport:
             f"family-wise rate of any 'distinguishable' verdict: raw {pct(self.rate(self.any_raw))}, "
             f"Holm {pct(self.rate(self.any_holm))}",
             "",
-            "| variant | mean Δ vs full (points) | tables distinguishable (Holm) |",
-            "|---|---:|---:|",
+            *md_table(
+                ["variant", "mean Δ vs full (points)", "tables distinguishable (Holm)"],
+                [
+                    [v, f"{mean(ds):+.2f}", f"{self.detected.get(v, 0)}/{self.tables}"]
+                    for v, ds in self.deltas.items()
+                ],
+            ),
         ]
-        for v, ds in self.deltas.items():
-            lines.append(f"| {v} | {mean(ds):+.2f} | {self.detected.get(v, 0)}/{self.tables} |")
         return "\n".join(lines + self._census_lines() + self._independence_lines() + self._control_lines())
 
     def _census_lines(self) -> list[str]:
@@ -83,38 +84,28 @@ class NullReport:
         if not self.census:
             return []
         keys = [f"{kind} {verb}" for kind in FAULT_KINDS for verb in VERBS] + list(HARMS)
-        lines = [
-            "",
-            f"Mechanism census, summed over the {self.tables} tables (simulator ground truth):",
-            "",
-            "| variant | " + " | ".join(keys) + " |",
-            "|---|" + "---:|" * len(keys),
-        ]
-        for v, counts in self.census.items():
-            lines.append(f"| {v} | " + " | ".join(str(counts.get(k, 0)) for k in keys) + " |")
-        return lines
+        rows = [[v, *(counts.get(k, 0) for k in keys)] for v, counts in self.census.items()]
+        title = f"Mechanism census, summed over the {self.tables} tables (simulator ground truth):"
+        return ["", title, "", *md_table(["variant", *keys], rows)]
 
     def _independence_lines(self) -> list[str]:
         """Faults must not know the answer: a decision that failed ECC should be right about as often
         as one that passed at coupling 0; a gap (say 23 % vs 72 %) makes ECC a detector of wrong answers."""
-        rows = []
-        for v, c in self.census.items():
-            failed, passed = c.get("ecc_failed n", 0), c.get("ecc_passed n", 0)
-            if failed and passed:
-                rows.append(
-                    f"| {v} | {100 * c['ecc_failed right'] / failed:.1f} % ({failed}) | "
-                    f"{100 * c['ecc_passed right'] / passed:.1f} % ({passed}) |"
-                )
+        rows = [
+            [
+                v,
+                *(
+                    f"{100 * c[f'{cell} right'] / c[f'{cell} n']:.1f} % ({c[f'{cell} n']})"
+                    for cell in ECC_CELLS
+                ),
+            ]
+            for v, c in self.census.items()
+            if all(c.get(f"{cell} n", 0) for cell in ECC_CELLS)
+        ]
         if not rows:
             return []
-        return [
-            "",
-            "Right answers among final decisions that failed / passed ECC (n):",
-            "",
-            "| variant | failed ECC | passed ECC |",
-            "|---|---:|---:|",
-            *rows,
-        ]
+        title = "Right answers among final decisions that failed / passed ECC (n):"
+        return ["", title, "", *md_table(["variant", "failed ECC", "passed ECC"], rows)]
 
     def _control_lines(self) -> list[str]:
         """Coupled faults change answers by construction: each variant against itself at coupling 0
@@ -122,23 +113,21 @@ class NullReport:
         can see one), and is small where a mechanism — or anything else — does."""
         if not self.control_deltas:
             return []
-        lines = [
-            "",
+        title = (
             f"Planted-effect control: each variant at coupling {self.coupling:g} vs itself at coupling 0 "
-            "(paired by seed and item; raw p < 0.05):",
-            "",
-            "| variant | mean Δ (points) | tables distinguishable |",
-            "|---|---:|---:|",
+            "(paired by seed and item; raw p < 0.05):"
+        )
+        rows = [
+            [v, f"{mean(ds):+.2f}", f"{self.control_detected.get(v, 0)}/{len(ds)}"]
+            for v, ds in self.control_deltas.items()
         ]
-        for v, ds in self.control_deltas.items():
-            lines.append(f"| {v} | {mean(ds):+.2f} | {self.control_detected.get(v, 0)}/{len(ds)} |")
-        return lines
+        return ["", title, "", *md_table(["variant", "mean Δ (points)", "tables distinguishable"], rows)]
 
 
-RunFn = Callable[[DictConfig], Mapping[str, Any]]
 FAULT_KINDS = ("phantom", "relation", "misread")
 VERBS = ("injected", "flagged", "neutralised", "faded", "reached")
 HARMS = ("suggested_look_adopted", "good_reading_superseded")
+ECC_CELLS = ("ecc_failed", "ecc_passed")  # the independence table's columns
 
 
 def run_dir_for(out: Path, coupling: float, benchmark: str, variant: str, seed: int) -> Path:
@@ -156,34 +145,12 @@ def run_replicates(
     run: RunFn | None = None,
 ) -> None:
     """Every (benchmark, seed, variant) run; a finished run resumes to nothing."""
-    if run is None:
-        from ledgermind.experiment.app import run_experiment
-
-        run = run_experiment
     world = [o.format(coupling=coupling) for o in NULL_WORLD]
     for benchmark, limit in benchmarks.items():
         for seed in range(replicates):
             for variant in variants:
                 d = run_dir_for(out, coupling, benchmark, variant, seed)
-                cfg = _compose(
-                    [
-                        "backend=simulated",
-                        "logger=none",
-                        "cache.mode=off",
-                        "progress=false",
-                        "backend.banner=false",
-                        f"benchmark={benchmark}",
-                        f"+ablation={variant}",
-                        f"seed={seed}",
-                        f"output_dir={d}",
-                        f"limit={limit}",
-                        *world,
-                        *overrides,
-                    ]
-                )
-                (d / RECORDED_CONFIG).parent.mkdir(parents=True, exist_ok=True)
-                OmegaConf.save(cfg, d / RECORDED_CONFIG)
-                run(cfg)
+                run_point(run, d, benchmark, variant, seed, limit, [*world, *overrides])
 
 
 def collect(

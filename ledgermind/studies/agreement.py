@@ -183,16 +183,3 @@ def evaluate(pairs: Sequence[AnnotatedPair], cascade: GroundingCascade) -> Agree
                 report.groups.setdefault(group, Confusion()).add(pair.expected, v.predicted)
         report.overall.add(pair.expected, v.predicted)
     return report
-
-
-__all__ = [
-    "AgreementReport",
-    "AnnotatedPair",
-    "Check",
-    "Confusion",
-    "GROUPS",
-    "Verdict",
-    "evaluate",
-    "load_pairs",
-    "verdict",
-]

@@ -130,13 +130,3 @@ def load_derived_pairs(
     if not path.is_file():
         raise UserError(f"annotated pairs file not found: {path}")
     return derive_entity_pairs((row.value for row in read_jsonl(path, torn_tail=False)), ner, aliases)
-
-
-__all__ = [
-    "DERIVED_STRATA",
-    "SpanMark",
-    "derive_entity_pairs",
-    "derived_expectation",
-    "load_derived_pairs",
-    "span_mark",
-]

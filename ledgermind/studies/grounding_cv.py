@@ -270,19 +270,3 @@ def describe(cfg: GroundingConfig) -> str:
         if getattr(cfg, f.name) != getattr(default, f.name)
     ]
     return " ".join(diff) or "shipped defaults"
-
-
-__all__ = [
-    "DEFAULT_GRID",
-    "OBJECTIVE_GROUPS",
-    "cross_validate_grounding",
-    "describe",
-    "group_agreement",
-    "macro_agreement",
-    "parse_grid",
-    "prefer",
-    "run_grid",
-    "simplest_first",
-    "strict_eq4",
-    "strict_paper",
-]
