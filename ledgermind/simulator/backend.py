@@ -231,9 +231,6 @@ class SimulatedBackend(Backend):
     def _image_digests(self, images: list[Any]) -> list[str]:
         return [pixel_digest(i) if isinstance(i, Image.Image) else self.index.digest(Path(i)) for i in images]
 
-    def lookup(self, text: str, images: list[Path]) -> SeenItem | None:
-        return self.index.lookup(text, images)
-
 
 def _fits(payload: Mapping[str, Any], schema: Mapping[str, Any]) -> bool:
     """The payload has the schema's required keys with non-null values (the shapes we produce)."""

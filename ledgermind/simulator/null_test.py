@@ -14,6 +14,7 @@ detection rate of Δ(``no_ecc``) says whether the instrument can still see an ef
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,16 +44,14 @@ class NullReport:
     deltas: dict[str, list[float]] = field(default_factory=dict)  # variant -> Δ (points) per table
     any_raw: int = 0  # tables with ≥ 1 variant distinguishable (raw interval)
     any_holm: int = 0  # ... after Holm
-    detected: dict[str, int] = field(
-        default_factory=dict
-    )  # variant -> tables where it was distinguishable (Holm)
+    detected: Counter[str] = field(default_factory=Counter)  # variant -> tables distinguishable (Holm)
     tables: int = 0
     # variant -> census counter ("phantom flagged", ...) -> summed over every table: the report says *why*
-    census: dict[str, dict[str, int]] = field(default_factory=dict)
+    census: dict[str, Counter[str]] = field(default_factory=dict)
     # the planted-effect control, per variant: the variant at this coupling vs itself at coupling 0
     # (same seed, same items) — what coupled faults cost it, and whether the paired test sees that
     control_deltas: dict[str, list[float]] = field(default_factory=dict)
-    control_detected: dict[str, int] = field(default_factory=dict)
+    control_detected: Counter[str] = field(default_factory=Counter)
 
     def rate(self, count: int) -> float | None:
         return count / self.tables if self.tables else None
@@ -177,9 +176,9 @@ def collect(
             report.any_holm += bool(holm)
             for r in rows:
                 report.deltas.setdefault(r.variant, []).append(float(r.delta or 0.0))
-                report.detected[r.variant] = report.detected.get(r.variant, 0) + (r in holm)
+                report.detected[r.variant] += r in holm
             for run in runs:
-                add_census(report.census.setdefault(run.variant, {}), rederived_census(run.run_dir))
+                add_census(report.census.setdefault(run.variant, Counter()), rederived_census(run.run_dir))
             _planted_control(report, out, benchmark, seed, runs, bootstrap)
     return report
 
@@ -193,21 +192,18 @@ def rederived_census(run_dir: Path) -> dict[str, Any]:
     from ledgermind.simulator.census import fault_census
 
     run = RunDir(run_dir)
-    total: dict[str, Any] = {"independence": {}}
+    total: dict[str, Any] = {"independence": Counter()}
     for result in run.results():
         d = run.trajectory(result.id)
         if d is None:
             continue
         if result.error is None:
             cell = "ecc_failed" if _decision_failed_ecc(d) else "ecc_passed"
-            ind = total["independence"]
-            ind[f"{cell} n"] = ind.get(f"{cell} n", 0) + 1
-            ind[f"{cell} right"] = ind.get(f"{cell} right", 0) + int(result.correct)
+            total["independence"][f"{cell} n"] += 1
+            total["independence"][f"{cell} right"] += int(result.correct)
         for verb, counts in fault_census(d).items():
             if isinstance(counts, dict) and verb != "by_place":
-                into = total.setdefault(verb, {})
-                for k, v in counts.items():
-                    into[k] = into.get(k, 0) + int(v)
+                total.setdefault(verb, Counter()).update({k: int(v) for k, v in counts.items()})
     return total
 
 
@@ -218,16 +214,14 @@ def _decision_failed_ecc(d: Mapping[str, Any]) -> bool:
     return g.get("ecc") is False and bool(g.get("ecc_applied"))
 
 
-def add_census(into: dict[str, int], simulator: Mapping[str, Any]) -> None:
+def add_census(into: Counter[str], simulator: Mapping[str, Any]) -> None:
     """Sum one run's simulator census (``metrics.json["mechanisms"]["simulator"]``) into ``into``."""
     for kind in FAULT_KINDS:
         for verb in VERBS:
-            key = f"{kind} {verb}"
-            into[key] = into.get(key, 0) + int((simulator.get(verb) or {}).get(kind) or 0)
+            into[f"{kind} {verb}"] += int((simulator.get(verb) or {}).get(kind) or 0)
     for harm in HARMS:
-        into[harm] = into.get(harm, 0) + int((simulator.get("harmed") or {}).get(harm) or 0)
-    for key, n in (simulator.get("independence") or {}).items():
-        into[key] = into.get(key, 0) + int(n)
+        into[harm] += int((simulator.get("harmed") or {}).get(harm) or 0)
+    into.update({key: int(n) for key, n in (simulator.get("independence") or {}).items()})
 
 
 def _planted_control(
@@ -255,7 +249,7 @@ def _planted_control(
             continue
         report.control_deltas.setdefault(run.variant, []).append(100.0 * mean(pooled))
         detected = bootstrap_p_value(diffs, bootstrap) < 1.0 - bootstrap.level
-        report.control_detected[run.variant] = report.control_detected.get(run.variant, 0) + detected
+        report.control_detected[run.variant] += detected
 
 
 def null_test(

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ledgermind.simulator.census import injected_faults
+from ledgermind.simulator.census import has_simulator_meta, injected_faults
 from ledgermind.simulator.faults import Fault
 from ledgermind.srfa.protocol import AtomicClaim, SrfaRecord
 from ledgermind.trajectory import Trajectory
@@ -87,7 +87,7 @@ def catch_summary(pairs: Iterable[tuple[SrfaRecord, Trajectory]]) -> dict[str, A
     total: dict[str, int] = {}
     items = 0
     for audit, traj in pairs:
-        if audit.error is not None or not any((c.meta or {}).get("simulator") for c in traj.model_calls):
+        if audit.error is not None or not has_simulator_meta(traj.model_calls):
             continue
         items += 1
         for k, v in item_catch(audit, traj).items():

@@ -143,16 +143,7 @@ def run_grid(
 
 def strict_eq4(cfg: GroundingConfig) -> GroundingConfig:
     """``cfg`` with every general ECC form off and no similarity: Eq. 4's phrase membership."""
-    return replace(
-        cfg,
-        ecc_designators=False,
-        ecc_acronyms=False,
-        ecc_adjectival=False,
-        ecc_place_guard=False,
-        ecc_country_names=False,
-        ecc_similarity=None,
-        ecc_surname=False,
-    )
+    return replace(cfg, **{name: None if name == "ecc_similarity" else False for name in ECC_FIELDS})
 
 
 def strict_paper(cfg: GroundingConfig) -> GroundingConfig:
