@@ -104,8 +104,6 @@ def cross_validate(
     first and a tie never moves the choice off it.
     """
     candidates = list(outcomes)
-    if not candidates:
-        raise UserError("cross-validation needs at least one candidate")
     k = max(folds) + 1
     report: CVReport[C] = CVReport()
     pooled: dict[str, list[Out]] = {name: [] for name in metrics}
