@@ -94,9 +94,8 @@ class SimulatedBackend(Backend):
         self.locator = CropLocator(
             self.index, threshold=crop_match_threshold, capped_side=int(crop_capped_side)
         )
-        self._model_id = str(
-            (model or {}).get("name") or "simulated-backbone"
-        )  # backend.own_model (app adopts it)
+        # backend.own_model (app adopts it)
+        self._model_id = str((model or {}).get("name") or "simulated-backbone")
         if banner:
             print(
                 f"NOTE: backend=simulated. {NOTE}. Beliefs: {self.belief_source} "

@@ -53,9 +53,8 @@ class Draft:
     payload: dict[str, Any] | None = None
     faults: list[Injected] = field(default_factory=list)
     answer: str | None = None  # the answer the reply states (recorded for the census)
-    reading: dict[str, float] | None = (
-        None  # a scene reading: value, the scene's truth, graduation (census only)
-    )
+    # a scene reading: value, the scene's truth, graduation (census only)
+    reading: dict[str, float] | None = None
 
 
 @dataclass

@@ -64,9 +64,8 @@ class SweepSpec:
     benchmark: str = "mmmu_pro_standard10"
     seeds: tuple[int, ...] = (0,)
     limit: int | None = None
-    overrides: tuple[
-        str, ...
-    ] = ()  # further Hydra overrides (perception.cache_dir=..., backend.p_correct=...)
+    # further Hydra overrides (perception.cache_dir=..., backend.p_correct=...)
+    overrides: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.grid:
@@ -195,6 +194,13 @@ class CatchRate:
     def rate(self) -> float | None:
         return self.caught / self.injected if self.injected else None
 
+    @property
+    def percent(self) -> tuple[float, float, float] | None:
+        """The rate and its interval in percent, when faults were injected."""
+        if self.rate is None or self.interval is None:
+            return None
+        return 100 * self.rate, 100 * self.interval[0], 100 * self.interval[1]
+
 
 @dataclass(frozen=True)
 class SweepPoint:
@@ -284,11 +290,10 @@ def _ci(e: Estimate) -> str:
 
 
 def _catch(c: CatchRate | None) -> str:
-    if c is None or c.rate is None or c.interval is None:
+    if c is None or c.percent is None:
         return "–" if c is None else "– (0 injected)"
-    return (
-        f"{100 * c.rate:.1f} [{100 * c.interval[0]:.1f}, {100 * c.interval[1]:.1f}] ({c.caught}/{c.injected})"
-    )
+    rate, low, high = c.percent
+    return f"{rate:.1f} [{low:.1f}, {high:.1f}] ({c.caught}/{c.injected})"
 
 
 def md_table(head: Sequence[str], rows: Iterable[Sequence[object]], first: str = "---") -> list[str]:
@@ -342,6 +347,12 @@ def to_csv(points: Sequence[SweepPoint], spec: SweepSpec) -> str:
     return buf.getvalue()
 
 
+def _errorbar(ax: Any, xs: Sequence[float], ys: Sequence[tuple[float, float, float]], **kwargs: Any) -> None:
+    """Points at each (value, low, high) with their interval as error bars."""
+    below, above = [y - lo for y, lo, _ in ys], [hi - y for y, _, hi in ys]
+    ax.errorbar(xs, [y for y, _, _ in ys], yerr=[below, above], capsize=3, marker="o", **kwargs)
+
+
 def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
     """Left: Δ accuracy vs rate with paired intervals. Right: catch rate vs rate (when defined)."""
     import matplotlib
@@ -354,9 +365,7 @@ def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
     panels = 2 if spec.target.fault else 1
     fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 3.8), squeeze=False)
     ax = axes[0][0]
-    below = [p.delta.mean - p.delta.low for p in points]
-    above = [p.delta.high - p.delta.mean for p in points]
-    ax.errorbar(xs, [p.delta.mean for p in points], yerr=[below, above], capsize=3, marker="o")
+    _errorbar(ax, xs, [(p.delta.mean, p.delta.low, p.delta.high) for p in points])
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xlabel(f"backend.{spec.rate}")
     ax.set_ylabel(f"Δ accuracy {abl} − {full} (points)")
@@ -364,14 +373,10 @@ def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
         axc = axes[0][1]
         drawn = False
         for variant in spec.variants:
-            pts = [(p.value, c) for p in points if (c := p.catch.get(variant)) and c.rate is not None]
-            if not pts:
-                continue
-            ys = [100 * c.rate for _, c in pts]  # type: ignore[operator]
-            lo = [y - 100 * c.interval[0] for y, (_, c) in zip(ys, pts, strict=True)]  # type: ignore[index]
-            hi = [100 * c.interval[1] - y for y, (_, c) in zip(ys, pts, strict=True)]  # type: ignore[index]
-            axc.errorbar([x for x, _ in pts], ys, yerr=[lo, hi], capsize=3, marker="o", label=variant)
-            drawn = True
+            pts = [(p.value, pc) for p in points if (c := p.catch.get(variant)) and (pc := c.percent)]
+            if pts:
+                _errorbar(axc, [x for x, _ in pts], [pc for _, pc in pts], label=variant)
+                drawn = True
         axc.set_xlabel(f"backend.{spec.rate}")
         axc.set_ylabel(f"{spec.target.fault} faults neutralised (%)")
         axc.set_ylim(-2, 102)

@@ -143,7 +143,8 @@ def run_grid(
 
 def strict_eq4(cfg: GroundingConfig) -> GroundingConfig:
     """``cfg`` with every general ECC form off and no similarity: Eq. 4's phrase membership."""
-    return replace(cfg, **{name: None if name == "ecc_similarity" else False for name in ECC_FIELDS})
+    off: dict[str, Any] = {name: None if name == "ecc_similarity" else False for name in ECC_FIELDS}
+    return replace(cfg, **off)
 
 
 def strict_paper(cfg: GroundingConfig) -> GroundingConfig:
