@@ -26,7 +26,7 @@ from typing import Any
 
 from ledgermind.simulator.census import has_simulator_meta, injected_faults
 from ledgermind.simulator.faults import Fault
-from ledgermind.srfa.protocol import AtomicClaim, SrfaRecord
+from ledgermind.srfa.protocol import SrfaRecord
 from ledgermind.trajectory import Trajectory
 
 
@@ -34,11 +34,6 @@ def _entities(faults: Iterable[Mapping[str, Any]], kind: Fault) -> set[str]:
     return {
         str(f.get("entity", "")).casefold() for f in faults if f.get("kind") == kind.value and f.get("entity")
     }
-
-
-def _names_any(claim: AtomicClaim, entities: set[str]) -> bool:
-    text = claim.text.casefold()
-    return any(e in text for e in entities)
 
 
 def item_catch(audit: SrfaRecord, traj: Trajectory) -> dict[str, int]:
@@ -66,7 +61,7 @@ def item_catch(audit: SrfaRecord, traj: Trajectory) -> dict[str, int]:
         if not any(ent in x.text.casefold() for x in labelled):
             c["phantom_not_in_trace"] += 1
     for x in labelled:
-        if phantoms and _names_any(x, phantoms):
+        if any(e in x.text.casefold() for e in phantoms):
             c["phantom_claims"] += 1
             c["phantom_ungrounded"] += int(not x.grounded)
         elif not faults:
