@@ -65,6 +65,10 @@ class SrfaSettings:
     max_claims: int = MAX_CLAIMS
     progress: bool = True  # a progress bar with rate and ETA on stderr (the OCR pass is the slow part)
 
+    @property
+    def modes(self) -> list[SrfaMode]:
+        return [SrfaMode.LEDGER, SrfaMode.JUDGE] if self.mode is SrfaMode.BOTH else [self.mode]
+
 
 class ImageSource(str, Enum):
     """Which picture the audit's evidence was read from: the one the model was sent."""
@@ -242,6 +246,30 @@ class _Auditor:
             return SrfaRecord(item_id, SrfaMode.JUDGE.value, error=str(exc), **base)
         return SrfaRecord(item_id, SrfaMode.JUDGE.value, claims, **base)
 
+    def metrics(self, latest: Mapping[str, Mapping[str, SrfaRecord]]) -> dict[str, Any]:
+        """The audit's metrics per mode, the judge's protocol, and (``both``) the modes' agreement."""
+        settings = self.settings
+        out: dict[str, Any] = {
+            "mode": settings.mode.value,
+            "gamma": settings.gamma,
+            "max_claims": settings.max_claims,
+        }
+        for m in settings.modes:
+            out[m.value] = srfa_metrics(latest.get(m.value, {}).values(), settings.gamma)
+        if self.judge is not None:
+            out["judge_protocol"] = self.judge.describe()
+        if settings.mode is SrfaMode.BOTH:
+            a, b = [], []
+            led, jud = latest.get("ledger", {}), latest.get("judge", {})
+            for item_id, la in led.items():
+                ja = jud.get(item_id)
+                if ja is None or ja.error or la.error or len(ja.claims) != len(la.claims):
+                    continue
+                a += [bool(c.grounded) for c in la.claims]
+                b += [bool(c.grounded) for c in ja.claims]
+            out["agreement"] = cohen_kappa(a, b)
+        return out
+
 
 async def srfa_run(
     record: RunRecord,
@@ -253,7 +281,7 @@ async def srfa_run(
     judge: Judge | None = None,
 ) -> dict[str, Any]:
     """Audit every item of the run; returns (and writes) the audit metrics."""
-    modes = [SrfaMode.LEDGER, SrfaMode.JUDGE] if settings.mode is SrfaMode.BOTH else [settings.mode]
+    modes = settings.modes
     if SrfaMode.LEDGER in modes and cascade is None:
         raise UserError("ledger-mode audit needs the grounding cascade")
     if SrfaMode.JUDGE in modes and judge is None:
@@ -283,7 +311,7 @@ async def srfa_run(
                     done[(audit.item_id, audit.mode)] = audit
             bar.update(1)
     latest = _latest(read_run_records(record.run_dir), set(record.results))
-    metrics = _metrics(latest, modes, settings, judge)
+    metrics = auditor.metrics(latest)
     if cascade is not None and SrfaMode.LEDGER.value in metrics:
         ledger = latest.get(SrfaMode.LEDGER.value, {})
         options_of = {i: shown_options(items[i]) for i in ledger if i in items}
@@ -336,32 +364,4 @@ def _latest(audits: Sequence[SrfaRecord], ids: set[str]) -> dict[str, dict[str, 
         prev = slot.get(a.item_id)
         if prev is None or prev.error is not None or a.error is None:
             slot[a.item_id] = a
-    return out
-
-
-def _metrics(
-    latest: Mapping[str, Mapping[str, SrfaRecord]],
-    modes: Sequence[SrfaMode],
-    settings: SrfaSettings,
-    judge: Judge | None,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "mode": settings.mode.value,
-        "gamma": settings.gamma,
-        "max_claims": settings.max_claims,
-    }
-    for m in modes:
-        out[m.value] = srfa_metrics(latest.get(m.value, {}).values(), settings.gamma)
-    if judge is not None:
-        out["judge_protocol"] = judge.describe()
-    if settings.mode is SrfaMode.BOTH:
-        a, b = [], []
-        led, jud = latest.get("ledger", {}), latest.get("judge", {})
-        for item_id, la in led.items():
-            ja = jud.get(item_id)
-            if ja is None or ja.error or la.error or len(ja.claims) != len(la.claims):
-                continue
-            a += [bool(c.grounded) for c in la.claims]
-            b += [bool(c.grounded) for c in ja.claims]
-        out["agreement"] = cohen_kappa(a, b)
     return out
