@@ -94,9 +94,8 @@ class SimulatedBackend(Backend):
         self.locator = CropLocator(
             self.index, threshold=crop_match_threshold, capped_side=int(crop_capped_side)
         )
-        self._model_id = str(
-            (model or {}).get("name") or "simulated-backbone"
-        )  # backend.own_model (app adopts it)
+        # backend.own_model (app adopts it)
+        self._model_id = str((model or {}).get("name") or "simulated-backbone")
         if banner:
             print(
                 f"NOTE: backend=simulated. {NOTE}. Beliefs: {self.belief_source} "
@@ -230,9 +229,6 @@ class SimulatedBackend(Backend):
 
     def _image_digests(self, images: list[Any]) -> list[str]:
         return [pixel_digest(i) if isinstance(i, Image.Image) else self.index.digest(Path(i)) for i in images]
-
-    def lookup(self, text: str, images: list[Path]) -> SeenItem | None:
-        return self.index.lookup(text, images)
 
 
 def _fits(payload: Mapping[str, Any], schema: Mapping[str, Any]) -> bool:

@@ -101,9 +101,8 @@ class RecordedAnswers:
                     row = json.loads(line)
                 except ValueError:
                     continue
-                if isinstance(row, dict) and isinstance(
-                    row.get("options"), list
-                ):  # options only: never `answer`
+                # options only: never `answer`
+                if isinstance(row, dict) and isinstance(row.get("options"), list):
                     texts[str(row.get("id"))] = [str(o) for o in row["options"]]
         return cls(letters, texts)
 

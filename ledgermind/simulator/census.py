@@ -104,10 +104,6 @@ def _entity_flagged(entity: str, call_index: int, d: Mapping[str, Any]) -> bool:
     return any(c.get("stage") == "entity_recheck" for c in later)  # the defence re-asked (Alg. 2 l.2-3)
 
 
-def _entity_alive(entity: str, d: Mapping[str, Any]) -> bool:
-    return any(_names(c, entity) and c.get("status") == "ACTIVE" for c in _claims(d))
-
-
 def _misread_flagged(value: float, d: Mapping[str, Any]) -> bool:
     for mark in d.get("marks", []):
         detail = str(mark.get("detail", ""))
@@ -117,25 +113,11 @@ def _misread_flagged(value: float, d: Mapping[str, Any]) -> bool:
         if mark.get("kind") == "NUMERIC_SNAP" and (n := NUMBER_RE.search(detail.split("→")[0])):
             if _same_number(n.group(), value):
                 return True
-    for c in _claims(d):
-        g = _acted_verdict(c, d)
-        if g.get("ncc") is False and any(
-            _same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", "")))
-        ):
-            return True
-    return False
+    return any(_acted_verdict(c, d).get("ncc") is False and _states_number(c, value) for c in _claims(d))
 
 
-def _value_alive(value: float, d: Mapping[str, Any]) -> bool:
-    return any(
-        c.get("status") == "ACTIVE"
-        and any(_same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", ""))))
-        for c in _claims(d)
-    )
-
-
-def _value_reached(value: float, d: Mapping[str, Any]) -> bool:
-    return _same_number(str(d.get("answer") or "").strip(), value)
+def _states_number(c: Mapping[str, Any], value: float) -> bool:
+    return any(_same_number(n, value) for n in NUMBER_RE.findall(str(c.get("text", ""))))
 
 
 def verdicts(f: Mapping[str, Any], call_index: int, d: Mapping[str, Any]) -> dict[str, bool]:
@@ -144,13 +126,14 @@ def verdicts(f: Mapping[str, Any], call_index: int, d: Mapping[str, Any]) -> dic
     if kind == Fault.MISREAD.value:
         value = float(f.get("value", "nan"))
         flagged = _misread_flagged(value, d)
-        reached = _value_reached(value, d)
-        gone = not reached and not _value_alive(value, d)
+        reached = _same_number(str(d.get("answer") or "").strip(), value)
+        alive = any(c.get("status") == "ACTIVE" and _states_number(c, value) for c in _claims(d))
     else:
         entity = str(f.get("entity", ""))
         flagged = _entity_flagged(entity, call_index, d)
         reached = entity.casefold() in _final_text(d).casefold() if entity else False
-        gone = not reached and not _entity_alive(entity, d)
+        alive = any(_names(c, entity) and c.get("status") == "ACTIVE" for c in _claims(d))
+    gone = not reached and not alive
     return {
         "flagged": flagged,
         "neutralised": flagged and gone,

@@ -133,10 +133,6 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
 
 
-def file_digest(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def scene_of(item: Item) -> Scene | None:
     """The measurable scene of a gauge-like item: a numeric item whose data gives the dial's range
     (``meta["min"]``, ``meta["max"]``) and graduation; None for any other item."""
@@ -193,7 +189,7 @@ class ItemIndex:
     def digest(self, path: Path) -> str:
         with self._lock:
             if path not in self._digests:
-                self._digests[path] = file_digest(path)
+                self._digests[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
             return self._digests[path]
 
     def _readable_digest(self, path: Path) -> str | None:

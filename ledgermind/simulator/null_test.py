@@ -14,18 +14,17 @@ detection rate of Δ(``no_ecc``) says whether the instrument can still see an ef
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
-
 from ledgermind.experiment import table3
 from ledgermind.metrics.stats import BootstrapConfig, bootstrap_p_value, paired_differences
-from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG
-from ledgermind.simulator.sim_sweep import _compose
+from ledgermind.runs.files import METRICS_FILE
+from ledgermind.simulator.sim_sweep import RunFn, md_table, run_point
 
 VARIANTS = tuple(v for v, _ in table3.VARIANTS)
 # The null world: no coupling, no suggestible looks, no evidence pull, no zoom benefit.
@@ -45,16 +44,14 @@ class NullReport:
     deltas: dict[str, list[float]] = field(default_factory=dict)  # variant -> Δ (points) per table
     any_raw: int = 0  # tables with ≥ 1 variant distinguishable (raw interval)
     any_holm: int = 0  # ... after Holm
-    detected: dict[str, int] = field(
-        default_factory=dict
-    )  # variant -> tables where it was distinguishable (Holm)
+    detected: Counter[str] = field(default_factory=Counter)  # variant -> tables distinguishable (Holm)
     tables: int = 0
     # variant -> census counter ("phantom flagged", ...) -> summed over every table: the report says *why*
-    census: dict[str, dict[str, int]] = field(default_factory=dict)
+    census: dict[str, Counter[str]] = field(default_factory=dict)
     # the planted-effect control, per variant: the variant at this coupling vs itself at coupling 0
     # (same seed, same items) — what coupled faults cost it, and whether the paired test sees that
     control_deltas: dict[str, list[float]] = field(default_factory=dict)
-    control_detected: dict[str, int] = field(default_factory=dict)
+    control_detected: Counter[str] = field(default_factory=Counter)
 
     def rate(self, count: int) -> float | None:
         return count / self.tables if self.tables else None
@@ -70,11 +67,14 @@ class NullReport:
             f"family-wise rate of any 'distinguishable' verdict: raw {pct(self.rate(self.any_raw))}, "
             f"Holm {pct(self.rate(self.any_holm))}",
             "",
-            "| variant | mean Δ vs full (points) | tables distinguishable (Holm) |",
-            "|---|---:|---:|",
+            *md_table(
+                ["variant", "mean Δ vs full (points)", "tables distinguishable (Holm)"],
+                [
+                    [v, f"{mean(ds):+.2f}", f"{self.detected.get(v, 0)}/{self.tables}"]
+                    for v, ds in self.deltas.items()
+                ],
+            ),
         ]
-        for v, ds in self.deltas.items():
-            lines.append(f"| {v} | {mean(ds):+.2f} | {self.detected.get(v, 0)}/{self.tables} |")
         return "\n".join(lines + self._census_lines() + self._independence_lines() + self._control_lines())
 
     def _census_lines(self) -> list[str]:
@@ -83,38 +83,28 @@ class NullReport:
         if not self.census:
             return []
         keys = [f"{kind} {verb}" for kind in FAULT_KINDS for verb in VERBS] + list(HARMS)
-        lines = [
-            "",
-            f"Mechanism census, summed over the {self.tables} tables (simulator ground truth):",
-            "",
-            "| variant | " + " | ".join(keys) + " |",
-            "|---|" + "---:|" * len(keys),
-        ]
-        for v, counts in self.census.items():
-            lines.append(f"| {v} | " + " | ".join(str(counts.get(k, 0)) for k in keys) + " |")
-        return lines
+        rows = [[v, *(counts.get(k, 0) for k in keys)] for v, counts in self.census.items()]
+        title = f"Mechanism census, summed over the {self.tables} tables (simulator ground truth):"
+        return ["", title, "", *md_table(["variant", *keys], rows)]
 
     def _independence_lines(self) -> list[str]:
         """Faults must not know the answer: a decision that failed ECC should be right about as often
         as one that passed at coupling 0; a gap (say 23 % vs 72 %) makes ECC a detector of wrong answers."""
-        rows = []
-        for v, c in self.census.items():
-            failed, passed = c.get("ecc_failed n", 0), c.get("ecc_passed n", 0)
-            if failed and passed:
-                rows.append(
-                    f"| {v} | {100 * c['ecc_failed right'] / failed:.1f} % ({failed}) | "
-                    f"{100 * c['ecc_passed right'] / passed:.1f} % ({passed}) |"
-                )
+        rows = [
+            [
+                v,
+                *(
+                    f"{100 * c[f'{cell} right'] / c[f'{cell} n']:.1f} % ({c[f'{cell} n']})"
+                    for cell in ECC_CELLS
+                ),
+            ]
+            for v, c in self.census.items()
+            if all(c.get(f"{cell} n", 0) for cell in ECC_CELLS)
+        ]
         if not rows:
             return []
-        return [
-            "",
-            "Right answers among final decisions that failed / passed ECC (n):",
-            "",
-            "| variant | failed ECC | passed ECC |",
-            "|---|---:|---:|",
-            *rows,
-        ]
+        title = "Right answers among final decisions that failed / passed ECC (n):"
+        return ["", title, "", *md_table(["variant", "failed ECC", "passed ECC"], rows)]
 
     def _control_lines(self) -> list[str]:
         """Coupled faults change answers by construction: each variant against itself at coupling 0
@@ -122,23 +112,21 @@ class NullReport:
         can see one), and is small where a mechanism — or anything else — does."""
         if not self.control_deltas:
             return []
-        lines = [
-            "",
+        title = (
             f"Planted-effect control: each variant at coupling {self.coupling:g} vs itself at coupling 0 "
-            "(paired by seed and item; raw p < 0.05):",
-            "",
-            "| variant | mean Δ (points) | tables distinguishable |",
-            "|---|---:|---:|",
+            "(paired by seed and item; raw p < 0.05):"
+        )
+        rows = [
+            [v, f"{mean(ds):+.2f}", f"{self.control_detected.get(v, 0)}/{len(ds)}"]
+            for v, ds in self.control_deltas.items()
         ]
-        for v, ds in self.control_deltas.items():
-            lines.append(f"| {v} | {mean(ds):+.2f} | {self.control_detected.get(v, 0)}/{len(ds)} |")
-        return lines
+        return ["", title, "", *md_table(["variant", "mean Δ (points)", "tables distinguishable"], rows)]
 
 
-RunFn = Callable[[DictConfig], Mapping[str, Any]]
 FAULT_KINDS = ("phantom", "relation", "misread")
 VERBS = ("injected", "flagged", "neutralised", "faded", "reached")
 HARMS = ("suggested_look_adopted", "good_reading_superseded")
+ECC_CELLS = ("ecc_failed", "ecc_passed")  # the independence table's columns
 
 
 def run_dir_for(out: Path, coupling: float, benchmark: str, variant: str, seed: int) -> Path:
@@ -156,34 +144,12 @@ def run_replicates(
     run: RunFn | None = None,
 ) -> None:
     """Every (benchmark, seed, variant) run; a finished run resumes to nothing."""
-    if run is None:
-        from ledgermind.experiment.app import run_experiment
-
-        run = run_experiment
     world = [o.format(coupling=coupling) for o in NULL_WORLD]
     for benchmark, limit in benchmarks.items():
         for seed in range(replicates):
             for variant in variants:
                 d = run_dir_for(out, coupling, benchmark, variant, seed)
-                cfg = _compose(
-                    [
-                        "backend=simulated",
-                        "logger=none",
-                        "cache.mode=off",
-                        "progress=false",
-                        "backend.banner=false",
-                        f"benchmark={benchmark}",
-                        f"+ablation={variant}",
-                        f"seed={seed}",
-                        f"output_dir={d}",
-                        f"limit={limit}",
-                        *world,
-                        *overrides,
-                    ]
-                )
-                (d / RECORDED_CONFIG).parent.mkdir(parents=True, exist_ok=True)
-                OmegaConf.save(cfg, d / RECORDED_CONFIG)
-                run(cfg)
+                run_point(run, d, benchmark, variant, seed, limit, [*world, *overrides])
 
 
 def collect(
@@ -210,9 +176,9 @@ def collect(
             report.any_holm += bool(holm)
             for r in rows:
                 report.deltas.setdefault(r.variant, []).append(float(r.delta or 0.0))
-                report.detected[r.variant] = report.detected.get(r.variant, 0) + (r in holm)
+                report.detected[r.variant] += r in holm
             for run in runs:
-                add_census(report.census.setdefault(run.variant, {}), rederived_census(run.run_dir))
+                add_census(report.census.setdefault(run.variant, Counter()), rederived_census(run.run_dir))
             _planted_control(report, out, benchmark, seed, runs, bootstrap)
     return report
 
@@ -226,21 +192,18 @@ def rederived_census(run_dir: Path) -> dict[str, Any]:
     from ledgermind.simulator.census import fault_census
 
     run = RunDir(run_dir)
-    total: dict[str, Any] = {"independence": {}}
+    total: dict[str, Any] = {"independence": Counter()}
     for result in run.results():
         d = run.trajectory(result.id)
         if d is None:
             continue
         if result.error is None:
             cell = "ecc_failed" if _decision_failed_ecc(d) else "ecc_passed"
-            ind = total["independence"]
-            ind[f"{cell} n"] = ind.get(f"{cell} n", 0) + 1
-            ind[f"{cell} right"] = ind.get(f"{cell} right", 0) + int(result.correct)
+            total["independence"][f"{cell} n"] += 1
+            total["independence"][f"{cell} right"] += int(result.correct)
         for verb, counts in fault_census(d).items():
             if isinstance(counts, dict) and verb != "by_place":
-                into = total.setdefault(verb, {})
-                for k, v in counts.items():
-                    into[k] = into.get(k, 0) + int(v)
+                total.setdefault(verb, Counter()).update({k: int(v) for k, v in counts.items()})
     return total
 
 
@@ -251,16 +214,14 @@ def _decision_failed_ecc(d: Mapping[str, Any]) -> bool:
     return g.get("ecc") is False and bool(g.get("ecc_applied"))
 
 
-def add_census(into: dict[str, int], simulator: Mapping[str, Any]) -> None:
+def add_census(into: Counter[str], simulator: Mapping[str, Any]) -> None:
     """Sum one run's simulator census (``metrics.json["mechanisms"]["simulator"]``) into ``into``."""
     for kind in FAULT_KINDS:
         for verb in VERBS:
-            key = f"{kind} {verb}"
-            into[key] = into.get(key, 0) + int((simulator.get(verb) or {}).get(kind) or 0)
+            into[f"{kind} {verb}"] += int((simulator.get(verb) or {}).get(kind) or 0)
     for harm in HARMS:
-        into[harm] = into.get(harm, 0) + int((simulator.get("harmed") or {}).get(harm) or 0)
-    for key, n in (simulator.get("independence") or {}).items():
-        into[key] = into.get(key, 0) + int(n)
+        into[harm] += int((simulator.get("harmed") or {}).get(harm) or 0)
+    into.update({key: int(n) for key, n in (simulator.get("independence") or {}).items()})
 
 
 def _planted_control(
@@ -288,7 +249,7 @@ def _planted_control(
             continue
         report.control_deltas.setdefault(run.variant, []).append(100.0 * mean(pooled))
         detected = bootstrap_p_value(diffs, bootstrap) < 1.0 - bootstrap.level
-        report.control_detected[run.variant] = report.control_detected.get(run.variant, 0) + detected
+        report.control_detected[run.variant] += detected
 
 
 def null_test(

@@ -53,9 +53,8 @@ class Draft:
     payload: dict[str, Any] | None = None
     faults: list[Injected] = field(default_factory=list)
     answer: str | None = None  # the answer the reply states (recorded for the census)
-    reading: dict[str, float] | None = (
-        None  # a scene reading: value, the scene's truth, graduation (census only)
-    )
+    # a scene reading: value, the scene's truth, graduation (census only)
+    reading: dict[str, float] | None = None
 
 
 @dataclass
@@ -242,7 +241,7 @@ def observe(m: Mind) -> Draft:
     scene_cat = next((c for c in cats if c not in {"TEXT", "NUMBER"}), cats[0])
     obs: list[tuple[str, str]] = []
     faults: list[Injected] = []
-    for named in named_options(m):
+    for named in m.item.named_in(m.view.context) if m.item is not None else []:
         seen, fault = focused_look(m, named)
         obs += [(scene_cat, seen)] if seen else []
         faults += [fault] if fault else []
@@ -254,11 +253,6 @@ def observe(m: Mind) -> Draft:
         obs.append((scene_cat, "an image with no legible text"))
     text = "\n".join(f"[OC-{i}] {c} | {t}" for i, (c, t) in enumerate(obs, 1))
     return Draft(text, {"observations": [{"category": c, "text": t} for c, t in obs]}, faults)
-
-
-def named_options(m: Mind) -> list[str]:
-    """Options a request names outside its option list ("… B. Apollo 11"): what to look for."""
-    return m.item.named_in(m.view.context) if m.item is not None else []
 
 
 def focused_look(m: Mind, named: str) -> tuple[str, Injected | None]:
@@ -288,10 +282,7 @@ def misread_line(m: Mind, line: str) -> tuple[str, Injected | None]:
     return line[: hit.start()] + wrong + line[hit.end() :], fault
 
 
-def reason(m: Mind) -> Draft:
-    answer, faults, entity = m.answer_with_faults()
-    if not answer:
-        return generic(m)
+def reason(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> Draft:
     cites = m.cites_for(answer, entity)  # real ids; for a phantom none of them names the entity
     e_text = next((e.fact for e in m.view.evidence if e.id in cites), "the observations")
     j_text = f"The answer is {m.display(answer)}"
@@ -308,20 +299,15 @@ def reason(m: Mind) -> Draft:
     return Draft("\n".join(lines), payload, faults, answer)
 
 
-def decide(m: Mind) -> Draft:
-    answer, faults, entity = m.answer_with_faults()
-    if not answer:
-        return generic(m)
+def decide(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> Draft:
     cites = m.cites_for(answer, entity)
     text = f"{_answer_line(answer, entity)} | Based on: {', '.join(f'[{c}]' for c in cites)}"
     shown = f"{answer}, as {entity} described" if entity else answer
     return Draft(text, {"answer": shown, "cites": cites}, faults, answer)
 
 
-def hypothesis(m: Mind) -> Draft:
-    answer, faults, entity = m.answer_with_faults()
-    if not answer or m.item is None:
-        return generic(m)
+def hypothesis(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> Draft:
+    assert m.item is not None
     current = m.as_answer(m.view.shown_judgment())
     same = current is not None and m.item.same_answer(current, answer) and entity is None
     lead = f"According to {entity}, " if entity else ""
@@ -338,12 +324,9 @@ def hypothesis(m: Mind) -> Draft:
     )
 
 
-def answer_line(m: Mind) -> Draft:
+def answer_line(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> Draft:
     """Any request for an "Answer: <answer>" line: one line with the answer (and, for a
     confabulation, the entity it is attributed to)."""
-    answer, faults, entity = m.answer_with_faults()
-    if not answer:
-        return generic(m)
     return Draft(_answer_line(answer, entity), faults=faults, answer=answer)
 
 
@@ -374,22 +357,23 @@ def generic(m: Mind) -> Draft:
     return Draft("; ".join(m.seen[:3]) if m.seen else "I am not sure.")
 
 
+# Tasks any request gets a reply to, and tasks that state an answer about a recognised item.
+UNANSWERED: dict[Task, Callable[[Mind], Draft]] = {Task.PLAN: plan, Task.OBSERVE: observe, Task.READ: read}
+ANSWERED: dict[Task, Callable[[Mind, str, list[Injected], str | None], Draft]] = {
+    Task.REASON: reason,
+    Task.DECIDE: decide,
+    Task.HYPOTHESIS: hypothesis,
+    Task.ANSWER: answer_line,
+}
+
+
 def compose(m: Mind) -> Draft:
+    """The task's reply; one that states an answer draws it (and its faults) first, and says only
+    what is legible when there is no item or no answer."""
     t = m.view.task
-    if t is Task.PLAN:
-        return plan(m)
-    if t is Task.OBSERVE:
-        return observe(m)
-    if t is Task.READ:
-        return read(m)
-    if m.item is None:
+    if t in UNANSWERED:
+        return UNANSWERED[t](m)
+    if m.item is None or t not in ANSWERED:
         return generic(m)
-    if t is Task.REASON:
-        return reason(m)
-    if t is Task.DECIDE:
-        return decide(m)
-    if t is Task.HYPOTHESIS:
-        return hypothesis(m)
-    if t is Task.ANSWER:
-        return answer_line(m)
-    return generic(m)
+    answer, faults, entity = m.answer_with_faults()
+    return ANSWERED[t](m, answer, faults, entity) if answer else generic(m)

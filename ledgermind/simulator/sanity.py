@@ -16,7 +16,6 @@ from ledgermind.errors import DataError
 from ledgermind.runs.files import METRICS_FILE
 from ledgermind.runs.reader import RunDir
 from ledgermind.runs.reader import find_runs as rundir_find_runs
-from ledgermind.runs.results import ItemResult
 
 # Marks whose mechanism rewrites ŷ after the decision (Alg. 2), latest first wins.
 ANSWER_REWRITING_MARKS = {
@@ -55,41 +54,41 @@ def attribute(traj: Mapping[str, Any]) -> str:
     return f"decision as produced (raw answer {traj.get('raw_answer', '')[:60]!r})"
 
 
-def read_run(run_dir: Path) -> tuple[dict[str, Any], list[ItemResult]]:
-    """A finished run's metrics and its results, one per item (a retried item's last line wins)."""
-    run = RunDir(run_dir)
-    return run.metrics() or {}, run.results()
+def _variant(metrics: Mapping[str, Any], run_dir: Path) -> str:
+    return metrics.get("identity", {}).get("variant", run_dir.name)
 
 
 def losses(run_dir: Path) -> list[Loss]:
     """Every item of the run that is not fully correct, with the mechanism that took it, by item id
-    (``results.jsonl`` is in completion order, which concurrency makes differ between two runs)."""
-    metrics, results = read_run(run_dir)
-    variant = metrics.get("identity", {}).get("variant", run_dir.name)
-    out = []
+    (``results.jsonl`` is in completion order, which concurrency makes differ between two runs;
+    a retried item's last line wins)."""
     run = RunDir(run_dir)
-    for r in results:
-        if r.score >= 1.0:
-            continue
-        traj = run.trajectory(r.id) or {"error": r.error or "no trajectory"}
-        out.append(Loss(variant, r.id, r.gold, r.prediction, bool(traj.get("abstained")), attribute(traj)))
+    variant = _variant(run.metrics() or {}, run_dir)
+    out = []
+    for r in run.results():
+        if r.score < 1.0:
+            traj = run.trajectory(r.id) or {"error": r.error or "no trajectory"}
+            out.append(
+                Loss(variant, r.id, r.gold, r.prediction, bool(traj.get("abstained")), attribute(traj))
+            )
     return sorted(out, key=lambda loss: loss.item_id)
 
 
 def variant_summary(run_dir: Path) -> dict[str, Any]:
-    metrics, results = read_run(run_dir)
+    """What the report prints of one run: its identity, accuracy and the simulator's census."""
+    run = RunDir(run_dir)
+    metrics = run.metrics() or {}
     sim = metrics.get("mechanisms", {}).get("simulator", {})
     return {
-        "variant": metrics.get("identity", {}).get("variant", run_dir.name),
+        "variant": _variant(metrics, run_dir),
         "benchmark": metrics.get("identity", {}).get("benchmark"),
-        "n": len(results),
+        "n": len(run.results()),
         "accuracy": metrics.get("accuracy"),
         "abstention_rate": metrics.get("abstention_rate"),
-        "injected": sim.get("injected", {}),
-        **{verb: sim.get(verb, {}) for verb in ("flagged", "neutralised", "faded", "reached", "harmed")},
-        "by_place": sim.get("by_place", {}),
-        "catch_rate": sim.get("catch_rate", {}),
-        "mechanisms": {k: v for k, v in metrics.get("mechanisms", {}).items() if k != "simulator"},
+        **{
+            verb: sim.get(verb, {})
+            for verb in ("injected", "flagged", "neutralised", "faded", "reached", "harmed")
+        },
     }
 
 

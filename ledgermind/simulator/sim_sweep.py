@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,9 +64,8 @@ class SweepSpec:
     benchmark: str = "mmmu_pro_standard10"
     seeds: tuple[int, ...] = (0,)
     limit: int | None = None
-    overrides: tuple[
-        str, ...
-    ] = ()  # further Hydra overrides (perception.cache_dir=..., backend.p_correct=...)
+    # further Hydra overrides (perception.cache_dir=..., backend.p_correct=...)
+    overrides: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.grid:
@@ -126,50 +125,60 @@ def check_rate(spec: SweepSpec) -> None:
         raise SweepError(f"backend=simulated has no {spec.rate!r} (its rates: {', '.join(known)})")
 
 
-def compose_run(spec: SweepSpec, value: float, variant: str, seed: int, out: Path) -> DictConfig:
-    """The composed config of one point of the sweep (what ``scripts/run.py`` would run)."""
-    return _compose(
-        [
-            "backend=simulated",
-            "logger=none",
-            "cache.mode=off",
-            "progress=false",
-            "backend.banner=false",
-            f"benchmark={spec.benchmark}",
-            f"+ablation={variant}",
-            f"seed={seed}",
-            f"output_dir={out}",
-            *([f"limit={spec.limit}"] if spec.limit is not None else []),
-            *spec.overrides,
-            f"backend.{spec.rate}={value}",
-        ]
-    )
-
-
-def run_dir_for(out_dir: Path, spec: SweepSpec, value: float, variant: str, seed: int) -> Path:
-    """Where a point's run goes (only for writing: read-back trusts the run's own records)."""
-    return out_dir / f"{spec.rate}-{value:g}" / f"{variant}-seed{seed}"
-
-
+# The fixed part of every simulated run of a study: the simulated backend, no logger, no response
+# cache, no progress bar, no banner.
+SIMULATED_RUN = (
+    "backend=simulated",
+    "logger=none",
+    "cache.mode=off",
+    "progress=false",
+    "backend.banner=false",
+)
 RunFn = Callable[[DictConfig], Mapping[str, Any]]
 
 
-def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> list[Path]:
-    """Run every (value, variant, seed) point; a finished run resumes to nothing, so a rerun is cheap."""
+def run_point(
+    run: RunFn | None,
+    out: Path,
+    benchmark: str,
+    variant: str,
+    seed: int,
+    limit: int | None,
+    extra: Sequence[str],
+) -> None:
+    """Compose one simulated run (what ``scripts/run.py`` would run), record its config as a Hydra
+    run does (rescoring and read-back use it) and run it; a finished run resumes to nothing."""
     if run is None:
         from ledgermind.experiment.app import run_experiment
 
         run = run_experiment
+    limits = [f"limit={limit}"] if limit is not None else []
+    cfg = _compose(
+        [
+            *SIMULATED_RUN,
+            f"benchmark={benchmark}",
+            f"+ablation={variant}",
+            f"seed={seed}",
+            f"output_dir={out}",
+        ]
+        + [*limits, *extra]
+    )
+    (out / RECORDED_CONFIG).parent.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(cfg, out / RECORDED_CONFIG)
+    run(cfg)
+
+
+def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> list[Path]:
+    """Run every (value, variant, seed) point into ``<rate>-<value>/<variant>-seed<seed>`` (only for
+    writing: read-back trusts the run's own records); a rerun is cheap."""
     check_rate(spec)
     dirs = []
     for value in spec.grid:
         for variant in spec.variants:
             for seed in spec.seeds:
-                d = run_dir_for(out_dir, spec, value, variant, seed)
-                cfg = compose_run(spec, value, variant, seed, d)
-                (d / RECORDED_CONFIG).parent.mkdir(parents=True, exist_ok=True)
-                OmegaConf.save(cfg, d / RECORDED_CONFIG)  # as a Hydra run does: rescore and read-back use it
-                run(cfg)
+                d = out_dir / f"{spec.rate}-{value:g}" / f"{variant}-seed{seed}"
+                extra = [*spec.overrides, f"backend.{spec.rate}={value}"]
+                run_point(run, d, spec.benchmark, variant, seed, spec.limit, extra)
                 dirs.append(d)
     return dirs
 
@@ -184,6 +193,13 @@ class CatchRate:
     @property
     def rate(self) -> float | None:
         return self.caught / self.injected if self.injected else None
+
+    @property
+    def percent(self) -> tuple[float, float, float] | None:
+        """The rate and its interval in percent, when faults were injected."""
+        if self.rate is None or self.interval is None:
+            return None
+        return 100 * self.rate, 100 * self.interval[0], 100 * self.interval[1]
 
 
 @dataclass(frozen=True)
@@ -274,32 +290,35 @@ def _ci(e: Estimate) -> str:
 
 
 def _catch(c: CatchRate | None) -> str:
-    if c is None or c.rate is None or c.interval is None:
+    if c is None or c.percent is None:
         return "–" if c is None else "– (0 injected)"
-    return (
-        f"{100 * c.rate:.1f} [{100 * c.interval[0]:.1f}, {100 * c.interval[1]:.1f}] ({c.caught}/{c.injected})"
-    )
+    rate, low, high = c.percent
+    return f"{rate:.1f} [{low:.1f}, {high:.1f}] ({c.caught}/{c.injected})"
+
+
+def md_table(head: Sequence[str], rows: Iterable[Sequence[object]], first: str = "---") -> list[str]:
+    """The lines of a markdown table: the first column aligned by ``first``, the others to the right."""
+    cells = [head, *rows]
+    rule = "|" + "|".join([first] + ["---:"] * (len(head) - 1)) + "|"
+    lines = ["| " + " | ".join(map(str, r)) + " |" for r in cells]
+    return [lines[0], rule, *lines[1:]]
 
 
 def to_markdown(points: Sequence[SweepPoint], spec: SweepSpec) -> str:
     full, abl = spec.variants
     fault = spec.target.fault
     head = [spec.rate, f"{full} acc.", f"{abl} acc.", f"Δ {abl} − {full}", "Δ vs 0"]
-    if fault:
-        head += [f"{fault} catch % ({full})", f"{fault} catch % ({abl})"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---:"] * len(head)) + "|"]
-    for p in points:
-        cells = [
+    head += [f"{fault} catch % ({full})", f"{fault} catch % ({abl})"] if fault else []
+    rows = [
+        [
             f"{p.value:g}",
-            _ci(p.full),
-            _ci(p.ablation),
-            _ci(p.delta),
+            *map(_ci, (p.full, p.ablation, p.delta)),
             "distinguishable" if p.distinguishable else table3.NOT_DISTINGUISHABLE,
+            *([_catch(p.catch.get(full)), _catch(p.catch.get(abl))] if fault else []),
         ]
-        if fault:
-            cells += [_catch(p.catch.get(full)), _catch(p.catch.get(abl))]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        for p in points
+    ]
+    return "\n".join(md_table(head, rows, first="---:")) + "\n"
 
 
 def method_note(points: Sequence[SweepPoint], spec: SweepSpec, boot: BootstrapConfig) -> str:
@@ -317,48 +336,21 @@ def method_note(points: Sequence[SweepPoint], spec: SweepSpec, boot: BootstrapCo
 def to_csv(points: Sequence[SweepPoint], spec: SweepSpec) -> str:
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(
-        [
-            spec.rate,
-            "full",
-            "full_low",
-            "full_high",
-            "ablation",
-            "ablation_low",
-            "ablation_high",
-            "delta",
-            "delta_low",
-            "delta_high",
-            "distinguishable",
-            "catch_full",
-            "catch_ablation",
-            "injected_full",
-            "injected_ablation",
-        ]
-    )
-    full, abl = spec.variants
+    estimates = [f"{e}{end}" for e in ("full", "ablation", "delta") for end in ("", "_low", "_high")]
+    catches = [f"{what}_{v}" for what in ("catch", "injected") for v in ("full", "ablation")]
+    w.writerow([spec.rate, *estimates, "distinguishable", *catches])
     for p in points:
-        cf, ca = p.catch.get(full), p.catch.get(abl)
-        w.writerow(
-            [
-                p.value,
-                p.full.mean,
-                p.full.low,
-                p.full.high,
-                p.ablation.mean,
-                p.ablation.low,
-                p.ablation.high,
-                p.delta.mean,
-                p.delta.low,
-                p.delta.high,
-                p.distinguishable,
-                cf.rate if cf else None,
-                ca.rate if ca else None,
-                cf.injected if cf else None,
-                ca.injected if ca else None,
-            ]
-        )
+        cs = [p.catch.get(v) for v in spec.variants]
+        intervals = [x for e in (p.full, p.ablation, p.delta) for x in (e.mean, e.low, e.high)]
+        counts = [c.rate if c else None for c in cs] + [c.injected if c else None for c in cs]
+        w.writerow([p.value, *intervals, p.distinguishable, *counts])
     return buf.getvalue()
+
+
+def _errorbar(ax: Any, xs: Sequence[float], ys: Sequence[tuple[float, float, float]], **kwargs: Any) -> None:
+    """Points at each (value, low, high) with their interval as error bars."""
+    below, above = [y - lo for y, lo, _ in ys], [hi - y for y, _, hi in ys]
+    ax.errorbar(xs, [y for y, _, _ in ys], yerr=[below, above], capsize=3, marker="o", **kwargs)
 
 
 def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
@@ -373,9 +365,7 @@ def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
     panels = 2 if spec.target.fault else 1
     fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 3.8), squeeze=False)
     ax = axes[0][0]
-    below = [p.delta.mean - p.delta.low for p in points]
-    above = [p.delta.high - p.delta.mean for p in points]
-    ax.errorbar(xs, [p.delta.mean for p in points], yerr=[below, above], capsize=3, marker="o")
+    _errorbar(ax, xs, [(p.delta.mean, p.delta.low, p.delta.high) for p in points])
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_xlabel(f"backend.{spec.rate}")
     ax.set_ylabel(f"Δ accuracy {abl} − {full} (points)")
@@ -383,14 +373,10 @@ def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
         axc = axes[0][1]
         drawn = False
         for variant in spec.variants:
-            pts = [(p.value, c) for p in points if (c := p.catch.get(variant)) and c.rate is not None]
-            if not pts:
-                continue
-            ys = [100 * c.rate for _, c in pts]  # type: ignore[operator]
-            lo = [y - 100 * c.interval[0] for y, (_, c) in zip(ys, pts, strict=True)]  # type: ignore[index]
-            hi = [100 * c.interval[1] - y for y, (_, c) in zip(ys, pts, strict=True)]  # type: ignore[index]
-            axc.errorbar([x for x, _ in pts], ys, yerr=[lo, hi], capsize=3, marker="o", label=variant)
-            drawn = True
+            pts = [(p.value, pc) for p in points if (c := p.catch.get(variant)) and (pc := c.percent)]
+            if pts:
+                _errorbar(axc, [x for x, _ in pts], [pc for _, pc in pts], label=variant)
+                drawn = True
         axc.set_xlabel(f"backend.{spec.rate}")
         axc.set_ylabel(f"{spec.target.fault} faults neutralised (%)")
         axc.set_ylim(-2, 102)

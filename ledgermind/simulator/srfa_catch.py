@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ledgermind.simulator.census import injected_faults
+from ledgermind.simulator.census import has_simulator_meta, injected_faults
 from ledgermind.simulator.faults import Fault
-from ledgermind.srfa.protocol import AtomicClaim, SrfaRecord
+from ledgermind.srfa.protocol import SrfaRecord
 from ledgermind.trajectory import Trajectory
 
 
@@ -34,11 +34,6 @@ def _entities(faults: Iterable[Mapping[str, Any]], kind: Fault) -> set[str]:
     return {
         str(f.get("entity", "")).casefold() for f in faults if f.get("kind") == kind.value and f.get("entity")
     }
-
-
-def _names_any(claim: AtomicClaim, entities: set[str]) -> bool:
-    text = claim.text.casefold()
-    return any(e in text for e in entities)
 
 
 def item_catch(audit: SrfaRecord, traj: Trajectory) -> dict[str, int]:
@@ -66,7 +61,7 @@ def item_catch(audit: SrfaRecord, traj: Trajectory) -> dict[str, int]:
         if not any(ent in x.text.casefold() for x in labelled):
             c["phantom_not_in_trace"] += 1
     for x in labelled:
-        if phantoms and _names_any(x, phantoms):
+        if any(e in x.text.casefold() for e in phantoms):
             c["phantom_claims"] += 1
             c["phantom_ungrounded"] += int(not x.grounded)
         elif not faults:
@@ -87,7 +82,7 @@ def catch_summary(pairs: Iterable[tuple[SrfaRecord, Trajectory]]) -> dict[str, A
     total: dict[str, int] = {}
     items = 0
     for audit, traj in pairs:
-        if audit.error is not None or not any((c.meta or {}).get("simulator") for c in traj.model_calls):
+        if audit.error is not None or not has_simulator_meta(traj.model_calls):
             continue
         items += 1
         for k, v in item_catch(audit, traj).items():

@@ -57,7 +57,6 @@ class Vision:
         self._memory: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
         self._disk_writes: BestEffort | None = None
-        self.ocr_runs = 0  # how many images were actually OCR'd (the rest came from the cache)
 
     @property
     def engine(self) -> Any:
@@ -86,7 +85,6 @@ class Vision:
             cached = self._shared_lines(image)
         if cached is None:
             cached = tuple(ln.text for ln in self.engine.recognize(loaded.image))
-            self.ocr_runs += 1
         self._disk_put(key, cached)
         with self._lock:
             self._memory[key] = cached
@@ -101,11 +99,7 @@ class Vision:
         if self.shared_cache in (None, "", "off"):
             return None
         if self._shared_tool is None:
-            try:
-                from perception.cache import CachedTool, PerceptionCache
-            except ImportError:  # pragma: no cover — the perception cache is optional
-                self.shared_cache = None
-                return None
+            from perception.cache import CachedTool, PerceptionCache
             from perception.tools import OCRTool
 
             cache = PerceptionCache.from_setting(self.shared_cache)
@@ -116,7 +110,6 @@ class Vision:
         out = self._shared_tool.invoke(image=image if isinstance(image, Image.Image) else Path(image))
         if out.error is not None:
             return None
-        self.ocr_runs += int(out.latency_s > 0.05)  # a hit takes milliseconds, a recognition seconds
         return tuple(o.text for o in out.observations)
 
     def _disk_get(self, key: str) -> tuple[str, ...] | None:

@@ -74,17 +74,11 @@ def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
     )
 
 
-def _orient(acc: Any, gdr: Any, r4r: Any, ucr: Any, wdg: Any) -> dict[str, float | None]:
-    def f(x: Any) -> float | None:
-        return None if x is None else float(x)
-
-    return {
-        "Acc": f(acc),
-        "GDR": f(gdr),
-        "R4R": f(r4r),
-        "1-UCR": None if ucr is None else 1.0 - float(ucr),
-        "1-WDG": None if wdg is None else 1.0 - float(wdg),
-    }
+def _orient(*values: Any) -> dict[str, float | None]:
+    """Acc, GDR, R4R, UCR_reason, WDG as the axes, the last two flipped so that larger is better."""
+    acc, gdr, r4r, ucr, wdg = (None if x is None else float(x) for x in values)
+    flipped = [None if x is None else 1.0 - x for x in (ucr, wdg)]
+    return dict(zip(AXES, [acc, gdr, r4r, *flipped], strict=True))
 
 
 def _label(run_dir: Path) -> str:

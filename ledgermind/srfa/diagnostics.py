@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +59,8 @@ def item_gdr(audit: SrfaRecord) -> float:
 def checkable_decisions(audits: Iterable[SrfaRecord]) -> list[SrfaRecord]:
     """The audits reduced to their checkable claims, kept only when the decision is checkable
     (what ``srfa.GDR`` is computed over: a decision the text cannot decide has no GDR)."""
-    out = []
-    for a in audits:
-        claims = [c for c in a.claims if c.checkable]
-        if any(c.ctype == "DC" for c in claims):
-            out.append(
-                SrfaRecord(a.item_id, a.mode, claims, a.score, a.prediction, a.difficulty, a.path, a.error)
-            )
-    return out
+    kept = (replace(a, claims=[c for c in a.claims if c.checkable]) for a in audits)
+    return [a for a in kept if any(c.ctype == "DC" for c in a.claims)]
 
 
 def correctness_table(audits: Iterable[SrfaRecord]) -> dict[str, Any]:

@@ -23,13 +23,13 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from string import Template
 from typing import Any
 
 import jsonschema
 
 from ledgermind.backends.base import Backend, GenerationRequest, Message
+from ledgermind.benchmarks.item import Item
 from ledgermind.srfa.protocol import AtomicClaim
 from ledgermind.srfa.split import MAX_CLAIMS
 
@@ -75,44 +75,28 @@ Reply with JSON only: {"labels": [{"label": "grounded"|"ungrounded", "reason": .
 )
 
 _LABEL = {"type": "string", "enum": ["grounded", "ungrounded"]}
-DECOMPOSE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "claims": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": MAX_CLAIMS,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string"},
-                    "type": {"type": "string", "enum": ["SC", "DC"]},
-                    "label": _LABEL,
-                    "reason": {"type": "string"},
-                    "answer": {"type": ["string", "null"]},
-                },
-                "required": ["text", "type", "label"],
-            },
-        }
+_TEXT = {"type": "string"}
+
+
+def _reply_schema(key: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """A reply ``{key: [1..MAX_CLAIMS objects with these properties]}``."""
+    item = {"type": "object", "properties": properties, "required": required}
+    array = {"type": "array", "minItems": 1, "maxItems": MAX_CLAIMS, "items": item}
+    return {"type": "object", "properties": {key: array}, "required": [key]}
+
+
+DECOMPOSE_SCHEMA = _reply_schema(
+    "claims",
+    {
+        "text": _TEXT,
+        "type": {"type": "string", "enum": ["SC", "DC"]},
+        "label": _LABEL,
+        "reason": _TEXT,
+        "answer": {"type": ["string", "null"]},
     },
-    "required": ["claims"],
-}
-LABEL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "labels": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": MAX_CLAIMS,
-            "items": {
-                "type": "object",
-                "properties": {"label": _LABEL, "reason": {"type": "string"}},
-                "required": ["label"],
-            },
-        }
-    },
-    "required": ["labels"],
-}
+    ["text", "type", "label"],
+)
+LABEL_SCHEMA = _reply_schema("labels", {"label": _LABEL, "reason": _TEXT}, ["label"])
 
 
 class JudgeError(RuntimeError):
@@ -157,16 +141,11 @@ class Judge:
         }
 
     def request(
-        self,
-        question: str,
-        options: Sequence[str] | None,
-        images: Sequence[Path],
-        trace: str,
-        claims: Sequence[AtomicClaim] | None = None,
+        self, item: Item, trace: str, claims: Sequence[AtomicClaim] | None = None
     ) -> GenerationRequest:
         fields = {
-            "question": question or "(the question is in the image)",
-            "options": _options(options),
+            "question": item.question or "(the question is in the image)",
+            "options": _options(shown_options(item)),
             "trace": trace.strip() or "(empty)",
             "max_claims": self.max_claims,
         }
@@ -175,7 +154,7 @@ class Judge:
         else:
             numbered = "\n".join(f"{i}. [{c.ctype}] {c.text}" for i, c in enumerate(claims, 1))
             text, schema = JUDGE_LABEL.substitute(fields, claims=numbered), LABEL_SCHEMA
-        user = Message("user", [*images, text])
+        user = Message("user", [*item.images, text])
         return GenerationRequest(
             [Message.text("system", JUDGE_SYSTEM), user],
             temperature=self.decoding.temperature,
@@ -184,15 +163,8 @@ class Judge:
             json_schema=schema if self.backend.supports_structured_output else None,
         )
 
-    async def decompose(
-        self,
-        question: str,
-        options: Sequence[str] | None,
-        images: Sequence[Path],
-        trace: str,
-        prediction: str | None,
-    ) -> list[AtomicClaim]:
-        data = await self._ask(self.request(question, options, images, trace), DECOMPOSE_SCHEMA)
+    async def decompose(self, item: Item, trace: str, prediction: str | None) -> list[AtomicClaim]:
+        data = await self._ask(self.request(item, trace), DECOMPOSE_SCHEMA)
         claims = [
             AtomicClaim(
                 c["type"],
@@ -207,15 +179,8 @@ class Judge:
             raise JudgeError("judge reply must end with exactly one DC claim")
         return claims
 
-    async def label(
-        self,
-        question: str,
-        options: Sequence[str] | None,
-        images: Sequence[Path],
-        trace: str,
-        claims: Sequence[AtomicClaim],
-    ) -> list[tuple[bool, str]]:
-        data = await self._ask(self.request(question, options, images, trace, claims), LABEL_SCHEMA)
+    async def label(self, item: Item, trace: str, claims: Sequence[AtomicClaim]) -> list[tuple[bool, str]]:
+        data = await self._ask(self.request(item, trace, claims), LABEL_SCHEMA)
         labels = data["labels"]
         if len(labels) != len(claims):
             raise JudgeError(f"judge labelled {len(labels)} claims, expected {len(claims)}")
@@ -232,6 +197,11 @@ class Judge:
         except jsonschema.ValidationError as exc:
             raise JudgeError(f"judge reply does not match the schema: {exc.message}") from None
         return data
+
+
+def shown_options(item: Item) -> list[str] | None:
+    """The options the model was shown: the item's, or (MMMU-Pro vision) those only on its page."""
+    return item.options or item.meta.get("options")
 
 
 def _options(options: Sequence[str] | None) -> str:

@@ -34,7 +34,7 @@ from ledgermind.runs.atomic import atomic_write_json, open_append
 from ledgermind.runs.claim import recorded_identity
 from ledgermind.runs.reader import RunDir, rebuild_items
 from ledgermind.srfa.checks import run_checks
-from ledgermind.srfa.judge import Judge, JudgeError
+from ledgermind.srfa.judge import Judge, JudgeError, shown_options
 from ledgermind.srfa.protocol import (
     AtomicClaim,
     SrfaMode,
@@ -64,6 +64,10 @@ class SrfaSettings:
     gamma: float = PipelineConfig.gamma  # WDG / R4R decision-grounding threshold γ (§3.4), one home
     max_claims: int = MAX_CLAIMS
     progress: bool = True  # a progress bar with rate and ETA on stderr (the OCR pass is the slow part)
+
+    @property
+    def modes(self) -> list[SrfaMode]:
+        return [SrfaMode.LEDGER, SrfaMode.JUDGE] if self.mode is SrfaMode.BOTH else [self.mode]
 
 
 class ImageSource(str, Enum):
@@ -148,6 +152,125 @@ def _texts(output: Any) -> list[str]:
     return [o.text for o in output.observations if o.text.strip()] if output.ok else []
 
 
+@dataclass(frozen=True)
+class _Auditor:
+    """What labels the items of one run: the run, the settings and the labellers they need."""
+
+    record: RunRecord
+    settings: SrfaSettings
+    cascade: GroundingCascade | None
+    items: Mapping[str, Item]
+    evidence: EvidenceSource | None
+    judge: Judge | None
+
+    async def audit(
+        self, item_id: str, row: Mapping[str, Any], modes: Sequence[SrfaMode]
+    ) -> list[SrfaRecord]:
+        base: dict[str, Any] = {
+            "score": None if row.get("error") else row.get("score"),
+            "prediction": row.get("prediction"),
+            "difficulty": row.get("difficulty"),
+            "path": row.get("path"),
+        }
+        if row.get("error"):
+            # the run never answered this item (its input never loaded, its model call failed): a run
+            # error, counted apart; re-running the audit cannot change it, so it is not an audit error
+            return [SrfaRecord(item_id, m.value, **base) for m in modes]
+        traj = self.record.trajectory(item_id)
+        item = self.items.get(item_id)
+        if traj is None or item is None:
+            why = "no trajectory recorded" if traj is None else "item not found in the run's benchmark"
+            return [SrfaRecord(item_id, m.value, error=why, **base) for m in modes]
+        claims = atomic_claims(traj, row.get("prediction"), self.settings.max_claims)
+        out: list[SrfaRecord] = []
+        ledger_claims: list[AtomicClaim] | None = None
+        if SrfaMode.LEDGER in modes:
+            facts, source = await self._evidence(traj, item)
+            assert self.cascade is not None  # srfa_run refuses a ledger-mode audit without one
+            ledger_claims = label_ledger_mode(
+                claims,
+                facts + input_evidence(item.question),
+                self.cascade,
+                shown_options(item),
+                options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE),
+                question=item.question or "",
+            )
+            images = [str(p) for p in item.images]
+            out.append(
+                SrfaRecord(
+                    item_id,
+                    SrfaMode.LEDGER.value,
+                    ledger_claims,
+                    **base,
+                    image_source=source.value,
+                    images=images,
+                )
+            )
+        if SrfaMode.JUDGE in modes:
+            trace = (
+                trace_text(traj)
+                if not has_claim_structure(traj)
+                else "\n".join(f"[{c.ctype}] {c.text}" for c in claims)
+            )
+            out.append(await self._judged(item_id, item, trace, row, ledger_claims, base))
+        return out
+
+    async def _evidence(self, traj: Trajectory, item: Item) -> tuple[list[str], ImageSource]:
+        """The tool facts of the item and the picture they were read from."""
+        if facts := ledger_evidence(traj):
+            return facts, ImageSource.TRAJECTORY_LEDGER
+        return (await self.evidence.evidence(item) if self.evidence else []), image_source(item)
+
+    async def _judged(
+        self,
+        item_id: str,
+        item: Item,
+        trace: str,
+        row: Mapping[str, Any],
+        ledger_claims: list[AtomicClaim] | None,
+        base: dict[str, Any],
+    ) -> SrfaRecord:
+        """The judge's labels of the splitter's claims (``both``), else its own decomposition."""
+        judge = self.judge
+        assert judge is not None
+        try:
+            if self.settings.mode is SrfaMode.BOTH and ledger_claims is not None:
+                labels = await judge.label(item, trace, ledger_claims)
+                claims = [
+                    AtomicClaim(c.ctype, c.text, g, r, c.answer)
+                    for c, (g, r) in zip(ledger_claims, labels, strict=True)
+                ]
+            else:
+                claims = await judge.decompose(item, trace, row.get("prediction"))
+        except JudgeError as exc:
+            return SrfaRecord(item_id, SrfaMode.JUDGE.value, error=str(exc), **base)
+        return SrfaRecord(item_id, SrfaMode.JUDGE.value, claims, **base)
+
+    def metrics(self, latest: Mapping[str, Mapping[str, SrfaRecord]]) -> dict[str, Any]:
+        """The audit's metrics per mode, the judge's protocol, and (``both``) the modes' agreement."""
+        settings = self.settings
+        out: dict[str, Any] = {
+            "mode": settings.mode.value,
+            "gamma": settings.gamma,
+            "max_claims": settings.max_claims,
+        }
+        for m in settings.modes:
+            out[m.value] = srfa_metrics(latest.get(m.value, {}).values(), settings.gamma)
+        if self.judge is not None:
+            out["judge_protocol"] = self.judge.describe()
+        if settings.mode is SrfaMode.BOTH:
+            a, b = [], []
+            led, jud = latest.get("ledger", {}), latest.get("judge", {})
+            for item_id, la in led.items():
+                ja = jud.get(item_id)
+                if ja is None or ja.error or la.error or len(ja.claims) != len(la.claims):
+                    continue
+                a += [bool(c.grounded) for c in la.claims]
+                b += [bool(c.grounded) for c in ja.claims]
+            out["agreement"] = cohen_kappa(a, b)
+        return out
+
+
 async def srfa_run(
     record: RunRecord,
     settings: SrfaSettings,
@@ -158,11 +281,12 @@ async def srfa_run(
     judge: Judge | None = None,
 ) -> dict[str, Any]:
     """Audit every item of the run; returns (and writes) the audit metrics."""
-    modes = _modes(settings.mode)
+    modes = settings.modes
     if SrfaMode.LEDGER in modes and cascade is None:
         raise UserError("ledger-mode audit needs the grounding cascade")
     if SrfaMode.JUDGE in modes and judge is None:
         raise UserError("judge-mode audit needs a judge backend (model=… backend=…)")
+    auditor = _Auditor(record, settings, cascade, items, evidence, judge)
     out_file = record.run_dir / SRFA_FILE
     done = {(a.item_id, a.mode): a for a in read_run_records(record.run_dir) if a.error is None}
     pending = [(i, r) for i, r in record.results.items() if any((i, m.value) not in done for m in modes)]
@@ -177,9 +301,8 @@ async def srfa_run(
     )
     with bar, open_append(record.run_dir, out_file) as fh:
         for item_id, row in pending:
-            todo = [m for m in modes if (item_id, m.value) not in done]
-            for audit in await _audit_item(
-                item_id, row, record, settings, todo, cascade, items, evidence, judge
+            for audit in await auditor.audit(
+                item_id, row, [m for m in modes if (item_id, m.value) not in done]
             ):
                 fh.write(json.dumps(audit.to_dict(), ensure_ascii=False) + "\n")
                 fh.flush()
@@ -188,10 +311,10 @@ async def srfa_run(
                     done[(audit.item_id, audit.mode)] = audit
             bar.update(1)
     latest = _latest(read_run_records(record.run_dir), set(record.results))
-    metrics = _metrics(latest, modes, settings, judge)
+    metrics = auditor.metrics(latest)
     if cascade is not None and SrfaMode.LEDGER.value in metrics:
         ledger = latest.get(SrfaMode.LEDGER.value, {})
-        options_of = {i: _options(items[i]) for i in ledger if i in items}
+        options_of = {i: shown_options(items[i]) for i in ledger if i in items}
         markup = markup_entities(ledger.values(), cascade, options_of)
         metrics[SrfaMode.LEDGER.value]["markup_entities"] = {
             "n": len(markup),
@@ -211,127 +334,9 @@ def _backend_checks(record: RunRecord, ledger_audits: Mapping[str, SrfaRecord]) 
     return run_checks(pairs)
 
 
-def _modes(mode: SrfaMode) -> list[SrfaMode]:
-    return [SrfaMode.LEDGER, SrfaMode.JUDGE] if mode is SrfaMode.BOTH else [mode]
-
-
-async def _audit_item(
-    item_id: str,
-    row: Mapping[str, Any],
-    record: RunRecord,
-    settings: SrfaSettings,
-    modes: Sequence[SrfaMode],
-    cascade: GroundingCascade | None,
-    items: Mapping[str, Item],
-    evidence: EvidenceSource | None,
-    judge: Judge | None,
-) -> list[SrfaRecord]:
-    base: dict[str, Any] = {
-        "score": None if row.get("error") else row.get("score"),
-        "prediction": row.get("prediction"),
-        "difficulty": row.get("difficulty"),
-        "path": row.get("path"),
-    }
-    if row.get("error"):
-        # the run never answered this item (its input never loaded, its model call failed): a run
-        # error, counted apart; re-running the audit cannot change it, so it is not an audit error
-        return [SrfaRecord(item_id, m.value, **base) for m in modes]
-    traj = record.trajectory(item_id)
-    item = items.get(item_id)
-    if traj is None or item is None:
-        why = "no trajectory recorded" if traj is None else "item not found in the run's benchmark"
-        return [SrfaRecord(item_id, m.value, error=why, **base) for m in modes]
-    options = _options(item)
-    claims = atomic_claims(traj, row.get("prediction"), settings.max_claims)
-    trace = (
-        trace_text(traj)
-        if not has_claim_structure(traj)
-        else "\n".join(f"[{c.ctype}] {c.text}" for c in claims)
-    )
-    out: list[SrfaRecord] = []
-    ledger_claims: list[AtomicClaim] | None = None
-    if SrfaMode.LEDGER in modes:
-        facts, source = await _evidence(traj, item, evidence)
-        assert cascade is not None  # srfa_run refuses a ledger-mode audit without one
-        ledger_claims = label_ledger_mode(
-            claims,
-            facts + input_evidence(item.question),
-            cascade,
-            options,
-            options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE),
-            question=item.question or "",
-        )
-        out.append(
-            SrfaRecord(
-                item_id,
-                SrfaMode.LEDGER.value,
-                ledger_claims,
-                **base,
-                image_source=source.value,
-                images=[str(p) for p in item.images],
-            )
-        )
-    if SrfaMode.JUDGE in modes:
-        out.append(
-            await _judge_item(item_id, item, options, trace, row, ledger_claims, judge, settings.mode, base)
-        )
-    return out
-
-
-def _options(item: Item) -> list[str] | None:
-    return item.options or item.meta.get("options")
-
-
-async def _evidence(
-    traj: Trajectory, item: Item, source: EvidenceSource | None
-) -> tuple[list[str], ImageSource]:
-    """The tool facts of the item and the picture they were read from."""
-    facts = ledger_evidence(traj)
-    if facts:
-        return facts, ImageSource.TRAJECTORY_LEDGER
-    if source is None:
-        return [], image_source(item)
-    return await source.evidence(item), image_source(item)
-
-
-async def _judge_item(
-    item_id: str,
-    item: Item,
-    options: Sequence[str] | None,
-    trace: str,
-    row: Mapping[str, Any],
-    ledger_claims: list[AtomicClaim] | None,
-    judge: Judge | None,
-    mode: SrfaMode,
-    base: dict[str, Any],
-) -> SrfaRecord:
-    assert judge is not None
-    try:
-        if mode is SrfaMode.BOTH and ledger_claims is not None:
-            labels = await judge.label(item.question, options, item.images, trace, ledger_claims)
-            claims = [
-                AtomicClaim(c.ctype, c.text, g, r, c.answer)
-                for c, (g, r) in zip(ledger_claims, labels, strict=True)
-            ]
-        else:
-            claims = await judge.decompose(item.question, options, item.images, trace, row.get("prediction"))
-    except JudgeError as exc:
-        return SrfaRecord(item_id, SrfaMode.JUDGE.value, error=str(exc), **base)
-    return SrfaRecord(item_id, SrfaMode.JUDGE.value, claims, **base)
-
-
 def read_run_records(run_dir: Path) -> list[SrfaRecord]:
     """Every S-RFA record of a run folder, in the order written."""
-    return read_srfa_records(Path(run_dir) / SRFA_FILE)
-
-
-def srfa_metrics_file(run_dir: Path) -> Path | None:
-    """``srfa_metrics.json`` of a run folder, or None when it has not been audited."""
-    path = Path(run_dir) / SRFA_METRICS_FILE
-    return path if path.is_file() else None
-
-
-def read_srfa_records(path: Path) -> list[SrfaRecord]:
+    path = Path(run_dir) / SRFA_FILE
     if not path.is_file():
         return []
     out = []
@@ -341,6 +346,12 @@ def read_srfa_records(path: Path) -> list[SrfaRecord]:
         except (KeyError, TypeError, AttributeError):
             continue
     return out
+
+
+def srfa_metrics_file(run_dir: Path) -> Path | None:
+    """``srfa_metrics.json`` of a run folder, or None when it has not been audited."""
+    path = Path(run_dir) / SRFA_METRICS_FILE
+    return path if path.is_file() else None
 
 
 def _latest(audits: Sequence[SrfaRecord], ids: set[str]) -> dict[str, dict[str, SrfaRecord]]:
@@ -353,32 +364,4 @@ def _latest(audits: Sequence[SrfaRecord], ids: set[str]) -> dict[str, dict[str, 
         prev = slot.get(a.item_id)
         if prev is None or prev.error is not None or a.error is None:
             slot[a.item_id] = a
-    return out
-
-
-def _metrics(
-    latest: Mapping[str, Mapping[str, SrfaRecord]],
-    modes: Sequence[SrfaMode],
-    settings: SrfaSettings,
-    judge: Judge | None,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "mode": settings.mode.value,
-        "gamma": settings.gamma,
-        "max_claims": settings.max_claims,
-    }
-    for m in modes:
-        out[m.value] = srfa_metrics(latest.get(m.value, {}).values(), settings.gamma)
-    if judge is not None:
-        out["judge_protocol"] = judge.describe()
-    if settings.mode is SrfaMode.BOTH:
-        a, b = [], []
-        led, jud = latest.get("ledger", {}), latest.get("judge", {})
-        for item_id, la in led.items():
-            ja = jud.get(item_id)
-            if ja is None or ja.error or la.error or len(ja.claims) != len(la.claims):
-                continue
-            a += [bool(c.grounded) for c in la.claims]
-            b += [bool(c.grounded) for c in ja.claims]
-        out["agreement"] = cohen_kappa(a, b)
     return out

@@ -152,12 +152,17 @@ def _row(name: str, conf: Confusion) -> str:
     )
 
 
-def load_pairs(path: Path | str) -> list[AnnotatedPair]:
-    """Read an annotated JSONL file; a missing file or bad row is a one-line :class:`UserError`."""
+def read_rows(path: Path | str) -> list[dict[str, Any]]:
+    """The rows of an annotated JSONL file; a missing file or bad line is a one-line :class:`UserError`."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"annotated pairs file not found: {path}")
-    return [AnnotatedPair.from_record(row.value) for row in read_jsonl(path, torn_tail=False)]
+    return [row.value for row in read_jsonl(path, torn_tail=False)]
+
+
+def load_pairs(path: Path | str) -> list[AnnotatedPair]:
+    """The annotated pairs of a JSONL file; a row without a usable field is a :class:`UserError`."""
+    return [AnnotatedPair.from_record(row) for row in read_rows(path)]
 
 
 def verdict(pair: AnnotatedPair, result: GroundingResult) -> Verdict:
@@ -183,16 +188,3 @@ def evaluate(pairs: Sequence[AnnotatedPair], cascade: GroundingCascade) -> Agree
                 report.groups.setdefault(group, Confusion()).add(pair.expected, v.predicted)
         report.overall.add(pair.expected, v.predicted)
     return report
-
-
-__all__ = [
-    "AgreementReport",
-    "AnnotatedPair",
-    "Check",
-    "Confusion",
-    "GROUPS",
-    "Verdict",
-    "evaluate",
-    "load_pairs",
-    "verdict",
-]

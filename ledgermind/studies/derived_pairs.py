@@ -38,8 +38,7 @@ from typing import Any
 
 from ledgermind.errors import UserError
 from ledgermind.grounding.ecc import claim_entities
-from ledgermind.jsonl import read_jsonl
-from ledgermind.studies.agreement import AnnotatedPair, Check
+from ledgermind.studies.agreement import AnnotatedPair, Check, read_rows
 from perception.aliases import AliasTable
 from perception.ner import EntityExtractor
 
@@ -126,17 +125,4 @@ def load_derived_pairs(
     path: Path | str, ner: EntityExtractor, aliases: AliasTable | None = None
 ) -> list[AnnotatedPair]:
     """:func:`derive_entity_pairs` over an annotated JSONL file (the format of ``load_pairs``)."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"annotated pairs file not found: {path}")
-    return derive_entity_pairs((row.value for row in read_jsonl(path, torn_tail=False)), ner, aliases)
-
-
-__all__ = [
-    "DERIVED_STRATA",
-    "SpanMark",
-    "derive_entity_pairs",
-    "derived_expectation",
-    "load_derived_pairs",
-    "span_mark",
-]
+    return derive_entity_pairs(read_rows(path), ner, aliases)

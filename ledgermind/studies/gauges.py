@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,42 +134,35 @@ def run_gauges(
 def report_gauges(scores: list[GaugeScore], oracle: bool = True) -> str:
     """Print the recall and timing table; return the machine-readable last line."""
     total = sum(len(s.labels) for s in scores)
-    full = sum(s.found_full for s in scores) / total
-    zoom = sum(s.found_zoom for s in scores) / total
-    gained = sum(s.found_zoom > s.found_full for s in scores)
-    zones = [s.zone for s in scores]
-    print(f"{'metric':34s} {'value':>10s}")
-    print(f"{'items':34s} {len(scores):>10d}")
-    print(f"{'dial labels':34s} {total:>10d}")
-    print(f"{'recall full image':34s} {full:>10.3f}")
-    print(f"{'recall full + zoom':34s} {zoom:>10.3f}")
+
+    def share(count: Callable[[GaugeScore], int]) -> float:
+        return sum(count(s) for s in scores) / total
+
+    def ms(time: Callable[[GaugeScore], float]) -> float:
+        return statistics.mean(time(s) for s in scores)
+
+    full, zoom = share(lambda s: s.found_full), share(lambda s: s.found_zoom)
+    rows: list[tuple[str, float, str]] = [
+        ("items", len(scores), "d"),
+        ("dial labels", total, "d"),
+        ("recall full image", full, ".3f"),
+        ("recall full + zoom", zoom, ".3f"),
+    ]
     if oracle:
-        print(
-            f"{'recall full + best zone (oracle)':34s} {sum(s.found_oracle for s in scores) / total:>10.3f}"
-        )
-        print(f"{'recall full + all zones':34s} {sum(s.found_all for s in scores) / total:>10.3f}")
-        print(
-            f"{'items where chosen zone = oracle':34s} {sum(s.zone in s.oracle_zones for s in scores):>10d}"
-        )
-    print(f"{'items where zoom added a label':34s} {gained:>10d}")
-    print(f"{'OCR ms/image (full)':34s} {statistics.mean(s.ocr_ms for s in scores):>10.0f}")
-    print(f"{'zone choice ms/image (+read check)':34s} {statistics.mean(s.crop_ms for s in scores):>10.0f}")
-    print(f"{'OCR ms/image (zoomed crop)':34s} {statistics.mean(s.zoom_ocr_ms for s in scores):>10.0f}")
-    per_image = [s.ocr_ms + s.crop_ms + s.zoom_ocr_ms for s in scores]
-    print(f"{'crop-zoom total ms/image':34s} {statistics.mean(per_image):>10.0f}")
-    print(f"{'zone histogram (0..8)':34s} {[zones.count(z) for z in range(9)]}")
+        rows += [
+            ("recall full + best zone (oracle)", share(lambda s: s.found_oracle), ".3f"),
+            ("recall full + all zones", share(lambda s: s.found_all), ".3f"),
+            ("items where chosen zone = oracle", sum(s.zone in s.oracle_zones for s in scores), "d"),
+        ]
+    rows += [
+        ("items where zoom added a label", sum(s.found_zoom > s.found_full for s in scores), "d"),
+        ("OCR ms/image (full)", ms(lambda s: s.ocr_ms), ".0f"),
+        ("zone choice ms/image (+read check)", ms(lambda s: s.crop_ms), ".0f"),
+        ("OCR ms/image (zoomed crop)", ms(lambda s: s.zoom_ocr_ms), ".0f"),
+        ("crop-zoom total ms/image", ms(lambda s: s.ocr_ms + s.crop_ms + s.zoom_ocr_ms), ".0f"),
+    ]
+    print(f"{'metric':34s} {'value':>10s}")
+    for label, value, spec in rows:
+        print(f"{label:34s} {value:>10{spec}}")
+    print(f"{'zone histogram (0..8)':34s} {[[s.zone for s in scores].count(z) for z in range(9)]}")
     return f"dial_label_recall full={full:.3f} zoom={zoom:.3f} n={len(scores)}"
-
-
-__all__ = [
-    "GAUGE_QUESTION",
-    "GaugeScore",
-    "count_found",
-    "crop_tool",
-    "dial_labels",
-    "load_items",
-    "numbers_read",
-    "report_gauges",
-    "run_gauges",
-    "score_gauge",
-]

@@ -22,7 +22,7 @@ from typing import Any
 from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, default_ner
 from ledgermind.studies.agreement import GROUPS, AnnotatedPair, Check, Verdict, evaluate
-from ledgermind.studies.kfold import CVReport, cross_validate, stratified_folds
+from ledgermind.studies.kfold import cross_validate, stratified_folds
 
 #: Default grid: ECC's general name forms on/off, its similarity threshold τ (None = strict Eq. 4),
 #: NCC's "about X" tolerance and relation-aware NCC on/off (off = strict Eq. 5); the shipped value
@@ -143,16 +143,8 @@ def run_grid(
 
 def strict_eq4(cfg: GroundingConfig) -> GroundingConfig:
     """``cfg`` with every general ECC form off and no similarity: Eq. 4's phrase membership."""
-    return replace(
-        cfg,
-        ecc_designators=False,
-        ecc_acronyms=False,
-        ecc_adjectival=False,
-        ecc_place_guard=False,
-        ecc_country_names=False,
-        ecc_similarity=None,
-        ecc_surname=False,
-    )
+    off: dict[str, Any] = {name: None if name == "ecc_similarity" else False for name in ECC_FIELDS}
+    return replace(cfg, **off)
 
 
 def strict_paper(cfg: GroundingConfig) -> GroundingConfig:
@@ -169,14 +161,15 @@ def prefer(candidates: Sequence[GroundingConfig], first: GroundingConfig) -> lis
     return [first, *(c for c in candidates if c != first)]
 
 
+def changed_fields(cfg: GroundingConfig, ref: GroundingConfig) -> list[str]:
+    """The names of the fields where ``cfg`` differs from ``ref``."""
+    return [f.name for f in fields(cfg) if getattr(cfg, f.name) != getattr(ref, f.name)]
+
+
 def simplest_first(candidates: Sequence[GroundingConfig], origin: GroundingConfig) -> list[GroundingConfig]:
     """``origin`` first, then by how many fields differ from it (stable): a tie goes to the
     candidate with fewer changes, so a rule that fixes nothing on the training folds stays off."""
-
-    def changes(cfg: GroundingConfig) -> int:
-        return sum(getattr(cfg, f.name) != getattr(origin, f.name) for f in fields(cfg))
-
-    return sorted(prefer(candidates, origin), key=changes)
+    return sorted(prefer(candidates, origin), key=lambda cfg: len(changed_fields(cfg, origin)))
 
 
 def cross_validate_grounding(
@@ -200,15 +193,23 @@ def cross_validate_grounding(
     metrics = {g: group_agreement(g) for g in groups}
     report = cross_validate({c: outcomes[c] for c in candidates}, folds, macro_agreement, metrics)
     best_dev = max(candidates, key=lambda c: macro_agreement(outcomes[c]))
-    text = format_report(
-        report,
-        {g: metrics[g](outcomes[shipped]) for g in groups},
-        shipped,
-        best_dev,
-        {g: metrics[g](outcomes[best_dev]) for g in groups},
-    )
-    text += f"\nties prefer: {describe(candidates[0])}"
-    return text + "\n\n" + one_change_table(prefer(candidates, shipped), outcomes, groups)
+    lines = [
+        "| group | dev (shipped) | dev (best on all rows) | CV mean ± sd over folds | CV pooled | gap dev−CV |",
+        "|---|---|---|---|---|---|",
+    ]
+    for g, metric in metrics.items():
+        dev, pooled = metric(outcomes[shipped]), report.pooled[g]
+        lines.append(
+            f"| {g} | {dev:.3f} | {metric(outcomes[best_dev]):.3f} | {report.mean(g):.3f} ± "
+            f"{report.spread(g):.3f} | {pooled:.3f} | {dev - pooled:+.3f} |"
+        )
+    lines += ["", f"shipped: {describe(shipped)}; best on all rows: {describe(best_dev)}"]
+    lines += [
+        f"fold {f.fold}: chose {describe(f.chosen)} (train macro {f.train_score:.3f}; n_test={f.n_held_out})"
+        for f in report.folds
+    ]
+    lines.append(f"ties prefer: {describe(candidates[0])}")
+    return "\n".join(lines) + "\n\n" + one_change_table(prefer(candidates, shipped), outcomes, groups)
 
 
 def one_change_table(
@@ -224,7 +225,7 @@ def one_change_table(
         "|---|" + "---|" * len(groups),
     ]
     for cfg in candidates:
-        changed = [f.name for f in fields(cfg) if getattr(cfg, f.name) != getattr(shipped, f.name)]
+        changed = changed_fields(cfg, shipped)
         if len(changed) <= 1:
             label = f"{changed[0]}={getattr(cfg, changed[0])}" if changed else "shipped"
             lines.append(
@@ -235,54 +236,9 @@ def one_change_table(
     return "\n".join(lines)
 
 
-def format_report(
-    report: CVReport[GroundingConfig],
-    dev: dict[str, float],
-    shipped: GroundingConfig,
-    best_dev: GroundingConfig,
-    best_dev_scores: dict[str, float],
-) -> str:
-    lines = [
-        "| group | dev (shipped) | dev (best on all rows) | CV mean ± sd over folds | CV pooled | gap dev−CV |",
-        "|---|---|---|---|---|---|",
-    ]
-    for g in dev:
-        lines.append(
-            f"| {g} | {dev[g]:.3f} | {best_dev_scores[g]:.3f} | {report.mean(g):.3f} ± "
-            f"{report.spread(g):.3f} | {report.pooled[g]:.3f} | {dev[g] - report.pooled[g]:+.3f} |"
-        )
-    lines.append("")
-    lines.append(f"shipped: {describe(shipped)}; best on all rows: {describe(best_dev)}")
-    for f in report.folds:
-        lines.append(
-            f"fold {f.fold}: chose {describe(f.chosen)} (train macro {f.train_score:.3f}; "
-            f"n_test={f.n_held_out})"
-        )
-    return "\n".join(lines)
-
-
 def describe(cfg: GroundingConfig) -> str:
     """The fields where ``cfg`` differs from the shipped defaults ("shipped defaults" when none)."""
-    default = GroundingConfig()
-    diff = [
-        f"{f.name}={getattr(cfg, f.name)}"
-        for f in fields(cfg)
-        if getattr(cfg, f.name) != getattr(default, f.name)
-    ]
-    return " ".join(diff) or "shipped defaults"
-
-
-__all__ = [
-    "DEFAULT_GRID",
-    "OBJECTIVE_GROUPS",
-    "cross_validate_grounding",
-    "describe",
-    "group_agreement",
-    "macro_agreement",
-    "parse_grid",
-    "prefer",
-    "run_grid",
-    "simplest_first",
-    "strict_eq4",
-    "strict_paper",
-]
+    return (
+        " ".join(f"{n}={getattr(cfg, n)}" for n in changed_fields(cfg, GroundingConfig()))
+        or "shipped defaults"
+    )

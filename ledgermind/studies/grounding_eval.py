@@ -72,6 +72,3 @@ def cv_study(
         f"{len(pairs)} annotated pairs, {k}-fold CV over {len(grid)} candidates; "
         f"{time.perf_counter() - start:.1f} s\n\n{table}"
     )
-
-
-__all__ = ["agreement_study", "cv_study", "study_pairs"]

@@ -91,9 +91,6 @@ class CVReport(Generic[C]):
         values = [f.held_out[metric] for f in self.folds if not math.isnan(f.held_out[metric])]
         return statistics.stdev(values) if len(values) > 1 else 0.0
 
-    def chosen(self) -> list[C]:
-        return [f.chosen for f in self.folds]
-
 
 def cross_validate(
     outcomes: Mapping[C, Sequence[Out]],
@@ -107,8 +104,6 @@ def cross_validate(
     first and a tie never moves the choice off it.
     """
     candidates = list(outcomes)
-    if not candidates:
-        raise UserError("cross-validation needs at least one candidate")
     k = max(folds) + 1
     report: CVReport[C] = CVReport()
     pooled: dict[str, list[Out]] = {name: [] for name in metrics}
@@ -128,13 +123,3 @@ def cross_validate(
             pooled[name].extend(held)
     report.pooled = {name: metrics[name](pooled[name]) for name in metrics}
     return report
-
-
-__all__ = [
-    "CVReport",
-    "FoldCountError",
-    "check_fold_count",
-    "FoldResult",
-    "cross_validate",
-    "stratified_folds",
-]

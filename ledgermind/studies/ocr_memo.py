@@ -55,6 +55,3 @@ class OCRDiskMemo:
         tmp.write_text(json.dumps([[ln.text, [list(p) for p in ln.polygon], ln.confidence] for ln in lines]))
         tmp.replace(path)
         return lines
-
-
-__all__ = ["OCRDiskMemo", "OCR_SOURCES"]

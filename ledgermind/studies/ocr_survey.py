@@ -90,6 +90,3 @@ def run_rotation(paths: Sequence[Path], plain: OCREngine, oriented: OCREngine, p
     print(f"{'images / tokens':22s} {used} / {total}; oriented OCR {statistics.mean(ms):.0f} ms/image")
     mean = {k: sum(got[(a, k)] for a in angles) / (len(angles) * total) for k in ("plain", "oriented")}
     return f"rotated_token_recall plain={mean['plain']:.3f} oriented={mean['oriented']:.3f} n={used}"
-
-
-__all__ = ["rotation_engines", "run_mmmu", "run_rotation"]

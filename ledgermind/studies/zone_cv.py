@@ -110,6 +110,3 @@ def run_zone_cv(data: Path, tool: CropZoomTool, k: int, seed: int, limit: int | 
 def describe(cfg: CropConfig) -> str:
     """The grid fields of one candidate, ``name=value`` separated by spaces."""
     return " ".join(f"{name}={getattr(cfg, name)}" for name in CV_GRID)
-
-
-__all__ = ["CV_GRID", "ZoneOutcome", "describe", "recall", "run_zone_cv", "zone_candidates", "zone_outcomes"]

@@ -80,8 +80,10 @@ def test_image_decides_between_items_with_the_same_question(make_backend, key_it
         question=key_items[2].question, options="", granularity="a number", ocr="(nothing)"
     )
     assert sim.generate_sync(request(text, [key_items[2].images[0]])).text == "Answer: 36.5"
-    assert sim.lookup("no question here", [key_items[2].images[0]]).item_id == "gauge1"
-    assert sim.lookup("no question here", [key_items[0].images[0]]) is None  # two items share that image
+    assert sim.index.lookup("no question here", [key_items[2].images[0]]).item_id == "gauge1"
+    assert (
+        sim.index.lookup("no question here", [key_items[0].images[0]]) is None
+    )  # two items share that image
 
 
 def test_vision_sees_only_attached_images_and_caches_by_pixels(make_backend, key_items, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 from ledgermind.experiment import table3
@@ -69,7 +70,7 @@ def test_tiny_null_grid_builds_one_table_per_replicate_and_counts_its_verdicts(t
 
 
 def test_census_sums_every_kind_and_harm() -> None:
-    into: dict[str, int] = {}
+    into: Counter[str] = Counter()
     add_census(
         into,
         {
