@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,11 +20,12 @@ from ledgermind.claims import Claim, ClaimStatus, ClaimType
 from ledgermind.errors import LedgerError, ProvenanceError
 from ledgermind.ledger.entry import LEAF_KINDS, EvidenceEntry, Kappa, Omega
 from ledgermind.ledger.mapping import map_observations
+from ledgermind.records import Record, decode, encode
 from ledgermind.tools.base import ToolOutput
 
 
 @dataclass
-class Transition:
+class Transition(Record):
     """One lifecycle operation, kept for the audit trail."""
 
     op: str  # APPEND | MARK_STALE | SUPERSEDE | REINSTATE | DROP | CONFLICT | RESOLVE | SET_SIGMA
@@ -32,11 +33,8 @@ class Transition:
     t: float
     detail: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"op": self.op, "entry_id": self.entry_id, "t": self.t, "detail": self.detail}
 
-
-class Ledger:
+class Ledger(Record):
     """Evidence entries + claims + dependency graph. Entries enter only via ``record``."""
 
     def __init__(self, clock: Callable[[], float] | None = None, id_prefix: str = "OC") -> None:
@@ -336,28 +334,24 @@ class Ledger:
         return {
             "id_prefix": self.id_prefix,
             "tick": self._tick,
-            "entries": [e.to_dict() for e in self._entries.values()],
-            "claims": [c.to_dict() for c in self._claims.values()],
-            "tool_outputs": [o.to_dict() for o in self._tool_outputs.values()],
-            "transitions": [t.to_dict() for t in self.transitions],
+            **encode(
+                {
+                    "entries": self.entries(),
+                    "claims": self.claims(),
+                    "tool_outputs": self.tool_outputs(),
+                    "transitions": self.transitions,
+                }
+            ),
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Ledger:
-        led = cls(id_prefix=d.get("id_prefix", "OC"))
-        led._tick = float(d.get("tick", 0.0))
-        for ed in d.get("entries", []):
-            e = EvidenceEntry.from_dict(ed)
-            led._entries[e.id] = e
-        for cd in d.get("claims", []):
-            c = Claim.from_dict(cd)
-            led._claims[c.id] = c
-        for od in d.get("tool_outputs", []):
-            o = ToolOutput.from_dict(od)
-            led._tool_outputs[o.call_id] = o
-        led.transitions = [
-            Transition(t["op"], t["entry_id"], t["t"], t.get("detail", {})) for t in d.get("transitions", [])
-        ]
+    def from_dict(cls, data: Mapping[str, Any], **extra: Any) -> Ledger:
+        led = cls(id_prefix=data.get("id_prefix", "OC"), **extra)
+        led._tick = float(data.get("tick", 0.0))
+        led._entries = {e.id: e for e in decode(list[EvidenceEntry], data.get("entries", []))}
+        led._claims = {c.id: c for c in decode(list[Claim], data.get("claims", []))}
+        led._tool_outputs = {o.call_id: o for o in decode(list[ToolOutput], data.get("tool_outputs", []))}
+        led.transitions = decode(list[Transition], data.get("transitions", []))
         nums = [int(e.split("-")[-1]) for e in led._entries if e.split("-")[-1].isdigit()]
         led._counter = itertools.count(max(nums, default=0) + 1)
         return led
