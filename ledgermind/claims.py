@@ -86,14 +86,6 @@ _BASED_ON_RE = re.compile(
 )
 
 
-def normalise_id(raw: str) -> str | None:
-    """``oc 3`` / ``OC3`` / ``[OC-3]`` → ``OC-3``; anything else → None."""
-    m = _ID_RE.search(raw)
-    if not m:
-        return None
-    return f"{m.group(1).upper()}-{int(m.group(2))}"
-
-
 def extract_citations(text: str) -> list[str]:
     """All ids mentioned in a citation tail, normalised, in order, without duplicates."""
     seen: dict[str, None] = {}

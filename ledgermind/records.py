@@ -9,10 +9,10 @@ reader can skip a damaged record with a note instead of failing later on it.
 
 The few encodings that differ from that rule are declared on the field, with ``field(metadata=...)``:
 ``key`` (the name in the file), ``omit_none`` (no key when the value is None), ``rest`` (a mapping
-field whose entries are written as top-level keys and which collects the keys no field names) and
-``codec`` (an ``(encode, decode)`` pair of functions for that field's value, given None as well)
-and ``skip`` (never written: a by-product that is no part of the record). Nor are fields whose
-name starts with ``_``.
+field whose entries are written as top-level keys and which collects the keys no field names),
+``codec`` (a ``(write, read)`` pair of functions for that field's value, given None as well) and
+``skip`` (never written: a by-product that is no part of the record), as are fields whose name
+starts with ``_``.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any, Self
 
 
-def codec(encode: Callable[[Any], Any], decode: Callable[[Any], Any]) -> dict[str, Any]:
-    """Field metadata: this field's value is written as ``encode(value)`` and read as ``decode(json)``."""
-    return {"codec": (encode, decode)}
+def codec(write: Callable[[Any], Any], read: Callable[[Any], Any]) -> dict[str, Any]:
+    """Field metadata: this field's value is written as ``write(value)`` and read as ``read(json)``."""
+    return {"codec": (write, read)}
 
 
 KEY = "key"
@@ -69,7 +69,7 @@ class Record:
             elif key in data and "codec" in f.metadata:
                 kwargs[f.name] = f.metadata["codec"][1](data[key])
             elif key in data:
-                kwargs[f.name] = _decode(hints[f.name], data[key], f.name)
+                kwargs[f.name] = decode(hints[f.name], data[key], f.name)
             elif f.default is MISSING and f.default_factory is MISSING:
                 raise ValueError(f"{cls.__name__}: field {key!r} is missing")
         return cls(**kwargs)
@@ -90,12 +90,6 @@ def encode(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [encode(v) for v in value]
     return value
-
-
-def decode(tp: Any, value: Any, name: str = "value") -> Any:
-    """``value`` (parsed JSON) as an instance of the type ``tp``, e.g. ``decode(list[Claim], rows)``;
-    a ``ValueError`` naming ``name`` when it is not one."""
-    return _decode(tp, value, name)
 
 
 def field_types(cls: type) -> dict[str, Any]:
@@ -125,7 +119,10 @@ _SCALARS: dict[Any, Callable[[Any], bool]] = {
 }
 
 
-def _decode(tp: Any, value: Any, name: str) -> Any:
+def decode(tp: Any, value: Any, name: str = "value") -> Any:
+    """``value`` (parsed JSON) as an instance of the type ``tp``, e.g. ``decode(list[Claim], rows)``;
+    a ``ValueError`` naming ``name`` when it is not one. A number read for a ``float`` stays as
+    written (an ``int`` too), so a file read and written again is the same file."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if tp in _SCALARS:
         if _SCALARS[tp](value):
@@ -133,21 +130,24 @@ def _decode(tp: Any, value: Any, name: str) -> Any:
     elif origin in (types.UnionType, typing.Union):
         for arg in args:
             try:
-                return _decode(arg, value, name)
+                return decode(arg, value, name)
             except ValueError:
                 continue
     elif isinstance(tp, type) and issubclass(tp, Record):
         return tp.from_dict(value)
     elif isinstance(tp, type) and issubclass(tp, Enum):
-        return tp(value)
+        try:
+            return tp(value)
+        except ValueError:
+            pass
     elif tp is Path:
         if isinstance(value, str):
             return Path(value)
     elif origin in (list, tuple, set, frozenset) and isinstance(value, list):
-        items = [_decode(args[0], v, name) for v in value]
+        items = [decode(args[0], v, name) for v in value]
         return items if origin is list else origin(items)
     elif origin in (dict, Mapping) and isinstance(value, dict):
-        return {k: _decode(args[1], v, name) for k, v in value.items()}
+        return {k: decode(args[1], v, name) for k, v in value.items()}
     elif is_dataclass(tp):
         raise TypeError(f"{tp!r} is a dataclass but not a Record")
     raise ValueError(f"field {name!r}: expected {_type_name(tp)}, got {value!r:.40}")

@@ -134,8 +134,7 @@ class Ledger(Record):
         reverify: list[str] = []
         for e in targets:
             if e.active and e.is_expired(now):
-                e.omega = Omega.STALE
-                self.transitions.append(Transition("MARK_STALE", e.id, now))
+                self._move(e, Omega.STALE, "MARK_STALE")
                 reverify.extend(sorted(e.dependents))
         return reverify
 
@@ -144,9 +143,8 @@ class Ledger(Record):
         old, new = self.get(old_id), self.get(new_id)
         if old.id == new.id:
             raise LedgerError("an entry cannot supersede itself")
-        old.omega = Omega.STALE
         old.superseded_by = new.id
-        self.transitions.append(Transition("SUPERSEDE", old.id, self.now(), {"by": new.id}))
+        self._move(old, Omega.STALE, "SUPERSEDE", by=new.id)
 
     def retire(self, entry_id: str, reason: str) -> list[str]:
         """ω ← STALE outside the TTL rule (REFRESH marks its target stale, App. E.2).
@@ -155,8 +153,7 @@ class Ledger(Record):
         """
         e = self.get(entry_id)
         if e.omega is Omega.ACTIVE:
-            e.omega = Omega.STALE
-            self.transitions.append(Transition("MARK_STALE", e.id, self.now(), {"reason": reason}))
+            self._move(e, Omega.STALE, "MARK_STALE", reason=reason)
         return sorted(e.dependents)
 
     def reinstate(self, entry_id: str, reason: str) -> None:
@@ -168,14 +165,13 @@ class Ledger(Record):
             raise LedgerError(
                 f"only a superseded, unexpired entry can be reinstated ({e.id} is {e.omega.value})"
             )
-        e.omega, e.superseded_by = Omega.ACTIVE, None
-        self.transitions.append(Transition("REINSTATE", e.id, self.now(), {"reason": reason}))
+        e.superseded_by = None
+        self._move(e, Omega.ACTIVE, "REINSTATE", reason=reason)
 
     def drop(self, entry_id: str) -> list[str]:
         """DROP (Eq. 15): ω ← DROPPED and invalidation propagated to every claim in D_e."""
         e = self.get(entry_id)
-        e.omega = Omega.DROPPED
-        self.transitions.append(Transition("DROP", e.id, self.now()))
+        self._move(e, Omega.DROPPED, "DROP")
         invalidated = []
         for cid in sorted(self.affected(entry_id)):
             c = self._claims.get(cid)
@@ -189,15 +185,18 @@ class Ledger(Record):
         for eid in entry_ids:
             e = self.get(eid)
             if e.omega is Omega.ACTIVE:
-                e.omega = Omega.CONFLICTED
-                self.transitions.append(Transition("CONFLICT", e.id, self.now()))
+                self._move(e, Omega.CONFLICTED, "CONFLICT")
 
     def resolve_conflict(self, entry_id: str) -> None:
         """A CONFLICTED entry whose rival was dropped (Π(T3)) becomes ACTIVE again."""
         e = self.get(entry_id)
         if e.omega is Omega.CONFLICTED:
-            e.omega = Omega.ACTIVE
-            self.transitions.append(Transition("RESOLVE", e.id, self.now()))
+            self._move(e, Omega.ACTIVE, "RESOLVE")
+
+    def _move(self, e: EvidenceEntry, omega: Omega, op: str, **detail: Any) -> None:
+        """ω_e ← ``omega``, kept in the audit trail as the lifecycle operation ``op``."""
+        e.omega = omega
+        self.transitions.append(Transition(op, e.id, self.now(), detail))
 
     def set_sigma(self, entry_id: str, sigma: float, reason: str) -> None:
         """Change an entry's confidence (Dual-Read: 0.97 / 0.65). Not a content change."""

@@ -130,16 +130,17 @@ class WallClock:
 
 
 def _as_result(d: Any) -> ItemResult | None:
-    if not isinstance(d, dict) or not isinstance(d.get("id"), str):
-        return None
     try:
         return ItemResult.from_dict(d)
-    except (TypeError, KeyError, ValueError):
+    except ValueError:
         return None
 
 
-def raw_row(d: Any) -> dict[str, Any] | None:
-    return d if isinstance(d, dict) and isinstance(d.get("id"), str) else None
+def raw_row(d: Any) -> dict[str, Any]:
+    """A results line as parsed, for readers that need a few fields: any object with a string ``id``."""
+    if isinstance(d, dict) and isinstance(d.get("id"), str):
+        return d
+    raise ValueError("no string id")
 
 
 def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
@@ -152,13 +153,12 @@ def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
     retry supersedes the failure). A finished item is never redone, so a line after its finishing
     line is not the run's own: ``DuplicateResult`` names it.
     """
-    return read_result_rows(out_dir, strict=strict, as_record=_as_result)
+    return read_result_rows(out_dir, strict=strict, as_record=ItemResult.from_dict)
 
 
-def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R | None], strict: bool = False) -> list[R]:
+def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R], strict: bool = False) -> list[R]:
     """``read_results`` with the record type chosen by the reader: ``as_record`` turns a parsed
-    line into a record or None (not a record); ``raw_row`` keeps the raw row of every line with a
-    string ``id``."""
+    line into a record, a ``ValueError`` saying why it is not one."""
     path = Path(out_dir) / RESULTS_FILE
     if not path.exists() and not path.is_symlink():
         return []
@@ -174,30 +174,21 @@ def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R | None], str
     seen: dict[str, R] = {}
     finished: dict[str, int] = {}  # id -> the line that finished it
     for row in rows:
-        record = as_record(row.value)
-        if record is None and strict:
-            raise bad_line(path, row.line_no, row.text, what)
-        if record is None:
-            note(f"{path} line {row.line_no}: not {what} ({_why_bad(row.value)}); skipped")
-        if record is not None:
-            item_id = row.value["id"]
-            if item_id in finished:
-                raise DuplicateResult(path, row.line_no, item_id, finished[item_id])
-            if row.value.get("error") is None:
-                finished[item_id] = row.line_no
-            seen.pop(item_id, None)  # re-insert: order follows the latest line
-            seen[item_id] = record
+        try:
+            record = as_record(row.value)
+        except ValueError as e:
+            if strict:
+                raise bad_line(path, row.line_no, row.text, what) from None
+            note(f"{path} line {row.line_no}: not {what} ({e}); skipped")
+            continue
+        item_id = row.value["id"]
+        if item_id in finished:
+            raise DuplicateResult(path, row.line_no, item_id, finished[item_id])
+        if row.value.get("error") is None:
+            finished[item_id] = row.line_no
+        seen.pop(item_id, None)  # re-insert: order follows the latest line
+        seen[item_id] = record
     return list(seen.values())
-
-
-def _why_bad(value: Any) -> str:
-    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
-        return "no string id"
-    try:
-        ItemResult.from_dict(value)
-    except (TypeError, KeyError, ValueError) as e:
-        return str(e)
-    return "wrong shape"
 
 
 class DuplicateResult(DataError):
