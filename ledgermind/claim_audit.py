@@ -23,12 +23,14 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, build_cascade
 from ledgermind.grounding.ncc import ClaimKind
+from ledgermind.records import Record
 from perception.aliases import AliasTable
 from perception.ner import DEFAULT_MODEL, SpacyNER
 
@@ -43,27 +45,25 @@ class InvalidLine(ValueError):
         self.claim_id = claim_id
 
 
-def parse_line(raw: str) -> tuple[Any, str, list[str], ClaimKind]:
-    """Validate one input line into (id, claim, evidence, kind)."""
+@dataclass
+class ClaimLine(Record):
+    """One input line: a claim, the evidence it is checked against, and whether it is a reading."""
+
+    id: Any
+    claim: str
+    evidence: list[str]
+    kind: ClaimKind = ClaimKind.OTHER
+
+
+def parse_line(raw: str) -> ClaimLine:
     try:
         record = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise InvalidLine(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(record, dict):
-        raise InvalidLine("expected a JSON object with keys id, claim, evidence")
-    if "id" not in record:
-        raise InvalidLine("missing field 'id'")
-    claim_id = record["id"]
-    claim = record.get("claim")
-    if not isinstance(claim, str):
-        raise InvalidLine("field 'claim' must be a string", claim_id)
-    evidence = record.get("evidence", None)
-    if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
-        raise InvalidLine("field 'evidence' must be a list of strings", claim_id)
-    kind = record.get("kind", ClaimKind.OTHER.value)
-    if kind not in {k.value for k in ClaimKind}:
-        raise InvalidLine(f"field 'kind' must be 'reading' or 'other', got {kind!r}", claim_id)
-    return record["id"], claim, evidence, ClaimKind(kind)
+    try:
+        return ClaimLine.from_dict(record)
+    except ValueError as exc:
+        raise InvalidLine(str(exc), record.get("id") if isinstance(record, dict) else None) from None
 
 
 def audit_lines(lines: Iterable[str], cascade: GroundingCascade) -> Iterator[dict[str, Any]]:
@@ -72,14 +72,14 @@ def audit_lines(lines: Iterable[str], cascade: GroundingCascade) -> Iterator[dic
         if not raw.strip():
             continue
         try:
-            claim_id, claim, evidence, kind = parse_line(raw)
+            line = parse_line(raw)
         except InvalidLine as exc:
             claim_id = {} if exc.claim_id is None else {"id": exc.claim_id}
             yield {"line": number, **claim_id, "error": str(exc)}
             continue
-        result = cascade.check(claim, evidence, kind=kind)
+        result = cascade.check(line.claim, line.evidence, kind=line.kind)
         yield {
-            "id": claim_id,
+            "id": line.id,
             "coverage": round(result.coverage, COVERAGE_DIGITS),
             "ecc": result.ecc,
             "ncc": result.ncc,

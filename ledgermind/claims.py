@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ledgermind.records import Record
+
 
 class ClaimType(str, Enum):
     OC = "OC"  # observation claim: records a tool output (its evidence entry is the claim)
@@ -42,7 +44,7 @@ class ClaimOrigin(str, Enum):
 
 
 @dataclass
-class Claim:
+class Claim(Record):
     id: str
     ctype: ClaimType
     text: str
@@ -64,39 +66,6 @@ class Claim:
     def active(self) -> bool:
         return self.status is ClaimStatus.ACTIVE
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "ctype": self.ctype.value,
-            "text": self.text,
-            "stage": self.stage.value if self.stage else None,
-            "citations": list(self.citations),
-            "sigma": self.sigma,
-            "status": self.status.value,
-            "origin": self.origin.value,
-            "unknown_citations": list(self.unknown_citations),
-            "grounding": self.grounding,
-            "grounded": self.grounded,
-            "step": self.step,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Claim:
-        return cls(
-            id=d["id"],
-            ctype=ClaimType(d["ctype"]),
-            text=d["text"],
-            stage=Stage(d["stage"]) if d.get("stage") else None,
-            citations=list(d.get("citations", [])),
-            sigma=float(d.get("sigma", 1.0)),
-            status=ClaimStatus(d.get("status", "ACTIVE")),
-            origin=ClaimOrigin(d.get("origin", "model")),
-            unknown_citations=list(d.get("unknown_citations", [])),
-            grounding=d.get("grounding"),
-            grounded=d.get("grounded"),
-            step=int(d.get("step", 0)),
-        )
-
 
 # --------------------------------------------------------------------------- parsing
 
@@ -115,14 +84,6 @@ _BASED_ON_RE = re.compile(
     r"(?:[|(]\s*)?\bbased\s+on\b\s*[:\-]?|[|(]\s*(?:cites?|citations?|sources?|evidence)\s*[:\-]?",
     re.IGNORECASE,
 )
-
-
-def normalise_id(raw: str) -> str | None:
-    """``oc 3`` / ``OC3`` / ``[OC-3]`` → ``OC-3``; anything else → None."""
-    m = _ID_RE.search(raw)
-    if not m:
-        return None
-    return f"{m.group(1).upper()}-{int(m.group(2))}"
 
 
 def extract_citations(text: str) -> list[str]:

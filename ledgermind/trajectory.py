@@ -6,12 +6,13 @@ identically (``Trajectory.from_dict(t.to_dict()).to_dict() == t.to_dict()``).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 from ledgermind.claims import Claim, ClaimType
 from ledgermind.ledger import Ledger
+from ledgermind.records import Record
 
 
 class PathKind(str, Enum):
@@ -74,18 +75,11 @@ class MarkKind(str, Enum):
 
 
 @dataclass
-class Mark:
+class Mark(Record):
     """One typed record that a mechanism ran (the census counts these; ``detail`` is for humans)."""
 
     kind: MarkKind
     detail: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind.value, "detail": self.detail}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Mark:
-        return cls(MarkKind(d["kind"]), str(d.get("detail", "")))
 
 
 class RepairLayer(str, Enum):
@@ -95,7 +89,7 @@ class RepairLayer(str, Enum):
 
 
 @dataclass
-class ModelCall:
+class ModelCall(Record):
     stage: str
     latency_s: float
     prompt_tokens: int = 0
@@ -121,7 +115,7 @@ class ModelCall:
 
 
 @dataclass
-class RepairEvent:
+class RepairEvent(Record):
     """A fired trigger and what the policy did about it."""
 
     trigger: Trigger
@@ -141,42 +135,16 @@ class RepairEvent:
     variation: str | None = None  # how a re-invocation's request differed from the original (App. E.2)
     skipped_identical: bool = False  # the re-invocation would have repeated an earlier request: not sent
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["trigger"] = self.trigger.value
-        d["operator"] = self.operator.value if self.operator else None
-        d["layer"] = self.layer.value if self.layer else None
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RepairEvent:
-        return cls(
-            trigger=Trigger(d["trigger"]),
-            operator=OperatorName(d["operator"]) if d.get("operator") else None,
-            layer=RepairLayer(d["layer"]) if d.get("layer") else None,
-            targets=list(d.get("targets", [])),
-            new_entries=list(d.get("new_entries", [])),
-            cost=float(d.get("cost", 0.0)),
-            grounded_after=d.get("grounded_after"),
-            note=d.get("note", ""),
-            step=int(d.get("step", 0)),
-            hit=int(d.get("hit", 0)),
-            error=d.get("error"),
-            tool_call=d.get("tool_call"),
-            variation=d.get("variation"),
-            skipped_identical=bool(d.get("skipped_identical", False)),
-        )
-
 
 @dataclass
-class Trajectory:
+class Trajectory(Record):
     item_id: str
     question: str
     path: PathKind
-    ledger: Ledger = field(default_factory=Ledger)
     answer: str | None = None  # ŷ after normalisation; None means ⊥ (abstained or failed)
     raw_answer: str = ""  # the decision text as the model produced it
     abstained: bool = False
+    ledger: Ledger = field(default_factory=Ledger)
     model_calls: list[ModelCall] = field(default_factory=list)
     events: list[RepairEvent] = field(default_factory=list)
     transcript: list[dict[str, str]] = field(default_factory=list)  # no_ledger / baseline text trace
@@ -221,51 +189,3 @@ class Trajectory:
     def steps(self) -> int:
         """|τ|: model calls plus tool calls (used by Step Efficiency, Eq. 31)."""
         return self.n_model_calls + self.n_tool_calls
-
-    # ------------------------------------------------------------------ serialisation
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "question": self.question,
-            "path": self.path.value,
-            "answer": self.answer,
-            "raw_answer": self.raw_answer,
-            "abstained": self.abstained,
-            "ledger": self.ledger.to_dict(),
-            "model_calls": [asdict(c) for c in self.model_calls],
-            "events": [e.to_dict() for e in self.events],
-            "transcript": self.transcript,
-            "profile": self.profile,
-            "flags": self.flags,
-            "timings": self.timings,
-            "error": self.error,
-            "notes": self.notes,
-            "marks": [m.to_dict() for m in self.marks],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Trajectory:
-        return cls(
-            item_id=d["item_id"],
-            question=d["question"],
-            path=PathKind(d["path"]),
-            ledger=Ledger.from_dict(d["ledger"]),
-            answer=d.get("answer"),
-            raw_answer=d.get("raw_answer", ""),
-            abstained=bool(d.get("abstained", False)),
-            model_calls=[
-                ModelCall(**{k: v for k, v in c.items() if k in _MODEL_CALL_FIELDS})
-                for c in d.get("model_calls", [])
-            ],
-            events=[RepairEvent.from_dict(e) for e in d.get("events", [])],
-            transcript=list(d.get("transcript", [])),
-            profile=dict(d.get("profile") or {}),
-            flags=dict(d.get("flags") or {}),
-            timings=dict(d.get("timings") or {}),
-            error=d.get("error"),
-            notes=list(d.get("notes", [])),
-            marks=[Mark.from_dict(m) for m in d.get("marks", [])],
-        )
-
-
-_MODEL_CALL_FIELDS = frozenset(ModelCall.__dataclass_fields__)

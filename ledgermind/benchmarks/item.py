@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import DataError
+from ledgermind.records import Record
 
 # the prompt labels options A..Z: a 27th option would be labelled "[" and could not be answered
 OPTION_LABELS = string.ascii_uppercase
@@ -23,7 +24,7 @@ class AnswerType(str, Enum):
 
 
 @dataclass
-class Item:
+class Item(Record):
     """One question. ``images[N-1]`` is ``<image N>`` wherever it appears (question or options)."""
 
     id: str
@@ -54,31 +55,6 @@ class Item:
     @property
     def option_letters(self) -> list[str]:
         return list(OPTION_LABELS[: len(self.options or [])])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "question": self.question,
-            "images": [str(p) for p in self.images],
-            "options": self.options,
-            "answer": self.answer,
-            "answer_type": self.answer_type.value,
-            "difficulty": self.difficulty,
-            "meta": self.meta,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Item:
-        return cls(
-            id=str(d["id"]),
-            question=d["question"],
-            images=[Path(p) for p in d.get("images", [])],
-            options=d.get("options"),
-            answer=d.get("answer"),
-            answer_type=AnswerType(d.get("answer_type", "open")),
-            difficulty=d.get("difficulty"),
-            meta=dict(d.get("meta") or {}),
-        )
 
 
 def _file_sha256(path: Any) -> str:

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ledgermind.tools.base import BBox
+from ledgermind.records import Record, codec
+from ledgermind.tools.base import BBOX, BBox
 
 
 class Kappa(str, Enum):
@@ -30,8 +31,17 @@ class Omega(str, Enum):
 LEAF_KINDS = frozenset({Kappa.PERCEPTION, Kappa.RETRIEVAL})
 
 
+def _finite_or_none(ttl: float) -> float | None:
+    """JSON has no infinity: an entry that never expires is written with ``ttl: null``."""
+    return None if math.isinf(ttl) else ttl
+
+
+def _inf_if_none(ttl: float | None) -> float:
+    return math.inf if ttl is None else float(ttl)
+
+
 @dataclass
-class EvidenceEntry:
+class EvidenceEntry(Record):
     """e = (id, src, κ, t_e, f_e, σ_e, ω_e, b_e, ℓ_e, ξ_e, D_e).
 
     Besides the paper's 11 fields we keep the provenance needed to audit and replay:
@@ -47,8 +57,8 @@ class EvidenceEntry:
     fact: str
     sigma: float
     omega: Omega = Omega.ACTIVE
-    bbox: BBox | None = None
-    ttl: float = math.inf
+    bbox: BBox | None = field(default=None, metadata=BBOX)
+    ttl: float = field(default=math.inf, metadata=codec(_finite_or_none, _inf_if_none))
     superseded_by: str | None = None
     dependents: set[str] = field(default_factory=set)  # D_e: ids of claims citing e
     tool_call_id: str = ""
@@ -67,40 +77,3 @@ class EvidenceEntry:
     def is_expired(self, now: float) -> bool:
         """TTL rule of MARK_STALE (Eq. 13): (t_now − t_e) > ℓ_e."""
         return (now - self.t) > self.ttl
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "src": self.src,
-            "kappa": self.kappa.value,
-            "t": self.t,
-            "fact": self.fact,
-            "sigma": self.sigma,
-            "omega": self.omega.value,
-            "bbox": self.bbox.as_list() if self.bbox else None,
-            "ttl": None if math.isinf(self.ttl) else self.ttl,
-            "superseded_by": self.superseded_by,
-            "dependents": sorted(self.dependents),
-            "tool_call_id": self.tool_call_id,
-            "derived_from": list(self.derived_from),
-            "meta": self.meta,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> EvidenceEntry:
-        return cls(
-            id=d["id"],
-            src=d["src"],
-            kappa=Kappa(d["kappa"]),
-            t=float(d["t"]),
-            fact=d["fact"],
-            sigma=float(d["sigma"]),
-            omega=Omega(d["omega"]),
-            bbox=BBox.from_list(d["bbox"]) if d.get("bbox") else None,
-            ttl=math.inf if d.get("ttl") is None else float(d["ttl"]),
-            superseded_by=d.get("superseded_by"),
-            dependents=set(d.get("dependents", [])),
-            tool_call_id=d.get("tool_call_id", ""),
-            derived_from=tuple(d.get("derived_from", [])),
-            meta=dict(d.get("meta") or {}),
-        )

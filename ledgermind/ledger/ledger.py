@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,11 +20,12 @@ from ledgermind.claims import Claim, ClaimStatus, ClaimType
 from ledgermind.errors import LedgerError, ProvenanceError
 from ledgermind.ledger.entry import LEAF_KINDS, EvidenceEntry, Kappa, Omega
 from ledgermind.ledger.mapping import map_observations
+from ledgermind.records import Record, decode, encode
 from ledgermind.tools.base import ToolOutput
 
 
 @dataclass
-class Transition:
+class Transition(Record):
     """One lifecycle operation, kept for the audit trail."""
 
     op: str  # APPEND | MARK_STALE | SUPERSEDE | REINSTATE | DROP | CONFLICT | RESOLVE | SET_SIGMA
@@ -32,11 +33,8 @@ class Transition:
     t: float
     detail: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"op": self.op, "entry_id": self.entry_id, "t": self.t, "detail": self.detail}
 
-
-class Ledger:
+class Ledger(Record):
     """Evidence entries + claims + dependency graph. Entries enter only via ``record``."""
 
     def __init__(self, clock: Callable[[], float] | None = None, id_prefix: str = "OC") -> None:
@@ -136,8 +134,7 @@ class Ledger:
         reverify: list[str] = []
         for e in targets:
             if e.active and e.is_expired(now):
-                e.omega = Omega.STALE
-                self.transitions.append(Transition("MARK_STALE", e.id, now))
+                self._move(e, Omega.STALE, "MARK_STALE")
                 reverify.extend(sorted(e.dependents))
         return reverify
 
@@ -146,9 +143,8 @@ class Ledger:
         old, new = self.get(old_id), self.get(new_id)
         if old.id == new.id:
             raise LedgerError("an entry cannot supersede itself")
-        old.omega = Omega.STALE
         old.superseded_by = new.id
-        self.transitions.append(Transition("SUPERSEDE", old.id, self.now(), {"by": new.id}))
+        self._move(old, Omega.STALE, "SUPERSEDE", by=new.id)
 
     def retire(self, entry_id: str, reason: str) -> list[str]:
         """ω ← STALE outside the TTL rule (REFRESH marks its target stale, App. E.2).
@@ -157,8 +153,7 @@ class Ledger:
         """
         e = self.get(entry_id)
         if e.omega is Omega.ACTIVE:
-            e.omega = Omega.STALE
-            self.transitions.append(Transition("MARK_STALE", e.id, self.now(), {"reason": reason}))
+            self._move(e, Omega.STALE, "MARK_STALE", reason=reason)
         return sorted(e.dependents)
 
     def reinstate(self, entry_id: str, reason: str) -> None:
@@ -170,14 +165,13 @@ class Ledger:
             raise LedgerError(
                 f"only a superseded, unexpired entry can be reinstated ({e.id} is {e.omega.value})"
             )
-        e.omega, e.superseded_by = Omega.ACTIVE, None
-        self.transitions.append(Transition("REINSTATE", e.id, self.now(), {"reason": reason}))
+        e.superseded_by = None
+        self._move(e, Omega.ACTIVE, "REINSTATE", reason=reason)
 
     def drop(self, entry_id: str) -> list[str]:
         """DROP (Eq. 15): ω ← DROPPED and invalidation propagated to every claim in D_e."""
         e = self.get(entry_id)
-        e.omega = Omega.DROPPED
-        self.transitions.append(Transition("DROP", e.id, self.now()))
+        self._move(e, Omega.DROPPED, "DROP")
         invalidated = []
         for cid in sorted(self.affected(entry_id)):
             c = self._claims.get(cid)
@@ -191,15 +185,18 @@ class Ledger:
         for eid in entry_ids:
             e = self.get(eid)
             if e.omega is Omega.ACTIVE:
-                e.omega = Omega.CONFLICTED
-                self.transitions.append(Transition("CONFLICT", e.id, self.now()))
+                self._move(e, Omega.CONFLICTED, "CONFLICT")
 
     def resolve_conflict(self, entry_id: str) -> None:
         """A CONFLICTED entry whose rival was dropped (Π(T3)) becomes ACTIVE again."""
         e = self.get(entry_id)
         if e.omega is Omega.CONFLICTED:
-            e.omega = Omega.ACTIVE
-            self.transitions.append(Transition("RESOLVE", e.id, self.now()))
+            self._move(e, Omega.ACTIVE, "RESOLVE")
+
+    def _move(self, e: EvidenceEntry, omega: Omega, op: str, **detail: Any) -> None:
+        """ω_e ← ``omega``, kept in the audit trail as the lifecycle operation ``op``."""
+        e.omega = omega
+        self.transitions.append(Transition(op, e.id, self.now(), detail))
 
     def set_sigma(self, entry_id: str, sigma: float, reason: str) -> None:
         """Change an entry's confidence (Dual-Read: 0.97 / 0.65). Not a content change."""
@@ -336,28 +333,24 @@ class Ledger:
         return {
             "id_prefix": self.id_prefix,
             "tick": self._tick,
-            "entries": [e.to_dict() for e in self._entries.values()],
-            "claims": [c.to_dict() for c in self._claims.values()],
-            "tool_outputs": [o.to_dict() for o in self._tool_outputs.values()],
-            "transitions": [t.to_dict() for t in self.transitions],
+            **encode(
+                {
+                    "entries": self.entries(),
+                    "claims": self.claims(),
+                    "tool_outputs": self.tool_outputs(),
+                    "transitions": self.transitions,
+                }
+            ),
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Ledger:
-        led = cls(id_prefix=d.get("id_prefix", "OC"))
-        led._tick = float(d.get("tick", 0.0))
-        for ed in d.get("entries", []):
-            e = EvidenceEntry.from_dict(ed)
-            led._entries[e.id] = e
-        for cd in d.get("claims", []):
-            c = Claim.from_dict(cd)
-            led._claims[c.id] = c
-        for od in d.get("tool_outputs", []):
-            o = ToolOutput.from_dict(od)
-            led._tool_outputs[o.call_id] = o
-        led.transitions = [
-            Transition(t["op"], t["entry_id"], t["t"], t.get("detail", {})) for t in d.get("transitions", [])
-        ]
+    def from_dict(cls, data: Mapping[str, Any], **extra: Any) -> Ledger:
+        led = cls(id_prefix=data.get("id_prefix", "OC"), **extra)
+        led._tick = float(data.get("tick", 0.0))
+        led._entries = {e.id: e for e in decode(list[EvidenceEntry], data.get("entries", []))}
+        led._claims = {c.id: c for c in decode(list[Claim], data.get("claims", []))}
+        led._tool_outputs = {o.call_id: o for o in decode(list[ToolOutput], data.get("tool_outputs", []))}
+        led.transitions = decode(list[Transition], data.get("transitions", []))
         nums = [int(e.split("-")[-1]) for e in led._entries if e.split("-")[-1].isdigit()]
         led._counter = itertools.count(max(nums, default=0) + 1)
         return led

@@ -237,10 +237,15 @@ def scorer_version() -> dict[str, str]:
     """The scorer as code: the sha256 of every source file of ``ledgermind.scoring`` and of
     ``ledgermind/paper.py``, where the scorer's δ_read lives (a changed tolerance is a changed scorer)."""
     files = [*sorted((PACKAGE_ROOT / "scoring").glob("*.py")), PACKAGE_ROOT / "paper.py"]
+    return {"ledgermind": ledgermind.__version__, "scoring_sha256": _sources_sha256(files)}
+
+
+def _sources_sha256(files: Iterable[Path]) -> str:
+    """One sha256 over source files: each file's name and bytes, in the order given."""
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode() + b"\0" + f.read_bytes())
-    return {"ledgermind": ledgermind.__version__, "scoring_sha256": h.hexdigest()}
+    return h.hexdigest()
 
 
 # Backend keys that say where a run is or how it shows, not what the instrument computes: replicate
@@ -270,11 +275,8 @@ def instrument_revision(model: Mapping[str, Any], backend: Mapping[str, Any]) ->
     folder = (REPO_ROOT / str(path)).resolve() if path else None
     if folder is None or not folder.is_dir() or REPO_ROOT not in folder.parents:
         return None
-    h = hashlib.sha256()
-    for f in sorted(folder.glob("*.py")):
-        h.update(f.name.encode() + b"\0" + f.read_bytes())
     rates = {k: v for k, v in backend.items() if k not in INSTRUMENT_LOCATION_KEYS}
-    return f"code:{h.hexdigest()[:16]}+rates:{sha256_json(rates)[:16]}"
+    return f"code:{_sources_sha256(sorted(folder.glob('*.py')))[:16]}+rates:{sha256_json(rates)[:16]}"
 
 
 # ------------------------------------------------------------------------------ the record
@@ -305,10 +307,10 @@ def request_totals(traj: Any) -> dict[str, Any]:
     """Per-item totals of the per-request records (``ItemResult`` fields)."""
     calls = list(traj.model_calls) if traj is not None else []
     return {
-        "truncated": any(getattr(c, "truncated", False) for c in calls),
+        "truncated": any(c.truncated for c in calls),
         "prompt_tokens": sum(c.prompt_tokens for c in calls),
-        "images_sent": sum(len(getattr(c, "image_pixels", [])) for c in calls),
-        "image_pixels": sum(sum(getattr(c, "image_pixels", [])) for c in calls),
+        "images_sent": sum(len(c.image_pixels) for c in calls),
+        "image_pixels": sum(sum(c.image_pixels) for c in calls),
     }
 
 

@@ -31,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
+from ledgermind.records import decode, field_types
 from ledgermind.runs.files import (
     IDENTITY_FILE,
     METRICS_FILE,
@@ -43,7 +44,8 @@ from ledgermind.runs.files import (
     read_yaml,
 )
 from ledgermind.runs.items import load_items
-from ledgermind.runs.results import ItemResult, has_json_type, raw_row, read_result_rows, read_results
+from ledgermind.runs.results import ItemResult, raw_row, read_result_rows, read_results
+from ledgermind.runs.summary import RunIdentity
 from ledgermind.runs.trajectories import read_trajectory_dict
 
 
@@ -70,44 +72,33 @@ def find_runs(paths: Path | Iterable[Path]) -> list[Path]:
     return found
 
 
-# The JSON types of the metrics.json fields readers compute with (``results.has_json_type`` specs):
-# a wrong-typed value is the file's error, named in one line, never a crash in a reader.
-METRICS_TYPES = {
-    "accuracy": "num",
-    "n_items": "int",
-    "n_scored": "int",
-    "errors": "int",
-    "unparsed": "int",
-    "abstention_rate": "num",
-    "wall_time_s": "num",
-    "wall_time_total_s": "num|None",
-}
-IDENTITY_TYPES = {
-    "model": "str",
-    "backend": "str",
-    "benchmark": "str",
-    "variant": "str",
-    "items_sha256": "str",
-    "n_items": "int",
-    "seed": "int",
+# The JSON types of the metrics.json fields readers compute with: a wrong-typed value is the
+# file's error, named in one line, never a crash in a reader. The identity's are its record's.
+METRICS_TYPES: dict[str, Any] = {
+    "accuracy": float,
+    "n_items": int,
+    "n_scored": int,
+    "errors": int,
+    "unparsed": int,
+    "abstention_rate": float,
+    "wall_time_s": float,
+    "wall_time_total_s": float | None,
+    "identity": dict[str, Any] | None,
+    "mechanisms": dict[str, Any],
 }
 
 
 def check_metrics(path: Path, metrics: dict[str, Any]) -> dict[str, Any]:
     """``metrics`` if its known fields have their types, else ``RunFileError`` naming the first bad one."""
-    for key, spec in METRICS_TYPES.items():
-        if key in metrics and not has_json_type(metrics[key], spec):
-            raise RunFileError(path, f"field {key!r} is not {spec} ({metrics[key]!r:.40})")
-    identity = metrics.get("identity")
-    if identity is None:
-        return metrics
-    if not isinstance(identity, dict):
-        raise RunFileError(path, "field 'identity' is not an object")
-    for key, spec in IDENTITY_TYPES.items():
-        if key in identity and not has_json_type(identity[key], spec):
-            raise RunFileError(path, f"field 'identity.{key}' is not {spec} ({identity[key]!r:.40})")
-    if "mechanisms" in metrics and not isinstance(metrics["mechanisms"], dict):
-        raise RunFileError(path, "field 'mechanisms' is not an object")
+    identity: dict[str, Any] = metrics["identity"] if isinstance(metrics.get("identity"), dict) else {}
+    checks: list[tuple[str, Any, dict[str, Any]]] = [(key, tp, metrics) for key, tp in METRICS_TYPES.items()]
+    checks += [(key, tp, identity) for key, tp in field_types(RunIdentity).items()]
+    try:
+        for key, tp, holder in checks:
+            if key in holder:
+                decode(tp, holder[key], key)
+    except ValueError as e:
+        raise RunFileError(path, str(e)) from None
     return metrics
 
 

@@ -7,16 +7,16 @@ behind: a truncated last line. Resume is nothing more than "skip the ids already
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, bad_line, loads, read_jsonl
+from ledgermind.records import Record, codec, decode
 from ledgermind.runs.atomic import atomic_write, atomic_write_json, json_text, open_append
 from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, check_contained, note
 from ledgermind.runs.trajectories import find_trajectory, trajectory_path
@@ -24,13 +24,18 @@ from ledgermind.runs.trajectories import find_trajectory, trajectory_path
 R = TypeVar("R")
 
 
+def _as_written(name: str) -> dict[str, Any]:
+    """Older runs of numeric benchmarks wrote a number here: it is read back as written."""
+    return codec(lambda v: v, lambda v: decode(str | float | None, v, name))
+
+
 @dataclass
-class ItemResult:
+class ItemResult(Record):
     """One line of ``results.jsonl``: everything Table 3 and the metrics need about one item."""
 
     id: str
-    prediction: str | None
-    gold: str | None
+    prediction: str | None = field(metadata=_as_written("prediction"))
+    gold: str | None = field(metadata=_as_written("gold"))
     score: float  # 1/0 for exact scoring; partial credit {0, 0.5, 1} for judged open answers
     parsed: bool  # False: the answer parser found no answer (counted separately, scored wrong)
     path: str | None  # DIRECT / FULLPIPE / BASELINE / NO_LEDGER; None when the agent raised
@@ -54,63 +59,6 @@ class ItemResult:
     @property
     def correct(self) -> bool:
         return self.score >= 1.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ItemResult:
-        """A result from a parsed line; a field of the wrong type is a ``ValueError`` naming it
-        (a reader skips that record with a note instead of crashing on it later)."""
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
-        for name, value in known.items():
-            if not has_json_type(value, _FIELD_TYPES[name]):
-                raise ValueError(f"field {name!r}: expected {_FIELD_TYPES[name]}, got {value!r:.40}")
-        return cls(**known)
-
-
-# The JSON types each results field may hold (a number never a bool; gold may be a number in
-# older runs of numeric benchmarks).
-_FIELD_TYPES: dict[str, str] = {
-    "id": "str",
-    "prediction": "str|num|None",
-    "gold": "str|num|None",
-    "score": "num",
-    "parsed": "bool",
-    "path": "str|None",
-    "difficulty": "str|None",
-    "question_types": "list[str]",
-    "subject": "str|None",
-    "model_calls": "int",
-    "tool_calls": "int",
-    "tokens": "int",
-    "latency_s": "num",
-    "error": "str|None",
-    "truncated": "bool",
-    "prompt_tokens": "int",
-    "images_sent": "int",
-    "image_pixels": "int",
-    "item_sha256": "str|None",
-}
-
-
-def has_json_type(value: Any, spec: str) -> bool:
-    for t in spec.split("|"):
-        if (
-            (t == "None" and value is None)
-            or (t == "str" and isinstance(value, str))
-            or (t == "bool" and isinstance(value, bool))
-            or (t == "int" and isinstance(value, int) and not isinstance(value, bool))
-            or (
-                t == "num"
-                and isinstance(value, (int, float))
-                and not isinstance(value, bool)
-                and math.isfinite(value)
-            )
-            or (t == "list[str]" and isinstance(value, list) and all(isinstance(x, str) for x in value))
-        ):
-            return True
-    return False
 
 
 class ResultsWriter:
@@ -182,16 +130,17 @@ class WallClock:
 
 
 def _as_result(d: Any) -> ItemResult | None:
-    if not isinstance(d, dict) or not isinstance(d.get("id"), str):
-        return None
     try:
         return ItemResult.from_dict(d)
-    except (TypeError, KeyError, ValueError):
+    except ValueError:
         return None
 
 
-def raw_row(d: Any) -> dict[str, Any] | None:
-    return d if isinstance(d, dict) and isinstance(d.get("id"), str) else None
+def raw_row(d: Any) -> dict[str, Any]:
+    """A results line as parsed, for readers that need a few fields: any object with a string ``id``."""
+    if isinstance(d, dict) and isinstance(d.get("id"), str):
+        return d
+    raise ValueError("no string id")
 
 
 def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
@@ -204,13 +153,12 @@ def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
     retry supersedes the failure). A finished item is never redone, so a line after its finishing
     line is not the run's own: ``DuplicateResult`` names it.
     """
-    return read_result_rows(out_dir, strict=strict, as_record=_as_result)
+    return read_result_rows(out_dir, strict=strict, as_record=ItemResult.from_dict)
 
 
-def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R | None], strict: bool = False) -> list[R]:
+def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R], strict: bool = False) -> list[R]:
     """``read_results`` with the record type chosen by the reader: ``as_record`` turns a parsed
-    line into a record or None (not a record); ``raw_row`` keeps the raw row of every line with a
-    string ``id``."""
+    line into a record, a ``ValueError`` saying why it is not one."""
     path = Path(out_dir) / RESULTS_FILE
     if not path.exists() and not path.is_symlink():
         return []
@@ -226,30 +174,21 @@ def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R | None], str
     seen: dict[str, R] = {}
     finished: dict[str, int] = {}  # id -> the line that finished it
     for row in rows:
-        record = as_record(row.value)
-        if record is None and strict:
-            raise bad_line(path, row.line_no, row.text, what)
-        if record is None:
-            note(f"{path} line {row.line_no}: not {what} ({_why_bad(row.value)}); skipped")
-        if record is not None:
-            item_id = row.value["id"]
-            if item_id in finished:
-                raise DuplicateResult(path, row.line_no, item_id, finished[item_id])
-            if row.value.get("error") is None:
-                finished[item_id] = row.line_no
-            seen.pop(item_id, None)  # re-insert: order follows the latest line
-            seen[item_id] = record
+        try:
+            record = as_record(row.value)
+        except ValueError as e:
+            if strict:
+                raise bad_line(path, row.line_no, row.text, what) from None
+            note(f"{path} line {row.line_no}: not {what} ({e}); skipped")
+            continue
+        item_id = row.value["id"]
+        if item_id in finished:
+            raise DuplicateResult(path, row.line_no, item_id, finished[item_id])
+        if row.value.get("error") is None:
+            finished[item_id] = row.line_no
+        seen.pop(item_id, None)  # re-insert: order follows the latest line
+        seen[item_id] = record
     return list(seen.values())
-
-
-def _why_bad(value: Any) -> str:
-    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
-        return "no string id"
-    try:
-        ItemResult.from_dict(value)
-    except (TypeError, KeyError, ValueError) as e:
-        return str(e)
-    return "wrong shape"
 
 
 class DuplicateResult(DataError):

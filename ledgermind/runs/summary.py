@@ -8,11 +8,12 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from ledgermind.backends.recorded import describe_backend
 from ledgermind.metrics.census import census, sum_census, with_section_totals
+from ledgermind.records import REST, Record
 from ledgermind.runs.results import ItemResult
 from ledgermind.trajectory import MarkKind
 
@@ -22,9 +23,12 @@ Summarize = Callable[[list[Any], list[float], float], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
-class RunIdentity:
+class RunIdentity(Record):
     """What must agree between runs before their numbers may share a table."""
 
+    # Config hash, git state, versions, prompt hashes, image budget, ... (runs/provenance.py),
+    # written flat before the fields below.
+    provenance: Mapping[str, Any] = field(default_factory=dict, compare=False, kw_only=True, metadata=REST)
     model: str
     backend: str
     benchmark: str
@@ -32,19 +36,6 @@ class RunIdentity:
     items_sha256: str
     n_items: int
     seed: int = 0
-    # Config hash, git state, versions, prompt hashes, image budget, ... (runs/provenance.py),
-    # written flat beside the fields above.
-    provenance: Mapping[str, Any] = field(default_factory=dict, compare=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        return {**d.pop("provenance"), **d}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> RunIdentity:
-        names = set(cls.__dataclass_fields__) - {"provenance"}
-        rest = {k: v for k, v in d.items() if k not in names}
-        return cls(**{k: d[k] for k in names if k in d}, provenance=rest)
 
 
 def items_hash(ids: Iterable[str]) -> str:

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import Enum
 from typing import Any
 
 from ledgermind.errors import ConfigError
+from ledgermind.records import REST, Record
 
 
 class Fault(str, Enum):
@@ -132,11 +133,8 @@ def seeded(*parts: object) -> random.Random:
 
 
 @dataclass
-class Injected:
+class Injected(Record):
     """One injected fault and what identifies it later in the trajectory (entity, value, claim text)."""
 
     kind: Fault
-    detail: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind.value, **self.detail}
+    detail: dict[str, Any] = field(metadata=REST)

@@ -39,7 +39,7 @@ under their own names (``srfa.GDR``, not the runtime's ``GDR``: another protocol
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -51,6 +51,7 @@ from ledgermind.grounding.normalize import claim_view, is_markup, strip_markup
 from ledgermind.grounding.option_text_filter import without_options
 from ledgermind.grounding.tokens import content_tokens
 from ledgermind.metrics.faithfulness import decision_claims_in_force, summarize
+from ledgermind.records import KEY, Record
 from ledgermind.srfa.split import MAX_CLAIMS, pack, split_trace
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import PathKind, Trajectory
@@ -121,7 +122,7 @@ def text_label(view: str, support: Support, tool_text: Sequence[str], question: 
 
 
 @dataclass
-class AtomicClaim:
+class AtomicClaim(Record):
     """One audited claim: SC (state/reasoning) or DC (decision)."""
 
     ctype: str  # "SC" | "DC"
@@ -140,30 +141,18 @@ class AtomicClaim:
         return self.text_label != TextLabel.NOT_CHECKABLE.value
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["label"] = None if self.grounded is None else ("grounded" if self.grounded else "ungrounded")
-        return d
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> AtomicClaim:
-        return cls(
-            d["ctype"],
-            d["text"],
-            d.get("grounded"),
-            d.get("reason", ""),
-            d.get("answer"),
-            d.get("support"),
-            list(d.get("operands") or []),
-            list(d.get("via") or []),
-            d.get("text_label"),
-        )
+        grounded = self.grounded
+        return {
+            **super().to_dict(),
+            "label": None if grounded is None else ("grounded" if grounded else "ungrounded"),
+        }
 
 
 @dataclass
-class SrfaRecord:
+class SrfaRecord(Record):
     """The audit of one trace."""
 
-    item_id: str
+    item_id: str = field(metadata={KEY: "id"})
     mode: str
     claims: list[AtomicClaim] = field(default_factory=list)
     score: float | None = None  # the run's score (None: the run errored on this item)
@@ -175,33 +164,8 @@ class SrfaRecord:
     images: list[str] = field(default_factory=list)  # the audited image files
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.item_id,
-            "mode": self.mode,
-            "path": self.path,
-            "difficulty": self.difficulty,
-            "score": self.score,
-            "prediction": self.prediction,
-            "error": self.error,
-            "image_source": self.image_source,
-            "images": self.images,
-            "claims": [c.to_dict() for c in self.claims],
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SrfaRecord:
-        return cls(
-            d["id"],
-            d["mode"],
-            [AtomicClaim.from_dict(c) for c in d.get("claims", [])],
-            d.get("score"),
-            d.get("prediction"),
-            d.get("difficulty"),
-            d.get("path"),
-            d.get("error"),
-            d.get("image_source"),
-            list(d.get("images") or []),
-        )
+        d = super().to_dict()
+        return {k: d[k] for k in _RECORD_KEYS}
 
     @property
     def decision(self) -> AtomicClaim | None:
@@ -209,6 +173,21 @@ class SrfaRecord:
 
 
 # ------------------------------------------------------------------------------ the trace
+# the order of an audit file's keys: summary fields first, the claims last
+_RECORD_KEYS = (
+    "id",
+    "mode",
+    "path",
+    "difficulty",
+    "score",
+    "prediction",
+    "error",
+    "image_source",
+    "images",
+    "claims",
+)
+
+
 def trace_text(traj: Trajectory) -> str:
     """The model-written text of a trajectory without a claim structure of its own."""
     model_turns = [t.get("text", "") for t in traj.transcript if t.get("role") == "model"]

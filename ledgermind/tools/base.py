@@ -25,6 +25,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from ledgermind.errors import FailureKind, ProvenanceError, classify_failure
+from ledgermind.records import OMIT_NONE, SKIP, Record, codec
 
 
 class ToolKind(str, Enum):
@@ -92,34 +93,19 @@ class BBox:
         return cls(*map(float, v))
 
 
+BBOX = codec(lambda b: b.as_list() if b else None, lambda v: BBox.from_list(v) if v else None)
+"""Field metadata: a box is written as ``[x0, y0, x1, y1]``."""
+
+
 @dataclass(frozen=True)
-class Observation:
+class Observation(Record):
     """One atomic unit of a tool return (an OCR line, a search hit, a crop, a model answer)."""
 
     text: str
-    bbox: BBox | None = None
+    bbox: BBox | None = field(default=None, metadata=BBOX)
     url: str | None = None
     score: float | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "bbox": self.bbox.as_list() if self.bbox else None,
-            "url": self.url,
-            "score": self.score,
-            "meta": dict(self.meta),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Observation:
-        return cls(
-            text=d["text"],
-            bbox=BBox.from_list(d["bbox"]) if d.get("bbox") else None,
-            url=d.get("url"),
-            score=d.get("score"),
-            meta=dict(d.get("meta") or {}),
-        )
 
 
 # Errors that mean "the code is wrong", not "the tool could not do it on this input" (T1).
@@ -147,84 +133,6 @@ def _next_call_id(tool: str) -> str:
         return f"{tool}#{next(_call_ids)}"
 
 
-@dataclass(frozen=True)
-class ToolOutput:
-    """A sealed tool return. Construct it only through ``Tool.ainvoke``/``Tool.invoke``.
-
-    ``artifacts`` holds non-serialisable by-products (e.g. the zoomed crop image) that later
-    tools may consume; they are not part of the audit trail.
-    """
-
-    call_id: str
-    tool: str
-    kind: ToolKind
-    inputs: Mapping[str, Any]
-    observations: tuple[Observation, ...]
-    error: str | None
-    latency_s: float
-    created_at: float
-    artifacts: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    # why ``error`` happened (``errors.classify_failure``): only EVIDENCE is a tool anomaly the
-    # method repairs; the harness turns the others into an item error (experiment/failures.py)
-    failure: FailureKind | None = None
-    _seal: object = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if self._seal is not _SEAL:
-            raise ProvenanceError(
-                "ToolOutput objects can only be created by invoking a Tool (invariant I1: no free-text evidence)"
-            )
-
-    @property
-    def live(self) -> bool:
-        """True only for the very object a tool invocation of this process returned.
-
-        Outputs reloaded from an audit trail are for reading and auditing; ``Ledger.record``
-        refuses them, whatever their fields say.
-        """
-        return _LIVE.get(id(self)) is self
-
-    @property
-    def ok(self) -> bool:
-        """T1 (Eq. 16) is the negation: an empty observation set or an error."""
-        return self.error is None and len(self.observations) > 0
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "call_id": self.call_id,
-            "tool": self.tool,
-            "kind": self.kind.value,
-            "inputs": _jsonable(self.inputs),
-            "observations": [o.to_dict() for o in self.observations],
-            "error": self.error,
-            "latency_s": self.latency_s,
-            "created_at": self.created_at,
-        }
-        if self.failure is not None:  # only failed calls carry it: records of good calls are unchanged
-            out["failure"] = self.failure.value
-        return out
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ToolOutput:
-        """Reload a recorded output from an audit trail, for reading only.
-
-        The result is not ``live``: it can sit in a reloaded ledger's audit view but can never be
-        recorded as new evidence.
-        """
-        return cls(
-            call_id=d["call_id"],
-            tool=d["tool"],
-            kind=ToolKind(d["kind"]),
-            inputs=dict(d.get("inputs") or {}),
-            observations=tuple(Observation.from_dict(o) for o in d.get("observations", [])),
-            error=d.get("error"),
-            latency_s=float(d.get("latency_s", 0.0)),
-            created_at=float(d.get("created_at", 0.0)),
-            failure=_failure_of(d.get("failure")),
-            _seal=_SEAL,
-        )
-
-
 def _failure_of(value: Any) -> FailureKind | None:
     """A recorded failure class; an unknown or absent one (older records) is None."""
     try:
@@ -249,6 +157,60 @@ def _jsonable(v: Any) -> Any:
     if hasattr(v, "mode") and size is not None:  # PIL image
         return f"<image {size[0]}x{size[1]} {v.mode}>"
     return repr(v)[:200]
+
+
+@dataclass(frozen=True)
+class ToolOutput(Record):
+    """A sealed tool return. Construct it only through ``Tool.ainvoke``/``Tool.invoke``.
+
+    ``artifacts`` holds non-serialisable by-products (e.g. the zoomed crop image) that later
+    tools may consume; they are not part of the audit trail.
+    """
+
+    call_id: str
+    tool: str
+    kind: ToolKind
+    inputs: Mapping[str, Any] = field(metadata=codec(_jsonable, dict))
+    observations: tuple[Observation, ...]
+    error: str | None
+    latency_s: float
+    created_at: float
+    artifacts: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, metadata=SKIP)
+    # why ``error`` happened (``errors.classify_failure``): only EVIDENCE is a tool anomaly the
+    # method repairs; the harness turns the others into an item error (experiment/failures.py)
+    failure: FailureKind | None = field(
+        default=None, metadata=OMIT_NONE | codec(lambda kind: kind, _failure_of)
+    )
+    _seal: object = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self._seal is not _SEAL:
+            raise ProvenanceError(
+                "ToolOutput objects can only be created by invoking a Tool (invariant I1: no free-text evidence)"
+            )
+
+    @property
+    def live(self) -> bool:
+        """True only for the very object a tool invocation of this process returned.
+
+        Outputs reloaded from an audit trail are for reading and auditing; ``Ledger.record``
+        refuses them, whatever their fields say.
+        """
+        return _LIVE.get(id(self)) is self
+
+    @property
+    def ok(self) -> bool:
+        """T1 (Eq. 16) is the negation: an empty observation set or an error."""
+        return self.error is None and len(self.observations) > 0
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], **extra: Any) -> ToolOutput:
+        """Reload a recorded output from an audit trail, for reading only.
+
+        The result is not ``live``: it can sit in a reloaded ledger's audit view but can never be
+        recorded as new evidence.
+        """
+        return super().from_dict(data, _seal=_SEAL, **extra)
 
 
 class Tool(ABC):

@@ -7,7 +7,6 @@ from ledgermind.claims import (
     ClaimType,
     Stage,
     extract_citations,
-    normalise_id,
     parse_oc_lines,
     parse_sc_lines,
 )
@@ -73,7 +72,6 @@ def test_oc_lines_and_cap():
 
 
 def test_id_helpers():
-    assert normalise_id("[oc_3]") == "OC-3" and normalise_id("nothing") is None
     assert extract_citations("[OC-1], OC 1, SC-2") == ["OC-1", "SC-2"]
 
 

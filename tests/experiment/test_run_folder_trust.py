@@ -308,7 +308,7 @@ def test_wrong_typed_run_files_are_one_line_for_every_reader(tmp_path: Path) -> 
 
     t3 = run_script("table3.py", str(out), "--logger", "none", "--out", str(tmp_path / "t3"))
     assert t3.returncode == 2, t3.stderr
-    assert _errors(t3)[-1] == f"error: {out / 'metrics.json'}: field 'accuracy' is not num ('ninety')"
+    assert _errors(t3)[-1] == f"error: {out / 'metrics.json'}: field 'accuracy': expected float, got 'ninety'"
     rescore = run_script("rescore.py", str(out))
     assert rescore.returncode == 2 and "Traceback" not in rescore.stderr, rescore.stderr
     assert _tree(out) == before  # validated before anything was written
@@ -319,4 +319,4 @@ def test_wrong_typed_run_files_are_one_line_for_every_reader(tmp_path: Path) -> 
         for ln in report.stderr.splitlines()
     ), report.stderr
     html = (out / "report" / "index.html").read_text()
-    assert "field &#39;accuracy&#39; is not num" in html or "field 'accuracy' is not num" in html
+    assert "field &#39;accuracy&#39;: expected float" in html or "field 'accuracy': expected float" in html
