@@ -27,6 +27,7 @@ import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,7 @@ class SimulatedBackend(Backend):
         if banner:
             print(
                 f"NOTE: backend=simulated. {NOTE}. Beliefs: {self.belief_source} "
-                f"({len(self.recorded)} items with recorded answers). Rates: {self.rates.as_dict()}",
+                f"({len(self.recorded)} items with recorded answers). Rates: {asdict(self.rates)}",
                 file=sys.stderr,
                 flush=True,
             )

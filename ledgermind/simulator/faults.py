@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any
 
@@ -109,9 +109,6 @@ class FaultRates:
             observe_misread_scale=0.0,
             **{name: 0.0 for name in FAULT_RATES},
         )
-
-    def as_dict(self) -> dict[str, float]:
-        return asdict(self)
 
 
 def rates_from_config(faults: str | bool, **rates: Any) -> FaultRates:
