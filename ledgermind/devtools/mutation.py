@@ -215,8 +215,8 @@ MODULES: dict[str, Module] = {
         ),
         ("tests/pipeline/test_paper_alg1.py", "tests/pipeline/test_agent_branches.py"),
     ),
-    "pipeline": Module(  # the per-item executor (Prop. 1), evidence recording and grounding, the answer
-        (f"{P}executor.py:*", f"{P}evidence.py:*", f"{P}answer.py:*"),
+    "pipeline": Module(  # the per-item executor: every tool call and repair action, Prop. 1
+        (f"{P}executor.py:*",),
         ("tests/pipeline", "tests/repair"),
     ),
 }
