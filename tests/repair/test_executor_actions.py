@@ -1,0 +1,112 @@
+"""What the per-item executor does with an action beyond calling its tool: the successor a REFRESH
+chooses among several new entries, the inputs SWITCH gives a VQA tool, and the free-form rewrite
+(ablation w/o Typed Repair) entering the ledger and the answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from ledgermind.backends.scripted import Rule
+from ledgermind.claims import Claim, ClaimOrigin, ClaimType, Stage
+from ledgermind.pipeline.config import AblationFlags
+from ledgermind.repair.triggers import TriggerHit, t1_tool_anomaly
+from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
+from ledgermind.trajectory import OperatorName, Trigger
+from tests.helpers import TextImage
+
+
+class _Lines(Tool):
+    """An OCR-kind tool whose lines carry their own boxes (``None``: a line without a box)."""
+
+    name, kind = "lines_ocr", ToolKind.OCR
+
+    def __init__(self, lines: Sequence[tuple[str, list[float] | None]]) -> None:
+        self.lines = list(lines)
+
+    def _run(self, image: Any, region: Any = None) -> list[Observation]:
+        return [Observation(t, BBox.from_list(b) if b else None) for t, b in self.lines]
+
+
+class _FailingSearch(Tool):
+    name, kind = "search", ToolKind.SEARCH
+
+    def _run(self, query: str) -> list[Observation]:
+        raise RuntimeError("provider down")
+
+
+def _repair(ctx: Any, hit: TriggerHit) -> list[Any]:
+    before = len(ctx.traj.events)
+    asyncio.run(ctx.executor.repair(hit))
+    return ctx.traj.events[before:]
+
+
+def _refresh(item_ctx: Any, old_box: list[float] | None, new: list[tuple[str, list[float] | None]]) -> Any:
+    """REFRESH of a stale entry whose tool now returns ``new``: the entry that superseded it."""
+    tool = _Lines([("36.7", old_box)])
+    ctx = item_ctx([tool])
+    [old] = ctx.ledger.record(tool.invoke(image=TextImage(["x"])), ttl=1)
+    ctx.ledger.add_claim(Claim("DC-1", ClaimType.DC, "36.7", None, [old.id]))
+    ctx.ledger.advance(2)
+    tool.lines = new
+    [event] = _repair(ctx, TriggerHit(Trigger.T2, (old.id,), "claim DC-1"))
+    assert event.operator is OperatorName.REFRESH
+    return ctx.ledger.get(old.superseded_by)
+
+
+def test_refresh_supersedes_with_the_new_entry_that_overlaps_the_old_box_most(item_ctx) -> None:
+    far, near = ("99", [200, 200, 220, 220]), ("36.9", [2, 2, 42, 42])
+    assert _refresh(item_ctx, [0, 0, 40, 40], [far, near]).fact == "36.9"
+    assert _refresh(item_ctx, [0, 0, 40, 40], [("7", None), near]).fact == "36.9"  # no box: never the closest
+    assert _refresh(item_ctx, None, [far, near]).fact == "99"  # the old entry had no box: the first
+
+
+def test_switch_from_a_failed_non_ocr_call_asks_vqa_about_the_region(item_ctx) -> None:
+    """The item's own VQA tool (model-backed) answers the SWITCH; its request says what to look for."""
+    ctx = item_ctx([_FailingSearch()], question="Who built it?")
+    out = _FailingSearch().invoke(query="builder")
+    ctx.ledger.record(out)
+    events = _repair(ctx, t1_tool_anomaly(out))
+    assert OperatorName.SWITCH in [e.operator for e in events]
+    [call] = [c for c in ctx.traj.model_calls if c.stage == "switch_vqa"]
+    assert "Describe the region relevant to for this question: Who built it?" in json.dumps(call.messages)
+
+
+def _freeform(item_ctx: Any, tmp_path: Path, reply: str, answer: str | None = None) -> Any:
+    image = tmp_path / "img.png"
+    Image.new("RGB", (40, 30), "white").save(image)
+    ask = (
+        r"flagged this problem: T5_UNSUPPORTED_DECISION no support\nQuestion: What does the sign say\?\n"
+        r"Your current claims:\n.*DC-1.*EXIT.*\nYour current answer: " + (answer or r"\(none yet\)") + "\n"
+    )
+    ctx = item_ctx(
+        rules=[Rule(reply, prompt="reflect", pattern=ask)],
+        flags=AblationFlags(typed_repair=False),
+        images=[image],
+    )
+    ctx.traj.raw_answer = answer
+    ctx.ledger.add_claim(Claim("DC-1", ClaimType.DC, "EXIT", None, ["OC-1", "OC-2"]))
+    [event] = _repair(ctx, TriggerHit(Trigger.T5, ("OC-9", "DC-1"), "no support"))
+    assert event.operator is OperatorName.FREEFORM_REFLECTION
+    return ctx
+
+
+def test_a_freeform_rewrite_is_a_claim_citing_what_the_flagged_claim_cited(item_ctx, tmp_path) -> None:
+    ctx = _freeform(item_ctx, tmp_path, "  The sign reads EXIT.\nAnswer: EXIT  ")
+    rewrite = ctx.ledger.claim("SC-1")
+    assert (rewrite.ctype, rewrite.stage, rewrite.origin) == (ClaimType.SC, Stage.J, ClaimOrigin.FREEFORM)
+    assert rewrite.text == "The sign reads EXIT.\nAnswer: EXIT" and rewrite.citations == ["OC-1", "OC-2"]
+    assert ctx.traj.raw_answer == "EXIT" and "answer rewritten by free-form reflection" in ctx.traj.notes
+    [call] = ctx.traj.model_calls
+    assert call.stage == "reflect" and call.image_pixels == [40 * 30]
+
+
+def test_a_freeform_rewrite_without_an_answer_line_keeps_the_answer(item_ctx, tmp_path) -> None:
+    ctx = _freeform(item_ctx, tmp_path, "x" * 600 + " answer: no", answer="EXIT")
+    assert ctx.ledger.claim("SC-1").text == "x" * 500
+    assert ctx.traj.raw_answer == "EXIT" and ctx.traj.notes == []
