@@ -10,14 +10,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PIL import Image
 
 from ledgermind.backends.scripted import Rule
 from ledgermind.claims import Claim, ClaimOrigin, ClaimType, Stage
+from ledgermind.errors import LedgerError
 from ledgermind.pipeline.config import AblationFlags
+from ledgermind.repair import Action
+from ledgermind.repair.policy import HALLUCINATION_WARNING
 from ledgermind.repair.triggers import TriggerHit, t1_tool_anomaly
 from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
-from ledgermind.trajectory import OperatorName, Trigger
+from ledgermind.trajectory import MarkKind, OperatorName, Trigger
 from tests.helpers import TextImage
 
 
@@ -110,3 +114,51 @@ def test_a_freeform_rewrite_without_an_answer_line_keeps_the_answer(item_ctx, tm
     ctx = _freeform(item_ctx, tmp_path, "x" * 600 + " answer: no", answer="EXIT")
     assert ctx.ledger.claim("SC-1").text == "x" * 500
     assert ctx.traj.raw_answer == "EXIT" and ctx.traj.notes == []
+
+
+def test_acquire_spec_focuses_the_observation_on_the_gap(item_ctx) -> None:
+    """q_spec: the question and the gap, no plan, at most 5 observations, the T6 warning only after a
+    T6, and the k-th ACQUIRE of the item re-asked with the k-th rephrasing (recorded as its variation)."""
+    ctx = item_ctx(question="What does the sign say?")
+    spec = ctx.executor.acquire_spec("EXIT")
+    assert spec.tool == "observe"
+    assert spec.inputs["question"] == "What does the sign say?\nFocus on evidence for or against: EXIT"
+    assert (spec.inputs["plan"], spec.inputs["max_oc"], spec.inputs["rephrase"]) == ("", 5, 0)
+    assert item_ctx(max_oc=3).executor.acquire_spec("EXIT").inputs["max_oc"] == 3
+    warned = ctx.executor.acquire_spec("EXIT", warned=True).inputs["question"]
+    assert warned == f"{HALLUCINATION_WARNING}\n{spec.inputs['question']}"
+    [first] = _repair_with(ctx, TriggerHit(Trigger.T5, ("DC-1",)), spec)
+    assert first.operator is OperatorName.ACQUIRE and first.variation is None
+    again = ctx.executor.acquire_spec("EXIT")
+    assert again.inputs["rephrase"] == 1
+    [event] = _repair_with(ctx, TriggerHit(Trigger.T5, ("DC-1",)), again)
+    assert event.operator is OperatorName.ACQUIRE and event.variation == "rephrase=1"
+
+
+def _repair_with(ctx: Any, hit: TriggerHit, spec: Any) -> list[Any]:
+    before = len(ctx.traj.events)
+    asyncio.run(ctx.executor.repair(hit, acquire=spec))
+    return ctx.traj.events[before:]
+
+
+def test_a_pending_t6_warning_goes_in_front_of_the_next_prompt_and_is_marked(item_ctx) -> None:
+    ctx = item_ctx()
+    assert ctx.executor.with_warning("Decide.") == "Decide."  # no T6 yet
+    ctx.executor.warning = HALLUCINATION_WARNING
+    assert ctx.executor.with_warning("Decide.") == f"{HALLUCINATION_WARNING}\n\nDecide."
+    assert [(m.kind, m.detail) for m in ctx.traj.marks] == [
+        (MarkKind.WARNING_INJECTED, "T6 warning in the prompt")
+    ]
+
+
+def test_an_action_naming_an_unknown_call_or_tool_is_a_ledger_error(item_ctx) -> None:
+    ctx = item_ctx()
+    for action, message in (
+        (Action(OperatorName.RETRY, ("x",), origin="ocr#9"), "no recorded tool call 'ocr#9' to re-invoke"),
+        (
+            Action(OperatorName.ACQUIRE, ("x",), tool="ghost", inputs={}),
+            "tool 'ghost' is not available for repair",
+        ),
+    ):
+        with pytest.raises(LedgerError, match=message):
+            asyncio.run(ctx.executor._reinvoke(action, supersede=False))
