@@ -18,7 +18,7 @@ from ledgermind.claims import Claim, ClaimOrigin, ClaimType, Stage
 from ledgermind.errors import LedgerError
 from ledgermind.pipeline.config import AblationFlags
 from ledgermind.repair import Action
-from ledgermind.repair.policy import HALLUCINATION_WARNING
+from ledgermind.repair.policy import HALLUCINATION_WARNING, Check
 from ledgermind.repair.triggers import TriggerHit, t1_tool_anomaly
 from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
 from ledgermind.trajectory import MarkKind, OperatorName, Trigger
@@ -162,3 +162,59 @@ def test_an_action_naming_an_unknown_call_or_tool_is_a_ledger_error(item_ctx) ->
     ):
         with pytest.raises(LedgerError, match=message):
             asyncio.run(ctx.executor._reinvoke(action, supersede=False))
+
+
+def test_stop_and_answer_names_the_most_confident_active_entry(item_ctx) -> None:
+    """No trigger selects STOP_AND_ANSWER (Eq. 25), but its row applies as Eq. 24 says."""
+    ctx = item_ctx()
+    tool = _Lines([("EXIT", [0, 0, 9, 9])])
+    [weak] = ctx.ledger.record(tool.invoke(image="a"), sigma=0.5)
+    [strong] = ctx.ledger.record(tool.invoke(image="b"), sigma=0.9)
+    stop = Action(OperatorName.STOP_AND_ANSWER, (weak.id, strong.id))
+    hit = TriggerHit(Trigger.T5, ("DC-1",))
+    assert asyncio.run(ctx.executor._apply(hit, stop)).note == f"answer 'EXIT' ({strong.id})"
+    ctx.ledger.drop(strong.id)
+    ctx.ledger.drop(weak.id)
+    assert asyncio.run(ctx.executor._apply(hit, stop)).note == "no active evidence"
+
+
+def test_drop_notes_only_the_claims_it_invalidated(item_ctx) -> None:
+    ctx = item_ctx()
+    tool = _Lines([("EXIT", [0, 0, 9, 9])])
+    [alone] = ctx.ledger.record(tool.invoke(image="a"))
+    [cited] = ctx.ledger.record(tool.invoke(image="b"))
+    ctx.ledger.add_claim(Claim("SC-1", ClaimType.SC, "EXIT", Stage.J, [cited.id]))
+    hit = TriggerHit(Trigger.T3, ("x",))
+    assert asyncio.run(ctx.executor._apply(hit, Action(OperatorName.DROP, (alone.id,)))).note == ""
+    assert "SC-1" in asyncio.run(ctx.executor._apply(hit, Action(OperatorName.DROP, (cited.id,)))).note
+
+
+def test_a_retry_whose_new_entry_reaches_the_floor_counts_as_grounded(item_ctx) -> None:
+    """GroundedAfter with Check.CONFIDENT and no claim: some new entry has σ ≥ σ_floor (Eq. 19's floor
+    itself counts); a REFRESH marks its target stale with the reason recorded."""
+    tool = _Lines([("36.7", [0, 0, 40, 40])])
+    ctx = item_ctx([tool], sigma_floor=0.5)
+    [old] = ctx.ledger.record(tool.invoke(image=TextImage(["x"])), sigma=0.5)
+    retry = Action(OperatorName.RETRY, (old.tool_call_id,), origin=old.tool_call_id, check=Check.CONFIDENT)
+    res = asyncio.run(ctx.executor._apply(TriggerHit(Trigger.T4, (old.id,)), retry))
+    assert ctx.executor._grounded_after(retry, res, None) is True
+    ctx.ledger.get(res.entries[0]).sigma = 0.49
+    assert ctx.executor._grounded_after(retry, res, None) is False
+
+
+def test_a_refresh_retires_its_target_as_refresh(item_ctx) -> None:
+    tool = _Lines([("36.7", [0, 0, 40, 40])])
+    ctx = item_ctx([tool])
+    [old] = ctx.ledger.record(tool.invoke(image=TextImage(["x"])))
+    refresh = Action(OperatorName.REFRESH, (old.id,), origin=old.tool_call_id)
+    asyncio.run(ctx.executor._apply(TriggerHit(Trigger.T2, (old.id,)), refresh))
+    [stale] = [t for t in ctx.ledger.transitions if t.op == "MARK_STALE"]
+    assert (stale.entry_id, stale.detail) == (old.id, {"reason": "refresh"})
+
+
+def test_a_logged_hit_is_stamped_now_and_a_t6_warning_is_noted(item_ctx) -> None:
+    ctx = item_ctx(budget=0)
+    ctx.ledger.advance(3)
+    [logged] = _repair(ctx, TriggerHit(Trigger.T6, ("SC-1",)))
+    assert logged.operator is None and logged.step == int(ctx.ledger.now()) == 3
+    assert "warning injected after T6_PHANTOM_GROUNDING" in ctx.traj.notes
