@@ -76,7 +76,8 @@ def test_switch_from_a_failed_non_ocr_call_asks_vqa_about_the_region(item_ctx) -
     out = _FailingSearch().invoke(query="builder")
     ctx.ledger.record(out)
     events = _repair(ctx, t1_tool_anomaly(out))
-    assert OperatorName.SWITCH in [e.operator for e in events]
+    [switch] = [e for e in events if e.operator is OperatorName.SWITCH]
+    assert switch.variation is None  # no rephrasing asked
     [call] = [c for c in ctx.traj.model_calls if c.stage == "switch_vqa"]
     assert "Describe the region relevant to for this question: Who built it?" in json.dumps(call.messages)
 
@@ -170,6 +171,7 @@ def test_stop_and_answer_names_the_most_confident_active_entry(item_ctx) -> None
     tool = _Lines([("EXIT", [0, 0, 9, 9])])
     [weak] = ctx.ledger.record(tool.invoke(image="a"), sigma=0.5)
     [strong] = ctx.ledger.record(tool.invoke(image="b"), sigma=0.9)
+    ctx.ledger.record(_Lines([("ENTRY", [0, 0, 9, 9])]).invoke(image="c"), sigma=0.95)  # not a candidate
     stop = Action(OperatorName.STOP_AND_ANSWER, (weak.id, strong.id))
     hit = TriggerHit(Trigger.T5, ("DC-1",))
     assert asyncio.run(ctx.executor._apply(hit, stop)).note == f"answer 'EXIT' ({strong.id})"
@@ -197,6 +199,7 @@ def test_a_retry_whose_new_entry_reaches_the_floor_counts_as_grounded(item_ctx) 
     [old] = ctx.ledger.record(tool.invoke(image=TextImage(["x"])), sigma=0.5)
     retry = Action(OperatorName.RETRY, (old.tool_call_id,), origin=old.tool_call_id, check=Check.CONFIDENT)
     res = asyncio.run(ctx.executor._apply(TriggerHit(Trigger.T4, (old.id,)), retry))
+    ctx.ledger.get(res.entries[0]).sigma = 0.5
     assert ctx.executor._grounded_after(retry, res, None) is True
     ctx.ledger.get(res.entries[0]).sigma = 0.49
     assert ctx.executor._grounded_after(retry, res, None) is False
@@ -218,3 +221,14 @@ def test_a_logged_hit_is_stamped_now_and_a_t6_warning_is_noted(item_ctx) -> None
     [logged] = _repair(ctx, TriggerHit(Trigger.T6, ("SC-1",)))
     assert logged.operator is None and logged.step == int(ctx.ledger.now()) == 3
     assert "warning injected after T6_PHANTOM_GROUNDING" in ctx.traj.notes
+
+
+def test_a_freeform_rewrite_of_a_flagged_sc_cites_what_it_cited_and_an_empty_one_adds_nothing(
+    item_ctx,
+) -> None:
+    ctx = item_ctx(flags=AblationFlags(typed_repair=False))
+    ctx.ledger.add_claim(Claim("SC-1", ClaimType.SC, "EXIT", Stage.J, ["OC-3"]))
+    ctx.executor._apply_freeform(TriggerHit(Trigger.T6, ("OC-9", "SC-1")), "The sign reads EXIT")
+    assert ctx.ledger.claim("SC-2").citations == ["OC-3"]
+    [event] = _repair(ctx, TriggerHit(Trigger.T6, ("SC-1",)))  # the model says nothing
+    assert event.operator is OperatorName.FREEFORM_REFLECTION and len(ctx.ledger.claims()) == 2
