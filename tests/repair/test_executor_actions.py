@@ -232,3 +232,15 @@ def test_a_freeform_rewrite_of_a_flagged_sc_cites_what_it_cited_and_an_empty_one
     assert ctx.ledger.claim("SC-2").citations == ["OC-3"]
     [event] = _repair(ctx, TriggerHit(Trigger.T6, ("SC-1",)))  # the model says nothing
     assert event.operator is OperatorName.FREEFORM_REFLECTION and len(ctx.ledger.claims()) == 2
+
+
+def test_retry_perturbations_are_reproducible_per_seed_and_item(item_ctx) -> None:
+    box = BBox(100, 100, 200, 200)
+    draws = [[item_ctx().executor.perturbation.bbox(box) for _ in range(3)] for _ in range(2)]
+    assert draws[0] == draws[1]
+
+
+def test_a_freeform_rewrite_of_a_hit_on_entries_only_cites_nothing(item_ctx) -> None:
+    ctx = item_ctx(flags=AblationFlags(typed_repair=False))
+    ctx.executor._apply_freeform(TriggerHit(Trigger.T2, ("OC-1",)), "The sign reads EXIT")
+    assert ctx.ledger.claim("SC-1").citations == []
