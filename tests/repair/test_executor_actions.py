@@ -22,7 +22,7 @@ from ledgermind.repair.policy import HALLUCINATION_WARNING, Check
 from ledgermind.repair.triggers import TriggerHit, t1_tool_anomaly
 from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
 from ledgermind.trajectory import MarkKind, OperatorName, Trigger
-from tests.helpers import TextImage
+from tests.helpers import EchoOCR, FailingTool, TextImage
 
 
 class _Lines(Tool):
@@ -244,3 +244,21 @@ def test_a_freeform_rewrite_of_a_hit_on_entries_only_cites_nothing(item_ctx) -> 
     ctx = item_ctx(flags=AblationFlags(typed_repair=False))
     ctx.executor._apply_freeform(TriggerHit(Trigger.T2, ("OC-1",)), "The sign reads EXIT")
     assert ctx.ledger.claim("SC-1").citations == []
+
+
+def test_the_baseline_verifies_no_tool_output_and_switch_to_ocr_needs_an_image(item_ctx) -> None:
+    base = item_ctx([FailingTool()], flags=AblationFlags(baseline=True))
+    asyncio.run(base.executor.call("failing_ocr", image="x.png"))
+    assert base.traj.events == []  # the native-CoT baseline repairs nothing (not even T1)
+    ctx = item_ctx([FailingTool()])
+    asyncio.run(ctx.executor.call("failing_ocr", image="x.png"))
+    assert ctx.traj.events and ctx.traj.events[0].trigger is Trigger.T1
+    assert ctx.executor._switch_inputs(EchoOCR(), None) == {}  # the item has no image to read
+
+
+def test_a_call_returns_its_own_entries_with_those_its_repairs_created(item_ctx) -> None:
+    tool = _Lines([("36.7", [0, 0, 40, 40])])
+    ctx = item_ctx([tool], budget=2)
+    out, entries = asyncio.run(ctx.executor.call("lines_ocr", image=TextImage(["x"]), sigma=0.1))
+    assert ctx.traj.events and ctx.traj.events[0].trigger is Trigger.T4  # σ below the floor
+    assert entries[0].tool_call_id == out.call_id and len(entries) > 1
