@@ -52,8 +52,8 @@ PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow and not hf 
 @dataclass(frozen=True)
 class Module:
     """One unit of ``make mutation``: the files it mutates, the paper-critical functions in them
-    (``file.py:Class.method`` or ``file.py:function``; the kill rate is over their mutants) and
-    the tests that cover them."""
+    (``file.py:Class.method``, ``file.py:function`` or ``file.py:*``, every function and method of
+    the file; the kill rate is over their mutants) and the tests that cover them."""
 
     functions: tuple[str, ...]
     tests: tuple[str, ...]
@@ -69,6 +69,9 @@ class Module:
             path, name = spec.split(":")
             mod = path.removesuffix(".py").replace("/", ".")
             cls, _, meth = name.rpartition(".")
+            if name == "*":
+                out.append(f"{mod}.x*__mutmut_*")
+                continue
             out.append(f"{mod}.x\u01c1{cls}\u01c1{meth}__mutmut_*" if cls else f"{mod}.x_{meth}__mutmut_*")
         return out
 
@@ -211,6 +214,10 @@ MODULES: dict[str, Module] = {
             f"{P}baselines.py:run_no_ledger",
         ),
         ("tests/pipeline/test_paper_alg1.py", "tests/pipeline/test_agent_branches.py"),
+    ),
+    "pipeline": Module(  # the per-item executor: every tool call and repair action, Prop. 1
+        (f"{P}executor.py:*",),
+        ("tests/pipeline", "tests/repair"),
     ),
 }
 

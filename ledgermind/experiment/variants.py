@@ -2,10 +2,9 @@
 
 Why one home: a list of variants kept by hand in several places (Table 3's rows, the report's
 structural zeros, the Makefile's sweep, help texts) makes a new ablation touch many files, and a
-forgotten copy silently drops a row. Each variant file states what the run does (the
-``AblationFlags`` it changes; every other flag keeps the dataclass's default), its ``name`` (the
-option name, which the run records as its identity's ``variant``) and, under ``table``, how it is
-shown:
+forgotten copy silently drops a row. Each variant file states what the run does (the flags it
+turns, which also declares them: ``pipeline/config.declare_flags``), its ``name`` (the option
+name, which the run records as its identity's ``variant``) and, under ``table``, how it is shown:
 
     table:
       display: w/o Dual-Read        # the row's name in Table 3 and the report

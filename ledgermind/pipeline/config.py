@@ -5,19 +5,25 @@ The dataclasses here are the schema, the one home of each constant and its comme
 cascade's ``GroundingConfig`` under ``grounding``), so ``conf/pipeline/ledgermind.yaml`` states only
 what differs and a key no code reads stops the run at composition, in struct mode. The values lower
 layers also default from live in :mod:`ledgermind.paper`. An ablation (``conf/ablation/NAME.yaml``)
-states the ``AblationFlags`` it flips, its ``name`` and, under ``table``, how Table 3 shows it.
+states the flags it turns (which declares them: ``declare_flags``), its ``name`` and, under
+``table``, how Table 3 shows it.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
-from typing import Any, TypeVar
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, make_dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import yaml
 
 from ledgermind import paper
 from ledgermind.benchmarks.registry import LoaderConfig
+from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.cascade import GroundingConfig
 
@@ -26,21 +32,50 @@ ALPHA_CHARS = ("visible", "all")  # ledgermind.dispatch.classifier.AlphaChars va
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class AblationFlags:
-    """Table 3 variants. ``full`` = all defaults."""
-
-    use_ledger: bool = True  # False: free-form transcript, prompt-level citations only (w/o Ledger)
-    typed_repair: bool = True  # False: free-form self-reflection repair (w/o Typed Repair)
-    ecc_ncc: bool = True  # False: support coverage only, also in the defense lines (w/o ECC/NCC)
-    dual_read: bool = True  # False: single reading, σ as a normal crop (w/o Dual-Read)
-    dispatcher: bool = True  # False: every question through FULLPIPE (w/o Dispatcher)
-    baseline: bool = False  # True: native CoT baseline instead of LedgerMind
-
-
 # The keys of an ablation node (conf/ablation/NAME.yaml) that are not flags: the variant's name and
 # how Table 3 shows it (``table``: ledgermind/experiment/variants.py).
 LABEL_KEYS = ("name", "table")
+
+
+def declare_flags(folder: Path) -> type:
+    """The ablation flags, a frozen dataclass declared by the variant files (``conf/ablation/*.yaml``).
+
+    Why there: a flag exists to make a variant, so the file that turns it is its one declaration
+    and a new ablation is that file, the branch that reads the flag and a test. A variant states
+    only what it changes, so a flag is a switch whose default (the method, ``full``) is the other
+    value. Refused, naming the file: a value that is not true/false, two variants turning a flag
+    opposite ways, and a flag named like another (``ecc_nccc`` beside ``ecc_ncc``: a misspelling)."""
+    turned: dict[str, tuple[bool, Path]] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        for flag, value in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items():
+            if flag in (*LABEL_KEYS, "defaults"):
+                continue
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: ablation flag {flag} must be true or false, got {value!r}")
+            first, where = turned.setdefault(flag, (value, path))
+            if first is not value:
+                raise ConfigError(f"{path}: {flag} is {first} in {where.name}: one flag, one default")
+    for flag, (_, path) in turned.items():
+        if close := difflib.get_close_matches(flag, [f for f in turned if f != flag], n=1, cutoff=0.88):
+            raise ConfigError(
+                f"{path}: unknown ablation flag {flag!r}: did you mean {close[0]} ({turned[close[0]][1].name})?"
+            )
+    specs = [(flag, bool, field(default=not value)) for flag, (value, _) in sorted(turned.items())]
+    return make_dataclass("AblationFlags", specs, frozen=True, namespace={"__module__": __name__})
+
+
+if TYPE_CHECKING:
+
+    @dataclass(frozen=True)
+    class AblationFlags:
+        """What the type checker sees: the files declare which flags exist, each a bool
+        (tests/experiment/test_config_schema.py checks that the code reads only declared ones)."""
+
+        def __init__(self, **flags: bool) -> None: ...
+        def __getattr__(self, flag: str) -> bool: ...
+
+else:
+    AblationFlags = declare_flags(CONF_DIR / "ablation")
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,10 @@ def test_foreign_flag_mistakes_are_one_line_naming_the_key_to_use(argv: list[str
         ),
         (["pipeline.max_0c=3"], "error: unknown key 'pipeline.max_0c': did you mean pipeline.max_oc?"),
         (
+            ["+ablation=no_ecc", "+ablation.ecc_nccc=false"],
+            "error: unknown key 'ablation.ecc_nccc': did you mean ablation.ecc_ncc?",
+        ),
+        (
             ["pipeline.grounding.bta=3"],
             "error: unknown key 'pipeline.grounding.bta': did you mean pipeline.grounding.beta?",
         ),

@@ -3,7 +3,9 @@ what differs, and a key no code reads is refused before a run starts."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from ledgermind.pipeline.config import (
     ablation_flags,
     build,
     chosen_values,
+    declare_flags,
     register_schemas,
     schema,
 )
@@ -124,11 +127,6 @@ def test_new_keys_override_from_the_command_line() -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class _FlagsWithNoSearch(AblationFlags):
-    no_search: bool = False  # a new flag whose default keeps the old behaviour
-
-
-@dataclasses.dataclass(frozen=True)
 class _PipelineWithNewKey(PipelineConfig):
     search_rounds: int = 1  # a new constant whose default is what the code did before
 
@@ -145,7 +143,8 @@ def test_an_unfinished_run_resumes_after_a_new_default_keeping_key_or_flag(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _pipeline_schema: Callable[[type], None]
 ) -> None:
     """The config hash covers what a run chooses, not the schema's defaults (``chosen_values``): a run
-    folder made before a new key or flag resumes after it, and choosing the new value is another run."""
+    folder made before a new key or a new variant's flag resumes after it, and choosing the new
+    value is another run."""
     from ledgermind.experiment.app import run_experiment
     from ledgermind.pipeline import config
     from ledgermind.runs.results import read_results
@@ -164,12 +163,71 @@ def test_an_unfinished_run_resumes_after_a_new_default_keeping_key_or_flag(
     assert run("limit=2")["n_items"] == 2  # the benchmark has more: the folder is unfinished
     identity = (out / "run_identity.json").read_text(encoding="utf-8")
     _pipeline_schema(_PipelineWithNewKey)  # the composed config now carries pipeline.search_rounds: 1
-    monkeypatch.setattr(config, "AblationFlags", _FlagsWithNoSearch)
-    monkeypatch.setitem(config.NODE_SCHEMAS, "ablation", _FlagsWithNoSearch)
+    flags = config.declare_flags(_variant_files(tmp_path, NO_SEARCH))  # w/o Search declares `search`
+    assert flags().search is True and flags(search=False) != flags()
+    monkeypatch.setattr(config, "AblationFlags", flags)
+    monkeypatch.setitem(config.NODE_SCHEMAS, "ablation", flags)
     monkeypatch.setitem(config.NODE_SCHEMAS, "pipeline", _PipelineWithNewKey)
     assert run("limit=3")["n_items"] == 3  # resumed: one more item, the first two kept
     assert len(read_results(out)) == 3
     assert (out / "run_identity.json").read_text(encoding="utf-8") == identity
-    for chosen in ("pipeline.search_rounds=2", "+ablation.no_search=true"):
+    for chosen in ("pipeline.search_rounds=2", "+ablation.search=false"):
         with pytest.raises(IdentityMismatch, match="holds another experiment"):
             run("limit=3", chosen)
+
+
+NO_SEARCH = "name: no_search\nsearch: false\ntable: {display: w/o Search, row: 5.5}\n"
+
+
+def _variant_files(tmp_path: Path, new: str) -> Path:
+    """conf/ablation with one more variant file, ``new`` (its text)."""
+    folder = tmp_path / "ablation"
+    shutil.copytree(CONF / "ablation", folder)
+    (folder / "new.yaml").write_text(new, encoding="utf-8")
+    return folder
+
+
+def test_the_variant_files_declare_the_flags_and_their_defaults(tmp_path: Path) -> None:
+    """A flag is what some variant turns; its default, the method's value, is the other one."""
+    assert (
+        AblationFlags().use_ledger is True and AblationFlags().baseline is False
+    )  # the method: ledger, no CoT
+    flags = declare_flags(_variant_files(tmp_path, NO_SEARCH))
+    assert {f.name: f.default for f in dataclasses.fields(flags)} == {
+        **dataclasses.asdict(AblationFlags()),
+        "search": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("new", "message"),
+    [
+        (
+            "name: x\necc_nccc: false\n",
+            "new.yaml: unknown ablation flag 'ecc_nccc': did you mean ecc_ncc (no_ecc.yaml)?",
+        ),
+        ("name: x\nbaseline: false\n", "new.yaml: baseline is True in baseline.yaml: one flag, one default"),
+        ("name: x\nsearch: 2\n", "new.yaml: ablation flag search must be true or false, got 2"),
+    ],
+)
+def test_a_misspelt_conflicting_or_non_switch_flag_in_a_variant_file_is_refused(
+    tmp_path: Path, new: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as e:
+        declare_flags(_variant_files(tmp_path, new))
+    assert str(e.value).endswith(message) and "\n" not in str(e.value)
+
+
+def test_the_code_reads_exactly_the_declared_flags() -> None:
+    """The branch's check: the files declare the flags, so the type checker sees any name; every
+    ``flags.NAME`` / ``….flags.NAME`` the package reads must be declared, and every declared flag read
+    (``flags.append``: a list named flags, in the CLI)."""
+    read = set()
+    for path in (REPO / "ledgermind").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and "flags" in (
+                getattr(node.value, "id", None),
+                getattr(node.value, "attr", None),
+            ):
+                read.add(node.attr)
+    assert read - set(dir(list)) == {f.name for f in dataclasses.fields(AblationFlags)}
