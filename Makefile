@@ -126,7 +126,7 @@ bench: env
 	$(PY) scripts/eval_perception.py
 
 # Mutation testing of the paper-critical functions (not part of CI, minutes per module):
-#   make mutation                         every module (ledger grounding dispatch repair metrics scoring gates)
+#   make mutation                         every module (ledger grounding dispatch repair metrics scoring gates pipeline)
 #   make mutation MODULES="ledger metrics" only those; MUTATION_ARGS="--max-children 2" for more workers
 # One module at a time in build/mutation/<module>/ against only the tests that cover it; prints the
 # kill-rate table of docs/mutation.md (raw and excluding the accepted survivors listed there).
