@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, make_dataclass
 from pathlib import Path
@@ -58,7 +59,8 @@ def declare_flags(folder: Path) -> type:
     for flag, (_, path) in turned.items():
         if close := difflib.get_close_matches(flag, [f for f in turned if f != flag], n=1, cutoff=0.88):
             raise ConfigError(
-                f"{path}: unknown ablation flag {flag!r}: did you mean {close[0]} ({turned[close[0]][1].name})?"
+                f"{folder}: ablation flags {flag!r} ({path.name}) and {close[0]!r} "
+                f"({turned[close[0]][1].name}) differ by a typo: one flag, one name"
             )
     specs = [(flag, bool, field(default=not value)) for flag, (value, _) in sorted(turned.items())]
     return make_dataclass("AblationFlags", specs, frozen=True, namespace={"__module__": __name__})
@@ -75,7 +77,13 @@ if TYPE_CHECKING:
         def __getattr__(self, flag: str) -> bool: ...
 
 else:
-    AblationFlags = declare_flags(CONF_DIR / "ablation")
+    try:
+        AblationFlags = declare_flags(CONF_DIR / "ablation")
+    except (
+        ConfigError
+    ) as e:  # nothing can start without its variants: one line, exit 2, as for any config error
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 @dataclass(frozen=True)

@@ -204,7 +204,7 @@ def test_the_variant_files_declare_the_flags_and_their_defaults(tmp_path: Path) 
     [
         (
             "name: x\necc_nccc: false\n",
-            "new.yaml: unknown ablation flag 'ecc_nccc': did you mean ecc_ncc (no_ecc.yaml)?",
+            "ablation flags 'ecc_nccc' (new.yaml) and 'ecc_ncc' (no_ecc.yaml) differ by a typo: one flag, one name",
         ),
         ("name: x\nbaseline: false\n", "new.yaml: baseline is True in baseline.yaml: one flag, one default"),
         ("name: x\nsearch: 2\n", "new.yaml: ablation flag search must be true or false, got 2"),
