@@ -262,3 +262,73 @@ def test_a_call_returns_its_own_entries_with_those_its_repairs_created(item_ctx)
     out, entries = asyncio.run(ctx.executor.call("lines_ocr", image=TextImage(["x"]), sigma=0.1))
     assert ctx.traj.events and ctx.traj.events[0].trigger is Trigger.T4  # σ below the floor
     assert entries[0].tool_call_id == out.call_id and len(entries) > 1
+
+
+class _FlakySearch(Tool):
+    """A search that fails its first query and answers the rest: what RETRY sent is kept."""
+
+    name, kind = "search", ToolKind.SEARCH
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def _run(self, query: str) -> list[Observation]:
+        self.queries.append(query)
+        if len(self.queries) == 1:
+            raise RuntimeError("provider down")
+        return [Observation("the builder was Roebling")]
+
+
+def test_retry_of_a_search_expands_its_query_with_the_questions_first_five_content_words(item_ctx) -> None:
+    """App. E.2 query expansion: question keywords the query lacks, at most three, from the first five
+    content words (here the query already holds the first three, so the fourth and fifth are added and
+    the sixth, ``towers``, is not)."""
+    search = _FlakySearch()
+    ctx = item_ctx(
+        [search], question="Which engineer designed the suspension cable anchorage towers near the harbour?"
+    )
+    asyncio.run(ctx.executor.call("search", query="engineer designed suspension"))
+    assert search.queries == ["engineer designed suspension", "engineer designed suspension cable anchorage"]
+
+
+class _Sampler(Tool):
+    """A model-backed-like tool declaring ``attempt``/``sampled``/``rephrase``; fails on its first call."""
+
+    name, kind = "sampler", ToolKind.VQA
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def _run(
+        self, prompt: str, attempt: int = 0, sampled: bool = False, rephrase: int = 0
+    ) -> list[Observation]:
+        self.calls.append({"attempt": attempt, "sampled": sampled, "rephrase": rephrase})
+        if len(self.calls) == 1:
+            raise RuntimeError("empty reply")
+        return [Observation("an answer")]
+
+
+@pytest.mark.parametrize(
+    ("sampling", "retried"),
+    [
+        (True, {"attempt": 1, "sampled": True, "rephrase": 0}),
+        (False, {"attempt": 0, "sampled": False, "rephrase": 1}),
+    ],
+)
+def test_retry_samples_only_where_the_config_allows_it_else_rephrases(item_ctx, sampling, retried) -> None:
+    tool = _Sampler()
+    ctx = item_ctx([tool], reinvoke_sampling=sampling)
+    asyncio.run(ctx.executor.call("sampler", prompt="What is shown?"))
+    assert tool.calls == [{"attempt": 0, "sampled": False, "rephrase": 0}, retried]
+
+
+def test_a_stage_may_repeat_a_model_request_only_a_reinvocation_is_refused(item_ctx, tmp_path: Path) -> None:
+    """The model door refuses a repeated request only inside a repair's re-invocation: a stage that
+    asks the same thing twice (e.g. the same region in two steps) gets both replies."""
+    image = tmp_path / "img.png"
+    Image.new("RGB", (40, 30), "white").save(image)
+    ctx = item_ctx(rules=[Rule("A red bridge.", pattern="What is shown")], images=[image])
+    for _ in range(2):
+        out, _entries = asyncio.run(ctx.executor.call("vqa", stage="vqa", prompt="What is shown?"))
+        assert out.ok
+    assert [c.stage for c in ctx.traj.model_calls] == ["vqa", "vqa"]
