@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import os
+import runpy
+import signal
 import subprocess
 import sys
+import traceback
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,7 +40,11 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
+def run_process(
+    script: str, *args: str, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """``python scripts/<script> ARGS`` in a child process: for what a process boundary decides (signals,
+    a lock held by another pid, the interpreter's own startup, a child's environment)."""
     return subprocess.run(
         [sys.executable, str(REPO / "scripts" / script), *args],
         cwd=REPO,
@@ -41,6 +53,100 @@ def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> sub
         text=True,
         timeout=timeout,
     )
+
+
+def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python scripts/<script> ARGS`` run in this process as ``__main__``, as a user sees it: its exit
+    code (an uncaught exception: 1 and the traceback on stderr), stdout and stderr, the files it wrote.
+
+    Why not a child: each child pays Python, Hydra and the project's imports (OCR, torch) again, most of
+    the suite's time. The script gets the child's argv, environment and cwd, and the process state it
+    changes (logging, signal handlers, Hydra's global config) is put back. ``timeout`` is the child's;
+    here pytest-timeout bounds a run."""
+    path = str(REPO / "scripts" / script)
+    return _in_process(lambda: runpy.run_path(path, run_name="__main__"), [path, *args], env)
+
+
+def run_module(module: str, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` with ``stdin`` as its input, in this process as ``run_script`` runs a script."""
+
+    def main() -> None:
+        # runpy warns that the module was imported before it runs as __main__: a child imports it afresh
+        warnings.filterwarnings("ignore", ".* found in sys.modules after import of package", RuntimeWarning)
+        runpy.run_module(module, run_name="__main__")
+
+    return _in_process(main, [module, *args], env, stdin)
+
+
+def _in_process(
+    main: Callable[[], object], argv: list[str], env: dict[str, str], stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    out, err = io.StringIO(), io.StringIO()
+    with _as_child(argv, subprocess_env(**env), stdin):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+            _python_warning_filters()  # a warning is a stderr line, as in a child
+            try:
+                main()
+                code = 0
+            except SystemExit as e:
+                code = _exit_status(e.code)
+            except BaseException:  # what the interpreter does with an uncaught exception
+                traceback.print_exc()
+                code = 1
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
+def _python_warning_filters() -> None:
+    """The interpreter's own filters (not pytest's, which records warnings instead of printing them)."""
+    warnings.resetwarnings()
+    warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.filterwarnings("ignore", category=category, append=True)
+
+
+def _exit_status(code: object) -> int:
+    if code is None or isinstance(code, int):
+        return code or 0
+    print(code, file=sys.stderr)  # sys.exit("message"): printed, status 1
+    return 1
+
+
+@contextlib.contextmanager
+def _as_child(argv: list[str], env: dict[str, str], stdin: str) -> Iterator[None]:
+    """argv, environment, stdin and cwd of ``python ARGV`` started from the repository; on the way out
+    they, sys.path, the root logger, the signal handlers and Hydra's global state are restored."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    saved_env, saved_argv, path_list, cwd, saved_stdin = (
+        dict(os.environ),
+        sys.argv[:],
+        sys.path[:],
+        os.getcwd(),
+        sys.stdin,
+    )
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    signals = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv[:] = argv
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
+    os.chdir(REPO)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.argv[:], sys.path[:], sys.stdin = saved_argv, path_list, saved_stdin
+        os.chdir(cwd)
+        for h in root.handlers:
+            if h not in handlers:
+                h.close()
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        for s, handler in signals.items():
+            signal.signal(s, handler)
+        GlobalHydra.instance().clear()
 
 
 @pytest.fixture

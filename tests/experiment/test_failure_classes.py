@@ -28,7 +28,7 @@ from ledgermind.experiment.failures import tool_failure
 from ledgermind.image_decode import ImageNotFoundError
 from ledgermind.tools.base import Observation, Tool, ToolKind
 from perception.image_io import ImageTooSmallError
-from tests.experiment.conftest import REPO, subprocess_env
+from tests.experiment.conftest import REPO, run_script, subprocess_env
 from tests.tools.test_search import SERPER_OK, FakeApis
 
 # the simulated backbone on two sample items, real PP-OCRv5: seconds, and OCR really runs
@@ -63,16 +63,18 @@ def _wrapped(argv: list[str], *, readonly: Path | None = None, full: Path | None
 
 
 def _run(out: Path, *extra: str, readonly: Path | None = None, full: Path | None = None, **env: str):
-    argv = [sys.executable, str(REPO / "scripts" / "run.py"), *SIM, f"hydra.run.dir={out}", *extra]
-    if readonly is not None or full is not None:
-        if NS:
-            argv = _wrapped(argv, readonly=readonly, full=full)
-        elif full is None and os.geteuid() != 0:
-            readonly.chmod(0o555)  # type: ignore[union-attr]
-        else:
-            pytest.skip(
-                "needs user+mount namespaces (unshare -rm) to make a real read-only or full directory"
-            )
+    """scripts/run.py on the two sample items; in a mount namespace (a child) when a directory must be
+    read-only or full, else in this process."""
+    args = [*SIM, f"hydra.run.dir={out}", *extra]
+    if readonly is None and full is None:
+        return run_script("run.py", *args, **env)
+    argv = [sys.executable, str(REPO / "scripts" / "run.py"), *args]
+    if NS:
+        argv = _wrapped(argv, readonly=readonly, full=full)
+    elif full is None and os.geteuid() != 0:
+        readonly.chmod(0o555)  # type: ignore[union-attr]
+    else:
+        pytest.skip("needs user+mount namespaces (unshare -rm) to make a real read-only or full directory")
     return subprocess.run(
         argv, cwd=REPO, env=subprocess_env(**env), capture_output=True, text=True, timeout=300
     )
