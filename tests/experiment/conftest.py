@@ -127,16 +127,14 @@ def _as_child(argv: list[str], env: dict[str, str], stdin: str) -> Iterator[None
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     signals = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    os.environ.clear()
-    os.environ.update(env)
+    _set_environ(env)
     sys.argv[:] = argv
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
     os.chdir(REPO)
     try:
         yield
     finally:
-        os.environ.clear()
-        os.environ.update(saved_env)
+        _set_environ(saved_env)
         sys.argv[:], sys.path[:], sys.stdin = saved_argv, path_list, saved_stdin
         os.chdir(cwd)
         for h in root.handlers:
@@ -147,6 +145,16 @@ def _as_child(argv: list[str], env: dict[str, str], stdin: str) -> Iterator[None
         for s, handler in signals.items():
             signal.signal(s, handler)
         GlobalHydra.instance().clear()
+
+
+def _set_environ(env: dict[str, str]) -> None:
+    """Make os.environ equal ``env`` touching only the keys that differ (another thread of the test
+    process may read the C environment meanwhile)."""
+    for key in set(os.environ) - set(env):
+        del os.environ[key]
+    for key, value in env.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 @pytest.fixture
