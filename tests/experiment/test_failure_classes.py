@@ -211,14 +211,7 @@ def test_an_engine_whose_disk_fails_is_an_item_error_with_its_cause_and_resume_r
     marker.unlink()  # the disk is back: the printed command retries exactly the failed items
     retry = shlex.split(last.split("retry them with: ", 1)[1])
     assert retry[:2] == ["python", "scripts/run.py"]
-    again = subprocess.run(
-        [sys.executable, *retry[1:]],
-        cwd=REPO,
-        env=subprocess_env(FAKE_OCR_EIO=str(marker)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    again = run_script("run.py", *retry[2:], FAKE_OCR_EIO=str(marker))
     assert again.returncode == 0, again.stderr
     assert " unparsed, 0 errors)" in again.stdout
     assert all(r["error"] is None for r in _results(out).values())
@@ -253,14 +246,8 @@ def test_an_unreachable_search_api_is_an_item_error_and_resume_retries_it(tmp_pa
     apis.steps["/serper"] = [SERPER_OK] * 20
     try:
         retry = shlex.split(last.split("retry them with: ", 1)[1])
-        again = subprocess.run(
-            [sys.executable, *retry[1:]],
-            cwd=REPO,
-            env=subprocess_env(**keys),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        assert retry[:2] == ["python", "scripts/run.py"]
+        again = run_script("run.py", *retry[2:], **keys)
     finally:
         apis.server.shutdown()
     assert again.returncode == 0, again.stderr
