@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import logging
 import os
-import runpy
+import re
 import signal
 import subprocess
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,9 @@ FAKE_OVERRIDES = [
     "scorer=tests.experiment.fakes.fake_score",
     "progress=false",
 ]
+
+
+WRAPPER = re.compile(r"^from (\S+) import main$", re.MULTILINE)  # scripts/<name>.py: the package main it runs
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
@@ -56,38 +60,36 @@ def run_process(
 
 
 def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
-    """``python scripts/<script> ARGS`` run in this process as ``__main__``, as a user sees it: its exit
-    code (an uncaught exception: 1 and the traceback on stderr), stdout and stderr, the files it wrote.
+    """``python scripts/<script> ARGS`` run in this process, as a user sees it: its exit code (an uncaught
+    exception: 1 and the traceback on stderr), stdout and stderr, the files it wrote.
 
     Why not a child: each child pays Python, Hydra and the project's imports (OCR, torch) again, most of
-    the suite's time. The script gets the child's argv, environment and cwd, and the process state it
-    changes (logging, signal handlers, Hydra's global config) is put back. ``timeout`` is the child's;
-    here pytest-timeout bounds a run."""
-    path = str(REPO / "scripts" / script)
-    return _in_process(lambda: runpy.run_path(path, run_name="__main__"), [path, *args], env)
+    the suite's time. A script is a wrapper of a package ``main`` (tests/test_cli_console.py), which
+    runs here with the child's argv, environment and cwd; the process state it changes (logging, signal
+    handlers, Hydra's global config) is put back. ``timeout`` is the child's; here pytest-timeout
+    bounds a run. A script that holds its own ``main`` (a benchmark) runs with ``run_process``."""
+    path = REPO / "scripts" / script
+    found = WRAPPER.search(path.read_text(encoding="utf-8"))
+    assert found, f"scripts/{script} is not a wrapper of a package main: run it with run_process"
+    return _in_process(found.group(1), [str(path), *args], env)
 
 
 def run_module(module: str, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
-    """``python -m MODULE ARGS`` with ``stdin`` as its input, in this process as ``run_script`` runs a script."""
-
-    def main() -> None:
-        # runpy warns that the module was imported before it runs as __main__: a child imports it afresh
-        warnings.filterwarnings("ignore", ".* found in sys.modules after import of package", RuntimeWarning)
-        runpy.run_module(module, run_name="__main__")
-
-    return _in_process(main, [module, *args], env, stdin)
+    """``python -m MODULE ARGS`` (a module whose ``__main__`` exits with its ``main()``) with ``stdin``
+    as its input, in this process as ``run_script`` runs a script."""
+    return _in_process(module, [module, *args], env, stdin)
 
 
 def _in_process(
-    main: Callable[[], object], argv: list[str], env: dict[str, str], stdin: str = ""
+    module: str, argv: list[str], env: dict[str, str], stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
+    main = importlib.import_module(module).main
     out, err = io.StringIO(), io.StringIO()
     with _as_child(argv, subprocess_env(**env), stdin):
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
             _python_warning_filters()  # a warning is a stderr line, as in a child
             try:
-                main()
-                code = 0
+                sys.exit(main())
             except SystemExit as e:
                 code = _exit_status(e.code)
             except BaseException:  # what the interpreter does with an uncaught exception
