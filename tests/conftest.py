@@ -33,6 +33,16 @@ def shared_data() -> Path:
 
 # ----------------------------------------------------------------------------- real models (shared)
 @pytest.fixture(scope="session")
+def ner() -> Any:
+    """One real spaCy NER for the session: each ``SpacyNER`` loads its own pipeline (~1 s), and its
+    entity cache only saves work (a test of the cache builds its own)."""
+    pytest.importorskip("spacy", reason="ECC needs the 'nlp' extra (spacy)")
+    from perception.ner import SpacyNER
+
+    return SpacyNER()
+
+
+@pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The self-built random-weight Qwen2-VL (about 1 MB, a few seconds), once per session."""
     pytest.importorskip("torch")

@@ -1,32 +1,24 @@
-"""The claim auditor (``ledgermind/claim_audit.py``), run as users run it (subprocess: python -m
-ledgermind.claim_audit / ledgermind audit)."""
+"""The claim auditor (``ledgermind/claim_audit.py``), run as users run it (python -m
+ledgermind.claim_audit / ledgermind audit: argv, stdin, exit code, stdout, stderr)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("spacy", reason="the auditor needs the 'nlp' extra (spacy)")
 
+from tests.experiment.conftest import run_module
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "ledgermind" / "examples" / "claims.jsonl"
 
 
-def _run(
-    *args: str, stdin: str | None = None, module: str = "ledgermind.claim_audit"
-) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", module, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
+def _run(*args: str, stdin: str = "", module: str = "ledgermind.claim_audit") -> subprocess.CompletedProcess:
+    return run_module(module, *args, stdin=stdin)
 
 
 def _records(stdout: str) -> list[dict]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from omegaconf import OmegaConf
 from ledgermind.backends.model_ref import ModelRef
 from ledgermind.backends.serve_command import launch_argv, serve_argv
 from ledgermind.backends.vllm_server import VLLMServerBackend
+from tests.experiment.conftest import run_script
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_MODELS = [
@@ -78,13 +77,7 @@ def test_model_configs_use_the_processor_keys_their_checkpoints_read() -> None:
 
 def test_serve_script_prints_one_command_and_refuses_an_unknown_model() -> None:
     def run(*a):
-        return subprocess.run(
-            [sys.executable, str(REPO / "scripts" / "serve.py"), *a],
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-            timeout=120,
-        )
+        return run_script("serve.py", *a)
 
     ok = run("model=qwen2_5_vl_7b", "model.vllm_args.max_model_len=16384", "--port", "8005")
     assert ok.returncode == 0, ok.stderr
@@ -126,13 +119,7 @@ def test_every_vllm_serve_line_in_the_docs_is_what_serve_py_prints() -> None:
             f"{path.name}: `{line[:60]}…` has no generator comment"
         )
         args = shlex.split(comment.removeprefix("# python scripts/serve.py "))
-        proc = subprocess.run(
-            [sys.executable, str(REPO / "scripts" / "serve.py"), *args],
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-            timeout=120,
-        )
+        proc = run_script("serve.py", *args)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == line, (
             f"{path.name}: regenerate with `python scripts/serve.py {' '.join(args)}`"

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import io
+import logging
 import os
+import re
+import signal
 import subprocess
 import sys
+import traceback
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +33,9 @@ FAKE_OVERRIDES = [
 ]
 
 
+WRAPPER = re.compile(r"^from (\S+) import main$", re.MULTILINE)  # scripts/<name>.py: the package main it runs
+
+
 def subprocess_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_AGENT_")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
@@ -32,7 +44,11 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
+def run_process(
+    script: str, *args: str, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """``python scripts/<script> ARGS`` in a child process: for what a process boundary decides (signals,
+    a lock held by another pid, the interpreter's own startup, a child's environment)."""
     return subprocess.run(
         [sys.executable, str(REPO / "scripts" / script), *args],
         cwd=REPO,
@@ -41,6 +57,106 @@ def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> sub
         text=True,
         timeout=timeout,
     )
+
+
+def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python scripts/<script> ARGS`` run in this process, as a user sees it: its exit code (an uncaught
+    exception: 1 and the traceback on stderr), stdout and stderr, the files it wrote.
+
+    Why not a child: each child pays Python, Hydra and the project's imports (OCR, torch) again, most of
+    the suite's time. A script is a wrapper of a package ``main`` (tests/test_cli_console.py), which
+    runs here with the child's argv, environment and cwd; the process state it changes (logging, signal
+    handlers, Hydra's global config) is put back. ``timeout`` is the child's; here pytest-timeout
+    bounds a run. A script that holds its own ``main`` (a benchmark) runs with ``run_process``."""
+    path = REPO / "scripts" / script
+    found = WRAPPER.search(path.read_text(encoding="utf-8"))
+    assert found, f"scripts/{script} is not a wrapper of a package main: run it with run_process"
+    return _in_process(found.group(1), [str(path), *args], env)
+
+
+def run_module(module: str, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` (a module whose ``__main__`` exits with its ``main()``) with ``stdin``
+    as its input, in this process as ``run_script`` runs a script."""
+    return _in_process(module, [module, *args], env, stdin)
+
+
+def _in_process(
+    module: str, argv: list[str], env: dict[str, str], stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    main = importlib.import_module(module).main
+    out, err = io.StringIO(), io.StringIO()
+    with _as_child(argv, subprocess_env(**env), stdin):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+            _python_warning_filters()  # a warning is a stderr line, as in a child
+            try:
+                sys.exit(main())
+            except SystemExit as e:
+                code = _exit_status(e.code)
+            except BaseException:  # what the interpreter does with an uncaught exception
+                traceback.print_exc()
+                code = 1
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
+def _python_warning_filters() -> None:
+    """The interpreter's own filters (not pytest's, which records warnings instead of printing them)."""
+    warnings.resetwarnings()
+    warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.filterwarnings("ignore", category=category, append=True)
+
+
+def _exit_status(code: object) -> int:
+    if code is None or isinstance(code, int):
+        return code or 0
+    print(code, file=sys.stderr)  # sys.exit("message"): printed, status 1
+    return 1
+
+
+@contextlib.contextmanager
+def _as_child(argv: list[str], env: dict[str, str], stdin: str) -> Iterator[None]:
+    """argv, environment, stdin and cwd of ``python ARGV`` started from the repository; on the way out
+    they, sys.path, the root logger, the signal handlers and Hydra's global state are restored."""
+    from hydra.core.global_hydra import GlobalHydra
+
+    saved_env, saved_argv, path_list, cwd, saved_stdin = (
+        dict(os.environ),
+        sys.argv[:],
+        sys.path[:],
+        os.getcwd(),
+        sys.stdin,
+    )
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    signals = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    _set_environ(env)
+    sys.argv[:] = argv
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
+    os.chdir(REPO)
+    try:
+        yield
+    finally:
+        _set_environ(saved_env)
+        sys.argv[:], sys.path[:], sys.stdin = saved_argv, path_list, saved_stdin
+        os.chdir(cwd)
+        for h in root.handlers:
+            if h not in handlers:
+                h.close()
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        for s, handler in signals.items():
+            signal.signal(s, handler)
+        GlobalHydra.instance().clear()
+
+
+def _set_environ(env: dict[str, str]) -> None:
+    """Make os.environ equal ``env`` touching only the keys that differ (another thread of the test
+    process may read the C environment meanwhile)."""
+    for key in set(os.environ) - set(env):
+        del os.environ[key]
+    for key, value in env.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 @pytest.fixture

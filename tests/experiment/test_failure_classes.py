@@ -28,7 +28,7 @@ from ledgermind.experiment.failures import tool_failure
 from ledgermind.image_decode import ImageNotFoundError
 from ledgermind.tools.base import Observation, Tool, ToolKind
 from perception.image_io import ImageTooSmallError
-from tests.experiment.conftest import REPO, subprocess_env
+from tests.experiment.conftest import REPO, run_script, subprocess_env
 from tests.tools.test_search import SERPER_OK, FakeApis
 
 # the simulated backbone on two sample items, real PP-OCRv5: seconds, and OCR really runs
@@ -63,16 +63,18 @@ def _wrapped(argv: list[str], *, readonly: Path | None = None, full: Path | None
 
 
 def _run(out: Path, *extra: str, readonly: Path | None = None, full: Path | None = None, **env: str):
-    argv = [sys.executable, str(REPO / "scripts" / "run.py"), *SIM, f"hydra.run.dir={out}", *extra]
-    if readonly is not None or full is not None:
-        if NS:
-            argv = _wrapped(argv, readonly=readonly, full=full)
-        elif full is None and os.geteuid() != 0:
-            readonly.chmod(0o555)  # type: ignore[union-attr]
-        else:
-            pytest.skip(
-                "needs user+mount namespaces (unshare -rm) to make a real read-only or full directory"
-            )
+    """scripts/run.py on the two sample items; in a mount namespace (a child) when a directory must be
+    read-only or full, else in this process."""
+    args = [*SIM, f"hydra.run.dir={out}", *extra]
+    if readonly is None and full is None:
+        return run_script("run.py", *args, **env)
+    argv = [sys.executable, str(REPO / "scripts" / "run.py"), *args]
+    if NS:
+        argv = _wrapped(argv, readonly=readonly, full=full)
+    elif full is None and os.geteuid() != 0:
+        readonly.chmod(0o555)  # type: ignore[union-attr]
+    else:
+        pytest.skip("needs user+mount namespaces (unshare -rm) to make a real read-only or full directory")
     return subprocess.run(
         argv, cwd=REPO, env=subprocess_env(**env), capture_output=True, text=True, timeout=300
     )
@@ -199,14 +201,7 @@ def test_an_engine_whose_disk_fails_is_an_item_error_with_its_cause_and_resume_r
     marker.unlink()  # the disk is back: the printed command retries exactly the failed items
     retry = shlex.split(last.split("retry them with: ", 1)[1])
     assert retry[:2] == ["python", "scripts/run.py"]
-    again = subprocess.run(
-        [sys.executable, *retry[1:]],
-        cwd=REPO,
-        env=subprocess_env(FAKE_OCR_EIO=str(marker)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    again = run_script("run.py", *retry[2:], FAKE_OCR_EIO=str(marker))
     assert again.returncode == 0, again.stderr
     assert " unparsed, 0 errors)" in again.stdout
     assert all(r["error"] is None for r in _results(out).values())
@@ -241,14 +236,8 @@ def test_an_unreachable_search_api_is_an_item_error_and_resume_retries_it(tmp_pa
     apis.steps["/serper"] = [SERPER_OK] * 20
     try:
         retry = shlex.split(last.split("retry them with: ", 1)[1])
-        again = subprocess.run(
-            [sys.executable, *retry[1:]],
-            cwd=REPO,
-            env=subprocess_env(**keys),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        assert retry[:2] == ["python", "scripts/run.py"]
+        again = run_script("run.py", *retry[2:], **keys)
     finally:
         apis.server.shutdown()
     assert again.returncode == 0, again.stderr

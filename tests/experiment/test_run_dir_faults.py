@@ -506,22 +506,21 @@ def test_config_mistakes_are_one_line_exit_2(tmp_path: Path, overrides: list[str
         if overrides[0].startswith("backend=")
         else FAKE_OVERRIDES
     )
-    env = {k: v for k, v in subprocess_env().items() if not k.startswith("WANDB_") or k == "WANDB_SILENT"}
-    env["HOME"] = str(tmp_path)  # no ~/.netrc: no W&B login
-    args = [
-        *base,
-        *([] if overrides[0].startswith("logger") else ["logger=none"]),
-        *overrides,
-        f"hydra.run.dir={tmp_path / 'r'}",
-    ]
-    proc = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "run.py"), *args],
-        cwd=REPO,
-        text=True,
-        capture_output=True,
-        timeout=120,
-        env=env,
-    )
+    wandb = overrides[0].startswith("logger")
+    args = [*base, *([] if wandb else ["logger=none"]), *overrides, f"hydra.run.dir={tmp_path / 'r'}"]
+    if wandb:  # W&B in a child of its own, without a login a home directory or the environment holds
+        env = {k: v for k, v in subprocess_env().items() if not k.startswith("WANDB_") or k == "WANDB_SILENT"}
+        env["HOME"] = str(tmp_path)  # no ~/.netrc: no W&B login
+        proc = subprocess.run(
+            [sys.executable, str(REPO / "scripts" / "run.py"), *args],
+            cwd=REPO,
+            text=True,
+            capture_output=True,
+            timeout=120,
+            env=env,
+        )
+    else:
+        proc = run_script("run.py", *args)
     assert proc.returncode == 2, proc.stderr
     lines = _errors(proc)
     assert len(lines) == 1 and lines[0].startswith(expected), proc.stderr

@@ -260,14 +260,7 @@ def test_a_terminated_sweep_prints_one_command_that_resumes_the_whole_sweep(tmp_
 
 def test_a_sweep_with_item_errors_prints_one_command_that_retries_every_job(tmp_path: Path) -> None:
     sweep, counter = tmp_path / "sweep", tmp_path / "calls.txt"
-    proc = subprocess.run(
-        _sweep(sweep),
-        cwd=REPO,
-        env=subprocess_env(FAKE_AGENT_FAIL="q2", FAKE_AGENT_COUNTER=str(counter)),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_script("run.py", *_sweep(sweep)[2:], FAKE_AGENT_FAIL="q2", FAKE_AGENT_COUNTER=str(counter))
     assert proc.returncode == 3, proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     assert lines[0] == f"error: {sweep / 'seed=0'}: 1 of 6 items failed (RuntimeError: corrupt image in q2)"

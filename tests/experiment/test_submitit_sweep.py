@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ledgermind.testing.fake_openai_server import FakeOpenAIServer, first_option_answer
-from tests.experiment.conftest import REPO, subprocess_env
+from tests.experiment.conftest import REPO, run_script, subprocess_env
 
 pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
 
@@ -89,7 +89,7 @@ def _outcome(sweep: Path) -> dict[str, object]:
 @pytest.mark.slow
 def test_submitit_local_sweep_matches_basic_shares_one_cache_and_resumes_a_killed_job(tmp_path: Path) -> None:
     with FakeOpenAIServer(latency_s=0.25, reply=first_option_answer) as srv:
-        basic = _run(_sweep_cmd(srv.base_url, tmp_path / "basic", None))
+        basic = run_script("run.py", *_sweep_cmd(srv.base_url, tmp_path / "basic", None)[2:])
         assert basic.returncode == 0, basic.stderr[-2000:]
 
         # a submitit-local sweep; kill every job process once the first item of a job is recorded

@@ -16,7 +16,7 @@ from ledgermind.experiment.artefact_label import combined, label_for
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from ledgermind.metrics.stats import BootstrapConfig
 from ledgermind.runs.reader import find_runs
-from tests.experiment.conftest import run_script
+from tests.experiment.conftest import run_process, run_script
 from tests.experiment.fakes import fake_items, fake_score
 from tests.experiment.test_table3_seeds import ListAgent
 
@@ -78,7 +78,7 @@ def test_table3_wandb_run_is_tagged_and_grouped_with_its_sweep(tmp_path: Path) -
     from tests.experiment.wandb_records import read_run
 
     sweep = _sweep(tmp_path / "sweep", SIMULATED, "simulated-backbone")
-    proc = run_script("table3.py", str(sweep), "--logger", "offline", "--resamples", "200", timeout=300)
+    proc = run_process("table3.py", str(sweep), "--logger", "offline", "--resamples", "200", timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("SIMULATED BACKBONE")
     (run_file,) = sweep.glob("wandb/offline-run-*/run-*.wandb")

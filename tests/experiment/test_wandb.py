@@ -10,7 +10,7 @@ import pytest
 from ledgermind.experiment.variants import variant
 from ledgermind.experiment.wandb_logger import ITEM_COLUMNS, is_secret_name, sanitize
 from ledgermind.pipeline.config import ablation_flags
-from tests.experiment.conftest import FAKE_OVERRIDES, run_script
+from tests.experiment.conftest import FAKE_OVERRIDES, run_process
 from tests.experiment.wandb_records import read_run
 
 ENV_SECRET = "sk-env-secret-5b1f0c"  # exported as a secret-named env var
@@ -60,9 +60,10 @@ def _table_json(run_dir: Path, name: str) -> dict:
 
 
 @pytest.mark.slow
-def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
+def test_offline_run_files_and_no_secret_leak(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
-    proc = run_py(
+    proc = run_process(
+        "run.py",
         "-m",
         *FAKE_OVERRIDES,
         "logger=wandb_offline",
@@ -124,7 +125,7 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
     )
 
     # Table 3 is logged to W&B when asked (auto never follows a run folder's logger node: the folder is data)
-    t3 = run_script("table3.py", str(sweep), "--logger", "offline")
+    t3 = run_process("table3.py", str(sweep), "--logger", "offline")
     assert t3.returncode == 0, t3.stderr
     t3_table = _table_json(sweep, "table3")
     assert t3_table["data"][1][0] == "w/o ECC/NCC" and t3_table["data"][1][-1] == pytest.approx(-100 / 3)
@@ -139,10 +140,15 @@ def test_offline_run_files_and_no_secret_leak(run_py, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_sweep_is_one_wandb_group_and_a_simulated_run_is_tagged(run_py, tmp_path: Path) -> None:
+def test_a_sweep_is_one_wandb_group_and_a_simulated_run_is_tagged(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
-    proc = run_py(
-        "-m", *FAKE_OVERRIDES, "logger=wandb_offline", f"hydra.sweep.dir={sweep}", "+ablation=full,no_ecc"
+    proc = run_process(
+        "run.py",
+        "-m",
+        *FAKE_OVERRIDES,
+        "logger=wandb_offline",
+        f"hydra.sweep.dir={sweep}",
+        "+ablation=full,no_ecc",
     )
     assert proc.returncode == 0, proc.stderr
     groups = {
@@ -150,7 +156,8 @@ def test_a_sweep_is_one_wandb_group_and_a_simulated_run_is_tagged(run_py, tmp_pa
     }  # named from the swept value
     assert groups == {str(sweep)}  # the sweep, not the benchmark
     single = tmp_path / "sim"
-    proc = run_py(
+    proc = run_process(
+        "run.py",
         "backend=simulated",
         "limit=1",
         "logger=wandb_offline",

@@ -7,7 +7,6 @@ import pytest
 from ledgermind.grounding.ecc import claim_entities
 from ledgermind.grounding.normalize import claim_view, is_markup, strip_latex, strip_markdown, strip_markup
 from perception.aliases import AliasTable
-from perception.ner import SpacyNER
 
 
 @pytest.mark.parametrize(
@@ -73,8 +72,8 @@ def test_option_labels_resolve_to_option_text() -> None:
     )  # the option text plain too
 
 
-def test_markup_never_reaches_ner_as_an_entity() -> None:
-    ner, aliases = SpacyNER(), AliasTable.default()
+def test_markup_never_reaches_ner_as_an_entity(ner) -> None:
+    aliases = AliasTable.default()
     raw = (
         r"The mass is $5 \times 10^{3} \text{kg}$ and the height $h_1 = 2.5 \, \text{m}$, "
         r"so **C. Liquid diffusion** is \textbf{Correct} by Newton's law."

@@ -23,7 +23,6 @@ from ledgermind.grounding import GroundingCascade
 from ledgermind.pipeline import AblationFlags, LedgerMindAgent, PipelineConfig
 from ledgermind.pipeline.agent import grounding_config
 from ledgermind.tools.base import BBox, Observation, Tool, ToolKind
-from perception.ner import SpacyNER
 
 
 class FixedOCR(Tool):
@@ -85,11 +84,6 @@ class FixedSearch(Tool):
     def _run(self, query: str) -> tuple[list[Observation], dict[str, Any]]:
         self.queries.append(query)
         return [Observation(self.snippet, url="local://corpus/apollo")], {}
-
-
-@pytest.fixture(scope="session")
-def ner() -> SpacyNER:
-    return SpacyNER()
 
 
 @pytest.fixture()

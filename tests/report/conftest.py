@@ -29,13 +29,6 @@ CHROMIUM_ARGS = (
 
 
 @pytest.fixture(scope="session")
-def ner() -> Any:
-    from perception.ner import SpacyNER
-
-    return SpacyNER()
-
-
-@pytest.fixture(scope="session")
 def scripted_multirun(tmp_path_factory: pytest.TempPathFactory, ner: Any) -> Path:
     """A two-variant multirun (full, no_ecc) of the scripted scenario, with its report built."""
     mp = pytest.MonkeyPatch()

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 from ledgermind.experiment import table3
 from ledgermind.simulator.null_test import NULL_WORLD, add_census, collect, null_test
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.experiment.conftest import run_script
 
 
 def test_tiny_null_grid_builds_one_table_per_replicate_and_counts_its_verdicts(tmp_path: Path) -> None:
@@ -93,10 +90,5 @@ def test_census_sums_every_kind_and_harm() -> None:
 
 
 def test_bad_arguments_are_one_line() -> None:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "scripts/sim_null.py"), "--replicates", "0"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_script("sim_null.py", "--replicates", "0")
     assert proc.returncode == 2 and proc.stderr.startswith("error: need --replicates >= 1")

@@ -14,13 +14,7 @@ from ledgermind.grounding import GroundingCascade
 from ledgermind.metrics.census import census
 from ledgermind.pipeline import AblationFlags, LedgerMindAgent, PipelineConfig
 from ledgermind.pipeline.agent import grounding_config
-from perception.ner import SpacyNER
 from tests.pipeline.conftest import FixedCrop, FixedOCR
-
-
-@pytest.fixture(scope="module")
-def ner() -> SpacyNER:
-    return SpacyNER()
 
 
 def run(make_backend, key_items, ner, flags: AblationFlags, phantom_rate: float = 0.8):

@@ -8,10 +8,6 @@ audits the run with ``scripts/srfa.py`` as a user would, and checks the catch ra
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +15,7 @@ from ledgermind.cli.srfa import main as srfa_main
 from ledgermind.simulator.srfa_catch import catch_summary, item_catch
 from ledgermind.srfa.protocol import AtomicClaim, SrfaRecord
 from ledgermind.trajectory import ModelCall, PathKind, Trajectory
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.experiment.conftest import run_script
 
 
 def traj(*faults: dict) -> Trajectory:
@@ -96,9 +91,8 @@ def test_srfa_of_a_simulated_run_reports_its_phantom_catch_rate(
     variant, tmp_path, shared_data, capsys
 ) -> None:
     run_dir = tmp_path / variant
-    cmd = [
-        sys.executable,
-        str(ROOT / "scripts/run.py"),
+    proc = run_script(
+        "run.py",
         "backend=simulated",
         "backend.banner=false",
         "backend.phantom_rate=1.0",
@@ -111,9 +105,9 @@ def test_srfa_of_a_simulated_run_reports_its_phantom_catch_rate(
         f"hydra.run.dir={run_dir}",
         f"perception.cache_dir={tmp_path / 'perception'}",
         f"backend.vision_cache_dir={tmp_path / 'vision'}",
-    ]
-    env = {**os.environ, "LEDGERMIND_SHARED_DATA": str(shared_data)}
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        timeout=600,
+        LEDGERMIND_SHARED_DATA=str(shared_data),
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rc = srfa_main([str(run_dir), "logger=none", f"perception.cache_dir={tmp_path / 'perception'}"])
     assert rc == 0

@@ -29,14 +29,13 @@ def test_single_capital_ends_a_sentence_only_after_a_lower_case_word(text: str, 
     assert _sentences(text) == expected
 
 
-def test_packed_sentences_stay_apart_for_ner() -> None:
+def test_packed_sentences_stay_apart_for_ner(ner) -> None:
     """A trace of more than nine sentences is packed; the packed claim must not let NER join a
     point label with the next sentence ("B. Therefore")."""
     from ledgermind.grounding.ecc import claim_entities
     from ledgermind.grounding.normalize import claim_view, is_markup
     from ledgermind.srfa.split import split_trace
     from perception.aliases import AliasTable
-    from perception.ner import SpacyNER
 
     body = " ".join(f"Step {i} adds the next term." for i in range(16))  # 18 SCs: pairs
     trace = body + " Organisms 1 and 3 meet at point B. Therefore, the ancestor is Organism B.\nAnswer: B"
@@ -44,5 +43,5 @@ def test_packed_sentences_stay_apart_for_ner() -> None:
     assert len(split.statements) == 9
     packed = next(s for s in split.statements if "point B." in s)
     assert "point B.\nTherefore" in packed
-    ents = [e.text for e in claim_entities(claim_view(packed), SpacyNER(), AliasTable())]
+    ents = [e.text for e in claim_entities(claim_view(packed), ner, AliasTable())]
     assert not any(is_markup(e) for e in ents), ents

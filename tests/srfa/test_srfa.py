@@ -22,7 +22,6 @@ from ledgermind.srfa.run import EvidenceSource, SrfaSettings, load_run, srfa_run
 from ledgermind.srfa.split import split_trace
 from ledgermind.trajectory import PathKind, Trajectory
 from perception.aliases import AliasTable
-from perception.ner import SpacyNER
 from tests.helpers import EchoOCR, TextImage
 
 OPTIONS = ["Apollo 11", "Apollo 13", "Gemini 4", "Vostok 1"]
@@ -31,8 +30,8 @@ QUESTION = "Which mission is commemorated by the plaque in <image 1>?"
 
 # ------------------------------------------------------------------------------ fixtures
 @pytest.fixture(scope="module")
-def cascade() -> GroundingCascade:
-    return GroundingCascade(GroundingConfig(), SpacyNER(), AliasTable.default())
+def cascade(ner) -> GroundingCascade:
+    return GroundingCascade(GroundingConfig(), ner, AliasTable.default())
 
 
 @pytest.fixture()

@@ -4,15 +4,13 @@ through the official protocol by the run path, then audited in ledger mode (real
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ledgermind.cli.srfa import main as srfa_main
 from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
+from tests.experiment.conftest import run_script
 
 pytestmark = pytest.mark.slow
 N_ITEMS = 4
@@ -30,26 +28,19 @@ def test_ledger_audit_of_official_gpt4o_traces_keeps_the_official_letter(
 ) -> None:
     outputs = shared_data / "mmmu_pro_subset" / "gpt4o_outputs" / f"{setting}.jsonl"
     run_dir = tmp_path / "run"
-    env = dict(os.environ, LEDGERMIND_SHARED_DATA=str(shared_data))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "scripts/run.py",
-            "pipeline=official",
-            "pipeline.prompt=cot",
-            f"benchmark={benchmark}",
-            "backend=replay",
-            f"backend.path={outputs}",
-            f"limit={N_ITEMS}",
-            "logger=none",
-            "progress=false",
-            f"hydra.run.dir={run_dir}",
-        ],
-        cwd=repo_root,
-        env=env,
-        capture_output=True,
-        text=True,
+    done = run_script(
+        "run.py",
+        "pipeline=official",
+        "pipeline.prompt=cot",
+        f"benchmark={benchmark}",
+        "backend=replay",
+        f"backend.path={outputs}",
+        f"limit={N_ITEMS}",
+        "logger=none",
+        "progress=false",
+        f"hydra.run.dir={run_dir}",
         timeout=600,
+        LEDGERMIND_SHARED_DATA=str(shared_data),
     )
     assert done.returncode == 0, done.stderr[-2000:]
 

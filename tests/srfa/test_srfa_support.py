@@ -18,13 +18,12 @@ from ledgermind.srfa.protocol import AtomicClaim, label_ledger_mode
 from ledgermind.srfa.run import SrfaSettings, load_run, srfa_run
 from ledgermind.trajectory import PathKind, Trajectory
 from perception.aliases import AliasTable
-from perception.ner import SpacyNER
 from tests.helpers import EchoOCR, TextImage
 
 
 @pytest.fixture(scope="module")
-def cascade() -> GroundingCascade:
-    return GroundingCascade(GroundingConfig(), SpacyNER(), AliasTable.default())
+def cascade(ner) -> GroundingCascade:
+    return GroundingCascade(GroundingConfig(), ner, AliasTable.default())
 
 
 def _claims(*scs: str, answer: str) -> list[AtomicClaim]:
