@@ -96,14 +96,23 @@ async def decide(
         claims=claims_block(ctx.ledger.claims(ClaimType.SC)),
     )
     text = ctx.executor.with_warning(text)
-    reply = await ctx.model.ask_structured(
-        "decide", text, schemas.DECISION, ctx.decision_images() if images_resent else []
+    reply = await ctx.model.ask(
+        "decide", text, ctx.decision_images() if images_resent else [], schema=schemas.DECISION
     )
     if reply is None:
         return None
     answer, cites = parse_decision(reply)
     ctx.traj.raw_answer = answer
     return await register_decision(ctx, answer, cites, redecide=redecide, images_resent=images_resent)
+
+
+def add_decision(ctx: ItemContext, answer: str, cites: list[str]) -> Claim:
+    """The DC stating ``answer``; a new decision supersedes earlier ones."""
+    for old in ctx.ledger.claims(ClaimType.DC):
+        old.status = ClaimStatus.DROPPED
+    return ctx.ledger.add_claim(
+        Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites)
+    )
 
 
 async def register_decision(
@@ -122,11 +131,7 @@ async def register_decision(
     (default M) bounds the re-decisions outright.
     """
     left = ctx.cfg.repair_budget if redecide is None else redecide
-    for old in ctx.ledger.claims(ClaimType.DC):  # a new decision supersedes earlier ones
-        old.status = ClaimStatus.DROPPED
-    dc = ctx.ledger.add_claim(
-        Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites)
-    )
+    dc = add_decision(ctx, answer, cites)
     ctx.evidence.ground(dc, audit_only=not ctx.executor.ledger_repairs)  # without repairs nothing acts on it
     acquired = False
     hits = ctx.verifier.protocol([dc]) if ctx.executor.ledger_repairs else []  # App. E.1 steps (1)–(4)

@@ -12,7 +12,7 @@ from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.pipeline.answer import decide, finalize_answer
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.gather import Evidence, closest_reading, gather_evidence, jittered_crop
-from ledgermind.pipeline.render import options_block
+from ledgermind.pipeline.render import options_block, question_with_options
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import ENTITY_RECHECK, HYPOTHESIS, REASON, VISUAL_FALLBACK
 from ledgermind.repair.triggers import t6_phantom_grounding
@@ -38,30 +38,20 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
         method=ctx.profile.method,
         granularity=ctx.profile.granularity,
         warning=(ctx.executor.warning or ""),
-        question=ctx.item.question + ("\n" + _options(ctx) if ctx.item.options else ""),
+        question=question_with_options(ctx.item),
         evidence_title=ctx.evidence.evidence_title(),
         ledger=ctx.evidence.evidence_block(),
     )
-    reply = await ctx.model.ask_structured("reason", text, schemas.CLAIMS, ctx.user_images())
+    reply = await ctx.model.ask("reason", text, ctx.user_images(), schema=schemas.CLAIMS)
     claims = parse_sc_lines(reply or "")
     if not claims:
         ctx.traj.notes.append("reasoning produced no parsable claims")
-    if ctx.free_form:  # no_ledger: claims are kept as written — no citation validation, no grounding
-        for c in claims:
-            c.id = (
-                c.id
-                if c.id not in {x.id for x in ctx.ledger.claims()}
-                else ctx.ledger.next_claim_id(ClaimType.SC)
-            )
-            ctx.ledger.add_claim(c)
-        return []
     for c in claims:
-        c.id = (
-            c.id
-            if c.id not in {x.id for x in ctx.ledger.claims()}
-            else ctx.ledger.next_claim_id(ClaimType.SC)
-        )
+        if c.id in {x.id for x in ctx.ledger.claims()}:
+            c.id = ctx.ledger.next_claim_id(ClaimType.SC)
         ctx.ledger.add_claim(c)
+        if ctx.free_form:  # no_ledger: claims are kept as written — no citation validation, no grounding
+            continue
         support = ctx.ledger.support(c.id)  # ground(c_j): cited ACTIVE entries (line 24)
         if not support and c.stage in {Stage.E, Stage.I}:
             c.status = ClaimStatus.DROPPED  # line 26: uncited non-judgment claims are dropped
@@ -70,6 +60,8 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
             c.sigma = ctx.cfg.grounding.demote_uncited  # line 28
         else:  # a claim is no surer than the evidence it rests on (Dual-Read σ reaches the gate)
             c.sigma = min([c.sigma, *(e.sigma for e in ctx.ledger.leaf_pool(c.id))])
+    if ctx.free_form:
+        return []
     judgments = [c for c in ctx.ledger.claims(ClaimType.SC) if c.is_judgment and c.active]
     for c in ctx.ledger.claims(ClaimType.SC):
         if c.active:
@@ -210,7 +202,7 @@ async def defense_lines(ctx: ItemContext) -> None:
         answer = _numeric_snap(ctx, answer)
     if has_uncertainty_marker(answer or "") or (not answer and not ctx.traj.abstained):  # lines 8–9
         ctx.traj.mark(MarkKind.VISUAL_FALLBACK, "uncertain or empty answer")
-        text = VISUAL_FALLBACK.substitute(question=ctx.item.question, options=_options(ctx))
+        text = VISUAL_FALLBACK.substitute(question=ctx.item.question, options=options_block(ctx.item))
         reply = await ctx.model.ask("visual_fallback", text, ctx.user_images())
         if reply:
             answer = extract_final_answer(reply) or reply.strip()
@@ -224,7 +216,7 @@ async def _entity_recheck(ctx: ItemContext, answer: str) -> str:
         return answer
     ctx.traj.mark(MarkKind.ENTITY_RECHECK, "answer entities not in P_oc")
     text = ENTITY_RECHECK.substitute(
-        pool=ctx.evidence.p_oc_block(), question=ctx.item.question, options=_options(ctx)
+        pool=ctx.evidence.p_oc_block(), question=ctx.item.question, options=options_block(ctx.item)
     )
     reply = await ctx.model.ask("entity_recheck", text)
     return (extract_final_answer(reply) or reply.strip()) if reply else answer
@@ -260,7 +252,3 @@ def _fmt(v: float) -> str:
 
 def _norm(s: str) -> str:
     return " ".join(s.lower().split()).strip(" .")
-
-
-def _options(ctx: ItemContext) -> str:
-    return options_block(ctx.item)

@@ -12,7 +12,7 @@ from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.ledger import EvidenceEntry, Kappa, Omega
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.evidence import EvidenceIO, extract_query, refine_query
-from ledgermind.pipeline.render import options_block, referenced_images
+from ledgermind.pipeline.render import question_with_options, referenced_images
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import MarkKind
 
@@ -32,7 +32,7 @@ class Evidence:
 async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Evidence:
     ev = Evidence()
     types = ctx.profile.types
-    question = ctx.item.question + ("\n" + options_block(ctx.item) if ctx.item.options else "")
+    question = question_with_options(ctx.item)
     if with_plan:  # line 2: π ← TASKPLAN(q); APPEND(π, DERIVATION, 1.0)
         _, plan = await ctx.executor.call(
             "plan", question=question, granularity=ctx.profile.granularity, method=ctx.profile.method

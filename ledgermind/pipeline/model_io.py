@@ -106,20 +106,17 @@ class ModelIO:
         self.calls.record(stage, dt, key, sample, reply=reply, error=error, pixels=pixels)
 
     async def ask(
-        self, stage: str, text: str, images: Sequence[ContentPart] = (), system: str | None = None
+        self,
+        stage: str,
+        text: str,
+        images: Sequence[ContentPart] = (),
+        system: str | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> str | None:
-        """A model call that is not evidence (reasoning, decision): None when the backend failed."""
+        """A model call that is not evidence (reasoning, decision): None when the backend failed.
+        ``schema`` is requested only where the backend honours structured output."""
         try:
-            return await self.call(stage, text, images, system, None)
-        except ToolError as exc:
-            self.traj.notes.append(f"{stage}: {exc}")
-            return None
-
-    async def ask_structured(
-        self, stage: str, text: str, schema: dict[str, Any], images: Sequence[ContentPart] = ()
-    ) -> str | None:
-        try:
-            return await self.call(stage, text, images, None, schema if self.structured else None)
+            return await self.call(stage, text, images, system, schema if self.structured else None)
         except ToolError as exc:
             self.traj.notes.append(f"{stage}: {exc}")
             return None

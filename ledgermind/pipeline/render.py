@@ -60,6 +60,11 @@ def options_block(item: Item) -> str:
     return "Options:\n" + "\n".join(lines) + f"\nAnswer with the option letter ({letters})."
 
 
+def question_with_options(item: Item) -> str:
+    """The question as planning, observation and reasoning prompts state it: the options below it."""
+    return item.question + ("\n" + options_block(item) if item.options else "")
+
+
 def fact_line(e: EvidenceEntry) -> str:
     fact = e.fact if len(e.fact) <= MAX_FACT_CHARS else e.fact[: MAX_FACT_CHARS - 1] + "…"
     cat = f" {e.category}" if e.category else ""
