@@ -200,17 +200,14 @@ def _entities(ev: EvidenceIO, texts: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def extract_query(ev: EvidenceIO, max_words: int = 16) -> str:
-    """Round 1: entities from the OCs (P_oc) plus the question's content words."""
-    ents = _entities(ev, [e.fact for e in ev.p_oc()])[:4]
-    words = [*ents, *content_words(ev.item.question)]
-    return " ".join(list(dict.fromkeys(words))[:max_words])
-
-
-def refine_query(ev: EvidenceIO, round1: list[EvidenceEntry], max_words: int = 16) -> str:
-    """Round 2 (deep knowledge): the question refined with entities found in round-1 results."""
-    ents = _entities(ev, [e.fact for e in round1])[:4]
-    words = [*content_words(ev.item.question)[:8], *ents]
+def extract_query(ev: EvidenceIO, round1: list[EvidenceEntry] | None = None, max_words: int = 16) -> str:
+    """Round 1: entities from the OCs (P_oc) plus the question's content words. Round 2 (deep
+    knowledge, given ``round1``): the question refined with entities found in round-1 results."""
+    words = content_words(ev.item.question)
+    if round1 is None:
+        words = [*_entities(ev, [e.fact for e in ev.p_oc()])[:4], *words]
+    else:
+        words = [*words[:8], *_entities(ev, [e.fact for e in round1])[:4]]
     return " ".join(list(dict.fromkeys(words))[:max_words])
 
 

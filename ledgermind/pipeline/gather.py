@@ -11,7 +11,7 @@ from ledgermind.grounding import GroundingCascade
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.ledger import EvidenceEntry, Kappa, Omega
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.evidence import EvidenceIO, extract_query, refine_query
+from ledgermind.pipeline.evidence import EvidenceIO, extract_query
 from ledgermind.pipeline.render import question_with_options, referenced_images
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import MarkKind
@@ -243,6 +243,6 @@ async def knowledge_search(ctx: ItemContext, *, deep: bool) -> list[EvidenceEntr
     _, round1 = await ctx.executor.call(name, query=extract_query(ctx.evidence))
     entries = list(round1)
     if deep and round1:
-        _, round2 = await ctx.executor.call(name, query=refine_query(ctx.evidence, round1))
+        _, round2 = await ctx.executor.call(name, query=extract_query(ctx.evidence, round1))
         entries += round2
     return entries

@@ -76,9 +76,9 @@ class ModelIO:
             raise  # not sent, so not a model call: the repair policy fails over
         except Exception as exc:
             cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
-            self._log(stage, time.perf_counter() - t0, key, sample, error=cause, pixels=pixels)
+            self._log(stage, t0, key, sample, pixels, error=cause)
             raise ToolError(f"api_error: {cause}") from exc
-        self._log(stage, time.perf_counter() - t0, key, sample, reply=reply, pixels=pixels)
+        self._log(stage, t0, key, sample, pixels, reply=reply)
         return reply.text
 
     def _refuse_repeat(self, stage: str, key: str) -> None:
@@ -92,18 +92,12 @@ class ModelIO:
         self.sent.add(key)
 
     def _log(
-        self,
-        stage: str,
-        dt: float,
-        key: str,
-        sample: list[dict[str, Any]],
-        reply: Any = None,
-        error: str | None = None,
-        pixels: list[int] | None = None,
+        self, stage: str, t0: float, key: str, sample: list[dict[str, Any]], pixels: list[int], **outcome: Any
     ) -> None:
         """Record a model call (one step of τ: it advances the ledger's clock that TTLs count in)."""
+        dt = time.perf_counter() - t0
         self.model_s += dt
-        self.calls.record(stage, dt, key, sample, reply=reply, error=error, pixels=pixels)
+        self.calls.record(stage, dt, key, sample, pixels=pixels, **outcome)
 
     async def ask(
         self,
