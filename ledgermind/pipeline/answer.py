@@ -42,9 +42,8 @@ def mcq_letter(ctx: ItemContext, text: str) -> str | None:
     opens the answer and is closed by punctuation ("H, as the survey described"). The parser gives
     up on that reply when its added words hold another capital A–J ("Ingrid"); a label closed by a
     space is not taken ("A stroke." is an option's text, not option A)."""
-    options = ctx.item.options or ctx.item.meta.get(
-        "options"
-    )  # vision: the options are pixels, known to the scorer
+    # vision: the options are pixels, known to the scorer
+    options = ctx.item.options or ctx.item.meta.get("options")
     if not options:
         return None
     index2ans, letters = choice_info(options)

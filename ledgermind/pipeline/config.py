@@ -79,9 +79,8 @@ if TYPE_CHECKING:
 else:
     try:
         AblationFlags = declare_flags(CONF_DIR / "ablation")
-    except (
-        ConfigError
-    ) as e:  # nothing can start without its variants: one line, exit 2, as for any config error
+    # nothing can start without its variants: one line, exit 2, as for any config error
+    except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
 
@@ -130,9 +129,8 @@ class PipelineConfig:
     # A model-backed re-invocation (RETRY/REFRESH/repeated ACQUIRE) re-asks with a rephrased
     # instruction; true: as a seeded sampled draw instead (only for backends that honour sampling).
     reinvoke_sampling: bool = False
-    repair_costs: dict[str, float] = field(
-        default_factory=lambda: dict(paper.REPAIR_COSTS)
-    )  # λ_type(r)·cost(r) of Eq. 26; the paper gives no numbers, these are our defaults
+    # λ_type(r)·cost(r) of Eq. 26; the paper gives no numbers, these are our defaults
+    repair_costs: dict[str, float] = field(default_factory=lambda: dict(paper.REPAIR_COSTS))
     gamma: float = paper.GAMMA  # decision-grounding threshold γ of R4R / WDG (Eqs. 9–10)
     # --- dispatcher (App. D.1)
     # φ(q) reads the question text q. Benchmarks such as MMMU-Pro keep their options outside q;
