@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import KW_ONLY, asdict, dataclass, replace
 from typing import Any
 
 from ledgermind.benchmarks.item import Item
@@ -29,21 +29,16 @@ from ledgermind.tools.base import Tool, ToolKind, ToolOutput
 MODEL_TOOL_KINDS = frozenset({ToolKind.PLAN, ToolKind.OBSERVE, ToolKind.READ, ToolKind.VQA})
 
 
+@dataclass(eq=False)
 class EvidenceIO:
-    def __init__(
-        self,
-        item: Item,
-        profile: QuestionProfile,
-        cfg: PipelineConfig,
-        ledger: Ledger,
-        cascade: GroundingCascade,
-        tools: dict[str, Tool],
-        *,
-        free_form: bool,
-    ) -> None:
-        self.item, self.profile, self.cfg, self.ledger, self.cascade = item, profile, cfg, ledger, cascade
-        self.tools = tools
-        self.free_form = free_form
+    item: Item
+    profile: QuestionProfile
+    cfg: PipelineConfig
+    ledger: Ledger
+    cascade: GroundingCascade
+    tools: dict[str, Tool]
+    _: KW_ONLY
+    free_form: bool
 
     # ------------------------------------------------------------------ tools
     def sigma_for(self, out: ToolOutput) -> float | None:

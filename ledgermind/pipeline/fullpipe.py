@@ -11,7 +11,7 @@ from ledgermind.dispatch import QuestionType, has_uncertainty_marker
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.pipeline.answer import decide, finalize_answer
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.gather import Evidence, closest_reading, gather_evidence, jittered_crop
+from ledgermind.pipeline.gather import Evidence, closest_reading, gather_evidence, jittered_crop, read
 from ledgermind.pipeline.render import options_block, question_with_options
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import ENTITY_RECHECK, HYPOTHESIS, REASON, VISUAL_FALLBACK
@@ -108,16 +108,7 @@ async def hypothesis_verification(
         )
         revised = _revision(entries[0].fact) if entries else None
         if revised and _norm(revised) != _norm(best.text):
-            c2 = Claim(
-                ctx.ledger.next_claim_id(ClaimType.SC),
-                ClaimType.SC,
-                revised,
-                Stage.J,
-                [entries[0].id],
-                sigma=ctx.cfg.sigma_revised,
-                origin=ClaimOrigin.REPAIR,
-            )
-            ctx.ledger.add_claim(c2)
+            c2 = _add_revised(ctx, revised, [entries[0].id])
             res = ctx.evidence.ground(c2)
             c2.sigma = min(c2.sigma, res.sigma_after)
             ctx.traj.notes.append(f"hypothesis revised: {best.id} → {c2.id}")
@@ -144,34 +135,30 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
         image = ctx.item.images[0] if ctx.item.images else None
     if image is None:
         return
-    fresh = region is None
-    await ctx.executor.call(
-        "read",
-        image=image,
-        attempt=2,
-        structured=ctx.structured,
-        located_at=region,
-        sampled=fresh and ctx.cfg.reinvoke_sampling,
-        rephrase=int(fresh and not ctx.cfg.reinvoke_sampling),
-    )
+    sampled = region is None and ctx.cfg.reinvoke_sampling
+    await read(ctx, image, 2, region, sampled=sampled, rephrase=int(region is None and not sampled))
     readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
     choice = closest_reading(ctx.evidence, readings)
     if choice is None:
         return
     adopted, cites = choice
     value = adopted.meta["value"]
-    c2 = Claim(
+    ctx.evidence.ground(_add_revised(ctx, f"The value is {_fmt(value)}", [adopted.id, *cites]))
+    ctx.traj.notes.append(f"second reading: adopted reading {_fmt(value)} ({adopted.id}) for {best.id}")
+
+
+def _add_revised(ctx: ItemContext, text: str, cites: list[str]) -> Claim:
+    """c′ of verification: a [J] claim with the σ of a revised claim (DERIVATION, line 39)."""
+    c = Claim(
         ctx.ledger.next_claim_id(ClaimType.SC),
         ClaimType.SC,
-        f"The value is {_fmt(value)}",
+        text,
         Stage.J,
-        [adopted.id, *cites],
+        cites,
         sigma=ctx.cfg.sigma_revised,
         origin=ClaimOrigin.REPAIR,
     )
-    ctx.ledger.add_claim(c2)
-    ctx.evidence.ground(c2)
-    ctx.traj.notes.append(f"second reading: adopted reading {_fmt(value)} ({adopted.id}) for {best.id}")
+    return ctx.ledger.add_claim(c)
 
 
 def _revises(reply_or_revision: str, hypothesis: str) -> bool:

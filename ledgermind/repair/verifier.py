@@ -35,7 +35,7 @@ Grounder = Callable[[Claim], GroundingResult]
 PRIORITY = [Trigger.T1, Trigger.T3, Trigger.T2, Trigger.T4, Trigger.T6, Trigger.T5]
 
 
-@dataclass
+@dataclass(eq=False)
 class Verifier:
     ledger: Ledger
     ground: Grounder
