@@ -9,7 +9,6 @@ record, so both go through ``CallLog.record``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ledgermind.backends.base import Backend, Reply
@@ -17,12 +16,11 @@ from ledgermind.backends.reasoning import reply_record
 from ledgermind.trajectory import ModelCall, Trajectory
 
 
-@dataclass(eq=False)
 class CallLog:
     """Appends model calls to one trajectory; each call advances its ledger's clock by one step."""
 
-    traj: Trajectory
-    backend: Backend
+    def __init__(self, traj: Trajectory, backend: Backend) -> None:
+        self.traj, self.backend = traj, backend
 
     def record(
         self,
