@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from ledgermind.backends.base import reply_json
@@ -25,7 +24,7 @@ def parse_decision(reply: str) -> tuple[str, list[str]]:
         if isinstance(data, dict) and "answer" in data:
             cites = data.get("cites") or []
             return str(data["answer"]).strip(), extract_citations(" ".join(map(str, cites)))
-    except (json.JSONDecodeError, ValueError):
+    except ValueError:  # json.JSONDecodeError included
         pass
     tail = reply[reply.rfind("Answer:") :] if "Answer:" in reply else reply
     head, _, cite_part = tail.partition("|")

@@ -64,7 +64,6 @@ class OfficialConfig:
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, Any]) -> OfficialConfig:
-        m = dict(m)
         if not m.get("prompts_path"):
             raise ConfigError("pipeline.prompts_path is required: the official MMMU-Pro prompts.yaml")
         try:
