@@ -12,7 +12,6 @@ import re
 
 from ledgermind.claims import extract_citations
 from ledgermind.dispatch import QuestionType
-from ledgermind.ledger import Ledger
 from ledgermind.pipeline.answer import add_decision, finalize_answer
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.gather import knowledge_search, ocr_images
@@ -21,20 +20,14 @@ from ledgermind.prompts.templates import NATIVE_COT
 from ledgermind.scoring.score import extract_final_answer
 
 
-def numbered_transcript(ledger: Ledger) -> tuple[str, dict[str, str]]:
-    """Every stored tool output as a numbered line; returns the text and number → entry id."""
-    lines, index = [], {}
-    for n, e in enumerate(ledger.entries(), 1):
-        lines.append(f"[{n}] {e.src}: {e.fact}")
-        index[str(n)] = e.id
-    return ("\n".join(lines) if lines else "(no tool output)"), index
-
-
 async def run_native_cot(ctx: ItemContext) -> None:
     await ocr_images(ctx)
     if QuestionType.KNOWLEDGE in ctx.profile.types:
         await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in ctx.profile.types)
-    evidence, index = numbered_transcript(ctx.ledger)
+    # every stored tool output as a numbered line; the model cites the numbers
+    numbered = list(enumerate(ctx.ledger.entries(), 1))
+    evidence = "\n".join(f"[{n}] {e.src}: {e.fact}" for n, e in numbered) or "(no tool output)"
+    index = {str(n): e.id for n, e in numbered}
     text = NATIVE_COT.substitute(
         question=ctx.item.question, options=options_block(ctx.item), evidence=evidence
     )

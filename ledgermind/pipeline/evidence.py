@@ -20,7 +20,7 @@ from ledgermind.dispatch import QuestionProfile, QuestionType
 from ledgermind.dispatch.terms import content_words
 from ledgermind.grounding import GroundingCascade, GroundingResult
 from ledgermind.grounding.option_labels import resolve_option_refs
-from ledgermind.ledger import EvidenceEntry, Ledger
+from ledgermind.ledger import EvidenceEntry, Kappa, Ledger
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.pipeline.render import decision_added_words, ledger_block, pool_block
 from ledgermind.prompts.templates import LEDGER_TITLE, TRANSCRIPT_TITLE
@@ -146,7 +146,6 @@ class EvidenceIO:
         no entry could — then no re-decision can pass T5 and only new evidence can change that.
         """
         from ledgermind.grounding.coverage import support_coverage
-        from ledgermind.ledger import Kappa
 
         targets = [o for o in (self.item.options or []) if o.strip()] or [decision]
         kinds = {
