@@ -143,9 +143,8 @@ def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
     search = build_search_tool(to_plain(cfg.get("search")))
     if search is not None:
         tools[search.name] = search
-    if (
-        flags.ecc_ncc and flags.use_ledger and not flags.baseline
-    ):  # load spaCy now: a 3 s load inside the first item stalls every item in flight
+    # load spaCy now: a 3 s load inside the first item stalls every item in flight
+    if flags.ecc_ncc and flags.use_ledger and not flags.baseline:
         per.ner.warm(["LedgerMind"])
     cascade = build_cascade(grounding_config(pcfg, flags), ner=per.ner, aliases=per.aliases)
     return LedgerMindAgent(backend, tools, cascade, pcfg, flags)

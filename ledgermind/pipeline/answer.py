@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from ledgermind.backends.base import reply_json
@@ -25,7 +24,7 @@ def parse_decision(reply: str) -> tuple[str, list[str]]:
         if isinstance(data, dict) and "answer" in data:
             cites = data.get("cites") or []
             return str(data["answer"]).strip(), extract_citations(" ".join(map(str, cites)))
-    except (json.JSONDecodeError, ValueError):
+    except ValueError:  # json.JSONDecodeError included
         pass
     tail = reply[reply.rfind("Answer:") :] if "Answer:" in reply else reply
     head, _, cite_part = tail.partition("|")
@@ -42,9 +41,8 @@ def mcq_letter(ctx: ItemContext, text: str) -> str | None:
     opens the answer and is closed by punctuation ("H, as the survey described"). The parser gives
     up on that reply when its added words hold another capital A–J ("Ingrid"); a label closed by a
     space is not taken ("A stroke." is an option's text, not option A)."""
-    options = ctx.item.options or ctx.item.meta.get(
-        "options"
-    )  # vision: the options are pixels, known to the scorer
+    # vision: the options are pixels, known to the scorer
+    options = ctx.item.options or ctx.item.meta.get("options")
     if not options:
         return None
     index2ans, letters = choice_info(options)
@@ -96,14 +94,23 @@ async def decide(
         claims=claims_block(ctx.ledger.claims(ClaimType.SC)),
     )
     text = ctx.executor.with_warning(text)
-    reply = await ctx.model.ask_structured(
-        "decide", text, schemas.DECISION, ctx.decision_images() if images_resent else []
+    reply = await ctx.model.ask(
+        "decide", text, ctx.decision_images() if images_resent else [], schema=schemas.DECISION
     )
     if reply is None:
         return None
     answer, cites = parse_decision(reply)
     ctx.traj.raw_answer = answer
     return await register_decision(ctx, answer, cites, redecide=redecide, images_resent=images_resent)
+
+
+def add_decision(ctx: ItemContext, answer: str, cites: list[str]) -> Claim:
+    """The DC stating ``answer``; a new decision supersedes earlier ones."""
+    for old in ctx.ledger.claims(ClaimType.DC):
+        old.status = ClaimStatus.DROPPED
+    return ctx.ledger.add_claim(
+        Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites)
+    )
 
 
 async def register_decision(
@@ -122,11 +129,7 @@ async def register_decision(
     (default M) bounds the re-decisions outright.
     """
     left = ctx.cfg.repair_budget if redecide is None else redecide
-    for old in ctx.ledger.claims(ClaimType.DC):  # a new decision supersedes earlier ones
-        old.status = ClaimStatus.DROPPED
-    dc = ctx.ledger.add_claim(
-        Claim(ctx.ledger.next_claim_id(ClaimType.DC), ClaimType.DC, decision_text(ctx, answer), None, cites)
-    )
+    dc = add_decision(ctx, answer, cites)
     ctx.evidence.ground(dc, audit_only=not ctx.executor.ledger_repairs)  # without repairs nothing acts on it
     acquired = False
     hits = ctx.verifier.protocol([dc]) if ctx.executor.ledger_repairs else []  # App. E.1 steps (1)–(4)

@@ -8,10 +8,11 @@ never influences ŷ, and no citation is validated while answering.
 
 from __future__ import annotations
 
-from ledgermind.claims import Claim, ClaimType, extract_citations
+import re
+
+from ledgermind.claims import extract_citations
 from ledgermind.dispatch import QuestionType
-from ledgermind.ledger import Ledger
-from ledgermind.pipeline.answer import decision_text, finalize_answer
+from ledgermind.pipeline.answer import add_decision, finalize_answer
 from ledgermind.pipeline.context import ItemContext
 from ledgermind.pipeline.gather import knowledge_search, ocr_images
 from ledgermind.pipeline.render import options_block
@@ -19,25 +20,26 @@ from ledgermind.prompts.templates import NATIVE_COT
 from ledgermind.scoring.score import extract_final_answer
 
 
-def numbered_transcript(ledger: Ledger) -> tuple[str, dict[str, str]]:
-    """Every stored tool output as a numbered line; returns the text and number → entry id."""
-    lines, index = [], {}
-    for n, e in enumerate(ledger.entries(), 1):
-        lines.append(f"[{n}] {e.src}: {e.fact}")
-        index[str(n)] = e.id
-    return ("\n".join(lines) if lines else "(no tool output)"), index
-
-
 async def run_native_cot(ctx: ItemContext) -> None:
     await ocr_images(ctx)
     if QuestionType.KNOWLEDGE in ctx.profile.types:
         await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in ctx.profile.types)
-    evidence, index = numbered_transcript(ctx.ledger)
+    # every stored tool output as a numbered line; the model cites the numbers
+    numbered = list(enumerate(ctx.ledger.entries(), 1))
+    evidence = "\n".join(f"[{n}] {e.src}: {e.fact}" for n, e in numbered) or "(no tool output)"
+    index = {str(n): e.id for n, e in numbered}
     text = NATIVE_COT.substitute(
         question=ctx.item.question, options=options_block(ctx.item), evidence=evidence
     )
     reply = await ctx.model.ask("native_cot", text, ctx.user_images()) or ""
-    _finish_transcript(ctx, evidence, reply, index)
+    ctx.traj.transcript = [{"role": "tools", "text": evidence}, {"role": "model", "text": reply}]
+    ctx.traj.raw_answer = extract_final_answer(reply) if reply else ""
+    # post-hoc audit only: the numbers the model cited, mapped to the stored outputs
+    cited = [index[n] for n in dict.fromkeys(re.findall(r"\[(\d+)\]", reply)) if n in index]
+    cited += [c for c in extract_citations(reply) if c in ctx.ledger]
+    ctx.evidence.ground(add_decision(ctx, ctx.traj.raw_answer, cited), audit_only=True)
+    ctx.traj.notes.append("decision grounded post hoc for the audit (not used to answer)")
+    finalize_answer(ctx)
 
 
 async def run_no_ledger(ctx: ItemContext) -> None:
@@ -55,24 +57,3 @@ async def run_no_ledger(ctx: ItemContext) -> None:
         {"role": "tools", "text": ctx.evidence.evidence_block()},
         {"role": "model", "text": model_text},
     ]
-
-
-def _finish_transcript(ctx: ItemContext, evidence: str, reply: str, index: dict[str, str]) -> None:
-    ctx.traj.transcript = [{"role": "tools", "text": evidence}, {"role": "model", "text": reply}]
-    ctx.traj.raw_answer = extract_final_answer(reply) if reply else ""
-    # post-hoc audit only: the numbers the model cited, mapped to the stored outputs
-    import re
-
-    cited = [index[n] for n in dict.fromkeys(re.findall(r"\[(\d+)\]", reply)) if n in index]
-    cited += [c for c in extract_citations(reply) if c in ctx.ledger]
-    dc = Claim(
-        ctx.ledger.next_claim_id(ClaimType.DC),
-        ClaimType.DC,
-        decision_text(ctx, ctx.traj.raw_answer),
-        None,
-        cited,
-    )
-    ctx.ledger.add_claim(dc)
-    ctx.evidence.ground(dc, audit_only=True)
-    ctx.traj.notes.append("decision grounded post hoc for the audit (not used to answer)")
-    finalize_answer(ctx)

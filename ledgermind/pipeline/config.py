@@ -25,11 +25,11 @@ import yaml
 from ledgermind import paper
 from ledgermind.benchmarks.registry import LoaderConfig
 from ledgermind.confutil import CONF_DIR
+from ledgermind.dispatch.classifier import AlphaChars
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.cascade import GroundingConfig
+from ledgermind.repair.policy import T5Ending
 
-T5_ENDINGS = ("abstain", "keep")  # ledgermind.repair.policy.T5Ending values
-ALPHA_CHARS = ("visible", "all")  # ledgermind.dispatch.classifier.AlphaChars values
 T = TypeVar("T")
 
 
@@ -79,9 +79,8 @@ if TYPE_CHECKING:
 else:
     try:
         AblationFlags = declare_flags(CONF_DIR / "ablation")
-    except (
-        ConfigError
-    ) as e:  # nothing can start without its variants: one line, exit 2, as for any config error
+    # nothing can start without its variants: one line, exit 2, as for any config error
+    except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
 
@@ -130,9 +129,8 @@ class PipelineConfig:
     # A model-backed re-invocation (RETRY/REFRESH/repeated ACQUIRE) re-asks with a rephrased
     # instruction; true: as a seeded sampled draw instead (only for backends that honour sampling).
     reinvoke_sampling: bool = False
-    repair_costs: dict[str, float] = field(
-        default_factory=lambda: dict(paper.REPAIR_COSTS)
-    )  # λ_type(r)·cost(r) of Eq. 26; the paper gives no numbers, these are our defaults
+    # λ_type(r)·cost(r) of Eq. 26; the paper gives no numbers, these are our defaults
+    repair_costs: dict[str, float] = field(default_factory=lambda: dict(paper.REPAIR_COSTS))
     gamma: float = paper.GAMMA  # decision-grounding threshold γ of R4R / WDG (Eqs. 9–10)
     # --- dispatcher (App. D.1)
     # φ(q) reads the question text q. Benchmarks such as MMMU-Pro keep their options outside q;
@@ -155,14 +153,10 @@ class PipelineConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "retry_jitter_px", tuple(self.retry_jitter_px))  # OmegaConf gives a list
-        if self.t5_ending not in T5_ENDINGS:  # a typo must stop the run, not silently pick a rule
-            raise ConfigError(
-                f"pipeline.t5_ending must be one of {', '.join(T5_ENDINGS)}, got {self.t5_ending!r}"
-            )
-        if self.dispatch_alpha_chars not in ALPHA_CHARS:
-            raise ConfigError(
-                f"pipeline.dispatch_alpha_chars must be one of {', '.join(ALPHA_CHARS)}, got {self.dispatch_alpha_chars!r}"
-            )
+        for key, choices in (("t5_ending", T5Ending), ("dispatch_alpha_chars", AlphaChars)):
+            value, known = getattr(self, key), [c.value for c in choices]
+            if value not in known:  # a typo must stop the run, not silently pick a rule
+                raise ConfigError(f"pipeline.{key} must be one of {', '.join(known)}, got {value!r}")
 
 
 # The schema of each node of the composed config that a dataclass here describes: a value equal to

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import KW_ONLY, asdict, dataclass, replace
 from typing import Any
 
 from ledgermind.benchmarks.item import Item
@@ -20,7 +20,7 @@ from ledgermind.dispatch import QuestionProfile, QuestionType
 from ledgermind.dispatch.terms import content_words
 from ledgermind.grounding import GroundingCascade, GroundingResult
 from ledgermind.grounding.option_labels import resolve_option_refs
-from ledgermind.ledger import EvidenceEntry, Ledger
+from ledgermind.ledger import EvidenceEntry, Kappa, Ledger
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.pipeline.render import decision_added_words, ledger_block, pool_block
 from ledgermind.prompts.templates import LEDGER_TITLE, TRANSCRIPT_TITLE
@@ -29,21 +29,16 @@ from ledgermind.tools.base import Tool, ToolKind, ToolOutput
 MODEL_TOOL_KINDS = frozenset({ToolKind.PLAN, ToolKind.OBSERVE, ToolKind.READ, ToolKind.VQA})
 
 
+@dataclass(eq=False)
 class EvidenceIO:
-    def __init__(
-        self,
-        item: Item,
-        profile: QuestionProfile,
-        cfg: PipelineConfig,
-        ledger: Ledger,
-        cascade: GroundingCascade,
-        tools: dict[str, Tool],
-        *,
-        free_form: bool,
-    ) -> None:
-        self.item, self.profile, self.cfg, self.ledger, self.cascade = item, profile, cfg, ledger, cascade
-        self.tools = tools
-        self.free_form = free_form
+    item: Item
+    profile: QuestionProfile
+    cfg: PipelineConfig
+    ledger: Ledger
+    cascade: GroundingCascade
+    tools: dict[str, Tool]
+    _: KW_ONLY
+    free_form: bool
 
     # ------------------------------------------------------------------ tools
     def sigma_for(self, out: ToolOutput) -> float | None:
@@ -151,7 +146,6 @@ class EvidenceIO:
         no entry could — then no re-decision can pass T5 and only new evidence can change that.
         """
         from ledgermind.grounding.coverage import support_coverage
-        from ledgermind.ledger import Kappa
 
         targets = [o for o in (self.item.options or []) if o.strip()] or [decision]
         kinds = {
@@ -200,17 +194,14 @@ def _entities(ev: EvidenceIO, texts: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def extract_query(ev: EvidenceIO, max_words: int = 16) -> str:
-    """Round 1: entities from the OCs (P_oc) plus the question's content words."""
-    ents = _entities(ev, [e.fact for e in ev.p_oc()])[:4]
-    words = [*ents, *content_words(ev.item.question)]
-    return " ".join(list(dict.fromkeys(words))[:max_words])
-
-
-def refine_query(ev: EvidenceIO, round1: list[EvidenceEntry], max_words: int = 16) -> str:
-    """Round 2 (deep knowledge): the question refined with entities found in round-1 results."""
-    ents = _entities(ev, [e.fact for e in round1])[:4]
-    words = [*content_words(ev.item.question)[:8], *ents]
+def extract_query(ev: EvidenceIO, round1: list[EvidenceEntry] | None = None, max_words: int = 16) -> str:
+    """Round 1: entities from the OCs (P_oc) plus the question's content words. Round 2 (deep
+    knowledge, given ``round1``): the question refined with entities found in round-1 results."""
+    words = content_words(ev.item.question)
+    if round1 is None:
+        words = [*_entities(ev, [e.fact for e in ev.p_oc()])[:4], *words]
+    else:
+        words = [*words[:8], *_entities(ev, [e.fact for e in round1])[:4]]
     return " ".join(list(dict.fromkeys(words))[:max_words])
 
 

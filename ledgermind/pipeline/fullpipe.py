@@ -11,8 +11,8 @@ from ledgermind.dispatch import QuestionType, has_uncertainty_marker
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.pipeline.answer import decide, finalize_answer
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.gather import Evidence, closest_reading, gather_evidence, jittered_crop
-from ledgermind.pipeline.render import options_block
+from ledgermind.pipeline.gather import Evidence, closest_reading, gather_evidence, jittered_crop, read
+from ledgermind.pipeline.render import options_block, question_with_options
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import ENTITY_RECHECK, HYPOTHESIS, REASON, VISUAL_FALLBACK
 from ledgermind.repair.triggers import t6_phantom_grounding
@@ -38,30 +38,20 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
         method=ctx.profile.method,
         granularity=ctx.profile.granularity,
         warning=(ctx.executor.warning or ""),
-        question=ctx.item.question + ("\n" + _options(ctx) if ctx.item.options else ""),
+        question=question_with_options(ctx.item),
         evidence_title=ctx.evidence.evidence_title(),
         ledger=ctx.evidence.evidence_block(),
     )
-    reply = await ctx.model.ask_structured("reason", text, schemas.CLAIMS, ctx.user_images())
+    reply = await ctx.model.ask("reason", text, ctx.user_images(), schema=schemas.CLAIMS)
     claims = parse_sc_lines(reply or "")
     if not claims:
         ctx.traj.notes.append("reasoning produced no parsable claims")
-    if ctx.free_form:  # no_ledger: claims are kept as written — no citation validation, no grounding
-        for c in claims:
-            c.id = (
-                c.id
-                if c.id not in {x.id for x in ctx.ledger.claims()}
-                else ctx.ledger.next_claim_id(ClaimType.SC)
-            )
-            ctx.ledger.add_claim(c)
-        return []
     for c in claims:
-        c.id = (
-            c.id
-            if c.id not in {x.id for x in ctx.ledger.claims()}
-            else ctx.ledger.next_claim_id(ClaimType.SC)
-        )
+        if c.id in {x.id for x in ctx.ledger.claims()}:
+            c.id = ctx.ledger.next_claim_id(ClaimType.SC)
         ctx.ledger.add_claim(c)
+        if ctx.free_form:  # no_ledger: claims are kept as written — no citation validation, no grounding
+            continue
         support = ctx.ledger.support(c.id)  # ground(c_j): cited ACTIVE entries (line 24)
         if not support and c.stage in {Stage.E, Stage.I}:
             c.status = ClaimStatus.DROPPED  # line 26: uncited non-judgment claims are dropped
@@ -70,6 +60,8 @@ async def grounded_reasoning(ctx: ItemContext) -> list[Claim]:
             c.sigma = ctx.cfg.grounding.demote_uncited  # line 28
         else:  # a claim is no surer than the evidence it rests on (Dual-Read σ reaches the gate)
             c.sigma = min([c.sigma, *(e.sigma for e in ctx.ledger.leaf_pool(c.id))])
+    if ctx.free_form:
+        return []
     judgments = [c for c in ctx.ledger.claims(ClaimType.SC) if c.is_judgment and c.active]
     for c in ctx.ledger.claims(ClaimType.SC):
         if c.active:
@@ -116,16 +108,7 @@ async def hypothesis_verification(
         )
         revised = _revision(entries[0].fact) if entries else None
         if revised and _norm(revised) != _norm(best.text):
-            c2 = Claim(
-                ctx.ledger.next_claim_id(ClaimType.SC),
-                ClaimType.SC,
-                revised,
-                Stage.J,
-                [entries[0].id],
-                sigma=ctx.cfg.sigma_revised,
-                origin=ClaimOrigin.REPAIR,
-            )
-            ctx.ledger.add_claim(c2)
+            c2 = _add_revised(ctx, revised, [entries[0].id])
             res = ctx.evidence.ground(c2)
             c2.sigma = min(c2.sigma, res.sigma_after)
             ctx.traj.notes.append(f"hypothesis revised: {best.id} → {c2.id}")
@@ -152,34 +135,30 @@ async def second_reading(ctx: ItemContext, best: Claim, ev: Evidence | None) -> 
         image = ctx.item.images[0] if ctx.item.images else None
     if image is None:
         return
-    fresh = region is None
-    await ctx.executor.call(
-        "read",
-        image=image,
-        attempt=2,
-        structured=ctx.structured,
-        located_at=region,
-        sampled=fresh and ctx.cfg.reinvoke_sampling,
-        rephrase=int(fresh and not ctx.cfg.reinvoke_sampling),
-    )
+    sampled = region is None and ctx.cfg.reinvoke_sampling
+    await read(ctx, image, 2, region, sampled=sampled, rephrase=int(region is None and not sampled))
     readings = [e for e in ctx.ledger.active() if e.meta.get("value") is not None and e.src == "read"]
     choice = closest_reading(ctx.evidence, readings)
     if choice is None:
         return
     adopted, cites = choice
     value = adopted.meta["value"]
-    c2 = Claim(
+    ctx.evidence.ground(_add_revised(ctx, f"The value is {_fmt(value)}", [adopted.id, *cites]))
+    ctx.traj.notes.append(f"second reading: adopted reading {_fmt(value)} ({adopted.id}) for {best.id}")
+
+
+def _add_revised(ctx: ItemContext, text: str, cites: list[str]) -> Claim:
+    """c′ of verification: a [J] claim with the σ of a revised claim (DERIVATION, line 39)."""
+    c = Claim(
         ctx.ledger.next_claim_id(ClaimType.SC),
         ClaimType.SC,
-        f"The value is {_fmt(value)}",
+        text,
         Stage.J,
-        [adopted.id, *cites],
+        cites,
         sigma=ctx.cfg.sigma_revised,
         origin=ClaimOrigin.REPAIR,
     )
-    ctx.ledger.add_claim(c2)
-    ctx.evidence.ground(c2)
-    ctx.traj.notes.append(f"second reading: adopted reading {_fmt(value)} ({adopted.id}) for {best.id}")
+    return ctx.ledger.add_claim(c)
 
 
 def _revises(reply_or_revision: str, hypothesis: str) -> bool:
@@ -210,7 +189,7 @@ async def defense_lines(ctx: ItemContext) -> None:
         answer = _numeric_snap(ctx, answer)
     if has_uncertainty_marker(answer or "") or (not answer and not ctx.traj.abstained):  # lines 8–9
         ctx.traj.mark(MarkKind.VISUAL_FALLBACK, "uncertain or empty answer")
-        text = VISUAL_FALLBACK.substitute(question=ctx.item.question, options=_options(ctx))
+        text = VISUAL_FALLBACK.substitute(question=ctx.item.question, options=options_block(ctx.item))
         reply = await ctx.model.ask("visual_fallback", text, ctx.user_images())
         if reply:
             answer = extract_final_answer(reply) or reply.strip()
@@ -224,7 +203,7 @@ async def _entity_recheck(ctx: ItemContext, answer: str) -> str:
         return answer
     ctx.traj.mark(MarkKind.ENTITY_RECHECK, "answer entities not in P_oc")
     text = ENTITY_RECHECK.substitute(
-        pool=ctx.evidence.p_oc_block(), question=ctx.item.question, options=_options(ctx)
+        pool=ctx.evidence.p_oc_block(), question=ctx.item.question, options=options_block(ctx.item)
     )
     reply = await ctx.model.ask("entity_recheck", text)
     return (extract_final_answer(reply) or reply.strip()) if reply else answer
@@ -260,7 +239,3 @@ def _fmt(v: float) -> str:
 
 def _norm(s: str) -> str:
     return " ".join(s.lower().split()).strip(" .")
-
-
-def _options(ctx: ItemContext) -> str:
-    return options_block(ctx.item)

@@ -11,49 +11,46 @@ from ledgermind.grounding import GroundingCascade
 from ledgermind.grounding.numbers import extract_numbers
 from ledgermind.ledger import EvidenceEntry, Kappa, Omega
 from ledgermind.pipeline.context import ItemContext
-from ledgermind.pipeline.evidence import EvidenceIO, extract_query, refine_query
-from ledgermind.pipeline.render import options_block, referenced_images
+from ledgermind.pipeline.evidence import EvidenceIO, extract_query
+from ledgermind.pipeline.render import question_with_options, referenced_images
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import MarkKind
 
 
 @dataclass
 class Evidence:
-    plan: str = ""
-    ocr: list[EvidenceEntry] = field(default_factory=list)
-    ocs: list[EvidenceEntry] = field(default_factory=list)
+    """What the later stages of an item use of its gathered evidence: the crop and its readings."""
+
     crop: EvidenceEntry | None = None
     crop_image: Any = None
     source_image: Path | None = None  # the original image the crop was cut from
     readings: list[EvidenceEntry] = field(default_factory=list)
-    retrieval: list[EvidenceEntry] = field(default_factory=list)
 
 
-async def gather_evidence(ctx: ItemContext, *, with_plan: bool = True) -> Evidence:
+async def gather_evidence(ctx: ItemContext) -> Evidence:
     ev = Evidence()
     types = ctx.profile.types
-    question = ctx.item.question + ("\n" + options_block(ctx.item) if ctx.item.options else "")
-    if with_plan:  # line 2: π ← TASKPLAN(q); APPEND(π, DERIVATION, 1.0)
-        _, plan = await ctx.executor.call(
-            "plan", question=question, granularity=ctx.profile.granularity, method=ctx.profile.method
-        )
-        ev.plan = plan[0].fact if plan else ""
-    ev.ocr = await ocr_images(ctx)
+    question = question_with_options(ctx.item)
+    # line 2: π ← TASKPLAN(q); APPEND(π, DERIVATION, 1.0)
+    _, plan = await ctx.executor.call(
+        "plan", question=question, granularity=ctx.profile.granularity, method=ctx.profile.method
+    )
+    ocr = await ocr_images(ctx)
     # line 3: SOBSERVE(q, I, π) → PERCEPTION, σ = 0.92
-    _, ev.ocs = await ctx.executor.call(
+    _, ocs = await ctx.executor.call(
         "observe",
         question=question,
-        plan=ev.plan,
+        plan=plan[0].fact if plan else "",
         categories=[f"{c.value}: {t}" for c, t in ctx.profile.oc_instructions().items()],
         images=ctx.user_images(),
         max_oc=ctx.cfg.max_oc,
         structured=ctx.structured,
     )
-    mark_tool_agreement(ctx.cascade, ev.ocs, ev.ocr)
+    mark_tool_agreement(ctx.cascade, ocs, ocr)
     if types & {QuestionType.READ, QuestionType.LOCATION} and ctx.item.images:  # lines 5–14
         await crop_and_read(ctx, ev, read=QuestionType.READ in types)
     if QuestionType.KNOWLEDGE in types:  # lines 15–21
-        ev.retrieval = await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in types)
+        await knowledge_search(ctx, deep=QuestionType.DEEP_KNOWLEDGE in types)
     if ctx.executor.ledger_repairs:
         for hit in ctx.verifier.conflict_scan():  # conflicts among the evidence just gathered (T3)
             await ctx.executor.repair(hit)
@@ -101,7 +98,6 @@ async def crop_and_read(ctx: ItemContext, ev: Evidence, *, read: bool) -> None:
     )
     for e in zoomed_ocr:
         e.meta.setdefault("category", "TEXT")
-    ev.ocr += zoomed_ocr
     perception = [
         e
         for e in ctx.ledger.active()
@@ -126,16 +122,12 @@ async def dual_read(ctx: ItemContext, ev: Evidence) -> None:
     """
     assert ev.crop is not None
     region = ev.crop.bbox.as_list() if ev.crop.bbox else None
-    _, r1 = await ctx.executor.call(
-        "read", image=ev.crop_image, attempt=0, structured=ctx.structured, located_at=region
-    )
+    r1 = await read(ctx, ev.crop_image, 0, region)
     ev.readings += r1
     if not ctx.flags.dual_read:
         return  # ablation: a single reading, σ as for a normal crop
     image2, region2 = await jittered_crop(ctx, ev, "dual_read")
-    _, r2 = await ctx.executor.call(
-        "read", image=image2, attempt=1, structured=ctx.structured, located_at=region2
-    )
+    r2 = await read(ctx, image2, 1, region2)
     ev.readings += r2
     v1 = r1[0].meta.get("value") if r1 else None
     v2 = r2[0].meta.get("value") if r2 else None
@@ -167,10 +159,7 @@ async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
     if not ctx.budget.spend():
         return
     image, region = await jittered_crop(ctx, ev, "dual_read_escalation")
-    _, r3 = await ctx.executor.call(
-        "read", image=image, attempt=2, structured=ctx.structured, located_at=region
-    )
-    ev.readings += r3
+    ev.readings += await read(ctx, image, 2, region)
     readings = [
         e for e in ev.readings if e.meta.get("value") is not None and e.omega in {Omega.ACTIVE, Omega.STALE}
     ]
@@ -189,6 +178,16 @@ async def escalate_dual_read(ctx: ItemContext, ev: Evidence) -> None:
         MarkKind.DUAL_READ_ESCALATED,
         f"adopted {adopted.meta['value']:g} ({adopted.id}), closest to Num(P_oc)",
     )
+
+
+async def read(
+    ctx: ItemContext, image: Any, attempt: int, region: list[float] | None, **variation: Any
+) -> list[EvidenceEntry]:
+    """One reading of ``image``, located at ``region`` of the original (``ReadTool``)."""
+    _, entries = await ctx.executor.call(
+        "read", image=image, attempt=attempt, structured=ctx.structured, located_at=region, **variation
+    )
+    return entries
 
 
 def closest_reading(
@@ -243,6 +242,6 @@ async def knowledge_search(ctx: ItemContext, *, deep: bool) -> list[EvidenceEntr
     _, round1 = await ctx.executor.call(name, query=extract_query(ctx.evidence))
     entries = list(round1)
     if deep and round1:
-        _, round2 = await ctx.executor.call(name, query=refine_query(ctx.evidence, round1))
+        _, round2 = await ctx.executor.call(name, query=extract_query(ctx.evidence, round1))
         entries += round2
     return entries

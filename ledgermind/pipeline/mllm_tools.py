@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
-from ledgermind.backends.base import ContentPart
+from ledgermind.backends.base import ContentPart, reply_json
 from ledgermind.claims import parse_oc_lines
 from ledgermind.errors import ToolError
 from ledgermind.grounding.numbers import extract_numbers
@@ -95,7 +95,7 @@ class ReadTool(_MLLMTool):
         draw = max(1, attempt) if sampled else 0
         text = rephrased(DUAL_READ.substitute(), rephrase)
         reply = await self.call(f"dual_read_{attempt}", text, [image], None, schema, draw)
-        nums = [n for n in extract_numbers(_reading_text(reply))]
+        nums = extract_numbers(_reading_text(reply))
         if not nums:
             return []  # no value read: an empty output is trigger T1
         box = BBox.from_list(list(located_at)) if located_at is not None else None
@@ -103,15 +103,11 @@ class ReadTool(_MLLMTool):
 
 
 def _reading_text(reply: str) -> str:
-    import json
-
-    from ledgermind.backends.base import reply_json
-
     try:
         data = reply_json(reply)
         if isinstance(data, dict) and "value" in data:
             return f"{data['value']} {data.get('unit', '')}".strip()
-    except (json.JSONDecodeError, ValueError):
+    except ValueError:  # json.JSONDecodeError included
         pass
     return reply
 

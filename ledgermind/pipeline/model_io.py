@@ -76,9 +76,9 @@ class ModelIO:
             raise  # not sent, so not a model call: the repair policy fails over
         except Exception as exc:
             cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
-            self._log(stage, time.perf_counter() - t0, key, sample, error=cause, pixels=pixels)
+            self._log(stage, t0, key, sample, pixels, error=cause)
             raise ToolError(f"api_error: {cause}") from exc
-        self._log(stage, time.perf_counter() - t0, key, sample, reply=reply, pixels=pixels)
+        self._log(stage, t0, key, sample, pixels, reply=reply)
         return reply.text
 
     def _refuse_repeat(self, stage: str, key: str) -> None:
@@ -92,34 +92,25 @@ class ModelIO:
         self.sent.add(key)
 
     def _log(
-        self,
-        stage: str,
-        dt: float,
-        key: str,
-        sample: list[dict[str, Any]],
-        reply: Any = None,
-        error: str | None = None,
-        pixels: list[int] | None = None,
+        self, stage: str, t0: float, key: str, sample: list[dict[str, Any]], pixels: list[int], **outcome: Any
     ) -> None:
         """Record a model call (one step of τ: it advances the ledger's clock that TTLs count in)."""
+        dt = time.perf_counter() - t0
         self.model_s += dt
-        self.calls.record(stage, dt, key, sample, reply=reply, error=error, pixels=pixels)
+        self.calls.record(stage, dt, key, sample, pixels=pixels, **outcome)
 
     async def ask(
-        self, stage: str, text: str, images: Sequence[ContentPart] = (), system: str | None = None
+        self,
+        stage: str,
+        text: str,
+        images: Sequence[ContentPart] = (),
+        system: str | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> str | None:
-        """A model call that is not evidence (reasoning, decision): None when the backend failed."""
+        """A model call that is not evidence (reasoning, decision): None when the backend failed.
+        ``schema`` is requested only where the backend honours structured output."""
         try:
-            return await self.call(stage, text, images, system, None)
-        except ToolError as exc:
-            self.traj.notes.append(f"{stage}: {exc}")
-            return None
-
-    async def ask_structured(
-        self, stage: str, text: str, schema: dict[str, Any], images: Sequence[ContentPart] = ()
-    ) -> str | None:
-        try:
-            return await self.call(stage, text, images, None, schema if self.structured else None)
+            return await self.call(stage, text, images, system, schema if self.structured else None)
         except ToolError as exc:
             self.traj.notes.append(f"{stage}: {exc}")
             return None

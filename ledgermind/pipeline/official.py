@@ -37,6 +37,7 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError, LedgerMindError
 from ledgermind.pipeline.call_log import CallLog
+from ledgermind.pipeline.render import option_lines
 from ledgermind.trajectory import PathKind, Trajectory
 
 STAGE = "official"
@@ -63,7 +64,6 @@ class OfficialConfig:
 
     @classmethod
     def from_mapping(cls, m: Mapping[str, Any]) -> OfficialConfig:
-        m = dict(m)
         if not m.get("prompts_path"):
             raise ConfigError("pipeline.prompts_path is required: the official MMMU-Pro prompts.yaml")
         try:
@@ -105,16 +105,12 @@ def replace_images_tokens(text: str) -> str:
     return text
 
 
-def parse_options(options: list[str]) -> str:
-    return "\n".join(f"{chr(ord('A') + i)}. {opt}" for i, opt in enumerate(options))
-
-
 def official_content(item: Item, prompts: Mapping[str, str]) -> list[ContentPart]:
     """Images then text, as the official inference scripts build one user turn."""
     images: list[ContentPart] = [Path(p) for p in item.images]
     if setting_of(item) is Setting.VISION:
         return [*images, prompts[Setting.VISION.value]]
-    text = f"{item.question}\n{parse_options(item.options or [])}\n{prompts[Setting.STANDARD.value]}"
+    text = f"{item.question}\n{option_lines(item.options or [])}\n{prompts[Setting.STANDARD.value]}"
     return [*images, replace_images_tokens(text)]
 
 

@@ -55,9 +55,18 @@ def options_block(item: Item) -> str:
         return f"Options: lettered {letters[0]} to {letters[-1]}, shown in the image.\nAnswer with the option letter ({letters})."
     if not item.options:
         return ""
-    lines = [f"{chr(ord('A') + i)}. {opt}" for i, opt in enumerate(item.options)]
     letters = "/".join(item.option_letters)
-    return "Options:\n" + "\n".join(lines) + f"\nAnswer with the option letter ({letters})."
+    return f"Options:\n{option_lines(item.options)}\nAnswer with the option letter ({letters})."
+
+
+def option_lines(options: Sequence[str]) -> str:
+    """'A. text' lines, one per option (the official MMMU-Pro layout too)."""
+    return "\n".join(f"{chr(ord('A') + i)}. {opt}" for i, opt in enumerate(options))
+
+
+def question_with_options(item: Item) -> str:
+    """The question as planning, observation and reasoning prompts state it: the options below it."""
+    return item.question + ("\n" + options_block(item) if item.options else "")
 
 
 def fact_line(e: EvidenceEntry) -> str:

@@ -104,12 +104,7 @@ def describe_variation(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | 
             parts.append(f"{key}→[{', '.join(f'{v:.0f}' for v in box.as_list())}]")
     if new.get("query") != old.get("query") and isinstance(new.get("query"), str):
         parts.append(f"query+={new['query'][len(str(old.get('query') or '')) :].strip()!r}")
-    if (
-        new.get("sampled")
-        and not old.get("sampled")
-        or new.get("attempt") != old.get("attempt")
-        and new.get("sampled")
-    ):
+    if new.get("sampled") and (not old.get("sampled") or new.get("attempt") != old.get("attempt")):
         parts.append(f"sampled draw attempt={new.get('attempt')}")
     if new.get("rephrase", 0) != old.get("rephrase", 0):
         parts.append(f"rephrase={new.get('rephrase')}")

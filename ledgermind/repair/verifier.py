@@ -10,6 +10,7 @@ Tool outputs (T1) and confidence drops (T4) are checked as they are recorded.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import KW_ONLY, dataclass
 
 from ledgermind import paper
 from ledgermind.claims import Claim
@@ -34,21 +35,14 @@ Grounder = Callable[[Claim], GroundingResult]
 PRIORITY = [Trigger.T1, Trigger.T3, Trigger.T2, Trigger.T4, Trigger.T6, Trigger.T5]
 
 
+@dataclass(eq=False)
 class Verifier:
-    def __init__(
-        self,
-        ledger: Ledger,
-        ground: Grounder,
-        *,
-        beta: float = paper.BETA,
-        sigma_floor: float = paper.SIGMA_FLOOR,
-        conflict_iou: float = paper.CONFLICT_IOU,
-    ) -> None:
-        self.ledger = ledger
-        self.ground = ground
-        self.beta = beta
-        self.sigma_floor = sigma_floor
-        self.conflict_iou = conflict_iou
+    ledger: Ledger
+    ground: Grounder
+    _: KW_ONLY
+    beta: float = paper.BETA
+    sigma_floor: float = paper.SIGMA_FLOOR
+    conflict_iou: float = paper.CONFLICT_IOU
 
     def on_tool_output(self, out: ToolOutput, entries: Iterable[EvidenceEntry]) -> list[TriggerHit]:
         """T1 on the output (T4 instead when it is empty because every reading was below σ_floor),
@@ -81,12 +75,9 @@ class Verifier:
         for h in hits:
             for eid in h.targets:
                 for cid in self.ledger.mark_stale(eid):  # MARK_STALE: re-verify the dependents
-                    if cid in self._claim_ids():
+                    if cid in {c.id for c in self.ledger.claims()}:
                         self.ground(self.ledger.claim(cid))
         return hits
-
-    def _claim_ids(self) -> set[str]:
-        return {c.id for c in self.ledger.claims()}
 
     def protocol(self, claims: Iterable[Claim]) -> list[TriggerHit]:
         """Run steps (1)–(3) and return the hits ordered for step (4).
