@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -23,7 +24,7 @@ from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_
 from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view
-from ledgermind.report.run_view import build_run_view
+from ledgermind.report.run_view import backend_label, build_run_view
 from ledgermind.report.sources import RunData, load_run
 from ledgermind.runs.atomic import atomic_write, inside
 from ledgermind.runs.reader import find_runs
@@ -43,9 +44,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["grouped"] = grouped
-    env.globals["banner"] = (
-        None  # build_report sets the report's ArtefactLabel (SIMULATED ...) when it has one
-    )
+    env.globals["banner"] = None  # build_report sets the report's ArtefactLabel (SIMULATED ...)
     return env
 
 
@@ -105,8 +104,7 @@ def build_report(path: Path, out_dir: Path | None = None) -> Path:
 
 def report_label(places: list[RunPlace]) -> ArtefactLabel | None:
     """SIMULATED / REPLAYED / TINY MODEL for the banner every page of the report carries (None: a real model)."""
-    label = combined(label_for(p.run.identity) for p in places)
-    return label or None
+    return combined(label_for(p.run.identity) for p in places) or None
 
 
 def _check_replaceable(root: Path) -> None:
@@ -173,10 +171,7 @@ def _write_run(
 
 
 def _shared_ids(places: list[RunPlace]) -> set[str]:
-    seen: dict[str, int] = {}
-    for p in places:
-        for r in p.run.results:
-            seen[r.id] = seen.get(r.id, 0) + 1
+    seen = Counter(r.id for p in places for r in p.run.results)
     return {i for i, n in seen.items() if n > 1}
 
 
@@ -254,8 +249,6 @@ def _what(places: list[RunPlace]) -> dict[str, str]:
 
     def distinct(key: str) -> str:
         return ", ".join(dict.fromkeys(str(p.run.identity.get(key, "?")) for p in places))
-
-    from ledgermind.report.run_view import backend_label
 
     return {
         "benchmark": distinct("benchmark"),

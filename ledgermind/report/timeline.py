@@ -104,7 +104,7 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
                     step,
                     "model",
                     str(c.get("stage", "")),
-                    _short(c.get("error") or c.get("reply", "")),
+                    shorten(c.get("error") or c.get("reply", "")),
                     cost,
                     bool(c.get("error")),
                     prompt_of(c, links),
@@ -130,7 +130,7 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
                     step,
                     "tool",
                     f"{o.get('tool', '')} ({o.get('call_id', '')})",
-                    _short(str(detail)),
+                    shorten(str(detail)),
                     f"{float(o.get('latency_s', 0.0)):.2f} s",
                     bool(o.get("error")) or n == 0,
                 ),
@@ -156,7 +156,7 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
                     step,
                     "trigger",
                     str(e.get("trigger", "")),
-                    _short(detail),
+                    shorten(detail),
                     f"cost {float(e.get('cost', 0.0)):g}",
                     failed,
                 ),
@@ -165,6 +165,7 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
     return [r for _, r in sorted(rows, key=lambda kr: kr[0])]
 
 
-def _short(text: Any, limit: int = 300) -> str:
+def shorten(text: Any, limit: int = 300) -> str:
+    """Whitespace folded to single spaces, cut to ``limit`` characters with an ellipsis."""
     s = " ".join(str(text).split())
     return s if len(s) <= limit else s[: limit - 1] + "…"

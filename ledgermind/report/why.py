@@ -40,9 +40,7 @@ class Example:
 @dataclass(frozen=True)
 class FaultRow:
     kind: str
-    counts: dict[
-        str, int | None
-    ]  # outcome -> the census total (None: the census has no such counter for this kind)
+    counts: dict[str, int | None]  # outcome -> the census total (None: the census has no such counter)
     examples: list[Example] = field(default_factory=list)
 
 
