@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -184,27 +185,23 @@ def _write_multirun(
     shared: set[str],
     empty: list[str],
 ) -> None:
-    several_seeds = len({p.run.identity.get("seed", 0) for p in places}) > 1
+    seeds = [p.run.identity.get("seed", 0) for p in places]
     runs = [
         {
             "variant": p.run.variant,
-            "seed": p.run.identity.get("seed", 0),
+            "seed": seed,
             # several seeds: the side-by-side columns say which seed (from the identity, not the dir name)
-            "label": f"{p.run.variant} (seed {p.run.identity.get('seed', 0)})"
-            if several_seeds
-            else p.run.variant,
+            "label": f"{p.run.variant} (seed {seed})" if len(set(seeds)) > 1 else p.run.variant,
             "dir": str(p.run.run_dir.relative_to(path)),
             "href": f"{p.prefix}index.html",
             "n": len(p.run.results),
             "accuracy": sum(r.score for r in p.run.results) / len(p.run.results),
             "errors": sum(1 for r in p.run.results if r.error),
         }
-        for p in places
+        for p, seed in zip(places, seeds, strict=True)
     ]
-    order = [r.id for p in places for r in p.run.results]
-    ids = list(dict.fromkeys(i for i in order if i in shared))
     compares = []
-    for item_id in ids:
+    for item_id in dict.fromkeys(r.id for p in places for r in p.run.results if r.id in shared):
         rel = f"compare/{safe_filename(item_id)}.html"
         cols: list[dict[str, Any]] = [
             {"variant": p.run.variant, "href": "../" + p.item_page(item_id), "v": views[(k, item_id)]}
@@ -221,15 +218,10 @@ def _write_multirun(
             question=cols[0]["v"].question,
             columns=cols,
         )
-        compares.append(
-            {
-                "id": item_id,
-                "href": rel,
-                "outcomes": [
-                    views[(k, item_id)].outcome if (k, item_id) in views else None for k in range(len(places))
-                ],
-            }
-        )
+        outcomes = [
+            views[(k, item_id)].outcome if (k, item_id) in views else None for k in range(len(places))
+        ]
+        compares.append({"id": item_id, "href": rel, "outcomes": outcomes})
     _write(
         env,
         root,
@@ -247,12 +239,12 @@ def _write_multirun(
 def _what(places: list[RunPlace]) -> dict[str, str]:
     """Benchmark(s) and model(s) the multirun ran, for its title (each distinct value once)."""
 
-    def distinct(key: str) -> str:
-        return ", ".join(dict.fromkeys(str(p.run.identity.get(key, "?")) for p in places))
+    def distinct(values: Iterable[str]) -> str:
+        return ", ".join(dict.fromkeys(values))
 
     return {
-        "benchmark": distinct("benchmark"),
-        "model": ", ".join(dict.fromkeys(backend_label(p.run.identity) for p in places)),
+        "benchmark": distinct(str(p.run.identity.get("benchmark", "?")) for p in places),
+        "model": distinct(backend_label(p.run.identity) for p in places),
     }
 
 
