@@ -89,10 +89,8 @@ def bootstrap_distribution(clusters: Clusters, config: BootstrapConfig = Bootstr
 
 def cluster_mean(clusters: Clusters, config: BootstrapConfig = BootstrapConfig()) -> Estimate:
     """Pooled mean of all values with a percentile bootstrap interval over clusters (items)."""
+    dist = bootstrap_distribution(clusters, config)  # raises ValueError when there is nothing to resample
     sums, counts = _sums_counts(clusters)
-    if not len(sums):
-        raise ValueError("no values to estimate from")
-    dist = bootstrap_distribution(clusters, config)
     tail = (1.0 - config.level) / 2.0
     low, high = np.quantile(dist, [tail, 1.0 - tail])
     mean = float(sums.sum() / counts.sum())
