@@ -94,11 +94,6 @@ class RunView:
     summary: list[tuple[str, Any]]
     census: list[census_table.CensusRow]
     census_source: str
-
-    @property
-    def census_groups(self) -> list[tuple[str, list[census_table.CensusRow]]]:
-        return census_table.grouped(self.census)
-
     items: list[ItemRow]
     charts: list[Chart]
     paths: list[str]
