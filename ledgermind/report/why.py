@@ -90,16 +90,12 @@ def build_why(
         faults=[
             fault_section(name, section, item_census, hrefs)
             for name, section in census.items()
-            if _per_kind(section)
+            if isinstance(_at(section, "injected"), Mapping)  # a section that counts faults per kind
         ],
         triggers=[_mechanism(t, scored, lambda i, t=t: t in i.triggers) for t in triggers],
         operators=[_mechanism(o, scored, lambda i, o=o: o in i.operators) for o in operators],
         unflagged=_mechanism("no trigger fired", scored, lambda i: not i.triggers),
     )
-
-
-def _per_kind(section: Any) -> bool:
-    return isinstance(section, Mapping) and isinstance(section.get("injected"), Mapping)
 
 
 def fault_section(
