@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -88,10 +89,8 @@ def bootstrap_distribution(clusters: Clusters, config: BootstrapConfig = Bootstr
 
 def cluster_mean(clusters: Clusters, config: BootstrapConfig = BootstrapConfig()) -> Estimate:
     """Pooled mean of all values with a percentile bootstrap interval over clusters (items)."""
+    dist = bootstrap_distribution(clusters, config)  # raises ValueError when there is nothing to resample
     sums, counts = _sums_counts(clusters)
-    if not len(sums):
-        raise ValueError("no values to estimate from")
-    dist = bootstrap_distribution(clusters, config)
     tail = (1.0 - config.level) / 2.0
     low, high = np.quantile(dist, [tail, 1.0 - tail])
     mean = float(sums.sum() / counts.sum())
@@ -193,21 +192,9 @@ def wilson_interval(successes: float, total: int, level: float = DEFAULT_LEVEL) 
     such as caught / injected faults, where a percentile bootstrap of few events is unreliable."""
     if total <= 0:
         return None
-    z = _normal_quantile(0.5 + level / 2.0)
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
     p = successes / total
     denom = 1.0 + z * z / total
     centre = (p + z * z / (2 * total)) / denom
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def _normal_quantile(q: float) -> float:
-    """Inverse standard normal CDF by bisection on ``math.erf`` (no SciPy in the base install)."""
-    lo, hi = -10.0, 10.0
-    for _ in range(100):
-        mid = (lo + hi) / 2.0
-        if 0.5 * (1.0 + math.erf(mid / math.sqrt(2.0))) < q:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2.0

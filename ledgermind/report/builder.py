@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -23,7 +25,7 @@ from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_
 from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view
-from ledgermind.report.run_view import build_run_view
+from ledgermind.report.run_view import backend_label, build_run_view
 from ledgermind.report.sources import RunData, load_run
 from ledgermind.runs.atomic import atomic_write, inside
 from ledgermind.runs.reader import find_runs
@@ -43,9 +45,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["grouped"] = grouped
-    env.globals["banner"] = (
-        None  # build_report sets the report's ArtefactLabel (SIMULATED ...) when it has one
-    )
+    env.globals["banner"] = None  # build_report sets the report's ArtefactLabel (SIMULATED ...)
     return env
 
 
@@ -105,8 +105,7 @@ def build_report(path: Path, out_dir: Path | None = None) -> Path:
 
 def report_label(places: list[RunPlace]) -> ArtefactLabel | None:
     """SIMULATED / REPLAYED / TINY MODEL for the banner every page of the report carries (None: a real model)."""
-    label = combined(label_for(p.run.identity) for p in places)
-    return label or None
+    return combined(label_for(p.run.identity) for p in places) or None
 
 
 def _check_replaceable(root: Path) -> None:
@@ -173,10 +172,7 @@ def _write_run(
 
 
 def _shared_ids(places: list[RunPlace]) -> set[str]:
-    seen: dict[str, int] = {}
-    for p in places:
-        for r in p.run.results:
-            seen[r.id] = seen.get(r.id, 0) + 1
+    seen = Counter(r.id for p in places for r in p.run.results)
     return {i for i, n in seen.items() if n > 1}
 
 
@@ -189,27 +185,23 @@ def _write_multirun(
     shared: set[str],
     empty: list[str],
 ) -> None:
-    several_seeds = len({p.run.identity.get("seed", 0) for p in places}) > 1
+    seeds = [p.run.identity.get("seed", 0) for p in places]
     runs = [
         {
             "variant": p.run.variant,
-            "seed": p.run.identity.get("seed", 0),
+            "seed": seed,
             # several seeds: the side-by-side columns say which seed (from the identity, not the dir name)
-            "label": f"{p.run.variant} (seed {p.run.identity.get('seed', 0)})"
-            if several_seeds
-            else p.run.variant,
+            "label": f"{p.run.variant} (seed {seed})" if len(set(seeds)) > 1 else p.run.variant,
             "dir": str(p.run.run_dir.relative_to(path)),
             "href": f"{p.prefix}index.html",
             "n": len(p.run.results),
             "accuracy": sum(r.score for r in p.run.results) / len(p.run.results),
             "errors": sum(1 for r in p.run.results if r.error),
         }
-        for p in places
+        for p, seed in zip(places, seeds, strict=True)
     ]
-    order = [r.id for p in places for r in p.run.results]
-    ids = list(dict.fromkeys(i for i in order if i in shared))
     compares = []
-    for item_id in ids:
+    for item_id in dict.fromkeys(r.id for p in places for r in p.run.results if r.id in shared):
         rel = f"compare/{safe_filename(item_id)}.html"
         cols: list[dict[str, Any]] = [
             {"variant": p.run.variant, "href": "../" + p.item_page(item_id), "v": views[(k, item_id)]}
@@ -226,15 +218,10 @@ def _write_multirun(
             question=cols[0]["v"].question,
             columns=cols,
         )
-        compares.append(
-            {
-                "id": item_id,
-                "href": rel,
-                "outcomes": [
-                    views[(k, item_id)].outcome if (k, item_id) in views else None for k in range(len(places))
-                ],
-            }
-        )
+        outcomes = [
+            views[(k, item_id)].outcome if (k, item_id) in views else None for k in range(len(places))
+        ]
+        compares.append({"id": item_id, "href": rel, "outcomes": outcomes})
     _write(
         env,
         root,
@@ -252,14 +239,12 @@ def _write_multirun(
 def _what(places: list[RunPlace]) -> dict[str, str]:
     """Benchmark(s) and model(s) the multirun ran, for its title (each distinct value once)."""
 
-    def distinct(key: str) -> str:
-        return ", ".join(dict.fromkeys(str(p.run.identity.get(key, "?")) for p in places))
-
-    from ledgermind.report.run_view import backend_label
+    def distinct(values: Iterable[str]) -> str:
+        return ", ".join(dict.fromkeys(values))
 
     return {
-        "benchmark": distinct("benchmark"),
-        "model": ", ".join(dict.fromkeys(backend_label(p.run.identity) for p in places)),
+        "benchmark": distinct(str(p.run.identity.get("benchmark", "?")) for p in places),
+        "model": distinct(backend_label(p.run.identity) for p in places),
     }
 
 

@@ -95,10 +95,6 @@ class CensusRow:
     def structural_zero(self) -> bool:
         return self.is_zero and self.structural
 
-    @property
-    def label(self) -> str:
-        return self.name or self.group
-
 
 def rows(census: Mapping[str, Any] | None, structural: Iterable[str] = ()) -> list[CensusRow]:
     """Depth-first, in the census's own key order (it is written in a meaningful order); keys in
@@ -217,7 +213,6 @@ def _recorded_flags(run_dir: Path, variant: str) -> tuple[Any, bool]:
     from ledgermind.pipeline.config import AblationFlags
 
     names = {f.name for f in fields(AblationFlags)}
-    node: dict[str, Any] = {}
     official = variant.startswith("official")
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException

@@ -28,14 +28,18 @@ DEFINED_BY = {
     "SE": tm.se,
 }
 DIRECTION_NOT_IN_DOCSTRING = {"RC": LOWER, "SE": HIGHER}
-OTHER = {
-    "gamma": ("γ, the decision-grounding threshold of R4R and WDG (§3.4)", ""),
-    "n": ("items the trajectory metrics were averaged over", ""),
+# the run's cost summaries (``metrics.json`` keys), in the order the run page lists them
+COST_SUMMARIES = {
     "model_calls_per_item": ("model requests actually sent, per item", LOWER),
     "tool_calls_per_item": ("tool outputs recorded in the ledger, per item", LOWER),
     "tokens_per_item": ("prompt + completion tokens, per item", LOWER),
     "latency_s_per_item": ("wall-clock seconds of model calls, per item", LOWER),
     "wall_time_s": ("wall-clock seconds of the run", LOWER),
+}
+OTHER = {
+    "gamma": ("γ, the decision-grounding threshold of R4R and WDG (§3.4)", ""),
+    "n": ("items the trajectory metrics were averaged over", ""),
+    **COST_SUMMARIES,
 }
 
 

@@ -37,9 +37,6 @@ class ImageStore:
         self.allowed = [Path(a).resolve() for a in (allowed or [])]
         self._by_path: dict[Path, StoredImage | str] = {}
 
-    def allow(self, roots: list[Path]) -> None:
-        self.allowed += [Path(a).resolve() for a in roots]
-
     def _inside_allowed(self, path: Path) -> bool:
         target = path.resolve()
         return any(target == a or a in target.parents for a in self.allowed)

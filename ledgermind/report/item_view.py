@@ -128,11 +128,8 @@ class ItemView:
         return "Decision extracted from the model's reply"
 
 
-DEFENSE_MARKS = (
-    "ENTITY_RECHECK",
-    "NUMERIC_SNAP",
-    "VISUAL_FALLBACK",
-)  # MarkKind values that rewrite a decision
+# MarkKind values that rewrite a decision
+DEFENSE_MARKS = ("ENTITY_RECHECK", "NUMERIC_SNAP", "VISUAL_FALLBACK")
 
 
 def outcome_of(result: ItemResult | None, traj: dict[str, Any] | None) -> str:
@@ -311,11 +308,9 @@ def _anchor(raw: str, entry_ids: set[str]) -> str | None:
 
 
 def _chain(claims: list[ClaimView]) -> list[tuple[str, list[ClaimView]]]:
-    groups: list[tuple[str, list[ClaimView]]] = []
-    for stage in STAGES:
-        groups.append((f"[{stage}]", [c for c in claims if c.ctype == "SC" and c.stage == stage]))
+    groups = [(f"[{s}]", [c for c in claims if c.ctype == "SC" and c.stage == s]) for s in STAGES]
     groups.append(("DC", [c for c in claims if c.ctype == "DC"]))
-    rest = [c for c in claims if c.ctype not in ("SC", "DC") or (c.ctype == "SC" and c.stage not in STAGES)]
-    if rest:
-        groups.append(("other", rest))
+    groups.append(
+        ("other", [c for c in claims if c.ctype != "DC" and (c.ctype != "SC" or c.stage not in STAGES)])
+    )
     return [(name, cs) for name, cs in groups if cs]

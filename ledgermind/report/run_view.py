@@ -17,9 +17,10 @@ from ledgermind.metrics.census import TRIGGER_KEYS, TYPED_OPERATORS
 from ledgermind.metrics.stats import wilson_interval
 from ledgermind.report import census_table
 from ledgermind.report.charts import Chart, bar_chart
-from ledgermind.report.glossary import Definition, glossary
+from ledgermind.report.glossary import COST_SUMMARIES, Definition, glossary
 from ledgermind.report.item_view import outcome_of
 from ledgermind.report.sources import RunData
+from ledgermind.report.timeline import shorten
 from ledgermind.report.why import WhyView, build_why
 from ledgermind.runs.results import ItemResult
 from ledgermind.runs.summary import DIFFICULTIES, group_accuracy
@@ -47,9 +48,8 @@ class ItemRow:
     triggers: list[str]
     operators: list[str]
     abstained: bool
-    phantom_caught: (
-        int  # T6 events: a claim citing evidence that does not say it (not the simulator's "caught")
-    )
+    # T6 events: a claim citing evidence that does not say it (not the simulator's "caught")
+    phantom_caught: int
     model_calls: int
     tool_calls: int
     error: str
@@ -66,9 +66,7 @@ def short_ids(ids: list[str], width: int = ID_CHARS) -> dict[str, str]:
     head = max(4, (width - 1) // 3)
     tail = width - 1 - head
     short = {i: i if len(i) <= width else f"{i[:head]}…{i[-tail:]}" for i in ids}
-    seen: dict[str, int] = {}
-    for s in short.values():
-        seen[s] = seen.get(s, 0) + 1
+    seen = Counter(short.values())
     return {i: (s if seen[s] == 1 else i) for i, s in short.items()}
 
 
@@ -88,21 +86,14 @@ class RunView:
     banner: str | None  # shown above everything on a test instrument's run (the simulated backbone)
     headline: Headline
     provenance: list[tuple[str, str]]  # identity, flattened, shown collapsed at the bottom
-    identity: dict[str, Any]
     notes: list[str]
     n_items: int
-    accuracy: float | None
     splits: list[tuple[str, dict[str, dict[str, Any]]]]
     outcomes: dict[str, int]
     trajectory_metrics: dict[str, Any]
     summary: list[tuple[str, Any]]
     census: list[census_table.CensusRow]
     census_source: str
-
-    @property
-    def census_groups(self) -> list[tuple[str, list[census_table.CensusRow]]]:
-        return census_table.grouped(self.census)
-
     items: list[ItemRow]
     charts: list[Chart]
     paths: list[str]
@@ -140,26 +131,14 @@ def build_run_view(
     disclaimer = describe_backend(str(run.identity.get("backend", ""))).disclaimer
     census, source = census_table.run_census(run.metrics, run.trajectories.values())
     m = run.metrics
-    summary: list[tuple[str, Any]] = [
-        (k, m[k])
-        for k in (
-            "model_calls_per_item",
-            "tool_calls_per_item",
-            "tokens_per_item",
-            "latency_s_per_item",
-            "wall_time_s",
-        )
-        if k in m
-    ]
+    summary: list[tuple[str, Any]] = [(k, m[k]) for k in COST_SUMMARIES if k in m]
     return RunView(
         title=f"{run.variant} — {backend_label(run.identity)} on {run.identity.get('benchmark', '?')}",
         banner=str(m.get("test_instrument") or disclaimer) if disclaimer else None,
         headline=headline(scored),
         provenance=provenance_rows(run.identity),
-        identity=run.identity,
         notes=run.notes,
         n_items=len(results),
-        accuracy=sum(r.score for r in results) / len(results) if results else None,
         splits=splits,
         outcomes=dict(Counter(r.outcome for r in rows)),
         trajectory_metrics=dict(m.get("trajectory_metrics") or {}),
@@ -178,12 +157,8 @@ def build_run_view(
 
 def _item_censuses(run: RunData) -> dict[str, dict[str, Any]]:
     """Each item's own census (recorded with its trajectory, else derived from it)."""
-    out = {}
-    for item_id, t in run.trajectories.items():
-        c = census_table.item_census(t)
-        if c is not None:
-            out[item_id] = c
-    return out
+    censuses = {i: census_table.item_census(t) for i, t in run.trajectories.items()}
+    return {i: c for i, c in censuses.items() if c is not None}
 
 
 def backend_label(identity: Mapping[str, Any]) -> str:
@@ -218,16 +193,17 @@ def _with_intervals(groups: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
 
 def provenance_rows(identity: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The identity as ``key: value`` lines (nested records as indented JSON, not Python reprs)."""
-    rows = []
-    for k, v in identity.items():
-        text = json.dumps(v, indent=1, sort_keys=True, default=str) if isinstance(v, dict | list) else str(v)
-        rows.append((str(k), text))
-    return rows
+    return [
+        (
+            str(k),
+            json.dumps(v, indent=1, sort_keys=True, default=str) if isinstance(v, dict | list) else str(v),
+        )
+        for k, v in identity.items()
+    ]
 
 
 def _item_row(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str | None = None) -> ItemRow:
     events = (t or {}).get("events", [])
-    question = " ".join(str((t or {}).get("question") or "").split())
     triggers = sorted({SHORT_TRIGGER.get(str(e.get("trigger")), str(e.get("trigger"))) for e in events})
     return ItemRow(
         id=r.id,
@@ -236,7 +212,7 @@ def _item_row(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str
         path=r.path or "ERROR",
         difficulty=r.difficulty or "",
         subject=r.subject or "",
-        question=question if len(question) <= QUESTION_CHARS else question[: QUESTION_CHARS - 1] + "…",
+        question=shorten((t or {}).get("question") or "", QUESTION_CHARS),
         thumbnail=thumbnail,
         score=r.score,
         prediction="" if r.prediction is None else str(r.prediction),

@@ -14,6 +14,8 @@ from typing import Any
 from ledgermind.report.images import ImageStore, StoredImage
 from ledgermind.report.sources import ItemInfo
 
+KIND_ORDER = ("model", "tool", "trigger")  # a step's rows: what the model was asked, what tools said, repairs
+
 
 @dataclass(frozen=True)
 class PromptPart:
@@ -90,27 +92,23 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
     it produced (or, with none, the step of the tool call before it). A model call keeps its
     logged prompt and whole reply for the page's expandable row.
     """
-    rows: list[tuple[tuple[int, int, float], TimelineRow]] = []
-    for i, c in enumerate(t.get("model_calls", [])):
-        step = int(c.get("step", 0))
+    rows: list[TimelineRow] = []
+    for c in t.get("model_calls", []):
         tokens = int(c.get("prompt_tokens", 0)) + int(c.get("completion_tokens", 0))
         cost = f"{float(c.get('latency_s', 0.0)):.2f} s · {tokens} tok" + (
             " · cached" if c.get("cached") else ""
         )
         rows.append(
-            (
-                (step, 0, i),
-                TimelineRow(
-                    step,
-                    "model",
-                    str(c.get("stage", "")),
-                    _short(c.get("error") or c.get("reply", "")),
-                    cost,
-                    bool(c.get("error")),
-                    prompt_of(c, links),
-                    str(c.get("reply") or ""),
-                    str(c.get("reasoning") or ""),
-                ),
+            TimelineRow(
+                int(c.get("step", 0)),
+                "model",
+                str(c.get("stage", "")),
+                shorten(c.get("error") or c.get("reply", "")),
+                cost,
+                bool(c.get("error")),
+                prompt_of(c, links),
+                str(c.get("reply") or ""),
+                str(c.get("reasoning") or ""),
             )
         )
     ledger = t.get("ledger") or {}
@@ -123,21 +121,12 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
         step = int(first_t.get(str(o.get("call_id")), step))
         n = len(o.get("observations", []))
         detail = o.get("error") or f"{n} observation{'s' if n != 1 else ''}"
+        label = f"{o.get('tool', '')} ({o.get('call_id', '')})"
+        latency = f"{float(o.get('latency_s', 0.0)):.2f} s"
         rows.append(
-            (
-                (step, 1, float(o.get("created_at", 0.0))),
-                TimelineRow(
-                    step,
-                    "tool",
-                    f"{o.get('tool', '')} ({o.get('call_id', '')})",
-                    _short(str(detail)),
-                    f"{float(o.get('latency_s', 0.0)):.2f} s",
-                    bool(o.get("error")) or n == 0,
-                ),
-            )
+            TimelineRow(step, "tool", label, shorten(detail), latency, bool(o.get("error")) or n == 0)
         )
-    for i, e in enumerate(t.get("events", [])):
-        step = int(e.get("step", 0))
+    for e in t.get("events", []):
         op = e.get("operator") or "no operator"
         layer = f" [{e.get('layer')}]" if e.get("layer") else ""
         targets = ", ".join(map(str, e.get("targets", [])))
@@ -149,22 +138,17 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
         if e.get("error"):
             detail += f" — operator failed: {e['error']}"
         failed = e.get("grounded_after") is False or bool(e.get("error"))
+        cost = f"cost {float(e.get('cost', 0.0)):g}"
         rows.append(
-            (
-                (step, 2, i),
-                TimelineRow(
-                    step,
-                    "trigger",
-                    str(e.get("trigger", "")),
-                    _short(detail),
-                    f"cost {float(e.get('cost', 0.0)):g}",
-                    failed,
-                ),
+            TimelineRow(
+                int(e.get("step", 0)), "trigger", str(e.get("trigger", "")), shorten(detail), cost, failed
             )
         )
-    return [r for _, r in sorted(rows, key=lambda kr: kr[0])]
+    # stable: within a step, model calls, tool calls, then events, each kind in its recorded order
+    return sorted(rows, key=lambda r: (r.step, KIND_ORDER.index(r.kind)))
 
 
-def _short(text: Any, limit: int = 300) -> str:
+def shorten(text: Any, limit: int = 300) -> str:
+    """Whitespace folded to single spaces, cut to ``limit`` characters with an ellipsis."""
     s = " ".join(str(text).split())
     return s if len(s) <= limit else s[: limit - 1] + "…"

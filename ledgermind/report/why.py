@@ -40,9 +40,7 @@ class Example:
 @dataclass(frozen=True)
 class FaultRow:
     kind: str
-    counts: dict[
-        str, int | None
-    ]  # outcome -> the census total (None: the census has no such counter for this kind)
+    counts: dict[str, int | None]  # outcome -> the census total (None: the census has no such counter)
     examples: list[Example] = field(default_factory=list)
 
 
@@ -92,16 +90,12 @@ def build_why(
         faults=[
             fault_section(name, section, item_census, hrefs)
             for name, section in census.items()
-            if _per_kind(section)
+            if isinstance(_at(section, "injected"), Mapping)  # a section that counts faults per kind
         ],
         triggers=[_mechanism(t, scored, lambda i, t=t: t in i.triggers) for t in triggers],
         operators=[_mechanism(o, scored, lambda i, o=o: o in i.operators) for o in operators],
         unflagged=_mechanism("no trigger fired", scored, lambda i: not i.triggers),
     )
-
-
-def _per_kind(section: Any) -> bool:
-    return isinstance(section, Mapping) and isinstance(section.get("injected"), Mapping)
 
 
 def fault_section(
@@ -125,21 +119,17 @@ def _examples(
     name: str, kind: str, item_census: Mapping[str, Mapping[str, Any]], hrefs: Mapping[str, str]
 ) -> list[Example]:
     """Items where this fault kind reached the answer (else was missed or did harm), first few."""
-    out: list[Example] = []
-    for outcome in EXAMPLE_OUTCOMES:
-        for item_id, c in item_census.items():
-            section = c.get(name) if isinstance(c, Mapping) else None
-            counts = section.get(outcome) if isinstance(section, Mapping) else None
-            if (
-                isinstance(counts, Mapping)
-                and counts.get(kind)
-                and item_id in hrefs
-                and all(e.id != item_id for e in out)
-            ):
-                out.append(Example(item_id, hrefs[item_id]))
-                if len(out) == EXAMPLES:
-                    return out
-    return out
+    hits = (
+        i for o in EXAMPLE_OUTCOMES for i, c in item_census.items() if i in hrefs and _at(c, name, o, kind)
+    )
+    return [Example(i, hrefs[i]) for i in list(dict.fromkeys(hits))[:EXAMPLES]]
+
+
+def _at(node: Any, *keys: str) -> Any:
+    """``node[k1][k2]…``, or None where a level is missing or not a mapping (an old or partial census)."""
+    for k in keys:
+        node = node.get(k) if isinstance(node, Mapping) else None
+    return node
 
 
 def _mechanism(name: str, scored: Iterable[Any], fired: Any) -> MechanismRow:

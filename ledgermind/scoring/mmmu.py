@@ -20,7 +20,7 @@ Behaviour of ``parse_multi_choice_response`` in ``MMMU-Benchmark/MMMU`` ``mmmu-p
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 _STRIP = ",.!?;:'"
@@ -29,9 +29,8 @@ _STRIP = ",.!?;:'"
 @dataclass(frozen=True)
 class ParsedChoice:
     letter: str | None  # None: unparsable (no fallback asked for)
-    method: (
-        str  # "answer_tag" | "bracket" | "letter_space" | "letter_dot" | "option_text" | "random" | "none"
-    )
+    # "answer_tag" | "bracket" | "letter_space" | "letter_dot" | "option_text" | "random" | "none"
+    method: str
 
 
 def choice_info(options: Sequence[str]) -> tuple[dict[str, str], list[str]]:
@@ -88,10 +87,7 @@ def _strip_each(response: str) -> str:
     return response
 
 
-def _last(cands: list[str], position) -> str:
-    """The candidate whose position is largest; ties → the earliest in option order (np.argmax)."""
-    best, best_pos = cands[0], position(cands[0])
-    for c in cands[1:]:
-        if (p := position(c)) > best_pos:
-            best, best_pos = c, p
-    return best
+def _last(cands: list[str], position: Callable[..., int]) -> str:
+    """The candidate whose position is largest; ties → the earliest in option order (``max``, like
+    upstream's ``np.argmax``, keeps the first maximum)."""
+    return max(cands, key=position)

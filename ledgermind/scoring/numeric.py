@@ -96,10 +96,10 @@ def explain_match(
     err = f"|{_g(pred)} − {_g(gold)}| = {_g(abs(pred - gold))}"
     if tol.relative_all is not None:
         rule = f"the benchmark's tolerance: within {100 * tol.relative_all:g} % of the gold (± {_g(tol.relative_all * abs(gold))})"
-        return f"{rule}; {err}: {'within' if ok else 'outside'} the tolerance"
-    if kind == "reading":
+    elif kind == "reading":
         rule = f"reading: within {100 * tol.relative_read:g} % of the gold (± {_g(tol.relative_read * abs(gold))})"
         if tol.use_graduation and graduation:
             rule += f" or one graduation (± {_g(abs(graduation))})"
-        return f"{rule}; {err}: {'within' if ok else 'outside'} the tolerance"
-    return f"exact number (formatting aside); {err}: {'equal' if ok else 'different'}"
+    else:
+        return f"exact number (formatting aside); {err}: {'equal' if ok else 'different'}"
+    return f"{rule}; {err}: {'within' if ok else 'outside'} the tolerance"

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from ledgermind.claims import Claim, ClaimType, Stage
-from ledgermind.metrics import eur, gdr, oc_err, r4r, rc, rr, se, summarize, ucr_reason, wdg
+from ledgermind.metrics.faithfulness import eur, gdr, oc_err, r4r, rc, rr, se, summarize, ucr_reason, wdg
 from ledgermind.tools.base import Observation, Tool, ToolKind
 from ledgermind.trajectory import (
     ModelCall,

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from ledgermind.claims import Claim, ClaimStatus, ClaimType, Stage
-from ledgermind.metrics import eur, gdr, r4r, rc, rr, se, ucr_reason, wdg
+from ledgermind.metrics.faithfulness import eur, gdr, r4r, rc, rr, se, ucr_reason, wdg
 from ledgermind.metrics.stats import discordant_pairs, mcnemar_exact
 from ledgermind.trajectory import OperatorName, PathKind, RepairEvent, RepairLayer, Trajectory, Trigger
 from tests.helpers import EchoOCR, TextImage

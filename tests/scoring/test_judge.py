@@ -6,7 +6,8 @@ import pytest
 
 from ledgermind.backends.base import Backend, GenerationRequest, Reply
 from ledgermind.benchmarks.item import AnswerType, Item
-from ledgermind.scoring import Judge, ascore, parse_judge_reply
+from ledgermind.scoring.judge import Judge, parse_judge_reply
+from ledgermind.scoring.score import ascore
 
 
 class FakeJudgeBackend(Backend):

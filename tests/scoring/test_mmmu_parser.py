@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from ledgermind.scoring import choice_info, parse_multi_choice_response
+from ledgermind.scoring.mmmu import choice_info, parse_multi_choice_response
 
 OPTS = ["red apple", "blue whale", "green tea", "yellow sun"]
 I2A, LETTERS = choice_info(OPTS)

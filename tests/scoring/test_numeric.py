@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from ledgermind.scoring import NumericTolerance, numbers_match, parse_number
+from ledgermind.scoring.numeric import NumericTolerance, numbers_match, parse_number
 
 
 @pytest.mark.parametrize(
