@@ -182,7 +182,7 @@ def cross_validate_grounding(
     """Markdown report: dev (``shipped``, all rows) vs K-fold held-out figures per group.
 
     The first candidate wins ties. With the shipped config first, a rule the training folds
-    cannot tell from its absence stays on; with strict Eq. 4 first (``--from-strict``) every
+    cannot tell from its absence stays on; with strict Eq. 4 first (the default of ``eval-grounding --folds``) every
     rule must *earn* its place on the training folds, which is the harder, more honest test of
     rules that fix a single row each.
     """

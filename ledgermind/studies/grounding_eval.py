@@ -11,7 +11,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingConfig, build_cascade, default_ner
 from ledgermind.studies.agreement import AnnotatedPair, evaluate, load_pairs
 from ledgermind.studies.derived_pairs import load_derived_pairs
@@ -51,17 +50,13 @@ def cv_study(
     seed: int,
     strict_ncc: bool,
     ties_shipped: bool,
-    from_strict: bool = False,
 ) -> str:
     """K-fold choice over the grid ``grid_spec`` (``NAME=V1,V2`` each).
 
     Honest by default: ties keep the paper's strict checks, then the candidate with the fewest
     changes from them, so every deviation must earn its place on the training folds;
-    ``ties_shipped`` lets ties keep the shipped config (the flattering figure); ``from_strict``
-    names the default explicitly, so giving both is a :class:`UserError`.
+    ``ties_shipped`` lets ties keep the shipped config (the flattering figure).
     """
-    if ties_shipped and from_strict:
-        raise UserError("--ties-shipped and --from-strict are opposite tie rules; give one")
     start = time.perf_counter()
     base = GroundingConfig(ncc_relations=not strict_ncc)
     grid = parse_grid(grid_spec, base)
