@@ -13,8 +13,6 @@ import pytest
 from ledgermind.confutil import shared_data_dir
 from ledgermind.pipeline.config import register_schemas
 
-register_schemas()  # every test that composes conf/ finds the pipeline's schema, as the commands do
-
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = shared_data_dir()
 
@@ -121,6 +119,10 @@ def xdist_group(item: pytest.Item) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Every test that composes conf/ finds the pipeline's schema, as the commands do. In a hook, not at
+    # import: building the schema runs config validation, which a mutation run may make raise, and a
+    # conftest that fails to import is a usage error to pytest (no test ran), not a failing test.
+    register_schemas()
     config.addinivalue_line("markers", "vllm_shutdown: stops the shared vLLM server; always run last")
     if config.getoption("dist", "no") == "loadgroup" and not hasattr(config, "workerinput"):
         where = Path(tempfile.mkdtemp(prefix="xdist-groups-"))

@@ -74,6 +74,7 @@ def test_no_ecc_ablation_uses_coverage_only():
     result = cascade.check("Zeus threw 7 bolts", ["Hera threw 6 bolts"], sigma=0.9)
     assert result.ecc and result.ncc and not result.ecc_applied and not result.ncc_applied
     assert result.grounded and result.sigma_after == 0.9 and result.missing_entities == ()
+    assert result.unmatched_numbers == ()  # unchecked numbers are none unmatched (readers iterate it)
     assert GroundingCascade(cfg).ner is None  # no NER is loaded when ECC is off
 
 

@@ -92,3 +92,23 @@ def test_the_explanation_states_the_rule_its_bound_and_the_error_and_agrees_with
     ]:
         verdict = explain_match(pred, gold, kind, None, tol).endswith("within the tolerance")
         assert verdict == numbers_match(pred, gold, kind, None, tol)
+
+
+@pytest.mark.parametrize(
+    ("pred", "gold", "match"),
+    [
+        (105, 100, True),  # exactly the benchmark's 5 %: inside (ChartQA's relaxed accuracy is ≤ 5 %)
+        (95, 100, True),
+        (105.2, 100, False),
+        (
+            1_050_000.5,
+            1_000_000,
+            True,
+        ),  # formatting noise is relative to the gold's size, as for exact numbers
+        (1_050_002, 1_000_000, False),
+        (1e-6, 0, True),  # a gold of 0: 5 % of nothing, formatting noise of an absolute 1e-6 only
+        (1.5e-6, 0, False),
+    ],
+)
+def test_a_benchmarks_own_tolerance_is_relative_and_inclusive(pred: float, gold: float, match: bool) -> None:
+    assert numbers_match(pred, gold, tol=NumericTolerance(relative_all=0.05)) is match
