@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from ledgermind.metrics.plan import (
     mcnemar_sample_size,
     smallest_detectable_delta,
 )
+from ledgermind.metrics.stats import discordant_pairs
 from ledgermind.runs.reader import RunDir, find_runs
 
 DELTAS_POINTS = (1.0, 2.0, 5.0)
@@ -166,22 +167,24 @@ def projection(per_item: Sequence[Cost], n: float) -> tuple[Cost, Cost]:
     return mean.scaled(n), Cost(**spread).scaled(n / math.sqrt(k))
 
 
+def paired_discordance(
+    pairs: Iterable[tuple[Mapping[str, float | None], Mapping[str, float | None]]],
+) -> Discordance:
+    """Only-reference-right / only-variant-right shares over the (item, seed) pairs both runs
+    scored, pooled over ``(reference scores, variant scores)`` pairs of runs."""
+    only_ref = only_var = n = 0
+    for ref, var in pairs:
+        b, c = discordant_pairs(ref, var)
+        only_ref, only_var = only_ref + b, only_var + c
+        n += sum(1 for i in set(ref) & set(var) if ref[i] is not None and var[i] is not None)
+    return Discordance.from_counts(only_ref, only_var, n)
+
+
 def discordance(pilot: Pilot, variant: str, reference: str = "full") -> Discordance:
-    """Only-reference-right / only-variant-right shares over (item, seed) pairs both scored."""
+    """``variant`` against ``reference`` in every seed the pilot ran both."""
     by_seed = {(r.variant, r.seed): r.scores for r in pilot.runs}
-    only_ref = only_var = pairs = 0
-    for seed in pilot.seeds:
-        ref, var = by_seed.get((reference, seed)), by_seed.get((variant, seed))
-        if ref is None or var is None:
-            continue
-        for item in set(ref) & set(var):
-            x, y = ref[item], var[item]
-            if x is None or y is None:
-                continue
-            pairs += 1
-            only_ref += x >= 1.0 and y < 1.0
-            only_var += y >= 1.0 and x < 1.0
-    return Discordance.from_counts(only_ref, only_var, pairs)
+    both = [s for s in pilot.seeds if (reference, s) in by_seed and (variant, s) in by_seed]
+    return paired_discordance((by_seed[reference, s], by_seed[variant, s]) for s in both)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ledgermind.experiment import table3, table3_chart, table3_render
+from ledgermind.experiment import table3, table3_render
 from ledgermind.experiment.artefact_label import combined, label_for
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from ledgermind.metrics.stats import BootstrapConfig
@@ -171,7 +171,7 @@ def test_the_chart_names_its_benchmark_shows_only_splits_with_items_and_marks_ea
     ctx = table3.context_of(runs)
     assert ctx.n == {"Easy": 2, "Medium": 1, "Hard": 1, "Overall": 4}
     ctx = replace(ctx, n={**ctx.n, "Medium": 0, "Hard": 0})  # as on gauges: splits without items
-    fig = table3_chart.figure(rows, table3.heading_for(runs), "", ctx)
+    fig = table3_render.figure(rows, table3.heading_for(runs), "", ctx)
     bars, forest = fig.axes
     assert [t.get_text() for t in bars.get_legend().get_texts()] == ["Easy (n=2)", "Overall (n=4), 95% CI"]
     assert [t.get_text() for t in forest.get_legend().get_texts()] == ["not distinguishable (p Holm ≥ 0.05)"]
