@@ -21,7 +21,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +84,6 @@ class Pilot:
     """What the planner needs from a pilot sweep."""
 
     runs: list[PilotRun]
-    items_per_run: dict[tuple[str, int], int] = field(default_factory=dict)
 
     @property
     def variants(self) -> list[str]:
@@ -249,28 +248,29 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     }
 
 
-COST_KEYS = (
-    "made",
-    "sent",
-    "prompt_tokens",
-    "cached_prompt_tokens",
-    "uncached_prompt_tokens",
-    "completion_tokens",
+# (column, Cost field, rendered with "± se")
+COST_COLUMNS = (
+    ("requests made", "made", True),
+    ("requests sent", "sent", True),
+    ("prompt tokens", "prompt_tokens", True),
+    ("cached", "cached_prompt_tokens", False),
+    ("uncached", "uncached_prompt_tokens", False),
+    ("generated tokens", "completion_tokens", True),
 )
-SE_KEYS = ("made", "sent", "prompt_tokens", "completion_tokens")  # the ones rendered with "± se"
 
 
 def _cost_row(cost: Cost, rate: float | None, se: Cost) -> dict[str, Any]:
     return {
-        **{k: getattr(cost, k) for k in COST_KEYS},
+        **{k: getattr(cost, k) for _, k, _ in COST_COLUMNS},
         "gpu_hours": gpu_hours(cost, rate) if rate else None,
-        "se": {k: getattr(se, k) for k in SE_KEYS},
+        "se": {k: getattr(se, k) for _, k, with_se in COST_COLUMNS if with_se},
     }
 
 
 def _power_row(pilot: Pilot, variant: str, req: PlanRequest) -> dict[str, Any]:
+    assert req.items is not None  # make_plan filled it in
     d = discordance(pilot, variant)
-    sdd = smallest_detectable_delta(req.items or pilot.items_per_seed, d.psi, req.alpha, req.power)
+    sdd = smallest_detectable_delta(req.items, d.psi, req.alpha, req.power)
     return {
         "pairs": d.pairs,
         "discordant": round(d.psi * d.pairs),
@@ -301,16 +301,12 @@ def render(plan: dict[str, Any]) -> str:
         *([f"warning: {plan['pilot']['warning']}"] if plan["pilot"]["warning"] else []),
         f"GPU rate: {f'{rate:.1f}' if rate else 'unknown'} processed tokens/s ({plan['rate_source']})",
         "",
-        "| variant | requests made | requests sent | prompt tokens | cached | uncached | generated tokens | GPU-hours |",
+        f"| variant | {' | '.join(c for c, _, _ in COST_COLUMNS)} | GPU-hours |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, row in [*plan["costs"].items(), ("total", plan["total"])]:
         hours = "-" if row["gpu_hours"] is None else f"{row['gpu_hours']:.2f}"
-        lines.append(
-            f"| {name} | {_pm(row, 'made')} | {_pm(row, 'sent')} | {_pm(row, 'prompt_tokens')} | "
-            f"{row['cached_prompt_tokens']:.0f} | {row['uncached_prompt_tokens']:.0f} | "
-            f"{_pm(row, 'completion_tokens')} | {hours} |"
-        )
+        lines.append(f"| {name} | {' | '.join(_pm(row, k) for _, k, _ in COST_COLUMNS)} | {hours} |")
     lines.append("(± one standard error of the projection: the spread of the pilot's per-item costs)")
     lines += [
         f"{name}: 0 requests sent: every request it makes is made first by a variant before it in the "
