@@ -18,7 +18,6 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -30,16 +29,12 @@ from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.runs.atomic import atomic_write, atomic_write_json
 from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG, RESULTS_FILE
 from ledgermind.runs.provenance import request_totals, scorer_version
-from ledgermind.runs.reader import RunDir, find_runs, rebuild_items
+from ledgermind.runs.reader import RunDir, rebuild_items
 from ledgermind.runs.results import ItemResult
 from ledgermind.runs.summary import RunIdentity, Summarize, build_metrics
 from ledgermind.trajectory import Trajectory
 
 RESCORE_DIR = "rescore"
-
-
-class RescoreError(UserError):
-    """The run cannot be re-scored (unfinished, no recorded config, items no longer in the data)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +69,7 @@ def scorer_from_config(
         }
     scorer = configured_scorer(node, trusted=trusted)
     if random_fallback_seed is not None and not isinstance(scorer, functools.partial):
-        raise RescoreError(
+        raise UserError(
             f"scorer {node.get('scorer')} takes no ScoringConfig, so it has no random fallback to seed"
         )
     return scorer
@@ -93,7 +88,7 @@ async def rescore_results(
             continue
         item = items.get(r.id)
         if item is None:
-            raise RescoreError(
+            raise UserError(
                 f"item {r.id!r} of the run is no longer in the benchmark data; cannot re-score it"
             )
         view = await score_text(scorer, item, answer_text(traj))
@@ -120,10 +115,10 @@ def rescore_run(
     run_dir, metrics_path = run.path, run.path / METRICS_FILE
     old_metrics = run.metrics()
     if old_metrics is None:
-        raise RescoreError(f"{run_dir} has no {METRICS_FILE}: the run did not finish (resume it first)")
+        raise UserError(f"{run_dir} has no {METRICS_FILE}: the run did not finish (resume it first)")
     cfg = run.config() if items is None or scorer is None else None
     if cfg is None and (items is None or scorer is None):
-        raise RescoreError(f"{run_dir} has no recorded config ({RECORDED_CONFIG}); pass the items explicitly")
+        raise UserError(f"{run_dir} has no recorded config ({RECORDED_CONFIG}); pass the items explicitly")
     # strict: a corrupt line would otherwise vanish from the rewritten file (an item silently dropped)
     results = run.results(strict=True)
     # a run folder is data: its benchmark is reloaded from the registry unless the user trusts it
@@ -132,7 +127,7 @@ def rescore_run(
     try:
         trajs = read_trajectories(run_dir, [r.id for r in results], strict=True)
     except DataError as e:
-        raise RescoreError(f"{e}; nothing was rewritten") from None
+        raise UserError(f"{e}; nothing was rewritten") from None
     new = asyncio.run(rescore_results(results, trajs, by_id, scorer))
     # everything is computed and checked before anything is written: a failure leaves the folder as it was
     identity = RunIdentity.from_dict(old_metrics.get("identity") or {})
@@ -171,15 +166,6 @@ def rescore_run(
     return RescoreReport(
         run_dir, len(new), changes, float(old_metrics.get("accuracy", 0.0)), metrics["accuracy"], backup
     )
-
-
-def rescore_path(path: Path, **kwargs: Any) -> list[RescoreReport]:
-    """A run dir or a multirun dir (every run below it)."""
-    try:
-        run_dirs = find_runs(path)
-    except UserError as exc:
-        raise RescoreError(str(exc)) from None
-    return [rescore_run(d, **kwargs) for d in run_dirs]
 
 
 # ------------------------------------------------------------------------------ files
