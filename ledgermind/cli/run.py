@@ -64,8 +64,9 @@ _retry: list[str] = []  # the command that retries them (a sweep's: one for all 
 # ``ledgermind run`` or ``python -m ledgermind run``; Hydra names the job after this module ("run").
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _task(cfg: DictConfig) -> None:
-    from ledgermind.experiment.app import run_experiment
+    from ledgermind.experiment.app import run_experiment, sweep_group
 
+    in_sweep = sweep_group() is not None
     try:
         metrics = run_experiment(cfg)
         if cfg.get("report", False):
@@ -95,12 +96,10 @@ def _task(cfg: DictConfig) -> None:
         raise SystemExit(EXIT_USER_ERROR) from None
     shown = cfg.get("print_census")
     print(
-        run_summary(
-            metrics, Path(str(cfg.output_dir)), census=not _in_sweep() if shown is None else bool(shown)
-        )
+        run_summary(metrics, Path(str(cfg.output_dir)), census=not in_sweep if shown is None else bool(shown))
     )
     if metrics["errors"]:
-        _failed_runs.append(failure_summary(metrics, str(cfg.output_dir) if _in_sweep() else ""))
+        _failed_runs.append(failure_summary(metrics, str(cfg.output_dir) if in_sweep else ""))
         _retry[:] = [_resume(cfg)]
 
 
@@ -121,21 +120,16 @@ def failure_summary(metrics: dict, job: str = "") -> str:
     return f"{job + ': ' if job else ''}{metrics['errors']} of {metrics['n_items']} items failed ({top})"
 
 
-def _in_sweep() -> bool:
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
-    return bool(HydraConfig.get().mode == RunMode.MULTIRUN)
-
-
 def _resume(cfg: DictConfig) -> str:
     """The command that resumes this run in its own directory, whatever its timestamp; in a sweep
     this process launched, the command that resumes every job of the sweep (a job a launcher runs
     elsewhere, e.g. submitit, has no sweep command line: its own job's command)."""
     from hydra.core.hydra_config import HydraConfig
 
+    from ledgermind.experiment.app import sweep_group
+
     hc = HydraConfig.get()
-    if _in_sweep() and {"-m", "--multirun"} & set(sys.argv[1:]):  # this process launched the sweep
+    if sweep_group() and {"-m", "--multirun"} & set(sys.argv[1:]):  # this process launched the sweep
         return resume_command(sys.argv[1:], Path(str(hc.sweep.dir)), sweep=True)
     internal = (
         "hydra.run.",
