@@ -273,17 +273,12 @@ class Row:
     def verdict(self) -> str | None:
         """Whether Δ differs from 0 after Holm's family-wise adjustment over the table's "vs full" rows
         (the raw interval alone would call one of six null ablations distinguishable ~21 % of the time);
-        ``None`` for ``full`` itself (or without ``full``). Rows built without p-values fall back to the
-        interval (it excludes 0 or not)."""
-        if self.delta_ci is None:
+        ``None`` for ``full`` itself (or without ``full``), and before ``with_holm`` adjusted the row."""
+        if self.delta_ci is None or self.p_holm is None:
             return None
-        if self.p_holm is not None:
-            if self.p_holm >= self.alpha:
-                return NOT_DISTINGUISHABLE
-            return BELOW_FULL if self.delta_ci.mean < 0 else ABOVE_FULL
-        if self.delta_ci.contains(0.0):
+        if self.p_holm >= self.alpha:
             return NOT_DISTINGUISHABLE
-        return BELOW_FULL if self.delta_ci.high < 0 else ABOVE_FULL
+        return BELOW_FULL if self.delta_ci.mean < 0 else ABOVE_FULL
 
 
 @dataclass(frozen=True)
