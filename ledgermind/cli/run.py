@@ -31,6 +31,7 @@ import hydra
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from ledgermind.cli import run_args  # foreign flags; Hydra's composition errors in one line
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError, is_disk_failure, user_error_in
 from ledgermind.experiment.run_summary import run_summary
@@ -75,9 +76,6 @@ def _task(cfg: DictConfig) -> None:
         what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
         print(f"error: {what}; finished items are kept; resume with: {_resume(cfg)}", file=sys.stderr)
         raise SystemExit(EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED) from None
-    except (UserError, OmegaConfBaseException) as e:  # a config value missing/invalid, a bad path
-        print(f"error: {_one_line(e)}", file=sys.stderr)
-        raise SystemExit(EXIT_USER_ERROR) from None
     except Exception as e:
         if is_disk_failure(e):  # a full or read-only disk under the run's own files (or its response cache)
             what = str(e)
@@ -89,10 +87,15 @@ def _task(cfg: DictConfig) -> None:
                 file=sys.stderr,
             )
             raise SystemExit(EXIT_DISK) from None
-        # a constructor's ConfigError arrives wrapped by Hydra's instantiate: still the user's to fix
-        if (cause := user_error_in(e)) is None:
+        # a config value missing/invalid, a bad path; a constructor's ConfigError arrives wrapped by
+        # Hydra's instantiate: still the user's to fix
+        if (cause := e if isinstance(e, OmegaConfBaseException) else user_error_in(e)) is None:
             raise
-        print(f"error: {_one_line(cause)}", file=sys.stderr)
+        line = (
+            run_args.composition_error(cause)
+            or (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        )
+        print(f"error: {line}", file=sys.stderr)  # OmegaConf's later lines (full_key: ...) add nothing
         raise SystemExit(EXIT_USER_ERROR) from None
     shown = cfg.get("print_census")
     print(
@@ -143,17 +146,8 @@ def _resume(cfg: DictConfig) -> str:
     return resume_command([*extra, *hc.overrides.task], Path(str(cfg.output_dir)))
 
 
-def _one_line(e: Exception) -> str:
-    """OmegaConf appends "full_key: ..., object_type=..." lines; the first line (or the closest key) says it all."""
-    from ledgermind.cli.run_args import composition_error
-
-    return composition_error(e) or (str(e).strip().splitlines() or [type(e).__name__])[0]
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """The run command; ``argv`` (default: ``sys.argv[1:]``) becomes Hydra's command line."""
-    from ledgermind.cli import run_args  # foreign flags; Hydra's composition errors in one line
-
     _failed_runs.clear()
     _retry.clear()
     if argv is not None:
