@@ -25,13 +25,14 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import container
 from ledgermind.errors import DataError, UserError
 from ledgermind.experiment.runner import Scorer, answer_text, read_trajectories, score_text
+from ledgermind.metrics import summarize
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.runs.atomic import atomic_write, atomic_write_json
 from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG, RESULTS_FILE
 from ledgermind.runs.provenance import request_totals, scorer_version
 from ledgermind.runs.reader import RunDir, rebuild_items
 from ledgermind.runs.results import ItemResult
-from ledgermind.runs.summary import RunIdentity, Summarize, build_metrics
+from ledgermind.runs.summary import RunIdentity, build_metrics
 from ledgermind.trajectory import Trajectory
 
 RESCORE_DIR = "rescore"
@@ -106,8 +107,6 @@ def rescore_run(
     items: Iterable[Item] | None = None,
     scorer: Scorer | None = None,
     random_fallback_seed: int | None = None,
-    summarize: Summarize | None = None,
-    gamma: float | None = None,
     trust_config: bool = False,
 ) -> RescoreReport:
     """Re-score one finished run in place; the previous files move to ``rescore/<stamp>/``."""
@@ -132,17 +131,13 @@ def rescore_run(
     # everything is computed and checked before anything is written: a failure leaves the folder as it was
     identity = RunIdentity.from_dict(old_metrics.get("identity") or {})
     identity = replace(identity, provenance={**identity.provenance, "scorer": scorer_version()})
-    if summarize is None:
-        from ledgermind.metrics import summarize
-    if gamma is None:
-        pipeline = (cfg.get("pipeline") if cfg is not None else None) or {}
-        gamma = float(pipeline.get("gamma", PipelineConfig.gamma))
+    pipeline = (cfg.get("pipeline") if cfg is not None else None) or {}
     metrics = build_metrics(
         new,
         list(trajs.values()),
         identity,
         wall_time_s=float(old_metrics.get("wall_time_s", 0.0)),
-        gamma=gamma,
+        gamma=float(pipeline.get("gamma", PipelineConfig.gamma)),
         summarize=summarize,
         wall_time_total_s=old_metrics.get("wall_time_total_s"),
     )

@@ -27,7 +27,7 @@ from typing import Any
 
 from ledgermind.errors import UserError
 from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_for
-from ledgermind.experiment.variants import display_name, load_variants, row_order
+from ledgermind.experiment.variants import display_name, load_variants, names
 from ledgermind.metrics.stats import (
     BootstrapConfig,
     Estimate,
@@ -241,7 +241,7 @@ def _short(v: Any) -> str:
 def in_variant_order(runs: Sequence[RunScores]) -> list[RunScores]:
     """Table 3's row order (``conf/ablation``: full, the ablations as in the paper, baseline); unknown
     variants last."""
-    order = row_order()
+    order = {name: i for i, name in enumerate(names())}
     return sorted(runs, key=lambda r: (order.get(r.variant, len(order)), r.variant, r.seed))
 
 
