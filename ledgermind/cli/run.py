@@ -71,7 +71,11 @@ def _task(cfg: DictConfig) -> None:
     try:
         metrics = run_experiment(cfg)
         if cfg.get("report", False):
-            write_report(Path(str(cfg.output_dir)))  # run_experiment moved output_dir under resume=new
+            # the HTML report, a step of this command after the run (the run itself never imports the
+            # report, which reads run folders); run_experiment moved output_dir under resume=new
+            from ledgermind.report import build_report
+
+            print(f"report: {build_report(Path(str(cfg.output_dir)))}", flush=True)
     except KeyboardInterrupt as e:
         what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
         print(f"error: {what}; finished items are kept; resume with: {_resume(cfg)}", file=sys.stderr)
@@ -104,16 +108,6 @@ def _task(cfg: DictConfig) -> None:
     if metrics["errors"]:
         _failed_runs.append(failure_summary(metrics, str(cfg.output_dir) if in_sweep else ""))
         _retry[:] = [_resume(cfg)]
-
-
-def write_report(out_dir: Path) -> Path:
-    """``report=true``: the HTML report of the finished run, a step of this command after the
-    run (the run itself never imports the report, which reads run folders)."""
-    from ledgermind.report import build_report
-
-    index = build_report(out_dir)
-    print(f"report: {index}", flush=True)
-    return index
 
 
 def failure_summary(metrics: dict, job: str = "") -> str:
