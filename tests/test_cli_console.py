@@ -36,11 +36,12 @@ def test_every_workflow_step_is_a_subcommand() -> None:
         assert callable(cli.resolve(name))
 
 
-def test_audit_means_the_claim_auditor_and_srfa_the_run_audit() -> None:
+def test_audit_means_the_claim_auditor_and_srfa_the_run_audit(capsys: pytest.CaptureFixture[str]) -> None:
     from ledgermind.claim_audit import main as claims_main
-    from ledgermind.cli.srfa import main as srfa_main
 
-    assert cli.resolve("audit") is claims_main and cli.resolve("srfa") is srfa_main
+    assert cli.resolve("audit") is claims_main
+    assert cli.main(["srfa", "--help"]) == 0
+    assert "usage: ledgermind srfa" in (out := capsys.readouterr().out) and "srfa.jsonl" in out
 
 
 def test_usage_and_unknown_command(capsys: pytest.CaptureFixture[str]) -> None:

@@ -37,9 +37,9 @@ COMMANDS = {
     "eval-grounding": "the claim auditor's agreement with human annotations on real claims (and its cross-validation)",
     "eval-perception": "OCR and crop-zoom on real gauge and MMMU-Pro images (and the zone choice's cross-validation)",
 }
-# The claim auditor and S-RFA were module entry points from the start and keep their own argv
-# handling; every other command runs as its ``scripts/NAME.py`` does (``as_script``).
-OWN_ARGV = {"audit": "ledgermind.claim_audit:main", "srfa": "ledgermind.cli.srfa:main"}
+# The claim auditor is a module entry point of its own (``python -m ledgermind.claim_audit``); every
+# other command runs as its ``scripts/NAME.py`` does (``as_script``).
+OWN_ARGV = {"audit": "ledgermind.claim_audit:main"}
 
 
 def resolve(name: str) -> Main:

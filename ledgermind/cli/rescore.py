@@ -16,7 +16,8 @@ import argparse
 from pathlib import Path
 
 from ledgermind.cli.commands import one_line_errors
-from ledgermind.experiment.rescore import rescore_path
+from ledgermind.experiment.rescore import rescore_run
+from ledgermind.runs.reader import find_runs
 
 
 @one_line_errors
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     seed, trust = args.random_fallback_seed, args.trust_config
-    reports = [r for p in args.runs for r in rescore_path(p, random_fallback_seed=seed, trust_config=trust)]
+    reports = [rescore_run(d, random_fallback_seed=seed, trust_config=trust) for d in find_runs(args.runs)]
     for rep in reports:
         print(
             f"{rep.run_dir}: {rep.n_items} items, {len(rep.changes)} verdicts changed, "

@@ -31,6 +31,7 @@ import hydra
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from ledgermind.cli import run_args  # foreign flags; Hydra's composition errors in one line
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError, is_disk_failure, user_error_in
 from ledgermind.experiment.run_summary import run_summary
@@ -64,19 +65,21 @@ _retry: list[str] = []  # the command that retries them (a sweep's: one for all 
 # ``ledgermind run`` or ``python -m ledgermind run``; Hydra names the job after this module ("run").
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _task(cfg: DictConfig) -> None:
-    from ledgermind.experiment.app import run_experiment
+    from ledgermind.experiment.app import run_experiment, sweep_group
 
+    in_sweep = sweep_group() is not None
     try:
         metrics = run_experiment(cfg)
         if cfg.get("report", False):
-            write_report(Path(str(cfg.output_dir)))  # run_experiment moved output_dir under resume=new
+            # the HTML report, a step of this command after the run (the run itself never imports the
+            # report, which reads run folders); run_experiment moved output_dir under resume=new
+            from ledgermind.report import build_report
+
+            print(f"report: {build_report(Path(str(cfg.output_dir)))}", flush=True)
     except KeyboardInterrupt as e:
         what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
         print(f"error: {what}; finished items are kept; resume with: {_resume(cfg)}", file=sys.stderr)
         raise SystemExit(EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED) from None
-    except (UserError, OmegaConfBaseException) as e:  # a config value missing/invalid, a bad path
-        print(f"error: {_one_line(e)}", file=sys.stderr)
-        raise SystemExit(EXIT_USER_ERROR) from None
     except Exception as e:
         if is_disk_failure(e):  # a full or read-only disk under the run's own files (or its response cache)
             what = str(e)
@@ -88,30 +91,23 @@ def _task(cfg: DictConfig) -> None:
                 file=sys.stderr,
             )
             raise SystemExit(EXIT_DISK) from None
-        # a constructor's ConfigError arrives wrapped by Hydra's instantiate: still the user's to fix
-        if (cause := user_error_in(e)) is None:
+        # a config value missing/invalid, a bad path; a constructor's ConfigError arrives wrapped by
+        # Hydra's instantiate: still the user's to fix
+        if (cause := e if isinstance(e, OmegaConfBaseException) else user_error_in(e)) is None:
             raise
-        print(f"error: {_one_line(cause)}", file=sys.stderr)
+        line = (
+            run_args.composition_error(cause)
+            or (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        )
+        print(f"error: {line}", file=sys.stderr)  # OmegaConf's later lines (full_key: ...) add nothing
         raise SystemExit(EXIT_USER_ERROR) from None
     shown = cfg.get("print_census")
     print(
-        run_summary(
-            metrics, Path(str(cfg.output_dir)), census=not _in_sweep() if shown is None else bool(shown)
-        )
+        run_summary(metrics, Path(str(cfg.output_dir)), census=not in_sweep if shown is None else bool(shown))
     )
     if metrics["errors"]:
-        _failed_runs.append(failure_summary(metrics, str(cfg.output_dir) if _in_sweep() else ""))
+        _failed_runs.append(failure_summary(metrics, str(cfg.output_dir) if in_sweep else ""))
         _retry[:] = [_resume(cfg)]
-
-
-def write_report(out_dir: Path) -> Path:
-    """``report=true``: the HTML report of the finished run, a step of this command after the
-    run (the run itself never imports the report, which reads run folders)."""
-    from ledgermind.report import build_report
-
-    index = build_report(out_dir)
-    print(f"report: {index}", flush=True)
-    return index
 
 
 def failure_summary(metrics: dict, job: str = "") -> str:
@@ -121,21 +117,16 @@ def failure_summary(metrics: dict, job: str = "") -> str:
     return f"{job + ': ' if job else ''}{metrics['errors']} of {metrics['n_items']} items failed ({top})"
 
 
-def _in_sweep() -> bool:
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
-    return bool(HydraConfig.get().mode == RunMode.MULTIRUN)
-
-
 def _resume(cfg: DictConfig) -> str:
     """The command that resumes this run in its own directory, whatever its timestamp; in a sweep
     this process launched, the command that resumes every job of the sweep (a job a launcher runs
     elsewhere, e.g. submitit, has no sweep command line: its own job's command)."""
     from hydra.core.hydra_config import HydraConfig
 
+    from ledgermind.experiment.app import sweep_group
+
     hc = HydraConfig.get()
-    if _in_sweep() and {"-m", "--multirun"} & set(sys.argv[1:]):  # this process launched the sweep
+    if sweep_group() and {"-m", "--multirun"} & set(sys.argv[1:]):  # this process launched the sweep
         return resume_command(sys.argv[1:], Path(str(hc.sweep.dir)), sweep=True)
     internal = (
         "hydra.run.",
@@ -149,17 +140,8 @@ def _resume(cfg: DictConfig) -> str:
     return resume_command([*extra, *hc.overrides.task], Path(str(cfg.output_dir)))
 
 
-def _one_line(e: Exception) -> str:
-    """OmegaConf appends "full_key: ..., object_type=..." lines; the first line (or the closest key) says it all."""
-    from ledgermind.cli.run_args import composition_error
-
-    return composition_error(e) or (str(e).strip().splitlines() or [type(e).__name__])[0]
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """The run command; ``argv`` (default: ``sys.argv[1:]``) becomes Hydra's command line."""
-    from ledgermind.cli import run_args  # foreign flags; Hydra's composition errors in one line
-
     _failed_runs.clear()
     _retry.clear()
     if argv is not None:

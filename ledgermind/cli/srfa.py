@@ -10,6 +10,7 @@ retried), 1 some item audits failed (rerun to retry), 2 usage error.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -25,8 +26,6 @@ from ledgermind.experiment.wandb_logger import configured_logger
 from ledgermind.srfa.checks import format_checks
 from ledgermind.srfa.protocol import SrfaMode
 from ledgermind.srfa.run import SRFA_FILE, SRFA_METRICS_FILE
-
-EXIT_USER_ERROR = 2
 
 
 def compose_srfa_config(overrides: Sequence[str]) -> DictConfig:
@@ -186,29 +185,30 @@ def _f(x: Any) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in {"-h", "--help"}:
-        print(
-            "usage: ledgermind srfa RUN_DIR [--trust-config] [srfa.mode=ledger|judge|both] [srfa.gamma=0.5] "
-            "[model=NAME backend=NAME ...]\n\nWrites RUN_DIR/srfa.jsonl and RUN_DIR/srfa_metrics.json; "
-            "a rerun retries the items whose audit failed (items the run itself failed are run errors, "
-            "counted apart). --trust-config: reload a benchmark the run names by import path "
-            "(only for runs you made yourself).",
-            file=sys.stderr,
-        )
-        return 0 if args else EXIT_USER_ERROR
-    trust = "--trust-config" in args
-    args = [a for a in args if a != "--trust-config"]
-    if not args:
-        print("error: give the run directory to audit", file=sys.stderr)
-        return EXIT_USER_ERROR
-    run_dir, overrides = Path(args[0]), args[1:]
+    p = argparse.ArgumentParser(
+        prog="ledgermind srfa",
+        description="Writes RUN_DIR/srfa.jsonl and RUN_DIR/srfa_metrics.json; a rerun retries the items whose "
+        "audit failed (items the run itself failed are run errors, counted apart).",
+    )
+    p.add_argument("run_dir", type=Path, help="the finished run to audit")
+    p.add_argument(
+        "overrides",
+        nargs="*",
+        help="srfa.mode=ledger|judge|both, srfa.gamma=0.5, model=NAME backend=NAME ...",
+    )
+    p.add_argument(
+        "--trust-config",
+        action="store_true",
+        help="reload a benchmark the run names by import path (only for runs you made yourself)",
+    )
+    args = p.parse_intermixed_args(argv)
+    run_dir, overrides, trust = args.run_dir, args.overrides, args.trust_config
     try:
         cfg = compose_srfa_config(overrides)
         metrics = run_srfa(run_dir, cfg, trust_config=trust)
     except (UserError, OmegaConfBaseException) as exc:
         print(f"error: {str(exc).strip().splitlines()[0]}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return 2
     print(format_metrics(metrics))
     print(f"-> {run_dir / SRFA_FILE}, {run_dir / SRFA_METRICS_FILE}")
     errors = sum((metrics.get(m) or {}).get("audit_errors", 0) for m in ("ledger", "judge"))

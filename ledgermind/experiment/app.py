@@ -1,7 +1,7 @@
 """From a composed Hydra config to a finished run: the glue behind ``scripts/run.py``.
 
 Cheap checks come first (settings, data path) so a user mistake is reported in one line before
-a model is loaded. Agent, scorer and metrics can be injected, which lets tests run fakes end to end.
+a model is loaded. Agent and scorer can be injected, which lets tests run fakes end to end.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from ledgermind.runs.claim import ResumeMode, claim, release_unstarted, resume_i
 from ledgermind.runs.items import load_items
 from ledgermind.runs.provenance import run_provenance
 from ledgermind.runs.results import read_results
-from ledgermind.runs.summary import Summarize
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +158,6 @@ def run_experiment(
     *,
     agent_factory: AgentFactory | None = None,
     scorer: Scorer | None = None,
-    summarize: Summarize | None = None,
 ) -> dict[str, Any]:
     """Run the configured experiment and return its ``metrics.json`` content."""
     quiet_http_logs()
@@ -172,7 +170,6 @@ def run_experiment(
     items = load_selected_items(cfg, settings.limit)
     factory = agent_factory or configured_agent_factory(cfg)
     scorer = scorer or configured_scorer(cfg)
-    summarize = summarize if summarize is not None else trajectory_summary
     # replayed replies are not the tiny model's, and a backend with a disclaimer prints its own banner
     backend, model = backend_identity(cfg), str(cfg.model.get("name"))
     if label_for({"backend": backend, "model": model}).kind == "TINY MODEL":
@@ -198,7 +195,7 @@ def run_experiment(
     log_file = log_to(out_dir)
     refused = False
     try:
-        return _run_claimed(cfg, items, factory, identity, scorer, summarize, _moved(cfg, settings, out_dir))
+        return _run_claimed(cfg, items, factory, identity, scorer, _moved(cfg, settings, out_dir))
     except UserError:  # a preflight refusal (dead server, ...) before any item ran: leave no run behind
         refused = True
         raise
@@ -254,7 +251,6 @@ def _run_claimed(
     factory: AgentFactory,
     identity: Any,
     scorer: Scorer,
-    summarize: Summarize | None,
     settings: RunSettings,
 ) -> dict[str, Any]:
     """The run proper, in a directory this process holds (``runs.claim.claim``)."""
@@ -283,7 +279,7 @@ def _run_claimed(
                 identity=identity,
                 options=options,
                 scorer=scorer,
-                summarize=summarize,
+                summarize=trajectory_summary,
                 logger=started[0],
             )
         finally:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from ledgermind.metrics.plan import (
     mcnemar_sample_size,
     smallest_detectable_delta,
 )
+from ledgermind.metrics.stats import discordant_pairs
 from ledgermind.runs.reader import RunDir, find_runs
 
 DELTAS_POINTS = (1.0, 2.0, 5.0)
@@ -83,7 +84,6 @@ class Pilot:
     """What the planner needs from a pilot sweep."""
 
     runs: list[PilotRun]
-    items_per_run: dict[tuple[str, int], int] = field(default_factory=dict)
 
     @property
     def variants(self) -> list[str]:
@@ -166,22 +166,24 @@ def projection(per_item: Sequence[Cost], n: float) -> tuple[Cost, Cost]:
     return mean.scaled(n), Cost(**spread).scaled(n / math.sqrt(k))
 
 
+def paired_discordance(
+    pairs: Iterable[tuple[Mapping[str, float | None], Mapping[str, float | None]]],
+) -> Discordance:
+    """Only-reference-right / only-variant-right shares over the (item, seed) pairs both runs
+    scored, pooled over ``(reference scores, variant scores)`` pairs of runs."""
+    only_ref = only_var = n = 0
+    for ref, var in pairs:
+        b, c = discordant_pairs(ref, var)
+        only_ref, only_var = only_ref + b, only_var + c
+        n += sum(1 for i in set(ref) & set(var) if ref[i] is not None and var[i] is not None)
+    return Discordance.from_counts(only_ref, only_var, n)
+
+
 def discordance(pilot: Pilot, variant: str, reference: str = "full") -> Discordance:
-    """Only-reference-right / only-variant-right shares over (item, seed) pairs both scored."""
+    """``variant`` against ``reference`` in every seed the pilot ran both."""
     by_seed = {(r.variant, r.seed): r.scores for r in pilot.runs}
-    only_ref = only_var = pairs = 0
-    for seed in pilot.seeds:
-        ref, var = by_seed.get((reference, seed)), by_seed.get((variant, seed))
-        if ref is None or var is None:
-            continue
-        for item in set(ref) & set(var):
-            x, y = ref[item], var[item]
-            if x is None or y is None:
-                continue
-            pairs += 1
-            only_ref += x >= 1.0 and y < 1.0
-            only_var += y >= 1.0 and x < 1.0
-    return Discordance.from_counts(only_ref, only_var, pairs)
+    both = [s for s in pilot.seeds if (reference, s) in by_seed and (variant, s) in by_seed]
+    return paired_discordance((by_seed[reference, s], by_seed[variant, s]) for s in both)
 
 
 @dataclass(frozen=True)
@@ -246,28 +248,29 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     }
 
 
-COST_KEYS = (
-    "made",
-    "sent",
-    "prompt_tokens",
-    "cached_prompt_tokens",
-    "uncached_prompt_tokens",
-    "completion_tokens",
+# (column, Cost field, rendered with "± se")
+COST_COLUMNS = (
+    ("requests made", "made", True),
+    ("requests sent", "sent", True),
+    ("prompt tokens", "prompt_tokens", True),
+    ("cached", "cached_prompt_tokens", False),
+    ("uncached", "uncached_prompt_tokens", False),
+    ("generated tokens", "completion_tokens", True),
 )
-SE_KEYS = ("made", "sent", "prompt_tokens", "completion_tokens")  # the ones rendered with "± se"
 
 
 def _cost_row(cost: Cost, rate: float | None, se: Cost) -> dict[str, Any]:
     return {
-        **{k: getattr(cost, k) for k in COST_KEYS},
+        **{k: getattr(cost, k) for _, k, _ in COST_COLUMNS},
         "gpu_hours": gpu_hours(cost, rate) if rate else None,
-        "se": {k: getattr(se, k) for k in SE_KEYS},
+        "se": {k: getattr(se, k) for _, k, with_se in COST_COLUMNS if with_se},
     }
 
 
 def _power_row(pilot: Pilot, variant: str, req: PlanRequest) -> dict[str, Any]:
+    assert req.items is not None  # make_plan filled it in
     d = discordance(pilot, variant)
-    sdd = smallest_detectable_delta(req.items or pilot.items_per_seed, d.psi, req.alpha, req.power)
+    sdd = smallest_detectable_delta(req.items, d.psi, req.alpha, req.power)
     return {
         "pairs": d.pairs,
         "discordant": round(d.psi * d.pairs),
@@ -298,16 +301,12 @@ def render(plan: dict[str, Any]) -> str:
         *([f"warning: {plan['pilot']['warning']}"] if plan["pilot"]["warning"] else []),
         f"GPU rate: {f'{rate:.1f}' if rate else 'unknown'} processed tokens/s ({plan['rate_source']})",
         "",
-        "| variant | requests made | requests sent | prompt tokens | cached | uncached | generated tokens | GPU-hours |",
+        f"| variant | {' | '.join(c for c, _, _ in COST_COLUMNS)} | GPU-hours |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, row in [*plan["costs"].items(), ("total", plan["total"])]:
         hours = "-" if row["gpu_hours"] is None else f"{row['gpu_hours']:.2f}"
-        lines.append(
-            f"| {name} | {_pm(row, 'made')} | {_pm(row, 'sent')} | {_pm(row, 'prompt_tokens')} | "
-            f"{row['cached_prompt_tokens']:.0f} | {row['uncached_prompt_tokens']:.0f} | "
-            f"{_pm(row, 'completion_tokens')} | {hours} |"
-        )
+        lines.append(f"| {name} | {' | '.join(_pm(row, k) for _, k, _ in COST_COLUMNS)} | {hours} |")
     lines.append("(± one standard error of the projection: the spread of the pilot's per-item costs)")
     lines += [
         f"{name}: 0 requests sent: every request it makes is made first by a variant before it in the "

@@ -18,7 +18,6 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -26,20 +25,17 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import container
 from ledgermind.errors import DataError, UserError
 from ledgermind.experiment.runner import Scorer, answer_text, read_trajectories, score_text
+from ledgermind.metrics import summarize
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.runs.atomic import atomic_write, atomic_write_json
 from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG, RESULTS_FILE
 from ledgermind.runs.provenance import request_totals, scorer_version
-from ledgermind.runs.reader import RunDir, find_runs, rebuild_items
+from ledgermind.runs.reader import RunDir, rebuild_items
 from ledgermind.runs.results import ItemResult
-from ledgermind.runs.summary import RunIdentity, Summarize, build_metrics
+from ledgermind.runs.summary import RunIdentity, build_metrics
 from ledgermind.trajectory import Trajectory
 
 RESCORE_DIR = "rescore"
-
-
-class RescoreError(UserError):
-    """The run cannot be re-scored (unfinished, no recorded config, items no longer in the data)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +70,7 @@ def scorer_from_config(
         }
     scorer = configured_scorer(node, trusted=trusted)
     if random_fallback_seed is not None and not isinstance(scorer, functools.partial):
-        raise RescoreError(
+        raise UserError(
             f"scorer {node.get('scorer')} takes no ScoringConfig, so it has no random fallback to seed"
         )
     return scorer
@@ -93,7 +89,7 @@ async def rescore_results(
             continue
         item = items.get(r.id)
         if item is None:
-            raise RescoreError(
+            raise UserError(
                 f"item {r.id!r} of the run is no longer in the benchmark data; cannot re-score it"
             )
         view = await score_text(scorer, item, answer_text(traj))
@@ -111,8 +107,6 @@ def rescore_run(
     items: Iterable[Item] | None = None,
     scorer: Scorer | None = None,
     random_fallback_seed: int | None = None,
-    summarize: Summarize | None = None,
-    gamma: float | None = None,
     trust_config: bool = False,
 ) -> RescoreReport:
     """Re-score one finished run in place; the previous files move to ``rescore/<stamp>/``."""
@@ -120,10 +114,10 @@ def rescore_run(
     run_dir, metrics_path = run.path, run.path / METRICS_FILE
     old_metrics = run.metrics()
     if old_metrics is None:
-        raise RescoreError(f"{run_dir} has no {METRICS_FILE}: the run did not finish (resume it first)")
+        raise UserError(f"{run_dir} has no {METRICS_FILE}: the run did not finish (resume it first)")
     cfg = run.config() if items is None or scorer is None else None
     if cfg is None and (items is None or scorer is None):
-        raise RescoreError(f"{run_dir} has no recorded config ({RECORDED_CONFIG}); pass the items explicitly")
+        raise UserError(f"{run_dir} has no recorded config ({RECORDED_CONFIG}); pass the items explicitly")
     # strict: a corrupt line would otherwise vanish from the rewritten file (an item silently dropped)
     results = run.results(strict=True)
     # a run folder is data: its benchmark is reloaded from the registry unless the user trusts it
@@ -132,22 +126,18 @@ def rescore_run(
     try:
         trajs = read_trajectories(run_dir, [r.id for r in results], strict=True)
     except DataError as e:
-        raise RescoreError(f"{e}; nothing was rewritten") from None
+        raise UserError(f"{e}; nothing was rewritten") from None
     new = asyncio.run(rescore_results(results, trajs, by_id, scorer))
     # everything is computed and checked before anything is written: a failure leaves the folder as it was
     identity = RunIdentity.from_dict(old_metrics.get("identity") or {})
     identity = replace(identity, provenance={**identity.provenance, "scorer": scorer_version()})
-    if summarize is None:
-        from ledgermind.metrics import summarize
-    if gamma is None:
-        pipeline = (cfg.get("pipeline") if cfg is not None else None) or {}
-        gamma = float(pipeline.get("gamma", PipelineConfig.gamma))
+    pipeline = (cfg.get("pipeline") if cfg is not None else None) or {}
     metrics = build_metrics(
         new,
         list(trajs.values()),
         identity,
         wall_time_s=float(old_metrics.get("wall_time_s", 0.0)),
-        gamma=gamma,
+        gamma=float(pipeline.get("gamma", PipelineConfig.gamma)),
         summarize=summarize,
         wall_time_total_s=old_metrics.get("wall_time_total_s"),
     )
@@ -171,15 +161,6 @@ def rescore_run(
     return RescoreReport(
         run_dir, len(new), changes, float(old_metrics.get("accuracy", 0.0)), metrics["accuracy"], backup
     )
-
-
-def rescore_path(path: Path, **kwargs: Any) -> list[RescoreReport]:
-    """A run dir or a multirun dir (every run below it)."""
-    try:
-        run_dirs = find_runs(path)
-    except UserError as exc:
-        raise RescoreError(str(exc)) from None
-    return [rescore_run(d, **kwargs) for d in run_dirs]
 
 
 # ------------------------------------------------------------------------------ files

@@ -23,6 +23,7 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
 from ledgermind.experiment.failures import item_error, load_error
 from ledgermind.experiment.progress import Progress
+from ledgermind.experiment.wandb_logger import ExperimentLogger
 from ledgermind.metrics.census import trajectory_record
 from ledgermind.runs.atomic import atomic_write_json
 from ledgermind.runs.files import METRICS_FILE, RESULTS_FILE, note
@@ -57,12 +58,6 @@ def start_order(items: Sequence[Item], agent: Any) -> list[Item]:
     """
     cost = getattr(agent, "expected_cost", None)
     return list(items) if cost is None else sorted(items, key=lambda it: -float(cost(it)))  # a stable sort
-
-
-class ItemLogger(Protocol):
-    """The part of the experiment logger the runner talks to (see ``wandb_logger``)."""
-
-    def log_item(self, result: ItemResult, running_accuracy: float) -> None: ...
 
 
 Scorer = Callable[[Item, str], Any]  # returns a ScoreResult-like object (prediction, correct, parsed)
@@ -195,7 +190,7 @@ async def run_items(
     options: RunOptions,
     scorer: Scorer,
     summarize: Summarize | None,
-    logger: ItemLogger | None = None,
+    logger: ExperimentLogger | None = None,
 ) -> dict[str, Any]:
     """Solve every item not yet finished in ``results.jsonl``, then write and return ``metrics.json``.
 

@@ -69,9 +69,13 @@ def _load(conf_dir: Path) -> tuple[Variant, ...]:
 
 
 def _variant(path: Path) -> Variant:
+    """The variant file (with any base its defaults list names), read unresolved."""
     from omegaconf.errors import OmegaConfBaseException
 
-    raw = _read(path)
+    try:
+        raw = container(option_node(GROUP, path.stem, path.parent.parent), resolve=False)
+    except (OSError, ValueError, yaml.YAMLError, OmegaConfBaseException) as e:
+        raise ConfigError(f"{path}: cannot read the variant file: {e}") from e
     table = raw.get(TABLE_KEY)
     if not isinstance(table, Mapping) or not {"display", "row"} <= set(table):
         raise ConfigError(
@@ -85,17 +89,6 @@ def _variant(path: Path) -> Variant:
         raise ConfigError(f"{path}: {str(e).splitlines()[0]}") from e
     structural = tuple(str(k) for k in table.get("structural") or ())
     return Variant(path.stem, str(table["display"]), float(table["row"]), flags, structural)
-
-
-def _read(path: Path) -> dict[str, Any]:
-    """The variant file (with any base its defaults list names), unresolved."""
-    from omegaconf.errors import OmegaConfBaseException
-
-    try:
-        raw = container(option_node(GROUP, path.stem, path.parent.parent), resolve=False)
-    except (OSError, ValueError, yaml.YAMLError, OmegaConfBaseException) as e:
-        raise ConfigError(f"{path}: cannot read the variant file: {e}") from e
-    return raw
 
 
 def _check_unique(variants: tuple[Variant, ...], folder: Path) -> None:
@@ -121,11 +114,6 @@ def display_name(name: str, conf_dir: Path | None = None) -> str:
     """The row name of a variant; an unlisted one (``custom``, ``official_cot``) shows its own name."""
     listed = variant(name, conf_dir)
     return listed.display if listed is not None else name
-
-
-def row_order(conf_dir: Path | None = None) -> dict[str, int]:
-    """``name -> position`` in Table 3 (unlisted variants sort after every listed one)."""
-    return {v.name: i for i, v in enumerate(load_variants(conf_dir))}
 
 
 def variant(name: str, conf_dir: Path | None = None) -> Variant | None:

@@ -99,7 +99,7 @@ def lines(path: Path) -> dict[str, dict]:
 
 def test_unchanged_scorer_changes_nothing(run_dir: Path, nothing_runs) -> None:
     before = lines(run_dir / "results.jsonl")
-    rep = rescore_run(run_dir, items=fake_items(6), scorer=score, summarize=None)
+    rep = rescore_run(run_dir, items=fake_items(6), scorer=score)
     assert rep.changes == [] and lines(run_dir / "results.jsonl") == before
     assert rep.accuracy_before == rep.accuracy_after == pytest.approx(2 / 5)  # q4 errored: not scored
 
@@ -109,9 +109,7 @@ def test_random_fallback_changes_exactly_the_unparsed_verdicts(run_dir: Path, no
     old_metrics = json.loads((run_dir / "metrics.json").read_text())
     assert old_metrics["unparsed"] == 2 and old_metrics["errors"] == 1
 
-    rep = rescore_run(
-        run_dir, items=fake_items(6), scorer=scorer_from_config(None, random_fallback_seed=0), summarize=None
-    )
+    rep = rescore_run(run_dir, items=fake_items(6), scorer=scorer_from_config(None, random_fallback_seed=0))
     after = lines(run_dir / "results.jsonl")
     assert {c.id for c in rep.changes} == {"q2", "q3"}  # only the replies the parser could not read
     for i in ("q0", "q1", "q4", "q5"):
