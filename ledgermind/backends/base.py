@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from PIL import Image
+from pydantic import ConfigDict
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError
@@ -90,6 +91,9 @@ class GenerationRequest:
 
 @dataclass
 class Reply:
+    # strict, no unknown keys: a reply read back from the response cache is checked field by field
+    __pydantic_config__ = ConfigDict(strict=True, extra="forbid")
+
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
