@@ -58,11 +58,11 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
         cache = config.cache_path("mmmu_pro_images")
         items = load_rows(config, root, lambda r, _: _from_official_row(r, setting, cache))
     if setting == "vision":
-        from ledgermind.benchmarks.vision import VisionRenderer
+        from ledgermind.benchmarks.vision import to_vision_item
 
-        renderer = VisionRenderer(config.cache_path("mmmu_pro_vision"))
+        pages = config.cache_path("mmmu_pro_vision")
         items = [
-            it if it.meta.get("page_given") or it.meta.get("load_error") else renderer.to_vision_item(it)
+            it if it.meta.get("page_given") or it.meta.get("load_error") else to_vision_item(it, pages)
             for it in items
         ]
     return items
