@@ -33,10 +33,10 @@ from ledgermind.benchmarks.item import OPTION_LABELS, AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import (
     contained_path,
-    image_bytes,
     letter_columns,
     load_rows,
     materialise_image,
+    numbered_images,
     parse_list,
 )
 from ledgermind.errors import ConfigError, DataError
@@ -56,7 +56,7 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
         items = load_rows(config, root / "items.jsonl", lambda r, _: _from_subset_row(r, root, setting))
     else:
         cache = config.cache_path("mmmu_pro_images")
-        items = load_rows(config, root, lambda r, _: _from_official_row(r, setting, cache))
+        items = load_rows(config, root, lambda r, src: _from_official_row(r, src, setting, cache))
     if setting == "vision":
         from ledgermind.benchmarks.vision import to_vision_item
 
@@ -95,7 +95,7 @@ def _vision_style(row: dict[str, Any], root: Path, item_id: str) -> dict[str, An
     return style
 
 
-def _from_official_row(row: dict[str, Any], setting: str, cache: Path) -> Item:
+def _from_official_row(row: dict[str, Any], source: Path, setting: str, cache: Path) -> Item:
     item_id = str(row.get("id") or row.get("index") or "")
     if not item_id:
         raise DataError("official MMMU-Pro row without 'id'/'index'")
@@ -115,20 +115,15 @@ def _from_official_row(row: dict[str, Any], setting: str, cache: Path) -> Item:
         return replace(
             item, question=vision_question(len(options)), options=None, meta=item.meta | {"options": options}
         )
-    images = _official_images(row, item_id, cache)
+    images = _official_images(row, source, item_id, cache)
     return _item(
         item_id, str(row.get("question", "")), options, answer, images, row.get("topic_difficulty"), meta
     )
 
 
-def _official_images(row: dict[str, Any], item_id: str, cache: Path) -> list[Path]:
+def _official_images(row: dict[str, Any], source: Path, item_id: str, cache: Path) -> list[Path]:
     """``image_1..image_7`` (HF) or ``image`` (TSV, one image or a list of base64) → files."""
-    images: list[Path] = []
-    for k in range(1, MAX_IMAGES + 1):
-        data = image_bytes(row.get(f"image_{k}"))
-        if data is None:
-            break  # image_N are filled left to right
-        images.append(materialise_image(data, cache, f"{item_id}_{k}"))
+    images = numbered_images(row, source, cache, item_id, MAX_IMAGES)
     if not images and row.get("image") not in (None, ""):
         raw = row["image"]
         if isinstance(raw, str) and raw.lstrip().startswith("["):

@@ -12,6 +12,7 @@ import ast
 import base64
 import binascii
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,6 +191,29 @@ def materialise_image(value: Any, cache_dir: Path, stem: str) -> Path:
         tmp.write_bytes(data)
         tmp.replace(out)  # atomic: concurrent loaders never see half a file
     return out
+
+
+def image_file(value: Any, source: Path, cache: Path, stem: str) -> Path:
+    """An image field: a path (relative to the table file) or embedded bytes/base64."""
+    if isinstance(value, str) and not _looks_base64(value):
+        return contained_path(source.parent, value, stem)
+    if isinstance(value, dict) and not value.get("bytes") and value.get("path"):
+        return contained_path(source.parent, value["path"], stem)
+    return materialise_image(value, cache, stem)
+
+
+def _looks_base64(s: str) -> bool:
+    return len(s) > 256 and re.fullmatch(r"[A-Za-z0-9+/=\s]+", s[:512]) is not None
+
+
+def numbered_images(row: dict[str, Any], source: Path, cache: Path, item_id: str, n: int) -> list[Path]:
+    images = []
+    for k in range(1, n + 1):
+        v = row.get(f"image_{k}")
+        if v in (None, "") or (isinstance(v, dict) and not v.get("bytes") and not v.get("path")):
+            break
+        images.append(image_file(v, source, cache, f"{item_id}_{k}"))
+    return images
 
 
 def answer_type(is_mcq: bool, answer: str) -> AnswerType:
