@@ -14,14 +14,13 @@ import binascii
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item, askable, failed_item
 from ledgermind.benchmarks.registry import LoaderConfig
 from ledgermind.errors import DataError
-from ledgermind.jsonl import BadLine, read_jsonl
+from ledgermind.jsonl import BadLine, JsonlRow, read_jsonl
 
 TABLE_SUFFIXES = (".parquet", ".tsv", ".jsonl")
 ROW_IDS = ("id", "pid", "index", "question_id")  # what a row's error item is named by
@@ -64,7 +63,7 @@ def load_rows(config: LoaderConfig, path: Path, build: Callable[[dict[str, Any],
 
 
 def _row_item(
-    row: dict[str, Any] | BadRow,
+    row: dict[str, Any] | JsonlRow,
     lineno: int,
     source: Path,
     build: Callable[[dict[str, Any], Path], Item],
@@ -75,10 +74,10 @@ def _row_item(
     One bad row must not abort a 1,730-item benchmark: the run goes on and the row is reported
     as an error. ``strict`` restores the abort (the first bad row raises its ``DataError``).
     """
-    if isinstance(row, BadRow):
+    if isinstance(row, JsonlRow):  # a line that is not a record: its ``error`` says why
         if strict:
-            raise DataError(row.cause)
-        return failed_item(f"line{row.lineno}", row.cause)
+            raise DataError(row.error)
+        return failed_item(f"line{row.line_no}", str(row.error))
     try:
         return askable(build(row, source))
     except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
@@ -91,20 +90,11 @@ def _row_item(
         return failed_item(str(row_id), f"{where}: {cause}")
 
 
-@dataclass(frozen=True)
-class BadRow:
-    """A JSONL line that is not a record (invalid UTF-8, invalid JSON, not an object): kept in
-    its place so that ``load_rows`` makes it one error item instead of aborting the benchmark."""
-
-    lineno: int
-    cause: str
-
-
 def read_records(path: Path) -> list[Any]:
     """A benchmark JSONL file's records, through the one JSONL reader (``ledgermind/jsonl.py``):
-    a line that is not a JSON object is a ``BadRow`` in its place (one bad row must not stop a run)."""
+    a line that is not a JSON object stays a ``JsonlRow`` in its place (one bad row must not stop a run)."""
     rows = read_jsonl(path, bad=BadLine.KEEP, torn_tail=False, objects=True, what="a valid JSON object")
-    return [row.value if row.error is None else BadRow(row.line_no, row.error) for row in rows]
+    return [row.value if row.error is None else row for row in rows]
 
 
 def table_files(path: Path, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> list[Path]:
