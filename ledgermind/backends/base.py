@@ -182,6 +182,10 @@ class Backend(ABC):
         at construction time).
         """
 
+    def reply(self, text: str, **fields: Any) -> Reply:
+        """A reply of this backend, naming the backend and the model that answered (the run records both)."""
+        return Reply(text, backend=self.name, model=self.model_id, **fields)
+
     def generate_sync(self, request: GenerationRequest) -> Reply:
         return asyncio.run(self.generate(request))
 

@@ -282,15 +282,13 @@ class VLLMServerBackend(Backend):
                 f"{url} sent an empty reply (content {choice['message']['content']!r}, "
                 f"finish_reason {choice.get('finish_reason')!r})"
             )
-        return Reply(
-            text=text,
+        return self.reply(
+            text,
             # optional fields may be absent *or* null (some OpenAI-compatible servers send "usage": {.. null})
             prompt_tokens=_count(usage.get("prompt_tokens")),
             completion_tokens=_count(usage.get("completion_tokens")),
             finish_reason=str(choice.get("finish_reason") or "stop"),
             latency_s=latency,
-            backend=self.name,
-            model=self.model_id,
             meta=meta,
             reasoning=str(reasoning),
         )
