@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from PIL import Image
+from pydantic import ConfigDict
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError
@@ -90,6 +91,9 @@ class GenerationRequest:
 
 @dataclass
 class Reply:
+    # strict, no unknown keys: a reply read back from the response cache is checked field by field
+    __pydantic_config__ = ConfigDict(strict=True, extra="forbid")
+
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -177,6 +181,10 @@ class Backend(ABC):
         otherwise turn every item into an error. Default: nothing to check (local backends fail
         at construction time).
         """
+
+    def reply(self, text: str, **fields: Any) -> Reply:
+        """A reply of this backend, naming the backend and the model that answered (the run records both)."""
+        return Reply(text, backend=self.name, model=self.model_id, **fields)
 
     def generate_sync(self, request: GenerationRequest) -> Reply:
         return asyncio.run(self.generate(request))

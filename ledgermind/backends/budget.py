@@ -128,10 +128,7 @@ def tile(images: list[Image.Image | Path], budget: ImageBudget) -> Image.Image:
     for im in scaled:
         canvas.paste(im, (x, 0))
         x += im.width
-    notes: list[str] = []
-    out = fit_pixels(canvas, budget, notes)
-    assert isinstance(out, Image.Image)
-    return out
+    return _decoded(canvas, budget).image
 
 
 def apply_budget(request: GenerationRequest, budget: ImageBudget) -> tuple[GenerationRequest, list[str]]:

@@ -45,6 +45,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from ledgermind.backends.base import Backend, GenerationRequest, Reply, WrappingBackend, map_parts
 from ledgermind.backends.images import image_digest
 from ledgermind.errors import ConfigError, UserError
@@ -85,18 +87,7 @@ ROW_DIGEST = "request_sha256"  # the field of a stored row naming the request it
 # sqlite error names that mean the file itself is damaged (anything else — I/O error, full disk,
 # a lock held too long — is the machine's trouble and must never move a valid cache aside)
 CORRUPT_ERRORS = frozenset({"SQLITE_NOTADB", "SQLITE_CORRUPT"})
-REPLY_TYPES: dict[str, tuple[type, ...]] = {
-    "text": (str,),
-    "prompt_tokens": (int,),
-    "completion_tokens": (int,),
-    "finish_reason": (str,),
-    "latency_s": (int, float),
-    "backend": (str,),
-    "model": (str,),
-    "cached": (bool,),
-    "meta": (dict,),
-    "reasoning": (str,),
-}
+_STORED_REPLY = TypeAdapter(Reply)
 
 
 class CacheMode(str, Enum):
@@ -224,23 +215,16 @@ class MisfiledRow(ValueError):
 
 
 def reply_from_row(payload: str, key: str) -> Reply:
-    """A stored reply, type-checked field by field: a row of the wrong JSON shape (``{"text": 5}``,
-    a list, an unknown field) raises ``ValueError``, one stored for another request
-    ``MisfiledRow`` — the caller treats either as a miss, because a retry of the item would read
-    the same row again and could never recover."""
+    """A stored reply, type-checked field by field (``Reply``'s strict pydantic config): a row of
+    the wrong JSON shape (``{"text": 5}``, a list, an unknown field) raises ``ValueError``, one
+    stored for another request ``MisfiledRow`` — the caller treats either as a miss, because a
+    retry of the item would read the same row again and could never recover."""
     data = json.loads(payload)
-    if not isinstance(data, dict) or not isinstance(data.get("text"), str):
-        raise ValueError("stored reply is not an object with a text string")
-    digest = data.pop(ROW_DIGEST, None)
-    for name, value in data.items():
-        kinds = REPLY_TYPES.get(name)
-        if kinds is None:
-            raise ValueError(f"stored reply has an unknown field {name!r}")
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            raise ValueError(f"stored reply field {name!r} has type {type(value).__name__}")
+    digest = data.pop(ROW_DIGEST, None) if isinstance(data, dict) else None
+    reply = _STORED_REPLY.validate_json(json.dumps(data))  # JSON mode: strict yet from an object
     if digest != key:
         raise MisfiledRow(f"the reply stored under {key[:12]}… answers request {str(digest)[:12]}…")
-    return Reply(**data)
+    return reply
 
 
 def is_busy(exc: sqlite3.Error) -> bool:

@@ -8,7 +8,7 @@ a ``builder`` (the self-built tiny test model, made on the fly), a local ``path`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -42,17 +42,9 @@ class ModelRef:
             raise ConfigError(f"unknown model builder {builder!r}; known: {', '.join(BUILDERS)}")
         if not (builder or model.get("path") or model.get("hub_id")):
             raise ConfigError(f"model {model['name']!r} needs one of 'builder', 'path' or 'hub_id'")
-        return cls(
-            name=str(model["name"]),
-            hub_id=model.get("hub_id"),
-            path=str(model["path"]) if model.get("path") else None,
-            builder=builder,
-            revision=model.get("revision"),
-            context_length=int(model.get("context_length", 4096)),
-            max_images=int(model.get("max_images", 2)),
-            dtype=str(model.get("dtype", "auto")),
-            vllm_args=dict(model.get("vllm_args") or {}),
-        )
+        known = {f.name for f in fields(cls)}
+        given = {k: v for k, v in model.items() if k in known and v is not None}
+        return cls(**given | {"name": str(model["name"])})
 
     def engine_args(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """vLLM engine arguments: ``vllm_args`` (+ ``overrides``) with the model's own limits as defaults.

@@ -73,4 +73,4 @@ class ReplayBackend(Backend):
             raise BackendError(f"replay: no reply for item {request.item_id!r} in {self.path}") from None
         if isinstance(text, BackendError):
             raise BackendError(str(text))  # a fresh error per call: no traceback piles up on the stored one
-        return Reply(text=text, backend=self.name, model=self._model_id, meta={"replay_file": str(self.path)})
+        return self.reply(text, meta={"replay_file": str(self.path)})

@@ -132,10 +132,8 @@ class ScriptedBackend(Backend):
         )
 
     def _reply(self, text: str, rule: int | None) -> Reply:
-        return Reply(
-            text=text,
+        return self.reply(
+            text,
             completion_tokens=len(text.split()),
-            backend=self.name,
-            model=self.model_id,
             meta={"rule": rule},
         )

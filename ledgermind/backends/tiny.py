@@ -14,11 +14,12 @@ parameters; a directory with a matching marker is reused as is.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from ledgermind.benchmarks.registry import user_cache_dir
 
 BUILD_VERSION = 1  # bump when the recipe changes, so stale caches are rebuilt
 _MARKER = "ledgermind_tiny.json"
@@ -94,13 +95,8 @@ class TinySpec:
     version: int = BUILD_VERSION
 
 
-def default_cache_dir() -> Path:
-    """``$LEDGERMIND_CACHE`` or ``~/.cache/ledgermind``."""
-    return Path(os.environ.get("LEDGERMIND_CACHE", Path.home() / ".cache" / "ledgermind")).expanduser()
-
-
 def tiny_model_dir(cache_dir: str | Path | None = None) -> Path:
-    return Path(cache_dir or default_cache_dir()) / "tiny-qwen2-vl"
+    return Path(cache_dir or user_cache_dir()) / "tiny-qwen2-vl"
 
 
 def build_tiny_qwen2_vl(out_dir: str | Path | None = None, spec: TinySpec = TinySpec()) -> Path:

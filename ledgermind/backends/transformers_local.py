@@ -111,14 +111,12 @@ class TransformersBackend(Backend):
         meta: dict[str, Any] = {"device": self._device, "token_ids": new_ids.tolist()}
         if request.json_schema is not None or request.regex is not None:
             meta["structured_output"] = "not_enforced"
-        return Reply(
-            text=text,
+        return self.reply(
+            text,
             prompt_tokens=n_prompt,
             completion_tokens=int(len(new_ids)),
             finish_reason=finish,
             latency_s=latency,
-            backend=self.name,
-            model=self.model_id,
             meta=meta,
         )
 

@@ -128,14 +128,12 @@ class VLLMInProcessBackend(Backend):
         if final is None or not final.outputs:
             raise BackendError("vllm_inprocess: the engine finished the request without an output")
         completion = final.outputs[0]
-        return Reply(
-            text=completion.text,
+        return self.reply(
+            completion.text,
             prompt_tokens=len(final.prompt_token_ids or []),
             completion_tokens=len(completion.token_ids),
             finish_reason=str(completion.finish_reason or "stop"),
             latency_s=latency,
-            backend=self.name,
-            model=self.model_id,
             meta={"token_ids": list(completion.token_ids)},
         )
 

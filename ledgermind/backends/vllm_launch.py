@@ -92,32 +92,25 @@ class VLLMServerProcess:
         )
 
     def stop(self, timeout_s: float = 30.0) -> int | None:
-        """SIGTERM the process group, SIGKILL after ``timeout_s``; returns the exit code."""
+        """SIGTERM the process group, SIGKILL what is left of it after ``timeout_s``; returns the
+        exit code once no process of the group (engine core, workers) is left."""
         if self._proc is None:
             return None
-        if self._proc.poll() is None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGTERM)
-                self._proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.killed = True
-                os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait()
-            except ProcessLookupError:
-                pass
-        self._reap_group(timeout_s)
-        return self._proc.returncode
-
-    def _reap_group(self, timeout_s: float) -> None:
-        """Wait until no process of the server's group (engine core, workers) is left."""
-        assert self._proc is not None
+        self._signal_group(signal.SIGTERM)
         deadline = time.monotonic() + timeout_s
-        while self.group_alive():
-            if time.monotonic() > deadline:
-                self.killed = True
-                os.killpg(self._proc.pid, signal.SIGKILL)
-                return
+        while self.group_alive() and time.monotonic() < deadline:
+            self._proc.poll()  # reap the leader: a zombie would keep the group "alive"
             time.sleep(0.2)
+        if self.group_alive():
+            self.killed = True
+            self._signal_group(signal.SIGKILL)
+        return self._proc.wait()
+
+    def _signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self._proc.pid, sig)  # type: ignore[union-attr]
+        except ProcessLookupError:
+            pass
 
     def group_alive(self) -> bool:
         if self._proc is None:

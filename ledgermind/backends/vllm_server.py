@@ -27,6 +27,7 @@ import random
 import time
 import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -74,22 +75,14 @@ def build_payload(
     return body
 
 
-class _PerLoop:
-    """One httpx client and semaphore per event loop: ``generate_sync`` runs each call in a fresh
-    loop, and asyncio primitives must not cross loops."""
+@dataclass
+class _LoopState:
+    """One httpx client and the request limits of one event loop: ``generate_sync`` runs each call
+    in a fresh loop, and asyncio primitives must not cross loops."""
 
-    def __init__(self, factory: Any) -> None:
-        self._factory = factory
-        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
-
-    def get(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if loop not in self._by_loop:
-            self._by_loop[loop] = self._factory()
-        return self._by_loop[loop]
-
-    def pop_current(self) -> Any | None:
-        return self._by_loop.pop(asyncio.get_running_loop(), None)
+    client: httpx.AsyncClient
+    requests: asyncio.Semaphore
+    per_server: dict[str, asyncio.Semaphore]
 
 
 @BACKENDS.register("vllm_server")
@@ -141,19 +134,26 @@ class VLLMServerBackend(Backend):
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         n = concurrency * len(self.base_urls)
         limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
-        self._clients = _PerLoop(
-            lambda: httpx.AsyncClient(
-                timeout=self._timeout, limits=limits, headers=headers, transport=transport
-            )
-        )
-        self._sems = _PerLoop(lambda: asyncio.Semaphore(concurrency))
         per_server = per_server_concurrency or concurrency
-        self._server_sems = _PerLoop(lambda: {u: asyncio.Semaphore(per_server) for u in self.base_urls})
+        self._new_state = lambda: _LoopState(
+            httpx.AsyncClient(timeout=self._timeout, limits=limits, headers=headers, transport=transport),
+            asyncio.Semaphore(concurrency),
+            {u: asyncio.Semaphore(per_server) for u in self.base_urls},
+        )
+        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        if loop not in self._states:
+            self._states[loop] = self._new_state()
+        return self._states[loop]
 
     async def generate(self, request: GenerationRequest) -> Reply:
         # image encoding (base64 of every image) off the event loop: it would stall every item in flight
         body = await asyncio.to_thread(build_payload, request, self.served_model, self.return_token_ids)
-        async with self._sems.get():
+        async with self._state().requests:
             t0 = time.perf_counter()
             (data, url), attempts = await self._post_with_retries(body, request.item_id)
             latency = time.perf_counter() - t0
@@ -173,7 +173,7 @@ class VLLMServerBackend(Backend):
             self.router.started(url, item_id)
             answered = True  # a server that answers (even to reject the request) stays in rotation
             try:
-                async with self._server_sems.get()[url]:
+                async with self._state().per_server[url]:
                     outcome = await self._post_once(url, body)
                 answered = not isinstance(outcome, Failure)
             finally:
@@ -190,7 +190,7 @@ class VLLMServerBackend(Backend):
 
     async def _post_once(self, url: str, body: dict[str, Any]) -> dict[str, Any] | Failure:
         """The reply JSON, or a ``Failure`` a retry may fix; raises for one no retry can fix."""
-        client: httpx.AsyncClient = self._clients.get()
+        client = self._state().client
         try:
             async with asyncio.timeout(self.timeout_s):
                 async with client.stream("POST", f"{url}/v1/chat/completions", json=body) as resp:
@@ -231,7 +231,7 @@ class VLLMServerBackend(Backend):
         Why the length: the run records the config's context length in its identity; a server started
         with another ``--max-model-len`` truncates or refuses other requests than the record says.
         """
-        client: httpx.AsyncClient = self._clients.get()
+        client = self._state().client
         for url in self.base_urls:
             try:
                 resp = await client.get(
@@ -282,23 +282,21 @@ class VLLMServerBackend(Backend):
                 f"{url} sent an empty reply (content {choice['message']['content']!r}, "
                 f"finish_reason {choice.get('finish_reason')!r})"
             )
-        return Reply(
-            text=text,
+        return self.reply(
+            text,
             # optional fields may be absent *or* null (some OpenAI-compatible servers send "usage": {.. null})
             prompt_tokens=_count(usage.get("prompt_tokens")),
             completion_tokens=_count(usage.get("completion_tokens")),
             finish_reason=str(choice.get("finish_reason") or "stop"),
             latency_s=latency,
-            backend=self.name,
-            model=self.model_id,
             meta=meta,
             reasoning=str(reasoning),
         )
 
     async def aclose(self) -> None:
-        client = self._clients.pop_current()
-        if client is not None:
-            await client.aclose()
+        state = self._states.pop(asyncio.get_running_loop(), None)
+        if state is not None:
+            await state.client.aclose()
 
 
 def _count(value: Any) -> int:

@@ -30,38 +30,15 @@ from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import (
     answer_type,
-    contained_path,
+    image_file,
     letter_columns,
     load_rows,
-    materialise_image,
+    numbered_images,
     parse_list,
 )
 from ledgermind.errors import DataError
 
 _LETTERS = "ABCDEFGHIJ"
-
-
-def _image(value: Any, source: Path, cache: Path, stem: str) -> Path:
-    """An image field: a path (relative to the table file) or embedded bytes/base64."""
-    if isinstance(value, str) and not _looks_base64(value):
-        return contained_path(source.parent, value, stem)
-    if isinstance(value, dict) and not value.get("bytes") and value.get("path"):
-        return contained_path(source.parent, value["path"], stem)
-    return materialise_image(value, cache, stem)
-
-
-def _looks_base64(s: str) -> bool:
-    return len(s) > 256 and re.fullmatch(r"[A-Za-z0-9+/=\s]+", s[:512]) is not None
-
-
-def _numbered_images(row: dict[str, Any], source: Path, cache: Path, item_id: str, n: int) -> list[Path]:
-    images = []
-    for k in range(1, n + 1):
-        v = row.get(f"image_{k}")
-        if v in (None, "") or (isinstance(v, dict) and not v.get("bytes") and not v.get("path")):
-            break
-        images.append(_image(v, source, cache, f"{item_id}_{k}"))
-    return images
 
 
 def split_inline_options(text: str, pattern: str) -> tuple[str, list[str] | None]:
@@ -73,6 +50,11 @@ def split_inline_options(text: str, pattern: str) -> tuple[str, list[str] | None
     first = re.search(pattern, text)
     stem = text[: first.start()] if first else text
     return stem.strip(), [m[1].strip().rstrip(",").strip() for m in found]
+
+
+def _meta(row: dict[str, Any], keys: tuple[str, ...], **extra: str) -> dict[str, Any]:
+    """The row's non-empty ``keys``, then ``extra``: what an item keeps of its row."""
+    return {k: row[k] for k in keys if row.get(k)} | extra
 
 
 @BENCHMARKS.register("mmstar")
@@ -87,18 +69,9 @@ def load_mmstar(config: LoaderConfig) -> list[Item]:
             stem, options = split_inline_options(question, r"([A-D]):\s*(.*?)(?=,?\s*[A-D]:|$)")
             question = re.sub(r"\s*Options:\s*$", "", stem) if options else question
         answer = str(row.get("answer", "")).strip()
-        meta = {k: row[k] for k in ("category", "l2_category", "l2-category", "bench") if row.get(k)} | {
-            "source": "mmstar"
-        }
-        return Item(
-            item_id,
-            question,
-            [_image(row.get("image"), src, cache, item_id)],
-            options,
-            answer,
-            AnswerType.MCQ,
-            meta=meta,
-        )
+        meta = _meta(row, ("category", "l2_category", "l2-category", "bench"), source="mmstar")
+        image = image_file(row.get("image"), src, cache, item_id)
+        return Item(item_id, question, [image], options, answer, AnswerType.MCQ, meta=meta)
 
     return load_rows(config, config.require_path("mmstar", "MMStar parquet or MMStar.tsv"), one)
 
@@ -112,21 +85,10 @@ def load_mmmu(config: LoaderConfig) -> list[Item]:
         is_mcq = row.get("question_type", "multiple-choice") == "multiple-choice"
         options = parse_list(row.get("options"), f"options of {item_id}") if is_mcq else None
         answer = str(row.get("answer", "")).strip()
-        meta = {k: row[k] for k in ("subfield", "img_type", "question_type") if row.get(k)} | {
-            "source": "mmmu"
-        }
-        images = _numbered_images(row, src, cache, item_id, 7)
-        difficulty = row.get("topic_difficulty") or None
-        return Item(
-            item_id,
-            str(row["question"]),
-            images,
-            options,
-            answer,
-            answer_type(is_mcq, answer),
-            difficulty,
-            meta,
-        )
+        meta = _meta(row, ("subfield", "img_type", "question_type"), source="mmmu")
+        images = numbered_images(row, src, cache, item_id, 7)
+        kind, difficulty = answer_type(is_mcq, answer), row.get("topic_difficulty") or None
+        return Item(item_id, str(row["question"]), images, options, answer, kind, difficulty, meta)
 
     return load_rows(config, config.require_path("mmmu", "MMMU/MMMU parquet files"), one)
 
@@ -144,19 +106,10 @@ def load_emma(config: LoaderConfig) -> list[Item]:
         if row.get("context"):
             question = f"{row['context']}\n{question}"
         answer = str(row.get("answer", "")).strip()
-        meta = {k: row[k] for k in ("subject", "category", "task", "source") if row.get(k)} | {
-            "benchmark": "emma"
-        }
-        images = _numbered_images(row, src, cache, item_id, 5)
-        return Item(
-            item_id,
-            question,
-            images,
-            options if is_mcq else None,
-            answer,
-            answer_type(is_mcq, answer),
-            meta=meta,
-        )
+        meta = _meta(row, ("subject", "category", "task", "source"), benchmark="emma")
+        images = numbered_images(row, src, cache, item_id, 5)
+        kind = answer_type(is_mcq, answer)
+        return Item(item_id, question, images, options if is_mcq else None, answer, kind, meta=meta)
 
     return load_rows(config, config.require_path("emma", "EMMA parquet or JSONL"), one)
 
@@ -176,15 +129,8 @@ def load_vstar(config: LoaderConfig) -> list[Item]:
                 f"V*Bench item {item_id!r}: cannot find '(A) …' options or a letter label in {src}"
             )
         meta = {"category": row.get("category"), "source": "vstar"}
-        return Item(
-            item_id,
-            stem,
-            [_image(row.get("image"), src, cache, item_id)],
-            options,
-            answer,
-            AnswerType.MCQ,
-            meta=meta,
-        )
+        image = image_file(row.get("image"), src, cache, item_id)
+        return Item(item_id, stem, [image], options, answer, AnswerType.MCQ, meta=meta)
 
     layout = "V*Bench test_questions.jsonl (+ images) or parquet"
     return load_rows(config, config.require_path("vstar", layout), one)

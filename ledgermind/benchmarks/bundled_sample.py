@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
-from ledgermind.benchmarks.generic import item_from_record
+from ledgermind.benchmarks.generic import item_from_record, jsonl_path
 from ledgermind.benchmarks.item import Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import load_rows
@@ -282,12 +282,6 @@ def generate_sample_set(out_dir: Path = SAMPLE_DIR) -> list[dict[str, Any]]:
 @BENCHMARKS.register("sample")
 def load_sample(config: LoaderConfig) -> list[Item]:
     """The bundled sample set (``path`` defaults to the copy inside the package)."""
-    path = Path(config.path) if config.path else SAMPLE_DIR
-    if path.is_dir():
-        path = path / "items.jsonl"
-    if not path.is_file():
-        config = LoaderConfig(path=str(path))
-        config.require_path(
-            "sample", "the bundled sample set (python scripts/make_sample_set.py recreates it)"
-        )
+    layout = "the bundled sample set (python scripts/make_sample_set.py recreates it)"
+    path = jsonl_path(replace(config, path=config.path or str(SAMPLE_DIR)), "sample", layout)
     return load_rows(config, path, item_from_record)

@@ -29,14 +29,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ledgermind.benchmarks.item import OPTION_LABELS, AnswerType, Item
+from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import (
     contained_path,
-    image_bytes,
     letter_columns,
     load_rows,
     materialise_image,
+    numbered_images,
     parse_list,
 )
 from ledgermind.errors import ConfigError, DataError
@@ -56,13 +56,13 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
         items = load_rows(config, root / "items.jsonl", lambda r, _: _from_subset_row(r, root, setting))
     else:
         cache = config.cache_path("mmmu_pro_images")
-        items = load_rows(config, root, lambda r, _: _from_official_row(r, setting, cache))
+        items = load_rows(config, root, lambda r, src: _from_official_row(r, src, setting, cache))
     if setting == "vision":
-        from ledgermind.benchmarks.vision import VisionRenderer
+        from ledgermind.benchmarks.vision import to_vision_item
 
-        renderer = VisionRenderer(config.cache_path("mmmu_pro_vision"))
+        pages = config.cache_path("mmmu_pro_vision")
         items = [
-            it if it.meta.get("page_given") or it.meta.get("load_error") else renderer.to_vision_item(it)
+            it if it.meta.get("page_given") or it.meta.get("load_error") else to_vision_item(it, pages)
             for it in items
         ]
     return items
@@ -82,9 +82,7 @@ def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
     meta: dict[str, Any] = {k: row[k] for k in ("subject", "subfield", "img_type") if k in row}
     meta |= {"setting": setting, "source": "mmmu_pro_subset"}
     meta |= _vision_style(row, root, item_id)
-    return _item(
-        item_id, row.get("question", ""), options, str(answer), images, row.get("topic_difficulty"), meta
-    )
+    return _mcq(Item(item_id, row.get("question", ""), images, options, str(answer), meta=meta), row)
 
 
 def _vision_style(row: dict[str, Any], root: Path, item_id: str) -> dict[str, Any]:
@@ -95,7 +93,7 @@ def _vision_style(row: dict[str, Any], root: Path, item_id: str) -> dict[str, An
     return style
 
 
-def _from_official_row(row: dict[str, Any], setting: str, cache: Path) -> Item:
+def _from_official_row(row: dict[str, Any], source: Path, setting: str, cache: Path) -> Item:
     item_id = str(row.get("id") or row.get("index") or "")
     if not item_id:
         raise DataError("official MMMU-Pro row without 'id'/'index'")
@@ -110,25 +108,18 @@ def _from_official_row(row: dict[str, Any], setting: str, cache: Path) -> Item:
 
         page = materialise_image(row["image"], cache, f"{item_id}_page")
         meta["page_given"] = True
-        item = _item(item_id, "", options, answer, [page], row.get("topic_difficulty"), meta)
+        item = _mcq(Item(item_id, "", [page], options, answer, meta=meta), row)
         # as a rendered page: options only as pixels (the scorer reads meta["options"])
         return replace(
             item, question=vision_question(len(options)), options=None, meta=item.meta | {"options": options}
         )
-    images = _official_images(row, item_id, cache)
-    return _item(
-        item_id, str(row.get("question", "")), options, answer, images, row.get("topic_difficulty"), meta
-    )
+    images = _official_images(row, source, item_id, cache)
+    return _mcq(Item(item_id, str(row.get("question", "")), images, options, answer, meta=meta), row)
 
 
-def _official_images(row: dict[str, Any], item_id: str, cache: Path) -> list[Path]:
+def _official_images(row: dict[str, Any], source: Path, item_id: str, cache: Path) -> list[Path]:
     """``image_1..image_7`` (HF) or ``image`` (TSV, one image or a list of base64) → files."""
-    images: list[Path] = []
-    for k in range(1, MAX_IMAGES + 1):
-        data = image_bytes(row.get(f"image_{k}"))
-        if data is None:
-            break  # image_N are filled left to right
-        images.append(materialise_image(data, cache, f"{item_id}_{k}"))
+    images = numbered_images(row, source, cache, item_id, MAX_IMAGES)
     if not images and row.get("image") not in (None, ""):
         raw = row["image"]
         if isinstance(raw, str) and raw.lstrip().startswith("["):
@@ -139,28 +130,15 @@ def _official_images(row: dict[str, Any], item_id: str, cache: Path) -> list[Pat
     return images
 
 
-def _item(
-    item_id: str,
-    question: str,
-    options: list[str],
-    answer: str,
-    images: list[Path],
-    difficulty: Any,
-    meta: dict[str, Any],
-) -> Item:
-    letters = list(OPTION_LABELS[: len(options)])
-    if answer not in letters:
+def _mcq(item: Item, row: dict[str, Any]) -> Item:
+    """``item`` as the multiple-choice item it is, its gold a letter of its options (``DataError``
+    otherwise), with the gold's option text and the row's ``topic_difficulty``."""
+    letters = item.option_letters
+    if item.answer not in letters:
         raise DataError(
-            f"MMMU-Pro item {item_id!r}: answer {answer!r} is not one of its option letters {letters}"
+            f"MMMU-Pro item {item.id!r}: answer {item.answer!r} is not one of its option letters {letters}"
         )
-    meta["answer_text"] = options[letters.index(answer)]
-    return Item(
-        id=item_id,
-        question=question,
-        images=images,
-        options=options,
-        answer=answer,
-        answer_type=AnswerType.MCQ,
-        difficulty=str(difficulty) if difficulty not in (None, "") else None,
-        meta=meta,
-    )
+    item.meta["answer_text"] = (item.options or [])[letters.index(item.answer)]
+    difficulty = row.get("topic_difficulty")
+    difficulty = str(difficulty) if difficulty not in (None, "") else None
+    return replace(item, answer_type=AnswerType.MCQ, difficulty=difficulty)

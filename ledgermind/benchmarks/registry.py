@@ -80,8 +80,12 @@ class LoaderConfig:
         return p
 
     def cache_path(self, benchmark: str) -> Path:
-        base = self.cache_dir or os.environ.get("LEDGERMIND_CACHE") or Path.home() / ".cache" / "ledgermind"
-        return Path(base).expanduser() / benchmark
+        return (Path(self.cache_dir).expanduser() if self.cache_dir else user_cache_dir()) / benchmark
+
+
+def user_cache_dir() -> Path:
+    """Where derived files live unless a config says otherwise: ``$LEDGERMIND_CACHE`` or ``~/.cache/ledgermind``."""
+    return Path(os.environ.get("LEDGERMIND_CACHE") or Path.home() / ".cache" / "ledgermind").expanduser()
 
 
 Loader = Callable[[LoaderConfig], list[Item]]

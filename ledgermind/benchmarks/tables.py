@@ -12,15 +12,15 @@ import ast
 import base64
 import binascii
 import hashlib
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item, askable, failed_item
 from ledgermind.benchmarks.registry import LoaderConfig
 from ledgermind.errors import DataError
-from ledgermind.jsonl import BadLine, read_jsonl
+from ledgermind.jsonl import BadLine, JsonlRow, read_jsonl
 
 TABLE_SUFFIXES = (".parquet", ".tsv", ".jsonl")
 ROW_IDS = ("id", "pid", "index", "question_id")  # what a row's error item is named by
@@ -63,7 +63,7 @@ def load_rows(config: LoaderConfig, path: Path, build: Callable[[dict[str, Any],
 
 
 def _row_item(
-    row: dict[str, Any] | BadRow,
+    row: dict[str, Any] | JsonlRow,
     lineno: int,
     source: Path,
     build: Callable[[dict[str, Any], Path], Item],
@@ -74,10 +74,10 @@ def _row_item(
     One bad row must not abort a 1,730-item benchmark: the run goes on and the row is reported
     as an error. ``strict`` restores the abort (the first bad row raises its ``DataError``).
     """
-    if isinstance(row, BadRow):
+    if isinstance(row, JsonlRow):  # a line that is not a record: its ``error`` says why
         if strict:
-            raise DataError(row.cause)
-        return failed_item(f"line{row.lineno}", row.cause)
+            raise DataError(row.error)
+        return failed_item(f"line{row.line_no}", str(row.error))
     try:
         return askable(build(row, source))
     except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
@@ -90,20 +90,11 @@ def _row_item(
         return failed_item(str(row_id), f"{where}: {cause}")
 
 
-@dataclass(frozen=True)
-class BadRow:
-    """A JSONL line that is not a record (invalid UTF-8, invalid JSON, not an object): kept in
-    its place so that ``load_rows`` makes it one error item instead of aborting the benchmark."""
-
-    lineno: int
-    cause: str
-
-
 def read_records(path: Path) -> list[Any]:
     """A benchmark JSONL file's records, through the one JSONL reader (``ledgermind/jsonl.py``):
-    a line that is not a JSON object is a ``BadRow`` in its place (one bad row must not stop a run)."""
+    a line that is not a JSON object stays a ``JsonlRow`` in its place (one bad row must not stop a run)."""
     rows = read_jsonl(path, bad=BadLine.KEEP, torn_tail=False, objects=True, what="a valid JSON object")
-    return [row.value if row.error is None else BadRow(row.line_no, row.error) for row in rows]
+    return [row.value if row.error is None else row for row in rows]
 
 
 def table_files(path: Path, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> list[Path]:
@@ -190,6 +181,29 @@ def materialise_image(value: Any, cache_dir: Path, stem: str) -> Path:
         tmp.write_bytes(data)
         tmp.replace(out)  # atomic: concurrent loaders never see half a file
     return out
+
+
+def image_file(value: Any, source: Path, cache: Path, stem: str) -> Path:
+    """An image field: a path (relative to the table file) or embedded bytes/base64."""
+    if isinstance(value, str) and not _looks_base64(value):
+        return contained_path(source.parent, value, stem)
+    if isinstance(value, dict) and not value.get("bytes") and value.get("path"):
+        return contained_path(source.parent, value["path"], stem)
+    return materialise_image(value, cache, stem)
+
+
+def _looks_base64(s: str) -> bool:
+    return len(s) > 256 and re.fullmatch(r"[A-Za-z0-9+/=\s]+", s[:512]) is not None
+
+
+def numbered_images(row: dict[str, Any], source: Path, cache: Path, item_id: str, n: int) -> list[Path]:
+    images = []
+    for k in range(1, n + 1):
+        v = row.get(f"image_{k}")
+        if v in (None, "") or (isinstance(v, dict) and not v.get("bytes") and not v.get("path")):
+            break
+        images.append(image_file(v, source, cache, f"{item_id}_{k}"))
+    return images
 
 
 def answer_type(is_mcq: bool, answer: str) -> AnswerType:

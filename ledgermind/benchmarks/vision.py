@@ -99,72 +99,60 @@ class PageStyle:
     background: str  # "#rrggbb" or an image path
 
 
-class VisionRenderer:
-    """Renders and caches MMMU-Pro vision pages."""
+def to_vision_item(item: Item, cache_dir: Path) -> Item:
+    """The vision-setting version of a standard item: one page image; the text question only says
+    that question and lettered options are in the image (``VISION_QUESTION``).
 
-    def __init__(self, cache_dir: Path) -> None:
-        self.cache_dir = Path(cache_dir)
+    The options move to ``meta["options"]`` (the scorer needs them for the option-text
+    heuristic) so that a pipeline rendering ``Item.options`` cannot leak them as text.
+    A page that cannot be rendered (missing/corrupt image) is recorded in
+    ``meta["load_error"]`` and the item keeps no image: one bad item never stops a run.
+    """
+    style = PageStyle(
+        font=resolve_font(item.meta.get("vision_font")),
+        size=font_px(item.meta.get("vision_fontSize")),
+        background=item.meta.get("vision_background") or DEFAULT_BACKGROUND,
+    )
+    meta = dict(item.meta) | {
+        "options": item.options,
+        "original_question": item.question,
+        "vision_font_used": style.font.name,
+        "setting": "vision",
+    }
+    try:
+        page = cached_page(item.question, item.options or [], item.images, style, Path(cache_dir))
+    except DataError as exc:
+        return replace(item, question="", options=None, images=[], meta=meta | {"load_error": str(exc)})
+    return replace(
+        item, question=vision_question(len(item.options or [])), options=None, images=[page], meta=meta
+    )
 
-    def to_vision_item(self, item: Item) -> Item:
-        """The vision-setting version of a standard item: one page image; the text question only says
-        that question and lettered options are in the image (``VISION_QUESTION``).
 
-        The options move to ``meta["options"]`` (the scorer needs them for the option-text
-        heuristic) so that a pipeline rendering ``Item.options`` cannot leak them as text.
-        A page that cannot be rendered (missing/corrupt image) is recorded in
-        ``meta["load_error"]`` and the item keeps no image: one bad item never stops a run.
-        """
-        style = self.style_for(item)
-        meta = dict(item.meta) | {
-            "options": item.options,
-            "original_question": item.question,
-            "vision_font_used": style.font.name,
-            "setting": "vision",
-        }
-        try:
-            page = self.render(item.question, item.options or [], item.images, style)
-        except DataError as exc:
-            return replace(item, question="", options=None, images=[], meta=meta | {"load_error": str(exc)})
-        return replace(
-            item, question=vision_question(len(item.options or [])), options=None, images=[page], meta=meta
-        )
-
-    def style_for(self, item: Item) -> PageStyle:
-        return PageStyle(
-            font=resolve_font(item.meta.get("vision_font")),
-            size=font_px(item.meta.get("vision_fontSize")),
-            background=item.meta.get("vision_background") or DEFAULT_BACKGROUND,
-        )
-
-    def render(self, question: str, options: list[str], images: list[Path], style: PageStyle) -> Path:
-        """Render (or reuse) the page and return its path."""
-        key = self._key(question, options, images, style)
-        out = self.cache_dir / f"page_{key}.png"
-        if out.exists():
-            return out
-        page = render_page(question, options, [_open(p) for p in images], style)
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        page.save(tmp, format="PNG")
-        tmp.replace(out)
+def cached_page(
+    question: str, options: list[str], images: list[Path], style: PageStyle, cache_dir: Path
+) -> Path:
+    """The page's file, rendered once: named by a hash of everything that determines its pixels."""
+    bg = style.background
+    spec = {
+        "v": RENDERER_VERSION,
+        "q": question,
+        "o": options,
+        "f": style.font.name,
+        "s": style.size,
+        "bg": bg if bg.startswith("#") else _file_digest(Path(bg)),
+    }
+    h = hashlib.sha256(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode())
+    for p in images:
+        h.update(_file_digest(p).encode())
+    out = cache_dir / f"page_{h.hexdigest()[:20]}.png"
+    if out.exists():
         return out
-
-    def _key(self, question: str, options: list[str], images: list[Path], style: PageStyle) -> str:
-        h = hashlib.sha256()
-        bg = style.background
-        bg_id = bg if bg.startswith("#") else _file_digest(Path(bg))
-        spec = {
-            "v": RENDERER_VERSION,
-            "q": question,
-            "o": options,
-            "f": style.font.name,
-            "s": style.size,
-            "bg": bg_id,
-        }
-        h.update(json.dumps(spec, sort_keys=True, ensure_ascii=False).encode())
-        for p in images:
-            h.update(_file_digest(p).encode())
-        return h.hexdigest()[:20]
+    page = render_page(question, options, [_open(p) for p in images], style)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    page.save(tmp, format="PNG")
+    tmp.replace(out)
+    return out
 
 
 def render_page(
