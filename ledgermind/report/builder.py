@@ -21,7 +21,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ledgermind.errors import DataError, UserError
-from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_for
+from ledgermind.experiment.artefact_label import combined, label_for
 from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view
@@ -75,7 +75,10 @@ def build_report(path: Path, out_dir: Path | None = None) -> Path:
     if not places:
         raise DataError(f"{empty[0]} has no finished items (empty or missing results.jsonl)")
     inside(root.parent, root)  # a report/ that is a link is refused: it would be replaced through it
-    _check_replaceable(root)
+    if root.exists() and not (root / MARKER).exists():
+        raise UserError(
+            f"{root} exists and is not a LedgerMind report; refusing to overwrite it (pass another --out)"
+        )
     # Built beside the target and swapped in at the end: a crash leaves the old report (or none)
     # and a hidden temp dir, never a half-built report/ that blocks the next build.
     build = Path(tempfile.mkdtemp(prefix=f".{root.name}.building-", dir=root.parent))
@@ -84,9 +87,8 @@ def build_report(path: Path, out_dir: Path | None = None) -> Path:
         env = environment()
         store = ImageStore(build, [r for p in places for r in p.run.image_roots()])
         shared = _shared_ids(places) if multi else set()
-        env.globals["banner"] = report_label(
-            places
-        )  # on every page: a page opened alone still says what answered
+        # SIMULATED / REPLAYED / TINY MODEL on every page: a page opened alone still says what answered
+        env.globals["banner"] = combined(label_for(p.run.identity) for p in places) or None
         views: dict[tuple[int, str], ItemView] = {}
         for k, place in enumerate(places):
             views.update({(k, i): v for i, v in _write_run(env, build, store, place, shared).items()})
@@ -101,18 +103,6 @@ def build_report(path: Path, out_dir: Path | None = None) -> Path:
     finally:
         shutil.rmtree(build, ignore_errors=True)
     return root / "index.html"
-
-
-def report_label(places: list[RunPlace]) -> ArtefactLabel | None:
-    """SIMULATED / REPLAYED / TINY MODEL for the banner every page of the report carries (None: a real model)."""
-    return combined(label_for(p.run.identity) for p in places) or None
-
-
-def _check_replaceable(root: Path) -> None:
-    if root.exists() and not (root / MARKER).exists():
-        raise UserError(
-            f"{root} exists and is not a LedgerMind report; refusing to overwrite it (pass another --out)"
-        )
 
 
 def _swap_in(build: Path, root: Path) -> None:

@@ -49,10 +49,6 @@ from ledgermind.runs.summary import RunIdentity
 from ledgermind.runs.trajectories import read_trajectory_dict
 
 
-def is_run_dir(path: Path) -> bool:
-    return (Path(path) / RESULTS_FILE).exists() or (Path(path) / METRICS_FILE).exists()
-
-
 def find_runs(paths: Path | Iterable[Path]) -> list[Path]:
     """Each path itself when it is a run, else the runs below it (a multirun), in path order.
 
@@ -61,7 +57,7 @@ def find_runs(paths: Path | Iterable[Path]) -> list[Path]:
     for p in [Path(paths)] if isinstance(paths, (str, Path)) else map(Path, paths):
         if not p.is_dir():
             raise DataError(f"not a directory: {p}")
-        if is_run_dir(p):
+        if (p / RESULTS_FILE).exists() or (p / METRICS_FILE).exists():
             found.append(p)
             continue
         below = sorted({f.parent for f in p.rglob(RESULTS_FILE)} | {f.parent for f in p.rglob(METRICS_FILE)})

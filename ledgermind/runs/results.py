@@ -76,13 +76,10 @@ class ResultsWriter:
         # Trajectory first: a results line is the "done" marker, so it must never point at a
         # trajectory file that does not exist yet.
         if trajectory is not None:
-            atomic_write_json(self.out_dir, self.trajectory_path(result.id), trajectory)
+            atomic_write_json(self.out_dir, trajectory_path(self.out_dir, result.id), trajectory)
         self._fh.write(json_text(result.to_dict()) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
-
-    def trajectory_path(self, item_id: str) -> Path:
-        return trajectory_path(self.out_dir, item_id)
 
     def close(self) -> None:
         self._fh.close()
@@ -130,8 +127,9 @@ class WallClock:
 
 
 def _as_result(d: Any) -> ItemResult | None:
+    """The result record ``d`` holds (a JSON text is parsed first), or None when it holds none."""
     try:
-        return ItemResult.from_dict(d)
+        return ItemResult.from_dict(loads(d) if isinstance(d, str) else d)
     except ValueError:
         return None
 
@@ -206,16 +204,6 @@ class DuplicateResult(DataError):
         self.line_no, self.item_id = line_no, item_id
 
 
-def _parse_line(line: str) -> ItemResult | None:
-    line = line.strip()
-    if not line:
-        return None
-    try:
-        return _as_result(loads(line))
-    except ValueError:
-        return None
-
-
 def redo_damaged(out_dir: Path) -> None:
     """Remove from ``results.jsonl`` the lines a resume cannot keep, so their items are solved again:
     a line that is not a result record (torn by a crash in the middle of the file, edited by hand)
@@ -265,7 +253,7 @@ def repair_tail(path: Path) -> None:
         return
     start = data.rfind(b"\n") + 1  # 0 when the only line is partial
     with path.open("r+b") as fh:
-        if _parse_line(data[start:].decode("utf-8", "replace")) is not None:
+        if _as_result(data[start:].decode("utf-8", "replace")) is not None:
             fh.seek(0, os.SEEK_END)
             fh.write(b"\n")
         else:
