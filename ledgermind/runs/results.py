@@ -18,7 +18,7 @@ from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, bad_line, loads, read_jsonl
 from ledgermind.records import Record, codec, decode
 from ledgermind.runs.atomic import atomic_write, atomic_write_json, json_text, open_append
-from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, check_contained, note
+from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, note, own_file
 from ledgermind.runs.trajectories import find_trajectory, trajectory_path
 
 R = TypeVar("R")
@@ -158,9 +158,8 @@ def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R], strict: bo
     """``read_results`` with the record type chosen by the reader: ``as_record`` turns a parsed
     line into a record, a ``ValueError`` saying why it is not one."""
     path = Path(out_dir) / RESULTS_FILE
-    if not path.exists() and not path.is_symlink():
+    if own_file(out_dir, path) is None:
         return []
-    check_contained(out_dir, path)
     what = "a readable result record"
     rows = read_jsonl(
         path,
