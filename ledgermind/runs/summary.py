@@ -70,6 +70,11 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def _per_item(results: Sequence[ItemResult], *fields: str) -> dict[str, float]:
+    """``{"<field>_per_item": mean}`` of the given ``ItemResult`` fields, in the order given."""
+    return {f"{f}_per_item": _mean([getattr(r, f) for r in results]) for f in fields}
+
+
 def build_metrics(
     results: Sequence[ItemResult],
     trajectories: Sequence[Any],
@@ -98,16 +103,12 @@ def build_metrics(
         "by_question_type": group_accuracy(results, lambda r: r.question_types),
         "by_path": group_accuracy(results, lambda r: [r.path or "UNKNOWN"]),
         "by_subject": group_accuracy(results, lambda r: [r.subject] if r.subject else []),
-        "model_calls_per_item": _mean([r.model_calls for r in results]),
-        "tool_calls_per_item": _mean([r.tool_calls for r in results]),
-        "tokens_per_item": _mean([r.tokens for r in results]),
-        "latency_s_per_item": _mean([r.latency_s for r in results]),
+        **_per_item(results, "model_calls", "tool_calls", "tokens", "latency_s"),
         "unparsed": sum(1 for r in results if not r.parsed),
         "errors": len(failed),
         "error_causes": error_causes(failed),
         "truncated": sum(1 for r in results if r.truncated),
-        "prompt_tokens_per_item": _mean([r.prompt_tokens for r in results]),
-        "image_pixels_per_item": _mean([r.image_pixels for r in results]),
+        **_per_item(results, "prompt_tokens", "image_pixels"),
         "wall_time_s": wall_time_s,  # this invocation
         "wall_time_total_s": wall_time_s
         if wall_time_total_s is None
