@@ -122,12 +122,10 @@ def first_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | No
 def recorded_identity(out_dir: Path) -> dict[str, Any] | None:
     """What the directory says it holds (``run_identity.json``), or None when it has no readable one."""
     try:
-        data = read_json_object(out_dir, out_dir / IDENTITY_FILE)
+        identity = (read_json_object(out_dir, out_dir / IDENTITY_FILE) or {}).get("identity")
     except RunFileError:
         return None
-    if isinstance(data, dict) and isinstance(data.get("identity"), dict):
-        return data["identity"]
-    return None
+    return identity if isinstance(identity, dict) else None
 
 
 def _show(v: Any) -> str:
