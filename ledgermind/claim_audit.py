@@ -37,14 +37,6 @@ from perception.ner import DEFAULT_MODEL, SpacyNER
 COVERAGE_DIGITS = 4
 
 
-class InvalidLine(ValueError):
-    """A claim line that cannot be audited; the message is shown to the user as-is."""
-
-    def __init__(self, message: str, claim_id: Any = None) -> None:
-        super().__init__(message)
-        self.claim_id = claim_id
-
-
 @dataclass
 class ClaimLine(Record):
     """One input line: a claim, the evidence it is checked against, and whether it is a reading."""
@@ -55,27 +47,21 @@ class ClaimLine(Record):
     kind: ClaimKind = ClaimKind.OTHER
 
 
-def parse_line(raw: str) -> ClaimLine:
-    try:
-        record = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InvalidLine(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    try:
-        return ClaimLine.from_dict(record)
-    except ValueError as exc:
-        raise InvalidLine(str(exc), record.get("id") if isinstance(record, dict) else None) from None
-
-
 def audit_lines(lines: Iterable[str], cascade: GroundingCascade) -> Iterator[dict[str, Any]]:
     """One output record per non-blank line (audit result or per-line error)."""
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
-            line = parse_line(raw)
-        except InvalidLine as exc:
-            claim_id = {} if exc.claim_id is None else {"id": exc.claim_id}
-            yield {"line": number, **claim_id, "error": str(exc)}
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            yield {"line": number, "error": f"not valid JSON ({exc.msg} at column {exc.colno})"}
+            continue
+        try:
+            line = ClaimLine.from_dict(record)
+        except ValueError as exc:
+            claim_id = record.get("id") if isinstance(record, dict) else None
+            yield {"line": number, **({} if claim_id is None else {"id": claim_id}), "error": str(exc)}
             continue
         result = cascade.check(line.claim, line.evidence, kind=line.kind)
         yield {
@@ -123,7 +109,9 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     cfg = GroundingConfig(beta=args.beta, delta_read=args.delta_read, ncc_relations=not args.strict_ncc)
     aliases = AliasTable.from_json(args.aliases) if args.aliases else AliasTable.default()
     cascade = build_cascade(cfg, ner=SpacyNER(args.ner_model), aliases=aliases)
-    source = stdin if args.claims == "-" else _open_claims(Path(args.claims))
+    if args.claims != "-" and not Path(args.claims).is_file():
+        raise UserError(f"claims file not found: {args.claims}")
+    source = stdin if args.claims == "-" else open(args.claims, encoding="utf-8")
     invalid = 0
     try:
         for record in audit_lines(source, cascade):
@@ -133,12 +121,6 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
         if source is not stdin:
             source.close()
     return 1 if invalid else 0
-
-
-def _open_claims(path: Path) -> TextIO:
-    if not path.is_file():
-        raise UserError(f"claims file not found: {path}")
-    return path.open(encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -143,51 +143,31 @@ def parse_sc_lines(text: str, start_index: int = 1) -> list[Claim]:
     """
     data = _try_json(text)
     if isinstance(data, dict) and isinstance(data.get("claims"), list):
-        return _claims_from_json(data["claims"], start_index)
-    claims: list[Claim] = []
-    for line in _CLEAN_RE.sub("", text).splitlines():
-        m = _SC_HEAD_RE.match(line)
-        if not m:
-            continue
-        body, cites = split_citation_tail(m.group(3))
-        if not body:
-            continue
-        claims.append(
-            Claim(
-                id=f"SC-{int(m.group(1))}",
-                ctype=ClaimType.SC,
-                text=body,
-                stage=Stage(m.group(2).upper()),
-                citations=cites,
-            )
-        )
-    return _dedupe_ids(claims, start_index)
-
-
-def _claims_from_json(items: list[Any], start_index: int) -> list[Claim]:
-    claims = []
-    for i, c in enumerate(items, start_index):
-        if not isinstance(c, dict):
-            continue
-        stage_raw = str(c.get("stage", "")).strip().upper()[:1]
-        text = str(c.get("text", "")).strip()
-        if stage_raw not in {"E", "I", "J"} or not text:
-            continue
-        cites_raw = c.get("cites", c.get("citations", []))
-        cites = extract_citations(" ".join(map(str, cites_raw))) if isinstance(cites_raw, list) else []
-        claims.append(
-            Claim(id=f"SC-{i}", ctype=ClaimType.SC, text=text, stage=Stage(stage_raw), citations=cites)
-        )
-    return _dedupe_ids(claims, start_index)
-
-
-def _dedupe_ids(claims: list[Claim], start_index: int) -> list[Claim]:
-    """Models repeat or skip SC numbers; keep their numbering when it is unique, else renumber."""
+        parsed = [_json_claim(i, c) for i, c in enumerate(data["claims"], start_index) if isinstance(c, dict)]
+    else:
+        parsed = [_line_claim(m) for m in map(_SC_HEAD_RE.match, _CLEAN_RE.sub("", text).splitlines()) if m]
+    claims = [
+        Claim(id=f"SC-{n}", ctype=ClaimType.SC, text=body, stage=Stage(stage), citations=cites)
+        for n, stage, body, cites in parsed
+        if body and stage in {"E", "I", "J"}
+    ]
+    # Models repeat or skip SC numbers; keep their numbering when it is unique, else renumber.
     ids = [c.id for c in claims]
     if len(set(ids)) != len(ids):
         for i, c in enumerate(claims, start_index):
             c.id = f"SC-{i}"
     return claims
+
+
+def _line_claim(m: re.Match[str]) -> tuple[int, str, str, list[str]]:
+    body, cites = split_citation_tail(m.group(3))
+    return int(m.group(1)), m.group(2).upper(), body, cites
+
+
+def _json_claim(n: int, c: dict[str, Any]) -> tuple[int, str, str, list[str]]:
+    cites = c.get("cites", c.get("citations", []))
+    cites = extract_citations(" ".join(map(str, cites))) if isinstance(cites, list) else []
+    return n, str(c.get("stage", "")).strip().upper()[:1], str(c.get("text", "")).strip(), cites
 
 
 def _try_json(text: str) -> Any:

@@ -6,11 +6,9 @@ text; this is what makes Proposition 1 (provenance non-amplification) structural
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ledgermind.ledger.entry import Kappa
-from ledgermind.registry import Registry
 from ledgermind.tools.base import BBox, Observation, ToolKind, ToolOutput
 
 
@@ -25,8 +23,17 @@ class MappedFact:
     score: float | None
 
 
-Mapper = Callable[[ToolOutput, Observation], MappedFact]
-MAPPERS: Registry[Mapper] = Registry("template mapping")
+# M's κ per tool kind (App. B.1): the fact is the observation's text, normalised, in every row.
+KAPPA_OF = {
+    ToolKind.OCR: Kappa.PERCEPTION,  # recognised_text, b_e = detection_bbox
+    ToolKind.CROP: Kappa.PERCEPTION,  # crop_metadata, b_e = crop_region
+    ToolKind.DETECT: Kappa.PERCEPTION,
+    ToolKind.OBSERVE: Kappa.PERCEPTION,
+    ToolKind.READ: Kappa.PERCEPTION,
+    ToolKind.SEARCH: Kappa.RETRIEVAL,  # snippet, src = URL, no box
+    ToolKind.VQA: Kappa.DERIVATION,  # model_answer (also the task plan, Alg. 1 line 2)
+    ToolKind.PLAN: Kappa.DERIVATION,
+}
 
 
 def normalise_text(text: str) -> str:
@@ -34,26 +41,12 @@ def normalise_text(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _perception(out: ToolOutput, obs: Observation) -> MappedFact:
-    # OCR: recognised_text, b_e = detection_bbox; crop: crop_metadata, b_e = crop_region.
-    return MappedFact(normalise_text(obs.text), Kappa.PERCEPTION, out.tool, obs.bbox, obs.score)
-
-
-def _retrieval(out: ToolOutput, obs: Observation) -> MappedFact:
-    # Web search: snippet, src = URL.
-    return MappedFact(normalise_text(obs.text), Kappa.RETRIEVAL, obs.url or out.tool, None, obs.score)
-
-
-def _derivation(out: ToolOutput, obs: Observation) -> MappedFact:
-    # VQA: model_answer, κ = DERIVATION (also the task plan, Alg. 1 line 2).
-    return MappedFact(normalise_text(obs.text), Kappa.DERIVATION, out.tool, obs.bbox, obs.score)
-
-
-for _kind in (ToolKind.OCR, ToolKind.CROP, ToolKind.DETECT, ToolKind.OBSERVE, ToolKind.READ):
-    MAPPERS.add(_kind.value, _perception)
-MAPPERS.add(ToolKind.SEARCH.value, _retrieval)
-for _kind in (ToolKind.VQA, ToolKind.PLAN):
-    MAPPERS.add(_kind.value, _derivation)
+def map_fact(out: ToolOutput, obs: Observation) -> MappedFact:
+    """M(o) for one observation of ``out``."""
+    kappa = KAPPA_OF[out.kind]
+    if kappa is Kappa.RETRIEVAL:
+        return MappedFact(normalise_text(obs.text), kappa, obs.url or out.tool, None, obs.score)
+    return MappedFact(normalise_text(obs.text), kappa, out.tool, obs.bbox, obs.score)
 
 
 def map_observations(out: ToolOutput) -> list[tuple[Observation, MappedFact]]:
@@ -63,8 +56,7 @@ def map_observations(out: ToolOutput) -> list[tuple[Observation, MappedFact]]:
     positionally aligned with ``out.observations``; an entry's metadata (category, value, image)
     must come from *its own* observation, never from a neighbour's.
     """
-    mapper = MAPPERS.get(out.kind.value)
-    pairs = [(obs, mapper(out, obs)) for obs in out.observations]
+    pairs = [(obs, map_fact(out, obs)) for obs in out.observations]
     return [(obs, f) for obs, f in pairs if f.fact]
 
 

@@ -241,18 +241,20 @@ CENSUS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("repair tools/item", "repair_tool_calls"),
     ("model/item", "model_calls"),
 )
-_PATH_KEYS = ("DIRECT", "FULLPIPE", "NO_LEDGER", "BASELINE")
+# The counters a section's cell shows, in its header's order (a counter a run lacks reads 0: a run
+# recorded before an operator existed); any other section shows all of its counters.
+_CELL_KEYS = {
+    "paths": ("DIRECT", "FULLPIPE", "NO_LEDGER", "BASELINE"),
+    "operators": tuple(op.value for op in TYPED_OPERATORS),
+    "dual_read": ("runs", "agree", "disagree", "identical_requests"),
+}
 
 
 def _cell(key: str, value: Any, n: int) -> str:
     if key in {"tool_calls", "repair_tool_calls", "model_calls"}:
         return f"{value / n:.2f}" if n else "—"
-    if key == "paths":
-        return "/".join(str(value.get(k, 0)) for k in _PATH_KEYS)
-    if key == "operators":  # a run recorded before an operator existed reads 0 in its column
-        return "/".join(str(value.get(op.value, 0)) for op in TYPED_OPERATORS)
-    if key == "dual_read":
-        return "/".join(str(value.get(k, 0)) for k in ("runs", "agree", "disagree", "identical_requests"))
+    if key in _CELL_KEYS:
+        return "/".join(str(value.get(k, 0)) for k in _CELL_KEYS[key])
     if isinstance(value, Mapping):
         return "/".join(str(v) for v in value.values())
     return str(value)

@@ -24,6 +24,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from omegaconf.errors import OmegaConfBaseException
+
+from ledgermind.confutil import container
+from ledgermind.errors import UserError
+from ledgermind.runs.reader import RunDir
+
 PROBLEM_WORDS = ("fail", "error", "skipped", "identical")
 # A zero of these is healthy or says nothing about a mechanism (module docstring): neutral, not red.
 GOOD_ZERO_WORDS = PROBLEM_WORDS + (
@@ -212,19 +218,12 @@ class _Profile:
 def _recorded_flags(run_dir: Path, variant: str) -> tuple[Any, bool]:
     from ledgermind.pipeline.config import AblationFlags
 
-    names = {f.name for f in fields(AblationFlags)}
-    official = variant.startswith("official")
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    from ledgermind.errors import UserError
-    from ledgermind.runs.reader import RunDir
-
     try:
-        cfg = OmegaConf.to_container(RunDir(run_dir).config() or OmegaConf.create({}), resolve=False)
-        node = dict((cfg or {}).get("ablation") or {})  # type: ignore[union-attr]
-        pipe = (cfg or {}).get("pipeline") or {}  # type: ignore[union-attr]
-        official = official or "official" in str(pipe.get("agent_factory", ""))
-    except (OSError, ValueError, TypeError, AttributeError, OmegaConfBaseException, UserError):
-        node = {}  # an unreadable config only costs the grey marking
+        recorded = RunDir(run_dir).config()
+        cfg = container(recorded, resolve=False) if recorded is not None else {}
+        node, pipe = dict(cfg.get("ablation") or {}), dict(cfg.get("pipeline") or {})
+    except (ValueError, TypeError, OmegaConfBaseException, UserError):
+        node, pipe = {}, {}  # an unreadable config only costs the grey marking
+    official = variant.startswith("official") or "official" in str(pipe.get("agent_factory", ""))
+    names = {f.name for f in fields(AblationFlags)}
     return AblationFlags(**{k: bool(v) for k, v in node.items() if k in names}), official

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.report import census_table
 from ledgermind.report.highlight import Segment, segments
 from ledgermind.report.images import ImageStore, StoredImage
-from ledgermind.report.sources import ItemInfo, input_image_path
+from ledgermind.report.sources import input_image_path
 from ledgermind.report.timeline import TimelineRow, item_image_links, timeline
 from ledgermind.runs.results import ItemResult
 from ledgermind.scoring.numeric import NumericTolerance, explain_match, parse_number
@@ -149,7 +150,7 @@ def build_item_view(
     item_id: str,
     result: ItemResult | None,
     traj: dict[str, Any] | None,
-    info: ItemInfo | None,
+    info: Item | None,
     store: ImageStore,
 ) -> ItemView:
     t = traj or {}
@@ -194,15 +195,16 @@ def build_item_view(
     )
 
 
-def _scoring_rule(result: ItemResult | None, info: ItemInfo | None) -> str | None:
+def _scoring_rule(result: ItemResult | None, info: Item | None) -> str | None:
     """The numeric tolerance behind the score, with the numbers it compared (None: not a number)."""
-    if result is None or info is None or not info.numeric or result.prediction is None or result.gold is None:
+    numeric = info is not None and info.answer_type is AnswerType.NUMERIC
+    if result is None or info is None or not numeric or result.prediction is None or result.gold is None:
         return None
     pred, gold = parse_number(result.prediction), parse_number(result.gold)
     if pred is None or gold is None:
         return None
-    tol = NumericTolerance(relative_all=info.numeric_tolerance)
-    return explain_match(pred, gold, info.numeric_kind, info.graduation, tol)
+    tol = NumericTolerance(relative_all=info.meta.get("numeric_tolerance"))
+    return explain_match(pred, gold, info.meta.get("numeric_kind"), info.meta.get("graduation"), tol)
 
 
 # ------------------------------------------------------------------------------ ledger
@@ -235,10 +237,10 @@ def _add_claim_citers(entries: list[EntryRow], claims: list[dict[str, Any]]) -> 
 
 
 def _images(
-    entries: list[EntryRow], ledger: dict[str, Any], info: ItemInfo | None, store: ImageStore
+    entries: list[EntryRow], ledger: dict[str, Any], info: Item | None, store: ImageStore
 ) -> list[ImageView]:
     """Each image of the item, with the boxes of the entries whose tool read that image."""
-    item_images = list(info.images) if info else []
+    item_images = [Path(p) for p in info.images] if info else []
     calls = {o.get("call_id"): o for o in ledger.get("tool_outputs", [])}
     order: list[Path] = list(item_images)
     boxes: dict[Path, list[EntryRow]] = defaultdict(list)

@@ -23,7 +23,7 @@ from ledgermind.report.sources import RunData
 from ledgermind.report.timeline import shorten
 from ledgermind.report.why import WhyView, build_why
 from ledgermind.runs.results import ItemResult
-from ledgermind.runs.summary import DIFFICULTIES, group_accuracy
+from ledgermind.runs.summary import difficulty_accuracy, group_accuracy
 from ledgermind.trajectory import Trigger
 
 QUESTION_CHARS = 160  # question text in the item table (the item page has all of it)
@@ -107,14 +107,10 @@ def build_run_view(
     """``thumbnails``: item id → report-relative path of its first image (already copied by the item pages)."""
     results = run.results
     scored = [r for r in results if not r.error]
-    by_diff = group_accuracy(scored, lambda r: [r.difficulty] if r.difficulty else [])
+    by_diff = difficulty_accuracy(scored)
     splits = [
         ("subject", group_accuracy(scored, lambda r: [r.subject] if r.subject else [])),
-        (
-            "difficulty",
-            {d: by_diff[d] for d in DIFFICULTIES if d in by_diff}
-            | {d: v for d, v in by_diff.items() if d not in DIFFICULTIES},
-        ),
+        ("difficulty", by_diff),
         ("path", group_accuracy(results, lambda r: [r.path or "ERROR"])),
         ("question type", group_accuracy(scored, lambda r: r.question_types)),
     ]
@@ -146,7 +142,7 @@ def build_run_view(
         census=census_table.rows(census, census_table.structural_zeros(run.run_dir, run.variant)),
         census_source=source,
         items=rows,
-        charts=_charts(by_diff, rows),
+        charts=_charts(dict(sorted(by_diff.items())), rows),  # the chart lists difficulties by name
         paths=sorted({r.path for r in rows}),
         why=build_why(census, _item_censuses(run), rows, list(SHORT_TRIGGER.values()), list(OPERATORS)),
         definitions={

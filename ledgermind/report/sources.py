@@ -15,25 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledgermind.benchmarks.item import AnswerType
+from ledgermind.benchmarks.item import Item
 from ledgermind.errors import UserError
 from ledgermind.runs.files import METRICS_FILE, RunFileError
 from ledgermind.runs.reader import RunDir, rebuild_items
 from ledgermind.runs.results import ItemResult
-
-
-@dataclass(frozen=True)
-class ItemInfo:
-    """The dataset side of an item (question, options, images) when the benchmark can be reloaded."""
-
-    question: str = ""
-    options: list[str] | None = None
-    images: list[Path] = field(default_factory=list)
-    difficulty: str | None = None
-    numeric: bool = False  # scored as a number, with ``scoring.numeric``'s tolerance for its kind
-    numeric_kind: str | None = None
-    graduation: float | None = None
-    numeric_tolerance: float | None = None  # the benchmark's own, replacing the type-aware rule
 
 
 @dataclass
@@ -44,7 +30,7 @@ class RunData:
     results: list[ItemResult]
     trajectories: dict[str, dict[str, Any]]  # item id -> trajectory dict (items the agent finished)
     metrics: dict[str, Any]
-    items: dict[str, ItemInfo]
+    items: dict[str, Item]  # the dataset side (options, images), when the benchmark could be reloaded
     notes: list[str] = field(default_factory=list)  # what could not be read, shown on the run page
 
     def image_roots(self) -> list[Path]:
@@ -87,7 +73,7 @@ def _noted(read: Callable[[], dict[str, Any] | None], notes: list[str]) -> dict[
         return None
 
 
-def load_item_infos(run: RunDir, ids: set[str], notes: list[str]) -> dict[str, ItemInfo]:
+def load_item_infos(run: RunDir, ids: set[str], notes: list[str]) -> dict[str, Item]:
     """Reload the run's benchmark from its recorded config to get options and image paths.
 
     Trajectories do not store the dataset side of an item. When the benchmark cannot be reloaded
@@ -107,20 +93,7 @@ def load_item_infos(run: RunDir, ids: set[str], notes: list[str]) -> dict[str, I
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         notes.append(f"the benchmark could not be reloaded ({first}); options and some images are not shown")
         return {}
-    return {
-        i.id: ItemInfo(
-            i.question,
-            list(i.options) if i.options else None,
-            [Path(p) for p in i.images],
-            i.difficulty,
-            i.answer_type is AnswerType.NUMERIC,
-            i.meta.get("numeric_kind"),
-            i.meta.get("graduation"),
-            i.meta.get("numeric_tolerance"),
-        )
-        for i in items
-        if i.id in ids
-    }
+    return {i.id: i for i in items if i.id in ids}
 
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff"})

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ledgermind.benchmarks.item import Item
 from ledgermind.report.images import ImageStore, StoredImage
-from ledgermind.report.sources import ItemInfo
 
 KIND_ORDER = ("model", "tool", "trigger")  # a step's rows: what the model was asked, what tools said, repairs
 
@@ -47,7 +47,7 @@ class TimelineRow:
     reasoning: str = ""
 
 
-def item_image_links(info: ItemInfo | None, store: ImageStore) -> dict[str, str]:
+def item_image_links(info: Item | None, store: ImageStore) -> dict[str, str]:
     """Content hash (the one a logged request names) → the report's copy of that item image."""
     from ledgermind.backends.images import image_digest
     from ledgermind.errors import DataError

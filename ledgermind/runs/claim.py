@@ -122,12 +122,10 @@ def first_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | No
 def recorded_identity(out_dir: Path) -> dict[str, Any] | None:
     """What the directory says it holds (``run_identity.json``), or None when it has no readable one."""
     try:
-        data = read_json_object(out_dir / IDENTITY_FILE)
+        identity = (read_json_object(out_dir, out_dir / IDENTITY_FILE) or {}).get("identity")
     except RunFileError:
         return None
-    if isinstance(data, dict) and isinstance(data.get("identity"), dict):
-        return data["identity"]
-    return None
+    return identity if isinstance(identity, dict) else None
 
 
 def _show(v: Any) -> str:
@@ -283,17 +281,12 @@ def fresh_sibling(out_dir: Path) -> Path:
 
 def check_no_links(out_dir: Path) -> None:
     """A ``DataError`` naming the first run file that is a symbolic link (the directory itself may be one)."""
-    for name in RUN_PATHS:
-        p = out_dir / name
+    for p in [*(out_dir / n for n in RUN_PATHS), *(out_dir / ".hydra" / n for n in HYDRA_FILES)]:
         if p.is_symlink():
             raise DataError(
                 f"{p} is a symbolic link; a run folder's files must be its own (a resume would write through it): "
                 "remove the link, or use another hydra.run.dir"
             )
-    hydra = out_dir / ".hydra"
-    for name in HYDRA_FILES:
-        if (hydra / name).is_symlink():
-            raise DataError(f"{hydra / name} is a symbolic link; remove it, or use another hydra.run.dir")
 
 
 # ------------------------------------------------------------------------------ lock

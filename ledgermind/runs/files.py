@@ -70,20 +70,21 @@ class RunFileError(DataError):
         self.reason = reason
 
 
-def contained(root: Path, path: Path) -> bool:
-    """Whether ``path``, with every link followed, stays inside the run folder ``root``.
+def own_file(root: Path, path: Path) -> Path | None:
+    """``path`` when it exists, None when it does not; ``RunFileError`` when, with every link
+    followed, it leads out of the run folder ``root``.
 
     A run folder is data someone else may have made: a link in it must not carry a reader's reads
     (or a resume's writes) to a file outside it."""
+    if not path.exists() and not path.is_symlink():
+        return None
     try:
-        return Path(path).resolve().is_relative_to(Path(root).resolve())
+        inside = Path(path).resolve().is_relative_to(Path(root).resolve())
     except (OSError, RuntimeError):  # a link loop
-        return False
-
-
-def check_contained(root: Path, path: Path) -> None:
-    if not contained(root, path):
+        inside = False
+    if not inside:
         raise RunFileError(path, "is a link out of the run folder; not read")
+    return path
 
 
 def note(text: str) -> None:
@@ -133,13 +134,11 @@ def parse_yaml(text: str, path: Path = Path("<config>")) -> Any:
         raise RunFileError(path, f"not valid YAML ({str(e).splitlines()[0]})") from None
 
 
-def read_json_object(path: Path, root: Path | None = None) -> dict[str, Any] | None:
-    """A JSON object file: None when it does not exist, ``RunFileError`` when it is not valid JSON
-    or (with ``root``, the run folder) a link out of the folder (a value that is not an object
-    reads as an empty one: the readers only look up keys)."""
-    if not path.is_file() and not path.is_symlink():
+def read_json_object(root: Path, path: Path) -> dict[str, Any] | None:
+    """A JSON object file of the run folder ``root``: None when it does not exist, ``RunFileError``
+    when it is not valid JSON or a link out of the folder (a value that is not an object reads as an
+    empty one: the readers only look up keys)."""
+    if own_file(root, path) is None:
         return None
-    if root is not None:
-        check_contained(root, path)
     data = read_json_file(path)
     return data if isinstance(data, dict) else {}

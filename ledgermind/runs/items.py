@@ -8,6 +8,7 @@ do not have to import the run's machinery (``experiment/app.py``) to get there.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from enum import Enum
@@ -20,14 +21,6 @@ from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import container
 from ledgermind.errors import ConfigError
 from ledgermind.registry import import_attr
-
-
-def import_object(dotted: str, what: str) -> Any:
-    """``package.module.attr`` → the attribute, or a one-line ConfigError naming ``what``."""
-    try:
-        return import_attr(dotted)
-    except (ImportError, AttributeError, ValueError) as e:
-        raise ConfigError(f"{what} {dotted!r} cannot be imported: {e}") from e
 
 
 class LimitOrder(str, Enum):
@@ -65,12 +58,8 @@ def take(
     for item in items:
         strata.setdefault(str(_stratum(item, by)), []).append(item)
     queues = [rng.sample(group, len(group)) for _, group in sorted(strata.items())]
-    out: list[Item] = []
-    while len(out) < limit and any(queues):
-        for q in queues:
-            if q and len(out) < limit:
-                out.append(q.pop(0))
-    return out
+    rounds = itertools.zip_longest(*queues)  # round-robin: the first of each stratum, then the second, ...
+    return [item for one_each in rounds for item in one_each if item is not None][:limit]
 
 
 def _stratum(item: Item, by: str) -> Any:
@@ -105,7 +94,11 @@ def _load(cfg: DictConfig, limit: int | None, *, trusted: bool) -> list[Item]:
             "only registered benchmarks are reloaded (pass --trust-config if you made this run yourself)"
         )
     if "_target_" in node:  # a user-supplied loader: callable(**params) -> list[Item]
-        loader = import_object(node.pop("_target_"), "benchmark._target_")
+        target = node.pop("_target_")
+        try:
+            loader = import_attr(target)
+        except (ImportError, AttributeError, ValueError) as e:
+            raise ConfigError(f"benchmark._target_ {target!r} cannot be imported: {e}") from e
         node.pop("name", None)
         items = list(loader(**node))
         return items if limit is None else items[:limit]

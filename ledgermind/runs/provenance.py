@@ -168,21 +168,22 @@ def prompt_hashes() -> dict[str, str]:
 def prompt_files(config: Mapping[str, Any]) -> dict[str, str | None]:
     """Prompt files a pipeline reads (the official protocol's ``prompts.yaml``) and the choice in it."""
     pipe = dict(config.get("pipeline") or {})
-    out: dict[str, str | None] = {}
-    if pipe.get("prompts_path"):
-        out["file.pipeline.prompts_path"] = file_sha256(str(Path(str(pipe["prompts_path"])).expanduser()))
-        out["choice.pipeline.prompt"] = str(pipe.get("prompt"))
-    return out
+    if not pipe.get("prompts_path"):
+        return {}
+    return {
+        "file.pipeline.prompts_path": _user_file_sha256(pipe["prompts_path"]),
+        "choice.pipeline.prompt": str(pipe.get("prompt")),
+    }
 
 
 def input_files(config: Mapping[str, Any]) -> dict[str, str | None]:
     """Files a backend answers from (the replay backend's ``{id, response}`` file), by content."""
-    backend = dict(config.get("backend") or {})
-    return (
-        {"backend.path": file_sha256(str(Path(str(backend["path"])).expanduser()))}
-        if backend.get("path")
-        else {}
-    )
+    path = (config.get("backend") or {}).get("path")
+    return {"backend.path": _user_file_sha256(path)} if path else {}
+
+
+def _user_file_sha256(path: Any) -> str | None:
+    return file_sha256(str(Path(str(path)).expanduser()))
 
 
 def configured_image_budget(
@@ -315,11 +316,6 @@ def request_totals(traj: Any) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ protocol check
-def protocol_of(identity: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of an identity that must agree between runs of one table."""
-    return {f: identity.get(f) for f in PROTOCOL_FIELDS}
-
-
 def protocol_mismatch(identities: Sequence[tuple[str, Mapping[str, Any]]]) -> str | None:
     """One line naming the first protocol field on which the (name, identity) pairs differ."""
     for f in PROTOCOL_FIELDS:
@@ -334,7 +330,7 @@ def protocol_mismatch(identities: Sequence[tuple[str, Mapping[str, Any]]]) -> st
 
 def shared_protocol_lines(identity: Mapping[str, Any]) -> list[str]:
     """Human-readable protocol under the table."""
-    p = protocol_of(identity)
+    p = {f: identity.get(f) for f in PROTOCOL_FIELDS}
     dec = p["decoding"] or {}
     budget = p["image_budget"] or {}
     return [

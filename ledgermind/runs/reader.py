@@ -39,7 +39,7 @@ from ledgermind.runs.files import (
     REPORT_DIR,
     RESULTS_FILE,
     RunFileError,
-    check_contained,
+    own_file,
     read_json_object,
     read_yaml,
 )
@@ -47,10 +47,6 @@ from ledgermind.runs.items import load_items
 from ledgermind.runs.results import ItemResult, raw_row, read_result_rows, read_results
 from ledgermind.runs.summary import RunIdentity
 from ledgermind.runs.trajectories import read_trajectory_dict
-
-
-def is_run_dir(path: Path) -> bool:
-    return (Path(path) / RESULTS_FILE).exists() or (Path(path) / METRICS_FILE).exists()
 
 
 def find_runs(paths: Path | Iterable[Path]) -> list[Path]:
@@ -61,7 +57,7 @@ def find_runs(paths: Path | Iterable[Path]) -> list[Path]:
     for p in [Path(paths)] if isinstance(paths, (str, Path)) else map(Path, paths):
         if not p.is_dir():
             raise DataError(f"not a directory: {p}")
-        if is_run_dir(p):
+        if (p / RESULTS_FILE).exists() or (p / METRICS_FILE).exists():
             found.append(p)
             continue
         below = sorted({f.parent for f in p.rglob(RESULTS_FILE)} | {f.parent for f in p.rglob(METRICS_FILE)})
@@ -181,7 +177,7 @@ class RunDir:
     def json_object(self, name: str) -> dict[str, Any] | None:
         """Any JSON object file of the folder (``metrics.json``, ``run_identity.json``, S-RFA's
         metrics), under the folder's one error policy (``runs.files.read_json_object``)."""
-        return read_json_object(self.path / name, self.path)
+        return read_json_object(self.path, self.path / name)
 
     def metrics(self) -> dict[str, Any] | None:
         """``metrics.json`` (written when the run finished), or None for an unfinished run;
@@ -213,10 +209,7 @@ class RunDir:
         """The config the run was composed from (``.hydra/config.yaml``), as inert data
         (``load_inert_config``: no interpolation can read a secret or run code), or None."""
         path = self.path / RECORDED_CONFIG
-        if not path.is_file():
-            return None
-        check_contained(self.path, path)
-        return load_inert_config(path)
+        return load_inert_config(path) if path.is_file() and own_file(self.path, path) else None
 
 
 def rebuild_items(cfg: DictConfig, *, trusted: bool = False) -> list[Item]:

@@ -18,7 +18,7 @@ from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, bad_line, loads, read_jsonl
 from ledgermind.records import Record, codec, decode
 from ledgermind.runs.atomic import atomic_write, atomic_write_json, json_text, open_append
-from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, check_contained, note
+from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, note, own_file
 from ledgermind.runs.trajectories import find_trajectory, trajectory_path
 
 R = TypeVar("R")
@@ -76,13 +76,10 @@ class ResultsWriter:
         # Trajectory first: a results line is the "done" marker, so it must never point at a
         # trajectory file that does not exist yet.
         if trajectory is not None:
-            atomic_write_json(self.out_dir, self.trajectory_path(result.id), trajectory)
+            atomic_write_json(self.out_dir, trajectory_path(self.out_dir, result.id), trajectory)
         self._fh.write(json_text(result.to_dict()) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
-
-    def trajectory_path(self, item_id: str) -> Path:
-        return trajectory_path(self.out_dir, item_id)
 
     def close(self) -> None:
         self._fh.close()
@@ -130,8 +127,9 @@ class WallClock:
 
 
 def _as_result(d: Any) -> ItemResult | None:
+    """The result record ``d`` holds (a JSON text is parsed first), or None when it holds none."""
     try:
-        return ItemResult.from_dict(d)
+        return ItemResult.from_dict(loads(d) if isinstance(d, str) else d)
     except ValueError:
         return None
 
@@ -160,9 +158,8 @@ def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R], strict: bo
     """``read_results`` with the record type chosen by the reader: ``as_record`` turns a parsed
     line into a record, a ``ValueError`` saying why it is not one."""
     path = Path(out_dir) / RESULTS_FILE
-    if not path.exists() and not path.is_symlink():
+    if own_file(out_dir, path) is None:
         return []
-    check_contained(out_dir, path)
     what = "a readable result record"
     rows = read_jsonl(
         path,
@@ -204,16 +201,6 @@ class DuplicateResult(DataError):
             "a run never redoes a finished item, so this line is not the run's own: remove it"
         )
         self.line_no, self.item_id = line_no, item_id
-
-
-def _parse_line(line: str) -> ItemResult | None:
-    line = line.strip()
-    if not line:
-        return None
-    try:
-        return _as_result(loads(line))
-    except ValueError:
-        return None
 
 
 def redo_damaged(out_dir: Path) -> None:
@@ -265,7 +252,7 @@ def repair_tail(path: Path) -> None:
         return
     start = data.rfind(b"\n") + 1  # 0 when the only line is partial
     with path.open("r+b") as fh:
-        if _parse_line(data[start:].decode("utf-8", "replace")) is not None:
+        if _as_result(data[start:].decode("utf-8", "replace")) is not None:
             fh.seek(0, os.SEEK_END)
             fh.write(b"\n")
         else:

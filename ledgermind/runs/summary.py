@@ -58,8 +58,21 @@ def group_accuracy(
     return {g: {"n": len(s), "accuracy": sum(s) / len(s)} for g, s in sorted(buckets.items())}
 
 
+def difficulty_accuracy(results: Sequence[ItemResult]) -> dict[str, Any]:
+    """``group_accuracy`` by difficulty, Table 3's Easy / Medium / Hard first, any other label after."""
+    groups = group_accuracy(results, lambda r: [r.difficulty] if r.difficulty else [])
+    return {d: groups[d] for d in DIFFICULTIES if d in groups} | {
+        d: v for d, v in groups.items() if d not in DIFFICULTIES
+    }
+
+
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def _per_item(results: Sequence[ItemResult], *fields: str) -> dict[str, float]:
+    """``{"<field>_per_item": mean}`` of the given ``ItemResult`` fields, in the order given."""
+    return {f"{f}_per_item": _mean([getattr(r, f) for r in results]) for f in fields}
 
 
 def build_metrics(
@@ -81,27 +94,21 @@ def build_metrics(
     results = [r for r in results if r.error is None]
     ok_ids = {r.id for r in results}
     trajectories = [t for t in trajectories if t.item_id in ok_ids]
-    by_difficulty = group_accuracy(results, lambda r: [r.difficulty] if r.difficulty else [])
     metrics: dict[str, Any] = {
         "identity": identity.to_dict(),
         "n_items": len(results) + len(failed),
         "n_scored": len(results),
         "accuracy": _mean([r.score for r in results]),
-        "by_difficulty": {d: by_difficulty[d] for d in DIFFICULTIES if d in by_difficulty}
-        | {d: v for d, v in by_difficulty.items() if d not in DIFFICULTIES},
+        "by_difficulty": difficulty_accuracy(results),
         "by_question_type": group_accuracy(results, lambda r: r.question_types),
         "by_path": group_accuracy(results, lambda r: [r.path or "UNKNOWN"]),
         "by_subject": group_accuracy(results, lambda r: [r.subject] if r.subject else []),
-        "model_calls_per_item": _mean([r.model_calls for r in results]),
-        "tool_calls_per_item": _mean([r.tool_calls for r in results]),
-        "tokens_per_item": _mean([r.tokens for r in results]),
-        "latency_s_per_item": _mean([r.latency_s for r in results]),
+        **_per_item(results, "model_calls", "tool_calls", "tokens", "latency_s"),
         "unparsed": sum(1 for r in results if not r.parsed),
         "errors": len(failed),
         "error_causes": error_causes(failed),
         "truncated": sum(1 for r in results if r.truncated),
-        "prompt_tokens_per_item": _mean([r.prompt_tokens for r in results]),
-        "image_pixels_per_item": _mean([r.image_pixels for r in results]),
+        **_per_item(results, "prompt_tokens", "image_pixels"),
         "wall_time_s": wall_time_s,  # this invocation
         "wall_time_total_s": wall_time_s
         if wall_time_total_s is None

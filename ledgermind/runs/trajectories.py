@@ -15,8 +15,8 @@ from typing import Any
 from ledgermind.runs.files import (
     TRAJECTORY_DIR,
     RunFileError,
-    check_contained,
     note,
+    own_file,
     read_json_file,
 )
 
@@ -39,11 +39,7 @@ def trajectory_path(out_dir: Path, item_id: str) -> Path:
 
 def find_trajectory(out_dir: Path, item_id: str) -> Path | None:
     """The trajectory file of one id, or None; ``RunFileError`` when it links out of the folder."""
-    path = trajectory_path(out_dir, item_id)
-    if path.exists() or path.is_symlink():
-        check_contained(out_dir, path)
-        return path
-    return None
+    return own_file(out_dir, trajectory_path(out_dir, item_id))
 
 
 def read_trajectory_dict(out_dir: Path, item_id: str) -> dict[str, Any] | None:
