@@ -300,16 +300,13 @@ def describe(name: str, key: str) -> str:
     path = WORK / name / "mutants" / (mod.replace(".", "/") + ".py")
     if not path.exists():
         return "?"
-    tree = ast.parse(path.read_text())
-    src = path.read_text()
-    stem = fn.rsplit("__mutmut_", 1)[0]
-    bodies = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in {
-            fn,
-            f"{stem}__mutmut_orig",
-        }:
-            bodies[node.name] = (ast.get_source_segment(src, node) or "").splitlines()[1:]
+    src, stem = path.read_text(), fn.rsplit("__mutmut_", 1)[0]
+    bodies = {
+        node.name: (ast.get_source_segment(src, node) or "").splitlines()[1:]
+        for node in ast.walk(ast.parse(src))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name in {fn, f"{stem}__mutmut_orig"}
+    }
     orig, mut = bodies.get(f"{stem}__mutmut_orig", []), bodies.get(fn, [])
     changed = [(a.strip(), b.strip()) for a, b in zip(orig, mut, strict=False) if a != b]
     return "; ".join(f"{a}  →  {b}" for a, b in changed) or "?"
