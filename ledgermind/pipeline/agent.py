@@ -184,8 +184,7 @@ def _search_config(values: Mapping[str, Any]) -> Any:
     from ledgermind.tools.search import SearchConfig
 
     known = {f.name for f in fields(SearchConfig)}
-    unknown = sorted(set(values) - known)
-    if unknown:
+    if unknown := sorted(set(values) - known):
         raise ConfigError(
             f"unknown search setting(s) {', '.join(unknown)}; known: provider, corpus, {', '.join(sorted(known))}"
         )
