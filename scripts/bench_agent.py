@@ -28,9 +28,7 @@ from omegaconf import OmegaConf  # noqa: E402
 
 from ledgermind.benchmarks import load_benchmark  # noqa: E402
 from ledgermind.confutil import shared_data_dir  # noqa: E402
-from ledgermind.grounding import build_cascade  # noqa: E402
-from ledgermind.pipeline import AblationFlags, LedgerMindAgent, PipelineConfig  # noqa: E402
-from ledgermind.pipeline.agent import grounding_config  # noqa: E402
+from ledgermind.pipeline.agent import build_agent  # noqa: E402
 
 SCRIPTED_RULES = [
     {
@@ -84,7 +82,6 @@ def main() -> None:
     args = ap.parse_args()
 
     from ledgermind.backends.tiny import build_tiny_qwen2_vl
-    from perception.build import build_perception
 
     model_cfg = {
         "name": "tiny_qwen2_vl",
@@ -94,15 +91,14 @@ def main() -> None:
         "max_images": 2,
     }
     items = load_benchmark("mmmu_pro", {"path": args.data, "setting": "standard10", "limit": args.n})
-    node = OmegaConf.to_container(OmegaConf.load(REPO / "conf/perception/cpu.yaml"))
-    per = build_perception({**node, "cache_dir": "off"})  # timed: every image read, none from the cache
-    cfg, flags = PipelineConfig(max_tokens=args.max_tokens), AblationFlags()
-    tools, ner = per.tools, per.ner
-    ner.entities("warm up")  # load the spaCy model outside the timed region
+    perception = OmegaConf.to_container(OmegaConf.load(REPO / "conf/perception/cpu.yaml"))
+    cfg = {
+        "pipeline": {"max_tokens": args.max_tokens},
+        "perception": {**perception, "cache_dir": "off"},  # timed: every image read, none from the cache
+        "search": {"provider": "none"},
+    }
     backend, server = build_backend(args.backend, args.url, model_cfg)
-    agent = LedgerMindAgent(
-        backend, tools, build_cascade(grounding_config(cfg, flags), ner=ner, aliases=per.aliases), cfg, flags
-    )
+    agent = build_agent(OmegaConf.create(cfg), backend)  # loads spaCy outside the timed region
     try:
         trajs = [asyncio.run(agent.solve(it)) for it in items]
     finally:
@@ -117,10 +113,9 @@ def main() -> None:
         f"{'path':<10}{'n':>4}{'MLLM calls/q':>14}{'tool calls/q':>14}{'wall s/q':>10}{'model %':>9}{'tools %':>9}{'own %':>8}"
     )
     for path, ts in sorted(by_path.items()) + [("ALL", trajs)]:
-        total = sum(t.timings["total_s"] for t in ts)
-        model = sum(t.timings["model_s"] for t in ts)
-        tool = sum(t.timings["tool_s"] for t in ts)
-        own = sum(t.timings["own_s"] for t in ts)
+        total, model, tool, own = (
+            sum(t.timings[k] for t in ts) for k in ("total_s", "model_s", "tool_s", "own_s")
+        )
         print(
             f"{path:<10}{len(ts):>4}{statistics.fmean(t.n_model_calls for t in ts):>14.2f}"
             f"{statistics.fmean(_perception_calls(t) for t in ts):>14.2f}"

@@ -25,26 +25,6 @@ MODULE = "_ledgermind_torchvision_cpu_shim"
 PTH = "ledgermind-torchvision-cpu-shim.pth"
 
 
-def site_packages() -> Path:
-    return Path(sysconfig.get_paths()["purelib"])
-
-
-def install() -> None:
-    sp = site_packages()
-    shutil.copyfile(SHIM_SRC, sp / f"{MODULE}.py")
-    # A .pth line starting with "import" runs at interpreter start-up; it only installs an import
-    # hook (no torch import), so start-up cost is negligible.
-    (sp / PTH).write_text(f"import {MODULE}; {MODULE}.install()\n")
-    print(f"installed {MODULE} + {PTH} into {sp}")
-
-
-def uninstall() -> None:
-    sp = site_packages()
-    for name in (f"{MODULE}.py", PTH):
-        (sp / name).unlink(missing_ok=True)
-    print(f"removed the shim from {sp}")
-
-
 def check() -> int:
     code = "import torchvision, transformers; from transformers import Qwen2VLImageProcessor; print(torchvision.__version__)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -61,11 +41,18 @@ def main() -> int:
     )
     parser.add_argument("action", choices=["install", "uninstall", "check"])
     action = parser.parse_args().action
+    sp = Path(sysconfig.get_paths()["purelib"])
     if action == "uninstall":
-        uninstall()
+        for name in (f"{MODULE}.py", PTH):
+            (sp / name).unlink(missing_ok=True)
+        print(f"removed the shim from {sp}")
         return 0
     if action == "install":
-        install()
+        shutil.copyfile(SHIM_SRC, sp / f"{MODULE}.py")
+        # A .pth line starting with "import" runs at interpreter start-up; it only installs an import
+        # hook (no torch import), so start-up cost is negligible.
+        (sp / PTH).write_text(f"import {MODULE}; {MODULE}.install()\n")
+        print(f"installed {MODULE} + {PTH} into {sp}")
     return check()
 
 

@@ -35,8 +35,10 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ledgermind.confutil import shared_data_dir
 
@@ -224,19 +226,15 @@ MODULES: dict[str, Module] = {
 # mutmut's exit code per mutant → verdict (as mutmut.stats.status_by_exit_code; a crash of the
 # forked test process — segfault, killed — is a detected change, so it counts as killed here)
 VERDICTS = {
-    1: "killed",
-    3: "killed",
-    -11: "killed",
-    -9: "killed",
-    0: "survived",
-    5: "no_tests",
-    33: "no_tests",
-    34: "skipped",
-    36: "timeout",
-    -24: "timeout",
-    24: "timeout",
-    152: "timeout",
-    255: "timeout",
+    code: verdict
+    for verdict, codes in {
+        "killed": (1, 3, -11, -9),
+        "survived": (0,),
+        "no_tests": (5, 33),
+        "skipped": (34,),
+        "timeout": (36, -24, 24, 152, 255),
+    }.items()
+    for code in codes
 }
 
 
@@ -262,7 +260,7 @@ def prepare(name: str, mod: Module) -> Path:
         "pytest_add_cli_args_test_selection": [t for t in mod.tests if (REPO / t).exists()],
         "use_git_change_detection": False,
     }
-    (d / "pyproject.toml").write_text(_toml({"tool": {"mutmut": cfg, "pytest": {"ini_options": pytest_ini}}}))
+    (d / "pyproject.toml").write_text(_toml({"tool.mutmut": cfg, "tool.pytest.ini_options": pytest_ini}))
     return d
 
 
@@ -302,16 +300,13 @@ def describe(name: str, key: str) -> str:
     path = WORK / name / "mutants" / (mod.replace(".", "/") + ".py")
     if not path.exists():
         return "?"
-    tree = ast.parse(path.read_text())
-    src = path.read_text()
-    stem = fn.rsplit("__mutmut_", 1)[0]
-    bodies = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in {
-            fn,
-            f"{stem}__mutmut_orig",
-        }:
-            bodies[node.name] = (ast.get_source_segment(src, node) or "").splitlines()[1:]
+    src, stem = path.read_text(), fn.rsplit("__mutmut_", 1)[0]
+    bodies = {
+        node.name: (ast.get_source_segment(src, node) or "").splitlines()[1:]
+        for node in ast.walk(ast.parse(src))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name in {fn, f"{stem}__mutmut_orig"}
+    }
     orig, mut = bodies.get(f"{stem}__mutmut_orig", []), bodies.get(fn, [])
     changed = [(a.strip(), b.strip()) for a, b in zip(orig, mut, strict=False) if a != b]
     return "; ".join(f"{a}  →  {b}" for a, b in changed) or "?"
@@ -350,14 +345,10 @@ def stale_patterns(names: list[str], patterns: list[str]) -> list[str]:
     return [p for p in mine if not any(fnmatch.fnmatchcase(k, p) for k in survivors)]
 
 
-def count(name: str, patterns: list[str] | None = None) -> dict[str, int]:
+def count(name: str, patterns: list[str] | None = None) -> Counter[str]:
+    """Mutants per verdict, and survivors per label (``accepted`` / ``UNCLASSIFIED``)."""
     verdicts = results(name)
-    tally: dict[str, int] = {}
-    for verdict in verdicts.values():
-        tally[verdict] = tally.get(verdict, 0) + 1
-    for label in classify(verdicts, patterns or []).values():
-        tally[label] = tally.get(label, 0) + 1
-    return tally
+    return Counter(verdicts.values()) + Counter(classify(verdicts, patterns or []).values())
 
 
 def table(names: list[str], patterns: list[str] | None = None) -> str:
@@ -371,34 +362,21 @@ def table(names: list[str], patterns: list[str] | None = None) -> str:
     ]
     for name in names:
         c = count(name, patterns)
-        killed, acc = c.get("killed", 0), c.get("accepted", 0)
-        judged = killed + c.get("survived", 0) + c.get("no_tests", 0)
-        rate = f"{100 * killed / judged:.1f} %" if judged else "—"
-        rate_ex = f"{100 * killed / (judged - acc):.1f} %" if judged - acc else "—"
-        rows.append(
-            f"| {name} | {len(results(name))} | {killed} | "
-            f"{c.get('survived', 0)} | {c.get('timeout', 0)} | {c.get('no_tests', 0)} | {acc} | "
-            f"{c.get('UNCLASSIFIED', 0)} | {rate} | {rate_ex} |"
-        )
+        judged = c["killed"] + c["survived"] + c["no_tests"]
+        rate = f"{100 * c['killed'] / judged:.1f} %" if judged else "—"
+        rate_ex = f"{100 * c['killed'] / (judged - c['accepted']):.1f} %" if judged - c["accepted"] else "—"
+        cells = [c[k] for k in ("killed", "survived", "timeout", "no_tests", "accepted", "UNCLASSIFIED")]
+        rows.append(f"| {name} | {len(results(name))} | {' | '.join(map(str, cells))} | {rate} | {rate_ex} |")
     return "\n".join(rows)
 
 
-def _toml(data: dict, prefix: str = "") -> str:
-    """A minimal TOML writer for the generated config (tables of str/bool/number/list values)."""
-    lines, tables = [], []
-    for key, value in data.items():
-        if isinstance(value, dict):
-            tables.append((key, value))
-        else:
-            lines.append(f"{_key(key)} = {json.dumps(value)}")
-    out = (f"[{prefix}]\n" if prefix and lines else "") + "\n".join(lines) + ("\n" if lines else "")
-    for key, value in tables:
-        out += _toml(value, f"{prefix}.{_key(key)}" if prefix else _key(key))
-    return out
-
-
-def _key(key: str) -> str:
-    return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
+def _toml(tables: dict[str, dict[str, Any]]) -> str:
+    """TOML of flat tables whose keys are bare words and values str/bool/number/list: JSON spells
+    those values as TOML does."""
+    return "".join(
+        f"[{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items())
+        for name, table in tables.items()
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -407,19 +385,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--max-children", type=int, default=1, help="parallel mutant workers (default 1: shared cores)"
     )
-    p.add_argument("--keep", action="store_true", help="reuse the last run's mutants and verdicts")
-    p.add_argument(
-        "--report", action="store_true", help="only print the table of the last runs (runs nothing)"
-    )
-    p.add_argument(
-        "--survivors", action="store_true", help="list surviving mutants of the modules (runs nothing)"
-    )
-    p.add_argument("--list", action="store_true", help="list the modules, their sources and tests")
-    p.add_argument(
-        "--check",
-        action="store_true",
-        help="exit 1 if a survivor is neither killed nor accepted, or an accepted pattern is stale (runs nothing)",
-    )
+    for flag, help_ in (
+        ("--keep", "reuse the last run's mutants and verdicts"),
+        ("--report", "only print the table of the last runs (runs nothing)"),
+        ("--survivors", "list surviving mutants of the modules (runs nothing)"),
+        ("--list", "list the modules, their sources and tests"),
+        (
+            "--check",
+            "exit 1 if a survivor is neither killed nor accepted, or an accepted pattern is stale (runs nothing)",
+        ),
+    ):
+        p.add_argument(flag, action="store_true", help=help_)
     a = p.parse_args(argv)
     names = [m for m in a.modules.replace(",", " ").split() if m] or list(MODULES)
     unknown = [m for m in names if m not in MODULES]

@@ -61,10 +61,6 @@ FUNCTION_WORDS = frozenset({"a", "at", "in", "t"})
 _SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh")
 
 
-def plural(word: str) -> str:
-    return word + ("es" if word.endswith(_SIBILANT_ENDINGS) else "s")
-
-
 def plural_name(name: str) -> str:
     """English plural of a unit name: the head word takes it ("pounds force per square inch",
     "kilowatt hours"); before a proper name the first word does ("degrees Celsius")."""
@@ -72,7 +68,7 @@ def plural_name(name: str) -> str:
     words = head.split(" ")
     i = 0 if len(words) > 1 and (words[-1][:1].isupper() or sep) else len(words) - 1
     if not words[i].endswith("s"):
-        words[i] = plural(words[i])
+        words[i] += "es" if words[i].endswith(_SIBILANT_ENDINGS) else "s"
     return " ".join(words) + sep + tail
 
 
@@ -103,7 +99,9 @@ def _forms(registry: Any, expression: str) -> tuple[set[str], set[str]]:
 def spellings(registry: Any, canonical: str, expression: str) -> list[str]:
     symbols, names = _forms(registry, expression)
     out = {canonical} | symbols | names | {plural_name(n) for n in names}
-    if _is_simple(registry, expression):  # "lbs", "hrs", "mins": abbreviations of one-word units
+    dims = registry.Quantity(1.0, expression).dimensionality
+    # "lbs", "hrs", "mins": abbreviations of units of one base dimension to the first power (not "mphs")
+    if len(dims) == 1 and next(iter(dims.values())) == 1:
         out |= {
             s + "s"
             for s in symbols
@@ -117,12 +115,6 @@ def spellings(registry: Any, canonical: str, expression: str) -> list[str]:
     return sorted(s for s in out if s not in FUNCTION_WORDS)
 
 
-def _is_simple(registry: Any, expression: str) -> bool:
-    """One base dimension to the first power (length, mass, time...): not a derived unit."""
-    dims = registry.Quantity(1.0, expression).dimensionality
-    return len(dims) == 1 and next(iter(dims.values())) == 1
-
-
 def conversion(registry: Any, expression: str) -> dict[str, Any]:
     """Dimension and the affine map to SI base units (value_SI = scale * value + offset)."""
     dimension = str(registry.Quantity(1.0, expression).dimensionality)
@@ -130,11 +122,9 @@ def conversion(registry: Any, expression: str) -> dict[str, Any]:
         return {"dimension": None, "scale": None, "offset": None}
     zero = registry.Quantity(0.0, expression).to_base_units().magnitude
     big = registry.Quantity(1e6, expression).to_base_units().magnitude
-
-    def exact(x: float) -> float:  # 15 significant digits: drops the subtraction's float noise
-        return float(f"{x:.15g}")
-
-    return {"dimension": dimension, "scale": exact((big - zero) / 1e6), "offset": exact(zero)}
+    # 15 significant digits: drops the subtraction's float noise
+    scale, offset = (float(f"{x:.15g}") for x in ((big - zero) / 1e6, zero))
+    return {"dimension": dimension, "scale": scale, "offset": offset}
 
 
 def build_table() -> dict[str, Any]:

@@ -61,14 +61,13 @@ class LedgerMindAgent:
         cascade: GroundingCascade,
         cfg: PipelineConfig | None = None,
         flags: AblationFlags | None = None,
-        dispatch: DispatchConfig | None = None,
     ) -> None:
         self.backend = backend
         self.tools = dict(tools)
         self.cfg = cfg or PipelineConfig()
         self.flags = flags or AblationFlags()
         self.cascade = cascade
-        self.dispatch = dispatch or DispatchConfig(alpha_chars=AlphaChars(self.cfg.dispatch_alpha_chars))
+        self.dispatch = DispatchConfig(alpha_chars=AlphaChars(self.cfg.dispatch_alpha_chars))
 
     async def solve(self, item: Item) -> Trajectory:
         t0 = time.perf_counter()
@@ -184,8 +183,7 @@ def _search_config(values: Mapping[str, Any]) -> Any:
     from ledgermind.tools.search import SearchConfig
 
     known = {f.name for f in fields(SearchConfig)}
-    unknown = sorted(set(values) - known)
-    if unknown:
+    if unknown := sorted(set(values) - known):
         raise ConfigError(
             f"unknown search setting(s) {', '.join(unknown)}; known: provider, corpus, {', '.join(sorted(known))}"
         )

@@ -81,9 +81,7 @@ def stated_rationale(answer: str, letter: str, option: str) -> str:
     return rest if re.search(r"[^\W\d_]{2}", rest) else ""
 
 
-async def decide(
-    ctx: ItemContext, *, images_resent: bool = True, redecide: int | None = None
-) -> Claim | None:
+async def decide(ctx: ItemContext, *, redecide: int | None = None) -> Claim | None:
     """Synthesise the DC from the ledger (images re-sent), ground it, and run T5/T6 repair."""
     text = DECIDE.substitute(
         question=ctx.item.question,
@@ -94,14 +92,12 @@ async def decide(
         claims=claims_block(ctx.ledger.claims(ClaimType.SC)),
     )
     text = ctx.executor.with_warning(text)
-    reply = await ctx.model.ask(
-        "decide", text, ctx.decision_images() if images_resent else [], schema=schemas.DECISION
-    )
+    reply = await ctx.model.ask("decide", text, ctx.decision_images(), schema=schemas.DECISION)
     if reply is None:
         return None
     answer, cites = parse_decision(reply)
     ctx.traj.raw_answer = answer
-    return await register_decision(ctx, answer, cites, redecide=redecide, images_resent=images_resent)
+    return await register_decision(ctx, answer, cites, redecide=redecide)
 
 
 def add_decision(ctx: ItemContext, answer: str, cites: list[str]) -> Claim:
@@ -114,12 +110,7 @@ def add_decision(ctx: ItemContext, answer: str, cites: list[str]) -> Claim:
 
 
 async def register_decision(
-    ctx: ItemContext,
-    answer: str,
-    cites: list[str],
-    *,
-    redecide: int | None = None,
-    images_resent: bool = True,
+    ctx: ItemContext, answer: str, cites: list[str], *, redecide: int | None = None
 ) -> Claim:
     """Register ``answer`` as the DC, ground it, and repair it (App. E.1 protocol, Π).
 
@@ -145,7 +136,7 @@ async def register_decision(
             return dc
         acquired = acquired or bool(added)
     if acquired and left > 0:  # new evidence closes the gap only if the decision may cite it
-        again = await decide(ctx, images_resent=images_resent, redecide=left - 1)
+        again = await decide(ctx, redecide=left - 1)
         return again or dc
     return dc
 

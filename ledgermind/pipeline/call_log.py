@@ -57,18 +57,14 @@ class CallLog:
 
 def _plain_meta(meta: Any) -> dict[str, Any]:
     """Reply.meta as JSON-safe values (the trajectory must serialise)."""
-    if not isinstance(meta, dict):
-        return {}
-    return {str(k): v for k, v in meta.items() if _json_safe(v)}
+    return {str(k): v for k, v in meta.items() if _json_safe(v)} if isinstance(meta, dict) else {}
 
 
 def _json_safe(v: Any) -> bool:
     """Scalars, and lists/dicts of them (nested records such as the simulator's injected faults
     or the image budget applied to the request)."""
-    if isinstance(v, (str, int, float, bool)) or v is None:
-        return True
     if isinstance(v, list):
         return all(_json_safe(x) for x in v)
     if isinstance(v, dict):
         return all(isinstance(k, str) and _json_safe(x) for k, x in v.items())
-    return False
+    return v is None or isinstance(v, (str, int, float, bool))

@@ -186,12 +186,8 @@ class EvidenceIO:
 # ---------------------------------------------------------------------- search queries (App. D.6)
 def _entities(ev: EvidenceIO, texts: list[str]) -> list[str]:
     ner = ev.cascade.ner
-    if ner is None:
-        return []
-    out: list[str] = []
-    for t in texts:
-        out += [e.text for e in ner.entities(t) if not e.is_numeric]
-    return list(dict.fromkeys(out))
+    found = (e.text for t in texts for e in (ner.entities(t) if ner else ()) if not e.is_numeric)
+    return list(dict.fromkeys(found))
 
 
 def extract_query(ev: EvidenceIO, round1: list[EvidenceEntry] | None = None, max_words: int = 16) -> str:

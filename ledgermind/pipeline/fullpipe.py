@@ -26,7 +26,7 @@ async def run_fullpipe(ctx: ItemContext) -> None:
     judgments = await grounded_reasoning(ctx)  # lines 22–34
     await hypothesis_verification(ctx, judgments, ev)  # lines 35–44
     ctx.budget.release()  # the decision part gets what remains
-    await decide(ctx, images_resent=True)  # Alg. 2 line 1 (+ T5/T6 repair on the DC)
+    await decide(ctx)  # Alg. 2 line 1, images re-sent (+ T5/T6 repair on the DC)
     await defense_lines(ctx)  # Alg. 2 lines 2–10
     finalize_answer(ctx)
 

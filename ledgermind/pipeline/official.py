@@ -20,6 +20,7 @@ recorded by ``call_log``, as every agent's are (``request_key``, ``step``, ``met
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -100,9 +101,7 @@ def setting_of(item: Item) -> Setting:
 
 def replace_images_tokens(text: str) -> str:
     """The official rule: ``<image 1>`` … ``<image 7>`` become ``<image>``."""
-    for i in range(1, 8):
-        text = text.replace(f"<image {i}>", IMAGE_TOKEN)
-    return text
+    return re.sub(r"<image [1-7]>", IMAGE_TOKEN, text)
 
 
 def official_content(item: Item, prompts: Mapping[str, str]) -> list[ContentPart]:

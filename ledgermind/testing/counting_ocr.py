@@ -20,18 +20,18 @@ class CountingRapidOCREngine(RapidOCREngine):
     """``RapidOCREngine`` whose class-level ``calls`` / ``seconds`` sum every real ``_recognize``.
 
     Recognitions are serialised across instances (one engine already serialises its own calls),
-    so ``seconds`` is OCR time, not time spent queueing behind another recognition.
+    so ``seconds`` is OCR time, not time spent queueing behind another recognition; the same lock
+    guards the counters.
     """
 
     calls = 0
     seconds = 0.0
     digests: list[str] = []  # pixel digest of every recognised image, in order
-    _count_lock = threading.Lock()
     _serial = threading.Lock()
 
     @classmethod
     def reset(cls) -> None:
-        with cls._count_lock:
+        with cls._serial:
             cls.calls, cls.seconds, cls.digests = 0, 0.0, []
 
     def _recognize(self, image: Image.Image) -> list[OCRLine]:
@@ -39,10 +39,9 @@ class CountingRapidOCREngine(RapidOCREngine):
         with CountingRapidOCREngine._serial:
             t0 = time.perf_counter()
             lines = super()._recognize(image)
-            with CountingRapidOCREngine._count_lock:
-                CountingRapidOCREngine.calls += 1
-                CountingRapidOCREngine.digests.append(
-                    hashlib.sha1(image.tobytes() + repr(image.size).encode()).hexdigest()
-                )
-                CountingRapidOCREngine.seconds += time.perf_counter() - t0
+            CountingRapidOCREngine.calls += 1
+            CountingRapidOCREngine.digests.append(
+                hashlib.sha1(image.tobytes() + repr(image.size).encode()).hexdigest()
+            )
+            CountingRapidOCREngine.seconds += time.perf_counter() - t0
         return lines
