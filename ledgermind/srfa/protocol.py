@@ -38,8 +38,9 @@ under their own names (``srfa.GDR``, not the runtime's ``GDR``: another protocol
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -154,18 +155,15 @@ class SrfaRecord(Record):
 
     item_id: str = field(metadata={KEY: "id"})
     mode: str
-    claims: list[AtomicClaim] = field(default_factory=list)
+    # an audit file's keys in this order: summary fields first, the claims last
+    path: str | None = None
+    difficulty: str | None = None
     score: float | None = None  # the run's score (None: the run errored on this item)
     prediction: str | None = None
-    difficulty: str | None = None
-    path: str | None = None
     error: str | None = None  # an audit failure (judge unparsable, server error): retried on rerun
     image_source: str | None = None  # which image the evidence was read from (ImageSource value)
     images: list[str] = field(default_factory=list)  # the audited image files
-
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        return {k: d[k] for k in _RECORD_KEYS}
+    claims: list[AtomicClaim] = field(default_factory=list)
 
     @property
     def decision(self) -> AtomicClaim | None:
@@ -173,21 +171,6 @@ class SrfaRecord(Record):
 
 
 # ------------------------------------------------------------------------------ the trace
-# the order of an audit file's keys: summary fields first, the claims last
-_RECORD_KEYS = (
-    "id",
-    "mode",
-    "path",
-    "difficulty",
-    "score",
-    "prediction",
-    "error",
-    "image_source",
-    "images",
-    "claims",
-)
-
-
 def trace_text(traj: Trajectory) -> str:
     """The model-written text of a trajectory without a claim structure of its own."""
     model_turns = [t.get("text", "") for t in traj.transcript if t.get("role") == "model"]
@@ -480,11 +463,10 @@ def _axes(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]:
     empty = {f"{PREFIX}{k}": None for k in AXIS_NAMES}
     if not audits:
         return {"n": 0, "Acc": None, **empty, "gamma": gamma, "coverage": _coverage(())}
-    scores = [float(a.score or 0.0) for a in audits]
-    s = summarize([as_trajectory(a) for a in audits], scores, gamma)
+    s = _summary(audits, gamma)
     out = {
         "n": len(audits),
-        "Acc": sum(scores) / len(scores),
+        "Acc": sum(float(a.score or 0.0) for a in audits) / len(audits),
         **checkable_axes(audits, gamma),
         "gamma": gamma,
         "n_claims": sum(len(a.claims) for a in audits),
@@ -502,31 +484,20 @@ def checkable_axes(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]
     """UCR_reason, GDR, R4R, WDG over checkable claims only (the run's metric functions, one
     implementation): an item with no checkable claim leaves UCR_reason; an item whose decision is
     not checkable leaves GDR, R4R and WDG (its GDR would be a guess, not 0)."""
-    kept = [
-        SrfaRecord(
-            a.item_id,
-            a.mode,
-            [c for c in a.claims if c.checkable],
-            a.score,
-            a.prediction,
-            a.difficulty,
-            a.path,
-        )
-        for a in audits
-    ]
+    kept = [replace(a, claims=[c for c in a.claims if c.checkable]) for a in audits]
     with_claims = [a for a in kept if a.claims]
     decided = [a for a in kept if any(c.ctype == "DC" for c in a.claims)]
-    ucr = summarize(
-        [as_trajectory(a) for a in with_claims], [float(a.score or 0) for a in with_claims], gamma
-    )
-    dec = summarize([as_trajectory(a) for a in decided], [float(a.score or 0) for a in decided], gamma)
+    ucr, dec = _summary(with_claims, gamma), _summary(decided, gamma)
     return {
         f"{PREFIX}UCR_reason": ucr["UCR_reason"] if with_claims else None,
-        f"{PREFIX}GDR": dec["GDR"] if decided else None,
-        f"{PREFIX}R4R": dec["R4R"] if decided else None,
-        f"{PREFIX}WDG": dec["WDG"] if decided else None,
+        **{f"{PREFIX}{k}": dec[k] if decided else None for k in ("GDR", "R4R", "WDG")},
         "n_items_checkable": {"claims": len(with_claims), "decision": len(decided)},
     }
+
+
+def _summary(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]:
+    """The run's trajectory metrics (``metrics.faithfulness.summarize``) over audited items."""
+    return summarize([as_trajectory(a) for a in audits], [float(a.score or 0.0) for a in audits], gamma)
 
 
 def _coverage(audits: Iterable[SrfaRecord]) -> dict[str, float | None]:
@@ -568,16 +539,12 @@ def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> dict[str, Any]:
     """Cohen's κ and the 2×2 confusion matrix of two labelings of the same claims."""
     if len(a) != len(b):
         raise ValueError("the two labelings must cover the same claims")
-    n = len(a)
-    tt = sum(1 for x, y in zip(a, b, strict=True) if x and y)
-    ff = sum(1 for x, y in zip(a, b, strict=True) if not x and not y)
-    tf = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
-    ft = n - tt - ff - tf
+    n, pairs = len(a), Counter(zip(a, b, strict=True))
+    tt, ff, tf, ft = (pairs[(x, y)] for x, y in ((True, True), (False, False), (True, False), (False, True)))
     confusion = {"both_grounded": tt, "both_ungrounded": ff, "ledger_only": tf, "judge_only": ft}
     if n == 0:
         return {"n": 0, "kappa": None, "agreement": None, "confusion": confusion}
-    po = (tt + ff) / n
-    pa, pb = (tt + tf) / n, (tt + ft) / n
+    po, pa, pb = (tt + ff) / n, (tt + tf) / n, (tt + ft) / n
     pe = pa * pb + (1 - pa) * (1 - pb)
     kappa = 1.0 if pe == 1.0 else (po - pe) / (1 - pe)
     return {"n": n, "kappa": kappa, "agreement": po, "confusion": confusion}

@@ -200,10 +200,10 @@ class _Auditor:
                 SrfaRecord(
                     item_id,
                     SrfaMode.LEDGER.value,
-                    ledger_claims,
                     **base,
                     image_source=source.value,
                     images=images,
+                    claims=ledger_claims,
                 )
             )
         if SrfaMode.JUDGE in modes:
@@ -244,7 +244,7 @@ class _Auditor:
                 claims = await judge.decompose(item, trace, row.get("prediction"))
         except JudgeError as exc:
             return SrfaRecord(item_id, SrfaMode.JUDGE.value, error=str(exc), **base)
-        return SrfaRecord(item_id, SrfaMode.JUDGE.value, claims, **base)
+        return SrfaRecord(item_id, SrfaMode.JUDGE.value, **base, claims=claims)
 
     def metrics(self, latest: Mapping[str, Mapping[str, SrfaRecord]]) -> dict[str, Any]:
         """The audit's metrics per mode, the judge's protocol, and (``both``) the modes' agreement."""
