@@ -22,7 +22,7 @@ from typing import Any
 from ledgermind.errors import UserError
 from ledgermind.runs.files import METRICS_FILE as RUN_METRICS_FILE
 from ledgermind.runs.reader import RunDir
-from ledgermind.srfa.run import SRFA_METRICS_FILE, load_run, srfa_metrics_file
+from ledgermind.srfa.run import SRFA_METRICS_FILE, load_run
 
 AXES = ("Acc", "GDR", "R4R", "1-UCR", "1-WDG")
 SRFA_PREFIX = "srfa."  # srfa.GDR ... (srfa/protocol.py PREFIX)
@@ -48,12 +48,11 @@ def axis_names(protocol: str) -> list[str]:
 def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
     run = RunDir(Path(run_dir))
     run_dir = run.path
-    srfa_file = srfa_metrics_file(run_dir)
-    if srfa_file is not None:
-        data = run.json_object(srfa_file.name) or {}  # the folder's one JSON error policy
+    data = run.json_object(SRFA_METRICS_FILE)  # the folder's one JSON error policy
+    if data is not None:
         if mode not in data:
             raise UserError(
-                f"{srfa_file} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})"
+                f"{run_dir / SRFA_METRICS_FILE} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})"
             )
         m = data[mode]
         axes = (m.get(SRFA_PREFIX + a) for a in ("GDR", "R4R", "UCR_reason", "WDG"))
