@@ -216,12 +216,10 @@ def decision_content(answer: str | None, options: Sequence[str] | None) -> str:
 # ------------------------------------------------------------------------------ evidence
 def ledger_evidence(traj: Trajectory) -> list[str]:
     """Tool-produced facts the trajectory recorded (active or not: the audit reads the record)."""
-    facts = []
-    for e in traj.ledger.entries():
-        out = traj.ledger.tool_output(e.tool_call_id)
-        if out is not None and out.kind in EVIDENCE_TOOL_KINDS and e.fact.strip():
-            facts.append(e.fact)
-    return facts
+    outputs = ((e, traj.ledger.tool_output(e.tool_call_id)) for e in traj.ledger.entries())
+    return [
+        e.fact for e, out in outputs if out is not None and out.kind in EVIDENCE_TOOL_KINDS and e.fact.strip()
+    ]
 
 
 def input_evidence(question: str) -> list[str]:
@@ -439,10 +437,10 @@ def srfa_metrics(audits: Iterable[SrfaRecord], gamma: float) -> dict[str, Any]:
     out["n_items"] = len(audits)
     out["audit_errors"] = sum(1 for a in audits if a.error is not None)
     out["run_errors"] = sum(1 for a in audits if a.error is None and a.score is None)
-    groups: dict[str, list[SrfaRecord]] = {}
-    for a in ok:
-        groups.setdefault(a.difficulty or "unknown", []).append(a)
-    out["by_difficulty"] = {k: _axes(v, gamma) for k, v in sorted(groups.items())}
+    levels = sorted({a.difficulty or "unknown" for a in ok})
+    out["by_difficulty"] = {
+        k: _axes([a for a in ok if (a.difficulty or "unknown") == k], gamma) for k in levels
+    }
     out["by_outcome"] = {
         "correct": _axes([a for a in ok if (a.score or 0) >= 1.0], gamma),
         "wrong": _axes([a for a in ok if (a.score or 0) < 1.0], gamma),

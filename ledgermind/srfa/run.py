@@ -195,14 +195,13 @@ class _Auditor:
                 options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE),
                 question=item.question or "",
             )
-            images = [str(p) for p in item.images]
             out.append(
                 SrfaRecord(
                     item_id,
                     SrfaMode.LEDGER.value,
                     **base,
                     image_source=source.value,
-                    images=images,
+                    images=[str(p) for p in item.images],
                     claims=ledger_claims,
                 )
             )
