@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,16 +171,6 @@ class ItemIndex:
         self._by_digest: dict[str, list[SeenItem]] | None = None
         self._digests: dict[Path, str] = {}
         self._lock = threading.Lock()
-
-    @classmethod
-    def from_benchmark(cls, benchmark: Mapping[str, Any] | None, *, with_key: bool = False) -> ItemIndex:
-        """Load the benchmark the run uses (the ``benchmark`` config node); an empty index if none."""
-        if not benchmark:
-            return cls([])
-        from ledgermind.benchmarks.registry import load_benchmark
-
-        node = dict(benchmark)
-        return cls(load_benchmark(str(node.get("name")), node), with_key=with_key)
 
     def __len__(self) -> int:
         return len(self.entries)
