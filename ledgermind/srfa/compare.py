@@ -14,7 +14,7 @@ beside them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,27 +55,21 @@ def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
                 f"{run_dir / SRFA_METRICS_FILE} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})"
             )
         m = data[mode]
-        axes = (m.get(SRFA_PREFIX + a) for a in ("GDR", "R4R", "UCR_reason", "WDG"))
-        return Axes(
-            _label(run_dir),
-            _orient(m["Acc"], *axes),
-            f"srfa:{mode}",
-            (m.get("coverage") or {}).get("claims"),
-        )
+        axes = _orient(m["Acc"], m, SRFA_PREFIX)
+        return Axes(_label(run_dir), axes, f"srfa:{mode}", (m.get("coverage") or {}).get("claims"))
     m = run.metrics()
     if m is None:
         raise UserError(f"{run_dir} has neither {SRFA_METRICS_FILE} nor {RUN_METRICS_FILE}")
-    t = m.get("trajectory_metrics") or {}
-    return Axes(
-        _label(run_dir),
-        _orient(m.get("accuracy"), t.get("GDR"), t.get("R4R"), t.get("UCR_reason"), t.get("WDG")),
-        "run",
+    return Axes(_label(run_dir), _orient(m.get("accuracy"), m.get("trajectory_metrics") or {}), "run")
+
+
+def _orient(acc: Any, metrics: Mapping[str, Any], prefix: str = "") -> dict[str, float | None]:
+    """Acc and the ``prefix``-named GDR, R4R, UCR_reason, WDG of ``metrics`` as the axes, the last
+    two flipped so that larger is better."""
+    names = ("GDR", "R4R", "UCR_reason", "WDG")
+    acc, gdr, r4r, ucr, wdg = (
+        None if x is None else float(x) for x in (acc, *(metrics.get(prefix + n) for n in names))
     )
-
-
-def _orient(*values: Any) -> dict[str, float | None]:
-    """Acc, GDR, R4R, UCR_reason, WDG as the axes, the last two flipped so that larger is better."""
-    acc, gdr, r4r, ucr, wdg = (None if x is None else float(x) for x in values)
     flipped = [None if x is None else 1.0 - x for x in (ucr, wdg)]
     return dict(zip(AXES, [acc, gdr, r4r, *flipped], strict=True))
 
