@@ -386,14 +386,9 @@ def _reason(
     if support is Support.DERIVED:
         tail = f" ({ops})" if ops else ""
         return "derived: supported only through the trace's own claims " + ", ".join(via) + tail
-    parts = []
-    if result.missing_entities:
-        parts.append("entities not in evidence: " + ", ".join(result.missing_entities))
-    if result.unmatched_numbers:
-        parts.append("numbers not in evidence: " + ", ".join(result.unmatched_numbers))
-    if not parts:
-        parts.append(f"coverage {result.coverage:.2f} below beta")
-    return "; ".join(parts)
+    missing = (("entities", result.missing_entities), ("numbers", result.unmatched_numbers))
+    parts = [f"{what} not in evidence: {', '.join(names)}" for what, names in missing if names]
+    return "; ".join(parts) or f"coverage {result.coverage:.2f} below beta"
 
 
 def markup_entities(
@@ -458,8 +453,8 @@ CHECKABLE_NOTE = (
 
 def _axes(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]:
     """The Figure 5 axes of an audit (``srfa.*``) with the share of claims it could check beside them."""
-    empty = {f"{PREFIX}{k}": None for k in AXIS_NAMES}
     if not audits:
+        empty = dict.fromkeys(PREFIX + k for k in AXIS_NAMES)
         return {"n": 0, "Acc": None, **empty, "gamma": gamma, "coverage": _coverage(())}
     s = _summary(audits, gamma)
     out = {
