@@ -14,6 +14,7 @@ detection rate of Δ(``no_ecc``) says whether the instrument can still see an ef
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -142,24 +143,21 @@ def collect(
 ) -> NullReport:
     """One Table 3 per (benchmark, replicate), read back from the runs' own records."""
     report = NullReport(coupling, replicates, dict(benchmarks))
-    for benchmark in benchmarks:
-        for seed in range(replicates):
-            root = run_dir_for(out, coupling, benchmark, "full", seed).parent
-            runs = [table3.load_run(d) for d in sorted(root.iterdir()) if (d / METRICS_FILE).exists()]
-            rows = [
-                r for r in table3.build_rows(runs, bootstrap=bootstrap) if r.variant != "full" and r.delta_ci
-            ]
-            report.tables += 1
-            raw = [r for r in rows if not r.delta_ci.contains(0.0)]  # type: ignore[union-attr]
-            holm = [r for r in rows if r.verdict != table3.NOT_DISTINGUISHABLE]
-            report.any_raw += bool(raw)
-            report.any_holm += bool(holm)
-            for r in rows:
-                report.deltas.setdefault(r.variant, []).append(float(r.delta or 0.0))
-                report.detected[r.variant] += r in holm
-            for run in runs:
-                add_census(report.census.setdefault(run.variant, Counter()), rederived_census(run.run_dir))
-            _planted_control(report, out, benchmark, seed, runs, bootstrap)
+    for benchmark, seed in itertools.product(benchmarks, range(replicates)):
+        root = run_dir_for(out, coupling, benchmark, "full", seed).parent
+        runs = [table3.load_run(d) for d in sorted(root.iterdir()) if (d / METRICS_FILE).exists()]
+        rows = [r for r in table3.build_rows(runs, bootstrap=bootstrap) if r.variant != "full" and r.delta_ci]
+        report.tables += 1
+        raw = [r for r in rows if not r.delta_ci.contains(0.0)]  # type: ignore[union-attr]
+        holm = [r for r in rows if r.verdict != table3.NOT_DISTINGUISHABLE]
+        report.any_raw += bool(raw)
+        report.any_holm += bool(holm)
+        for r in rows:
+            report.deltas.setdefault(r.variant, []).append(float(r.delta or 0.0))
+            report.detected[r.variant] += r in holm
+        for run in runs:
+            add_census(report.census.setdefault(run.variant, Counter()), rederived_census(run.run_dir))
+        _planted_control(report, out, benchmark, seed, runs, bootstrap)
     return report
 
 
@@ -245,9 +243,7 @@ def null_test(
     """Every (benchmark, seed, variant) run (a finished run resumes to nothing), then the report."""
     benches = dict(benchmarks or {"mmmu_pro_standard10": 60, "gauges": 44})
     world = [o.format(coupling=coupling) for o in NULL_WORLD]
-    for benchmark, limit in benches.items():
-        for seed in range(replicates):
-            for variant in variants:
-                d = run_dir_for(out, coupling, benchmark, variant, seed)
-                run_point(run, d, benchmark, variant, seed, limit, [*world, *overrides])
+    for (benchmark, limit), seed, variant in itertools.product(benches.items(), range(replicates), variants):
+        d = run_dir_for(out, coupling, benchmark, variant, seed)
+        run_point(run, d, benchmark, variant, seed, limit, [*world, *overrides])
     return collect(out, coupling=coupling, replicates=replicates, benchmarks=benches)

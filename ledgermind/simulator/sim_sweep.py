@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -159,13 +160,10 @@ def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> li
     writing: read-back trusts the run's own records); a rerun is cheap."""
     check_rate(spec)
     dirs = []
-    for value in spec.grid:
-        for variant in spec.variants:
-            for seed in spec.seeds:
-                d = out_dir / f"{spec.rate}-{value:g}" / f"{variant}-seed{seed}"
-                extra = [*spec.overrides, f"backend.{spec.rate}={value}"]
-                run_point(run, d, spec.benchmark, variant, seed, spec.limit, extra)
-                dirs.append(d)
+    for value, variant, seed in itertools.product(spec.grid, spec.variants, spec.seeds):
+        dirs.append(out_dir / f"{spec.rate}-{value:g}" / f"{variant}-seed{seed}")
+        extra = [*spec.overrides, f"backend.{spec.rate}={value}"]
+        run_point(run, dirs[-1], spec.benchmark, variant, seed, spec.limit, extra)
     return dirs
 
 
