@@ -49,6 +49,7 @@ from ledgermind.grounding.arithmetic import Derivation, Known, derive, stated_nu
 from ledgermind.grounding.cascade import GroundingCascade, GroundingResult
 from ledgermind.grounding.ecc import claim_entities
 from ledgermind.grounding.normalize import claim_view, is_markup, strip_markup
+from ledgermind.grounding.numbers import Number
 from ledgermind.grounding.option_text_filter import without_options
 from ledgermind.grounding.tokens import content_tokens
 from ledgermind.metrics.faithfulness import decision_claims_in_force, summarize
@@ -286,24 +287,17 @@ class _Chain:
     ) -> None:
         if support is not Support.UNGROUNDED:
             self.texts.append((cid, view))
-        self.known += _known_numbers(view, cid, derivations, set(result.unmatched_numbers))
+        unmatched, by_text = set(result.unmatched_numbers), {d.number.text: d for d in derivations}
+        self.known += [_known(n, cid, unmatched, by_text.get(n.text)) for n in stated_numbers(view)]
 
 
-def _known_numbers(
-    view: str, cid: str, derivations: Sequence[Derivation], unmatched: set[str]
-) -> list[Known]:
-    """The numbers a claim wrote down, each with its provenance (tool fact, computed, or just stated)."""
-    by_text = {d.number.text: d for d in derivations}
-    out = []
-    for n in stated_numbers(view):
-        d = by_text.get(n.text)
-        if n.text not in unmatched:
-            out.append(Known(n, "evidence", True))
-        elif d is not None:
-            out.append(Known(n, "computed" if d.from_evidence else cid, d.from_evidence, d.expression))
-        else:
-            out.append(Known(n, cid, False))
-    return out
+def _known(n: Number, cid: str, unmatched: set[str], d: Derivation | None) -> Known:
+    """A number claim ``cid`` wrote down with its provenance: a tool fact, computed from tool facts
+    (its derivation ``d``), or just stated."""
+    if n.text not in unmatched:
+        return Known(n, "evidence", True)
+    ok = d is not None and d.from_evidence
+    return Known(n, "computed" if ok else cid, ok, d.expression if d is not None else "")
 
 
 def _label(
@@ -353,14 +347,9 @@ def _derivations(view: str, result: GroundingResult, chain: _Chain, cid: str) ->
     known = list(chain.known)
     out: list[Derivation] = []
     for n in stated_numbers(view):
-        if n.text not in unmatched:
-            known.append(Known(n, "evidence", True))
-            continue
-        d = derive(n, known)
-        if d is not None:
-            out.append(d)
-        ok = d is not None and d.from_evidence
-        known.append(Known(n, "computed" if ok else cid, ok, d.expression if d is not None else ""))
+        d = derive(n, known) if n.text in unmatched else None
+        out += [d] if d is not None else []
+        known.append(_known(n, cid, unmatched, d))
     return out
 
 
