@@ -310,32 +310,26 @@ def _label(
     if result.grounded:
         return Support.GROUNDED, result, [], []
     derivations = _derivations(view, result, chain, cid)
-    if _passes_but_numbers(result, cascade) and len(derivations) == len(result.unmatched_numbers):
+    if _all_but_derived_numbers(result, derivations, cascade):
         if all(d.from_evidence for d in derivations):
             return Support.COMPUTED, result, derivations, []
-        return Support.DERIVED, result, derivations, _unique(_operand_claims(derivations))
+        return Support.DERIVED, result, derivations, list(dict.fromkeys(_operand_claims(derivations)))
     if not chain.texts:
         return Support.UNGROUNDED, result, [], []
     widened = cascade.check(view, pool + [t for _, t in chain.texts])
     wider = _derivations(view, widened, chain, cid)
-    if widened.grounded or (
-        _passes_but_numbers(widened, cascade) and len(wider) == len(widened.unmatched_numbers)
-    ):
-        return (
-            Support.DERIVED,
-            widened,
-            wider,
-            _unique(_claims_naming(result, chain) + _operand_claims(wider)),
-        )
+    if widened.grounded or _all_but_derived_numbers(widened, wider, cascade):
+        via = list(dict.fromkeys(_claims_naming(result, chain) + _operand_claims(wider)))
+        return Support.DERIVED, widened, wider, via
     return Support.UNGROUNDED, result, [], []
 
 
-def _unique(ids: list[str]) -> list[str]:
-    return list(dict.fromkeys(ids))
-
-
-def _passes_but_numbers(result: GroundingResult, cascade: GroundingCascade) -> bool:
-    return result.cited and result.ecc and result.coverage >= cascade.cfg.beta
+def _all_but_derived_numbers(
+    result: GroundingResult, derivations: Sequence[Derivation], cascade: GroundingCascade
+) -> bool:
+    """The claim passes but for numbers, and each number the evidence lacks has a derivation."""
+    passes = result.cited and result.ecc and result.coverage >= cascade.cfg.beta
+    return passes and len(derivations) == len(result.unmatched_numbers)
 
 
 def _derivations(view: str, result: GroundingResult, chain: _Chain, cid: str) -> list[Derivation]:
