@@ -205,15 +205,6 @@ def atomic_claims(
     return out
 
 
-def decision_content(answer: str | None, options: Sequence[str] | None) -> str:
-    """What a DC asserts: the chosen option's text for an MCQ letter, else the answer itself."""
-    if answer and options and len(answer) == 1 and answer.isalpha():
-        idx = ord(answer.upper()) - ord("A")
-        if 0 <= idx < len(options):
-            return str(options[idx])
-    return answer or ""
-
-
 # ------------------------------------------------------------------------------ evidence
 def ledger_evidence(traj: Trajectory) -> list[str]:
     """Tool-produced facts the trajectory recorded (active or not: the audit reads the record)."""
@@ -266,8 +257,11 @@ def label_ledger_mode(
 
 
 def _content(c: AtomicClaim, options: Sequence[str] | None) -> str:
-    """What a claim asserts: a DC its chosen option's text (or free-form answer), an SC its text."""
-    return (decision_content(c.answer, options) or c.text) if c.ctype == "DC" else c.text
+    """What a claim asserts: a DC the chosen option's text for an MCQ letter (else its free-form
+    answer), an SC its text."""
+    answer = (c.answer or "") if c.ctype == "DC" else ""
+    letter = ord(answer.upper()) - ord("A") if len(answer) == 1 and answer.isalpha() else -1
+    return (str(options[letter]) if options and 0 <= letter < len(options) else answer) or c.text
 
 
 @dataclass
