@@ -109,18 +109,13 @@ def text_label(view: str, support: Support, tool_text: Sequence[str], question: 
     """
     if support.counts_grounded:
         return TextLabel.SUPPORTED
-    asked = content_tokens(question)
-    new = content_tokens(view) - asked
-    if not new and not stated_numbers(view):
-        return TextLabel.UNSUPPORTED  # restates the question, yet the cascade rejects it: text decides it
-    tool_tokens = frozenset().union(*(content_tokens(t) for t in tool_text)) if tool_text else frozenset()
-    if new & tool_tokens:
-        return TextLabel.UNSUPPORTED
+    new = content_tokens(view) - content_tokens(question)
+    restated = not new and not stated_numbers(view)  # the cascade rejects the question restated
+    tool_tokens = frozenset().union(*(content_tokens(t) for t in tool_text))
     asked_numbers = {n.text for n in stated_numbers(question)}
     claimed = [n for n in stated_numbers(view) if n.text not in asked_numbers]
-    if claimed and any(stated_numbers(t) for t in tool_text):
-        return TextLabel.UNSUPPORTED
-    return TextLabel.NOT_CHECKABLE
+    readable = bool(claimed) and any(stated_numbers(t) for t in tool_text)
+    return TextLabel.UNSUPPORTED if restated or new & tool_tokens or readable else TextLabel.NOT_CHECKABLE
 
 
 @dataclass
