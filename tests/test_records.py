@@ -76,7 +76,9 @@ def sample_trajectory() -> Trajectory:
 
 def sample_records() -> dict[str, Any]:
     """One record of each kind, with every irregular encoding exercised."""
-    audit = SrfaRecord("q1", "ledger", [AtomicClaim("DC", "B", True, "cited", "B", "GROUNDED", via=["SC-1"])])
+    audit = SrfaRecord(
+        "q1", "ledger", claims=[AtomicClaim("DC", "B", True, "cited", "B", "GROUNDED", via=["SC-1"])]
+    )
     audit.claims.append(AtomicClaim("SC", "x", None, operands=["4 = 2 × 2"]))
     return {
         "trajectory": sample_trajectory(),

@@ -35,6 +35,7 @@ from PIL import Image
 
 from ledgermind.backends.base import BACKENDS, Backend, BackendDescription, GenerationRequest, Reply
 from ledgermind.benchmarks.item import Item
+from ledgermind.benchmarks.registry import load_benchmark
 from ledgermind.errors import ConfigError
 from ledgermind.simulator import plugin as _plugin  # registers the census section and S-RFA check
 from ledgermind.simulator.beliefs import Belief, RecordedAnswers, key_belief, recorded_belief
@@ -80,11 +81,9 @@ class SimulatedBackend(Backend):
         self.seed = int(seed)
         with_key = self.belief_source == "key"
         # ``items``/``recorded``: given directly by tests; a run loads them from its benchmark config
-        self.index = (
-            ItemIndex(items, with_key=with_key)
-            if items is not None
-            else ItemIndex.from_benchmark(benchmark, with_key=with_key)
-        )
+        if items is None and benchmark:
+            items = load_benchmark(str(benchmark.get("name")), dict(benchmark))
+        self.index = ItemIndex(items or (), with_key=with_key)
         self.recorded = (
             recorded
             if recorded is not None

@@ -21,7 +21,6 @@ config and identity. Table 3 never uses it by default.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import ConfigError
+from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.simulator.items import NUMBER_RE, Scene, SeenItem
 
 RECORDED_DIR = "gpt4o_outputs"  # the shared layout: <benchmark.path>/gpt4o_outputs/<setting>.jsonl
@@ -84,26 +84,17 @@ class RecordedAnswers:
     def load(cls, files: Sequence[Path], items_file: Path | None = None) -> RecordedAnswers:
         letters: dict[str, list[str]] = {}
         for f in files:
-            for n, line in enumerate(Path(f).read_text(encoding="utf-8").splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    rid, pred = str(row["id"]), row.get("pred_indexs")
-                except (ValueError, KeyError, TypeError):
-                    raise ConfigError(f"{f}:{n}: not a recorded answer row (id, pred_indexs)") from None
+            for row in read_jsonl(Path(f), torn_tail=False, objects=True, what="a recorded answer row"):
+                if "id" not in row.value:
+                    raise ConfigError(f"{f}:{row.line_no}: not a recorded answer row (id, pred_indexs)")
+                pred = row.value.get("pred_indexs")
                 if isinstance(pred, str) and len(pred.strip()) == 1 and pred.strip().isalpha():
-                    letters.setdefault(rid, []).append(pred.strip().upper())
+                    letters.setdefault(str(row.value["id"]), []).append(pred.strip().upper())
         texts: dict[str, list[str]] = {}
         if items_file is not None and items_file.is_file():
-            for line in items_file.read_text(encoding="utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue
-                # options only: never `answer`
-                if isinstance(row, dict) and isinstance(row.get("options"), list):
-                    texts[str(row.get("id"))] = [str(o) for o in row["options"]]
+            for row in read_jsonl(items_file, bad=BadLine.SKIP, objects=True):
+                if isinstance(row.value.get("options"), list):  # options only: never `answer`
+                    texts[str(row.value.get("id"))] = [str(o) for o in row.value["options"]]
         return cls(letters, texts)
 
     @classmethod

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,10 +80,9 @@ class SeenItem:
     def letter_of(self, text: str) -> str | None:
         """The letter of the option whose text is ``text`` (normalised), else None."""
         norm = normalise(text)
-        for letter, opt in zip(self.letters(), self.options, strict=False):
-            if normalise(opt) == norm:
-                return letter
-        return None
+        return next(
+            (x for x, opt in zip(self.letters(), self.options, strict=False) if normalise(opt) == norm), None
+        )
 
     def named_in(self, context: str) -> list[str]:
         """Options a request names outside its option list ("… B. Apollo 11"): what to look for."""
@@ -173,16 +172,6 @@ class ItemIndex:
         self._digests: dict[Path, str] = {}
         self._lock = threading.Lock()
 
-    @classmethod
-    def from_benchmark(cls, benchmark: Mapping[str, Any] | None, *, with_key: bool = False) -> ItemIndex:
-        """Load the benchmark the run uses (the ``benchmark`` config node); an empty index if none."""
-        if not benchmark:
-            return cls([])
-        from ledgermind.benchmarks.registry import load_benchmark
-
-        node = dict(benchmark)
-        return cls(load_benchmark(str(node.get("name")), node), with_key=with_key)
-
     def __len__(self) -> int:
         return len(self.entries)
 
@@ -218,17 +207,9 @@ class ItemIndex:
         """
         norm = normalise(text)
         by_text = [e for q, e in self._questions if q and q in norm]
-        by_image: list[SeenItem] = []
-        if image_paths:
-            index = self._digest_index()
-            for p in image_paths:
-                digest = self._readable_digest(Path(p))
-                by_image += index.get(digest, []) if digest is not None else []
-        if by_text and by_image:
-            both = [e for e in by_text if e in by_image]
-            candidates = both or by_text
-        else:
-            candidates = by_text or by_image
+        index = self._digest_index() if image_paths else {}
+        by_image = [e for p in image_paths for e in index.get(self._readable_digest(Path(p)) or "", [])]
+        candidates = [e for e in by_text if e in by_image] or by_text or by_image
         if not candidates:
             return None
         if len({e.item_id for e in candidates}) > 1:
@@ -252,17 +233,12 @@ class CropLocator:
     scales that cap allows for each source, in steps of ``fine_step`` (geometric).
     """
 
-    def __init__(
-        self,
-        index: ItemIndex,
-        scales: Sequence[float] = (2.5, 2.0, 3.0, 1.5, 1.0),
-        threshold: float = 0.8,
-        work_side: int = 256,
-        capped_side: int = 4096,
-        fine_step: float = 1.02,
-    ) -> None:
-        self.index, self.scales, self.threshold, self.work_side = index, tuple(scales), threshold, work_side
-        self.capped_side, self.fine_step = capped_side, fine_step
+    scales = (2.5, 2.0, 3.0, 1.5, 1.0)
+    work_side = 256
+    fine_step = 1.02
+
+    def __init__(self, index: ItemIndex, threshold: float = 0.8, capped_side: int = 4096) -> None:
+        self.index, self.threshold, self.capped_side = index, threshold, capped_side
         self._sources: list[tuple[SeenItem, Any, float]] | None = None
         self._lock = threading.Lock()
         self._found: dict[str, SeenItem | None] = {}  # pixel digest → match (Dual-Read sends one crop twice)

@@ -14,6 +14,7 @@ detection rate of Δ(``no_ecc``) says whether the instrument can still see an ef
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,12 +81,10 @@ class NullReport:
     def _census_lines(self) -> list[str]:
         """What the mechanisms did to the injected faults, summed over all tables: a Δ of zero reads
         differently when ECC flagged every phantom but neutralised none than when it never saw one."""
-        if not self.census:
-            return []
         keys = [f"{kind} {verb}" for kind in FAULT_KINDS for verb in VERBS] + list(HARMS)
         rows = [[v, *(counts.get(k, 0) for k in keys)] for v, counts in self.census.items()]
         title = f"Mechanism census, summed over the {self.tables} tables (simulator ground truth):"
-        return ["", title, "", *md_table(["variant", *keys], rows)]
+        return _section(title, ["variant", *keys], rows)
 
     def _independence_lines(self) -> list[str]:
         """Faults must not know the answer: a decision that failed ECC should be right about as often
@@ -101,17 +100,13 @@ class NullReport:
             for v, c in self.census.items()
             if all(c.get(f"{cell} n", 0) for cell in ECC_CELLS)
         ]
-        if not rows:
-            return []
         title = "Right answers among final decisions that failed / passed ECC (n):"
-        return ["", title, "", *md_table(["variant", "failed ECC", "passed ECC"], rows)]
+        return _section(title, ["variant", "failed ECC", "passed ECC"], rows)
 
     def _control_lines(self) -> list[str]:
         """Coupled faults change answers by construction: each variant against itself at coupling 0
         is an effect that exists where no mechanism undoes those faults (it shows the instrument
         can see one), and is small where a mechanism — or anything else — does."""
-        if not self.control_deltas:
-            return []
         title = (
             f"Planted-effect control: each variant at coupling {self.coupling:g} vs itself at coupling 0 "
             "(paired by seed and item; raw p < 0.05):"
@@ -120,7 +115,12 @@ class NullReport:
             [v, f"{mean(ds):+.2f}", f"{self.control_detected.get(v, 0)}/{len(ds)}"]
             for v, ds in self.control_deltas.items()
         ]
-        return ["", title, "", *md_table(["variant", "mean Δ (points)", "tables distinguishable"], rows)]
+        return _section(title, ["variant", "mean Δ (points)", "tables distinguishable"], rows)
+
+
+def _section(title: str, head: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    """A titled table of the report after a blank line; nothing when it has no rows."""
+    return ["", title, "", *md_table(head, rows)] if rows else []
 
 
 FAULT_KINDS = ("phantom", "relation", "misread")
@@ -133,25 +133,6 @@ def run_dir_for(out: Path, coupling: float, benchmark: str, variant: str, seed: 
     return out / f"coupling-{coupling:g}" / benchmark / f"seed{seed}" / variant
 
 
-def run_replicates(
-    out: Path,
-    *,
-    coupling: float,
-    replicates: int,
-    benchmarks: Mapping[str, int],
-    variants: Sequence[str] = VARIANTS,
-    overrides: Sequence[str] = (),
-    run: RunFn | None = None,
-) -> None:
-    """Every (benchmark, seed, variant) run; a finished run resumes to nothing."""
-    world = [o.format(coupling=coupling) for o in NULL_WORLD]
-    for benchmark, limit in benchmarks.items():
-        for seed in range(replicates):
-            for variant in variants:
-                d = run_dir_for(out, coupling, benchmark, variant, seed)
-                run_point(run, d, benchmark, variant, seed, limit, [*world, *overrides])
-
-
 def collect(
     out: Path,
     *,
@@ -162,24 +143,21 @@ def collect(
 ) -> NullReport:
     """One Table 3 per (benchmark, replicate), read back from the runs' own records."""
     report = NullReport(coupling, replicates, dict(benchmarks))
-    for benchmark in benchmarks:
-        for seed in range(replicates):
-            root = run_dir_for(out, coupling, benchmark, "full", seed).parent
-            runs = [table3.load_run(d) for d in sorted(root.iterdir()) if (d / METRICS_FILE).exists()]
-            rows = [
-                r for r in table3.build_rows(runs, bootstrap=bootstrap) if r.variant != "full" and r.delta_ci
-            ]
-            report.tables += 1
-            raw = [r for r in rows if not r.delta_ci.contains(0.0)]  # type: ignore[union-attr]
-            holm = [r for r in rows if r.verdict != table3.NOT_DISTINGUISHABLE]
-            report.any_raw += bool(raw)
-            report.any_holm += bool(holm)
-            for r in rows:
-                report.deltas.setdefault(r.variant, []).append(float(r.delta or 0.0))
-                report.detected[r.variant] += r in holm
-            for run in runs:
-                add_census(report.census.setdefault(run.variant, Counter()), rederived_census(run.run_dir))
-            _planted_control(report, out, benchmark, seed, runs, bootstrap)
+    for benchmark, seed in itertools.product(benchmarks, range(replicates)):
+        root = run_dir_for(out, coupling, benchmark, "full", seed).parent
+        runs = [table3.load_run(d) for d in sorted(root.iterdir()) if (d / METRICS_FILE).exists()]
+        rows = [r for r in table3.build_rows(runs, bootstrap=bootstrap) if r.variant != "full" and r.delta_ci]
+        report.tables += 1
+        raw = [r for r in rows if not r.delta_ci.contains(0.0)]  # type: ignore[union-attr]
+        holm = [r for r in rows if r.verdict != table3.NOT_DISTINGUISHABLE]
+        report.any_raw += bool(raw)
+        report.any_holm += bool(holm)
+        for r in rows:
+            report.deltas.setdefault(r.variant, []).append(float(r.delta or 0.0))
+            report.detected[r.variant] += r in holm
+        for run in runs:
+            add_census(report.census.setdefault(run.variant, Counter()), rederived_census(run.run_dir))
+        _planted_control(report, out, benchmark, seed, runs, bootstrap)
     return report
 
 
@@ -262,14 +240,10 @@ def null_test(
     overrides: Sequence[str] = (),
     run: RunFn | None = None,
 ) -> NullReport:
+    """Every (benchmark, seed, variant) run (a finished run resumes to nothing), then the report."""
     benches = dict(benchmarks or {"mmmu_pro_standard10": 60, "gauges": 44})
-    run_replicates(
-        out,
-        coupling=coupling,
-        replicates=replicates,
-        benchmarks=benches,
-        variants=variants,
-        overrides=overrides,
-        run=run,
-    )
+    world = [o.format(coupling=coupling) for o in NULL_WORLD]
+    for (benchmark, limit), seed, variant in itertools.product(benches.items(), range(replicates), variants):
+        d = run_dir_for(out, coupling, benchmark, variant, seed)
+        run_point(run, d, benchmark, variant, seed, limit, [*world, *overrides])
     return collect(out, coupling=coupling, replicates=replicates, benchmarks=benches)

@@ -98,21 +98,19 @@ STAYED_LEGEND = (
 )
 
 
+CATCH_COLUMNS = {"injected": 9, "flagged": 9, "neutral.": 9, "faded": 7, "stayed": 8, "REACHED": 9}
+
+
 def catch_table(s: Mapping[str, Any]) -> list[str]:
     """One row per catchable fault kind: injected, FLAGGED by a check, then where each injected fault
     ended — NEUTRALISED by a mechanism, faded on its own, stayed in an active claim, REACHED the final
     answer — so the four add up to injected; then the harm mechanisms did."""
-    head = f"{'fault':<14}{'injected':>9}{'flagged':>9}{'neutral.':>9}{'faded':>7}{'stayed':>8}{'REACHED':>9}"
-    rows = [f"    {head}"]
+    rows = [f"    {'fault':<14}" + "".join(f"{head:>{w}}" for head, w in CATCH_COLUMNS.items())]
     for kind in sorted(s["flagged"]):
-        inj = s["injected"].get(kind, 0)
-        ends = [s[v].get(kind, 0) for v in ("neutralised", "faded")]
-        reached = s["reached"].get(kind, 0)
-        stayed = inj - sum(ends) - reached
-        cells = "".join(
-            f"{n:>{w}}" for n, w in zip((s["flagged"].get(kind, 0), *ends, stayed, reached), (9, 9, 7, 8, 9))
-        )
-        rows.append(f"    {kind:<14}{inj:>9}{cells}")
+        verbs = ("injected", "flagged", "neutralised", "faded", "reached")
+        inj, flagged, neutral, faded, reached = (s[v].get(kind, 0) for v in verbs)
+        cells = (inj, flagged, neutral, faded, inj - neutral - faded - reached, reached)
+        rows.append(f"    {kind:<14}" + "".join(f"{n:>{w}}" for n, w in zip(cells, CATCH_COLUMNS.values())))
     harmed = s.get("harmed") or {}
     rows.append(
         "    harmed by a mechanism: " + (", ".join(f"{k} {v}" for k, v in sorted(harmed.items())) or "none")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,17 +70,13 @@ class SweepSpec:
     overrides: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.grid:
-            raise SweepError("the grid is empty: give rate values, e.g. --grid 0,0.1,0.2,0.4")
         from ledgermind.simulator.faults import PROBABILITIES
 
-        bad = [v for v in self.grid if v < 0 or (self.rate in PROBABILITIES and v > 1)]
-        if bad:
-            raise SweepError(
-                f"{self.rate} values must lie in [0, 1]"
-                if self.rate in PROBABILITIES
-                else f"{self.rate} values must be >= 0" + f", got {bad}"
-            )
+        if not self.grid:
+            raise SweepError("the grid is empty: give rate values, e.g. --grid 0,0.1,0.2,0.4")
+        top, bound = (1.0, "lie in [0, 1]") if self.rate in PROBABILITIES else (math.inf, "be >= 0")
+        if bad := [v for v in self.grid if not 0 <= v <= top]:
+            raise SweepError(f"{self.rate} values must {bound}, got {bad}")
 
     @property
     def variants(self) -> tuple[str, str]:
@@ -89,14 +87,13 @@ def spec_for(
     rate: str, grid: Sequence[float], *, ablation: str | None = None, fault: str | None = None, **kwargs: Any
 ) -> SweepSpec:
     """A spec from the rate→ablation table; ``ablation``/``fault`` choose for a rate not in it."""
-    known = RATE_TARGETS.get(rate)
-    if ablation is None and known is None:
+    known = RATE_TARGETS.get(rate) or SweepTarget(ablation or "", None)
+    if not known.ablation:
         raise SweepError(
             f"no ablation is mapped to {rate!r} (known: {', '.join(RATE_TARGETS)}); "
             "choose the ablation to compare with (--ablation)"
         )
-    default = known or SweepTarget(str(ablation), None)
-    target = SweepTarget(ablation or default.ablation, fault if fault is not None else default.fault)
+    target = SweepTarget(ablation or known.ablation, known.fault if fault is None else fault)
     return SweepSpec(rate, tuple(float(v) for v in grid), target, **kwargs)
 
 
@@ -148,24 +145,14 @@ def run_point(
 ) -> None:
     """Compose one simulated run (what ``scripts/run.py`` would run), record its config as a Hydra
     run does (rescoring and read-back use it) and run it; a finished run resumes to nothing."""
-    if run is None:
-        from ledgermind.experiment.app import run_experiment
+    from ledgermind.experiment.app import run_experiment
 
-        run = run_experiment
     limits = [f"limit={limit}"] if limit is not None else []
-    cfg = _compose(
-        [
-            *SIMULATED_RUN,
-            f"benchmark={benchmark}",
-            f"+ablation={variant}",
-            f"seed={seed}",
-            f"output_dir={out}",
-        ]
-        + [*limits, *extra]
-    )
+    point = [f"benchmark={benchmark}", f"+ablation={variant}", f"seed={seed}", f"output_dir={out}"]
+    cfg = _compose([*SIMULATED_RUN, *point, *limits, *extra])
     (out / RECORDED_CONFIG).parent.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, out / RECORDED_CONFIG)
-    run(cfg)
+    (run or run_experiment)(cfg)
 
 
 def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> list[Path]:
@@ -173,13 +160,10 @@ def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> li
     writing: read-back trusts the run's own records); a rerun is cheap."""
     check_rate(spec)
     dirs = []
-    for value in spec.grid:
-        for variant in spec.variants:
-            for seed in spec.seeds:
-                d = out_dir / f"{spec.rate}-{value:g}" / f"{variant}-seed{seed}"
-                extra = [*spec.overrides, f"backend.{spec.rate}={value}"]
-                run_point(run, d, spec.benchmark, variant, seed, spec.limit, extra)
-                dirs.append(d)
+    for value, variant, seed in itertools.product(spec.grid, spec.variants, spec.seeds):
+        dirs.append(out_dir / f"{spec.rate}-{value:g}" / f"{variant}-seed{seed}")
+        extra = [*spec.overrides, f"backend.{spec.rate}={value}"]
+        run_point(run, dirs[-1], spec.benchmark, variant, seed, spec.limit, extra)
     return dirs
 
 
@@ -196,10 +180,10 @@ class CatchRate:
 
     @property
     def percent(self) -> tuple[float, float, float] | None:
-        """The rate and its interval in percent, when faults were injected."""
-        if self.rate is None or self.interval is None:
+        """The rate and its interval in percent, when faults were injected (else no interval)."""
+        if self.interval is None:
             return None
-        return 100 * self.rate, 100 * self.interval[0], 100 * self.interval[1]
+        return 100 * self.caught / self.injected, 100 * self.interval[0], 100 * self.interval[1]
 
 
 @dataclass(frozen=True)

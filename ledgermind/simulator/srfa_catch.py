@@ -21,12 +21,13 @@ Matching, per item (all text comparisons case-folded):
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ledgermind.simulator.census import has_simulator_meta, injected_faults
 from ledgermind.simulator.faults import Fault
-from ledgermind.srfa.protocol import SrfaRecord
+from ledgermind.srfa.protocol import AtomicClaim, SrfaRecord
 from ledgermind.trajectory import Trajectory
 
 
@@ -40,37 +41,27 @@ def item_catch(audit: SrfaRecord, traj: Trajectory) -> dict[str, int]:
     """Counts for one audited item (see the module docstring for the matching rules)."""
     faults = [f for _, f in injected_faults(traj)]
     phantoms = _entities(faults, Fault.PHANTOM)
-    c = {
-        k: 0
-        for k in (
-            "phantom_claims",
-            "phantom_ungrounded",
-            "phantom_injected",
-            "phantom_not_in_trace",
-            "fault_free_claims",
-            "fault_free_grounded",
-            "fault_free_sc",
-            "fault_free_sc_grounded",
-            "fault_free_dc",
-            "fault_free_dc_grounded",
-        )
-    }
-    c["phantom_injected"] = sum(1 for f in faults if f.get("kind") == Fault.PHANTOM.value)
     labelled = [x for x in audit.claims if x.grounded is not None]
-    for ent in phantoms:
-        if not any(ent in x.text.casefold() for x in labelled):
-            c["phantom_not_in_trace"] += 1
-    for x in labelled:
-        if any(e in x.text.casefold() for e in phantoms):
-            c["phantom_claims"] += 1
-            c["phantom_ungrounded"] += int(not x.grounded)
-        elif not faults:
-            kind = "sc" if x.ctype == "SC" else "dc"
-            c["fault_free_claims"] += 1
-            c["fault_free_grounded"] += int(bool(x.grounded))
-            c[f"fault_free_{kind}"] += 1
-            c[f"fault_free_{kind}_grounded"] += int(bool(x.grounded))
-    return c
+    named = [any(e in x.text.casefold() for e in phantoms) for x in labelled]
+    phantom = [x for x, n in zip(labelled, named, strict=True) if n]
+    clean = [] if faults else [x for x, n in zip(labelled, named, strict=True) if not n]
+    sc, dc = [x for x in clean if x.ctype == "SC"], [x for x in clean if x.ctype != "SC"]
+
+    def grounded(claims: list[AtomicClaim]) -> int:
+        return sum(bool(x.grounded) for x in claims)
+
+    return {
+        "phantom_claims": len(phantom),
+        "phantom_ungrounded": len(phantom) - grounded(phantom),
+        "phantom_injected": sum(1 for f in faults if f.get("kind") == Fault.PHANTOM.value),
+        "phantom_not_in_trace": sum(not any(e in x.text.casefold() for x in labelled) for e in phantoms),
+        "fault_free_claims": len(clean),
+        "fault_free_grounded": grounded(clean),
+        "fault_free_sc": len(sc),
+        "fault_free_sc_grounded": grounded(sc),
+        "fault_free_dc": len(dc),
+        "fault_free_dc_grounded": grounded(dc),
+    }
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -79,14 +70,12 @@ def _ratio(num: int, den: int) -> float | None:
 
 def catch_summary(pairs: Iterable[tuple[SrfaRecord, Trajectory]]) -> dict[str, Any] | None:
     """Summed counts and rates over a run; None when no trajectory carries simulator metadata."""
-    total: dict[str, int] = {}
+    total: Counter[str] = Counter()
     items = 0
     for audit, traj in pairs:
-        if audit.error is not None or not has_simulator_meta(traj.model_calls):
-            continue
-        items += 1
-        for k, v in item_catch(audit, traj).items():
-            total[k] = total.get(k, 0) + v
+        if audit.error is None and has_simulator_meta(traj.model_calls):
+            items += 1
+            total.update(item_catch(audit, traj))
     if not items:
         return None
     return {

@@ -56,7 +56,7 @@ class Vision:
         self._shared_tool: Any = None
         self._memory: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
-        self._disk_writes: BestEffort | None = None
+        self._disk_writes = BestEffort("simulator vision cache", self.cache_dir) if self.cache_dir else None
 
     @property
     def engine(self) -> Any:
@@ -129,12 +129,9 @@ class Vision:
         """Store lines once: an existing entry is never rewritten (a hit costs no write), the
         temporary name is unique per write (concurrent processes share the directory), and a
         read-only or full directory skips the write with one warning — it never fails a call."""
-        if self.cache_dir is None:
+        if self.cache_dir is None or self._disk_writes is None:
             return
         target = self.cache_dir / f"{key}.json"
-        if self._disk_writes is None:
-            self._disk_writes = BestEffort("simulator vision cache", self.cache_dir)
-        if target.is_file():
-            return
-        data = json.dumps(list(lines)).encode("utf-8")
-        self._disk_writes.write(lambda: atomic_write_bytes(target, data))
+        if not target.is_file():
+            data = json.dumps(list(lines)).encode("utf-8")
+            self._disk_writes.write(lambda: atomic_write_bytes(target, data))

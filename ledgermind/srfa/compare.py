@@ -14,7 +14,7 @@ beside them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from typing import Any
 from ledgermind.errors import UserError
 from ledgermind.runs.files import METRICS_FILE as RUN_METRICS_FILE
 from ledgermind.runs.reader import RunDir
-from ledgermind.srfa.run import SRFA_METRICS_FILE, load_run, srfa_metrics_file
+from ledgermind.srfa.run import SRFA_METRICS_FILE, load_run
 
 AXES = ("Acc", "GDR", "R4R", "1-UCR", "1-WDG")
 SRFA_PREFIX = "srfa."  # srfa.GDR ... (srfa/protocol.py PREFIX)
@@ -48,35 +48,28 @@ def axis_names(protocol: str) -> list[str]:
 def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
     run = RunDir(Path(run_dir))
     run_dir = run.path
-    srfa_file = srfa_metrics_file(run_dir)
-    if srfa_file is not None:
-        data = run.json_object(srfa_file.name) or {}  # the folder's one JSON error policy
+    data = run.json_object(SRFA_METRICS_FILE)  # the folder's one JSON error policy
+    if data is not None:
         if mode not in data:
             raise UserError(
-                f"{srfa_file} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})"
+                f"{run_dir / SRFA_METRICS_FILE} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})"
             )
         m = data[mode]
-        axes = (m.get(SRFA_PREFIX + a) for a in ("GDR", "R4R", "UCR_reason", "WDG"))
-        return Axes(
-            _label(run_dir),
-            _orient(m["Acc"], *axes),
-            f"srfa:{mode}",
-            (m.get("coverage") or {}).get("claims"),
-        )
+        axes = _orient(m["Acc"], m, SRFA_PREFIX)
+        return Axes(_label(run_dir), axes, f"srfa:{mode}", (m.get("coverage") or {}).get("claims"))
     m = run.metrics()
     if m is None:
         raise UserError(f"{run_dir} has neither {SRFA_METRICS_FILE} nor {RUN_METRICS_FILE}")
-    t = m.get("trajectory_metrics") or {}
-    return Axes(
-        _label(run_dir),
-        _orient(m.get("accuracy"), t.get("GDR"), t.get("R4R"), t.get("UCR_reason"), t.get("WDG")),
-        "run",
+    return Axes(_label(run_dir), _orient(m.get("accuracy"), m.get("trajectory_metrics") or {}), "run")
+
+
+def _orient(acc: Any, metrics: Mapping[str, Any], prefix: str = "") -> dict[str, float | None]:
+    """Acc and the ``prefix``-named GDR, R4R, UCR_reason, WDG of ``metrics`` as the axes, the last
+    two flipped so that larger is better."""
+    names = ("GDR", "R4R", "UCR_reason", "WDG")
+    acc, gdr, r4r, ucr, wdg = (
+        None if x is None else float(x) for x in (acc, *(metrics.get(prefix + n) for n in names))
     )
-
-
-def _orient(*values: Any) -> dict[str, float | None]:
-    """Acc, GDR, R4R, UCR_reason, WDG as the axes, the last two flipped so that larger is better."""
-    acc, gdr, r4r, ucr, wdg = (None if x is None else float(x) for x in values)
     flipped = [None if x is None else 1.0 - x for x in (ucr, wdg)]
     return dict(zip(AXES, [acc, gdr, r4r, *flipped], strict=True))
 

@@ -36,15 +36,12 @@ def bootstrap_auroc(
     """Percentile bootstrap interval of :func:`auroc` over items (resampled with replacement)."""
     rng = random.Random(seed)
     idx = range(len(scores))
-    values = []
-    for _ in range(n_boot):
-        sample = [rng.choice(idx) for _ in idx]
-        v = auroc([scores[i] for i in sample], [positive[i] for i in sample])
-        if v is not None:
-            values.append(v)
+    samples = ([rng.choice(idx) for _ in idx] for _ in range(n_boot))
+    values = sorted(
+        v for s in samples if (v := auroc([scores[i] for i in s], [positive[i] for i in s])) is not None
+    )
     if not values:
         return None, None
-    values.sort()
     lo = values[int((1 - level) / 2 * len(values))]
     hi = values[min(len(values) - 1, int((1 + level) / 2 * len(values)))]
     return lo, hi

@@ -114,13 +114,8 @@ class JudgeDecoding:
 
 def prompt_hash() -> str:
     """Hash of everything in the judge prompt that is not the item or the trace."""
-    parts = [
-        JUDGE_SYSTEM,
-        JUDGE_DECOMPOSE.template,
-        JUDGE_LABEL.template,
-        json.dumps(DECOMPOSE_SCHEMA, sort_keys=True),
-        json.dumps(LABEL_SCHEMA, sort_keys=True),
-    ]
+    schemas = [json.dumps(schema, sort_keys=True) for schema in (DECOMPOSE_SCHEMA, LABEL_SCHEMA)]
+    parts = [JUDGE_SYSTEM, JUDGE_DECOMPOSE.template, JUDGE_LABEL.template, *schemas]
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
 
 
@@ -165,13 +160,10 @@ class Judge:
 
     async def decompose(self, item: Item, trace: str, prediction: str | None) -> list[AtomicClaim]:
         data = await self._ask(self.request(item, trace), DECOMPOSE_SCHEMA)
+        decided = {"SC": None, "DC": prediction}  # the DC asserts the answer the run scored
         claims = [
             AtomicClaim(
-                c["type"],
-                c["text"],
-                c["label"] == "grounded",
-                c.get("reason", ""),
-                answer=prediction if c["type"] == "DC" else None,
+                c["type"], c["text"], c["label"] == "grounded", c.get("reason", ""), decided[c["type"]]
             )
             for c in data["claims"]
         ]

@@ -38,8 +38,9 @@ under their own names (``srfa.GDR``, not the runtime's ``GDR``: another protocol
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -48,6 +49,7 @@ from ledgermind.grounding.arithmetic import Derivation, Known, derive, stated_nu
 from ledgermind.grounding.cascade import GroundingCascade, GroundingResult
 from ledgermind.grounding.ecc import claim_entities
 from ledgermind.grounding.normalize import claim_view, is_markup, strip_markup
+from ledgermind.grounding.numbers import Number
 from ledgermind.grounding.option_text_filter import without_options
 from ledgermind.grounding.tokens import content_tokens
 from ledgermind.metrics.faithfulness import decision_claims_in_force, summarize
@@ -107,18 +109,13 @@ def text_label(view: str, support: Support, tool_text: Sequence[str], question: 
     """
     if support.counts_grounded:
         return TextLabel.SUPPORTED
-    asked = content_tokens(question)
-    new = content_tokens(view) - asked
-    if not new and not stated_numbers(view):
-        return TextLabel.UNSUPPORTED  # restates the question, yet the cascade rejects it: text decides it
-    tool_tokens = frozenset().union(*(content_tokens(t) for t in tool_text)) if tool_text else frozenset()
-    if new & tool_tokens:
-        return TextLabel.UNSUPPORTED
+    new = content_tokens(view) - content_tokens(question)
+    restated = not new and not stated_numbers(view)  # the cascade rejects the question restated
+    tool_tokens = frozenset().union(*(content_tokens(t) for t in tool_text))
     asked_numbers = {n.text for n in stated_numbers(question)}
     claimed = [n for n in stated_numbers(view) if n.text not in asked_numbers]
-    if claimed and any(stated_numbers(t) for t in tool_text):
-        return TextLabel.UNSUPPORTED
-    return TextLabel.NOT_CHECKABLE
+    readable = bool(claimed) and any(stated_numbers(t) for t in tool_text)
+    return TextLabel.UNSUPPORTED if restated or new & tool_tokens or readable else TextLabel.NOT_CHECKABLE
 
 
 @dataclass
@@ -154,18 +151,15 @@ class SrfaRecord(Record):
 
     item_id: str = field(metadata={KEY: "id"})
     mode: str
-    claims: list[AtomicClaim] = field(default_factory=list)
+    # an audit file's keys in this order: summary fields first, the claims last
+    path: str | None = None
+    difficulty: str | None = None
     score: float | None = None  # the run's score (None: the run errored on this item)
     prediction: str | None = None
-    difficulty: str | None = None
-    path: str | None = None
     error: str | None = None  # an audit failure (judge unparsable, server error): retried on rerun
     image_source: str | None = None  # which image the evidence was read from (ImageSource value)
     images: list[str] = field(default_factory=list)  # the audited image files
-
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        return {k: d[k] for k in _RECORD_KEYS}
+    claims: list[AtomicClaim] = field(default_factory=list)
 
     @property
     def decision(self) -> AtomicClaim | None:
@@ -173,21 +167,6 @@ class SrfaRecord(Record):
 
 
 # ------------------------------------------------------------------------------ the trace
-# the order of an audit file's keys: summary fields first, the claims last
-_RECORD_KEYS = (
-    "id",
-    "mode",
-    "path",
-    "difficulty",
-    "score",
-    "prediction",
-    "error",
-    "image_source",
-    "images",
-    "claims",
-)
-
-
 def trace_text(traj: Trajectory) -> str:
     """The model-written text of a trajectory without a claim structure of its own."""
     model_turns = [t.get("text", "") for t in traj.transcript if t.get("role") == "model"]
@@ -221,24 +200,13 @@ def atomic_claims(
     return out
 
 
-def decision_content(answer: str | None, options: Sequence[str] | None) -> str:
-    """What a DC asserts: the chosen option's text for an MCQ letter, else the answer itself."""
-    if answer and options and len(answer) == 1 and answer.isalpha():
-        idx = ord(answer.upper()) - ord("A")
-        if 0 <= idx < len(options):
-            return str(options[idx])
-    return answer or ""
-
-
 # ------------------------------------------------------------------------------ evidence
 def ledger_evidence(traj: Trajectory) -> list[str]:
     """Tool-produced facts the trajectory recorded (active or not: the audit reads the record)."""
-    facts = []
-    for e in traj.ledger.entries():
-        out = traj.ledger.tool_output(e.tool_call_id)
-        if out is not None and out.kind in EVIDENCE_TOOL_KINDS and e.fact.strip():
-            facts.append(e.fact)
-    return facts
+    outputs = ((e, traj.ledger.tool_output(e.tool_call_id)) for e in traj.ledger.entries())
+    return [
+        e.fact for e, out in outputs if out is not None and out.kind in EVIDENCE_TOOL_KINDS and e.fact.strip()
+    ]
 
 
 def input_evidence(question: str) -> list[str]:
@@ -284,8 +252,11 @@ def label_ledger_mode(
 
 
 def _content(c: AtomicClaim, options: Sequence[str] | None) -> str:
-    """What a claim asserts: a DC its chosen option's text (or free-form answer), an SC its text."""
-    return (decision_content(c.answer, options) or c.text) if c.ctype == "DC" else c.text
+    """What a claim asserts: a DC the chosen option's text for an MCQ letter (else its free-form
+    answer), an SC its text."""
+    answer = (c.answer or "") if c.ctype == "DC" else ""
+    letter = ord(answer.upper()) - ord("A") if len(answer) == 1 and answer.isalpha() else -1
+    return (str(options[letter]) if options and 0 <= letter < len(options) else answer) or c.text
 
 
 @dataclass
@@ -305,24 +276,17 @@ class _Chain:
     ) -> None:
         if support is not Support.UNGROUNDED:
             self.texts.append((cid, view))
-        self.known += _known_numbers(view, cid, derivations, set(result.unmatched_numbers))
+        unmatched, by_text = set(result.unmatched_numbers), {d.number.text: d for d in derivations}
+        self.known += [_known(n, cid, unmatched, by_text.get(n.text)) for n in stated_numbers(view)]
 
 
-def _known_numbers(
-    view: str, cid: str, derivations: Sequence[Derivation], unmatched: set[str]
-) -> list[Known]:
-    """The numbers a claim wrote down, each with its provenance (tool fact, computed, or just stated)."""
-    by_text = {d.number.text: d for d in derivations}
-    out = []
-    for n in stated_numbers(view):
-        d = by_text.get(n.text)
-        if n.text not in unmatched:
-            out.append(Known(n, "evidence", True))
-        elif d is not None:
-            out.append(Known(n, "computed" if d.from_evidence else cid, d.from_evidence, d.expression))
-        else:
-            out.append(Known(n, cid, False))
-    return out
+def _known(n: Number, cid: str, unmatched: set[str], d: Derivation | None) -> Known:
+    """A number claim ``cid`` wrote down with its provenance: a tool fact, computed from tool facts
+    (its derivation ``d``), or just stated."""
+    if n.text not in unmatched:
+        return Known(n, "evidence", True)
+    ok = d is not None and d.from_evidence
+    return Known(n, "computed" if ok else cid, ok, d.expression if d is not None else "")
 
 
 def _label(
@@ -335,32 +299,26 @@ def _label(
     if result.grounded:
         return Support.GROUNDED, result, [], []
     derivations = _derivations(view, result, chain, cid)
-    if _passes_but_numbers(result, cascade) and len(derivations) == len(result.unmatched_numbers):
+    if _all_but_derived_numbers(result, derivations, cascade):
         if all(d.from_evidence for d in derivations):
             return Support.COMPUTED, result, derivations, []
-        return Support.DERIVED, result, derivations, _unique(_operand_claims(derivations))
+        return Support.DERIVED, result, derivations, list(dict.fromkeys(_operand_claims(derivations)))
     if not chain.texts:
         return Support.UNGROUNDED, result, [], []
     widened = cascade.check(view, pool + [t for _, t in chain.texts])
     wider = _derivations(view, widened, chain, cid)
-    if widened.grounded or (
-        _passes_but_numbers(widened, cascade) and len(wider) == len(widened.unmatched_numbers)
-    ):
-        return (
-            Support.DERIVED,
-            widened,
-            wider,
-            _unique(_claims_naming(result, chain) + _operand_claims(wider)),
-        )
+    if widened.grounded or _all_but_derived_numbers(widened, wider, cascade):
+        via = list(dict.fromkeys(_claims_naming(result, chain) + _operand_claims(wider)))
+        return Support.DERIVED, widened, wider, via
     return Support.UNGROUNDED, result, [], []
 
 
-def _unique(ids: list[str]) -> list[str]:
-    return list(dict.fromkeys(ids))
-
-
-def _passes_but_numbers(result: GroundingResult, cascade: GroundingCascade) -> bool:
-    return result.cited and result.ecc and result.coverage >= cascade.cfg.beta
+def _all_but_derived_numbers(
+    result: GroundingResult, derivations: Sequence[Derivation], cascade: GroundingCascade
+) -> bool:
+    """The claim passes but for numbers, and each number the evidence lacks has a derivation."""
+    passes = result.cited and result.ecc and result.coverage >= cascade.cfg.beta
+    return passes and len(derivations) == len(result.unmatched_numbers)
 
 
 def _derivations(view: str, result: GroundingResult, chain: _Chain, cid: str) -> list[Derivation]:
@@ -372,14 +330,9 @@ def _derivations(view: str, result: GroundingResult, chain: _Chain, cid: str) ->
     known = list(chain.known)
     out: list[Derivation] = []
     for n in stated_numbers(view):
-        if n.text not in unmatched:
-            known.append(Known(n, "evidence", True))
-            continue
-        d = derive(n, known)
-        if d is not None:
-            out.append(d)
-        ok = d is not None and d.from_evidence
-        known.append(Known(n, "computed" if ok else cid, ok, d.expression if d is not None else ""))
+        d = derive(n, known) if n.text in unmatched else None
+        out += [d] if d is not None else []
+        known.append(_known(n, cid, unmatched, d))
     return out
 
 
@@ -405,14 +358,9 @@ def _reason(
     if support is Support.DERIVED:
         tail = f" ({ops})" if ops else ""
         return "derived: supported only through the trace's own claims " + ", ".join(via) + tail
-    parts = []
-    if result.missing_entities:
-        parts.append("entities not in evidence: " + ", ".join(result.missing_entities))
-    if result.unmatched_numbers:
-        parts.append("numbers not in evidence: " + ", ".join(result.unmatched_numbers))
-    if not parts:
-        parts.append(f"coverage {result.coverage:.2f} below beta")
-    return "; ".join(parts)
+    missing = (("entities", result.missing_entities), ("numbers", result.unmatched_numbers))
+    parts = [f"{what} not in evidence: {', '.join(names)}" for what, names in missing if names]
+    return "; ".join(parts) or f"coverage {result.coverage:.2f} below beta"
 
 
 def markup_entities(
@@ -456,10 +404,10 @@ def srfa_metrics(audits: Iterable[SrfaRecord], gamma: float) -> dict[str, Any]:
     out["n_items"] = len(audits)
     out["audit_errors"] = sum(1 for a in audits if a.error is not None)
     out["run_errors"] = sum(1 for a in audits if a.error is None and a.score is None)
-    groups: dict[str, list[SrfaRecord]] = {}
-    for a in ok:
-        groups.setdefault(a.difficulty or "unknown", []).append(a)
-    out["by_difficulty"] = {k: _axes(v, gamma) for k, v in sorted(groups.items())}
+    levels = sorted({a.difficulty or "unknown" for a in ok})
+    out["by_difficulty"] = {
+        k: _axes([a for a in ok if (a.difficulty or "unknown") == k], gamma) for k in levels
+    }
     out["by_outcome"] = {
         "correct": _axes([a for a in ok if (a.score or 0) >= 1.0], gamma),
         "wrong": _axes([a for a in ok if (a.score or 0) < 1.0], gamma),
@@ -477,14 +425,13 @@ CHECKABLE_NOTE = (
 
 def _axes(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]:
     """The Figure 5 axes of an audit (``srfa.*``) with the share of claims it could check beside them."""
-    empty = {f"{PREFIX}{k}": None for k in AXIS_NAMES}
     if not audits:
+        empty = dict.fromkeys(PREFIX + k for k in AXIS_NAMES)
         return {"n": 0, "Acc": None, **empty, "gamma": gamma, "coverage": _coverage(())}
-    scores = [float(a.score or 0.0) for a in audits]
-    s = summarize([as_trajectory(a) for a in audits], scores, gamma)
+    s = _summary(audits, gamma)
     out = {
         "n": len(audits),
-        "Acc": sum(scores) / len(scores),
+        "Acc": sum(float(a.score or 0.0) for a in audits) / len(audits),
         **checkable_axes(audits, gamma),
         "gamma": gamma,
         "n_claims": sum(len(a.claims) for a in audits),
@@ -502,31 +449,20 @@ def checkable_axes(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]
     """UCR_reason, GDR, R4R, WDG over checkable claims only (the run's metric functions, one
     implementation): an item with no checkable claim leaves UCR_reason; an item whose decision is
     not checkable leaves GDR, R4R and WDG (its GDR would be a guess, not 0)."""
-    kept = [
-        SrfaRecord(
-            a.item_id,
-            a.mode,
-            [c for c in a.claims if c.checkable],
-            a.score,
-            a.prediction,
-            a.difficulty,
-            a.path,
-        )
-        for a in audits
-    ]
+    kept = [replace(a, claims=[c for c in a.claims if c.checkable]) for a in audits]
     with_claims = [a for a in kept if a.claims]
     decided = [a for a in kept if any(c.ctype == "DC" for c in a.claims)]
-    ucr = summarize(
-        [as_trajectory(a) for a in with_claims], [float(a.score or 0) for a in with_claims], gamma
-    )
-    dec = summarize([as_trajectory(a) for a in decided], [float(a.score or 0) for a in decided], gamma)
+    ucr, dec = _summary(with_claims, gamma), _summary(decided, gamma)
     return {
         f"{PREFIX}UCR_reason": ucr["UCR_reason"] if with_claims else None,
-        f"{PREFIX}GDR": dec["GDR"] if decided else None,
-        f"{PREFIX}R4R": dec["R4R"] if decided else None,
-        f"{PREFIX}WDG": dec["WDG"] if decided else None,
+        **{f"{PREFIX}{k}": dec[k] if decided else None for k in ("GDR", "R4R", "WDG")},
         "n_items_checkable": {"claims": len(with_claims), "decision": len(decided)},
     }
+
+
+def _summary(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]:
+    """The run's trajectory metrics (``metrics.faithfulness.summarize``) over audited items."""
+    return summarize([as_trajectory(a) for a in audits], [float(a.score or 0.0) for a in audits], gamma)
 
 
 def _coverage(audits: Iterable[SrfaRecord]) -> dict[str, float | None]:
@@ -568,16 +504,12 @@ def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> dict[str, Any]:
     """Cohen's κ and the 2×2 confusion matrix of two labelings of the same claims."""
     if len(a) != len(b):
         raise ValueError("the two labelings must cover the same claims")
-    n = len(a)
-    tt = sum(1 for x, y in zip(a, b, strict=True) if x and y)
-    ff = sum(1 for x, y in zip(a, b, strict=True) if not x and not y)
-    tf = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
-    ft = n - tt - ff - tf
+    n, pairs = len(a), Counter(zip(a, b, strict=True))
+    tt, ff, tf, ft = (pairs[(x, y)] for x, y in ((True, True), (False, False), (True, False), (False, True)))
     confusion = {"both_grounded": tt, "both_ungrounded": ff, "ledger_only": tf, "judge_only": ft}
     if n == 0:
         return {"n": 0, "kappa": None, "agreement": None, "confusion": confusion}
-    po = (tt + ff) / n
-    pa, pb = (tt + tf) / n, (tt + ft) / n
+    po, pa, pb = (tt + ff) / n, (tt + tf) / n, (tt + ft) / n
     pe = pa * pb + (1 - pa) * (1 - pb)
     kappa = 1.0 if pe == 1.0 else (po - pe) / (1 - pe)
     return {"n": n, "kappa": kappa, "agreement": po, "confusion": confusion}

@@ -167,6 +167,7 @@ class _Auditor:
         self, item_id: str, row: Mapping[str, Any], modes: Sequence[SrfaMode]
     ) -> list[SrfaRecord]:
         base: dict[str, Any] = {
+            "item_id": item_id,
             "score": None if row.get("error") else row.get("score"),
             "prediction": row.get("prediction"),
             "difficulty": row.get("difficulty"),
@@ -175,12 +176,12 @@ class _Auditor:
         if row.get("error"):
             # the run never answered this item (its input never loaded, its model call failed): a run
             # error, counted apart; re-running the audit cannot change it, so it is not an audit error
-            return [SrfaRecord(item_id, m.value, **base) for m in modes]
+            return [SrfaRecord(mode=m.value, **base) for m in modes]
         traj = self.record.trajectory(item_id)
         item = self.items.get(item_id)
         if traj is None or item is None:
             why = "no trajectory recorded" if traj is None else "item not found in the run's benchmark"
-            return [SrfaRecord(item_id, m.value, error=why, **base) for m in modes]
+            return [SrfaRecord(mode=m.value, error=why, **base) for m in modes]
         claims = atomic_claims(traj, row.get("prediction"), self.settings.max_claims)
         out: list[SrfaRecord] = []
         ledger_claims: list[AtomicClaim] | None = None
@@ -195,15 +196,13 @@ class _Auditor:
                 options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE),
                 question=item.question or "",
             )
-            images = [str(p) for p in item.images]
             out.append(
                 SrfaRecord(
-                    item_id,
-                    SrfaMode.LEDGER.value,
-                    ledger_claims,
+                    mode=SrfaMode.LEDGER.value,
                     **base,
                     image_source=source.value,
-                    images=images,
+                    images=[str(p) for p in item.images],
+                    claims=ledger_claims,
                 )
             )
         if SrfaMode.JUDGE in modes:
@@ -212,7 +211,7 @@ class _Auditor:
                 if not has_claim_structure(traj)
                 else "\n".join(f"[{c.ctype}] {c.text}" for c in claims)
             )
-            out.append(await self._judged(item_id, item, trace, row, ledger_claims, base))
+            out.append(await self._judged(item, trace, ledger_claims, base))
         return out
 
     async def _evidence(self, traj: Trajectory, item: Item) -> tuple[list[str], ImageSource]:
@@ -222,29 +221,22 @@ class _Auditor:
         return (await self.evidence.evidence(item) if self.evidence else []), image_source(item)
 
     async def _judged(
-        self,
-        item_id: str,
-        item: Item,
-        trace: str,
-        row: Mapping[str, Any],
-        ledger_claims: list[AtomicClaim] | None,
-        base: dict[str, Any],
+        self, item: Item, trace: str, ledger: list[AtomicClaim] | None, base: dict[str, Any]
     ) -> SrfaRecord:
         """The judge's labels of the splitter's claims (``both``), else its own decomposition."""
-        judge = self.judge
-        assert judge is not None
+        assert self.judge is not None  # srfa_run refuses a judge-mode audit without one
         try:
-            if self.settings.mode is SrfaMode.BOTH and ledger_claims is not None:
-                labels = await judge.label(item, trace, ledger_claims)
+            if self.settings.mode is SrfaMode.BOTH and ledger is not None:
+                labels = await self.judge.label(item, trace, ledger)
                 claims = [
                     AtomicClaim(c.ctype, c.text, g, r, c.answer)
-                    for c, (g, r) in zip(ledger_claims, labels, strict=True)
+                    for c, (g, r) in zip(ledger, labels, strict=True)
                 ]
             else:
-                claims = await judge.decompose(item, trace, row.get("prediction"))
+                claims = await self.judge.decompose(item, trace, base["prediction"])
         except JudgeError as exc:
-            return SrfaRecord(item_id, SrfaMode.JUDGE.value, error=str(exc), **base)
-        return SrfaRecord(item_id, SrfaMode.JUDGE.value, claims, **base)
+            return SrfaRecord(mode=SrfaMode.JUDGE.value, error=str(exc), **base)
+        return SrfaRecord(mode=SrfaMode.JUDGE.value, **base, claims=claims)
 
     def metrics(self, latest: Mapping[str, Mapping[str, SrfaRecord]]) -> dict[str, Any]:
         """The audit's metrics per mode, the judge's protocol, and (``both``) the modes' agreement."""

@@ -90,41 +90,27 @@ def _structured_statements(text: str) -> list[str]:
     if claims:
         return claims
     bare = [m.group(2).strip() for line in text.splitlines() if (m := _BARE_STAGE_RE.match(line))]
-    return [_drop_citation_tail(b) for b in bare if _WORD_RE.search(b)]
-
-
-def _drop_citation_tail(body: str) -> str:
-    return split_citation_tail(body)[0] or body
+    return [split_citation_tail(b)[0] or b for b in bare if _WORD_RE.search(b)]
 
 
 def _sentences(text: str) -> list[str]:
     out: list[str] = []
     for line in text.splitlines():
-        line = line.strip().strip("*#>-• ").strip()
-        if not line:
-            continue
-        parts = _SENTENCE_END_RE.split(line)
+        parts = _SENTENCE_END_RE.split(line.strip().strip("*#>-• ").strip())
         # re.split keeps the captured punctuation as separate items: glue it back
-        buf = ""
+        buf = ""  # an empty piece is dropped with the pieces that hold no letter
         for part in parts:
             if part in {".", "!", "?"}:
                 buf += part
-                continue
-            if buf and (
-                _ABBREVIATION_RE.search(buf) or _INITIAL_RE.search(buf)
-            ):  # "as Dr." + "Tobias Wren ..."
+            elif buf and (_ABBREVIATION_RE.search(buf) or _INITIAL_RE.search(buf)):  # "as Dr." + "Tobias"
                 buf += " " + part
-                continue
-            if buf:
+            else:
                 out.append(buf.strip())
-            buf = part
-        if buf.strip():
-            out.append(buf.strip())
+                buf = part
+        out.append(buf.strip())
     return [s for s in out if _WORD_RE.search(s)]
 
 
 def _decision_sentence(sentences: list[str]) -> str:
-    for s in reversed(sentences):
-        if _ANSWER_RE.search(s):
-            return s
-    return sentences[-1] if sentences else ""
+    answers = [s for s in sentences if _ANSWER_RE.search(s)]
+    return (answers or sentences or [""])[-1]

@@ -134,18 +134,17 @@ class AgreementReport:
 
     def table(self) -> str:
         """Markdown table: one row per stratum (check shown), per target group, and overall."""
-        lines = ["| scope | check | n | agreement | TP | FN | FP | TN |", "|---|---|---|---|---|---|---|---|"]
-        for name, conf in sorted(self.strata.items()):
-            lines.append(_row(name, conf))
-        for name, conf in self.groups.items():
-            lines.append(_row(f"group:{name}", conf))
-        lines.append(_row("overall", self.overall))
-        lines.append("(positive = supported; FN = auditor flags a pair people call supported)")
-        return "\n".join(lines)
+        groups = [(f"group:{name}", conf) for name, conf in self.groups.items()]
+        scopes = [*sorted(self.strata.items()), *groups, ("overall", self.overall)]
+        return "\n".join(
+            ["| scope | check | n | agreement | TP | FN | FP | TN |", "|---|---|---|---|---|---|---|---|"]
+            + [_row(name, conf) for name, conf in scopes]
+            + ["(positive = supported; FN = auditor flags a pair people call supported)"]
+        )
 
 
 def _row(name: str, conf: Confusion) -> str:
-    check, _, scope = name.rpartition("/") if "/" in name else ("", "", name)
+    check, _, scope = name.rpartition("/")
     return (
         f"| {scope} | {check or '-'} | {conf.n} | {conf.agreement:.3f} | "
         f"{conf.tp} | {conf.fn} | {conf.fp} | {conf.tn} |"

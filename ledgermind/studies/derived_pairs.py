@@ -72,13 +72,10 @@ def span_mark(span: str, marked_tokens: Iterable[str]) -> SpanMark:
 
 def derived_expectation(record: Mapping[str, Any], spans: Sequence[str]) -> bool | None:
     """The entity verdict a numeric row's annotation implies (module doc), None when it implies none."""
-    if not spans:
-        return None
     source = record.get("source") or {}
-    label = str(source.get("label", ""))
-    if source.get("dataset") != "WiCE" or "marked_tokens" not in record:
-        return None  # claim-level labels (VitaminC) say nothing about one name (module doc)
-    if label not in {"supported", "partially_supported"}:
+    # claim-level labels (VitaminC) say nothing about one name (module doc)
+    wice = source.get("dataset") == "WiCE" and "marked_tokens" in record
+    if not spans or not wice or str(source.get("label", "")) not in {"supported", "partially_supported"}:
         return None
     marks = [span_mark(s, record.get("marked_tokens") or ()) for s in spans]
     if SpanMark.MARKED in marks:

@@ -74,10 +74,7 @@ def parse_grid(specs: Sequence[str], base: GroundingConfig) -> list[GroundingCon
             raise UserError(f"--grid: {exc}") from None
         if cfg not in candidates:
             candidates.append(cfg)
-    if base in candidates:
-        candidates.remove(base)
-        candidates.insert(0, base)
-    return candidates
+    return prefer(candidates, base) if base in candidates else candidates
 
 
 def _value(text: str) -> float | bool | None:

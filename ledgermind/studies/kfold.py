@@ -106,7 +106,7 @@ def cross_validate(
     candidates = list(outcomes)
     k = max(folds) + 1
     report: CVReport[C] = CVReport()
-    pooled: dict[str, list[Out]] = {name: [] for name in metrics}
+    pooled: list[Out] = []  # every fold's held-out outcomes under its own choice
     for fold in range(k):
         train = [i for i, f in enumerate(folds) if f != fold]
         test = [i for i, f in enumerate(folds) if f == fold]
@@ -119,7 +119,6 @@ def cross_validate(
         report.folds.append(
             FoldResult(fold, best, best_score, {n: m(held) for n, m in metrics.items()}, len(test))
         )
-        for name in metrics:
-            pooled[name].extend(held)
-    report.pooled = {name: metrics[name](pooled[name]) for name in metrics}
+        pooled += held
+    report.pooled = {name: metric(pooled) for name, metric in metrics.items()}
     return report

@@ -97,8 +97,7 @@ def run_zone_cv(data: Path, tool: CropZoomTool, k: int, seed: int, limit: int | 
         f"fold {f.fold}: chose {describe(f.chosen)} (train recall {f.train_score:.3f}, n_test={f.n_held_out})"
         for f in report.folds
     ]
-    lines.append("| candidate (dev, all photos) | zoom recall |")
-    lines.append("|---|---|")
+    lines += ["| candidate (dev, all photos) | zoom recall |", "|---|---|"]
     lines += [f"| {describe(c)} | {recall(outcomes[c]):.3f} |" for c in candidates]
     lines.append(
         f"dial_label_recall_cv zoom={report.pooled['zoom']:.3f} full={report.pooled['full']:.3f} "

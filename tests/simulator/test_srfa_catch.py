@@ -29,7 +29,7 @@ def traj(*faults: dict) -> Trajectory:
 
 
 def audit(*claims: tuple[str, str, bool]) -> SrfaRecord:
-    return SrfaRecord("q", "ledger", [AtomicClaim(t, text, g) for t, text, g in claims], score=1.0)
+    return SrfaRecord("q", "ledger", claims=[AtomicClaim(t, text, g) for t, text, g in claims], score=1.0)
 
 
 def test_phantom_claims_are_matched_by_entity_and_counted_caught_when_ungrounded() -> None:

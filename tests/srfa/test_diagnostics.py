@@ -26,7 +26,7 @@ def test_auroc_known_values() -> None:
 def _audit(item_id: str, score: float, grounded: list[bool]) -> SrfaRecord:
     claims = [AtomicClaim("SC", f"s{i}", g) for i, g in enumerate(grounded[:-1])]
     claims.append(AtomicClaim("DC", "Answer: A", grounded[-1], answer="A"))
-    return SrfaRecord(item_id, "ledger", claims, score=score)
+    return SrfaRecord(item_id, "ledger", claims=claims, score=score)
 
 
 def test_correctness_table_and_hand_label_agreement() -> None:
@@ -52,7 +52,7 @@ def test_hand_label_matches_a_packed_claim_up_to_whitespace() -> None:
     audit = SrfaRecord(
         "a",
         "ledger",
-        [
+        claims=[
             AtomicClaim("SC", "It is 3 m.\nSo B holds.", True),
             AtomicClaim("DC", "Answer: B", False, answer="B"),
         ],
@@ -70,7 +70,7 @@ def test_hand_label_agreement_on_checkable_claims_leaves_the_not_checkable_out()
     audit = SrfaRecord(
         "a",
         "ledger",
-        [
+        claims=[
             AtomicClaim("SC", "s0", True, text_label="supported_by_tool_text"),
             AtomicClaim("SC", "s1", False, text_label="not_checkable_from_text"),
             AtomicClaim("DC", "Answer: A", False, answer="A", text_label="unsupported_by_tool_text"),
@@ -93,14 +93,14 @@ def test_checkable_decisions_keep_items_whose_decision_the_text_can_decide() -> 
     yes = SrfaRecord(
         "a",
         "ledger",
-        [
+        claims=[
             AtomicClaim("SC", "s", False, text_label="not_checkable_from_text"),
             AtomicClaim("DC", "d", True, text_label="supported_by_tool_text"),
         ],
         score=1.0,
     )
     no = SrfaRecord(
-        "b", "ledger", [AtomicClaim("DC", "d", False, text_label="not_checkable_from_text")], score=0.0
+        "b", "ledger", claims=[AtomicClaim("DC", "d", False, text_label="not_checkable_from_text")], score=0.0
     )
     kept = checkable_decisions([yes, no])
     assert [a.item_id for a in kept] == ["a"] and [c.ctype for c in kept[0].claims] == ["DC"]

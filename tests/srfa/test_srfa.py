@@ -378,13 +378,13 @@ def test_metrics_from_scripted_labels_are_the_run_formulas() -> None:
         claims = [AtomicClaim("SC", f"s{j}", g) for j, g in enumerate(labels[:-1])] + [
             AtomicClaim("DC", "d", labels[-1])
         ]
-        return SrfaRecord(f"q{i}", "ledger", claims, score, None, diff)
+        return SrfaRecord(f"q{i}", "ledger", claims=claims, score=score, difficulty=diff)
 
     audits = [
         audit(1, [True, True, True], 1.0, "Easy"),
         audit(2, [False, True, False], 1.0, "Hard"),
         audit(3, [True, True], 0.0, "Hard"),
-        SrfaRecord("q4", "ledger", [], None, error="judge failed"),
+        SrfaRecord("q4", "ledger", error="judge failed"),
     ]
     m = srfa_metrics(audits, gamma=0.5)
     # UCR: mean(0/3, 2/3, 0/2) = 2/9; GDR: mean(1, 0, 1) = 2/3; R4R: correct q1 (1>.5), q2 (0) → 1/2; WDG: q3 → 1

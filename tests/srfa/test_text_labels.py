@@ -44,7 +44,7 @@ def _audit(i: int, labels: list[tuple[str, bool, str]], score: float) -> SrfaRec
     claims = [
         AtomicClaim(ctype, f"c{j}", grounded, text_label=t) for j, (ctype, grounded, t) in enumerate(labels)
     ]
-    return SrfaRecord(f"q{i}", "ledger", claims, score)
+    return SrfaRecord(f"q{i}", "ledger", claims=claims, score=score)
 
 
 def test_axes_over_checkable_claims_with_coverage_and_the_all_claims_figure_apart() -> None:

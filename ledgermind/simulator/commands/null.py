@@ -29,12 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     from ledgermind.simulator.null_test import null_test
 
     benches = {k: n for k, n in (("mmmu_pro_standard10", args.mmmu), ("gauges", args.gauges)) if n > 0}
-    if args.replicates < 1 or not benches or not 0 <= args.coupling <= 1:
-        print(
-            "error: need --replicates >= 1, at least one benchmark, and --coupling in [0, 1]", file=sys.stderr
-        )
-        return 2
     try:
+        if args.replicates < 1 or not benches or not 0 <= args.coupling <= 1:
+            raise UserError("need --replicates >= 1, at least one benchmark, and --coupling in [0, 1]")
         report = null_test(
             args.out,
             coupling=args.coupling,

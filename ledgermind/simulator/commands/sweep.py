@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from omegaconf.errors import OmegaConfBaseException
 
@@ -23,25 +25,27 @@ from ledgermind.errors import UserError
 from ledgermind.metrics.stats import DEFAULT_RESAMPLES, BootstrapConfig
 
 
-def _floats(text: str) -> list[float]:
-    try:
-        return [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+def _list_of(kind: type[float] | type[int], what: str) -> Callable[[str], list[Any]]:
+    """An argparse type: comma-separated values of ``kind`` (``what`` names them in the error)."""
 
+    def parse(text: str) -> list[Any]:
+        try:
+            return [kind(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}") from None
 
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    return parse
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rate", required=True, help="a backend.<rate> of backend=simulated, e.g. phantom_rate")
-    p.add_argument("--grid", required=True, type=_floats, help="comma-separated values in [0, 1]")
-    p.add_argument("--seeds", type=_ints, default=[0], help="comma-separated run seeds (default 0)")
+    p.add_argument(
+        "--grid", required=True, type=_list_of(float, "numbers"), help="comma-separated values in [0, 1]"
+    )
+    p.add_argument(
+        "--seeds", type=_list_of(int, "integers"), default=[0], help="comma-separated run seeds (default 0)"
+    )
     p.add_argument("--limit", type=int, default=None, help="first N items of the benchmark")
     p.add_argument("--benchmark", default="mmmu_pro_standard10")
     p.add_argument(
