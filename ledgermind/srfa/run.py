@@ -335,7 +335,7 @@ def read_run_records(run_dir: Path) -> list[SrfaRecord]:
     for row in read_jsonl(path, bad=BadLine.SKIP):  # a line cut by a kill or a crash: retried on rerun
         try:
             out.append(SrfaRecord.from_dict(row.value))
-        except (KeyError, TypeError, AttributeError):
+        except ValueError:  # valid JSON of another shape (a hand edit, a foreign file) is not a record
             continue
     return out
 

@@ -341,6 +341,18 @@ def test_srfa_check_reads_the_audit_and_refuses_a_missing_or_damaged_one(
     )
 
 
+def test_an_audit_line_of_another_shape_is_skipped_not_a_crash(tmp_path, image, cascade) -> None:
+    from ledgermind.srfa.run import SRFA_FILE, read_run_records
+
+    traj = _baseline_traj("q1", "The plaque reads Apollo 11 plaque.\nAnswer: A", ["Apollo 11 plaque"])
+    _, run = _audit(tmp_path, [_row("q1", "A", 1.0)], {"q1": traj}, {"q1": _item(image)}, cascade)
+    good = read_run_records(run)
+    assert [r.item_id for r in good] == ["q1"]
+    with (run / SRFA_FILE).open("a") as f:
+        f.write(json.dumps({"id": "q1", "mode": 7}) + "\n" + json.dumps(["not", "a", "record"]) + "\n")
+    assert read_run_records(run) == good
+
+
 def test_both_mode_reports_per_claim_agreement(tmp_path, image, cascade) -> None:
     t = _baseline_traj(
         "q1", "The plaque reads Apollo 11 plaque.\nIt mentions Jim Lovell.\nAnswer: A", ["Apollo 11 plaque"]
