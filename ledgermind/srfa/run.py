@@ -97,7 +97,10 @@ class RunRecord:
 
     def trajectory(self, item_id: str) -> Trajectory | None:
         data = RunDir(self.run_dir).trajectory(item_id)
-        return Trajectory.from_dict(data) if data is not None else None
+        try:
+            return Trajectory.from_dict(data) if data is not None else None
+        except ValueError:  # valid JSON that is not a trajectory: as good as none (an audit error, retried)
+            return None
 
 
 def load_run(run_dir: Path) -> RunRecord:
@@ -180,7 +183,9 @@ class _Auditor:
         traj = self.record.trajectory(item_id)
         item = self.items.get(item_id)
         if traj is None or item is None:
-            why = "no trajectory recorded" if traj is None else "item not found in the run's benchmark"
+            why = (
+                "no readable trajectory recorded" if traj is None else "item not found in the run's benchmark"
+            )
             return [SrfaRecord(mode=m.value, error=why, **base) for m in modes]
         claims = atomic_claims(traj, row.get("prediction"), self.settings.max_claims)
         out: list[SrfaRecord] = []

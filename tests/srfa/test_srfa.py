@@ -353,6 +353,14 @@ def test_an_audit_line_of_another_shape_is_skipped_not_a_crash(tmp_path, image, 
     assert read_run_records(run) == good
 
 
+def test_a_trajectory_of_another_shape_is_an_audit_error_not_a_crash(tmp_path, image, cascade) -> None:
+    run = _write_run(tmp_path / "run", [_row("q1", "A", 1.0)], {})
+    trajectory_path(run, "q1").write_text(json.dumps({"item_id": "q1", "ledger": 5}))
+    metrics, _ = _audit(tmp_path, [], {}, {"q1": _item(image)}, cascade)
+    (audit,) = _audits(run)
+    assert audit["error"] == "no readable trajectory recorded" and metrics["ledger"]["audit_errors"] == 1
+
+
 def test_both_mode_reports_per_claim_agreement(tmp_path, image, cascade) -> None:
     t = _baseline_traj(
         "q1", "The plaque reads Apollo 11 plaque.\nIt mentions Jim Lovell.\nAnswer: A", ["Apollo 11 plaque"]
