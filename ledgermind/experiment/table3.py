@@ -85,7 +85,10 @@ def load_run(run_dir: Path) -> RunScores:
         raise Table3Error(
             f"{run_dir} has no {METRICS_FILE}: the run did not finish (start it again to resume)"
         )
-    identity = RunIdentity.from_dict(metrics["identity"])
+    try:
+        identity = RunIdentity.from_dict(metrics.get("identity"))
+    except ValueError as e:  # a metrics.json another tool wrote, or edited by hand
+        raise Table3Error(f"{run_dir / METRICS_FILE} records no usable run identity ({e})") from None
     results = run.results()
     if (
         items_hash(r.item_sha256 or r.id for r in results) != identity.items_sha256

@@ -181,3 +181,19 @@ def test_an_edited_dataset_with_the_same_ids_is_another_item_set_and_is_not_pool
         table3.build_rows([a, b])
     same = table3.load_run(run(tmp_path / "no_ecc_same", "no_ecc", items))
     assert len(table3.build_rows([a, same])) == 2  # the unedited copy pools
+
+
+@pytest.mark.parametrize("identity", [None, {"variant": "full"}])
+def test_a_metrics_file_without_a_usable_identity_is_one_table3_error(tmp_path: Path, identity) -> None:
+    import json
+
+    run = _run(tmp_path / "r", "full", 0, wrong=set())
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics.pop("identity")
+    if identity is not None:
+        metrics["identity"] = identity
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    with pytest.raises(
+        table3.Table3Error, match=r"metrics.json records no usable run identity \(RunIdentity: "
+    ):
+        table3.load_run(run)
