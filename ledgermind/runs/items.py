@@ -81,6 +81,8 @@ def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> l
 
 
 def _load(cfg: DictConfig, limit: int | None, *, trusted: bool) -> list[Item]:
+    if cfg.get("benchmark") is None:  # a hand-made or foreign config (run folders are read back too)
+        raise ConfigError("the config names no benchmark (benchmark=NAME)")
     try:
         node = container(cfg.benchmark, throw_on_missing=True)
     except MissingMandatoryValue as e:

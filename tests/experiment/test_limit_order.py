@@ -70,3 +70,9 @@ def test_load_items_applies_the_order_and_its_own_seed(shared_data) -> None:
     assert [i.id for i in load_items(cfg("shuffle", 3), 5)] == [
         i.id for i in load_items(cfg("shuffle", 3), 5)
     ]
+
+
+def test_a_config_without_a_benchmark_is_one_config_error() -> None:
+    # a run folder's recorded config is read back by rescore and report: a foreign one may lack the node
+    with pytest.raises(ConfigError, match=r"^the config names no benchmark \(benchmark=NAME\)$"):
+        load_items(OmegaConf.create({"limit_order": "first"}), None, trusted=False)
