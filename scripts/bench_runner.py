@@ -280,6 +280,7 @@ def routed_sweep(
         "balanced_s": balanced,
         "busiest_s": busiest,
         "cpu_s": sum(j["cpu_s"] for j in jobs),
+        "job_s": {v: j["run_s"] for v, j in zip(variants, jobs, strict=True)},
         "errors": sum(j["errors"] for j in jobs),
     }
 
@@ -325,6 +326,8 @@ def servers_table(
         f"{one['balanced_s'] / (n * placed['busiest_s']):.2f} at the bounds, "
         f"{one['run_s'] / (n * alone['run_s']):.2f} at the runner alone's {alone['run_s']:.1f} s (no N-server sweep is faster)"
     )
+    per_job = (f"{v} {one['job_s'][v] / (n * s):.2f}" for v, s in placed["job_s"].items())
+    print(f"per job (one server's seconds ÷ (N × these)): {', '.join(per_job)}")
     for other in rows[1:-1]:
         saved = other["paid"] - placed["paid"]
         print(
