@@ -20,7 +20,9 @@ cache per server, ``--server-latency`` + a cost per uncached prompt token + a co
 token per request, ``--per-server`` requests served at once: the ``--server-*`` options) and runs
 one Table 3 sweep (``--server-variants``, default every variant, over ``--server-items`` items; one
 job after the other sharing one response cache, as ``cache.scope=sweep`` does) on one server, then
-on all N (N × the slots in flight, or ``--server-inflight``) routed in rotation, least-loaded (each
+on all N (every item in flight, or ``--server-inflight``; the one-server sweep keeps 1/N of that in
+flight, the same per server, so that under a static placement each server has its own items queued
+and none idles while another's queue is long) routed in rotation, least-loaded (each
 job balances its own items) and by rendezvous placement (every job agrees). Each sweep starts
 from empty prefix caches that persist across its jobs, as running servers do, so the prefill that
 placement saves across jobs shows. Per sweep: items/s and its ratio to N × the one-server
@@ -77,9 +79,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--routings", nargs="+", default=["rotation", "least_loaded", "rendezvous"], help="N-server sweeps"
     )
     p.add_argument("--server-variants", default=",".join(variant_names()), help="ablations of that sweep")
-    p.add_argument("--server-items", type=int, default=24, help="items of the multi-server sweep")
+    p.add_argument("--server-items", type=int, default=48, help="items of the multi-server sweep")
     p.add_argument("--per-server", type=int, default=2, help="requests a server serves at once")
-    p.add_argument("--server-inflight", type=int, help="items in flight on N servers (default: their slots)")
+    p.add_argument("--server-inflight", type=int, help="items in flight on N servers (default: all items)")
     p.add_argument("--server-latency", type=float, default=0.15, help="fixed seconds of a request")
     p.add_argument("--server-prefill-ms", type=float, default=0.75, help="ms per uncached prompt token")
     p.add_argument("--server-decode-ms", type=float, default=7.5, help="ms per generated token")
@@ -251,6 +253,7 @@ def routed_sweep(
             f"backend.base_urls=[{','.join(urls)}]",
             f"backend.routing={routing}",
             f"backend.per_server_concurrency={per_server}",
+            "backend.connect_timeout_s=60",  # a busy machine must not fail a server over (and move its items)
             "cache.mode=readwrite",
             f"cache.path={out / 'responses.sqlite'}",
         ],
@@ -277,6 +280,7 @@ def routed_sweep(
         "balanced_s": balanced,
         "busiest_s": busiest,
         "cpu_s": sum(j["cpu_s"] for j in jobs),
+        "job_s": {v: j["run_s"] for v, j in zip(variants, jobs, strict=True)},
         "errors": sum(j["errors"] for j in jobs),
     }
 
@@ -289,11 +293,11 @@ def servers_table(
     items, c, n = args.server_items, args.per_server, len(urls)
     variants = [v for v in args.server_variants.split(",") if v]
     warm = merge_overrides(base, [f"limit={items}"])  # the config's perception cache: the warm-up fills it
-    slots = (args.server_inflight or n * c, c)
+    slots = (args.server_inflight or items, c)  # one server: the same items in flight per server
     unlimited = (slots[0], slots[0])
     routed_sweep(warm, [instant], "rendezvous", unlimited, variants, tmp / "servers-warmup")
     alone = routed_sweep(warm, [instant], "rendezvous", unlimited, variants, tmp / "runner-alone")
-    one = routed_sweep(warm, urls[:1], "rendezvous", (c, c), variants, tmp / "one")
+    one = routed_sweep(warm, urls[:1], "rendezvous", (max(1, slots[0] // n), c), variants, tmp / "one")
     rows = [one, *(routed_sweep(warm, urls, r, slots, variants, tmp / f"servers-{r}") for r in args.routings)]
     print(
         f"\n{n} fake servers vs one: a {len(variants)}-variant sweep ({', '.join(variants)}) over {items} items of "
@@ -317,6 +321,13 @@ def servers_table(
             f"{one['balanced_s'] / (r['servers'] * r['busiest_s']):.2f} | {r['cpu_s']:.1f} | {r['errors']} |"
         )
     placed = rows[-1]  # the last routing (rendezvous) against the others
+    print(
+        f"\n{placed['routing']}: {placed['items_per_s'] / (n * one['items_per_s']):.2f} of {n} × one server measured, "
+        f"{one['balanced_s'] / (n * placed['busiest_s']):.2f} at the bounds, "
+        f"{one['run_s'] / (n * alone['run_s']):.2f} at the runner alone's {alone['run_s']:.1f} s (no N-server sweep is faster)"
+    )
+    per_job = (f"{v} {one['job_s'][v] / (n * s):.2f}" for v, s in placed["job_s"].items())
+    print(f"per job (one server's seconds ÷ (N × these)): {', '.join(per_job)}")
     for other in rows[1:-1]:
         saved = other["paid"] - placed["paid"]
         print(
