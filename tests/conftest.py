@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +34,45 @@ def shared_data() -> Path:
 # ----------------------------------------------------------------------------- real models (shared)
 @pytest.fixture(scope="session")
 def ner() -> Any:
-    """One real spaCy NER for the session: each ``SpacyNER`` loads its own pipeline (~1 s), and its
-    entity cache only saves work (a test of the cache builds its own)."""
+    """One real spaCy NER for the session: its entity cache only saves work (a test of the cache builds
+    its own)."""
     pytest.importorskip("spacy", reason="ECC needs the 'nlp' extra (spacy)")
     from perception.ner import SpacyNER
 
     return SpacyNER()
+
+
+# Loaders of read-only models that every run a test makes in-process calls again, each building its own
+# agent: spaCy's pipeline (~0.5 s of CPU warm, seconds cold) and the PP-OCRv5 ONNX sessions (~0.3 s).
+SESSION_LOADERS = (("spacy", "load"), ("rapidocr_onnxruntime", "RapidOCR"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_model_per_setting() -> Iterator[None]:
+    """Each loader of ``SESSION_LOADERS`` builds one model per arguments for the whole session and
+    hands that one to every later caller. Sharing changes no result: NER only reads its pipeline,
+    and a RapidOCR call sets its thresholds from its own arguments; one test process runs one agent
+    at a time. A failing load (unknown model, the package missing) raises every time."""
+    with pytest.MonkeyPatch.context() as mp:
+        for module_name, attr in SESSION_LOADERS:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:
+                continue
+            mp.setattr(module, attr, _load_once(getattr(module, attr)))
+        yield
+
+
+def _load_once(load: Callable[..., Any]) -> Callable[..., Any]:
+    loaded: dict[str, Any] = {}
+
+    def cached(*args: Any, **kwargs: Any) -> Any:
+        key = repr((args, sorted(kwargs.items())))
+        if key not in loaded:
+            loaded[key] = load(*args, **kwargs)
+        return loaded[key]
+
+    return cached
 
 
 @pytest.fixture(scope="session")
@@ -84,18 +119,20 @@ def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
 
 
 # ----------------------------------------------------------------------------- parallel runs (xdist)
-# Session fixtures that cost tens of seconds or gigabytes each: every test that uses one runs in that
-# fixture's group, so `make test` (-n 2 --dist loadgroup) builds each once, on one worker. The tiny
-# model's group holds everything built on it (both vLLM engines, ~3 GB each, run one after the other), and
-# the shared vLLM server's shutdown test stays last within it.
-SHARED_GROUPS = (
-    "tiny_model_dir",
-    "tiny_run",
-    "simulated_run",
-    "simulated_multirun",
-    "gauges_multirun",
-    "scripted_multirun",
-)
+# Session fixtures that cost tens of seconds or gigabytes each, and the group of the tests that use them:
+# `make test` (-n 2 --dist loadgroup) builds each once, on one worker. The tiny model's group holds
+# everything built on it (both vLLM engines, ~3 GB each, run one after the other; the shared vLLM
+# server's shutdown test stays last within it). The report's real runs share one group with the one
+# headless Chromium that shows them.
+SHARED_GROUPS = {
+    "tiny_model_dir": "tiny_model_dir",
+    "browser": "report",
+    "tiny_run": "report",
+    "simulated_run": "report",
+    "simulated_multirun": "report",
+    "gauges_multirun": "report",
+    "scripted_multirun": "report",
+}
 MODULE_SCOPES = {"module", "class", "package"}
 GROUPS_FILE = pytest.StashKey[Path]()
 
@@ -108,9 +145,9 @@ def xdist_group(item: pytest.Item) -> str | None:
     if mark is not None:
         return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
     names = getattr(item, "fixturenames", ())
-    shared = [g for g in SHARED_GROUPS if g in names]
-    if shared:
-        return shared[0]
+    shared = next((group for fixture, group in SHARED_GROUPS.items() if fixture in names), None)
+    if shared is not None:
+        return shared
     info = getattr(item, "_fixtureinfo", None)
     defs = info.name2fixturedefs.values() if info is not None else ()
     if any(d[-1].scope in MODULE_SCOPES for d in defs):

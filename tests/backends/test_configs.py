@@ -64,6 +64,7 @@ def test_scripted_config_refuses_without_opt_in(monkeypatch):
     assert "tests only" in str(info.value)
 
 
+@pytest.mark.xdist_group("tiny_model_dir")  # the worker that imports vLLM for its engine (~15 s of CPU)
 def test_vllm_inprocess_config(monkeypatch):
     cfg = load(CONF / "backend" / "vllm_inprocess.yaml")
     model = load(CONF / "model" / "qwen2_5_vl_7b.yaml")

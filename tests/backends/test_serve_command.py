@@ -126,6 +126,7 @@ def test_every_vllm_serve_line_in_the_docs_is_what_serve_py_prints() -> None:
         )
 
 
+@pytest.mark.xdist_group("tiny_model_dir")  # the worker that imports vLLM for its engine (~15 s of CPU)
 @pytest.mark.parametrize("name", REAL_MODELS)
 def test_vllm_own_argument_parser_accepts_the_generated_command(name: str) -> None:
     """The flags must mean to vLLM what they mean here (vLLM's `serve` parser, no GPU needed)."""

@@ -88,11 +88,13 @@ def _outcome(sweep: Path) -> dict[str, object]:
 
 @pytest.mark.slow
 def test_submitit_local_sweep_matches_basic_shares_one_cache_and_resumes_a_killed_job(tmp_path: Path) -> None:
-    with FakeOpenAIServer(latency_s=0.25, reply=first_option_answer) as srv:
+    with FakeOpenAIServer(latency_s=0.0, reply=first_option_answer) as srv:
         basic = run_script("run.py", *_sweep_cmd(srv.base_url, tmp_path / "basic", None)[2:])
         assert basic.returncode == 0, basic.stderr[-2000:]
 
-        # a submitit-local sweep; kill every job process once the first item of a job is recorded
+        # a submitit-local sweep; kill every job process once the first item of a job is recorded (a
+        # slow server keeps the other items in flight meanwhile)
+        srv.latency_s = 0.25
         sub = tmp_path / "submitit"
         cmd = _sweep_cmd(srv.base_url, sub, "submitit_local")
         proc = subprocess.Popen(
@@ -117,6 +119,7 @@ def test_submitit_local_sweep_matches_basic_shares_one_cache_and_resumes_a_kille
             "kill must land mid-run"
         )
 
+        srv.latency_s = 0.0
         again = _run(cmd)  # relaunch: each job resumes its own directory
         assert again.returncode == 0, again.stderr[-2000:]
 

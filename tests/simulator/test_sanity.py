@@ -2,7 +2,7 @@
 answer under every variant, and nothing abstains. A loss names the mechanism that took it.
 
 Real MMMU-Pro subset items and real gauge photos, the real agent, real OCR (perception cache and
-the simulator's vision cache go to a per-session temp dir, so CI measures a cold start too).
+the simulator's vision cache go to the test's temp dir, so CI measures a cold start too).
 """
 
 from __future__ import annotations
@@ -75,14 +75,10 @@ def _items(cfg, benchmark: str) -> list[Item]:
     return items + ([hard] if hard not in items else [])
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("sim_sanity")
-
-
 @pytest.mark.parametrize("benchmark", sorted(N_ITEMS))
-def test_perfect_model_keeps_every_answer_under_every_variant(benchmark, shared_data, cache, monkeypatch):
+def test_perfect_model_keeps_every_answer_under_every_variant(benchmark, shared_data, tmp_path, monkeypatch):
     monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(shared_data))
+    cache = tmp_path  # the benchmarks share no image: each starts cold, on whichever worker is free
     losses = []
     full = _cfg(benchmark, "full", cache)
     backend = build_backend(full.backend, {"name": "sim"})
