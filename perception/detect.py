@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import cv2
 import numpy as np
@@ -55,6 +55,7 @@ def proposals_from_ocr(lines: Iterable[OCRLine]) -> list[Proposal]:
     return [Proposal(ln.bbox, ProposalSource.TEXT, ln.confidence, ln.text) for ln in lines]
 
 
+@dataclass(eq=False)
 class TextDetector:
     """PP-OCRv5 text detection (DB head) alone, at its own thresholds — the detector of
     detection-based crop-zoom on CPU.
@@ -66,24 +67,19 @@ class TextDetector:
     found even when it cannot yet be read. Settings are plain attributes (cache keys hash them).
     """
 
-    name = "ppocrv5-det"
+    name: ClassVar[str] = "ppocrv5-det"
 
-    def __init__(
-        self,
-        thresh: float = 0.2,
-        box_thresh: float = 0.3,
-        limit_side_len: int = 736,
-        unclip_ratio: float = 1.6,
-        threads: int = 0,
-    ) -> None:
-        if not (0 < thresh < 1 and 0 < box_thresh < 1 and limit_side_len >= 32):
-            raise ConfigError(f"invalid text detector settings thresh={thresh} box_thresh={box_thresh}")
-        self.thresh, self.box_thresh = float(thresh), float(box_thresh)
-        self.limit_side_len, self.unclip_ratio, self.threads = (
-            int(limit_side_len),
-            float(unclip_ratio),
-            int(threads),
-        )
+    thresh: float = 0.2
+    box_thresh: float = 0.3
+    limit_side_len: int = 736
+    unclip_ratio: float = 1.6
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        if not (0 < self.thresh < 1 and 0 < self.box_thresh < 1 and self.limit_side_len >= 32):
+            raise ConfigError(
+                f"invalid text detector settings thresh={self.thresh} box_thresh={self.box_thresh}"
+            )
         self._det: Any = None
         self._lock = threading.Lock()
 
