@@ -63,15 +63,17 @@ class EntityExtractor(Protocol):
     def entities_many(self, texts: Sequence[str]) -> list[tuple[Entity, ...]]: ...
 
 
+@dataclass(eq=False)
 class SpacyNER:
     """Cached, lazily loaded spaCy NER with the ECC-specific span rules of the module docstring."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, cache_size: int = 16384, batch_size: int = 64) -> None:
-        if cache_size < 0 or batch_size < 1:
+    model: str = DEFAULT_MODEL
+    cache_size: int = 16384
+    batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        if self.cache_size < 0 or self.batch_size < 1:
             raise ConfigError("SpacyNER needs cache_size >= 0 and batch_size >= 1")
-        self.model = model
-        self.cache_size = cache_size
-        self.batch_size = batch_size
         self._nlp: Language | None = None
         self._lock = threading.RLock()
         self._cache: OrderedDict[str, tuple[Entity, ...]] = OrderedDict()
