@@ -19,6 +19,7 @@ This is a from-the-paper implementation (no scispaCy dependency: its wheels pin 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 _PARENS = re.compile(r"\(([^()]{1,200})\)")
@@ -67,9 +68,13 @@ def best_long_form(short: str, candidate: str) -> str | None:
     return long_form
 
 
+def definitions(text: str) -> Iterator[tuple[str, str]]:
+    """(short form, long form) pairs the text defines with a parenthesis."""
+    return iter(_definitions(text))
+
+
 @lru_cache(maxsize=16384)
-def definitions(text: str) -> tuple[tuple[str, str], ...]:
-    """(short form, long form) pairs the text defines with a parenthesis (memoised: pool facts recur)."""
+def _definitions(text: str) -> tuple[tuple[str, str], ...]:
     found: list[tuple[str, str]] = []
     for m in _PARENS.finditer(text):
         inner = m.group(1).strip().split(";")[0].split(",")[0].strip()
