@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -220,6 +220,7 @@ def spectral_residual_saliency(grey: np.ndarray, side: int = 64) -> np.ndarray:
     return (sal - sal.min()) / span if span > 0 else np.zeros_like(sal)
 
 
+@dataclass(eq=False)
 class OwlV2Detector:
     """Open-vocabulary detection with OWLv2 (transformers), loaded lazily on first use.
 
@@ -227,17 +228,13 @@ class OwlV2Detector:
     otherwise they come from ``model_id`` on the hub on the user's machine.
     """
 
-    def __init__(
-        self,
-        model_id: str = "google/owlv2-base-patch16-ensemble",
-        device: str = "cuda",
-        threshold: float = 0.1,
-        model: Any = None,
-        processor: Any = None,
-    ) -> None:
-        self.model_id = model_id
-        self.device = device
-        self.threshold = float(threshold)
+    model_id: str = "google/owlv2-base-patch16-ensemble"
+    device: str = "cuda"
+    threshold: float = 0.1
+    model: InitVar[Any] = None  # injected weights are state, not settings (the cache keys skip them)
+    processor: InitVar[Any] = None
+
+    def __post_init__(self, model: Any, processor: Any) -> None:
         self._model, self._processor = model, processor
         self._lock = threading.Lock()
 
