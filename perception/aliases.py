@@ -313,12 +313,10 @@ def _validated(spec: Any) -> _AliasSpec:
         raise ConfigError(f"invalid alias table at {where}: {err['msg']}") from None
 
 
-@lru_cache(maxsize=2)
-def _default_table(country_names: bool = False) -> AliasTable:
-    return build_default_table(country_names)
-
-
 def build_default_table(country_names: bool = False) -> AliasTable:
     """A fresh copy of the packaged table with demonyms (``default()`` shares one per process)."""
     table = AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False)
     return (table.with_country_names() if country_names else table).with_demonyms()
+
+
+_default_table = lru_cache(maxsize=2)(build_default_table)  # ``AliasTable.default()``: one per process
