@@ -172,4 +172,6 @@ LEDGER_TITLE = "Evidence ledger (id | type | confidence | fact):"
 TRANSCRIPT_TITLE = "Transcript of tool outputs (cite the ones you use by their [id]):"
 
 # every template above, by its lower-case name ("entity_recheck" for ENTITY_RECHECK)
-ALL_TEMPLATES: dict[str, Template] = {n.lower(): t for n, t in dict(globals()).items() if isinstance(t, Template)}
+ALL_TEMPLATES: dict[str, Template] = {
+    n.lower(): t for n, t in dict(globals()).items() if isinstance(t, Template)
+}
