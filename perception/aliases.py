@@ -36,7 +36,9 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from ledgermind.errors import ConfigError
 from perception.demonyms import country_demonym_groups, country_name_groups
@@ -211,17 +213,17 @@ class AliasTable:
 
     @classmethod
     def from_mapping(cls, spec: Mapping[str, Any]) -> AliasTable:
-        groups, abbreviations, acronyms, designators = _validated(spec)
-        return cls(groups, abbreviations, acronyms, designators=designators)
+        s = _validated(spec)
+        return cls(s.groups, s.abbreviations, s.acronyms, designators=s.designators)
 
     def extended(self, spec: Mapping[str, Any]) -> AliasTable:
         """A new table with this one's entries plus ``spec``'s (``spec`` wins on conflicts)."""
-        groups, abbreviations, acronyms, designators = _validated(spec)
+        s = _validated(spec)
         return AliasTable(
-            self._groups + groups,
-            {**self._abbreviations, **abbreviations},
-            {**self._acronyms, **acronyms},
-            designators=self.designators | set(designators),
+            self._groups + s.groups,
+            {**self._abbreviations, **s.abbreviations},
+            {**self._acronyms, **s.acronyms},
+            designators=self.designators | set(s.designators),
         )
 
     def with_demonyms(self) -> AliasTable:
@@ -286,38 +288,35 @@ class AliasTable:
         return " ".join(out)
 
 
-def _validated(spec: Mapping[str, Any]) -> tuple[list[list[str]], dict[str, str], dict[str, str], list[str]]:
-    if not isinstance(spec, Mapping):
-        raise ConfigError("alias table must be a mapping with keys groups / abbreviations / acronyms")
-    unknown = set(spec) - {"groups", "abbreviations", "acronyms", "designators", "_comment"}
-    if unknown:
-        raise ConfigError(f"unknown alias table keys: {sorted(unknown)}")
-    groups = spec.get("groups", [])
-    if not isinstance(groups, list) or not all(
-        isinstance(g, list) and len(g) >= 2 and all(isinstance(s, str) and s.strip() for s in g)
-        for g in groups
-    ):
-        raise ConfigError("alias 'groups' must be a list of lists of at least two non-empty strings")
-    maps = []
-    for key in ("abbreviations", "acronyms"):
-        value = spec.get(key, {})
-        if not isinstance(value, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) and k and v for k, v in value.items()
-        ):
-            raise ConfigError(f"alias '{key}' must map non-empty strings to non-empty strings")
-        maps.append(dict(value))
-    designators = spec.get("designators", [])
-    if not isinstance(designators, list) or not all(isinstance(d, str) and d.strip() for d in designators):
-        raise ConfigError("alias 'designators' must be a list of non-empty strings")
-    return [list(g) for g in groups], maps[0], maps[1], list(designators)
+_Phrase = Annotated[str, StringConstraints(pattern=r"\S")]  # not empty, not only spaces
+_Entry = Annotated[str, StringConstraints(min_length=1)]
 
 
-@lru_cache(maxsize=2)
-def _default_table(country_names: bool = False) -> AliasTable:
-    return build_default_table(country_names)
+class _AliasSpec(BaseModel):
+    """The schema of an alias table (file or config): a key it does not know is refused, not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    groups: list[Annotated[list[_Phrase], Field(min_length=2)]] = []
+    abbreviations: dict[_Entry, _Entry] = {}
+    acronyms: dict[_Entry, _Entry] = {}
+    designators: list[_Phrase] = []
+    comment: Any = Field(None, alias="_comment")
+
+
+def _validated(spec: Any) -> _AliasSpec:
+    try:
+        return _AliasSpec.model_validate(spec)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(map(str, err["loc"])) or "the table"
+        raise ConfigError(f"invalid alias table at {where}: {err['msg']}") from None
 
 
 def build_default_table(country_names: bool = False) -> AliasTable:
     """A fresh copy of the packaged table with demonyms (``default()`` shares one per process)."""
     table = AliasTable.from_json(DEFAULT_ALIAS_FILE, extend_default=False)
     return (table.with_country_names() if country_names else table).with_demonyms()
+
+
+_default_table = lru_cache(maxsize=2)(build_default_table)  # ``AliasTable.default()``: one per process

@@ -246,10 +246,10 @@ def settings_of(obj: Any, depth: int = 0) -> Any:
     cls = f"{type(obj).__module__}.{type(obj).__qualname__}"
     if depth > 6:
         return cls
-    if dataclasses.is_dataclass(obj):
-        fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    elif hasattr(obj, "__dict__"):
+    if hasattr(obj, "__dict__"):  # also a dataclass's: a subclass may add settings of its own
         fields = dict(vars(obj))
+    elif dataclasses.is_dataclass(obj):
+        fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     else:
         return cls
     public = {

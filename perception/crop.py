@@ -32,7 +32,7 @@ import math
 import random
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from PIL import Image
 
@@ -183,14 +183,10 @@ def score_zones(
 
 def rank_zones(scores: Sequence[float], grid: int = 3) -> list[int]:
     """Zones best first: score, then closeness to the centre, then index (deterministic)."""
-    centre = (grid // 2) * grid + grid // 2
-
-    def key(k: int) -> tuple[float, float, int]:
-        r, c = divmod(k, grid)
-        cr, cc = divmod(centre, grid)
-        return (-round(scores[k], 9), abs(r - cr) + abs(c - cc), k)
-
-    return sorted(range(len(scores)), key=key)
+    c = grid // 2  # the centre zone's row and column
+    return sorted(
+        range(len(scores)), key=lambda k: (-round(scores[k], 9), abs(k // grid - c) + abs(k % grid - c), k)
+    )
 
 
 Reader = Callable[[Image.Image], Sequence[OCRLine]]  # image -> the legible OCR lines of that image
@@ -243,8 +239,7 @@ def select_zone_crop(
     scores = score_zones(image.size, proposals, cues, cfg)
     ranked = rank_zones(scores, cfg.grid)
     if reader is None or cfg.verify_top_k <= 1:
-        crop = zone_crop(image, ranked[0], cfg)
-        return CropResult(crop.image, crop.region, crop.scale, ranked[0], tuple(scores))
+        return replace(zone_crop(image, ranked[0], cfg), zone_scores=tuple(scores))
     gains: list[tuple[int, float]] = []
     crops: dict[int, CropResult] = {}
     for zone in ranked[: cfg.verify_top_k]:
@@ -252,8 +247,7 @@ def select_zone_crop(
         read = [ln.text for ln in reader(crops[zone].image)]
         gains.append((zone, text_gain(read, known_texts, cues, cfg) / _area_factor(image, zone, cfg)))
     zone = max(gains, key=lambda zg: (round(zg[1], 9), -ranked.index(zg[0])))[0]
-    crop = crops[zone]
-    return CropResult(crop.image, crop.region, crop.scale, zone, tuple(scores), tuple(gains))
+    return replace(crops[zone], zone_scores=tuple(scores), zone_gains=tuple(gains))
 
 
 def _area_factor(image: Image.Image, zone: int, cfg: CropConfig) -> float:
@@ -268,8 +262,7 @@ def _area_factor(image: Image.Image, zone: int, cfg: CropConfig) -> float:
 def zone_crop(image: Image.Image, zone: int, cfg: CropConfig = CropConfig()) -> CropResult:
     """Zone ``zone`` of the grid, grown by ``cfg.margin`` and zoomed by ``cfg.zoom``."""
     box = zone_boxes(image.width, image.height, cfg.grid)[zone]
-    crop = crop_zoom(image, expand(box, cfg.margin, image.size), cfg)
-    return CropResult(crop.image, crop.region, crop.scale, zone)
+    return replace(crop_zoom(image, expand(box, cfg.margin, image.size), cfg), zone=zone)
 
 
 def expand(box: BBox, margin: float, size: tuple[int, int]) -> BBox:

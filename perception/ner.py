@@ -63,15 +63,17 @@ class EntityExtractor(Protocol):
     def entities_many(self, texts: Sequence[str]) -> list[tuple[Entity, ...]]: ...
 
 
+@dataclass(eq=False)
 class SpacyNER:
     """Cached, lazily loaded spaCy NER with the ECC-specific span rules of the module docstring."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, cache_size: int = 16384, batch_size: int = 64) -> None:
-        if cache_size < 0 or batch_size < 1:
+    model: str = DEFAULT_MODEL
+    cache_size: int = 16384
+    batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        if self.cache_size < 0 or self.batch_size < 1:
             raise ConfigError("SpacyNER needs cache_size >= 0 and batch_size >= 1")
-        self.model = model
-        self.cache_size = cache_size
-        self.batch_size = batch_size
         self._nlp: Language | None = None
         self._lock = threading.RLock()
         self._cache: OrderedDict[str, tuple[Entity, ...]] = OrderedDict()
@@ -85,19 +87,15 @@ class SpacyNER:
         """Entities of each text; uncached texts go through the model in one ``nlp.pipe`` batch."""
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-            if missing:
-                nlp = self._load()
-                for text, doc in zip(missing, nlp.pipe(missing, batch_size=self.batch_size)):
-                    self._remember(text, doc_entities(doc))
-            results = []
+            docs = self._load().pipe(missing, batch_size=self.batch_size) if missing else ()
+            found = dict(zip(missing, map(doc_entities, docs)))
             for text in texts:
-                found = self._cache.get(text)
-                if found is None:  # evicted within this very batch (cache smaller than batch)
-                    found = doc_entities(self._load()(text))
-                else:
+                if text not in found:  # a hit: it becomes the most recent entry
                     self._cache.move_to_end(text)
-                results.append(found)
-            return results
+                    found[text] = self._cache[text]
+            for text in missing:
+                self._remember(text, found[text])
+            return [found[text] for text in texts]
 
     def warm(self, texts: Iterable[str]) -> None:
         """Precompute entities for ``texts`` (e.g. every evidence fact when it enters the ledger)."""
@@ -179,16 +177,14 @@ def _proper_noun_runs(doc: Doc, covered: set[int]) -> list[list[Any]]:
 def _merge_name_numerals(doc: Doc, spans: list[list[Any]]) -> list[list[Any]]:
     """Fold a numeral token that directly follows a non-numeric name span into that span."""
     out: list[list[Any]] = []
-    skip_start: int | None = None
+    absorbed = -1  # the numeral token folded into the previous name span
     for start, end, label in spans:
-        if skip_start is not None and start == skip_start:
-            # this numeric span's first token was absorbed; keep any remainder
+        if start == absorbed:  # a numeric span whose first token was absorbed keeps its remainder
             start += 1
-            skip_start = None
             if start >= end:
                 continue
         if label not in NUMERIC_LABELS and end < len(doc) and _is_name_numeral(doc[end].text):
-            skip_start = end
+            absorbed = end
             end += 1
         out.append([start, end, label])
     return out

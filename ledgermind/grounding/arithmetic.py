@@ -30,12 +30,12 @@ COMPUTE_REL_TOL = 0.01
 NON_ARITHMETIC = frozenset(
     {NumKind.OPTION_LABEL, NumKind.IDENTIFIER, NumKind.YEAR, NumKind.DECADE, NumKind.DATE}
 )
-_OPS: tuple[tuple[str, Callable[[float, float], float]], ...] = (
-    ("+", operator.add),
-    ("-", operator.sub),
-    ("×", operator.mul),
-    ("/", operator.truediv),
-)
+_OPS: dict[str, Callable[[float, float], float]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "×": operator.mul,
+    "/": operator.truediv,
+}
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def derive(target: Number, known: Sequence[Known], rel_tol: float = COMPUTE_REL_
         for b in usable[i:] + usable[:i]:
             if a is b:
                 continue
-            for sym, op in _OPS:
+            for sym, op in _OPS.items():
                 if not _units_fit(sym, a.number, b.number, target):
                     continue
                 try:

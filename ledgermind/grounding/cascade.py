@@ -127,11 +127,6 @@ class GroundingResult:
     ecc_applied: bool = True
     ncc_applied: bool = True
 
-    @property
-    def mismatch(self) -> bool:
-        """Conclusion–evidence mismatch (trigger T6's second conjunct): ECC or NCC failed."""
-        return not (self.ecc and self.ncc)
-
 
 class GroundingCascade:
     """Holds the config, NER and alias table so callers check many claims with shared caches."""

@@ -119,9 +119,8 @@ def strip_markup(text: str) -> str:
 
 def claim_view(text: str, options: Sequence[str] | None = None) -> str:
     """What the cascade checks of a claim: markup stripped, option labels resolved to option text."""
-    plain = (
-        [strip_markup(str(o)) for o in options] if options else options
-    )  # a label becomes *plain* option text
+    # a label becomes *plain* option text
+    plain = [strip_markup(str(o)) for o in options] if options else options
     return resolve_option_refs(drop_labels_before_text(strip_markup(text), plain), plain)
 
 

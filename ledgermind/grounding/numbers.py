@@ -91,6 +91,7 @@ _MONTH_RE = (
 # Unit spellings -> canonical unit (pint's table plus conventions, units.py); longest tried first.
 _UNIT_CANON = {spelling: canon for canon, spellings in unit_spellings().items() for spelling in spellings}
 _UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNIT_CANON, key=len, reverse=True))
+_SCALE_WORDS = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
 _SCALES = dict(k=1e3, K=1e3, M=1e6, B=1e9, bn=1e9, thousand=1e3, million=1e6, billion=1e9, trillion=1e12)
 
 # Capitalised words that precede a number without naming it ("In 1969", "About 30").
@@ -310,23 +311,17 @@ def _next_is_counted_noun(text: str, end: int) -> bool:
 
 def _number_words(text: str) -> Iterator[Number]:
     for m in _NUMBER_WORD.finditer(text):
-        first, second = m.group("first"), m.group("second")
-        value = words_to_int(first, second) if second else words_to_int(first)
+        first, second, scale = m.group("first", "second", "scalew")
+        value, end = words_to_int(first, second) if second else NUMBER_WORDS[first.lower()], m.end()
         if value is None:  # "ten-two" is not a number; take the first word alone
-            value, end = words_to_int(first), m.start() + len(first)
-        else:
-            end = m.end()
-        if m.group("scalew") and value is not None and end == m.end():
-            value *= {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}[
-                m.group("scalew").lower()
-            ]
-        if value is None:
-            continue
+            value, end = NUMBER_WORDS[first.lower()], m.start() + len(first)
+        elif scale:
+            value *= _SCALE_WORDS[scale.lower()]
         # "one" alone is usually a pronoun ("the one on the left"); keep it only before a noun.
         if (
             first.lower() == "one"
             and not second
-            and not m.group("scalew")
+            and not scale
             and (not _next_is_counted_noun(text, end) or _DETERMINER_BEFORE.search(text, 0, m.start()))
         ):
             continue

@@ -193,27 +193,22 @@ def interval(related: Related, approx_rel: float, year_hint: int | None = None) 
         if upper is None:
             return None
         return Interval(min(lo, upper[0]), max(hi, upper[1]), False, time)
-    if rel is Relation.GT:
-        return Interval(hi, _INF, not time, True)
-    if rel is Relation.GE:
-        return Interval(lo, _INF, False, True)
-    if rel is Relation.LT:
-        return Interval(-_INF, lo, True, True)
-    if rel is Relation.LE:
-        return Interval(-_INF, hi, True, time)
     if rel is Relation.APPROX and not time:
         delta = abs(lo) * approx_rel
         return Interval(lo - delta, lo + delta)
-    return Interval(lo, hi, False, time)
+    bounds = {
+        Relation.GT: Interval(hi, _INF, not time, True),
+        Relation.GE: Interval(lo, _INF, False, True),
+        Relation.LT: Interval(-_INF, lo, True, True),
+        Relation.LE: Interval(-_INF, hi, True, time),
+    }
+    return bounds.get(rel, Interval(lo, hi, False, time))
 
 
 def _span(number: Number, year_hint: int | None) -> tuple[float, float] | None:
-    if number.kind is NumKind.YEAR:
+    if number.kind in (NumKind.YEAR, NumKind.DECADE):  # a year spans itself, a decade its last year too
         assert number.value is not None
-        return _days(int(number.value), 1, 1), _days(int(number.value) + 1, 1, 1)
-    if number.kind is NumKind.DECADE:
-        assert number.value is not None and number.last is not None
-        return _days(int(number.value), 1, 1), _days(int(number.last) + 1, 1, 1)
+        return _days(int(number.value), 1, 1), _days(int(number.last or number.value) + 1, 1, 1)
     if number.kind is NumKind.DATE:
         assert number.date is not None
         year, month, day = number.date

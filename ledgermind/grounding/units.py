@@ -18,7 +18,6 @@ Dimensionless units (angles, decibels) have no conversion.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -42,15 +41,6 @@ NON_PHYSICAL: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class UnitScale:
-    """value in SI base units = ``scale`` · value + ``offset``, within ``dimension``."""
-
-    dimension: str
-    scale: float
-    offset: float
-
-
 @lru_cache(maxsize=1)
 def _table() -> dict[str, dict]:
     return json.loads(TABLE_FILE.read_text(encoding="utf-8"))["units"]
@@ -65,21 +55,14 @@ def unit_spellings() -> dict[str, tuple[str, ...]]:
     return {**out, **NON_PHYSICAL}
 
 
-@lru_cache(maxsize=1)
-def _scales() -> dict[str, UnitScale]:
-    return {
-        canon: UnitScale(e["dimension"], e["scale"], e["offset"])
-        for canon, e in _table().items()
-        if e["dimension"] is not None
-    }
-
-
 def convert(value: float, unit: str, to: str) -> float | None:
-    """``value`` in ``unit`` expressed in ``to``; None when the two are not one physical dimension."""
-    a, b = _scales().get(unit), _scales().get(to)
-    if a is None or b is None or a.dimension != b.dimension:
+    """``value`` in ``unit`` expressed in ``to``; None when the two are not one physical dimension.
+
+    A table entry is ``value in SI base units = scale · value + offset`` within its dimension."""
+    a, b = _table().get(unit), _table().get(to)
+    if a is None or b is None or a["dimension"] is None or a["dimension"] != b["dimension"]:
         return None
-    return (a.scale * value + a.offset - b.offset) / b.scale
+    return (a["scale"] * value + a["offset"] - b["offset"]) / b["scale"]
 
 
-__all__ = ["CONVENTIONS", "NON_PHYSICAL", "TABLE_FILE", "UnitScale", "convert", "unit_spellings"]
+__all__ = ["CONVENTIONS", "NON_PHYSICAL", "TABLE_FILE", "convert", "unit_spellings"]

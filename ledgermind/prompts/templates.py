@@ -171,18 +171,7 @@ Finish with one line: Answer: <answer>"""
 LEDGER_TITLE = "Evidence ledger (id | type | confidence | fact):"
 TRANSCRIPT_TITLE = "Transcript of tool outputs (cite the ones you use by their [id]):"
 
+# every template above, by its lower-case name ("entity_recheck" for ENTITY_RECHECK)
 ALL_TEMPLATES: dict[str, Template] = {
-    "plan": PLAN,
-    "observe": OBSERVE,
-    "reason": REASON,
-    "decide": DECIDE,
-    "hypothesis": HYPOTHESIS,
-    "entity_recheck": ENTITY_RECHECK,
-    "direct": DIRECT,
-    "concise": CONCISE,
-    "dual_read": DUAL_READ,
-    "visual_fallback": VISUAL_FALLBACK,
-    "reflect": REFLECT,
-    "native_cot": NATIVE_COT,
-    "no_ledger": NO_LEDGER,
+    n.lower(): t for n, t in dict(globals()).items() if isinstance(t, Template)
 }
