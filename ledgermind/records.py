@@ -56,8 +56,9 @@ class Record:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], **extra: Any) -> Self:
-        """The record a parsed JSON object holds; ``extra`` are constructor arguments the file does not hold."""
+    def from_dict(cls, data: Any, **extra: Any) -> Self:
+        """The record a parsed JSON value holds (anything else: ``ValueError``); ``extra`` are constructor
+        arguments the file does not hold."""
         if not isinstance(data, Mapping):
             raise ValueError(f"{cls.__name__}: expected an object, got {data!r:.40}")
         written, hints = _schema(cls)

@@ -22,7 +22,7 @@ import argparse
 from pathlib import Path
 
 from ledgermind.cli.commands import one_line_errors
-from ledgermind.experiment import table3, table3_render
+from ledgermind.experiment import table3, table3_protocol, table3_render
 from ledgermind.experiment.wandb_logger import ExperimentLogger, WandbLogger
 from ledgermind.metrics.stats import DEFAULT_RESAMPLES, BootstrapConfig
 from ledgermind.runs.reader import find_runs
@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     runs = [table3.load_run(d) for d in run_dirs]
     boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)
     rows = table3.build_rows(runs, with_paper=args.paper, allow_mixed=args.allow_mixed, bootstrap=boot)
-    footer = table3.protocol_footer(runs)  # reads each run's recorded config: refused here, in one line
+    footer = table3_protocol.protocol_footer(
+        runs
+    )  # reads each run's recorded config: refused here, in one line
     out_dir = args.out or args.runs[0]
     # a table file that is a link is refused before anything is written
     outs = table3_render.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)

@@ -32,7 +32,7 @@ from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG, RESULTS_FILE
 from ledgermind.runs.provenance import request_totals, scorer_version
 from ledgermind.runs.reader import RunDir, rebuild_items
 from ledgermind.runs.results import ItemResult
-from ledgermind.runs.summary import RunIdentity, build_metrics
+from ledgermind.runs.summary import build_metrics
 from ledgermind.trajectory import Trajectory
 
 RESCORE_DIR = "rescore"
@@ -129,7 +129,7 @@ def rescore_run(
         raise UserError(f"{e}; nothing was rewritten") from None
     new = asyncio.run(rescore_results(results, trajs, by_id, scorer))
     # everything is computed and checked before anything is written: a failure leaves the folder as it was
-    identity = RunIdentity.from_dict(old_metrics.get("identity") or {})
+    identity = run.run_identity(old_metrics)
     identity = replace(identity, provenance={**identity.provenance, "scorer": scorer_version()})
     pipeline = (cfg.get("pipeline") if cfg is not None else None) or {}
     metrics = build_metrics(

@@ -13,7 +13,8 @@ Errored items are left out of their run's accuracy (as in ``metrics.json``); a p
 McNemar only when both runs scored that item in that seed.
 
 Runs that differ in model, benchmark, item contents or protocol are refused, a variant twice or a
-missing seed too. Rendering the rows (Markdown, CSV, LaTeX, chart, census) is ``table3_render.py``.
+missing seed too. Rendering the rows (Markdown, CSV, LaTeX, chart, census) is ``table3_render.py``; the protocol note
+under them is ``table3_protocol.py``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any
 
 from ledgermind.errors import UserError
 from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_for
-from ledgermind.experiment.variants import display_name, load_variants, names
+from ledgermind.experiment.table3_protocol import protocol_identity
+from ledgermind.experiment.variants import display_name, names
 from ledgermind.metrics.stats import (
     BootstrapConfig,
     Estimate,
@@ -40,7 +42,10 @@ from ledgermind.metrics.stats import (
     paired_differences,
 )
 from ledgermind.runs.files import METRICS_FILE, RESULTS_FILE
-from ledgermind.runs.provenance import PROTOCOL_FIELDS, protocol_mismatch, sha256_json, shared_protocol_lines
+from ledgermind.runs.provenance import (
+    abbreviate,
+    protocol_mismatch,
+)
 from ledgermind.runs.reader import RunDir
 from ledgermind.runs.summary import RunIdentity, items_hash
 
@@ -85,10 +90,7 @@ def load_run(run_dir: Path) -> RunScores:
         raise Table3Error(
             f"{run_dir} has no {METRICS_FILE}: the run did not finish (start it again to resume)"
         )
-    try:
-        identity = RunIdentity.from_dict(metrics.get("identity"))
-    except ValueError as e:  # a metrics.json another tool wrote, or edited by hand
-        raise Table3Error(f"{run_dir / METRICS_FILE} records no usable run identity ({e})") from None
+    identity = run.run_identity(metrics)
     results = run.results()
     if (
         items_hash(r.item_sha256 or r.id for r in results) != identity.items_sha256
@@ -129,69 +131,16 @@ def check_comparable(runs: Sequence[RunScores], *, allow_mixed: bool = False) ->
     _check_grid(runs)
 
 
-def _protocol_identity(r: RunScores) -> dict[str, Any]:
-    """The identity with the decoding seed removed: seeds are a dimension of the table, not a mismatch."""
-    ident = r.identity.to_dict()
-    if isinstance(ident.get("decoding"), dict):
-        ident["decoding"] = {k: v for k, v in ident["decoding"].items() if k != "seed"}
-    return ident
-
-
 def _check_protocol(runs: Sequence[RunScores]) -> None:
     for field_name in MUST_MATCH:
         values = {getattr(r.identity, field_name) for r in runs}
         if len(values) > 1:
-            detail = "; ".join(f"{r.run_dir}: {_short(getattr(r.identity, field_name))}" for r in runs)
+            detail = "; ".join(f"{r.run_dir}: {abbreviate(getattr(r.identity, field_name))}" for r in runs)
             what = "item sets" if field_name == "items_sha256" else f"{field_name}s"
             raise Table3Error(f"refusing to mix runs with different {what}: {detail}")
-    mismatch = protocol_mismatch([(str(r.run_dir), _protocol_identity(r)) for r in runs])
+    mismatch = protocol_mismatch([(str(r.run_dir), protocol_identity(r)) for r in runs])
     if mismatch:
         raise Table3Error(f"refusing to mix runs: {mismatch}")
-
-
-def protocol_footer(runs: Sequence[RunScores]) -> str:
-    """The shared protocol printed under the table (or which fields differ, with --allow-mixed)."""
-    idents = [(str(r.run_dir), _protocol_identity(r)) for r in runs]
-    seeds = ", ".join(str(s) for s in seeds_of(runs))
-    mixed = [f for f in PROTOCOL_FIELDS if len({sha256_json(i.get(f)) for _, i in idents}) > 1]
-    if mixed:
-        return f"Protocol: MIXED (--allow-mixed); differing fields: {', '.join(mixed)}\nSeeds: {seeds}\n{escalation_line(runs)}\n"
-    return "\n".join([*shared_protocol_lines(idents[0][1]), f"Seeds: {seeds}", escalation_line(runs)]) + "\n"
-
-
-ESCALATION_DEVIATION = (
-    "DEVIATION from App. D.5: at a Dual-Read disagreement a third reading of its own re-crop is taken and the "
-    "reading closest to a number in P_oc is adopted; D.5 as written only sets sigma=0.65, which Alg. 1's "
-    "sigma_verify=0.6 gate never escalates (pipeline.dual_read_escalate=false measures D.5 as written)"
-)
-
-
-def escalation_line(runs: Sequence[RunScores]) -> str:
-    """The ``dual_read_escalate`` row of the protocol note: our deviation from App. D.5, and whether these
-    runs had it on (read from each run's recorded ``.hydra/config.yaml``; the identity does not hold it)."""
-    switch = {r.run_dir: _recorded_switch(r.run_dir, "dual_read_escalate") for r in runs}
-    values = set(switch.values())
-    if values == {False}:
-        return "dual_read_escalate: off (App. D.5 / Alg. 1 as written: no third reading at a disagreement)"
-    if values == {True}:
-        state = "on"
-    elif values == {None}:
-        state = "not recorded (no .hydra/config.yaml; the default is on)"
-    else:
-        mixed = ", ".join(f"{r.variant}/seed {r.seed}: {switch[r.run_dir]}" for r in runs)
-        state = f"MIXED across runs ({mixed})"
-    return f"dual_read_escalate: {state} — {ESCALATION_DEVIATION}"
-
-
-def _recorded_switch(run_dir: Path, key: str) -> bool | None:
-    """``pipeline.<key>`` from a run's recorded config (unresolved), or None when not recorded."""
-    from omegaconf import OmegaConf
-
-    cfg = RunDir(run_dir).config()
-    plain = OmegaConf.to_container(cfg, resolve=False) if cfg is not None else {}  # a run folder is data
-    node = plain.get("pipeline") if isinstance(plain, dict) else None
-    value = node.get(key) if isinstance(node, dict) else None
-    return value if isinstance(value, bool) else None
 
 
 def check_scored(runs: Sequence[RunScores]) -> None:
@@ -236,11 +185,6 @@ def group_by_variant(runs: Sequence[RunScores]) -> dict[str, dict[int, RunScores
     return out
 
 
-def _short(v: Any) -> str:
-    s = str(v)
-    return s[:12] if len(s) == 64 else s  # abbreviate hashes
-
-
 def in_variant_order(runs: Sequence[RunScores]) -> list[RunScores]:
     """Table 3's row order (``conf/ablation``: full, the ablations as in the paper, baseline); unknown
     variants last."""
@@ -248,8 +192,6 @@ def in_variant_order(runs: Sequence[RunScores]) -> list[RunScores]:
     return sorted(runs, key=lambda r: (order.get(r.variant, len(order)), r.variant, r.seed))
 
 
-# (config name, display name) in row order, read from conf/ablation (experiment/variants.py), never kept here
-VARIANTS: tuple[tuple[str, str], ...] = tuple((v.name, v.display) for v in load_variants())
 NOT_DISTINGUISHABLE = "not distinguishable"  # Holm-adjusted p ≥ α over the "variant vs full" family
 BELOW_FULL, ABOVE_FULL = "below full", "above full"
 

@@ -227,7 +227,7 @@ def _what(places: list[RunPlace]) -> dict[str, str]:
 
 def _table3(places: list[RunPlace]) -> dict[str, Any]:
     """Table 3 from the runs, or the reason it cannot be formed (unfinished, not comparable)."""
-    from ledgermind.experiment import table3, table3_render
+    from ledgermind.experiment import table3, table3_protocol, table3_render
 
     try:
         scores = [table3.load_run(p.run.run_dir) for p in places]
@@ -241,5 +241,5 @@ def _table3(places: list[RunPlace]) -> dict[str, Any]:
         "rows": [table3_render.cells(r, False) for r in rows],
         "caption": table3.caption_for(scores),
         "note": table3_render.method_note(rows, ctx=ctx),
-        "protocol": table3.escalation_line(scores),
+        "protocol": table3_protocol.escalation_line(scores),
     }

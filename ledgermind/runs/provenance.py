@@ -321,7 +321,7 @@ def protocol_mismatch(identities: Sequence[tuple[str, Mapping[str, Any]]]) -> st
     for f in PROTOCOL_FIELDS:
         values = {sha256_json(ident.get(f)): (name, ident.get(f)) for name, ident in identities}
         if len(values) > 1:
-            shown = "; ".join(f"{name}: {_short(v)}" for name, v in values.values())
+            shown = "; ".join(f"{name}: {abbreviate(v)}" for name, v in values.values())
             return (
                 f"runs differ in protocol field {f!r} ({shown}); pass --allow-mixed to tabulate them anyway"
             )
@@ -334,14 +334,15 @@ def shared_protocol_lines(identity: Mapping[str, Any]) -> list[str]:
     dec = p["decoding"] or {}
     budget = p["image_budget"] or {}
     return [
-        f"Protocol: items {_short(p['items_sha256'])} ({identity.get('n_items')} items), model {p['model']} "
-        f"@ {p['model_revision'] or 'unpinned revision'}, prompts {_short(p['prompts_sha256'])}",
+        f"Protocol: items {abbreviate(p['items_sha256'])} ({identity.get('n_items')} items), model {p['model']} "
+        f"@ {p['model_revision'] or 'unpinned revision'}, prompts {abbreviate(p['prompts_sha256'])}",
         "Decoding: " + ", ".join(f"{k}={v}" for k, v in dec.items() if v is not None),
-        "Image budget: " + ", ".join(f"{k}={_short(v)}" for k, v in budget.items() if v not in (None, {})),
+        "Image budget: "
+        + ", ".join(f"{k}={abbreviate(v)}" for k, v in budget.items() if v not in (None, {})),
     ]
 
 
-def _short(v: Any) -> str:
+def abbreviate(v: Any) -> str:
     if isinstance(v, str) and len(v) == 64:
         return v[:12]
     return json.dumps(v, sort_keys=True, default=str) if isinstance(v, dict | list) else str(v)

@@ -189,6 +189,13 @@ class RunDir:
         """The run identity ``metrics.json`` records (variant, model, benchmark, seed, ...); {} if none."""
         return dict((self.metrics() or {}).get("identity") or {})
 
+    def run_identity(self, metrics: dict[str, Any]) -> RunIdentity:
+        """The ``RunIdentity`` of this folder's ``metrics``; ``RunFileError`` when it records none usable."""
+        try:
+            return RunIdentity.from_dict(metrics.get("identity"))
+        except ValueError as e:  # a metrics.json another tool wrote, or edited by hand
+            raise RunFileError(self.path / METRICS_FILE, f"no usable run identity ({e})") from None
+
     def variant(self) -> str | None:
         """The variant the run computed: its identity (``metrics.json``; ``run_identity.json`` while it
         is unfinished), else the recorded config's ``ablation.name``; None when nothing says."""

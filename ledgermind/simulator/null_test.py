@@ -23,11 +23,12 @@ from statistics import mean
 from typing import Any
 
 from ledgermind.experiment import table3
+from ledgermind.experiment.variants import names
 from ledgermind.metrics.stats import BootstrapConfig, bootstrap_p_value, paired_differences
 from ledgermind.runs.files import METRICS_FILE
 from ledgermind.simulator.sim_sweep import RunFn, md_table, run_point
 
-VARIANTS = tuple(v for v, _ in table3.VARIANTS)
+VARIANTS = tuple(names())  # conf/ablation: every Table 3 variant, in row order
 # The null world: no coupling, no suggestible looks, no evidence pull, no zoom benefit.
 NULL_WORLD = (
     "backend.fault_coupling={coupling}",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from ledgermind.experiment import table3, table3_render
+from ledgermind.experiment import table3, table3_protocol, table3_render
 from ledgermind.experiment.artefact_label import combined, label_for
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from ledgermind.metrics.stats import BootstrapConfig
@@ -151,15 +151,17 @@ def test_protocol_note_has_the_dual_read_escalate_row_from_the_recorded_config(t
             f"pipeline:\n  dual_read_escalate: {on}\n  x: ${{oc.env:NOPE}}\n"
         )
     runs = [table3.load_run(d) for d in find_runs([sweep])]
-    line = table3.protocol_footer(runs).strip().splitlines()[-1]
+    line = table3_protocol.protocol_footer(runs).strip().splitlines()[-1]
     assert (
         line.startswith("dual_read_escalate: on — DEVIATION from App. D.5")
         and "dual_read_escalate=false" in line
     )
     (sweep / "no_ecc" / ".hydra" / "config.yaml").write_text("pipeline:\n  dual_read_escalate: false\n")
-    assert "MIXED across runs" in table3.escalation_line(runs)
+    assert "MIXED across runs" in table3_protocol.escalation_line(runs)
     (sweep / "full" / ".hydra" / "config.yaml").write_text("pipeline:\n  dual_read_escalate: false\n")
-    assert table3.escalation_line(runs).startswith("dual_read_escalate: off (App. D.5 / Alg. 1 as written")
+    assert table3_protocol.escalation_line(runs).startswith(
+        "dual_read_escalate: off (App. D.5 / Alg. 1 as written"
+    )
 
 
 def test_the_chart_names_its_benchmark_shows_only_splits_with_items_and_marks_each_verdict(

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from ledgermind.benchmarks.item import Item
-from ledgermind.experiment import table3, table3_render
+from ledgermind.experiment import table3, table3_protocol, table3_render
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
 from ledgermind.metrics.stats import BootstrapConfig
+from ledgermind.runs.files import RunFileError
 from ledgermind.runs.reader import find_runs
 from ledgermind.trajectory import PathKind, Trajectory
 from tests.experiment.fakes import fake_items, fake_score
@@ -109,7 +110,7 @@ def test_outputs_show_intervals_and_the_seed_dimension(sweep: Path, tmp_path: Pa
     # one comparison, so Holm changes nothing. Column headers carry each split's n (distinct items).
     assert "| −28.57 | [−50.00, 0.00] | 0.126 | 0.126 | 1 / 1 | not distinguishable |" in md
     assert "| Easy (n=2) | Medium (n=1) | Hard (n=1) | Overall (n=4) | 95% CI |" in md
-    assert "dual_read_escalate: not recorded" in table3.protocol_footer(runs)
+    assert "dual_read_escalate: not recorded" in table3_protocol.protocol_footer(runs)
     assert "2 seeds 0, 1 (each item resampled with all its seeds)" in md and "no_ecc 1" in md
     rows_csv = list(csv.DictReader(io.StringIO(outs.csv.read_text())))
     assert (
@@ -118,7 +119,7 @@ def test_outputs_show_intervals_and_the_seed_dimension(sweep: Path, tmp_path: Pa
         and rows_csv[1]["verdict"] == "not distinguishable"
     )
     assert "2 seeds" in table3.caption_for(runs)
-    assert "Seeds: 0, 1" in table3.protocol_footer(runs)
+    assert "Seeds: 0, 1" in table3_protocol.protocol_footer(runs)
     census = outs.census.read_text()
     assert "full (seed 0)" in census and "no_ecc (seed 1)" in census
     assert outs.chart.read_bytes()[:4] == b"\x89PNG"
@@ -184,7 +185,7 @@ def test_an_edited_dataset_with_the_same_ids_is_another_item_set_and_is_not_pool
 
 
 @pytest.mark.parametrize("identity", [None, {"variant": "full"}])
-def test_a_metrics_file_without_a_usable_identity_is_one_table3_error(tmp_path: Path, identity) -> None:
+def test_a_metrics_file_without_a_usable_identity_is_one_error_naming_it(tmp_path: Path, identity) -> None:
     import json
 
     run = _run(tmp_path / "r", "full", 0, wrong=set())
@@ -193,7 +194,5 @@ def test_a_metrics_file_without_a_usable_identity_is_one_table3_error(tmp_path: 
     if identity is not None:
         metrics["identity"] = identity
     (run / "metrics.json").write_text(json.dumps(metrics))
-    with pytest.raises(
-        table3.Table3Error, match=r"metrics.json records no usable run identity \(RunIdentity: "
-    ):
+    with pytest.raises(RunFileError, match=r"metrics.json: no usable run identity \(RunIdentity: "):
         table3.load_run(run)
