@@ -109,6 +109,9 @@ def test_submitit_local_sweep_matches_basic_shares_one_cache_and_resumes_a_kille
         for pid in [q for job in jobs for q in reversed(_descendants(job))]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)  # a node lost mid-run: no cleanup
+        # and the launching process with it (submitit's controller would wait 15 s for results the
+        # lost jobs can no longer write, then fail: the relaunch below is the same either way)
+        proc.kill()
         proc.wait(timeout=120)
         done = {
             v: (_job_dir(sub, v) / "results.jsonl").read_text().splitlines()
