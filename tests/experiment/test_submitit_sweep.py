@@ -44,10 +44,6 @@ def _sweep_cmd(url: str, out: Path, launcher: str | None) -> list[str]:
     ]
 
 
-def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, cwd=REPO, env=subprocess_env(), capture_output=True, text=True, timeout=600)
-
-
 def _job_dir(sweep: Path, variant: str) -> Path:
     (found,) = [d for d in sweep.iterdir() if d.name.split(",")[0] == f"ablation={variant}"]
     return found
@@ -123,7 +119,7 @@ def test_submitit_local_sweep_matches_basic_shares_one_cache_and_resumes_a_kille
         )
 
         srv.latency_s = 0.0
-        again = _run(cmd)  # relaunch: each job resumes its own directory
+        again = run_script("run.py", *cmd[2:])  # relaunch: each job resumes its own directory
         assert again.returncode == 0, again.stderr[-2000:]
 
     assert _outcome(sub) == _outcome(tmp_path / "basic")
