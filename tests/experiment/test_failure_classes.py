@@ -69,21 +69,28 @@ def _run(out: Path, *extra: str, **env: str) -> subprocess.CompletedProcess[str]
     return run_script("run.py", *SIM, f"hydra.run.dir={out}", *extra, **env)
 
 
-# the child's driver: each run of argv[1] (a JSON list of argument lists) as run_script makes it
+# the child's driver: each run of argv[1] (a JSON list of argument lists) as run_script makes it,
+# their exit codes, stdout and stderr written to the file argv[2]
 _DRIVER = (
-    "import json, sys\n"
+    "import json, sys, pathlib\n"
     "from tests.experiment.conftest import run_script\n"
     "runs = [run_script('run.py', *args) for args in json.loads(sys.argv[1])]\n"
-    "print(json.dumps([[r.returncode, r.stdout, r.stderr] for r in runs]))\n"
+    "pathlib.Path(sys.argv[2]).write_text(json.dumps([[r.returncode, r.stdout, r.stderr] for r in runs]))\n"
 )
 
 
 def _run_in_namespace(
-    runs: dict[str, list[str]], *, readonly: Path, full: Path | None
+    runs: dict[str, list[str]], answers: Path, *, readonly: Path, full: Path | None
 ) -> dict[str, subprocess.CompletedProcess[str]]:
     """scripts/run.py on the two sample items once per entry of ``runs`` (name: extra arguments), all
     in one child with ``readonly`` mounted read-only and ``full`` a full 64 KiB tmpfs."""
-    argv = [sys.executable, "-c", _DRIVER, json.dumps([[*SIM, *extra] for extra in runs.values()])]
+    argv = [
+        sys.executable,
+        "-c",
+        _DRIVER,
+        json.dumps([[*SIM, *extra] for extra in runs.values()]),
+        str(answers),
+    ]
     if NS:
         argv = _wrapped(argv, readonly=readonly, full=full)
     elif os.geteuid() != 0:
@@ -92,10 +99,9 @@ def _run_in_namespace(
         pytest.skip("needs user+mount namespaces (unshare -rm) to make a real read-only directory")
     child = subprocess.run(argv, cwd=REPO, env=subprocess_env(), capture_output=True, text=True, timeout=600)
     assert child.returncode == 0, child.stderr[-3000:]
-    answers = json.loads(child.stdout.splitlines()[-1])
     return {
         name: subprocess.CompletedProcess(argv, code, out, err)
-        for name, (code, out, err) in zip(runs, answers, strict=True)
+        for name, (code, out, err) in zip(runs, json.loads(answers.read_text()), strict=True)
     }
 
 
@@ -183,7 +189,10 @@ def unwritable(
         for name in names
     }
     procs = _run_in_namespace(
-        runs, readonly=root / "ro" / "cache", full=root / "full" / "cache" if NS else None
+        runs,
+        root / "answers.json",
+        readonly=root / "ro" / "cache",
+        full=root / "full" / "cache" if NS else None,
     )
     return root, procs
 
