@@ -5,8 +5,10 @@ that fails is an item error with its cause (exit 3) that the printed command ret
 that legitimately found nothing is a repair event (T1).
 
 The read-only and full directories are real: a read-only bind mount / a tiny tmpfs inside a user +
-mount namespace (``unshare -rm``), so the kernel itself answers EROFS / ENOSPC. A non-root user
-without namespaces gets a ``chmod 555`` directory for the read-only case.
+mount namespace (``unshare -rm``), so the kernel itself answers EROFS / ENOSPC. One child holds the
+namespace and makes both runs, one after the other, each as ``run_script`` makes it (its own agent,
+cache and OCR engine): a second child would only pay Python and the project's imports again. A
+non-root user without namespaces gets a ``chmod 555`` directory for the read-only case.
 """
 
 from __future__ import annotations
@@ -62,22 +64,45 @@ def _wrapped(argv: list[str], *, readonly: Path | None = None, full: Path | None
     return ["unshare", "-rm", "sh", "-c", script, "sh", *argv]
 
 
-def _run(out: Path, *extra: str, readonly: Path | None = None, full: Path | None = None, **env: str):
-    """scripts/run.py on the two sample items; in a mount namespace (a child) when a directory must be
-    read-only or full, else in this process."""
-    args = [*SIM, f"hydra.run.dir={out}", *extra]
-    if readonly is None and full is None:
-        return run_script("run.py", *args, **env)
-    argv = [sys.executable, str(REPO / "scripts" / "run.py"), *args]
+def _run(out: Path, *extra: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """scripts/run.py on the two sample items, in this process."""
+    return run_script("run.py", *SIM, f"hydra.run.dir={out}", *extra, **env)
+
+
+# the child's driver: each run of argv[1] (a JSON list of argument lists) as run_script makes it,
+# their exit codes, stdout and stderr written to the file argv[2]
+_DRIVER = (
+    "import json, sys, pathlib\n"
+    "from tests.experiment.conftest import run_script\n"
+    "runs = [run_script('run.py', *args) for args in json.loads(sys.argv[1])]\n"
+    "pathlib.Path(sys.argv[2]).write_text(json.dumps([[r.returncode, r.stdout, r.stderr] for r in runs]))\n"
+)
+
+
+def _run_in_namespace(
+    runs: dict[str, list[str]], answers: Path, *, readonly: Path, full: Path | None
+) -> dict[str, subprocess.CompletedProcess[str]]:
+    """scripts/run.py on the two sample items once per entry of ``runs`` (name: extra arguments), all
+    in one child with ``readonly`` mounted read-only and ``full`` a full 64 KiB tmpfs."""
+    argv = [
+        sys.executable,
+        "-c",
+        _DRIVER,
+        json.dumps([[*SIM, *extra] for extra in runs.values()]),
+        str(answers),
+    ]
     if NS:
         argv = _wrapped(argv, readonly=readonly, full=full)
-    elif full is None and os.geteuid() != 0:
-        readonly.chmod(0o555)  # type: ignore[union-attr]
+    elif os.geteuid() != 0:
+        readonly.chmod(0o555)
     else:
-        pytest.skip("needs user+mount namespaces (unshare -rm) to make a real read-only or full directory")
-    return subprocess.run(
-        argv, cwd=REPO, env=subprocess_env(**env), capture_output=True, text=True, timeout=300
-    )
+        pytest.skip("needs user+mount namespaces (unshare -rm) to make a real read-only directory")
+    child = subprocess.run(argv, cwd=REPO, env=subprocess_env(), capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-3000:]
+    return {
+        name: subprocess.CompletedProcess(argv, code, out, err)
+        for name, (code, out, err) in zip(runs, json.loads(answers.read_text()), strict=True)
+    }
 
 
 def _results(out: Path) -> dict[str, dict]:
@@ -149,31 +174,54 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple]:
     return _verdicts(out)
 
 
+@pytest.fixture(scope="module")
+def unwritable(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, dict[str, subprocess.CompletedProcess[str]]]:
+    """Two runs, each into an empty perception cache: ``ro/`` read-only, ``full/`` on a full disk
+    (only where a namespace can mount a tmpfs); each leaves ``<name>/run`` and ``<name>/cache``."""
+    root = tmp_path_factory.mktemp("unwritable")
+    names = ["ro", "full"] if NS else ["ro"]
+    for name in names:
+        (root / name / "cache").mkdir(parents=True)
+    runs = {
+        name: [f"hydra.run.dir={root / name / 'run'}", f"perception.cache_dir={root / name / 'cache'}"]
+        for name in names
+    }
+    procs = _run_in_namespace(
+        runs,
+        root / "answers.json",
+        readonly=root / "ro" / "cache",
+        full=root / "full" / "cache" if NS else None,
+    )
+    return root, procs
+
+
 def test_read_only_perception_cache_runs_with_ocr_working_and_warns_once(
-    tmp_path: Path, reference: dict
+    unwritable: tuple[Path, dict], reference: dict
 ) -> None:
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    ro = _run(tmp_path / "ro", f"perception.cache_dir={cache}", readonly=cache)
+    root, procs = unwritable
+    cache, ro = root / "ro" / "cache", procs["ro"]
     assert ro.returncode == 0, ro.stderr
     assert " unparsed, 0 errors)" in ro.stdout  # (an open question with no recorded belief may be unparsed)
     assert len(_warnings(ro, "perception cache")) == 1, ro.stderr
     assert "Read-only file system" in _warnings(ro, "perception cache")[0] or not NS
-    assert _verdicts(tmp_path / "ro") == reference  # OCR really worked
-    traj = "".join(p.read_text() for p in (tmp_path / "ro" / "trajectories").iterdir())
+    assert _verdicts(root / "ro" / "run") == reference  # OCR really worked
+    traj = "".join(p.read_text() for p in (root / "ro" / "run" / "trajectories").iterdir())
     assert "OSError" not in traj and "Read-only" not in traj
     assert list(cache.iterdir()) == []  # nothing was written
 
 
 @pytest.mark.skipif(not NS, reason="a real full disk needs a tmpfs mount (unshare -rm)")
-def test_full_perception_cache_runs_with_ocr_working_and_warns_once(tmp_path: Path, reference: dict) -> None:
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    full = _run(tmp_path / "full", f"perception.cache_dir={cache}", full=cache)
+def test_full_perception_cache_runs_with_ocr_working_and_warns_once(
+    unwritable: tuple[Path, dict], reference: dict
+) -> None:
+    root, procs = unwritable
+    full = procs["full"]
     assert full.returncode == 0, full.stderr
     warned = _warnings(full, "perception cache")
     assert len(warned) == 1 and "No space left on device" in warned[0], full.stderr
-    assert _verdicts(tmp_path / "full") == reference
+    assert _verdicts(root / "full" / "run") == reference
 
 
 # ------------------------------------------------------------------------------ a failing engine is an item error

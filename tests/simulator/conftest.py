@@ -4,13 +4,14 @@ request builders that mimic what the pipeline sends."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw
 
-from ledgermind.backends.base import GenerationRequest, Message
+from ledgermind.backends.base import GenerationRequest, Message, Reply
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.simulator.backend import SimulatedBackend
 from ledgermind.simulator.beliefs import RecordedAnswers
@@ -125,3 +126,14 @@ def request(
         temperature=temperature,
         seed=seed,
     )
+
+
+def replies(backend: SimulatedBackend, requests: Iterable[GenerationRequest]) -> list[Reply]:
+    """Each request through ``generate``, one after the other, as ``generate_sync`` sends it, but in
+    one event loop: a loop (and its worker thread) per request costs more than the simulator's reply,
+    and the rate tests send thousands."""
+
+    async def in_order() -> list[Reply]:
+        return [await backend.generate(r) for r in requests]
+
+    return asyncio.run(in_order())

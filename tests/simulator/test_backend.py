@@ -12,7 +12,7 @@ from ledgermind.errors import ConfigError
 from ledgermind.prompts import schemas
 from ledgermind.prompts.templates import DECIDE, DIRECT, DUAL_READ, LEDGER_TITLE, OBSERVE, REASON
 from ledgermind.simulator.faults import FaultRates, rates_from_config
-from tests.simulator.conftest import FakeOCR, request
+from tests.simulator.conftest import FakeOCR, replies, request
 
 Q = "Which mission does the plaque in <image 1> commemorate?"
 OPTS = (
@@ -144,10 +144,8 @@ def _decide_text(sigma: float, i: int) -> str:
 
 
 def follow_share(sim, sigma: float, n: int = 300) -> float:
-    return (
-        sum(sim.generate_sync(request(_decide_text(sigma, i))).text.startswith("Answer: C") for i in range(n))
-        / n
-    )
+    answered = replies(sim, (request(_decide_text(sigma, i)) for i in range(n)))
+    return sum(r.text.startswith("Answer: C") for r in answered) / n
 
 
 def test_decision_follows_a_shown_judgment_at_one_rate_whatever_its_printed_confidence(make_backend):
@@ -216,8 +214,7 @@ def test_determinism_for_a_seed_and_other_draws_for_another(make_backend):
     prompts = [reason_prompt(f"OC-{i} | PERCEPTION TEXT | 0.92 | fact {i}") for i in range(1, 60)]
 
     def run(seed: int) -> list[str]:
-        sim = make_backend(seed=seed)
-        return [sim.generate_sync(request(p)).text for p in prompts]
+        return [r.text for r in replies(make_backend(seed=seed), (request(p) for p in prompts))]
 
     assert run(1) == run(1)
     assert run(1) != run(2)
@@ -516,7 +513,7 @@ def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
     )
     assert "pipeline" not in raw.replace("ledgermind.simulator", "")  # no interpolation of an agent value
 
-    def replies(cfg) -> list[str]:
+    def texts(cfg) -> list[str]:
         node = OmegaConf.to_container(cfg.backend, resolve=True)
         for k in ("_target_", "benchmark", "vision_ocr", "own_model", "recorded_answers"):
             node.pop(k)
@@ -527,7 +524,7 @@ def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
         prompts += [reason_prompt(f"OC-1 | PERCEPTION TEXT | 0.92 | Apollo 11 Plaque {i}") for i in range(20)]
         return [sim.generate_sync(request(p)).text for p in prompts]
 
-    assert replies(base) == replies(moved)
+    assert texts(base) == texts(moved)
 
 
 def test_a_misattribution_names_what_the_evidence_names_not_a_models_own_reply():

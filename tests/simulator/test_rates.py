@@ -22,7 +22,7 @@ from ledgermind.prompts.templates import (
     VISUAL_FALLBACK,
 )
 from ledgermind.repair import HALLUCINATION_WARNING
-from tests.simulator.conftest import request
+from tests.simulator.conftest import replies, request
 
 N = 400
 OPTS = "Options:\nA. Apollo 13\nB. Apollo 11\nC. Gemini 4\nD. Vostok 1"
@@ -104,23 +104,21 @@ def test_one_phantom_rate_in_every_answering_place(make_backend, key_items, plac
     effect and reflection-only rates)."""
     # every distinct request an independent draw (s = 1), whatever part of it differs
     sim = make_backend(seed=14, phantom_rate=0.25, relation_rate=0.0, rephrase_sensitivity=1.0, **QUIET)
-    replies = [sim.generate_sync(request(_prompt(place, i), [key_items[0].images[0]])) for i in range(N)]
-    assert within(len(kinds(faults_of(replies), "phantom")), N, 0.25), place
+    answered = replies(sim, (request(_prompt(place, i), [key_items[0].images[0]]) for i in range(N)))
+    assert within(len(kinds(faults_of(answered), "phantom")), N, 0.25), place
 
 
 def test_a_warning_does_not_change_the_rate(make_backend):
     sim = make_backend(seed=7, phantom_rate=0.2, relation_rate=0.0, rephrase_sensitivity=1.0, **QUIET)
-    plain = [sim.generate_sync(request(_prompt("reason", i))) for i in range(N)]
-    warned = [sim.generate_sync(request(_prompt("reason", i, HALLUCINATION_WARNING))) for i in range(N)]
+    plain = replies(sim, (request(_prompt("reason", i)) for i in range(N)))
+    warned = replies(sim, (request(_prompt("reason", i, HALLUCINATION_WARNING)) for i in range(N)))
     assert within(len(kinds(faults_of(plain), "phantom")), N, 0.2)
     assert within(len(kinds(faults_of(warned), "phantom")), N, 0.2)
 
 
 def _answers(sim, key_items, place: str = "decide") -> list[str]:
-    return [
-        sim.generate_sync(request(_prompt(place, i), [key_items[0].images[0]])).meta["simulator"]["answer"]
-        for i in range(200)
-    ]
+    asked = (request(_prompt(place, i), [key_items[0].images[0]]) for i in range(200))
+    return [r.meta["simulator"]["answer"] for r in replies(sim, asked)]
 
 
 @pytest.mark.parametrize("place", ["reason", "decide", "direct", "hypothesis"])
@@ -149,8 +147,10 @@ def test_faults_are_independent_of_whether_the_belief_is_right(make_backend, key
             rephrase_sensitivity=1.0,
             **QUIET,
         )
-        for i in range(100):
-            r = sim.generate_sync(request(_prompt("decide", i), [key_items[0].images[0]])).meta["simulator"]
+        for reply in replies(
+            sim, (request(_prompt("decide", i), [key_items[0].images[0]]) for i in range(100))
+        ):
+            r = reply.meta["simulator"]
             ph = bool(kinds(r["faults"], "phantom"))
             if r["answer"] == "B":
                 right, right_ph = right + 1, right_ph + ph
@@ -190,8 +190,8 @@ def test_permuting_the_gold_answers_changes_no_reply(make_backend, key_items):
     ]
     for seed in range(4):
         a, b = make_backend(seed=seed, items=key_items), make_backend(seed=seed, items=moved)
-        for p in prompts:
-            ra, rb = a.generate_sync(request(p, img)), b.generate_sync(request(p, img))
+        asked = [request(p, img) for p in prompts]
+        for ra, rb in zip(replies(a, asked), replies(b, asked), strict=True):
             assert (ra.text, ra.meta) == (rb.text, rb.meta)
 
 
@@ -208,7 +208,7 @@ def test_observations_mistranscribe_numbers_by_a_continuous_error(make_backend, 
         for i in range(N)
     ]
     misreads = kinds(
-        faults_of([sim.generate_sync(request(p, [key_items[2].images[0]])) for p in prompts]), "misread"
+        faults_of(replies(sim, (request(p, [key_items[2].images[0]]) for p in prompts))), "misread"
     )
     assert within(len(misreads), N, 0.3, z=5)
     errors = sorted(f["value"] / f["true"] - 1 for f in misreads)
@@ -218,7 +218,7 @@ def test_observations_mistranscribe_numbers_by_a_continuous_error(make_backend, 
 
 def test_empty_and_format_rates(make_backend):
     sim = make_backend(seed=9, empty_rate=0.1, format_error_rate=0.2, rephrase_sensitivity=1.0)
-    faults = faults_of([sim.generate_sync(request(_prompt("reason", i))) for i in range(N)])
+    faults = faults_of(replies(sim, (request(_prompt("reason", i)) for i in range(N))))
     assert within(len(kinds(faults, "empty")), N, 0.1)
     assert within(len(kinds(faults, "format")), N, 0.9 * 0.2)
 
@@ -238,7 +238,7 @@ def test_a_focused_look_confirms_the_belief_never_the_key(make_backend, key_item
             )
             for i in range(N)
         ]
-        return [sim.generate_sync(request(p, img)) for p in prompts]
+        return replies(sim, (request(p, img) for p in prompts))
 
     sim = make_backend(seed=2, look_agree=0.2, observe_misread_rate=0, rephrase_sensitivity=0.0, **QUIET)
     assert all(
@@ -283,21 +283,20 @@ def test_evidence_helps_whichever_option_it_states(make_backend):
             rephrase_sensitivity=0.0,
             **QUIET,
         )
-        texts = [
-            sim.generate_sync(
-                request(
-                    DECIDE.substitute(
-                        question=Q_MCQ,
-                        options=OPTS,
-                        granularity="g",
-                        evidence_title=LEDGER_TITLE,
-                        ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | {evidence} {i}",
-                        claims="(none)",
-                    )
+        asked = (
+            request(
+                DECIDE.substitute(
+                    question=Q_MCQ,
+                    options=OPTS,
+                    granularity="g",
+                    evidence_title=LEDGER_TITLE,
+                    ledger=f"OC-1 | PERCEPTION TEXT | 0.92 | {evidence} {i}",
+                    claims="(none)",
                 )
-            ).text
+            )
             for i in range(N)
-        ]
+        )
+        texts = [r.text for r in replies(sim, asked)]
         return sum(t.startswith(f"Answer: {letter}") for t in texts) / N
 
     assert share("Vostok 1", "D") == pytest.approx(0.5, abs=0.08)  # a wrong option stated: pulled to it

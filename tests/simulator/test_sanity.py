@@ -80,11 +80,10 @@ def test_perfect_model_keeps_every_answer_under_every_variant(benchmark, shared_
     monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(shared_data))
     cache = tmp_path  # the benchmarks share no image: each starts cold, on whichever worker is free
     losses = []
-    full = _cfg(benchmark, "full", cache)
-    backend = build_backend(full.backend, {"name": "sim"})
-    items = _items(full, benchmark)  # the benchmark config is the same under every variant
-    for variant in VARIANTS:
-        cfg = _cfg(benchmark, variant, cache)
+    cfgs = {variant: _cfg(benchmark, variant, cache) for variant in VARIANTS}
+    backend = build_backend(cfgs["full"].backend, {"name": "sim"})
+    items = _items(cfgs["full"], benchmark)  # the benchmark config is the same under every variant
+    for variant, cfg in cfgs.items():
         agent = build_agent(cfg, backend)
 
         async def solve_all(agent=agent, items=items):

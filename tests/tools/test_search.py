@@ -76,7 +76,8 @@ class FakeApis:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # a short poll: shutdown() waits for it, and the default 0.5 s would be most of a test
+        threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
 
 
 @pytest.fixture()
