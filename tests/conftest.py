@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -44,7 +45,9 @@ def ner() -> Any:
 
 # Loaders of read-only models that every run a test makes in-process calls again, each building its own
 # agent: spaCy's pipeline (~0.5 s of CPU warm, seconds cold) and the PP-OCRv5 ONNX sessions (~0.3 s).
-SESSION_LOADERS = (("spacy", "load"), ("rapidocr_onnxruntime", "RapidOCR"))
+# Under xdist (one worker per core) an ONNX session gets one intra-op thread: onnxruntime's default pool,
+# a spinning thread per core in every worker, would oversubscribe the cores.
+SESSION_LOADERS = (("spacy", "load", {}), ("rapidocr_onnxruntime", "RapidOCR", {"intra_op_num_threads": 1}))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -54,19 +57,21 @@ def one_model_per_setting() -> Iterator[None]:
     and a RapidOCR call sets its thresholds from its own arguments; one test process runs one agent
     at a time. A failing load (unknown model, the package missing) raises every time."""
     with pytest.MonkeyPatch.context() as mp:
-        for module_name, attr in SESSION_LOADERS:
+        per_core = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+        for module_name, attr, one_core in SESSION_LOADERS:
             try:
                 module = importlib.import_module(module_name)
             except ImportError:
                 continue
-            mp.setattr(module, attr, _load_once(getattr(module, attr)))
+            mp.setattr(module, attr, _load_once(getattr(module, attr), one_core if per_core else {}))
         yield
 
 
-def _load_once(load: Callable[..., Any]) -> Callable[..., Any]:
+def _load_once(load: Callable[..., Any], defaults: dict[str, Any]) -> Callable[..., Any]:
     loaded: dict[str, Any] = {}
 
     def cached(*args: Any, **kwargs: Any) -> Any:
+        kwargs = {**defaults, **kwargs}
         key = repr((args, sorted(kwargs.items())))
         if key not in loaded:
             loaded[key] = load(*args, **kwargs)
