@@ -172,3 +172,10 @@ def test_containers_enums_paths_and_nested_records() -> None:
     assert decode(list[Outer], [d]) == [outer]
     with pytest.raises(ValueError):
         Outer.from_dict({**d, "colour": "blue"})
+
+
+@pytest.mark.parametrize("data", ["x", [1], {"tick": "late"}, {"id_prefix": 3}])
+def test_a_ledger_of_another_shape_is_the_codecs_value_error(data) -> None:
+    # every reader of a run folder catches ValueError for a record of the wrong shape; the ledger too
+    with pytest.raises(ValueError, match=r"^Ledger: |'(tick|id_prefix)'"):
+        Ledger.from_dict(data)

@@ -131,13 +131,16 @@ def rescore_run(
     # everything is computed and checked before anything is written: a failure leaves the folder as it was
     identity = run.run_identity(old_metrics)
     identity = replace(identity, provenance={**identity.provenance, "scorer": scorer_version()})
-    pipeline = (cfg.get("pipeline") if cfg is not None else None) or {}
+    pipeline = (container(cfg, resolve=False) if cfg is not None else {}).get("pipeline", {})
+    gamma = pipeline.get("gamma", PipelineConfig.gamma) if isinstance(pipeline, dict) else pipeline
+    if isinstance(gamma, bool) or not isinstance(gamma, int | float):  # a hand-edited or foreign config
+        raise UserError(f"{run_dir}: the recorded config's pipeline.gamma is {gamma!r}, not a number")
     metrics = build_metrics(
         new,
         list(trajs.values()),
         identity,
         wall_time_s=float(old_metrics.get("wall_time_s", 0.0)),
-        gamma=float(pipeline.get("gamma", PipelineConfig.gamma)),
+        gamma=float(gamma),
         summarize=summarize,
         wall_time_total_s=old_metrics.get("wall_time_total_s"),
     )

@@ -344,9 +344,11 @@ class Ledger(Record):
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], **extra: Any) -> Ledger:
-        led = cls(id_prefix=data.get("id_prefix", "OC"), **extra)
-        led._tick = float(data.get("tick", 0.0))
+    def from_dict(cls, data: Any, **extra: Any) -> Ledger:
+        if not isinstance(data, Mapping):  # a file of another shape: the codec's error, as for any record
+            raise ValueError(f"Ledger: expected an object, got {data!r:.40}")
+        led = cls(id_prefix=decode(str, data.get("id_prefix", "OC"), "id_prefix"), **extra)
+        led._tick = float(decode(float, data.get("tick", 0.0), "tick"))
         led._entries = {e.id: e for e in decode(list[EvidenceEntry], data.get("entries", []))}
         led._claims = {c.id: c for c in decode(list[Claim], data.get("claims", []))}
         led._tool_outputs = {o.call_id: o for o in decode(list[ToolOutput], data.get("tool_outputs", []))}

@@ -20,6 +20,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError, UserError
 from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_for
 from ledgermind.report.census_table import grouped
@@ -29,6 +30,7 @@ from ledgermind.report.run_view import backend_label, build_run_view
 from ledgermind.report.sources import RunData, load_run
 from ledgermind.runs.atomic import atomic_write, inside
 from ledgermind.runs.reader import find_runs
+from ledgermind.runs.results import ItemResult
 from ledgermind.runs.trajectories import safe_filename
 
 REPORT_DIR = "report"
@@ -139,9 +141,7 @@ def _write_run(site: Site, place: RunPlace, shared: set[str]) -> dict[str, ItemV
     views: dict[str, ItemView] = {}
     for r in run.results:
         rel = place.item_page(r.id)
-        v = views[r.id] = build_item_view(
-            r.id, r, run.trajectories.get(r.id), run.items.get(r.id), site.store
-        )
+        v = views[r.id] = _item_view(r, run.trajectories.get(r.id), run.items.get(r.id), site.store)
         compare = f"{'../' * rel.count('/')}compare/{safe_filename(r.id)}.html" if r.id in shared else None
         site.write(
             rel, "item.html.j2", [*crumbs, (f"run {run.variant}", run_index)], v=v, compare_href=compare
@@ -150,6 +150,17 @@ def _write_run(site: Site, place: RunPlace, shared: set[str]) -> dict[str, ItemV
     thumbs = {i: v.images[0].stored.rel for i, v in views.items() if v.images and v.images[0].stored}
     site.write(run_index, "run.html.j2", crumbs, v=build_run_view(run, hrefs, thumbs))
     return views
+
+
+def _item_view(r: ItemResult, traj: dict[str, Any] | None, item: Item | None, store: ImageStore) -> ItemView:
+    """The item's page; a trajectory of another shape (valid JSON, hand-edited or foreign) is shown as
+    unreadable beside its result rather than stopping the whole report."""
+    try:
+        return build_item_view(r.id, r, traj, item, store)
+    except (AttributeError, TypeError, ValueError, KeyError) as e:
+        view = build_item_view(r.id, r, None, item, store)
+        view.notes.append(f"trajectory unreadable ({type(e).__name__}: {e}); shown without it")
+        return view
 
 
 def _shared_ids(places: list[RunPlace]) -> set[str]:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
 from ledgermind.benchmarks.item import Item
@@ -81,7 +81,9 @@ def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> l
 
 
 def _load(cfg: DictConfig, limit: int | None, *, trusted: bool) -> list[Item]:
-    if cfg.get("benchmark") is None:  # a hand-made or foreign config (run folders are read back too)
+    if not OmegaConf.is_dict(
+        cfg.get("benchmark")
+    ):  # a hand-made or foreign config (run folders are read back too)
         raise ConfigError("the config names no benchmark (benchmark=NAME)")
     try:
         node = container(cfg.benchmark, throw_on_missing=True)

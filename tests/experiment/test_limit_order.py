@@ -72,7 +72,8 @@ def test_load_items_applies_the_order_and_its_own_seed(shared_data) -> None:
     ]
 
 
-def test_a_config_without_a_benchmark_is_one_config_error() -> None:
+@pytest.mark.parametrize("cfg", [{"limit_order": "first"}, {"benchmark": "gauges"}])
+def test_a_config_without_a_benchmark_node_is_one_config_error(cfg) -> None:
     # a run folder's recorded config is read back by rescore and report: a foreign one may lack the node
     with pytest.raises(ConfigError, match=r"^the config names no benchmark \(benchmark=NAME\)$"):
-        load_items(OmegaConf.create({"limit_order": "first"}), None, trusted=False)
+        load_items(OmegaConf.create(cfg), None, trusted=False)

@@ -159,3 +159,22 @@ def test_cli_rescores_a_recorded_run_from_its_config(tmp_path: Path) -> None:
     )
     missing = run_script("rescore.py", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "not a directory" in missing.stderr
+
+
+@pytest.mark.parametrize("pipeline", ["x", {"gamma": "high"}])
+def test_a_recorded_gamma_that_is_not_a_number_is_one_error(tmp_path: Path, pipeline) -> None:
+    import yaml
+
+    out = tmp_path / "run"
+    proc = run_script("run.py", *FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={out}")
+    assert proc.returncode == 0, proc.stderr
+    recorded = out / ".hydra" / "config.yaml"
+    cfg = yaml.safe_load(recorded.read_text())
+    cfg["pipeline"] = pipeline
+    recorded.write_text(yaml.safe_dump(cfg))
+    before = (out / "results.jsonl").read_bytes()
+    res = run_script("rescore.py", str(out), "--trust-config")
+    assert res.returncode == 2 and res.stderr.strip().splitlines() == [
+        f"error: {out}: the recorded config's pipeline.gamma is {'x' if pipeline == 'x' else 'high'!r}, not a number"
+    ]
+    assert (out / "results.jsonl").read_bytes() == before  # nothing rewritten

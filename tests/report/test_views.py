@@ -222,6 +222,19 @@ def test_report_tolerates_old_and_partial_runs(tmp_path: Path) -> None:
     assert "server down" in item_b and "No trajectory was recorded" in item_b
 
 
+@pytest.mark.parametrize(
+    "trajectory", [{"item_id": "a", "ledger": "x"}, {"ledger": {"claims": [5]}}, {"marks": 5}]
+)
+def test_a_trajectory_of_another_shape_is_shown_unreadable_not_a_crash(tmp_path: Path, trajectory) -> None:
+    run = tmp_path / "run"
+    (run / "trajectories").mkdir(parents=True)
+    (run / "results.jsonl").write_text(json.dumps(_result(id="a").to_dict()) + "\n")
+    trajectory_path(run, "a").write_text(json.dumps(trajectory))
+    build_report(run)
+    page = (run / "report" / "items" / f"{safe_filename('a')}.html").read_text()
+    assert "trajectory unreadable (" in page and "shown without it" in page
+
+
 def test_census_rendered_with_never_fired_flags(scripted_multirun: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(scripted_multirun / "0_full", run)
