@@ -199,6 +199,14 @@ def provenance_rows(identity: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _item_row(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str | None = None) -> ItemRow:
+    """The item's row; a trajectory of another shape (its page says so) leaves only the result's columns."""
+    try:
+        return _row_of(r, t, href, thumbnail)
+    except (AttributeError, TypeError, ValueError, KeyError):
+        return _row_of(r, None, href, thumbnail)
+
+
+def _row_of(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str | None) -> ItemRow:
     events = (t or {}).get("events", [])
     triggers = sorted({SHORT_TRIGGER.get(str(e.get("trigger")), str(e.get("trigger"))) for e in events})
     return ItemRow(

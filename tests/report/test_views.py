@@ -223,7 +223,8 @@ def test_report_tolerates_old_and_partial_runs(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "trajectory", [{"item_id": "a", "ledger": "x"}, {"ledger": {"claims": [5]}}, {"marks": 5}]
+    "trajectory",
+    [{"item_id": "a", "ledger": "x"}, {"ledger": {"claims": [5]}}, {"marks": 5}, {"events": [1, 2]}],
 )
 def test_a_trajectory_of_another_shape_is_shown_unreadable_not_a_crash(tmp_path: Path, trajectory) -> None:
     run = tmp_path / "run"
