@@ -81,9 +81,8 @@ def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> l
 
 
 def _load(cfg: DictConfig, limit: int | None, *, trusted: bool) -> list[Item]:
-    if not OmegaConf.is_dict(
-        cfg.get("benchmark")
-    ):  # a hand-made or foreign config (run folders are read back too)
+    # a hand-made or foreign config (run folders are read back too) may lack the node or hold a name
+    if not OmegaConf.is_dict(cfg.get("benchmark")):
         raise ConfigError("the config names no benchmark (benchmark=NAME)")
     try:
         node = container(cfg.benchmark, throw_on_missing=True)
