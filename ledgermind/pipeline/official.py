@@ -36,7 +36,7 @@ from ledgermind.backends.sample_log import logged_messages
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError, LedgerMindError
-from ledgermind.pipeline.call_log import CallLog
+from ledgermind.pipeline.call_log import record_call
 from ledgermind.pipeline.config import build
 from ledgermind.pipeline.render import option_lines
 from ledgermind.trajectory import PathKind, Trajectory
@@ -119,7 +119,6 @@ class OfficialAgent:
             "question_types": ["mcq"],
             "protocol": f"mmmu_pro_official/{self.cfg.prompt}/{setting_of(item)}",
         }
-        calls = CallLog(traj, self.backend)
         t0 = time.perf_counter()
         key, sample = "", []
         try:
@@ -132,13 +131,13 @@ class OfficialAgent:
             reply = separate(await self.backend.generate(request))  # thinking is never the answer
         except Exception as exc:
             cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
-            calls.record(STAGE, time.perf_counter() - t0, key, sample, error=cause)
+            record_call(traj, self.backend, STAGE, time.perf_counter() - t0, key, sample, error=cause)
             traj.timings = {"total_s": time.perf_counter() - t0, "model_s": time.perf_counter() - t0}
             return traj
         finally:
             self.backend.item_done(item.id)  # its one call is over: not active on its server any more
         dt = time.perf_counter() - t0
-        calls.record(STAGE, dt, key, sample, reply=reply)
+        record_call(traj, self.backend, STAGE, dt, key, sample, reply=reply)
         traj.answer = traj.raw_answer = reply.text  # the whole reply: the official parser reads all of it
         traj.notes += [f"image budget: {note}" for note in reply.meta.get("image_budget", [])]
         traj.timings = {"total_s": dt, "model_s": dt, "tool_s": 0.0, "own_s": 0.0}
