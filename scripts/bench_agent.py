@@ -29,6 +29,7 @@ from omegaconf import OmegaConf  # noqa: E402
 from ledgermind.benchmarks import load_benchmark  # noqa: E402
 from ledgermind.confutil import shared_data_dir  # noqa: E402
 from ledgermind.pipeline.agent import build_agent  # noqa: E402
+from ledgermind.pipeline.evidence import MODEL_TOOL_KINDS  # noqa: E402
 
 SCRIPTED_RULES = [
     {
@@ -127,7 +128,7 @@ def main() -> None:
 
 def _perception_calls(t) -> int:
     """Tool calls that are not model calls (OCR, crop-zoom, detection, search)."""
-    return sum(1 for o in t.tool_calls if o["kind"] not in {"plan", "observe", "read", "vqa"})
+    return sum(1 for o in t.tool_calls if o["kind"] not in {k.value for k in MODEL_TOOL_KINDS})
 
 
 if __name__ == "__main__":
