@@ -99,18 +99,13 @@ class LedgerMindAgent:
         path = choose_path(self.profile(item), self.flags)
         return {PathKind.FULLPIPE: 2.0, PathKind.NO_LEDGER: 1.0}.get(path, 0.0)
 
-    def knowledge_without_source(self, items: Sequence[Item]) -> int:
-        """How many knowledge-type items no tool can answer from a knowledge source: there is no
-        search provider and no corpus, so only perception evidence can support them (a T5 on such
+    def pre_run_notice(self, items: Sequence[Item]) -> str | None:
+        """One line before the run starts when knowledge questions have no knowledge source: there is
+        no search provider and no corpus, so only perception evidence can support them (a T5 on such
         an item has nothing to ACQUIRE that states the fact)."""
         if any(t.kind is ToolKind.SEARCH for t in self.tools.values()):
-            return 0
-        return sum(1 for it in items if QuestionType.KNOWLEDGE in self.profile(it).types)
-
-    def pre_run_notice(self, items: Sequence[Item]) -> str | None:
-        """One line before the run starts when knowledge questions have no knowledge source."""
-        n = self.knowledge_without_source(items)
-        if not n:
+            return None
+        if not (n := sum(1 for it in items if QuestionType.KNOWLEDGE in self.profile(it).types)):
             return None
         return (
             f"{n} of {len(items)} items are knowledge questions with no knowledge source (no search provider: set "
