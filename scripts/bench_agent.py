@@ -27,8 +27,9 @@ sys.path.insert(0, str(REPO))
 from omegaconf import OmegaConf  # noqa: E402
 
 from ledgermind.benchmarks import load_benchmark  # noqa: E402
-from ledgermind.confutil import shared_data_dir  # noqa: E402
+from ledgermind.confutil import shared_data_dir, to_plain  # noqa: E402
 from ledgermind.pipeline.agent import build_agent  # noqa: E402
+from ledgermind.pipeline.evidence import MODEL_TOOL_KINDS  # noqa: E402
 
 SCRIPTED_RULES = [
     {
@@ -83,13 +84,8 @@ def main() -> None:
 
     from ledgermind.backends.tiny import build_tiny_qwen2_vl
 
-    model_cfg = {
-        "name": "tiny_qwen2_vl",
-        "path": str(build_tiny_qwen2_vl()),
-        "dtype": "float32",
-        "context_length": 1024,
-        "max_images": 2,
-    }
+    model = to_plain(OmegaConf.load(REPO / "conf/model/tiny_qwen2_vl.yaml")) or {}
+    model_cfg = {**model, "path": str(build_tiny_qwen2_vl()), "context_length": 1024}
     items = load_benchmark("mmmu_pro", {"path": args.data, "setting": "standard10", "limit": args.n})
     perception = OmegaConf.to_container(OmegaConf.load(REPO / "conf/perception/cpu.yaml"))
     cfg = {
@@ -127,7 +123,7 @@ def main() -> None:
 
 def _perception_calls(t) -> int:
     """Tool calls that are not model calls (OCR, crop-zoom, detection, search)."""
-    return sum(1 for o in t.tool_calls if o["kind"] not in {"plan", "observe", "read", "vqa"})
+    return sum(1 for o in t.tool_calls if o["kind"] not in {k.value for k in MODEL_TOOL_KINDS})
 
 
 if __name__ == "__main__":

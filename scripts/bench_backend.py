@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from omegaconf import OmegaConf
 from PIL import Image, ImageDraw
 
 from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
@@ -28,6 +29,7 @@ from ledgermind.backends.cache import CachedBackend, ResponseCache
 from ledgermind.backends.tiny import build_tiny_qwen2_vl
 from ledgermind.backends.vllm_launch import CPU_ENV, TINY_CPU_ARGS, VLLMServerProcess
 from ledgermind.backends.vllm_server import VLLMServerBackend
+from ledgermind.confutil import CONF_DIR, to_plain
 
 
 def requests(n: int, max_tokens: int) -> list[GenerationRequest]:
@@ -116,13 +118,8 @@ async def bench_inprocess(model_dir: str, args: argparse.Namespace) -> None:
     from ledgermind.backends.vllm_inprocess import VLLMInProcessBackend
 
     os.environ.update({k: v for k, v in CPU_ENV.items() if k not in os.environ})
-    engine_args = {
-        "dtype": "float32",
-        "enforce_eager": True,
-        "max_model_len": 4096,
-        "max_num_seqs": max(args.concurrency, 1),
-        "limit_mm_per_prompt": {"image": 2, "video": 0},
-    }
+    tiny = to_plain(OmegaConf.load(CONF_DIR / "model" / "tiny_qwen2_vl.yaml")) or {}
+    engine_args = {**tiny["vllm_args"], "max_num_seqs": max(args.concurrency, 1)}
     backend = VLLMInProcessBackend({"name": "tiny_qwen2_vl", "path": model_dir}, engine_args=engine_args)
     t0 = time.perf_counter()
     await backend.generate(requests(1, args.max_tokens)[0])

@@ -30,17 +30,6 @@ from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.testing.fake_runs import run_composed
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument(
-        "--source", type=Path, default=None, help="a finished run whose trajectories are replicated"
-    )
-    p.add_argument("--n", type=int, default=200, help="items in the benchmarked run")
-    p.add_argument("--repeat", type=int, default=3, help="report builds to time")
-    p.add_argument("--no-browser", action="store_true", help="skip the headless Chromium timing")
-    return p.parse_args(argv)
-
-
 def make_source(tmp: Path) -> Path:
     """A run of the default config on 3 items (as ``scripts/run.py limit=3``)."""
     run_composed(["limit=3", "logger=none", "progress=false", f"output_dir={tmp / 'source'}"])
@@ -116,7 +105,14 @@ def browser_times(index: Path) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument(
+        "--source", type=Path, default=None, help="a finished run whose trajectories are replicated"
+    )
+    p.add_argument("--n", type=int, default=200, help="items in the benchmarked run")
+    p.add_argument("--repeat", type=int, default=3, help="report builds to time")
+    p.add_argument("--no-browser", action="store_true", help="skip the headless Chromium timing")
+    args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench_report_") as tmp:
         source = args.source or make_source(Path(tmp))
         run = replicate(source, args.n, Path(tmp) / "run")

@@ -71,11 +71,14 @@ class Module:
             path, name = spec.split(":")
             mod = path.removesuffix(".py").replace("/", ".")
             cls, _, meth = name.rpartition(".")
-            if name == "*":
-                out.append(f"{mod}.x*__mutmut_*")
-                continue
-            out.append(f"{mod}.x\u01c1{cls}\u01c1{meth}__mutmut_*" if cls else f"{mod}.x_{meth}__mutmut_*")
+            stem = "*" if name == "*" else f"\u01c1{cls}\u01c1{meth}" if cls else f"_{meth}"
+            out.append(f"{mod}.x{stem}__mutmut_*")
         return out
+
+
+def _in(path: str, *names: str) -> tuple[str, ...]:
+    """``path:name`` for each function or method ``name`` of one source file."""
+    return tuple(f"{path}:{n}" for n in names)
 
 
 L, G, D, R, P = (
@@ -108,68 +111,56 @@ MODULES: dict[str, Module] = {
                 "affected",
             )
         )
-        + (f"{L}entry.py:EvidenceEntry.active", f"{L}entry.py:EvidenceEntry.is_expired"),
+        + _in(f"{L}entry.py", "EvidenceEntry.active", "EvidenceEntry.is_expired"),
         ("tests/ledger", "tests/repair/test_provenance_property.py"),
     ),
     "grounding": Module(  # Eqs. 3–5, Alg. 1 l.28/l.33, §3.4 g(c)
-        (
-            f"{G}coverage.py:support_coverage",
-            f"{G}coverage.py:_literal_support",
-            f"{G}tokens.py:content_tokens",
-            f"{G}tokens.py:canonical_token",
-            f"{G}ncc.py:check_ncc",
-            f"{G}ncc.py:_matched",
-            f"{G}ncc.py:number_supported",
-            f"{G}ncc.py:_relative_close",
-            f"{G}ecc.py:check_ecc",
-            f"{G}ecc.py:_supported",
-            f"{G}cascade.py:GroundingCascade.check",
-            f"{G}cascade.py:demoted_sigma",
-        ),
-        (
-            "tests/grounding/test_paper_grounding.py",
-            "tests/grounding/test_coverage.py",
-            "tests/grounding/test_ncc.py",
-            "tests/grounding/test_ecc.py",
-            "tests/grounding/test_cascade.py",
+        _in(f"{G}coverage.py", "support_coverage", "_literal_support")
+        + _in(f"{G}tokens.py", "content_tokens", "canonical_token")
+        + _in(f"{G}ncc.py", "check_ncc", "_matched", "number_supported", "_relative_close")
+        + _in(f"{G}ecc.py", "check_ecc", "_supported")
+        + _in(f"{G}cascade.py", "GroundingCascade.check", "demoted_sigma"),
+        tuple(
+            f"tests/grounding/test_{t}.py" for t in ("paper_grounding", "coverage", "ncc", "ecc", "cascade")
         ),
     ),
     "dispatch": Module(  # Eq. 6 φ(q), App. D.1 Conditions 1–5
-        (
-            f"{D}classifier.py:classify",
-            f"{D}classifier.py:ascii_alpha_ratio",
-            f"{D}classifier.py:mcq_letters",
-            f"{D}classifier.py:_verification_hits",
-            f"{D}classifier.py:strip_image_placeholders",
+        _in(
+            f"{D}classifier.py",
+            "classify",
+            "ascii_alpha_ratio",
+            "mcq_letters",
+            "_verification_hits",
+            "strip_image_placeholders",
         ),
         ("tests/dispatch",),
     ),
     "repair": Module(  # Eqs. 16–21 (T1–T6), Eq. 25 Π, Eq. 26 RC, budget M / M0
-        (
-            f"{R}triggers.py:t1_tool_anomaly",
-            f"{R}triggers.py:t2_stale_reference",
-            f"{R}triggers.py:t3_conflicts",
-            f"{R}triggers.py:_differs",
-            f"{R}triggers.py:t4_confidence_drop",
-            f"{R}triggers.py:t5_unsupported_decision",
-            f"{R}triggers.py:t6_phantom_grounding",
-            f"{R}policy.py:Budget.available",
-            f"{R}policy.py:Budget.spend",
-            f"{R}policy.py:Budget.reserve",
-            f"{R}policy.py:Budget.spend_reserved",
-            f"{R}policy.py:Budget.release",
-            f"{R}policy.py:cost",
-            f"{R}policy.py:plan",
-            f"{R}policy.py:_t1",
-            f"{R}policy.py:_switch",
-            f"{R}policy.py:_t2",
-            f"{R}policy.py:_unrepaired",
-            f"{R}policy.py:has_decision_dependent",
-            f"{R}policy.py:_t3",
-            f"{R}policy.py:_t4",
-            f"{R}policy.py:_t5",
-            f"{R}policy.py:_t5_end",
-            f"{R}policy.py:_t6",
+        _in(
+            f"{R}triggers.py",
+            "t1_tool_anomaly",
+            "t2_stale_reference",
+            "t3_conflicts",
+            "_differs",
+            "t4_confidence_drop",
+            "t5_unsupported_decision",
+            "t6_phantom_grounding",
+        )
+        + _in(
+            f"{R}policy.py",
+            *(f"Budget.{m}" for m in ("available", "spend", "reserve", "spend_reserved", "release")),
+            "cost",
+            "plan",
+            "_t1",
+            "_switch",
+            "_t2",
+            "_unrepaired",
+            "has_decision_dependent",
+            "_t3",
+            "_t4",
+            "_t5",
+            "_t5_end",
+            "_t6",
         ),
         ("tests/repair",),
     ),
@@ -189,32 +180,19 @@ MODULES: dict[str, Module] = {
                 "_ratio",
             )
         )
-        + ("ledgermind/metrics/stats.py:mcnemar_exact", "ledgermind/metrics/stats.py:discordant_pairs"),
-        (
-            "tests/metrics/test_metrics.py",
-            "tests/metrics/test_stats.py",
-            "tests/metrics/test_paper_metrics.py",
-        ),
+        + _in("ledgermind/metrics/stats.py", "mcnemar_exact", "discordant_pairs"),
+        tuple(f"tests/metrics/test_{t}.py" for t in ("metrics", "stats", "paper_metrics")),
     ),
     "scoring": Module(  # the official MMMU-Pro parser (parity), numeric tolerance
-        (
-            "ledgermind/scoring/mmmu.py:parse_multi_choice_response",
-            "ledgermind/scoring/mmmu.py:_strip_each",
-            "ledgermind/scoring/mmmu.py:_last",
-            "ledgermind/scoring/numeric.py:numbers_match",
-        ),
+        _in("ledgermind/scoring/mmmu.py", "parse_multi_choice_response", "_strip_each", "_last")
+        + _in("ledgermind/scoring/numeric.py", "numbers_match"),
         ("tests/scoring",),
     ),
     "gates": Module(  # Alg. 1 l.22–44, App. D.5, Eq. 6 with the ablations
-        (
-            f"{P}fullpipe.py:grounded_reasoning",
-            f"{P}fullpipe.py:hypothesis_verification",
-            f"{P}fullpipe.py:_revises",
-            f"{P}gather.py:dual_read",
-            f"{P}gather.py:escalate_dual_read",
-            f"{P}agent.py:choose_path",
-            f"{P}baselines.py:run_no_ledger",
-        ),
+        _in(f"{P}fullpipe.py", "grounded_reasoning", "hypothesis_verification", "_revises")
+        + _in(f"{P}gather.py", "dual_read", "escalate_dual_read")
+        + _in(f"{P}agent.py", "choose_path")
+        + _in(f"{P}baselines.py", "run_no_ledger"),
         ("tests/pipeline/test_paper_alg1.py", "tests/pipeline/test_agent_branches.py"),
     ),
     "pipeline": Module(  # the per-item executor: every tool call and repair action, Prop. 1

@@ -26,8 +26,7 @@ from ledgermind.trajectory import PathKind, Trajectory
 
 log = logging.getLogger(__name__)
 
-PathRunner = Callable[[ItemContext], Awaitable[None]]
-PATHS: dict[PathKind, PathRunner] = {
+PATHS: dict[PathKind, Callable[[ItemContext], Awaitable[None]]] = {
     PathKind.DIRECT: run_direct,
     PathKind.FULLPIPE: run_fullpipe,
     PathKind.BASELINE: run_native_cot,
@@ -100,18 +99,13 @@ class LedgerMindAgent:
         path = choose_path(self.profile(item), self.flags)
         return {PathKind.FULLPIPE: 2.0, PathKind.NO_LEDGER: 1.0}.get(path, 0.0)
 
-    def knowledge_without_source(self, items: Sequence[Item]) -> int:
-        """How many knowledge-type items no tool can answer from a knowledge source: there is no
-        search provider and no corpus, so only perception evidence can support them (a T5 on such
+    def pre_run_notice(self, items: Sequence[Item]) -> str | None:
+        """One line before the run starts when knowledge questions have no knowledge source: there is
+        no search provider and no corpus, so only perception evidence can support them (a T5 on such
         an item has nothing to ACQUIRE that states the fact)."""
         if any(t.kind is ToolKind.SEARCH for t in self.tools.values()):
-            return 0
-        return sum(1 for it in items if QuestionType.KNOWLEDGE in self.profile(it).types)
-
-    def pre_run_notice(self, items: Sequence[Item]) -> str | None:
-        """One line before the run starts when knowledge questions have no knowledge source."""
-        n = self.knowledge_without_source(items)
-        if not n:
+            return None
+        if not (n := sum(1 for it in items if QuestionType.KNOWLEDGE in self.profile(it).types)):
             return None
         return (
             f"{n} of {len(items)} items are knowledge questions with no knowledge source (no search provider: set "
@@ -126,9 +120,6 @@ class LedgerMindAgent:
             q_only = classify(item.question, None, self.dispatch)
             prof = replace(prof, complexity=q_only.complexity, reasons=q_only.reasons)
         return prof
-
-    async def aclose(self) -> None:
-        await self.backend.aclose()
 
 
 def build_agent(cfg: Any, backend: Backend) -> LedgerMindAgent:
@@ -153,12 +144,13 @@ def build_search_tool(cfg: Mapping[str, Any] | None) -> Tool | None:
     """The knowledge-search tool (App. D.6) from the ``search`` node.
 
     ``provider``: ``auto`` (web search when SERPER_API_KEY / SERPAPI_API_KEY is set, else the local
-    BM25 retriever over ``corpus`` if one is given, else none), ``web``, ``local`` or ``none``.
+    BM25 retriever over ``corpus`` if one is given, else none), ``web``, ``local`` or ``none``; the
+    node's other keys are the web search's ``SearchConfig`` (an unknown one is refused, naming it).
     Without a search tool, knowledge questions are answered from perception evidence only and the
     trajectory notes it.
     """
     from ledgermind.tools.retriever import LocalRetrieverTool
-    from ledgermind.tools.search import WebSearchTool, web_search_available
+    from ledgermind.tools.search import SearchConfig, WebSearchTool, web_search_available
 
     cfg = dict(cfg or {})
     provider = cfg.pop("provider", "auto")
@@ -168,23 +160,9 @@ def build_search_tool(cfg: Mapping[str, Any] | None) -> Tool | None:
     if provider == "none":
         return None
     if provider == "web" or (provider == "auto" and web_search_available()):
-        return WebSearchTool(_search_config(cfg))
+        return WebSearchTool(build(SearchConfig, cfg, "search"))
     if provider in {"local", "auto"} and corpus:
         return LocalRetrieverTool(corpus)
     if provider == "local":
         raise ConfigError("search.provider=local needs search.corpus (a JSONL file of title/text/url)")
     return None  # the run says so once, counting the items it affects (``pre_run_notice``)
-
-
-def _search_config(values: Mapping[str, Any]) -> Any:
-    """The ``search`` node's remaining keys are ``SearchConfig`` settings (App. D.6 defaults)."""
-    from dataclasses import fields
-
-    from ledgermind.tools.search import SearchConfig
-
-    known = {f.name for f in fields(SearchConfig)}
-    if unknown := sorted(set(values) - known):
-        raise ConfigError(
-            f"unknown search setting(s) {', '.join(unknown)}; known: provider, corpus, {', '.join(sorted(known))}"
-        )
-    return SearchConfig(**dict(values))

@@ -3,7 +3,7 @@
 Why it exists: a trajectory's model calls are read by the census (``request_key`` shows whether two
 readings were the same request), the report (``messages``, ``meta``) and the TTL clock (``step``).
 The LedgerMind agent (``model_io``) and the official protocol (``official``) must write the same
-record, so both go through ``CallLog.record``.
+record, so both go through ``record_call``.
 """
 
 from __future__ import annotations
@@ -16,43 +16,38 @@ from ledgermind.backends.reasoning import reply_record
 from ledgermind.trajectory import ModelCall, Trajectory
 
 
-class CallLog:
-    """Appends model calls to one trajectory; each call advances its ledger's clock by one step."""
-
-    def __init__(self, traj: Trajectory, backend: Backend) -> None:
-        self.traj, self.backend = traj, backend
-
-    def record(
-        self,
-        stage: str,
-        dt: float,
-        key: str,
-        sample: Sequence[dict[str, Any]],
-        reply: Reply | None = None,
-        error: str | None = None,
-        pixels: list[int] | None = None,
-    ) -> ModelCall:
-        """Record a call (``reply`` None: it failed with ``error``); returns what was recorded."""
-        ledger = self.traj.ledger
-        ledger.advance()
-        call = ModelCall(
+def record_call(
+    traj: Trajectory,
+    backend: Backend,
+    stage: str,
+    dt: float,
+    key: str,
+    sample: Sequence[dict[str, Any]],
+    reply: Reply | None = None,
+    error: str | None = None,
+    pixels: list[int] | None = None,
+) -> None:
+    """Append one call to ``traj`` (``reply`` None: it failed with ``error``); each call advances
+    its ledger's clock by one step."""
+    traj.ledger.advance()
+    traj.model_calls.append(
+        ModelCall(
             stage=stage,
             latency_s=dt,
             prompt_tokens=getattr(reply, "prompt_tokens", 0),
             completion_tokens=getattr(reply, "completion_tokens", 0),
-            backend=getattr(reply, "backend", self.backend.name),
-            model=getattr(reply, "model", self.backend.model_id),
+            backend=getattr(reply, "backend", backend.name),
+            model=getattr(reply, "model", backend.model_id),
             cached=getattr(reply, "cached", False),
             reply=getattr(reply, "text", ""),
             error=error,
-            step=int(ledger.now()),
+            step=int(traj.ledger.now()),
             request_key=key,
             meta=_plain_meta(getattr(reply, "meta", None)),
             messages=list(sample),
             **reply_record(reply, pixels),  # reasoning, finish_reason, truncation, pixels as sent
         )
-        self.traj.model_calls.append(call)
-        return call
+    )
 
 
 def _plain_meta(meta: Any) -> dict[str, Any]:

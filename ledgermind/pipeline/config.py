@@ -16,7 +16,7 @@ import json
 import math
 import sys
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, is_dataclass, make_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, make_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -223,18 +223,12 @@ def non_default(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
     defaults = {f.name: getattr(cls(), f.name) for f in fields(cls)}
     out: dict[str, Any] = {}
     for k, v in values.items():
-        d = defaults.get(k, _UNKNOWN)
-        if is_dataclass(d) and isinstance(v, Mapping):
+        if is_dataclass(d := defaults.get(k)) and isinstance(v, Mapping):
             if sub := non_default(type(d), v):
                 out[k] = sub
-        elif d is _UNKNOWN or _canon(v) != _canon(
-            asdict(d) if is_dataclass(d) and not isinstance(d, type) else d
-        ):
+        elif k not in defaults or _canon(v) != _canon(d):
             out[k] = v
     return out
-
-
-_UNKNOWN = object()
 
 
 def _canon(value: Any) -> Any:

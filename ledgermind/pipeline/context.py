@@ -9,7 +9,7 @@ Collaborators are built complete, in order — each from the parts it uses.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Any
 
 from ledgermind.backends.base import Backend, ContentPart
@@ -23,6 +23,7 @@ from ledgermind.pipeline.executor import Executor
 from ledgermind.pipeline.mllm_tools import ObserveTool, PlanTool, ReadTool, VQATool
 from ledgermind.pipeline.model_io import ModelIO
 from ledgermind.pipeline.render import image_parts
+from ledgermind.records import encode
 from ledgermind.repair import Budget, Verifier
 from ledgermind.tools.base import Tool, ToolKind
 from ledgermind.trajectory import PathKind, Trajectory
@@ -101,11 +102,6 @@ def zoomed_crop(ledger: Ledger) -> Any:
 
 
 def _profile_dict(p: QuestionProfile) -> dict[str, Any]:
-    return {
-        "complexity": p.complexity.value,
-        "reasons": {k.value: list(v) for k, v in p.reasons.items()},
-        "types": sorted(t.value for t in p.types),
-        "granularity": p.granularity,
-        "method": p.method,
-        "oc_categories": [c.value for c in p.oc_categories],
-    }
+    """The profile as the trajectory records it (enums by value, sets sorted; not how φ decided)."""
+    out = {f.name: encode(getattr(p, f.name)) for f in fields(p) if f.name != "classification"}
+    return out | {"reasons": {k.value: list(v) for k, v in p.reasons.items()}}

@@ -41,26 +41,24 @@ class EvidenceIO:
     free_form: bool
 
     # ------------------------------------------------------------------ tools
-    def sigma_for(self, out: ToolOutput) -> float | None:
-        """σ policy by tool kind (App. A): None = use the tool's own score."""
-        return {
-            ToolKind.PLAN: self.cfg.sigma_plan,
-            ToolKind.OBSERVE: self.cfg.sigma_oc,
-            ToolKind.SEARCH: self.cfg.sigma_retrieval,
-            ToolKind.OCR: self.cfg.sigma_ocr,
-        }.get(out.kind)
-
     def record(
         self, out: ToolOutput, *, derived_from: Sequence[str] = (), sigma: float | None = None
     ) -> list[EvidenceEntry]:
-        ttl = {ToolKind.SEARCH: self.cfg.ttl_retrieval}.get(out.kind, self.cfg.ttl_perception)
-        if out.kind in {ToolKind.PLAN, ToolKind.VQA}:
-            ttl = math.inf  # derivations expire through their leaves
+        """σ by tool kind (App. A; a kind not listed keeps the tool's own score) and ℓ_e by kind
+        (App. B.2; derivations expire through their leaves)."""
+        cfg = self.cfg
+        sigmas = {
+            ToolKind.PLAN: cfg.sigma_plan,
+            ToolKind.OBSERVE: cfg.sigma_oc,
+            ToolKind.SEARCH: cfg.sigma_retrieval,
+            ToolKind.OCR: cfg.sigma_ocr,
+        }
+        ttls = {ToolKind.SEARCH: cfg.ttl_retrieval, ToolKind.PLAN: math.inf, ToolKind.VQA: math.inf}
         return self.ledger.record(
             out,
-            sigma=sigma if sigma is not None else self.sigma_for(out),
-            default_sigma=self.cfg.sigma_oc,
-            ttl=ttl,
+            sigma=sigma if sigma is not None else sigmas.get(out.kind),
+            default_sigma=cfg.sigma_oc,
+            ttl=ttls.get(out.kind, cfg.ttl_perception),
             derived_from=derived_from,
         )
 

@@ -17,7 +17,7 @@ from ledgermind.backends.cache import request_key
 from ledgermind.backends.reasoning import separate
 from ledgermind.backends.sample_log import image_digests, logged_messages
 from ledgermind.errors import LedgerMindError, ToolError
-from ledgermind.pipeline.call_log import CallLog
+from ledgermind.pipeline.call_log import record_call
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.trajectory import Trajectory
 
@@ -36,7 +36,6 @@ class ModelIO:
         self.sent: set[str] = set()  # request keys sent for this item (a re-invocation may not repeat one)
         # while the executor re-invokes a tool: the repeated requests refused (None: not re-invoking)
         self.refused: list[str] | None = None
-        self.calls = CallLog(traj, backend)
 
     async def call(
         self,
@@ -97,7 +96,7 @@ class ModelIO:
         """Record a model call (one step of τ: it advances the ledger's clock that TTLs count in)."""
         dt = time.perf_counter() - t0
         self.model_s += dt
-        self.calls.record(stage, dt, key, sample, pixels=pixels, **outcome)
+        record_call(self.traj, self.backend, stage, dt, key, sample, pixels=pixels, **outcome)
 
     async def ask(
         self,

@@ -23,8 +23,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from enum import Enum
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,8 @@ from ledgermind.backends.sample_log import logged_messages
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import to_plain
 from ledgermind.errors import ConfigError, LedgerMindError
-from ledgermind.pipeline.call_log import CallLog
+from ledgermind.pipeline.call_log import record_call
+from ledgermind.pipeline.config import build
 from ledgermind.pipeline.render import option_lines
 from ledgermind.trajectory import PathKind, Trajectory
 
@@ -45,58 +45,41 @@ STAGE = "official"
 IMAGE_TOKEN = "<image>"  # what replace_images_tokens puts where "<image N>" stood
 
 
-class PromptKind(str, Enum):
-    DIRECT = "direct"
-    COT = "cot"
-
-
-class Setting(str, Enum):
-    STANDARD = "standard"
-    VISION = "vision"
+PROMPTS = ("direct", "cot")  # pipeline.prompt
+SETTINGS = ("standard", "vision")  # item.meta["setting"] (a standard setting names its option count)
 
 
 @dataclass(frozen=True)
 class OfficialConfig:
-    prompts_path: Path
-    prompt: PromptKind = PromptKind.COT
+    prompts_path: Path | None = None  # required: the official prompts.yaml
+    prompt: str = "cot"
     max_tokens: int = 4096
     temperature: float = 0.0
     seed: int = 0
 
-    @classmethod
-    def from_mapping(cls, m: Mapping[str, Any]) -> OfficialConfig:
-        if not m.get("prompts_path"):
-            raise ConfigError("pipeline.prompts_path is required: the official MMMU-Pro prompts.yaml")
-        try:
-            prompt = PromptKind(str(m.get("prompt", "cot")))
-        except ValueError:
-            raise ConfigError(f"pipeline.prompt must be direct or cot, got {m.get('prompt')!r}") from None
-        return cls(
-            prompts_path=Path(str(m["prompts_path"])).expanduser(),
-            prompt=prompt,
-            max_tokens=int(m.get("max_tokens", 4096)),
-            temperature=float(m.get("temperature", 0.0)),
-            seed=int(m.get("seed", 0)),
-        )
 
-
-def load_prompts(path: Path) -> dict[str, dict[str, str]]:
-    """``{"cot": {"standard": ..., "vision": ...}, "direct": {...}}`` from the official YAML."""
+def load_prompts(path: Path | None, prompt: str) -> dict[str, str]:
+    """The ``prompt`` kind's ``{"standard": ..., "vision": ...}`` of the official YAML, which must
+    hold both kinds for both settings."""
+    if path is None:
+        raise ConfigError("pipeline.prompts_path is required: the official MMMU-Pro prompts.yaml")
+    if prompt not in PROMPTS:
+        raise ConfigError(f"pipeline.prompt must be direct or cot, got {prompt!r}")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(path.expanduser().read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"pipeline.prompts_path: cannot read {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"pipeline.prompts_path: {path} is not valid YAML ({exc})") from None
-    for kind in PromptKind:
-        for setting in Setting:
-            if not isinstance((data or {}).get(kind.value, {}).get(setting.value), str):
-                raise ConfigError(f"{path} lacks the {kind.value}/{setting.value} prompt")
-    return data
+    for kind in PROMPTS:
+        for setting in SETTINGS:
+            if not isinstance((data or {}).get(kind, {}).get(setting), str):
+                raise ConfigError(f"{path} lacks the {kind}/{setting} prompt")
+    return data[prompt]
 
 
-def setting_of(item: Item) -> Setting:
-    return Setting.VISION if item.meta.get("setting") == "vision" else Setting.STANDARD
+def setting_of(item: Item) -> str:
+    return "vision" if item.meta.get("setting") == "vision" else "standard"
 
 
 def replace_images_tokens(text: str) -> str:
@@ -107,9 +90,9 @@ def replace_images_tokens(text: str) -> str:
 def official_content(item: Item, prompts: Mapping[str, str]) -> list[ContentPart]:
     """Images then text, as the official inference scripts build one user turn."""
     images: list[ContentPart] = [Path(p) for p in item.images]
-    if setting_of(item) is Setting.VISION:
-        return [*images, prompts[Setting.VISION.value]]
-    text = f"{item.question}\n{option_lines(item.options or [])}\n{prompts[Setting.STANDARD.value]}"
+    if setting_of(item) == "vision":
+        return [*images, prompts["vision"]]
+    text = f"{item.question}\n{option_lines(item.options or [])}\n{prompts['standard']}"
     return [*images, replace_images_tokens(text)]
 
 
@@ -118,7 +101,7 @@ class OfficialAgent:
 
     def __init__(self, backend: Backend, cfg: OfficialConfig) -> None:
         self.backend, self.cfg = backend, cfg
-        self.prompts = load_prompts(cfg.prompts_path)[cfg.prompt.value]
+        self.prompts = load_prompts(cfg.prompts_path, cfg.prompt)
 
     def request(self, item: Item) -> GenerationRequest:
         return GenerationRequest(
@@ -134,40 +117,36 @@ class OfficialAgent:
         traj = Trajectory(item_id=item.id, question=item.question, path=PathKind.OFFICIAL)
         traj.profile = {
             "question_types": ["mcq"],
-            "protocol": f"mmmu_pro_official/{self.cfg.prompt.value}/{setting_of(item).value}",
+            "protocol": f"mmmu_pro_official/{self.cfg.prompt}/{setting_of(item)}",
         }
-        calls = CallLog(traj, self.backend)
         t0 = time.perf_counter()
         key, sample = "", []
         try:
             request = self.request(item)
             sample = logged_messages(request.messages)
-            key = request_key(request, self.backend.model_id, _sample_digests(sample))
+            # the images' hashes as the logged sample holds them (an unreadable one: ""): no image is
+            # read twice, and an unreadable image stays the backend's failure to report
+            digests = [p["sha256"] for m in sample for p in m["content"] if p["type"] == "image"]
+            key = request_key(request, self.backend.model_id, digests)
             reply = separate(await self.backend.generate(request))  # thinking is never the answer
         except Exception as exc:
             cause = str(exc) if isinstance(exc, LedgerMindError) else f"{type(exc).__name__}: {exc}"
-            calls.record(STAGE, time.perf_counter() - t0, key, sample, error=cause)
+            record_call(traj, self.backend, STAGE, time.perf_counter() - t0, key, sample, error=cause)
             traj.timings = {"total_s": time.perf_counter() - t0, "model_s": time.perf_counter() - t0}
             return traj
         finally:
             self.backend.item_done(item.id)  # its one call is over: not active on its server any more
         dt = time.perf_counter() - t0
-        calls.record(STAGE, dt, key, sample, reply=reply)
+        record_call(traj, self.backend, STAGE, dt, key, sample, reply=reply)
         traj.answer = traj.raw_answer = reply.text  # the whole reply: the official parser reads all of it
         traj.notes += [f"image budget: {note}" for note in reply.meta.get("image_budget", [])]
         traj.timings = {"total_s": dt, "model_s": dt, "tool_s": 0.0, "own_s": 0.0}
         return traj
 
 
-def _sample_digests(sample: list[dict[str, Any]]) -> list[str]:
-    """The images' content hashes as the logged sample holds them (an unreadable image: ""), so the
-    request key is computed without reading an image twice and an unreadable one is the backend's
-    failure to report, as before the key was recorded."""
-    return [p["sha256"] for m in sample for p in m["content"] if p["type"] == "image"]
-
-
 def build_official_agent(cfg: Any, backend: Backend) -> OfficialAgent:
     """Agent factory for ``pipeline=official`` (selected by ``pipeline.agent_factory``)."""
     node = to_plain(cfg.get("pipeline")) or {}
     node.setdefault("seed", cfg.get("seed", 0))
-    return OfficialAgent(backend, OfficialConfig.from_mapping(node))
+    own = {f.name: node[f.name] for f in fields(OfficialConfig) if f.name in node}
+    return OfficialAgent(backend, build(OfficialConfig, own, "pipeline"))

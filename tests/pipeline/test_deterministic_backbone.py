@@ -93,9 +93,9 @@ def test_knowledge_questions_without_a_knowledge_source_are_announced_and_counte
         item("What word is written on the sign?", image, id_="s1"),
     ]
     agent, _ = make([])
-    assert agent.knowledge_without_source(items) == 1
     assert agent.pre_run_notice(items).startswith(
         "1 of 2 items are knowledge questions with no knowledge source"
     )
     with_search, _ = make([], search=FixedSearch())
-    assert with_search.knowledge_without_source(items) == 0 and with_search.pre_run_notice(items) is None
+    assert with_search.pre_run_notice(items) is None
+    assert agent.pre_run_notice(items[1:]) is None  # no knowledge question: nothing to announce

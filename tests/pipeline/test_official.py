@@ -12,7 +12,7 @@ from ledgermind.backends.base import Backend, GenerationRequest, Reply
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.errors import BackendError, ConfigError
 from ledgermind.experiment.app import configured_scorer
-from ledgermind.pipeline.official import OfficialAgent, OfficialConfig, PromptKind, official_content
+from ledgermind.pipeline.official import OfficialAgent, OfficialConfig, build_official_agent, official_content
 from ledgermind.trajectory import PathKind
 
 
@@ -45,9 +45,7 @@ def _item(setting: str = "standard10", images: int = 2) -> Item:
 
 @pytest.fixture
 def cfg(shared_data: Path) -> OfficialConfig:
-    return OfficialConfig(
-        prompts_path=shared_data / "mmmu_pro_official" / "prompts.yaml", prompt=PromptKind.COT
-    )
+    return OfficialConfig(prompts_path=shared_data / "mmmu_pro_official" / "prompts.yaml", prompt="cot")
 
 
 def test_standard_prompt_is_the_official_construction(cfg: OfficialConfig) -> None:
@@ -62,7 +60,7 @@ def test_standard_prompt_is_the_official_construction(cfg: OfficialConfig) -> No
 
 
 def test_vision_prompt_is_the_page_and_the_vision_prompt_only(cfg: OfficialConfig) -> None:
-    agent = OfficialAgent(_Echo(), OfficialConfig(cfg.prompts_path, PromptKind.DIRECT))
+    agent = OfficialAgent(_Echo(), OfficialConfig(cfg.prompts_path, "direct"))
     page = Item(
         "v",
         "",
@@ -87,8 +85,13 @@ def test_the_whole_reply_is_the_answer_and_a_failed_call_is_recorded(cfg: Offici
 
 
 def test_config_errors_are_one_line(tmp_path: Path, cfg: OfficialConfig) -> None:
+    pipeline = {"agent_factory": "official", "prompts_path": str(cfg.prompts_path), "max_tokens": "64"}
+    agent = build_official_agent(OmegaConf.create({"pipeline": pipeline, "seed": 3}), _Echo())
+    assert agent.cfg == OfficialConfig(cfg.prompts_path, "cot", max_tokens=64, seed=3)
     with pytest.raises(ConfigError, match="direct or cot"):
-        OfficialConfig.from_mapping({"prompts_path": str(cfg.prompts_path), "prompt": "fewshot"})
+        build_official_agent(OmegaConf.create({"pipeline": pipeline | {"prompt": "fewshot"}}), _Echo())
+    with pytest.raises(ConfigError, match="pipeline.prompts_path is required"):
+        build_official_agent(OmegaConf.create({"pipeline": {"prompt": "direct"}}), _Echo())
     (tmp_path / "p.yaml").write_text("cot: {standard: x, vision: y}\ndirect: {standard: z}\n")
     with pytest.raises(ConfigError, match="lacks the direct/vision prompt"):
         OfficialAgent(_Echo(), OfficialConfig(tmp_path / "p.yaml"))

@@ -100,15 +100,17 @@ def test_fullpipe_with_vllm_server_and_structured_outputs(
 
 def test_search_settings_reach_the_tool_and_search_off_is_left_to_the_runs_one_notice(monkeypatch, caplog):
     import pytest as _pytest
+    from omegaconf.errors import ConfigKeyError
 
-    from ledgermind.errors import ConfigError
+    from ledgermind.cli.run_args import composition_error
     from ledgermind.pipeline.agent import build_search_tool
 
     monkeypatch.setenv("SERPER_API_KEY", "test-key-not-used")
     tool = build_search_tool({"provider": "auto", "top_k": 5, "max_chars": 300})
     assert tool is not None and tool.config.top_k == 5 and tool.config.max_chars == 300
-    with _pytest.raises(ConfigError, match="unknown search setting"):
+    with _pytest.raises(ConfigKeyError) as refused:  # the run's one line names the closest key
         build_search_tool({"provider": "web", "topk": 5})
+    assert composition_error(refused.value) == "unknown key 'search.topk': did you mean search.top_k?"
     monkeypatch.delenv("SERPER_API_KEY")
     monkeypatch.delenv("SERPAPI_API_KEY", raising=False)
     with caplog.at_level("WARNING"):
