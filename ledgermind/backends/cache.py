@@ -32,6 +32,7 @@ reply that item already used.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -339,16 +340,10 @@ class ResponseCache:
             self._warn("misfiled", f"{exc}; treated as a miss")
         except (ValueError, TypeError) as exc:
             self._warn("row", f"unreadable entry ({type(exc).__name__}: {exc}); treated as a miss")
-        if self.recover:
-            self._discard(key)
+        if self.recover:  # a failed delete: the next put is then ignored, a later read misses again
+            with contextlib.suppress(sqlite3.Error), self._lock:
+                self._db.execute("DELETE FROM replies WHERE key = ?", (key,))
         return None
-
-    def _discard(self, key: str) -> None:
-        try:
-            with self._lock:
-                self._db.execute("DELETE FROM replies WHERE key = ?", (key,))  # type: ignore[union-attr]
-        except sqlite3.Error:
-            pass  # the fresh reply is still used; the next put is then ignored, a later read misses again
 
     def put(self, key: str, reply: Reply, stage: str = "") -> Reply:
         """Store ``reply`` unless another writer stored this key first; returns the stored reply
