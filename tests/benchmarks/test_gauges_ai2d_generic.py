@@ -89,7 +89,7 @@ def test_generic_jsonl_inference_and_paths(tmp_path) -> None:
             r"line 1 is not a valid JSON object \(Expecting",
         ),  # an unreadable file aborts even without strict
         ("[1, 2]", r"line 1 is not a valid JSON object \(a JSON list"),
-        ('{"question": "q"}', "needs 'id' and 'question'"),
+        ('{"question": "q"}', "field 'id': Field required"),
         ('{"id": "a", "question": "q", "options": ["x"], "answer": "Z"}', "answer letter"),
         ('{"id": "a", "question": "q", "answer": "x", "answer_type": "essay"}', "answer_type must be"),
     ],
