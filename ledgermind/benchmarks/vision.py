@@ -147,7 +147,8 @@ def cached_page(
     out = cache_dir / f"page_{h.hexdigest()[:20]}.png"
     if out.exists():
         return out
-    page = render_page(question, options, [_open(p) for p in images], style)
+    # upright 8-bit RGB through the one decoding path: a corrupt file or a bomb is the item's DataError
+    page = render_page(question, options, [decode_image(p).image for p in images], style)
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     page.save(tmp, format="PNG")
@@ -226,17 +227,11 @@ def _background(spec: str, size: tuple[int, int]) -> Image.Image:
             return Image.new("RGB", size, spec)
         except ValueError:
             raise DataError(f"bad background colour {spec!r}") from None
-    bg = _open(Path(spec))
+    bg = decode_image(Path(spec)).image
     scale = max(size[0] / bg.width, size[1] / bg.height)  # cover the page, then centre-crop
     bg = bg.resize((round(bg.width * scale) + 1, round(bg.height * scale) + 1), Image.Resampling.LANCZOS)
     left, top = (bg.width - size[0]) // 2, (bg.height - size[1]) // 2
     return bg.crop((left, top, left + size[0], top + size[1]))
-
-
-def _open(path: Path) -> Image.Image:
-    """Upright 8-bit RGB pixels through the one decoding path (``image_decode``); a corrupt file or a
-    decompression bomb is that item's ``DataError``, not a crash."""
-    return decode_image(path).image
 
 
 def _file_digest(path: Path) -> str:
