@@ -390,8 +390,6 @@ class CachedBackend(WrappingBackend):
     ) -> None:
         super().__init__(inner)
         self.cache, self.mode, self.model_identity = cache, CacheMode(mode), model_identity
-        if self.mode is CacheMode.OFF:
-            raise ConfigError("CachedBackend with mode=off: use the inner backend directly")
         self.hits = self.shared_hits = self.misses = 0
         self._inflight: dict[tuple[int, str], asyncio.Future[Reply]] = {}
 
