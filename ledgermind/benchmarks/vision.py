@@ -17,6 +17,7 @@ version, text, style, image bytes), so re-runs reuse them and any change re-rend
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -69,19 +70,13 @@ def vision_question(n_options: int) -> str:
 @lru_cache(maxsize=64)
 def resolve_font(requested: str | None) -> Path:
     """A font file for ``requested``: the family itself if installed, else its DejaVu stand-in."""
-    from matplotlib import font_manager
+    from matplotlib.font_manager import FontProperties, findfont
 
     if requested:
-        try:
-            return Path(
-                font_manager.findfont(
-                    font_manager.FontProperties(family=requested), fallback_to_default=False
-                )
-            )
-        except ValueError:
-            pass
+        with contextlib.suppress(ValueError):  # not installed
+            return Path(findfont(FontProperties(family=requested), fallback_to_default=False))
     family, style = _FALLBACK.get((requested or "").lower(), ("DejaVu Sans", "normal"))
-    return Path(font_manager.findfont(font_manager.FontProperties(family=family, style=style)))
+    return Path(findfont(FontProperties(family=family, style=style)))
 
 
 def font_px(size: str | int | None) -> int:
