@@ -365,12 +365,6 @@ class ResponseCache:
             self._warn("write", f"cannot store a reply ({type(exc).__name__}: {exc}); not cached")
         return reply
 
-    def __len__(self) -> int:
-        if self._db is None:
-            return 0
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
-
     def close(self) -> None:
         if self._db is not None:
             with self._lock:
