@@ -32,6 +32,7 @@ reply that item already used.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -339,16 +340,10 @@ class ResponseCache:
             self._warn("misfiled", f"{exc}; treated as a miss")
         except (ValueError, TypeError) as exc:
             self._warn("row", f"unreadable entry ({type(exc).__name__}: {exc}); treated as a miss")
-        if self.recover:
-            self._discard(key)
+        if self.recover:  # a failed delete: the next put is then ignored, a later read misses again
+            with contextlib.suppress(sqlite3.Error), self._lock:
+                self._db.execute("DELETE FROM replies WHERE key = ?", (key,))
         return None
-
-    def _discard(self, key: str) -> None:
-        try:
-            with self._lock:
-                self._db.execute("DELETE FROM replies WHERE key = ?", (key,))  # type: ignore[union-attr]
-        except sqlite3.Error:
-            pass  # the fresh reply is still used; the next put is then ignored, a later read misses again
 
     def put(self, key: str, reply: Reply, stage: str = "") -> Reply:
         """Store ``reply`` unless another writer stored this key first; returns the stored reply
@@ -370,12 +365,6 @@ class ResponseCache:
             self._warn("write", f"cannot store a reply ({type(exc).__name__}: {exc}); not cached")
         return reply
 
-    def __len__(self) -> int:
-        if self._db is None:
-            return 0
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
-
     def close(self) -> None:
         if self._db is not None:
             with self._lock:
@@ -395,8 +384,6 @@ class CachedBackend(WrappingBackend):
     ) -> None:
         super().__init__(inner)
         self.cache, self.mode, self.model_identity = cache, CacheMode(mode), model_identity
-        if self.mode is CacheMode.OFF:
-            raise ConfigError("CachedBackend with mode=off: use the inner backend directly")
         self.hits = self.shared_hits = self.misses = 0
         self._inflight: dict[tuple[int, str], asyncio.Future[Reply]] = {}
 

@@ -26,7 +26,6 @@ class RetryPolicy:
     max_retries: int = 5  # App. D.6: at most 5 retries
     base_s: float = 1.0
     cap_s: float = 32.0  # App. D.6: 32 s cap
-    jitter: bool = True
 
     def __post_init__(self) -> None:
         if self.max_retries < 0 or self.base_s < 0 or self.cap_s < 0:
@@ -34,10 +33,7 @@ class RetryPolicy:
 
     def delay(self, attempt: int, rng: random.Random | None = None) -> float:
         """Sleep before retry number ``attempt`` (0-based): full jitter over min(cap, base·2^attempt)."""
-        ceiling = min(self.cap_s, self.base_s * (2**attempt))
-        if not self.jitter:
-            return ceiling
-        return (rng or random).uniform(0.0, ceiling)
+        return (rng or random).uniform(0.0, min(self.cap_s, self.base_s * (2**attempt)))
 
     def delays(self, rng: random.Random | None = None) -> Iterator[float]:
         for attempt in range(self.max_retries):

@@ -121,19 +121,11 @@ class ScriptedBackend(Backend):
     async def generate(self, request: GenerationRequest) -> Reply:
         with self._lock:
             self.history.append(request)
-        for i, rule in enumerate(self.rules):
-            if rule.matches(request):
-                return self._reply(rule.reply, rule=i)
-        if self.default is not None:
-            return self._reply(self.default, rule=None)
-        raise BackendError(
-            "scripted backend: no rule matches the request "
-            f"(last user text={request.last_user_text()[:120]!r}) and no default reply is set"
-        )
-
-    def _reply(self, text: str, rule: int | None) -> Reply:
-        return self.reply(
-            text,
-            completion_tokens=len(text.split()),
-            meta={"rule": rule},
-        )
+        i = next((i for i, rule in enumerate(self.rules) if rule.matches(request)), None)
+        text = self.default if i is None else self.rules[i].reply
+        if text is None:
+            raise BackendError(
+                "scripted backend: no rule matches the request "
+                f"(last user text={request.last_user_text()[:120]!r}) and no default reply is set"
+            )
+        return self.reply(text, completion_tokens=len(text.split()), meta={"rule": i})

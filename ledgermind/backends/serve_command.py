@@ -13,7 +13,6 @@ of a node, ``--data-parallel-size``.
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -90,7 +89,3 @@ def launch_argv(model: Mapping[str, Any], python: str, cli: bool | None = None, 
     if has_vllm_cli() if cli is None else cli:
         return [python, "-m", VLLM_CLI, "serve", weights, *flags]
     return [python, "-m", LEGACY_SERVER, "--model", weights, *flags]
-
-
-def serve_command(model: Mapping[str, Any], **kw: Any) -> str:
-    return shlex.join(serve_argv(model, **kw))

@@ -21,7 +21,6 @@ import itertools
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import Future
 from typing import Any
 
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
@@ -40,26 +39,6 @@ def _import_vllm() -> Any:
     return vllm
 
 
-class _EngineThread:
-    """A private event loop in a daemon thread that owns the ``AsyncLLM``."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, name="vllm-inprocess-engine", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
-
-    def submit(self, coro: Any) -> Future[Any]:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
-
-    def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=30)
-
-
 @BACKENDS.register("vllm_inprocess")
 class VLLMInProcessBackend(Backend):
     name = "vllm_inprocess"
@@ -73,16 +52,21 @@ class VLLMInProcessBackend(Backend):
         self.engine_args = self.ref.engine_args(engine_args)
         self._vllm = _import_vllm()  # fail at construction, not at the first item
         self._engine: Any = None  # AsyncLLM, created on first use inside the engine thread
-        self._thread: _EngineThread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the engine's own, run by a daemon thread
+        self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._ids = itertools.count()
 
     # ------------------------------------------------------------------ engine lifecycle
-    def _engine_thread(self) -> _EngineThread:
+    def _engine_loop(self) -> asyncio.AbstractEventLoop:
         with self._start_lock:
-            if self._thread is None:
-                self._thread = _EngineThread()
-            return self._thread
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(
+                    target=self._loop.run_forever, name="vllm-engine", daemon=True
+                )
+                self._thread.start()
+            return self._loop
 
     async def _ensure_engine(self) -> Any:
         """Runs on the engine loop only (one coroutine at a time creates it: the loop is single-threaded)."""
@@ -114,7 +98,7 @@ class VLLMInProcessBackend(Backend):
     # ------------------------------------------------------------------ generation
     async def generate(self, request: GenerationRequest) -> Reply:
         params = self._sampling_params(request)  # bad requests fail here, in the caller's frame
-        future = self._engine_thread().submit(self._agenerate(request, params))
+        future = asyncio.run_coroutine_threadsafe(self._agenerate(request, params), self._engine_loop())
         return await asyncio.wrap_future(future)
 
     async def _agenerate(self, request: GenerationRequest, params: Any) -> Reply:
@@ -159,9 +143,10 @@ class VLLMInProcessBackend(Backend):
         return engine_input
 
     async def aclose(self) -> None:
-        thread, self._thread = self._thread, None
+        loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.shutdown()
-        if thread is not None:
-            thread.stop()
+        if loop is not None and thread is not None:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=30)

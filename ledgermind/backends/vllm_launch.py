@@ -7,6 +7,7 @@ process group so that stopping it also stops its engine-core child.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -107,10 +108,8 @@ class VLLMServerProcess:
         return self._proc.wait()
 
     def _signal_group(self, sig: int) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self._proc.pid, sig)  # type: ignore[union-attr]
-        except ProcessLookupError:
-            pass
 
     def group_alive(self) -> bool:
         if self._proc is None:

@@ -213,16 +213,14 @@ class VLLMServerBackend(Backend):
 
     async def _read_capped(self, resp: httpx.Response, url: str) -> bytes:
         """The body, refused once it passes ``max_reply_bytes`` (before it is all in memory)."""
-        chunks: list[bytes] = []
-        size = 0
+        body = bytearray()
         async for chunk in resp.aiter_bytes():
-            size += len(chunk)
-            if size > self.max_reply_bytes:
+            body += chunk
+            if len(body) > self.max_reply_bytes:
                 raise BackendError(
                     f"{url} sent a reply larger than backend.max_reply_bytes={self.max_reply_bytes} bytes"
                 )
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return bytes(body)
 
     async def preflight(self) -> None:
         """Every base URL answers ``/v1/models``, lists ``served_model`` and serves it with the

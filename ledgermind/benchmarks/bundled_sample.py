@@ -102,27 +102,17 @@ def draw_gauge() -> Image.Image:
     d = ImageDraw.Draw(img)
     d.ellipse((cx - r - 8, cy - r - 8, cx + r + 8, cy + r + 8), outline=BLACK, width=3)
 
-    def angle(v: float) -> float:  # 0 at 225° (lower left), 100 at -45° (lower right), clockwise
-        return math.radians(225 - 270 * (v - GAUGE_MIN) / (GAUGE_MAX - GAUGE_MIN))
+    def at(v: float, radius: float) -> tuple[float, float]:
+        """The point at ``radius`` towards value ``v``: 0 at 225° (lower left), 100 at -45°, clockwise."""
+        a = math.radians(225 - 270 * (v - GAUGE_MIN) / (GAUGE_MAX - GAUGE_MIN))
+        return cx + radius * math.cos(a), cy - radius * math.sin(a)
 
     for v in range(GAUGE_MIN, GAUGE_MAX + 1, GAUGE_MINOR):
-        a, major = angle(v), v % 10 == 0
-        r0 = r - (16 if major else 8)
-        d.line(
-            (cx + r0 * math.cos(a), cy - r0 * math.sin(a), cx + r * math.cos(a), cy - r * math.sin(a)),
-            fill=BLACK,
-            width=2 if major else 1,
-        )
+        major = v % 10 == 0
+        d.line((*at(v, r - (16 if major else 8)), *at(v, r)), fill=BLACK, width=2 if major else 1)
         if major:
-            d.text(
-                (cx + (r - 32) * math.cos(a), cy - (r - 32) * math.sin(a)),
-                str(v),
-                font=_font(12),
-                fill=BLACK,
-                anchor="mm",
-            )
-    a = angle(GAUGE_VALUE)
-    d.line((cx, cy, cx + (r - 20) * math.cos(a), cy - (r - 20) * math.sin(a)), fill=(200, 0, 0), width=3)
+            d.text(at(v, r - 32), str(v), font=_font(12), fill=BLACK, anchor="mm")
+    d.line((cx, cy, *at(GAUGE_VALUE, r - 20)), fill=(200, 0, 0), width=3)
     d.ellipse((cx - 6, cy - 6, cx + 6, cy + 6), fill=BLACK)
     d.text((cx, cy + 60), "kPa", font=_font(14), fill=BLACK, anchor="mm")
     return img

@@ -16,7 +16,6 @@ from typing import Any
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
 from ledgermind.benchmarks.tables import contained_path, load_rows
-from ledgermind.errors import DataError
 
 LAYOUT = "a directory with items.jsonl (image, min, max, reading, ticks, tick_pos) and images/"
 QUESTION = (
@@ -53,22 +52,19 @@ def load_gauges(config: LoaderConfig) -> list[Item]:
 
 
 def _gauge_item(row: dict[str, Any], source: Path) -> Item:
-    """One row → one item; a ``DataError`` becomes a per-item error (``load_rows``)."""
-    try:
-        image = contained_path(source.parent / "images", row["image"], f"gauge_{row.get('image')}")
-        meta = {
-            "min": float(row["min"]),
-            "max": float(row["max"]),
-            "graduation": graduation(row),
-            "tick_step": tick_step(row),
-            "range_step": range_step(row),
-            "numeric_kind": "reading",  # continuous measurement: tolerant scoring
-            "source": "gauges",
-        }
-        answer = str(row["reading"]).strip()
-        float(answer)
-    except (KeyError, ValueError, TypeError) as exc:
-        raise DataError(f"bad gauge record ({exc})") from None
+    """One row → one item; a missing or non-numeric field is that item's error (``load_rows``)."""
+    image = contained_path(source.parent / "images", row["image"], f"gauge_{row['image']}")
+    meta = {
+        "min": float(row["min"]),
+        "max": float(row["max"]),
+        "graduation": graduation(row),
+        "tick_step": tick_step(row),
+        "range_step": range_step(row),
+        "numeric_kind": "reading",  # continuous measurement: tolerant scoring
+        "source": "gauges",
+    }
+    answer = str(row["reading"]).strip()
+    float(answer)
     return Item(
         id=f"gauge_{image.stem}",
         question=QUESTION.format(min=row["min"], max=row["max"]),

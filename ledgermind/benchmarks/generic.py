@@ -85,8 +85,6 @@ def infer_answer_type(row: dict[str, Any]) -> AnswerType:
 
 def item_from_record(row: dict[str, Any], source: Path) -> Item:
     """One generic record → ``Item``; relative image paths resolve against ``source``'s folder."""
-    if "id" not in row or "question" not in row:
-        raise DataError("record needs 'id' and 'question'")
     row = validated(row, "record")
     images = row.get("images", [row["image"]] if row.get("image") else [])
     if isinstance(images, str):

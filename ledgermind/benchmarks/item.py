@@ -60,11 +60,8 @@ class Item(Record):
 def _file_sha256(path: Any) -> str:
     """An image's bytes digest; a path that cannot be read digests as its name (the item errors anyway)."""
     try:
-        h = hashlib.sha256()
         with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        return h.hexdigest()
+            return hashlib.file_digest(fh, "sha256").hexdigest()
     except (OSError, TypeError, ValueError):
         return f"unreadable:{path}"
 

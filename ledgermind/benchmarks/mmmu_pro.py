@@ -69,15 +69,10 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
 
 
 def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
-    try:
-        item_id = str(row["id"])
-        if setting == "standard4":
-            options, answer = row["options_orig"], row["answer_orig"]
-        else:
-            options, answer = row["options"], row["answer"]
-        images = [contained_path(root / "images", name, item_id) for name in row.get("images", [])]
-    except KeyError as exc:
-        raise DataError(f"item {row.get('id', '?')!r} lacks field {exc}") from None
+    # a missing field is a KeyError: that row's error (``load_rows``)
+    item_id, orig = str(row["id"]), "_orig" if setting == "standard4" else ""
+    options, answer = row[f"options{orig}"], row[f"answer{orig}"]
+    images = [contained_path(root / "images", name, item_id) for name in row.get("images", [])]
     options = parse_list(options, f"options of {item_id}") or []
     meta: dict[str, Any] = {k: row[k] for k in ("subject", "subfield", "img_type") if k in row}
     meta |= {"setting": setting, "source": "mmmu_pro_subset"}

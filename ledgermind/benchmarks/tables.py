@@ -13,7 +13,7 @@ import base64
 import binascii
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,13 +90,6 @@ def _row_item(
         return failed_item(str(row_id), f"{where}: {cause}")
 
 
-def read_records(path: Path) -> list[Any]:
-    """A benchmark JSONL file's records, through the one JSONL reader (``ledgermind/jsonl.py``):
-    a line that is not a JSON object stays a ``JsonlRow`` in its place (one bad row must not stop a run)."""
-    rows = read_jsonl(path, bad=BadLine.KEEP, torn_tail=False, objects=True, what="a valid JSON object")
-    return [row.value if row.error is None else row for row in rows]
-
-
 def table_files(path: Path, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> list[Path]:
     """``path`` itself, or the sorted table files under it (recursively: HF dumps nest by config)."""
     if path.is_file():
@@ -107,10 +100,11 @@ def table_files(path: Path, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> list[
     return files
 
 
-def read_table(path: Path) -> list[dict[str, Any]]:
+def read_table(path: Path) -> Sequence[dict[str, Any] | JsonlRow]:
     """Rows of one parquet / TSV / JSONL file."""
-    if path.suffix == ".jsonl":
-        return read_records(path)
+    if path.suffix == ".jsonl":  # a line that is not a JSON object stays a JsonlRow: that row's error
+        rows = read_jsonl(path, bad=BadLine.KEEP, torn_tail=False, objects=True, what="a valid JSON object")
+        return [row.value if row.error is None else row for row in rows]
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 

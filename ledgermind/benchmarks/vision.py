@@ -17,6 +17,7 @@ version, text, style, image bytes), so re-runs reuse them and any change re-rend
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -69,19 +70,13 @@ def vision_question(n_options: int) -> str:
 @lru_cache(maxsize=64)
 def resolve_font(requested: str | None) -> Path:
     """A font file for ``requested``: the family itself if installed, else its DejaVu stand-in."""
-    from matplotlib import font_manager
+    from matplotlib.font_manager import FontProperties, findfont
 
     if requested:
-        try:
-            return Path(
-                font_manager.findfont(
-                    font_manager.FontProperties(family=requested), fallback_to_default=False
-                )
-            )
-        except ValueError:
-            pass
+        with contextlib.suppress(ValueError):  # not installed
+            return Path(findfont(FontProperties(family=requested), fallback_to_default=False))
     family, style = _FALLBACK.get((requested or "").lower(), ("DejaVu Sans", "normal"))
-    return Path(font_manager.findfont(font_manager.FontProperties(family=family, style=style)))
+    return Path(findfont(FontProperties(family=family, style=style)))
 
 
 def font_px(size: str | int | None) -> int:
@@ -147,7 +142,8 @@ def cached_page(
     out = cache_dir / f"page_{h.hexdigest()[:20]}.png"
     if out.exists():
         return out
-    page = render_page(question, options, [_open(p) for p in images], style)
+    # upright 8-bit RGB through the one decoding path: a corrupt file or a bomb is the item's DataError
+    page = render_page(question, options, [decode_image(p).image for p in images], style)
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     page.save(tmp, format="PNG")
@@ -226,17 +222,11 @@ def _background(spec: str, size: tuple[int, int]) -> Image.Image:
             return Image.new("RGB", size, spec)
         except ValueError:
             raise DataError(f"bad background colour {spec!r}") from None
-    bg = _open(Path(spec))
+    bg = decode_image(Path(spec)).image
     scale = max(size[0] / bg.width, size[1] / bg.height)  # cover the page, then centre-crop
     bg = bg.resize((round(bg.width * scale) + 1, round(bg.height * scale) + 1), Image.Resampling.LANCZOS)
     left, top = (bg.width - size[0]) // 2, (bg.height - size[1]) // 2
     return bg.crop((left, top, left + size[0], top + size[1]))
-
-
-def _open(path: Path) -> Image.Image:
-    """Upright 8-bit RGB pixels through the one decoding path (``image_decode``); a corrupt file or a
-    decompression bomb is that item's ``DataError``, not a crash."""
-    return decode_image(path).image
 
 
 def _file_digest(path: Path) -> str:

@@ -46,16 +46,13 @@ def redact(text: str) -> str:
     return _SECRET_RE.sub(r"\1***", text)
 
 
-class _RedactFilter(logging.Filter):
+def _redact_record(record: logging.LogRecord) -> bool:
     """httpx logs request URLs at INFO; SerpAPI URLs carry the key."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg = redact(str(record.getMessage()))
-        record.args = ()
-        return True
+    record.msg, record.args = redact(record.getMessage()), ()
+    return True
 
 
-logging.getLogger("httpx").addFilter(_RedactFilter())
+logging.getLogger("httpx").addFilter(_redact_record)
 
 
 @dataclass(frozen=True)

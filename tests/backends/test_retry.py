@@ -10,9 +10,16 @@ import pytest
 from ledgermind.backends.retry import Failure, GaveUp, RetryPolicy, is_retryable_status, retrying
 
 
-def test_backoff_is_exponential_and_capped_without_jitter():
-    p = RetryPolicy(max_retries=8, base_s=1.0, cap_s=32.0, jitter=False)
-    assert list(p.delays()) == [1, 2, 4, 8, 16, 32, 32, 32]
+class _Ceiling(random.Random):
+    """Draws the top of every jitter range: the delays are then the exponential ceilings themselves."""
+
+    def uniform(self, a: float, b: float) -> float:
+        return b
+
+
+def test_backoff_is_exponential_and_capped():
+    p = RetryPolicy(max_retries=8, base_s=1.0, cap_s=32.0)
+    assert list(p.delays(_Ceiling())) == [1, 2, 4, 8, 16, 32, 32, 32]
 
 
 def test_jitter_stays_within_the_exponential_ceiling():

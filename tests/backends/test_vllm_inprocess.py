@@ -105,5 +105,5 @@ def test_an_image_reaches_the_engine_keyed_by_its_content_digest(engine, chart_i
     async def rendered():
         return await engine._render(await engine._ensure_engine(), ask(chart_image, "What is shown?"))
 
-    engine_input = engine._engine_thread().submit(rendered()).result(timeout=600)
+    engine_input = asyncio.run_coroutine_threadsafe(rendered(), engine._engine_loop()).result(timeout=600)
     assert engine_input["mm_hashes"]["image"] == [image_digest(chart_image)]

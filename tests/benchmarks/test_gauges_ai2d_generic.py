@@ -33,10 +33,13 @@ def test_gauges_bad_record(tmp_path) -> None:
     (tmp_path / "items.jsonl").write_text(
         json.dumps({"image": "a.jpg", "min": "0", "max": "x", "reading": "1"})
     )
-    with pytest.raises(DataError, match="bad gauge record"):
+    with pytest.raises(DataError, match="items.jsonl:1: could not convert string to float: 'x'"):
         load_benchmark("gauges", {"path": str(tmp_path), "strict": True})
     (item,) = load_benchmark("gauges", {"path": str(tmp_path)})
-    assert item.meta["load_error"].startswith(f"{tmp_path / 'items.jsonl'}:1: bad gauge record")
+    assert (
+        item.meta["load_error"]
+        == f"{tmp_path / 'items.jsonl'}:1: ValueError: could not convert string to float: 'x'"
+    )
 
 
 def test_ai2d(shared_data) -> None:
@@ -86,7 +89,7 @@ def test_generic_jsonl_inference_and_paths(tmp_path) -> None:
             r"line 1 is not a valid JSON object \(Expecting",
         ),  # an unreadable file aborts even without strict
         ("[1, 2]", r"line 1 is not a valid JSON object \(a JSON list"),
-        ('{"question": "q"}', "needs 'id' and 'question'"),
+        ('{"question": "q"}', "field 'id': Field required"),
         ('{"id": "a", "question": "q", "options": ["x"], "answer": "Z"}', "answer letter"),
         ('{"id": "a", "question": "q", "answer": "x", "answer_type": "essay"}', "answer_type must be"),
     ],
