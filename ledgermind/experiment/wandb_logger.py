@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -92,23 +93,23 @@ DETAIL_COLUMNS = ("question", "options", "reply")
 THUMBNAIL_SIDE = 160  # px: enough to recognise the item in the table, small enough for thousands of rows
 
 
+@dataclass
 class WandbLogger(ExperimentLogger):
-    def __init__(
-        self,
-        mode: str = "offline",
-        project: str = "ledgermind",
-        entity: str | None = None,
-        tags: Sequence[str] = (),
-        group: str | None = None,
-        job_type: str | None = None,
-    ) -> None:
+    """``conf/logger/wandb_*.yaml``: Hydra instantiates it with these fields."""
+
+    mode: str = "offline"
+    project: str = "ledgermind"
+    entity: str | None = None
+    tags: Sequence[str] = ()
+    group: str | None = None
+    job_type: str | None = None
+
+    def __post_init__(self) -> None:
         try:
             import wandb
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise MissingExtraError("W&B logging (or use logger=none)", "wandb", "wandb") from e
         self._wandb = wandb
-        self.mode, self.project, self.entity = mode, project, entity
-        self.tags, self.group, self.job_type = list(tags), group, job_type
         self.run: Any = None
 
     def start(self, *, out_dir: Path, config: Mapping[str, Any], **run: Any) -> None:
