@@ -237,7 +237,7 @@ def census_markdown(runs: Sequence[RunScores]) -> str:
     """The mechanism census of every run side by side (same order as the table's rows; one row per seed)."""
     several = len(seeds_of(runs)) > 1
     return census_table(
-        (f"{r.variant} (seed {r.seed})" if several else r.variant, r.n["Overall"] + r.errors, r.mechanisms)
+        (f"{r.variant} (seed {r.seed})" if several else r.variant, len(r.item_scores), r.mechanisms)
         for r in in_variant_order(runs)
     )
 
