@@ -201,7 +201,6 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     req = replace(req, items=req.items or max((len(r.scores) for r in pilot.runs), default=0))
     assert req.items is not None
     per_item = item_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]))
-    costs = {v: sum(c.values(), Cost()) for v, c in per_item.items()}
     pilot_items = {
         v: sum(len(r.scores) for r in pilot.runs if r.variant == v) for v in req.variants
     }  # item × seed
@@ -213,7 +212,7 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
         for unit, c in per_item[v].items():
             unit_totals[unit] += c
     total, total_se = projection(list(unit_totals.values()), units)
-    pilot_total = sum(costs.values(), Cost())
+    pilot_total = sum((c for v in per_item.values() for c in v.values()), Cost())
     wall = sum(r.wall_s for r in pilot.runs if r.variant in req.variants)
     measured = pilot_total.processed_tokens / wall if wall > 0 else None
     rate = req.tokens_per_s or measured

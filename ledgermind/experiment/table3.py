@@ -42,10 +42,7 @@ from ledgermind.metrics.stats import (
     paired_differences,
 )
 from ledgermind.runs.files import METRICS_FILE, RESULTS_FILE
-from ledgermind.runs.provenance import (
-    abbreviate,
-    protocol_mismatch,
-)
+from ledgermind.runs.provenance import abbreviate, protocol_mismatch
 from ledgermind.runs.reader import RunDir
 from ledgermind.runs.summary import RunIdentity, items_hash
 
