@@ -49,11 +49,15 @@ class Variant:
     structural: tuple[str, ...] = ()
 
 
-@lru_cache(maxsize=4)
 def load_variants(conf_dir: Path | None = None) -> tuple[Variant, ...]:
     """Every variant of ``<conf_dir>/ablation/`` (default ``conf/``) in row order; files starting
     with ``_`` are bases, not variants."""
-    folder = Path(conf_dir or CONF_DIR).resolve() / GROUP
+    return _load(Path(conf_dir or CONF_DIR).resolve())
+
+
+@lru_cache(maxsize=4)
+def _load(conf_dir: Path) -> tuple[Variant, ...]:
+    folder = conf_dir / GROUP
     variants = tuple(
         sorted(
             (_variant(p) for p in sorted(folder.glob("*.yaml")) if not p.name.startswith("_")),
