@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from ledgermind import paper
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
-from ledgermind.experiment.failures import item_error, load_error
+from ledgermind.experiment.failures import load_error, trajectory_error
 from ledgermind.experiment.progress import Progress
 from ledgermind.experiment.wandb_logger import ExperimentLogger
 from ledgermind.metrics.census import trajectory_record
@@ -154,7 +154,7 @@ async def solve_item(agent: Agent, scorer: Scorer, item: Item) -> tuple[ItemResu
         try:
             traj = await agent.solve(item)
             view = await score_text(scorer, item, answer_text(traj))
-            error = item_error(item, traj)
+            error = trajectory_error(traj)
         except Exception as exc:
             log.warning("item %s failed: %s: %s", item.id, type(exc).__name__, exc)
             view, error = UNSCORED, f"{type(exc).__name__}: {exc}"
