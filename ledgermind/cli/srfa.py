@@ -199,10 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="reload a benchmark the run names by import path (only for runs you made yourself)",
     )
     args = p.parse_intermixed_args(argv)
-    run_dir, overrides, trust = args.run_dir, args.overrides, args.trust_config
+    run_dir = args.run_dir
     try:
-        cfg = compose_srfa_config(overrides)
-        metrics = run_srfa(run_dir, cfg, trust_config=trust)
+        metrics = run_srfa(run_dir, compose_srfa_config(args.overrides), trust_config=args.trust_config)
     except (UserError, OmegaConfBaseException) as exc:
         print(f"error: {str(exc).strip().splitlines()[0]}", file=sys.stderr)
         return 2
