@@ -48,9 +48,8 @@ FLAG_ADVICE = {
 
 
 def options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:
-    return sorted(
-        p.stem for p in (conf_dir / group).glob("*.yaml") if not p.stem.startswith("_")
-    )  # _x.yaml: a shared base
+    # _x.yaml: a shared base, not an option
+    return sorted(p.stem for p in (conf_dir / group).glob("*.yaml") if not p.stem.startswith("_"))
 
 
 def first_comment(path: Path) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,14 +53,13 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
     except ValueError:
         raise UserError(f"srfa.mode must be ledger, judge or both, got {a.mode!r}") from None
     # a null key means the one home of that constant (SrfaSettings' default)
-    settings = SrfaSettings(mode)
-    if a.gamma is not None:
-        settings = replace(settings, gamma=float(a.gamma))
-    if a.max_claims is not None:
-        settings = replace(settings, max_claims=int(a.max_claims))
+    given: dict[str, Any] = {
+        k: cast(a[k]) for k, cast in (("gamma", float), ("max_claims", int)) if a[k] is not None
+    }
+    settings = SrfaSettings(mode, **given)
     items = run_items(run_dir, trusted=trust_config)
     cascade = evidence = None
-    if mode in {SrfaMode.LEDGER, SrfaMode.BOTH}:
+    if SrfaMode.LEDGER in settings.modes:
         from ledgermind.grounding.cascade import build_cascade
         from ledgermind.srfa.run import EvidenceSource
         from perception.build import build_tools_cached
@@ -80,9 +78,8 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
     )
 
     async def go() -> dict[str, Any]:
-        backend = None
-        judge = None
-        if mode in {SrfaMode.JUDGE, SrfaMode.BOTH}:
+        backend = judge = None
+        if SrfaMode.JUDGE in settings.modes:
             from ledgermind.backends.build import build_backend
 
             cache_path = cfg.cache.path or str(run_dir / JUDGE_CACHE_FILE)
@@ -202,10 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="reload a benchmark the run names by import path (only for runs you made yourself)",
     )
     args = p.parse_intermixed_args(argv)
-    run_dir, overrides, trust = args.run_dir, args.overrides, args.trust_config
+    run_dir = args.run_dir
     try:
-        cfg = compose_srfa_config(overrides)
-        metrics = run_srfa(run_dir, cfg, trust_config=trust)
+        metrics = run_srfa(run_dir, compose_srfa_config(args.overrides), trust_config=args.trust_config)
     except (UserError, OmegaConfBaseException) as exc:
         print(f"error: {str(exc).strip().splitlines()[0]}", file=sys.stderr)
         return 2

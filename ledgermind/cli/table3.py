@@ -74,9 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = [table3.load_run(d) for d in run_dirs]
     boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)
     rows = table3.build_rows(runs, with_paper=args.paper, allow_mixed=args.allow_mixed, bootstrap=boot)
-    footer = table3_protocol.protocol_footer(
-        runs
-    )  # reads each run's recorded config: refused here, in one line
+    # reads each run's recorded config: a damaged one is refused here, in one line
+    footer = table3_protocol.protocol_footer(runs)
     out_dir = args.out or args.runs[0]
     # a table file that is a link is refused before anything is written
     outs = table3_render.write_outputs(rows, runs, out_dir, with_paper=args.paper, bootstrap=boot)

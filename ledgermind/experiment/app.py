@@ -123,12 +123,6 @@ def configured_scorer(cfg: DictConfig, *, trusted: bool = True) -> Scorer:
     return components.scorer(str(cfg.get("scorer", "ledgermind")), to_plain(node) or {}, trusted=trusted)
 
 
-def quiet_http_logs() -> None:
-    """httpx logs one INFO line per request; a run makes thousands. Warnings still show."""
-    for name in ("httpx", "httpcore"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
 def benchmark_identity(cfg: DictConfig) -> str:
     b = cfg.benchmark
     name = str(b.get("name", "custom"))
@@ -160,7 +154,8 @@ def run_experiment(
     scorer: Scorer | None = None,
 ) -> dict[str, Any]:
     """Run the configured experiment and return its ``metrics.json`` content."""
-    quiet_http_logs()
+    for name in ("httpx", "httpcore"):  # one INFO line per request, thousands per run; warnings still show
+        logging.getLogger(name).setLevel(logging.WARNING)
     check_schemas(cfg)
     adopt_backend_model(cfg)
     settings = RunSettings.from_cfg(cfg)

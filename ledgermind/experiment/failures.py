@@ -52,8 +52,6 @@ def load_error(item: Item) -> str | None:
 
 def trajectory_error(traj: Any) -> str | None:
     """The first failure recorded in a trajectory, or None if the item was really answered."""
-    if traj is None:
-        return None
     if traj.error:
         return short(traj.error)
     # the machine's and the input's failures first: a model call that failed after them (a
@@ -71,7 +69,3 @@ def tool_failure(out: Any) -> str | None:
     """The item-error cause of one tool output, or None when it is an answer's evidence (or a gap)."""
     what = FAILED.get(out.failure) if out.error else None
     return short(f"{what} ({out.tool}): {out.error.removeprefix('error: ')}") if what else None
-
-
-def item_error(item: Item, traj: Any) -> str | None:
-    return load_error(item) or trajectory_error(traj)

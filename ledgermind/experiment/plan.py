@@ -96,11 +96,6 @@ class Pilot:
         return sorted({r.seed for r in self.runs})
 
     @property
-    def items_per_seed(self) -> int:
-        """The pilot's own item count: what a plan projects to when no other count is asked for."""
-        return max((len(r.scores) for r in self.runs), default=0)
-
-    @property
     def label(self) -> ArtefactLabel:
         return combined(r.label for r in self.runs)
 
@@ -202,10 +197,10 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     missing = [v for v in req.variants if v not in pilot.variants]
     if missing:
         raise UserError(f"the pilot has no runs of {missing}; it has {pilot.variants}")
-    req = replace(req, items=req.items or pilot.items_per_seed)
+    # no count asked for: the pilot's own
+    req = replace(req, items=req.items or max((len(r.scores) for r in pilot.runs), default=0))
     assert req.items is not None
     per_item = item_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]))
-    costs = {v: sum(c.values(), Cost()) for v, c in per_item.items()}
     pilot_items = {
         v: sum(len(r.scores) for r in pilot.runs if r.variant == v) for v in req.variants
     }  # item × seed
@@ -217,7 +212,7 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
         for unit, c in per_item[v].items():
             unit_totals[unit] += c
     total, total_se = projection(list(unit_totals.values()), units)
-    pilot_total = sum(costs.values(), Cost())
+    pilot_total = sum((c for v in per_item.values() for c in v.values()), Cost())
     wall = sum(r.wall_s for r in pilot.runs if r.variant in req.variants)
     measured = pilot_total.processed_tokens / wall if wall > 0 else None
     rate = req.tokens_per_s or measured

@@ -15,30 +15,32 @@ from tqdm.auto import tqdm
 from ledgermind.runs.results import ItemResult
 
 
+def _tqdm(**kwargs: Any) -> Any:
+    return tqdm(unit="item", file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+
 class SweepBar:
     """The one bar of a sweep: its total is jobs × items (re-estimated as each job reports its size)."""
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
-        self.started = 0
         self.sizes: list[int] = []  # items of each job started so far
         self.bar: Any = None
 
     def join(self, n_items: int, done: int) -> Any:
         """A job starts: its ``done`` (resumed) items count as progress already made."""
-        self.started += 1
         self.sizes.append(n_items)
-        total = sum(self.sizes) + n_items * max(self.jobs - self.started, 0)  # later jobs sized like this one
+        started = len(self.sizes)
+        total = sum(self.sizes) + n_items * max(self.jobs - started, 0)  # later jobs sized like this one
         if self.bar is None:
-            self.bar = tqdm(total=total, desc="sweep", unit="item", file=sys.stderr, dynamic_ncols=True)
-        else:
-            self.bar.total = total
+            self.bar = _tqdm(total=total, desc="sweep")
+        self.bar.total = total
         self.bar.update(done)
-        self.bar.set_description(f"sweep job {self.started}/{self.jobs}", refresh=False)
+        self.bar.set_description(f"sweep job {started}/{self.jobs}", refresh=False)
         return self.bar
 
     def leave(self) -> None:
-        if self.started >= self.jobs and self.bar is not None:
+        if len(self.sizes) >= self.jobs and self.bar is not None:
             self.bar.close()
 
 
@@ -64,15 +66,7 @@ class Progress:
         if self._sweep is not None:
             self._bar = self._sweep.join(total, self.n)
         else:
-            self._bar = tqdm(
-                total=total,
-                initial=self.n,
-                desc=desc,
-                unit="item",
-                disable=not enabled,
-                file=sys.stderr,
-                dynamic_ncols=True,
-            )
+            self._bar = _tqdm(total=total, initial=self.n, desc=desc, disable=not enabled)
         self.desc = desc
         self._refresh()
 

@@ -64,10 +64,7 @@ def scorer_from_config(
 
     node = OmegaConf.create(container(cfg, resolve=False) if cfg is not None else {})
     if random_fallback_seed is not None:
-        node.scoring = {
-            **(container(node.scoring, resolve=False) if node.get("scoring") else {}),
-            "random_fallback_seed": int(random_fallback_seed),
-        }
+        OmegaConf.update(node, "scoring.random_fallback_seed", int(random_fallback_seed), force_add=True)
     scorer = configured_scorer(node, trusted=trusted)
     if random_fallback_seed is not None and not isinstance(scorer, functools.partial):
         raise UserError(

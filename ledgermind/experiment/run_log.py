@@ -6,6 +6,7 @@ Hydra would open the log before the run has claimed the directory.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from pathlib import Path
@@ -36,16 +37,11 @@ class RunLogHandler(logging.FileHandler):
                 file=sys.stderr,
                 flush=True,
             )
-        self._drop_stream()
-
-    def _drop_stream(self) -> None:
-        """The unwritable buffer is given up: closing would only flush it into the same refusal."""
+        # the unwritable buffer is given up: closing would only flush it into the same refusal
         stream, self.stream = self.stream, None
-        try:
-            if stream is not None:
+        if stream is not None:
+            with contextlib.suppress(OSError):
                 stream.close()
-        except OSError:
-            pass
 
 
 def log_to(out_dir: Path) -> logging.Handler:

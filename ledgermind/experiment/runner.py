@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from ledgermind import paper
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
-from ledgermind.experiment.failures import item_error, load_error
+from ledgermind.experiment.failures import load_error, trajectory_error
 from ledgermind.experiment.progress import Progress
 from ledgermind.experiment.wandb_logger import ExperimentLogger
 from ledgermind.metrics.census import trajectory_record
@@ -80,6 +80,9 @@ class ScoreView:
             score=float(getattr(res, "correct", 0.0) if score is None else score),
             parsed=bool(getattr(res, "parsed", True)),
         )
+
+
+UNSCORED = ScoreView(prediction=None, score=0.0, parsed=False)  # an item that failed
 
 
 @dataclass
@@ -146,17 +149,17 @@ async def solve_item(agent: Agent, scorer: Scorer, item: Item) -> tuple[ItemResu
     """
     t0 = time.perf_counter()
     traj: Trajectory | None = None
-    view = ScoreView(prediction=None, score=0.0, parsed=False)
+    view = UNSCORED
     if (error := load_error(item)) is None:
         try:
             traj = await agent.solve(item)
             view = await score_text(scorer, item, answer_text(traj))
-            error = item_error(item, traj)
+            error = trajectory_error(traj)
         except Exception as exc:
             log.warning("item %s failed: %s: %s", item.id, type(exc).__name__, exc)
-            view, error = ScoreView(prediction=None, score=0.0, parsed=False), f"{type(exc).__name__}: {exc}"
+            view, error = UNSCORED, f"{type(exc).__name__}: {exc}"
     if error is not None:
-        view = ScoreView(prediction=view.prediction, score=0.0, parsed=False)
+        view = replace(UNSCORED, prediction=view.prediction)
     result = ItemResult(
         id=item.id,
         prediction=view.prediction,
@@ -277,25 +280,9 @@ def read_trajectories(out_dir: Path, ids: Sequence[str], *, strict: bool = False
     return out
 
 
-def identity_for(
-    items: Sequence[Item],
-    *,
-    model: str,
-    backend: str,
-    benchmark: str,
-    variant: str,
-    seed: int,
-    provenance: dict[str, Any] | None = None,
-) -> RunIdentity:
+def identity_for(items: Sequence[Item], **fields: Any) -> RunIdentity:
+    """The run's identity: ``fields`` (model, backend, benchmark, variant, seed, provenance) and the
+    item set by content, not ids: an edited item is another set."""
     return RunIdentity(
-        model=model,
-        backend=backend,
-        benchmark=benchmark,
-        variant=variant,
-        items_sha256=items_hash(
-            it.content_sha256() for it in items
-        ),  # content, not ids: an edited item is another set
-        n_items=len(items),
-        seed=seed,
-        provenance=provenance or {},
+        items_sha256=items_hash(it.content_sha256() for it in items), n_items=len(items), **fields
     )

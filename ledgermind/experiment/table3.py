@@ -42,10 +42,7 @@ from ledgermind.metrics.stats import (
     paired_differences,
 )
 from ledgermind.runs.files import METRICS_FILE, RESULTS_FILE
-from ledgermind.runs.provenance import (
-    abbreviate,
-    protocol_mismatch,
-)
+from ledgermind.runs.provenance import abbreviate, protocol_mismatch
 from ledgermind.runs.reader import RunDir
 from ledgermind.runs.summary import RunIdentity, items_hash
 
@@ -63,11 +60,14 @@ class RunScores:
 
     run_dir: Path
     identity: RunIdentity
-    scores: dict[str, float | None]  # column -> accuracy in percent over scored items; None if none
-    n: dict[str, int]  # column -> scored items
     mechanisms: dict[str, Any] = field(default_factory=dict)  # metrics.json["mechanisms"] (the census)
     item_scores: dict[str, float | None] = field(default_factory=dict)
     difficulty: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """Column -> accuracy in percent over the scored items; None if none."""
+        return column_scores([(self.item_scores, self.difficulty)])
 
     @property
     def variant(self) -> str:
@@ -92,27 +92,22 @@ def load_run(run_dir: Path) -> RunScores:
         )
     identity = run.run_identity(metrics)
     results = run.results()
-    if (
-        items_hash(r.item_sha256 or r.id for r in results) != identity.items_sha256
-    ):  # content (ids: older runs)
+    # the item set by content (by ids: older runs)
+    if items_hash(r.item_sha256 or r.id for r in results) != identity.items_sha256:
         raise Table3Error(
             f"{run_dir}: {RESULTS_FILE} holds {len(results)} items but {METRICS_FILE} was written for "
             f"{identity.n_items}; finish or resume the run before building Table 3"
         )
     item_scores = {r.id: (None if r.error is not None else r.score) for r in results}
     difficulty = {r.id: r.difficulty for r in results}
-    scores, n = column_scores([(item_scores, difficulty)])
-    return RunScores(
-        run.path, identity, scores, n, dict(metrics.get("mechanisms") or {}), item_scores, difficulty
-    )
+    return RunScores(run.path, identity, dict(metrics.get("mechanisms") or {}), item_scores, difficulty)
 
 
 def column_scores(
     runs: Sequence[tuple[dict[str, float | None], dict[str, str | None]]],
-) -> tuple[dict[str, float | None], dict[str, int]]:
+) -> dict[str, float | None]:
     """Accuracy (percent) per column, pooled over the given runs' scored items (errored ones left out)."""
     scores: dict[str, float | None] = {}
-    n: dict[str, int] = {}
     for col in COLUMNS:
         sel = [
             s
@@ -120,9 +115,8 @@ def column_scores(
             for item_id, s in item_scores.items()
             if s is not None and (col == "Overall" or difficulty.get(item_id) == col)
         ]
-        n[col] = len(sel)
         scores[col] = 100.0 * sum(sel) / len(sel) if sel else None
-    return scores, n
+    return scores
 
 
 def check_comparable(runs: Sequence[RunScores], *, allow_mixed: bool = False) -> None:
@@ -297,7 +291,7 @@ def _row(
 ) -> Row:
     """One variant's row: pooled accuracies, their interval, and (vs ``full``) Δ, its interval, McNemar."""
     matrix = item_matrix(per_seed, seeds)
-    scores, _ = column_scores([(per_seed[s].item_scores, per_seed[s].difficulty) for s in seeds])
+    scores = column_scores([(per_seed[s].item_scores, per_seed[s].difficulty) for s in seeds])
     clusters = [[v for v in vals if v is not None] for vals in matrix.values()]
     row = Row(
         variant,

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ledgermind.confutil import container
+from omegaconf import OmegaConf
+
 from ledgermind.runs.provenance import PROTOCOL_FIELDS, sha256_json, shared_protocol_lines
 from ledgermind.runs.reader import RunDir
 
@@ -62,7 +63,6 @@ def escalation_line(runs: Sequence[RunScores]) -> str:
 
 def _recorded_switch(run_dir: Path, key: str) -> bool | None:
     """``pipeline.<key>`` from a run's recorded config (unresolved), or None when not recorded."""
-    cfg = RunDir(run_dir).config()
-    node = (container(cfg, resolve=False) if cfg is not None else {}).get("pipeline")  # a run folder is data
-    value = node.get(key) if isinstance(node, dict) else None
+    cfg = RunDir(run_dir).config()  # inert: a run folder is data
+    value = None if cfg is None else OmegaConf.select(cfg, f"pipeline.{key}", default=None)
     return value if isinstance(value, bool) else None

@@ -168,31 +168,27 @@ def _joined(values: Sequence[Any]) -> str:
     return ";".join("" if v is None else str(v) for v in values)
 
 
-def to_latex(rows: Sequence[Row], caption: str, ctx: Table3Context = Table3Context()) -> str:
-    def tex(s: str) -> str:
-        for raw, escaped in (
-            ("\\", r"\textbackslash{}"),
-            ("&", r"\&"),
-            ("%", r"\%"),
-            ("_", r"\_"),
-            ("#", r"\#"),
-        ):
-            s = s.replace(raw, escaped)
-        return s.replace("−", "$-$").replace("Δ", r"$\Delta$").replace("–", "--").replace("×", r"$\times$")
+# LaTeX's special characters and the table's Unicode signs, replaced in one pass
+TEX = str.maketrans(
+    {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#"}
+    | {"−": "$-$", "Δ": r"$\Delta$", "–": "--", "×": r"$\times$"}
+)
 
+
+def to_latex(rows: Sequence[Row], caption: str, ctx: Table3Context = Table3Context()) -> str:
     head = header(False, ctx)
     lines = [
         r"\begin{table}[t]",
         r"\centering",
-        rf"\caption{{{tex(caption)}}}",
+        rf"\caption{{{caption.translate(TEX)}}}",
         r"\resizebox{\linewidth}{!}{%",
         r"\begin{tabular}{l" + "c" * (len(head) - 2) + "l}",
         r"\toprule",
-        " & ".join(tex(h) for h in head) + r" \\",
+        " & ".join(h.translate(TEX) for h in head) + r" \\",
         r"\midrule",
     ]
     for i, r in enumerate(rows):
-        lines.append(" & ".join(tex(c) for c in cells(r, False)) + r" \\")
+        lines.append(" & ".join(c.translate(TEX) for c in cells(r, False)) + r" \\")
         if i == 0 and r.variant == "full":
             lines.append(r"\midrule")
     lines += [r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
@@ -216,11 +212,7 @@ def write_outputs(
     bootstrap: BootstrapConfig = BootstrapConfig(),
 ) -> Table3Outputs:
     outs = Table3Outputs(
-        out_dir / "table3.md",
-        out_dir / "table3.csv",
-        out_dir / "table3.tex",
-        out_dir / "table3.png",
-        out_dir / "census.md",
+        *(out_dir / n for n in ("table3.md", "table3.csv", "table3.tex", "table3.png", "census.md"))
     )
     ctx = context_of(runs)
     note = method_note(rows, bootstrap, ctx)
@@ -245,7 +237,7 @@ def census_markdown(runs: Sequence[RunScores]) -> str:
     """The mechanism census of every run side by side (same order as the table's rows; one row per seed)."""
     several = len(seeds_of(runs)) > 1
     return census_table(
-        (f"{r.variant} (seed {r.seed})" if several else r.variant, r.n["Overall"] + r.errors, r.mechanisms)
+        (f"{r.variant} (seed {r.seed})" if several else r.variant, len(r.item_scores), r.mechanisms)
         for r in in_variant_order(runs)
     )
 

@@ -93,16 +93,11 @@ def _variant(path: Path) -> Variant:
 
 def _check_unique(variants: tuple[Variant, ...], folder: Path) -> None:
     """Two variants on one row, or with the same flags, would make a table (or a census) ambiguous."""
-    for what, key in (
-        ("row", lambda v: v.row),
-        ("display name", lambda v: v.display),
-        ("flags", lambda v: v.flags),
-    ):
+    for what, attr in (("row", "row"), ("display name", "display"), ("flags", "flags")):
         seen: dict[Any, str] = {}
         for v in variants:
-            if key(v) in seen:
-                raise ConfigError(f"{folder}: {seen[key(v)]} and {v.name} have the same {what}")
-            seen[key(v)] = v.name
+            if (first := seen.setdefault(getattr(v, attr), v.name)) != v.name:
+                raise ConfigError(f"{folder}: {first} and {v.name} have the same {what}")
 
 
 def names(conf_dir: Path | None = None) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,17 +50,9 @@ def sanitize(obj: Any, _secrets: Sequence[str] | None = None) -> Any:
 class ExperimentLogger:
     """No-op logger (``logger=none``) and the interface the W&B logger implements."""
 
-    def start(
-        self,
-        *,
-        out_dir: Path,
-        config: Mapping[str, Any],
-        name: str,
-        group: str | None,
-        job_type: str,
-        tags: Sequence[str] = (),
-    ) -> None:
-        """Open the run. ``config`` must already be plain data; it is sanitised again here."""
+    def start(self, *, out_dir: Path, config: Mapping[str, Any], **run: Any) -> None:
+        """Open the run: ``run`` is its ``name``, ``group``, ``job_type`` and optional ``tags``.
+        ``config`` must already be plain data; it is sanitised again here."""
 
     def log_item(self, result: ItemResult, running_accuracy: float) -> None:
         """One finished item (streamed while the run goes)."""
@@ -100,38 +93,29 @@ DETAIL_COLUMNS = ("question", "options", "reply")
 THUMBNAIL_SIDE = 160  # px: enough to recognise the item in the table, small enough for thousands of rows
 
 
+@dataclass
 class WandbLogger(ExperimentLogger):
-    def __init__(
-        self,
-        mode: str = "offline",
-        project: str = "ledgermind",
-        entity: str | None = None,
-        tags: Sequence[str] = (),
-        group: str | None = None,
-        job_type: str | None = None,
-    ) -> None:
+    """``conf/logger/wandb_*.yaml``: Hydra instantiates it with these fields."""
+
+    mode: str = "offline"
+    project: str = "ledgermind"
+    entity: str | None = None
+    tags: Sequence[str] = ()
+    group: str | None = None
+    job_type: str | None = None
+
+    def __post_init__(self) -> None:
         try:
             import wandb
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise MissingExtraError("W&B logging (or use logger=none)", "wandb", "wandb") from e
         self._wandb = wandb
-        self.mode, self.project, self.entity = mode, project, entity
-        self.tags, self.group, self.job_type = list(tags), group, job_type
         self.run: Any = None
 
-    def start(
-        self,
-        *,
-        out_dir: Path,
-        config: Mapping[str, Any],
-        name: str,
-        group: str | None,
-        job_type: str,
-        tags: Sequence[str] = (),
-    ) -> None:
+    def start(self, *, out_dir: Path, config: Mapping[str, Any], **run: Any) -> None:
         """``logger.group`` / ``logger.job_type`` (configured) win over the run's defaults; tags add up."""
         wb = self._wandb
-        job_type = self.job_type or job_type
+        job_type = self.job_type or run["job_type"]
         out_dir = Path(out_dir).resolve()
         settings = wb.Settings(
             mode=self.mode,
@@ -149,10 +133,10 @@ class WandbLogger(ExperimentLogger):
                 project=self.project,
                 entity=self.entity,
                 dir=str(out_dir),
-                name=name,
-                group=self.group or group,
+                name=run["name"],
+                group=self.group or run["group"],
                 job_type=job_type,
-                tags=list(dict.fromkeys([*self.tags, *tags])),
+                tags=list(dict.fromkeys([*self.tags, *run.get("tags", ())])),
                 # Stable id per output dir: a resumed run continues the same W&B run online.
                 id=hashlib.sha1(f"{out_dir}:{job_type}".encode()).hexdigest()[:16],
                 resume="allow",
