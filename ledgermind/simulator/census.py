@@ -34,6 +34,7 @@ from ledgermind.simulator.faults import Fault
 
 CATCHABLE = (Fault.PHANTOM, Fault.RELATION, Fault.MISREAD)
 VERBS = ("flagged", "neutralised", "faded", "reached")
+HARMS = ("suggested_look_adopted", "good_reading_superseded")  # what a mechanism made worse
 PAIR_RE = re.compile(r"v1=(\S+) v2=(\S+)")
 NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 
