@@ -27,6 +27,7 @@ Three verbs, kept apart ("flagged" is not "caught"):
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -178,15 +179,13 @@ def fault_census(traj: Any) -> dict[str, Any]:
     injected = {k.value: 0 for k in Fault}
     counts = {verb: {k.value: 0 for k in CATCHABLE} for verb in VERBS}
     harmed = {"suggested_look_adopted": 0, "good_reading_superseded": superseded_good_readings(d)}
-    by_place: dict[str, dict[str, int]] = {}
+    by_place: dict[str, Counter[str]] = {}
     for call_index, f in injected_faults(d):
         kind = f.get("kind")
         if kind not in injected:
             continue
         injected[kind] += 1
-        place = by_place.setdefault(kind, {})
-        where = place_of(calls[call_index], d)
-        place[where] = place.get(where, 0) + 1
+        by_place.setdefault(kind, Counter())[place_of(calls[call_index], d)] += 1
         if kind in counts["flagged"]:
             for verb, hit in verdicts(f, call_index, d).items():
                 counts[verb][kind] += int(hit)

@@ -121,10 +121,7 @@ class Mind:
         """(answer, faults, entity): the shown judgment (``follow_rate``) or the model's own answer,
         then a confabulation drawn independently of it, changing it only with ``fault_coupling``."""
         shown = self.as_answer(self.view.shown_judgment())
-        if shown and self.rng.random() < self.rates.follow_rate:
-            answer = shown
-        else:
-            answer = self.own_answer()
+        answer = shown if shown and self.rng.random() < self.rates.follow_rate else self.own_answer()
         if not answer:
             return "", [], None
         conf = self.phantom() or self.relation()
@@ -176,16 +173,13 @@ class Mind:
         return Injected(Fault.RELATION, {"entity": self.rng.choice(names)})
 
     # ------------------------------------------------------------------ helpers
-    def supporting_ids(self, answer: str, limit: int = 2) -> list[str]:
-        it = self.item
-        ids = [e.id for e in self.view.evidence if it is not None and it.states(answer, e.fact)]
-        return (ids or [e.id for e in self.view.evidence])[:limit]
-
     def cites_for(self, answer: str, entity: str | None) -> list[str]:
         """What a reply cites: the entries naming the entity it brings in (a misattribution cites the
-        real source of the name it misuses), then those stating the answer."""
-        named = [e.id for e in self.view.evidence if entity and normalise(entity) in normalise(e.fact)]
-        return list(dict.fromkeys(named + self.supporting_ids(answer)))[:2]
+        real source of the name it misuses), then the first two stating the answer (else any two)."""
+        it, evidence = self.item, self.view.evidence
+        named = [e.id for e in evidence if entity and normalise(entity) in normalise(e.fact)]
+        stating = [e.id for e in evidence if it is not None and it.states(answer, e.fact)]
+        return list(dict.fromkeys(named + (stating or [e.id for e in evidence])[:2]))[:2]
 
     def display(self, answer: str) -> str:
         return self.item.display(answer) if self.item else answer
@@ -336,16 +330,14 @@ def read(m: Mind) -> Draft:
     scene = m.item.scene if m.item is not None else None
     if scene is not None:
         value = m.reader.read(scene, m.rng, legible=m.seen, zoomed=m.zoomed)
-        faults = [Injected(Fault.MISREAD, {"value": value, "true": scene.value, "where": "reading"})]
-        record = {"value": value, "true": scene.value, "graduation": scene.graduation}
-        draft = Draft(
+        misread = Injected(Fault.MISREAD, {"value": value, "true": scene.value, "where": "reading"})
+        return Draft(
             fmt(value),
             {"value": value, "unit": ""},
-            faults if m.reader.misread(scene, value) else [],
+            [misread] if m.reader.misread(scene, value) else [],
             fmt(value),
+            reading={"value": value, "true": scene.value, "graduation": scene.graduation},
         )
-        draft.reading = record
-        return draft
     nums = [float(n) for line in m.seen for n in NUMBER_RE.findall(line)]
     if not nums:
         return Draft("I cannot make out a value in this crop.", {"value": None})
