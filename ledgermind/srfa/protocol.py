@@ -92,10 +92,6 @@ class TextLabel(str, Enum):
     UNSUPPORTED = "unsupported_by_tool_text"  # the tool text speaks to its content and does not support it
     NOT_CHECKABLE = "not_checkable_from_text"  # nothing it asserts beyond the question is text a tool read
 
-    @property
-    def checkable(self) -> bool:
-        return self is not TextLabel.NOT_CHECKABLE
-
 
 def text_label(view: str, support: Support, tool_text: Sequence[str], question: str) -> TextLabel:
     """The three-way label of one checked claim text.
