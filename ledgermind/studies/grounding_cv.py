@@ -219,11 +219,8 @@ def one_change_table(
         changed = changed_fields(cfg, shipped)
         if len(changed) <= 1:
             label = f"{changed[0]}={getattr(cfg, changed[0])}" if changed else "shipped"
-            lines.append(
-                f"| {label} | "
-                + " | ".join(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in groups)
-                + " |"
-            )
+            cells = " | ".join(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in groups)
+            lines.append(f"| {label} | {cells} |")
     return "\n".join(lines)
 
 
