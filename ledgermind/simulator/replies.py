@@ -209,8 +209,9 @@ def fmt(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:.4g}"
 
 
-def _answer_line(answer: str, entity: str | None) -> str:
-    return f"Answer: {answer}, as {entity} described" if entity else f"Answer: {answer}"
+def _stated(answer: str, entity: str | None) -> str:
+    """The answer as a reply states it (a confabulation attributes it to its entity)."""
+    return f"{answer}, as {entity} described" if entity else answer
 
 
 # ---------------------------------------------------------------------------------- per task
@@ -279,9 +280,7 @@ def misread_line(m: Mind, line: str) -> tuple[str, Injected | None]:
 def reason(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> Draft:
     cites = m.cites_for(answer, entity)  # real ids; for a phantom none of them names the entity
     e_text = next((e.fact for e in m.view.evidence if e.id in cites), "the observations")
-    j_text = f"The answer is {m.display(answer)}"
-    if entity:
-        j_text = f"According to {entity}, the answer is {m.display(answer)}"
+    j_text = (f"According to {entity}, the" if entity else "The") + f" answer is {m.display(answer)}"
     claims = [("E", f"The evidence shows: {e_text}", cites)]
     claims.append(("I", f"This is consistent with {m.display(answer)}", ["SC-1"]))
     claims.append(("J", j_text, cites + ["SC-2"]))
@@ -295,8 +294,8 @@ def reason(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> 
 
 def decide(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> Draft:
     cites = m.cites_for(answer, entity)
-    text = f"{_answer_line(answer, entity)} | Based on: {', '.join(f'[{c}]' for c in cites)}"
-    shown = f"{answer}, as {entity} described" if entity else answer
+    shown = _stated(answer, entity)
+    text = f"Answer: {shown} | Based on: {', '.join(f'[{c}]' for c in cites)}"
     return Draft(text, {"answer": shown, "cites": cites}, faults, answer)
 
 
@@ -304,12 +303,8 @@ def hypothesis(m: Mind, answer: str, faults: list[Injected], entity: str | None)
     assert m.item is not None
     current = m.as_answer(m.view.shown_judgment())
     same = current is not None and m.item.same_answer(current, answer) and entity is None
-    lead = f"According to {entity}, " if entity else ""
-    conclusion = (
-        f"Confirm: the answer is {m.display(answer)}"
-        if same
-        else f"Revise: {lead}the answer is {m.display(answer)}"
-    )
+    lead = "Confirm: " if same else "Revise: " + (f"According to {entity}, " if entity else "")
+    conclusion = f"{lead}the answer is {m.display(answer)}"
     return Draft(
         "1. Supporting evidence: " + ("; ".join(m.seen[:2]) or "none visible") + "\n"
         "2. Contradicting evidence: None\n3. Conclusion: " + conclusion,
@@ -321,7 +316,7 @@ def hypothesis(m: Mind, answer: str, faults: list[Injected], entity: str | None)
 def answer_line(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> Draft:
     """Any request for an "Answer: <answer>" line: one line with the answer (and, for a
     confabulation, the entity it is attributed to)."""
-    return Draft(_answer_line(answer, entity), faults=faults, answer=answer)
+    return Draft(f"Answer: {_stated(answer, entity)}", faults=faults, answer=answer)
 
 
 def read(m: Mind) -> Draft:
