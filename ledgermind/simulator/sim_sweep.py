@@ -214,9 +214,8 @@ def fault_counts(mechanisms: Mapping[str, Any], fault: str) -> tuple[int, int]:
             return sum(total(v) for v in node.values())
         return int(node or 0)
 
-    return total((sim.get("injected") or {}).get(fault, 0)), total(
-        (sim.get("neutralised") or {}).get(fault, 0)
-    )
+    injected, caught = ((sim.get(verb) or {}).get(fault, 0) for verb in ("injected", "neutralised"))
+    return total(injected), total(caught)
 
 
 def collect(

@@ -211,11 +211,8 @@ class _Auditor:
                 )
             )
         if SrfaMode.JUDGE in modes:
-            trace = (
-                trace_text(traj)
-                if not has_claim_structure(traj)
-                else "\n".join(f"[{c.ctype}] {c.text}" for c in claims)
-            )
+            structured = "\n".join(f"[{c.ctype}] {c.text}" for c in claims)
+            trace = structured if has_claim_structure(traj) else trace_text(traj)
             out.append(await self._judged(item, trace, ledger_claims, base))
         return out
 
