@@ -100,10 +100,9 @@ def _final_text(d: Mapping[str, Any]) -> str:
 
 
 def _entity_flagged(entity: str, call_index: int, d: Mapping[str, Any]) -> bool:
-    if any(_names(c, entity) and _ecc_flagged(c, d) for c in _claims(d)):
-        return True
-    later = d.get("model_calls", [])[call_index + 1 :]
-    return any(c.get("stage") == "entity_recheck" for c in later)  # the defence re-asked (Alg. 2 l.2-3)
+    later = d.get("model_calls", [])[call_index + 1 :]  # the defence re-asked (Alg. 2 l.2-3)
+    ecc = any(_names(c, entity) and _ecc_flagged(c, d) for c in _claims(d))
+    return ecc or any(c.get("stage") == "entity_recheck" for c in later)
 
 
 def _misread_flagged(value: float, d: Mapping[str, Any]) -> bool:
