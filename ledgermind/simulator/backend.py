@@ -135,13 +135,6 @@ class SimulatedBackend(Backend):
         content_key = self._content_key(view, request, images, item.named_in(view.context) if item else [])
         redrawn = seeded(self.seed, item_key, full_key, "coin").random() < self.rates.rephrase_sensitivity
         rng = seeded(self.seed, item_key, full_key if redrawn else content_key)
-
-        def look() -> list[str]:
-            return [line for img in images for line in self.vision.lines(img)]
-
-        def item_look() -> list[str]:
-            return [line for p in (item.images if item else ()) for line in self.vision.lines(p)]
-
         mind = Mind(
             rates=self.rates,
             rng=rng,
@@ -150,8 +143,8 @@ class SimulatedBackend(Backend):
             item=item,
             belief=self.belief(item) if item else None,
             view=view,
-            look=look,
-            item_look=item_look,
+            look=lambda: [line for img in images for line in self.vision.lines(img)],
+            item_look=lambda: [line for p in (item.images if item else ()) for line in self.vision.lines(p)],
             has_images=bool(images),
             zoomed=bool(crops) and not paths,
         )
@@ -183,11 +176,7 @@ class SimulatedBackend(Backend):
         draft = compose(mind)
         if broken:
             return Draft(_break(draft, request), faults=[Injected(Fault.FORMAT, {})])
-        if (
-            request.json_schema is not None
-            and draft.payload is not None
-            and _fits(draft.payload, request.json_schema)
-        ):
+        if _fits(draft.payload, request.json_schema):
             draft.text = json.dumps(draft.payload, ensure_ascii=False)
         elif request.regex:
             draft.text = _fit_regex(draft.text, request.regex)
@@ -231,9 +220,11 @@ class SimulatedBackend(Backend):
         return [pixel_digest(i) if isinstance(i, Image.Image) else self.index.digest(Path(i)) for i in images]
 
 
-def _fits(payload: Mapping[str, Any], schema: Mapping[str, Any]) -> bool:
-    """The payload has the schema's required keys with non-null values (the shapes we produce)."""
-    return all(payload.get(k) is not None for k in schema.get("required", ()))
+def _fits(payload: Mapping[str, Any] | None, schema: Mapping[str, Any] | None) -> bool:
+    """A schema was asked for and the payload has its required keys with non-null values (the
+    shapes we produce)."""
+    required = (schema or {}).get("required", ())
+    return payload is not None and schema is not None and all(payload.get(k) is not None for k in required)
 
 
 def _break(draft: Draft, request: GenerationRequest) -> str:

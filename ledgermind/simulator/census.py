@@ -27,6 +27,7 @@ Three verbs, kept apart ("flagged" is not "caught"):
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -34,6 +35,7 @@ from ledgermind.simulator.faults import Fault
 
 CATCHABLE = (Fault.PHANTOM, Fault.RELATION, Fault.MISREAD)
 VERBS = ("flagged", "neutralised", "faded", "reached")
+HARMS = ("suggested_look_adopted", "good_reading_superseded")  # what a mechanism made worse
 PAIR_RE = re.compile(r"v1=(\S+) v2=(\S+)")
 NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -98,10 +100,9 @@ def _final_text(d: Mapping[str, Any]) -> str:
 
 
 def _entity_flagged(entity: str, call_index: int, d: Mapping[str, Any]) -> bool:
-    if any(_names(c, entity) and _ecc_flagged(c, d) for c in _claims(d)):
-        return True
-    later = d.get("model_calls", [])[call_index + 1 :]
-    return any(c.get("stage") == "entity_recheck" for c in later)  # the defence re-asked (Alg. 2 l.2-3)
+    later = d.get("model_calls", [])[call_index + 1 :]  # the defence re-asked (Alg. 2 l.2-3)
+    ecc = any(_names(c, entity) and _ecc_flagged(c, d) for c in _claims(d))
+    return ecc or any(c.get("stage") == "entity_recheck" for c in later)
 
 
 def _misread_flagged(value: float, d: Mapping[str, Any]) -> bool:
@@ -177,15 +178,13 @@ def fault_census(traj: Any) -> dict[str, Any]:
     injected = {k.value: 0 for k in Fault}
     counts = {verb: {k.value: 0 for k in CATCHABLE} for verb in VERBS}
     harmed = {"suggested_look_adopted": 0, "good_reading_superseded": superseded_good_readings(d)}
-    by_place: dict[str, dict[str, int]] = {}
+    by_place: dict[str, Counter[str]] = {}
     for call_index, f in injected_faults(d):
         kind = f.get("kind")
         if kind not in injected:
             continue
         injected[kind] += 1
-        place = by_place.setdefault(kind, {})
-        where = place_of(calls[call_index], d)
-        place[where] = place.get(where, 0) + 1
+        by_place.setdefault(kind, Counter())[place_of(calls[call_index], d)] += 1
         if kind in counts["flagged"]:
             for verb, hit in verdicts(f, call_index, d).items():
                 counts[verb][kind] += int(hit)

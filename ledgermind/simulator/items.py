@@ -19,6 +19,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +169,6 @@ class ItemIndex:
     def __init__(self, items: Sequence[Item], *, with_key: bool = False) -> None:
         self.entries = [seen_item(it, with_key=with_key) for it in items]
         self._questions = [(normalise(e.question), e) for e in self.entries]
-        self._by_digest: dict[str, list[SeenItem]] | None = None
         self._digests: dict[Path, str] = {}
         self._lock = threading.Lock()
 
@@ -189,15 +189,14 @@ class ItemIndex:
         except OSError:
             return None
 
-    def _digest_index(self) -> dict[str, list[SeenItem]]:
-        if self._by_digest is None:
-            index: dict[str, list[SeenItem]] = {}
-            for e in self.entries:
-                for p in e.images:
-                    if (digest := self._readable_digest(p)) is not None:
-                        index.setdefault(digest, []).append(e)
-            self._by_digest = index
-        return self._by_digest
+    @cached_property
+    def _by_digest(self) -> dict[str, list[SeenItem]]:
+        index: dict[str, list[SeenItem]] = {}
+        for e in self.entries:
+            for p in e.images:
+                if (digest := self._readable_digest(p)) is not None:
+                    index.setdefault(digest, []).append(e)
+        return index
 
     def lookup(self, text: str, image_paths: Sequence[Path]) -> SeenItem | None:
         """The item whose question is printed in ``text`` and/or whose image files are attached.
@@ -207,7 +206,7 @@ class ItemIndex:
         """
         norm = normalise(text)
         by_text = [e for q, e in self._questions if q and q in norm]
-        index = self._digest_index() if image_paths else {}
+        index = self._by_digest if image_paths else {}
         by_image = [e for p in image_paths for e in index.get(self._readable_digest(Path(p)) or "", [])]
         candidates = [e for e in by_text if e in by_image] or by_text or by_image
         if not candidates:

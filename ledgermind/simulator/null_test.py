@@ -26,6 +26,8 @@ from ledgermind.experiment import table3
 from ledgermind.experiment.variants import names
 from ledgermind.metrics.stats import BootstrapConfig, bootstrap_p_value, paired_differences
 from ledgermind.runs.files import METRICS_FILE
+from ledgermind.runs.reader import RunDir
+from ledgermind.simulator.census import CATCHABLE, HARMS, VERBS, fault_census
 from ledgermind.simulator.sim_sweep import RunFn, md_table, run_point
 
 VARIANTS = tuple(names())  # conf/ablation: every Table 3 variant, in row order
@@ -82,7 +84,7 @@ class NullReport:
     def _census_lines(self) -> list[str]:
         """What the mechanisms did to the injected faults, summed over all tables: a Δ of zero reads
         differently when ECC flagged every phantom but neutralised none than when it never saw one."""
-        keys = [f"{kind} {verb}" for kind in FAULT_KINDS for verb in VERBS] + list(HARMS)
+        keys = [f"{k.value} {verb}" for k in CATCHABLE for verb in ("injected", *VERBS)] + list(HARMS)
         rows = [[v, *(counts.get(k, 0) for k in keys)] for v, counts in self.census.items()]
         title = f"Mechanism census, summed over the {self.tables} tables (simulator ground truth):"
         return _section(title, ["variant", *keys], rows)
@@ -124,9 +126,6 @@ def _section(title: str, head: Sequence[str], rows: Sequence[Sequence[object]]) 
     return ["", title, "", *md_table(head, rows)] if rows else []
 
 
-FAULT_KINDS = ("phantom", "relation", "misread")
-VERBS = ("injected", "flagged", "neutralised", "faded", "reached")
-HARMS = ("suggested_look_adopted", "good_reading_superseded")
 ECC_CELLS = ("ecc_failed", "ecc_passed")  # the independence table's columns
 
 
@@ -167,9 +166,6 @@ def rederived_census(run_dir: Path) -> dict[str, Any]:
 
     Why not ``metrics.json``: the census is a function of the trajectory (``simulator/census.py``),
     and a rule fixed after the runs (an audit-only label is no flag) must not need the runs again."""
-    from ledgermind.runs.reader import RunDir
-    from ledgermind.simulator.census import fault_census
-
     run = RunDir(run_dir)
     total: dict[str, Any] = {"independence": Counter()}
     for result in run.results():
@@ -195,9 +191,9 @@ def _decision_failed_ecc(d: Mapping[str, Any]) -> bool:
 
 def add_census(into: Counter[str], simulator: Mapping[str, Any]) -> None:
     """Sum one run's simulator census (``metrics.json["mechanisms"]["simulator"]``) into ``into``."""
-    for kind in FAULT_KINDS:
-        for verb in VERBS:
-            into[f"{kind} {verb}"] += int((simulator.get(verb) or {}).get(kind) or 0)
+    for kind in CATCHABLE:
+        for verb in ("injected", *VERBS):
+            into[f"{kind.value} {verb}"] += int((simulator.get(verb) or {}).get(kind.value) or 0)
     for harm in HARMS:
         into[harm] += int((simulator.get("harmed") or {}).get(harm) or 0)
     into.update({key: int(n) for key, n in (simulator.get("independence") or {}).items()})

@@ -121,10 +121,7 @@ class Mind:
         """(answer, faults, entity): the shown judgment (``follow_rate``) or the model's own answer,
         then a confabulation drawn independently of it, changing it only with ``fault_coupling``."""
         shown = self.as_answer(self.view.shown_judgment())
-        if shown and self.rng.random() < self.rates.follow_rate:
-            answer = shown
-        else:
-            answer = self.own_answer()
+        answer = shown if shown and self.rng.random() < self.rates.follow_rate else self.own_answer()
         if not answer:
             return "", [], None
         conf = self.phantom() or self.relation()
@@ -176,16 +173,13 @@ class Mind:
         return Injected(Fault.RELATION, {"entity": self.rng.choice(names)})
 
     # ------------------------------------------------------------------ helpers
-    def supporting_ids(self, answer: str, limit: int = 2) -> list[str]:
-        it = self.item
-        ids = [e.id for e in self.view.evidence if it is not None and it.states(answer, e.fact)]
-        return (ids or [e.id for e in self.view.evidence])[:limit]
-
     def cites_for(self, answer: str, entity: str | None) -> list[str]:
         """What a reply cites: the entries naming the entity it brings in (a misattribution cites the
-        real source of the name it misuses), then those stating the answer."""
-        named = [e.id for e in self.view.evidence if entity and normalise(entity) in normalise(e.fact)]
-        return list(dict.fromkeys(named + self.supporting_ids(answer)))[:2]
+        real source of the name it misuses), then the first two stating the answer (else any two)."""
+        it, evidence = self.item, self.view.evidence
+        named = [e.id for e in evidence if entity and normalise(entity) in normalise(e.fact)]
+        stating = [e.id for e in evidence if it is not None and it.states(answer, e.fact)]
+        return list(dict.fromkeys(named + (stating or [e.id for e in evidence])[:2]))[:2]
 
     def display(self, answer: str) -> str:
         return self.item.display(answer) if self.item else answer
@@ -215,8 +209,9 @@ def fmt(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:.4g}"
 
 
-def _answer_line(answer: str, entity: str | None) -> str:
-    return f"Answer: {answer}, as {entity} described" if entity else f"Answer: {answer}"
+def _stated(answer: str, entity: str | None) -> str:
+    """The answer as a reply states it (a confabulation attributes it to its entity)."""
+    return f"{answer}, as {entity} described" if entity else answer
 
 
 # ---------------------------------------------------------------------------------- per task
@@ -285,9 +280,7 @@ def misread_line(m: Mind, line: str) -> tuple[str, Injected | None]:
 def reason(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> Draft:
     cites = m.cites_for(answer, entity)  # real ids; for a phantom none of them names the entity
     e_text = next((e.fact for e in m.view.evidence if e.id in cites), "the observations")
-    j_text = f"The answer is {m.display(answer)}"
-    if entity:
-        j_text = f"According to {entity}, the answer is {m.display(answer)}"
+    j_text = (f"According to {entity}, the" if entity else "The") + f" answer is {m.display(answer)}"
     claims = [("E", f"The evidence shows: {e_text}", cites)]
     claims.append(("I", f"This is consistent with {m.display(answer)}", ["SC-1"]))
     claims.append(("J", j_text, cites + ["SC-2"]))
@@ -301,8 +294,8 @@ def reason(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> 
 
 def decide(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> Draft:
     cites = m.cites_for(answer, entity)
-    text = f"{_answer_line(answer, entity)} | Based on: {', '.join(f'[{c}]' for c in cites)}"
-    shown = f"{answer}, as {entity} described" if entity else answer
+    shown = _stated(answer, entity)
+    text = f"Answer: {shown} | Based on: {', '.join(f'[{c}]' for c in cites)}"
     return Draft(text, {"answer": shown, "cites": cites}, faults, answer)
 
 
@@ -310,12 +303,8 @@ def hypothesis(m: Mind, answer: str, faults: list[Injected], entity: str | None)
     assert m.item is not None
     current = m.as_answer(m.view.shown_judgment())
     same = current is not None and m.item.same_answer(current, answer) and entity is None
-    lead = f"According to {entity}, " if entity else ""
-    conclusion = (
-        f"Confirm: the answer is {m.display(answer)}"
-        if same
-        else f"Revise: {lead}the answer is {m.display(answer)}"
-    )
+    lead = "Confirm: " if same else "Revise: " + (f"According to {entity}, " if entity else "")
+    conclusion = f"{lead}the answer is {m.display(answer)}"
     return Draft(
         "1. Supporting evidence: " + ("; ".join(m.seen[:2]) or "none visible") + "\n"
         "2. Contradicting evidence: None\n3. Conclusion: " + conclusion,
@@ -327,7 +316,7 @@ def hypothesis(m: Mind, answer: str, faults: list[Injected], entity: str | None)
 def answer_line(m: Mind, answer: str, faults: list[Injected], entity: str | None) -> Draft:
     """Any request for an "Answer: <answer>" line: one line with the answer (and, for a
     confabulation, the entity it is attributed to)."""
-    return Draft(_answer_line(answer, entity), faults=faults, answer=answer)
+    return Draft(f"Answer: {_stated(answer, entity)}", faults=faults, answer=answer)
 
 
 def read(m: Mind) -> Draft:
@@ -336,16 +325,14 @@ def read(m: Mind) -> Draft:
     scene = m.item.scene if m.item is not None else None
     if scene is not None:
         value = m.reader.read(scene, m.rng, legible=m.seen, zoomed=m.zoomed)
-        faults = [Injected(Fault.MISREAD, {"value": value, "true": scene.value, "where": "reading"})]
-        record = {"value": value, "true": scene.value, "graduation": scene.graduation}
-        draft = Draft(
+        misread = Injected(Fault.MISREAD, {"value": value, "true": scene.value, "where": "reading"})
+        return Draft(
             fmt(value),
             {"value": value, "unit": ""},
-            faults if m.reader.misread(scene, value) else [],
+            [misread] if m.reader.misread(scene, value) else [],
             fmt(value),
+            reading={"value": value, "true": scene.value, "graduation": scene.graduation},
         )
-        draft.reading = record
-        return draft
     nums = [float(n) for line in m.seen for n in NUMBER_RE.findall(line)]
     if not nums:
         return Draft("I cannot make out a value in this crop.", {"value": None})

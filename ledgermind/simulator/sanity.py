@@ -16,6 +16,7 @@ from ledgermind.errors import DataError
 from ledgermind.runs.files import METRICS_FILE
 from ledgermind.runs.reader import RunDir
 from ledgermind.runs.reader import find_runs as rundir_find_runs
+from ledgermind.simulator.census import VERBS
 
 # Marks whose mechanism rewrites ŷ after the decision (Alg. 2), latest first wins.
 ANSWER_REWRITING_MARKS = {
@@ -85,10 +86,7 @@ def variant_summary(run_dir: Path) -> dict[str, Any]:
         "n": len(run.results()),
         "accuracy": metrics.get("accuracy"),
         "abstention_rate": metrics.get("abstention_rate"),
-        **{
-            verb: sim.get(verb, {})
-            for verb in ("injected", "flagged", "neutralised", "faded", "reached", "harmed")
-        },
+        **{verb: sim.get(verb, {}) for verb in ("injected", *VERBS, "harmed")},
     }
 
 
@@ -107,8 +105,7 @@ def catch_table(s: Mapping[str, Any]) -> list[str]:
     answer — so the four add up to injected; then the harm mechanisms did."""
     rows = [f"    {'fault':<14}" + "".join(f"{head:>{w}}" for head, w in CATCH_COLUMNS.items())]
     for kind in sorted(s["flagged"]):
-        verbs = ("injected", "flagged", "neutralised", "faded", "reached")
-        inj, flagged, neutral, faded, reached = (s[v].get(kind, 0) for v in verbs)
+        inj, flagged, neutral, faded, reached = (s[v].get(kind, 0) for v in ("injected", *VERBS))
         cells = (inj, flagged, neutral, faded, inj - neutral - faded - reached, reached)
         rows.append(f"    {kind:<14}" + "".join(f"{n:>{w}}" for n, w in zip(cells, CATCH_COLUMNS.values())))
     harmed = s.get("harmed") or {}

@@ -175,10 +175,6 @@ class CatchRate:
     interval: tuple[float, float] | None
 
     @property
-    def rate(self) -> float | None:
-        return self.caught / self.injected if self.injected else None
-
-    @property
     def percent(self) -> tuple[float, float, float] | None:
         """The rate and its interval in percent, when faults were injected (else no interval)."""
         if self.interval is None:
@@ -218,9 +214,8 @@ def fault_counts(mechanisms: Mapping[str, Any], fault: str) -> tuple[int, int]:
             return sum(total(v) for v in node.values())
         return int(node or 0)
 
-    return total((sim.get("injected") or {}).get(fault, 0)), total(
-        (sim.get("neutralised") or {}).get(fault, 0)
-    )
+    injected, caught = ((sim.get(verb) or {}).get(fault, 0) for verb in ("injected", "neutralised"))
+    return total(injected), total(caught)
 
 
 def collect(
@@ -326,7 +321,9 @@ def to_csv(points: Sequence[SweepPoint], spec: SweepSpec) -> str:
     for p in points:
         cs = [p.catch.get(v) for v in spec.variants]
         intervals = [x for e in (p.full, p.ablation, p.delta) for x in (e.mean, e.low, e.high)]
-        counts = [c.rate if c else None for c in cs] + [c.injected if c else None for c in cs]
+        counts = [c.caught / c.injected if c and c.injected else None for c in cs] + [
+            c.injected if c else None for c in cs
+        ]
         w.writerow([p.value, *intervals, p.distinguishable, *counts])
     return buf.getvalue()
 
@@ -355,16 +352,14 @@ def plot(points: Sequence[SweepPoint], spec: SweepSpec, path: Path) -> Path:
     ax.set_ylabel(f"Δ accuracy {abl} − {full} (points)")
     if spec.target.fault:
         axc = axes[0][1]
-        drawn = False
         for variant in spec.variants:
             pts = [(p.value, pc) for p in points if (c := p.catch.get(variant)) and (pc := c.percent)]
             if pts:
                 _errorbar(axc, [x for x, _ in pts], [pc for _, pc in pts], label=variant)
-                drawn = True
         axc.set_xlabel(f"backend.{spec.rate}")
         axc.set_ylabel(f"{spec.target.fault} faults neutralised (%)")
         axc.set_ylim(-2, 102)
-        if drawn:
+        if axc.has_data():
             axc.legend(fontsize="small")
         else:
             axc.text(0.5, 0.5, f"no {spec.target.fault} fault injected", ha="center", transform=axc.transAxes)

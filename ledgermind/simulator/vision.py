@@ -76,20 +76,16 @@ class Vision:
         loaded = load_image(image if isinstance(image, Image.Image) else Path(image), ImagePolicy())
         key = f"{engine_signature(self.engine)}-{pixel_digest(loaded.image)}"
         with self._lock:
-            if key in self._memory:
-                if file_key:
-                    self._memory[file_key] = self._memory[key]
-                return self._memory[key]
-        cached = self._disk_get(key)
+            cached = self._memory.get(key)
         if cached is None:
-            cached = self._shared_lines(image)
-        if cached is None:
-            cached = tuple(ln.text for ln in self.engine.recognize(loaded.image))
-        self._disk_put(key, cached)
-        with self._lock:
-            self._memory[key] = cached
-            if file_key:
-                self._memory[file_key] = cached
+            cached = self._disk_get(key)
+            if cached is None:
+                cached = self._shared_lines(image)
+            if cached is None:
+                cached = tuple(ln.text for ln in self.engine.recognize(loaded.image))
+            self._disk_put(key, cached)
+        with self._lock:  # an unchanged file is found by its path next time, without decoding it
+            self._memory[key] = self._memory[file_key or key] = cached
         return cached
 
     def _shared_lines(self, image: Image.Image | Path | str) -> tuple[str, ...] | None:

@@ -22,10 +22,10 @@ from typing import Any
 from ledgermind.errors import UserError
 from ledgermind.runs.files import METRICS_FILE as RUN_METRICS_FILE
 from ledgermind.runs.reader import RunDir
+from ledgermind.srfa.protocol import PREFIX
 from ledgermind.srfa.run import SRFA_METRICS_FILE, load_run
 
 AXES = ("Acc", "GDR", "R4R", "1-UCR", "1-WDG")
-SRFA_PREFIX = "srfa."  # srfa.GDR ... (srfa/protocol.py PREFIX)
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Axes:
 
 def axis_names(protocol: str) -> list[str]:
     """The names the axes carry under a protocol: ``srfa.GDR`` for an audit, ``GDR`` for a run."""
-    return [a if protocol == "run" or a == "Acc" else SRFA_PREFIX + a for a in AXES]
+    return [a if protocol == "run" or a == "Acc" else PREFIX + a for a in AXES]
 
 
 def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
@@ -55,7 +55,7 @@ def axes_of(run_dir: Path, mode: str = "ledger") -> Axes:
                 f"{run_dir / SRFA_METRICS_FILE} has no '{mode}' audit (it has: {', '.join(k for k in ('ledger', 'judge') if k in data)})"
             )
         m = data[mode]
-        axes = _orient(m["Acc"], m, SRFA_PREFIX)
+        axes = _orient(m["Acc"], m, PREFIX)
         return Axes(_label(run_dir), axes, f"srfa:{mode}", (m.get("coverage") or {}).get("claims"))
     m = run.metrics()
     if m is None:
@@ -102,7 +102,7 @@ def check_same_items(run_dirs: Sequence[Path]) -> set[str]:
 
 
 def compare(run_dirs: Sequence[Path], mode: str = "ledger") -> list[Axes]:
-    if len(run_dirs) < 1:
+    if not run_dirs:
         raise UserError("give at least one run directory")
     check_same_items(run_dirs)
     rows = [axes_of(d, mode) for d in run_dirs]

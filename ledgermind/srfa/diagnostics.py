@@ -92,10 +92,6 @@ class HandLabel:
     label: str  # SUPPORTED | NOT_SUPPORTED
     reason: str
 
-    @property
-    def supported(self) -> bool:
-        return self.label == SUPPORTED
-
 
 def read_hand_labels(path: Path) -> list[HandLabel]:
     out = []
@@ -122,7 +118,7 @@ def hand_label_agreement(audits: Mapping[str, SrfaRecord], labels: Sequence[Hand
             missing += 1
             continue
         ours.append(bool(claim.grounded))
-        theirs.append(h.supported)
+        theirs.append(h.label == SUPPORTED)
         checkable.append(claim.checkable)
     on_checkable = cohen_kappa(
         [o for o, c in zip(ours, checkable, strict=True) if c],

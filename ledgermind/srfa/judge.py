@@ -30,6 +30,7 @@ import jsonschema
 
 from ledgermind.backends.base import Backend, GenerationRequest, Message
 from ledgermind.benchmarks.item import Item
+from ledgermind.pipeline.render import option_lines
 from ledgermind.srfa.protocol import AtomicClaim
 from ledgermind.srfa.split import MAX_CLAIMS
 
@@ -197,9 +198,7 @@ def shown_options(item: Item) -> list[str] | None:
 
 
 def _options(options: Sequence[str] | None) -> str:
-    if not options:
-        return ""
-    return "Options:\n" + "\n".join(f"{chr(ord('A') + i)}. {o}" for i, o in enumerate(options)) + "\n"
+    return f"Options:\n{option_lines(options)}\n" if options else ""
 
 
 def _json_object(text: str) -> Any:

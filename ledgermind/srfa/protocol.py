@@ -92,10 +92,6 @@ class TextLabel(str, Enum):
     UNSUPPORTED = "unsupported_by_tool_text"  # the tool text speaks to its content and does not support it
     NOT_CHECKABLE = "not_checkable_from_text"  # nothing it asserts beyond the question is text a tool read
 
-    @property
-    def checkable(self) -> bool:
-        return self is not TextLabel.NOT_CHECKABLE
-
 
 def text_label(view: str, support: Support, tool_text: Sequence[str], question: str) -> TextLabel:
     """The three-way label of one checked claim text.
@@ -138,11 +134,8 @@ class AtomicClaim(Record):
         return self.text_label != TextLabel.NOT_CHECKABLE.value
 
     def to_dict(self) -> dict[str, Any]:
-        grounded = self.grounded
-        return {
-            **super().to_dict(),
-            "label": None if grounded is None else ("grounded" if grounded else "ungrounded"),
-        }
+        label = None if self.grounded is None else ("grounded" if self.grounded else "ungrounded")
+        return {**super().to_dict(), "label": label}
 
 
 @dataclass
@@ -160,10 +153,6 @@ class SrfaRecord(Record):
     image_source: str | None = None  # which image the evidence was read from (ImageSource value)
     images: list[str] = field(default_factory=list)  # the audited image files
     claims: list[AtomicClaim] = field(default_factory=list)
-
-    @property
-    def decision(self) -> AtomicClaim | None:
-        return next((c for c in reversed(self.claims) if c.ctype == "DC"), None)
 
 
 # ------------------------------------------------------------------------------ the trace

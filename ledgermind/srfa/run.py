@@ -211,11 +211,8 @@ class _Auditor:
                 )
             )
         if SrfaMode.JUDGE in modes:
-            trace = (
-                trace_text(traj)
-                if not has_claim_structure(traj)
-                else "\n".join(f"[{c.ctype}] {c.text}" for c in claims)
-            )
+            structured = "\n".join(f"[{c.ctype}] {c.text}" for c in claims)
+            trace = structured if has_claim_structure(traj) else trace_text(traj)
             out.append(await self._judged(item, trace, ledger_claims, base))
         return out
 
@@ -284,8 +281,7 @@ async def srfa_run(
     if SrfaMode.JUDGE in modes and judge is None:
         raise UserError("judge-mode audit needs a judge backend (model=… backend=…)")
     auditor = _Auditor(record, settings, cascade, items, evidence, judge)
-    out_file = record.run_dir / SRFA_FILE
-    done = {(a.item_id, a.mode): a for a in read_run_records(record.run_dir) if a.error is None}
+    done = {(a.item_id, a.mode) for a in read_run_records(record.run_dir) if a.error is None}
     pending = [(i, r) for i, r in record.results.items() if any((i, m.value) not in done for m in modes)]
     bar = tqdm(
         total=len(record.results),
@@ -296,7 +292,7 @@ async def srfa_run(
         dynamic_ncols=True,
         disable=not settings.progress,
     )
-    with bar, open_append(record.run_dir, out_file) as fh:
+    with bar, open_append(record.run_dir, record.run_dir / SRFA_FILE) as fh:
         for item_id, row in pending:
             for audit in await auditor.audit(
                 item_id, row, [m for m in modes if (item_id, m.value) not in done]
@@ -304,8 +300,6 @@ async def srfa_run(
                 fh.write(json.dumps(audit.to_dict(), ensure_ascii=False) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
-                if audit.error is None:
-                    done[(audit.item_id, audit.mode)] = audit
             bar.update(1)
     latest = _latest(read_run_records(record.run_dir), set(record.results))
     metrics = auditor.metrics(latest)

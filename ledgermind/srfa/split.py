@@ -17,6 +17,7 @@ trace whatever produced it:
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -76,13 +77,9 @@ def pack(pieces: list[str], limit: int) -> list[str]:
     """
     if len(pieces) <= limit:
         return list(pieces)
-    size, extra = divmod(len(pieces), limit)
-    out, i = [], 0
-    for g in range(limit):
-        n = size + (1 if g < extra else 0)
-        out.append("\n".join(pieces[i : i + n]))
-        i += n
-    return out
+    size, extra = divmod(len(pieces), limit)  # the first ``extra`` groups hold one piece more
+    starts = [g * size + min(g, extra) for g in range(limit + 1)]
+    return ["\n".join(pieces[a:b]) for a, b in itertools.pairwise(starts)]
 
 
 def _structured_statements(text: str) -> list[str]:

@@ -62,15 +62,9 @@ class AnnotatedPair:
         try:
             check = SUBSET_CHECK[record["subset"]]
             expected = record["expected"][check.value]
-            pair = cls(
-                str(record["id"]),
-                check,
-                str(record["stratum"]),
-                str(record["claim"]),
-                tuple(str(e) for e in record["evidence"]),
-                str(record.get("kind", "other")),
-                bool(expected),
-            )
+            rid, stratum, claim = (str(record[k]) for k in ("id", "stratum", "claim"))
+            evidence = tuple(str(e) for e in record["evidence"])
+            pair = cls(rid, check, stratum, claim, evidence, str(record.get("kind", "other")), bool(expected))
         except (KeyError, TypeError) as exc:
             raise UserError(f"row {record.get('id', '?')!r} lacks a usable field: {exc}") from None
         if expected is None:

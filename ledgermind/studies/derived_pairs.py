@@ -104,17 +104,8 @@ def derive_entity_pairs(
         spans = [e.text for e in claim_entities(claim, ner, aliases)]
         expected = derived_expectation(record, spans)
         if expected is not None:
-            out.append(
-                AnnotatedPair(
-                    f"{record['id']}{DERIVED_SUFFIX}",
-                    Check.ECC,
-                    stratum,
-                    claim,
-                    evidence,
-                    str(record.get("kind", "other")),
-                    expected,
-                )
-            )
+            pid, kind = f"{record['id']}{DERIVED_SUFFIX}", str(record.get("kind", "other"))
+            out.append(AnnotatedPair(pid, Check.ECC, stratum, claim, evidence, kind, expected))
     return out
 
 

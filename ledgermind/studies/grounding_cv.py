@@ -58,22 +58,19 @@ NCC_FIELDS = frozenset({"delta_read", "ncc_relations", "approx_rel", "ncc_unit_c
 def parse_grid(specs: Sequence[str], base: GroundingConfig) -> list[GroundingConfig]:
     """``["field=v1,v2", ...]`` -> every combination as a config; ``base`` first when it is one."""
     known = {f.name for f in fields(GroundingConfig)}
-    axes: list[tuple[str, list[object]]] = []
+    axes: list[tuple[str, list[Any]]] = []
     for spec in specs:
         name, sep, values = spec.partition("=")
         name = name.strip()
         if not sep or name not in known or not values.strip():
             raise UserError(f"--grid {spec!r}: expected NAME=V1,V2,... with NAME one of {sorted(known)}")
         axes.append((name, [_value(v) for v in values.split(",")]))
-    candidates: list[GroundingConfig] = []
-    for combo in itertools.product(*(values for _, values in axes)):
-        try:
-            overrides: dict[str, Any] = dict(zip((n for n, _ in axes), combo))  # checked by __post_init__
-            cfg = replace(base, **overrides)
-        except Exception as exc:  # ConfigError from __post_init__, TypeError from replace
-            raise UserError(f"--grid: {exc}") from None
-        if cfg not in candidates:
-            candidates.append(cfg)
+    names = [n for n, _ in axes]
+    try:  # each value is checked by __post_init__
+        combos = itertools.product(*(values for _, values in axes))
+        candidates = list(dict.fromkeys(replace(base, **dict(zip(names, c))) for c in combos))
+    except Exception as exc:  # ConfigError from __post_init__, TypeError from replace
+        raise UserError(f"--grid: {exc}") from None
     return prefer(candidates, base) if base in candidates else candidates
 
 
@@ -93,14 +90,11 @@ def _value(text: str) -> float | bool | None:
 #: numeric rows' annotations (``derived_pairs``) are one group, so each entity verdict weighs the
 #: same whichever row it comes from, and ECC's three groups stay one third of the objective.
 OBJECTIVE_GROUPS = ("exact_number", "entity+derived", "bound")
+_SCORED = {**GROUPS, "entity+derived": (Check.ECC, GROUPS["entity"][1] | GROUPS["entity_derived"][1])}
 
 
 def group_agreement(group: str):
-    if group == "entity+derived":
-        check = Check.ECC
-        strata = GROUPS["entity"][1] | GROUPS["entity_derived"][1]
-    else:
-        check, strata = GROUPS[group]
+    check, strata = _SCORED[group]
 
     def metric(verdicts: Sequence[Verdict]) -> float:
         scored = [v.agrees for v in verdicts if v.pair.check is check and v.pair.stratum in strata]
@@ -225,11 +219,8 @@ def one_change_table(
         changed = changed_fields(cfg, shipped)
         if len(changed) <= 1:
             label = f"{changed[0]}={getattr(cfg, changed[0])}" if changed else "shipped"
-            lines.append(
-                f"| {label} | "
-                + " | ".join(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in groups)
-                + " |"
-            )
+            cells = " | ".join(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in groups)
+            lines.append(f"| {label} | {cells} |")
     return "\n".join(lines)
 
 

@@ -48,15 +48,11 @@ def run_mmmu(data: Path, engine: OCREngine, policy: ImagePolicy) -> str:
 
 def rotation_engines(ocr_cfg: DictConfig) -> tuple[OCREngine, OCREngine]:
     """The OCR node's engine without and with an orientation classifier (the node's own, if any)."""
-    plain_cfg = OmegaConf.merge(ocr_cfg, {"orientation": None})
-    oriented_cfg = OmegaConf.merge(
-        ocr_cfg,
-        {
-            "orientation": ocr_cfg.get("orientation")
-            or {"_target_": f"{OrientationClassifier.__module__}.OrientationClassifier"}
-        },
-    )
-    return instantiate(plain_cfg), instantiate(oriented_cfg)
+    classifier = ocr_cfg.get("orientation") or {
+        "_target_": f"{OrientationClassifier.__module__}.OrientationClassifier"
+    }
+    plain, oriented = (instantiate(OmegaConf.merge(ocr_cfg, {"orientation": o})) for o in (None, classifier))
+    return plain, oriented
 
 
 def run_rotation(paths: Sequence[Path], plain: OCREngine, oriented: OCREngine, policy: ImagePolicy) -> str:

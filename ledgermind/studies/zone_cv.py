@@ -43,12 +43,9 @@ CV_GRID = {"gain_per_area": (False, True), "numeric_text_bonus": (1.0, 0.0, 2.0)
 
 def zone_candidates(base: CropConfig) -> list[CropConfig]:
     """The CV grid as configs, the shipped one first (ties keep it)."""
-    out = [base]
-    for combo in itertools.product(*CV_GRID.values()):
-        cfg = CropConfig(**{**base.__dict__, **dict(zip(CV_GRID, combo))})
-        if cfg not in out:
-            out.append(cfg)
-    return out
+    combos = itertools.product(*CV_GRID.values())
+    grid = (CropConfig(**{**base.__dict__, **dict(zip(CV_GRID, c))}) for c in combos)
+    return list(dict.fromkeys([base, *grid]))
 
 
 def zone_outcomes(

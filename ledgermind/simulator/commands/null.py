@@ -11,12 +11,13 @@ when phantoms do change answers. Library: ledgermind/simulator/null_test.py. Rer
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from ledgermind.cli.commands import one_line_errors
 from ledgermind.errors import UserError
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--replicates", type=int, default=20)
@@ -29,19 +30,15 @@ def main(argv: list[str] | None = None) -> int:
     from ledgermind.simulator.null_test import null_test
 
     benches = {k: n for k, n in (("mmmu_pro_standard10", args.mmmu), ("gauges", args.gauges)) if n > 0}
-    try:
-        if args.replicates < 1 or not benches or not 0 <= args.coupling <= 1:
-            raise UserError("need --replicates >= 1, at least one benchmark, and --coupling in [0, 1]")
-        report = null_test(
-            args.out,
-            coupling=args.coupling,
-            replicates=args.replicates,
-            benchmarks=benches,
-            overrides=args.overrides,
-        )
-    except UserError as e:
-        print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
-        return 2
+    if args.replicates < 1 or not benches or not 0 <= args.coupling <= 1:
+        raise UserError("need --replicates >= 1, at least one benchmark, and --coupling in [0, 1]")
+    report = null_test(
+        args.out,
+        coupling=args.coupling,
+        replicates=args.replicates,
+        benchmarks=benches,
+        overrides=args.overrides,
+    )
     text = report.to_markdown()
     out = args.out / f"null_coupling-{args.coupling:g}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
