@@ -6,7 +6,7 @@ Accuracies are fractions in [0, 1] (the mean item score); Table 3 renders them a
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,16 +128,10 @@ def build_metrics(
 
 
 def error_causes(failed: Sequence[ItemResult], top: int = 5) -> dict[str, int]:
-    """The most frequent causes (first clause, before any detail after ':'), most frequent first."""
-    counts: dict[str, int] = defaultdict(int)
-    for r in failed:
-        counts[cause_key(r.error or "")] += 1
+    """The most frequent causes, most frequent first. A cause is the error's first clause:
+    'model call failed (decide): vLLM server unavailable …; last error: …' → the text before ';'."""
+    counts = Counter((r.error or "").split(";")[0][:240] for r in failed)
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top])
-
-
-def cause_key(error: str) -> str:
-    """'model call failed (decide): vLLM server unavailable …; last error: …' → a groupable prefix."""
-    return error.split(";")[0][:240]
 
 
 def _trajectory_metrics(
