@@ -242,25 +242,15 @@ def _images(
     """Each image of the item, with the boxes of the entries whose tool read that image."""
     item_images = [Path(p) for p in info.images] if info else []
     calls = {o.get("call_id"): o for o in ledger.get("tool_outputs", [])}
-    order: list[Path] = list(item_images)
     boxes: dict[Path, list[EntryRow]] = defaultdict(list)
     for e in entries:
-        if not e.bbox:
-            continue
-        path = _image_of(e, calls.get(e.tool_call_id), item_images)
-        if path is None:
-            continue
-        if path not in order:
-            order.append(path)
-        boxes[path].append(e)
+        path = _image_of(e, calls.get(e.tool_call_id), item_images) if e.bbox else None
+        if path is not None:
+            boxes[path].append(e)
     views = []
-    for path in order:
+    for path in dict.fromkeys([*item_images, *boxes]):  # the item's own images first
         stored = store.add(path)
-        view = ImageView(
-            path.name,
-            stored if isinstance(stored, StoredImage) else None,
-            stored if isinstance(stored, str) else None,
-        )
+        view = ImageView(path.name, *((stored, None) if isinstance(stored, StoredImage) else (None, stored)))
         for e in boxes.get(path, []):
             x0, y0, x1, y1 = (float(v) for v in e.bbox or (0, 0, 0, 0))
             view.boxes.append(Box(e.id, e.omega, e.tool, x0, y0, max(x1 - x0, 0.0), max(y1 - y0, 0.0)))
