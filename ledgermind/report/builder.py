@@ -208,9 +208,7 @@ def _write_multirun(
             question=question,
             columns=cols,
         )
-        outcomes = [
-            views[(k, item_id)].outcome if (k, item_id) in views else None for k in range(len(places))
-        ]
+        outcomes = [getattr(views.get((k, item_id)), "outcome", None) for k in range(len(places))]
         compares.append({"id": item_id, "href": rel, "outcomes": outcomes})
     site.write(
         "index.html",

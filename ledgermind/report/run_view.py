@@ -7,7 +7,7 @@ same grouping helper ``metrics.json`` uses, so a run that never finished still g
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -114,9 +114,8 @@ def build_run_view(
         ("path", group_accuracy(results, lambda r: [r.path or "ERROR"])),
         ("question type", group_accuracy(scored, lambda r: r.question_types)),
     ]
-    splits = [
-        (name, _with_intervals(groups)) for name, groups in splits if groups
-    ]  # a split nobody has is not shown
+    # a split nobody has is not shown
+    splits = [(name, _with_intervals(groups)) for name, groups in splits if groups]
     rows = [
         _item_row(r, run.trajectories.get(r.id), item_href.get(r.id, ""), (thumbnails or {}).get(r.id))
         for r in results
@@ -234,16 +233,14 @@ def _row_of(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str |
 def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> list[Chart]:
     acc = [(f"{d} (n={v['n']})", [100.0 * v["accuracy"]]) for d, v in by_difficulty.items()]
     trig = Counter(t for r in rows for t in r.triggers)
-    per_path: dict[str, list[ItemRow]] = defaultdict(list)
-    for r in rows:
-        per_path[r.path].append(r)
-    by_difficulty_chart = [
+    per_path = {p: [r for r in rows if r.path == p] for p in sorted({r.path for r in rows})}
+    accuracy = [
         bar_chart(
             "chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}", bar_w=72
         )
     ]
     return [
-        *(by_difficulty_chart if acc else []),  # a benchmark without difficulty labels gets no empty chart
+        *(accuracy if acc else []),  # a benchmark without difficulty labels gets no empty chart
         bar_chart(
             "chart-triggers",
             "Items where each trigger fired",
@@ -260,7 +257,7 @@ def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> li
             "Calls per item by path",
             [
                 (p, [sum(r.model_calls for r in rs) / len(rs), sum(r.tool_calls for r in rs) / len(rs)])
-                for p, rs in sorted(per_path.items())
+                for p, rs in per_path.items()
             ],
             series_names=("model calls", "tool calls"),
             fmt="{:.1f}",
