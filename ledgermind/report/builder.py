@@ -26,7 +26,7 @@ from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_
 from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view
-from ledgermind.report.run_view import backend_label, build_run_view
+from ledgermind.report.run_view import backend_label, build_run_view, item_href
 from ledgermind.report.sources import RunData, load_run
 from ledgermind.runs.atomic import atomic_write, inside
 from ledgermind.runs.reader import find_runs
@@ -77,7 +77,7 @@ class RunPlace:
     prefix: str  # "" for a single run, "runs/<slug>/" inside a multirun
 
     def item_page(self, item_id: str) -> str:
-        return f"{self.prefix}items/{safe_filename(item_id)}.html"
+        return self.prefix + item_href(item_id)
 
 
 def build_report(path: Path, out_dir: Path | None = None) -> Path:
@@ -146,9 +146,7 @@ def _write_run(site: Site, place: RunPlace, shared: set[str]) -> dict[str, ItemV
         site.write(
             rel, "item.html.j2", [*crumbs, (f"run {run.variant}", run_index)], v=v, compare_href=compare
         )
-    hrefs = {r.id: f"items/{safe_filename(r.id)}.html" for r in run.results}
-    thumbs = {i: v.images[0].stored.rel for i, v in views.items() if v.images and v.images[0].stored}
-    site.write(run_index, "run.html.j2", crumbs, v=build_run_view(run, hrefs, thumbs))
+    site.write(run_index, "run.html.j2", crumbs, v=build_run_view(run, views))
     return views
 
 

@@ -18,12 +18,13 @@ from ledgermind.metrics.stats import wilson_interval
 from ledgermind.report import census_table
 from ledgermind.report.charts import Chart, bar_chart
 from ledgermind.report.glossary import COST_SUMMARIES, Definition, glossary
-from ledgermind.report.item_view import outcome_of
+from ledgermind.report.item_view import ItemView, outcome_of
 from ledgermind.report.sources import RunData
 from ledgermind.report.timeline import shorten
 from ledgermind.report.why import WhyView, build_why
 from ledgermind.runs.results import ItemResult
 from ledgermind.runs.summary import difficulty_accuracy, group_accuracy
+from ledgermind.runs.trajectories import safe_filename
 from ledgermind.trajectory import Trigger
 
 QUESTION_CHARS = 160  # question text in the item table (the item page has all of it)
@@ -101,10 +102,9 @@ class RunView:
     definitions: dict[str, Definition] = field(default_factory=dict)  # metric name -> its one definition
 
 
-def build_run_view(
-    run: RunData, item_href: dict[str, str], thumbnails: Mapping[str, str] | None = None
-) -> RunView:
-    """``thumbnails``: item id → report-relative path of its first image (already copied by the item pages)."""
+def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
+    """``views``: item id → its item page's view (what the row shows of the trajectory, its first
+    image); a result without one gets its result's columns only."""
     results = run.results
     scored = [r for r in results if not r.error]
     by_diff = difficulty_accuracy(scored)
@@ -116,10 +116,7 @@ def build_run_view(
     ]
     # a split nobody has is not shown
     splits = [(name, _with_intervals(groups)) for name, groups in splits if groups]
-    rows = [
-        _item_row(r, run.trajectories.get(r.id), item_href.get(r.id, ""), (thumbnails or {}).get(r.id))
-        for r in results
-    ]
+    rows = [_item_row(r, views.get(r.id)) for r in results]
     shown = short_ids([r.id for r in rows])
     rows = [replace(r, short_id=shown[r.id]) for r in rows]
     # first: describing the backend registers its census sections, which a derived census counts
@@ -197,36 +194,35 @@ def provenance_rows(identity: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def _item_row(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str | None = None) -> ItemRow:
-    """The item's row; a trajectory of another shape (its page says so) leaves only the result's columns."""
-    try:
-        return _row_of(r, t, href, thumbnail)
-    except (AttributeError, TypeError, ValueError, KeyError):
-        return _row_of(r, None, href, thumbnail)
+def item_href(item_id: str) -> str:
+    """The item's page, relative to its run's page."""
+    return f"items/{safe_filename(item_id)}.html"
 
 
-def _row_of(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str | None) -> ItemRow:
-    events = (t or {}).get("events", [])
-    triggers = sorted({SHORT_TRIGGER.get(str(e.get("trigger")), str(e.get("trigger"))) for e in events})
+def _item_row(r: ItemResult, v: ItemView | None) -> ItemRow:
+    """The item's row: its result's columns and what its page's view read from the trajectory (a
+    trajectory of another shape leaves that view, and so the row, with the result's columns only)."""
+    triggers = v.triggers if v else []
+    first = v.images[0].stored if v and v.images else None
     return ItemRow(
         id=r.id,
-        href=href,
-        outcome=outcome_of(r, t),
+        href=item_href(r.id) if v else "",
+        outcome=v.outcome if v else outcome_of(r, None),
         path=r.path or "ERROR",
         difficulty=r.difficulty or "",
         subject=r.subject or "",
-        question=shorten((t or {}).get("question") or "", QUESTION_CHARS),
-        thumbnail=thumbnail,
+        question=shorten(v.question if v else "", QUESTION_CHARS),
+        thumbnail=first.rel if first else None,
         score=r.score,
         prediction="" if r.prediction is None else str(r.prediction),
         gold="" if r.gold is None else str(r.gold),
-        triggers=triggers,
-        operators=sorted({str(e["operator"]) for e in events if e.get("operator")}),
-        abstained=bool((t or {}).get("abstained", False)),
-        phantom_caught=sum(1 for e in events if e.get("trigger") == Trigger.T6.value),
+        triggers=sorted({SHORT_TRIGGER.get(t, t) for t in triggers}),
+        operators=sorted(set(v.operators if v else [])),
+        abstained=bool(v and v.abstained),
+        phantom_caught=triggers.count(Trigger.T6.value),
         model_calls=r.model_calls,
         tool_calls=r.tool_calls,
-        error=r.error or (t or {}).get("error") or "",
+        error=(v.error if v else r.error) or "",
     )
 
 
