@@ -163,22 +163,17 @@ def backend_label(identity: Mapping[str, Any]) -> str:
     return f"{model} ({backend})" if backend else model
 
 
-def wilson(successes: float, n: int) -> tuple[float, float] | tuple[None, None]:
-    """The Wilson score interval of a proportion (well-behaved at 0, 1 and small n); (None, None) for n = 0."""
-    return wilson_interval(successes, n) or (None, None)
-
-
 def headline(scored: list[ItemResult]) -> Headline:
     n = len(scored)
     acc = sum(r.score for r in scored) / n if n else None
-    low, high = wilson(sum(r.score for r in scored), n)
+    low, high = wilson_interval(sum(r.score for r in scored), n) or (None, None)
     return Headline(acc, low, high, n)
 
 
 def _with_intervals(groups: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out = {}
     for g, s in groups.items():
-        low, high = wilson(s["accuracy"] * s["n"], s["n"])
+        low, high = wilson_interval(s["accuracy"] * s["n"], s["n"]) or (None, None)
         out[g] = {**s, "low": low, "high": high}
     return out
 
