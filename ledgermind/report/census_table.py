@@ -19,6 +19,7 @@ per meaning:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -147,12 +148,7 @@ def _flatten(d: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:
 
 def grouped(census_rows: Iterable[CensusRow]) -> list[tuple[str, list[CensusRow]]]:
     """Rows by top-level group, in census order (one table line per mechanism)."""
-    out: list[tuple[str, list[CensusRow]]] = []
-    for r in census_rows:
-        if not out or out[-1][0] != r.group:
-            out.append((r.group, []))
-        out[-1][1].append(r)
-    return out
+    return [(group, list(rs)) for group, rs in itertools.groupby(census_rows, key=lambda r: r.group)]
 
 
 def item_census(trajectory: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -130,13 +130,9 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
         op = e.get("operator") or "no operator"
         layer = f" [{e.get('layer')}]" if e.get("layer") else ""
         targets = ", ".join(map(str, e.get("targets", [])))
-        detail = (
-            f"→ {op}{layer}"
-            + (f" on {targets}" if targets else "")
-            + (f" — {e.get('note')}" if e.get("note") else "")
-        )
-        if e.get("error"):
-            detail += f" — operator failed: {e['error']}"
+        parts = [f"→ {op}{layer}", targets and f"on {targets}", e.get("note") and f"— {e['note']}"]
+        parts.append(e.get("error") and f"— operator failed: {e['error']}")
+        detail = " ".join(filter(None, parts))
         failed = e.get("grounded_after") is False or bool(e.get("error"))
         cost = f"cost {float(e.get('cost', 0.0)):g}"
         rows.append(
