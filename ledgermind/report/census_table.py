@@ -45,11 +45,8 @@ GOOD_ZERO_WORDS = PROBLEM_WORDS + (
     "escalated",
     "abstained",
 )
-NEUTRAL_ZERO_GROUPS = (
-    "paths",
-    "t5",
-    "knowledge_without_source",
-)  # a route / reason not taken is not a dead mechanism
+# a route / reason not taken is not a dead mechanism
+NEUTRAL_ZERO_GROUPS = ("paths", "t5", "knowledge_without_source")
 # Sub-keys of a section that counts faults per kind (the simulator's): which ones are a mechanism's catches.
 FAULT_TOTAL = "injected"
 CATCH_OUTCOMES = ("caught", "flagged", "neutralised")

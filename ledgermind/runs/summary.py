@@ -109,10 +109,8 @@ def build_metrics(
         "error_causes": error_causes(failed),
         "truncated": sum(1 for r in results if r.truncated),
         **_per_item(results, "prompt_tokens", "image_pixels"),
-        "wall_time_s": wall_time_s,  # this invocation
-        "wall_time_total_s": wall_time_s
-        if wall_time_total_s is None
-        else wall_time_total_s,  # all invocations
+        "wall_time_s": wall_time_s,  # this invocation; the total is over all invocations
+        "wall_time_total_s": wall_time_s if wall_time_total_s is None else wall_time_total_s,
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
         "mechanisms": sum_census(census(t) for t in trajectories),
         "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),
