@@ -154,9 +154,9 @@ def _item_view(r: ItemResult, traj: dict[str, Any] | None, item: Item | None, st
     """The item's page; a trajectory of another shape (valid JSON, hand-edited or foreign) is shown as
     unreadable beside its result rather than stopping the whole report."""
     try:
-        return build_item_view(r.id, r, traj, item, store)
+        return build_item_view(r, traj, item, store)
     except (AttributeError, TypeError, ValueError, KeyError) as e:
-        view = build_item_view(r.id, r, None, item, store)
+        view = build_item_view(r, None, item, store)
         view.notes.append(f"trajectory unreadable ({type(e).__name__}: {e}); shown without it")
         return view
 

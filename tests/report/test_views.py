@@ -147,7 +147,6 @@ def test_item_view_of_a_real_trajectory(scripted_multirun: Path, tmp_path: Path)
     run = load_run(scripted_multirun / "0_full")
     t = run.trajectories["apollo"]
     v = build_item_view(
-        "apollo",
         run.results[[r.id for r in run.results].index("apollo")],
         t,
         run.items["apollo"],
