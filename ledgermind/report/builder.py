@@ -197,15 +197,7 @@ def _write_multirun(
             for k, p in enumerate(places)
             if (k, item_id) in views
         ]
-        question = cols[0]["v"].question
-        site.write(
-            rel,
-            "compare.html.j2",
-            [("all runs", "index.html")],
-            item_id=item_id,
-            question=question,
-            columns=cols,
-        )
+        site.write(rel, "compare.html.j2", [("all runs", "index.html")], columns=cols)
         outcomes = [getattr(views.get((k, item_id)), "outcome", None) for k in range(len(places))]
         compares.append({"id": item_id, "href": rel, "outcomes": outcomes})
     site.write(
