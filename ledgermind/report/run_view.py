@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ledgermind.backends.recorded import describe_backend
@@ -18,7 +18,7 @@ from ledgermind.metrics.stats import wilson_interval
 from ledgermind.report import census_table
 from ledgermind.report.charts import Chart, bar_chart
 from ledgermind.report.glossary import COST_SUMMARIES, Definition, glossary
-from ledgermind.report.item_view import ItemView, outcome_of
+from ledgermind.report.item_view import ItemView
 from ledgermind.report.sources import RunData
 from ledgermind.report.timeline import shorten
 from ledgermind.report.why import WhyView, build_why
@@ -54,7 +54,7 @@ class ItemRow:
     model_calls: int
     tool_calls: int
     error: str
-    short_id: str = ""  # what the id column shows: unambiguous among the run's ids (``short_ids``)
+    short_id: str  # what the id column shows: unambiguous among the run's ids (``short_ids``)
 
 
 ID_CHARS = 22  # the id column's width; longer ids keep their distinguishing end
@@ -104,7 +104,7 @@ class RunView:
 
 def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
     """``views``: item id → its item page's view (what the row shows of the trajectory, its first
-    image); a result without one gets its result's columns only."""
+    image), one for every result."""
     results = run.results
     scored = [r for r in results if not r.error]
     by_diff = difficulty_accuracy(scored)
@@ -116,9 +116,8 @@ def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
     ]
     # a split nobody has is not shown
     splits = [(name, _with_intervals(groups)) for name, groups in splits if groups]
-    rows = [_item_row(r, views.get(r.id)) for r in results]
-    shown = short_ids([r.id for r in rows])
-    rows = [replace(r, short_id=shown[r.id]) for r in rows]
+    shown = short_ids([r.id for r in results])
+    rows = [_item_row(r, views[r.id], shown[r.id]) for r in results]
     # first: describing the backend registers its census sections, which a derived census counts
     disclaimer = describe_backend(str(run.identity.get("backend", ""))).disclaimer
     census, source = census_table.run_census(run.metrics, run.trajectories.values())
@@ -194,30 +193,30 @@ def item_href(item_id: str) -> str:
     return f"items/{safe_filename(item_id)}.html"
 
 
-def _item_row(r: ItemResult, v: ItemView | None) -> ItemRow:
+def _item_row(r: ItemResult, v: ItemView, short_id: str) -> ItemRow:
     """The item's row: its result's columns and what its page's view read from the trajectory (a
     trajectory of another shape leaves that view, and so the row, with the result's columns only)."""
-    triggers = v.triggers if v else []
-    first = v.images[0].stored if v and v.images else None
+    first = v.images[0].stored if v.images else None
     return ItemRow(
         id=r.id,
-        href=item_href(r.id) if v else "",
-        outcome=v.outcome if v else outcome_of(r, None),
+        href=item_href(r.id),
+        outcome=v.outcome,
         path=r.path or "ERROR",
         difficulty=r.difficulty or "",
         subject=r.subject or "",
-        question=shorten(v.question if v else "", QUESTION_CHARS),
+        question=shorten(v.question, QUESTION_CHARS),
         thumbnail=first.rel if first else None,
         score=r.score,
         prediction="" if r.prediction is None else str(r.prediction),
         gold="" if r.gold is None else str(r.gold),
-        triggers=sorted({SHORT_TRIGGER.get(t, t) for t in triggers}),
-        operators=sorted(set(v.operators if v else [])),
-        abstained=bool(v and v.abstained),
-        phantom_caught=triggers.count(Trigger.T6.value),
+        triggers=sorted({SHORT_TRIGGER.get(t, t) for t in v.triggers}),
+        operators=sorted(set(v.operators)),
+        abstained=v.abstained,
+        phantom_caught=v.triggers.count(Trigger.T6.value),
         model_calls=r.model_calls,
         tool_calls=r.tool_calls,
-        error=(v.error if v else r.error) or "",
+        error=v.error or "",
+        short_id=short_id,
     )
 
 
