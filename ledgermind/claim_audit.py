@@ -20,6 +20,7 @@ audited, 1 when some line was invalid, 2 for a usage error (missing file, missin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -111,15 +112,12 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     cascade = build_cascade(cfg, ner=SpacyNER(args.ner_model), aliases=aliases)
     if args.claims != "-" and not Path(args.claims).is_file():
         raise UserError(f"claims file not found: {args.claims}")
-    source = stdin if args.claims == "-" else open(args.claims, encoding="utf-8")
     invalid = 0
-    try:
-        for record in audit_lines(source, cascade):
+    source = contextlib.nullcontext(stdin) if args.claims == "-" else open(args.claims, encoding="utf-8")
+    with source as lines:
+        for record in audit_lines(lines, cascade):
             invalid += "error" in record
             stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
-    finally:
-        if source is not stdin:
-            source.close()
     return 1 if invalid else 0
 
 

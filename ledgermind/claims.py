@@ -122,16 +122,11 @@ def parse_oc_lines(text: str, max_items: int = 15) -> list[ParsedOC]:
     """Parse ``[OC-i] CATEGORY | description`` lines (App. G.2); also a JSON ``observations`` list."""
     data = _try_json(text)
     if isinstance(data, dict) and isinstance(data.get("observations"), list):
-        out = []
-        for i, o in enumerate(data["observations"], 1):
-            if isinstance(o, dict) and str(o.get("text", "")).strip():
-                out.append(ParsedOC(i, str(o.get("category", "OBJECT")).upper(), str(o["text"]).strip()))
-        return out[:max_items]
-    out = []
-    for line in _CLEAN_RE.sub("", text).splitlines():
-        m = _OC_HEAD_RE.match(line)
-        if m and m.group(3).strip():
-            out.append(ParsedOC(int(m.group(1)), m.group(2).upper(), m.group(3).strip()))
+        obs = [(i, o) for i, o in enumerate(data["observations"], 1) if isinstance(o, dict)]
+        rows: list[Any] = [(i, o.get("category", "OBJECT"), o.get("text", "")) for i, o in obs]
+    else:
+        rows = [m.groups() for m in map(_OC_HEAD_RE.match, _CLEAN_RE.sub("", text).splitlines()) if m]
+    out = [ParsedOC(int(i), str(c).upper(), str(body).strip()) for i, c, body in rows if str(body).strip()]
     return out[:max_items]
 
 

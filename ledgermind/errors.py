@@ -36,7 +36,6 @@ class MissingExtraError(UserError):
             f"{feature} needs the optional dependency '{module}', which is not installed: "
             f"pip install 'ledgermind[{extra}]'"
         )
-        self.feature, self.extra, self.module = feature, extra, module
 
 
 class ProvenanceError(LedgerMindError):

@@ -17,6 +17,7 @@ starts with ``_``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import types
 import typing
@@ -130,17 +131,13 @@ def decode(tp: Any, value: Any, name: str = "value") -> Any:
             return value
     elif origin in (types.UnionType, typing.Union):
         for arg in args:
-            try:
+            with contextlib.suppress(ValueError):
                 return decode(arg, value, name)
-            except ValueError:
-                continue
     elif isinstance(tp, type) and issubclass(tp, Record):
         return tp.from_dict(value)
     elif isinstance(tp, type) and issubclass(tp, Enum):
-        try:
+        with contextlib.suppress(ValueError):
             return tp(value)
-        except ValueError:
-            pass
     elif tp is Path:
         if isinstance(value, str):
             return Path(value)

@@ -60,9 +60,8 @@ class MarkKind(str, Enum):
 
     DUAL_READ_AGREE = "DUAL_READ_AGREE"  # Δv ≤ 0.15 (App. D.5)
     DUAL_READ_DISAGREE = "DUAL_READ_DISAGREE"  # Δv > 0.15 or a reading missing
-    DUAL_READ_ESCALATED = (
-        "DUAL_READ_ESCALATED"  # a disagreement got a third reading, closest to Num(P_oc) adopted
-    )
+    # a disagreement got a third reading, closest to Num(P_oc) adopted
+    DUAL_READ_ESCALATED = "DUAL_READ_ESCALATED"
     T5_NO_SUPPORT = "T5_NO_SUPPORT"  # T5 fired and no ACTIVE entry states any option / the answer
     T5_PERCEPTION_SUPPORT = "T5_PERCEPTION_SUPPORT"  # T5 fired; only PERCEPTION entries could state one
     T5_RETRIEVAL_SUPPORT = "T5_RETRIEVAL_SUPPORT"  # T5 fired; a RETRIEVAL entry could state one
@@ -100,9 +99,8 @@ class ModelCall(Record):
     reply: str = ""
     error: str | None = None
     step: int = 0
-    request_key: str = (
-        ""  # hash of the full request (the response-cache key): equal keys = identical requests
-    )
+    # hash of the full request (the response-cache key): equal keys = identical requests
+    request_key: str = ""
     meta: dict[str, Any] = field(default_factory=dict)  # the backend's Reply.meta
     # Provenance of the request and the reply: never parsed, grounded or re-sent.
     reasoning: str = ""  # a reasoning model's thinking, split from ``reply`` (backends/reasoning.py)
@@ -129,9 +127,8 @@ class RepairEvent(Record):
     step: int = 0
     hit: int = 0  # which trigger firing this event answers (1, 2, …; 0 = not recorded)
     error: str | None = None  # the operator itself failed (a bug, not a tool anomaly)
-    tool_call: str | None = (
-        None  # call id of the tool invocation the operator made (RETRY/REFRESH/SWITCH/ACQUIRE)
-    )
+    # call id of the tool invocation the operator made (RETRY/REFRESH/SWITCH/ACQUIRE)
+    tool_call: str | None = None
     variation: str | None = None  # how a re-invocation's request differed from the original (App. E.2)
     skipped_identical: bool = False  # the re-invocation would have repeated an earlier request: not sent
 

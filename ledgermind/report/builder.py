@@ -26,7 +26,7 @@ from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_
 from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view
-from ledgermind.report.run_view import backend_label, build_run_view
+from ledgermind.report.run_view import backend_label, build_run_view, item_href
 from ledgermind.report.sources import RunData, load_run
 from ledgermind.runs.atomic import atomic_write, inside
 from ledgermind.runs.reader import find_runs
@@ -77,7 +77,7 @@ class RunPlace:
     prefix: str  # "" for a single run, "runs/<slug>/" inside a multirun
 
     def item_page(self, item_id: str) -> str:
-        return f"{self.prefix}items/{safe_filename(item_id)}.html"
+        return self.prefix + item_href(item_id)
 
 
 def build_report(path: Path, out_dir: Path | None = None) -> Path:
@@ -146,9 +146,7 @@ def _write_run(site: Site, place: RunPlace, shared: set[str]) -> dict[str, ItemV
         site.write(
             rel, "item.html.j2", [*crumbs, (f"run {run.variant}", run_index)], v=v, compare_href=compare
         )
-    hrefs = {r.id: f"items/{safe_filename(r.id)}.html" for r in run.results}
-    thumbs = {i: v.images[0].stored.rel for i, v in views.items() if v.images and v.images[0].stored}
-    site.write(run_index, "run.html.j2", crumbs, v=build_run_view(run, hrefs, thumbs))
+    site.write(run_index, "run.html.j2", crumbs, v=build_run_view(run, views))
     return views
 
 
@@ -156,9 +154,9 @@ def _item_view(r: ItemResult, traj: dict[str, Any] | None, item: Item | None, st
     """The item's page; a trajectory of another shape (valid JSON, hand-edited or foreign) is shown as
     unreadable beside its result rather than stopping the whole report."""
     try:
-        return build_item_view(r.id, r, traj, item, store)
+        return build_item_view(r, traj, item, store)
     except (AttributeError, TypeError, ValueError, KeyError) as e:
-        view = build_item_view(r.id, r, None, item, store)
+        view = build_item_view(r, None, item, store)
         view.notes.append(f"trajectory unreadable ({type(e).__name__}: {e}); shown without it")
         return view
 
@@ -199,18 +197,8 @@ def _write_multirun(
             for k, p in enumerate(places)
             if (k, item_id) in views
         ]
-        question = cols[0]["v"].question
-        site.write(
-            rel,
-            "compare.html.j2",
-            [("all runs", "index.html")],
-            item_id=item_id,
-            question=question,
-            columns=cols,
-        )
-        outcomes = [
-            views[(k, item_id)].outcome if (k, item_id) in views else None for k in range(len(places))
-        ]
+        site.write(rel, "compare.html.j2", [("all runs", "index.html")], columns=cols)
+        outcomes = [getattr(views.get((k, item_id)), "outcome", None) for k in range(len(places))]
         compares.append({"id": item_id, "href": rel, "outcomes": outcomes})
     site.write(
         "index.html",

@@ -19,6 +19,7 @@ per meaning:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -44,11 +45,8 @@ GOOD_ZERO_WORDS = PROBLEM_WORDS + (
     "escalated",
     "abstained",
 )
-NEUTRAL_ZERO_GROUPS = (
-    "paths",
-    "t5",
-    "knowledge_without_source",
-)  # a route / reason not taken is not a dead mechanism
+# a route / reason not taken is not a dead mechanism
+NEUTRAL_ZERO_GROUPS = ("paths", "t5", "knowledge_without_source")
 # Sub-keys of a section that counts faults per kind (the simulator's): which ones are a mechanism's catches.
 FAULT_TOTAL = "injected"
 CATCH_OUTCOMES = ("caught", "flagged", "neutralised")
@@ -72,34 +70,32 @@ class CensusRow:
         return any(word in self.key for word in PROBLEM_WORDS)
 
     @property
+    def meaning(self) -> str:
+        """The colour class of a zero (module docstring): structural / good-zero / dead; '' for a non-zero
+        count."""
+        numeric = isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
+        if not numeric or self.value != 0:
+            return ""
+        if self.structural:
+            return "structural"
+        if self.dead_if_zero is not None:
+            return "dead" if self.dead_if_zero else "good-zero"
+        good = any(w in self.key for w in GOOD_ZERO_WORDS) or self.group in NEUTRAL_ZERO_GROUPS
+        return "good-zero" if good else "dead"
+
+    @property
     def good_zero(self) -> bool:
         """A zero that is healthy or uninformative (neutral colour, no flag)."""
-        if not self.is_zero or self.structural:
-            return False
-        if self.dead_if_zero is not None:
-            return not self.dead_if_zero
-        return any(w in self.key for w in GOOD_ZERO_WORDS) or self.group in NEUTRAL_ZERO_GROUPS
+        return self.meaning == "good-zero"
 
     @property
     def never_fired(self) -> bool:
         """A dead mechanism: zero where the variant could act (red)."""
-        return self.is_zero and not self.structural and not self.good_zero
-
-    @property
-    def meaning(self) -> str:
-        """The colour class: structural / good-zero / dead / '' (a non-zero count)."""
-        if self.structural_zero:
-            return "structural"
-        return "good-zero" if self.good_zero else ("dead" if self.never_fired else "")
-
-    @property
-    def is_zero(self) -> bool:
-        numeric = isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
-        return numeric and self.value == 0
+        return self.meaning == "dead"
 
     @property
     def structural_zero(self) -> bool:
-        return self.is_zero and self.structural
+        return self.meaning == "structural"
 
 
 def rows(census: Mapping[str, Any] | None, structural: Iterable[str] = ()) -> list[CensusRow]:
@@ -147,12 +143,7 @@ def _flatten(d: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:
 
 def grouped(census_rows: Iterable[CensusRow]) -> list[tuple[str, list[CensusRow]]]:
     """Rows by top-level group, in census order (one table line per mechanism)."""
-    out: list[tuple[str, list[CensusRow]]] = []
-    for r in census_rows:
-        if not out or out[-1][0] != r.group:
-            out.append((r.group, []))
-        out[-1][1].append(r)
-    return out
+    return [(group, list(rs)) for group, rs in itertools.groupby(census_rows, key=lambda r: r.group)]
 
 
 def item_census(trajectory: Mapping[str, Any]) -> dict[str, Any] | None:

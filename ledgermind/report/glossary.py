@@ -62,10 +62,7 @@ def definition(name: str) -> Definition | None:
             HIGHER if "(↑)" in doc else LOWER if "(↓)" in doc else DIRECTION_NOT_IN_DOCSTRING.get(name, "")
         )
         return Definition(name, doc.replace(" (↑)", "").replace(" (↓)", ""), direction)
-    if name in OTHER:
-        text, direction = OTHER[name]
-        return Definition(name, text, direction)
-    return None
+    return Definition(name, *OTHER[name]) if name in OTHER else None
 
 
 def glossary(names: list[str]) -> list[Definition]:

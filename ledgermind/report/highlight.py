@@ -23,20 +23,11 @@ def segments(text: str, entities: Iterable[str] = (), numbers: Iterable[str] = (
     if not text or not needles:
         return [Segment(text)] if text else []
     needles.sort(key=lambda nk: -len(nk[0]))
-    kind_of: dict[str, str] = {}
-    for n, k in needles:
-        kind_of.setdefault(n.casefold(), k)
-    pattern = re.compile("|".join(_needle_re(n, k) for n, k in needles), re.IGNORECASE)
-    out: list[Segment] = []
-    pos = 0
-    for m in pattern.finditer(text):
-        if m.start() > pos:
-            out.append(Segment(text[pos : m.start()]))
-        out.append(Segment(m.group(0), kind_of.get(m.group(0).casefold(), "entity")))
-        pos = m.end()
-    if pos < len(text):
-        out.append(Segment(text[pos:]))
-    return out
+    kind_of = {n.casefold(): k for n, k in reversed(needles)}  # a text's first needle gives its kind
+    # one capturing group: ``split`` alternates plain text (even places) and matches (odd places)
+    pattern = re.compile("(" + "|".join(_needle_re(n, k) for n, k in needles) + ")", re.IGNORECASE)
+    pieces = enumerate(pattern.split(text))
+    return [Segment(p, kind_of.get(p.casefold(), "entity") if i % 2 else None) for i, p in pieces if p]
 
 
 def _clean(values: Iterable[str]) -> list[str]:

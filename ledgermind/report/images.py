@@ -37,10 +37,6 @@ class ImageStore:
         self.allowed = [Path(a).resolve() for a in (allowed or [])]
         self._by_path: dict[Path, StoredImage | str] = {}
 
-    def _inside_allowed(self, path: Path) -> bool:
-        target = path.resolve()
-        return any(target == a or a in target.parents for a in self.allowed)
-
     def add(self, path: Path) -> StoredImage | str:
         path = Path(path)
         if path not in self._by_path:
@@ -48,7 +44,7 @@ class ImageStore:
         return self._by_path[path]
 
     def _store(self, path: Path) -> StoredImage | str:
-        if not self._inside_allowed(path):
+        if not any(path.resolve().is_relative_to(a) for a in self.allowed):
             return f"image outside the run and data directories, not shown: {path.name}"
         if not path.is_file():
             return f"image not found: {path}"

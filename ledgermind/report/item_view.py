@@ -133,12 +133,9 @@ class ItemView:
 DEFENSE_MARKS = ("ENTITY_RECHECK", "NUMERIC_SNAP", "VISUAL_FALLBACK")
 
 
-def outcome_of(result: ItemResult | None, traj: dict[str, Any] | None) -> str:
-    error = (result.error if result else None) or (traj or {}).get("error")
-    if error or (result is not None and result.path is None):
+def outcome_of(result: ItemResult, traj: dict[str, Any] | None) -> str:
+    if result.error or (traj or {}).get("error") or result.path is None:
         return "error"
-    if result is None:
-        return "unknown"
     if result.score >= 1.0:
         return "correct"
     if not result.parsed:
@@ -147,11 +144,7 @@ def outcome_of(result: ItemResult | None, traj: dict[str, Any] | None) -> str:
 
 
 def build_item_view(
-    item_id: str,
-    result: ItemResult | None,
-    traj: dict[str, Any] | None,
-    info: Item | None,
-    store: ImageStore,
+    result: ItemResult, traj: dict[str, Any] | None, info: Item | None, store: ImageStore
 ) -> ItemView:
     t = traj or {}
     ledger = t.get("ledger") or {}
@@ -161,24 +154,24 @@ def build_item_view(
     events = t.get("events", [])
     options = [(chr(ord("A") + i), str(o)) for i, o in enumerate((info.options if info else None) or [])]
     return ItemView(
-        id=item_id,
+        id=result.id,
         question=str(t.get("question") or (info.question if info else "")),
         options=options,
-        gold=result.gold if result else None,
-        prediction=result.prediction if result else t.get("answer"),
+        gold=result.gold,
+        prediction=result.prediction,
         raw_answer=str(t.get("raw_answer") or ""),
         decision_changes=[
             f"{m.get('kind')}: {m.get('detail')}"
             for m in t.get("marks", [])
             if m.get("kind") in DEFENSE_MARKS
         ],
-        path=str((result.path if result else None) or t.get("path") or "ERROR"),
-        score=result.score if result else None,
+        path=str(result.path or t.get("path") or "ERROR"),
+        score=result.score,
         outcome=outcome_of(result, traj),
-        error=(result.error if result else None) or t.get("error"),
+        error=result.error or t.get("error"),
         abstained=bool(t.get("abstained", False)),
-        difficulty=(result.difficulty if result else None) or (info.difficulty if info else None),
-        question_types=list(result.question_types) if result else [],
+        difficulty=result.difficulty or (info.difficulty if info else None),
+        question_types=list(result.question_types),
         images=_images(entries, ledger, info, store),
         entries=entries,
         chain=_chain(claims),
@@ -195,12 +188,11 @@ def build_item_view(
     )
 
 
-def _scoring_rule(result: ItemResult | None, info: Item | None) -> str | None:
+def _scoring_rule(result: ItemResult, info: Item | None) -> str | None:
     """The numeric tolerance behind the score, with the numbers it compared (None: not a number)."""
-    numeric = info is not None and info.answer_type is AnswerType.NUMERIC
-    if result is None or info is None or not numeric or result.prediction is None or result.gold is None:
+    if info is None or info.answer_type is not AnswerType.NUMERIC:
         return None
-    pred, gold = parse_number(result.prediction), parse_number(result.gold)
+    pred, gold = parse_number(result.prediction or ""), parse_number(result.gold or "")
     if pred is None or gold is None:
         return None
     tol = NumericTolerance(relative_all=info.meta.get("numeric_tolerance"))
@@ -242,25 +234,15 @@ def _images(
     """Each image of the item, with the boxes of the entries whose tool read that image."""
     item_images = [Path(p) for p in info.images] if info else []
     calls = {o.get("call_id"): o for o in ledger.get("tool_outputs", [])}
-    order: list[Path] = list(item_images)
     boxes: dict[Path, list[EntryRow]] = defaultdict(list)
     for e in entries:
-        if not e.bbox:
-            continue
-        path = _image_of(e, calls.get(e.tool_call_id), item_images)
-        if path is None:
-            continue
-        if path not in order:
-            order.append(path)
-        boxes[path].append(e)
+        path = _image_of(e, calls.get(e.tool_call_id), item_images) if e.bbox else None
+        if path is not None:
+            boxes[path].append(e)
     views = []
-    for path in order:
+    for path in dict.fromkeys([*item_images, *boxes]):  # the item's own images first
         stored = store.add(path)
-        view = ImageView(
-            path.name,
-            stored if isinstance(stored, StoredImage) else None,
-            stored if isinstance(stored, str) else None,
-        )
+        view = ImageView(path.name, *((stored, None) if isinstance(stored, StoredImage) else (None, stored)))
         for e in boxes.get(path, []):
             x0, y0, x1, y1 = (float(v) for v in e.bbox or (0, 0, 0, 0))
             view.boxes.append(Box(e.id, e.omega, e.tool, x0, y0, max(x1 - x0, 0.0), max(y1 - y0, 0.0)))

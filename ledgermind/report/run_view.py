@@ -7,9 +7,9 @@ same grouping helper ``metrics.json`` uses, so a run that never finished still g
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ledgermind.backends.recorded import describe_backend
@@ -18,12 +18,13 @@ from ledgermind.metrics.stats import wilson_interval
 from ledgermind.report import census_table
 from ledgermind.report.charts import Chart, bar_chart
 from ledgermind.report.glossary import COST_SUMMARIES, Definition, glossary
-from ledgermind.report.item_view import outcome_of
+from ledgermind.report.item_view import ItemView
 from ledgermind.report.sources import RunData
 from ledgermind.report.timeline import shorten
 from ledgermind.report.why import WhyView, build_why
 from ledgermind.runs.results import ItemResult
 from ledgermind.runs.summary import difficulty_accuracy, group_accuracy
+from ledgermind.runs.trajectories import safe_filename
 from ledgermind.trajectory import Trigger
 
 QUESTION_CHARS = 160  # question text in the item table (the item page has all of it)
@@ -53,7 +54,7 @@ class ItemRow:
     model_calls: int
     tool_calls: int
     error: str
-    short_id: str = ""  # what the id column shows: unambiguous among the run's ids (``short_ids``)
+    short_id: str  # what the id column shows: unambiguous among the run's ids (``short_ids``)
 
 
 ID_CHARS = 22  # the id column's width; longer ids keep their distinguishing end
@@ -101,10 +102,9 @@ class RunView:
     definitions: dict[str, Definition] = field(default_factory=dict)  # metric name -> its one definition
 
 
-def build_run_view(
-    run: RunData, item_href: dict[str, str], thumbnails: Mapping[str, str] | None = None
-) -> RunView:
-    """``thumbnails``: item id → report-relative path of its first image (already copied by the item pages)."""
+def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
+    """``views``: item id → its item page's view (what the row shows of the trajectory, its first
+    image), one for every result."""
     results = run.results
     scored = [r for r in results if not r.error]
     by_diff = difficulty_accuracy(scored)
@@ -114,15 +114,10 @@ def build_run_view(
         ("path", group_accuracy(results, lambda r: [r.path or "ERROR"])),
         ("question type", group_accuracy(scored, lambda r: r.question_types)),
     ]
-    splits = [
-        (name, _with_intervals(groups)) for name, groups in splits if groups
-    ]  # a split nobody has is not shown
-    rows = [
-        _item_row(r, run.trajectories.get(r.id), item_href.get(r.id, ""), (thumbnails or {}).get(r.id))
-        for r in results
-    ]
-    shown = short_ids([r.id for r in rows])
-    rows = [replace(r, short_id=shown[r.id]) for r in rows]
+    # a split nobody has is not shown
+    splits = [(name, _with_intervals(groups)) for name, groups in splits if groups]
+    shown = short_ids([r.id for r in results])
+    rows = [_item_row(r, views[r.id], shown[r.id]) for r in results]
     # first: describing the backend registers its census sections, which a derived census counts
     disclaimer = describe_backend(str(run.identity.get("backend", ""))).disclaimer
     census, source = census_table.run_census(run.metrics, run.trajectories.values())
@@ -167,22 +162,17 @@ def backend_label(identity: Mapping[str, Any]) -> str:
     return f"{model} ({backend})" if backend else model
 
 
-def wilson(successes: float, n: int) -> tuple[float, float] | tuple[None, None]:
-    """The Wilson score interval of a proportion (well-behaved at 0, 1 and small n); (None, None) for n = 0."""
-    return wilson_interval(successes, n) or (None, None)
-
-
 def headline(scored: list[ItemResult]) -> Headline:
     n = len(scored)
     acc = sum(r.score for r in scored) / n if n else None
-    low, high = wilson(sum(r.score for r in scored), n)
+    low, high = wilson_interval(sum(r.score for r in scored), n) or (None, None)
     return Headline(acc, low, high, n)
 
 
 def _with_intervals(groups: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out = {}
     for g, s in groups.items():
-        low, high = wilson(s["accuracy"] * s["n"], s["n"])
+        low, high = wilson_interval(s["accuracy"] * s["n"], s["n"]) or (None, None)
         out[g] = {**s, "low": low, "high": high}
     return out
 
@@ -198,52 +188,49 @@ def provenance_rows(identity: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def _item_row(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str | None = None) -> ItemRow:
-    """The item's row; a trajectory of another shape (its page says so) leaves only the result's columns."""
-    try:
-        return _row_of(r, t, href, thumbnail)
-    except (AttributeError, TypeError, ValueError, KeyError):
-        return _row_of(r, None, href, thumbnail)
+def item_href(item_id: str) -> str:
+    """The item's page, relative to its run's page."""
+    return f"items/{safe_filename(item_id)}.html"
 
 
-def _row_of(r: ItemResult, t: dict[str, Any] | None, href: str, thumbnail: str | None) -> ItemRow:
-    events = (t or {}).get("events", [])
-    triggers = sorted({SHORT_TRIGGER.get(str(e.get("trigger")), str(e.get("trigger"))) for e in events})
+def _item_row(r: ItemResult, v: ItemView, short_id: str) -> ItemRow:
+    """The item's row: its result's columns and what its page's view read from the trajectory (a
+    trajectory of another shape leaves that view, and so the row, with the result's columns only)."""
+    first = v.images[0].stored if v.images else None
     return ItemRow(
         id=r.id,
-        href=href,
-        outcome=outcome_of(r, t),
+        href=item_href(r.id),
+        outcome=v.outcome,
         path=r.path or "ERROR",
         difficulty=r.difficulty or "",
         subject=r.subject or "",
-        question=shorten((t or {}).get("question") or "", QUESTION_CHARS),
-        thumbnail=thumbnail,
+        question=shorten(v.question, QUESTION_CHARS),
+        thumbnail=first.rel if first else None,
         score=r.score,
         prediction="" if r.prediction is None else str(r.prediction),
         gold="" if r.gold is None else str(r.gold),
-        triggers=triggers,
-        operators=sorted({str(e["operator"]) for e in events if e.get("operator")}),
-        abstained=bool((t or {}).get("abstained", False)),
-        phantom_caught=sum(1 for e in events if e.get("trigger") == Trigger.T6.value),
+        triggers=sorted({SHORT_TRIGGER.get(t, t) for t in v.triggers}),
+        operators=sorted(set(v.operators)),
+        abstained=v.abstained,
+        phantom_caught=v.triggers.count(Trigger.T6.value),
         model_calls=r.model_calls,
         tool_calls=r.tool_calls,
-        error=r.error or (t or {}).get("error") or "",
+        error=v.error or "",
+        short_id=short_id,
     )
 
 
 def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> list[Chart]:
     acc = [(f"{d} (n={v['n']})", [100.0 * v["accuracy"]]) for d, v in by_difficulty.items()]
     trig = Counter(t for r in rows for t in r.triggers)
-    per_path: dict[str, list[ItemRow]] = defaultdict(list)
-    for r in rows:
-        per_path[r.path].append(r)
-    by_difficulty_chart = [
+    per_path = {p: [r for r in rows if r.path == p] for p in sorted({r.path for r in rows})}
+    accuracy = [
         bar_chart(
             "chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}", bar_w=72
         )
     ]
     return [
-        *(by_difficulty_chart if acc else []),  # a benchmark without difficulty labels gets no empty chart
+        *(accuracy if acc else []),  # a benchmark without difficulty labels gets no empty chart
         bar_chart(
             "chart-triggers",
             "Items where each trigger fired",
@@ -260,7 +247,7 @@ def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> li
             "Calls per item by path",
             [
                 (p, [sum(r.model_calls for r in rs) / len(rs), sum(r.tool_calls for r in rs) / len(rs)])
-                for p, rs in sorted(per_path.items())
+                for p, rs in per_path.items()
             ],
             series_names=("model calls", "tool calls"),
             fmt="{:.1f}",

@@ -7,6 +7,7 @@ the item view is what the ledger *holds*. Values stay plain strings; the templat
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,33 +57,26 @@ def item_image_links(info: Item | None, store: ImageStore) -> dict[str, str]:
     for path in info.images if info else []:
         stored = store.add(path)
         if isinstance(stored, StoredImage):
-            try:
+            with contextlib.suppress(DataError):  # an image that cannot be read links nowhere
                 links[image_digest(Path(path))] = stored.rel
-            except DataError:
-                continue
     return links
 
 
 def prompt_of(call: dict[str, Any], links: dict[str, str] | None = None) -> tuple[PromptMessage, ...]:
     """The logged messages of a model call (``ModelCall.messages``) as the page shows them."""
-    out = []
-    for m in call.get("messages") or []:
-        parts = []
-        for p in m.get("content") or []:
-            if p.get("type") == "image":
-                sha = str(p.get("sha256", ""))
-                parts.append(
-                    PromptPart(
-                        "image",
-                        sha256=sha,
-                        size=f"{p.get('width', '?')}×{p.get('height', '?')}",
-                        href=(links or {}).get(sha),
-                    )
-                )
-            else:
-                parts.append(PromptPart("text", text=str(p.get("text", ""))))
-        out.append(PromptMessage(str(m.get("role", "")), tuple(parts)))
-    return tuple(out)
+    return tuple(
+        PromptMessage(str(m.get("role", "")), tuple(_part(p, links or {}) for p in m.get("content") or []))
+        for m in call.get("messages") or []
+    )
+
+
+def _part(p: dict[str, Any], links: dict[str, str]) -> PromptPart:
+    if p.get("type") != "image":
+        return PromptPart("text", text=str(p.get("text", "")))
+    sha = str(p.get("sha256", ""))
+    return PromptPart(
+        "image", sha256=sha, size=f"{p.get('width', '?')}×{p.get('height', '?')}", href=links.get(sha)
+    )
 
 
 def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[TimelineRow]:
@@ -130,13 +124,9 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
         op = e.get("operator") or "no operator"
         layer = f" [{e.get('layer')}]" if e.get("layer") else ""
         targets = ", ".join(map(str, e.get("targets", [])))
-        detail = (
-            f"→ {op}{layer}"
-            + (f" on {targets}" if targets else "")
-            + (f" — {e.get('note')}" if e.get("note") else "")
-        )
-        if e.get("error"):
-            detail += f" — operator failed: {e['error']}"
+        parts = [f"→ {op}{layer}", targets and f"on {targets}", e.get("note") and f"— {e['note']}"]
+        parts.append(e.get("error") and f"— operator failed: {e['error']}")
+        detail = " ".join(filter(None, parts))
         failed = e.get("grounded_after") is False or bool(e.get("error"))
         cost = f"cost {float(e.get('cost', 0.0)):g}"
         rows.append(

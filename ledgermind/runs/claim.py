@@ -53,9 +53,9 @@ from ledgermind.runs.provenance import LOCATION_KEYS, sha256_json
 
 # Top-level keys a resume may change without changing what is computed: which items (a resume
 # may extend ``limit``), how fast, how it is shown, where it is logged, and this very switch.
+# Backend keys a resume may change are those that do not shape a reply (``NOT_REPLY_SHAPING``, the
+# response cache's one list).
 RESUMABLE_KEYS = (*LOCATION_KEYS, "limit", "item_ids", "item_ids_file", "report", "resume")
-# Backend keys a resume may change: those that do not shape a reply (the response cache's one list).
-RESUMABLE_BACKEND_KEYS = NOT_REPLY_SHAPING
 # The identity fields compared on resume, in the order a mismatch is reported.
 IDENTITY_FIELDS = (
     "variant",
@@ -94,20 +94,16 @@ class IdentityMismatch(UserError):
 
 
 # ------------------------------------------------------------------------------ identity
-def resume_config_hash(config: Mapping[str, Any]) -> str:
-    """sha256 of the values the resolved config chooses (``chosen_values``: a new key whose default
-    keeps the old behaviour leaves it as it was) without the keys a resume may change."""
+def resume_identity(identity: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a run identity (``RunIdentity.to_dict()``) that a resume must agree on.
+
+    Its ``config_sha256`` hashes the values the resolved config chooses (``chosen_values``: a new key
+    whose default keeps the old behaviour leaves it as it was) without the keys a resume may change."""
+    record = {f: identity.get(f) for f in IDENTITY_FIELDS if f != "config_sha256"}
     rest = chosen_values({k: v for k, v in config.items() if k not in RESUMABLE_KEYS})
     if isinstance(rest.get("backend"), Mapping):
-        rest["backend"] = {k: v for k, v in rest["backend"].items() if k not in RESUMABLE_BACKEND_KEYS}
-    return sha256_json(rest)
-
-
-def resume_identity(identity: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of a run identity (``RunIdentity.to_dict()``) that a resume must agree on."""
-    record = {f: identity.get(f) for f in IDENTITY_FIELDS if f != "config_sha256"}
-    record["config_sha256"] = resume_config_hash(config)
-    return record
+        rest["backend"] = {k: v for k, v in rest["backend"].items() if k not in NOT_REPLY_SHAPING}
+    return record | {"config_sha256": sha256_json(rest)}
 
 
 def first_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
@@ -149,7 +145,7 @@ def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
 
 def _resumable(key: str) -> bool:
     top, _, rest = key.partition(".")
-    return top in RESUMABLE_KEYS or (top == "backend" and rest.partition(".")[0] in RESUMABLE_BACKEND_KEYS)
+    return top in RESUMABLE_KEYS or (top == "backend" and rest.partition(".")[0] in NOT_REPLY_SHAPING)
 
 
 def config_changes(out_dir: Path, new_config_yaml: str) -> str | None:

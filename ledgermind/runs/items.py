@@ -91,13 +91,13 @@ def _load(cfg: DictConfig, limit: int | None, *, trusted: bool) -> list[Item]:
         raise ConfigError(f"{key} is required: add {key}=... to the command line") from None
     if limit is not None:
         node["limit"] = limit if node.get("limit") is None else min(limit, node["limit"])
-    if "_target_" in node and not trusted:
-        raise ConfigError(
-            f"the run's benchmark names a loader by import path ({node['_target_']}); a run folder is data, so "
-            "only registered benchmarks are reloaded (pass --trust-config if you made this run yourself)"
-        )
     if "_target_" in node:  # a user-supplied loader: callable(**params) -> list[Item]
         target = node.pop("_target_")
+        if not trusted:
+            raise ConfigError(
+                f"the run's benchmark names a loader by import path ({target}); a run folder is data, so "
+                "only registered benchmarks are reloaded (pass --trust-config if you made this run yourself)"
+            )
         try:
             loader = import_attr(target)
         except (ImportError, AttributeError, ValueError) as e:

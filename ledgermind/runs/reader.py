@@ -146,10 +146,7 @@ def load_inert_config(path: Path) -> DictConfig | None:
     if not OmegaConf.has_resolver("ledgermind_env_of_run"):
         OmegaConf.register_new_resolver("ledgermind_env_of_run", _env_of_run)
     data = read_yaml(path)
-    if not isinstance(data, dict):
-        return None
-    cfg = OmegaConf.create(_inert(data))
-    return cfg if isinstance(cfg, DictConfig) else None
+    return DictConfig(_inert(data)) if isinstance(data, dict) else None
 
 
 @dataclass(frozen=True)

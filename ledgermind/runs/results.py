@@ -149,7 +149,7 @@ def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
 
     An id appears twice when an errored item was retried on resume: the *last* line wins (the
     retry supersedes the failure). A finished item is never redone, so a line after its finishing
-    line is not the run's own: ``DuplicateResult`` names it.
+    line is not the run's own: every reader refuses it with a ``DataError`` naming the line.
     """
     return read_result_rows(out_dir, strict=strict, as_record=ItemResult.from_dict)
 
@@ -179,28 +179,16 @@ def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R], strict: bo
             note(f"{path} line {row.line_no}: not {what} ({e}); skipped")
             continue
         item_id = row.value["id"]
-        if item_id in finished:
-            raise DuplicateResult(path, row.line_no, item_id, finished[item_id])
+        if item_id in finished:  # pasted from another run, say: letting it win would relabel the item
+            raise DataError(
+                f"{path} line {row.line_no}: a second result for item {item_id!r}, already finished on line "
+                f"{finished[item_id]}; a run never redoes a finished item, so this line is not the run's own: remove it"
+            )
         if row.value.get("error") is None:
             finished[item_id] = row.line_no
         seen.pop(item_id, None)  # re-insert: order follows the latest line
         seen[item_id] = record
     return list(seen.values())
-
-
-class DuplicateResult(DataError):
-    """A result line for an item an earlier line already finished.
-
-    A run never redoes a finished item (only errored ones are retried), so such a line was not
-    written by the run that holds the folder (pasted from another run, say): letting it win would
-    relabel the item. Every reader refuses it, naming the line."""
-
-    def __init__(self, path: Path, line_no: int, item_id: str, first: int) -> None:
-        super().__init__(
-            f"{path} line {line_no}: a second result for item {item_id!r}, already finished on line {first}; "
-            "a run never redoes a finished item, so this line is not the run's own: remove it"
-        )
-        self.line_no, self.item_id = line_no, item_id
 
 
 def redo_damaged(out_dir: Path) -> None:

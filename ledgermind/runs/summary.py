@@ -6,7 +6,7 @@ Accuracies are fractions in [0, 1] (the mean item score); Table 3 renders them a
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,10 +109,8 @@ def build_metrics(
         "error_causes": error_causes(failed),
         "truncated": sum(1 for r in results if r.truncated),
         **_per_item(results, "prompt_tokens", "image_pixels"),
-        "wall_time_s": wall_time_s,  # this invocation
-        "wall_time_total_s": wall_time_s
-        if wall_time_total_s is None
-        else wall_time_total_s,  # all invocations
+        "wall_time_s": wall_time_s,  # this invocation; the total is over all invocations
+        "wall_time_total_s": wall_time_s if wall_time_total_s is None else wall_time_total_s,
         "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
         "mechanisms": sum_census(census(t) for t in trajectories),
         "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),
@@ -128,16 +126,10 @@ def build_metrics(
 
 
 def error_causes(failed: Sequence[ItemResult], top: int = 5) -> dict[str, int]:
-    """The most frequent causes (first clause, before any detail after ':'), most frequent first."""
-    counts: dict[str, int] = defaultdict(int)
-    for r in failed:
-        counts[cause_key(r.error or "")] += 1
+    """The most frequent causes, most frequent first. A cause is the error's first clause:
+    'model call failed (decide): vLLM server unavailable …; last error: …' → the text before ';'."""
+    counts = Counter((r.error or "").split(";")[0][:240] for r in failed)
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top])
-
-
-def cause_key(error: str) -> str:
-    """'model call failed (decide): vLLM server unavailable …; last error: …' → a groupable prefix."""
-    return error.split(";")[0][:240]
 
 
 def _trajectory_metrics(

@@ -14,7 +14,7 @@ from ledgermind.errors import DataError, UserError
 from ledgermind.report import build_report, census_table
 from ledgermind.report.highlight import marked, segments
 from ledgermind.report.images import ImageStore
-from ledgermind.report.item_view import build_item_view, outcome_of
+from ledgermind.report.item_view import ItemView, build_item_view, outcome_of
 from ledgermind.report.sources import input_image_path, load_run
 from ledgermind.report.timeline import timeline
 from ledgermind.runs.results import ItemResult
@@ -147,7 +147,6 @@ def test_item_view_of_a_real_trajectory(scripted_multirun: Path, tmp_path: Path)
     run = load_run(scripted_multirun / "0_full")
     t = run.trajectories["apollo"]
     v = build_item_view(
-        "apollo",
         run.results[[r.id for r in run.results].index("apollo")],
         t,
         run.items["apollo"],
@@ -460,20 +459,26 @@ def test_a_budget_exhausted_event_is_stamped_with_the_step_it_happened_at(monkey
 
 def test_a_benchmark_without_difficulty_gets_no_empty_difficulty_table_or_chart(tmp_path: Path) -> None:
     """gauges have no difficulty labels: the page showed an empty "accuracy by difficulty"."""
-    from ledgermind.report.run_view import build_run_view, wilson
+    from ledgermind.metrics.stats import wilson_interval
+    from ledgermind.report.run_view import build_run_view
     from ledgermind.report.sources import RunData
 
+    def views(results: list[ItemResult]) -> dict[str, ItemView]:
+        return {r.id: build_item_view(r, None, None, ImageStore(tmp_path)) for r in results}
+
     results = [_result(id=f"g{i}", difficulty=None, score=float(i % 2), subject=None) for i in range(4)]
-    v = build_run_view(RunData(tmp_path, results, {}, {"identity": {"backend": "SimulatedBackend"}}, {}), {})
+    run = RunData(tmp_path, results, {}, {"identity": {"backend": "SimulatedBackend"}}, {})
+    v = build_run_view(run, views(results))
     assert [name for name, _ in v.splits] == ["path"]  # no subject, no difficulty, no question type recorded
     assert "chart-accuracy" not in [c.id for c in v.charts]
     assert v.banner and "SIMULATED" in v.title and v.headline.n == 4 and v.headline.accuracy == 0.5
-    assert (v.headline.low, v.headline.high) == wilson(2, 4)
-    low, high = wilson(2, 4)
+    assert (v.headline.low, v.headline.high) == wilson_interval(2, 4)
+    low, high = wilson_interval(2, 4)
     assert low == pytest.approx(0.1500, abs=1e-4) and high == pytest.approx(
         0.8500, abs=1e-4
     )  # textbook Wilson 95%
-    with_diff = build_run_view(RunData(tmp_path, [_result(id="x", subject="Art")], {}, {}, {}), {})
+    art = [_result(id="x", subject="Art")]
+    with_diff = build_run_view(RunData(tmp_path, art, {}, {}, {}), views(art))
     assert [name for name, _ in with_diff.splits][:2] == [
         "subject",
         "difficulty",
