@@ -18,21 +18,24 @@ cache and reports the OCR seconds of each (the second variant should have none).
 ``--servers N`` starts N fake servers with the GPU cost model, each in its own process (a prefix
 cache per server, ``--server-latency`` + a cost per uncached prompt token + a cost per generated
 token per request, ``--per-server`` requests served at once: the ``--server-*`` options) and runs
-one Table 3 sweep (``--server-variants``, default every variant, over ``--server-items`` items; one
-job after the other sharing one response cache, as ``cache.scope=sweep`` does) on one server, then
-on all N (every item in flight, or ``--server-inflight``; the one-server sweep keeps 1/N of that in
-flight, the same per server, so that under a static placement each server has its own items queued
-and none idles while another's queue is long) routed in rotation, least-loaded (each
-job balances its own items) and by rendezvous placement (every job agrees). Each sweep starts
-from empty prefix caches that persist across its jobs, as running servers do, so the prefill that
-placement saves across jobs shows. Per sweep: items/s and its ratio to N × the one-server
-items/s, the prompt tokens prefilled and the prefix-hit rate (from the servers'
+one Table 3 sweep (``--server-variants``, default every variant, over ``--server-items`` items,
+sharing one response cache as ``cache.scope=sweep`` does; its jobs one after the other as Hydra's
+basic launcher runs them, or with ``--jobs concurrent`` all at once as a parallel launcher does)
+on one server, then on all N (every item in flight, or ``--server-inflight``; the one-server sweep
+keeps 1/N of that in flight, the same per server, so that under a static placement each server
+has its own items queued and none idles while another's queue is long) routed in rotation,
+least-loaded (each job balances its own items) and by rendezvous placement (every job agrees).
+Each sweep starts from empty prefix caches that persist across its jobs, as running servers do,
+so the prefill that placement saves across jobs shows. Per sweep: items/s and its ratio to N ×
+the one-server items/s, the prompt tokens prefilled and the prefix-hit rate (from the servers'
 ``usage.prompt_tokens_details.cached_tokens``), and two lower bounds on its wall time from the
 servers' modelled service seconds (``routed_sweep``). Two sweeps against an instant server come
 first: one fills the perception cache, the other times the runner alone — the part of every
-sweep that more servers cannot shorten. The modelled costs are tens to hundreds of ms per request
-so that the runner's own CPU stays small against them; where it does not (a loaded machine), the
-runner-alone time says so. Extra Hydra overrides go after ``--``.
+sweep that more servers cannot shorten. ``--bound-items`` simulates the ratio at the bounds for
+other item counts from the one-server sweep's per-item work (``bound_ratios``). The modelled
+costs are tens to hundreds of ms per request so that the runner's own CPU stays small against
+them; where it does not (a loaded machine), the runner-alone time says so. Extra Hydra overrides
+go after ``--``.
 """
 
 from __future__ import annotations
@@ -40,22 +43,31 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
 import httpx
+import numpy as np
 from hydra.errors import HydraException
+from omegaconf import DictConfig
 
+from ledgermind.backends.placement import place
+from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError
 from ledgermind.experiment.variants import names as variant_names
 from ledgermind.runs.results import read_results
+from ledgermind.runs.trajectories import iter_trajectory_dicts
 from ledgermind.testing.counting_ocr import CountingRapidOCREngine
 from ledgermind.testing.fake_runs import fake_run_overrides, run_composed
 from ledgermind.testing.throughput_limit import replay_requests
@@ -78,6 +90,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--routings", nargs="+", default=["rotation", "least_loaded", "rendezvous"], help="N-server sweeps"
     )
+    p.add_argument(
+        "--jobs",
+        choices=["sequential", "concurrent"],
+        default="sequential",
+        help="the sweep's jobs: one by one or all at once",
+    )
+    p.add_argument(
+        "--bound-items", type=int, nargs="*", default=[], help="simulate the bounds at these sizes"
+    )
+    p.add_argument("--bound-epsilon", type=float, nargs="+", default=[0.1, 0.0], help="load_epsilon of that")
+    p.add_argument("--bound-draws", type=int, default=400, help="port sets (and item draws) simulated")
     p.add_argument("--server-variants", default=",".join(variant_names()), help="ablations of that sweep")
     p.add_argument("--server-items", type=int, default=48, help="items of the multi-server sweep")
     p.add_argument("--per-server", type=int, default=2, help="requests a server serves at once")
@@ -101,12 +124,17 @@ def merge_overrides(defaults: list[str], user: list[str]) -> list[str]:
     return [d for d in defaults if _key(d) not in keys and _key(d).split(".")[0] not in keys] + user
 
 
-def run_level(overrides: list[str], concurrency: int, out_dir: Path) -> dict:
+def level(overrides: list[str], concurrency: int, out_dir: Path) -> list[str]:
+    """``overrides`` for a run of ``concurrency`` items in flight writing into ``out_dir``."""
     level = [f"concurrency={concurrency}", f"output_dir={out_dir}"]
     if not any(_key(o) == "backend" and o.split("=", 1)[1] != "vllm_server" for o in overrides):
         level.append(f"backend.concurrency={max(concurrency, 1)}")  # the client's request limit follows
+    return [*overrides, *level]
+
+
+def run_level(overrides: list[str], concurrency: int, out_dir: Path) -> dict:
     cpu0 = time.process_time()
-    metrics = run_composed([*overrides, *level])
+    metrics = run_composed(level(overrides, concurrency, out_dir))
     wall = float(metrics["wall_time_s"])
     return {
         "concurrency": concurrency,
@@ -230,18 +258,61 @@ def cost_args(args: argparse.Namespace) -> list[str]:
     return [arg for name, value in cost.items() for arg in (f"--{name}", str(value))]
 
 
+def run_together(jobs: list[list[str]]) -> tuple[float, list[dict]]:
+    """Every job at once, as a parallel launcher runs a sweep's jobs: each in its own thread with its
+    own event loop, backend (client, router, response-cache connection) and agent. The configs are
+    composed first (Hydra's compose is process-global). A barrier holds each job after its set-up
+    (config, items, backend, agent): the span timed is from the moment every job is ready to the
+    end of the last job's last item, as a job's ``wall_time_s`` is its items' span. Returns the span
+    and each job's ``metrics.json``."""
+    from hydra import compose, initialize_config_dir
+
+    from ledgermind.experiment.app import configured_agent_factory, run_experiment
+    from ledgermind.pipeline.config import register_schemas
+
+    register_schemas()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfgs = [compose("config", overrides=job) for job in jobs]
+    gate, starts = threading.Barrier(len(cfgs)), [0.0] * len(cfgs)
+
+    def run(i: int) -> dict:
+        def gated(cfg: DictConfig, backend: Any) -> Any:
+            agent = configured_agent_factory(cfg)(cfg, backend)
+            gate.wait()
+            starts[i] = time.perf_counter()
+            return agent
+
+        try:
+            return run_experiment(cfgs[i], agent_factory=gated)
+        except BaseException:
+            gate.abort()  # the other jobs stop waiting (BrokenBarrierError) rather than hang
+            raise
+
+    with ThreadPoolExecutor(len(cfgs)) as pool:
+        metrics = list(pool.map(run, range(len(cfgs))))
+    return max(t + m["wall_time_s"] for t, m in zip(starts, metrics, strict=True)) - min(starts), metrics
+
+
 def routed_sweep(
-    base: list[str], urls: list[str], routing: str, slots: tuple[int, int], variants: list[str], out: Path
+    base: list[str],
+    urls: list[str],
+    routing: str,
+    slots: tuple[int, int],
+    variants: list[str],
+    out: Path,
+    together: bool = False,
 ) -> dict:
-    """One sweep of ``variants`` over ``urls`` (each job a run, one after the other, sharing one
-    response cache as ``cache.scope=sweep`` does), from servers whose prefix caches start empty and
-    persist across the jobs; the servers' token counters give the prefill paid and saved.
+    """One sweep of ``variants`` over ``urls`` (each job a run sharing one response cache, as
+    ``cache.scope=sweep`` does; one job after the other, or all at once with ``together``), from
+    servers whose prefix caches start empty and persist across the jobs; the servers' token
+    counters give the prefill paid and saved.
 
     Two lower bounds on the sweep's wall time come from the servers' modelled service seconds
-    (``busy_s``) of each job: ``balanced`` — every server's batch slots busy until the job ends —
-    and ``busiest`` — the job's most loaded server busy until it ends. The sweep's time above
+    (``busy_s``): ``balanced`` — every server's batch slots busy until the work ends — and
+    ``busiest`` — the most loaded server busy until it ends; one after the other, per job (a job
+    ends with its busiest server), all at once over the whole sweep. The sweep's time above
     ``busiest`` is idle server time: items that wait for the runner (its CPU), for a busy server
-    while another is free (the runner's concurrency), or for the job's last chain (its tail).
+    while another is free (the runner's concurrency), or for a job's last chain (its tail).
     """
     for url in urls:
         server_call(url, "POST", "/prefix_cache/reset")
@@ -258,16 +329,23 @@ def routed_sweep(
             f"cache.path={out / 'responses.sqlite'}",
         ],
     )
-    jobs, busiest, balanced = [], 0.0, 0.0
-    for v in variants:
-        before = [server_call(url, "GET", "/stats")["busy_s"] for url in urls]
-        jobs.append(run_level([*over, f"+ablation={v}"], concurrency, out / v))
-        busy = [server_call(u, "GET", "/stats")["busy_s"] - b for u, b in zip(urls, before, strict=True)]
-        busiest += max(busy) / per_server
-        balanced += sum(busy) / (len(urls) * per_server)
+    jobs = [level([*over, f"+ablation={v}"], concurrency, out / v) for v in variants]
+    cpu0 = time.process_time()
+    if together:
+        run_s, metrics = run_together(jobs)
+        busy = [[server_call(u, "GET", "/stats")["busy_s"] for u in urls]]  # the sweep is one span
+    else:
+        metrics, busy = [], []
+        for job in jobs:
+            before = [server_call(url, "GET", "/stats")["busy_s"] for url in urls]
+            metrics.append(run_composed(job))
+            busy.append(
+                [server_call(u, "GET", "/stats")["busy_s"] - b for u, b in zip(urls, before, strict=True)]
+            )
+        run_s = sum(float(m["wall_time_s"]) for m in metrics)
     stats = [server_call(url, "GET", "/stats") for url in urls]
     prompt, cached = (sum(int(st[k]) for st in stats) for k in ("prompt_tokens", "cached_tokens"))
-    run_s, items = sum(j["run_s"] for j in jobs), sum(j["items"] for j in jobs)
+    items = sum(m["n_items"] for m in metrics)
     return {
         "routing": routing if len(urls) > 1 else "-",
         "servers": len(urls),
@@ -277,12 +355,62 @@ def routed_sweep(
         "paid": prompt - cached,
         "hit": cached / max(prompt, 1),
         "requests": [int(st["requests"]) for st in stats],
-        "balanced_s": balanced,
-        "busiest_s": busiest,
-        "cpu_s": sum(j["cpu_s"] for j in jobs),
-        "job_s": {v: j["run_s"] for v, j in zip(variants, jobs, strict=True)},
-        "errors": sum(j["errors"] for j in jobs),
+        "balanced_s": sum(map(sum, busy)) / (len(urls) * per_server),
+        "busiest_s": sum(map(max, busy)) / per_server,
+        "cpu_s": time.process_time() - cpu0,  # all threads of this process, set-up included
+        "job_s": {v: float(m["wall_time_s"]) for v, m in zip(variants, metrics, strict=True)},
+        "errors": sum(m["errors"] for m in metrics),
     }
+
+
+def item_work_s(out: Path, variants: list[str], args: argparse.Namespace) -> list[list[float]]:
+    """Per item, each job's modelled server seconds at the ``--server-*`` prices: its calls that
+    reached a server (not answered by the response cache), less the prompt tokens the server's
+    prefix cache held, as the fake server charges them."""
+    work: dict[str, list[float]] = {}
+    for j, v in enumerate(variants):
+        for t in iter_trajectory_dicts(out / v, [r.id for r in read_results(out / v)]):
+            w = work.setdefault(t["item_id"], [0.0] * len(variants))
+            for c in (c for c in t["model_calls"] if not c["cached"] and not c["error"]):
+                uncached = c["prompt_tokens"] - c["meta"].get("cached_tokens", 0)
+                ms = uncached * args.server_prefill_ms + c["completion_tokens"] * args.server_decode_ms
+                w[j] += args.server_latency + ms / 1000
+    return list(work.values())
+
+
+def bound_ratios(work: list[list[float]], servers: int, items: int, epsilon: float, draws: int) -> np.ndarray:
+    """The ratio at the bounds of rendezvous placement, jobs one after the other and all at once,
+    for ``draws`` sweeps of ``items`` items drawn from ``work`` (each item's seconds per job) on
+    servers at random ports (the ports decide where the heavy items land): total work ÷ (servers ×
+    the bound), the bound being the sum over jobs of each job's busiest server, or the busiest
+    server over all jobs. Shape (draws, 2)."""
+    rng = np.random.default_rng(0)
+    ratios = np.empty((draws, 2))
+    for d in range(draws):
+        ports = rng.choice(np.arange(1024, 65536), servers, replace=False)
+        urls = [f"http://127.0.0.1:{p}/v1" for p in ports]
+        keys = [f"{k:016x}" for k in rng.integers(0, 2**63, items)]
+        owner = place(keys, urls, epsilon)
+        load = np.zeros((servers, len(work[0])))
+        for key, i in zip(keys, rng.integers(0, len(work), items), strict=True):
+            load[urls.index(owner[key][0])] += work[i]
+        ratios[d] = load.sum() / (servers * np.array([load.max(0).sum(), load.sum(1).max()]))
+    return ratios
+
+
+def bounds_table(work: list[list[float]], args: argparse.Namespace) -> None:
+    print(
+        f"\nratio at the bounds, {args.bound_draws} draws of the ports and of items from the one-server "
+        f"sweep's per-item work (rendezvous, {args.servers} servers): mean (10th–90th percentile)\n"
+    )
+    print("| items a job | ε | jobs one after the other | jobs all at once |\n|---|---|---|---|")
+    for items in args.bound_items:
+        for eps in args.bound_epsilon:
+            r = bound_ratios(work, args.servers, items, eps, args.bound_draws)
+            cells = (
+                f"{m:.2f} ({lo:.2f}–{hi:.2f})" for m, lo, hi in zip(r.mean(0), *np.percentile(r, [10, 90], 0))
+            )
+            print(f"| {items} | {eps} | {' | '.join(cells)} |")
 
 
 def servers_table(
@@ -294,22 +422,25 @@ def servers_table(
     variants = [v for v in args.server_variants.split(",") if v]
     warm = merge_overrides(base, [f"limit={items}"])  # the config's perception cache: the warm-up fills it
     slots = (args.server_inflight or items, c)  # one server: the same items in flight per server
-    unlimited = (slots[0], slots[0])
+    unlimited, together = (slots[0], slots[0]), args.jobs == "concurrent"
     routed_sweep(warm, [instant], "rendezvous", unlimited, variants, tmp / "servers-warmup")
-    alone = routed_sweep(warm, [instant], "rendezvous", unlimited, variants, tmp / "runner-alone")
-    one = routed_sweep(warm, urls[:1], "rendezvous", (max(1, slots[0] // n), c), variants, tmp / "one")
-    rows = [one, *(routed_sweep(warm, urls, r, slots, variants, tmp / f"servers-{r}") for r in args.routings)]
+    sweep = functools.partial(routed_sweep, warm, variants=variants, together=together)
+    alone = sweep([instant], "rendezvous", unlimited, out=tmp / "runner-alone")
+    one = sweep(urls[:1], "rendezvous", (max(1, slots[0] // n), c), out=tmp / "one")
+    rows = [one, *(sweep(urls, r, slots, out=tmp / f"servers-{r}") for r in args.routings)]
+    work = item_work_s(tmp / "one", variants, args)
     print(
-        f"\n{n} fake servers vs one: a {len(variants)}-variant sweep ({', '.join(variants)}) over {items} items of "
+        f"\n{n} fake servers vs one: a {len(variants)}-variant sweep ({', '.join(variants)}; its jobs "
+        f"{'all at once' if together else 'one after the other'}) over {items} items of "
         f"{args.benchmark}, one response cache per sweep, prefix caches empty at the start of each sweep and kept "
         f"across its jobs; {c} requests served at once per server (more wait), {args.server_latency} s + "
         f"{args.server_prefill_ms} ms/uncached prompt token + {args.server_decode_ms} ms/generated token per "
         f"request, image = {args.server_image_tokens} tokens, prefix cache {args.server_cache_tokens} tokens/server; "
-        f"the runner alone (instant server, {slots[0]} items in flight): {alone['run_s']:.1f} s, "
+        f"the runner alone (instant server, {slots[0]} items in flight a job): {alone['run_s']:.1f} s, "
         f"{alone['items_per_s']:.1f} items/s\n"
     )
     print(
-        "| servers | routing | items in flight | sweep s | items/s | ÷ (N × one server) | prefill paid | prefix-hit rate "
+        "| servers | routing | items in flight a job | sweep s | items/s | ÷ (N × one server) | prefill paid | prefix-hit rate "
         "| requests per server | balanced bound s | busiest-server bound s | ratio at the bounds | runner CPU s | errors |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -334,6 +465,12 @@ def servers_table(
             f"{placed['routing']} vs {other['routing']}: {saved} prefill tokens saved "
             f"({100 * saved / max(other['paid'], 1):.1f} % of what {other['routing']} prefilled)"
         )
+    print(
+        f"the one-server sweep's work from its trajectories: {sum(map(sum, work)):.1f} s over {len(work)} items "
+        f"(its server's busy_s: {one['balanced_s'] * c:.1f} s)"
+    )
+    if args.bound_items:
+        bounds_table(work, args)
 
 
 def main(argv: list[str] | None = None) -> int:
