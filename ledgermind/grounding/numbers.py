@@ -353,16 +353,3 @@ def extract_numbers(text: str) -> tuple[Number, ...]:
                 taken.append((number.start, number.end))
                 found.append(number)
     return tuple(sorted(found, key=lambda n: n.start))
-
-
-__all__ = [
-    "CONTINUOUS_KINDS",
-    "MONTHS",
-    "TIME_KINDS",
-    "DateParts",
-    "NumKind",
-    "Number",
-    "extract_numbers",
-    "normalise_chars",
-    "two_digit_year",
-]

@@ -229,14 +229,3 @@ def _span(number: Number, year_hint: int | None) -> tuple[float, float] | None:
 
 def _days(year: int, month: int, day: int) -> float:
     return float(date(year, month, day).toordinal())
-
-
-__all__ = [
-    "Interval",
-    "Related",
-    "Relation",
-    "attach_relations",
-    "interval",
-    "related_numbers",
-    "relation_before",
-]
