@@ -68,8 +68,7 @@ class PerceptionCache:
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory).expanduser()
-        self.hits = 0
-        self.misses = 0
+        self.hits = self.misses = 0
         self._lock = threading.Lock()
         self._writes = BestEffort("perception cache", self.directory)
 
@@ -102,9 +101,11 @@ class PerceptionCache:
                     img.load()
                     artifacts[name] = img.copy()
         except (OSError, ValueError, KeyError, TypeError):
-            self._count(hit=False)
+            with self._lock:
+                self.misses += 1
             return None
-        self._count(hit=True)
+        with self._lock:
+            self.hits += 1
         return observations, artifacts
 
     def put(self, key: str, observations: list[Observation], artifacts: Mapping[str, Any]) -> bool:
@@ -128,13 +129,6 @@ class PerceptionCache:
             "values": {n: a for n, a in artifacts.items() if _plain(a)},
         }
         atomic_write_bytes(self._path(key, ".json"), json.dumps(payload, sort_keys=True).encode("utf-8"))
-
-    def _count(self, *, hit: bool) -> None:
-        with self._lock:
-            if hit:
-                self.hits += 1
-            else:
-                self.misses += 1
 
 
 def _plain(value: Any) -> bool:

@@ -186,15 +186,9 @@ class ClassicalProposer:
         return proposals[: self.max_proposals]
 
     def _grey(self, image: Image.Image) -> tuple[np.ndarray, float]:
-        factor = min(1.0, self.work_side / max(image.size))
-        small = (
-            image
-            if factor == 1.0
-            else image.resize(
-                (max(1, round(image.width * factor)), max(1, round(image.height * factor))),
-                Image.Resampling.BILINEAR,
-            )
-        )
+        factor = min(1.0, self.work_side / max(image.size))  # 1.0: PIL's resize to the same size copies
+        size = (max(1, round(image.width * factor)), max(1, round(image.height * factor)))
+        small = image.resize(size, Image.Resampling.BILINEAR)
         return np.asarray(small.convert("L")), small.width / image.width
 
 
