@@ -173,9 +173,9 @@ def reading_order(lines: Sequence[OCRLine]) -> list[OCRLine]:
 
 def default_cache_dir() -> Path:
     """Where derived files (the rewritten keys file) go: never into site-packages."""
-    root = os.environ.get("LEDGERMIND_CACHE") or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    base = Path(root)
-    return base if os.environ.get("LEDGERMIND_CACHE") else base / "ledgermind"
+    if own := os.environ.get("LEDGERMIND_CACHE"):
+        return Path(own)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ledgermind"
 
 
 def rapidocr_keys_file(src: Path, cache_dir: Path) -> Path:
@@ -187,9 +187,8 @@ def rapidocr_keys_file(src: Path, cache_dir: Path) -> Path:
     the first line, the trailing space line and empty lines — but keep U+3000 (ideographic space),
     which is a real class and looks blank to ``str.strip``.
     """
-    raw = src.read_text(encoding="utf-8")
-    lines = raw.split("\n")
-    chars = [c.rstrip("\r") for c in lines[1:] if c.rstrip("\r") not in ("", " ")]
+    lines = [c.rstrip("\r") for c in src.read_text(encoding="utf-8").split("\n")[1:]]
+    chars = [c for c in lines if c not in ("", " ")]
     body = "\n".join(chars) + "\n"
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
     name = f"rapidocr_keys_{digest}.txt"
@@ -305,9 +304,7 @@ def _paddle_fields(res: Any) -> Mapping[str, Any]:
 
 
 def _as_list(v: Any) -> list[Any]:
-    if v is None:
-        return []
-    return list(v.tolist() if isinstance(v, np.ndarray) else v)
+    return [] if v is None else list(v.tolist() if isinstance(v, np.ndarray) else v)
 
 
 @dataclass(eq=False)
