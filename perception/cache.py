@@ -16,7 +16,6 @@ are never cached: a tool error may be transient and is re-tried on the next run.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import io
 import json
@@ -240,12 +239,9 @@ def settings_of(obj: Any, depth: int = 0) -> Any:
     cls = f"{type(obj).__module__}.{type(obj).__qualname__}"
     if depth > 6:
         return cls
-    if hasattr(obj, "__dict__"):  # also a dataclass's: a subclass may add settings of its own
-        fields = dict(vars(obj))
-    elif dataclasses.is_dataclass(obj):
-        fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    else:
+    if not hasattr(obj, "__dict__"):  # a dataclass's too: a subclass may add settings of its own
         return cls
+    fields = dict(vars(obj))
     public = {
         k: settings_of(v, depth + 1)
         for k, v in sorted(fields.items())

@@ -273,10 +273,9 @@ def lines_from_paddle_result(results: Any) -> list[OCRLine]:
     lines: list[OCRLine] = []
     for res in results or []:
         fields = _paddle_fields(res)
-        texts = list(fields.get("rec_texts") or [])
-        scores = _as_list(fields.get("rec_scores"))
-        polys = _as_list(fields.get("rec_polys"))
-        boxes = _as_list(fields.get("rec_boxes"))
+        texts, scores, polys, boxes = (
+            _as_list(fields.get(f"rec_{k}")) for k in ("texts", "scores", "polys", "boxes")
+        )
         if len(scores) != len(texts) or not (len(polys) == len(texts) or len(boxes) == len(texts)):
             raise ValueError(
                 f"malformed PaddleOCR result: {len(texts)} texts, {len(scores)} scores, "
@@ -293,14 +292,10 @@ def lines_from_paddle_result(results: Any) -> list[OCRLine]:
 
 
 def _paddle_fields(res: Any) -> Mapping[str, Any]:
-    if isinstance(res, Mapping) and "res" in res and isinstance(res["res"], Mapping):
-        return res["res"]
-    if isinstance(res, Mapping):
-        return res
-    json_view = getattr(res, "json", None)  # paddlex result objects expose .json
-    if isinstance(json_view, Mapping):
-        return _paddle_fields(json_view)
-    raise ValueError(f"unrecognised PaddleOCR result of type {type(res).__name__}")
+    fields = res if isinstance(res, Mapping) else getattr(res, "json", None)  # paddlex objects expose .json
+    if not isinstance(fields, Mapping):
+        raise ValueError(f"unrecognised PaddleOCR result of type {type(res).__name__}")
+    return fields["res"] if isinstance(fields.get("res"), Mapping) else fields
 
 
 def _as_list(v: Any) -> list[Any]:
