@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ledgermind.dispatch.keywords import DEFAULT_KEYWORDS, DispatchKeywords
-from ledgermind.dispatch.matcher import find_keywords
+from ledgermind.dispatch.keywords import DEFAULT_KEYWORDS, DispatchKeywords, find_keywords
 
 # App. D.1, Condition 4: the paper's regex, verbatim (case-sensitive: option letters are capitals).
 MCQ_PATTERN = r"\b([A-F])[.)\s]+\S"

@@ -28,7 +28,7 @@ from ledgermind.dispatch.classifier import (
     option_label,
     strip_image_placeholders,
 )
-from ledgermind.dispatch.matcher import find_keywords
+from ledgermind.dispatch.keywords import find_keywords
 
 
 class QuestionType(str, Enum):
