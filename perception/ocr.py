@@ -57,9 +57,7 @@ def polygon_to_bbox(polygon: Iterable[Sequence[float]]) -> BBox:
     pts = np.asarray(list(polygon), dtype=np.float64).reshape(-1, 2)
     if pts.size == 0:
         raise ValueError("empty polygon")
-    return BBox(
-        float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max())
-    )
+    return BBox(*pts.min(axis=0).tolist(), *pts.max(axis=0).tolist())
 
 
 def make_line(text: str, polygon: Iterable[Sequence[float]], confidence: float) -> OCRLine:
@@ -79,9 +77,8 @@ class OCREngine(ABC):
     cache_size: ClassVar[int] = 32  # recent images whose raw lines are kept (see ``_raw_lines``)
 
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
-    orientation: OrientationClassifier | None = (
-        None  # None: read the image only as given (text turned 90° is lost)
-    )
+    # None: read the image only as given (text turned 90° is lost)
+    orientation: OrientationClassifier | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.min_confidence <= 1.0:

@@ -11,7 +11,6 @@ from ledgermind.dispatch.classifier import (
     ascii_alpha_ratio,
     classify,
     mcq_letters,
-    render_options,
     render_with_options,
 )
 from ledgermind.dispatch.keywords import DispatchKeywords
@@ -88,7 +87,7 @@ def test_condition4_overlapping_options_ending_in_capital() -> None:
 
 
 def test_render_options_letters() -> None:
-    assert render_options(["x", "y"]) == "A. x\nB. y"
+    assert render_with_options("Q? ", ["x", " y"]) == "Q?\nA. x\nB. y"
     assert render_with_options("Q?", None) == "Q?"
     c = classify("Which is right?", ["yes", "no"])
     assert c.reasons[Condition.MCQ] == ("A", "B")
