@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, Any, Protocol
@@ -138,11 +138,13 @@ def doc_entities(doc: Doc) -> tuple[Entity, ...]:
     A line break ends every span: the lines of a text (OCR lines, the sentences of a packed audit
     claim) are separate statements, and a name never continues across one.
     """
-    spans: list[list[Any]] = [
-        part for ent in doc.ents for part in _split_at_line_breaks(doc, ent.start, ent.end, ent.label_)
-    ]
+
+    def unbroken(i: int) -> bool:
+        return "\n" not in doc[i].text
+
+    spans = [part for ent in doc.ents for part in _runs(range(ent.start, ent.end), unbroken, ent.label_)]
     covered = {i for start, end, _ in spans for i in range(start, end)}
-    spans.extend(_proper_noun_runs(doc, covered))
+    spans.extend(_runs(range(len(doc)), lambda i: doc[i].pos_ == "PROPN" and i not in covered, PROPN_LABEL))
     spans.sort(key=lambda s: s[0])
     merged = _merge_name_numerals(doc, spans)
     return tuple(
@@ -151,27 +153,11 @@ def doc_entities(doc: Doc) -> tuple[Entity, ...]:
     )
 
 
-def _split_at_line_breaks(doc: Doc, start: int, end: int, label: str) -> list[list[Any]]:
-    """The non-empty pieces of the span [start, end) between tokens that hold a line break."""
-    parts, i = [], start
-    for j in range(start, end + 1):
-        if j == end or "\n" in doc[j].text:
-            if j > i:
-                parts.append([i, j, label])
-            i = j + 1
-    return parts
-
-
-def _proper_noun_runs(doc: Doc, covered: set[int]) -> list[list[Any]]:
-    """Maximal runs of PROPN tokens that no NER span covers."""
-    runs = [
-        list(group)
-        for inside, group in groupby(
-            range(len(doc)), key=lambda i: doc[i].pos_ == "PROPN" and i not in covered
-        )
-        if inside
-    ]
-    return [[run[0], run[-1] + 1, PROPN_LABEL] for run in runs]
+def _runs(tokens: range, keep: Callable[[int], bool], label: str) -> list[list[Any]]:
+    """Maximal runs of consecutive tokens that ``keep`` accepts, as ``[start, end, label]`` spans:
+    the pieces of an NER span between line breaks, the untagged proper-noun runs."""
+    runs = [list(group) for inside, group in groupby(tokens, key=keep) if inside]
+    return [[run[0], run[-1] + 1, label] for run in runs]
 
 
 def _merge_name_numerals(doc: Doc, spans: list[list[Any]]) -> list[list[Any]]:
