@@ -116,7 +116,8 @@ class PerceptionCache:
         return self._writes.write(lambda: self._put(key, observations, artifacts))
 
     def _put(self, key: str, observations: list[Observation], artifacts: Mapping[str, Any]) -> None:
-        images = {n: a for n, a in artifacts.items() if isinstance(a, Image.Image) and _safe_name(n)}
+        safe = {n for n in artifacts if n.replace("_", "").isalnum()}  # names that are safe file suffixes
+        images = {n: a for n, a in artifacts.items() if isinstance(a, Image.Image) and n in safe}
         for name, img in images.items():
             buf = io.BytesIO()
             img.save(buf, format="PNG", compress_level=1)  # lossless: a hit must be pixel-identical
@@ -135,10 +136,6 @@ def _plain(value: Any) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
     return value is None or isinstance(value, (bool, int, str))
-
-
-def _safe_name(name: str) -> bool:
-    return name.replace("_", "").isalnum()
 
 
 class CachedTool(Tool):
@@ -197,17 +194,12 @@ def _input_view(value: Any) -> Any:
         return {"pixels": digest, "size": list(value.size), "mode": value.mode}
     if isinstance(value, (bytes, bytearray)):
         return {"encoded": hashlib.sha256(value).hexdigest()}
-    if isinstance(value, Path):
-        return {"encoded": _file_digest(value)}
+    if isinstance(value, Path):  # same bytes ⇒ same pixels: the key needs no decode (read in blocks)
+        with value.open("rb") as fh:
+            return {"encoded": hashlib.file_digest(fh, "sha256").hexdigest()}
     if isinstance(value, BBox):
         return value.as_list()
     return _jsonable(value)
-
-
-def _file_digest(path: Path) -> str:
-    """Same bytes ⇒ same pixels, so the key needs no decode (the file is read in blocks)."""
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def tool_fingerprint(tool: Tool) -> dict[str, Any]:

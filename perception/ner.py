@@ -169,12 +169,9 @@ def _merge_name_numerals(doc: Doc, spans: list[list[Any]]) -> list[list[Any]]:
             start += 1
             if start >= end:
                 continue
-        if label not in NUMERIC_LABELS and end < len(doc) and _is_name_numeral(doc[end].text):
+        numeral = doc[end].text if end < len(doc) else ""
+        if label not in NUMERIC_LABELS and (_INTEGER.fullmatch(numeral) or is_roman_candidate(numeral)):
             absorbed = end
             end += 1
         out.append([start, end, label])
     return out
-
-
-def _is_name_numeral(token: str) -> bool:
-    return bool(_INTEGER.fullmatch(token)) or is_roman_candidate(token)

@@ -140,9 +140,11 @@ def detect_types(
 
 def granularity(types: frozenset[QuestionType], n_options: int | None = None) -> str:
     """F(q): the first Table-4 row that applies, else "Other"."""
+    # Table 4 prints "A/B/C/D/E/F"; with a known option list we name the real letters (MMMU-Pro has up to J).
+    letters = "/".join(option_label(i) for i in range(n_options or 6))
     for qtype, text in GRANULARITY:
         if qtype in types:
-            return text.format(letters=_letters_hint(n_options))
+            return text.format(letters=letters)
     return GRANULARITY_OTHER
 
 
@@ -174,8 +176,3 @@ def profile(
         method=reasoning_method(types),
         oc_categories=oc_categories(types),
     )
-
-
-def _letters_hint(n_options: int | None) -> str:
-    # Table 4 prints "A/B/C/D/E/F"; with a known option list we name the real letters (MMMU-Pro has up to J).
-    return "/".join(option_label(i) for i in range(n_options or 6))
