@@ -270,14 +270,11 @@ class OwlV2Detector:
 
 
 def _owl_proposals(results: dict[str, Any], queries: Sequence[str], size: tuple[int, int]) -> list[Proposal]:
-    proposals = []
-    for box, score, label in zip(
-        results["boxes"].tolist(), results["scores"].tolist(), results["labels"].tolist()
-    ):
-        x0, y0, x1, y1 = box
-        bbox = BBox(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
-        proposals.append(
-            Proposal(bbox.clip(*size), ProposalSource.DETECTOR, float(score), queries[int(label)])
-        )
-    proposals.sort(key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))
-    return proposals
+    rows = zip(results["boxes"].tolist(), results["scores"].tolist(), results["labels"].tolist())
+    boxes = [
+        (BBox(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)), s, q) for (x0, y0, x1, y1), s, q in rows
+    ]
+    proposals = [
+        Proposal(b.clip(*size), ProposalSource.DETECTOR, float(s), queries[int(q)]) for b, s, q in boxes
+    ]
+    return sorted(proposals, key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))

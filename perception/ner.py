@@ -93,8 +93,10 @@ class SpacyNER:
                 if text not in found:  # a hit: it becomes the most recent entry
                     self._cache.move_to_end(text)
                     found[text] = self._cache[text]
-            for text in missing:
-                self._remember(text, found[text])
+            for text in missing:  # least recently used entries go first (cache_size 0: nothing kept)
+                self._cache[text] = found[text]
+                if len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
             return [found[text] for text in texts]
 
     def warm(self, texts: Iterable[str]) -> None:
@@ -102,13 +104,6 @@ class SpacyNER:
         self.entities_many(list(texts))
 
     # -- internals ----------------------------------------------------------------------------
-    def _remember(self, text: str, ents: tuple[Entity, ...]) -> None:
-        if self.cache_size == 0:
-            return
-        self._cache[text] = ents
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-
     def _load(self) -> Language:
         with self._lock:
             if self._nlp is None:
