@@ -31,6 +31,7 @@ from PIL import Image
 
 from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.tools.base import BBox
+from perception.image_io import to_bgr_array
 from perception.ocr import OCRLine, polygon_to_bbox
 
 
@@ -110,23 +111,19 @@ class TextDetector:
 
     def detect(self, image: Image.Image) -> list[Proposal]:
         """Text boxes (axis-aligned hulls of the DB quadrilaterals), score = mean box probability."""
-        from perception.image_io import to_bgr_array
-
         det = self._load()
         with self._lock:  # the DB post-processor keeps per-call state
             arr = to_bgr_array(image)
-            pre = det.get_preprocess(max(arr.shape[:2]))
-            batch = pre(arr)
+            batch = det.get_preprocess(max(arr.shape[:2]))(arr)
             if batch is None:
                 return []
-            preds = det.infer(batch)[0]
-            boxes, scores = det.postprocess_op(preds, arr.shape[:2])
-        out = []
-        for quad, score in zip(boxes, scores):
-            box = polygon_to_bbox(quad).clip(*image.size)
-            if box.width >= 1 and box.height >= 1:
-                out.append(Proposal(box, ProposalSource.UNREAD_TEXT, float(score)))
-        return out
+            quads, scores = det.postprocess_op(det.infer(batch)[0], arr.shape[:2])
+        boxes = [polygon_to_bbox(quad).clip(*image.size) for quad in quads]
+        return [
+            Proposal(b, ProposalSource.UNREAD_TEXT, float(s))
+            for b, s in zip(boxes, scores)
+            if min(b.width, b.height) >= 1
+        ]
 
 
 def unread_text(
