@@ -203,8 +203,7 @@ class AliasTable:
 
     @classmethod
     def from_mapping(cls, spec: Mapping[str, Any]) -> AliasTable:
-        s = _validated(spec)
-        return cls(s.groups, s.abbreviations, s.acronyms, designators=s.designators)
+        return cls().extended(spec)
 
     def extended(self, spec: Mapping[str, Any]) -> AliasTable:
         """A new table with this one's entries plus ``spec``'s (``spec`` wins on conflicts)."""

@@ -164,7 +164,10 @@ class ClassicalProposer:
     dilate_px: int = 3
 
     def propose(self, image: Image.Image) -> list[Proposal]:
-        grey, factor = self._grey(image)
+        work = min(1.0, self.work_side / max(image.size))  # 1.0: PIL's resize to the same size copies
+        size = (max(1, round(image.width * work)), max(1, round(image.height * work)))
+        grey = np.asarray(image.resize(size, Image.Resampling.BILINEAR).convert("L"))
+        factor = size[0] / image.width
         edges = _auto_canny(grey)
         kernel = np.ones((self.dilate_px, self.dilate_px), np.uint8)
         merged = cv2.dilate(edges, kernel, iterations=1)
@@ -181,12 +184,6 @@ class ClassicalProposer:
             proposals.append(Proposal(box.clip(*image.size), ProposalSource.CLASSICAL, score))
         proposals.sort(key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))
         return proposals[: self.max_proposals]
-
-    def _grey(self, image: Image.Image) -> tuple[np.ndarray, float]:
-        factor = min(1.0, self.work_side / max(image.size))  # 1.0: PIL's resize to the same size copies
-        size = (max(1, round(image.width * factor)), max(1, round(image.height * factor)))
-        small = image.resize(size, Image.Resampling.BILINEAR)
-        return np.asarray(small.convert("L")), small.width / image.width
 
 
 def _auto_canny(grey: np.ndarray, sigma: float = 0.33) -> np.ndarray:

@@ -86,7 +86,7 @@ def test_condition4_overlapping_options_ending_in_capital() -> None:
     assert mcq_letters(text) == ("A", "B", "C")
 
 
-def test_render_options_letters() -> None:
+def test_render_with_options_letters() -> None:
     assert render_with_options("Q? ", ["x", " y"]) == "Q?\nA. x\nB. y"
     assert render_with_options("Q?", None) == "Q?"
     c = classify("Which is right?", ["yes", "no"])
