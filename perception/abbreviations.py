@@ -93,6 +93,3 @@ def _definitions(text: str) -> tuple[tuple[str, str], ...]:
                 if long_form:
                     found.append((short, long_form))
     return tuple(found)
-
-
-__all__ = ["best_long_form", "definitions", "is_short_form"]

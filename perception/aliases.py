@@ -62,27 +62,17 @@ _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50}
 # "DC", "CD", "MD" or "Vitamin C" into numbers. "L" and "XL" alone are clothing sizes.
 _ROMAN_EXCLUDED = frozenset({"L", "XL"})
 _ROMAN_SINGLE_OK = frozenset({"I", "V", "X"})
+_CANONICAL_ROMAN = re.compile(
+    r"(?=.)L*(?:XL|X{0,3})(?:IX|IV|V?I{0,3})"
+)  # the greedy form: "IIII", "VX" are none
 
 
 def roman_to_int(token: str) -> int | None:
     """Value of an upper-case roman numeral in canonical form, else None ("IIII" is not one)."""
-    if not token or token in _ROMAN_EXCLUDED or any(ch not in _ROMAN_VALUES for ch in token):
+    if token in _ROMAN_EXCLUDED or not _CANONICAL_ROMAN.fullmatch(token):
         return None
-    total, prev = 0, 0
-    for ch in reversed(token):
-        value = _ROMAN_VALUES[ch]
-        total = total - value if value < prev else total + value
-        prev = max(prev, value)
-    return total if _int_to_roman(total) == token else None
-
-
-def _int_to_roman(value: int) -> str:
-    parts = []
-    for number, letters in ((50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")):
-        while value >= number:
-            parts.append(letters)
-            value -= number
-    return "".join(parts)
+    values = [_ROMAN_VALUES[ch] for ch in token]
+    return sum(-v if v < nxt else v for v, nxt in zip(values, values[1:] + [0]))
 
 
 def is_roman_candidate(token: str) -> bool:
@@ -213,8 +203,7 @@ class AliasTable:
 
     @classmethod
     def from_mapping(cls, spec: Mapping[str, Any]) -> AliasTable:
-        s = _validated(spec)
-        return cls(s.groups, s.abbreviations, s.acronyms, designators=s.designators)
+        return cls().extended(spec)
 
     def extended(self, spec: Mapping[str, Any]) -> AliasTable:
         """A new table with this one's entries plus ``spec``'s (``spec`` wins on conflicts)."""

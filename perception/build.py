@@ -35,14 +35,10 @@ def build_tools_cached(node: Mapping[str, Any] | None) -> dict[str, Tool]:
     return with_cache(build_tools(node), node.get("cache_dir"))
 
 
-def build_ner(node: Mapping[str, Any] | None) -> tuple[SpacyNER, AliasTable]:
-    """The node's spaCy model (``ner.model``) and the default alias table extended by ``ner.aliases``."""
+def build_perception(node: Mapping[str, Any] | None) -> Perception:
+    """The node's tools, its spaCy model (``ner.model``) and the default alias table extended by
+    ``ner.aliases``."""
     ner_cfg = dict((node or {}).get("ner") or {})
     extra = ner_cfg.get("aliases") or {}
     aliases = AliasTable.default().extended(extra) if extra else AliasTable.default()
-    return SpacyNER(ner_cfg.get("model", DEFAULT_MODEL)), aliases
-
-
-def build_perception(node: Mapping[str, Any] | None) -> Perception:
-    ner, aliases = build_ner(node)
-    return Perception(build_tools_cached(node), ner, aliases)
+    return Perception(build_tools_cached(node), SpacyNER(ner_cfg.get("model", DEFAULT_MODEL)), aliases)

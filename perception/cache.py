@@ -16,7 +16,6 @@ are never cached: a tool error may be transient and is re-tried on the next run.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import io
 import json
@@ -68,8 +67,7 @@ class PerceptionCache:
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory).expanduser()
-        self.hits = 0
-        self.misses = 0
+        self.hits = self.misses = 0
         self._lock = threading.Lock()
         self._writes = BestEffort("perception cache", self.directory)
 
@@ -102,9 +100,11 @@ class PerceptionCache:
                     img.load()
                     artifacts[name] = img.copy()
         except (OSError, ValueError, KeyError, TypeError):
-            self._count(hit=False)
+            with self._lock:
+                self.misses += 1
             return None
-        self._count(hit=True)
+        with self._lock:
+            self.hits += 1
         return observations, artifacts
 
     def put(self, key: str, observations: list[Observation], artifacts: Mapping[str, Any]) -> bool:
@@ -116,7 +116,8 @@ class PerceptionCache:
         return self._writes.write(lambda: self._put(key, observations, artifacts))
 
     def _put(self, key: str, observations: list[Observation], artifacts: Mapping[str, Any]) -> None:
-        images = {n: a for n, a in artifacts.items() if isinstance(a, Image.Image) and _safe_name(n)}
+        safe = {n for n in artifacts if n.replace("_", "").isalnum()}  # names that are safe file suffixes
+        images = {n: a for n, a in artifacts.items() if isinstance(a, Image.Image) and n in safe}
         for name, img in images.items():
             buf = io.BytesIO()
             img.save(buf, format="PNG", compress_level=1)  # lossless: a hit must be pixel-identical
@@ -129,23 +130,12 @@ class PerceptionCache:
         }
         atomic_write_bytes(self._path(key, ".json"), json.dumps(payload, sort_keys=True).encode("utf-8"))
 
-    def _count(self, *, hit: bool) -> None:
-        with self._lock:
-            if hit:
-                self.hits += 1
-            else:
-                self.misses += 1
-
 
 def _plain(value: Any) -> bool:
     """A value JSON stores and reads back unchanged (bool, int, finite float, str, None)."""
     if isinstance(value, float):
         return math.isfinite(value)
     return value is None or isinstance(value, (bool, int, str))
-
-
-def _safe_name(name: str) -> bool:
-    return name.replace("_", "").isalnum()
 
 
 class CachedTool(Tool):
@@ -204,17 +194,12 @@ def _input_view(value: Any) -> Any:
         return {"pixels": digest, "size": list(value.size), "mode": value.mode}
     if isinstance(value, (bytes, bytearray)):
         return {"encoded": hashlib.sha256(value).hexdigest()}
-    if isinstance(value, Path):
-        return {"encoded": _file_digest(value)}
+    if isinstance(value, Path):  # same bytes ⇒ same pixels: the key needs no decode (read in blocks)
+        with value.open("rb") as fh:
+            return {"encoded": hashlib.file_digest(fh, "sha256").hexdigest()}
     if isinstance(value, BBox):
         return value.as_list()
     return _jsonable(value)
-
-
-def _file_digest(path: Path) -> str:
-    """Same bytes ⇒ same pixels, so the key needs no decode (the file is read in blocks)."""
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def tool_fingerprint(tool: Tool) -> dict[str, Any]:
@@ -246,12 +231,9 @@ def settings_of(obj: Any, depth: int = 0) -> Any:
     cls = f"{type(obj).__module__}.{type(obj).__qualname__}"
     if depth > 6:
         return cls
-    if hasattr(obj, "__dict__"):  # also a dataclass's: a subclass may add settings of its own
-        fields = dict(vars(obj))
-    elif dataclasses.is_dataclass(obj):
-        fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    else:
+    if not hasattr(obj, "__dict__"):  # a dataclass's too: a subclass may add settings of its own
         return cls
+    fields = dict(vars(obj))
     public = {
         k: settings_of(v, depth + 1)
         for k, v in sorted(fields.items())

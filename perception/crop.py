@@ -174,10 +174,8 @@ def score_zones(
         if w <= 0:
             continue
         area = max(p.bbox.area, 1e-9)
-        for k, z in enumerate(zones):
-            inter = intersection_area(p.bbox, z)
-            if inter > 0:
-                scores[k] += w * inter / area
+        for k, z in enumerate(zones):  # a zone the box misses gains exactly 0.0
+            scores[k] += w * intersection_area(p.bbox, z) / area
     return scores
 
 

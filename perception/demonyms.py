@@ -120,12 +120,3 @@ def country_name_groups() -> tuple[tuple[str, ...], ...]:
         if len(unique) >= 2:
             groups.append(tuple(unique))
     return tuple(groups)
-
-
-__all__ = [
-    "country_demonym_groups",
-    "country_name_groups",
-    "derives_from",
-    "has_adjectival_suffix",
-    "skeleton",
-]

@@ -31,6 +31,7 @@ from PIL import Image
 
 from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.tools.base import BBox
+from perception.image_io import to_bgr_array
 from perception.ocr import OCRLine, polygon_to_bbox
 
 
@@ -110,23 +111,19 @@ class TextDetector:
 
     def detect(self, image: Image.Image) -> list[Proposal]:
         """Text boxes (axis-aligned hulls of the DB quadrilaterals), score = mean box probability."""
-        from perception.image_io import to_bgr_array
-
         det = self._load()
         with self._lock:  # the DB post-processor keeps per-call state
             arr = to_bgr_array(image)
-            pre = det.get_preprocess(max(arr.shape[:2]))
-            batch = pre(arr)
+            batch = det.get_preprocess(max(arr.shape[:2]))(arr)
             if batch is None:
                 return []
-            preds = det.infer(batch)[0]
-            boxes, scores = det.postprocess_op(preds, arr.shape[:2])
-        out = []
-        for quad, score in zip(boxes, scores):
-            box = polygon_to_bbox(quad).clip(*image.size)
-            if box.width >= 1 and box.height >= 1:
-                out.append(Proposal(box, ProposalSource.UNREAD_TEXT, float(score)))
-        return out
+            quads, scores = det.postprocess_op(det.infer(batch)[0], arr.shape[:2])
+        boxes = [polygon_to_bbox(quad).clip(*image.size) for quad in quads]
+        return [
+            Proposal(b, ProposalSource.UNREAD_TEXT, float(s))
+            for b, s in zip(boxes, scores)
+            if min(b.width, b.height) >= 1
+        ]
 
 
 def unread_text(
@@ -167,7 +164,10 @@ class ClassicalProposer:
     dilate_px: int = 3
 
     def propose(self, image: Image.Image) -> list[Proposal]:
-        grey, factor = self._grey(image)
+        work = min(1.0, self.work_side / max(image.size))  # 1.0: PIL's resize to the same size copies
+        size = (max(1, round(image.width * work)), max(1, round(image.height * work)))
+        grey = np.asarray(image.resize(size, Image.Resampling.BILINEAR).convert("L"))
+        factor = size[0] / image.width
         edges = _auto_canny(grey)
         kernel = np.ones((self.dilate_px, self.dilate_px), np.uint8)
         merged = cv2.dilate(edges, kernel, iterations=1)
@@ -184,18 +184,6 @@ class ClassicalProposer:
             proposals.append(Proposal(box.clip(*image.size), ProposalSource.CLASSICAL, score))
         proposals.sort(key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))
         return proposals[: self.max_proposals]
-
-    def _grey(self, image: Image.Image) -> tuple[np.ndarray, float]:
-        factor = min(1.0, self.work_side / max(image.size))
-        small = (
-            image
-            if factor == 1.0
-            else image.resize(
-                (max(1, round(image.width * factor)), max(1, round(image.height * factor))),
-                Image.Resampling.BILINEAR,
-            )
-        )
-        return np.asarray(small.convert("L")), small.width / image.width
 
 
 def _auto_canny(grey: np.ndarray, sigma: float = 0.33) -> np.ndarray:
@@ -276,14 +264,11 @@ class OwlV2Detector:
 
 
 def _owl_proposals(results: dict[str, Any], queries: Sequence[str], size: tuple[int, int]) -> list[Proposal]:
-    proposals = []
-    for box, score, label in zip(
-        results["boxes"].tolist(), results["scores"].tolist(), results["labels"].tolist()
-    ):
-        x0, y0, x1, y1 = box
-        bbox = BBox(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
-        proposals.append(
-            Proposal(bbox.clip(*size), ProposalSource.DETECTOR, float(score), queries[int(label)])
-        )
-    proposals.sort(key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))
-    return proposals
+    rows = zip(results["boxes"].tolist(), results["scores"].tolist(), results["labels"].tolist())
+    boxes = [
+        (BBox(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)), s, q) for (x0, y0, x1, y1), s, q in rows
+    ]
+    proposals = [
+        Proposal(b.clip(*size), ProposalSource.DETECTOR, float(s), queries[int(q)]) for b, s, q in boxes
+    ]
+    return sorted(proposals, key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))

@@ -87,8 +87,7 @@ def load_image(source: ImageSource, policy: ImagePolicy | None = None) -> Loaded
         raise ImageTooSmallError(
             f"image {label} is {w}x{h}, smaller than the minimum side {policy.min_side} px: nothing to read"
         )
-    rgb = decoded.image
-    return LoadedImage(image=rgb, original_size=decoded.original_size, scale=rgb.width / w, source=label)
+    return LoadedImage(decoded.image, decoded.original_size, scale=decoded.image.width / w, source=label)
 
 
 def to_bgr_array(img: Image.Image) -> np.ndarray:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, Any, Protocol
@@ -93,8 +93,10 @@ class SpacyNER:
                 if text not in found:  # a hit: it becomes the most recent entry
                     self._cache.move_to_end(text)
                     found[text] = self._cache[text]
-            for text in missing:
-                self._remember(text, found[text])
+            for text in missing:  # least recently used entries go first (cache_size 0: nothing kept)
+                self._cache[text] = found[text]
+                if len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
             return [found[text] for text in texts]
 
     def warm(self, texts: Iterable[str]) -> None:
@@ -102,13 +104,6 @@ class SpacyNER:
         self.entities_many(list(texts))
 
     # -- internals ----------------------------------------------------------------------------
-    def _remember(self, text: str, ents: tuple[Entity, ...]) -> None:
-        if self.cache_size == 0:
-            return
-        self._cache[text] = ents
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-
     def _load(self) -> Language:
         with self._lock:
             if self._nlp is None:
@@ -138,11 +133,13 @@ def doc_entities(doc: Doc) -> tuple[Entity, ...]:
     A line break ends every span: the lines of a text (OCR lines, the sentences of a packed audit
     claim) are separate statements, and a name never continues across one.
     """
-    spans: list[list[Any]] = [
-        part for ent in doc.ents for part in _split_at_line_breaks(doc, ent.start, ent.end, ent.label_)
-    ]
+
+    def unbroken(i: int) -> bool:
+        return "\n" not in doc[i].text
+
+    spans = [part for ent in doc.ents for part in _runs(range(ent.start, ent.end), unbroken, ent.label_)]
     covered = {i for start, end, _ in spans for i in range(start, end)}
-    spans.extend(_proper_noun_runs(doc, covered))
+    spans.extend(_runs(range(len(doc)), lambda i: doc[i].pos_ == "PROPN" and i not in covered, PROPN_LABEL))
     spans.sort(key=lambda s: s[0])
     merged = _merge_name_numerals(doc, spans)
     return tuple(
@@ -151,27 +148,11 @@ def doc_entities(doc: Doc) -> tuple[Entity, ...]:
     )
 
 
-def _split_at_line_breaks(doc: Doc, start: int, end: int, label: str) -> list[list[Any]]:
-    """The non-empty pieces of the span [start, end) between tokens that hold a line break."""
-    parts, i = [], start
-    for j in range(start, end + 1):
-        if j == end or "\n" in doc[j].text:
-            if j > i:
-                parts.append([i, j, label])
-            i = j + 1
-    return parts
-
-
-def _proper_noun_runs(doc: Doc, covered: set[int]) -> list[list[Any]]:
-    """Maximal runs of PROPN tokens that no NER span covers."""
-    runs = [
-        list(group)
-        for inside, group in groupby(
-            range(len(doc)), key=lambda i: doc[i].pos_ == "PROPN" and i not in covered
-        )
-        if inside
-    ]
-    return [[run[0], run[-1] + 1, PROPN_LABEL] for run in runs]
+def _runs(tokens: range, keep: Callable[[int], bool], label: str) -> list[list[Any]]:
+    """Maximal runs of consecutive tokens that ``keep`` accepts, as ``[start, end, label]`` spans:
+    the pieces of an NER span between line breaks, the untagged proper-noun runs."""
+    runs = [list(group) for inside, group in groupby(tokens, key=keep) if inside]
+    return [[run[0], run[-1] + 1, label] for run in runs]
 
 
 def _merge_name_numerals(doc: Doc, spans: list[list[Any]]) -> list[list[Any]]:
@@ -183,12 +164,9 @@ def _merge_name_numerals(doc: Doc, spans: list[list[Any]]) -> list[list[Any]]:
             start += 1
             if start >= end:
                 continue
-        if label not in NUMERIC_LABELS and end < len(doc) and _is_name_numeral(doc[end].text):
+        numeral = doc[end].text if end < len(doc) else ""
+        if label not in NUMERIC_LABELS and (_INTEGER.fullmatch(numeral) or is_roman_candidate(numeral)):
             absorbed = end
             end += 1
         out.append([start, end, label])
     return out
-
-
-def _is_name_numeral(token: str) -> bool:
-    return bool(_INTEGER.fullmatch(token)) or is_roman_candidate(token)

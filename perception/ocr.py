@@ -57,9 +57,7 @@ def polygon_to_bbox(polygon: Iterable[Sequence[float]]) -> BBox:
     pts = np.asarray(list(polygon), dtype=np.float64).reshape(-1, 2)
     if pts.size == 0:
         raise ValueError("empty polygon")
-    return BBox(
-        float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max())
-    )
+    return BBox(*pts.min(axis=0).tolist(), *pts.max(axis=0).tolist())
 
 
 def make_line(text: str, polygon: Iterable[Sequence[float]], confidence: float) -> OCRLine:
@@ -79,9 +77,8 @@ class OCREngine(ABC):
     cache_size: ClassVar[int] = 32  # recent images whose raw lines are kept (see ``_raw_lines``)
 
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
-    orientation: OrientationClassifier | None = (
-        None  # None: read the image only as given (text turned 90° is lost)
-    )
+    # None: read the image only as given (text turned 90° is lost)
+    orientation: OrientationClassifier | None = None
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.min_confidence <= 1.0:
@@ -173,9 +170,9 @@ def reading_order(lines: Sequence[OCRLine]) -> list[OCRLine]:
 
 def default_cache_dir() -> Path:
     """Where derived files (the rewritten keys file) go: never into site-packages."""
-    root = os.environ.get("LEDGERMIND_CACHE") or os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    base = Path(root)
-    return base if os.environ.get("LEDGERMIND_CACHE") else base / "ledgermind"
+    if own := os.environ.get("LEDGERMIND_CACHE"):
+        return Path(own)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ledgermind"
 
 
 def rapidocr_keys_file(src: Path, cache_dir: Path) -> Path:
@@ -187,9 +184,8 @@ def rapidocr_keys_file(src: Path, cache_dir: Path) -> Path:
     the first line, the trailing space line and empty lines — but keep U+3000 (ideographic space),
     which is a real class and looks blank to ``str.strip``.
     """
-    raw = src.read_text(encoding="utf-8")
-    lines = raw.split("\n")
-    chars = [c.rstrip("\r") for c in lines[1:] if c.rstrip("\r") not in ("", " ")]
+    lines = [c.rstrip("\r") for c in src.read_text(encoding="utf-8").split("\n")[1:]]
+    chars = [c for c in lines if c not in ("", " ")]
     body = "\n".join(chars) + "\n"
     digest = hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
     name = f"rapidocr_keys_{digest}.txt"
@@ -274,10 +270,9 @@ def lines_from_paddle_result(results: Any) -> list[OCRLine]:
     lines: list[OCRLine] = []
     for res in results or []:
         fields = _paddle_fields(res)
-        texts = list(fields.get("rec_texts") or [])
-        scores = _as_list(fields.get("rec_scores"))
-        polys = _as_list(fields.get("rec_polys"))
-        boxes = _as_list(fields.get("rec_boxes"))
+        texts, scores, polys, boxes = (
+            _as_list(fields.get(f"rec_{k}")) for k in ("texts", "scores", "polys", "boxes")
+        )
         if len(scores) != len(texts) or not (len(polys) == len(texts) or len(boxes) == len(texts)):
             raise ValueError(
                 f"malformed PaddleOCR result: {len(texts)} texts, {len(scores)} scores, "
@@ -294,20 +289,14 @@ def lines_from_paddle_result(results: Any) -> list[OCRLine]:
 
 
 def _paddle_fields(res: Any) -> Mapping[str, Any]:
-    if isinstance(res, Mapping) and "res" in res and isinstance(res["res"], Mapping):
-        return res["res"]
-    if isinstance(res, Mapping):
-        return res
-    json_view = getattr(res, "json", None)  # paddlex result objects expose .json
-    if isinstance(json_view, Mapping):
-        return _paddle_fields(json_view)
-    raise ValueError(f"unrecognised PaddleOCR result of type {type(res).__name__}")
+    fields = res if isinstance(res, Mapping) else getattr(res, "json", None)  # paddlex objects expose .json
+    if not isinstance(fields, Mapping):
+        raise ValueError(f"unrecognised PaddleOCR result of type {type(res).__name__}")
+    return fields["res"] if isinstance(fields.get("res"), Mapping) else fields
 
 
 def _as_list(v: Any) -> list[Any]:
-    if v is None:
-        return []
-    return list(v.tolist() if isinstance(v, np.ndarray) else v)
+    return [] if v is None else list(v.tolist() if isinstance(v, np.ndarray) else v)
 
 
 @dataclass(eq=False)

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ledgermind.dispatch.keywords import DEFAULT_KEYWORDS, DispatchKeywords
-from ledgermind.dispatch.matcher import find_keywords
+from ledgermind.dispatch.keywords import DEFAULT_KEYWORDS, DispatchKeywords, find_keywords
 
 # App. D.1, Condition 4: the paper's regex, verbatim (case-sensitive: option letters are capitals).
 MCQ_PATTERN = r"\b([A-F])[.)\s]+\S"
@@ -88,16 +87,13 @@ def option_label(index: int) -> str:
     return chr(ord("A") + index)
 
 
-def render_options(options: Sequence[str]) -> str:
-    """``"A. text"`` lines, the layout the MMMU-Pro prompts use and Condition 4 recognises."""
-    return "\n".join(f"{option_label(i)}. {str(opt).strip()}" for i, opt in enumerate(options))
-
-
 def render_with_options(question: str, options: Sequence[str] | None) -> str:
-    """Question followed by its lettered options (just the question when there are none)."""
+    """Question followed by its options as ``"A. text"`` lines, the layout the MMMU-Pro prompts use
+    and Condition 4 recognises (just the question when there are none)."""
     if not options:
         return question
-    return f"{question.rstrip()}\n{render_options(options)}"
+    lines = [f"{option_label(i)}. {str(opt).strip()}" for i, opt in enumerate(options)]
+    return "\n".join([question.rstrip(), *lines])
 
 
 def strip_image_placeholders(text: str) -> str:

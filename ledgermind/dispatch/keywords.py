@@ -5,15 +5,26 @@ verbatim, and the lists the paper describes but does not print (the question-typ
 4–6, the two term families of the Condition-3 pair rule) are our own choices, marked as such there.
 A ``DispatchKeywords`` built with other tuples routes on those instead.
 
-Matching rules (see ``matcher.py``): case-insensitive; ASCII keywords match whole words only
+Matching rules (``find_keywords``): case-insensitive; ASCII keywords match whole words only
 (``scale`` does not fire on ``escalate``, ``count`` not on ``account``, ``meter`` not on
 ``parameter``), with an optional plural ``s``/``es`` on the last word (``gauges``, ``meters``);
 keywords containing CJK characters match as substrings because Chinese has no word boundaries.
+Plain substring search (``kw in q``) would route on accidents of spelling — "count" inside
+"account"/"country", "meter" inside "parameter", "scale" inside "escalate" — and send most
+MMMU-Pro business and physics questions to the deep path. Runs of whitespace in a keyword match
+any run of whitespace in the text.
+
+The uncertainty markers U (App. D.7) make a final answer trigger the visual fallback. The system
+markers ("api_error", "unknown", "need_more") are what our own stages emit when they fail, so they
+are matched like words too: "unknown" fires, "unknowns" in a math answer would as well (plural
+rule), but "well-known" does not.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -58,3 +69,33 @@ class DispatchKeywords:
 
 
 DEFAULT_KEYWORDS = DispatchKeywords()
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _keyword_pattern(keyword: str) -> str:
+    words = [re.escape(w) for w in keyword.strip().split()]
+    body = r"\s+".join(words)
+    if _CJK.search(keyword):
+        return body
+    left = r"(?<![A-Za-z0-9_])" if re.match(r"\w", keyword.strip()[0]) else ""
+    right = r"(?:e?s)?(?![A-Za-z0-9_])" if re.match(r"\w", keyword.strip()[-1]) else ""
+    return f"{left}{body}{right}"
+
+
+@lru_cache(maxsize=256)
+def _compile(keywords: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
+    return [(kw, re.compile(_keyword_pattern(kw), re.IGNORECASE)) for kw in keywords if kw.strip()]
+
+
+def find_keywords(text: str, keywords: tuple[str, ...]) -> tuple[str, ...]:
+    """The keywords (in list order) that occur in ``text`` under the rules above."""
+    if not text:
+        return ()
+    return tuple(kw for kw, pat in _compile(tuple(keywords)) if pat.search(text))
+
+
+def has_uncertainty_marker(answer: str, keywords: DispatchKeywords = DEFAULT_KEYWORDS) -> bool:
+    """Does ``answer`` hold a marker of U (then the visual fallback runs)?"""
+    return bool(find_keywords(answer or "", keywords.uncertainty_markers))

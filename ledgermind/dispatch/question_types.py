@@ -16,7 +16,7 @@ of all applicable Table-6 rows are kept, in table order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 from ledgermind.dispatch.classifier import (
@@ -28,7 +28,7 @@ from ledgermind.dispatch.classifier import (
     option_label,
     strip_image_placeholders,
 )
-from ledgermind.dispatch.matcher import find_keywords
+from ledgermind.dispatch.keywords import find_keywords
 
 
 class QuestionType(str, Enum):
@@ -69,11 +69,11 @@ OC_INSTRUCTIONS: dict[OCCategory, str] = {
 }
 
 BASE_OC_CATEGORIES = (OCCategory.TEXT, OCCategory.NUMBER, OCCategory.OBJECT, OCCategory.SPATIAL)  # App. G.2
-INJECTED_OC_CATEGORIES: dict[QuestionType, tuple[OCCategory, ...]] = {
-    QuestionType.COUNT: (OCCategory.COUNT,),
-    QuestionType.CHAR_COUNT: (OCCategory.COUNT,),
-    QuestionType.COMPARE: (OCCategory.COMPARE,),
-    QuestionType.DIFF: (OCCategory.DIFF,),
+INJECTED_OC_CATEGORIES: dict[QuestionType, OCCategory] = {
+    QuestionType.COUNT: OCCategory.COUNT,
+    QuestionType.CHAR_COUNT: OCCategory.COUNT,
+    QuestionType.COMPARE: OCCategory.COMPARE,
+    QuestionType.DIFF: OCCategory.DIFF,
 }
 
 # Table 4 (paraphrased), in the table's row order, which is also the precedence order.
@@ -111,7 +111,6 @@ class QuestionProfile:
     granularity: str
     method: str
     oc_categories: tuple[OCCategory, ...]
-    classification: Classification | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_complex(self) -> bool:
@@ -141,9 +140,11 @@ def detect_types(
 
 def granularity(types: frozenset[QuestionType], n_options: int | None = None) -> str:
     """F(q): the first Table-4 row that applies, else "Other"."""
+    # Table 4 prints "A/B/C/D/E/F"; with a known option list we name the real letters (MMMU-Pro has up to J).
+    letters = "/".join(option_label(i) for i in range(n_options or 6))
     for qtype, text in GRANULARITY:
         if qtype in types:
-            return text.format(letters=_letters_hint(n_options))
+            return text.format(letters=letters)
     return GRANULARITY_OTHER
 
 
@@ -155,11 +156,8 @@ def reasoning_method(types: frozenset[QuestionType]) -> str:
 
 def oc_categories(types: frozenset[QuestionType]) -> tuple[OCCategory, ...]:
     """The base categories plus those the question types inject, without duplicates."""
-    cats = list(BASE_OC_CATEGORIES)
-    for qtype in QuestionType:  # enum order → deterministic
-        if qtype in types:
-            cats.extend(c for c in INJECTED_OC_CATEGORIES.get(qtype, ()) if c not in cats)
-    return tuple(cats)
+    injected = (INJECTED_OC_CATEGORIES[t] for t in QuestionType if t in types and t in INJECTED_OC_CATEGORIES)
+    return tuple(dict.fromkeys([*BASE_OC_CATEGORIES, *injected]))  # enum order → deterministic
 
 
 def profile(
@@ -177,11 +175,4 @@ def profile(
         granularity=granularity(types, n_options),
         method=reasoning_method(types),
         oc_categories=oc_categories(types),
-        classification=cls,
     )
-
-
-def _letters_hint(n_options: int | None) -> str:
-    # Table 4 prints "A/B/C/D/E/F"; with a known option list we name the real letters (MMMU-Pro has up to J).
-    n = n_options if n_options else 6
-    return "/".join(option_label(i) for i in range(n))

@@ -115,14 +115,10 @@ def derive(target: Number, known: Sequence[Known], rel_tol: float = COMPUTE_REL_
         for b in usable[i:] + usable[:i]:
             if a is b:
                 continue
-            for sym, op in _OPS.items():
-                if not _units_fit(sym, a.number, b.number, target):
-                    continue
-                try:
-                    r = op(a.value, b.value)
-                except ZeroDivisionError:
-                    continue
-                if _close(r, target.value, rel_tol):
+            for sym, op in _OPS.items():  # no zero division: 0 is never an operand
+                if _units_fit(sym, a.number, b.number, target) and _close(
+                    op(a.value, b.value), target.value, rel_tol
+                ):
                     d = Derivation(target, f"{target.text} = {a.number.text} {sym} {b.number.text}", (a, b))
                     if d.from_evidence:
                         return d

@@ -81,16 +81,13 @@ def claim_entities(claim: str, ner: EntityExtractor, aliases: AliasTable) -> tup
     Dropped: numeric spans (NCC's job), single characters (option letters such as "B", a stray
     "C" after "°"), pure numbers and function words that the tagger capitalised.
     """
-    kept: list[Entity] = []
-    for ent in ner.entities(claim):
-        canonical = aliases.normalise(ent.text)
-        tokens = canonical.split()
-        if ent.is_numeric or len(canonical.replace(" ", "")) < 2:
-            continue
-        if all(tok.replace(".", "").isdigit() or tok in STOPWORDS for tok in tokens):
-            continue
-        kept.append(ent)
-    return tuple(kept)
+
+    def checkable(ent: Entity) -> bool:
+        tokens = aliases.normalise(ent.text).split()
+        trivial = all(tok.replace(".", "").isdigit() or tok in STOPWORDS for tok in tokens)
+        return not ent.is_numeric and len("".join(tokens)) >= 2 and not trivial
+
+    return tuple(filter(checkable, ner.entities(claim)))
 
 
 @dataclass(frozen=True)

@@ -169,11 +169,6 @@ def normalise_chars(text: str) -> str:
     return text.translate(_CHAR_FIXES)
 
 
-def two_digit_year(yy: int) -> int:
-    """POSIX ``strptime %y``: 69–99 -> 1969–1999, 00–68 -> 2000–2068."""
-    return 1900 + yy if yy >= 69 else 2000 + yy
-
-
 # ---------------------------------------------------------------------------------------------
 # Extractors: each yields candidates; `extract_numbers` keeps the first claim on every character
 # ---------------------------------------------------------------------------------------------
@@ -191,8 +186,8 @@ def _date_parts(m: re.Match[str]) -> DateParts | None:
     groups = m.groupdict()
     year = int(groups["year"]) if groups.get("year") else None
     day: int | None
-    if groups.get("yy"):
-        year = two_digit_year(int(groups["yy"]))
+    if groups.get("yy"):  # POSIX ``strptime %y``: 69–99 -> 1969–1999, 00–68 -> 2000–2068
+        year = int(groups["yy"]) + (1900 if int(groups["yy"]) >= 69 else 2000)
     if groups.get("a"):  # numeric d/m/y or m/d/y: a first field > 12 can only be a day
         a, b = int(groups["a"]), int(groups["b"])
         month, day = (b, a) if a > 12 else (a, b)
@@ -353,16 +348,3 @@ def extract_numbers(text: str) -> tuple[Number, ...]:
                 taken.append((number.start, number.end))
                 found.append(number)
     return tuple(sorted(found, key=lambda n: n.start))
-
-
-__all__ = [
-    "CONTINUOUS_KINDS",
-    "MONTHS",
-    "TIME_KINDS",
-    "DateParts",
-    "NumKind",
-    "Number",
-    "extract_numbers",
-    "normalise_chars",
-    "two_digit_year",
-]

@@ -92,10 +92,6 @@ class Related:
     upper: Number | None = None
     head: str | None = None  # the noun the number counts or measures ("232 deaths" -> "death")
 
-    @property
-    def is_time(self) -> bool:
-        return self.number.kind in TIME_KINDS
-
 
 @lru_cache(maxsize=32768)
 def related_numbers(text: str) -> tuple[Related, ...]:
@@ -171,9 +167,6 @@ class Interval:
         return not lo_open and not hi_open
 
 
-_INF = math.inf
-
-
 def interval(related: Related, approx_rel: float, year_hint: int | None = None) -> Interval | None:
     """The values ``related`` allows, on its axis (days for time, the value for quantities).
 
@@ -186,7 +179,7 @@ def interval(related: Related, approx_rel: float, year_hint: int | None = None) 
     if span is None:
         return None
     lo, hi = span  # time: [lo, hi) in days; quantity: the point [lo, lo]
-    time = related.is_time
+    time = related.number.kind in TIME_KINDS
     rel = related.relation
     if rel is Relation.BETWEEN and related.upper is not None:
         upper = _span(related.upper, year_hint)
@@ -197,10 +190,10 @@ def interval(related: Related, approx_rel: float, year_hint: int | None = None) 
         delta = abs(lo) * approx_rel
         return Interval(lo - delta, lo + delta)
     bounds = {
-        Relation.GT: Interval(hi, _INF, not time, True),
-        Relation.GE: Interval(lo, _INF, False, True),
-        Relation.LT: Interval(-_INF, lo, True, True),
-        Relation.LE: Interval(-_INF, hi, True, time),
+        Relation.GT: Interval(hi, math.inf, not time, True),
+        Relation.GE: Interval(lo, math.inf, False, True),
+        Relation.LT: Interval(-math.inf, lo, True, True),
+        Relation.LE: Interval(-math.inf, hi, True, time),
     }
     return bounds.get(rel, Interval(lo, hi, False, time))
 
@@ -229,14 +222,3 @@ def _span(number: Number, year_hint: int | None) -> tuple[float, float] | None:
 
 def _days(year: int, month: int, day: int) -> float:
     return float(date(year, month, day).toordinal())
-
-
-__all__ = [
-    "Interval",
-    "Related",
-    "Relation",
-    "attach_relations",
-    "interval",
-    "related_numbers",
-    "relation_before",
-]

@@ -63,6 +63,3 @@ def convert(value: float, unit: str, to: str) -> float | None:
     if a is None or b is None or a["dimension"] is None or a["dimension"] != b["dimension"]:
         return None
     return (a["scale"] * value + a["offset"] - b["offset"]) / b["scale"]
-
-
-__all__ = ["CONVENTIONS", "NON_PHYSICAL", "TABLE_FILE", "convert", "unit_spellings"]

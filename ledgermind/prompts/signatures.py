@@ -40,7 +40,4 @@ def signature(name: str) -> str:
 
 def recognise(text: str) -> str | None:
     """The template whose signature occurs in ``text`` (None when none does)."""
-    for name, pattern in PROMPT_SIGNATURES.items():
-        if re.search(pattern, text, flags=re.MULTILINE):
-            return name
-    return None
+    return next((name for name, sig in PROMPT_SIGNATURES.items() if re.search(sig, text, re.MULTILINE)), None)

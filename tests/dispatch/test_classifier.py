@@ -11,7 +11,6 @@ from ledgermind.dispatch.classifier import (
     ascii_alpha_ratio,
     classify,
     mcq_letters,
-    render_options,
     render_with_options,
 )
 from ledgermind.dispatch.keywords import DispatchKeywords
@@ -87,8 +86,8 @@ def test_condition4_overlapping_options_ending_in_capital() -> None:
     assert mcq_letters(text) == ("A", "B", "C")
 
 
-def test_render_options_letters() -> None:
-    assert render_options(["x", "y"]) == "A. x\nB. y"
+def test_render_with_options_letters() -> None:
+    assert render_with_options("Q? ", ["x", " y"]) == "Q?\nA. x\nB. y"
     assert render_with_options("Q?", None) == "Q?"
     c = classify("Which is right?", ["yes", "no"])
     assert c.reasons[Condition.MCQ] == ("A", "B")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ledgermind.dispatch.keywords import DEFAULT_KEYWORDS
-from ledgermind.dispatch.uncertainty import has_uncertainty_marker, uncertainty_markers_in
+from ledgermind.dispatch.keywords import DEFAULT_KEYWORDS, find_keywords, has_uncertainty_marker
 
 
 def test_paper_lists_verbatim() -> None:
@@ -50,7 +49,9 @@ def test_paper_lists_verbatim() -> None:
 
 
 def test_uncertainty_markers() -> None:
-    assert uncertainty_markers_in("I cannot determine the value.") == ("cannot determine",)
+    assert find_keywords("I cannot determine the value.", DEFAULT_KEYWORDS.uncertainty_markers) == (
+        "cannot determine",
+    )
     assert has_uncertainty_marker("answer: unknown")
     assert has_uncertainty_marker("NEED_MORE evidence")
     assert has_uncertainty_marker("api_error: timeout")
