@@ -187,8 +187,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     target = getattr(config, "workerinput", {}).get("xdist_groups")
     if target:  # a worker: tell the controller's scheduler the groups before it schedules anything
         groups = {it.nodeid: g for it in items if (g := xdist_group(it)) is not None}
+        slow = [it.nodeid for it in items if it.get_closest_marker("slow") is not None]
         tmp = Path(f"{target}.{config.workerinput['workerid']}")
-        tmp.write_text(json.dumps(groups), encoding="utf-8")
+        tmp.write_text(json.dumps({"groups": groups, "slow": slow}), encoding="utf-8")
         tmp.replace(target)
 
 
@@ -207,13 +208,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling
 
     class GroupScheduling(LoadScopeScheduling):
-        """LoadScope with a test's group (or the test alone) as its unit of work."""
+        """LoadScope with a test's group (or the test alone) as its unit of work, the units with the most
+        ``slow`` tests handed out first (then the largest): a slow unit scheduled last would leave one
+        worker running it alone at the end of the suite."""
 
-        groups: dict[str, str] | None = None
+        found: dict[str, Any] | None = None
+        ordered = False
 
         def _split_scope(self, nodeid: str) -> str:
-            if self.groups is None:
-                self.groups = json.loads(config.stash[GROUPS_FILE].read_text(encoding="utf-8"))
-            return self.groups.get(nodeid, nodeid)
+            return self._found()["groups"].get(nodeid, nodeid)
+
+        def _found(self) -> dict[str, Any]:
+            if self.found is None:
+                self.found = json.loads(config.stash[GROUPS_FILE].read_text(encoding="utf-8"))
+            return self.found
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:  # the first assignment: the work queue is complete
+                slow = set(self._found()["slow"])
+                units = sorted(self.workqueue.items(), key=lambda u: (-len(slow & u[1].keys()), -len(u[1])))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+                self.ordered = True
+            super()._assign_work_unit(node)
 
     return GroupScheduling(config, log)
