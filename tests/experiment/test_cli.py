@@ -235,6 +235,7 @@ def test_table3_refuses_unfinished_run(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "did not finish" in proc.stderr
 
 
+@pytest.mark.slow
 def test_bench_runner_reports_speedup_from_concurrency(tmp_path: Path) -> None:
     """8 items that each wait 0.3 s (like a server call): concurrency 8 must be several times faster."""
     extra = [o for o in FAKE_OVERRIDES if o != "progress=false"]

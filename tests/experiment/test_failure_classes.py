@@ -197,6 +197,7 @@ def unwritable(
     return root, procs
 
 
+@pytest.mark.slow
 def test_read_only_perception_cache_runs_with_ocr_working_and_warns_once(
     unwritable: tuple[Path, dict], reference: dict
 ) -> None:
@@ -212,6 +213,7 @@ def test_read_only_perception_cache_runs_with_ocr_working_and_warns_once(
     assert list(cache.iterdir()) == []  # nothing was written
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not NS, reason="a real full disk needs a tmpfs mount (unshare -rm)")
 def test_full_perception_cache_runs_with_ocr_working_and_warns_once(
     unwritable: tuple[Path, dict], reference: dict

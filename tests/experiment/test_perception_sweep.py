@@ -46,9 +46,9 @@ def bench(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def sweep(url: str, bench: Path, cache: Path, out: Path) -> list[int]:
+def sweep(url: str, bench: Path, cache: Path, out: Path, variants: tuple[str, ...] = VARIANTS) -> list[int]:
     calls = []
-    for variant in VARIANTS:
+    for variant in variants:
         before = CountingRapidOCREngine.calls
         overrides = [
             "backend=vllm_server",
@@ -81,9 +81,11 @@ def test_sweep_ocrs_each_image_once_and_a_rerun_none(bench, tmp_path):
         assert sum(first) >= 1  # the reading question goes through OCR in some variant
         assert len(digests) == len(set(digests)), first  # no image (or crop) recognised twice
         assert first[0] == sum(first)  # the first variant read everything; the six others only hit
+        # the six variants after the first already ran on a warm cache, each with its own engine: the
+        # rerun adds the one that read, in a new output folder
         CountingRapidOCREngine.reset()
-        again = sweep(srv.base_url, bench, tmp_path / "pcache", tmp_path / "run2")
-    assert again == [0] * len(VARIANTS)
+        again = sweep(srv.base_url, bench, tmp_path / "pcache", tmp_path / "run2", VARIANTS[:1])
+    assert again == [0]
     ocr_entries = [
         json.loads(trajectory_path(tmp_path / run / "full", "g1").read_text()) for run in ("run1", "run2")
     ]

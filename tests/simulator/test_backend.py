@@ -169,6 +169,7 @@ def _gauge_crop(key_items):
     return crop.resize((crop.width * 5 // 2, crop.height * 5 // 2))
 
 
+@pytest.mark.slow
 def test_a_gauge_crop_is_read_through_the_noise_of_what_it_shows(make_backend, key_items):
     """The needle is perceived, not looked up: with no noise the reading is the scene's value; with
     scale labels legible in the crop the error is a few graduations (Laplace, both signs, some

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from ledgermind.experiment import table3
 from ledgermind.simulator.null_test import NULL_WORLD, add_census, collect, null_test
 from tests.experiment.conftest import run_script
 
 
+@pytest.mark.slow
 def test_tiny_null_grid_builds_one_table_per_replicate_and_counts_its_verdicts(tmp_path: Path) -> None:
     vis = f"backend.vision_cache_dir={tmp_path / 'vision'}"
     report = null_test(

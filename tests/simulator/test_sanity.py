@@ -75,6 +75,7 @@ def _items(cfg, benchmark: str) -> list[Item]:
     return items + ([hard] if hard not in items else [])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("benchmark", sorted(N_ITEMS))
 def test_perfect_model_keeps_every_answer_under_every_variant(benchmark, shared_data, tmp_path, monkeypatch):
     monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(shared_data))
