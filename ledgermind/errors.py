@@ -12,6 +12,13 @@ import errno
 from enum import Enum
 
 
+def first_line(exc: BaseException, default: str | None = None) -> str:
+    """The first line of ``exc``'s message, for the one-line errors users see; an empty message is
+    ``default`` (the exception's type name when not given), never an ``IndexError`` of its own."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__ if default is None else default
+
+
 class LedgerMindError(Exception):
     """Base class of every error this package raises on purpose."""
 

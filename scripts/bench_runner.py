@@ -64,7 +64,7 @@ from omegaconf import DictConfig
 
 from ledgermind.backends.placement import place
 from ledgermind.confutil import CONF_DIR
-from ledgermind.errors import UserError
+from ledgermind.errors import UserError, first_line
 from ledgermind.experiment.variants import names as variant_names
 from ledgermind.runs.results import read_results
 from ledgermind.runs.trajectories import iter_trajectory_dicts
@@ -502,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
             if any(args.sweep):
                 sweep_table(args, base, tmp)
     except (UserError, HydraException) as e:
-        print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
+        print(f"error: {first_line(e)}", file=sys.stderr)
         return 2
     return 0
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import ParamSpec
 
-from ledgermind.errors import UserError
+from ledgermind.errors import UserError, first_line
 from ledgermind.registry import import_attr
 
 P = ParamSpec("P")
@@ -58,7 +58,7 @@ def one_line_errors(main: Callable[P, int]) -> Callable[P, int]:
         try:
             return main(*args, **kwargs)
         except UserError as e:
-            print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
+            print(f"error: {first_line(e)}", file=sys.stderr)
             return EXIT_USAGE
 
     return wrapped

@@ -33,7 +33,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ledgermind.cli import run_args  # foreign flags; Hydra's composition errors in one line
 from ledgermind.confutil import CONF_DIR
-from ledgermind.errors import UserError, is_disk_failure, user_error_in
+from ledgermind.errors import UserError, first_line, is_disk_failure, user_error_in
 from ledgermind.experiment.run_summary import run_summary
 from ledgermind.experiment.sweep_dirs import register_resolvers, resume_command
 from ledgermind.pipeline.config import register_schemas
@@ -95,10 +95,7 @@ def _task(cfg: DictConfig) -> None:
         # Hydra's instantiate: still the user's to fix
         if (cause := e if isinstance(e, OmegaConfBaseException) else user_error_in(e)) is None:
             raise
-        line = (
-            run_args.composition_error(cause)
-            or (str(cause).strip().splitlines() or [type(cause).__name__])[0]
-        )
+        line = run_args.composition_error(cause) or first_line(cause)
         print(f"error: {line}", file=sys.stderr)  # OmegaConf's later lines (full_key: ...) add nothing
         raise SystemExit(EXIT_USER_ERROR) from None
     shown = cfg.get("print_census")

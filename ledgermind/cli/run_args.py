@@ -22,7 +22,7 @@ from hydra._internal.utils import get_args_parser
 from omegaconf import OmegaConf
 
 from ledgermind.confutil import CONF_DIR
-from ledgermind.errors import ConfigError
+from ledgermind.errors import ConfigError, first_line
 from ledgermind.experiment.sweep_dirs import sweep_overrides
 
 # Hydra's own flags (``-m``, ``--cfg``, ``-cn`` ...): passed through, with their value when they take one.
@@ -140,7 +140,7 @@ def composition_error(e: BaseException) -> str | None:
         below = [f"{k}.{s!s}" for k in parent if isinstance(n := parent._get_node(k), DictConfig) for s in n]
         hint = _closest(leaf, [*map(str, parent), *below], f"{prefix}." if prefix else "")  # pipeline.beta
         return f"unknown key {key!r}: {hint or 'python scripts/run.py --help lists the keys'}".rstrip()
-    first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+    first = first_line(cause)
     return f"{first} (config key: {key})" if key and key not in first else first
 
 

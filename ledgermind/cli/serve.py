@@ -30,7 +30,7 @@ import sys
 
 from ledgermind.cli.commands import one_line_errors
 from ledgermind.confutil import CONF_DIR, container
-from ledgermind.errors import UserError
+from ledgermind.errors import UserError, first_line
 
 
 @one_line_errors
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         kw = {"host": args.host, "port": args.port, "data_parallel_size": args.dp}
         cmd = launch_argv(model, sys.executable, **kw) if args.launch else serve_argv(model, **kw)
     except (HydraException, OmegaConfBaseException) as e:
-        raise UserError(str(e).strip().splitlines()[0]) from None
+        raise UserError(first_line(e)) from None
     if args.servers > 1:
         ports = [args.port + i for i in range(args.servers)]
         for gpu, port in enumerate(ports):

@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from ledgermind.confutil import CONF_DIR, container, to_plain
-from ledgermind.errors import UserError
+from ledgermind.errors import UserError, first_line
 from ledgermind.experiment.wandb_logger import configured_logger
 from ledgermind.srfa.checks import format_checks
 from ledgermind.srfa.protocol import SrfaMode
@@ -36,7 +36,7 @@ def compose_srfa_config(overrides: Sequence[str]) -> DictConfig:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             return compose(config_name="srfa", overrides=list(overrides))
     except HydraException as exc:
-        raise UserError(str(exc).splitlines()[0]) from None
+        raise UserError(first_line(exc)) from None
 
 
 def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> dict[str, Any]:
@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         metrics = run_srfa(run_dir, compose_srfa_config(args.overrides), trust_config=args.trust_config)
     except (UserError, OmegaConfBaseException) as exc:
-        print(f"error: {str(exc).strip().splitlines()[0]}", file=sys.stderr)
+        print(f"error: {first_line(exc)}", file=sys.stderr)
         return 2
     print(format_metrics(metrics))
     print(f"-> {run_dir / SRFA_FILE}, {run_dir / SRFA_METRICS_FILE}")

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ledgermind.errors import ConfigError
+from ledgermind.errors import ConfigError, first_line
 
 CPU_MAX_BILLIONS = 4.0  # the largest model a CPU backend is allowed to load (SmolVLM, the tiny model, 3B)
 CPU_BACKENDS = ("TransformersBackend",)  # in-process backends whose device can be the CPU
@@ -91,7 +91,7 @@ def weights_problem(hub_id: str, revision: str | None = None) -> str | None:
     try:
         HfApi().model_info(hub_id, revision=revision, timeout=HUB_TIMEOUT_S)
     except Exception as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        first = first_line(exc)
         return f"they are not in the local Hugging Face cache and the hub did not answer ({first})"
     return None
 

@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from ledgermind.confutil import CONF_DIR, container, option_node
-from ledgermind.errors import ConfigError
+from ledgermind.errors import ConfigError, first_line
 from ledgermind.pipeline.config import AblationFlags, ablation_flags
 
 GROUP = "ablation"
@@ -86,7 +86,7 @@ def _variant(path: Path) -> Variant:
     try:
         flags = ablation_flags(raw)
     except OmegaConfBaseException as e:
-        raise ConfigError(f"{path}: {str(e).splitlines()[0]}") from e
+        raise ConfigError(f"{path}: {first_line(e)}") from e
     structural = tuple(str(k) for k in table.get("structural") or ())
     return Variant(path.stem, str(table["display"]), float(table["row"]), flags, structural)
 

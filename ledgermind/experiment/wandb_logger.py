@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledgermind.errors import ConfigError, MissingExtraError
+from ledgermind.errors import ConfigError, MissingExtraError, first_line
 from ledgermind.runs.results import ItemResult
 
 _SECRET_PARTS = frozenset("key apikey token secret password passwd credential credentials auth".split())
@@ -145,7 +145,7 @@ class WandbLogger(ExperimentLogger):
                 reinit="create_new",
             )
         except Exception as e:
-            first = f"{type(e).__name__}: " + (str(e).strip().splitlines() or [""])[0]
+            first = f"{type(e).__name__}: " + first_line(e, "")
             raise ConfigError(
                 f"logger={'wandb_' + self.mode}: W&B could not start ({first}); run `wandb login` or set "
                 "WANDB_API_KEY, or use logger=wandb_offline / logger=none"

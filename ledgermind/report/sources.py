@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.benchmarks.item import Item
-from ledgermind.errors import UserError
+from ledgermind.errors import UserError, first_line
 from ledgermind.runs.files import METRICS_FILE, RunFileError
 from ledgermind.runs.reader import RunDir, rebuild_items
 from ledgermind.runs.results import ItemResult
@@ -90,7 +90,7 @@ def load_item_infos(run: RunDir, ids: set[str], notes: list[str]) -> dict[str, I
             return {}
         items = rebuild_items(cfg)  # a run folder is data: registered benchmarks only
     except (UserError, OmegaConfBaseException, OSError, ValueError, KeyError, ImportError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        first = first_line(e)
         notes.append(f"the benchmark could not be reloaded ({first}); options and some images are not shown")
         return {}
     return {i.id: i for i in items if i.id in ids}

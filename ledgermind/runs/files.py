@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from ledgermind.backends.cache import RUN_CACHE_FILE
-from ledgermind.errors import DataError
+from ledgermind.errors import DataError, first_line
 from ledgermind.jsonl import loads
 
 RESULTS_FILE = "results.jsonl"
@@ -131,7 +131,7 @@ def parse_yaml(text: str, path: Path = Path("<config>")) -> Any:
     try:
         return yaml.load(text, Loader=_NoAliasLoader)
     except yaml.YAMLError as e:
-        raise RunFileError(path, f"not valid YAML ({str(e).splitlines()[0]})") from None
+        raise RunFileError(path, f"not valid YAML ({first_line(e)})") from None
 
 
 def read_json_object(root: Path, path: Path) -> dict[str, Any] | None:

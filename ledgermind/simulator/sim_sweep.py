@@ -27,7 +27,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from ledgermind.confutil import CONF_DIR
-from ledgermind.errors import UserError
+from ledgermind.errors import UserError, first_line
 from ledgermind.experiment import table3
 from ledgermind.metrics.stats import BootstrapConfig, Estimate, cluster_mean, paired_delta, wilson_interval
 from ledgermind.runs.files import RECORDED_CONFIG
@@ -109,7 +109,7 @@ def _compose(overrides: Sequence[str]) -> DictConfig:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             return compose("config", overrides=list(overrides))
     except HydraException as e:  # a bad override or option: the user's mistake, one line
-        raise SweepError(f"cannot compose the run config: {str(e).strip().splitlines()[0]}") from None
+        raise SweepError(f"cannot compose the run config: {first_line(e)}") from None
 
 
 def check_rate(spec: SweepSpec) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from omegaconf.errors import OmegaConfBaseException
 
-from ledgermind.errors import UserError
+from ledgermind.errors import UserError, first_line
 from ledgermind.metrics.stats import DEFAULT_RESAMPLES, BootstrapConfig
 
 
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)
         points, outs = sim_sweep.sweep(spec, args.out, boot)
     except (UserError, OmegaConfBaseException, ValueError) as e:
-        print(f"error: {str(e).strip().splitlines()[0]}", file=sys.stderr)
+        print(f"error: {first_line(e)}", file=sys.stderr)
         return 2
     print(sim_sweep.to_markdown(points, spec))
     print(sim_sweep.method_note(points, spec, boot))
