@@ -27,9 +27,11 @@ the same key takes the stored reply, so every run of the sweep sees one answer. 
 once miss the same request at the same moment, so a miss first *claims* its key (a ``pending`` row
 with an owner token and time): a job that finds the key claimed waits for the owner's reply
 instead of sending it again. A failure is never shared as an answer — a claim that goes without a
-reply (the owner's call failed) is taken by a waiter, which sends the request itself — and a claim
-older than the longest call the backend can make (``claim_limit_s``: its owner died) is taken
-over, so a killed job never holds up a sweep for longer than that. WAL needs a local
+reply (the owner's call failed) is taken by a waiter, which sends the request itself. An owner
+renews its claim every ``HEARTBEAT_S`` while its call runs, so a claim not renewed for
+``CLAIM_STALE_S`` is a dead owner's (a job killed with SIGKILL, a preempted node) and is taken
+over: a killed job holds up a sweep, or its own resume, for that long at most, however long a
+live call may take. WAL needs a local
 (or at least POSIX-locking) filesystem: see docs/scaling.md for NFS. Each write is committed
 (``synchronous=FULL``) before the reply is handed back, so a crash after an item never loses a
 reply that item already used.
@@ -64,7 +66,10 @@ log = logging.getLogger(__name__)
 KEY_VERSION = 2  # bump when the canonical form changes (2: identity includes backend kind + image limits)
 BUSY_TIMEOUT_S = 60.0  # a writer waits this long for another process's write lock
 POLL_S, MAX_POLL_S = 0.01, 0.25  # a job waiting for another's reply looks again after this, doubling
-UNTIMED_CLAIM_S = 600.0  # a claim's limit for a backend without a request deadline (an in-process model)
+HEARTBEAT_S, CLAIM_STALE_S = (
+    5.0,
+    30.0,
+)  # an owner renews its claim this often; unrenewed this long, it is dead
 # Keys (at any depth of the backend and model configs) that say how to reach or schedule a model,
 # never what it answers. The one list: everything not named here is part of the cache identity.
 NOT_REPLY_SHAPING = frozenset(
@@ -405,6 +410,15 @@ class ResponseCache:
             )
             return True
 
+    def renew(self, key: str) -> None:
+        """Say this connection's call of ``key`` is still running (its claim must not go stale)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error), self._lock:  # unrenewed, a waiter sends it too
+                self._db.execute(
+                    "UPDATE pending SET claimed = ? WHERE key = ? AND owner = ?",
+                    (time.time(), key, self.owner),
+                )
+
     def release(self, key: str) -> None:
         """Drop this connection's claim of ``key`` (after its reply is stored, or its call failed)."""
         if self._db is not None:
@@ -416,15 +430,6 @@ class ResponseCache:
             with self._lock:
                 self._db.close()
             self._db = None
-
-
-def claim_limit_s(backend: Backend) -> float:
-    """How long a job's claim stands before its owner is taken for dead: the longest one call of
-    ``backend`` can last (every attempt timing out, every backoff at its cap)."""
-    timeout, policy = getattr(backend, "timeout_s", None), getattr(backend, "policy", None)
-    if timeout is None or policy is None:
-        return UNTIMED_CLAIM_S
-    return float((policy.max_retries + 1) * timeout + policy.max_retries * policy.cap_s)
 
 
 class CachedBackend(WrappingBackend):
@@ -442,7 +447,7 @@ class CachedBackend(WrappingBackend):
         super().__init__(inner)
         self.cache, self.mode, self.model_identity = cache, CacheMode(mode), model_identity
         self.hits = self.shared_hits = self.misses = 0
-        self.claim_s = claim_limit_s(inner)
+        self.heartbeat_s, self.claim_s = HEARTBEAT_S, CLAIM_STALE_S
         self._inflight: dict[tuple[int, str], asyncio.Future[Reply]] = {}
 
     async def generate(self, request: GenerationRequest) -> Reply:
@@ -501,10 +506,17 @@ class CachedBackend(WrappingBackend):
 
     async def _send_claimed(self, request: GenerationRequest, key: str) -> Reply:
         self.misses += 1
+        heartbeat = asyncio.ensure_future(self._renew(key))
         try:
             return self.cache.put(key, await self.inner.generate(request), stage=request.stage)
         finally:  # stored, or failed: a waiting job then sends it itself
+            heartbeat.cancel()
             self.cache.release(key)
+
+    async def _renew(self, key: str) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            self.cache.renew(key)
 
     @staticmethod
     async def _await_inflight(future: asyncio.Future[Reply]) -> Reply | None:

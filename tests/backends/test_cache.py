@@ -17,7 +17,6 @@ from ledgermind.backends import cache as cache_module
 from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
 from ledgermind.backends.build import build_backend
 from ledgermind.backends.cache import CachedBackend, CacheMiss, CacheMode, ResponseCache, request_key
-from ledgermind.backends.retry import RetryPolicy
 from ledgermind.errors import ConfigError
 
 
@@ -252,15 +251,13 @@ def test_a_failed_send_is_never_shared_the_waiting_job_sends_it_itself(tmp_path)
     assert pending(path) == []
 
 
-def test_a_dead_jobs_claim_is_taken_over_after_the_longest_call_it_could_make(tmp_path):
-    """A job killed mid-call leaves its claim: the others wait out the backend's longest call
-    (every attempt timing out, every backoff at its cap), then send it themselves."""
-    path = tmp_path / "sweep.sqlite"
-    server = Slow(delay_s=0)
-    server.timeout_s, server.policy = 0.1, RetryPolicy(max_retries=1, cap_s=0.05)
+def test_a_dead_jobs_claim_is_taken_over_once_it_goes_unrenewed(tmp_path):
+    """A job killed mid-call leaves its claim and stops renewing it: the others wait until it is
+    ``claim_s`` old, then send the request themselves."""
+    path, server = tmp_path / "sweep.sqlite", Slow(delay_s=0)
     b = job(path, server, "runs/no_ecc")
-    assert b.claim_s == pytest.approx(2 * 0.1 + 0.05)
-    assert job(path, Counting(), "x").claim_s == cache_module.UNTIMED_CLAIM_S
+    assert (b.heartbeat_s, b.claim_s) == (cache_module.HEARTBEAT_S, cache_module.CLAIM_STALE_S)
+    b.claim_s = 0.25
     killed = ResponseCache(path, origin="runs/full")
     assert killed.claim(request_key(req("plan"), "m"), b.claim_s)
     killed.close()  # gone without a reply or a release
@@ -272,6 +269,22 @@ def test_a_dead_jobs_claim_is_taken_over_after_the_longest_call_it_could_make(tm
         return await b.generate(req("plan"))
 
     assert asyncio.run(run()).text == "answer 1" and server.calls == 1 and pending(path) == []
+
+
+def test_a_live_call_longer_than_the_stale_limit_keeps_its_claim(tmp_path):
+    """An owner renews its claim while its call runs, so a slow server's reply is still sent once."""
+    path, server = tmp_path / "sweep.sqlite", Slow(delay_s=0.6)
+    owner, waiter = job(path, server, "runs/full"), job(path, server, "runs/no_ecc")
+    for b in (owner, waiter):
+        b.heartbeat_s, b.claim_s = 0.05, 0.2
+
+    async def run():
+        first = asyncio.ensure_future(owner.generate(req("plan")))
+        await asyncio.sleep(0.01)  # the owner has claimed the request
+        return await asyncio.gather(first, waiter.generate(req("plan")))
+
+    sent, shared = asyncio.run(run())
+    assert server.calls == 1 and shared.text == sent.text and shared.meta["cache"] == "shared"
 
 
 def test_claims_that_cannot_be_written_send_as_without_them(tmp_path, caplog):
