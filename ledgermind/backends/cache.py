@@ -23,7 +23,15 @@ different under another batch composition, and that noise would show up as a spu
 
 Concurrent writers (two jobs of a parallel launcher, two sweeps) share one sqlite file in WAL mode
 with a busy timeout; the first writer of a key wins (``INSERT OR IGNORE``) and a later writer of
-the same key takes the stored reply, so every run of the sweep sees one answer. WAL needs a local
+the same key takes the stored reply, so every run of the sweep sees one answer. Jobs that run at
+once miss the same request at the same moment, so a miss first *claims* its key (a ``pending`` row
+with an owner token and time): a job that finds the key claimed waits for the owner's reply
+instead of sending it again. A failure is never shared as an answer — a claim that goes without a
+reply (the owner's call failed) is taken by a waiter, which sends the request itself. An owner
+renews its claim every ``HEARTBEAT_S`` while its call runs, so a claim not renewed for
+``CLAIM_STALE_S`` is a dead owner's (a job killed with SIGKILL, a preempted node) and is taken
+over: a killed job holds up a sweep, or its own resume, for that long at most, however long a
+live call may take. WAL needs a local
 (or at least POSIX-locking) filesystem: see docs/scaling.md for NFS. Each write is committed
 (``synchronous=FULL``) before the reply is handed back, so a crash after an item never loses a
 reply that item already used.
@@ -40,6 +48,7 @@ import re
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, replace
 from enum import Enum
@@ -56,6 +65,11 @@ log = logging.getLogger(__name__)
 
 KEY_VERSION = 2  # bump when the canonical form changes (2: identity includes backend kind + image limits)
 BUSY_TIMEOUT_S = 60.0  # a writer waits this long for another process's write lock
+POLL_S, MAX_POLL_S = 0.01, 0.25  # a job waiting for another's reply looks again after this, doubling
+HEARTBEAT_S, CLAIM_STALE_S = (
+    5.0,
+    30.0,
+)  # an owner renews its claim this often; unrenewed this long, it is dead
 # Keys (at any depth of the backend and model configs) that say how to reach or schedule a model,
 # never what it answers. The one list: everything not named here is part of the cache identity.
 NOT_REPLY_SHAPING = frozenset(
@@ -245,13 +259,14 @@ class ResponseCache:
     replay, where the cache *is* the data) makes an unusable file an error.
 
     ``origin`` labels the rows this process writes (the run's directory), so a hit says whether
-    another run wrote it (``shared``).
+    another run wrote it (``shared``); ``owner`` names this connection's claims.
     """
 
     def __init__(self, path: str | Path, *, recover: bool = True, origin: str = "") -> None:
         self.path = Path(path)
         self.origin = origin
         self.recover = recover
+        self.owner = uuid.uuid4().hex
         self._lock = threading.Lock()
         self._warned: set[str] = set()
         self._db: sqlite3.Connection | None = None
@@ -310,6 +325,11 @@ class ResponseCache:
                 "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, reply TEXT NOT NULL, "
                 "model TEXT NOT NULL, stage TEXT NOT NULL, created REAL NOT NULL, origin TEXT NOT NULL DEFAULT '')"
             )
+            # a read-only recording still replays (and claims nothing)
+            with contextlib.suppress(sqlite3.Error):
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS pending (key TEXT PRIMARY KEY, owner TEXT NOT NULL, claimed REAL NOT NULL)"
+                )
         except sqlite3.Error:
             db.close()
             raise
@@ -365,6 +385,46 @@ class ResponseCache:
             self._warn("write", f"cannot store a reply ({type(exc).__name__}: {exc}); not cached")
         return reply
 
+    def claim(self, key: str, stale_s: float) -> bool:
+        """Claim ``key`` for this connection's send: True when nobody else holds it (no claim, or one
+        older than ``stale_s``). An unusable file, or a claim that cannot be written, is True — this
+        job sends, as it would without the claims — reported once."""
+        if self._db is None:
+            return True
+        now = time.time()
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT claimed FROM pending WHERE key = ?", (key,)).fetchone()
+                if row is not None and row[0] >= now - stale_s:  # a read: polls take no write lock
+                    return False
+                cur = self._db.execute(
+                    "INSERT INTO pending (key, owner, claimed) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE "
+                    "SET owner = excluded.owner, claimed = excluded.claimed WHERE pending.claimed < ?",
+                    (key, self.owner, now, now - stale_s),
+                )  # one statement: of two jobs taking over one stale claim, one wins
+            return cur.rowcount > 0
+        except sqlite3.Error as exc:
+            self._warn(
+                "claim",
+                f"cannot claim a request ({type(exc).__name__}: {exc}); jobs at once may send it twice",
+            )
+            return True
+
+    def renew(self, key: str) -> None:
+        """Say this connection's call of ``key`` is still running (its claim must not go stale)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error), self._lock:  # unrenewed, a waiter sends it too
+                self._db.execute(
+                    "UPDATE pending SET claimed = ? WHERE key = ? AND owner = ?",
+                    (time.time(), key, self.owner),
+                )
+
+    def release(self, key: str) -> None:
+        """Drop this connection's claim of ``key`` (after its reply is stored, or its call failed)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error), self._lock:  # a claim left behind goes stale
+                self._db.execute("DELETE FROM pending WHERE key = ? AND owner = ?", (key, self.owner))
+
     def close(self) -> None:
         if self._db is not None:
             with self._lock:
@@ -377,7 +437,9 @@ class CachedBackend(WrappingBackend):
 
     A hit is returned with ``cached=True`` and ``meta["cache"]`` = ``"shared"`` when another run
     wrote the row (``"run"``: this run, e.g. before a resume), which the census counts. Concurrent
-    identical requests of this process are sent once (the others await the first)."""
+    identical requests of this process are sent once (the others await the first); of other jobs
+    sharing the file, through its claims (``ResponseCache.claim``): a reply another job sent while
+    this one waited is a shared hit."""
 
     def __init__(
         self, inner: Backend, cache: ResponseCache, mode: CacheMode | str, model_identity: str
@@ -385,6 +447,7 @@ class CachedBackend(WrappingBackend):
         super().__init__(inner)
         self.cache, self.mode, self.model_identity = cache, CacheMode(mode), model_identity
         self.hits = self.shared_hits = self.misses = 0
+        self.heartbeat_s, self.claim_s = HEARTBEAT_S, CLAIM_STALE_S
         self._inflight: dict[tuple[int, str], asyncio.Future[Reply]] = {}
 
     async def generate(self, request: GenerationRequest) -> Reply:
@@ -395,16 +458,16 @@ class CachedBackend(WrappingBackend):
                 )
             return await self.inner.generate(request)
         key = request_key(request, self.model_identity)
-        hit = self._hit(key)
+        hit = self._hit(self.cache.lookup(key))
         if hit is not None:
             return hit
         slot = (id(asyncio.get_running_loop()), key)
         if slot in self._inflight:  # the same request is on its way: share its answer
             shared = await self._await_inflight(self._inflight[slot])
             if shared is not None:
-                return self._as_hit(shared, "run")
-        self.misses += 1
+                return self._as_hit(shared, shared.meta.get("cache", "run"))
         if self.mode is CacheMode.REPLAY:
+            self.misses += 1
             raise CacheMiss(
                 f"replay mode: no recorded reply for stage {request.stage!r} (key {key[:12]}…) in "
                 f"{self.cache.path}; the run differs from the recording, or use cache=readwrite"
@@ -415,7 +478,7 @@ class CachedBackend(WrappingBackend):
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._inflight[slot] = future
         try:
-            reply = self.cache.put(key, await self.inner.generate(request), stage=request.stage)
+            reply = self._hit(await self._claim(key)) or await self._send_claimed(request, key)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -428,6 +491,33 @@ class CachedBackend(WrappingBackend):
         future.set_result(reply)
         return reply
 
+    async def _claim(self, key: str) -> tuple[Reply, str] | None:
+        """Another job's stored reply to this request, or None once this job holds its claim."""
+        delay = POLL_S
+        while True:
+            claimed = self.cache.claim(key, self.claim_s)
+            found = self.cache.lookup(key)  # after the claim: an owner stores its reply, then releases
+            if found is not None and claimed:
+                self.cache.release(key)
+            if found is not None or claimed:
+                return found
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, MAX_POLL_S)
+
+    async def _send_claimed(self, request: GenerationRequest, key: str) -> Reply:
+        self.misses += 1
+        heartbeat = asyncio.ensure_future(self._renew(key))
+        try:
+            return self.cache.put(key, await self.inner.generate(request), stage=request.stage)
+        finally:  # stored, or failed: a waiting job then sends it itself
+            heartbeat.cancel()
+            self.cache.release(key)
+
+    async def _renew(self, key: str) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            self.cache.renew(key)
+
     @staticmethod
     async def _await_inflight(future: asyncio.Future[Reply]) -> Reply | None:
         """The first sender's reply; None when that sender was cancelled (this call then sends)."""
@@ -439,8 +529,7 @@ class CachedBackend(WrappingBackend):
                 raise
             return None
 
-    def _hit(self, key: str) -> Reply | None:
-        found = self.cache.lookup(key)
+    def _hit(self, found: tuple[Reply, str] | None) -> Reply | None:
         if found is None:
             return None
         reply, origin = found

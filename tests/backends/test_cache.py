@@ -32,6 +32,21 @@ class Counting(Backend):
         return Reply(text=f"answer {self.calls}", backend=self.name, model="m", meta={"n": self.calls})
 
 
+class Slow(Counting):
+    """A call that takes ``delay_s`` (a server's time), then answers — or fails with ``fails``."""
+
+    def __init__(self, delay_s=0.05, fails=None):
+        super().__init__()
+        self.delay_s, self.fails = delay_s, fails
+
+    async def generate(self, request):
+        await asyncio.sleep(self.delay_s)
+        if self.fails is not None:
+            self.calls += 1
+            raise self.fails
+        return await super().generate(request)
+
+
 def img(color=(10, 20, 30)):
     return Image.new("RGB", (4, 4), color)
 
@@ -180,12 +195,6 @@ def test_first_writer_wins_so_every_run_uses_one_answer(tmp_path):
 
 def test_concurrent_identical_requests_are_sent_once(cached):
     inner, b = cached
-
-    class Slow(Counting):
-        async def generate(self, request):
-            await asyncio.sleep(0.05)
-            return await super().generate(request)
-
     b.inner = slow = Slow()
 
     async def run():
@@ -195,6 +204,102 @@ def test_concurrent_identical_requests_are_sent_once(cached):
     assert (
         slow.calls == 1 and {r.text for r in replies} == {"answer 1"} and sum(r.cached for r in replies) == 4
     )
+
+
+def job(path, inner, origin):
+    """One job of a sweep: its own backend and its own connection to the sweep's file."""
+    return CachedBackend(inner, ResponseCache(path, origin=origin), "readwrite", "m")
+
+
+def pending(path) -> list:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return db.execute("SELECT key FROM pending").fetchall()
+
+
+def test_jobs_at_once_send_each_request_once(tmp_path):
+    """Jobs that start together miss the same requests at the same moment: one sends, the other
+    takes its reply from the file (a shared hit), however the questions interleave."""
+    path, server = tmp_path / "sweep.sqlite", Slow()
+    full, no_ecc = job(path, server, "runs/full"), job(path, server, "runs/no_ecc")
+
+    async def run(b, order):
+        return await asyncio.gather(*(b.generate(req(q)) for q in order))
+
+    async def both():
+        return await asyncio.gather(run(full, ["plan", "obs", "vqa"]), run(no_ecc, ["vqa", "plan", "obs"]))
+
+    mine, theirs = asyncio.run(both())
+    assert server.calls == 3 and [r.text for r in mine] == [r.text for r in (theirs[1], theirs[2], theirs[0])]
+    assert full.misses + no_ecc.misses == 3 and full.shared_hits + no_ecc.shared_hits == 3
+    assert all(r.meta["cache"] == "shared" for r in mine + theirs if r.cached)
+    assert stored(full.cache) == 3 and pending(path) == []
+
+
+def test_a_failed_send_is_never_shared_the_waiting_job_sends_it_itself(tmp_path):
+    path, down, up = tmp_path / "sweep.sqlite", Slow(fails=ConnectionError("server gone")), Slow()
+    owner, waiter = job(path, down, "runs/full"), job(path, up, "runs/no_ecc")
+
+    async def run():
+        first = asyncio.ensure_future(owner.generate(req("plan")))
+        await asyncio.sleep(0.01)  # the owner has claimed the request
+        return await asyncio.gather(first, waiter.generate(req("plan")), return_exceptions=True)
+
+    failed, reply = asyncio.run(run())
+    assert isinstance(failed, ConnectionError) and (down.calls, up.calls) == (1, 1)
+    assert reply.text == "answer 1" and not reply.cached
+    assert owner.cache.lookup(request_key(req("plan"), "m")) == (reply, "runs/no_ecc")
+    assert pending(path) == []
+
+
+def test_a_dead_jobs_claim_is_taken_over_once_it_goes_unrenewed(tmp_path):
+    """A job killed mid-call leaves its claim and stops renewing it: the others wait until it is
+    ``claim_s`` old, then send the request themselves."""
+    path, server = tmp_path / "sweep.sqlite", Slow(delay_s=0)
+    b = job(path, server, "runs/no_ecc")
+    assert (b.heartbeat_s, b.claim_s) == (cache_module.HEARTBEAT_S, cache_module.CLAIM_STALE_S)
+    b.claim_s = 0.25
+    killed = ResponseCache(path, origin="runs/full")
+    assert killed.claim(request_key(req("plan"), "m"), b.claim_s)
+    killed.close()  # gone without a reply or a release
+
+    async def run():
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(b.generate(req("plan")), 0.1)
+        assert server.calls == 0  # still waiting for the owner
+        return await b.generate(req("plan"))
+
+    assert asyncio.run(run()).text == "answer 1" and server.calls == 1 and pending(path) == []
+
+
+def test_a_live_call_longer_than_the_stale_limit_keeps_its_claim(tmp_path):
+    """An owner renews its claim while its call runs, so a slow server's reply is still sent once."""
+    path, server = tmp_path / "sweep.sqlite", Slow(delay_s=0.6)
+    owner, waiter = job(path, server, "runs/full"), job(path, server, "runs/no_ecc")
+    for b in (owner, waiter):
+        b.heartbeat_s, b.claim_s = 0.05, 0.2
+
+    async def run():
+        first = asyncio.ensure_future(owner.generate(req("plan")))
+        await asyncio.sleep(0.01)  # the owner has claimed the request
+        return await asyncio.gather(first, waiter.generate(req("plan")))
+
+    sent, shared = asyncio.run(run())
+    assert server.calls == 1 and shared.text == sent.text and shared.meta["cache"] == "shared"
+
+
+def test_claims_that_cannot_be_written_send_as_without_them(tmp_path, caplog):
+    """A file whose claims fail (read-only, damaged table) still answers hits, and sends its misses."""
+    path, server = tmp_path / "c.sqlite", Counting()
+    b = job(path, server, "runs/full")
+    b.generate_sync(req("plan"))
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("DROP TABLE pending")
+    assert [b.generate_sync(req(q)).text for q in ("plan", "obs", "vqa")] == [
+        "answer 1",
+        "answer 2",
+        "answer 3",
+    ]
+    assert server.calls == 3 and caplog.text.count("cannot claim a request") == 1
 
 
 def test_runs_that_open_a_fresh_file_at_once_all_get_the_cache(tmp_path, caplog):
