@@ -63,7 +63,6 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig
 
 from ledgermind.backends.placement import place
-from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError, first_line
 from ledgermind.experiment.variants import names as variant_names
 from ledgermind.runs.results import read_results
@@ -265,14 +264,10 @@ def run_together(jobs: list[list[str]]) -> tuple[float, list[dict]]:
     (config, items, backend, agent): the span timed is from the moment every job is ready to the
     end of the last job's last item, as a job's ``wall_time_s`` is its items' span. Returns the span
     and each job's ``metrics.json``."""
-    from hydra import compose, initialize_config_dir
-
     from ledgermind.experiment.app import configured_agent_factory, run_experiment
-    from ledgermind.pipeline.config import register_schemas
+    from ledgermind.pipeline.config import compose
 
-    register_schemas()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfgs = [compose("config", overrides=job) for job in jobs]
+    cfgs = [compose(job) for job in jobs]
     gate, starts = threading.Barrier(len(cfgs)), [0.0] * len(cfgs)
 
     def run(i: int) -> dict:

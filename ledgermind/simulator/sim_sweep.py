@@ -26,7 +26,6 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError, first_line
 from ledgermind.experiment import table3
 from ledgermind.metrics.stats import BootstrapConfig, Estimate, cluster_mean, paired_delta, wilson_interval
@@ -99,15 +98,12 @@ def spec_for(
 
 # ---------------------------------------------------------------------------------- running
 def _compose(overrides: Sequence[str]) -> DictConfig:
-    from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
-    from ledgermind.pipeline.config import register_schemas
+    from ledgermind.pipeline.config import compose
 
-    register_schemas()
     try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            return compose("config", overrides=list(overrides))
+        return compose(overrides)
     except HydraException as e:  # a bad override or option: the user's mistake, one line
         raise SweepError(f"cannot compose the run config: {first_line(e)}") from None
 
