@@ -32,6 +32,7 @@ from ledgermind.experiment.table3 import (
     label_of,
     seeds_of,
 )
+from ledgermind.markdown import md_table
 from ledgermind.metrics.census import census_table
 from ledgermind.metrics.plan import ALPHA, POWER, smallest_detectable_delta
 from ledgermind.metrics.stats import BootstrapConfig, Estimate
@@ -124,10 +125,7 @@ def method_note(
 
 
 def to_markdown(rows: Sequence[Row], with_paper: bool = False, ctx: Table3Context = Table3Context()) -> str:
-    head = header(with_paper, ctx)
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
-    lines += ["| " + " | ".join(cells(r, with_paper)) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
+    return "\n".join(md_table(header(with_paper, ctx), [cells(r, with_paper) for r in rows])) + "\n"
 
 
 def csv_values(r: Row) -> dict[str, Any]:
