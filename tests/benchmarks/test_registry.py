@@ -127,3 +127,17 @@ def test_a_missing_data_path_names_the_variable_that_moves_it(tmp_path, monkeypa
         f"benchmark 'mmmu_pro': data path not found: {missing} (expected items.jsonl + images/); {source}: "
         "set it to the folder that holds the benchmarks, or give benchmark.path=..."
     )
+
+
+def test_derived_files_go_under_the_one_cache_root(tmp_path, monkeypatch) -> None:
+    """A benchmark's rendered pages follow ``$XDG_CACHE_HOME`` as the perception cache does, and
+    ``$LEDGERMIND_CACHE`` moves both."""
+    from perception.cache import default_perception_cache_dir
+
+    monkeypatch.delenv("LEDGERMIND_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert LoaderConfig().cache_path("mmmu") == tmp_path / "xdg" / "ledgermind" / "mmmu"
+    assert default_perception_cache_dir() == tmp_path / "xdg" / "ledgermind" / "perception"
+    monkeypatch.setenv("LEDGERMIND_CACHE", str(tmp_path / "own"))
+    assert LoaderConfig().cache_path("mmmu") == tmp_path / "own" / "mmmu"
+    assert default_perception_cache_dir() == tmp_path / "own" / "perception"
