@@ -240,24 +240,6 @@ def census_markdown(runs: Sequence[RunScores]) -> str:
     )
 
 
-def rows_for_logging(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """Plain values for W&B (``delta_vs_full`` stays the last column)."""
-    return [
-        {
-            "variant": r.display,
-            **{c: r.scores[c] for c in COLUMNS},
-            **_bounds("overall_ci", r.overall),
-            **_bounds("delta_ci", r.delta_ci),
-            "p": r.p_value,
-            "p_holm": r.p_holm,
-            "mcnemar_p": _fmt_p(r.mcnemar_p),
-            "verdict": r.verdict or "",
-            "delta_vs_full": r.delta,
-        }
-        for r in rows
-    ]
-
-
 NOT_DISTINGUISHABLE_MEANS = (
     f"{NOT_DISTINGUISHABLE}: the Holm-adjusted p of Δ vs full is ≥ 0.05, so these items cannot tell the variant "
     "from full; that is no evidence that the two are equal"
