@@ -141,3 +141,22 @@ def test_derived_files_go_under_the_one_cache_root(tmp_path, monkeypatch) -> Non
     monkeypatch.setenv("LEDGERMIND_CACHE", str(tmp_path / "own"))
     assert LoaderConfig().cache_path("mmmu") == tmp_path / "own" / "mmmu"
     assert default_perception_cache_dir() == tmp_path / "own" / "perception"
+
+
+def test_conf_cache_paths_follow_the_same_root(tmp_path, monkeypatch) -> None:
+    """``conf/``'s cache paths (responses, the tiny model, the simulator's vision cache) resolve
+    under ``confutil.cache_root`` whichever variable sets it: a YAML rule that ignored
+    ``$XDG_CACHE_HOME`` would look for the tiny model where ``make_tiny_model`` did not put it."""
+    from ledgermind.confutil import cache_root
+    from ledgermind.pipeline.config import compose
+
+    for env in ({"XDG_CACHE_HOME": str(tmp_path / "xdg")}, {"LEDGERMIND_CACHE": str(tmp_path / "own")}):
+        monkeypatch.delenv("LEDGERMIND_CACHE", raising=False)
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        tiny = compose([])
+        sim = compose(["backend=simulated"])
+        assert Path(tiny.cache.root) == cache_root() / "responses"
+        assert Path(tiny.model.path) == cache_root() / "tiny-qwen2-vl"
+        assert Path(sim.backend.vision_cache_dir) == cache_root() / "simulator_vision"
