@@ -23,6 +23,15 @@ def shared_data_dir() -> Path:
     return Path(os.environ.get(SHARED_DATA_ENV) or CONF_DIR.parent.parent / "shared" / "data")
 
 
+def cache_root() -> Path:
+    """Where derived files (rendered pages, the tiny model, perception payloads, OCR keys) live
+    unless a config says otherwise: ``$LEDGERMIND_CACHE``, else ``ledgermind`` under
+    ``$XDG_CACHE_HOME`` or ``~/.cache``; never site-packages. Read when called, as above."""
+    if own := os.environ.get("LEDGERMIND_CACHE"):
+        return Path(own).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "ledgermind"
+
+
 def to_plain(node: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A resolved plain dict from an OmegaConf node or any mapping (None stays None).
 

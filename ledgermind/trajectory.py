@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ledgermind.claims import Claim, ClaimType
+from ledgermind.claims import Claim
 from ledgermind.ledger import Ledger
 from ledgermind.records import Record
 
@@ -161,10 +161,6 @@ class Trajectory(Record):
     @property
     def claims(self) -> list[Claim]:
         return self.ledger.claims()
-
-    @property
-    def decision_claims(self) -> list[Claim]:
-        return self.ledger.claims(ClaimType.DC)
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:

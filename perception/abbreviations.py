@@ -19,7 +19,6 @@ This is a from-the-paper implementation (no scispaCy dependency: its wheels pin 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from functools import lru_cache
 
 _PARENS = re.compile(r"\(([^()]{1,200})\)")
@@ -68,13 +67,9 @@ def best_long_form(short: str, candidate: str) -> str | None:
     return long_form
 
 
-def definitions(text: str) -> Iterator[tuple[str, str]]:
-    """(short form, long form) pairs the text defines with a parenthesis."""
-    return iter(_definitions(text))
-
-
 @lru_cache(maxsize=16384)
-def _definitions(text: str) -> tuple[tuple[str, str], ...]:
+def definitions(text: str) -> tuple[tuple[str, str], ...]:
+    """(short form, long form) pairs the text defines with a parenthesis."""
     found: list[tuple[str, str]] = []
     for m in _PARENS.finditer(text):
         inner = m.group(1).strip().split(";")[0].split(",")[0].strip()

@@ -30,6 +30,7 @@ from typing import Any
 
 from PIL import Image
 
+from ledgermind.confutil import cache_root
 from ledgermind.diskio import BestEffort, atomic_write_bytes
 from ledgermind.errors import ConfigError
 from ledgermind.tools.base import BBox, Observation, Tool, _jsonable
@@ -50,10 +51,8 @@ _NOT_SETTINGS = frozenset({"cache_dir", "cache_size", "threads"})
 
 
 def default_perception_cache_dir() -> Path:
-    """``$LEDGERMIND_CACHE/perception``, else ``$XDG_CACHE_HOME`` or ``~/.cache`` + ``ledgermind/perception``."""
-    from perception.ocr import default_cache_dir
-
-    return default_cache_dir() / "perception"
+    """``perception`` under the cache root (``confutil.cache_root``)."""
+    return cache_root() / "perception"
 
 
 class PerceptionCache:

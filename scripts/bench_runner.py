@@ -63,9 +63,9 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig
 
 from ledgermind.backends.placement import place
-from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError, first_line
 from ledgermind.experiment.variants import names as variant_names
+from ledgermind.markdown import md_table
 from ledgermind.runs.results import read_results
 from ledgermind.runs.trajectories import iter_trajectory_dicts
 from ledgermind.testing.counting_ocr import CountingRapidOCREngine
@@ -212,19 +212,18 @@ def throughput_table(args: argparse.Namespace, base: list[str], url: str, tmp: P
         f"\nrunner vs server: {args.items} items of {args.benchmark}, perception cache warm, "
         f"{f'fake server latency {args.latency:.2f} s' if fake else url}\n"
     )
-    print(
-        "| concurrency | items | run s | items/min | × c=first | mean in flight | requests | replay items/min | × replay "
-        "| item-parallel bound s | bound / run | CPU s incl. setup | errors |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    nan = float("nan")
+    head = "concurrency,items,run s,items/min,× c=first,mean in flight,requests,replay items/min,× replay"
+    head += ",item-parallel bound s,bound / run,CPU s incl. setup,errors"
+    nan, cells = float("nan"), []
     for r in rows:
         replay, bound = r.get("replay_items_per_min", nan), r.get("bound_s", nan)
-        print(
-            f"| {r['concurrency']} | {r['items']} | {r['run_s']:.1f} | {r['items_per_min']:.1f} | "
-            f"{r['items_per_min'] / rows[0]['items_per_min']:.2f} | {r.get('in_flight', nan):.2f} | {r.get('requests', '-')} | "
-            f"{replay:.1f} | {r['items_per_min'] / replay:.2f} | {bound:.1f} | {bound / r['run_s']:.2f} | {r['cpu_s']:.1f} | {r['errors']} |"
+        cells.append(
+            [r["concurrency"], r["items"], f"{r['run_s']:.1f}", f"{r['items_per_min']:.1f}"]
+            + [f"{r['items_per_min'] / rows[0]['items_per_min']:.2f}", f"{r.get('in_flight', nan):.2f}"]
+            + [r.get("requests", "-"), f"{replay:.1f}", f"{r['items_per_min'] / replay:.2f}", f"{bound:.1f}"]
+            + [f"{bound / r['run_s']:.2f}", f"{r['cpu_s']:.1f}", r["errors"]]
         )
+    print("\n".join(md_table(head.split(","), cells, rest="---")))
     print(
         f"\nmodel calls per item: {sorted(rows[0]['calls'])} (the replay client has no per-item order to respect; "
         "the item-parallel bound is the best an item-concurrent runner can do)"
@@ -242,9 +241,11 @@ def sweep_table(args: argparse.Namespace, base: list[str], tmp: Path) -> None:
         row = run_level([*base, f"+ablation={variant}", *ocr], 8, tmp / f"sweep-{variant}")
         rows.append((variant, row, CountingRapidOCREngine.calls, CountingRapidOCREngine.seconds))
     print(f"\nsweep: {args.items} items, concurrency 8, perception cache cold before the first variant\n")
-    print("| variant | run s | items/min | OCR recognitions | OCR s |\n|---|---|---|---|---|")
-    for variant, row, calls, secs in rows:
-        print(f"| {variant} | {row['run_s']:.1f} | {row['items_per_min']:.1f} | {calls} | {secs:.2f} |")
+    head = ["variant", "run s", "items/min", "OCR recognitions", "OCR s"]
+    cells = [
+        (v, f"{row['run_s']:.1f}", f"{row['items_per_min']:.1f}", n, f"{s:.2f}") for v, row, n, s in rows
+    ]
+    print("\n".join(md_table(head, cells, rest="---")))
 
 
 def cost_args(args: argparse.Namespace) -> list[str]:
@@ -265,14 +266,10 @@ def run_together(jobs: list[list[str]]) -> tuple[float, list[dict]]:
     (config, items, backend, agent): the span timed is from the moment every job is ready to the
     end of the last job's last item, as a job's ``wall_time_s`` is its items' span. Returns the span
     and each job's ``metrics.json``."""
-    from hydra import compose, initialize_config_dir
-
     from ledgermind.experiment.app import configured_agent_factory, run_experiment
-    from ledgermind.pipeline.config import register_schemas
+    from ledgermind.pipeline.config import compose
 
-    register_schemas()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfgs = [compose("config", overrides=job) for job in jobs]
+    cfgs = [compose(job) for job in jobs]
     gate, starts = threading.Barrier(len(cfgs)), [0.0] * len(cfgs)
 
     def run(i: int) -> dict:
@@ -403,14 +400,14 @@ def bounds_table(work: list[list[float]], args: argparse.Namespace) -> None:
         f"\nratio at the bounds, {args.bound_draws} draws of the ports and of items from the one-server "
         f"sweep's per-item work (rendezvous, {args.servers} servers): mean (10th–90th percentile)\n"
     )
-    print("| items a job | ε | jobs one after the other | jobs all at once |\n|---|---|---|---|")
+    rows = []
     for items in args.bound_items:
         for eps in args.bound_epsilon:
             r = bound_ratios(work, args.servers, items, eps, args.bound_draws)
-            cells = (
-                f"{m:.2f} ({lo:.2f}–{hi:.2f})" for m, lo, hi in zip(r.mean(0), *np.percentile(r, [10, 90], 0))
-            )
-            print(f"| {items} | {eps} | {' | '.join(cells)} |")
+            spans = zip(r.mean(0), *np.percentile(r, [10, 90], 0))
+            rows.append([items, eps, *(f"{m:.2f} ({lo:.2f}–{hi:.2f})" for m, lo, hi in spans)])
+    head = ["items a job", "ε", "jobs one after the other", "jobs all at once"]
+    print("\n".join(md_table(head, rows, rest="---")))
 
 
 def servers_table(

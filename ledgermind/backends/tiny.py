@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ledgermind.benchmarks.registry import user_cache_dir
+from ledgermind.confutil import cache_root
 
 BUILD_VERSION = 1  # bump when the recipe changes, so stale caches are rebuilt
 _MARKER = "ledgermind_tiny.json"
@@ -96,7 +96,7 @@ class TinySpec:
 
 
 def tiny_model_dir(cache_dir: str | Path | None = None) -> Path:
-    return Path(cache_dir or user_cache_dir()) / "tiny-qwen2-vl"
+    return Path(cache_dir or cache_root()) / "tiny-qwen2-vl"
 
 
 def build_tiny_qwen2_vl(out_dir: str | Path | None = None, spec: TinySpec = TinySpec()) -> Path:

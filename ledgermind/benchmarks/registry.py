@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ledgermind.benchmarks.item import Item
-from ledgermind.confutil import SHARED_DATA_ENV
+from ledgermind.confutil import SHARED_DATA_ENV, cache_root
 from ledgermind.errors import ConfigError, DataError
 from ledgermind.registry import Registry
 
@@ -80,12 +80,7 @@ class LoaderConfig:
         return p
 
     def cache_path(self, benchmark: str) -> Path:
-        return (Path(self.cache_dir).expanduser() if self.cache_dir else user_cache_dir()) / benchmark
-
-
-def user_cache_dir() -> Path:
-    """Where derived files live unless a config says otherwise: ``$LEDGERMIND_CACHE`` or ``~/.cache/ledgermind``."""
-    return Path(os.environ.get("LEDGERMIND_CACHE") or Path.home() / ".cache" / "ledgermind").expanduser()
+        return (Path(self.cache_dir).expanduser() if self.cache_dir else cache_root()) / benchmark
 
 
 Loader = Callable[[LoaderConfig], list[Item]]

@@ -29,7 +29,7 @@ import shlex
 import sys
 
 from ledgermind.cli.commands import one_line_errors
-from ledgermind.confutil import CONF_DIR, container
+from ledgermind.confutil import container
 from ledgermind.errors import UserError, first_line
 
 
@@ -55,23 +55,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
     from ledgermind.backends.serve_command import launch_argv, serve_argv
     from ledgermind.cli.run_args import hub_model
-    from ledgermind.pipeline.config import register_schemas
+    from ledgermind.pipeline.config import compose
 
     if not any(o.startswith("model=") for o in args.overrides):
         raise UserError("name the model: python scripts/serve.py model=NAME (see conf/model/)")
     if args.dp < 1 or args.servers < 1 or (args.servers > 1 and (args.launch or args.dp > 1)):
         raise UserError("--dp and --servers are >= 1; --servers prints commands (no --launch, no --dp)")
-    register_schemas()
     try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = compose("config", overrides=[x for o in args.overrides for x in hub_model(o)])
-        model = container(cfg.model)
+        model = container(compose([x for o in args.overrides for x in hub_model(o)]).model)
         kw = {"host": args.host, "port": args.port, "data_parallel_size": args.dp}
         cmd = launch_argv(model, sys.executable, **kw) if args.launch else serve_argv(model, **kw)
     except (HydraException, OmegaConfBaseException) as e:

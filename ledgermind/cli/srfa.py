@@ -19,7 +19,7 @@ from typing import Any
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from ledgermind.confutil import CONF_DIR, container, to_plain
+from ledgermind.confutil import container, to_plain
 from ledgermind.errors import UserError, first_line
 from ledgermind.experiment.wandb_logger import configured_logger
 from ledgermind.srfa.checks import format_checks
@@ -29,12 +29,12 @@ from ledgermind.srfa.run import SRFA_FILE, SRFA_METRICS_FILE
 
 def compose_srfa_config(overrides: Sequence[str]) -> DictConfig:
     """``conf/srfa.yaml`` with Hydra-style overrides (``srfa.mode=judge``, ``model=…``)."""
-    from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
+    from ledgermind.pipeline.config import compose
+
     try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            return compose(config_name="srfa", overrides=list(overrides))
+        return compose(overrides, "srfa")
     except HydraException as exc:
         raise UserError(first_line(exc)) from None
 

@@ -19,13 +19,8 @@ from pathlib import Path
 
 from ledgermind.runs.files import RunFileError
 from ledgermind.runs.reader import RunDir
-from ledgermind.srfa.diagnostics import (
-    checkable_decisions,
-    correctness_table,
-    hand_label_agreement,
-    read_hand_labels,
-)
-from ledgermind.srfa.protocol import support_counts, text_label_counts
+from ledgermind.srfa.diagnostics import correctness_table, hand_label_agreement, read_hand_labels
+from ledgermind.srfa.protocol import checkable_decisions, support_counts, text_label_counts
 from ledgermind.srfa.run import SRFA_FILE, read_run_records, srfa_metrics_file
 
 

@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         out_dir=out_dir, config={"runs": [str(d) for d in run_dirs]}, **table3.logger_fields(runs, args.runs)
     )
     try:
-        logger.log_table3(table3_render.rows_for_logging(rows), outs.chart)
+        logger.log_table3([table3_render.csv_values(r) for r in rows], outs.chart)
     finally:
         logger.finish()
     return 0

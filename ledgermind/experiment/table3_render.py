@@ -32,6 +32,7 @@ from ledgermind.experiment.table3 import (
     label_of,
     seeds_of,
 )
+from ledgermind.markdown import md_table
 from ledgermind.metrics.census import census_table
 from ledgermind.metrics.plan import ALPHA, POWER, smallest_detectable_delta
 from ledgermind.metrics.stats import BootstrapConfig, Estimate
@@ -124,10 +125,7 @@ def method_note(
 
 
 def to_markdown(rows: Sequence[Row], with_paper: bool = False, ctx: Table3Context = Table3Context()) -> str:
-    head = header(with_paper, ctx)
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
-    lines += ["| " + " | ".join(cells(r, with_paper)) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
+    return "\n".join(md_table(header(with_paper, ctx), [cells(r, with_paper) for r in rows])) + "\n"
 
 
 def csv_values(r: Row) -> dict[str, Any]:
@@ -240,24 +238,6 @@ def census_markdown(runs: Sequence[RunScores]) -> str:
         (f"{r.variant} (seed {r.seed})" if several else r.variant, len(r.item_scores), r.mechanisms)
         for r in in_variant_order(runs)
     )
-
-
-def rows_for_logging(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """Plain values for W&B (``delta_vs_full`` stays the last column)."""
-    return [
-        {
-            "variant": r.display,
-            **{c: r.scores[c] for c in COLUMNS},
-            **_bounds("overall_ci", r.overall),
-            **_bounds("delta_ci", r.delta_ci),
-            "p": r.p_value,
-            "p_holm": r.p_holm,
-            "mcnemar_p": _fmt_p(r.mcnemar_p),
-            "verdict": r.verdict or "",
-            "delta_vs_full": r.delta,
-        }
-        for r in rows
-    ]
 
 
 NOT_DISTINGUISHABLE_MEANS = (

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledgermind.claims import ClaimType
+from ledgermind.markdown import md_table
 from ledgermind.registry import Registry
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import MarkKind, ModelCall, OperatorName, PathKind, Trajectory, Trigger
@@ -263,8 +264,8 @@ def _cell(key: str, value: Any, n: int) -> str:
 def census_table(rows: Iterable[tuple[str, int, Mapping[str, Any]]]) -> str:
     """Markdown table of (variant, items, census) rows; calls per item so runs of any size compare."""
     head = ["variant", "items", *(c for c, _ in CENSUS_COLUMNS)]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for variant, n, c in rows:
-        cells = [variant, str(n), *(_cell(k, c.get(k, empty_census()[k]), n) for _, k in CENSUS_COLUMNS)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    cells = [
+        [variant, n, *(_cell(k, c.get(k, empty_census()[k]), n) for _, k in CENSUS_COLUMNS)]
+        for variant, n, c in rows
+    ]
+    return "\n".join(md_table(head, cells, rest="---"))

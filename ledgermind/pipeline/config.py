@@ -15,7 +15,7 @@ import difflib
 import json
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass, make_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -67,6 +67,7 @@ def declare_flags(folder: Path) -> type:
 
 
 if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
     @dataclass(frozen=True)
     class AblationFlags:
@@ -174,6 +175,18 @@ def register_schemas() -> None:
     from hydra.core.config_store import ConfigStore
 
     ConfigStore.instance().store(group="pipeline", name="ledgermind_schema", node=schema(PipelineConfig))
+
+
+def compose(overrides: Sequence[str], config_name: str = "config") -> DictConfig:
+    """``conf/<config_name>.yaml`` with Hydra ``overrides``, composed in this process over the
+    pipeline's schema as ``ledgermind run`` composes it. Hydra's errors pass through: each caller
+    words them for its user."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    register_schemas()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return hydra_compose(config_name, overrides=list(overrides))
 
 
 def schema(cls: type) -> Any:

@@ -24,11 +24,12 @@ from typing import Any
 
 from ledgermind.experiment import table3
 from ledgermind.experiment.variants import names
+from ledgermind.markdown import md_table
 from ledgermind.metrics.stats import BootstrapConfig, bootstrap_p_value, paired_differences
 from ledgermind.runs.files import METRICS_FILE
 from ledgermind.runs.reader import RunDir
 from ledgermind.simulator.census import CATCHABLE, HARMS, VERBS, fault_census
-from ledgermind.simulator.sim_sweep import RunFn, md_table, run_point
+from ledgermind.simulator.sim_sweep import RunFn, run_point
 
 VARIANTS = tuple(names())  # conf/ablation: every Table 3 variant, in row order
 # The null world: no coupling, no suggestible looks, no evidence pull, no zoom benefit.

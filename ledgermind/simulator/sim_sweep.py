@@ -19,16 +19,16 @@ import csv
 import io
 import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError, first_line
 from ledgermind.experiment import table3
+from ledgermind.markdown import md_table
 from ledgermind.metrics.stats import BootstrapConfig, Estimate, cluster_mean, paired_delta, wilson_interval
 from ledgermind.runs.files import RECORDED_CONFIG
 from ledgermind.runs.reader import RunDir, find_runs
@@ -99,15 +99,12 @@ def spec_for(
 
 # ---------------------------------------------------------------------------------- running
 def _compose(overrides: Sequence[str]) -> DictConfig:
-    from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
 
-    from ledgermind.pipeline.config import register_schemas
+    from ledgermind.pipeline.config import compose
 
-    register_schemas()
     try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            return compose("config", overrides=list(overrides))
+        return compose(overrides)
     except HydraException as e:  # a bad override or option: the user's mistake, one line
         raise SweepError(f"cannot compose the run config: {first_line(e)}") from None
 
@@ -273,14 +270,6 @@ def _catch(c: CatchRate | None) -> str:
         return "–" if c is None else "– (0 injected)"
     rate, low, high = c.percent
     return f"{rate:.1f} [{low:.1f}, {high:.1f}] ({c.caught}/{c.injected})"
-
-
-def md_table(head: Sequence[str], rows: Iterable[Sequence[object]], first: str = "---") -> list[str]:
-    """The lines of a markdown table: the first column aligned by ``first``, the others to the right."""
-    cells = [head, *rows]
-    rule = "|" + "|".join([first] + ["---:"] * (len(head) - 1)) + "|"
-    lines = ["| " + " | ".join(map(str, r)) + " |" for r in cells]
-    return [lines[0], rule, *lines[1:]]
 
 
 def to_markdown(points: Sequence[SweepPoint], spec: SweepSpec) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +51,6 @@ def item_gdr(audit: SrfaRecord) -> float:
     """GDR of one trace: the fraction of its decision claims labelled grounded."""
     dcs = [c for c in audit.claims if c.ctype == "DC"]
     return sum(bool(c.grounded) for c in dcs) / len(dcs) if dcs else 0.0
-
-
-def checkable_decisions(audits: Iterable[SrfaRecord]) -> list[SrfaRecord]:
-    """The audits reduced to their checkable claims, kept only when the decision is checkable
-    (what ``srfa.GDR`` is computed over: a decision the text cannot decide has no GDR)."""
-    kept = (replace(a, claims=[c for c in a.claims if c.checkable]) for a in audits)
-    return [a for a in kept if any(c.ctype == "DC" for c in a.claims)]
 
 
 def correctness_table(audits: Iterable[SrfaRecord]) -> dict[str, Any]:

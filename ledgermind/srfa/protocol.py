@@ -438,15 +438,24 @@ def checkable_axes(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]
     """UCR_reason, GDR, R4R, WDG over checkable claims only (the run's metric functions, one
     implementation): an item with no checkable claim leaves UCR_reason; an item whose decision is
     not checkable leaves GDR, R4R and WDG (its GDR would be a guess, not 0)."""
-    kept = [replace(a, claims=[c for c in a.claims if c.checkable]) for a in audits]
-    with_claims = [a for a in kept if a.claims]
-    decided = [a for a in kept if any(c.ctype == "DC" for c in a.claims)]
+    with_claims, decided = _checkable_claims(audits), checkable_decisions(audits)
     ucr, dec = _summary(with_claims, gamma), _summary(decided, gamma)
     return {
         f"{PREFIX}UCR_reason": ucr["UCR_reason"] if with_claims else None,
         **{f"{PREFIX}{k}": dec[k] if decided else None for k in ("GDR", "R4R", "WDG")},
         "n_items_checkable": {"claims": len(with_claims), "decision": len(decided)},
     }
+
+
+def checkable_decisions(audits: Iterable[SrfaRecord]) -> list[SrfaRecord]:
+    """The audits reduced to their checkable claims, kept only when the decision is checkable
+    (what ``srfa.GDR`` is computed over: a decision the text cannot decide has no GDR)."""
+    return [a for a in _checkable_claims(audits) if any(c.ctype == "DC" for c in a.claims)]
+
+
+def _checkable_claims(audits: Iterable[SrfaRecord]) -> list[SrfaRecord]:
+    """The audits reduced to their checkable claims, kept when one is left."""
+    return [r for a in audits if (r := replace(a, claims=[c for c in a.claims if c.checkable])).claims]
 
 
 def _summary(audits: Sequence[SrfaRecord], gamma: float) -> dict[str, Any]:

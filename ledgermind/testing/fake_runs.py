@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledgermind.confutil import CONF_DIR
-
 
 def fake_run_overrides(urls: list[str], benchmark: str, limit: int) -> list[str]:
     """The Hydra overrides of a run of ``limit`` items of ``benchmark`` against the fake servers ``urls``."""
@@ -30,11 +28,7 @@ def fake_run_overrides(urls: list[str], benchmark: str, limit: int) -> list[str]
 
 def run_composed(overrides: list[str]) -> dict[str, Any]:
     """Compose ``conf/config.yaml`` with ``overrides`` and run it in this process; its ``metrics.json``."""
-    from hydra import compose, initialize_config_dir
-
     from ledgermind.experiment.app import run_experiment
-    from ledgermind.pipeline.config import register_schemas
+    from ledgermind.pipeline.config import compose
 
-    register_schemas()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return run_experiment(compose("config", overrides=overrides))
+    return run_experiment(compose(overrides))

@@ -127,3 +127,36 @@ def test_a_missing_data_path_names_the_variable_that_moves_it(tmp_path, monkeypa
         f"benchmark 'mmmu_pro': data path not found: {missing} (expected items.jsonl + images/); {source}: "
         "set it to the folder that holds the benchmarks, or give benchmark.path=..."
     )
+
+
+def test_derived_files_go_under_the_one_cache_root(tmp_path, monkeypatch) -> None:
+    """A benchmark's rendered pages follow ``$XDG_CACHE_HOME`` as the perception cache does, and
+    ``$LEDGERMIND_CACHE`` moves both."""
+    from perception.cache import default_perception_cache_dir
+
+    monkeypatch.delenv("LEDGERMIND_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert LoaderConfig().cache_path("mmmu") == tmp_path / "xdg" / "ledgermind" / "mmmu"
+    assert default_perception_cache_dir() == tmp_path / "xdg" / "ledgermind" / "perception"
+    monkeypatch.setenv("LEDGERMIND_CACHE", str(tmp_path / "own"))
+    assert LoaderConfig().cache_path("mmmu") == tmp_path / "own" / "mmmu"
+    assert default_perception_cache_dir() == tmp_path / "own" / "perception"
+
+
+def test_conf_cache_paths_follow_the_same_root(tmp_path, monkeypatch) -> None:
+    """``conf/``'s cache paths (responses, the tiny model, the simulator's vision cache) resolve
+    under ``confutil.cache_root`` whichever variable sets it: a YAML rule that ignored
+    ``$XDG_CACHE_HOME`` would look for the tiny model where ``make_tiny_model`` did not put it."""
+    from ledgermind.confutil import cache_root
+    from ledgermind.pipeline.config import compose
+
+    for env in ({"XDG_CACHE_HOME": str(tmp_path / "xdg")}, {"LEDGERMIND_CACHE": str(tmp_path / "own")}):
+        monkeypatch.delenv("LEDGERMIND_CACHE", raising=False)
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        tiny = compose([])
+        sim = compose(["backend=simulated"])
+        assert Path(tiny.cache.root) == cache_root() / "responses"
+        assert Path(tiny.model.path) == cache_root() / "tiny-qwen2-vl"
+        assert Path(sim.backend.vision_cache_dir) == cache_root() / "simulator_vision"

@@ -238,9 +238,9 @@ def test_the_simulated_backbone_revision_is_its_code_and_its_rates(
 
 def test_a_simulated_run_records_the_instruments_revision() -> None:
     from ledgermind.experiment.app import adopt_backend_model
-    from ledgermind.simulator.sim_sweep import _compose
+    from ledgermind.pipeline.config import compose
 
-    cfg = _compose(["backend=simulated", "logger=none", "benchmark=gauges", "output_dir=unused"])
+    cfg = compose(["backend=simulated", "logger=none", "benchmark=gauges", "output_dir=unused"])
     adopt_backend_model(cfg)
     from omegaconf import OmegaConf
 

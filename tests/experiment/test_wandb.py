@@ -128,7 +128,12 @@ def test_offline_run_files_and_no_secret_leak(tmp_path: Path) -> None:
     t3 = run_process("table3.py", str(sweep), "--logger", "offline")
     assert t3.returncode == 0, t3.stderr
     t3_table = _table_json(sweep, "table3")
-    assert t3_table["data"][1][0] == "w/o ECC/NCC" and t3_table["data"][1][-1] == pytest.approx(-100 / 3)
+    head = next(x for x in (sweep / "table3.csv").read_text().splitlines() if not x.startswith("#")).split(
+        ","
+    )
+    assert t3_table["columns"] == head  # the CSV's table, column for column
+    ablated = dict(zip(head, t3_table["data"][1], strict=True))
+    assert ablated["display"] == "w/o ECC/NCC" and ablated["delta_vs_full"] == pytest.approx(-100 / 3)
     assert list(sweep.glob("wandb/offline-run-*/files/media/images/table3_chart_*.png"))
 
     # no secret value anywhere in the outputs (W&B files, Hydra logs, results)

@@ -97,7 +97,7 @@ def test_f2_phantom_grounding_caught_by_ecc_and_repaired(make, image):
     [rev] = [t.ledger.get(c) for c in sc3.citations]
     assert rev.kappa is Kappa.DERIVATION and rev.sigma == 0.88
     assert {e.fact for e in t.ledger.leaf_pool("SC-3")} >= {"Apollo 11 Plaque", "1969"}
-    assert t.decision_claims[-1].grounded and t.answer == "Apollo 11"
+    assert t.ledger.claims(ClaimType.DC)[-1].grounded and t.answer == "Apollo 11"
     assert_proposition1(t)
 
 
@@ -114,7 +114,7 @@ def test_f3_simple_question_stays_direct_and_no_dispatcher_forces_fullpipe(make,
     agent, backend = make(rules, ocr=ocr)
     t = solve(agent, item("What word is written on the sign?", image))
     assert t.path is PathKind.DIRECT and t.answer == "EXIT" and t.n_model_calls == 1
-    assert [r.stage for r in backend.history] == ["direct"] and t.decision_claims[0].grounded
+    assert [r.stage for r in backend.history] == ["direct"] and t.ledger.claims(ClaimType.DC)[0].grounded
     agent2, backend2 = make(rules, ocr=ocr, flags=AblationFlags(dispatcher=False))
     t2 = solve(agent2, item("What word is written on the sign?", image))
     assert t2.path is PathKind.FULLPIPE and t2.n_model_calls > t.n_model_calls
@@ -163,7 +163,7 @@ def test_t1_tool_anomaly_retry_then_switch(make, image):
     assert any(
         e.src == "vqa" and e.kappa is Kappa.DERIVATION and "Apollo 11" in e.fact for e in t.ledger.entries()
     )
-    assert t.error is None and t.answer == "Apollo 11" and t.decision_claims[-1].grounded
+    assert t.error is None and t.answer == "Apollo 11" and t.ledger.claims(ClaimType.DC)[-1].grounded
 
 
 def test_t3_conflict_drops_weaker_and_t4_low_confidence_retries(make, image):
@@ -232,7 +232,7 @@ def test_t5_every_acquired_observation_gets_a_decision_that_may_cite_it(make, im
     t = solve(agent, item(VERIFY_Q, image))
     assert ops(t) == [("T5", "ACQUIRE"), ("T5", "ACQUIRE")]
     assert [r.stage for r in backend.history].count("decide") == 3
-    final = t.decision_claims[-1]
+    final = t.ledger.claims(ClaimType.DC)[-1]
     assert ids_by_fact(t)["Gemini 4 capsule engraved below"] in final.citations
     assert final.grounded and not t.abstained and t.answer == "Gemini 4 capsule"
 
@@ -392,7 +392,7 @@ def test_no_ledger_and_native_cot_keep_same_trajectory_format(make, image):
     sc = {c.id: c for c in t.ledger.claims(ClaimType.SC)}
     assert all(c.status is ClaimStatus.ACTIVE and c.grounding is None for c in sc.values())  # no validation
     assert sc["SC-2"].sigma == 1.0 and not t.events  # no demotion, no ledger repairs
-    assert t.decision_claims[0].grounding is not None  # grounded post hoc, for the audit only
+    assert t.ledger.claims(ClaimType.DC)[0].grounding is not None  # grounded post hoc, for the audit only
     full_agent, _ = make(rules, ocr=APOLLO_OCR)
     full = solve(full_agent, item(VERIFY_Q, image))
     # no_ledger loses no tool call of the path; full's extra calls come from grounding (verification, ACQUIRE)
@@ -533,7 +533,7 @@ def test_computed_mcq_answer_is_supported_through_its_judgment(make, image):
     t = _solve_product_question(make, image, "B")
     assert t.ledger.claim("SC-1").grounded
     assert census(t)["triggers"]["T5"] == 0 and not t.abstained and t.answer == "B"
-    assert t.decision_claims[-1].grounded
+    assert t.ledger.claims(ClaimType.DC)[-1].grounded
 
 
 def test_a_judgment_naming_its_option_by_letter_is_grounded_by_the_option_text(make, image):
@@ -551,7 +551,9 @@ def test_a_judgment_naming_its_option_by_letter_is_grounded_by_the_option_text(m
     t = solve(agent, item("Which artifact is shown in the image?", image, options=opts, answer="B"))
     j = t.ledger.claim("SC-1")
     assert j.grounded and j.grounding["ncc"], j.grounding
-    assert census(t)["demotions"]["ncc"] == 0 and t.answer == "B" and t.decision_claims[-1].grounded
+    assert (
+        census(t)["demotions"]["ncc"] == 0 and t.answer == "B" and t.ledger.claims(ClaimType.DC)[-1].grounded
+    )
 
 
 def test_an_entity_the_decision_adds_to_its_choice_is_checked_and_not_vouched_for_by_the_judgment(
@@ -560,7 +562,7 @@ def test_an_entity_the_decision_adds_to_its_choice_is_checked_and_not_vouched_fo
     """ "B, as Dr. Tobias Wren described": the DC keeps the words after its option, so ECC sees the
     invented name; the grounded [J] claim vouches for the choice, not for those words."""
     t = _solve_product_question(make, image, "B, as Dr. Tobias Wren described")
-    dc = t.decision_claims[-1]
+    dc = t.ledger.claims(ClaimType.DC)[-1]
     assert dc.text == "B. 42; as Dr. Tobias Wren described"
     assert not dc.grounded and "Tobias Wren" in " ".join(dc.grounding["missing_entities"])
     assert t.ledger.claim("SC-1").grounded  # the judgment itself stays grounded
@@ -659,7 +661,7 @@ def test_correct_one_letter_option_decision_is_grounded_not_abstained(make, imag
     t = solve(
         agent, item("What is written on the sign?", image, options=["A", "B", "C", "D", "S"], answer="E")
     )
-    dc = t.decision_claims[-1]
+    dc = t.ledger.claims(ClaimType.DC)[-1]
     assert t.path is PathKind.DIRECT and t.answer == "E" and not t.abstained
     assert dc.text == "E. S" and dc.grounded and dc.grounding["ecc"] and dc.grounding["ncc"]
     assert not any(e.trigger in {Trigger.T5, Trigger.T6} for e in t.events)

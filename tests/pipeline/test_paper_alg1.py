@@ -87,7 +87,7 @@ def test_eq3_bare_number_decision_is_supported_by_its_reading_no_t5(make, image)
     reading = [e for e in t.ledger.entries() if e.src == "read" and e.active]
     assert reading and reading[0].fact == "reading 410.0"
     assert t.answer == "410" and not any(e.trigger is Trigger.T5 for e in t.events)
-    assert t.decision_claims[-1].grounding["coverage"] == 1.0
+    assert t.ledger.claims(ClaimType.DC)[-1].grounding["coverage"] == 1.0
 
 
 # ----------------------------------------------------------------------------- Alg. 1 l.35–36, l.43

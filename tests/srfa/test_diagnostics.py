@@ -88,7 +88,7 @@ def test_hand_label_agreement_on_checkable_claims_leaves_the_not_checkable_out()
 
 
 def test_checkable_decisions_keep_items_whose_decision_the_text_can_decide() -> None:
-    from ledgermind.srfa.diagnostics import checkable_decisions
+    from ledgermind.srfa.protocol import checkable_decisions
 
     yes = SrfaRecord(
         "a",
