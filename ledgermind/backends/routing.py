@@ -72,7 +72,7 @@ class ItemRouter:
         urls: Sequence[str],
         policy: RoutingPolicy | str = RoutingPolicy.RENDEZVOUS,
         cooldown_s: float = 30.0,
-        load_epsilon: float = 0.1,
+        load_epsilon: float = 0.0,
         active_window_s: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

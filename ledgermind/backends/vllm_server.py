@@ -99,7 +99,7 @@ class VLLMServerBackend(Backend):
         concurrency: int = 8,
         per_server_concurrency: int | None = None,
         routing: str = "rendezvous",
-        load_epsilon: float = 0.1,
+        load_epsilon: float = 0.0,
         cooldown_s: float = 30.0,
         timeout_s: float = 120.0,
         connect_timeout_s: float = 5.0,

@@ -141,7 +141,6 @@ def test_a_resumed_run_and_another_job_send_each_item_to_the_same_server(tmp_pat
                 f"backend.base_urls=[{a.base_url},{b.base_url}]",
                 "backend.max_retries=0",
                 "backend.connect_timeout_s=60",
-                "backend.load_epsilon=0",  # 3 / 3 images: the bound decides more often than the hash
                 "backend.served_model_name=fake-model",
                 "benchmark=sample",
                 f"limit={limit}",
@@ -161,6 +160,7 @@ def test_a_resumed_run_and_another_job_send_each_item_to_the_same_server(tmp_pat
     resumed, fresh = servers_of(tmp_path / "resumed"), servers_of(tmp_path / "fresh")
     assert len(resumed) == 7 and resumed == fresh
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        items = load_items(compose("config", overrides=["benchmark=sample"]), 7)
-    owners = place([item_key(it) for it in items], urls, 0.0)  # the placement of the whole list
+        cfg = compose("config", overrides=["benchmark=sample", "backend=vllm_server"])
+    items = load_items(cfg, 7)
+    owners = place([item_key(it) for it in items], urls, cfg.backend.load_epsilon)  # the whole list
     assert fresh == {it.id: {owners[item_key(it)][0]} for it in items}
