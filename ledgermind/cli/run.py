@@ -65,9 +65,10 @@ _retry: list[str] = []  # the command that retries them (a sweep's: one for all 
 # ``ledgermind run`` or ``python -m ledgermind run``; Hydra names the job after this module ("run").
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _task(cfg: DictConfig) -> None:
-    from ledgermind.experiment.app import run_experiment, sweep_group
+    from ledgermind.backends.cache import sweep_dir
+    from ledgermind.experiment.app import run_experiment
 
-    in_sweep = sweep_group() is not None
+    in_sweep = sweep_dir() is not None
     try:
         metrics = run_experiment(cfg)
         if cfg.get("report", False):
@@ -120,11 +121,12 @@ def _resume(cfg: DictConfig) -> str:
     elsewhere, e.g. submitit, has no sweep command line: its own job's command)."""
     from hydra.core.hydra_config import HydraConfig
 
-    from ledgermind.experiment.app import sweep_group
+    from ledgermind.backends.cache import sweep_dir
 
+    sweep = sweep_dir()
+    if sweep and {"-m", "--multirun"} & set(sys.argv[1:]):  # this process launched the sweep
+        return resume_command(sys.argv[1:], sweep, sweep=True)
     hc = HydraConfig.get()
-    if sweep_group() and {"-m", "--multirun"} & set(sys.argv[1:]):  # this process launched the sweep
-        return resume_command(sys.argv[1:], Path(str(hc.sweep.dir)), sweep=True)
     internal = (
         "hydra.run.",
         "hydra.sweep.",

@@ -19,6 +19,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from ledgermind import paper
+from ledgermind.backends.cache import cache_path, sweep_dir
 from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import container, to_plain
@@ -218,9 +219,12 @@ def hydra_files(cfg: DictConfig) -> dict[str, str]:
     """The ``.hydra`` files of this run, from the config in memory (what Hydra itself would write:
     the task config unresolved, Hydra's own node, the task overrides); only ``config.yaml`` outside
     a Hydra app (tests calling ``run_experiment``)."""
+    from hydra.core.hydra_config import HydraConfig
+
     files = {"config.yaml": OmegaConf.to_yaml(cfg)}
-    if (hc := hydra_config()) is None:
+    if not HydraConfig.initialized():
         return files
+    hc = HydraConfig.get()
     files["hydra.yaml"] = OmegaConf.to_yaml(OmegaConf.create({"hydra": hc}))
     files["overrides.yaml"] = OmegaConf.to_yaml(OmegaConf.create(list(hc.overrides.task)))
     return files
@@ -250,7 +254,6 @@ def _run_claimed(
 ) -> dict[str, Any]:
     """The run proper, in a directory this process holds (``runs.claim.claim``)."""
     from ledgermind.backends.build import build_backend
-    from ledgermind.backends.cache import cache_path
 
     gamma = float(cfg.get("pipeline", {}).get("gamma", paper.GAMMA))
     options = RunOptions(settings.output_dir, settings.concurrency, gamma, settings.progress)
@@ -312,21 +315,6 @@ def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, Any]]:
     return details
 
 
-def hydra_config() -> Any:
-    """Hydra's own node of this run; None outside a Hydra app (tests call ``run_experiment``)."""
-    from hydra.core.hydra_config import HydraConfig
-
-    return HydraConfig.get() if HydraConfig.initialized() else None
-
-
-def sweep_group() -> str | None:
-    """The W&B group of a Hydra multirun: its sweep directory (all its jobs, whatever their benchmark)."""
-    from hydra.types import RunMode
-
-    hc = hydra_config()
-    return str(hc.sweep.dir) if hc is not None and hc.mode == RunMode.MULTIRUN else None
-
-
 def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, Any]) -> ExperimentLogger:
     logger = configured_logger(cfg.get("logger"))
     model = str(cfg.model.get("name"))
@@ -335,7 +323,8 @@ def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, An
         out_dir=settings.output_dir,
         config={**container(cfg), "identity": identity},
         name=f"{settings.variant}-{model}",
-        group=sweep_group() or benchmark_identity(cfg),  # the default; logger.group wins when set
+        # a multirun's jobs group by its sweep directory, whatever their benchmark; logger.group wins when set
+        group=str(sweep_dir() or benchmark_identity(cfg)),
         job_type="eval",
         tags=[
             f"variant:{settings.variant}",
