@@ -38,7 +38,7 @@ from ledgermind.studies.grounding_cv import DEFAULT_GRID
 from ledgermind.studies.grounding_eval import agreement_study, cv_study, study_pairs
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--data",
@@ -73,11 +73,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="NAME=V1,V2",
         help=f"candidate values of a GroundingConfig field (default: {' '.join(DEFAULT_GRID)})",
     )
-    return parser.parse_args(argv)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parser.parse_args(argv)
     args.data = args.data or shared_data_dir() / "grounding_ext" / "dev.jsonl"
 
     def report() -> str:
