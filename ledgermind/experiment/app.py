@@ -11,7 +11,6 @@ import dataclasses
 import logging
 import random
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,11 @@ from ledgermind.confutil import container, to_plain
 from ledgermind.errors import ConfigError, UserError
 from ledgermind.experiment import components
 from ledgermind.experiment.artefact_label import label_for
+from ledgermind.experiment.components import AgentFactory
 from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu, refuse_unreachable_weights
 from ledgermind.experiment.run_log import log_to
-from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
+from ledgermind.experiment.runner import RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.wandb_logger import ExperimentLogger, configured_logger
 from ledgermind.metrics import summarize as trajectory_summary
 from ledgermind.pipeline.config import PipelineConfig, ablation_flags, build
@@ -39,8 +39,6 @@ from ledgermind.runs.provenance import run_provenance
 from ledgermind.runs.results import read_results
 
 log = logging.getLogger(__name__)
-
-AgentFactory = Callable[[DictConfig, Any], Agent]
 
 TINY_MODEL_BANNER = (
     "NOTE: model={name} is a tiny RANDOM-weight model for plumbing checks; its answers are meaningless. "

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ledgermind.errors import ConfigError
+from ledgermind.experiment.runner import Agent, Scorer
 from ledgermind.registry import Registry, RegistryError, import_attr
 
-AgentFactory = Callable[[Any, Any], Any]  # (composed config, backend) -> agent with solve()
-Scorer = Callable[..., Any]  # (item, reply text) -> ScoreResult
+AgentFactory = Callable[[Any, Any], Agent]  # (composed config, backend) -> agent
 ScorerBuilder = Callable[[Mapping[str, Any]], Scorer]  # the ``scoring`` node -> Scorer
 
 AGENT_FACTORIES: Registry[AgentFactory] = Registry("agent_factory")
