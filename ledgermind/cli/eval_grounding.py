@@ -56,15 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="ties prefer the shipped config (the flattering CV of earlier reports)",
     )
     parser.add_argument(
-        "--no-derived",
-        action="store_true",
-        help="(--folds) train on the entity rows alone, without the entity verdicts derived "
-        "from the numeric rows' annotations",
-    )
-    parser.add_argument(
         "--derived",
-        action="store_true",
-        help="(without --folds) also score the entity verdicts derived from the numeric rows",
+        action=argparse.BooleanOptionalAction,
+        help="the entity verdicts derived from the numeric rows' annotations, beside the entity rows "
+        "(default: with --folds, trained on; without, not scored)",
     )
     parser.add_argument(
         "--grid",
@@ -77,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.data = args.data or shared_data_dir() / "grounding_ext" / "dev.jsonl"
 
     def report() -> str:
-        pairs = study_pairs(args.data, derived=not args.no_derived if args.folds else args.derived)
+        pairs = study_pairs(args.data, derived=bool(args.folds) if args.derived is None else args.derived)
         if args.folds:
             return cv_study(
                 pairs,
