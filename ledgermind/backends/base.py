@@ -111,18 +111,9 @@ class Reply:
 
 def reply_json(text: str) -> Any:
     """``json.loads`` of a model's reply with every string made valid text (see ``valid_text``):
-    a JSON escape like ``"\\udebc"`` inside a structured output decodes to a lone surrogate."""
-    return _valid_strings(json.loads(text))
-
-
-def _valid_strings(value: Any) -> Any:
-    if isinstance(value, str):
-        return valid_text(value)
-    if isinstance(value, list):
-        return [_valid_strings(v) for v in value]
-    if isinstance(value, dict):
-        return {valid_text(str(k)): _valid_strings(v) for k, v in value.items()}
-    return value
+    a JSON escape like ``"\\udebc"`` inside a structured output decodes to a lone surrogate. The
+    decoded value is written back as one text, made valid there at once, and read again."""
+    return json.loads(valid_text(json.dumps(json.loads(text), ensure_ascii=False)))
 
 
 def valid_text(text: str) -> str:

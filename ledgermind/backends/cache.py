@@ -66,10 +66,8 @@ log = logging.getLogger(__name__)
 KEY_VERSION = 2  # bump when the canonical form changes (2: identity includes backend kind + image limits)
 BUSY_TIMEOUT_S = 60.0  # a writer waits this long for another process's write lock
 POLL_S, MAX_POLL_S = 0.01, 0.25  # a job waiting for another's reply looks again after this, doubling
-HEARTBEAT_S, CLAIM_STALE_S = (
-    5.0,
-    30.0,
-)  # an owner renews its claim this often; unrenewed this long, it is dead
+HEARTBEAT_S = 5.0  # an owner renews its claim this often
+CLAIM_STALE_S = 30.0  # a claim not renewed for this long is a dead owner's
 # Keys (at any depth of the backend and model configs) that say how to reach or schedule a model,
 # never what it answers. The one list: everything not named here is part of the cache identity.
 NOT_REPLY_SHAPING = frozenset(
@@ -178,13 +176,14 @@ def cache_path(
             raise ConfigError("cache.scope=root needs cache.root (a directory)")
         model = re.sub(r"[^A-Za-z0-9._-]+", "_", model_name) or "model"
         return Path(str(root)) / f"{model}-{signature}.sqlite"
-    sweep = _sweep_dir() if scope is CacheScope.SWEEP else None
+    sweep = sweep_dir() if scope is CacheScope.SWEEP else None
     if sweep is None:
         return Path(str(output_dir)) / RUN_CACHE_FILE
     return sweep / f"responses-{signature}.sqlite"
 
 
-def _sweep_dir() -> Path | None:
+def sweep_dir() -> Path | None:
+    """The sweep directory of a Hydra multirun; None outside one (a single run, no Hydra app)."""
     try:
         from hydra.core.hydra_config import HydraConfig
         from hydra.types import RunMode

@@ -69,9 +69,8 @@ class Rule:
         images = [im for m in request.messages for im in m.images()]
         if self.image_size is not None and (not images or image_size(images[0]) != tuple(self.image_size)):
             return False
-        n_images = len(images)
         checks = (
-            (self.images, n_images),
+            (self.images, len(images)),
             (self.sampled, not request.deterministic),
             (self.seed, request.seed),
             (self.structured, request.json_schema is not None),
@@ -85,9 +84,7 @@ class Rule:
     def from_any(cls, r: Rule | Mapping[str, Any]) -> Rule:
         if isinstance(r, Rule):
             return r
-        allowed = {f.name for f in fields(cls)}
-        unknown = set(r) - allowed
-        if "reply" not in r or unknown:
+        if not set(r) <= (allowed := {f.name for f in fields(cls)}) or "reply" not in r:
             raise ConfigError(
                 f"scripted rule needs 'reply' and only {sorted(allowed - {'reply'})} "
                 f"(a rule can match only what a model sees); got {dict(r)!r}"

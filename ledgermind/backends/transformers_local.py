@@ -105,8 +105,7 @@ class TransformersBackend(Backend):
             latency = time.perf_counter() - t0
         n_prompt = int(inputs["input_ids"].shape[1])
         new_ids = out[0, n_prompt:]
-        text = self._processor.decode(new_ids, skip_special_tokens=True)
-        text = _cut_at_stop(text, request.stop)
+        text = _cut_at_stop(self._processor.decode(new_ids, skip_special_tokens=True), request.stop)
         finish = "length" if len(new_ids) >= request.max_tokens and not request.stop else "stop"
         meta: dict[str, Any] = {"device": self._device, "token_ids": new_ids.tolist()}
         if request.json_schema is not None or request.regex is not None:

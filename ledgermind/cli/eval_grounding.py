@@ -38,7 +38,7 @@ from ledgermind.studies.grounding_cv import DEFAULT_GRID
 from ledgermind.studies.grounding_eval import agreement_study, cv_study, study_pairs
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--data",
@@ -56,15 +56,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="ties prefer the shipped config (the flattering CV of earlier reports)",
     )
     parser.add_argument(
-        "--no-derived",
-        action="store_true",
-        help="(--folds) train on the entity rows alone, without the entity verdicts derived "
-        "from the numeric rows' annotations",
-    )
-    parser.add_argument(
         "--derived",
-        action="store_true",
-        help="(without --folds) also score the entity verdicts derived from the numeric rows",
+        action=argparse.BooleanOptionalAction,
+        help="the entity verdicts derived from the numeric rows' annotations, beside the entity rows "
+        "(default: with --folds, trained on; without, not scored)",
     )
     parser.add_argument(
         "--grid",
@@ -73,15 +68,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="NAME=V1,V2",
         help=f"candidate values of a GroundingConfig field (default: {' '.join(DEFAULT_GRID)})",
     )
-    return parser.parse_args(argv)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parser.parse_args(argv)
     args.data = args.data or shared_data_dir() / "grounding_ext" / "dev.jsonl"
 
     def report() -> str:
-        pairs = study_pairs(args.data, derived=not args.no_derived if args.folds else args.derived)
+        pairs = study_pairs(args.data, derived=bool(args.folds) if args.derived is None else args.derived)
         if args.folds:
             return cv_study(
                 pairs,

@@ -30,7 +30,7 @@ from ledgermind.studies.zone_cv import run_zone_cv
 from perception.cache import default_perception_cache_dir
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=None, help="gauge folder (items.jsonl + images/)")
     ap.add_argument("--config", type=Path, default=REPO / "conf" / "perception" / "cpu.yaml")
@@ -51,11 +51,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="folder of the on-disk OCR memo (default: <perception cache>/eval_ocr; 'off' = none)",
     )
     ap.add_argument("-v", "--verbose", action="store_true")
-    return ap.parse_args(argv)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = ap.parse_args(argv)
     return run_study(lambda: study(args), args.folds)
 
 

@@ -14,7 +14,8 @@ from ledgermind.experiment.plan import DELTAS_POINTS, PlanRequest, make_plan, re
 from ledgermind.metrics.plan import ALPHA, POWER
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+@one_line_errors
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="ledgermind plan", description=planning.__doc__.split("\n\n")[0])
     p.add_argument("pilot", nargs="+", type=Path, help="a pilot run or sweep directory")
     p.add_argument(
@@ -32,12 +33,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--deltas", type=float, nargs="+", default=list(DELTAS_POINTS), help="effect sizes in points"
     )
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
-    return p.parse_args(argv)
-
-
-@one_line_errors
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = p.parse_args(argv)
     probabilities = 0 < args.alpha < 1 and 0 < args.power < 1
     if (args.items is not None and args.items < 1) or args.seeds < 1 or not probabilities:
         raise UserError("--items and --seeds are >= 1; --alpha and --power lie in (0, 1)")

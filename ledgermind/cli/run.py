@@ -31,6 +31,7 @@ import hydra
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from ledgermind.backends.cache import sweep_dir
 from ledgermind.cli import run_args  # foreign flags; Hydra's composition errors in one line
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import UserError, first_line, is_disk_failure, user_error_in
@@ -65,9 +66,9 @@ _retry: list[str] = []  # the command that retries them (a sweep's: one for all 
 # ``ledgermind run`` or ``python -m ledgermind run``; Hydra names the job after this module ("run").
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _task(cfg: DictConfig) -> None:
-    from ledgermind.experiment.app import run_experiment, sweep_group
+    from ledgermind.experiment.app import run_experiment
 
-    in_sweep = sweep_group() is not None
+    in_sweep = sweep_dir() is not None
     try:
         metrics = run_experiment(cfg)
         if cfg.get("report", False):
@@ -120,11 +121,10 @@ def _resume(cfg: DictConfig) -> str:
     elsewhere, e.g. submitit, has no sweep command line: its own job's command)."""
     from hydra.core.hydra_config import HydraConfig
 
-    from ledgermind.experiment.app import sweep_group
-
+    sweep = sweep_dir()
+    if sweep and {"-m", "--multirun"} & set(sys.argv[1:]):  # this process launched the sweep
+        return resume_command(sys.argv[1:], sweep, sweep=True)
     hc = HydraConfig.get()
-    if sweep_group() and {"-m", "--multirun"} & set(sys.argv[1:]):  # this process launched the sweep
-        return resume_command(sys.argv[1:], Path(str(hc.sweep.dir)), sweep=True)
     internal = (
         "hydra.run.",
         "hydra.sweep.",

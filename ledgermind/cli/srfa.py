@@ -19,24 +19,13 @@ from typing import Any
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from ledgermind.cli.commands import one_line_errors
 from ledgermind.confutil import container, to_plain
 from ledgermind.errors import UserError, first_line
 from ledgermind.experiment.wandb_logger import configured_logger
 from ledgermind.srfa.checks import format_checks
 from ledgermind.srfa.protocol import SrfaMode
 from ledgermind.srfa.run import SRFA_FILE, SRFA_METRICS_FILE
-
-
-def compose_srfa_config(overrides: Sequence[str]) -> DictConfig:
-    """``conf/srfa.yaml`` with Hydra-style overrides (``srfa.mode=judge``, ``model=…``)."""
-    from hydra.errors import HydraException
-
-    from ledgermind.pipeline.config import compose
-
-    try:
-        return compose(overrides, "srfa")
-    except HydraException as exc:
-        raise UserError(first_line(exc)) from None
 
 
 def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> dict[str, Any]:
@@ -181,6 +170,7 @@ def _f(x: Any) -> str:
     return "    —" if x is None else f"{x:.3f}"
 
 
+@one_line_errors
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="ledgermind srfa",
@@ -200,11 +190,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = p.parse_intermixed_args(argv)
     run_dir = args.run_dir
+    from hydra.errors import HydraException
+
+    from ledgermind.pipeline.config import compose
+
+    try:  # conf/srfa.yaml with the overrides
+        cfg = compose(args.overrides, "srfa")
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise UserError(first_line(exc)) from None
     try:
-        metrics = run_srfa(run_dir, compose_srfa_config(args.overrides), trust_config=args.trust_config)
-    except (UserError, OmegaConfBaseException) as exc:
-        print(f"error: {first_line(exc)}", file=sys.stderr)
-        return 2
+        metrics = run_srfa(run_dir, cfg, trust_config=args.trust_config)
+    except OmegaConfBaseException as exc:  # a key the audit reads is missing or mistyped
+        raise UserError(first_line(exc)) from None
     print(format_metrics(metrics))
     print(f"-> {run_dir / SRFA_FILE}, {run_dir / SRFA_METRICS_FILE}")
     errors = sum((metrics.get(m) or {}).get("audit_errors", 0) for m in ("ledger", "judge"))

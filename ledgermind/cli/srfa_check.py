@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from ledgermind.runs.files import RunFileError
+from ledgermind.cli.commands import one_line_errors
+from ledgermind.errors import UserError
 from ledgermind.runs.reader import RunDir
 from ledgermind.srfa.diagnostics import correctness_table, hand_label_agreement, read_hand_labels
 from ledgermind.srfa.protocol import checkable_decisions, support_counts, text_label_counts
 from ledgermind.srfa.run import SRFA_FILE, read_run_records, srfa_metrics_file
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir", type=Path)
@@ -34,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     if not (args.run_dir / SRFA_FILE).is_file():
-        print(f"error: no {SRFA_FILE} in {args.run_dir} (run scripts/srfa.py first)", file=sys.stderr)
-        return 2
+        raise UserError(f"no {SRFA_FILE} in {args.run_dir} (run scripts/srfa.py first)")
     latest = {a.item_id: a for a in read_run_records(args.run_dir) if a.mode == args.mode and a.error is None}
     out = {
         "correctness": correctness_table(latest.values()),
@@ -44,12 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         "text_labels": text_label_counts(latest.values()),
     }
     metrics_file = srfa_metrics_file(args.run_dir)
-    if metrics_file is not None:
-        try:  # the run folder's one JSON policy: a damaged file is one line, not a traceback
-            stored = (RunDir(args.run_dir).json_object(metrics_file.name) or {}).get(args.mode, {})
-        except RunFileError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+    if (
+        metrics_file is not None
+    ):  # the run folder's one JSON policy: a damaged file is one line (RunFileError)
+        stored = (RunDir(args.run_dir).json_object(metrics_file.name) or {}).get(args.mode, {})
         out["markup_entities"] = stored.get("markup_entities")
         out["coverage"] = stored.get("coverage")
     if args.hand_labels:

@@ -28,7 +28,15 @@ from ledgermind.metrics.stats import DEFAULT_RESAMPLES, BootstrapConfig
 from ledgermind.runs.reader import find_runs
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+@one_line_errors
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path, help="run dirs or multirun dirs")
     p.add_argument("--out", type=Path, default=None, help="where to write table3.* (default: first argument)")
@@ -57,19 +65,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="W&B logging of the table; auto (default): none, since a run folder's logger settings are never "
         "followed; ask for offline or online explicitly",
     )
-    return p.parse_args(argv)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-@one_line_errors
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = p.parse_args(argv)
     run_dirs = find_runs(args.runs)
     runs = [table3.load_run(d) for d in run_dirs]
     boot = BootstrapConfig(resamples=args.resamples, seed=args.bootstrap_seed)

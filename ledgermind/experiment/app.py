@@ -11,7 +11,6 @@ import dataclasses
 import logging
 import random
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,16 +18,18 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from ledgermind import paper
+from ledgermind.backends.cache import cache_path, sweep_dir
 from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import container, to_plain
 from ledgermind.errors import ConfigError, UserError
 from ledgermind.experiment import components
 from ledgermind.experiment.artefact_label import label_for
+from ledgermind.experiment.components import AgentFactory
 from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu, refuse_unreachable_weights
 from ledgermind.experiment.run_log import log_to
-from ledgermind.experiment.runner import Agent, RunOptions, Scorer, identity_for, run_items
+from ledgermind.experiment.runner import RunOptions, Scorer, identity_for, run_items
 from ledgermind.experiment.wandb_logger import ExperimentLogger, configured_logger
 from ledgermind.metrics import summarize as trajectory_summary
 from ledgermind.pipeline.config import PipelineConfig, ablation_flags, build
@@ -38,8 +39,6 @@ from ledgermind.runs.provenance import run_provenance
 from ledgermind.runs.results import read_results
 
 log = logging.getLogger(__name__)
-
-AgentFactory = Callable[[DictConfig, Any], Agent]
 
 TINY_MODEL_BANNER = (
     "NOTE: model={name} is a tiny RANDOM-weight model for plumbing checks; its answers are meaningless. "
@@ -218,9 +217,12 @@ def hydra_files(cfg: DictConfig) -> dict[str, str]:
     """The ``.hydra`` files of this run, from the config in memory (what Hydra itself would write:
     the task config unresolved, Hydra's own node, the task overrides); only ``config.yaml`` outside
     a Hydra app (tests calling ``run_experiment``)."""
+    from hydra.core.hydra_config import HydraConfig
+
     files = {"config.yaml": OmegaConf.to_yaml(cfg)}
-    if (hc := hydra_config()) is None:
+    if not HydraConfig.initialized():
         return files
+    hc = HydraConfig.get()
     files["hydra.yaml"] = OmegaConf.to_yaml(OmegaConf.create({"hydra": hc}))
     files["overrides.yaml"] = OmegaConf.to_yaml(OmegaConf.create(list(hc.overrides.task)))
     return files
@@ -250,7 +252,6 @@ def _run_claimed(
 ) -> dict[str, Any]:
     """The run proper, in a directory this process holds (``runs.claim.claim``)."""
     from ledgermind.backends.build import build_backend
-    from ledgermind.backends.cache import cache_path
 
     gamma = float(cfg.get("pipeline", {}).get("gamma", paper.GAMMA))
     options = RunOptions(settings.output_dir, settings.concurrency, gamma, settings.progress)
@@ -312,21 +313,6 @@ def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, Any]]:
     return details
 
 
-def hydra_config() -> Any:
-    """Hydra's own node of this run; None outside a Hydra app (tests call ``run_experiment``)."""
-    from hydra.core.hydra_config import HydraConfig
-
-    return HydraConfig.get() if HydraConfig.initialized() else None
-
-
-def sweep_group() -> str | None:
-    """The W&B group of a Hydra multirun: its sweep directory (all its jobs, whatever their benchmark)."""
-    from hydra.types import RunMode
-
-    hc = hydra_config()
-    return str(hc.sweep.dir) if hc is not None and hc.mode == RunMode.MULTIRUN else None
-
-
 def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, Any]) -> ExperimentLogger:
     logger = configured_logger(cfg.get("logger"))
     model = str(cfg.model.get("name"))
@@ -335,7 +321,8 @@ def _start_logger(cfg: DictConfig, settings: RunSettings, identity: dict[str, An
         out_dir=settings.output_dir,
         config={**container(cfg), "identity": identity},
         name=f"{settings.variant}-{model}",
-        group=sweep_group() or benchmark_identity(cfg),  # the default; logger.group wins when set
+        # a multirun's jobs group by its sweep directory, whatever their benchmark; logger.group wins when set
+        group=str(sweep_dir() or benchmark_identity(cfg)),
         job_type="eval",
         tags=[
             f"variant:{settings.variant}",

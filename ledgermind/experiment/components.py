@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ledgermind.errors import ConfigError
+from ledgermind.experiment.runner import Agent, Scorer
 from ledgermind.registry import Registry, RegistryError, import_attr
 
-AgentFactory = Callable[[Any, Any], Any]  # (composed config, backend) -> agent with solve()
-Scorer = Callable[..., Any]  # (item, reply text) -> ScoreResult
+AgentFactory = Callable[[Any, Any], Agent]  # (composed config, backend) -> agent
 ScorerBuilder = Callable[[Mapping[str, Any]], Scorer]  # the ``scoring`` node -> Scorer
 
 AGENT_FACTORIES: Registry[AgentFactory] = Registry("agent_factory")
@@ -44,33 +44,29 @@ def project_scorer(node: Mapping[str, Any]) -> Scorer:
 
 def agent_factory(name: str) -> AgentFactory:
     """The registered factory ``name``, else (a user's own) the object at dotted path ``name``."""
-    if name in AGENT_FACTORIES:
-        return _get(AGENT_FACTORIES, name)
-    return _import(name, "agent_factory")
+    return _resolve(AGENT_FACTORIES, name)
 
 
 def scorer(name: str, node: Mapping[str, Any] | None, *, trusted: bool = True) -> Scorer:
     """The registered scorer ``name`` built from the ``scoring`` node, else a trusted dotted path."""
     if name in SCORERS:
-        return _get(SCORERS, name)(dict(node or {}))
+        return _resolve(SCORERS, name)(dict(node or {}))
     if not trusted:
         raise ConfigError(
             f"the run's scorer {name!r} is not one of the project's ({', '.join(SCORERS.names())}); a run folder "
             "is data, so it is not imported (pass --trust-config if you made this run yourself)"
         )
-    return _import(name, "scorer")
+    return _resolve(SCORERS, name)
 
 
-def _get(registry: Registry[Any], name: str) -> Any:
+def _resolve(registry: Registry[Any], name: str) -> Any:
+    """The entry ``name`` of ``registry``, else the object at dotted path ``name``; a failure is one line."""
     try:
-        return registry.get(name)
+        return registry.get(name) if name in registry else import_attr(name)
     except RegistryError as e:
         raise ConfigError(str(e)) from e
-
-
-def _import(dotted: str, what: str) -> Any:
-    try:
-        return import_attr(dotted)
     except (ImportError, AttributeError, ValueError) as e:
-        known = ", ".join((AGENT_FACTORIES if what == "agent_factory" else SCORERS).names())
-        raise ConfigError(f"{what} {dotted!r} cannot be imported (registered names: {known}): {e}") from e
+        known = ", ".join(registry.names())
+        raise ConfigError(
+            f"{registry.kind} {name!r} cannot be imported (registered names: {known}): {e}"
+        ) from e

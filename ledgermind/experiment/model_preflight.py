@@ -20,11 +20,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ledgermind.backends.transformers_local import TransformersBackend
+from ledgermind.backends.vllm_inprocess import VLLMInProcessBackend
 from ledgermind.errors import ConfigError, first_line
 
 CPU_MAX_BILLIONS = 4.0  # the largest model a CPU backend is allowed to load (SmolVLM, the tiny model, 3B)
-CPU_BACKENDS = ("TransformersBackend",)  # in-process backends whose device can be the CPU
-IN_PROCESS = ("TransformersBackend", "VLLMInprocessBackend")  # backends that load the weights themselves
+# by the classes' own names (what a ``_target_`` ends in): a misspelt string silently disabled a check
+CPU_BACKENDS = (TransformersBackend.__name__,)  # in-process backends whose device can be the CPU
+IN_PROCESS = (TransformersBackend.__name__, VLLMInProcessBackend.__name__)  # they load the weights themselves
 HUB_TIMEOUT_S = 10.0
 ALLOW_ENV = "LEDGERMIND_ALLOW_CPU_LARGE_MODEL"
 

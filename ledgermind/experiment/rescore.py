@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,7 +26,7 @@ from ledgermind.errors import DataError, UserError
 from ledgermind.experiment.runner import Scorer, answer_text, read_trajectories, score_text
 from ledgermind.metrics import summarize
 from ledgermind.pipeline.config import PipelineConfig
-from ledgermind.runs.atomic import atomic_write, atomic_write_json
+from ledgermind.runs.atomic import atomic_write, atomic_write_json, json_text
 from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG, RESULTS_FILE
 from ledgermind.runs.provenance import request_totals, scorer_version
 from ledgermind.runs.reader import RunDir, rebuild_items
@@ -156,7 +155,7 @@ def rescore_run(
     }
     backup = _backup(run_dir)
     metrics["rescore"]["previous"] = str((backup / "metrics.before.json").relative_to(run_dir))
-    _write_results(run_dir, new)
+    atomic_write(run_dir, run_dir / RESULTS_FILE, "".join(json_text(r.to_dict()) + "\n" for r in new))
     atomic_write_json(run_dir, metrics_path, metrics)
     return RescoreReport(
         run_dir, len(new), changes, float(old_metrics.get("accuracy", 0.0)), metrics["accuracy"], backup
@@ -175,14 +174,6 @@ def _backup(run_dir: Path) -> Path:
     atomic_write(run_dir, backup / "results.before.jsonl", (run_dir / RESULTS_FILE).read_bytes())
     atomic_write(run_dir, backup / "metrics.before.json", (run_dir / METRICS_FILE).read_bytes())
     return backup
-
-
-def _write_results(run_dir: Path, results: Sequence[ItemResult]) -> None:
-    atomic_write(
-        run_dir,
-        run_dir / RESULTS_FILE,
-        "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in results),
-    )
 
 
 def _verdict(r: ItemResult) -> tuple[str | None, float, bool]:

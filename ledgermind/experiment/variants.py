@@ -107,8 +107,7 @@ def names(conf_dir: Path | None = None) -> tuple[str, ...]:
 
 def display_name(name: str, conf_dir: Path | None = None) -> str:
     """The row name of a variant; an unlisted one (``custom``, ``official_cot``) shows its own name."""
-    listed = variant(name, conf_dir)
-    return listed.display if listed is not None else name
+    return listed.display if (listed := variant(name, conf_dir)) is not None else name
 
 
 def variant(name: str, conf_dir: Path | None = None) -> Variant | None:

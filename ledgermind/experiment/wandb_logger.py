@@ -30,13 +30,10 @@ def is_secret_name(name: str) -> bool:
     return any(p in _SECRET_PARTS for p in parts) or name.lower().replace("_", "") in _SECRET_PARTS
 
 
-def _secret_env_values() -> list[str]:
-    return [v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= 4]
-
-
 def sanitize(obj: Any, _secrets: Sequence[str] | None = None) -> Any:
     """Copy of a (plain) config without secret-named keys or secret env values anywhere in it."""
-    secrets = _secret_env_values() if _secrets is None else _secrets
+    if (secrets := _secrets) is None:  # the values of secret-named environment variables
+        secrets = [v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= 4]
     if isinstance(obj, Mapping):
         return {str(k): sanitize(v, secrets) for k, v in obj.items() if not is_secret_name(str(k))}
     if isinstance(obj, list | tuple):

@@ -259,10 +259,8 @@ class Tool(ABC):
         artifacts: dict[str, Any] = {}
         try:
             result = await self._arun(**inputs)
-            if isinstance(result, tuple):
-                observations, artifacts = list(result[0]), dict(result[1])
-            else:
-                observations = list(result)
+            observations, artifacts = result if isinstance(result, tuple) else (result, {})
+            observations, artifacts = list(observations), dict(artifacts)  # a generator fails here, as T1
         except PROGRAMMING_ERRORS:
             raise  # a bug in the tool or its caller is not a tool anomaly: it must surface
         except Exception as exc:

@@ -255,6 +255,11 @@ def test_cached_weights_pass_the_preflight_without_the_network(tmp_path, monkeyp
         ConfigError, match="model ORG/Other-VL-2B: they are not in the local Hugging Face cache"
     ):
         refuse_unreachable_weights({"hub_id": "ORG/Other-VL-2B"}, transformers)
+    with pytest.raises(ConfigError, match="not in the local Hugging Face cache"):  # the vLLM engine too
+        refuse_unreachable_weights(
+            {"hub_id": "ORG/Other-VL-2B"},
+            {"_target_": "ledgermind.backends.vllm_inprocess.VLLMInProcessBackend"},
+        )
 
 
 def test_any_hub_model_is_one_override_and_the_size_preflight_reads_its_id() -> None:
