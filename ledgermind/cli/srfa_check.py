@@ -44,9 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         "text_labels": text_label_counts(latest.values()),
     }
     metrics_file = srfa_metrics_file(args.run_dir)
-    if (
-        metrics_file is not None
-    ):  # the run folder's one JSON policy: a damaged file is one line (RunFileError)
+    # the run folder's one JSON policy: a damaged file is one line (RunFileError), not a traceback
+    if metrics_file is not None:
         stored = (RunDir(args.run_dir).json_object(metrics_file.name) or {}).get(args.mode, {})
         out["markup_entities"] = stored.get("markup_entities")
         out["coverage"] = stored.get("coverage")
