@@ -8,8 +8,10 @@ anomalies and repair events in that item's trajectory.
 
 from __future__ import annotations
 
+import difflib
 import errno
 from enum import Enum
+from typing import Any, TypeVar
 
 
 def first_line(exc: BaseException, default: str | None = None) -> str:
@@ -29,6 +31,21 @@ class UserError(LedgerMindError):
 
 class ConfigError(UserError):
     """An invalid or inconsistent configuration value."""
+
+
+E = TypeVar("E", bound=Enum)
+
+
+def option(cls: type[E], value: Any, key: str) -> E:
+    """``value`` as a member of the closed set ``cls``, or one line naming the key, the allowed
+    values and the closest one: a config option is typed by hand more often than not."""
+    try:
+        return cls(value)
+    except ValueError:
+        allowed = [str(m.value) for m in cls]
+        close = difflib.get_close_matches(str(value), allowed, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(f"{key} must be one of {allowed}, got {value!r}{hint}") from None
 
 
 class DataError(UserError):

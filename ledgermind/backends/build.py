@@ -15,7 +15,7 @@ from ledgermind.backends.budget import BudgetedBackend, ImageBudget
 from ledgermind.backends.cache import CachedBackend, CacheMode, ResponseCache, cache_identity
 from ledgermind.backends.reasoning import ReasoningBackend, ReasoningSpec
 from ledgermind.confutil import to_plain
-from ledgermind.errors import ConfigError
+from ledgermind.errors import ConfigError, option
 
 
 def build_backend(
@@ -38,12 +38,7 @@ def build_backend(
     inner = _instantiate(backend_cfg, model_cfg)
     budget = ImageBudget.from_model(model_cfg)
     backend: Backend = BudgetedBackend(inner, budget)
-    try:
-        mode = CacheMode(cache_mode)
-    except ValueError:
-        raise ConfigError(
-            f"cache.mode must be one of {[m.value for m in CacheMode]}, got {cache_mode!r}"
-        ) from None
+    mode = option(CacheMode, cache_mode, "cache.mode")
     if mode is not CacheMode.OFF and backend.cacheable:
         if cache_path is None:
             raise ConfigError(f"cache mode {mode.value!r} needs a cache path")

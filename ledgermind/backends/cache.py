@@ -59,7 +59,7 @@ from pydantic import TypeAdapter
 
 from ledgermind.backends.base import Backend, GenerationRequest, Reply, WrappingBackend, map_parts
 from ledgermind.backends.images import image_digest
-from ledgermind.errors import ConfigError, UserError
+from ledgermind.errors import ConfigError, UserError, option
 
 log = logging.getLogger(__name__)
 
@@ -163,12 +163,7 @@ def cache_path(
     the run's own file."""
     if cache_cfg.get("path"):
         return Path(str(cache_cfg["path"]))
-    try:
-        scope = CacheScope(str(cache_cfg.get("scope") or CacheScope.RUN.value))
-    except ValueError:
-        raise ConfigError(
-            f"cache.scope must be one of {[s.value for s in CacheScope]}, got {cache_cfg.get('scope')!r}"
-        ) from None
+    scope = option(CacheScope, str(cache_cfg.get("scope") or CacheScope.RUN.value), "cache.scope")
     signature = backend_signature(backend_cfg)
     if scope is CacheScope.ROOT:
         root = cache_cfg.get("root")

@@ -38,7 +38,7 @@ from enum import Enum
 
 from ledgermind.backends.placement import item_key, place, ranking
 from ledgermind.benchmarks.item import Item
-from ledgermind.errors import ConfigError
+from ledgermind.errors import ConfigError, option
 
 
 class RoutingPolicy(str, Enum):
@@ -78,12 +78,7 @@ class ItemRouter:
     ) -> None:
         if not urls:
             raise ConfigError("routing needs at least one server URL")
-        try:
-            self.policy = RoutingPolicy(policy)
-        except ValueError:
-            raise ConfigError(
-                f"backend.routing must be one of {[p.value for p in RoutingPolicy]}, got {policy!r}"
-            ) from None
+        self.policy = option(RoutingPolicy, policy, "backend.routing")
         self.servers = {u: ServerState(u) for u in urls}
         self.cooldown_s, self.active_window_s, self._clock = cooldown_s, active_window_s, clock
         self.load_epsilon = load_epsilon

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ledgermind.backends.cache import NOT_REPLY_SHAPING, RUN_CACHE_FILE
-from ledgermind.errors import ConfigError, DataError, UserError
+from ledgermind.errors import DataError, UserError, option
 from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.pipeline.config import chosen_values
 from ledgermind.runs.atomic import atomic_write, atomic_write_json
@@ -79,10 +79,7 @@ class ResumeMode(str, Enum):
 
     @classmethod
     def parse(cls, value: Any) -> ResumeMode:
-        try:
-            return cls(str(value or "auto"))
-        except ValueError:
-            raise ConfigError(f"resume must be one of {[m.value for m in cls]}, got {value!r}") from None
+        return option(cls, str(value or "auto"), "resume")
 
 
 class RunDirBusy(UserError):
