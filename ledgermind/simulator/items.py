@@ -222,6 +222,17 @@ class ItemIndex:
         return candidates[0]
 
 
+# What every locator of this process has loaded and matched, by what decides it: the sources (the
+# index's item ids and image paths, in order) and, for a match, the threshold, the cap and the
+# crop's pixels. The jobs of a sweep that Hydra's basic launcher runs in one process (and the null
+# test's replicates) each build a locator over the same benchmark and trace the same crops; the
+# template matching was most of a simulated run's CPU. A match is kept as the entry's position,
+# since each job's index has its own entries.
+_SOURCES: dict[tuple[Any, ...], list[tuple[int, Any, float]]] = {}
+_MATCHES: dict[tuple[Any, ...], int | None] = {}
+_MEMO_LOCK = threading.Lock()
+
+
 class CropLocator:
     """Traces a zoomed crop back to the item image it was cut from (normalised template matching).
 
@@ -238,35 +249,42 @@ class CropLocator:
 
     def __init__(self, index: ItemIndex, threshold: float = 0.8, capped_side: int = 4096) -> None:
         self.index, self.threshold, self.capped_side = index, threshold, capped_side
-        self._sources: list[tuple[SeenItem, Any, float]] | None = None
+        self._sources_key = tuple((e.item_id, tuple(map(str, e.images))) for e in index.entries)
         self._lock = threading.Lock()
-        self._found: dict[str, SeenItem | None] = {}  # pixel digest → match (Dual-Read sends one crop twice)
 
-    def _load_sources(self) -> list[tuple[SeenItem, Any, float]]:
+    def _load_sources(self) -> list[tuple[int, Any, float]]:
+        """(entry position, grey array, shrink factor) of every readable image of the index."""
         import numpy as np
 
         with self._lock:
-            if self._sources is None:
-                out = []
-                for e in self.index.entries:
-                    for p in e.images:
-                        try:  # upright, RGB on white, downscaled: the very pixels perception crops from
-                            g = load_image(Path(p)).image.convert("L")
-                        except (OSError, ImageLoadError):
-                            continue
-                        f = self.work_side / max(g.size)
-                        small = g.resize((max(1, round(g.width * f)), max(1, round(g.height * f))))
-                        out.append((e, np.asarray(small, dtype=np.float32), f))
-                self._sources = out
-            return self._sources
+            with _MEMO_LOCK:
+                if self._sources_key in _SOURCES:
+                    return _SOURCES[self._sources_key]
+            out = []
+            for i, e in enumerate(self.index.entries):
+                for p in e.images:
+                    try:  # upright, RGB on white, downscaled: the very pixels perception crops from
+                        g = load_image(Path(p)).image.convert("L")
+                    except (OSError, ImageLoadError):
+                        continue
+                    f = self.work_side / max(g.size)
+                    small = g.resize((max(1, round(g.width * f)), max(1, round(g.height * f))))
+                    out.append((i, np.asarray(small, dtype=np.float32), f))
+            with _MEMO_LOCK:
+                return _SOURCES.setdefault(self._sources_key, out)
 
     def locate(self, crop: Image.Image) -> SeenItem | None:
         from ledgermind.simulator.vision import pixel_digest
 
-        key = pixel_digest(crop)
-        if key not in self._found:
-            self._found[key] = self._match(crop)
-        return self._found[key]
+        key = (self._sources_key, self.threshold, self.capped_side, pixel_digest(crop))
+        with _MEMO_LOCK:
+            known = key in _MATCHES
+            position = _MATCHES.get(key)
+        if not known:
+            position = self._match(crop)
+            with _MEMO_LOCK:
+                _MATCHES[key] = position
+        return None if position is None else self.index.entries[position]
 
     def scales_for(self, crop_side: int, f: float) -> tuple[float, ...]:
         """Zooms to try for a crop whose longer side is ``crop_side`` against a source shrunk by ``f``."""
@@ -281,7 +299,8 @@ class CropLocator:
             z /= self.fine_step
         return tuple(fine)
 
-    def _match(self, crop: Image.Image) -> SeenItem | None:
+    def _match(self, crop: Image.Image) -> int | None:
+        """The position of the entry whose image best matches ``crop`` above the threshold."""
         try:
             import cv2
             import numpy as np
@@ -295,8 +314,8 @@ class CropLocator:
                 (max(1, round(gray.width * k)), max(1, round(gray.height * k))), Image.Resampling.BOX
             )
         gw, gh = crop.size
-        best: tuple[float, SeenItem | None] = (self.threshold, None)
-        for entry, src, f in self._load_sources():
+        best: tuple[float, int | None] = (self.threshold, None)
+        for position, src, f in self._load_sources():
             for z in self.scales_for(side, f):
                 w, h = round(gw * f / z), round(gh * f / z)
                 if w < 8 or h < 8 or w > src.shape[1] or h > src.shape[0]:
@@ -306,5 +325,5 @@ class CropLocator:
                     continue
                 score = float(cv2.matchTemplate(src, tmpl, cv2.TM_CCOEFF_NORMED).max())
                 if score > best[0]:
-                    best = (score, entry)
+                    best = (score, position)
         return best[1]

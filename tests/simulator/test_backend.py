@@ -486,6 +486,33 @@ def test_crop_locator_finds_a_capped_zoom_of_a_large_photo(tmp_path):
     assert found is not None and found.item_id == "big"
 
 
+def test_the_jobs_of_one_process_trace_a_crop_once(tmp_path, monkeypatch):
+    """Each job of a sweep builds its own index and locator over the same benchmark: a crop one
+    job traced is not matched again by the next, and the next gets its own index's entry."""
+    from PIL import Image, ImageDraw
+
+    from ledgermind.benchmarks.item import AnswerType, Item
+    from ledgermind.simulator.items import CropLocator, ItemIndex
+
+    photo = Image.new("RGB", (320, 240), "white")
+    d = ImageDraw.Draw(photo)
+    d.ellipse([40, 20, 280, 230], outline="black", width=6)
+    for i in range(10):
+        d.line([(70 + 20 * i, 60), (70 + 20 * i, 90 + 8 * (i % 3))], fill="black", width=3)
+    path = tmp_path / "dial.png"
+    photo.save(path)
+    crop = photo.crop((60, 40, 260, 140)).resize((500, 250))
+    items = [
+        Item("d1", "What is the reading of the gauge in <image 1>?", [path], None, "1", AnswerType.NUMERIC)
+    ]
+    first, second = ItemIndex(items), ItemIndex(items, with_key=True)
+    assert CropLocator(first).locate(crop) is first.entries[0]
+    monkeypatch.setattr(CropLocator, "_match", lambda *_: pytest.fail("matched again"))
+    assert CropLocator(second).locate(crop) is second.entries[0]
+    with pytest.raises(pytest.fail.Exception):  # another threshold may decide otherwise: matched anew
+        CropLocator(second, threshold=0.9).locate(crop)
+
+
 def test_no_simulator_parameter_reads_an_agent_constant(tmp_path, key_items):
     """Changing the agent's σ_verify, β, δ_read and demotion values leaves the simulator's
     configuration and its replies to the same requests unchanged (the old simulator followed a
