@@ -67,10 +67,11 @@ def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> sub
     the suite's time. A script is a wrapper of a package ``main`` (tests/test_cli_console.py), which
     runs here with the child's argv, environment and cwd; the process state it changes (logging, signal
     handlers, Hydra's global config) is put back. ``timeout`` is the child's; here pytest-timeout
-    bounds a run. A script that holds its own ``main`` (a benchmark) runs with ``run_process``."""
+    bounds a run. A script that holds its own ``main`` (a benchmark) runs as the module it is:
+    ``run_module("scripts.bench_runner", ...)``."""
     path = REPO / "scripts" / script
     found = WRAPPER.search(path.read_text(encoding="utf-8"))
-    assert found, f"scripts/{script} is not a wrapper of a package main: run it with run_process"
+    assert found, f"scripts/{script} holds its own main: run it with run_module('scripts.{path.stem}')"
     return _in_process(found.group(1), [str(path), *args], env)
 
 
@@ -83,9 +84,9 @@ def run_module(module: str, *args: str, stdin: str = "", **env: str) -> subproce
 def _in_process(
     module: str, argv: list[str], env: dict[str, str], stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    main = importlib.import_module(module).main
     out, err = io.StringIO(), io.StringIO()
     with _as_child(argv, subprocess_env(**env), stdin):
+        main = importlib.import_module(module).main  # a script's own sys.path change is put back
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
             _python_warning_filters()  # a warning is a stderr line, as in a child
             try:
