@@ -43,7 +43,9 @@ def scripted_multirun(tmp_path_factory: pytest.TempPathFactory, ner: Any) -> Pat
 
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real small run: the tiny random Qwen2-VL through transformers, real OCR, two sample items."""
+    """A real small run: the tiny random Qwen2-VL through transformers, real OCR, two sample items.
+    Its replies get 48 tokens, not the pipeline's 512: the random model never stops before its
+    budget, so the budget is the run's time, and any 48 random tokens are as foreign to the page."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     out = tmp_path_factory.mktemp("tiny_run") / "run"
@@ -51,6 +53,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "run.py",
         "limit=2",
         "concurrency=2",
+        "pipeline.max_tokens=48",
         "logger=none",
         "progress=false",
         "report=true",
