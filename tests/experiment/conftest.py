@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import json
 import logging
 import os
 import re
@@ -13,7 +14,7 @@ import subprocess
 import sys
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,37 @@ def run_process(
         text=True,
         timeout=timeout,
     )
+
+
+# One child's driver: each [script, args] of argv[1] (JSON) run as run_script runs it; per run, its exit
+# code, stdout, stderr and the child's peak resident memory so far (KiB) go to the file argv[2].
+_DRIVER = (
+    "import json, pathlib, resource, sys\n"
+    "from tests.experiment.conftest import run_script\n"
+    "done = []\n"
+    "for script, args in json.loads(sys.argv[1]):\n"
+    "    r = run_script(script, *args)\n"
+    "    done.append([r.returncode, r.stdout, r.stderr, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss])\n"
+    "pathlib.Path(sys.argv[2]).write_text(json.dumps(done))\n"
+)
+
+
+def run_scripts_in_child(
+    runs: Sequence[tuple[str, Sequence[str]]], answers: Path, wrap: Callable[[list[str]], list[str]] = list
+) -> list[tuple[subprocess.CompletedProcess[str], int]]:
+    """Each ``(script, args)`` of ``runs``, one after the other, as ``run_script`` makes it, in one child
+    process (``wrap`` may start that child in a namespace; ``answers`` is the file it reports to): for
+    what only another process shows (its mounts, its peak memory) without a child's start-up (Python,
+    the project's imports) per run. Each run's outcome, and the child's peak resident memory (KiB)
+    when that run ended."""
+    todo = json.dumps([[script, list(args)] for script, args in runs])
+    argv = wrap([sys.executable, "-c", _DRIVER, todo, str(answers)])
+    child = subprocess.run(argv, cwd=REPO, env=subprocess_env(), capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-3000:]
+    return [
+        (subprocess.CompletedProcess([script, *args], code, out, err), peak)
+        for (script, args), (code, out, err, peak) in zip(runs, json.loads(answers.read_text()), strict=True)
+    ]
 
 
 def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
