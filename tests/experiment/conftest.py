@@ -74,16 +74,21 @@ _DRIVER = (
 
 
 def run_scripts_in_child(
-    runs: Sequence[tuple[str, Sequence[str]]], answers: Path, wrap: Callable[[list[str]], list[str]] = list
+    runs: Sequence[tuple[str, Sequence[str]]],
+    answers: Path,
+    wrap: Callable[[list[str]], list[str]] = list,
+    **env: str,
 ) -> list[tuple[subprocess.CompletedProcess[str], int]]:
     """Each ``(script, args)`` of ``runs``, one after the other, as ``run_script`` makes it, in one child
-    process (``wrap`` may start that child in a namespace; ``answers`` is the file it reports to): for
-    what only another process shows (its mounts, its peak memory) without a child's start-up (Python,
-    the project's imports) per run. Each run's outcome, and the child's peak resident memory (KiB)
-    when that run ended."""
+    process with ``subprocess_env(**env)`` (``wrap`` may start it in a namespace; ``answers`` is the file
+    it reports to): for what only another process shows (its mounts, its peak memory, W&B's service)
+    without a child's start-up (Python, the project's imports) per run. Each run's outcome, and the
+    child's peak resident memory (KiB) when that run ended."""
     todo = json.dumps([[script, list(args)] for script, args in runs])
     argv = wrap([sys.executable, "-c", _DRIVER, todo, str(answers)])
-    child = subprocess.run(argv, cwd=REPO, env=subprocess_env(), capture_output=True, text=True, timeout=600)
+    child = subprocess.run(
+        argv, cwd=REPO, env=subprocess_env(**env), capture_output=True, text=True, timeout=600
+    )
     assert child.returncode == 0, child.stderr[-3000:]
     return [
         (subprocess.CompletedProcess([script, *args], code, out, err), peak)
