@@ -61,14 +61,17 @@ def run_process(
 
 
 # One child's driver: each [script, args] of argv[1] (JSON) run as run_script runs it; per run, its exit
-# code, stdout, stderr and the child's peak resident memory so far (KiB) go to the file argv[2].
+# code, stdout, stderr and the child's peak resident memory so far (KiB) go to the file argv[2]. The
+# peak is the kernel's VmHWM, which starts anew at exec: getrusage's ru_maxrss keeps the peak of the
+# process it was forked from (the test process, hundreds of MB).
 _DRIVER = (
-    "import json, pathlib, resource, sys\n"
+    "import json, pathlib, re, sys\n"
     "from tests.experiment.conftest import run_script\n"
     "done = []\n"
     "for script, args in json.loads(sys.argv[1]):\n"
     "    r = run_script(script, *args)\n"
-    "    done.append([r.returncode, r.stdout, r.stderr, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss])\n"
+    "    peak = int(re.search(r'VmHWM:\\s*(\\d+) kB', pathlib.Path('/proc/self/status').read_text())[1])\n"
+    "    done.append([r.returncode, r.stdout, r.stderr, peak])\n"
     "pathlib.Path(sys.argv[2]).write_text(json.dumps(done))\n"
 )
 
