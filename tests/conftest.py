@@ -81,13 +81,15 @@ def _load_once(load: Callable[..., Any], defaults: dict[str, Any]) -> Callable[.
 
 
 @pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The self-built random-weight Qwen2-VL (about 1 MB, a few seconds), once per session."""
+def tiny_model_dir() -> Path:
+    """The self-built random-weight Qwen2-VL (about 1 MB, a few seconds): the checkpoint every run with
+    the default ``model=tiny_qwen2_vl`` uses, in the user cache, built there (atomically) if missing or
+    of another spec. tests/backends/test_tiny_model.py builds one from scratch into its own folder."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from ledgermind.backends.tiny import build_tiny_qwen2_vl
 
-    return build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny") / "tiny-qwen2-vl")
+    return build_tiny_qwen2_vl()
 
 
 @pytest.fixture(scope="session")

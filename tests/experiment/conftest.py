@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import json
 import logging
 import os
 import re
@@ -13,7 +14,7 @@ import subprocess
 import sys
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,45 @@ def run_process(
     )
 
 
+# One child's driver: each [script, args] of argv[1] (JSON) run as run_script runs it; per run, its exit
+# code, stdout, stderr and the child's peak resident memory so far (KiB) go to the file argv[2]. The
+# peak is the kernel's VmHWM, which starts anew at exec: getrusage's ru_maxrss keeps the peak of the
+# process it was forked from (the test process, hundreds of MB).
+_DRIVER = (
+    "import json, pathlib, re, sys\n"
+    "from tests.experiment.conftest import run_script\n"
+    "done = []\n"
+    "for script, args in json.loads(sys.argv[1]):\n"
+    "    r = run_script(script, *args)\n"
+    "    peak = int(re.search(r'VmHWM:\\s*(\\d+) kB', pathlib.Path('/proc/self/status').read_text())[1])\n"
+    "    done.append([r.returncode, r.stdout, r.stderr, peak])\n"
+    "pathlib.Path(sys.argv[2]).write_text(json.dumps(done))\n"
+)
+
+
+def run_scripts_in_child(
+    runs: Sequence[tuple[str, Sequence[str]]],
+    answers: Path,
+    wrap: Callable[[list[str]], list[str]] = list,
+    **env: str,
+) -> list[tuple[subprocess.CompletedProcess[str], int]]:
+    """Each ``(script, args)`` of ``runs``, one after the other, as ``run_script`` makes it, in one child
+    process with ``subprocess_env(**env)`` (``wrap`` may start it in a namespace; ``answers`` is the file
+    it reports to): for what only another process shows (its mounts, its peak memory, W&B's service)
+    without a child's start-up (Python, the project's imports) per run. Each run's outcome, and the
+    child's peak resident memory (KiB) when that run ended."""
+    todo = json.dumps([[script, list(args)] for script, args in runs])
+    argv = wrap([sys.executable, "-c", _DRIVER, todo, str(answers)])
+    child = subprocess.run(
+        argv, cwd=REPO, env=subprocess_env(**env), capture_output=True, text=True, timeout=600
+    )
+    assert child.returncode == 0, child.stderr[-3000:]
+    return [
+        (subprocess.CompletedProcess([script, *args], code, out, err), peak)
+        for (script, args), (code, out, err, peak) in zip(runs, json.loads(answers.read_text()), strict=True)
+    ]
+
+
 def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
     """``python scripts/<script> ARGS`` run in this process, as a user sees it: its exit code (an uncaught
     exception: 1 and the traceback on stderr), stdout and stderr, the files it wrote.
@@ -67,10 +107,11 @@ def run_script(script: str, *args: str, timeout: float = 120, **env: str) -> sub
     the suite's time. A script is a wrapper of a package ``main`` (tests/test_cli_console.py), which
     runs here with the child's argv, environment and cwd; the process state it changes (logging, signal
     handlers, Hydra's global config) is put back. ``timeout`` is the child's; here pytest-timeout
-    bounds a run. A script that holds its own ``main`` (a benchmark) runs with ``run_process``."""
+    bounds a run. A script that holds its own ``main`` (a benchmark) runs as the module it is:
+    ``run_module("scripts.bench_runner", ...)``."""
     path = REPO / "scripts" / script
     found = WRAPPER.search(path.read_text(encoding="utf-8"))
-    assert found, f"scripts/{script} is not a wrapper of a package main: run it with run_process"
+    assert found, f"scripts/{script} holds its own main: run it with run_module('scripts.{path.stem}')"
     return _in_process(found.group(1), [str(path), *args], env)
 
 
@@ -83,9 +124,9 @@ def run_module(module: str, *args: str, stdin: str = "", **env: str) -> subproce
 def _in_process(
     module: str, argv: list[str], env: dict[str, str], stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    main = importlib.import_module(module).main
     out, err = io.StringIO(), io.StringIO()
     with _as_child(argv, subprocess_env(**env), stdin):
+        main = importlib.import_module(module).main  # a script's own sys.path change is put back
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
             _python_warning_filters()  # a warning is a stderr line, as in a child
             try:

@@ -1,10 +1,18 @@
-"""scripts/bench_runner.py --servers as a user runs it: a tiny sweep on fake GPU-cost servers."""
+"""scripts/bench_runner.py --servers as a user runs it: a tiny sweep on fake GPU-cost servers.
+
+The script's ``main`` runs in the test process (``run_module``; its fake servers are still processes
+of their own) and the servers' modelled costs are a fifth of the defaults: what is checked (the
+work read back against the server's account, every job run, the bounds' order) holds at any price,
+and the sweeps' wall time is those modelled seconds, slept."""
 
 from __future__ import annotations
 
 import re
 
-from tests.experiment.conftest import run_process
+from tests.experiment.conftest import run_module
+
+# a fifth of bench_runner's default server costs (0.15 s + 0.75 ms/prompt token + 7.5 ms/generated token)
+CHEAP = ["--server-latency", "0.03", "--server-prefill-ms", "0.15", "--server-decode-ms", "1.5"]
 
 
 def _rows(stdout: str, first_cells: tuple[str, ...]) -> list[list[str]]:
@@ -16,8 +24,8 @@ def _rows(stdout: str, first_cells: tuple[str, ...]) -> list[list[str]]:
 
 
 def _bench(*args: str) -> str:
-    proc = run_process(
-        "bench_runner.py", "--servers", "2", "--servers-only", "--routings", "rendezvous", *args, timeout=600
+    proc = run_module(
+        "scripts.bench_runner", "--servers", "2", "--servers-only", "--routings", "rendezvous", *CHEAP, *args
     )
     assert proc.returncode == 0, proc.stderr
     sweeps = _rows(proc.stdout, ("1", "2"))

@@ -14,7 +14,7 @@ import yaml
 
 from ledgermind.confutil import option_node
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
-from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_process, run_script
+from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_module, run_script
 from tests.experiment.fakes import FakeAgent, fake_items, fake_score
 
 
@@ -239,8 +239,8 @@ def test_table3_refuses_unfinished_run(tmp_path: Path) -> None:
 def test_bench_runner_reports_speedup_from_concurrency(tmp_path: Path) -> None:
     """8 items that each wait 0.3 s (like a server call): concurrency 8 must be several times faster."""
     extra = [o for o in FAKE_OVERRIDES if o != "progress=false"]
-    proc = run_process(
-        "bench_runner.py",
+    proc = run_module(
+        "scripts.bench_runner",
         "--items",
         "8",
         "--concurrency",

@@ -1,4 +1,8 @@
-"""The real pipeline end to end: tiny random Qwen2-VL via transformers, real OCR/NER, real MMMU-Pro items."""
+"""The real pipeline end to end: tiny random Qwen2-VL via transformers, real OCR/NER, real MMMU-Pro items.
+
+The random model never ends a reply before its budget, so a run's time is its tokens: each run
+answers in 48 (``TINY_BUDGET``, as tests/pipeline/test_real_stack.py does), not the pipeline's 512.
+Every stage still parses a cut reply of random tokens, as at 512."""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from ledgermind.metrics.census import census, sum_census
 from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.trajectory import Trajectory
 
+TINY_BUDGET = "pipeline.max_tokens=48"
+
 
 @pytest.mark.slow
 @pytest.mark.hf
@@ -21,6 +27,7 @@ def test_tiny_model_on_mmmu_pro_subset(run_py, tmp_path: Path, shared_data: Path
         f"benchmark.path={shared_data / 'mmmu_pro_subset'}",
         "limit=4",
         "concurrency=2",
+        TINY_BUDGET,
         "logger=none",
         "progress=false",
         f"hydra.run.dir={out}",
@@ -80,6 +87,7 @@ def test_tiny_model_through_real_vllm_server(run_py, tmp_path: Path, shared_data
         f"backend.base_urls=[{vllm_server.base_url}]",
         f"+backend.served_model_name={vllm_server.model}",
         "concurrency=4",
+        TINY_BUDGET,
         "logger=none",
         "progress=false",
         f"hydra.run.dir={out}",
@@ -117,6 +125,7 @@ def test_corrupt_image_inside_dataset_is_recorded_and_run_completes(
     proc = run_py(
         "benchmark=mmmu_pro_standard10",
         f"benchmark.path={data}",
+        TINY_BUDGET,
         "logger=none",
         "progress=false",
         f"hydra.run.dir={out}",

@@ -14,13 +14,13 @@ non-root user without namespaces gets a ``chmod 555`` directory for the read-onl
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import shlex
 import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ from ledgermind.experiment.failures import tool_failure
 from ledgermind.image_decode import ImageNotFoundError
 from ledgermind.tools.base import Observation, Tool, ToolKind
 from perception.image_io import ImageTooSmallError
-from tests.experiment.conftest import REPO, run_script, subprocess_env
+from tests.experiment.conftest import run_script, run_scripts_in_child
 from tests.tools.test_search import SERPER_OK, FakeApis
 
 # the simulated backbone on two sample items, real PP-OCRv5: seconds, and OCR really runs
@@ -69,40 +69,20 @@ def _run(out: Path, *extra: str, **env: str) -> subprocess.CompletedProcess[str]
     return run_script("run.py", *SIM, f"hydra.run.dir={out}", *extra, **env)
 
 
-# the child's driver: each run of argv[1] (a JSON list of argument lists) as run_script makes it,
-# their exit codes, stdout and stderr written to the file argv[2]
-_DRIVER = (
-    "import json, sys, pathlib\n"
-    "from tests.experiment.conftest import run_script\n"
-    "runs = [run_script('run.py', *args) for args in json.loads(sys.argv[1])]\n"
-    "pathlib.Path(sys.argv[2]).write_text(json.dumps([[r.returncode, r.stdout, r.stderr] for r in runs]))\n"
-)
-
-
 def _run_in_namespace(
     runs: dict[str, list[str]], answers: Path, *, readonly: Path, full: Path | None
 ) -> dict[str, subprocess.CompletedProcess[str]]:
     """scripts/run.py on the two sample items once per entry of ``runs`` (name: extra arguments), all
     in one child with ``readonly`` mounted read-only and ``full`` a full 64 KiB tmpfs."""
-    argv = [
-        sys.executable,
-        "-c",
-        _DRIVER,
-        json.dumps([[*SIM, *extra] for extra in runs.values()]),
-        str(answers),
-    ]
     if NS:
-        argv = _wrapped(argv, readonly=readonly, full=full)
+        wrap = functools.partial(_wrapped, readonly=readonly, full=full)
     elif os.geteuid() != 0:
         readonly.chmod(0o555)
+        wrap = list
     else:
         pytest.skip("needs user+mount namespaces (unshare -rm) to make a real read-only directory")
-    child = subprocess.run(argv, cwd=REPO, env=subprocess_env(), capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stderr[-3000:]
-    return {
-        name: subprocess.CompletedProcess(argv, code, out, err)
-        for name, (code, out, err) in zip(runs, json.loads(answers.read_text()), strict=True)
-    }
+    done = run_scripts_in_child([("run.py", [*SIM, *extra]) for extra in runs.values()], answers, wrap)
+    return {name: proc for name, (proc, _) in zip(runs, done, strict=True)}
 
 
 def _results(out: Path) -> dict[str, dict]:

@@ -40,17 +40,16 @@ OFFICIAL_ACCURACY = {
 }
 
 
-@pytest.fixture(scope="module")
-def page_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Vision pages rendered once for both vision files."""
-    return tmp_path_factory.mktemp("pages")
+# The vision pages go where a user's run puts them, the benchmark's default cache (rendered once per
+# machine, keyed by what decides their pixels; tests/benchmarks/test_mmmu_pro.py renders them anew):
+# 136 pages took this test 15 s each session, and the replies it checks do not read them. The four
+# files share one worker, so that a cold cache is never filled by two processes at once.
+pytestmark = pytest.mark.xdist_group("official_replay")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RANDOM_FALLBACKS))
-def test_replay_reproduces_the_official_verdicts(
-    name: str, shared_data: Path, page_cache: Path, tmp_path: Path
-) -> None:
+def test_replay_reproduces_the_official_verdicts(name: str, shared_data: Path, tmp_path: Path) -> None:
     setting, prompt = name.split("_")
     replies = shared_data / "mmmu_pro_subset" / "gpt4o_outputs" / f"{name}.jsonl"
     proc = run_script(
@@ -60,7 +59,6 @@ def test_replay_reproduces_the_official_verdicts(
         f"pipeline.prompts_path={shared_data / 'mmmu_pro_official' / 'prompts.yaml'}",
         f"benchmark=mmmu_pro_{setting}",
         f"benchmark.path={shared_data / 'mmmu_pro_subset'}",
-        f"benchmark.cache_dir={page_cache}",
         "backend=replay",
         f"backend.path={replies}",
         "logger=none",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script, subprocess_env
+from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script, run_scripts_in_child, subprocess_env
 from tests.experiment.test_run_dir_faults import _errors, _fake, _lines, _wait_for
 
 TARGET_TEXT = "a file outside the run folder\n"
@@ -100,49 +100,49 @@ h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
 i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 """
 
-# Runs a script in a grandchild and prints its peak resident memory (KiB) last on stdout: the
-# test process's own RUSAGE_CHILDREN also counts every earlier child of the test session.
-MEASURED = (
-    "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(p.returncode)"
-)
-
-
-def _measured(script: str, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    proc = subprocess.run(
-        [sys.executable, "-c", MEASURED, sys.executable, str(REPO / "scripts" / script), *args],
-        cwd=REPO,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return proc, int(proc.stdout.split()[-1])
-
-
 ALIAS_LINE = "not valid YAML (an alias (*) on line 2; a run's config has none)"
+NESTED = "[" * 100_000 + "]" * 100_000
+# the readers of a run folder's config and their arguments after the folder
+BOMBED = {
+    "table3.py": [],
+    "rescore.py": [],
+    "srfa.py": ["logger=none"],
+    "plan.py": ["--items", "100"],
+    "report.py": [],
+}
+PEAK_KIB = 500 * 1024
 
 
-@pytest.mark.parametrize(
-    ("script", "args"),
-    [
-        ("table3.py", []),
-        ("rescore.py", []),
-        ("srfa.py", ["logger=none"]),
-        ("plan.py", ["--items", "100"]),
-        ("report.py", []),
-    ],
-)
-def test_a_yaml_alias_bomb_is_one_line_in_bounded_memory(
-    tmp_path: Path, script: str, args: list[str]
-) -> None:
-    out = tmp_path / "run"
-    assert _fake(out, "limit=2").returncode == 0
+@pytest.fixture(scope="module")
+def bounded(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, tuple[Path, subprocess.CompletedProcess[str], int]]:
+    """Per reader of ``BOMBED``: a fake run folder whose config is an alias bomb, the reader's outcome on
+    it and the peak memory (KiB) so far; and ``nested``: rescore on a folder (its agent counting into
+    ``calls.txt`` beside it) whose second result line is nested 100,000 deep. All readers run in one
+    child, one after the other: its peak memory, imports included, bounds each reader's."""
+    root = tmp_path_factory.mktemp("bounded")
+    folders = {script: root / script.removesuffix(".py") / "run" for script in BOMBED}
+    for out in folders.values():
+        assert _fake(out, "limit=2").returncode == 0
+        (out / ".hydra" / "config.yaml").write_text(ALIAS_BOMB)
+    nested = folders["nested"] = root / "nested" / "run"
+    assert _fake(nested, FAKE_AGENT_COUNTER=str(root / "nested" / "calls.txt")).returncode == 0
+    lines = _lines(nested / "results.jsonl")
+    (nested / "results.jsonl").write_text("\n".join([lines[0], NESTED, *lines[2:]]) + "\n")
+    runs = [(script, [str(folders[script]), *args]) for script, args in BOMBED.items()]
+    done = run_scripts_in_child(
+        [*runs, ("rescore.py", [str(nested), "--trust-config"])], root / "answers.json"
+    )
+    return {name: (out, *outcome) for (name, out), outcome in zip(folders.items(), done, strict=True)}
+
+
+@pytest.mark.parametrize("script", sorted(BOMBED))
+def test_a_yaml_alias_bomb_is_one_line_in_bounded_memory(bounded: dict, script: str) -> None:
+    out, proc, peak_kib = bounded[script]
     config = out / ".hydra" / "config.yaml"
-    config.write_text(ALIAS_BOMB)
-    proc, peak_kib = _measured(script, str(out), *args)
     assert "Traceback" not in proc.stderr
-    assert peak_kib < 500 * 1024, peak_kib
+    assert peak_kib < PEAK_KIB, peak_kib
     if script == "report.py":  # the report renders without the benchmark and says why on the page
         assert proc.returncode == 0, proc.stderr
         assert f"{config}: {ALIAS_LINE}" in html.unescape((out / "report" / "index.html").read_text())
@@ -151,30 +151,23 @@ def test_a_yaml_alias_bomb_is_one_line_in_bounded_memory(
     assert _errors(proc)[-1] == f"error: {config}: {ALIAS_LINE}"
 
 
-NESTED = "[" * 100_000 + "]" * 100_000
-
-
-def test_a_deeply_nested_result_line_is_refused_by_rescore_then_redone_by_the_resume(tmp_path: Path) -> None:
-    out, counter = tmp_path / "run", tmp_path / "calls.txt"
-    assert _fake(out, FAKE_AGENT_COUNTER=str(counter)).returncode == 0
-    lines = _lines(out / "results.jsonl")
-    (out / "results.jsonl").write_text("\n".join([lines[0], NESTED, *lines[2:]]) + "\n")
-    results = out / "results.jsonl"
-
-    proc, peak_kib = _measured("rescore.py", str(out), "--trust-config")
+def test_a_deeply_nested_result_line_is_refused_by_rescore_then_redone_by_the_resume(bounded: dict) -> None:
+    out, proc, peak_kib = bounded["nested"]
+    results, counter = out / "results.jsonl", out.parent / "calls.txt"
     assert proc.returncode == 2, proc.stderr
     assert _errors(proc) == [
         f"error: {results}: line 2 is not a readable result record (nested deeper than 100 levels: "
         f"{NESTED[:60]!r})"
     ]
-    assert peak_kib < 500 * 1024, peak_kib
+    assert peak_kib < PEAK_KIB, peak_kib
 
+    (lost,) = {f"q{i}" for i in range(6)} - {json.loads(x)["id"] for x in _lines(results) if x != NESTED}
     resumed = _fake(out, FAKE_AGENT_COUNTER=str(counter))
     assert resumed.returncode == 0, resumed.stderr
     assert _notes(resumed) == [
         f"note: {results} line(s) 2: not result records; removed, their items are solved again"
     ]
-    assert _lines(counter)[6:] == [json.loads(lines[1])["id"]]  # the lost line's item, solved again
+    assert _lines(counter)[6:] == [lost]  # the lost line's item, solved again
     assert sorted(json.loads(x)["id"] for x in _lines(results)) == [f"q{i}" for i in range(6)]
     assert run_script("rescore.py", str(out), "--trust-config").returncode == 0
 

@@ -10,7 +10,7 @@ import pytest
 from ledgermind.experiment.variants import variant
 from ledgermind.experiment.wandb_logger import ITEM_COLUMNS, is_secret_name, sanitize
 from ledgermind.pipeline.config import ablation_flags
-from tests.experiment.conftest import FAKE_OVERRIDES, run_process
+from tests.experiment.conftest import FAKE_OVERRIDES, run_scripts_in_child
 from tests.experiment.wandb_records import read_run
 
 ENV_SECRET = "sk-env-secret-5b1f0c"  # exported as a secret-named env var
@@ -62,8 +62,7 @@ def _table_json(run_dir: Path, name: str) -> dict:
 @pytest.mark.slow
 def test_offline_run_files_and_no_secret_leak(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
-    proc = run_process(
-        "run.py",
+    run = [
         "-m",
         *FAKE_OVERRIDES,
         "logger=wandb_offline",
@@ -73,6 +72,11 @@ def test_offline_run_files_and_no_secret_leak(tmp_path: Path) -> None:
         "logger.tags=[mine]",
         "+extra.hf_token=${oc.env:LM_TEST_API_KEY}",
         "+extra.note=${oc.env:LM_TEST_PLAIN}",
+    ]
+    # Table 3 is logged to W&B when asked (auto never follows a run folder's logger node: the folder is data)
+    (proc, _), (t3, _) = run_scripts_in_child(
+        [("run.py", run), ("table3.py", [str(sweep), "--logger", "offline"])],
+        tmp_path / "answers.json",
         LM_TEST_API_KEY=ENV_SECRET,
         LM_TEST_PLAIN=ENV_SECRET_2,
         MY_SERVICE_TOKEN=ENV_SECRET_2,
@@ -124,8 +128,6 @@ def test_offline_run_files_and_no_secret_leak(tmp_path: Path) -> None:
         and rows["q2"]["thumbnail"] is None
     )
 
-    # Table 3 is logged to W&B when asked (auto never follows a run folder's logger node: the folder is data)
-    t3 = run_process("table3.py", str(sweep), "--logger", "offline")
     assert t3.returncode == 0, t3.stderr
     t3_table = _table_json(sweep, "table3")
     head = next(x for x in (sweep / "table3.csv").read_text().splitlines() if not x.startswith("#")).split(
@@ -146,31 +148,30 @@ def test_offline_run_files_and_no_secret_leak(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_sweep_is_one_wandb_group_and_a_simulated_run_is_tagged(tmp_path: Path) -> None:
-    sweep = tmp_path / "sweep"
-    proc = run_process(
-        "run.py",
+    sweep, single = tmp_path / "sweep", tmp_path / "sim"
+    swept = [
         "-m",
         *FAKE_OVERRIDES,
         "logger=wandb_offline",
         f"hydra.sweep.dir={sweep}",
         "+ablation=full,no_ecc",
+    ]
+    simulated = [
+        "backend=simulated",
+        "limit=1",
+        "logger=wandb_offline",
+        "progress=false",
+        f"hydra.run.dir={single}",
+    ]
+    (proc, _), (sim, _) = run_scripts_in_child(
+        [("run.py", swept), ("run.py", simulated)], tmp_path / "answers.json"
     )
     assert proc.returncode == 0, proc.stderr
     groups = {
         read_run(_run_file(sweep / job))["run"]["group"] for job in ("ablation=full", "ablation=no_ecc")
     }  # named from the swept value
     assert groups == {str(sweep)}  # the sweep, not the benchmark
-    single = tmp_path / "sim"
-    proc = run_process(
-        "run.py",
-        "backend=simulated",
-        "limit=1",
-        "logger=wandb_offline",
-        "progress=false",
-        f"hydra.run.dir={single}",
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sim.returncode == 0, sim.stderr[-2000:]
     run = read_run(_run_file(single))
     assert "simulated" in run["run"]["tags"] and run["run"]["group"] == "sample"
     table = _table_json(single, "items")
