@@ -47,15 +47,15 @@ def ner() -> Any:
 # agent: spaCy's pipeline (~0.5 s of CPU warm, seconds cold) and the PP-OCRv5 ONNX sessions (~0.3 s).
 # Under xdist (one worker per core) an ONNX session gets one intra-op thread: onnxruntime's default pool,
 # a spinning thread per core in every worker, would oversubscribe the cores.
-SESSION_LOADERS = (("spacy", "load", {}), ("rapidocr_onnxruntime", "RapidOCR", {"intra_op_num_threads": 1}))
+SESSION_LOADERS = (("rapidocr_onnxruntime", "RapidOCR", {"intra_op_num_threads": 1}),)
 
 
 @pytest.fixture(scope="session", autouse=True)
 def one_model_per_setting() -> Iterator[None]:
     """Each loader of ``SESSION_LOADERS`` builds one model per arguments for the whole session and
-    hands that one to every later caller. Sharing changes no result: NER only reads its pipeline,
-    and a RapidOCR call sets its thresholds from its own arguments; one test process runs one agent
-    at a time. A failing load (unknown model, the package missing) raises every time."""
+    hands that one to every later caller. Sharing changes no result: a RapidOCR call sets its
+    thresholds from its own arguments; one test process runs one agent at a time. A failing load
+    (the package missing) raises every time."""
     with pytest.MonkeyPatch.context() as mp:
         per_core = bool(os.environ.get("PYTEST_XDIST_WORKER"))
         for module_name, attr, one_core in SESSION_LOADERS:

@@ -31,7 +31,8 @@ reply (the owner's call failed) is taken by a waiter, which sends the request it
 renews its claim every ``HEARTBEAT_S`` while its call runs, so a claim not renewed for
 ``CLAIM_STALE_S`` is a dead owner's (a job killed with SIGKILL, a preempted node) and is taken
 over: a killed job holds up a sweep, or its own resume, for that long at most, however long a
-live call may take. WAL needs a local
+live call may take. An owner names its host and process, so a claim of a process of this host
+that no longer runs (killed, then resumed here) is taken over at once. WAL needs a local
 (or at least POSIX-locking) filesystem: see docs/scaling.md for NFS. Each write is committed
 (``synchronous=FULL``) before the reply is handed back, so a crash after an item never loses a
 reply that item already used.
@@ -44,7 +45,9 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import re
+import socket
 import sqlite3
 import threading
 import time
@@ -260,7 +263,7 @@ class ResponseCache:
         self.path = Path(path)
         self.origin = origin
         self.recover = recover
-        self.owner = uuid.uuid4().hex
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
         self._lock = threading.Lock()
         self._warned: set[str] = set()
         self._db: sqlite3.Connection | None = None
@@ -380,22 +383,25 @@ class ResponseCache:
         return reply
 
     def claim(self, key: str, stale_s: float) -> bool:
-        """Claim ``key`` for this connection's send: True when nobody else holds it (no claim, or one
-        older than ``stale_s``). An unusable file, or a claim that cannot be written, is True — this
+        """Claim ``key`` for this connection's send: True when nobody else holds it (no claim, one
+        older than ``stale_s``, or one of a process of this host that no longer runs). An unusable file, or a claim that cannot be written, is True — this
         job sends, as it would without the claims — reported once."""
         if self._db is None:
             return True
         now = time.time()
         try:
             with self._lock:
-                row = self._db.execute("SELECT claimed FROM pending WHERE key = ?", (key,)).fetchone()
-                if row is not None and row[0] >= now - stale_s:  # a read: polls take no write lock
+                row = self._db.execute("SELECT claimed, owner FROM pending WHERE key = ?", (key,)).fetchone()
+                dead = row is not None and _gone_from_this_host(row[1])
+                # a read first: polls take no write lock
+                if row is not None and row[0] >= now - stale_s and not dead:
                     return False
                 cur = self._db.execute(
                     "INSERT INTO pending (key, owner, claimed) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE "
-                    "SET owner = excluded.owner, claimed = excluded.claimed WHERE pending.claimed < ?",
-                    (key, self.owner, now, now - stale_s),
-                )  # one statement: of two jobs taking over one stale claim, one wins
+                    "SET owner = excluded.owner, claimed = excluded.claimed "
+                    "WHERE pending.claimed < ? OR pending.owner = ?",
+                    (key, self.owner, now, now - stale_s, row[1] if dead else None),
+                )  # one statement: of two jobs taking over one stale or dead claim, one wins
             return cur.rowcount > 0
         except sqlite3.Error as exc:
             self._warn(
@@ -424,6 +430,25 @@ class ResponseCache:
             with self._lock:
                 self._db.close()
             self._db = None
+
+
+def _gone_from_this_host(owner: str) -> bool:
+    """Whether a claim's owner (``host:pid:token``) was a process of this host that no longer runs.
+    Another host's owner, this process, a live or unknowable process: False (its claim stands until
+    it goes unrenewed). A zombie (killed, not yet reaped) is gone."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # not ours to signal: it runs
+        return False
+    with contextlib.suppress(OSError):
+        return "\nState:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    return False
 
 
 class CachedBackend(WrappingBackend):

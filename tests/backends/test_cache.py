@@ -271,6 +271,51 @@ def test_a_dead_jobs_claim_is_taken_over_once_it_goes_unrenewed(tmp_path):
     assert asyncio.run(run()).text == "answer 1" and server.calls == 1 and pending(path) == []
 
 
+def _claiming_process(path: Path, key: str) -> subprocess.Popen[str]:
+    """Another job's process that has claimed ``key`` and is still running (its call in flight)."""
+    code = textwrap.dedent(
+        f"""
+        import time
+        from ledgermind.backends.cache import ResponseCache
+        assert ResponseCache({str(path)!r}, origin="runs/full").claim({key!r}, 30.0)
+        print("claimed", flush=True)
+        time.sleep(600)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "claimed"
+    return proc
+
+
+@pytest.mark.parametrize("killed", [False, True])
+def test_a_claim_of_a_process_of_this_host_stands_while_it_runs_and_falls_when_it_is_killed(tmp_path, killed):
+    """A job killed here and resumed here need not wait ``CLAIM_STALE_S`` for its own old claims:
+    an owner names its host and process, and a process of this host that no longer runs holds
+    nothing. One that still runs keeps its claim (its call may still answer)."""
+    path, server = tmp_path / "sweep.sqlite", Slow(delay_s=0)
+    key = request_key(req("plan"), "m")
+    other = _claiming_process(path, key)
+    try:
+        if killed:
+            other.kill()
+            other.wait()  # gone; a killed process not yet reaped (a zombie) counts as gone too
+        b = job(path, server, "runs/no_ecc")
+        assert b.claim_s == cache_module.CLAIM_STALE_S  # 30 s: far beyond the wait below
+
+        async def run():
+            return await asyncio.wait_for(b.generate(req("plan")), 1.0)
+
+        if killed:
+            assert asyncio.run(run()).text == "answer 1" and server.calls == 1 and pending(path) == []
+        else:
+            with pytest.raises(TimeoutError):
+                asyncio.run(run())
+            assert server.calls == 0
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_a_live_call_longer_than_the_stale_limit_keeps_its_claim(tmp_path):
     """An owner renews its claim while its call runs, so a slow server's reply is still sent once."""
     path, server = tmp_path / "sweep.sqlite", Slow(delay_s=0.6)
