@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import re
 from dataclasses import dataclass, replace
@@ -29,6 +30,7 @@ from typing import Literal
 from PIL import Image, ImageDraw, ImageFont
 
 from ledgermind.benchmarks.item import Item
+from ledgermind.diskio import atomic_write_bytes
 from ledgermind.errors import DataError
 from ledgermind.image_decode import decode_image
 
@@ -144,10 +146,9 @@ def cached_page(
         return out
     # upright 8-bit RGB through the one decoding path: a corrupt file or a bomb is the item's DataError
     page = render_page(question, options, [decode_image(p).image for p in images], style)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    page.save(tmp, format="PNG")
-    tmp.replace(out)
+    png = io.BytesIO()
+    page.save(png, format="PNG")
+    atomic_write_bytes(out, png.getvalue())  # a name per write: two jobs rendering one page at once
     return out
 
 

@@ -242,3 +242,43 @@ def test_vision_page_from_a_decompression_bomb_is_an_item_error(tmp_path, png_by
     )
     assert bomb.images == [] and "decompression-bomb guard" in bomb.meta["load_error"]
     assert "load_error" not in fine.meta and len(fine.images) == 1
+
+
+def test_two_jobs_rendering_one_page_at_once_both_get_it(tmp_path, monkeypatch) -> None:
+    """The jobs of a sweep share the page cache: two that render the same page at the same moment
+    each write through their own temporary file (one fixed name let the second rename fail on, or
+    truncate, the first's)."""
+    import threading
+
+    from ledgermind.benchmarks.vision import DEFAULT_FONT_PX, PageStyle, cached_page, resolve_font
+
+    photo = tmp_path / "p.png"
+    Image.new("RGB", (64, 48), "navy").save(photo)
+    style = PageStyle(resolve_font(None), DEFAULT_FONT_PX, "#ffffff")
+    both_inside = threading.Barrier(2, timeout=10)
+    real_save = Image.Image.save
+
+    def save_together(self, fp, *args, **kwargs):  # both renders are inside their save at once
+        both_inside.wait()
+        return real_save(self, fp, *args, **kwargs)
+
+    monkeypatch.setattr(Image.Image, "save", save_together)
+    pages, errors = [], []
+
+    def render() -> None:
+        try:
+            pages.append(
+                cached_page("What is shown? <image 1>", ["a", "b"], [photo], style, tmp_path / "pages")
+            )
+        except Exception as exc:  # what a job would have failed with
+            errors.append(exc)
+
+    threads = [threading.Thread(target=render) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    monkeypatch.undo()
+    assert errors == [] and len(set(pages)) == 1
+    assert Image.open(pages[0]).size[0] == 1024  # a whole PNG
+    assert [p.name for p in (tmp_path / "pages").iterdir()] == [pages[0].name]  # no temporary left
