@@ -19,6 +19,7 @@ from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item, askable, failed_item
 from ledgermind.benchmarks.registry import LoaderConfig
+from ledgermind.diskio import atomic_write_bytes
 from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, JsonlRow, read_jsonl
 
@@ -169,11 +170,8 @@ def materialise_image(value: Any, cache_dir: Path, stem: str) -> Path:
     digest = hashlib.sha256(data).hexdigest()[:16]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
     out = cache_dir / f"{safe}_{digest}{_sniff_suffix(data)}"
-    if not out.exists():
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(out.suffix + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(out)  # atomic: concurrent loaders never see half a file
+    if not out.exists():  # a temporary name per write: the jobs of a sweep load at once
+        atomic_write_bytes(out, data)
     return out
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from PIL import Image
 
 import perception
+from ledgermind.diskio import atomic_write_bytes
 from perception.cache import package_versions, settings_of
 from perception.ocr import OCREngine, OCRLine, polygon_to_bbox
 
@@ -51,7 +51,6 @@ class OCRDiskMemo:
                 for t, poly, c in json.loads(path.read_text())
             ]
         lines = self._inner(image)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps([[ln.text, [list(p) for p in ln.polygon], ln.confidence] for ln in lines]))
-        tmp.replace(path)
+        rows = [[ln.text, [list(p) for p in ln.polygon], ln.confidence] for ln in lines]
+        atomic_write_bytes(path, json.dumps(rows).encode())
         return lines
