@@ -81,7 +81,6 @@ class SpacyNER:
     def __post_init__(self) -> None:
         if self.cache_size < 0 or self.batch_size < 1:
             raise ConfigError("SpacyNER needs cache_size >= 0 and batch_size >= 1")
-        self._nlp: Language | None = None
         with _REGISTRY_LOCK:
             self._lock = _PIPELINE_LOCKS.setdefault(self.model, threading.RLock())
         self._cache: OrderedDict[str, tuple[Entity, ...]] = OrderedDict()
@@ -113,10 +112,7 @@ class SpacyNER:
 
     # -- internals ----------------------------------------------------------------------------
     def _load(self) -> Language:
-        with self._lock:
-            if self._nlp is None:
-                self._nlp = load_spacy_model(self.model)
-            return self._nlp
+        return load_spacy_model(self.model)
 
 
 def load_spacy_model(name: str) -> Language:

@@ -384,17 +384,19 @@ class ResponseCache:
 
     def claim(self, key: str, stale_s: float) -> bool:
         """Claim ``key`` for this connection's send: True when nobody else holds it (no claim, one
-        older than ``stale_s``, or one of a process of this host that no longer runs). An unusable file, or a claim that cannot be written, is True — this
-        job sends, as it would without the claims — reported once."""
+        older than ``stale_s``, or one of a process of this host that no longer runs). An unusable
+        file, or a claim that cannot be written, is True — this job sends, as it would without the
+        claims — reported once."""
         if self._db is None:
             return True
         now = time.time()
         try:
             with self._lock:
-                row = self._db.execute("SELECT claimed, owner FROM pending WHERE key = ?", (key,)).fetchone()
-                dead = row is not None and _gone_from_this_host(row[1])
                 # a read first: polls take no write lock
-                if row is not None and row[0] >= now - stale_s and not dead:
+                row = self._db.execute("SELECT claimed, owner FROM pending WHERE key = ?", (key,)).fetchone()
+                fresh = row is not None and row[0] >= now - stale_s
+                dead = fresh and _gone_from_this_host(row[1])
+                if fresh and not dead:
                     return False
                 cur = self._db.execute(
                     "INSERT INTO pending (key, owner, claimed) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE "

@@ -69,7 +69,7 @@ def parse_grid(specs: Sequence[str], base: GroundingConfig) -> list[GroundingCon
     try:  # each value is checked by __post_init__
         combos = itertools.product(*(values for _, values in axes))
         candidates = list(dict.fromkeys(replace(base, **dict(zip(names, c))) for c in combos))
-    except Exception as exc:  # ConfigError from __post_init__, TypeError from replace
+    except (UserError, TypeError, ValueError) as exc:  # __post_init__ checks; replace: unknown field
         raise UserError(f"--grid: {exc}") from None
     return prefer(candidates, base) if base in candidates else candidates
 
