@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,6 +31,41 @@ def cache_root() -> Path:
     if own := os.environ.get("LEDGERMIND_CACHE"):
         return Path(own).expanduser()
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "ledgermind"
+
+
+def parse_yaml_in_c() -> None:
+    """Make OmegaConf (and so Hydra) parse YAML with libyaml's C parser where PyYAML has it.
+
+    Why: a run composes its config twice (Hydra reads the mode, then the job), each time from about
+    twenty commented YAML files, and PyYAML's pure-Python scanner was half of reading them (a fifth
+    of a composition; the test suite composes hundreds of times). Only the parser changes: the loader
+    is OmegaConf's own class (its float and timestamp rules, its duplicate-key check, its
+    constructors) with libyaml producing the nodes, so every config composes to the same values
+    (tests/experiment/test_config.py compares both on every file of ``conf/``)."""
+    import yaml
+    from omegaconf import _utils, basecontainer
+
+    if getattr(yaml, "__with_libyaml__", False) and not hasattr(_utils.get_yaml_loader, "c_parser"):
+        _utils.get_yaml_loader = basecontainer.get_yaml_loader = _c_loader(_utils.get_yaml_loader)
+
+
+def _c_loader(python_loader: Any) -> Any:
+    @functools.cache
+    def get_yaml_loader() -> Any:
+        from yaml.constructor import SafeConstructor
+        from yaml.cyaml import CParser
+        from yaml.resolver import Resolver
+
+        class CParsedLoader(CParser, python_loader()):  # type: ignore[misc]
+            def __init__(self, stream: Any) -> None:
+                CParser.__init__(self, stream)
+                SafeConstructor.__init__(self)
+                Resolver.__init__(self)
+
+        return CParsedLoader
+
+    get_yaml_loader.c_parser = python_loader  # type: ignore[attr-defined]
+    return get_yaml_loader
 
 
 def to_plain(node: Mapping[str, Any] | None) -> dict[str, Any] | None:

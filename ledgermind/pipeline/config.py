@@ -24,7 +24,7 @@ import yaml
 
 from ledgermind import paper
 from ledgermind.benchmarks.registry import LoaderConfig
-from ledgermind.confutil import CONF_DIR
+from ledgermind.confutil import CONF_DIR, parse_yaml_in_c
 from ledgermind.dispatch.classifier import AlphaChars
 from ledgermind.errors import ConfigError
 from ledgermind.grounding.cascade import GroundingConfig
@@ -171,8 +171,11 @@ NODE_SCHEMAS: dict[str, type] = {
 
 def register_schemas() -> None:
     """Make ``PipelineConfig`` Hydra's schema of ``pipeline`` (``pipeline/ledgermind_schema``, the
-    first entry of ``conf/pipeline/ledgermind.yaml``'s defaults); every composition calls this."""
+    first entry of ``conf/pipeline/ledgermind.yaml``'s defaults); every composition calls this, and
+    so it also gives the composition the faster YAML parser."""
     from hydra.core.config_store import ConfigStore
+
+    parse_yaml_in_c()
 
     ConfigStore.instance().store(group="pipeline", name="ledgermind_schema", node=schema(PipelineConfig))
 

@@ -225,3 +225,55 @@ def test_slurm_launcher_example_is_complete() -> None:
 
     schema = {f.name for f in dataclasses.fields(SlurmQueueConf)}
     assert set(node) == schema  # it replaces the plugin's defaults, so every field is listed
+
+
+# ------------------------------------------------------------------------------ the YAML parser
+YAML_FILES = sorted([*CONF.rglob("*.yaml"), *(REPO / "tests" / "experiment" / "conf").rglob("*.yaml")])
+OMEGACONF_RULES = """\
+exp: 1e-3
+underscored: 1_000.5
+sexagesimal: 190:20:30.15
+date: 2001-12-14
+not_a_number: 1_0x
+infinity: -.inf
+yes_is: yes
+path: !!python/object/apply:pathlib.Path [a, b]
+"""
+
+
+def _python_parsed(text: str) -> Any:
+    import yaml
+    from omegaconf import _utils
+
+    return yaml.load(text, Loader=_utils.get_yaml_loader.c_parser())
+
+
+@pytest.mark.parametrize("path", YAML_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_the_c_parser_reads_every_config_file_as_omegaconf_does(path) -> None:
+    """Composition parses with libyaml (confutil.parse_yaml_in_c, installed by register_schemas): every
+    file of conf/ must come out exactly as OmegaConf's own pure-Python loader reads it."""
+    from omegaconf import _utils
+
+    from ledgermind.pipeline.config import register_schemas
+
+    register_schemas()
+    assert hasattr(_utils.get_yaml_loader, "c_parser")  # installed, once
+    assert OmegaConf.load(path) == OmegaConf.create(_python_parsed(path.read_text(encoding="utf-8")))
+
+
+def test_the_c_parser_keeps_omegaconfs_rules() -> None:
+    """OmegaConf's float forms, no timestamps, its Path constructor, and its duplicate-key refusal."""
+    import yaml
+    from yaml.cyaml import CParser
+
+    from ledgermind.pipeline.config import register_schemas
+
+    register_schemas()
+    cfg = OmegaConf.create(OMEGACONF_RULES)
+    assert issubclass(__import__("omegaconf")._utils.get_yaml_loader(), CParser)
+    assert OmegaConf.to_container(cfg) == _python_parsed(OMEGACONF_RULES)
+    assert cfg.exp == 0.001 and cfg.underscored == 1000.5 and cfg.infinity == float("-inf")
+    assert cfg.date == "2001-12-14" and cfg.not_a_number == "1_0x" and cfg.yes_is is True
+    assert cfg.sexagesimal == pytest.approx(685230.15) and str(cfg.path) == "a/b"
+    with pytest.raises(yaml.constructor.ConstructorError, match="found duplicate key a"):
+        OmegaConf.create("a: 1\na: 2\n")

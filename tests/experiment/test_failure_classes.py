@@ -147,9 +147,9 @@ def test_a_tool_failure_is_classified_where_it_is_raised(
 # ------------------------------------------------------------------------------ caches are best-effort
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple]:
-    """The verdicts of the two items with no perception cache at all."""
+    """The verdicts of the two items as an ordinary run gives them (the user's perception cache)."""
     out = tmp_path_factory.mktemp("reference") / "run"
-    proc = _run(out, "perception.cache_dir=off")
+    proc = _run(out)
     assert proc.returncode == 0, proc.stderr
     return _verdicts(out)
 

@@ -1,8 +1,9 @@
 """Sanity property on real data: a perfect simulated model (faults off, p_correct 1) keeps every
 answer under every variant, and nothing abstains. A loss names the mechanism that took it.
 
-Real MMMU-Pro subset items and real gauge photos, the real agent, real OCR (perception cache and
-the simulator's vision cache go to the test's temp dir, so CI measures a cold start too).
+Real MMMU-Pro subset items and real gauge photos, the real agent, real OCR through the user's
+perception and vision caches, as a run uses them (the cold path has its own tests:
+tests/perception/test_perception_cache.py, tests/experiment/test_perception_sweep.py).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ VARIANTS = variants.names()  # conf/ablation: every Table 3 variant, in row orde
 N_ITEMS = {"mmmu_pro_standard10": 3, "gauges": 2}
 
 
-def _cfg(benchmark: str, variant: str, cache: Path):
+def _cfg(benchmark: str, variant: str, out: Path):
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose(
             "config",
@@ -41,9 +42,7 @@ def _cfg(benchmark: str, variant: str, cache: Path):
                 f"+ablation={variant}",
                 "logger=none",
                 "cache.mode=off",
-                f"output_dir={cache / 'out'}",
-                f"perception.cache_dir={cache / 'perception'}",
-                f"backend.vision_cache_dir={cache / 'vision'}",
+                f"output_dir={out}",
             ],
         )
 
@@ -79,9 +78,8 @@ def _items(cfg, benchmark: str) -> list[Item]:
 @pytest.mark.parametrize("benchmark", sorted(N_ITEMS))
 def test_perfect_model_keeps_every_answer_under_every_variant(benchmark, shared_data, tmp_path, monkeypatch):
     monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(shared_data))
-    cache = tmp_path  # the benchmarks share no image: each starts cold, on whichever worker is free
     losses = []
-    cfgs = {variant: _cfg(benchmark, variant, cache) for variant in VARIANTS}
+    cfgs = {variant: _cfg(benchmark, variant, tmp_path) for variant in VARIANTS}
     backend = build_backend(cfgs["full"].backend, {"name": "sim"})
     items = _items(cfgs["full"], benchmark)  # the benchmark config is the same under every variant
     for variant, cfg in cfgs.items():

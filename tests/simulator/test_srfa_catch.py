@@ -103,13 +103,11 @@ def test_srfa_of_a_simulated_run_reports_its_phantom_catch_rate(
         "cache.mode=off",
         "progress=false",
         f"hydra.run.dir={run_dir}",
-        f"perception.cache_dir={tmp_path / 'perception'}",
-        f"backend.vision_cache_dir={tmp_path / 'vision'}",
         timeout=600,
         LEDGERMIND_SHARED_DATA=str(shared_data),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    rc = srfa_main([str(run_dir), "logger=none", f"perception.cache_dir={tmp_path / 'perception'}"])
+    rc = srfa_main([str(run_dir), "logger=none"])
     assert rc == 0
     sim = json.loads((run_dir / "srfa_metrics.json").read_text())["simulator"]
     assert sim["items"] == 3 and sim["phantom_injected"] >= 3
