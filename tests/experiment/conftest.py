@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -203,3 +204,35 @@ def _set_environ(env: dict[str, str]) -> None:
 @pytest.fixture
 def run_py():
     return lambda *args, **kw: run_script("run.py", *args, **kw)
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
+    """``finished_run(out, *overrides, counter=None)``: ``out`` becomes a copy of the finished folder that
+    ``run.py`` with the fakes, ``logger=none`` and ``overrides`` writes, and ``counter`` (if given) a
+    copy of its agent's calls (``FAKE_AGENT_COUNTER``). Each such run is made once per test process:
+    most run-folder tests start from the same few finished runs, and a test damages or resumes only
+    its own copy. A copy is the folder as written (links kept); only ``.hydra/hydra.yaml``, which no
+    reader reads, names where it was made."""
+    root = tmp_path_factory.mktemp("finished")
+    made: dict[tuple[str, ...], Path] = {}
+
+    def copy(out: Path, *overrides: str, counter: Path | None = None) -> Path:
+        if overrides not in made:
+            src = root / str(len(made))
+            proc = run_script(
+                "run.py",
+                *FAKE_OVERRIDES,
+                "logger=none",
+                f"hydra.run.dir={src / 'run'}",
+                *overrides,
+                FAKE_AGENT_COUNTER=str(src / "calls.txt"),
+            )
+            assert proc.returncode == 0, proc.stderr
+            made[overrides] = src
+        shutil.copytree(made[overrides] / "run", out, symlinks=True)
+        if counter is not None:
+            shutil.copyfile(made[overrides] / "calls.txt", counter)
+        return out
+
+    return copy

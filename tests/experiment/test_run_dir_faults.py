@@ -55,9 +55,10 @@ def _write_jsonl(path: Path, rows: list) -> Path:
 
 
 # ------------------------------------------------------------------------------ 1. resume
-def test_rerun_with_another_experiment_is_refused_and_nothing_is_relabelled(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    assert _fake(out).returncode == 0
+def test_rerun_with_another_experiment_is_refused_and_nothing_is_relabelled(
+    tmp_path: Path, finished_run
+) -> None:
+    out = finished_run(tmp_path / "run")
     results, config = _lines(out / "results.jsonl"), (out / ".hydra" / "config.yaml").read_text()
 
     other = _fake(out, "+ablation=no_ecc")
@@ -166,9 +167,9 @@ def test_second_run_into_a_held_directory_exits_2_naming_the_holder(tmp_path: Pa
     assert sorted(json.loads(x)["id"] for x in _lines(out / "results.jsonl")) == [f"q{i}" for i in range(6)]
 
 
-def test_complete_last_line_without_newline_is_kept_not_redone(tmp_path: Path) -> None:
+def test_complete_last_line_without_newline_is_kept_not_redone(tmp_path: Path, finished_run) -> None:
     out, counter = tmp_path / "run", tmp_path / "calls.txt"
-    assert _fake(out, FAKE_AGENT_COUNTER=str(counter)).returncode == 0
+    finished_run(out, counter=counter)
     path = out / "results.jsonl"
     path.write_bytes(path.read_bytes().rstrip(b"\n"))  # a kill between the record and its newline
     again = _fake(out, FAKE_AGENT_COUNTER=str(counter))
@@ -355,10 +356,8 @@ def test_null_usage_fields_are_zero_not_a_failed_call() -> None:
 
 
 # ------------------------------------------------------------------------------ 3. run folders are data
-def _planted_run(tmp_path: Path, marker: Path) -> Path:
-    """A finished run whose recorded config was edited to call ``os.mkdir(marker)`` when loaded."""
-    out = tmp_path / "shared_run"
-    assert _fake(out).returncode == 0
+def _planted_run(out: Path, marker: Path) -> Path:
+    """The finished run ``out`` with its recorded config edited to call ``os.mkdir(marker)`` when loaded."""
     cfg_path = out / ".hydra" / "config.yaml"
     cfg = yaml.safe_load(cfg_path.read_text())
     cfg["benchmark"] = {"_target_": "os.mkdir", "path": str(marker)}
@@ -367,9 +366,9 @@ def _planted_run(tmp_path: Path, marker: Path) -> Path:
     return out
 
 
-def test_report_and_rescore_never_run_code_named_by_a_run_folder(tmp_path: Path) -> None:
+def test_report_and_rescore_never_run_code_named_by_a_run_folder(tmp_path: Path, finished_run) -> None:
     marker = tmp_path / "pwned"
-    run = _planted_run(tmp_path, marker)
+    run = _planted_run(finished_run(tmp_path / "shared_run"), marker)
     results = _lines(run / "results.jsonl")
     report = run_script("report.py", str(run))
     assert report.returncode == 0, report.stderr
@@ -379,11 +378,12 @@ def test_report_and_rescore_never_run_code_named_by_a_run_folder(tmp_path: Path)
     assert not marker.exists() and _lines(run / "results.jsonl") == results
 
 
-def test_report_shows_only_run_images_survives_huge_images_and_surrogates(tmp_path: Path) -> None:
+def test_report_shows_only_run_images_survives_huge_images_and_surrogates(
+    tmp_path: Path, finished_run
+) -> None:
     from PIL import Image
 
-    out = tmp_path / "run"
-    assert _fake(out).returncode == 0
+    out = finished_run(tmp_path / "run")
     secret = tmp_path / "secret.png"
     Image.new("RGB", (8, 8), "red").save(secret)
     huge = out / "huge.png"
@@ -419,9 +419,8 @@ def test_report_shows_only_run_images_survives_huge_images_and_surrogates(tmp_pa
     assert not [p for p in out.iterdir() if p.name.startswith(".report")]  # no build leftovers
 
 
-def test_rescore_refuses_a_results_file_with_corrupt_lines(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    assert _fake(out).returncode == 0
+def test_rescore_refuses_a_results_file_with_corrupt_lines(tmp_path: Path, finished_run) -> None:
+    out = finished_run(tmp_path / "run")
     lines = _lines(out / "results.jsonl")
     (out / "results.jsonl").write_text("\n".join([lines[0], "{garbage", *lines[1:]]) + "\n")
     before = (out / "results.jsonl").read_bytes()
