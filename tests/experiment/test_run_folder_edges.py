@@ -33,9 +33,8 @@ def _notes(proc: subprocess.CompletedProcess[str]) -> list[str]:
 
 # ------------------------------------------------------------------------------ writes never follow a link
 @pytest.mark.parametrize("name", ["table3.md", "table3.png", "census.md"])
-def test_table3_refuses_a_linked_output_and_writes_nothing(tmp_path: Path, name: str) -> None:
-    out, target = tmp_path / "run", _outside(tmp_path)
-    assert _fake(out).returncode == 0
+def test_table3_refuses_a_linked_output_and_writes_nothing(tmp_path: Path, finished_run, name: str) -> None:
+    out, target = finished_run(tmp_path / "run"), _outside(tmp_path)
     (out / name).symlink_to(target)
     proc = run_script("table3.py", str(out))
     assert proc.returncode == 2, proc.stderr
@@ -46,9 +45,8 @@ def test_table3_refuses_a_linked_output_and_writes_nothing(tmp_path: Path, name:
     assert not (out / "table3.csv").exists()  # refused before any file of the table is written
 
 
-def test_srfa_refuses_a_linked_srfa_jsonl(tmp_path: Path) -> None:
-    out, target = tmp_path / "run", _outside(tmp_path)
-    assert _fake(out, "limit=2").returncode == 0
+def test_srfa_refuses_a_linked_srfa_jsonl(tmp_path: Path, finished_run) -> None:
+    out, target = finished_run(tmp_path / "run", "limit=2"), _outside(tmp_path)
     (out / "srfa.jsonl").symlink_to(target)
     proc = run_script("srfa.py", str(out), "--trust-config", "logger=none")
     assert proc.returncode == 2, proc.stderr
@@ -57,9 +55,8 @@ def test_srfa_refuses_a_linked_srfa_jsonl(tmp_path: Path) -> None:
     assert not (out / "srfa_metrics.json").exists()
 
 
-def test_rescore_refuses_a_linked_backup_folder_and_rewrites_nothing(tmp_path: Path) -> None:
-    out, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
-    assert _fake(out).returncode == 0
+def test_rescore_refuses_a_linked_backup_folder_and_rewrites_nothing(tmp_path: Path, finished_run) -> None:
+    out, elsewhere = finished_run(tmp_path / "run"), tmp_path / "elsewhere"
     elsewhere.mkdir()
     (out / "rescore").symlink_to(elsewhere)
     before = {p: (out / p).read_bytes() for p in ("results.jsonl", "metrics.json")}
@@ -72,9 +69,8 @@ def test_rescore_refuses_a_linked_backup_folder_and_rewrites_nothing(tmp_path: P
     assert {p: (out / p).read_bytes() for p in before} == before
 
 
-def test_report_refuses_a_linked_report_folder(tmp_path: Path) -> None:
-    out, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
-    assert _fake(out, "limit=2").returncode == 0
+def test_report_refuses_a_linked_report_folder(tmp_path: Path, finished_run) -> None:
+    out, elsewhere = finished_run(tmp_path / "run", "limit=2"), tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "index.html").write_text(TARGET_TEXT)
     (out / "report").symlink_to(elsewhere)
@@ -115,7 +111,7 @@ PEAK_KIB = 500 * 1024
 
 @pytest.fixture(scope="module")
 def bounded(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, finished_run
 ) -> dict[str, tuple[Path, subprocess.CompletedProcess[str], int]]:
     """Per reader of ``BOMBED``: a fake run folder whose config is an alias bomb, the reader's outcome on
     it and the peak memory (KiB) so far; and ``nested``: rescore on a folder (its agent counting into
@@ -124,10 +120,10 @@ def bounded(
     root = tmp_path_factory.mktemp("bounded")
     folders = {script: root / script.removesuffix(".py") / "run" for script in BOMBED}
     for out in folders.values():
-        assert _fake(out, "limit=2").returncode == 0
+        finished_run(out, "limit=2")
         (out / ".hydra" / "config.yaml").write_text(ALIAS_BOMB)
     nested = folders["nested"] = root / "nested" / "run"
-    assert _fake(nested, FAKE_AGENT_COUNTER=str(root / "nested" / "calls.txt")).returncode == 0
+    finished_run(nested, counter=root / "nested" / "calls.txt")
     lines = _lines(nested / "results.jsonl")
     (nested / "results.jsonl").write_text("\n".join([lines[0], NESTED, *lines[2:]]) + "\n")
     runs = [(script, [str(folders[script]), *args]) for script, args in BOMBED.items()]
@@ -268,9 +264,10 @@ def test_a_sweep_with_item_errors_prints_one_command_that_retries_every_job(tmp_
         assert json.loads((sweep / job / "metrics.json").read_text())["errors"] == 0
 
 
-def test_a_smaller_limit_into_a_finished_folder_is_refused_and_nothing_changes(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    assert _fake(out).returncode == 0
+def test_a_smaller_limit_into_a_finished_folder_is_refused_and_nothing_changes(
+    tmp_path: Path, finished_run
+) -> None:
+    out = finished_run(tmp_path / "run")
     before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     proc = _fake(out, "limit=3")
     assert proc.returncode == 2, proc.stderr
@@ -287,9 +284,8 @@ def test_a_smaller_limit_into_a_finished_folder_is_refused_and_nothing_changes(t
     assert json.loads((out / "metrics.json").read_text())["n_items"] == 6
 
 
-def test_a_refused_resume_names_the_keys_that_differ(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    assert _fake(out, "limit=2").returncode == 0
+def test_a_refused_resume_names_the_keys_that_differ(tmp_path: Path, finished_run) -> None:
+    out = finished_run(tmp_path / "run", "limit=2")
     proc = _fake(out, "limit=2", "pipeline.gamma=0.9", "scoring.random_fallback_seed=3")
     assert proc.returncode == 2, proc.stderr
     assert _errors(proc) == [
@@ -298,9 +294,9 @@ def test_a_refused_resume_names_the_keys_that_differ(tmp_path: Path) -> None:
     ]
 
 
-def test_deleted_trajectories_are_noted_and_solved_again(tmp_path: Path) -> None:
+def test_deleted_trajectories_are_noted_and_solved_again(tmp_path: Path, finished_run) -> None:
     out, counter = tmp_path / "run", tmp_path / "calls.txt"
-    assert _fake(out, "limit=3", FAKE_AGENT_COUNTER=str(counter)).returncode == 0
+    finished_run(out, "limit=3", counter=counter)
     full = json.loads((out / "metrics.json").read_text())
     for traj in (out / "trajectories").iterdir():
         traj.unlink()
@@ -318,9 +314,9 @@ def test_deleted_trajectories_are_noted_and_solved_again(tmp_path: Path) -> None
     assert len(_lines(out / "results.jsonl")) == 3
 
 
-def test_a_torn_middle_line_is_noted_solved_again_and_rescore_works(tmp_path: Path) -> None:
+def test_a_torn_middle_line_is_noted_solved_again_and_rescore_works(tmp_path: Path, finished_run) -> None:
     out, counter = tmp_path / "run", tmp_path / "calls.txt"
-    assert _fake(out, "limit=4", FAKE_AGENT_COUNTER=str(counter)).returncode == 0
+    finished_run(out, "limit=4", counter=counter)
     lines = _lines(out / "results.jsonl")
     torn_id = json.loads(lines[1])["id"]
     (out / "results.jsonl").write_text("\n".join([lines[0], lines[1][:30], *lines[2:]]) + "\n")
