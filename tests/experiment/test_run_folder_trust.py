@@ -87,9 +87,11 @@ def test_a_sweep_over_a_resumable_key_gives_every_job_its_own_directory(tmp_path
 
 
 # ------------------------------------------------------------------------------ resume trusts only the holder
-def test_a_second_success_line_for_a_finished_id_is_refused_naming_the_line(tmp_path: Path) -> None:
+def test_a_second_success_line_for_a_finished_id_is_refused_naming_the_line(
+    tmp_path: Path, finished_run
+) -> None:
     out = tmp_path / "run"
-    assert _fake(out).returncode == 0
+    finished_run(out)
     lines = _lines(out / "results.jsonl")
     q1 = next(n for n, x in enumerate(lines, 1) if json.loads(x)["id"] == "q1")
     pasted = {**json.loads(lines[q1 - 1]), "prediction": "B", "score": 0.0}  # another variant's verdict
@@ -108,9 +110,9 @@ def test_a_second_success_line_for_a_finished_id_is_refused_naming_the_line(tmp_
     assert report.returncode == 2 and "line 7: a second result for item 'q1'" in report.stderr, report.stderr
 
 
-def test_results_without_a_readable_identity_are_never_adopted(tmp_path: Path) -> None:
+def test_results_without_a_readable_identity_are_never_adopted(tmp_path: Path, finished_run) -> None:
     out = tmp_path / "run"
-    assert _fake(out).returncode == 0
+    finished_run(out)
     results = _lines(out / "results.jsonl")
     for damage, state in (
         (lambda: (out / "run_identity.json").write_text("{not json"), "unreadable"),
@@ -169,9 +171,11 @@ def _tree(path: Path) -> dict[str, bytes]:
     return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
 
-def test_a_results_file_linked_out_of_the_folder_is_neither_written_nor_read(tmp_path: Path) -> None:
+def test_a_results_file_linked_out_of_the_folder_is_neither_written_nor_read(
+    tmp_path: Path, finished_run
+) -> None:
     out, outside = tmp_path / "run", tmp_path / "outside.jsonl"
-    assert _fake(out, "limit=3").returncode == 0
+    finished_run(out, "limit=3")
     (out / "results.jsonl").rename(outside)
     precious = outside.read_bytes()[:-10]  # an outside file whose last line is torn (a resume would cut it)
     outside.write_bytes(precious)
@@ -189,9 +193,11 @@ def test_a_results_file_linked_out_of_the_folder_is_neither_written_nor_read(tmp
     assert _errors(report) == [f"error: {out / 'results.jsonl'}: is a link out of the run folder; not read"]
 
 
-def test_a_hydra_folder_linked_out_lets_a_refused_rerun_write_nothing_there(tmp_path: Path) -> None:
+def test_a_hydra_folder_linked_out_lets_a_refused_rerun_write_nothing_there(
+    tmp_path: Path, finished_run
+) -> None:
     out, outside = tmp_path / "run", tmp_path / "elsewhere"
-    assert _fake(out).returncode == 0
+    finished_run(out)
     outside.mkdir()
     (outside / "config.yaml").write_text("precious: true\n")
     for f in (out / ".hydra").iterdir():
@@ -203,9 +209,9 @@ def test_a_hydra_folder_linked_out_lets_a_refused_rerun_write_nothing_there(tmp_
     assert _tree(outside) == {"config.yaml": b"precious: true\n"}
 
 
-def test_a_trajectory_linked_from_outside_is_not_rendered(tmp_path: Path) -> None:
+def test_a_trajectory_linked_from_outside_is_not_rendered(tmp_path: Path, finished_run) -> None:
     out, secret = tmp_path / "run", tmp_path / "secret.json"
-    assert _fake(out, "limit=2").returncode == 0
+    finished_run(out, "limit=2")
     traj = next((out / "trajectories").iterdir())
     record = json.loads(traj.read_text())
     record["raw_answer"] = "TOP-SECRET-OUTSIDE-TEXT"
@@ -219,9 +225,9 @@ def test_a_trajectory_linked_from_outside_is_not_rendered(tmp_path: Path) -> Non
     assert "is a link out of the run folder" in html  # a note on the page says why it is missing
 
 
-def test_an_interpolation_in_a_foreign_config_is_never_resolved(tmp_path: Path) -> None:
+def test_an_interpolation_in_a_foreign_config_is_never_resolved(tmp_path: Path, finished_run) -> None:
     out = tmp_path / "run"
-    assert _fake(out, "limit=2").returncode == 0
+    finished_run(out, "limit=2")
     cfg = yaml.safe_load((out / ".hydra" / "config.yaml").read_text())
     cfg["benchmark"]["n"] = 2
     cfg["benchmark"]["path"] = "${oc.env:OPENAI_API_KEY}"
@@ -241,12 +247,11 @@ def test_an_interpolation_in_a_foreign_config_is_never_resolved(tmp_path: Path) 
     assert secret not in "".join(outputs) and secret.encode() not in written
 
 
-def test_table3_auto_never_follows_a_foreign_online_logger(tmp_path: Path) -> None:
+def test_table3_auto_never_follows_a_foreign_online_logger(tmp_path: Path, finished_run) -> None:
     import socket
     import threading
 
-    out = tmp_path / "run"
-    assert _fake(out, "limit=2").returncode == 0
+    out = finished_run(tmp_path / "run", "limit=2")
     cfg = yaml.safe_load((out / ".hydra" / "config.yaml").read_text())
     cfg["logger"] = {
         "_target_": "ledgermind.experiment.wandb_logger.WandbLogger",
@@ -295,9 +300,9 @@ def test_table3_auto_never_follows_a_foreign_online_logger(tmp_path: Path) -> No
     assert not list((tmp_path / "t3").rglob("wandb"))  # and no W&B run was made from the folder's node
 
 
-def test_wrong_typed_run_files_are_one_line_for_every_reader(tmp_path: Path) -> None:
+def test_wrong_typed_run_files_are_one_line_for_every_reader(tmp_path: Path, finished_run) -> None:
     out = tmp_path / "run"
-    assert _fake(out, "limit=3").returncode == 0
+    finished_run(out, "limit=3")
     lines = _lines(out / "results.jsonl")
     bad = {**json.loads(lines[1]), "score": "high", "question_types": 7}
     (out / "results.jsonl").write_text("\n".join([lines[0], json.dumps(bad), lines[2]]) + "\n")
