@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -59,28 +60,73 @@ def _table_json(run_dir: Path, name: str) -> dict:
     return json.loads(files[0].read_text())
 
 
-@pytest.mark.slow
-def test_offline_run_files_and_no_secret_leak(tmp_path: Path) -> None:
-    sweep = tmp_path / "sweep"
-    run = [
-        "-m",
-        *FAKE_OVERRIDES,
-        "logger=wandb_offline",
-        f"hydra.sweep.dir={sweep}",
-        "+ablation=full,no_ecc",
-        "logger.group=abl-sweep",
-        "logger.tags=[mine]",
-        "+extra.hf_token=${oc.env:LM_TEST_API_KEY}",
-        "+extra.note=${oc.env:LM_TEST_PLAIN}",
-    ]
-    # Table 3 is logged to W&B when asked (auto never follows a run folder's logger node: the folder is data)
-    (proc, _), (t3, _) = run_scripts_in_child(
-        [("run.py", run), ("table3.py", [str(sweep), "--logger", "offline"])],
-        tmp_path / "answers.json",
+@pytest.fixture(scope="module")
+def offline_runs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
+    """The W&B runs of this module, all in one child (W&B's service is a process of the child's): per
+    name, the folder and the outcome. ``secrets``: a sweep whose config references secrets from the
+    environment, and Table 3 logged from it (auto never follows a run folder's logger node: the folder
+    is data, so it is asked for); ``grouped``: a plain sweep; ``simulated``: one simulated item. The
+    tests only read these folders; one child pays Python, the project's imports and W&B's service once."""
+    root = tmp_path_factory.mktemp("wandb")
+    secrets, grouped, simulated = root / "secrets", root / "grouped", root / "simulated"
+    runs = {
+        "secrets": (
+            secrets,
+            "run.py",
+            [
+                "-m",
+                *FAKE_OVERRIDES,
+                "logger=wandb_offline",
+                f"hydra.sweep.dir={secrets}",
+                "+ablation=full,no_ecc",
+                "logger.group=abl-sweep",
+                "logger.tags=[mine]",
+                "+extra.hf_token=${oc.env:LM_TEST_API_KEY}",
+                "+extra.note=${oc.env:LM_TEST_PLAIN}",
+            ],
+        ),
+        "table3": (secrets, "table3.py", [str(secrets), "--logger", "offline"]),
+        "grouped": (
+            grouped,
+            "run.py",
+            [
+                "-m",
+                *FAKE_OVERRIDES,
+                "logger=wandb_offline",
+                f"hydra.sweep.dir={grouped}",
+                "+ablation=full,no_ecc",
+            ],
+        ),
+        "simulated": (
+            simulated,
+            "run.py",
+            [
+                "backend=simulated",
+                "limit=1",
+                "logger=wandb_offline",
+                "progress=false",
+                f"hydra.run.dir={simulated}",
+            ],
+        ),
+    }
+    done = run_scripts_in_child(
+        [(script, args) for _, script, args in runs.values()],
+        root / "answers.json",
         LM_TEST_API_KEY=ENV_SECRET,
         LM_TEST_PLAIN=ENV_SECRET_2,
         MY_SERVICE_TOKEN=ENV_SECRET_2,
     )
+    return {
+        name: (folder, proc) for (name, (folder, _, _)), (proc, _) in zip(runs.items(), done, strict=True)
+    }
+
+
+@pytest.mark.slow
+def test_offline_run_files_and_no_secret_leak(offline_runs: dict) -> None:
+    sweep, proc = offline_runs["secrets"]
+    _, t3 = offline_runs["table3"]
     assert proc.returncode == 0, proc.stderr
     job = sweep / "ablation=no_ecc"
     metrics = json.loads((job / "metrics.json").read_text())
@@ -147,25 +193,8 @@ def test_offline_run_files_and_no_secret_leak(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_sweep_is_one_wandb_group_and_a_simulated_run_is_tagged(tmp_path: Path) -> None:
-    sweep, single = tmp_path / "sweep", tmp_path / "sim"
-    swept = [
-        "-m",
-        *FAKE_OVERRIDES,
-        "logger=wandb_offline",
-        f"hydra.sweep.dir={sweep}",
-        "+ablation=full,no_ecc",
-    ]
-    simulated = [
-        "backend=simulated",
-        "limit=1",
-        "logger=wandb_offline",
-        "progress=false",
-        f"hydra.run.dir={single}",
-    ]
-    (proc, _), (sim, _) = run_scripts_in_child(
-        [("run.py", swept), ("run.py", simulated)], tmp_path / "answers.json"
-    )
+def test_a_sweep_is_one_wandb_group_and_a_simulated_run_is_tagged(offline_runs: dict) -> None:
+    (sweep, proc), (single, sim) = offline_runs["grouped"], offline_runs["simulated"]
     assert proc.returncode == 0, proc.stderr
     groups = {
         read_run(_run_file(sweep / job))["run"]["group"] for job in ("ablation=full", "ablation=no_ecc")
