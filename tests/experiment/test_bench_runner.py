@@ -50,7 +50,7 @@ def test_concurrent_sweep_runs_every_job_and_bounds_it() -> None:
         "--jobs",
         "concurrent",
         "--server-items",
-        "3",
+        "2",
         "--server-variants",
         "full,no_ecc",
         "--bound-items",
