@@ -78,9 +78,11 @@ def test_an_empty_question_or_more_options_than_labels_is_that_rows_error(tmp_pa
     assert json.loads((out / "metrics.json").read_text())["n_scored"] == 1
 
 
-def test_a_truncated_trajectory_of_a_finished_item_is_a_note_and_the_resume_finishes(tmp_path: Path) -> None:
+def test_a_truncated_trajectory_of_a_finished_item_is_a_note_and_the_resume_finishes(
+    tmp_path: Path, finished_run
+) -> None:
     out, counter = tmp_path / "run", tmp_path / "calls.txt"
-    assert _fake(out, "limit=3", FAKE_AGENT_COUNTER=str(counter)).returncode == 0
+    finished_run(out, "limit=3", counter=counter)
     traj = sorted((out / "trajectories").iterdir())[0]
     item = json.loads(traj.read_text())["item_id"]
     traj.write_bytes(traj.read_bytes()[:40])  # a full disk or a kill cut it
