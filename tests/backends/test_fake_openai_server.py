@@ -24,7 +24,9 @@ MODEL = {"name": "fake", "path": "fake-model"}
 
 @pytest.fixture(scope="module")
 def server():
-    with FakeOpenAIServer(latency_s=0.3, reply_text="B") as srv:
+    """Instant replies: the tests that use it check what comes back, not when (timing tests start a
+    server with a latency of their own)."""
+    with FakeOpenAIServer(latency_s=0.0, reply_text="B") as srv:
         yield srv
 
 
@@ -77,26 +79,32 @@ def test_unsatisfiable_regex_is_a_400_then_a_backend_error(server):
         asyncio.run(client(server).generate(ask(regex=r"(?<=a)b")))
 
 
-def test_concurrent_requests_overlap_and_are_counted(server):
-    b = client(server)
+@pytest.fixture
+def slow_server():
+    with FakeOpenAIServer(latency_s=0.3, reply_text="B") as srv:
+        yield srv
+
+
+def test_concurrent_requests_overlap_and_are_counted(slow_server):
+    b = client(slow_server)
 
     async def burst(n: int):
         await asyncio.gather(*(b.generate(ask()) for _ in range(n)))
 
-    httpx.post(f"{server.base_url.removesuffix('/v1')}/stats/reset")
+    httpx.post(f"{slow_server.base_url.removesuffix('/v1')}/stats/reset")
     t0 = time.perf_counter()
     asyncio.run(burst(8))
     wall = time.perf_counter() - t0
-    stats = httpx.get(f"{server.base_url.removesuffix('/v1')}/stats").json()
+    stats = httpx.get(f"{slow_server.base_url.removesuffix('/v1')}/stats").json()
     assert stats["requests"] == 8 and stats["max_in_flight"] == 8
     assert 0.3 <= wall < 0.3 * 8 * 0.75  # the requests overlap (sequential would take 8 latencies)
     busy = stats["mean_in_flight"] * stats["seconds"]  # request-seconds integrated by the server
     assert 8 * 0.3 <= busy < 8 * 0.3 * 3
 
-    httpx.post(f"{server.base_url.removesuffix('/v1')}/stats/reset")
+    httpx.post(f"{slow_server.base_url.removesuffix('/v1')}/stats/reset")
     for _ in range(2):
         asyncio.run(b.generate(ask()))
-    stats = httpx.get(f"{server.base_url.removesuffix('/v1')}/stats").json()
+    stats = httpx.get(f"{slow_server.base_url.removesuffix('/v1')}/stats").json()
     assert stats["requests"] == 2 and stats["max_in_flight"] == 1 and stats["mean_in_flight"] <= 1.0
 
 
@@ -109,9 +117,10 @@ def test_models_route_and_loopback_only(server):
 
 
 def test_recorded_requests_replay_at_the_given_concurrency():
-    with FakeOpenAIServer(latency_s=0.2, record=True) as srv:
-        root = srv.base_url.removesuffix("/v1")
-        b = client(srv)
+    # recorded on an instant server (when its replies come is not measured), replayed on a 0.2 s one
+    with FakeOpenAIServer(latency_s=0.0, record=True) as recorder, FakeOpenAIServer(latency_s=0.2) as srv:
+        root = recorder.base_url.removesuffix("/v1")
+        b = client(recorder)
         for schema in (schemas.DECISION, None, None, None):
             asyncio.run(b.generate(ask(json_schema=schema)))
         bodies = httpx.get(f"{root}/recorded").json()
@@ -119,7 +128,7 @@ def test_recorded_requests_replay_at_the_given_concurrency():
         httpx.post(f"{root}/stats/reset")
         assert httpx.get(f"{root}/recorded").json() == []
         wall = asyncio.run(replay_requests(srv.base_url, bodies, concurrency=4))
-        stats = httpx.get(f"{root}/stats").json()
+        stats = httpx.get(f"{srv.base_url.removesuffix('/v1')}/stats").json()
         assert stats["requests"] == 4 and stats["max_in_flight"] == 4 and 0.2 <= wall < 0.8
         assert asyncio.run(replay_requests(srv.base_url, bodies, concurrency=1)) >= 0.8
         with pytest.raises(httpx.HTTPStatusError):  # a replay that fails measures nothing
