@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import shlex
 from pathlib import Path
@@ -28,6 +30,13 @@ DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def _model(name: str) -> dict:
+    return copy.deepcopy(_composed_model(name))
+
+
+@functools.cache
+def _composed_model(name: str) -> dict:
+    """conf/'s ``model=NAME`` as Hydra composes it, once per name: most models are read by several
+    tests, and a composition is a tenth of a second or more."""
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         return OmegaConf.to_container(compose("config", overrides=[f"model={name}"]).model, resolve=True)
 
