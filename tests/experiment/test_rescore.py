@@ -162,12 +162,10 @@ def test_cli_rescores_a_recorded_run_from_its_config(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("pipeline", ["x", {"gamma": "high"}])
-def test_a_recorded_gamma_that_is_not_a_number_is_one_error(tmp_path: Path, pipeline) -> None:
+def test_a_recorded_gamma_that_is_not_a_number_is_one_error(tmp_path: Path, finished_run, pipeline) -> None:
     import yaml
 
-    out = tmp_path / "run"
-    proc = run_script("run.py", *FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={out}")
-    assert proc.returncode == 0, proc.stderr
+    out = finished_run(tmp_path / "run")
     recorded = out / ".hydra" / "config.yaml"
     cfg = yaml.safe_load(recorded.read_text())
     cfg["pipeline"] = pipeline
