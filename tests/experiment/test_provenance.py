@@ -346,18 +346,19 @@ def test_protocol_mismatch_names_the_differing_field() -> None:
 
 # ------------------------------------------------------------------------------ through scripts/run.py and table3.py
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, Path]:
-    """full, no_ecc with the same protocol, and no_ecc with another decoding budget."""
+def runs(tmp_path_factory, finished_run) -> dict[str, Path]:
+    """full (the shared plain fake run), no_ecc with the same protocol, and no_ecc with another
+    decoding budget."""
     root = tmp_path_factory.mktemp("prov")
+    finished_run(root / "full")
     specs = {
-        "full": [],
         "no_ecc": ["+ablation=no_ecc"],
         "no_ecc_256": ["+ablation=no_ecc", "pipeline.max_tokens=256"],
     }
     for name, extra in specs.items():
         proc = run_script("run.py", *FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={root / name}", *extra)
         assert proc.returncode == 0, proc.stderr
-    return {name: root / name for name in specs}
+    return {name: root / name for name in ("full", *specs)}
 
 
 @pytest.mark.slow

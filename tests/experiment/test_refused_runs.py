@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ledgermind.backends.vllm_launch import free_port
-from tests.experiment.conftest import FAKE_OVERRIDES, run_script
+from tests.experiment.conftest import run_script
 
 
 def _dead_server_run(out: Path):
@@ -32,10 +32,8 @@ def test_a_dead_server_leaves_no_folder_and_no_wandb_run(tmp_path: Path) -> None
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-def test_a_refusal_never_touches_a_folder_that_holds_results(tmp_path: Path, run_py) -> None:
-    out = tmp_path / "run"
-    done = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={out}")
-    assert done.returncode == 0, done.stderr
+def test_a_refusal_never_touches_a_folder_that_holds_results(tmp_path: Path, finished_run) -> None:
+    out = finished_run(tmp_path / "run")
 
     def files() -> dict[Path, bytes]:  # the lock file holds the pid of its last holder
         return {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".lock"}
