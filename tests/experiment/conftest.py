@@ -207,6 +207,12 @@ def run_py():
 
 
 @pytest.fixture(scope="session")
+def run_py_help() -> subprocess.CompletedProcess[str]:
+    """``python scripts/run.py --help``, once per test process: two modules read its page."""
+    return run_script("run.py", "--help")
+
+
+@pytest.fixture(scope="session")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
     """``finished_run(out, *overrides, counter=None)``: ``out`` becomes a copy of the finished folder that
     ``run.py`` with the fakes, ``logger=none`` and ``overrides`` writes, and ``counter`` (if given) a

@@ -37,10 +37,9 @@ def test_single_run_writes_outputs_and_banner(run_py, tmp_path: Path) -> None:
     assert yaml.safe_load((out / ".hydra" / "config.yaml").read_text())["ablation"]["ecc_ncc"] is False
 
 
-def test_limit_selects_first_items(run_py, tmp_path: Path) -> None:
-    proc = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", "limit=2")
-    assert proc.returncode == 0, proc.stderr
-    ids = [json.loads(x)["id"] for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+def test_limit_selects_first_items(finished_run, tmp_path: Path) -> None:
+    out = finished_run(tmp_path / "run", "limit=2")  # run.py with the fakes and limit=2: exit 0
+    ids = [json.loads(x)["id"] for x in (out / "results.jsonl").read_text().splitlines()]
     assert sorted(ids) == ["q0", "q1"]
 
 
@@ -265,8 +264,8 @@ def test_bench_runner_reports_speedup_from_concurrency(tmp_path: Path) -> None:
     assert float(rows[1][4]) > 1.5  # "× c=first" column
 
 
-def test_help_lists_the_main_keys_with_examples(run_py) -> None:
-    proc = run_py("--help")
+def test_help_lists_the_main_keys_with_examples(run_py_help) -> None:
+    proc = run_py_help
     assert proc.returncode == 0, proc.stderr
     groups = {ln.split(":")[0] for ln in proc.stdout.splitlines() if ": " in ln and not ln.startswith(" ")}
     assert {"model", "backend", "benchmark", "pipeline", "ablation", "logger"} <= groups

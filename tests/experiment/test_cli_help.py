@@ -10,8 +10,8 @@ from ledgermind.errors import ConfigError
 from tests.experiment.conftest import REPO, run_script
 
 
-def test_help_is_hydras_over_conf_listing_every_option_and_key() -> None:
-    helped = run_script("run.py", "--help")
+def test_help_is_hydras_over_conf_listing_every_option_and_key(run_py_help) -> None:
+    helped = run_py_help
     assert helped.returncode == 0, helped.stderr[-2000:]
     for group in (p.name for p in (REPO / "conf").iterdir() if p.is_dir() and p.name != "hydra"):
         names = cli_help.options(group)
