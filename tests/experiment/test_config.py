@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import yaml
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
@@ -242,12 +243,15 @@ path: !!python/object/apply:pathlib.Path [a, b]
 
 
 def _python_parsed(text: str) -> Any:
-    import yaml
     from omegaconf import _utils
 
     return yaml.load(text, Loader=_utils.get_yaml_loader.c_parser())
 
 
+NO_LIBYAML = pytest.mark.skipif(not getattr(yaml, "__with_libyaml__", False), reason="PyYAML without libyaml")
+
+
+@NO_LIBYAML
 @pytest.mark.parametrize("path", YAML_FILES, ids=lambda p: str(p.relative_to(REPO)))
 def test_the_c_parser_reads_every_config_file_as_omegaconf_does(path) -> None:
     """Composition parses with libyaml (confutil.parse_yaml_in_c, installed by register_schemas): every
@@ -261,16 +265,17 @@ def test_the_c_parser_reads_every_config_file_as_omegaconf_does(path) -> None:
     assert OmegaConf.load(path) == OmegaConf.create(_python_parsed(path.read_text(encoding="utf-8")))
 
 
+@NO_LIBYAML
 def test_the_c_parser_keeps_omegaconfs_rules() -> None:
     """OmegaConf's float forms, no timestamps, its Path constructor, and its duplicate-key refusal."""
-    import yaml
+    from omegaconf import _utils
     from yaml.cyaml import CParser
 
     from ledgermind.pipeline.config import register_schemas
 
     register_schemas()
     cfg = OmegaConf.create(OMEGACONF_RULES)
-    assert issubclass(__import__("omegaconf")._utils.get_yaml_loader(), CParser)
+    assert issubclass(_utils.get_yaml_loader(), CParser)
     assert OmegaConf.to_container(cfg) == _python_parsed(OMEGACONF_RULES)
     assert cfg.exp == 0.001 and cfg.underscored == 1000.5 and cfg.infinity == float("-inf")
     assert cfg.date == "2001-12-14" and cfg.not_a_number == "1_0x" and cfg.yes_is is True
