@@ -45,7 +45,7 @@ def parse_yaml_in_c() -> None:
     import yaml
     from omegaconf import _utils, basecontainer
 
-    if getattr(yaml, "__with_libyaml__", False) and not hasattr(_utils.get_yaml_loader, "c_parser"):
+    if getattr(yaml, "__with_libyaml__", False) and not hasattr(_utils.get_yaml_loader, "python_loader"):
         _utils.get_yaml_loader = basecontainer.get_yaml_loader = _c_loader(_utils.get_yaml_loader)
 
 
@@ -64,7 +64,7 @@ def _c_loader(python_loader: Any) -> Any:
 
         return CParsedLoader
 
-    get_yaml_loader.c_parser = python_loader  # type: ignore[attr-defined]
+    get_yaml_loader.python_loader = python_loader  # type: ignore[attr-defined]
     return get_yaml_loader
 
 
