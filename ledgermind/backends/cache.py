@@ -358,8 +358,7 @@ class ResponseCache:
         except (ValueError, TypeError) as exc:
             self._warn("row", f"unreadable entry ({type(exc).__name__}: {exc}); treated as a miss")
         if self.recover:  # a failed delete: the next put is then ignored, a later read misses again
-            with contextlib.suppress(sqlite3.Error), self._lock:
-                self._db.execute("DELETE FROM replies WHERE key = ?", (key,))
+            self._best_effort("DELETE FROM replies WHERE key = ?", key)
         return None
 
     def put(self, key: str, reply: Reply, stage: str = "") -> Reply:
@@ -413,19 +412,22 @@ class ResponseCache:
             return True
 
     def renew(self, key: str) -> None:
-        """Say this connection's call of ``key`` is still running (its claim must not go stale)."""
-        if self._db is not None:
-            with contextlib.suppress(sqlite3.Error), self._lock:  # unrenewed, a waiter sends it too
-                self._db.execute(
-                    "UPDATE pending SET claimed = ? WHERE key = ? AND owner = ?",
-                    (time.time(), key, self.owner),
-                )
+        """Say this connection's call of ``key`` is still running (its claim must not go stale;
+        unrenewed, a waiter sends the request too)."""
+        self._best_effort(
+            "UPDATE pending SET claimed = ? WHERE key = ? AND owner = ?", time.time(), key, self.owner
+        )
 
     def release(self, key: str) -> None:
-        """Drop this connection's claim of ``key`` (after its reply is stored, or its call failed)."""
+        """Drop this connection's claim of ``key`` (after its reply is stored, or its call failed;
+        a claim left behind goes stale)."""
+        self._best_effort("DELETE FROM pending WHERE key = ? AND owner = ?", key, self.owner)
+
+    def _best_effort(self, sql: str, *params: Any) -> None:
+        """One write whose failure costs only time (a missed renewal, a claim or row left behind)."""
         if self._db is not None:
-            with contextlib.suppress(sqlite3.Error), self._lock:  # a claim left behind goes stale
-                self._db.execute("DELETE FROM pending WHERE key = ? AND owner = ?", (key, self.owner))
+            with contextlib.suppress(sqlite3.Error), self._lock:
+                self._db.execute(sql, params)
 
     def close(self) -> None:
         if self._db is not None:

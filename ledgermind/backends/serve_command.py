@@ -18,9 +18,6 @@ from typing import Any
 
 from ledgermind.backends.model_ref import ModelRef
 
-# Engine arguments that are Python-side only (no CLI flag) and therefore never passed to the server.
-NOT_CLI = frozenset({"model", "revision_is_local"})
-
 
 def flag(key: str, value: Any) -> list[str]:
     """``max_model_len=32768`` → ``["--max-model-len", "32768"]``; dicts as JSON; True → bare flag."""
@@ -39,7 +36,6 @@ def server_flags(
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
-    extra: Mapping[str, Any] | None = None,
     data_parallel_size: int = 1,
 ) -> tuple[str, list[str]]:
     """(weights to serve, flags) from a model config node; ``data_parallel_size`` > 1: one server
@@ -47,9 +43,8 @@ def server_flags(
     ref = ModelRef.from_mapping(model)
     weights = ref.resolve_source() if ref.builder else (ref.path or ref.hub_id or ref.name)
     flags = flag("revision", ref.revision)
-    for key, value in sorted(ref.engine_args(extra).items()):
-        if key not in NOT_CLI:
-            flags += flag(key, value)
+    for key, value in sorted(ref.engine_args().items()):
+        flags += flag(key, value)
     if data_parallel_size > 1:
         flags += flag("data_parallel_size", data_parallel_size)
     flags += flag("enable_prompt_tokens_details", True)
