@@ -192,17 +192,16 @@ def sweep_dir() -> Path | None:
     return Path(str(hc.sweep.dir)) if hc.mode == RunMode.MULTIRUN else None
 
 
-def canonical_request(
-    request: GenerationRequest, model_identity: str, digests: list[str] | None = None
-) -> dict[str, Any]:
-    """``digests``: the images' content hashes in order, when the caller has them already."""
+def request_key(request: GenerationRequest, model_identity: str, digests: list[str] | None = None) -> str:
+    """sha256 of the canonical request (module docstring); ``digests``: the images' content hashes
+    in order, when the caller has them already."""
     shas = iter(digests) if digests is not None else None
     messages = map_parts(
         request.messages,
         lambda text: text,
         lambda p: {"image_sha256": next(shas) if shas else image_digest(p)},
     )
-    return {
+    canonical = {
         "v": KEY_VERSION,
         "model": model_identity,
         "messages": messages,
@@ -213,13 +212,8 @@ def canonical_request(
         "json_schema": request.json_schema,
         "regex": request.regex,
     }
-
-
-def request_key(request: GenerationRequest, model_identity: str, digests: list[str] | None = None) -> str:
-    canon = json.dumps(
-        canonical_request(request, model_identity, digests), sort_keys=True, separators=(",", ":")
-    )
-    return hashlib.sha256(canon.encode()).hexdigest()
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class MisfiledRow(ValueError):
