@@ -31,6 +31,11 @@ def flag(key: str, value: Any) -> list[str]:
     return [name, str(value)]
 
 
+def engine_flags(args: Mapping[str, Any]) -> list[str]:
+    """Engine arguments as server flags, in key order."""
+    return [part for key, value in sorted(args.items()) for part in flag(key, value)]
+
+
 def server_flags(
     model: Mapping[str, Any],
     *,
@@ -42,9 +47,7 @@ def server_flags(
     with that many engine replicas behind one URL (vLLM balances requests over them)."""
     ref = ModelRef.from_mapping(model)
     weights = ref.resolve_source() if ref.builder else (ref.path or ref.hub_id or ref.name)
-    flags = flag("revision", ref.revision)
-    for key, value in sorted(ref.engine_args().items()):
-        flags += flag(key, value)
+    flags = flag("revision", ref.revision) + engine_flags(ref.engine_args())
     if data_parallel_size > 1:
         flags += flag("data_parallel_size", data_parallel_size)
     flags += flag("enable_prompt_tokens_details", True)
