@@ -192,17 +192,16 @@ def sweep_dir() -> Path | None:
     return Path(str(hc.sweep.dir)) if hc.mode == RunMode.MULTIRUN else None
 
 
-def canonical_request(
-    request: GenerationRequest, model_identity: str, digests: list[str] | None = None
-) -> dict[str, Any]:
-    """``digests``: the images' content hashes in order, when the caller has them already."""
+def request_key(request: GenerationRequest, model_identity: str, digests: list[str] | None = None) -> str:
+    """sha256 of the canonical request (module docstring); ``digests``: the images' content hashes
+    in order, when the caller has them already."""
     shas = iter(digests) if digests is not None else None
     messages = map_parts(
         request.messages,
         lambda text: text,
         lambda p: {"image_sha256": next(shas) if shas else image_digest(p)},
     )
-    return {
+    canonical = {
         "v": KEY_VERSION,
         "model": model_identity,
         "messages": messages,
@@ -213,13 +212,8 @@ def canonical_request(
         "json_schema": request.json_schema,
         "regex": request.regex,
     }
-
-
-def request_key(request: GenerationRequest, model_identity: str, digests: list[str] | None = None) -> str:
-    canon = json.dumps(
-        canonical_request(request, model_identity, digests), sort_keys=True, separators=(",", ":")
-    )
-    return hashlib.sha256(canon.encode()).hexdigest()
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class MisfiledRow(ValueError):
@@ -358,8 +352,7 @@ class ResponseCache:
         except (ValueError, TypeError) as exc:
             self._warn("row", f"unreadable entry ({type(exc).__name__}: {exc}); treated as a miss")
         if self.recover:  # a failed delete: the next put is then ignored, a later read misses again
-            with contextlib.suppress(sqlite3.Error), self._lock:
-                self._db.execute("DELETE FROM replies WHERE key = ?", (key,))
+            self._best_effort("DELETE FROM replies WHERE key = ?", key)
         return None
 
     def put(self, key: str, reply: Reply, stage: str = "") -> Reply:
@@ -413,19 +406,22 @@ class ResponseCache:
             return True
 
     def renew(self, key: str) -> None:
-        """Say this connection's call of ``key`` is still running (its claim must not go stale)."""
-        if self._db is not None:
-            with contextlib.suppress(sqlite3.Error), self._lock:  # unrenewed, a waiter sends it too
-                self._db.execute(
-                    "UPDATE pending SET claimed = ? WHERE key = ? AND owner = ?",
-                    (time.time(), key, self.owner),
-                )
+        """Say this connection's call of ``key`` is still running (its claim must not go stale;
+        unrenewed, a waiter sends the request too)."""
+        self._best_effort(
+            "UPDATE pending SET claimed = ? WHERE key = ? AND owner = ?", time.time(), key, self.owner
+        )
 
     def release(self, key: str) -> None:
-        """Drop this connection's claim of ``key`` (after its reply is stored, or its call failed)."""
+        """Drop this connection's claim of ``key`` (after its reply is stored, or its call failed;
+        a claim left behind goes stale)."""
+        self._best_effort("DELETE FROM pending WHERE key = ? AND owner = ?", key, self.owner)
+
+    def _best_effort(self, sql: str, *params: Any) -> None:
+        """One write whose failure costs only time (a missed renewal, a claim or row left behind)."""
         if self._db is not None:
-            with contextlib.suppress(sqlite3.Error), self._lock:  # a claim left behind goes stale
-                self._db.execute("DELETE FROM pending WHERE key = ? AND owner = ?", (key, self.owner))
+            with contextlib.suppress(sqlite3.Error), self._lock:
+                self._db.execute(sql, params)
 
     def close(self) -> None:
         if self._db is not None:

@@ -38,7 +38,7 @@ from enum import Enum
 
 from ledgermind.backends.placement import item_key, place, ranking
 from ledgermind.benchmarks.item import Item
-from ledgermind.errors import ConfigError, option
+from ledgermind.errors import option
 
 
 class RoutingPolicy(str, Enum):
@@ -63,6 +63,8 @@ class ServerState:
 class ItemRouter:
     """Picks the server of each request; counts in-flight requests and failures per server.
 
+    ``urls`` is never empty: ``VLLMServerBackend`` refuses an empty ``base_urls`` first.
+
     Not thread-safe by design: it is used from one event loop (the run's), where pick/finish never
     interleave inside a call.
     """
@@ -76,8 +78,6 @@ class ItemRouter:
         active_window_s: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if not urls:
-            raise ConfigError("routing needs at least one server URL")
         self.policy = option(RoutingPolicy, policy, "backend.routing")
         self.servers = {u: ServerState(u) for u in urls}
         self.cooldown_s, self.active_window_s, self._clock = cooldown_s, active_window_s, clock

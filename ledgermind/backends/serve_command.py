@@ -18,9 +18,6 @@ from typing import Any
 
 from ledgermind.backends.model_ref import ModelRef
 
-# Engine arguments that are Python-side only (no CLI flag) and therefore never passed to the server.
-NOT_CLI = frozenset({"model", "revision_is_local"})
-
 
 def flag(key: str, value: Any) -> list[str]:
     """``max_model_len=32768`` → ``["--max-model-len", "32768"]``; dicts as JSON; True → bare flag."""
@@ -34,22 +31,23 @@ def flag(key: str, value: Any) -> list[str]:
     return [name, str(value)]
 
 
+def engine_flags(args: Mapping[str, Any]) -> list[str]:
+    """Engine arguments as server flags, in key order."""
+    return [part for key, value in sorted(args.items()) for part in flag(key, value)]
+
+
 def server_flags(
     model: Mapping[str, Any],
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
-    extra: Mapping[str, Any] | None = None,
     data_parallel_size: int = 1,
 ) -> tuple[str, list[str]]:
     """(weights to serve, flags) from a model config node; ``data_parallel_size`` > 1: one server
     with that many engine replicas behind one URL (vLLM balances requests over them)."""
     ref = ModelRef.from_mapping(model)
     weights = ref.resolve_source() if ref.builder else (ref.path or ref.hub_id or ref.name)
-    flags = flag("revision", ref.revision)
-    for key, value in sorted(ref.engine_args(extra).items()):
-        if key not in NOT_CLI:
-            flags += flag(key, value)
+    flags = flag("revision", ref.revision) + engine_flags(ref.engine_args())
     if data_parallel_size > 1:
         flags += flag("data_parallel_size", data_parallel_size)
     flags += flag("enable_prompt_tokens_details", True)

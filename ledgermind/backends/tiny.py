@@ -95,8 +95,8 @@ class TinySpec:
     version: int = BUILD_VERSION
 
 
-def tiny_model_dir(cache_dir: str | Path | None = None) -> Path:
-    return Path(cache_dir or cache_root()) / "tiny-qwen2-vl"
+def tiny_model_dir() -> Path:
+    return cache_root() / "tiny-qwen2-vl"
 
 
 def build_tiny_qwen2_vl(out_dir: str | Path | None = None, spec: TinySpec = TinySpec()) -> Path:

@@ -26,17 +26,7 @@ from typing import Any
 from ledgermind.backends.base import BACKENDS, Backend, GenerationRequest, Reply
 from ledgermind.backends.chat import to_openai_messages
 from ledgermind.backends.model_ref import ModelRef
-from ledgermind.errors import BackendError
-
-
-def _import_vllm() -> Any:
-    from ledgermind.errors import MissingExtraError
-
-    try:
-        import vllm
-    except ImportError as exc:
-        raise MissingExtraError("the vllm_inprocess backend", "vllm", "vllm") from exc
-    return vllm
+from ledgermind.errors import BackendError, MissingExtraError
 
 
 @BACKENDS.register("vllm_inprocess")
@@ -50,7 +40,11 @@ class VLLMInProcessBackend(Backend):
         # model-level recommended args (conf/model/*.yaml vllm_args), overridden by backend ones: the
         # same rule as the server command and the recorded identity (provenance.configured_image_budget)
         self.engine_args = self.ref.engine_args(engine_args)
-        self._vllm = _import_vllm()  # fail at construction, not at the first item
+        try:  # fail at construction, not at the first item
+            import vllm
+        except ImportError as exc:
+            raise MissingExtraError("the vllm_inprocess backend", "vllm", "vllm") from exc
+        self._vllm = vllm
         self._engine: Any = None  # AsyncLLM, created on first use inside the engine thread
         self._loop: asyncio.AbstractEventLoop | None = None  # the engine's own, run by a daemon thread
         self._thread: threading.Thread | None = None

@@ -8,7 +8,6 @@ process group so that stopping it also stops its engine-core child.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -22,7 +21,8 @@ from typing import Any
 
 import httpx
 
-from ledgermind.backends.serve_command import LEGACY_SERVER
+from ledgermind.backends.serve_command import LEGACY_SERVER, engine_flags
+from ledgermind.confutil import container, option_node
 from ledgermind.errors import BackendError
 
 CPU_ENV = {
@@ -32,17 +32,8 @@ CPU_ENV = {
     "VLLM_NO_USAGE_STATS": "1",
     "DO_NOT_TRACK": "1",
 }
-TINY_CPU_ARGS: tuple[str, ...] = (
-    "--dtype",
-    "float32",
-    "--max-model-len",
-    "4096",
-    "--max-num-seqs",
-    "4",
-    "--enforce-eager",
-    "--limit-mm-per-prompt",
-    json.dumps({"image": 2, "video": 0}),
-)
+# the tiny model's own engine arguments (``vllm_args`` of conf/model/tiny_qwen2_vl.yaml) as server flags
+TINY_CPU_ARGS = tuple(engine_flags(container(option_node("model", "tiny_qwen2_vl").vllm_args)))
 
 
 def free_port() -> int:
