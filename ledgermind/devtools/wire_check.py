@@ -56,13 +56,12 @@ def check(
         f"output_dir={out / benchmark}",
     ]
     metrics = run_composed([*overrides, *extra])
-    bodies = [json.dumps(b, sort_keys=True) for b in recorded]
-    repeats = sum(n - 1 for n in collections.Counter(bodies).values() if n > 1)
+    wire = server_counts([recorded])
     m = metrics["mechanisms"]
     return {
         "items": metrics["n_items"],
-        "received": len(bodies),
-        "identical": repeats,
+        "received": wire["received"],
+        "identical": wire["identical_received"],
         "census_model_calls": m["model_calls"],
         "skipped_identical": m["repair"]["skipped_identical"],
         "errors": metrics["errors"],
