@@ -21,15 +21,14 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from omegaconf import OmegaConf  # noqa: E402
+from omegaconf import OmegaConf
 
-from ledgermind.benchmarks import load_benchmark  # noqa: E402
-from ledgermind.confutil import shared_data_dir, to_plain  # noqa: E402
-from ledgermind.pipeline.agent import build_agent  # noqa: E402
-from ledgermind.pipeline.evidence import MODEL_TOOL_KINDS  # noqa: E402
+from ledgermind.benchmarks import load_benchmark
+from ledgermind.confutil import CONF_DIR, shared_data_dir, to_plain
+from ledgermind.pipeline.agent import build_agent
+from ledgermind.pipeline.evidence import MODEL_TOOL_KINDS
 
 SCRIPTED_RULES = [
     {
@@ -84,10 +83,10 @@ def main() -> None:
 
     from ledgermind.backends.tiny import build_tiny_qwen2_vl
 
-    model = to_plain(OmegaConf.load(REPO / "conf/model/tiny_qwen2_vl.yaml")) or {}
+    model = to_plain(OmegaConf.load(CONF_DIR / "model" / "tiny_qwen2_vl.yaml")) or {}
     model_cfg = {**model, "path": str(build_tiny_qwen2_vl()), "context_length": 1024}
     items = load_benchmark("mmmu_pro", {"path": args.data, "setting": "standard10", "limit": args.n})
-    perception = OmegaConf.to_container(OmegaConf.load(REPO / "conf/perception/cpu.yaml"))
+    perception = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "perception" / "cpu.yaml"))
     cfg = {
         "pipeline": {"max_tokens": args.max_tokens},
         "perception": {**perception, "cache_dir": "off"},  # timed: every image read, none from the cache

@@ -32,20 +32,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a plain checkout
 
-from ledgermind.confutil import shared_data_dir  # noqa: E402
-from ledgermind.grounding import ecc  # noqa: E402
-from ledgermind.grounding.cascade import GroundingCascade, build_cascade  # noqa: E402
-from ledgermind.grounding.numbers import extract_numbers  # noqa: E402
-from ledgermind.grounding.relations import related_numbers  # noqa: E402
-from ledgermind.grounding.tokens import content_tokens  # noqa: E402
-from ledgermind.jsonl import read_jsonl  # noqa: E402
-from ledgermind.studies.agreement import load_pairs  # noqa: E402
-from perception import abbreviations  # noqa: E402
-from perception.aliases import build_default_table  # noqa: E402
-from perception.ner import SpacyNER  # noqa: E402
+from ledgermind.confutil import shared_data_dir
+from ledgermind.grounding import ecc
+from ledgermind.grounding.cascade import GroundingCascade, build_cascade
+from ledgermind.grounding.numbers import extract_numbers
+from ledgermind.grounding.relations import related_numbers
+from ledgermind.grounding.tokens import content_tokens
+from ledgermind.jsonl import read_jsonl
+from ledgermind.studies.agreement import load_pairs
+from perception import abbreviations
+from perception.aliases import build_default_table
+from perception.ner import SpacyNER
 
 DEFAULT_DATA = shared_data_dir() / "mmmu_pro_all_text.jsonl"
 DEFAULT_PAIRS = shared_data_dir() / "grounding_ext" / "dev.jsonl"

@@ -242,10 +242,10 @@ def prepare(name: str, mod: Module) -> Path:
     return d
 
 
-def run(name: str, max_children: int, keep: bool = False) -> dict[str, int]:
-    """Run mutmut for one module and count its verdicts (``keep``: reuse the last run's mutants,
-    test map and verdicts; by default everything is regenerated, since mutmut cannot see a changed
-    test file behind the links)."""
+def run(name: str, max_children: int, keep: bool = False) -> None:
+    """Run mutmut for one module (``keep``: reuse the last run's mutants, test map and verdicts; by
+    default everything is regenerated, since mutmut cannot see a changed test file behind the
+    links); ``table`` reads its verdicts back."""
     d = prepare(name, MODULES[name])
     if not keep:
         shutil.rmtree(d / "mutants", ignore_errors=True)
@@ -253,7 +253,6 @@ def run(name: str, max_children: int, keep: bool = False) -> dict[str, int]:
     mutmut = Path(sys.executable).with_name("mutmut")
     cmd = [str(mutmut), "run", "--max-children", str(max_children), *MODULES[name].globs()]
     subprocess.run(cmd, cwd=d, env=env, check=False)
-    return count(name)
 
 
 def results(name: str) -> dict[str, str]:
@@ -323,16 +322,15 @@ def stale_patterns(names: list[str], patterns: list[str]) -> list[str]:
     return [p for p in mine if not any(fnmatch.fnmatchcase(k, p) for k in survivors)]
 
 
-def count(name: str, patterns: list[str] | None = None) -> Counter[str]:
+def count(name: str, patterns: list[str]) -> Counter[str]:
     """Mutants per verdict, and survivors per label (``accepted`` / ``UNCLASSIFIED``)."""
     verdicts = results(name)
-    return Counter(verdicts.values()) + Counter(classify(verdicts, patterns or []).values())
+    return Counter(verdicts.values()) + Counter(classify(verdicts, patterns).values())
 
 
-def table(names: list[str], patterns: list[str] | None = None) -> str:
+def table(names: list[str], patterns: list[str]) -> str:
     """The benchmark-style table, one row per module: kill rate = killed / (killed + survived +
     no tests); "excl. accepted" leaves the accepted survivors out of the denominator."""
-    patterns = accepted_patterns() if patterns is None else patterns
     rows = [
         "| module | mutants | killed | survived | timeout | no tests | accepted | unclassified "
         "| kill rate | excl. accepted |",

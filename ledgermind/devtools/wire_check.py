@@ -46,23 +46,22 @@ from ledgermind.testing.fake_runs import fake_run_overrides, run_composed
 REPO = CONF_DIR.parent
 
 
-def check(
-    benchmark: str, limit: int, url: str, out: Path, recorded: list, extra: list[str]
-) -> dict[str, int]:
-    recorded.clear()
+def check(benchmark: str, limit: int, srv: FakeOpenAIServer, out: Path, extra: list[str]) -> dict[str, int]:
+    """One run of ``benchmark`` against the request-logging ``srv``: the requests it received, their
+    byte-identical repeats and the census's model-call count."""
+    srv.recorded.clear()
     overrides = [
-        *fake_run_overrides([url], benchmark, limit),
+        *fake_run_overrides([srv.base_url], benchmark, limit),
         "cache.mode=off",
         f"output_dir={out / benchmark}",
     ]
     metrics = run_composed([*overrides, *extra])
-    bodies = [json.dumps(b, sort_keys=True) for b in recorded]
-    repeats = sum(n - 1 for n in collections.Counter(bodies).values() if n > 1)
+    wire = server_counts([srv.recorded])
     m = metrics["mechanisms"]
     return {
         "items": metrics["n_items"],
-        "received": len(bodies),
-        "identical": repeats,
+        "received": wire["received"],
+        "identical": wire["identical_received"],
         "census_model_calls": m["model_calls"],
         "skipped_identical": m["repair"]["skipped_identical"],
         "errors": metrics["errors"],
@@ -201,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency_s=0.0, record=True) as srv:
         for bench in args.benchmarks:
-            row = check(bench, args.limit, srv.base_url, Path(tmp), srv.recorded, args.overrides)
+            row = check(bench, args.limit, srv, Path(tmp), args.overrides)
             ok &= row["identical"] == 0 and row["census_model_calls"] == row["received"]
             print(bench, json.dumps(row), flush=True)
     return 0 if ok else 1

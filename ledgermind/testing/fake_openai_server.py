@@ -432,9 +432,8 @@ class FakeOpenAIServer:
             writer.close()
 
     def _killed(self, method: str, path: str) -> bool:
-        if self.die_after is None or method != "POST" or not path.startswith("/v1/chat"):
-            return False
-        if self.completions < self.die_after:
+        chat = method == "POST" and path.startswith("/v1/chat")
+        if not chat or self.die_after is None or self.completions < self.die_after:
             return False
         if self._server is not None:
             self._server.close()
@@ -457,17 +456,14 @@ class FakeOpenAIServer:
             self.tokens, self.busy_s = dict.fromkeys(self.tokens, 0), 0.0
             return 200, {"ok": True}
         if method == "POST" and path == "/prefix_cache/reset":
-            self.reset_prefix_cache()
+            # forget every cached prefix (a restarted server); /stats/reset keeps them
+            self.prefix_cache = PrefixCache(self.cost.prefix_cache_tokens)
             return 200, {"ok": True}
         if method == "GET" and path == "/recorded":
             return 200, self.recorded
         if method == "POST" and path == "/v1/chat/completions":
             return await self._chat(body)
         return 404, {"error": {"message": f"no route {method} {path}"}}
-
-    def reset_prefix_cache(self) -> None:
-        """Forget every cached prefix (a restarted server); ``/stats/reset`` keeps them."""
-        self.prefix_cache = PrefixCache(self.cost.prefix_cache_tokens)
 
     async def _chat(self, raw: bytes) -> tuple[int, Any]:
         self.arrivals.append(time.monotonic())
