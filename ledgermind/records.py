@@ -18,6 +18,7 @@ starts with ``_``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import types
 import typing
@@ -100,15 +101,11 @@ def field_types(cls: type) -> dict[str, Any]:
     return {f.metadata.get(KEY, f.name): hints[f.name] for f in written if not f.metadata.get("rest")}
 
 
-_SCHEMAS: dict[type, tuple[tuple[Field[Any], ...], dict[str, Any]]] = {}
-
-
+@functools.cache
 def _schema(cls: type) -> tuple[tuple[Field[Any], ...], dict[str, Any]]:
     """A record's written fields and their type hints (resolved once per class)."""
-    if cls not in _SCHEMAS:
-        written = tuple(f for f in fields(cls) if not (f.name.startswith("_") or f.metadata.get("skip")))
-        _SCHEMAS[cls] = written, typing.get_type_hints(cls)
-    return _SCHEMAS[cls]
+    written = tuple(f for f in fields(cls) if not (f.name.startswith("_") or f.metadata.get("skip")))
+    return written, typing.get_type_hints(cls)
 
 
 _SCALARS: dict[Any, Callable[[Any], bool]] = {

@@ -228,14 +228,11 @@ def settings_of(obj: Any, depth: int = 0) -> Any:
         items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
         return [settings_of(v, depth + 1) for v in items]
     cls = f"{type(obj).__module__}.{type(obj).__qualname__}"
-    if depth > 6:
+    if depth > 6 or not hasattr(obj, "__dict__"):  # a dataclass's __dict__ too: a subclass may add settings
         return cls
-    if not hasattr(obj, "__dict__"):  # a dataclass's too: a subclass may add settings of its own
-        return cls
-    fields = dict(vars(obj))
     public = {
         k: settings_of(v, depth + 1)
-        for k, v in sorted(fields.items())
+        for k, v in sorted(vars(obj).items())
         if not k.startswith("_") and k not in _NOT_SETTINGS
     }
     return {"class": cls, **public}
