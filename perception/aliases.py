@@ -196,7 +196,11 @@ class AliasTable:
             raise ConfigError(f"alias file not found: {path}") from None
         except json.JSONDecodeError as exc:
             raise ConfigError(f"alias file {path} is not valid JSON: {exc}") from None
-        return (cls.default() if extend_default else cls()).extended(spec)
+        return cls.default().extended(spec) if extend_default else cls.from_mapping(spec)
+
+    @classmethod
+    def from_mapping(cls, spec: Mapping[str, Any]) -> AliasTable:
+        return cls().extended(spec)
 
     def extended(self, spec: Mapping[str, Any]) -> AliasTable:
         """A new table with this one's entries plus ``spec``'s (``spec`` wins on conflicts)."""

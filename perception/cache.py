@@ -35,7 +35,6 @@ from ledgermind.diskio import BestEffort, atomic_write_bytes
 from ledgermind.errors import ConfigError
 from ledgermind.tools.base import BBox, Observation, Tool, _jsonable
 
-CACHE_OFF = "off"
 CACHE_FORMAT = 2  # bump when the payload layout changes (2: plain artifact values kept)
 
 # Distributions whose version changes what a perception tool returns. Absent ones count as absent,
@@ -75,7 +74,7 @@ class PerceptionCache:
         """``None``/``"default"`` → the user cache dir; ``"off"`` → no cache; anything else → that directory."""
         if setting is None or str(setting).strip() in ("", "default"):
             return cls(default_perception_cache_dir())
-        if str(setting).strip().lower() == CACHE_OFF:
+        if str(setting).strip().lower() == "off":
             return None
         path = Path(str(setting)).expanduser()
         if path.exists() and not path.is_dir():
