@@ -18,7 +18,6 @@ starts with ``_``.
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 import types
 import typing
@@ -101,11 +100,15 @@ def field_types(cls: type) -> dict[str, Any]:
     return {f.metadata.get(KEY, f.name): hints[f.name] for f in written if not f.metadata.get("rest")}
 
 
-@functools.cache
+_SCHEMAS: dict[type, tuple[tuple[Field[Any], ...], dict[str, Any]]] = {}
+
+
 def _schema(cls: type) -> tuple[tuple[Field[Any], ...], dict[str, Any]]:
     """A record's written fields and their type hints (resolved once per class)."""
-    written = tuple(f for f in fields(cls) if not (f.name.startswith("_") or f.metadata.get("skip")))
-    return written, typing.get_type_hints(cls)
+    if cls not in _SCHEMAS:
+        written = tuple(f for f in fields(cls) if not (f.name.startswith("_") or f.metadata.get("skip")))
+        _SCHEMAS[cls] = written, typing.get_type_hints(cls)
+    return _SCHEMAS[cls]
 
 
 _SCALARS: dict[Any, Callable[[Any], bool]] = {
