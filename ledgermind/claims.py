@@ -88,10 +88,7 @@ _BASED_ON_RE = re.compile(
 
 def extract_citations(text: str) -> list[str]:
     """All ids mentioned in a citation tail, normalised, in order, without duplicates."""
-    seen: dict[str, None] = {}
-    for m in _ID_RE.finditer(text):
-        seen.setdefault(f"{m.group(1).upper()}-{int(m.group(2))}", None)
-    return list(seen)
+    return list(dict.fromkeys(f"{m.group(1).upper()}-{int(m.group(2))}" for m in _ID_RE.finditer(text)))
 
 
 def split_citation_tail(body: str) -> tuple[str, list[str]]:

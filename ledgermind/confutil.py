@@ -76,11 +76,7 @@ def to_plain(node: Mapping[str, Any] | None) -> dict[str, Any] | None:
     JSON writer it reaches. Everything that leaves Hydra goes through here and comes out as plain
     dicts, lists and scalars all the way down.
     """
-    if node is None:
-        return None
-    plain = plain_value(node)
-    assert isinstance(plain, dict)
-    return plain
+    return None if node is None else dict(plain_value(node))
 
 
 def container(node: Any, *, resolve: bool = True, throw_on_missing: bool = False) -> dict[str, Any]:

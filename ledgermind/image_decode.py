@@ -115,7 +115,8 @@ def decode_image(
     (pixels); ``cap_key`` is the setting that holds ``max_pixels``, named when the cap refuses."""
     img = open_image(source)
     label = describe(source)
-    original = oriented_size(img)
+    # the full-resolution size as a viewer sees it (after EXIF rotation), read before any draft decode
+    original = (img.height, img.width) if orientation(img) in AXIS_SWAPPING_ORIENTATIONS else img.size
     target = fitted_size(img.size, max_side, max_area)
     if img.format == "JPEG" and target != img.size:
         img.draft(img.mode, target)  # decode at the smallest 1/2^k scale still >= target
@@ -166,12 +167,6 @@ def orientation(img: Image.Image) -> int:
         return int(img.getexif().get(0x0112, 1))
     except Exception:
         return 1
-
-
-def oriented_size(img: Image.Image) -> tuple[int, int]:
-    """Full-resolution size as the viewer sees it (after EXIF rotation), read before any draft decode."""
-    w, h = img.size
-    return (h, w) if orientation(img) in AXIS_SWAPPING_ORIENTATIONS else (w, h)
 
 
 def to_rgb(img: Image.Image) -> Image.Image:

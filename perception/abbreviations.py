@@ -73,15 +73,13 @@ def definitions(text: str) -> tuple[tuple[str, str], ...]:
     found: list[tuple[str, str]] = []
     for m in _PARENS.finditer(text):
         inner = m.group(1).strip().split(";")[0].split(",")[0].strip()
-        before = text[: m.start()].rstrip()
+        words = _WORD.findall(text[: m.start()])
         if is_short_form(inner):
-            words = _WORD.findall(before)
             window = " ".join(words[-min(len(inner) + 5, 2 * len(inner)) :])
             long_form = best_long_form(inner, window)
             if long_form:
                 found.append((inner, long_form.strip(" \"'“”,;:")))
         elif len(inner.split()) > 2:  # "short (long form)"
-            words = _WORD.findall(before)
             if words and is_short_form(words[-1]):
                 short = words[-1].strip(" \"'“”,;:")
                 long_form = best_long_form(short, inner)

@@ -81,14 +81,12 @@ def is_roman_candidate(token: str) -> bool:
     return value is not None and (len(token) > 1 or token in _ROMAN_SINGLE_OK)
 
 
-def words_to_int(tens_word: str, unit_word: str | None = None) -> int | None:
-    """``("twenty", "one") -> 21``, ``("eleven", None) -> 11``; None when not a number word."""
-    first = tens_word.lower()
-    if unit_word is None:
-        return NUMBER_WORDS.get(first)
-    second = unit_word.lower()
-    if first in TENS and second in UNITS and 0 < UNITS[second] < 10:
-        return TENS[first] + UNITS[second]
+def words_to_int(tens_word: str, unit_word: str) -> int | None:
+    """``("twenty", "one") -> 21``; None when the two words are not one compound number (a single
+    number word is ``NUMBER_WORDS[word]``)."""
+    tens, unit = tens_word.lower(), unit_word.lower()
+    if tens in TENS and unit in UNITS and 0 < UNITS[unit] < 10:
+        return TENS[tens] + UNITS[unit]
     return None
 
 
@@ -160,7 +158,6 @@ class AliasTable:
         groups: Iterable[Sequence[str]] = (),
         abbreviations: Mapping[str, str] | None = None,
         acronyms: Mapping[str, str] | None = None,
-        cache_size: int = 16384,
         designators: Iterable[str] = (),
     ) -> None:
         self._groups = [list(g) for g in groups]
@@ -176,7 +173,7 @@ class AliasTable:
                     self._phrases[key] = canonical
         self._max_phrase = max((len(k) for k in self._phrases), default=0)
         self._phrase_starts = frozenset(k[0] for k in self._phrases)
-        self._cached = lru_cache(maxsize=cache_size)(self._normalise)
+        self._cached = lru_cache(maxsize=16384)(self._normalise)
 
     # -- construction ----------------------------------------------------------------------
     @classmethod

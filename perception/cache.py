@@ -35,7 +35,6 @@ from ledgermind.diskio import BestEffort, atomic_write_bytes
 from ledgermind.errors import ConfigError
 from ledgermind.tools.base import BBox, Observation, Tool, _jsonable
 
-CACHE_OFF = "off"
 CACHE_FORMAT = 2  # bump when the payload layout changes (2: plain artifact values kept)
 
 # Distributions whose version changes what a perception tool returns. Absent ones count as absent,
@@ -75,7 +74,7 @@ class PerceptionCache:
         """``None``/``"default"`` → the user cache dir; ``"off"`` → no cache; anything else → that directory."""
         if setting is None or str(setting).strip() in ("", "default"):
             return cls(default_perception_cache_dir())
-        if str(setting).strip().lower() == CACHE_OFF:
+        if str(setting).strip().lower() == "off":
             return None
         path = Path(str(setting)).expanduser()
         if path.exists() and not path.is_dir():
@@ -228,14 +227,11 @@ def settings_of(obj: Any, depth: int = 0) -> Any:
         items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
         return [settings_of(v, depth + 1) for v in items]
     cls = f"{type(obj).__module__}.{type(obj).__qualname__}"
-    if depth > 6:
+    if depth > 6 or not hasattr(obj, "__dict__"):  # a dataclass's __dict__ too: a subclass may add settings
         return cls
-    if not hasattr(obj, "__dict__"):  # a dataclass's too: a subclass may add settings of its own
-        return cls
-    fields = dict(vars(obj))
     public = {
         k: settings_of(v, depth + 1)
-        for k, v in sorted(fields.items())
+        for k, v in sorted(vars(obj).items())
         if not k.startswith("_") and k not in _NOT_SETTINGS
     }
     return {"class": cls, **public}

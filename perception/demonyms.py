@@ -17,6 +17,7 @@ grammatical forms, and a hand-made alias list cannot enumerate them. Two general
 
 from __future__ import annotations
 
+import contextlib
 import re
 from functools import lru_cache
 
@@ -97,15 +98,13 @@ def country_name_groups() -> tuple[tuple[str, ...], ...]:
     except ImportError:
         return ()
     names_by_iso: dict[str, set[str]] = {}
-    try:
+    with contextlib.suppress(ImportError):
         from countryinfo import all_countries
 
         for info in all_countries():
             iso = (info.info().get("ISO") or {}).get("alpha2")
             if iso and info.name():
                 names_by_iso.setdefault(str(iso).upper(), set()).add(info.name())
-    except ImportError:
-        pass
     # an ISO code that several countryinfo entries share (England, Wales, ... under GB) names none
     by_iso = {iso: next(iter(names)) for iso, names in names_by_iso.items() if len(names) == 1}
     groups = []

