@@ -289,12 +289,11 @@ def _row(
 ) -> Row:
     """One variant's row: pooled accuracies, their interval, and (vs ``full``) Δ, its interval, McNemar."""
     matrix = item_matrix(per_seed, seeds)
-    scores = column_scores([per_seed[s] for s in seeds])
     clusters = [[v for v in vals if v is not None] for vals in matrix.values()]
     row = Row(
         variant,
         display_name(variant),
-        scores,
+        column_scores([per_seed[s] for s in seeds]),
         None,
         overall=cluster_mean(clusters, bootstrap).scaled(100.0) if any(clusters) else None,
         seeds=seeds,
