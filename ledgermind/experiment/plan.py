@@ -173,11 +173,11 @@ def paired_discordance(
     return Discordance.from_counts(only_ref, only_var, n)
 
 
-def discordance(pilot: Pilot, variant: str, reference: str = "full") -> Discordance:
-    """``variant`` against ``reference`` in every seed the pilot ran both."""
+def discordance(pilot: Pilot, variant: str) -> Discordance:
+    """``variant`` against ``full`` in every seed the pilot ran both."""
     by_seed = {(r.variant, r.seed): r.scores for r in pilot.runs}
-    both = [s for s in pilot.seeds if (reference, s) in by_seed and (variant, s) in by_seed]
-    return paired_discordance((by_seed[reference, s], by_seed[variant, s]) for s in both)
+    both = [s for s in pilot.seeds if ("full", s) in by_seed and (variant, s) in by_seed]
+    return paired_discordance((by_seed["full", s], by_seed[variant, s]) for s in both)
 
 
 @dataclass(frozen=True)
