@@ -111,7 +111,7 @@ def agent_factory_path(cfg: DictConfig) -> str:
 
 def configured_agent_factory(cfg: DictConfig) -> AgentFactory:
     """The agent factory the config names, from the registry (``experiment/components.py``)."""
-    return components.agent_factory(agent_factory_path(cfg))
+    return components.resolve(components.AGENT_FACTORIES, agent_factory_path(cfg))
 
 
 def configured_scorer(cfg: DictConfig, *, trusted: bool = True) -> Scorer:

@@ -42,25 +42,21 @@ def project_scorer(node: Mapping[str, Any]) -> Scorer:
     return functools.partial(score, config=ScoringConfig(random_letter_seed=seed))
 
 
-def agent_factory(name: str) -> AgentFactory:
-    """The registered factory ``name``, else (a user's own) the object at dotted path ``name``."""
-    return _resolve(AGENT_FACTORIES, name)
-
-
 def scorer(name: str, node: Mapping[str, Any] | None, *, trusted: bool = True) -> Scorer:
     """The registered scorer ``name`` built from the ``scoring`` node, else a trusted dotted path."""
     if name in SCORERS:
-        return _resolve(SCORERS, name)(dict(node or {}))
+        return resolve(SCORERS, name)(dict(node or {}))
     if not trusted:
         raise ConfigError(
             f"the run's scorer {name!r} is not one of the project's ({', '.join(SCORERS.names())}); a run folder "
             "is data, so it is not imported (pass --trust-config if you made this run yourself)"
         )
-    return _resolve(SCORERS, name)
+    return resolve(SCORERS, name)
 
 
-def _resolve(registry: Registry[Any], name: str) -> Any:
-    """The entry ``name`` of ``registry``, else the object at dotted path ``name``; a failure is one line."""
+def resolve(registry: Registry[Any], name: str) -> Any:
+    """The entry ``name`` of ``registry``, else (a user's own) the object at dotted path ``name``; a
+    failure is one line."""
     try:
         return registry.get(name) if name in registry else import_attr(name)
     except RegistryError as e:

@@ -116,8 +116,7 @@ def read_pilot(paths: Iterable[Path]) -> Pilot:
         scores = {i: (None if r.get("error") else r.get("score")) for i, r in rows.items()}
         wall = float((run.metrics() or {}).get("wall_time_total_s") or 0.0)
         variant, seed = str(ident.get("variant", "full")), int(ident.get("seed", 0) or 0)
-        label = label_for(ident)
-        runs.append(PilotRun(variant, seed, scores, calls, wall, sample_kind(run.config()), label))
+        runs.append(PilotRun(variant, seed, scores, calls, wall, sample_kind(run.config()), label_for(ident)))
     if not runs:
         raise DataError(f"no finished runs (metrics.json) under {', '.join(map(str, paths))}")
     return Pilot(runs)
@@ -174,11 +173,11 @@ def paired_discordance(
     return Discordance.from_counts(only_ref, only_var, n)
 
 
-def discordance(pilot: Pilot, variant: str, reference: str = "full") -> Discordance:
-    """``variant`` against ``reference`` in every seed the pilot ran both."""
+def discordance(pilot: Pilot, variant: str) -> Discordance:
+    """``variant`` against ``full`` in every seed the pilot ran both."""
     by_seed = {(r.variant, r.seed): r.scores for r in pilot.runs}
-    both = [s for s in pilot.seeds if (reference, s) in by_seed and (variant, s) in by_seed]
-    return paired_discordance((by_seed[reference, s], by_seed[variant, s]) for s in both)
+    both = [s for s in pilot.seeds if ("full", s) in by_seed and (variant, s) in by_seed]
+    return paired_discordance((by_seed["full", s], by_seed[variant, s]) for s in both)
 
 
 @dataclass(frozen=True)
@@ -201,9 +200,8 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     req = replace(req, items=req.items or max((len(r.scores) for r in pilot.runs), default=0))
     assert req.items is not None
     per_item = item_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]))
-    pilot_items = {
-        v: sum(len(r.scores) for r in pilot.runs if r.variant == v) for v in req.variants
-    }  # item × seed
+    # per variant, its (item, seed) units in the pilot
+    pilot_items = {v: sum(len(r.scores) for r in pilot.runs if r.variant == v) for v in req.variants}
     units = req.items * req.seeds
     projected = {v: projection(list(per_item[v].values()), units) for v in req.variants if per_item.get(v)}
     # the total's error from the per-(item, seed) sums over variants: items costly in one variant are costly in all

@@ -67,7 +67,7 @@ class RunScores:
     @property
     def scores(self) -> dict[str, float | None]:
         """Column -> accuracy in percent over the scored items; None if none."""
-        return column_scores([(self.item_scores, self.difficulty)])
+        return column_scores([self])
 
     @property
     def variant(self) -> str:
@@ -103,17 +103,15 @@ def load_run(run_dir: Path) -> RunScores:
     return RunScores(run.path, identity, dict(metrics.get("mechanisms") or {}), item_scores, difficulty)
 
 
-def column_scores(
-    runs: Sequence[tuple[dict[str, float | None], dict[str, str | None]]],
-) -> dict[str, float | None]:
+def column_scores(runs: Sequence[RunScores]) -> dict[str, float | None]:
     """Accuracy (percent) per column, pooled over the given runs' scored items (errored ones left out)."""
     scores: dict[str, float | None] = {}
     for col in COLUMNS:
         sel = [
             s
-            for item_scores, difficulty in runs
-            for item_id, s in item_scores.items()
-            if s is not None and (col == "Overall" or difficulty.get(item_id) == col)
+            for r in runs
+            for item_id, s in r.item_scores.items()
+            if s is not None and (col == "Overall" or r.difficulty.get(item_id) == col)
         ]
         scores[col] = 100.0 * sum(sel) / len(sel) if sel else None
     return scores
@@ -291,12 +289,11 @@ def _row(
 ) -> Row:
     """One variant's row: pooled accuracies, their interval, and (vs ``full``) Δ, its interval, McNemar."""
     matrix = item_matrix(per_seed, seeds)
-    scores = column_scores([(per_seed[s].item_scores, per_seed[s].difficulty) for s in seeds])
     clusters = [[v for v in vals if v is not None] for vals in matrix.values()]
     row = Row(
         variant,
         display_name(variant),
-        scores,
+        column_scores([per_seed[s] for s in seeds]),
         None,
         overall=cluster_mean(clusters, bootstrap).scaled(100.0) if any(clusters) else None,
         seeds=seeds,

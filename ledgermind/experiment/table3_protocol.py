@@ -27,14 +27,12 @@ def protocol_identity(r: RunScores) -> dict[str, Any]:
 
 def protocol_footer(runs: Sequence[RunScores]) -> str:
     """The shared protocol printed under the table (or which fields differ, with --allow-mixed)."""
-    idents = [(str(r.run_dir), protocol_identity(r)) for r in runs]
+    idents = [protocol_identity(r) for r in runs]
     seeds = ", ".join(str(s) for s in sorted({r.seed for r in runs}))
-    mixed = [f for f in PROTOCOL_FIELDS if len({sha256_json(i.get(f)) for _, i in idents}) > 1]
+    mixed = [f for f in PROTOCOL_FIELDS if len({sha256_json(i.get(f)) for i in idents}) > 1]
     head = [f"Protocol: MIXED (--allow-mixed); differing fields: {', '.join(mixed)}"] if mixed else []
-    return (
-        "\n".join([*(head or shared_protocol_lines(idents[0][1])), f"Seeds: {seeds}", escalation_line(runs)])
-        + "\n"
-    )
+    lines = [*(head or shared_protocol_lines(idents[0])), f"Seeds: {seeds}", escalation_line(runs)]
+    return "\n".join(lines) + "\n"
 
 
 ESCALATION_DEVIATION = (

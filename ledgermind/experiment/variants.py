@@ -100,17 +100,17 @@ def _check_unique(variants: tuple[Variant, ...], folder: Path) -> None:
                 raise ConfigError(f"{folder}: {first} and {v.name} have the same {what}")
 
 
-def names(conf_dir: Path | None = None) -> tuple[str, ...]:
+def names() -> tuple[str, ...]:
     """The variant names in row order (``full`` first)."""
-    return tuple(v.name for v in load_variants(conf_dir))
+    return tuple(v.name for v in load_variants())
 
 
-def display_name(name: str, conf_dir: Path | None = None) -> str:
+def display_name(name: str) -> str:
     """The row name of a variant; an unlisted one (``custom``, ``official_cot``) shows its own name."""
-    return listed.display if (listed := variant(name, conf_dir)) is not None else name
+    return listed.display if (listed := variant(name)) is not None else name
 
 
-def variant(name: str, conf_dir: Path | None = None) -> Variant | None:
+def variant(name: str) -> Variant | None:
     """The listed variant of that name (a run's recorded ``variant``); None: not a listed one
     (``custom``, ``official_cot``)."""
-    return next((v for v in load_variants(conf_dir) if v.name == name), None)
+    return next((v for v in load_variants() if v.name == name), None)

@@ -168,16 +168,8 @@ class WandbLogger(ExperimentLogger):
         table = self._wandb.Table(columns=ITEM_COLUMNS)  # type: ignore[arg-type]  # wandb: list[str | int], invariant
         for r in results:
             d = (details or {}).get(r.id, {})
-            table.add_data(
-                *(
-                    self._thumbnail(d.get("image"))
-                    if c == "thumbnail"
-                    else d.get(c, "")
-                    if c in DETAIL_COLUMNS
-                    else getattr(r, c)
-                    for c in ITEM_COLUMNS
-                )
-            )
+            cells = {c: d.get(c, "") for c in DETAIL_COLUMNS} | {"thumbnail": self._thumbnail(d.get("image"))}
+            table.add_data(*(cells[c] if c in cells else getattr(r, c) for c in ITEM_COLUMNS))
         self.run.log({"items": table})
         self.run.summary.update(flatten(metrics))  # one summary record, not one per key
 
