@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ledgermind.cli.commands import EXIT_USAGE
+from ledgermind.cli.commands import EXIT_USAGE, aligned
 from ledgermind.cli.run_args import first_comment, options
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import DataError
@@ -158,16 +158,12 @@ def run_row(path: Path) -> tuple[float, list[str]]:
 
 def runs(roots: Sequence[Path]) -> str:
     """The runs below ``roots`` as a table, newest first."""
-    found = find_runs(roots)
-    rows = [cells for _, cells in sorted((run_row(p) for p in found), key=lambda r: -r[0])]
-    table = [list(RUN_COLUMNS), *rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(RUN_COLUMNS))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table)
+    rows = sorted((run_row(p) for p in find_runs(roots)), key=lambda r: -r[0])
+    return aligned([RUN_COLUMNS, *(cells for _, cells in rows)])
 
 
 def render(rows: Sequence[Row]) -> str:
-    width = max((len(r.name) for r in rows), default=0)
-    return "\n".join(f"{r.name:<{width}}  {r.about}".rstrip() for r in rows)
+    return aligned([(r.name, r.about) for r in rows])
 
 
 def unknown_kind(kind: str) -> str:
