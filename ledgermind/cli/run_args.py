@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from hydra._internal.utils import get_args_parser
-from omegaconf import OmegaConf
+from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import ConfigError, first_line
@@ -122,10 +124,6 @@ def hub_model(arg: str, conf_dir: Path = CONF_DIR) -> list[str]:
 def composition_error(e: BaseException) -> str | None:
     """Hydra's (or OmegaConf's) refusal of a config as one line naming the closest key or option;
     None for anything else (a bug, also one Hydra's ``instantiate`` wraps, keeps its traceback)."""
-    from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
-    from omegaconf import DictConfig
-    from omegaconf.errors import OmegaConfBaseException
-
     if isinstance(e, MissingConfigException) and e.options is not None:  # benchmark=mmmu_pro_standrd10
         group, option = _group_and_option(str(e.missing_cfg_file))
         known = [o for o in e.options if not o.startswith("_")]  # _loader: a base, not an option
