@@ -48,11 +48,8 @@ def _yaml_key(path: Path, key: str) -> str | None:
 def _conf_rows(
     group: str, detail: Callable[[Path], str] = lambda _: "", conf_dir: Path = CONF_DIR
 ) -> list[Row]:
-    rows = []
-    for name in options(group, conf_dir):
-        path = conf_dir / group / f"{name}.yaml"
-        rows.append(Row(name, " ".join(x for x in (detail(path), first_comment(path)) if x)))
-    return rows
+    paths = [conf_dir / group / f"{name}.yaml" for name in options(group, conf_dir)]
+    return [Row(p.stem, " ".join(x for x in (detail(p), first_comment(p)) if x)) for p in paths]
 
 
 def benchmarks(conf_dir: Path = CONF_DIR) -> list[Row]:
