@@ -71,10 +71,9 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
             backend = build_backend(
                 cfg.backend, cfg.model, cache_mode=str(cfg.cache.mode), cache_path=cache_path
             )
-            jd = a.judge
             judge = Judge(
                 backend,
-                JudgeDecoding(float(jd.temperature), int(jd.max_tokens), int(jd.seed)),
+                JudgeDecoding(float(a.judge.temperature), int(a.judge.max_tokens), int(a.judge.seed)),
                 settings.max_claims,
             )
         try:
