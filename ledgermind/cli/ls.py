@@ -10,7 +10,6 @@ options (with the leading comment of each file) and the registries the code look
 from __future__ import annotations
 
 import argparse
-import difflib
 import fcntl
 import re
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.cli.commands import EXIT_USAGE, aligned
-from ledgermind.cli.run_args import first_comment, options
+from ledgermind.cli.run_args import closest, first_comment, options
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import DataError
 from ledgermind.metrics.stats import wilson_interval
@@ -165,8 +164,7 @@ def render(rows: Sequence[Row]) -> str:
 
 def unknown_kind(kind: str) -> str:
     """One line: the kind asked for, the closest known one, and all of them."""
-    close = difflib.get_close_matches(kind, list(KINDS), n=1, cutoff=0.5)
-    hint = f"did you mean {close[0]}? " if close else ""
+    hint = closest(kind, list(KINDS), cutoff=0.5)
     return f"ledgermind ls components: error: unknown kind {kind!r}: {hint}(kinds: {' | '.join(KINDS)})"
 
 
