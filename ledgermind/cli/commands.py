@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import ParamSpec
 
@@ -97,9 +98,15 @@ def as_script(name: str, target: Callable[[list[str]], int | None]) -> Main:
     return main
 
 
+def aligned(table: Sequence[Sequence[str]]) -> str:
+    """The rows as text columns, each as wide as its widest cell, two spaces apart: one layout for
+    the command listing, the runs and every component listing (``ledgermind ls``)."""
+    widths = [max(map(len, column)) for column in zip(*table)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table)
+
+
 def usage() -> str:
-    width = max(map(len, COMMANDS))
-    listing = "\n".join(f"  {n:<{width}}  {about}" for n, about in COMMANDS.items())
+    listing = textwrap.indent(aligned(list(COMMANDS.items())), "  ")
     return f"usage: ledgermind <command> [args]\n\ncommands:\n{listing}"
 
 

@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--data",
         type=Path,
-        default=None,
+        default=shared_data_dir() / "grounding_ext" / "dev.jsonl",
         help="annotated pairs (default: <shared data>/grounding_ext/dev.jsonl)",
     )
     parser.add_argument("--strict-ncc", action="store_true", help="strict Eq. 5 (ncc_relations=false)")
@@ -69,7 +69,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"candidate values of a GroundingConfig field (default: {' '.join(DEFAULT_GRID)})",
     )
     args = parser.parse_args(argv)
-    args.data = args.data or shared_data_dir() / "grounding_ext" / "dev.jsonl"
 
     def report() -> str:
         pairs = study_pairs(args.data, derived=bool(args.folds) if args.derived is None else args.derived)

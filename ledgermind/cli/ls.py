@@ -10,7 +10,6 @@ options (with the leading comment of each file) and the registries the code look
 from __future__ import annotations
 
 import argparse
-import difflib
 import fcntl
 import re
 import sys
@@ -20,8 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ledgermind.cli.commands import EXIT_USAGE
-from ledgermind.cli.run_args import first_comment, options
+from ledgermind.cli.commands import EXIT_USAGE, aligned
+from ledgermind.cli.run_args import closest, first_comment, options
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import DataError
 from ledgermind.metrics.stats import wilson_interval
@@ -48,11 +47,8 @@ def _yaml_key(path: Path, key: str) -> str | None:
 def _conf_rows(
     group: str, detail: Callable[[Path], str] = lambda _: "", conf_dir: Path = CONF_DIR
 ) -> list[Row]:
-    rows = []
-    for name in options(group, conf_dir):
-        path = conf_dir / group / f"{name}.yaml"
-        rows.append(Row(name, " ".join(x for x in (detail(path), first_comment(path)) if x)))
-    return rows
+    paths = [conf_dir / group / f"{name}.yaml" for name in options(group, conf_dir)]
+    return [Row(p.stem, " ".join(x for x in (detail(p), first_comment(p)) if x)) for p in paths]
 
 
 def benchmarks(conf_dir: Path = CONF_DIR) -> list[Row]:
@@ -158,22 +154,17 @@ def run_row(path: Path) -> tuple[float, list[str]]:
 
 def runs(roots: Sequence[Path]) -> str:
     """The runs below ``roots`` as a table, newest first."""
-    found = find_runs(roots)
-    rows = [cells for _, cells in sorted((run_row(p) for p in found), key=lambda r: -r[0])]
-    table = [list(RUN_COLUMNS), *rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(RUN_COLUMNS))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table)
+    rows = sorted((run_row(p) for p in find_runs(roots)), key=lambda r: -r[0])
+    return aligned([RUN_COLUMNS, *(cells for _, cells in rows)])
 
 
 def render(rows: Sequence[Row]) -> str:
-    width = max((len(r.name) for r in rows), default=0)
-    return "\n".join(f"{r.name:<{width}}  {r.about}".rstrip() for r in rows)
+    return aligned([(r.name, r.about) for r in rows])
 
 
 def unknown_kind(kind: str) -> str:
     """One line: the kind asked for, the closest known one, and all of them."""
-    close = difflib.get_close_matches(kind, list(KINDS), n=1, cutoff=0.5)
-    hint = f"did you mean {close[0]}? " if close else ""
+    hint = closest(kind, list(KINDS), cutoff=0.5)
     return f"ledgermind ls components: error: unknown kind {kind!r}: {hint}(kinds: {' | '.join(KINDS)})"
 
 

@@ -58,8 +58,9 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
 
 
-_failed_runs: list[str] = []  # one summary line per (multi)run job with errored items (reset by ``main``)
-_retry: list[str] = []  # the command that retries them (a sweep's: one for all its jobs)
+# per (multi)run job with errored items: its summary line and the command that retries them (a sweep's:
+# one for all its jobs); reset by ``main``
+_failed_runs: list[tuple[str, str]] = []
 
 
 # An absolute path: the same search path (file://<repo>/conf) whether this runs as scripts/run.py,
@@ -104,8 +105,7 @@ def _task(cfg: DictConfig) -> None:
         run_summary(metrics, Path(str(cfg.output_dir)), census=not in_sweep if shown is None else bool(shown))
     )
     if metrics["errors"]:
-        _failed_runs.append(failure_summary(metrics, str(cfg.output_dir) if in_sweep else ""))
-        _retry[:] = [_resume(cfg)]
+        _failed_runs.append((failure_summary(metrics, str(cfg.output_dir) if in_sweep else ""), _resume(cfg)))
 
 
 def failure_summary(metrics: dict, job: str = "") -> str:
@@ -140,7 +140,6 @@ def _resume(cfg: DictConfig) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """The run command; ``argv`` (default: ``sys.argv[1:]``) becomes Hydra's command line."""
     _failed_runs.clear()
-    _retry.clear()
     if argv is not None:
         sys.argv[1:] = list(argv)
     try:
@@ -166,8 +165,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             del os.environ[FULL_ERROR]
         else:
             os.environ[FULL_ERROR] = full_error
-    for line in _failed_runs[:-1]:
+    for line, _ in _failed_runs[:-1]:
         print(f"error: {line}", file=sys.stderr)
     if _failed_runs:
-        print(f"error: {_failed_runs[-1]}; retry them with: {_retry[0]}", file=sys.stderr)
+        line, retry = _failed_runs[-1]
+        print(f"error: {line}; retry them with: {retry}", file=sys.stderr)
         raise SystemExit(EXIT_ITEM_ERRORS)

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from hydra._internal.utils import get_args_parser
-from omegaconf import OmegaConf
+from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from ledgermind.confutil import CONF_DIR
 from ledgermind.errors import ConfigError, first_line
@@ -68,7 +70,7 @@ def first_comment(path: Path) -> str:
 
 
 # ------------------------------------------------------------------------------ argv
-def preprocess(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
+def preprocess(argv: Sequence[str]) -> list[str]:
     """What ``scripts/run.py`` hands to Hydra: foreign flags become overrides (or a one-line
     ``ConfigError``, exit 2), and Hydra's flags with their values come first: ``logger=none -m
     seed=0,1`` is what people type, and Hydra's argparse takes overrides only as one trailing run."""
@@ -79,7 +81,7 @@ def preprocess(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
         arg = args.pop(0)
         name, eq, value = arg.partition("=")
         if name in FLAG_ADVICE:
-            benchmarks, models = (" | ".join(options(g, conf_dir)) for g in ("benchmark", "model"))
+            benchmarks, models = (" | ".join(options(g)) for g in ("benchmark", "model"))
             advice = FLAG_ADVICE[name].format(benchmarks=benchmarks, models=models)
             raise ConfigError(f"{name} is not a flag here: {advice}")
         if name in FLAG_KEYS:
@@ -97,14 +99,14 @@ def preprocess(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> list[str]:
                 "(python scripts/run.py --help lists them)"
             )
         else:
-            rest.extend(hub_model(arg, conf_dir))
+            rest.extend(hub_model(arg))
     return flags + rest
 
 
 GENERIC_MODEL = "hf"  # conf/model/hf.yaml: any hub id, model=hf model.hub_id=ORG/NAME
 
 
-def hub_model(arg: str, conf_dir: Path = CONF_DIR) -> list[str]:
+def hub_model(arg: str) -> list[str]:
     """``model=ORG/NAME`` (a hub id, as lmms-eval's ``pretrained=`` takes one) is the generic model
     config with that hub id; a ``model=`` naming a config, and every other argument, pass unchanged."""
     key, eq, value = arg.partition("=")
@@ -113,7 +115,7 @@ def hub_model(arg: str, conf_dir: Path = CONF_DIR) -> list[str]:
         or not eq
         or "/" not in value
         or "," in value
-        or (conf_dir / "model" / f"{value}.yaml").exists()
+        or (CONF_DIR / "model" / f"{value}.yaml").exists()
     ):
         return [arg]
     return [f"model={GENERIC_MODEL}", f"model.hub_id={value}"]
@@ -122,14 +124,10 @@ def hub_model(arg: str, conf_dir: Path = CONF_DIR) -> list[str]:
 def composition_error(e: BaseException) -> str | None:
     """Hydra's (or OmegaConf's) refusal of a config as one line naming the closest key or option;
     None for anything else (a bug, also one Hydra's ``instantiate`` wraps, keeps its traceback)."""
-    from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
-    from omegaconf import DictConfig
-    from omegaconf.errors import OmegaConfBaseException
-
     if isinstance(e, MissingConfigException) and e.options is not None:  # benchmark=mmmu_pro_standrd10
         group, option = _group_and_option(str(e.missing_cfg_file))
         known = [o for o in e.options if not o.startswith("_")]  # _loader: a base, not an option
-        hint = _closest(option, known) or (_display_hint(str(option)) if group.endswith("ablation") else "")
+        hint = closest(option, known) or (_display_hint(str(option)) if group.endswith("ablation") else "")
         return f"unknown {group} option {option!r}: {hint}(options: {' | '.join(known)})"
     cause = e.__cause__ if isinstance(e.__cause__, OmegaConfBaseException) else e
     if not isinstance(cause, ConfigCompositionException | OverrideParseException | OmegaConfBaseException):
@@ -138,7 +136,7 @@ def composition_error(e: BaseException) -> str | None:
     if "not in" in str(cause) and key and parent is not None:  # struct mode: limt=2, pipeline.zom=8
         prefix, _, leaf = key.rpartition(".")
         below = [f"{k}.{s!s}" for k in parent if isinstance(n := parent._get_node(k), DictConfig) for s in n]
-        hint = _closest(leaf, [*map(str, parent), *below], f"{prefix}." if prefix else "")  # pipeline.beta
+        hint = closest(leaf, [*map(str, parent), *below], f"{prefix}." if prefix else "")  # pipeline.beta
         return f"unknown key {key!r}: {hint or 'python scripts/run.py --help lists the keys'}".rstrip()
     first = first_line(cause)
     return f"{first} (config key: {key})" if key and key not in first else first
@@ -169,14 +167,15 @@ def _display_hint(option: str) -> str:
     return f"did you mean {v.name}? (Table 3 shows it as {v.display!r}) "
 
 
-def _closest(name: str, known: Sequence[str], prefix: str = "") -> str:
-    """``did you mean …? `` for the known name (a sibling before a nested one) whose last part is closest."""
+def closest(name: str, known: Sequence[str], prefix: str = "", cutoff: float = 0.6) -> str:
+    """``did you mean …? `` for the known name (a sibling before a nested one) whose last part is
+    closest: the one wording of every "did you mean" of the command line (``ledgermind ls`` too)."""
     leaves = {k.rpartition(".")[2]: k for k in reversed(known)}
-    close = difflib.get_close_matches(name, list(leaves), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, list(leaves), n=1, cutoff=cutoff)
     return f"did you mean {prefix}{leaves[close[0]]}? " if close else ""
 
 
-def sweep_jobs(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> int | None:
+def sweep_jobs(argv: Sequence[str]) -> int | None:
     """How many jobs a ``-m`` command line sweeps: the product of its sweep overrides and of the
     ``hydra.sweeper.params`` of the ``+experiment=`` it names (``sweep_dirs.sweep_overrides``); a
     ``glob(...)`` sweep counts the matching options of its config group. None when not a sweep or
@@ -185,11 +184,11 @@ def sweep_jobs(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> int | None:
         return None
     from hydra.core.override_parser.types import Glob
 
-    last = sweep_overrides(argv, _experiment_sweep(argv, conf_dir))
+    last = sweep_overrides(argv, _experiment_sweep(argv))
     if last is None:
         return None
     sizes = [
-        len(o.value().filter(options(key, conf_dir)))
+        len(o.value().filter(options(key)))
         if isinstance(o.value(), Glob)
         else len(list(o.sweep_string_iterator()))
         for key, o in last.items()
@@ -198,11 +197,11 @@ def sweep_jobs(argv: Sequence[str], conf_dir: Path = CONF_DIR) -> int | None:
     return math.prod(sizes)
 
 
-def _experiment_sweep(argv: Sequence[str], conf_dir: Path) -> dict[str, Any]:
+def _experiment_sweep(argv: Sequence[str]) -> dict[str, Any]:
     """The ``hydra.sweeper.params`` of the experiment a command line selects, read as plain YAML."""
     for arg in reversed(argv):
         key, _, name = arg.partition("=")
-        path = conf_dir / "experiment" / f"{name}.yaml"
+        path = CONF_DIR / "experiment" / f"{name}.yaml"
         if key.lstrip("+") == "experiment" and path.is_file():  # a missing file: Hydra reports it
             return dict(OmegaConf.select(OmegaConf.load(path), "hydra.sweeper.params") or {})
     return {}

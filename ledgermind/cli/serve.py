@@ -84,4 +84,3 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"launching: {shlex.join(cmd)}", file=sys.stderr, flush=True)
     os.execv(cmd[0], cmd)  # the server replaces this process: Ctrl-C / SIGTERM reach it directly
-    return 0  # pragma: no cover

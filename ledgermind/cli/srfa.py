@@ -21,7 +21,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ledgermind.cli.commands import one_line_errors
 from ledgermind.confutil import container, to_plain
-from ledgermind.errors import UserError, first_line
+from ledgermind.errors import UserError, first_line, option
 from ledgermind.experiment.wandb_logger import configured_logger
 from ledgermind.srfa.checks import format_checks
 from ledgermind.srfa.protocol import SrfaMode
@@ -37,15 +37,11 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
 
     record = load_run(run_dir)
     a = cfg.srfa
-    try:
-        mode = SrfaMode(str(a.mode))
-    except ValueError:
-        raise UserError(f"srfa.mode must be ledger, judge or both, got {a.mode!r}") from None
     # a null key means the one home of that constant (SrfaSettings' default)
     given: dict[str, Any] = {
         k: cast(a[k]) for k, cast in (("gamma", float), ("max_claims", int)) if a[k] is not None
     }
-    settings = SrfaSettings(mode, **given)
+    settings = SrfaSettings(option(SrfaMode, str(a.mode), "srfa.mode"), **given)
     items = run_items(run_dir, trusted=trust_config)
     cascade = evidence = None
     if SrfaMode.LEDGER in settings.modes:
@@ -75,10 +71,9 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
             backend = build_backend(
                 cfg.backend, cfg.model, cache_mode=str(cfg.cache.mode), cache_path=cache_path
             )
-            jd = a.judge
             judge = Judge(
                 backend,
-                JudgeDecoding(float(jd.temperature), int(jd.max_tokens), int(jd.seed)),
+                JudgeDecoding(float(a.judge.temperature), int(a.judge.max_tokens), int(a.judge.seed)),
                 settings.max_claims,
             )
         try:
@@ -189,7 +184,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="reload a benchmark the run names by import path (only for runs you made yourself)",
     )
     args = p.parse_intermixed_args(argv)
-    run_dir = args.run_dir
     from hydra.errors import HydraException
 
     from ledgermind.pipeline.config import compose
@@ -199,11 +193,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HydraException, OmegaConfBaseException) as exc:
         raise UserError(first_line(exc)) from None
     try:
-        metrics = run_srfa(run_dir, cfg, trust_config=args.trust_config)
+        metrics = run_srfa(args.run_dir, cfg, trust_config=args.trust_config)
     except OmegaConfBaseException as exc:  # a key the audit reads is missing or mistyped
         raise UserError(first_line(exc)) from None
     print(format_metrics(metrics))
-    print(f"-> {run_dir / SRFA_FILE}, {run_dir / SRFA_METRICS_FILE}")
+    print(f"-> {args.run_dir / SRFA_FILE}, {args.run_dir / SRFA_METRICS_FILE}")
     errors = sum((metrics.get(m) or {}).get("audit_errors", 0) for m in ("ledger", "judge"))
     if errors:
         print(f"{errors} item audits failed; rerun the same command to retry them", file=sys.stderr)
