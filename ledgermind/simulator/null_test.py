@@ -29,7 +29,7 @@ from ledgermind.metrics.stats import BootstrapConfig, bootstrap_p_value, paired_
 from ledgermind.runs.files import METRICS_FILE
 from ledgermind.runs.reader import RunDir
 from ledgermind.simulator.census import CATCHABLE, HARMS, VERBS, fault_census
-from ledgermind.simulator.sim_sweep import RunFn, run_point
+from ledgermind.simulator.sim_sweep import run_point
 
 VARIANTS = tuple(names())  # conf/ablation: every Table 3 variant, in row order
 # The null world: no coupling, no suggestible looks, no evidence pull, no zoom benefit.
@@ -236,12 +236,11 @@ def null_test(
     benchmarks: Mapping[str, int] | None = None,
     variants: Sequence[str] = VARIANTS,
     overrides: Sequence[str] = (),
-    run: RunFn | None = None,
 ) -> NullReport:
     """Every (benchmark, seed, variant) run (a finished run resumes to nothing), then the report."""
     benches = dict(benchmarks or {"mmmu_pro_standard10": 60, "gauges": 44})
     world = [o.format(coupling=coupling) for o in NULL_WORLD]
     for (benchmark, limit), seed, variant in itertools.product(benches.items(), range(replicates), variants):
         d = run_dir_for(out, coupling, benchmark, variant, seed)
-        run_point(run, d, benchmark, variant, seed, limit, [*world, *overrides])
+        run_point(d, benchmark, variant, seed, limit, [*world, *overrides])
     return collect(out, coupling=coupling, replicates=replicates, benchmarks=benches)
