@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ledgermind.markdown import md_table
@@ -46,7 +46,7 @@ CV_GRID = {"gain_per_area": (False, True), "numeric_text_bonus": (1.0, 0.0, 2.0)
 def zone_candidates(base: CropConfig) -> list[CropConfig]:
     """The CV grid as configs, the shipped one first (ties keep it)."""
     combos = itertools.product(*CV_GRID.values())
-    grid = (CropConfig(**{**base.__dict__, **dict(zip(CV_GRID, c))}) for c in combos)
+    grid = (replace(base, **dict(zip(CV_GRID, c))) for c in combos)
     return list(dict.fromkeys([base, *grid]))
 
 
@@ -85,6 +85,7 @@ def run_zone_cv(data: Path, tool: CropZoomTool, k: int, seed: int, limit: int | 
     lines = [
         f"{n} photos, {k}-fold CV over {len(candidates)} zone-choice candidates",
         *md_table(CV_HEAD, [["zoom recall", *report.cells("zoom", dev, recall(outcomes[best]))]], rest="---"),
+        # the same table's second row: full-image recall is no choice's objective (no best, no gap)
         f"| full-image recall | {recall(outcomes[shipped], zoom=False):.3f} | | {report.mean('full'):.3f} ± "
         f"{report.spread('full'):.3f} | {report.pooled['full']:.3f} | |",
         f"shipped: {describe(shipped)}; best on all photos: {describe(best)}",
