@@ -128,12 +128,7 @@ SIMULATED_RUN = (
 
 
 def run_point(
-    out: Path,
-    benchmark: str,
-    variant: str,
-    seed: int,
-    limit: int | None,
-    extra: Sequence[str],
+    out: Path, benchmark: str, variant: str, seed: int, limit: int | None, extra: Sequence[str]
 ) -> None:
     """Compose one simulated run (what ``scripts/run.py`` would run), record its config as a Hydra
     run does (rescoring and read-back use it) and run it; a finished run resumes to nothing."""
