@@ -15,14 +15,14 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from omegaconf import DictConfig
 
 from ledgermind.errors import UserError
 from ledgermind.jsonl import read_jsonl
-from perception.crop import parse_numbers, zone_crop
+from perception.crop import CropConfig, parse_numbers, zone_crop
 from perception.image_io import load_image
 from perception.ocr import OCRLine
 from perception.tools import CropZoomTool, build_tools
@@ -49,7 +49,7 @@ def crop_tool(perception_cfg: DictConfig, **overrides: object) -> CropZoomTool:
     """The ``crop_zoom`` tool a perception config builds, with crop-config fields overridden."""
     tool: CropZoomTool = build_tools(perception_cfg)["crop_zoom"]  # type: ignore[assignment]
     if overrides:
-        tool.config = replace(tool.config, **overrides)
+        tool.config = CropConfig(**{**tool.config.__dict__, **overrides})
     return tool
 
 

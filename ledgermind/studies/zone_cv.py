@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ledgermind.markdown import md_table
@@ -46,7 +46,7 @@ CV_GRID = {"gain_per_area": (False, True), "numeric_text_bonus": (1.0, 0.0, 2.0)
 def zone_candidates(base: CropConfig) -> list[CropConfig]:
     """The CV grid as configs, the shipped one first (ties keep it)."""
     combos = itertools.product(*CV_GRID.values())
-    grid = (replace(base, **dict(zip(CV_GRID, c))) for c in combos)
+    grid = (CropConfig(**{**base.__dict__, **dict(zip(CV_GRID, c))}) for c in combos)
     return list(dict.fromkeys([base, *grid]))
 
 
