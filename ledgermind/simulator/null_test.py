@@ -29,7 +29,7 @@ from ledgermind.metrics.stats import BootstrapConfig, bootstrap_p_value, paired_
 from ledgermind.runs.files import METRICS_FILE
 from ledgermind.runs.reader import RunDir
 from ledgermind.simulator.census import CATCHABLE, HARMS, VERBS, fault_census
-from ledgermind.simulator.sim_sweep import RunFn, run_point
+from ledgermind.simulator.sim_sweep import run_point
 
 VARIANTS = tuple(names())  # conf/ablation: every Table 3 variant, in row order
 # The null world: no coupling, no suggestible looks, no evidence pull, no zoom benefit.
@@ -157,30 +157,27 @@ def collect(
             report.deltas.setdefault(r.variant, []).append(float(r.delta or 0.0))
             report.detected[r.variant] += r in holm
         for run in runs:
-            add_census(report.census.setdefault(run.variant, Counter()), rederived_census(run.run_dir))
+            add_rederived_census(report.census.setdefault(run.variant, Counter()), run.run_dir)
         _planted_control(report, out, benchmark, seed, runs, bootstrap)
     return report
 
 
-def rederived_census(run_dir: Path) -> dict[str, Any]:
-    """The run's simulator census derived again from its trajectories with today's census rules.
+def add_rederived_census(into: Counter[str], run_dir: Path) -> None:
+    """Sum the run's simulator census into ``into``, derived again from its trajectories with today's
+    census rules, with the independence cells (decisions that failed / passed ECC, and how many were right).
 
     Why not ``metrics.json``: the census is a function of the trajectory (``simulator/census.py``),
     and a rule fixed after the runs (an audit-only label is no flag) must not need the runs again."""
     run = RunDir(run_dir)
-    total: dict[str, Any] = {"independence": Counter()}
     for result in run.results():
         d = run.trajectory(result.id)
         if d is None:
             continue
         if result.error is None:
             cell = "ecc_failed" if _decision_failed_ecc(d) else "ecc_passed"
-            total["independence"][f"{cell} n"] += 1
-            total["independence"][f"{cell} right"] += int(result.correct)
-        for verb, counts in fault_census(d).items():
-            if isinstance(counts, dict) and verb != "by_place":
-                total.setdefault(verb, Counter()).update({k: int(v) for k, v in counts.items()})
-    return total
+            into[f"{cell} n"] += 1
+            into[f"{cell} right"] += int(result.correct)
+        add_census(into, fault_census(d))
 
 
 def _decision_failed_ecc(d: Mapping[str, Any]) -> bool:
@@ -236,12 +233,11 @@ def null_test(
     benchmarks: Mapping[str, int] | None = None,
     variants: Sequence[str] = VARIANTS,
     overrides: Sequence[str] = (),
-    run: RunFn | None = None,
 ) -> NullReport:
     """Every (benchmark, seed, variant) run (a finished run resumes to nothing), then the report."""
     benches = dict(benchmarks or {"mmmu_pro_standard10": 60, "gauges": 44})
     world = [o.format(coupling=coupling) for o in NULL_WORLD]
     for (benchmark, limit), seed, variant in itertools.product(benches.items(), range(replicates), variants):
         d = run_dir_for(out, coupling, benchmark, variant, seed)
-        run_point(run, d, benchmark, variant, seed, limit, [*world, *overrides])
+        run_point(d, benchmark, variant, seed, limit, [*world, *overrides])
     return collect(out, coupling=coupling, replicates=replicates, benchmarks=benches)

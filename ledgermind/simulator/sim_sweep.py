@@ -19,7 +19,7 @@ import csv
 import io
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,9 +29,10 @@ from omegaconf import DictConfig, OmegaConf
 from ledgermind.errors import UserError, first_line
 from ledgermind.experiment import table3
 from ledgermind.markdown import md_table
-from ledgermind.metrics.stats import BootstrapConfig, Estimate, cluster_mean, paired_delta, wilson_interval
+from ledgermind.metrics.stats import BootstrapConfig, Estimate, wilson_interval
 from ledgermind.runs.files import RECORDED_CONFIG
 from ledgermind.runs.reader import RunDir, find_runs
+from ledgermind.simulator.faults import PROBABILITIES, FaultRates
 from ledgermind.simulator.label import NOTE
 
 
@@ -70,8 +71,6 @@ class SweepSpec:
     overrides: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        from ledgermind.simulator.faults import PROBABILITIES
-
         if not self.grid:
             raise SweepError("the grid is empty: give rate values, e.g. --grid 0,0.1,0.2,0.4")
         top, bound = (1.0, "lie in [0, 1]") if self.rate in PROBABILITIES else (math.inf, "be >= 0")
@@ -113,8 +112,6 @@ def check_rate(spec: SweepSpec) -> None:
     """Fail before any run when ``backend=simulated`` has no such rate."""
     backend = _compose(["backend=simulated", f"benchmark={spec.benchmark}", "output_dir=unused"]).backend
     if spec.rate not in backend:
-        from ledgermind.simulator.faults import FaultRates
-
         known = sorted(FaultRates.__dataclass_fields__)
         raise SweepError(f"backend=simulated has no {spec.rate!r} (its rates: {', '.join(known)})")
 
@@ -128,17 +125,10 @@ SIMULATED_RUN = (
     "progress=false",
     "backend.banner=false",
 )
-RunFn = Callable[[DictConfig], Mapping[str, Any]]
 
 
 def run_point(
-    run: RunFn | None,
-    out: Path,
-    benchmark: str,
-    variant: str,
-    seed: int,
-    limit: int | None,
-    extra: Sequence[str],
+    out: Path, benchmark: str, variant: str, seed: int, limit: int | None, extra: Sequence[str]
 ) -> None:
     """Compose one simulated run (what ``scripts/run.py`` would run), record its config as a Hydra
     run does (rescoring and read-back use it) and run it; a finished run resumes to nothing."""
@@ -149,10 +139,10 @@ def run_point(
     cfg = _compose([*SIMULATED_RUN, *point, *limits, *extra])
     (out / RECORDED_CONFIG).parent.mkdir(parents=True, exist_ok=True)
     OmegaConf.save(cfg, out / RECORDED_CONFIG)
-    (run or run_experiment)(cfg)
+    run_experiment(cfg)
 
 
-def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> list[Path]:
+def run_sweep(spec: SweepSpec, out_dir: Path) -> list[Path]:
     """Run every (value, variant, seed) point into ``<rate>-<value>/<variant>-seed<seed>`` (only for
     writing: read-back trusts the run's own records); a rerun is cheap."""
     check_rate(spec)
@@ -160,7 +150,7 @@ def run_sweep(spec: SweepSpec, out_dir: Path, *, run: RunFn | None = None) -> li
     for value, variant, seed in itertools.product(spec.grid, spec.variants, spec.seeds):
         dirs.append(out_dir / f"{spec.rate}-{value:g}" / f"{variant}-seed{seed}")
         extra = [*spec.overrides, f"backend.{spec.rate}={value}"]
-        run_point(run, dirs[-1], spec.benchmark, variant, seed, spec.limit, extra)
+        run_point(dirs[-1], spec.benchmark, variant, seed, spec.limit, extra)
     return dirs
 
 
@@ -218,7 +208,8 @@ def fault_counts(mechanisms: Mapping[str, Any], fault: str) -> tuple[int, int]:
 def collect(
     run_dirs: Sequence[Path], spec: SweepSpec, bootstrap: BootstrapConfig = BootstrapConfig()
 ) -> list[SweepPoint]:
-    """One point per rate value among the given runs (or run/sweep dirs), from the runs' own records."""
+    """One point per rate value among the given runs (or run/sweep dirs), from the runs' own records;
+    accuracy and Δ are those of the Table 3 rows the same runs give."""
     runs = [table3.load_run(d) for d in find_runs(run_dirs)]
     by_value: dict[float, list[table3.RunScores]] = {}
     for r in runs:
@@ -226,38 +217,30 @@ def collect(
     points = []
     for value in sorted(by_value):
         group = [r for r in by_value[value] if r.variant in spec.variants]
+        if missing := [v for v in spec.variants if v not in {r.variant for r in group}]:
+            raise SweepError(f"{spec.rate}={value:g}: no finished run of {', '.join(missing)}")
         try:
-            table3.check_comparable(group)
+            rows = {row.variant: row for row in table3.build_rows(group, bootstrap=bootstrap)}
         except UserError as e:
             raise SweepError(f"{spec.rate}={value:g}: {e}") from None
-        points.append(_point(value, group, spec, bootstrap))
+        full, ablation = (rows[v] for v in spec.variants)
+        if full.overall is None or ablation.overall is None or ablation.delta_ci is None:
+            raise SweepError(f"{spec.rate}={value:g}: no item scored by both {' and '.join(spec.variants)}")
+        catch = {}
+        if (fault := spec.target.fault) is not None:
+            for variant in spec.variants:
+                catch[variant] = catch_rate(
+                    [r for r in group if r.variant == variant], fault, bootstrap.level
+                )
+        points.append(SweepPoint(value, full.overall, ablation.overall, ablation.delta_ci, catch))
     return points
 
 
-def _point(
-    value: float, runs: Sequence[table3.RunScores], spec: SweepSpec, boot: BootstrapConfig
-) -> SweepPoint:
-    seeds = table3.seeds_of(runs)
-    by_variant = table3.group_by_variant(runs)
-    missing = [v for v in spec.variants if v not in by_variant]
-    if missing:
-        raise SweepError(f"{spec.rate}={value:g}: no finished run of {', '.join(missing)}")
-    full, abl = (table3.item_matrix(by_variant[v], seeds) for v in spec.variants)
-
-    def accuracy(matrix: Mapping[str, Sequence[float | None]]) -> Estimate:
-        return cluster_mean([[s for s in vals if s is not None] for vals in matrix.values()], boot).scaled(
-            100.0
-        )
-
-    catch = {}
-    if spec.target.fault is not None:
-        for variant in spec.variants:
-            counts = [fault_counts(r.mechanisms, spec.target.fault) for r in by_variant[variant].values()]
-            injected, caught = sum(c[0] for c in counts), sum(c[1] for c in counts)
-            catch[variant] = CatchRate(injected, caught, wilson_interval(caught, injected, boot.level))
-    return SweepPoint(
-        value, accuracy(full), accuracy(abl), paired_delta(abl, full, boot).scaled(100.0), catch
-    )
+def catch_rate(runs: Sequence[table3.RunScores], fault: str, level: float) -> CatchRate:
+    """The fault's catch rate summed over the runs (every seed of one variant)."""
+    counts = [fault_counts(r.mechanisms, fault) for r in runs]
+    injected, caught = sum(c[0] for c in counts), sum(c[1] for c in counts)
+    return CatchRate(injected, caught, wilson_interval(caught, injected, level))
 
 
 # ---------------------------------------------------------------------------------- rendering
@@ -379,8 +362,8 @@ def write_outputs(
 
 
 def sweep(
-    spec: SweepSpec, out_dir: Path, boot: BootstrapConfig = BootstrapConfig(), *, run: RunFn | None = None
+    spec: SweepSpec, out_dir: Path, boot: BootstrapConfig = BootstrapConfig()
 ) -> tuple[list[SweepPoint], SweepOutputs]:
     """Run the whole grid, read it back and write ``sweep_<rate>.md/.csv/.png`` into ``out_dir``."""
-    points = collect(run_sweep(spec, out_dir, run=run), spec, boot)
+    points = collect(run_sweep(spec, out_dir), spec, boot)
     return points, write_outputs(points, spec, out_dir, boot)

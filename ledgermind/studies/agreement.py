@@ -24,6 +24,7 @@ from typing import Any
 from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade, GroundingResult
 from ledgermind.jsonl import read_jsonl
+from ledgermind.markdown import md_table
 
 
 class Check(str, Enum):
@@ -130,19 +131,14 @@ class AgreementReport:
         """Markdown table: one row per stratum (check shown), per target group, and overall."""
         groups = [(f"group:{name}", conf) for name, conf in self.groups.items()]
         scopes = [*sorted(self.strata.items()), *groups, ("overall", self.overall)]
-        return "\n".join(
-            ["| scope | check | n | agreement | TP | FN | FP | TN |", "|---|---|---|---|---|---|---|---|"]
-            + [_row(name, conf) for name, conf in scopes]
-            + ["(positive = supported; FN = auditor flags a pair people call supported)"]
-        )
+        head = ["scope", "check", "n", "agreement", "TP", "FN", "FP", "TN"]
+        note = "(positive = supported; FN = auditor flags a pair people call supported)"
+        return "\n".join([*md_table(head, [_cells(name, conf) for name, conf in scopes], rest="---"), note])
 
 
-def _row(name: str, conf: Confusion) -> str:
+def _cells(name: str, conf: Confusion) -> list[object]:
     check, _, scope = name.rpartition("/")
-    return (
-        f"| {scope} | {check or '-'} | {conf.n} | {conf.agreement:.3f} | "
-        f"{conf.tp} | {conf.fn} | {conf.fp} | {conf.tn} |"
-    )
+    return [scope, check or "-", conf.n, f"{conf.agreement:.3f}", conf.tp, conf.fn, conf.fp, conf.tn]
 
 
 def read_rows(path: Path | str) -> list[dict[str, Any]]:

@@ -84,9 +84,7 @@ def derived_expectation(record: Mapping[str, Any], spans: Sequence[str]) -> bool
 
 
 def derive_entity_pairs(
-    records: Iterable[Mapping[str, Any]],
-    ner: EntityExtractor,
-    aliases: AliasTable | None = None,
+    records: Iterable[Mapping[str, Any]], ner: EntityExtractor, aliases: AliasTable | None = None
 ) -> list[AnnotatedPair]:
     """One ECC row per numeric row whose annotation implies an entity verdict (module doc)."""
     aliases = aliases or AliasTable.default()

@@ -21,8 +21,12 @@ from typing import Any
 
 from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, default_ner
+from ledgermind.markdown import md_table
 from ledgermind.studies.agreement import GROUPS, AnnotatedPair, Check, Verdict, evaluate
 from ledgermind.studies.kfold import cross_validate, stratified_folds
+
+#: The columns of the dev-vs-CV table after the group (``CVReport.cells`` fills them).
+CV_HEAD = ("dev (shipped)", "dev (best on all rows)", "CV mean ± sd over folds", "CV pooled", "gap dev−CV")
 
 #: Default grid: ECC's general name forms on/off, its similarity threshold τ (None = strict Eq. 4),
 #: NCC's "about X" tolerance and relation-aware NCC on/off (off = strict Eq. 5); the shipped value
@@ -184,16 +188,11 @@ def cross_validate_grounding(
     metrics = {g: group_agreement(g) for g in groups}
     report = cross_validate({c: outcomes[c] for c in candidates}, folds, macro_agreement, metrics)
     best_dev = max(candidates, key=lambda c: macro_agreement(outcomes[c]))
-    lines = [
-        "| group | dev (shipped) | dev (best on all rows) | CV mean ± sd over folds | CV pooled | gap dev−CV |",
-        "|---|---|---|---|---|---|",
+    rows = [
+        [g, *report.cells(g, metric(outcomes[shipped]), metric(outcomes[best_dev]))]
+        for g, metric in metrics.items()
     ]
-    for g, metric in metrics.items():
-        dev, pooled = metric(outcomes[shipped]), report.pooled[g]
-        lines.append(
-            f"| {g} | {dev:.3f} | {metric(outcomes[best_dev]):.3f} | {report.mean(g):.3f} ± "
-            f"{report.spread(g):.3f} | {pooled:.3f} | {dev - pooled:+.3f} |"
-        )
+    lines = md_table(["group", *CV_HEAD], rows, rest="---")
     lines += ["", f"shipped: {describe(shipped)}; best on all rows: {describe(best_dev)}"]
     lines += [
         f"fold {f.fold}: chose {describe(f.chosen)} (train macro {f.train_score:.3f}; n_test={f.n_held_out})"
@@ -211,17 +210,13 @@ def one_change_table(
     """Dev agreement of each candidate that differs from the shipped one in a single field: a rule
     whose removal changes nothing on the dev rows is untested by them."""
     shipped = candidates[0]
-    lines = [
-        "| one change from shipped (dev, all rows) | " + " | ".join(groups) + " |",
-        "|---|" + "---|" * len(groups),
-    ]
+    rows = []
     for cfg in candidates:
         changed = changed_fields(cfg, shipped)
         if len(changed) <= 1:
             label = f"{changed[0]}={getattr(cfg, changed[0])}" if changed else "shipped"
-            cells = " | ".join(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in groups)
-            lines.append(f"| {label} | {cells} |")
-    return "\n".join(lines)
+            rows.append([label, *(f"{group_agreement(g)(outcomes[cfg]):.3f}" for g in groups)])
+    return "\n".join(md_table(["one change from shipped (dev, all rows)", *groups], rows, rest="---"))
 
 
 def describe(cfg: GroundingConfig) -> str:

@@ -91,6 +91,13 @@ class CVReport(Generic[C]):
         values = [f.held_out[metric] for f in self.folds if not math.isnan(f.held_out[metric])]
         return statistics.stdev(values) if len(values) > 1 else 0.0
 
+    def cells(self, metric: str, dev: float, best: float) -> list[str]:
+        """One metric's row of a study's dev-vs-CV table: dev (shipped), dev (best on all rows),
+        CV mean ± sd over folds, CV pooled, and the gap dev − CV pooled (fitting to rows)."""
+        pooled = self.pooled[metric]
+        spread = f"{self.mean(metric):.3f} ± {self.spread(metric):.3f}"
+        return [f"{dev:.3f}", f"{best:.3f}", spread, f"{pooled:.3f}", f"{dev - pooled:+.3f}"]
+
 
 def cross_validate(
     outcomes: Mapping[C, Sequence[Out]],

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ledgermind.markdown import md_table
 from ledgermind.studies.gauges import GAUGE_QUESTION, count_found, dial_labels, load_items, numbers_read
 from ledgermind.studies.kfold import cross_validate, stratified_folds
 from perception.crop import CropConfig
@@ -38,6 +39,7 @@ def recall(outcomes: Sequence[ZoneOutcome], zoom: bool = True) -> float:
     return found / total if total else float("nan")
 
 
+CV_HEAD = ("figure", "dev (shipped)", "dev (best on all)", "CV mean ± sd", "CV pooled", "gap dev−CV")
 CV_GRID = {"gain_per_area": (False, True), "numeric_text_bonus": (1.0, 0.0, 2.0), "verify_top_k": (9, 3, 1)}
 
 
@@ -82,10 +84,8 @@ def run_zone_cv(data: Path, tool: CropZoomTool, k: int, seed: int, limit: int | 
     best = max(candidates, key=lambda c: recall(outcomes[c]))
     lines = [
         f"{n} photos, {k}-fold CV over {len(candidates)} zone-choice candidates",
-        "| figure | dev (shipped) | dev (best on all) | CV mean ± sd | CV pooled | gap dev−CV |",
-        "|---|---|---|---|---|---|",
-        f"| zoom recall | {dev:.3f} | {recall(outcomes[best]):.3f} | {report.mean('zoom'):.3f} ± "
-        f"{report.spread('zoom'):.3f} | {report.pooled['zoom']:.3f} | {dev - report.pooled['zoom']:+.3f} |",
+        *md_table(CV_HEAD, [["zoom recall", *report.cells("zoom", dev, recall(outcomes[best]))]], rest="---"),
+        # the same table's second row: full-image recall is no choice's objective (no best, no gap)
         f"| full-image recall | {recall(outcomes[shipped], zoom=False):.3f} | | {report.mean('full'):.3f} ± "
         f"{report.spread('full'):.3f} | {report.pooled['full']:.3f} | |",
         f"shipped: {describe(shipped)}; best on all photos: {describe(best)}",
@@ -94,8 +94,8 @@ def run_zone_cv(data: Path, tool: CropZoomTool, k: int, seed: int, limit: int | 
         f"fold {f.fold}: chose {describe(f.chosen)} (train recall {f.train_score:.3f}, n_test={f.n_held_out})"
         for f in report.folds
     ]
-    lines += ["| candidate (dev, all photos) | zoom recall |", "|---|---|"]
-    lines += [f"| {describe(c)} | {recall(outcomes[c]):.3f} |" for c in candidates]
+    rows = [[describe(c), f"{recall(outcomes[c]):.3f}"] for c in candidates]
+    lines += md_table(["candidate (dev, all photos)", "zoom recall"], rows, rest="---")
     lines.append(
         f"dial_label_recall_cv zoom={report.pooled['zoom']:.3f} full={report.pooled['full']:.3f} "
         f"dev_zoom={dev:.3f} n={n}"
