@@ -99,15 +99,11 @@ def _from_official_row(row: dict[str, Any], source: Path, setting: str, cache: P
     meta: dict[str, Any] = {"setting": setting, "source": "mmmu_pro_official"}
     meta |= {k: row[k] for k in ("subject", "subfield", "img_type") if row.get(k) not in (None, "")}
     if setting == "vision" and row.get("image") not in (None, "") and not row.get("question"):
-        from ledgermind.benchmarks.vision import vision_question
+        from ledgermind.benchmarks.vision import as_page
 
         page = materialise_image(row["image"], cache, f"{item_id}_page")
         meta["page_given"] = True
-        item = _mcq(Item(item_id, "", [page], options, answer, meta=meta), row)
-        # as a rendered page: options only as pixels (the scorer reads meta["options"])
-        return replace(
-            item, question=vision_question(len(options)), options=None, meta=item.meta | {"options": options}
-        )
+        return as_page(_mcq(Item(item_id, "", [page], options, answer, meta=meta), row), page)
     images = _official_images(row, source, item_id, cache)
     return _mcq(Item(item_id, str(row.get("question", "")), images, options, answer, meta=meta), row)
 

@@ -131,8 +131,6 @@ def parse_list(value: Any, what: str = "options") -> list[str] | None:
     """A list column that may be a real list or its Python/JSON string repr (HF MMMU stores ``str(list)``)."""
     if value is None or value == "":
         return None
-    if hasattr(value, "tolist"):
-        value = value.tolist()
     if isinstance(value, str):
         try:
             value = ast.literal_eval(value)

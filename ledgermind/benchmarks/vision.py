@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -65,8 +65,19 @@ VISION_QUESTION = (
 )
 
 
-def vision_question(n_options: int) -> str:
-    return VISION_QUESTION.format(first="A", last=chr(ord("A") + max(n_options, 1) - 1))
+def as_page(item: Item, page: Path, **meta: Any) -> Item:
+    """``item`` as the page image ``page`` shows it: the text question only says that question and
+    lettered options are in the image (``VISION_QUESTION``), and the options move to
+    ``meta["options"]`` (the scorer needs them for the option-text heuristic) so that a pipeline
+    rendering ``Item.options`` cannot leak them as text; ``meta``: what else the item records."""
+    last = chr(ord("A") + max(len(item.options or []), 1) - 1)
+    return replace(
+        item,
+        question=VISION_QUESTION.format(first="A", last=last),
+        options=None,
+        images=[page],
+        meta=item.meta | {"options": item.options} | meta,
+    )
 
 
 @lru_cache(maxsize=64)
@@ -97,11 +108,8 @@ class PageStyle:
 
 
 def to_vision_item(item: Item, cache_dir: Path) -> Item:
-    """The vision-setting version of a standard item: one page image; the text question only says
-    that question and lettered options are in the image (``VISION_QUESTION``).
+    """The vision-setting version of a standard item: one page image (``as_page``).
 
-    The options move to ``meta["options"]`` (the scorer needs them for the option-text
-    heuristic) so that a pipeline rendering ``Item.options`` cannot leak them as text.
     A page that cannot be rendered (missing/corrupt image) is recorded in
     ``meta["load_error"]`` and the item keeps no image: one bad item never stops a run.
     """
@@ -110,19 +118,13 @@ def to_vision_item(item: Item, cache_dir: Path) -> Item:
         size=font_px(item.meta.get("vision_fontSize")),
         background=item.meta.get("vision_background") or DEFAULT_BACKGROUND,
     )
-    meta = dict(item.meta) | {
-        "options": item.options,
-        "original_question": item.question,
-        "vision_font_used": style.font.name,
-        "setting": "vision",
-    }
+    meta = {"original_question": item.question, "vision_font_used": style.font.name, "setting": "vision"}
     try:
         page = cached_page(item.question, item.options or [], item.images, style, Path(cache_dir))
     except DataError as exc:
-        return replace(item, question="", options=None, images=[], meta=meta | {"load_error": str(exc)})
-    return replace(
-        item, question=vision_question(len(item.options or [])), options=None, images=[page], meta=meta
-    )
+        failed = item.meta | {"options": item.options} | meta | {"load_error": str(exc)}
+        return replace(item, question="", options=None, images=[], meta=failed)
+    return as_page(item, page, **meta)
 
 
 def cached_page(
