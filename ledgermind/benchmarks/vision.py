@@ -43,19 +43,14 @@ DEFAULT_BACKGROUND = "#ffffff"
 TEXT_COLOR = (0, 0, 0)
 
 _Style = Literal["normal", "italic"]
-_FALLBACK: dict[str, tuple[str, _Style]] = {  # requested family (lower case) → (DejaVu family, style)
-    "arial": ("DejaVu Sans", "normal"),
-    "tahoma": ("DejaVu Sans", "normal"),
-    "verdana": ("DejaVu Sans", "normal"),
-    "georgia": ("DejaVu Serif", "normal"),
-    "palatino linotype": ("DejaVu Serif", "normal"),
-    "times new roman": ("DejaVu Serif", "normal"),
-    "courier new": ("DejaVu Sans Mono", "normal"),
-    "brush script mt": ("DejaVu Serif", "italic"),
-    "bradley hand": ("DejaVu Serif", "italic"),
-    "savoye let": ("DejaVu Serif", "italic"),
-    "nanum pen script": ("DejaVu Serif", "italic"),
+_STAND_INS: dict[tuple[str, _Style], tuple[str, ...]] = {  # (DejaVu family, style) → requested families
+    ("DejaVu Sans", "normal"): ("arial", "tahoma", "verdana"),
+    ("DejaVu Serif", "normal"): ("georgia", "palatino linotype", "times new roman"),
+    ("DejaVu Sans Mono", "normal"): ("courier new",),
+    ("DejaVu Serif", "italic"): ("brush script mt", "bradley hand", "savoye let", "nanum pen script"),
 }
+# requested family (lower case) → its stand-in
+_FALLBACK = {family: face for face, families in _STAND_INS.items() for family in families}
 _PLACEHOLDER = re.compile(r"(<image\s*\d+>)")
 # The text question of a vision item: the model must know that the question and its lettered
 # options are in the image, and that a letter is expected (an empty "Question:" says neither).

@@ -198,15 +198,6 @@ def ledger_evidence(traj: Trajectory) -> list[str]:
     ]
 
 
-def input_evidence(question: str) -> list[str]:
-    """The question text the model was given: restating it is not a hallucination (both sides).
-
-    The options are deliberately *not* evidence: they are the hypothesis space, and counting them
-    would ground every decision (and every "the answer might be X") by construction.
-    """
-    return [question] if question and question.strip() else []
-
-
 # ------------------------------------------------------------------------------ ledger mode
 def label_ledger_mode(
     claims: list[AtomicClaim],

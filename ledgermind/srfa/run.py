@@ -42,7 +42,6 @@ from ledgermind.srfa.protocol import (
     atomic_claims,
     cohen_kappa,
     has_claim_structure,
-    input_evidence,
     label_ledger_mode,
     ledger_evidence,
     markup_entities,
@@ -124,17 +123,14 @@ class EvidenceSource:
     """Perception evidence on demand for a trace without a ledger of its own.
 
     The same tools LedgerMind uses: OCR of every image of the item and, for reading/location
-    questions, OCR of the zoomed crop the crop-zoom tool selects. Outputs are memoised per item
-    (the OCR engine also memoises by pixels), so auditing two runs of one item costs one OCR.
+    questions, OCR of the zoomed crop the crop-zoom tool selects. An audit asks once per item; an
+    image read before costs nothing (the OCR engine memoises by pixels, the perception cache on disk).
     """
 
     def __init__(self, tools: Mapping[str, Tool]) -> None:
         self.tools = tools
-        self._memo: dict[str, list[str]] = {}
 
     async def evidence(self, item: Item) -> list[str]:
-        if item.id in self._memo:
-            return self._memo[item.id]
         from ledgermind.dispatch import QuestionType, profile
 
         facts: list[str] = []
@@ -147,7 +143,6 @@ class EvidenceSource:
                 crop = await self.tools["crop_zoom"].ainvoke(image=image, question=item.question)
                 if crop.ok and crop.artifacts.get("image") is not None:
                     facts += _texts(await self.tools["ocr"].ainvoke(image=crop.artifacts["image"]))
-        self._memo[item.id] = facts
         return facts
 
 
@@ -193,9 +188,12 @@ class _Auditor:
         if SrfaMode.LEDGER in modes:
             facts, source = await self._evidence(traj, item)
             assert self.cascade is not None  # srfa_run refuses a ledger-mode audit without one
+            # the question the model was given is evidence too (restating it is not a hallucination,
+            # on either side); the options are not: they are the hypothesis space, and counting them
+            # would ground every decision (and every "the answer might be X") by construction
             ledger_claims = label_ledger_mode(
                 claims,
-                facts + input_evidence(item.question),
+                [*facts, item.question],
                 self.cascade,
                 shown_options(item),
                 options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE),
