@@ -113,10 +113,8 @@ def _official_images(row: dict[str, Any], source: Path, item_id: str, cache: Pat
     images = numbered_images(row, source, cache, item_id, MAX_IMAGES)
     if not images and row.get("image") not in (None, ""):
         raw = row["image"]
-        if isinstance(raw, str) and raw.lstrip().startswith("["):
-            raw_list = parse_list(raw, f"image of {item_id}") or []
-        else:
-            raw_list = [raw]
+        listed = isinstance(raw, str) and raw.lstrip().startswith("[")
+        raw_list = (parse_list(raw, f"image of {item_id}") or []) if listed else [raw]
         images = [materialise_image(b, cache, f"{item_id}_{k}") for k, b in enumerate(raw_list, 1)]
     return images
 

@@ -218,13 +218,11 @@ def letter_columns(row: dict[str, Any]) -> list[str] | None:
     return out or None
 
 
+_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF87a", ".gif"), (b"GIF89a", ".gif"))
+
+
 def _sniff_suffix(data: bytes) -> str:
-    if data.startswith(b"\x89PNG"):
-        return ".png"
-    if data.startswith(b"\xff\xd8"):
-        return ".jpg"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return ".gif"
+    """The file suffix an image's first bytes announce (``.bin`` for none we know)."""
     if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
         return ".webp"
-    return ".bin"
+    return next((suffix for magic, suffix in _MAGIC if data.startswith(magic)), ".bin")

@@ -301,26 +301,22 @@ async def srfa_run(
             bar.update(1)
     latest = _latest(read_run_records(record.run_dir), set(record.results))
     metrics = auditor.metrics(latest)
+    ledger = latest.get(SrfaMode.LEDGER.value, {})
     if cascade is not None and SrfaMode.LEDGER.value in metrics:
-        ledger = latest.get(SrfaMode.LEDGER.value, {})
         options_of = {i: shown_options(items[i]) for i in ledger if i in items}
         markup = markup_entities(ledger.values(), cascade, options_of)
         metrics[SrfaMode.LEDGER.value]["markup_entities"] = {
             "n": len(markup),
             "examples": sorted(set(markup))[:20],
         }
-    metrics.update(_backend_checks(record, latest.get(SrfaMode.LEDGER.value, {})))
-    metrics["label"] = label_for(recorded_identity(record.run_dir) or {}).line or None
+    identity = recorded_identity(record.run_dir) or {}
+    # the checks the run's own backend registers over the ledger-mode audits (``srfa/checks.py``; the
+    # simulator: the catch rate against its injected faults), its plugin loaded first
+    describe_backend(str(identity.get("backend", "")))
+    metrics.update(run_checks((a, t) for i, a in ledger.items() if (t := record.trajectory(i)) is not None))
+    metrics["label"] = label_for(identity).line or None
     atomic_write_json(record.run_dir, record.run_dir / SRFA_METRICS_FILE, metrics)
     return metrics
-
-
-def _backend_checks(record: RunRecord, ledger_audits: Mapping[str, SrfaRecord]) -> dict[str, dict[str, Any]]:
-    """The checks the run's own backend registers over the ledger-mode audits (``srfa/checks.py``;
-    the simulator: the catch rate against its injected faults), its plugin loaded first."""
-    describe_backend(str((recorded_identity(record.run_dir) or {}).get("backend", "")))
-    pairs = [(a, t) for i, a in ledger_audits.items() if (t := record.trajectory(i)) is not None]
-    return run_checks(pairs)
 
 
 def read_run_records(run_dir: Path) -> list[SrfaRecord]:
