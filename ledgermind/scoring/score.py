@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item
@@ -30,6 +30,7 @@ class ScoringConfig:
     # None: an unparsable MCQ reply is wrong and counted. An int: upstream's random letter,
     # seeded per item (seed, item id) so the result does not depend on run order or concurrency.
     random_letter_seed: int | None = None
+    tolerance: NumericTolerance = field(default_factory=NumericTolerance)
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def score(item: Item, reply_text: str, config: ScoringConfig | None = None) -> S
     if item.answer_type is AnswerType.MCQ:
         return _score_mcq(item, reply_text, cfg)
     if item.answer_type is AnswerType.NUMERIC:
-        return _score_numeric(item, reply_text)
+        return _score_numeric(item, reply_text, cfg)
     return _score_open_exact(item, reply_text)
 
 
@@ -87,14 +88,15 @@ def _score_mcq(item: Item, reply: str, cfg: ScoringConfig) -> ScoreResult:
     return ScoreResult(parsed.letter, correct, is_parsed, {"method": parsed.method})
 
 
-def _score_numeric(item: Item, reply: str) -> ScoreResult:
+def _score_numeric(item: Item, reply: str, cfg: ScoringConfig) -> ScoreResult:
     kind, grad = item.meta.get("numeric_kind"), item.meta.get("graduation")
     pred = parse_number(reply)
     gold = parse_number(item.answer or "")
     if pred is None:
         return ScoreResult(None, 0.0, False, {"method": "none", "kind": kind})
-    relative = item.meta.get("numeric_tolerance")  # the benchmark's own, when it fixes one (numeric.py)
-    tol = NumericTolerance(relative_all=None if relative is None else float(relative))
+    tol = cfg.tolerance
+    if (relative := item.meta.get("numeric_tolerance")) is not None:  # the benchmark's own (numeric.py)
+        tol = replace(tol, relative_all=float(relative))
     ok = gold is not None and numbers_match(pred, gold, kind, grad, tol)
     detail = {
         "method": "numeric",
