@@ -43,13 +43,10 @@ _LETTERS = "ABCDEFGHIJ"
 
 def split_inline_options(text: str, pattern: str) -> tuple[str, list[str] | None]:
     """Split ``text`` into (stem, options) using ``pattern`` that captures (letter, option text)."""
-    found = re.findall(pattern, text)
-    letters = [m[0] for m in found]
-    if len(found) < 2 or letters != list(_LETTERS[: len(found)]):
+    found = list(re.finditer(pattern, text))
+    if len(found) < 2 or [m[1] for m in found] != list(_LETTERS[: len(found)]):
         return text, None
-    first = re.search(pattern, text)
-    stem = text[: first.start()] if first else text
-    return stem.strip(), [m[1].strip().rstrip(",").strip() for m in found]
+    return text[: found[0].start()].strip(), [m[2].strip().rstrip(",").strip() for m in found]
 
 
 def _meta(row: dict[str, Any], keys: tuple[str, ...], **extra: str) -> dict[str, Any]:
@@ -99,8 +96,7 @@ def load_emma(config: LoaderConfig) -> list[Item]:
 
     def one(row: dict[str, Any], src: Path) -> Item:
         item_id = str(row.get("pid") or row.get("id"))
-        options = row.get("options")
-        options = parse_list(options, f"options of {item_id}") if options not in (None, "", []) else None
+        options = parse_list(row.get("options"), f"options of {item_id}") or None  # [] is no options
         is_mcq = bool(options) and str(row.get("type", "Multiple Choice")).lower().startswith("multiple")
         question = re.sub(r"<image_(\d+)>", r"<image \1>", str(row.get("question", "")))
         if row.get("context"):

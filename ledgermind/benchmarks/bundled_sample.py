@@ -49,7 +49,7 @@ class SampleSpec:
     answer: str
     draw: Callable[[], Image.Image]
     options: tuple[str, ...] | None = None
-    answer_type: str | None = None
+    answer_type: str = "open"
     difficulty: str = "Easy"
     meta: tuple[tuple[str, Any], ...] = ()
 
@@ -58,8 +58,7 @@ class SampleSpec:
         if self.options:
             rec["options"] = list(self.options)
         rec["answer"] = self.answer
-        if self.answer_type:
-            rec["answer_type"] = self.answer_type
+        rec["answer_type"] = self.answer_type
         rec["difficulty"] = self.difficulty
         rec["meta"] = dict(self.meta) | {"source": "ledgermind_sample"}
         return rec

@@ -99,15 +99,11 @@ def _from_official_row(row: dict[str, Any], source: Path, setting: str, cache: P
     meta: dict[str, Any] = {"setting": setting, "source": "mmmu_pro_official"}
     meta |= {k: row[k] for k in ("subject", "subfield", "img_type") if row.get(k) not in (None, "")}
     if setting == "vision" and row.get("image") not in (None, "") and not row.get("question"):
-        from ledgermind.benchmarks.vision import vision_question
+        from ledgermind.benchmarks.vision import as_page
 
         page = materialise_image(row["image"], cache, f"{item_id}_page")
         meta["page_given"] = True
-        item = _mcq(Item(item_id, "", [page], options, answer, meta=meta), row)
-        # as a rendered page: options only as pixels (the scorer reads meta["options"])
-        return replace(
-            item, question=vision_question(len(options)), options=None, meta=item.meta | {"options": options}
-        )
+        return as_page(_mcq(Item(item_id, "", [page], options, answer, meta=meta), row), page)
     images = _official_images(row, source, item_id, cache)
     return _mcq(Item(item_id, str(row.get("question", "")), images, options, answer, meta=meta), row)
 
@@ -117,10 +113,8 @@ def _official_images(row: dict[str, Any], source: Path, item_id: str, cache: Pat
     images = numbered_images(row, source, cache, item_id, MAX_IMAGES)
     if not images and row.get("image") not in (None, ""):
         raw = row["image"]
-        if isinstance(raw, str) and raw.lstrip().startswith("["):
-            raw_list = parse_list(raw, f"image of {item_id}") or []
-        else:
-            raw_list = [raw]
+        listed = isinstance(raw, str) and raw.lstrip().startswith("[")
+        raw_list = (parse_list(raw, f"image of {item_id}") or []) if listed else [raw]
         images = [materialise_image(b, cache, f"{item_id}_{k}") for k, b in enumerate(raw_list, 1)]
     return images
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 import base64
 import binascii
+import csv
 import hashlib
 import re
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,13 +93,13 @@ def _row_item(
         return failed_item(str(row_id), f"{where}: {cause}")
 
 
-def table_files(path: Path, suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> list[Path]:
+def table_files(path: Path) -> list[Path]:
     """``path`` itself, or the sorted table files under it (recursively: HF dumps nest by config)."""
     if path.is_file():
         return [path]
-    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes)
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TABLE_SUFFIXES)
     if not files:
-        raise DataError(f"no {'/'.join(suffixes)} files under {path}")
+        raise DataError(f"no {'/'.join(TABLE_SUFFIXES)} files under {path}")
     return files
 
 
@@ -114,25 +116,16 @@ def read_table(path: Path) -> Sequence[dict[str, Any] | JsonlRow]:
         except Exception as exc:  # pyarrow raises several unrelated types for a bad file
             raise DataError(f"cannot read parquet file {path}: {exc}") from None
     if path.suffix == ".tsv":
-        return _read_tsv(path)
+        csv.field_size_limit(sys.maxsize)  # base64 images exceed the default 128 KB field limit
+        with path.open(encoding="utf-8", newline="") as fh:
+            return list(csv.DictReader(fh, delimiter="\t"))
     raise DataError(f"unsupported table format {path.suffix!r}: {path}")
-
-
-def _read_tsv(path: Path) -> list[dict[str, Any]]:
-    import csv
-    import sys
-
-    csv.field_size_limit(sys.maxsize)  # base64 images exceed the default 128 KB field limit
-    with path.open(encoding="utf-8", newline="") as fh:
-        return list(csv.DictReader(fh, delimiter="\t"))
 
 
 def parse_list(value: Any, what: str = "options") -> list[str] | None:
     """A list column that may be a real list or its Python/JSON string repr (HF MMMU stores ``str(list)``)."""
     if value is None or value == "":
         return None
-    if hasattr(value, "tolist"):
-        value = value.tolist()
     if isinstance(value, str):
         try:
             value = ast.literal_eval(value)
@@ -220,13 +213,11 @@ def letter_columns(row: dict[str, Any]) -> list[str] | None:
     return out or None
 
 
+_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF87a", ".gif"), (b"GIF89a", ".gif"))
+
+
 def _sniff_suffix(data: bytes) -> str:
-    if data.startswith(b"\x89PNG"):
-        return ".png"
-    if data.startswith(b"\xff\xd8"):
-        return ".jpg"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return ".gif"
+    """The file suffix an image's first bytes announce (``.bin`` for none we know)."""
     if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
         return ".webp"
-    return ".bin"
+    return next((suffix for magic, suffix in _MAGIC if data.startswith(magic)), ".bin")

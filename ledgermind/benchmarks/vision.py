@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -43,19 +43,14 @@ DEFAULT_BACKGROUND = "#ffffff"
 TEXT_COLOR = (0, 0, 0)
 
 _Style = Literal["normal", "italic"]
-_FALLBACK: dict[str, tuple[str, _Style]] = {  # requested family (lower case) → (DejaVu family, style)
-    "arial": ("DejaVu Sans", "normal"),
-    "tahoma": ("DejaVu Sans", "normal"),
-    "verdana": ("DejaVu Sans", "normal"),
-    "georgia": ("DejaVu Serif", "normal"),
-    "palatino linotype": ("DejaVu Serif", "normal"),
-    "times new roman": ("DejaVu Serif", "normal"),
-    "courier new": ("DejaVu Sans Mono", "normal"),
-    "brush script mt": ("DejaVu Serif", "italic"),
-    "bradley hand": ("DejaVu Serif", "italic"),
-    "savoye let": ("DejaVu Serif", "italic"),
-    "nanum pen script": ("DejaVu Serif", "italic"),
+_STAND_INS: dict[tuple[str, _Style], tuple[str, ...]] = {  # (DejaVu family, style) → requested families
+    ("DejaVu Sans", "normal"): ("arial", "tahoma", "verdana"),
+    ("DejaVu Serif", "normal"): ("georgia", "palatino linotype", "times new roman"),
+    ("DejaVu Sans Mono", "normal"): ("courier new",),
+    ("DejaVu Serif", "italic"): ("brush script mt", "bradley hand", "savoye let", "nanum pen script"),
 }
+# requested family (lower case) → its stand-in
+_FALLBACK = {family: face for face, families in _STAND_INS.items() for family in families}
 _PLACEHOLDER = re.compile(r"(<image\s*\d+>)")
 # The text question of a vision item: the model must know that the question and its lettered
 # options are in the image, and that a letter is expected (an empty "Question:" says neither).
@@ -65,8 +60,19 @@ VISION_QUESTION = (
 )
 
 
-def vision_question(n_options: int) -> str:
-    return VISION_QUESTION.format(first="A", last=chr(ord("A") + max(n_options, 1) - 1))
+def as_page(item: Item, page: Path, **meta: Any) -> Item:
+    """``item`` as the page image ``page`` shows it: the text question only says that question and
+    lettered options are in the image (``VISION_QUESTION``), and the options move to
+    ``meta["options"]`` (the scorer needs them for the option-text heuristic) so that a pipeline
+    rendering ``Item.options`` cannot leak them as text; ``meta``: what else the item records."""
+    last = chr(ord("A") + max(len(item.options or []), 1) - 1)
+    return replace(
+        item,
+        question=VISION_QUESTION.format(first="A", last=last),
+        options=None,
+        images=[page],
+        meta=item.meta | {"options": item.options} | meta,
+    )
 
 
 @lru_cache(maxsize=64)
@@ -97,11 +103,8 @@ class PageStyle:
 
 
 def to_vision_item(item: Item, cache_dir: Path) -> Item:
-    """The vision-setting version of a standard item: one page image; the text question only says
-    that question and lettered options are in the image (``VISION_QUESTION``).
+    """The vision-setting version of a standard item: one page image (``as_page``).
 
-    The options move to ``meta["options"]`` (the scorer needs them for the option-text
-    heuristic) so that a pipeline rendering ``Item.options`` cannot leak them as text.
     A page that cannot be rendered (missing/corrupt image) is recorded in
     ``meta["load_error"]`` and the item keeps no image: one bad item never stops a run.
     """
@@ -110,19 +113,13 @@ def to_vision_item(item: Item, cache_dir: Path) -> Item:
         size=font_px(item.meta.get("vision_fontSize")),
         background=item.meta.get("vision_background") or DEFAULT_BACKGROUND,
     )
-    meta = dict(item.meta) | {
-        "options": item.options,
-        "original_question": item.question,
-        "vision_font_used": style.font.name,
-        "setting": "vision",
-    }
+    meta = {"original_question": item.question, "vision_font_used": style.font.name, "setting": "vision"}
     try:
         page = cached_page(item.question, item.options or [], item.images, style, Path(cache_dir))
     except DataError as exc:
-        return replace(item, question="", options=None, images=[], meta=meta | {"load_error": str(exc)})
-    return replace(
-        item, question=vision_question(len(item.options or [])), options=None, images=[page], meta=meta
-    )
+        failed = item.meta | {"options": item.options} | meta | {"load_error": str(exc)}
+        return replace(item, question="", options=None, images=[], meta=failed)
+    return as_page(item, page, **meta)
 
 
 def cached_page(

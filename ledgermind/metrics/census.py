@@ -63,11 +63,8 @@ def empty_census() -> dict[str, Any]:
         "defense": {"entity_recheck": 0, "numeric_snap": 0, "visual_fallback": 0},
         "demotions": {"ecc": 0, "ncc": 0, "uncited": 0},
         "repair": {"skipped_identical": 0},  # re-invocations not sent: they would repeat a request (App. E.2)
-        "t5": {
-            "no_support": 0,
-            "perception_only": 0,
-            "retrieval": 0,
-        },  # why T5 fired: what could support an answer
+        # why T5 fired: what could support an answer
+        "t5": {"no_support": 0, "perception_only": 0, "retrieval": 0},
         "abstained": 0,
         "tool_calls": 0,
         "repair_tool_calls": 0,  # of tool_calls: those a repair operator made (RETRY/REFRESH/SWITCH/ACQUIRE)

@@ -85,20 +85,17 @@ def _label(run_dir: Path) -> str:
     return f"{variant} ({run_dir.name})" if variant else run_dir.name
 
 
-def check_same_items(run_dirs: Sequence[Path]) -> set[str]:
-    """The shared item set; raises when two runs cover different items."""
-    first: set[str] | None = None
-    for d in run_dirs:
+def check_same_items(run_dirs: Sequence[Path]) -> None:
+    """Raises when a run covers other items than the first (``run_dirs`` is not empty)."""
+    first = set(load_run(run_dirs[0]).results)
+    for d in run_dirs[1:]:
         ids = set(load_run(d).results)
-        if first is None:
-            first, first_dir = ids, d
-        elif ids != first:
+        if ids != first:
             only_a, only_b = sorted(first - ids)[:3], sorted(ids - first)[:3]
             raise UserError(
-                f"runs cover different items: {first_dir} vs {d} "
+                f"runs cover different items: {run_dirs[0]} vs {d} "
                 f"(only in the first: {only_a or '-'}; only in the second: {only_b or '-'}); compare runs over the same items"
             )
-    return first or set()
 
 
 def compare(run_dirs: Sequence[Path], mode: str = "ledger") -> list[Axes]:

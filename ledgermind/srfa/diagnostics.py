@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.jsonl import read_jsonl
-from ledgermind.srfa.protocol import SrfaRecord, cohen_kappa
+from ledgermind.metrics.faithfulness import gdr
+from ledgermind.srfa.protocol import SrfaRecord, as_trajectory, cohen_kappa
 
 SUPPORTED = "supported"
 NOT_SUPPORTED = "not_supported"
@@ -47,18 +48,12 @@ def bootstrap_auroc(
     return lo, hi
 
 
-def item_gdr(audit: SrfaRecord) -> float:
-    """GDR of one trace: the fraction of its decision claims labelled grounded."""
-    dcs = [c for c in audit.claims if c.ctype == "DC"]
-    return sum(bool(c.grounded) for c in dcs) / len(dcs) if dcs else 0.0
-
-
 def correctness_table(audits: Iterable[SrfaRecord]) -> dict[str, Any]:
     """n right/wrong, mean GDR of each, and the AUROC of per-item GDR for correctness."""
     scored = [a for a in audits if a.error is None and a.score is not None]
     right = [(a.score or 0.0) >= 1.0 for a in scored]
-    gdr = [item_gdr(a) for a in scored]
-    lo, hi = bootstrap_auroc(gdr, right)
+    gdrs = [gdr(as_trajectory(a)) for a in scored]  # per trace: the run's Eq. 8 over the audit's labels
+    lo, hi = bootstrap_auroc(gdrs, right)
 
     def mean(xs: list[float]) -> float | None:
         return sum(xs) / len(xs) if xs else None
@@ -67,9 +62,9 @@ def correctness_table(audits: Iterable[SrfaRecord]) -> dict[str, Any]:
         "n": len(scored),
         "n_right": sum(right),
         "n_wrong": len(right) - sum(right),
-        "GDR_right": mean([g for g, r in zip(gdr, right, strict=True) if r]),
-        "GDR_wrong": mean([g for g, r in zip(gdr, right, strict=True) if not r]),
-        "AUROC": auroc(gdr, right),
+        "GDR_right": mean([g for g, r in zip(gdrs, right, strict=True) if r]),
+        "GDR_wrong": mean([g for g, r in zip(gdrs, right, strict=True) if not r]),
+        "AUROC": auroc(gdrs, right),
         "AUROC_CI95": [lo, hi],
     }
 

@@ -139,9 +139,10 @@ class Judge:
     def request(
         self, item: Item, trace: str, claims: Sequence[AtomicClaim] | None = None
     ) -> GenerationRequest:
+        options = shown_options(item)
         fields = {
             "question": item.question or "(the question is in the image)",
-            "options": _options(shown_options(item)),
+            "options": f"Options:\n{option_lines(options)}\n" if options else "",
             "trace": trace.strip() or "(empty)",
             "max_claims": self.max_claims,
         }
@@ -195,10 +196,6 @@ class Judge:
 def shown_options(item: Item) -> list[str] | None:
     """The options the model was shown: the item's, or (MMMU-Pro vision) those only on its page."""
     return item.options or item.meta.get("options")
-
-
-def _options(options: Sequence[str] | None) -> str:
-    return f"Options:\n{option_lines(options)}\n" if options else ""
 
 
 def _json_object(text: str) -> Any:

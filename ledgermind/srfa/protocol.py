@@ -54,7 +54,7 @@ from ledgermind.grounding.option_text_filter import without_options
 from ledgermind.grounding.tokens import content_tokens
 from ledgermind.metrics.faithfulness import decision_claims_in_force, summarize
 from ledgermind.records import KEY, Record
-from ledgermind.srfa.split import MAX_CLAIMS, pack, split_trace
+from ledgermind.srfa.split import pack, split_trace
 from ledgermind.tools.base import ToolKind
 from ledgermind.trajectory import PathKind, Trajectory
 
@@ -172,9 +172,7 @@ def has_claim_structure(traj: Trajectory) -> bool:
     return traj.path in {PathKind.DIRECT, PathKind.FULLPIPE} and bool(traj.ledger.claims())
 
 
-def atomic_claims(
-    traj: Trajectory, prediction: str | None, max_claims: int = MAX_CLAIMS
-) -> list[AtomicClaim]:
+def atomic_claims(traj: Trajectory, prediction: str | None, max_claims: int) -> list[AtomicClaim]:
     """≤ ``max_claims`` unlabelled claims of one trace; the last one is the DC."""
     if has_claim_structure(traj):
         scs = [c.text for c in traj.ledger.claims(ClaimType.SC) if c.status is ClaimStatus.ACTIVE]
@@ -196,15 +194,6 @@ def ledger_evidence(traj: Trajectory) -> list[str]:
     return [
         e.fact for e, out in outputs if out is not None and out.kind in EVIDENCE_TOOL_KINDS and e.fact.strip()
     ]
-
-
-def input_evidence(question: str) -> list[str]:
-    """The question text the model was given: restating it is not a hallucination (both sides).
-
-    The options are deliberately *not* evidence: they are the hypothesis space, and counting them
-    would ground every decision (and every "the answer might be X") by construction.
-    """
-    return [question] if question and question.strip() else []
 
 
 # ------------------------------------------------------------------------------ ledger mode

@@ -42,7 +42,6 @@ from ledgermind.srfa.protocol import (
     atomic_claims,
     cohen_kappa,
     has_claim_structure,
-    input_evidence,
     label_ledger_mode,
     ledger_evidence,
     markup_entities,
@@ -124,17 +123,14 @@ class EvidenceSource:
     """Perception evidence on demand for a trace without a ledger of its own.
 
     The same tools LedgerMind uses: OCR of every image of the item and, for reading/location
-    questions, OCR of the zoomed crop the crop-zoom tool selects. Outputs are memoised per item
-    (the OCR engine also memoises by pixels), so auditing two runs of one item costs one OCR.
+    questions, OCR of the zoomed crop the crop-zoom tool selects. An audit asks once per item; an
+    image read before costs nothing (the OCR engine memoises by pixels, the perception cache on disk).
     """
 
     def __init__(self, tools: Mapping[str, Tool]) -> None:
         self.tools = tools
-        self._memo: dict[str, list[str]] = {}
 
     async def evidence(self, item: Item) -> list[str]:
-        if item.id in self._memo:
-            return self._memo[item.id]
         from ledgermind.dispatch import QuestionType, profile
 
         facts: list[str] = []
@@ -147,7 +143,6 @@ class EvidenceSource:
                 crop = await self.tools["crop_zoom"].ainvoke(image=image, question=item.question)
                 if crop.ok and crop.artifacts.get("image") is not None:
                     facts += _texts(await self.tools["ocr"].ainvoke(image=crop.artifacts["image"]))
-        self._memo[item.id] = facts
         return facts
 
 
@@ -193,9 +188,12 @@ class _Auditor:
         if SrfaMode.LEDGER in modes:
             facts, source = await self._evidence(traj, item)
             assert self.cascade is not None  # srfa_run refuses a ledger-mode audit without one
+            # the question the model was given is evidence too (restating it is not a hallucination,
+            # on either side); the options are not: they are the hypothesis space, and counting them
+            # would ground every decision (and every "the answer might be X") by construction
             ledger_claims = label_ledger_mode(
                 claims,
-                facts + input_evidence(item.question),
+                [*facts, item.question],
                 self.cascade,
                 shown_options(item),
                 options_in_image=source in (ImageSource.OFFICIAL_SCREENSHOT, ImageSource.RENDERED_PAGE),
@@ -303,26 +301,22 @@ async def srfa_run(
             bar.update(1)
     latest = _latest(read_run_records(record.run_dir), set(record.results))
     metrics = auditor.metrics(latest)
+    ledger = latest.get(SrfaMode.LEDGER.value, {})
     if cascade is not None and SrfaMode.LEDGER.value in metrics:
-        ledger = latest.get(SrfaMode.LEDGER.value, {})
         options_of = {i: shown_options(items[i]) for i in ledger if i in items}
         markup = markup_entities(ledger.values(), cascade, options_of)
         metrics[SrfaMode.LEDGER.value]["markup_entities"] = {
             "n": len(markup),
             "examples": sorted(set(markup))[:20],
         }
-    metrics.update(_backend_checks(record, latest.get(SrfaMode.LEDGER.value, {})))
-    metrics["label"] = label_for(recorded_identity(record.run_dir) or {}).line or None
+    identity = recorded_identity(record.run_dir) or {}
+    # the checks the run's own backend registers over the ledger-mode audits (``srfa/checks.py``; the
+    # simulator: the catch rate against its injected faults), its plugin loaded first
+    describe_backend(str(identity.get("backend", "")))
+    metrics.update(run_checks((a, t) for i, a in ledger.items() if (t := record.trajectory(i)) is not None))
+    metrics["label"] = label_for(identity).line or None
     atomic_write_json(record.run_dir, record.run_dir / SRFA_METRICS_FILE, metrics)
     return metrics
-
-
-def _backend_checks(record: RunRecord, ledger_audits: Mapping[str, SrfaRecord]) -> dict[str, dict[str, Any]]:
-    """The checks the run's own backend registers over the ledger-mode audits (``srfa/checks.py``;
-    the simulator: the catch rate against its injected faults), its plugin loaded first."""
-    describe_backend(str((recorded_identity(record.run_dir) or {}).get("backend", "")))
-    pairs = [(a, t) for i, a in ledger_audits.items() if (t := record.trajectory(i)) is not None]
-    return run_checks(pairs)
 
 
 def read_run_records(run_dir: Path) -> list[SrfaRecord]:

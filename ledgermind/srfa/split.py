@@ -51,16 +51,11 @@ class SplitTrace:
     structured: bool  # True when the [SC]/[E]/[I]/[J] structure was used
 
 
-def strip_reasoning_blocks(text: str) -> str:
-    """Remove ``<think>…</think>`` blocks: hidden reasoning is not part of the audited trace."""
-    return _THINK_RE.sub(" ", text or "")
-
-
 def split_trace(text: str, max_claims: int = MAX_CLAIMS) -> SplitTrace:
     """Split one trace into ≤ ``max_claims - 1`` SC statements and one decision sentence."""
     if max_claims < 2:
         raise ValueError("max_claims must leave room for one SC and the DC (>= 2)")
-    text = strip_reasoning_blocks(text).strip()
+    text = _THINK_RE.sub(" ", text or "").strip()  # hidden reasoning is not part of the audited trace
     pieces = _sentences(text)
     decision = _decision_sentence(pieces)
     structured = _structured_statements(text)
