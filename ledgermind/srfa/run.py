@@ -184,14 +184,13 @@ class _Auditor:
             return [SrfaRecord(mode=m.value, error=why, **base) for m in modes]
         claims = atomic_claims(traj, row.get("prediction"), self.settings.max_claims)
         out: list[SrfaRecord] = []
-        ledger_claims: list[AtomicClaim] | None = None
         if SrfaMode.LEDGER in modes:
             facts, source = await self._evidence(traj, item)
             assert self.cascade is not None  # srfa_run refuses a ledger-mode audit without one
             # the question the model was given is evidence too (restating it is not a hallucination,
             # on either side); the options are not: they are the hypothesis space, and counting them
             # would ground every decision (and every "the answer might be X") by construction
-            ledger_claims = label_ledger_mode(
+            label_ledger_mode(
                 claims,
                 [*facts, item.question],
                 self.cascade,
@@ -205,13 +204,13 @@ class _Auditor:
                     **base,
                     image_source=source.value,
                     images=[str(p) for p in item.images],
-                    claims=ledger_claims,
+                    claims=claims,
                 )
             )
         if SrfaMode.JUDGE in modes:
             structured = "\n".join(f"[{c.ctype}] {c.text}" for c in claims)
             trace = structured if has_claim_structure(traj) else trace_text(traj)
-            out.append(await self._judged(item, trace, ledger_claims, base))
+            out.append(await self._judged(item, trace, claims, base))
         return out
 
     async def _evidence(self, traj: Trajectory, item: Item) -> tuple[list[str], ImageSource]:
@@ -221,16 +220,17 @@ class _Auditor:
         return (await self.evidence.evidence(item) if self.evidence else []), image_source(item)
 
     async def _judged(
-        self, item: Item, trace: str, ledger: list[AtomicClaim] | None, base: dict[str, Any]
+        self, item: Item, trace: str, split: list[AtomicClaim], base: dict[str, Any]
     ) -> SrfaRecord:
-        """The judge's labels of the splitter's claims (``both``), else its own decomposition."""
+        """The judge's labels of the splitter's claims (``both``: the claims the ledger mode labels,
+        whether or not this call redoes the ledger record), else its own decomposition."""
         assert self.judge is not None  # srfa_run refuses a judge-mode audit without one
         try:
-            if self.settings.mode is SrfaMode.BOTH and ledger is not None:
-                labels = await self.judge.label(item, trace, ledger)
+            if self.settings.mode is SrfaMode.BOTH:
+                labels = await self.judge.label(item, trace, split)
                 claims = [
                     AtomicClaim(c.ctype, c.text, g, r, c.answer)
-                    for c, (g, r) in zip(ledger, labels, strict=True)
+                    for c, (g, r) in zip(split, labels, strict=True)
                 ]
             else:
                 claims = await self.judge.decompose(item, trace, base["prediction"])

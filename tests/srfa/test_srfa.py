@@ -388,6 +388,32 @@ def test_both_mode_reports_per_claim_agreement(tmp_path, image, cascade) -> None
     )
 
 
+class DownFirstJudgeBackend(JudgeBackend):
+    """The same judge, unreachable for its first reply (a reply that is not JSON)."""
+
+    async def generate(self, request: GenerationRequest) -> Reply:
+        if not self.requests:
+            self.requests.append(request)
+            return Reply("503 Service Unavailable")
+        return await super().generate(request)
+
+
+def test_both_mode_retry_of_the_judge_alone_labels_the_splitters_claims(tmp_path, image, cascade) -> None:
+    t = _baseline_traj(
+        "q1", "The plaque reads Apollo 11 plaque.\nIt mentions Jim Lovell.\nAnswer: A", ["Apollo 11 plaque"]
+    )
+    judge = Judge(DownFirstJudgeBackend())
+    args = ([_row("q1", "A", 1.0)], {"q1": t}, {"q1": _item(image)}, cascade)
+    first, run = _audit(tmp_path, *args, mode=SrfaMode.BOTH, judge=judge)
+    assert first["judge"]["audit_errors"] == 1 and first["agreement"]["n"] == 0
+    # the rerun redoes the judge record only; it must still label the claims the ledger mode labelled,
+    # or the two modes' claims differ and the item drops out of the agreement
+    again, _ = _audit(tmp_path, *args, mode=SrfaMode.BOTH, judge=judge)
+    assert "split into these claims" in judge.backend.requests[-1].last_user_text()
+    assert again["agreement"]["n"] == 3 and again["agreement"]["confusion"]["ledger_only"] == 1
+    assert [a["mode"] for a in _audits(run)] == ["ledger", "judge", "judge"]
+
+
 def test_cohen_kappa_known_values() -> None:
     assert cohen_kappa([True, False], [True, False])["kappa"] == 1.0
     assert cohen_kappa([True, True, False, False], [True, False, True, False])["kappa"] == 0.0
