@@ -165,14 +165,15 @@ def item_census(trajectory: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def run_census(
-    metrics: Mapping[str, Any], trajectories: Iterable[Mapping[str, Any]]
+    metrics: Mapping[str, Any], item_censuses: Iterable[Mapping[str, Any]]
 ) -> tuple[dict[str, Any], str]:
-    """The run's census and where it came from: ``metrics.json``, else the sum of the item censuses."""
+    """The run's census and where it came from: ``metrics.json``, else the sum of the item censuses
+    (``item_census`` of each trajectory that has one)."""
     if isinstance(metrics.get("mechanisms"), Mapping):
         return dict(metrics["mechanisms"]), "metrics.json"
     from ledgermind.metrics.census import sum_census
 
-    parts = [c for c in map(item_census, trajectories) if c is not None]
+    parts = list(item_censuses)
     if not parts:
         return {}, ""
     return sum_census(parts), f"derived from {len(parts)} trajectories"

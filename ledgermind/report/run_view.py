@@ -120,7 +120,8 @@ def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
     rows = [_item_row(r, views[r.id], shown[r.id]) for r in results]
     # first: describing the backend registers its census sections, which a derived census counts
     disclaimer = describe_backend(str(run.identity.get("backend", ""))).disclaimer
-    census, source = census_table.run_census(run.metrics, run.trajectories.values())
+    item_censuses = _item_censuses(run)
+    census, source = census_table.run_census(run.metrics, item_censuses.values())
     m = run.metrics
     summary: list[tuple[str, Any]] = [(k, m[k]) for k in COST_SUMMARIES if k in m]
     return RunView(
@@ -139,7 +140,7 @@ def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
         items=rows,
         charts=_charts(dict(sorted(by_diff.items())), rows),  # the chart lists difficulties by name
         paths=sorted({r.path for r in rows}),
-        why=build_why(census, _item_censuses(run), rows, list(SHORT_TRIGGER.values()), list(OPERATORS)),
+        why=build_why(census, item_censuses, rows, list(SHORT_TRIGGER.values()), list(OPERATORS)),
         definitions={
             d.name: d for d in glossary([*(m.get("trajectory_metrics") or {}), *(k for k, _ in summary)])
         },

@@ -12,7 +12,7 @@ import pytest
 
 from ledgermind.errors import DataError, UserError
 from ledgermind.report import build_report, census_table
-from ledgermind.report.highlight import marked, segments
+from ledgermind.report.highlight import Segment, segments
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view, outcome_of
 from ledgermind.report.sources import input_image_path, load_run
@@ -22,6 +22,11 @@ from ledgermind.runs.trajectories import safe_filename, trajectory_path
 
 
 # ----------------------------------------------------------------------------- pure helpers
+def marked(segs: list[Segment]) -> list[str]:
+    """The marked texts, in order (what a reader sees highlighted)."""
+    return [s.text for s in segs if s.mark]
+
+
 def test_segments_mark_entities_and_whole_numbers_only() -> None:
     segs = segments("It is the Apollo 13 plaque, 15.5 kPa not 5", ["Apollo 13"], ["5"])
     assert marked(segs) == ["Apollo 13", "5"]  # "5" inside "15.5" is not marked
