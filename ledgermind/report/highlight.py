@@ -38,4 +38,3 @@ def _needle_re(needle: str, kind: str) -> str:
     body = re.escape(needle)
     # a number must not match inside a longer number ("5" in "15.5")
     return rf"(?<![\d.]){body}(?![\d])" if kind == "number" else body
-
