@@ -56,7 +56,11 @@ def test_census_rows_flatten_any_nesting_and_flag_zeros() -> None:
         "search.rounds.r2",
         "flag",
     ]
-    assert {r.key for r in rows if r.meaning == "dead"} == {"dual_read.runs", "dual_read.agree", "search.rounds.r2"}
+    assert {r.key for r in rows if r.meaning == "dead"} == {
+        "dual_read.runs",
+        "dual_read.agree",
+        "search.rounds.r2",
+    }
     assert (
         next(r for r in rows if r.key == "paths.FULLPIPE").meaning == "good-zero"
     )  # a route not taken is not dead
