@@ -29,11 +29,11 @@ from ledgermind.report.item_view import ItemView, build_item_view
 from ledgermind.report.run_view import backend_label, build_run_view, item_href
 from ledgermind.report.sources import RunData, load_run
 from ledgermind.runs.atomic import atomic_write, inside
+from ledgermind.runs.files import REPORT_DIR
 from ledgermind.runs.reader import find_runs
 from ledgermind.runs.results import ItemResult
 from ledgermind.runs.trajectories import safe_filename
 
-REPORT_DIR = "report"
 MARKER = ".ledgermind-report"  # only a directory carrying this marker is ever replaced
 ASSETS = ("report.css", "report.js")
 

@@ -23,6 +23,7 @@ import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from omegaconf.errors import OmegaConfBaseException
@@ -71,8 +72,8 @@ class CensusRow:
 
     @property
     def meaning(self) -> str:
-        """The colour class of a zero (module docstring): structural / good-zero / dead; '' for a non-zero
-        count."""
+        """The colour class of a zero (module docstring): structural (grey), good-zero (neutral, no flag)
+        or dead (red, "never fired": zero where the variant could act); '' for a non-zero count."""
         numeric = isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
         if not numeric or self.value != 0:
             return ""
@@ -82,20 +83,6 @@ class CensusRow:
             return "dead" if self.dead_if_zero else "good-zero"
         good = any(w in self.key for w in GOOD_ZERO_WORDS) or self.group in NEUTRAL_ZERO_GROUPS
         return "good-zero" if good else "dead"
-
-    @property
-    def good_zero(self) -> bool:
-        """A zero that is healthy or uninformative (neutral colour, no flag)."""
-        return self.meaning == "good-zero"
-
-    @property
-    def never_fired(self) -> bool:
-        """A dead mechanism: zero where the variant could act (red)."""
-        return self.meaning == "dead"
-
-    @property
-    def structural_zero(self) -> bool:
-        return self.meaning == "structural"
 
 
 def rows(census: Mapping[str, Any] | None, structural: Iterable[str] = ()) -> list[CensusRow]:
@@ -165,14 +152,15 @@ def item_census(trajectory: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def run_census(
-    metrics: Mapping[str, Any], trajectories: Iterable[Mapping[str, Any]]
+    metrics: Mapping[str, Any], item_censuses: Iterable[Mapping[str, Any]]
 ) -> tuple[dict[str, Any], str]:
-    """The run's census and where it came from: ``metrics.json``, else the sum of the item censuses."""
+    """The run's census and where it came from: ``metrics.json``, else the sum of the item censuses
+    (``item_census`` of each trajectory that has one)."""
     if isinstance(metrics.get("mechanisms"), Mapping):
         return dict(metrics["mechanisms"]), "metrics.json"
     from ledgermind.metrics.census import sum_census
 
-    parts = [c for c in map(item_census, trajectories) if c is not None]
+    parts = list(item_censuses)
     if not parts:
         return {}, ""
     return sum_census(parts), f"derived from {len(parts)} trajectories"
@@ -195,15 +183,11 @@ def structural_zeros(run_dir: Path, variant: str) -> set[str]:
     flags, official = (listed.flags, False) if listed else _recorded_flags(Path(run_dir), variant)
     if official:
         reachable = {PathKind.OFFICIAL.value}
-    else:  # the dispatcher's decision only reads is_complex
-        reachable = {choose_path(_Profile(c), flags).value for c in (False, True)}  # type: ignore[arg-type]
+    else:  # the dispatcher's decision only reads is_complex: a stand-in profile of each kind
+        profiles = [SimpleNamespace(is_complex=c) for c in (False, True)]
+        reachable = {choose_path(p, flags).value for p in profiles}  # type: ignore[arg-type]
     out = {f"paths.{p.value}" for p in PathKind if p.value not in reachable}
     return out | set(listed.structural if listed is not None else ())
-
-
-@dataclass(frozen=True)
-class _Profile:
-    is_complex: bool
 
 
 def _recorded_flags(run_dir: Path, variant: str) -> tuple[Any, bool]:

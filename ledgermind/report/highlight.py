@@ -7,7 +7,7 @@ highlighting never builds HTML out of model text, so a claim containing markup s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -38,8 +38,3 @@ def _needle_re(needle: str, kind: str) -> str:
     body = re.escape(needle)
     # a number must not match inside a longer number ("5" in "15.5")
     return rf"(?<![\d.]){body}(?![\d])" if kind == "number" else body
-
-
-def marked(segs: Sequence[Segment]) -> list[str]:
-    """The marked texts, in order (what a reader sees highlighted)."""
-    return [s.text for s in segs if s.mark]

@@ -148,9 +148,9 @@ def build_item_view(
 ) -> ItemView:
     t = traj or {}
     ledger = t.get("ledger") or {}
-    entries = [_entry_row(e) for e in ledger.get("entries", [])]
+    citers = _citers(ledger.get("claims", []))
+    entries = [_entry_row(e, citers) for e in ledger.get("entries", [])]
     claims = [_claim_view(c, {e.id for e in entries}) for c in ledger.get("claims", [])]
-    _add_claim_citers(entries, ledger.get("claims", []))
     events = t.get("events", [])
     options = [(chr(ord("A") + i), str(o)) for i, o in enumerate((info.options if info else None) or [])]
     return ItemView(
@@ -200,7 +200,8 @@ def _scoring_rule(result: ItemResult, info: Item | None) -> str | None:
 
 
 # ------------------------------------------------------------------------------ ledger
-def _entry_row(e: dict[str, Any]) -> EntryRow:
+def _entry_row(e: dict[str, Any], citers: dict[str, set[str]]) -> EntryRow:
+    """``citers``: entry id -> the claims whose citations name it (``_citers``)."""
     meta = e.get("meta") or {}
     return EntryRow(
         id=str(e.get("id")),
@@ -210,7 +211,7 @@ def _entry_row(e: dict[str, Any]) -> EntryRow:
         sigma=e.get("sigma"),
         omega=str(e.get("omega", "ACTIVE")),
         superseded_by=e.get("superseded_by"),
-        cited_by=sorted(set(e.get("dependents") or [])),
+        cited_by=sorted({*(e.get("dependents") or []), *citers[str(e.get("id"))]}),
         bbox=list(e["bbox"]) if e.get("bbox") else None,
         category=meta.get("category"),
         tool_call_id=str(e.get("tool_call_id", "")),
@@ -218,14 +219,14 @@ def _entry_row(e: dict[str, Any]) -> EntryRow:
     )
 
 
-def _add_claim_citers(entries: list[EntryRow], claims: list[dict[str, Any]]) -> None:
-    """D_e as recorded, plus every claim whose citations name the entry (dropped claims keep theirs)."""
-    by_id = {e.id: e for e in entries}
+def _citers(claims: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Entry id -> every claim whose citations name it: an entry is shown cited by these as well as by
+    its recorded D_e (dropped claims keep their citations)."""
+    citers: dict[str, set[str]] = defaultdict(set)
     for c in claims:
         for raw in c.get("citations", []):
-            e = by_id.get(str(raw))
-            if e is not None and c.get("id") not in e.cited_by:
-                e.cited_by = sorted({*e.cited_by, str(c.get("id"))})
+            citers[str(raw)].add(str(c.get("id")))
+    return citers
 
 
 def _images(

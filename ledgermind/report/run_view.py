@@ -84,7 +84,6 @@ class Headline:
 @dataclass
 class RunView:
     title: str
-    banner: str | None  # shown above everything on a test instrument's run (the simulated backbone)
     headline: Headline
     provenance: list[tuple[str, str]]  # identity, flattened, shown collapsed at the bottom
     notes: list[str]
@@ -119,13 +118,13 @@ def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
     shown = short_ids([r.id for r in results])
     rows = [_item_row(r, views[r.id], shown[r.id]) for r in results]
     # first: describing the backend registers its census sections, which a derived census counts
-    disclaimer = describe_backend(str(run.identity.get("backend", ""))).disclaimer
-    census, source = census_table.run_census(run.metrics, run.trajectories.values())
+    describe_backend(str(run.identity.get("backend", "")))
+    item_censuses = _item_censuses(run)
+    census, source = census_table.run_census(run.metrics, item_censuses.values())
     m = run.metrics
     summary: list[tuple[str, Any]] = [(k, m[k]) for k in COST_SUMMARIES if k in m]
     return RunView(
         title=f"{run.variant} — {backend_label(run.identity)} on {run.identity.get('benchmark', '?')}",
-        banner=str(m.get("test_instrument") or disclaimer) if disclaimer else None,
         headline=headline(scored),
         provenance=provenance_rows(run.identity),
         notes=run.notes,
@@ -139,7 +138,7 @@ def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
         items=rows,
         charts=_charts(dict(sorted(by_diff.items())), rows),  # the chart lists difficulties by name
         paths=sorted({r.path for r in rows}),
-        why=build_why(census, _item_censuses(run), rows, list(SHORT_TRIGGER.values()), list(OPERATORS)),
+        why=build_why(census, item_censuses, rows, list(SHORT_TRIGGER.values()), list(OPERATORS)),
         definitions={
             d.name: d for d in glossary([*(m.get("trajectory_metrics") or {}), *(k for k, _ in summary)])
         },

@@ -167,7 +167,7 @@ def config_changes(out_dir: Path, new_config_yaml: str) -> str | None:
     return "; ".join(shown) + (f" (and {len(keys) - 5} more keys)" if len(keys) > 5 else "")
 
 
-def check_identity(out_dir: Path, record: Mapping[str, Any], new_config_yaml: str = "") -> None:
+def check_identity(out_dir: Path, record: Mapping[str, Any], new_config_yaml: str) -> None:
     """Raise ``IdentityMismatch`` (one line) if ``out_dir`` holds another experiment, or results
     whose experiment it cannot tell.
 
@@ -219,10 +219,9 @@ def check_selection(out_dir: Path, selected: Collection[str]) -> None:
 
 def accept(out_dir: Path, record: Mapping[str, Any], hydra_files: Mapping[str, str]) -> None:
     """Record an accepted run (first run or same-identity resume): its identity and the ``.hydra``
-    files of the config this process runs (``hydra_files``: name -> text, from memory)."""
+    files of the config this process runs (``hydra_files``: ``HYDRA_FILES`` name -> text, from memory)."""
     for name, text in hydra_files.items():
-        if name in HYDRA_FILES:
-            atomic_write(out_dir, out_dir / ".hydra" / name, text)
+        atomic_write(out_dir, out_dir / ".hydra" / name, text)
     atomic_write_json(out_dir, out_dir / IDENTITY_FILE, {"identity": dict(record)})
 
 
@@ -323,8 +322,8 @@ def claim(
     out_dir: Path,
     record: Mapping[str, Any],
     mode: ResumeMode,
-    hydra_files: Mapping[str, str] | None = None,
-    selected: Collection[str] | None = None,
+    hydra_files: Mapping[str, str],
+    selected: Collection[str],
 ) -> tuple[Path, RunLock]:
     """Lock the run directory, check that it holds this experiment (or nothing yet) and no item
     outside ``selected`` (the ids this run selects), then record it.
@@ -338,9 +337,8 @@ def claim(
     lock = RunLock(out_dir).acquire()
     try:
         check_no_links(out_dir)
-        check_identity(out_dir, record, (hydra_files or {}).get("config.yaml", ""))
-        if selected is not None:
-            check_selection(out_dir, selected)
+        check_identity(out_dir, record, hydra_files.get("config.yaml", ""))
+        check_selection(out_dir, selected)
     except IdentityMismatch:
         lock.release()
         if mode is not ResumeMode.NEW:
@@ -349,5 +347,5 @@ def claim(
     except BaseException:
         lock.release()
         raise
-    accept(out_dir, record, hydra_files or {})
+    accept(out_dir, record, hydra_files)
     return out_dir, lock

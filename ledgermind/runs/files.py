@@ -56,7 +56,7 @@ RUN_PATHS = (
     WALL_TIME_FILE,
     RUN_CACHE_FILE,
     RUN_LOG,
-    "report",
+    REPORT_DIR,
 )
 
 

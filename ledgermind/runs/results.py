@@ -66,8 +66,7 @@ class ResultsWriter:
 
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.out_dir / TRAJECTORY_DIR).mkdir(exist_ok=True)
+        (self.out_dir / TRAJECTORY_DIR).mkdir(parents=True, exist_ok=True)
         self.path = self.out_dir / RESULTS_FILE
         repair_tail(self.path)
         self._fh = open_append(self.out_dir, self.path)
@@ -103,7 +102,6 @@ class WallClock:
         self.path = self.out_dir / WALL_TIME_FILE
         self.t0 = time.monotonic()
         self.previous = self._read()
-        self.index = len(self.previous)
 
     def _read(self) -> list[float]:
         try:

@@ -12,7 +12,7 @@ import pytest
 
 from ledgermind.errors import DataError, UserError
 from ledgermind.report import build_report, census_table
-from ledgermind.report.highlight import marked, segments
+from ledgermind.report.highlight import Segment, segments
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view, outcome_of
 from ledgermind.report.sources import input_image_path, load_run
@@ -22,6 +22,11 @@ from ledgermind.runs.trajectories import safe_filename, trajectory_path
 
 
 # ----------------------------------------------------------------------------- pure helpers
+def marked(segs: list[Segment]) -> list[str]:
+    """The marked texts, in order (what a reader sees highlighted)."""
+    return [s.text for s in segs if s.mark]
+
+
 def test_segments_mark_entities_and_whole_numbers_only() -> None:
     segs = segments("It is the Apollo 13 plaque, 15.5 kPa not 5", ["Apollo 13"], ["5"])
     assert marked(segs) == ["Apollo 13", "5"]  # "5" inside "15.5" is not marked
@@ -51,7 +56,11 @@ def test_census_rows_flatten_any_nesting_and_flag_zeros() -> None:
         "search.rounds.r2",
         "flag",
     ]
-    assert {r.key for r in rows if r.never_fired} == {"dual_read.runs", "dual_read.agree", "search.rounds.r2"}
+    assert {r.key for r in rows if r.meaning == "dead"} == {
+        "dual_read.runs",
+        "dual_read.agree",
+        "search.rounds.r2",
+    }
     assert (
         next(r for r in rows if r.key == "paths.FULLPIPE").meaning == "good-zero"
     )  # a route not taken is not dead
@@ -459,6 +468,7 @@ def test_a_budget_exhausted_event_is_stamped_with_the_step_it_happened_at(monkey
 
 def test_a_benchmark_without_difficulty_gets_no_empty_difficulty_table_or_chart(tmp_path: Path) -> None:
     """gauges have no difficulty labels: the page showed an empty "accuracy by difficulty"."""
+    from ledgermind.experiment.artefact_label import label_for
     from ledgermind.metrics.stats import wilson_interval
     from ledgermind.report.run_view import build_run_view
     from ledgermind.report.sources import RunData
@@ -471,15 +481,21 @@ def test_a_benchmark_without_difficulty_gets_no_empty_difficulty_table_or_chart(
     v = build_run_view(run, views(results))
     assert [name for name, _ in v.splits] == ["path"]  # no subject, no difficulty, no question type recorded
     assert "chart-accuracy" not in [c.id for c in v.charts]
-    assert v.banner and "SIMULATED" in v.title and v.headline.n == 4 and v.headline.accuracy == 0.5
+    assert (
+        label_for(run.identity).kind == "SIMULATED"
+        and "SIMULATED" in v.title
+        and v.headline.n == 4
+        and v.headline.accuracy == 0.5
+    )
     assert (v.headline.low, v.headline.high) == wilson_interval(2, 4)
     low, high = wilson_interval(2, 4)
     assert low == pytest.approx(0.1500, abs=1e-4) and high == pytest.approx(
         0.8500, abs=1e-4
     )  # textbook Wilson 95%
     art = [_result(id="x", subject="Art")]
-    with_diff = build_run_view(RunData(tmp_path, art, {}, {}, {}), views(art))
+    with_diff_run = RunData(tmp_path, art, {}, {}, {})
+    with_diff = build_run_view(with_diff_run, views(art))
     assert [name for name, _ in with_diff.splits][:2] == [
         "subject",
         "difficulty",
-    ] and with_diff.banner is None
+    ] and not label_for(with_diff_run.identity)
