@@ -40,7 +40,7 @@ class RunData:
 
     @property
     def variant(self) -> str:
-        return str(self.metrics.get("identity", {}).get("variant") or self.run_dir.name)
+        return str(self.identity.get("variant") or self.run_dir.name)
 
     @property
     def identity(self) -> dict[str, Any]:

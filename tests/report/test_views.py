@@ -183,9 +183,9 @@ def test_item_view_of_a_real_trajectory(scripted_multirun: Path, tmp_path: Path)
     assert "SC-1" in cited["OC-2"]
 
 
-def test_report_tolerates_old_and_partial_runs(tmp_path: Path) -> None:
-    """No metrics.json, no .hydra, a trajectory without mechanisms/claims keys, an item without a trajectory."""
-    run = tmp_path / "old"
+def _write_old_run(run: Path) -> Path:
+    """No metrics.json, no .hydra, a trajectory without mechanisms/claims keys whose image lies outside
+    the run and data folders, an item without a trajectory."""
     (run / "trajectories").mkdir(parents=True)
     rows = [_result(id="a").to_dict(), _result(id="b", score=0.0, path=None, error="server down").to_dict()]
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -219,6 +219,11 @@ def test_report_tolerates_old_and_partial_runs(tmp_path: Path) -> None:
             }
         )
     )
+    return run
+
+
+def test_report_tolerates_old_and_partial_runs(tmp_path: Path) -> None:
+    run = _write_old_run(tmp_path / "old")
     index = build_report(run)
     html = index.read_text()
     assert "no metrics.json" in html and "no mechanism census" in html
@@ -228,6 +233,24 @@ def test_report_tolerates_old_and_partial_runs(tmp_path: Path) -> None:
     )
     item_b = (run / "report" / "items" / f"{safe_filename('b')}.html").read_text()
     assert "server down" in item_b and "No trajectory was recorded" in item_b
+
+
+def test_side_by_side_page_of_an_item_whose_image_is_not_shown(tmp_path: Path) -> None:
+    """The first run's image of the item cannot be stored (outside the run and data folders): the
+    side-by-side page is written without it rather than the whole multirun report failing."""
+    multi = tmp_path / "multi"
+    for name in ("0_full", "1_no_ecc"):
+        _write_old_run(multi / name)
+    index = build_report(multi)
+    page = (index.parent / "compare" / f"{safe_filename('a')}.html").read_text()
+    assert "Item <code>a</code> across runs" in page and "compare-image" not in page
+
+
+def test_a_run_whose_metrics_record_no_identity_is_named_by_its_folder(tmp_path: Path) -> None:
+    run = _write_old_run(tmp_path / "old")
+    (run / "metrics.json").write_text(json.dumps({"identity": None}))
+    assert load_run(run).variant == "old"
+    assert "old" in build_report(run).read_text()
 
 
 @pytest.mark.parametrize(
