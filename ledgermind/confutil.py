@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import functools
+import importlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -31,6 +34,29 @@ def cache_root() -> Path:
     if own := os.environ.get("LEDGERMIND_CACHE"):
         return Path(own).expanduser()
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "ledgermind"
+
+
+def instantiate(node: Any, key: str, **kwargs: Any) -> Any:
+    """Hydra's ``instantiate`` of the config node at ``key``, where a ``_target_`` that does not
+    import is the user's config error in one line naming the key and, for a misspelt name in a
+    module that imports, the closest name there (Hydra would raise it as a traceback)."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate as hydra_instantiate
+
+    from ledgermind.errors import ConfigError
+
+    try:
+        return hydra_instantiate(node, **kwargs)
+    except InstantiationException as exc:
+        if not str(exc).startswith("Error locating target") or exc.__cause__ is None:
+            raise
+        target = str(node.get("_target_") if isinstance(node, Mapping) else node)
+        why = str(exc.__cause__).strip().splitlines()[-1]  # Hydra's own hint: "Are you sure that …"
+        module, _, name = target.rpartition(".")
+        with contextlib.suppress(Exception):
+            close = difflib.get_close_matches(name, dir(importlib.import_module(module)), n=1)
+            why = f"did you mean {module}.{close[0]}?" if close else why
+        raise ConfigError(f"{key}._target_: cannot import {target!r} ({why})") from None
 
 
 def parse_yaml_in_c() -> None:

@@ -240,14 +240,18 @@ def build_tools(cfg: Mapping[str, Any]) -> dict[str, Tool]:
 
     Instantiation is cheap: engines and detectors load their weights on first use.
     """
-    from hydra.utils import instantiate
+    from ledgermind.confutil import instantiate
 
-    policy = instantiate(cfg["image"]) if cfg.get("image") else ImagePolicy()
-    engine = instantiate(cfg["ocr"])
-    crop_cfg = instantiate(cfg["crop"]) if cfg.get("crop") else CropConfig()
-    proposer = instantiate(cfg["proposer"]) if cfg.get("proposer") else ClassicalProposer()
-    detector = instantiate(cfg["detector"]) if cfg.get("detector") else None
-    text_detector = instantiate(cfg["text_detector"]) if cfg.get("text_detector") else None
+    def node(name: str) -> Any:
+        """The ``perception.<name>`` node built, or None where the config leaves it out."""
+        return instantiate(cfg[name], f"perception.{name}") if cfg.get(name) else None
+
+    policy = node("image") or ImagePolicy()
+    engine = instantiate(cfg["ocr"], "perception.ocr")
+    crop_cfg = node("crop") or CropConfig()
+    proposer = node("proposer") or ClassicalProposer()
+    detector = node("detector")
+    text_detector = node("text_detector")
     tools: dict[str, Tool] = {
         "ocr": OCRTool(engine, policy, region_zoom=crop_cfg.zoom),  # one z for crop and region OCR
         "crop_zoom": CropZoomTool(

@@ -60,9 +60,9 @@ def _instantiate(backend_cfg: Mapping[str, Any], model_cfg: Mapping[str, Any]) -
     cfg = dict(backend_cfg)
     cfg.pop(OWN_MODEL_KEY, None)
     if "_target_" in cfg:
-        from hydra.utils import instantiate
+        from ledgermind.confutil import instantiate
 
-        return instantiate(cfg, model=model_cfg, _convert_="all")
+        return instantiate(cfg, "backend", model=model_cfg, _convert_="all")
     name = cfg.pop("name", None)
     if not name:
         raise ConfigError("backend config needs '_target_' or 'name'")

@@ -73,9 +73,9 @@ class ExperimentLogger:
 
 def configured_logger(node: Any) -> ExperimentLogger:
     """The logger a config's ``logger`` node builds (none: no logging)."""
-    from hydra.utils import instantiate
+    from ledgermind.confutil import instantiate
 
-    return instantiate(node) if node is not None else ExperimentLogger()
+    return instantiate(node, "logger") if node is not None else ExperimentLogger()
 
 
 # ``logger=none``'s target (conf/logger/none.yaml) and recorded in every run's config: keep the name

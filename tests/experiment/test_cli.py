@@ -51,6 +51,8 @@ def test_limit_selects_first_items(finished_run, tmp_path: Path) -> None:
         ("concurrency=abc", "error: concurrency must be an integer >= 1, got 'abc'"),
         ("limit=-3", "error: limit must be an integer >= 0, got -3"),
         ("agent_factory=no.such.factory", "error: agent_factory 'no.such.factory' cannot be imported"),
+        ("logger._target_=nope.Logger", "error: logger._target_: cannot import 'nope.Logger' ("),
+        ("backend._target_=nope.Backend", "error: backend._target_: cannot import 'nope.Backend' ("),
     ],
 )
 def test_config_errors_exit_2_without_traceback(run_py, tmp_path: Path, override: str, expected: str) -> None:

@@ -41,3 +41,24 @@ def test_cpu_config_wires_orientation_and_the_optional_text_detector(repo_root):
     assert tools["crop_zoom"].text_detector is None and tools["ocr"].region_zoom == 2.5
     cfg.text_detector = {"_target_": "perception.detect.TextDetector", "thresh": 0.2, "box_thresh": 0.3}
     assert isinstance(build_tools(cfg)["crop_zoom"].text_detector, TextDetector)
+
+
+@pytest.mark.parametrize("name", ["ocr", "crop", "proposer"])
+def test_a_target_that_does_not_import_is_a_config_error_naming_its_key(repo_root, name):
+    from ledgermind.errors import ConfigError
+
+    cfg = OmegaConf.load(repo_root / "conf" / "perception" / "cpu.yaml")
+    cfg[name]["_target_"] = "perception.nowhere.Thing"
+    with pytest.raises(
+        ConfigError, match=rf"^perception\.{name}\._target_: cannot import 'perception\.nowhere\.Thing' \("
+    ):
+        build_tools(cfg)
+
+
+def test_a_misspelt_class_in_a_module_that_imports_gets_the_closest_name(repo_root):
+    from ledgermind.errors import ConfigError
+
+    cfg = OmegaConf.load(repo_root / "conf" / "perception" / "cpu.yaml")
+    cfg.ocr["_target_"] = "perception.ocr.RapidOCREngin"
+    with pytest.raises(ConfigError, match=r"\(did you mean perception\.ocr\.RapidOCREngine\?\)$"):
+        build_tools(cfg)
