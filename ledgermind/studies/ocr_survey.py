@@ -13,9 +13,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from ledgermind.confutil import instantiate
 from ledgermind.errors import UserError
 from perception.crop import text_tokens
 from perception.image_io import ImagePolicy, load_image
@@ -51,7 +51,9 @@ def rotation_engines(ocr_cfg: DictConfig) -> tuple[OCREngine, OCREngine]:
     classifier = ocr_cfg.get("orientation") or {
         "_target_": f"{OrientationClassifier.__module__}.OrientationClassifier"
     }
-    plain, oriented = (instantiate(OmegaConf.merge(ocr_cfg, {"orientation": o})) for o in (None, classifier))
+    plain, oriented = (
+        instantiate(OmegaConf.merge(ocr_cfg, {"orientation": o}), "ocr") for o in (None, classifier)
+    )
     return plain, oriented
 
 
