@@ -37,21 +37,26 @@ def cache_root() -> Path:
 
 
 def instantiate(node: Any, key: str, **kwargs: Any) -> Any:
-    """Hydra's ``instantiate`` of the config node at ``key``, where a ``_target_`` that does not
-    import is the user's config error in one line naming the key and, for a misspelt name in a
-    module that imports, the closest name there (Hydra would raise it as a traceback)."""
+    """Hydra's ``instantiate`` of the config node at ``key``, where what Hydra would raise as a
+    traceback but the user made is a config error in one line naming the key: a ``_target_`` that
+    does not import (for a misspelt name in a module that imports, with the closest name there), or
+    a class that refuses the node's values (``ValueError`` / ``TypeError`` from its constructor)."""
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate as hydra_instantiate
 
-    from ledgermind.errors import ConfigError
+    from ledgermind.errors import ConfigError, LedgerMindError, first_line
 
     try:
         return hydra_instantiate(node, **kwargs)
     except InstantiationException as exc:
-        if not str(exc).startswith("Error locating target") or exc.__cause__ is None:
+        cause = exc.__cause__
+        if isinstance(cause, (ValueError, TypeError)) and not isinstance(cause, LedgerMindError):
+            # the node's class refused its values (a range, a type, an unknown keyword): a config value
+            raise ConfigError(f"{key}: {type(cause).__name__}: {first_line(cause)}") from exc
+        if not str(exc).startswith("Error locating target") or cause is None:
             raise
         target = str(node.get("_target_") if isinstance(node, Mapping) else node)
-        why = str(exc.__cause__).strip().splitlines()[-1]  # Hydra's own hint: "Are you sure that …"
+        why = str(cause).strip().splitlines()[-1]  # Hydra's own hint: "Are you sure that …"
         module, _, name = target.rpartition(".")
         with contextlib.suppress(Exception):
             close = difflib.get_close_matches(name, dir(importlib.import_module(module)), n=1)

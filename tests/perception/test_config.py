@@ -62,3 +62,20 @@ def test_a_misspelt_class_in_a_module_that_imports_gets_the_closest_name(repo_ro
     cfg.ocr["_target_"] = "perception.ocr.RapidOCREngin"
     with pytest.raises(ConfigError, match=r"\(did you mean perception\.ocr\.RapidOCREngine\?\)$"):
         build_tools(cfg)
+
+
+@pytest.mark.parametrize(
+    ("node", "key", "value", "message"),
+    [
+        ("image", "max_pixels", -5, r"^perception\.image: ValueError: inconsistent image policy"),
+        ("crop", "zoom", "abc", r"^perception\.crop: TypeError: "),
+        ("ocr", "no_such_option", 1, r"^perception\.ocr: TypeError: .*no_such_option"),
+    ],
+)
+def test_a_value_the_class_refuses_is_a_config_error_naming_its_node(repo_root, node, key, value, message):
+    from ledgermind.errors import ConfigError
+
+    cfg = OmegaConf.load(repo_root / "conf" / "perception" / "cpu.yaml")
+    cfg[node][key] = value
+    with pytest.raises(ConfigError, match=message):
+        build_tools(cfg)
