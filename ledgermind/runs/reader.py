@@ -5,8 +5,9 @@ read the same files (``results.jsonl``, ``metrics.json``, ``trajectories/``, ``.
 and a rule written out in each reader drifts (a retried item counted twice, an item rebuilt another
 way). Here the rules are written once: the last results line of an id wins and a torn last line is
 tolerated (``runs.results.read_results``), trajectories are found by ``safe_filename``
-(``runs.trajectories.find_trajectory``), and the items are rebuilt from the recorded config through
-the registered benchmarks only, unless the user trusts the folder.
+(``runs.trajectories.find_trajectory``), and the items are rebuilt from the recorded config
+(``RunDir.config``) by ``runs.items.load_items(cfg, None, trusted=False)``: registered benchmarks
+only, never a ``_target_`` the folder names, unless the user trusts it (``--trust-config``).
 
 A folder may be someone else's, so reading it never acts: a second result line for a
 finished item is refused, a wrong-typed record is skipped with a note and a wrong-typed
@@ -29,7 +30,6 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
 from ledgermind.records import decode, field_types
 from ledgermind.runs.files import (
@@ -43,7 +43,6 @@ from ledgermind.runs.files import (
     read_json_object,
     read_yaml,
 )
-from ledgermind.runs.items import load_items
 from ledgermind.runs.results import ItemResult, raw_row, read_result_rows, read_results
 from ledgermind.runs.summary import RunIdentity
 from ledgermind.runs.trajectories import read_trajectory_dict
@@ -214,11 +213,3 @@ class RunDir:
         (``load_inert_config``: no interpolation can read a secret or run code), or None."""
         path = self.path / RECORDED_CONFIG
         return load_inert_config(path) if path.is_file() and own_file(self.path, path) else None
-
-
-def rebuild_items(cfg: DictConfig, *, trusted: bool = False) -> list[Item]:
-    """All items of a run's benchmark, rebuilt from its recorded config (``RunDir.config``).
-
-    A run folder is data: without ``trusted`` (``--trust-config``) only registered benchmarks are
-    loaded, never a ``_target_`` the folder names."""
-    return load_items(cfg, None, trusted=trusted)
