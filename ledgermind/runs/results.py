@@ -1,8 +1,9 @@
 """Durable per-item output: ``results.jsonl`` lines (``ItemResult``) and the trajectory beside each.
 
 A run may be killed at any moment (OOM, pre-emption, Ctrl-C). Every finished item is therefore
-persisted the instant it finishes, and reading back (``runs/reader.RunDir.results``) tolerates the one thing a kill can leave
-behind: a truncated last line. Resume is nothing more than "skip the ids already in the file".
+persisted the instant it finishes, and reading back (``runs/reader.RunDir.results``) tolerates the
+one thing a kill can leave behind: a truncated last line. Resume is nothing more than "skip the ids
+already in the file".
 """
 
 from __future__ import annotations
