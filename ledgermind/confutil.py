@@ -7,7 +7,7 @@ import difflib
 import functools
 import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +132,19 @@ def plain_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(plain_value(v) for v in value)
     return value
+
+
+def flat_items(tree: Mapping[str, Any], sep: str = ".") -> Iterator[tuple[str, Any]]:
+    """Every value of a nested mapping that is not itself a mapping, by its joined key, depth-first in
+    the mapping's own order: ``{"a": {"b": 1}, "c": 2}`` gives ``("a.b", 1), ("c", 2)``; an empty
+    mapping has no values. For readers that show a nested record in one table or one flat namespace
+    (the census rows of the report, the W&B summary)."""
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            for inner, leaf in flat_items(value, sep):
+                yield f"{key}{sep}{inner}", leaf
+        else:
+            yield str(key), value
 
 
 def option_node(group: str, option: str, conf_dir: Path | None = None) -> Any:

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a 
 from omegaconf import OmegaConf
 
 from ledgermind.benchmarks import load_benchmark
-from ledgermind.confutil import CONF_DIR, shared_data_dir, to_plain
+from ledgermind.confutil import container, option_node, shared_data_dir
 from ledgermind.pipeline.agent import build_agent
 from ledgermind.pipeline.evidence import MODEL_TOOL_KINDS
 
@@ -83,10 +83,10 @@ def main() -> None:
 
     from ledgermind.backends.tiny import build_tiny_qwen2_vl
 
-    model = to_plain(OmegaConf.load(CONF_DIR / "model" / "tiny_qwen2_vl.yaml")) or {}
+    model = container(option_node("model", "tiny_qwen2_vl"))
     model_cfg = {**model, "path": str(build_tiny_qwen2_vl()), "context_length": 1024}
     items = load_benchmark("mmmu_pro", {"path": args.data, "setting": "standard10", "limit": args.n})
-    perception = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "perception" / "cpu.yaml"))
+    perception = container(option_node("perception", "cpu"))
     cfg = {
         "pipeline": {"max_tokens": args.max_tokens},
         "perception": {**perception, "cache_dir": "off"},  # timed: every image read, none from the cache

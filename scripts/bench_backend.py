@@ -20,16 +20,23 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from omegaconf import OmegaConf
 from PIL import Image, ImageDraw
 
 from ledgermind.backends.base import Backend, GenerationRequest, Message, Reply
 from ledgermind.backends.cache import CachedBackend, ResponseCache
+from ledgermind.backends.serve_command import engine_flags
 from ledgermind.backends.tiny import build_tiny_qwen2_vl
-from ledgermind.backends.vllm_launch import CPU_ENV, TINY_CPU_ARGS, VLLMServerProcess
+from ledgermind.backends.vllm_launch import CPU_ENV, VLLMServerProcess
 from ledgermind.backends.vllm_server import VLLMServerBackend
-from ledgermind.confutil import CONF_DIR, to_plain
+from ledgermind.confutil import container, option_node
+
+
+def tiny_engine_args(max_num_seqs: int) -> dict[str, Any]:
+    """The tiny model's engine arguments (``vllm_args`` of conf/model/tiny_qwen2_vl.yaml), batching up to
+    ``max_num_seqs`` requests."""
+    return container(option_node("model", "tiny_qwen2_vl").vllm_args) | {"max_num_seqs": max_num_seqs}
 
 
 def requests(n: int, max_tokens: int) -> list[GenerationRequest]:
@@ -118,8 +125,7 @@ async def bench_inprocess(model_dir: str, args: argparse.Namespace) -> None:
     from ledgermind.backends.vllm_inprocess import VLLMInProcessBackend
 
     os.environ.update({k: v for k, v in CPU_ENV.items() if k not in os.environ})
-    tiny = to_plain(OmegaConf.load(CONF_DIR / "model" / "tiny_qwen2_vl.yaml")) or {}
-    engine_args = {**tiny["vllm_args"], "max_num_seqs": max(args.concurrency, 1)}
+    engine_args = tiny_engine_args(max(args.concurrency, 1))
     backend = VLLMInProcessBackend({"name": "tiny_qwen2_vl", "path": model_dir}, engine_args=engine_args)
     t0 = time.perf_counter()
     await backend.generate(requests(1, args.max_tokens)[0])
@@ -149,10 +155,8 @@ def bench_server(model_dir: str, args: argparse.Namespace) -> None:
     if args.base_url:
         asyncio.run(bench(args.base_url, model_dir, args))
         return
-    server_args = [*TINY_CPU_ARGS]
-    server_args[server_args.index("--max-num-seqs") + 1] = str(args.concurrency)
     t0 = time.perf_counter()
-    server = VLLMServerProcess(model_dir, args=server_args).start()
+    server = VLLMServerProcess(model_dir, args=engine_flags(tiny_engine_args(args.concurrency))).start()
     try:
         server.wait_ready(timeout_s=args.start_timeout)  # a busy CPU box needs more than the default
         print(f"server ready in {time.perf_counter() - t0:.1f} s")

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a 
 
 from ledgermind.report import build_report
 from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR
-from ledgermind.runs.results import read_results
+from ledgermind.runs.reader import RunDir
 from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.testing.fake_runs import run_composed
 
@@ -38,7 +38,7 @@ def make_source(tmp: Path) -> Path:
 
 def replicate(source: Path, n: int, target: Path) -> Path:
     """A run dir of ``n`` items cycling through the source's items (ids made unique)."""
-    results = read_results(source)
+    results = RunDir(source).results()
     if not results:
         raise SystemExit(f"error: {source} has no finished items")
     (target / TRAJECTORY_DIR).mkdir(parents=True)

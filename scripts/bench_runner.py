@@ -66,8 +66,7 @@ from ledgermind.backends.placement import place
 from ledgermind.errors import UserError, first_line
 from ledgermind.experiment.variants import names as variant_names
 from ledgermind.markdown import md_table
-from ledgermind.runs.results import read_results
-from ledgermind.runs.trajectories import iter_trajectory_dicts
+from ledgermind.runs.reader import RunDir
 from ledgermind.testing.counting_ocr import CountingRapidOCREngine
 from ledgermind.testing.fake_runs import fake_run_overrides, run_composed
 from ledgermind.testing.throughput_limit import replay_requests
@@ -142,7 +141,7 @@ def run_level(overrides: list[str], concurrency: int, out_dir: Path) -> dict:
         "run_s": wall,
         "errors": metrics["errors"],
         "items_per_min": 60.0 * metrics["n_items"] / wall if wall else float("nan"),
-        "calls": [r.model_calls for r in read_results(out_dir)],
+        "calls": [r.model_calls for r in RunDir(out_dir).results()],
         "cpu_s": time.process_time() - cpu0,  # all threads of this process, setup included
     }
 
@@ -366,7 +365,8 @@ def item_work_s(out: Path, variants: list[str], args: argparse.Namespace) -> lis
     prefix cache held, as the fake server charges them."""
     work: dict[str, list[float]] = {}
     for j, v in enumerate(variants):
-        for t in iter_trajectory_dicts(out / v, [r.id for r in read_results(out / v)]):
+        run = RunDir(out / v)
+        for t in run.trajectories([r.id for r in run.results()]):
             w = work.setdefault(t["item_id"], [0.0] * len(variants))
             for c in (c for c in t["model_calls"] if not c["cached"] and not c["error"]):
                 uncached = c["prompt_tokens"] - c["meta"].get("cached_tokens", 0)

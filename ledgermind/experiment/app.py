@@ -36,7 +36,7 @@ from ledgermind.pipeline.config import PipelineConfig, ablation_flags, build
 from ledgermind.runs.claim import ResumeMode, claim, release_unstarted, resume_identity
 from ledgermind.runs.items import load_items
 from ledgermind.runs.provenance import run_provenance
-from ledgermind.runs.results import read_results
+from ledgermind.runs.reader import RunDir
 
 log = logging.getLogger(__name__)
 
@@ -284,7 +284,7 @@ def _run_claimed(
     try:
         metrics = asyncio.run(run())
         ids = {i.id for i in items}
-        results = [r for r in read_results(settings.output_dir) if r.id in ids]
+        results = [r for r in RunDir(settings.output_dir).results() if r.id in ids]
         started[0].log_summary(metrics, results, item_details(settings.output_dir, items))
     finally:
         for logger in started:
@@ -294,8 +294,6 @@ def _run_claimed(
 
 def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, Any]]:
     """``id -> {question, options, image, reply}`` for the W&B items table (the reply lives in the trajectory)."""
-    from ledgermind.runs.trajectories import iter_trajectory_dicts
-
     details: dict[str, dict[str, Any]] = {
         it.id: {
             "question": it.question or str(it.meta.get("original_question", "")),
@@ -307,7 +305,7 @@ def item_details(out_dir: Path, items: list[Item]) -> dict[str, dict[str, Any]]:
         }
         for it in items
     }
-    for t in iter_trajectory_dicts(out_dir, list(details)):
+    for t in RunDir(out_dir).trajectories(list(details)):
         if t.get("item_id") in details:
             details[t["item_id"]]["reply"] = str(t.get("raw_answer") or "")
     return details

@@ -28,8 +28,9 @@ from ledgermind.metrics import summarize
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.runs.atomic import atomic_write, atomic_write_json, json_text
 from ledgermind.runs.files import METRICS_FILE, RECORDED_CONFIG, RESULTS_FILE
+from ledgermind.runs.items import load_items
 from ledgermind.runs.provenance import request_totals, scorer_version
-from ledgermind.runs.reader import RunDir, rebuild_items
+from ledgermind.runs.reader import RunDir
 from ledgermind.runs.results import ItemResult
 from ledgermind.runs.summary import build_metrics
 from ledgermind.trajectory import Trajectory
@@ -117,7 +118,9 @@ def rescore_run(
     # strict: a corrupt line would otherwise vanish from the rewritten file (an item silently dropped)
     results = run.results(strict=True)
     # a run folder is data: its benchmark is reloaded from the registry unless the user trusts it
-    by_id = {it.id: it for it in (items if items is not None else rebuild_items(cfg, trusted=trust_config))}  # type: ignore[arg-type]
+    if items is None:
+        items = load_items(cfg, None, trusted=trust_config)  # type: ignore[arg-type]  # cfg: checked above
+    by_id = {it.id: it for it in items}
     scorer = scorer or scorer_from_config(cfg, random_fallback_seed, trusted=trust_config)
     try:
         trajs = read_trajectories(run_dir, [r.id for r in results], strict=True)

@@ -28,16 +28,15 @@ from ledgermind.metrics.census import trajectory_record
 from ledgermind.runs.atomic import atomic_write_json
 from ledgermind.runs.files import METRICS_FILE, RESULTS_FILE, note
 from ledgermind.runs.provenance import observed_image_budget, request_totals
+from ledgermind.runs.reader import RunDir
 from ledgermind.runs.results import (
     ItemResult,
     ResultsWriter,
     WallClock,
-    read_results,
     redo_damaged,
     repair_tail,
 )
 from ledgermind.runs.summary import RunIdentity, Summarize, build_metrics, items_hash
-from ledgermind.runs.trajectories import iter_trajectory_dicts
 from ledgermind.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -207,7 +206,7 @@ async def run_items(
     # before counting: what is counted done is never cut later
     repair_tail(Path(options.out_dir) / RESULTS_FILE)
     redo_damaged(options.out_dir)
-    previous = [r for r in read_results(options.out_dir) if r.id in wanted and r.error is None]
+    previous = [r for r in RunDir(options.out_dir).results() if r.id in wanted and r.error is None]
     check_unchanged(previous, wanted, Path(options.out_dir))
     done = {r.id for r in previous}
     todo = [it for it in items if it.id not in done]
@@ -245,7 +244,9 @@ async def run_items(
     wall_time_s = time.perf_counter() - t0
     # aggregate everything on disk for these items (this session's and resumed ones)
     order = {it.id: i for i, it in enumerate(items)}
-    results = sorted((r for r in read_results(options.out_dir) if r.id in order), key=lambda r: order[r.id])
+    results = sorted(
+        (r for r in RunDir(options.out_dir).results() if r.id in order), key=lambda r: order[r.id]
+    )
     trajectories = list(read_trajectories(options.out_dir, [r.id for r in results]).values())
     identity = replace(
         identity, provenance={**identity.provenance, "image_budget_sent": observed_image_budget(trajectories)}
@@ -269,7 +270,7 @@ def read_trajectories(out_dir: Path, ids: Sequence[str], *, strict: bool = False
     one-line note and its item keeps its verdict, counted without its census — one bad file never
     stops a resume from finishing."""
     out: dict[str, Trajectory] = {}
-    for d in iter_trajectory_dicts(out_dir, ids):
+    for d in RunDir(out_dir).trajectories(ids):
         try:
             out[str(d["item_id"])] = Trajectory.from_dict(d)
         except (KeyError, TypeError, ValueError, AttributeError) as e:

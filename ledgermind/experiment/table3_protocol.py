@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from omegaconf import OmegaConf
 
-from ledgermind.runs.provenance import PROTOCOL_FIELDS, sha256_json, shared_protocol_lines
+from ledgermind.runs.provenance import differing_fields, shared_protocol_lines
 from ledgermind.runs.reader import RunDir
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def protocol_footer(runs: Sequence[RunScores]) -> str:
     """The shared protocol printed under the table (or which fields differ, with --allow-mixed)."""
     idents = [protocol_identity(r) for r in runs]
     seeds = ", ".join(str(s) for s in sorted({r.seed for r in runs}))
-    mixed = [f for f in PROTOCOL_FIELDS if len({sha256_json(i.get(f)) for i in idents}) > 1]
+    mixed = differing_fields(idents)
     head = [f"Protocol: MIXED (--allow-mixed); differing fields: {', '.join(mixed)}"] if mixed else []
     lines = [*(head or shared_protocol_lines(idents[0])), f"Seeds: {seeds}", escalation_line(runs)]
     return "\n".join(lines) + "\n"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ledgermind.confutil import flat_items
 from ledgermind.errors import ConfigError, MissingExtraError, first_line
 from ledgermind.runs.results import ItemResult
 
@@ -171,7 +172,12 @@ class WandbLogger(ExperimentLogger):
             cells = {c: d.get(c, "") for c in DETAIL_COLUMNS} | {"thumbnail": self._thumbnail(d.get("image"))}
             table.add_data(*(cells[c] if c in cells else getattr(r, c) for c in ITEM_COLUMNS))
         self.run.log({"items": table})
-        self.run.summary.update(flatten(metrics))  # one summary record, not one per key
+        # by W&B path ({"by_difficulty": {"Easy": {"accuracy": .8}}} → "by_difficulty/Easy/accuracy"),
+        # scalars only (a list is no summary value), in one summary record, not one per key
+        leaves = flat_items(metrics, "/")
+        self.run.summary.update(
+            {k: v for k, v in leaves if isinstance(v, int | float | str | bool) or v is None}
+        )
 
     def _thumbnail(self, path: Any) -> Any:
         """A small copy of the item's first image (None when it has none or it cannot be read)."""
@@ -198,15 +204,3 @@ class WandbLogger(ExperimentLogger):
         if self.run is not None:
             self.run.finish()
             self.run = None
-
-
-def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"by_difficulty": {"Easy": {"accuracy": .8}}}`` → ``{"by_difficulty/Easy/accuracy": .8}``."""
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(flatten(v, f"{key}/"))
-        elif isinstance(v, int | float | str | bool) or v is None:
-            out[key] = v
-    return out

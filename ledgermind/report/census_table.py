@@ -28,7 +28,7 @@ from typing import Any
 
 from omegaconf.errors import OmegaConfBaseException
 
-from ledgermind.confutil import container
+from ledgermind.confutil import container, flat_items
 from ledgermind.errors import UserError
 from ledgermind.runs.reader import RunDir
 
@@ -100,7 +100,7 @@ def rows(census: Mapping[str, Any] | None, structural: Iterable[str] = ()) -> li
                     f"{group}.{name}" in marked or str(group) in marked,
                     _fault_kind_rule(value, name),
                 )
-                for name, v in _flatten(value, "")
+                for name, v in flat_items(value)
             ]
         else:
             out.append(CensusRow(str(group), "", value, str(group) in marked))
@@ -117,15 +117,6 @@ def _fault_kind_rule(section: Mapping[str, Any], name: str) -> bool | None:
     if outcome in CATCH_OUTCOMES and "." not in kind:
         return bool(totals.get(kind))
     return False
-
-
-def _flatten(d: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Any]]:
-    for k, v in d.items():
-        name = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, Mapping):
-            yield from _flatten(v, name)
-        else:
-            yield name, v
 
 
 def grouped(census_rows: Iterable[CensusRow]) -> list[tuple[str, list[CensusRow]]]:

@@ -18,7 +18,8 @@ from typing import Any
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import UserError, first_line
 from ledgermind.runs.files import METRICS_FILE, RunFileError
-from ledgermind.runs.reader import RunDir, rebuild_items
+from ledgermind.runs.items import load_items
+from ledgermind.runs.reader import RunDir
 from ledgermind.runs.results import ItemResult
 
 
@@ -88,7 +89,7 @@ def load_item_infos(run: RunDir, ids: set[str], notes: list[str]) -> dict[str, I
         cfg = run.config()
         if cfg is None:
             return {}
-        items = rebuild_items(cfg)  # a run folder is data: registered benchmarks only
+        items = load_items(cfg, None, trusted=False)  # a run folder is data: registered benchmarks only
     except (UserError, OmegaConfBaseException, OSError, ValueError, KeyError, ImportError) as e:
         first = first_line(e)
         notes.append(f"the benchmark could not be reloaded ({first}); options and some images are not shown")

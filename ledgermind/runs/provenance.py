@@ -313,16 +313,20 @@ def request_totals(traj: Any) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ protocol check
+def differing_fields(identities: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The protocol fields on which the identities differ (by content), in ``PROTOCOL_FIELDS`` order."""
+    return [f for f in PROTOCOL_FIELDS if len({sha256_json(ident.get(f)) for ident in identities}) > 1]
+
+
 def protocol_mismatch(identities: Sequence[tuple[str, Mapping[str, Any]]]) -> str | None:
     """One line naming the first protocol field on which the (name, identity) pairs differ."""
-    for f in PROTOCOL_FIELDS:
-        values = {sha256_json(ident.get(f)): (name, ident.get(f)) for name, ident in identities}
-        if len(values) > 1:
-            shown = "; ".join(f"{name}: {abbreviate(v)}" for name, v in values.values())
-            return (
-                f"runs differ in protocol field {f!r} ({shown}); pass --allow-mixed to tabulate them anyway"
-            )
-    return None
+    differing = differing_fields([ident for _, ident in identities])
+    if not differing:
+        return None
+    f = differing[0]
+    values = {sha256_json(ident.get(f)): (name, ident.get(f)) for name, ident in identities}
+    shown = "; ".join(f"{name}: {abbreviate(v)}" for name, v in values.values())
+    return f"runs differ in protocol field {f!r} ({shown}); pass --allow-mixed to tabulate them anyway"
 
 
 def shared_protocol_lines(identity: Mapping[str, Any]) -> list[str]:

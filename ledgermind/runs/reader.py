@@ -4,9 +4,10 @@ Why one: the report, Table 3, rescore, the S-RFA audit and the simulator's sanit
 read the same files (``results.jsonl``, ``metrics.json``, ``trajectories/``, ``.hydra/config.yaml``),
 and a rule written out in each reader drifts (a retried item counted twice, an item rebuilt another
 way). Here the rules are written once: the last results line of an id wins and a torn last line is
-tolerated (``runs.results.read_results``), trajectories are found by ``safe_filename``
-(``runs.trajectories.find_trajectory``), and the items are rebuilt from the recorded config through
-the registered benchmarks only, unless the user trusts the folder.
+tolerated (``RunDir.results``), trajectories are found by ``safe_filename``
+(``runs.trajectories.find_trajectory``), and the items are rebuilt from the recorded config
+(``RunDir.config``) by ``runs.items.load_items(cfg, None, trusted=False)``: registered benchmarks
+only, never a ``_target_`` the folder names, unless the user trusts it (``--trust-config``).
 
 A folder may be someone else's, so reading it never acts: a second result line for a
 finished item is refused, a wrong-typed record is skipped with a note and a wrong-typed
@@ -22,15 +23,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
-from ledgermind.benchmarks.item import Item
 from ledgermind.errors import DataError
+from ledgermind.jsonl import BadLine, bad_line, read_jsonl
 from ledgermind.records import decode, field_types
 from ledgermind.runs.files import (
     IDENTITY_FILE,
@@ -39,14 +40,17 @@ from ledgermind.runs.files import (
     REPORT_DIR,
     RESULTS_FILE,
     RunFileError,
+    note,
     own_file,
+    read_json_file,
     read_json_object,
     read_yaml,
 )
-from ledgermind.runs.items import load_items
-from ledgermind.runs.results import ItemResult, raw_row, read_result_rows, read_results
+from ledgermind.runs.results import ItemResult
 from ledgermind.runs.summary import RunIdentity
-from ledgermind.runs.trajectories import read_trajectory_dict
+from ledgermind.runs.trajectories import find_trajectory
+
+R = TypeVar("R")
 
 
 def find_runs(paths: Path | Iterable[Path]) -> list[Path]:
@@ -96,6 +100,13 @@ def check_metrics(path: Path, metrics: dict[str, Any]) -> dict[str, Any]:
     except ValueError as e:
         raise RunFileError(path, str(e)) from None
     return metrics
+
+
+def _raw_row(d: Any) -> dict[str, Any]:
+    """A results line as parsed, for readers that need a few fields: any object with a string ``id``."""
+    if isinstance(d, dict) and isinstance(d.get("id"), str):
+        return d
+    raise ValueError("no string id")
 
 
 # ------------------------------------------------------------------------------ inert configs
@@ -163,13 +174,57 @@ class RunDir:
         return (self.path / RESULTS_FILE).is_file()
 
     def results(self, *, strict: bool = False) -> list[ItemResult]:
-        """One result per id, the last line winning (a retry supersedes the failure)."""
-        return read_results(self.path, strict=strict)
+        """One result per id; a truncated or corrupt line (a kill mid-write) is ignored.
+
+        ``strict``: a corrupt line is a ``DataError`` naming it instead — for tools that rewrite the
+        file (rescore), where skipping a line would silently drop an item.
+
+        An id appears twice when an errored item was retried on resume: the *last* line wins (the
+        retry supersedes the failure). A finished item is never redone, so a line after its finishing
+        line is not the run's own: every reader refuses it with a ``DataError`` naming the line.
+        """
+        return self._result_lines(ItemResult.from_dict, strict=strict)
 
     def result_rows(self) -> dict[str, dict[str, Any]]:
         """``id -> `` the raw last row, for readers that need a few fields only (a row without every
         ``ItemResult`` field is still read)."""
-        return {row["id"]: row for row in read_result_rows(self.path, as_record=raw_row)}
+        return {row["id"]: row for row in self._result_lines(_raw_row)}
+
+    def _result_lines(self, as_record: Callable[[Any], R], *, strict: bool = False) -> list[R]:
+        """The rules of ``results`` with the record type chosen by the reader: ``as_record`` turns a
+        parsed line into a record, a ``ValueError`` saying why it is not one."""
+        path = self.path / RESULTS_FILE
+        if own_file(self.path, path) is None:
+            return []
+        what = "a readable result record"
+        rows = read_jsonl(
+            path,
+            bad=BadLine.RAISE if strict else BadLine.SKIP,
+            torn_tail=not strict,
+            decode_errors="replace",
+            what=what,
+        )
+        seen: dict[str, R] = {}
+        finished: dict[str, int] = {}  # id -> the line that finished it
+        for row in rows:
+            try:
+                record = as_record(row.value)
+            except ValueError as e:
+                if strict:
+                    raise bad_line(path, row.line_no, row.text, what) from None
+                note(f"{path} line {row.line_no}: not {what} ({e}); skipped")
+                continue
+            item_id = row.value["id"]
+            if item_id in finished:  # pasted from another run, say: letting it win would relabel the item
+                raise DataError(
+                    f"{path} line {row.line_no}: a second result for item {item_id!r}, already finished on line "
+                    f"{finished[item_id]}; a run never redoes a finished item, so this line is not the run's own: remove it"
+                )
+            if row.value.get("error") is None:
+                finished[item_id] = row.line_no
+            seen.pop(item_id, None)  # re-insert: order follows the latest line
+            seen[item_id] = record
+        return list(seen.values())
 
     def json_object(self, name: str) -> dict[str, Any] | None:
         """Any JSON object file of the folder (``metrics.json``, ``run_identity.json``, S-RFA's
@@ -205,20 +260,31 @@ class RunDir:
         return name if isinstance(name, str) else None
 
     def trajectory(self, item_id: str) -> dict[str, Any] | None:
-        """The trajectory record of one id (``safe_filename``), or None;
-        ``RunFileError`` when it is damaged or links out of the folder."""
-        return read_trajectory_dict(self.path, item_id)
+        """The trajectory JSON object of one id (``find_trajectory``), or None when there is none;
+        ``RunFileError`` when it is truncated, not an object, or a link out of the folder."""
+        path = find_trajectory(self.path, item_id)
+        if path is None:
+            return None
+        data = read_json_file(path)
+        if not isinstance(data, dict):
+            raise RunFileError(path, "not a trajectory record (not a JSON object)")
+        return data
+
+    def trajectories(self, ids: Iterable[str]) -> Iterator[dict[str, Any]]:
+        """Trajectory JSON of the given ids, skipping items that have none (the agent raised) and,
+        with a one-line note each, records that cannot be read (a truncated file, a link out of the
+        folder): one damaged record never stops the readers of the others."""
+        for item_id in ids:
+            try:
+                data = self.trajectory(item_id)
+            except RunFileError as e:
+                note(f"{e}; item {item_id!r} is kept without its trajectory")
+                continue
+            if data is not None:
+                yield data
 
     def config(self) -> DictConfig | None:
         """The config the run was composed from (``.hydra/config.yaml``), as inert data
         (``load_inert_config``: no interpolation can read a secret or run code), or None."""
         path = self.path / RECORDED_CONFIG
         return load_inert_config(path) if path.is_file() and own_file(self.path, path) else None
-
-
-def rebuild_items(cfg: DictConfig, *, trusted: bool = False) -> list[Item]:
-    """All items of a run's benchmark, rebuilt from its recorded config (``RunDir.config``).
-
-    A run folder is data: without ``trusted`` (``--trust-config``) only registered benchmarks are
-    loaded, never a ``_target_`` the folder names."""
-    return load_items(cfg, None, trusted=trusted)

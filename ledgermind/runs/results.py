@@ -1,27 +1,25 @@
 """Durable per-item output: ``results.jsonl`` lines (``ItemResult``) and the trajectory beside each.
 
 A run may be killed at any moment (OOM, pre-emption, Ctrl-C). Every finished item is therefore
-persisted the instant it finishes, and reading back tolerates the one thing a kill can leave
-behind: a truncated last line. Resume is nothing more than "skip the ids already in the file".
+persisted the instant it finishes, and reading back (``runs/reader.RunDir.results``) tolerates the
+one thing a kill can leave behind: a truncated last line. Resume is nothing more than "skip the ids
+already in the file".
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from ledgermind.errors import DataError
-from ledgermind.jsonl import BadLine, bad_line, loads, read_jsonl
+from ledgermind.jsonl import BadLine, loads, read_jsonl
 from ledgermind.records import Record, codec, decode
 from ledgermind.runs.atomic import atomic_write, atomic_write_json, json_text, open_append
-from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, note, own_file
+from ledgermind.runs.files import RESULTS_FILE, TRAJECTORY_DIR, WALL_TIME_FILE, note
 from ledgermind.runs.trajectories import find_trajectory, trajectory_path
-
-R = TypeVar("R")
 
 
 def _as_written(name: str) -> dict[str, Any]:
@@ -130,63 +128,6 @@ def _as_result(d: Any) -> ItemResult | None:
         return ItemResult.from_dict(loads(d) if isinstance(d, str) else d)
     except ValueError:
         return None
-
-
-def raw_row(d: Any) -> dict[str, Any]:
-    """A results line as parsed, for readers that need a few fields: any object with a string ``id``."""
-    if isinstance(d, dict) and isinstance(d.get("id"), str):
-        return d
-    raise ValueError("no string id")
-
-
-def read_results(out_dir: Path, *, strict: bool = False) -> list[ItemResult]:
-    """All complete result lines; a truncated or corrupt line (a kill mid-write) is ignored.
-
-    ``strict``: a corrupt line is a ``DataError`` naming it instead — for tools that rewrite the
-    file (rescore), where skipping a line would silently drop an item.
-
-    An id appears twice when an errored item was retried on resume: the *last* line wins (the
-    retry supersedes the failure). A finished item is never redone, so a line after its finishing
-    line is not the run's own: every reader refuses it with a ``DataError`` naming the line.
-    """
-    return read_result_rows(out_dir, strict=strict, as_record=ItemResult.from_dict)
-
-
-def read_result_rows(out_dir: Path, *, as_record: Callable[[Any], R], strict: bool = False) -> list[R]:
-    """``read_results`` with the record type chosen by the reader: ``as_record`` turns a parsed
-    line into a record, a ``ValueError`` saying why it is not one."""
-    path = Path(out_dir) / RESULTS_FILE
-    if own_file(out_dir, path) is None:
-        return []
-    what = "a readable result record"
-    rows = read_jsonl(
-        path,
-        bad=BadLine.RAISE if strict else BadLine.SKIP,
-        torn_tail=not strict,
-        decode_errors="replace",
-        what=what,
-    )
-    seen: dict[str, R] = {}
-    finished: dict[str, int] = {}  # id -> the line that finished it
-    for row in rows:
-        try:
-            record = as_record(row.value)
-        except ValueError as e:
-            if strict:
-                raise bad_line(path, row.line_no, row.text, what) from None
-            note(f"{path} line {row.line_no}: not {what} ({e}); skipped")
-            continue
-        item_id = row.value["id"]
-        if item_id in finished:  # pasted from another run, say: letting it win would relabel the item
-            raise DataError(
-                f"{path} line {row.line_no}: a second result for item {item_id!r}, already finished on line "
-                f"{finished[item_id]}; a run never redoes a finished item, so this line is not the run's own: remove it"
-            )
-        if row.value.get("error") is None:
-            finished[item_id] = row.line_no
-        seen.pop(item_id, None)  # re-insert: order follows the latest line
-        seen[item_id] = record
-    return list(seen.values())
 
 
 def redo_damaged(out_dir: Path) -> None:

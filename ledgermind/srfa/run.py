@@ -32,7 +32,8 @@ from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.pipeline.config import PipelineConfig
 from ledgermind.runs.atomic import atomic_write_json, open_append
 from ledgermind.runs.claim import recorded_identity
-from ledgermind.runs.reader import RunDir, rebuild_items
+from ledgermind.runs.items import load_items
+from ledgermind.runs.reader import RunDir
 from ledgermind.srfa.checks import run_checks
 from ledgermind.srfa.judge import Judge, JudgeError, shown_options
 from ledgermind.srfa.protocol import (
@@ -116,7 +117,7 @@ def run_items(run_dir: Path, *, trusted: bool = False) -> dict[str, Item]:
     cfg = run.config()
     if cfg is None:
         raise UserError(f"{run_dir} has no .hydra/config.yaml: cannot find the run's benchmark items")
-    return {i.id: i for i in rebuild_items(cfg, trusted=trusted)}
+    return {i.id: i for i in load_items(cfg, None, trusted=trusted)}
 
 
 class EvidenceSource:

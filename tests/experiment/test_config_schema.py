@@ -147,7 +147,7 @@ def test_an_unfinished_run_resumes_after_a_new_default_keeping_key_or_flag(
     value is another run."""
     from ledgermind.experiment.app import run_experiment
     from ledgermind.pipeline import config
-    from ledgermind.runs.results import read_results
+    from ledgermind.runs.reader import RunDir
     from tests.experiment.conftest import FAKE_OVERRIDES
 
     out = tmp_path / "run"
@@ -169,7 +169,7 @@ def test_an_unfinished_run_resumes_after_a_new_default_keeping_key_or_flag(
     monkeypatch.setitem(config.NODE_SCHEMAS, "ablation", flags)
     monkeypatch.setitem(config.NODE_SCHEMAS, "pipeline", _PipelineWithNewKey)
     assert run("limit=3")["n_items"] == 3  # resumed: one more item, the first two kept
-    assert len(read_results(out)) == 3
+    assert len(RunDir(out).results()) == 3
     assert (out / "run_identity.json").read_text(encoding="utf-8") == identity
     for chosen in ("pipeline.search_rounds=2", "+ablation.search=false"):
         with pytest.raises(IdentityMismatch, match="holds another experiment"):

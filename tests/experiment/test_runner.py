@@ -10,7 +10,8 @@ import pytest
 
 from ledgermind.errors import DataError
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items, start_order
-from ledgermind.runs.results import ItemResult, ResultsWriter, read_results
+from ledgermind.runs.reader import RunDir
+from ledgermind.runs.results import ItemResult, ResultsWriter
 from ledgermind.runs.trajectories import trajectory_path
 from ledgermind.trajectory import PathKind, Trajectory
 from tests.experiment.fakes import FakeAgent, fake_items, fake_score, fake_summarize
@@ -83,7 +84,7 @@ def test_concurrency_one_is_sequential(tmp_path: Path) -> None:
 def test_item_that_raises_is_recorded_and_run_completes(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("FAKE_AGENT_FAIL", "q1")
     metrics = _run(fake_items(4), FakeAgent(), tmp_path)
-    by_id = {r.id: r for r in read_results(tmp_path)}
+    by_id = {r.id: r for r in RunDir(tmp_path).results()}
     assert by_id["q1"].error == "RuntimeError: corrupt image in q1"
     assert by_id["q1"].score == 0.0 and by_id["q1"].path is None
     assert not trajectory_path(tmp_path, "q1").exists()
@@ -123,7 +124,7 @@ def test_a_finished_item_whose_trajectory_is_gone_is_solved_again(tmp_path: Path
     trajectory_path(tmp_path, "q1").unlink()
     metrics = _run(fake_items(3), FakeAgent(), tmp_path)
     assert counter.read_text().split()[3:] == ["q1"]
-    assert [r.id for r in read_results(tmp_path)] == ["q0", "q2", "q1"]  # its old line was removed
+    assert [r.id for r in RunDir(tmp_path).results()] == ["q0", "q2", "q1"]  # its old line was removed
     assert metrics["trajectory_metrics"]["n_traj"] == 3
 
 
@@ -150,7 +151,7 @@ def test_item_ids_that_are_not_filenames_stay_inside_the_run_dir(tmp_path: Path)
         and written[0].name.startswith("etc_passwd-")
         and written[0].parent == tmp_path / "trajectories"
     )
-    assert read_results(tmp_path)[0].id == "../../etc/passwd"
+    assert RunDir(tmp_path).results()[0].id == "../../etc/passwd"
 
 
 def test_partial_credit_from_a_judge_is_kept(tmp_path: Path) -> None:
@@ -226,5 +227,5 @@ def test_writer_keeps_an_item_whose_record_holds_an_unencodable_string(tmp_path:
         w.write(
             ItemResult("q0", "A\udebc", "A", 0.0, True, "DIRECT", "Easy"), {"id": "q0", "note": "x\udebc"}
         )
-    assert [r.id for r in read_results(tmp_path)] == ["q0"]
+    assert [r.id for r in RunDir(tmp_path).results()] == ["q0"]
     assert json.loads(trajectory_path(tmp_path, "q0").read_text())["note"] == "x\udebc"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ledgermind.metrics.stats import BootstrapConfig
-from ledgermind.runs.results import read_results
+from ledgermind.runs.reader import RunDir
 from ledgermind.simulator import sim_sweep
 
 BOOT = BootstrapConfig(resamples=500, seed=0)
@@ -58,7 +58,7 @@ def test_delta_is_the_paired_difference_of_the_recorded_results(swept) -> None:
         for m in out.rglob("metrics.json"):
             if sim_sweep.rate_value(m.parent, spec.rate) == p.value:
                 variant = json.loads(m.read_text())["identity"]["variant"]
-                scores[variant] = {r.id: r.score for r in read_results(m.parent)}
+                scores[variant] = {r.id: r.score for r in RunDir(m.parent).results()}
         diffs = [scores["no_ecc"][i] - scores["full"][i] for i in scores["full"]]
         assert p.delta.mean == pytest.approx(100 * sum(diffs) / len(diffs))
         assert p.full.mean == pytest.approx(100 * sum(scores["full"].values()) / 2)
