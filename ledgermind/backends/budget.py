@@ -59,10 +59,17 @@ class ImageBudget:
 
     @classmethod
     def from_model(cls, model: Mapping[str, Any]) -> ImageBudget:
+        def count(key: str, default: int) -> int:
+            value = model.get(key) or default
+            try:
+                return int(value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"model.{key} must be an integer, got {value!r}") from None
+
         return cls(
-            max_images=int(model.get("max_images") or 1),
-            max_pixels=int(model.get("max_image_pixels") or DEFAULT_MAX_PIXELS),
-            bomb_pixels=int(model.get("bomb_image_pixels") or MAX_DECODED_PIXELS),
+            max_images=count("max_images", 1),
+            max_pixels=count("max_image_pixels", DEFAULT_MAX_PIXELS),
+            bomb_pixels=count("bomb_image_pixels", MAX_DECODED_PIXELS),
         )
 
     def key(self) -> dict[str, int]:

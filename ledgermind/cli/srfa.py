@@ -21,7 +21,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ledgermind.cli.commands import one_line_errors
 from ledgermind.confutil import container, to_plain
-from ledgermind.errors import UserError, first_line, option
+from ledgermind.errors import ConfigError, UserError, first_line, option
 from ledgermind.experiment.wandb_logger import configured_logger
 from ledgermind.srfa.checks import format_checks
 from ledgermind.srfa.protocol import SrfaMode
@@ -38,9 +38,13 @@ def run_srfa(run_dir: Path, cfg: DictConfig, *, trust_config: bool = False) -> d
     record = load_run(run_dir)
     a = cfg.srfa
     # a null key means the one home of that constant (SrfaSettings' default)
-    given: dict[str, Any] = {
-        k: cast(a[k]) for k, cast in (("gamma", float), ("max_claims", int)) if a[k] is not None
-    }
+    given: dict[str, Any] = {}
+    for key, cast, kind in (("gamma", float, "a number"), ("max_claims", int, "an integer")):
+        if a[key] is not None:
+            try:
+                given[key] = cast(a[key])
+            except (TypeError, ValueError):
+                raise ConfigError(f"srfa.{key} must be {kind}, got {a[key]!r}") from None
     settings = SrfaSettings(option(SrfaMode, str(a.mode), "srfa.mode"), **given)
     items = run_items(run_dir, trusted=trust_config)
     cascade = evidence = None

@@ -413,3 +413,12 @@ def test_table3_refuses_mixed_protocols_unless_allowed_and_prints_the_shared_one
         and "max_tokens=512" in ok.stdout
         and "max_images_per_request=2" in ok.stdout
     )
+
+
+def test_an_image_budget_value_that_is_not_a_number_is_a_config_error() -> None:
+    from ledgermind.backends.budget import ImageBudget
+    from ledgermind.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^model\.max_images must be an integer, got 'abc'$"):
+        ImageBudget.from_model({"max_images": "abc"})
+    assert ImageBudget.from_model({"max_images": 3, "max_image_pixels": 1e6}).key()["max_pixels"] == 1_000_000

@@ -526,3 +526,15 @@ def test_judge_prompts_match_their_snapshots() -> None:
     assert (snaps / "judge_label.txt").read_text() == JUDGE_SYSTEM + "\n---\n" + JUDGE_LABEL.substitute(
         fields, claims=claims
     )
+
+
+@pytest.mark.parametrize(
+    ("override", "message"), [("srfa.gamma=abc", "a number"), ("srfa.max_claims=x", "an integer")]
+)
+def test_a_setting_of_the_wrong_type_is_one_line_exit_2(tmp_path, capsys, override, message) -> None:
+    from ledgermind.cli.srfa import main as srfa_main
+
+    run = _write_run(tmp_path / "run", [_row("q1", "A", 1.0)], {})
+    assert srfa_main([str(run), override, "logger=none"]) == 2
+    key, value = override.split("=")
+    assert capsys.readouterr().err == f"error: {key} must be {message}, got '{value}'\n"
