@@ -40,16 +40,20 @@ def instantiate(node: Any, key: str, **kwargs: Any) -> Any:
     """Hydra's ``instantiate`` of the config node at ``key``, where what Hydra would raise as a
     traceback but the user made is a config error in one line naming the key: a ``_target_`` that
     does not import (for a misspelt name in a module that imports, with the closest name there), or
-    a class that refuses the node's values (``ValueError`` / ``TypeError`` from its constructor)."""
+    a class that refuses the node's values (``ValueError`` / ``TypeError`` from its constructor). A
+    ``UserError`` the class raised itself comes out as it is, unwrapped, so that a run refused by
+    it is taken back like any refusal before its first item."""
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate as hydra_instantiate
 
-    from ledgermind.errors import ConfigError, LedgerMindError, first_line
+    from ledgermind.errors import ConfigError, LedgerMindError, UserError, first_line
 
     try:
         return hydra_instantiate(node, **kwargs)
     except InstantiationException as exc:
         cause = exc.__cause__
+        if isinstance(cause, UserError):  # the class's own one-line refusal: the caller's to handle as such
+            raise cause from exc
         if isinstance(cause, (ValueError, TypeError)) and not isinstance(cause, LedgerMindError):
             # the node's class refused its values (a range, a type, an unknown keyword): a config value
             raise ConfigError(f"{key}: {type(cause).__name__}: {first_line(cause)}") from exc

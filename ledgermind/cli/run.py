@@ -21,6 +21,7 @@ cluster scheduler sends before pre-emption), each with one line and the resume c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -99,6 +100,7 @@ def _task(cfg: DictConfig) -> None:
             raise
         line = run_args.composition_error(cause) or first_line(cause)
         print(f"error: {line}", file=sys.stderr)  # OmegaConf's later lines (full_key: ...) add nothing
+        _drop_empty_job_dir()
         raise SystemExit(EXIT_USER_ERROR) from None
     shown = cfg.get("print_census")
     print(
@@ -106,6 +108,18 @@ def _task(cfg: DictConfig) -> None:
     )
     if metrics["errors"]:
         _failed_runs.append((failure_summary(metrics, str(cfg.output_dir) if in_sweep else ""), _resume(cfg)))
+
+
+def _drop_empty_job_dir() -> None:
+    """Hydra makes the job's folder before the task starts; a run refused before it claimed the
+    folder (a bad value, missing data) leaves it empty, and an empty folder would look like a run
+    that did nothing. Only an empty real folder goes, as when a claimed run is taken back."""
+    from hydra.core.hydra_config import HydraConfig
+
+    with contextlib.suppress(Exception):  # no Hydra context, or the folder is not empty: keep it
+        folder = Path(str(HydraConfig.get().runtime.output_dir))
+        if not folder.is_symlink():
+            folder.rmdir()
 
 
 def failure_summary(metrics: dict, job: str = "") -> str:

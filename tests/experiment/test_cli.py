@@ -53,14 +53,16 @@ def test_limit_selects_first_items(finished_run, tmp_path: Path) -> None:
         ("agent_factory=no.such.factory", "error: agent_factory 'no.such.factory' cannot be imported"),
         ("logger._target_=nope.Logger", "error: logger._target_: cannot import 'nope.Logger' ("),
         ("backend._target_=nope.Backend", "error: backend._target_: cannot import 'nope.Backend' ("),
+        # the class's own refusal, raised after the run claimed its folder: the claim is taken back
+        ("backend.allow_scripted=false", "error: the scripted backend answers from fixed rules"),
     ],
 )
 def test_config_errors_exit_2_without_traceback(run_py, tmp_path: Path, override: str, expected: str) -> None:
-    proc = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path}", override)
+    proc = run_py(*FAKE_OVERRIDES, "logger=none", f"hydra.run.dir={tmp_path / 'run'}", override)
     assert proc.returncode == 2, proc.stderr
     assert expected in proc.stderr
     assert "Traceback" not in proc.stderr
-    assert not (tmp_path / "results.jsonl").exists()
+    assert list(tmp_path.iterdir()) == []  # a refused run leaves no folder, not even Hydra's empty one
 
 
 def _benchmarks_with_path() -> list[str]:
@@ -88,6 +90,7 @@ def test_bad_data_path_is_one_line_exit_2(run_py, tmp_path: Path, benchmark: str
     assert proc.returncode == 2, proc.stderr
     lines = [ln for ln in _stderr_lines(proc) if not ln.startswith("NOTE:")]
     assert len(lines) == 1 and lines[0].startswith("error: ") and str(missing) in lines[0], proc.stderr
+    assert not (tmp_path / "run").exists()
 
 
 def test_missing_required_path_is_one_line_exit_2(run_py, tmp_path: Path) -> None:
