@@ -89,8 +89,9 @@ def _load(cfg: DictConfig, limit: int | None, *, trusted: bool) -> list[Item]:
     except MissingMandatoryValue as e:
         key = e.full_key if str(e.full_key).startswith("benchmark.") else f"benchmark.{e.full_key}"
         raise ConfigError(f"{key} is required: add {key}=... to the command line") from None
-    if limit is not None:
-        node["limit"] = limit if node.get("limit") is None else min(limit, node["limit"])
+    own = node.get("limit")  # a bad value is left for the loader's own one-line refusal
+    if limit is not None and (own is None or (isinstance(own, int) and not isinstance(own, bool))):
+        node["limit"] = limit if own is None else min(limit, own)
     if "_target_" in node:  # a user-supplied loader: callable(**params) -> list[Item]
         target = node.pop("_target_")
         if not trusted:

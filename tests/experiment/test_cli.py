@@ -65,6 +65,14 @@ def test_config_errors_exit_2_without_traceback(run_py, tmp_path: Path, override
     assert list(tmp_path.iterdir()) == []  # a refused run leaves no folder, not even Hydra's empty one
 
 
+def test_a_bad_benchmark_limit_beside_the_run_limit_is_one_line_exit_2(run_py, tmp_path: Path) -> None:
+    overrides = [o for o in FAKE_OVERRIDES if not o.startswith("benchmark=")]
+    run = [f"hydra.run.dir={tmp_path / 'run'}", "benchmark=sample", "benchmark.limit=abc", "limit=1"]
+    proc = run_py(*overrides, "logger=none", *run)
+    assert proc.returncode == 2, proc.stderr
+    assert _stderr_lines(proc) == ["error: benchmark.limit must be a non-negative integer or null, got 'abc'"]
+
+
 def _benchmarks_with_path() -> list[str]:
     """Every shipped benchmark option that reads files, plus the generic JSONL loader from the test conf."""
     names = ["jsonl_file"]
