@@ -22,7 +22,7 @@ from ledgermind.backends.cache import cache_path, sweep_dir
 from ledgermind.backends.recorded import describe_backend
 from ledgermind.benchmarks.item import Item
 from ledgermind.confutil import container, to_plain
-from ledgermind.errors import ConfigError, UserError
+from ledgermind.errors import ConfigError, DataError, UserError
 from ledgermind.experiment import components
 from ledgermind.experiment.artefact_label import label_for
 from ledgermind.experiment.components import AgentFactory
@@ -98,9 +98,16 @@ def load_selected_items(cfg: DictConfig, limit: int | None) -> list[Item]:
     """The benchmark's items, narrowed to ``item_ids`` / ``item_ids_file`` when given, then ``limit``."""
     ids = requested_ids(cfg)
     if ids is None:
-        return load_items(cfg, limit)
-    items = select_items(load_items(cfg, None), ids, benchmark_identity(cfg))
-    return items if limit is None else items[:limit]
+        items = load_items(cfg, limit)
+    else:
+        items = select_items(load_items(cfg, None), ids, benchmark_identity(cfg))[:limit]
+    if not items and limit != 0:  # an empty file or a filter that keeps nothing: "0 of 0 scored" says nothing
+        path = cfg.benchmark.get("path")
+        where = f" from {path}" if path else ""
+        raise DataError(
+            f"benchmark '{benchmark_identity(cfg)}' gave no items{where}: check the file, its split and item_ids"
+        )
+    return items
 
 
 def agent_factory_path(cfg: DictConfig) -> str:

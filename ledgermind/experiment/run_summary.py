@@ -34,7 +34,7 @@ def headline(metrics: Mapping[str, Any]) -> str:
     interval = f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}] (95% Wilson CI)" if ci else ""
     return (
         f"{ident.get('variant', 'full')} on {ident.get('benchmark', '?')} with {ident.get('model', '?')}, "
-        f"seed {ident.get('seed', 0)}: accuracy {100 * acc:.1f}%{interval} on {n} scored of "
+        f"seed {ident.get('seed', 0)}: accuracy {f'{100 * acc:.1f}%{interval}' if n else '-'} on {n} scored of "
         f"{metrics.get('n_items', n)} items ({metrics.get('unparsed', 0)} unparsed, {metrics.get('errors', 0)} errors)"
     )
 

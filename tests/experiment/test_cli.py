@@ -73,6 +73,18 @@ def test_a_bad_benchmark_limit_beside_the_run_limit_is_one_line_exit_2(run_py, t
     assert _stderr_lines(proc) == ["error: benchmark.limit must be a non-negative integer or null, got 'abc'"]
 
 
+def test_a_benchmark_that_gives_no_items_is_one_line_exit_2(run_py, tmp_path: Path) -> None:
+    (tmp_path / "items.jsonl").write_text("")
+    overrides = [o for o in FAKE_OVERRIDES if not o.startswith("benchmark=")]
+    run = [f"hydra.run.dir={tmp_path / 'run'}", "benchmark=jsonl", f"benchmark.path={tmp_path}"]
+    proc = run_py(*overrides, "logger=none", *run)
+    assert proc.returncode == 2, proc.stderr
+    assert _stderr_lines(proc) == [
+        f"error: benchmark 'jsonl' gave no items from {tmp_path}: check the file, its split and item_ids"
+    ]
+    assert not (tmp_path / "run").exists()
+
+
 def _benchmarks_with_path() -> list[str]:
     """Every shipped benchmark option that reads files, plus the generic JSONL loader from the test conf."""
     names = ["jsonl_file"]

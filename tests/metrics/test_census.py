@@ -91,3 +91,13 @@ def test_census_survives_serialisation_and_sums_over_items():
     assert set(total) == set(empty_census()) and sum_census([]) == empty_census()
     assert "identical_requests 1" in fired(total)  # the console shows what fired
     assert total["crop_zoom"] == 0 and "crop_zoom" not in fired(total)  # zeros stay in metrics.json
+
+
+def test_the_headline_gives_no_accuracy_when_nothing_was_scored() -> None:
+    from ledgermind.experiment.run_summary import headline
+
+    ident = {"variant": "full", "benchmark": "jsonl", "model": "m", "seed": 0}
+    scored = {"identity": ident, "accuracy": 0.5, "n_scored": 2, "n_items": 3, "errors": 1}
+    assert "accuracy 50.0% [" in headline(scored) and "on 2 scored of 3 items" in headline(scored)
+    failed = {"identity": ident, "accuracy": 0.0, "n_scored": 0, "n_items": 3, "errors": 3}
+    assert "accuracy - on 0 scored of 3 items (0 unparsed, 3 errors)" in headline(failed)
