@@ -122,14 +122,18 @@ def read_pilot(paths: Iterable[Path]) -> Pilot:
     return Pilot(runs)
 
 
-def item_costs(pilot: Pilot) -> dict[str, dict[tuple[str, int], Cost]]:
+def item_costs(pilot: Pilot, *, errored: bool = False) -> dict[str, dict[tuple[str, int], Cost]]:
     """Per variant, per (item, seed): the pilot's requests and tokens as a sweep-shared cache would
-    send them (each request key sent the first time it appears in sweep order)."""
+    send them (each request key sent the first time it appears in sweep order). An errored result is
+    left out unless ``errored``: what a failure cost is not what the item costs once a rerun answers
+    it (the server still did the work, which is what a measured rate counts)."""
     seen: set[str] = set()
     costs: dict[str, dict[tuple[str, int], Cost]] = defaultdict(dict)
     order = {v: i for i, v in enumerate(pilot.variants)}
     for run in sorted(pilot.runs, key=lambda r: (r.seed, order[r.variant])):
         for item_id, calls in run.calls.items():
+            if run.scores.get(item_id) is None and not errored:
+                continue
             cost = costs[run.variant].setdefault((item_id, run.seed), Cost())
             for call in calls:
                 cost.made += 1
@@ -200,19 +204,29 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     req = replace(req, items=req.items or max((len(r.scores) for r in pilot.runs), default=0))
     assert req.items is not None
     per_item = item_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]))
+    if unscored := [v for v in req.variants if not per_item.get(v)]:
+        raise DataError(
+            f"the pilot's runs of {', '.join(unscored)} scored no item (every result is an error): nothing to "
+            "project from; rerunning them retries the errored items"
+        )
+    errored = sum(1 for r in pilot.runs if r.variant in req.variants for s in r.scores.values() if s is None)
     # per variant, its (item, seed) units in the pilot
     pilot_items = {v: sum(len(r.scores) for r in pilot.runs if r.variant == v) for v in req.variants}
     units = req.items * req.seeds
     projected = {v: projection(list(per_item[v].values()), units) for v in req.variants if per_item.get(v)}
     # the total's error from the per-(item, seed) sums over variants: items costly in one variant are costly in all
+    # over the units every variant scored: a unit one variant errored on would look cheap in the sum
+    common = set.intersection(*(set(per_item[v]) for v in projected))
     unit_totals: dict[tuple[str, int], Cost] = defaultdict(Cost)
     for v in projected:
-        for unit, c in per_item[v].items():
-            unit_totals[unit] += c
+        for unit in common:
+            unit_totals[unit] += per_item[v][unit]
     total, total_se = projection(list(unit_totals.values()), units)
     pilot_total = sum((c for v in per_item.values() for c in v.values()), Cost())
     wall = sum(r.wall_s for r in pilot.runs if r.variant in req.variants)
-    measured = pilot_total.processed_tokens / wall if wall > 0 else None
+    worked = item_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]), errored=True)
+    processed = sum((c for v in worked.values() for c in v.values()), Cost()).processed_tokens
+    measured = processed / wall if wall > 0 else None
     rate = req.tokens_per_s or measured
     label = pilot.label
     return {
@@ -224,6 +238,7 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
             "made": pilot_total.made,
             "sent": pilot_total.sent,
             "wall_s": wall,
+            "errored": errored,
             "sample": sorted({r.sample for r in pilot.runs}),
             # some run took the benchmark's first N items: not a sample of the set (files are sorted)
             "warning": FIRST_N_WARNING if any(r.sample == FIRST_N for r in pilot.runs) else None,
@@ -292,6 +307,13 @@ def render(plan: dict[str, Any]) -> str:
         f"sweep-shared response cache; pilot: {plan['pilot']['runs']} runs, seeds {plan['pilot']['seeds']}",
         f"pilot items: {', '.join(plan['pilot']['sample'])}",
         *([f"warning: {plan['pilot']['warning']}"] if plan["pilot"]["warning"] else []),
+        *(
+            [
+                f"pilot errors: {plan['pilot']['errored']} results, left out of the projection (a rerun retries them)"
+            ]
+            if plan["pilot"].get("errored")
+            else []
+        ),
         f"GPU rate: {f'{rate:.1f}' if rate else 'unknown'} processed tokens/s ({plan['rate_source']})",
         "",
         f"| variant | {' | '.join(c for c, _, _ in COST_COLUMNS)} | GPU-hours |",

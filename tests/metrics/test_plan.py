@@ -8,6 +8,7 @@ import json
 import pytest
 
 from ledgermind.cli.plan import main
+from ledgermind.errors import DataError
 from ledgermind.experiment.plan import (
     Pilot,
     PilotRun,
@@ -217,3 +218,20 @@ def test_a_variant_that_sends_nothing_is_explained():
     text = render(plan)
     assert "no_ecc: 0 requests sent: every request it makes is made first by a variant before it" in text
     assert "full: 0 requests sent" not in text
+
+
+def test_an_errored_pilot_result_is_left_out_of_the_projection():
+    pilot = _pilot()
+    clean = make_plan(pilot, PlanRequest(items=20, seeds=1, variants=("full", "no_ecc")))
+    # no_ecc's item b failed after sending a costly request: a rerun will cost what a scored b costs
+    pilot.runs[0].scores["b"] = None
+    pilot.runs[0].calls["b"].append(_call("failed-b", prompt=10_000))
+    plan = make_plan(pilot, PlanRequest(items=20, seeds=1, variants=("full", "no_ecc")))
+    assert plan["pilot"]["errored"] == 1 and clean["pilot"]["errored"] == 0
+    assert plan["costs"]["no_ecc"]["prompt_tokens"] == 20 * 100  # a's one unshared request, × 20 items
+    assert plan["total"]["prompt_tokens"] == 20 * 300  # over the units both variants scored (a)
+    assert "pilot errors: 1 results, left out of the projection" in render(plan)
+    for run in pilot.runs:
+        run.scores.update(dict.fromkeys(run.scores))
+    with pytest.raises(DataError, match="scored no item"):
+        make_plan(pilot, PlanRequest(items=20, seeds=1, variants=("full", "no_ecc")))
