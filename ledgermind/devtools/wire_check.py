@@ -38,6 +38,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ledgermind.cli.commands import one_line_errors
 from ledgermind.confutil import CONF_DIR
 from ledgermind.experiment.variants import names as variant_names
 from ledgermind.testing.fake_openai_server import FakeOpenAIServer, first_option_answer, image_key
@@ -176,6 +177,7 @@ def sweep_check(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+@one_line_errors
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--benchmarks", nargs="+", default=["gauges", "mmmu_pro_standard10"])

@@ -164,3 +164,14 @@ def test_a_resumed_run_and_another_job_send_each_item_to_the_same_server(tmp_pat
     items = load_items(cfg, 7)
     owners = place([item_key(it) for it in items], urls, cfg.backend.load_epsilon)  # the whole list
     assert fresh == {it.id: {owners[item_key(it)][0]} for it in items}
+
+
+def test_the_wire_check_without_its_data_is_one_line_exit_2(tmp_path: Path, monkeypatch, capsys) -> None:
+    from ledgermind.devtools import wire_check
+
+    monkeypatch.setenv("LEDGERMIND_SHARED_DATA", str(tmp_path))
+    assert wire_check.main(["--benchmarks", "gauges", "--limit", "1"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"error: benchmark 'gauges': data path not found: {tmp_path}") and err.count("\n") == 1
+    )
