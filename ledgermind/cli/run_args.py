@@ -138,6 +138,8 @@ def composition_error(e: BaseException) -> str | None:
         below = [f"{k}.{s!s}" for k in parent if isinstance(n := parent._get_node(k), DictConfig) for s in n]
         hint = closest(leaf, [*map(str, parent), *below], f"{prefix}." if prefix else "")  # pipeline.beta
         return f"unknown key {key!r}: {hint or 'python scripts/run.py --help lists the keys'}".rstrip()
+    if missing := re.search(r"Missing mandatory value: (\S+)", str(cause)):  # model=hf without its hub id
+        return f"{missing[1]} is required: add {missing[1]}=... to the command line"
     first = first_line(cause)
     return f"{first} (config key: {key})" if key and key not in first else first
 

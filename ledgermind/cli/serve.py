@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     from omegaconf.errors import OmegaConfBaseException
 
     from ledgermind.backends.serve_command import launch_argv, serve_argv
-    from ledgermind.cli.run_args import hub_model
+    from ledgermind.cli.run_args import composition_error, hub_model
     from ledgermind.pipeline.config import compose
 
     if not any(o.startswith("model=") for o in args.overrides):
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         kw = {"host": args.host, "port": args.port, "data_parallel_size": args.dp}
         cmd = launch_argv(model, sys.executable, **kw) if args.launch else serve_argv(model, **kw)
     except (HydraException, OmegaConfBaseException) as e:
-        raise UserError(first_line(e)) from None
+        raise UserError(composition_error(e) or first_line(e)) from None
     if args.servers > 1:
         ports = [args.port + i for i in range(args.servers)]
         for gpu, port in enumerate(ports):

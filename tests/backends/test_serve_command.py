@@ -95,8 +95,15 @@ def test_serve_script_prints_one_command_and_refuses_an_unknown_model() -> None:
         argv[:3] == ["vllm", "serve", "Qwen/Qwen2.5-VL-7B-Instruct"]
         and _flags(argv)["--max-model-len"] == "16384"
     )
-    bad = run("model=nope")
-    assert bad.returncode == 2 and bad.stderr.strip() == "error: In 'config': Could not find 'model/nope'"
+    # the run command's one-line refusals: the closest option, a missing required key
+    bad = run("model=qwen2_5_vl_7bb")
+    assert bad.returncode == 2 and bad.stderr.startswith(
+        "error: unknown model option 'qwen2_5_vl_7bb': did you mean qwen2_5_vl_7b? (options: hf | "
+    )
+    hub = run("model=hf")
+    assert hub.returncode == 2 and hub.stderr == (
+        "error: model.hub_id is required: add model.hub_id=... to the command line\n"
+    )
 
 
 def test_thinking_model_is_served_with_its_reasoning_parser_and_an_image_budget() -> None:

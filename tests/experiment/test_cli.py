@@ -55,6 +55,7 @@ def test_limit_selects_first_items(finished_run, tmp_path: Path) -> None:
         ("backend._target_=nope.Backend", "error: backend._target_: cannot import 'nope.Backend' ("),
         # the class's own refusal, raised after the run claimed its folder: the claim is taken back
         ("backend.allow_scripted=false", "error: the scripted backend answers from fixed rules"),
+        ("model=hf", "error: model.hub_id is required: add model.hub_id=... to the command line"),
     ],
 )
 def test_config_errors_exit_2_without_traceback(run_py, tmp_path: Path, override: str, expected: str) -> None:
