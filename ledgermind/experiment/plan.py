@@ -103,11 +103,13 @@ class Pilot:
 def read_pilot(paths: Iterable[Path]) -> Pilot:
     """Every finished run below ``paths`` (its variant and seed from ``metrics.json``)."""
     runs = []
+    setups: set[tuple[str, str]] = set()
     for path in find_runs(list(paths)):
         run = RunDir(path)
         ident = run.identity()
         if not ident:
             continue  # unfinished: no metrics.json yet
+        setups.add((str(ident.get("model", "?")), str(ident.get("benchmark", "?"))))
         rows = run.result_rows()
         calls: dict[str, list[dict[str, Any]]] = {}
         for item_id in sorted(rows):
@@ -119,6 +121,9 @@ def read_pilot(paths: Iterable[Path]) -> Pilot:
         runs.append(PilotRun(variant, seed, scores, calls, wall, sample_kind(run.config()), label_for(ident)))
     if not runs:
         raise DataError(f"no finished runs (metrics.json) under {', '.join(map(str, paths))}")
+    if len(setups) > 1:  # one pilot's costs and discordance are of one model on one benchmark
+        shown = "; ".join(f"{m} on {b}" for m, b in sorted(setups))
+        raise DataError(f"refusing to plan from runs of different models or benchmarks: {shown}")
     return Pilot(runs)
 
 

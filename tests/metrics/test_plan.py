@@ -235,3 +235,17 @@ def test_an_errored_pilot_result_is_left_out_of_the_projection():
         run.scores.update(dict.fromkeys(run.scores))
     with pytest.raises(DataError, match="scored no item"):
         make_plan(pilot, PlanRequest(items=20, seeds=1, variants=("full", "no_ecc")))
+
+
+def test_a_pilot_of_two_models_or_benchmarks_is_refused(tmp_path, capsys):
+    one, other = _pilot_dir(tmp_path / "a", "shuffle"), _pilot_dir(tmp_path / "b", "shuffle")
+    metrics = other / "ablation=full" / "metrics.json"
+    metrics.write_text(
+        metrics.read_text().replace('"seed": 0', '"seed": 0, "model": "m2", "benchmark": "gauges"')
+    )
+    assert main([str(one), str(other)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == "error: refusing to plan from runs of different models or benchmarks: ? on ?; m2 on gauges\n"
+    )
+    assert main([str(one)]) == 0
