@@ -7,6 +7,7 @@ import difflib
 import functools
 import importlib
 import os
+import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -53,10 +54,10 @@ def instantiate(node: Any, key: str, **kwargs: Any) -> Any:
     except InstantiationException as exc:
         cause = exc.__cause__
         if isinstance(cause, UserError):  # the class's own one-line refusal: the caller's to handle as such
-            raise cause from exc
-        if isinstance(cause, (ValueError, TypeError)) and not isinstance(cause, LedgerMindError):
-            # the node's class refused its values (a range, a type, an unknown keyword): a config value
-            raise ConfigError(f"{key}: {type(cause).__name__}: {first_line(cause)}") from exc
+            raise cause from None
+        if isinstance(cause, ValueError | TypeError) and not isinstance(cause, LedgerMindError):
+            if _raised_constructing(cause):  # a range, a type, an unknown keyword: a config value
+                raise ConfigError(f"{key}: {type(cause).__name__}: {first_line(cause)}") from exc
         if not str(exc).startswith("Error locating target") or cause is None:
             raise
         target = str(node.get("_target_") if isinstance(node, Mapping) else node)
@@ -66,6 +67,16 @@ def instantiate(node: Any, key: str, **kwargs: Any) -> Any:
             close = difflib.get_close_matches(name, dir(importlib.import_module(module)), n=1)
             why = f"did you mean {module}.{close[0]}?" if close else why
         raise ConfigError(f"{key}._target_: cannot import {target!r} ({why})") from None
+
+
+def _raised_constructing(exc: BaseException) -> bool:
+    """Whether ``exc`` came from the call itself (a keyword the class does not take) or from the
+    class's own ``__init__`` / ``__post_init__`` checking its values, and not from code they called
+    (loading weights, opening a file): only the former is the node's value; the latter keeps its
+    traceback, as a bug must."""
+    codes = [frame.f_code for frame, _ in traceback.walk_tb(exc.__traceback__)]
+    own = [c for c in codes if "hydra" not in Path(c.co_filename).parts]
+    return all(c.co_name in ("__init__", "__post_init__") for c in own)
 
 
 def parse_yaml_in_c() -> None:

@@ -208,7 +208,8 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     # no count asked for: the pilot's own
     req = replace(req, items=req.items or max((len(r.scores) for r in pilot.runs), default=0))
     assert req.items is not None
-    per_item = item_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]))
+    chosen = Pilot([r for r in pilot.runs if r.variant in req.variants])
+    per_item = item_costs(chosen)
     if unscored := [v for v in req.variants if not per_item.get(v)]:
         raise DataError(
             f"the pilot's runs of {', '.join(unscored)} scored no item (every result is an error): nothing to "
@@ -218,9 +219,9 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     # per variant, its (item, seed) units in the pilot
     pilot_items = {v: sum(len(r.scores) for r in pilot.runs if r.variant == v) for v in req.variants}
     units = req.items * req.seeds
-    projected = {v: projection(list(per_item[v].values()), units) for v in req.variants if per_item.get(v)}
-    # the total's error from the per-(item, seed) sums over variants: items costly in one variant are costly in all
-    # over the units every variant scored: a unit one variant errored on would look cheap in the sum
+    projected = {v: projection(list(per_item[v].values()), units) for v in req.variants}
+    # the total's error from the per-(item, seed) sums over variants (items costly in one variant are
+    # costly in all), over the units every variant scored: a unit one variant errored on would look cheap
     common = set.intersection(*(set(per_item[v]) for v in projected))
     unit_totals: dict[tuple[str, int], Cost] = defaultdict(Cost)
     for v in projected:
@@ -229,7 +230,7 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     total, total_se = projection(list(unit_totals.values()), units)
     pilot_total = sum((c for v in per_item.values() for c in v.values()), Cost())
     wall = sum(r.wall_s for r in pilot.runs if r.variant in req.variants)
-    worked = item_costs(Pilot([r for r in pilot.runs if r.variant in req.variants]), errored=True)
+    worked = item_costs(chosen, errored=True)
     processed = sum((c for v in worked.values() for c in v.values()), Cost()).processed_tokens
     measured = processed / wall if wall > 0 else None
     rate = req.tokens_per_s or measured

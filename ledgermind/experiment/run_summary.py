@@ -32,9 +32,10 @@ def headline(metrics: Mapping[str, Any]) -> str:
     n, acc = int(metrics.get("n_scored") or 0), float(metrics.get("accuracy") or 0.0)
     ci = wilson_interval(acc * n, n)
     interval = f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}] (95% Wilson CI)" if ci else ""
+    accuracy = f"{100 * acc:.1f}%{interval}" if n else "-"  # nothing scored: no number, as `ledgermind ls`
     return (
         f"{ident.get('variant', 'full')} on {ident.get('benchmark', '?')} with {ident.get('model', '?')}, "
-        f"seed {ident.get('seed', 0)}: accuracy {f'{100 * acc:.1f}%{interval}' if n else '-'} on {n} scored of "
+        f"seed {ident.get('seed', 0)}: accuracy {accuracy} on {n} scored of "
         f"{metrics.get('n_items', n)} items ({metrics.get('unparsed', 0)} unparsed, {metrics.get('errors', 0)} errors)"
     )
 
