@@ -198,8 +198,7 @@ class PlanRequest:
 
 def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     """The projected costs (per variant and total) and the sample-size table, as plain data."""
-    missing = [v for v in req.variants if v not in pilot.variants]
-    if missing:
+    if missing := [v for v in req.variants if v not in pilot.variants]:
         raise UserError(f"the pilot has no runs of {missing}; it has {pilot.variants}")
     # no count asked for: the pilot's own
     req = replace(req, items=req.items or max((len(r.scores) for r in pilot.runs), default=0))
