@@ -114,10 +114,8 @@ def _is_running(path: Path) -> bool:
     try:
         with (path / LOCK_FILE).open("r", encoding="utf-8") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
+    except OSError as exc:  # held: BlockingIOError; no lock file: not running
+        return isinstance(exc, BlockingIOError)
     return False
 
 
@@ -162,12 +160,6 @@ def render(rows: Sequence[Row]) -> str:
     return aligned([(r.name, r.about) for r in rows])
 
 
-def unknown_kind(kind: str) -> str:
-    """One line: the kind asked for, the closest known one, and all of them."""
-    hint = closest(kind, list(KINDS), cutoff=0.5)
-    return f"ledgermind ls components: error: unknown kind {kind!r}: {hint}(kinds: {' | '.join(KINDS)})"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="ledgermind ls",
@@ -189,9 +181,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _components(kinds: list[str]) -> int:
-    unknown = [k for k in kinds if k not in KINDS]
-    if unknown:
-        print(unknown_kind(unknown[0]), file=sys.stderr)
+    if unknown := [k for k in kinds if k not in KINDS]:  # one line: the closest known kind, and all of them
+        hint = closest(unknown[0], list(KINDS), cutoff=0.5)
+        print(
+            f"ledgermind ls components: error: unknown kind {unknown[0]!r}: {hint}(kinds: {' | '.join(KINDS)})",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     chosen = kinds or list(KINDS)
     print("\n\n".join((f"{k}:\n" if len(chosen) > 1 else "") + render(KINDS[k](CONF_DIR)) for k in chosen))

@@ -12,6 +12,7 @@ Hydra's argument parser; only the wording is ours.
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -57,11 +58,8 @@ def options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:
 def first_comment(path: Path) -> str:
     """What the option is: the sentence its leading comment opens with, whole even when the comment
     wraps it onto the next lines (the help and ``ledgermind ls`` show it)."""
-    block: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("#"):
-            break
-        block.append(line.lstrip("# ").strip())
+    lines = path.read_text(encoding="utf-8").splitlines()
+    block = [line.lstrip("# ").strip() for line in itertools.takewhile(lambda x: x.startswith("#"), lines)]
     if not block or re.search(r"[.!?]$", block[0]):
         return block[0] if block else ""
     rest = " ".join(block[1:])

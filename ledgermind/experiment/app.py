@@ -194,18 +194,16 @@ def run_experiment(
         [it.id for it in items],
     )
     log_file = log_to(out_dir)
-    refused = False
     try:
-        return _run_claimed(cfg, items, factory, identity, scorer, _moved(cfg, settings, out_dir))
+        try:
+            return _run_claimed(cfg, items, factory, identity, scorer, _moved(cfg, settings, out_dir))
+        finally:
+            logging.getLogger().removeHandler(log_file)
+            log_file.close()
+            lock.release()
     except UserError:  # a preflight refusal (dead server, ...) before any item ran: leave no run behind
-        refused = True
+        release_unstarted(out_dir)
         raise
-    finally:
-        logging.getLogger().removeHandler(log_file)
-        log_file.close()
-        lock.release()
-        if refused:
-            release_unstarted(out_dir)
 
 
 def check_schemas(cfg: DictConfig) -> None:

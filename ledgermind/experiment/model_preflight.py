@@ -94,8 +94,7 @@ def weights_problem(hub_id: str, revision: str | None = None) -> str | None:
     try:
         HfApi().model_info(hub_id, revision=revision, timeout=HUB_TIMEOUT_S)
     except Exception as exc:
-        first = first_line(exc)
-        return f"they are not in the local Hugging Face cache and the hub did not answer ({first})"
+        return f"they are not in the local Hugging Face cache and the hub did not answer ({first_line(exc)})"
     return None
 
 

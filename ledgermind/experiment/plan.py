@@ -95,10 +95,6 @@ class Pilot:
     def seeds(self) -> list[int]:
         return sorted({r.seed for r in self.runs})
 
-    @property
-    def label(self) -> ArtefactLabel:
-        return combined(r.label for r in self.runs)
-
 
 def read_pilot(paths: Iterable[Path]) -> Pilot:
     """Every finished run below ``paths`` (its variant and seed from ``metrics.json``)."""
@@ -202,8 +198,7 @@ class PlanRequest:
 
 def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
     """The projected costs (per variant and total) and the sample-size table, as plain data."""
-    missing = [v for v in req.variants if v not in pilot.variants]
-    if missing:
+    if missing := [v for v in req.variants if v not in pilot.variants]:
         raise UserError(f"the pilot has no runs of {missing}; it has {pilot.variants}")
     # no count asked for: the pilot's own
     req = replace(req, items=req.items or max((len(r.scores) for r in pilot.runs), default=0))
@@ -215,7 +210,7 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
             f"the pilot's runs of {', '.join(unscored)} scored no item (every result is an error): nothing to "
             "project from; rerunning them retries the errored items"
         )
-    errored = sum(1 for r in pilot.runs if r.variant in req.variants for s in r.scores.values() if s is None)
+    errored = sum(1 for r in chosen.runs for s in r.scores.values() if s is None)
     # per variant, its (item, seed) units in the pilot
     pilot_items = {v: sum(len(r.scores) for r in pilot.runs if r.variant == v) for v in req.variants}
     units = req.items * req.seeds
@@ -229,12 +224,12 @@ def make_plan(pilot: Pilot, req: PlanRequest) -> dict[str, Any]:
             unit_totals[unit] += per_item[v][unit]
     total, total_se = projection(list(unit_totals.values()), units)
     pilot_total = sum((c for v in per_item.values() for c in v.values()), Cost())
-    wall = sum(r.wall_s for r in pilot.runs if r.variant in req.variants)
+    wall = sum(r.wall_s for r in chosen.runs)
     worked = item_costs(chosen, errored=True)
     processed = sum((c for v in worked.values() for c in v.values()), Cost()).processed_tokens
     measured = processed / wall if wall > 0 else None
     rate = req.tokens_per_s or measured
-    label = pilot.label
+    label = combined(r.label for r in pilot.runs)
     return {
         "label": label.line or None,
         "pilot": {
@@ -305,21 +300,15 @@ def _pm(row: dict[str, Any], key: str) -> str:
 
 
 def render(plan: dict[str, Any]) -> str:
-    req = plan["request"]
-    rate = plan["rate_tokens_per_s"]
+    req, pilot, rate = plan["request"], plan["pilot"], plan["rate_tokens_per_s"]
+    errored = f"pilot errors: {pilot['errored']} results, left out of the projection (a rerun retries them)"
     lines = [
         *([plan["label"]] if plan.get("label") else []),
         f"plan: {req['items']} items × {req['seeds']} seed(s) × {len(req['variants'])} variants, "
-        f"sweep-shared response cache; pilot: {plan['pilot']['runs']} runs, seeds {plan['pilot']['seeds']}",
-        f"pilot items: {', '.join(plan['pilot']['sample'])}",
-        *([f"warning: {plan['pilot']['warning']}"] if plan["pilot"]["warning"] else []),
-        *(
-            [
-                f"pilot errors: {plan['pilot']['errored']} results, left out of the projection (a rerun retries them)"
-            ]
-            if plan["pilot"].get("errored")
-            else []
-        ),
+        f"sweep-shared response cache; pilot: {pilot['runs']} runs, seeds {pilot['seeds']}",
+        f"pilot items: {', '.join(pilot['sample'])}",
+        *([f"warning: {pilot['warning']}"] if pilot["warning"] else []),
+        *([errored] if pilot.get("errored") else []),
         f"GPU rate: {f'{rate:.1f}' if rate else 'unknown'} processed tokens/s ({plan['rate_source']})",
         "",
         f"| variant | {' | '.join(c for c, _, _ in COST_COLUMNS)} | GPU-hours |",
@@ -347,6 +336,7 @@ def render(plan: dict[str, Any]) -> str:
             + f" | smallest Δ with {req['items']} items |",
             "|---|---|---|---|---|" + "---|" * (len(deltas) + 1),
         ]
+        small = []  # the rows whose ψ rests on too few discordant pairs to plan from
         for name, row in plan["sample_size"].items():
             needed = " | ".join(str(row["items_needed"][d]) for d in deltas)
             sdd = "-" if row["smallest_delta_points"] is None else f"{row['smallest_delta_points']:.1f} pts"
@@ -354,19 +344,12 @@ def render(plan: dict[str, Any]) -> str:
                 f"| {name} | {row['pairs']} | {row['p_only_full']:.3f} | {row['p_only_variant']:.3f} | "
                 f"{row['pilot_delta_points']:+.1f} | {needed} | {sdd} |"
             )
-        small = {
-            n: r["discordant"] for n, r in plan["sample_size"].items() if r["discordant"] < MIN_DISCORDANT
-        }
+            if row["discordant"] < MIN_DISCORDANT:
+                small.append(f"{name} ({row['discordant']})")
         if small:
-            lines.append(_small_pilot_warning(small))
+            lines.append(
+                f"warning: small pilot: {', '.join(small)} rest on fewer than {MIN_DISCORDANT} discordant pairs; "
+                "ψ from k pairs has a relative error of about 1/√k (58 % at 3, none estimable at 0), and so has "
+                "every items-needed figure in those rows: a larger pilot narrows it"
+            )
     return "\n".join(lines)
-
-
-def _small_pilot_warning(discordant: dict[str, int]) -> str:
-    """One line for every row whose ψ rests on too few discordant pairs to plan from."""
-    rows = ", ".join(f"{name} ({k})" for name, k in discordant.items())
-    return (
-        f"warning: small pilot: {rows} rest on fewer than {MIN_DISCORDANT} discordant pairs; ψ from k pairs "
-        "has a relative error of about 1/√k (58 % at 3, none estimable at 0), and so has every items-needed "
-        "figure in those rows: a larger pilot narrows it"
-    )

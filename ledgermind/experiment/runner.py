@@ -94,8 +94,7 @@ class RunOptions:
 
 def check_unique_ids(items: Sequence[Item]) -> None:
     """Resume keys on ids, so two items with one id would silently lose one of them."""
-    twice = [i for i, n in Counter(it.id for it in items).items() if n > 1]
-    if twice:
+    if twice := [i for i, n in Counter(it.id for it in items).items() if n > 1]:
         raise DataError(f"duplicate item id {twice[0]!r} in the benchmark; ids must be unique")
 
 

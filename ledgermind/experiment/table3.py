@@ -117,12 +117,6 @@ def column_scores(runs: Sequence[RunScores]) -> dict[str, float | None]:
     return scores
 
 
-def check_comparable(runs: Sequence[RunScores], *, allow_mixed: bool = False) -> None:
-    if not allow_mixed:
-        _check_protocol(runs)
-    _check_grid(runs)
-
-
 def _check_protocol(runs: Sequence[RunScores]) -> None:
     for field_name in MUST_MATCH:
         values = {getattr(r.identity, field_name) for r in runs}
@@ -260,7 +254,9 @@ def build_rows(
     allow_mixed: bool = False,
     bootstrap: BootstrapConfig = BootstrapConfig(),
 ) -> list[Row]:
-    check_comparable(runs, allow_mixed=allow_mixed)
+    if not allow_mixed:
+        _check_protocol(runs)
+    _check_grid(runs)
     check_scored(runs)
     seeds = seeds_of(runs)
     by_variant = group_by_variant(runs)

@@ -152,9 +152,9 @@ def csv_values(r: Row) -> dict[str, Any]:
 def to_csv(rows: Sequence[Row]) -> str:
     """Machine-readable: one ``csv_values`` line per row under its column names."""
     buf = io.StringIO()
-    w = csv.writer(buf)
     values = [csv_values(r) for r in rows]
-    w.writerows([list(values[0]), *(v.values() for v in values)])  # a table has a row: full's at least
+    # a table has a row: full's at least
+    csv.writer(buf).writerows([list(values[0]), *(v.values() for v in values)])
     return buf.getvalue()
 
 
