@@ -42,12 +42,9 @@ from ledgermind.studies.agreement import AnnotatedPair, Check, read_rows
 from perception.aliases import AliasTable
 from perception.ner import EntityExtractor
 
-#: Strata of derived rows, by source stratum; ``agreement.GROUPS["entity_derived"]`` collects them.
-DERIVED_STRATA = {
-    "wice": "wice_derived",
-    "vitc_exact": "vitc_derived",
-    "vitc_bound": "vitc_derived",
-}  # vitc: none derived
+#: Strata of derived rows, by source stratum (vitc: none derived); ``agreement.GROUPS["entity_derived"]``
+#: collects them.
+DERIVED_STRATA = {"wice": "wice_derived", "vitc_exact": "vitc_derived", "vitc_bound": "vitc_derived"}
 DERIVED_SUFFIX = "~ent"
 _WORD = re.compile(r"\w+")
 
