@@ -104,8 +104,6 @@ def derive_entity_pairs(
     return out
 
 
-def load_derived_pairs(
-    path: Path | str, ner: EntityExtractor, aliases: AliasTable | None = None
-) -> list[AnnotatedPair]:
+def load_derived_pairs(path: Path | str, ner: EntityExtractor) -> list[AnnotatedPair]:
     """:func:`derive_entity_pairs` over an annotated JSONL file (the format of ``load_pairs``)."""
-    return derive_entity_pairs(read_rows(path), ner, aliases)
+    return derive_entity_pairs(read_rows(path), ner)
