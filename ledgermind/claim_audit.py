@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ledgermind.errors import UserError
 from ledgermind.grounding.cascade import GroundingCascade, GroundingConfig, build_cascade
@@ -34,8 +34,6 @@ from ledgermind.grounding.ncc import ClaimKind
 from ledgermind.records import Record
 from perception.aliases import AliasTable
 from perception.ner import DEFAULT_MODEL, SpacyNER
-
-COVERAGE_DIGITS = 4
 
 
 @dataclass
@@ -67,7 +65,7 @@ def audit_lines(lines: Iterable[str], cascade: GroundingCascade) -> Iterator[dic
         result = cascade.check(line.claim, line.evidence, kind=line.kind)
         yield {
             "id": line.id,
-            "coverage": round(result.coverage, COVERAGE_DIGITS),
+            "coverage": round(result.coverage, 4),
             "ecc": result.ecc,
             "ncc": result.ncc,
             "grounded": result.grounded,
@@ -76,7 +74,7 @@ def audit_lines(lines: Iterable[str], cascade: GroundingCascade) -> Iterator[dic
         }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="ledgermind audit",
         description="Check claims against their evidence with coverage, ECC and NCC (JSONL in, JSONL out).",
@@ -103,28 +101,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--ner-model", default=DEFAULT_MODEL, help="spaCy model package (default %(default)s)"
     )
     parser.add_argument("--aliases", type=Path, help="extra alias table JSON (groups/abbreviations/acronyms)")
-    return parser
-
-
-def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    cfg = GroundingConfig(beta=args.beta, delta_read=args.delta_read, ncc_relations=not args.strict_ncc)
-    aliases = AliasTable.from_json(args.aliases) if args.aliases else AliasTable.default()
-    cascade = build_cascade(cfg, ner=SpacyNER(args.ner_model), aliases=aliases)
-    if args.claims != "-" and not Path(args.claims).is_file():
-        raise UserError(f"claims file not found: {args.claims}")
-    invalid = 0
-    source = contextlib.nullcontext(stdin) if args.claims == "-" else open(args.claims, encoding="utf-8")
-    with source as lines:
-        for record in audit_lines(lines, cascade):
-            invalid += "error" in record
-            stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
-    return 1 if invalid else 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parser.parse_args(argv)
     try:
-        return run(args, sys.stdin, sys.stdout)
+        cfg = GroundingConfig(beta=args.beta, delta_read=args.delta_read, ncc_relations=not args.strict_ncc)
+        aliases = AliasTable.from_json(args.aliases) if args.aliases else AliasTable.default()
+        cascade = build_cascade(cfg, ner=SpacyNER(args.ner_model), aliases=aliases)
+        if args.claims != "-" and not Path(args.claims).is_file():
+            raise UserError(f"claims file not found: {args.claims}")
+        invalid = 0
+        source = (
+            contextlib.nullcontext(sys.stdin) if args.claims == "-" else open(args.claims, encoding="utf-8")
+        )
+        with source as lines:
+            for record in audit_lines(lines, cascade):
+                invalid += "error" in record
+                sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return 1 if invalid else 0
     except UserError as exc:
         print(f"ledgermind audit: error: {exc}", file=sys.stderr)
         return 2

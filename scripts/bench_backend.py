@@ -145,24 +145,19 @@ def main() -> None:
     p.add_argument("--paths", nargs="+", choices=["server", "inprocess"], default=["server", "inprocess"])
     args = p.parse_args()
     model_dir = str(build_tiny_qwen2_vl(args.model_dir))
-    if "server" in args.paths:
-        bench_server(model_dir, args)
+    if "server" in args.paths and args.base_url:
+        asyncio.run(bench(args.base_url, model_dir, args))
+    elif "server" in args.paths:
+        t0 = time.perf_counter()
+        server = VLLMServerProcess(model_dir, args=engine_flags(tiny_engine_args(args.concurrency))).start()
+        try:
+            server.wait_ready(timeout_s=args.start_timeout)  # a busy CPU box needs more than the default
+            print(f"server ready in {time.perf_counter() - t0:.1f} s")
+            asyncio.run(bench(server.base_url, model_dir, args))
+        finally:
+            server.stop()
     if "inprocess" in args.paths:
         asyncio.run(bench_inprocess(model_dir, args))
-
-
-def bench_server(model_dir: str, args: argparse.Namespace) -> None:
-    if args.base_url:
-        asyncio.run(bench(args.base_url, model_dir, args))
-        return
-    t0 = time.perf_counter()
-    server = VLLMServerProcess(model_dir, args=engine_flags(tiny_engine_args(args.concurrency))).start()
-    try:
-        server.wait_ready(timeout_s=args.start_timeout)  # a busy CPU box needs more than the default
-        print(f"server ready in {time.perf_counter() - t0:.1f} s")
-        asyncio.run(bench(server.base_url, model_dir, args))
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":

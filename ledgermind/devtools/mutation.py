@@ -322,12 +322,6 @@ def stale_patterns(names: list[str], patterns: list[str]) -> list[str]:
     return [p for p in mine if not any(fnmatch.fnmatchcase(k, p) for k in survivors)]
 
 
-def count(name: str, patterns: list[str]) -> Counter[str]:
-    """Mutants per verdict, and survivors per label (``accepted`` / ``UNCLASSIFIED``)."""
-    verdicts = results(name)
-    return Counter(verdicts.values()) + Counter(classify(verdicts, patterns).values())
-
-
 def table(names: list[str], patterns: list[str]) -> str:
     """The benchmark-style table, one row per module: kill rate = killed / (killed + survived +
     no tests); "excl. accepted" leaves the accepted survivors out of the denominator."""
@@ -337,12 +331,13 @@ def table(names: list[str], patterns: list[str]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in names:
-        c = count(name, patterns)
+        verdicts = results(name)  # mutants per verdict, and survivors per label (accepted / UNCLASSIFIED)
+        c = Counter(verdicts.values()) + Counter(classify(verdicts, patterns).values())
         judged = c["killed"] + c["survived"] + c["no_tests"]
         rate = f"{100 * c['killed'] / judged:.1f} %" if judged else "—"
         rate_ex = f"{100 * c['killed'] / (judged - c['accepted']):.1f} %" if judged - c["accepted"] else "—"
         cells = [c[k] for k in ("killed", "survived", "timeout", "no_tests", "accepted", "UNCLASSIFIED")]
-        rows.append(f"| {name} | {len(results(name))} | {' | '.join(map(str, cells))} | {rate} | {rate_ex} |")
+        rows.append(f"| {name} | {len(verdicts)} | {' | '.join(map(str, cells))} | {rate} | {rate_ex} |")
     return "\n".join(rows)
 
 

@@ -40,8 +40,6 @@ TIMING_KEYS = frozenset(
         "created_at",
     }
 )
-# provenance that names the checkout, not a result: the commit and its dirty flag
-VOLATILE_IDENTITY = frozenset({"git"})
 _CALL_ID = re.compile(r'"([a-z_]+)#(\d+)"')
 VERBATIM = ("table3.md", "census.md")
 
@@ -86,10 +84,8 @@ def digest(root: Path, cache_markers: bool = True) -> Iterator[str]:
             yield f"{rel}: {renumbered_call_ids(canonical(keep(json.loads(path.read_text(encoding='utf-8')))))}"
         elif path.name == METRICS_FILE:
             metrics = keep(json.loads(path.read_text(encoding="utf-8")))
-            if isinstance(metrics.get("identity"), dict):
-                metrics["identity"] = {
-                    k: v for k, v in metrics["identity"].items() if k not in VOLATILE_IDENTITY
-                }
+            if isinstance(identity := metrics.get("identity"), dict):
+                identity.pop("git", None)  # names the checkout, not a result: the commit and its dirty flag
             yield f"{rel}: {canonical(metrics)}"
         elif path.name in VERBATIM:
             yield from (f"{rel}: {line}" for line in path.read_text(encoding="utf-8").splitlines())

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -105,12 +106,7 @@ def spellings(registry: Any, canonical: str, expression: str) -> list[str]:
         out |= {
             s + "s"
             for s in symbols
-            if s.isascii()
-            and s.isalpha()
-            and s.islower()
-            and 2 <= len(s) <= 3
-            and not s.endswith("s")
-            and not registry.parse_unit_name(s)[0][0]
+            if re.fullmatch("[a-z]{2,3}", s) and not s.endswith("s") and not registry.parse_unit_name(s)[0][0]
         }
     return sorted(s for s in out if s not in FUNCTION_WORDS)
 

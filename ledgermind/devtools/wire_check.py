@@ -147,8 +147,9 @@ def sweep_check(args: argparse.Namespace) -> int:
             for scope in args.scopes:
                 for srv in servers:
                     srv.recorded.clear()
+                out = Path(tmp) / scope / bench
                 run_sweep(
-                    Path(tmp) / scope / bench,
+                    out,
                     [
                         *fake_run_overrides([srv.base_url for srv in servers], bench, args.limit),
                         "backend.connect_timeout_s=60",  # a busy machine must not fail a server over
@@ -158,10 +159,7 @@ def sweep_check(args: argparse.Namespace) -> int:
                         *args.overrides,
                     ],
                 )
-                row = {
-                    **sweep_counts(Path(tmp) / scope / bench),
-                    **server_counts([s.recorded for s in servers]),
-                }
+                row = {**sweep_counts(out), **server_counts([s.recorded for s in servers])}
                 totals[scope] = [
                     t + n for t, n in zip(totals[scope], row["requests_per_server"], strict=True)
                 ]

@@ -42,12 +42,9 @@ from ledgermind.studies.agreement import AnnotatedPair, Check, read_rows
 from perception.aliases import AliasTable
 from perception.ner import EntityExtractor
 
-#: Strata of derived rows, by source stratum; ``agreement.GROUPS["entity_derived"]`` collects them.
-DERIVED_STRATA = {
-    "wice": "wice_derived",
-    "vitc_exact": "vitc_derived",
-    "vitc_bound": "vitc_derived",
-}  # vitc: none derived
+#: Strata of derived rows, by source stratum (vitc: none derived); ``agreement.GROUPS["entity_derived"]``
+#: collects them.
+DERIVED_STRATA = {"wice": "wice_derived", "vitc_exact": "vitc_derived", "vitc_bound": "vitc_derived"}
 DERIVED_SUFFIX = "~ent"
 _WORD = re.compile(r"\w+")
 
@@ -107,8 +104,6 @@ def derive_entity_pairs(
     return out
 
 
-def load_derived_pairs(
-    path: Path | str, ner: EntityExtractor, aliases: AliasTable | None = None
-) -> list[AnnotatedPair]:
+def load_derived_pairs(path: Path | str, ner: EntityExtractor) -> list[AnnotatedPair]:
     """:func:`derive_entity_pairs` over an annotated JSONL file (the format of ``load_pairs``)."""
-    return derive_entity_pairs(read_rows(path), ner, aliases)
+    return derive_entity_pairs(read_rows(path), ner)

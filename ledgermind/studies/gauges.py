@@ -82,11 +82,9 @@ def score_gauge(path: Path, item: dict, tool: CropZoomTool, oracle: bool = True)
     zoomed = engine.recognize(crop.image)  # memoised when the read check already read this zone
     t3 = time.perf_counter()
     base = numbers_read(full)
-    found_full = count_found(labels, base)
-    found_zoom = count_found(labels, base | numbers_read(zoomed))
-    chosen = crop.zone if crop.zone is not None else -1
-    per_zone = {chosen: found_zoom}
     union = base | numbers_read(zoomed)
+    chosen = crop.zone if crop.zone is not None else -1
+    per_zone = {chosen: count_found(labels, union)}
     if oracle:
         for zone in range(cfg.grid * cfg.grid):
             if zone not in per_zone:
@@ -97,8 +95,8 @@ def score_gauge(path: Path, item: dict, tool: CropZoomTool, oracle: bool = True)
     return GaugeScore(
         path.name,
         labels,
-        found_full,
-        found_zoom,
+        count_found(labels, base),
+        per_zone[chosen],
         best,
         count_found(labels, union),
         chosen,

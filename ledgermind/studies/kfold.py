@@ -111,10 +111,9 @@ def cross_validate(
     first and a tie never moves the choice off it.
     """
     candidates = list(outcomes)
-    k = max(folds) + 1
     report: CVReport[C] = CVReport()
     pooled: list[Out] = []  # every fold's held-out outcomes under its own choice
-    for fold in range(k):
+    for fold in range(max(folds) + 1):
         train = [i for i, f in enumerate(folds) if f != fold]
         test = [i for i, f in enumerate(folds) if f == fold]
         best, best_score = candidates[0], -math.inf

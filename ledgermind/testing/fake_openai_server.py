@@ -491,11 +491,7 @@ class FakeOpenAIServer:
                 "created": int(time.time()),
                 "model": body.get("model", self.model),
                 "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": sent},
-                        "finish_reason": "stop",
-                    }
+                    {"index": 0, "message": {"role": "assistant", "content": sent}, "finish_reason": "stop"}
                 ],
                 "usage": {
                     "prompt_tokens": prompt,
@@ -529,14 +525,11 @@ class FakeOpenAIServer:
 
 async def _send(writer: asyncio.StreamWriter, data: bytes, trickle_s: float) -> None:
     """Write ``data`` at once, or one byte every ``trickle_s`` seconds."""
-    if not trickle_s:
-        writer.write(data)
+    for chunk in [data[i : i + 1] for i in range(len(data))] if trickle_s else [data]:
+        writer.write(chunk)
         await writer.drain()
-        return
-    for i in range(len(data)):
-        writer.write(data[i : i + 1])
-        await writer.drain()
-        await asyncio.sleep(trickle_s)
+        if trickle_s:
+            await asyncio.sleep(trickle_s)
 
 
 class _BadRequest(Exception):

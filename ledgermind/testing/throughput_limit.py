@@ -18,9 +18,7 @@ from typing import Any
 import httpx
 
 
-async def replay_requests(
-    base_url: str, bodies: Sequence[Any], concurrency: int, timeout_s: float = 120.0
-) -> float:
+async def replay_requests(base_url: str, bodies: Sequence[Any], concurrency: int) -> float:
     """Send every chat body with at most ``concurrency`` in flight; return the wall seconds.
 
     Bodies are serialised before the clock starts: the replay does nothing but keep the server busy.
@@ -32,7 +30,7 @@ async def replay_requests(
     payloads = [json.dumps(b).encode() for b in bodies]
     slots = asyncio.Semaphore(concurrency)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(timeout=timeout_s, limits=limits) as client:
+    async with httpx.AsyncClient(timeout=120.0, limits=limits) as client:
 
         async def send(body: bytes) -> None:
             async with slots:
