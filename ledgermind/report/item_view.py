@@ -237,8 +237,7 @@ def _images(
     calls = {o.get("call_id"): o for o in ledger.get("tool_outputs", [])}
     boxes: dict[Path, list[EntryRow]] = defaultdict(list)
     for e in entries:
-        path = _image_of(e, calls.get(e.tool_call_id), item_images) if e.bbox else None
-        if path is not None:
+        if e.bbox and (path := _image_of(e, calls.get(e.tool_call_id), item_images)) is not None:
             boxes[path].append(e)
     views = []
     for path in dict.fromkeys([*item_images, *boxes]):  # the item's own images first
@@ -253,8 +252,7 @@ def _images(
 
 def _image_of(e: EntryRow, call: dict[str, Any] | None, item_images: list[Path]) -> Path | None:
     """The image an entry's bbox refers to: the tool's recorded input, else the recorded index."""
-    path = input_image_path(((call or {}).get("inputs") or {}).get("image"))
-    if path is not None:
+    if (path := input_image_path(((call or {}).get("inputs") or {}).get("image"))) is not None:
         return path
     if e.image_index is not None and 1 <= e.image_index <= len(item_images):
         return item_images[e.image_index - 1]
