@@ -262,8 +262,7 @@ class RunDir:
     def trajectory(self, item_id: str) -> dict[str, Any] | None:
         """The trajectory JSON object of one id (``find_trajectory``), or None when there is none;
         ``RunFileError`` when it is truncated, not an object, or a link out of the folder."""
-        path = find_trajectory(self.path, item_id)
-        if path is None:
+        if (path := find_trajectory(self.path, item_id)) is None:
             return None
         data = read_json_file(path)
         if not isinstance(data, dict):
