@@ -200,8 +200,7 @@ def shown_options(item: Item) -> list[str] | None:
 
 def _json_object(text: str) -> Any:
     text = (text or "").strip()
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    if fenced:
+    if fenced := re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL):
         text = fenced.group(1).strip()
     start, end = text.find("{"), text.rfind("}")
     if start == -1 or end <= start:
