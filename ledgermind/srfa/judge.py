@@ -151,9 +151,8 @@ class Judge:
         else:
             numbered = "\n".join(f"{i}. [{c.ctype}] {c.text}" for i, c in enumerate(claims, 1))
             text, schema = JUDGE_LABEL.substitute(fields, claims=numbered), LABEL_SCHEMA
-        user = Message("user", [*item.images, text])
         return GenerationRequest(
-            [Message.text("system", JUDGE_SYSTEM), user],
+            [Message.text("system", JUDGE_SYSTEM), Message("user", [*item.images, text])],
             temperature=self.decoding.temperature,
             max_tokens=self.decoding.max_tokens,
             seed=self.decoding.seed,
