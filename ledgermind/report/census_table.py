@@ -147,9 +147,7 @@ def run_census(
     from ledgermind.metrics.census import sum_census
 
     parts = list(item_censuses)
-    if not parts:
-        return {}, ""
-    return sum_census(parts), f"derived from {len(parts)} trajectories"
+    return (sum_census(parts), f"derived from {len(parts)} trajectories") if parts else ({}, "")
 
 
 def structural_zeros(run_dir: Path, variant: str) -> set[str]:

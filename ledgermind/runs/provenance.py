@@ -194,8 +194,7 @@ def configured_image_budget(
     """
     from ledgermind.backends.budget import ImageBudget
 
-    overrides = dict((backend or {}).get("engine_args") or {})
-    args = {**dict(model.get("vllm_args") or {}), **overrides}
+    args = {**dict(model.get("vllm_args") or {}), **dict((backend or {}).get("engine_args") or {})}
     limit = dict(args.get("limit_mm_per_prompt") or {})
     return {
         "mm_processor_kwargs": dict(args.get("mm_processor_kwargs") or {}),
