@@ -152,11 +152,10 @@ def build_item_view(
     entries = [_entry_row(e, citers) for e in ledger.get("entries", [])]
     claims = [_claim_view(c, {e.id for e in entries}) for c in ledger.get("claims", [])]
     events = t.get("events", [])
-    options = [(chr(ord("A") + i), str(o)) for i, o in enumerate((info.options if info else None) or [])]
     return ItemView(
         id=result.id,
         question=str(t.get("question") or (info.question if info else "")),
-        options=options,
+        options=[(chr(ord("A") + i), str(o)) for i, o in enumerate((info.options if info else None) or [])],
         gold=result.gold,
         prediction=result.prediction,
         raw_answer=str(t.get("raw_answer") or ""),
