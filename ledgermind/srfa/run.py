@@ -135,9 +135,7 @@ class EvidenceSource:
         from ledgermind.dispatch import QuestionType, profile
 
         facts: list[str] = []
-        zoom = bool(
-            {QuestionType.READ, QuestionType.LOCATION} & profile(item.question or "", item.options).types
-        )
+        zoom = {QuestionType.READ, QuestionType.LOCATION} & profile(item.question or "", item.options).types
         for image in item.images:
             facts += _texts(await self.tools["ocr"].ainvoke(image=image))
             if zoom and "crop_zoom" in self.tools:
