@@ -12,7 +12,6 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -108,10 +107,11 @@ def build_report(path: Path, out_dir: Path | None = None) -> Path:
             atomic_write(build, build / "assets" / name, static.joinpath(name).read_bytes())
         env = environment(combined(label_for(p.run.identity) for p in places) or None)
         site = Site(build, env, ImageStore(build, [r for p in places for r in p.run.image_roots()]))
-        shared = _shared_ids(places) if multi else set()
-        views: dict[tuple[int, str], ItemView] = {}
-        for k, place in enumerate(places):
-            views.update({(k, i): v for i, v in _write_run(site, place, shared).items()})
+        # a single run's results hold each id once, so only a multirun shares ids
+        shared = {i for i, n in Counter(r.id for p in places for r in p.run.results).items() if n > 1}
+        views = {
+            (k, i): v for k, place in enumerate(places) for i, v in _write_run(site, place, shared).items()
+        }
         if multi:
             _write_multirun(site, path, places, views, shared, [str(d.relative_to(path)) for d in empty])
         atomic_write(
@@ -159,11 +159,6 @@ def _item_view(r: ItemResult, traj: dict[str, Any] | None, item: Item | None, st
         view = build_item_view(r, None, item, store)
         view.notes.append(f"trajectory unreadable ({type(e).__name__}: {e}); shown without it")
         return view
-
-
-def _shared_ids(places: list[RunPlace]) -> set[str]:
-    seen = Counter(r.id for p in places for r in p.run.results)
-    return {i for i, n in seen.items() if n > 1}
 
 
 def _write_multirun(
@@ -214,13 +209,9 @@ def _write_multirun(
 
 def _what(places: list[RunPlace]) -> dict[str, str]:
     """Benchmark(s) and model(s) the multirun ran, for its title (each distinct value once)."""
-
-    def distinct(values: Iterable[str]) -> str:
-        return ", ".join(dict.fromkeys(values))
-
     return {
-        "benchmark": distinct(str(p.run.identity.get("benchmark", "?")) for p in places),
-        "model": distinct(backend_label(p.run.identity) for p in places),
+        "benchmark": ", ".join(dict.fromkeys(str(p.run.identity.get("benchmark", "?")) for p in places)),
+        "model": ", ".join(dict.fromkeys(backend_label(p.run.identity) for p in places)),
     }
 
 

@@ -90,20 +90,15 @@ def rows(census: Mapping[str, Any] | None, structural: Iterable[str] = ()) -> li
     ``structural`` (or under a group named there) are marked zero-by-design."""
     marked = set(structural)
     out: list[CensusRow] = []
-    for group, value in (census or {}).items():
+    for key, value in (census or {}).items():
+        g = str(key)
         if isinstance(value, Mapping):
             out += [
-                CensusRow(
-                    str(group),
-                    name,
-                    v,
-                    f"{group}.{name}" in marked or str(group) in marked,
-                    _fault_kind_rule(value, name),
-                )
+                CensusRow(g, name, v, f"{g}.{name}" in marked or g in marked, _fault_kind_rule(value, name))
                 for name, v in flat_items(value)
             ]
         else:
-            out.append(CensusRow(str(group), "", value, str(group) in marked))
+            out.append(CensusRow(g, "", value, g in marked))
     return out
 
 
@@ -152,9 +147,7 @@ def run_census(
     from ledgermind.metrics.census import sum_census
 
     parts = list(item_censuses)
-    if not parts:
-        return {}, ""
-    return sum_census(parts), f"derived from {len(parts)} trajectories"
+    return (sum_census(parts), f"derived from {len(parts)} trajectories") if parts else ({}, "")
 
 
 def structural_zeros(run_dir: Path, variant: str) -> set[str]:

@@ -51,8 +51,7 @@ def bar_chart(
 ) -> Chart:
     """``data``: (group label, one value per series). Zero bars are kept (drawn flat) on purpose."""
     n_series = max(1, len(series_names))
-    top = max_value if max_value is not None else max((v for _, vs in data for v in vs), default=0.0)
-    top = top or 1.0
+    top = (max_value if max_value is not None else max((v for _, vs in data for v in vs), default=0.0)) or 1.0
     group_w = n_series * bar_w + GAP
     bars = []
     for gi, (label, values) in enumerate(data):

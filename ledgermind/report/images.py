@@ -16,6 +16,8 @@ from PIL import Image, UnidentifiedImageError
 
 from ledgermind.runs.atomic import atomic_write
 
+SUFFIXES = {"jpeg": ".jpg", "png": ".png", "gif": ".gif", "webp": ".webp", "bmp": ".bmp"}  # by PIL format
+
 
 @dataclass(frozen=True)
 class StoredImage:
@@ -58,10 +60,7 @@ class ImageStore:
             return f"image unreadable ({type(e).__name__}): {path.name}"
         data = path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()[:20]
-        suffix = {"jpeg": ".jpg", "png": ".png", "gif": ".gif", "webp": ".webp", "bmp": ".bmp"}.get(
-            fmt, ".img"
-        )
-        rel = f"img/{digest}{suffix}"
+        rel = f"img/{digest}{SUFFIXES.get(fmt, '.img')}"
         target = self.root / rel
         if not target.exists():
             atomic_write(self.root, target, data)

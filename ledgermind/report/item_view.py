@@ -152,11 +152,10 @@ def build_item_view(
     entries = [_entry_row(e, citers) for e in ledger.get("entries", [])]
     claims = [_claim_view(c, {e.id for e in entries}) for c in ledger.get("claims", [])]
     events = t.get("events", [])
-    options = [(chr(ord("A") + i), str(o)) for i, o in enumerate((info.options if info else None) or [])]
     return ItemView(
         id=result.id,
         question=str(t.get("question") or (info.question if info else "")),
-        options=options,
+        options=[(chr(ord("A") + i), str(o)) for i, o in enumerate((info.options if info else None) or [])],
         gold=result.gold,
         prediction=result.prediction,
         raw_answer=str(t.get("raw_answer") or ""),
@@ -237,8 +236,7 @@ def _images(
     calls = {o.get("call_id"): o for o in ledger.get("tool_outputs", [])}
     boxes: dict[Path, list[EntryRow]] = defaultdict(list)
     for e in entries:
-        path = _image_of(e, calls.get(e.tool_call_id), item_images) if e.bbox else None
-        if path is not None:
+        if e.bbox and (path := _image_of(e, calls.get(e.tool_call_id), item_images)) is not None:
             boxes[path].append(e)
     views = []
     for path in dict.fromkeys([*item_images, *boxes]):  # the item's own images first
@@ -253,8 +251,7 @@ def _images(
 
 def _image_of(e: EntryRow, call: dict[str, Any] | None, item_images: list[Path]) -> Path | None:
     """The image an entry's bbox refers to: the tool's recorded input, else the recorded index."""
-    path = input_image_path(((call or {}).get("inputs") or {}).get("image"))
-    if path is not None:
+    if (path := input_image_path(((call or {}).get("inputs") or {}).get("image"))) is not None:
         return path
     if e.image_index is not None and 1 <= e.image_index <= len(item_images):
         return item_images[e.image_index - 1]

@@ -119,7 +119,9 @@ def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
     rows = [_item_row(r, views[r.id], shown[r.id]) for r in results]
     # first: describing the backend registers its census sections, which a derived census counts
     describe_backend(str(run.identity.get("backend", "")))
-    item_censuses = _item_censuses(run)
+    censuses = {i: census_table.item_census(t) for i, t in run.trajectories.items()}
+    # each item's own census (recorded with its trajectory, else derived from it)
+    item_censuses = {i: c for i, c in censuses.items() if c is not None}
     census, source = census_table.run_census(run.metrics, item_censuses.values())
     m = run.metrics
     summary: list[tuple[str, Any]] = [(k, m[k]) for k in COST_SUMMARIES if k in m]
@@ -143,12 +145,6 @@ def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
             d.name: d for d in glossary([*(m.get("trajectory_metrics") or {}), *(k for k, _ in summary)])
         },
     )
-
-
-def _item_censuses(run: RunData) -> dict[str, dict[str, Any]]:
-    """Each item's own census (recorded with its trajectory, else derived from it)."""
-    censuses = {i: census_table.item_census(t) for i, t in run.trajectories.items()}
-    return {i: c for i, c in censuses.items() if c is not None}
 
 
 def backend_label(identity: Mapping[str, Any]) -> str:
@@ -223,13 +219,11 @@ def _charts(by_difficulty: dict[str, dict[str, Any]], rows: list[ItemRow]) -> li
     acc = [(f"{d} (n={v['n']})", [100.0 * v["accuracy"]]) for d, v in by_difficulty.items()]
     trig = Counter(t for r in rows for t in r.triggers)
     per_path = {p: [r for r in rows if r.path == p] for p in sorted({r.path for r in rows})}
-    accuracy = [
-        bar_chart(
-            "chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}", bar_w=72
-        )
-    ]
+    accuracy = bar_chart(
+        "chart-accuracy", "Accuracy by difficulty (%)", acc, max_value=100.0, fmt="{:.1f}", bar_w=72
+    )
     return [
-        *(accuracy if acc else []),  # a benchmark without difficulty labels gets no empty chart
+        *([accuracy] if acc else []),  # a benchmark without difficulty labels gets no empty chart
         bar_chart(
             "chart-triggers",
             "Items where each trigger fired",

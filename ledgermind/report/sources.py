@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +56,8 @@ def load_run(run_dir: Path) -> RunData:
     metrics = _noted(run.metrics, notes)
     if metrics is None and not (run.path / METRICS_FILE).exists():
         notes.append("the run has no metrics.json (unfinished?)")
-    trajectories: dict[str, dict[str, Any]] = {}
-    for r in results:
-        t = _noted(lambda: run.trajectory(r.id), notes)  # noqa: B023 — called at once
-        if t:
-            trajectories[r.id] = t
+    read = {r.id: _noted(partial(run.trajectory, r.id), notes) for r in results}
+    trajectories = {i: t for i, t in read.items() if t}
     items = load_item_infos(run, {r.id for r in results}, notes)
     return RunData(run.path, results, trajectories, metrics or {}, items, notes)
 
@@ -105,8 +103,7 @@ def input_image_path(value: Any) -> Path | None:
     """The image path a tool was called with, as the ledger recorded it (``PosixPath('…')`` or a str)."""
     if not isinstance(value, str) or not value:
         return None
-    m = _PATH_REPR.match(value)
-    if m:
+    if m := _PATH_REPR.match(value):
         return Path(m.group(1))
     looks_like_path = not value.startswith("<") and Path(value).suffix.lower() in IMAGE_SUFFIXES
     return Path(value) if looks_like_path else None  # not e.g. "<PIL.Image.Image …>" (an in-memory crop)

@@ -89,9 +89,8 @@ def timeline(t: dict[str, Any], links: dict[str, str] | None = None) -> list[Tim
     rows: list[TimelineRow] = []
     for c in t.get("model_calls", []):
         tokens = int(c.get("prompt_tokens", 0)) + int(c.get("completion_tokens", 0))
-        cost = f"{float(c.get('latency_s', 0.0)):.2f} s · {tokens} tok" + (
-            " · cached" if c.get("cached") else ""
-        )
+        cached = " · cached" if c.get("cached") else ""
+        cost = f"{float(c.get('latency_s', 0.0)):.2f} s · {tokens} tok{cached}"
         rows.append(
             TimelineRow(
                 int(c.get("step", 0)),

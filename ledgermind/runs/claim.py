@@ -21,6 +21,7 @@ resume would append through it to a file outside the folder).
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
 import sqlite3
@@ -103,15 +104,6 @@ def resume_identity(identity: Mapping[str, Any], config: Mapping[str, Any]) -> d
     return record | {"config_sha256": sha256_json(rest)}
 
 
-def first_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
-    """The first identity field on which two records differ (fields absent from ``old`` are skipped:
-    a directory written by an older version recorded fewer)."""
-    for f in IDENTITY_FIELDS:
-        if f in old and sha256_json(old.get(f)) != sha256_json(new.get(f)):
-            return f
-    return None
-
-
 def recorded_identity(out_dir: Path) -> dict[str, Any] | None:
     """What the directory says it holds (``run_identity.json``), or None when it has no readable one."""
     try:
@@ -185,7 +177,11 @@ def check_identity(out_dir: Path, record: Mapping[str, Any], new_config_yaml: st
             f"{out_dir} holds results but its {IDENTITY_FILE} is {state}, so which experiment they belong to "
             f"cannot be told; use another hydra.run.dir, or add resume=new to start a new directory beside it"
         )
-    field = first_difference(old, record)
+    # the first field on which they differ; one absent from ``old`` is skipped (an older version recorded fewer)
+    differs = (
+        f for f in IDENTITY_FIELDS if f in old and sha256_json(old.get(f)) != sha256_json(record.get(f))
+    )
+    field = next(differs, None)
     if field is None:
         return
     change = f"{field} was {_show(old.get(field))}, now {_show(record.get(field))}"
@@ -215,14 +211,6 @@ def check_selection(out_dir: Path, selected: Collection[str]) -> None:
             "again (the limit/item_ids that made it), use another hydra.run.dir, or add resume=new to start a "
             "new directory beside it"
         )
-
-
-def accept(out_dir: Path, record: Mapping[str, Any], hydra_files: Mapping[str, str]) -> None:
-    """Record an accepted run (first run or same-identity resume): its identity and the ``.hydra``
-    files of the config this process runs (``hydra_files``: ``HYDRA_FILES`` name -> text, from memory)."""
-    for name, text in hydra_files.items():
-        atomic_write(out_dir, out_dir / ".hydra" / name, text)
-    atomic_write_json(out_dir, out_dir / IDENTITY_FILE, {"identity": dict(record)})
 
 
 def release_unstarted(out_dir: Path) -> None:
@@ -265,10 +253,8 @@ def holds_results(out_dir: Path) -> bool:
 
 def fresh_sibling(out_dir: Path) -> Path:
     """``<dir>-2``, ``<dir>-3``, ...: the first that does not exist yet."""
-    n = 2
-    while (candidate := out_dir.with_name(f"{out_dir.name}-{n}")).exists():
-        n += 1
-    return candidate
+    siblings = (out_dir.with_name(f"{out_dir.name}-{n}") for n in itertools.count(2))
+    return next(s for s in siblings if not s.exists())
 
 
 def check_no_links(out_dir: Path) -> None:
@@ -347,5 +333,9 @@ def claim(
     except BaseException:
         lock.release()
         raise
-    accept(out_dir, record, hydra_files)
+    # accepted (first run or same-identity resume): its identity and the ``.hydra`` files of the config
+    # this process runs (``hydra_files``: ``HYDRA_FILES`` name -> text, from memory)
+    for name, text in hydra_files.items():
+        atomic_write(out_dir, out_dir / ".hydra" / name, text)
+    atomic_write_json(out_dir, out_dir / IDENTITY_FILE, {"identity": dict(record)})
     return out_dir, lock

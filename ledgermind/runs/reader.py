@@ -90,13 +90,12 @@ METRICS_TYPES: dict[str, Any] = {
 
 def check_metrics(path: Path, metrics: dict[str, Any]) -> dict[str, Any]:
     """``metrics`` if its known fields have their types, else ``RunFileError`` naming the first bad one."""
-    identity: dict[str, Any] = metrics["identity"] if isinstance(metrics.get("identity"), dict) else {}
-    checks: list[tuple[str, Any, dict[str, Any]]] = [(key, tp, metrics) for key, tp in METRICS_TYPES.items()]
-    checks += [(key, tp, identity) for key, tp in field_types(RunIdentity).items()]
+    identity = metrics["identity"] if isinstance(metrics.get("identity"), dict) else {}
     try:
-        for key, tp, holder in checks:
-            if key in holder:
-                decode(tp, holder[key], key)
+        for holder, types in ((metrics, METRICS_TYPES), (identity, field_types(RunIdentity))):
+            for key, tp in types.items():
+                if key in holder:
+                    decode(tp, holder[key], key)
     except ValueError as e:
         raise RunFileError(path, str(e)) from None
     return metrics
@@ -262,8 +261,7 @@ class RunDir:
     def trajectory(self, item_id: str) -> dict[str, Any] | None:
         """The trajectory JSON object of one id (``find_trajectory``), or None when there is none;
         ``RunFileError`` when it is truncated, not an object, or a link out of the folder."""
-        path = find_trajectory(self.path, item_id)
-        if path is None:
+        if (path := find_trajectory(self.path, item_id)) is None:
             return None
         data = read_json_file(path)
         if not isinstance(data, dict):

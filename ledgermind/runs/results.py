@@ -78,14 +78,11 @@ class ResultsWriter:
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
-    def close(self) -> None:
-        self._fh.close()
-
     def __enter__(self) -> ResultsWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self._fh.close()
 
 
 class WallClock:
@@ -99,14 +96,11 @@ class WallClock:
         self.out_dir = Path(out_dir)
         self.path = self.out_dir / WALL_TIME_FILE
         self.t0 = time.monotonic()
-        self.previous = self._read()
-
-    def _read(self) -> list[float]:
         try:
             data = loads(self.path.read_text(encoding="utf-8"))
-            return [float(x) for x in data.get("invocations_s", [])]
+            self.previous = [float(x) for x in data.get("invocations_s", [])]
         except (OSError, ValueError, TypeError, AttributeError):
-            return []
+            self.previous = []
 
     @property
     def elapsed_s(self) -> float:
@@ -158,11 +152,8 @@ def redo_damaged(out_dir: Path) -> None:
     if torn or untraced:
         gone = {*torn, *untraced}
         lines = path.read_bytes().split(b"\n")
-        atomic_write(
-            out_dir,
-            path,
-            b"".join(ln + b"\n" for n, ln in enumerate(lines, 1) if n not in gone and ln.strip()),
-        )
+        kept = b"".join(ln + b"\n" for n, ln in enumerate(lines, 1) if n not in gone and ln.strip())
+        atomic_write(out_dir, path, kept)
 
 
 def repair_tail(path: Path) -> None:

@@ -94,6 +94,10 @@ def build_metrics(
     results = [r for r in results if r.error is None]
     ok_ids = {r.id for r in results}
     trajectories = [t for t in trajectories if t.item_id in ok_ids]
+    # UCR_reason, GDR, R4R, WDG, OCErr, EUR, RR, RC, SE from the metrics package (App. F)
+    score_of = {r.id: r.score for r in results}
+    scores = [score_of[t.item_id] for t in trajectories]
+    trajectory_metrics = dict(summarize(trajectories, scores, gamma)) if summarize and trajectories else {}
     metrics: dict[str, Any] = {
         "identity": identity.to_dict(),
         "n_items": len(results) + len(failed),
@@ -111,7 +115,7 @@ def build_metrics(
         **_per_item(results, "prompt_tokens", "image_pixels"),
         "wall_time_s": wall_time_s,  # this invocation; the total is over all invocations
         "wall_time_total_s": wall_time_s if wall_time_total_s is None else wall_time_total_s,
-        "trajectory_metrics": _trajectory_metrics(results, trajectories, gamma, summarize),
+        "trajectory_metrics": trajectory_metrics,
         "mechanisms": sum_census(census(t) for t in trajectories),
         "abstention_rate": _mean([1.0 if t.abstained else 0.0 for t in trajectories]),
         # knowledge questions that met no knowledge source (no search provider, no corpus): items, not marks
@@ -130,14 +134,3 @@ def error_causes(failed: Sequence[ItemResult], top: int = 5) -> dict[str, int]:
     'model call failed (decide): vLLM server unavailable …; last error: …' → the text before ';'."""
     counts = Counter((r.error or "").split(";")[0][:240] for r in failed)
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top])
-
-
-def _trajectory_metrics(
-    results: Sequence[ItemResult], trajectories: Sequence[Any], gamma: float, summarize: Summarize | None
-) -> dict[str, Any]:
-    """UCR_reason, GDR, R4R, WDG, OCErr, EUR, RR, RC, SE from the metrics package (App. F)."""
-    if summarize is None or not trajectories:
-        return {}
-    score_of = {r.id: r.score for r in results}
-    scores = [score_of.get(t.item_id, 0.0) for t in trajectories]
-    return dict(summarize(list(trajectories), scores, gamma))

@@ -85,9 +85,10 @@ def _label(run_dir: Path) -> str:
     return f"{variant} ({run_dir.name})" if variant else run_dir.name
 
 
-def check_same_items(run_dirs: Sequence[Path]) -> None:
-    """Raises when a run covers other items than the first (``run_dirs`` is not empty)."""
-    first = set(load_run(run_dirs[0]).results)
+def compare(run_dirs: Sequence[Path], mode: str = "ledger") -> list[Axes]:
+    if not run_dirs:
+        raise UserError("give at least one run directory")
+    first = set(load_run(run_dirs[0]).results)  # every run must cover the first one's items
     for d in run_dirs[1:]:
         ids = set(load_run(d).results)
         if ids != first:
@@ -96,12 +97,6 @@ def check_same_items(run_dirs: Sequence[Path]) -> None:
                 f"runs cover different items: {run_dirs[0]} vs {d} "
                 f"(only in the first: {only_a or '-'}; only in the second: {only_b or '-'}); compare runs over the same items"
             )
-
-
-def compare(run_dirs: Sequence[Path], mode: str = "ledger") -> list[Axes]:
-    if not run_dirs:
-        raise UserError("give at least one run directory")
-    check_same_items(run_dirs)
     rows = [axes_of(d, mode) for d in run_dirs]
     if len({r.protocol for r in rows}) > 1:
         audited = [str(d) for d, r in zip(run_dirs, rows, strict=True) if r.protocol == "srfa"]

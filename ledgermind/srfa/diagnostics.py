@@ -53,7 +53,6 @@ def correctness_table(audits: Iterable[SrfaRecord]) -> dict[str, Any]:
     scored = [a for a in audits if a.error is None and a.score is not None]
     right = [(a.score or 0.0) >= 1.0 for a in scored]
     gdrs = [gdr(as_trajectory(a)) for a in scored]  # per trace: the run's Eq. 8 over the audit's labels
-    lo, hi = bootstrap_auroc(gdrs, right)
 
     def mean(xs: list[float]) -> float | None:
         return sum(xs) / len(xs) if xs else None
@@ -65,7 +64,7 @@ def correctness_table(audits: Iterable[SrfaRecord]) -> dict[str, Any]:
         "GDR_right": mean([g for g, r in zip(gdrs, right, strict=True) if r]),
         "GDR_wrong": mean([g for g, r in zip(gdrs, right, strict=True) if not r]),
         "AUROC": auroc(gdrs, right),
-        "AUROC_CI95": [lo, hi],
+        "AUROC_CI95": list(bootstrap_auroc(gdrs, right)),
     }
 
 

@@ -151,9 +151,8 @@ class Judge:
         else:
             numbered = "\n".join(f"{i}. [{c.ctype}] {c.text}" for i, c in enumerate(claims, 1))
             text, schema = JUDGE_LABEL.substitute(fields, claims=numbered), LABEL_SCHEMA
-        user = Message("user", [*item.images, text])
         return GenerationRequest(
-            [Message.text("system", JUDGE_SYSTEM), user],
+            [Message.text("system", JUDGE_SYSTEM), Message("user", [*item.images, text])],
             temperature=self.decoding.temperature,
             max_tokens=self.decoding.max_tokens,
             seed=self.decoding.seed,
@@ -200,8 +199,7 @@ def shown_options(item: Item) -> list[str] | None:
 
 def _json_object(text: str) -> Any:
     text = (text or "").strip()
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    if fenced:
+    if fenced := re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL):
         text = fenced.group(1).strip()
     start, end = text.find("{"), text.rfind("}")
     if start == -1 or end <= start:

@@ -159,12 +159,10 @@ class SrfaRecord(Record):
 def trace_text(traj: Trajectory) -> str:
     """The model-written text of a trajectory without a claim structure of its own."""
     model_turns = [t.get("text", "") for t in traj.transcript if t.get("role") == "model"]
+    replies = [c.reply for c in traj.model_calls if c.reply]
     if model_turns:
         return "\n".join(model_turns)
-    replies = [c.reply for c in traj.model_calls if c.reply]
-    if replies:
-        return replies[-1]
-    return traj.raw_answer or ""
+    return replies[-1] if replies else traj.raw_answer or ""
 
 
 def has_claim_structure(traj: Trajectory) -> bool:
@@ -479,8 +477,7 @@ def _counts(audits: Iterable[SrfaRecord], attr: str, values: type[Enum]) -> dict
     out: dict[str, dict[str, int]] = {}
     for a in audits:
         for c in a.claims:
-            value = getattr(c, attr)
-            if value is not None:
+            if (value := getattr(c, attr)) is not None:
                 slot = out.setdefault(c.ctype, {v.value: 0 for v in values})
                 slot[value] = slot.get(value, 0) + 1
     return out

@@ -135,9 +135,7 @@ class EvidenceSource:
         from ledgermind.dispatch import QuestionType, profile
 
         facts: list[str] = []
-        zoom = bool(
-            {QuestionType.READ, QuestionType.LOCATION} & profile(item.question or "", item.options).types
-        )
+        zoom = {QuestionType.READ, QuestionType.LOCATION} & profile(item.question or "", item.options).types
         for image in item.images:
             facts += _texts(await self.tools["ocr"].ainvoke(image=image))
             if zoom and "crop_zoom" in self.tools:
@@ -165,13 +163,8 @@ class _Auditor:
     async def audit(
         self, item_id: str, row: Mapping[str, Any], modes: Sequence[SrfaMode]
     ) -> list[SrfaRecord]:
-        base: dict[str, Any] = {
-            "item_id": item_id,
-            "score": None if row.get("error") else row.get("score"),
-            "prediction": row.get("prediction"),
-            "difficulty": row.get("difficulty"),
-            "path": row.get("path"),
-        }
+        base: dict[str, Any] = {k: row.get(k) for k in ("prediction", "difficulty", "path")}
+        base |= {"item_id": item_id, "score": None if row.get("error") else row.get("score")}
         if row.get("error"):
             # the run never answered this item (its input never loaded, its model call failed): a run
             # error, counted apart; re-running the audit cannot change it, so it is not an audit error
@@ -253,13 +246,12 @@ class _Auditor:
             out["judge_protocol"] = self.judge.describe()
         if settings.mode is SrfaMode.BOTH:
             a, b = [], []
-            led, jud = latest.get("ledger", {}), latest.get("judge", {})
-            for item_id, la in led.items():
+            jud = latest.get("judge", {})
+            for item_id, la in latest.get("ledger", {}).items():
                 ja = jud.get(item_id)
-                if ja is None or ja.error or la.error or len(ja.claims) != len(la.claims):
-                    continue
-                a += [bool(c.grounded) for c in la.claims]
-                b += [bool(c.grounded) for c in ja.claims]
+                if ja is not None and not (ja.error or la.error) and len(ja.claims) == len(la.claims):
+                    a += [bool(c.grounded) for c in la.claims]
+                    b += [bool(c.grounded) for c in ja.claims]
             out["agreement"] = cohen_kappa(a, b)
         return out
 
@@ -293,9 +285,8 @@ async def srfa_run(
     )
     with bar, open_append(record.run_dir, record.run_dir / SRFA_FILE) as fh:
         for item_id, row in pending:
-            for audit in await auditor.audit(
-                item_id, row, [m for m in modes if (item_id, m.value) not in done]
-            ):
+            todo = [m for m in modes if (item_id, m.value) not in done]
+            for audit in await auditor.audit(item_id, row, todo):
                 fh.write(json.dumps(audit.to_dict(), ensure_ascii=False) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())

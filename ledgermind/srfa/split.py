@@ -57,7 +57,7 @@ def split_trace(text: str, max_claims: int = MAX_CLAIMS) -> SplitTrace:
         raise ValueError("max_claims must leave room for one SC and the DC (>= 2)")
     text = _THINK_RE.sub(" ", text or "").strip()  # hidden reasoning is not part of the audited trace
     pieces = _sentences(text)
-    decision = _decision_sentence(pieces)
+    decision = ([s for s in pieces if _ANSWER_RE.search(s)] or pieces or [""])[-1]
     structured = _structured_statements(text)
     statements = structured or [p for p in pieces if p != decision]
     return SplitTrace(tuple(pack(statements, max_claims - 1)), decision, bool(structured))
@@ -78,8 +78,7 @@ def pack(pieces: list[str], limit: int) -> list[str]:
 
 
 def _structured_statements(text: str) -> list[str]:
-    claims = [c.text for c in parse_sc_lines(text)]
-    if claims:
+    if claims := [c.text for c in parse_sc_lines(text)]:
         return claims
     bare = [m.group(2).strip() for line in text.splitlines() if (m := _BARE_STAGE_RE.match(line))]
     return [split_citation_tail(b)[0] or b for b in bare if _WORD_RE.search(b)]
@@ -101,8 +100,3 @@ def _sentences(text: str) -> list[str]:
                 buf = part
         out.append(buf.strip())
     return [s for s in out if _WORD_RE.search(s)]
-
-
-def _decision_sentence(sentences: list[str]) -> str:
-    answers = [s for s in sentences if _ANSWER_RE.search(s)]
-    return (answers or sentences or [""])[-1]
