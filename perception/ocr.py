@@ -151,14 +151,13 @@ def reading_order(lines: Sequence[OCRLine]) -> list[OCRLine]:
     """Top-to-bottom rows, left-to-right within a row (a row = vertical centres within half a line height)."""
     rows: list[list[OCRLine]] = []
     for ln in sorted(lines, key=lambda ln: (ln.bbox.center[1], ln.bbox.x0)):
-        if rows:
-            anchor = rows[-1][0]
-            if abs(ln.bbox.center[1] - anchor.bbox.center[1]) <= 0.5 * max(
-                anchor.bbox.height, ln.bbox.height
-            ):
-                rows[-1].append(ln)
-                continue
-        rows.append([ln])
+        anchor = rows[-1][0].bbox if rows else None  # the row's first line
+        if anchor is not None and abs(ln.bbox.center[1] - anchor.center[1]) <= 0.5 * max(
+            anchor.height, ln.bbox.height
+        ):
+            rows[-1].append(ln)
+        else:
+            rows.append([ln])
     return [ln for row in rows for ln in sorted(row, key=lambda ln: ln.bbox.x0)]
 
 

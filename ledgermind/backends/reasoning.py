@@ -83,8 +83,7 @@ class ReasoningSpec:
         node = model.get("reasoning") if isinstance(model, Mapping) else None
         if not node:
             return None
-        unknown = sorted(set(node) - {"budget_tokens", "opened_by_template"})
-        if unknown:
+        if unknown := sorted(set(node) - {"budget_tokens", "opened_by_template"}):
             raise ConfigError(
                 f"unknown model.reasoning key(s) {unknown}; known: budget_tokens, opened_by_template"
             )

@@ -36,8 +36,7 @@ class RetryPolicy:
         return (rng or random).uniform(0.0, min(self.cap_s, self.base_s * (2**attempt)))
 
     def delays(self, rng: random.Random | None = None) -> Iterator[float]:
-        for attempt in range(self.max_retries):
-            yield self.delay(attempt, rng)
+        return (self.delay(attempt, rng) for attempt in range(self.max_retries))
 
     def honour(self, delay: float, retry_after_s: float | None) -> float:
         """``delay`` raised to the server's ``Retry-After``, never beyond ``cap_s``."""

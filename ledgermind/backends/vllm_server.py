@@ -247,18 +247,15 @@ class VLLMServerBackend(Backend):
                     f"{url} serves {list(cards)}, not {self.served_model!r}; set backend.served_model_name "
                     f"or start the server with --served-model-name {self.served_model}"
                 )
-            self._check_context(url, cards[self.served_model])
-
-    def _check_context(self, url: str, card: Mapping[str, Any]) -> None:
-        """The server's ``max_model_len`` (vLLM lists it per model) against the config's."""
-        served = card.get("max_model_len")
-        wanted = self.ref.engine_args().get("max_model_len")
-        if served is None or wanted is None or int(served) == int(wanted):
-            return
-        raise PreflightError(
-            f"{url} serves {self.served_model} with max_model_len {served}, the config says {wanted}; restart it "
-            f"with `python scripts/serve.py model={self.ref.name}` or set model.vllm_args.max_model_len={served}"
-        )
+            # the server's max_model_len (vLLM lists it per model) against the config's
+            served = cards[self.served_model].get("max_model_len")
+            wanted = self.ref.engine_args().get("max_model_len")
+            if served is not None and wanted is not None and int(served) != int(wanted):
+                raise PreflightError(
+                    f"{url} serves {self.served_model} with max_model_len {served}, the config says {wanted}; "
+                    f"restart it with `python scripts/serve.py model={self.ref.name}` or set "
+                    f"model.vllm_args.max_model_len={served}"
+                )
 
     def _parse(self, data: dict[str, Any], latency: float, url: str, attempts: int) -> Reply:
         try:

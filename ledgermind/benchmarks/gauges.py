@@ -65,11 +65,7 @@ def _gauge_item(row: dict[str, Any], source: Path) -> Item:
     }
     answer = str(row["reading"]).strip()
     float(answer)
+    question = QUESTION.format(min=row["min"], max=row["max"])
     return Item(
-        id=f"gauge_{image.stem}",
-        question=QUESTION.format(min=row["min"], max=row["max"]),
-        images=[image],
-        answer=answer,
-        answer_type=AnswerType.NUMERIC,
-        meta=meta,
+        f"gauge_{image.stem}", question, [image], answer=answer, answer_type=AnswerType.NUMERIC, meta=meta
     )
