@@ -204,7 +204,12 @@ class AliasTable:
 
     def extended(self, spec: Mapping[str, Any]) -> AliasTable:
         """A new table with this one's entries plus ``spec``'s (``spec`` wins on conflicts)."""
-        s = _validated(spec)
+        try:
+            s = _AliasSpec.model_validate(spec)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(map(str, err["loc"])) or "the table"
+            raise ConfigError(f"invalid alias table at {where}: {err['msg']}") from None
         return AliasTable(
             self._groups + s.groups,
             {**self._abbreviations, **s.abbreviations},
@@ -288,15 +293,6 @@ class _AliasSpec(BaseModel):
     acronyms: dict[_Entry, _Entry] = {}
     designators: list[_Phrase] = []
     comment: Any = Field(None, alias="_comment")
-
-
-def _validated(spec: Any) -> _AliasSpec:
-    try:
-        return _AliasSpec.model_validate(spec)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"])) or "the table"
-        raise ConfigError(f"invalid alias table at {where}: {err['msg']}") from None
 
 
 def build_default_table(country_names: bool = False) -> AliasTable:

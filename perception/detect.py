@@ -168,9 +168,12 @@ class ClassicalProposer:
         size = (max(1, round(image.width * work)), max(1, round(image.height * work)))
         grey = np.asarray(image.resize(size, Image.Resampling.BILINEAR).convert("L"))
         factor = size[0] / image.width
-        edges = _auto_canny(grey)
-        kernel = np.ones((self.dilate_px, self.dilate_px), np.uint8)
-        merged = cv2.dilate(edges, kernel, iterations=1)
+        # Canny with thresholds around the median intensity (robust to exposure across photos)
+        blurred = cv2.GaussianBlur(grey, (3, 3), 0)
+        median = float(np.median(blurred))
+        lo, hi = int(max(0, (1 - 0.33) * median)), int(min(255, (1 + 0.33) * median))
+        edges = cv2.Canny(blurred, lo, max(hi, lo + 1))
+        merged = cv2.dilate(edges, np.ones((self.dilate_px, self.dilate_px), np.uint8), iterations=1)
         contours, _ = cv2.findContours(merged, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         saliency = spectral_residual_saliency(grey)
         area = grey.shape[0] * grey.shape[1]
@@ -184,14 +187,6 @@ class ClassicalProposer:
             proposals.append(Proposal(box.clip(*image.size), ProposalSource.CLASSICAL, score))
         proposals.sort(key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))
         return proposals[: self.max_proposals]
-
-
-def _auto_canny(grey: np.ndarray, sigma: float = 0.33) -> np.ndarray:
-    """Canny with thresholds around the median intensity (robust to exposure across photos)."""
-    blurred = cv2.GaussianBlur(grey, (3, 3), 0)
-    median = float(np.median(blurred))
-    lo, hi = int(max(0, (1 - sigma) * median)), int(min(255, (1 + sigma) * median))
-    return cv2.Canny(blurred, lo, max(hi, lo + 1))
 
 
 def spectral_residual_saliency(grey: np.ndarray, side: int = 64) -> np.ndarray:

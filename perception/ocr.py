@@ -257,7 +257,12 @@ def lines_from_paddle_result(results: Any) -> list[OCRLine]:
         results = [results]
     lines: list[OCRLine] = []
     for res in results or []:
-        fields = _paddle_fields(res)
+        fields = (
+            res if isinstance(res, Mapping) else getattr(res, "json", None)
+        )  # paddlex objects expose .json
+        if not isinstance(fields, Mapping):
+            raise ValueError(f"unrecognised PaddleOCR result of type {type(res).__name__}")
+        fields = fields["res"] if isinstance(fields.get("res"), Mapping) else fields
         texts, scores, polys, boxes = (
             _as_list(fields.get(f"rec_{k}")) for k in ("texts", "scores", "polys", "boxes")
         )
@@ -274,13 +279,6 @@ def lines_from_paddle_result(results: Any) -> list[OCRLine]:
                 poly = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
             lines.append(make_line(str(text), poly, float(scores[i])))
     return lines
-
-
-def _paddle_fields(res: Any) -> Mapping[str, Any]:
-    fields = res if isinstance(res, Mapping) else getattr(res, "json", None)  # paddlex objects expose .json
-    if not isinstance(fields, Mapping):
-        raise ValueError(f"unrecognised PaddleOCR result of type {type(res).__name__}")
-    return fields["res"] if isinstance(fields.get("res"), Mapping) else fields
 
 
 def _as_list(v: Any) -> list[Any]:

@@ -194,7 +194,13 @@ class VLLMServerBackend(Backend):
         try:
             async with asyncio.timeout(self.timeout_s):
                 async with client.stream("POST", f"{url}/v1/chat/completions", json=body) as resp:
-                    raw = await self._read_capped(resp, url)
+                    raw = bytearray()  # refused once it passes max_reply_bytes, before it is all in memory
+                    async for chunk in resp.aiter_bytes():
+                        raw += chunk
+                        if len(raw) > self.max_reply_bytes:
+                            raise BackendError(
+                                f"{url} sent a reply larger than backend.max_reply_bytes={self.max_reply_bytes} bytes"
+                            )
         except TimeoutError:
             return Failure(f"{url}: no complete reply within backend.timeout_s={self.timeout_s:g} s", True)
         except httpx.TransportError as exc:
@@ -210,17 +216,6 @@ class VLLMServerBackend(Backend):
         return Failure(
             f"{url}: HTTP {resp.status_code}: {text[:200]}", retry_after_s=retry_after_s(resp.headers)
         )
-
-    async def _read_capped(self, resp: httpx.Response, url: str) -> bytes:
-        """The body, refused once it passes ``max_reply_bytes`` (before it is all in memory)."""
-        body = bytearray()
-        async for chunk in resp.aiter_bytes():
-            body += chunk
-            if len(body) > self.max_reply_bytes:
-                raise BackendError(
-                    f"{url} sent a reply larger than backend.max_reply_bytes={self.max_reply_bytes} bytes"
-                )
-        return bytes(body)
 
     async def preflight(self) -> None:
         """Every base URL answers ``/v1/models``, lists ``served_model`` and serves it with the

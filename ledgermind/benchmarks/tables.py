@@ -26,6 +26,7 @@ from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, JsonlRow, read_jsonl
 
 TABLE_SUFFIXES = (".parquet", ".tsv", ".jsonl")
+_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF87a", ".gif"), (b"GIF89a", ".gif"))
 ROW_IDS = ("id", "pid", "index", "question_id")  # what a row's error item is named by
 
 
@@ -162,7 +163,10 @@ def materialise_image(value: Any, cache_dir: Path, stem: str) -> Path:
         raise DataError(f"item {stem!r}: empty image field")
     digest = hashlib.sha256(data).hexdigest()[:16]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
-    out = cache_dir / f"{safe}_{digest}{_sniff_suffix(data)}"
+    # the file suffix the image's first bytes announce (``.bin`` for none we know)
+    webp = data.startswith(b"RIFF") and data[8:12] == b"WEBP"
+    suffix = ".webp" if webp else next((sfx for magic, sfx in _MAGIC if data.startswith(magic)), ".bin")
+    out = cache_dir / f"{safe}_{digest}{suffix}"
     if not out.exists():  # a temporary name per write: the jobs of a sweep load at once
         atomic_write_bytes(out, data)
     return out
@@ -211,13 +215,3 @@ def letter_columns(row: dict[str, Any]) -> list[str] | None:
             break
         out.append(str(v))
     return out or None
-
-
-_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF87a", ".gif"), (b"GIF89a", ".gif"))
-
-
-def _sniff_suffix(data: bytes) -> str:
-    """The file suffix an image's first bytes announce (``.bin`` for none we know)."""
-    if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
-        return ".webp"
-    return next((suffix for magic, suffix in _MAGIC if data.startswith(magic)), ".bin")
