@@ -117,13 +117,6 @@ def split_tokens(text: str) -> list[str]:
     return _TOKEN.findall(_THOUSANDS.sub("", _POSSESSIVE.sub("", text)))
 
 
-def _surface_tokens(text: str) -> list[str]:
-    """Case-preserving tokens after unicode, acronym-dot, possessive and thousands clean-up."""
-    text = strip_diacritics(text)
-    text = _DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), text)
-    return split_tokens(text.replace("&", " and "))
-
-
 def _numerals(tokens: Sequence[str]) -> list[str]:
     """Rewrite roman numerals (after a capitalised word) and number words into digits."""
     out: list[str] = []
@@ -246,8 +239,10 @@ class AliasTable:
     # -- internals ---------------------------------------------------------------------------
     def _base(self, text: str) -> list[str]:
         """Steps 1–5: tokens with numerals, acronyms and abbreviations expanded, lower-cased."""
+        # case-preserving tokens after unicode, acronym-dot, "&", possessive and thousands clean-up
+        text = _DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), strip_diacritics(text))
         out: list[str] = []
-        for tok in _numerals(_surface_tokens(text)):
+        for tok in _numerals(split_tokens(text.replace("&", " and "))):
             if tok in self._acronyms:
                 out.extend(self._acronyms[tok].split())
             elif tok.lower() in self._abbreviations:

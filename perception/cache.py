@@ -148,7 +148,13 @@ class CachedTool(Tool):
         self.cache = cache
         self.name = inner.name  # type: ignore[misc]
         self.kind = inner.kind  # type: ignore[misc]
-        self.fingerprint = tool_fingerprint(inner)
+        # what determines a perception tool's output besides its inputs
+        self.fingerprint = {
+            "format": CACHE_FORMAT,
+            "settings": settings_of(inner),
+            "packages": package_versions(),
+            "source": perception_source_digest(),
+        }
 
     def __getattr__(self, attr: str) -> Any:  # only called for attributes this wrapper lacks
         if attr == "inner":
@@ -198,16 +204,6 @@ def _input_view(value: Any) -> Any:
     if isinstance(value, BBox):
         return value.as_list()
     return _jsonable(value)
-
-
-def tool_fingerprint(tool: Tool) -> dict[str, Any]:
-    """What determines a perception tool's output besides its inputs."""
-    return {
-        "format": CACHE_FORMAT,
-        "settings": settings_of(tool),
-        "packages": package_versions(),
-        "source": perception_source_digest(),
-    }
 
 
 def settings_of(obj: Any, depth: int = 0) -> Any:

@@ -9,6 +9,7 @@ wait up to the cap: retrying sooner only spends the retry budget on more refusal
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import logging
 import random
@@ -48,10 +49,8 @@ def retry_after_s(headers: Mapping[str, str]) -> float | None:
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
+    with contextlib.suppress(ValueError):
         return max(0.0, float(value))
-    except ValueError:
-        pass
     try:
         return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):

@@ -25,10 +25,10 @@ import json
 import os
 import random
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import httpx
 
@@ -140,9 +140,7 @@ class VLLMServerBackend(Backend):
             asyncio.Semaphore(concurrency),
             {u: asyncio.Semaphore(per_server) for u in self.base_urls},
         )
-        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._states: WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = WeakKeyDictionary()
 
     def _state(self) -> _LoopState:
         loop = asyncio.get_running_loop()

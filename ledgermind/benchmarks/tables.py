@@ -174,15 +174,11 @@ def materialise_image(value: Any, cache_dir: Path, stem: str) -> Path:
 
 def image_file(value: Any, source: Path, cache: Path, stem: str) -> Path:
     """An image field: a path (relative to the table file) or embedded bytes/base64."""
-    if isinstance(value, str) and not _looks_base64(value):
+    if isinstance(value, str) and not (len(value) > 256 and re.fullmatch(r"[A-Za-z0-9+/=\s]+", value[:512])):
         return contained_path(source.parent, value, stem)
     if isinstance(value, dict) and not value.get("bytes") and value.get("path"):
         return contained_path(source.parent, value["path"], stem)
     return materialise_image(value, cache, stem)
-
-
-def _looks_base64(s: str) -> bool:
-    return len(s) > 256 and re.fullmatch(r"[A-Za-z0-9+/=\s]+", s[:512]) is not None
 
 
 def numbered_images(row: dict[str, Any], source: Path, cache: Path, item_id: str, n: int) -> list[Path]:
