@@ -85,9 +85,7 @@ def words_to_int(tens_word: str, unit_word: str) -> int | None:
     """``("twenty", "one") -> 21``; None when the two words are not one compound number (a single
     number word is ``NUMBER_WORDS[word]``)."""
     tens, unit = tens_word.lower(), unit_word.lower()
-    if tens in TENS and unit in UNITS and 0 < UNITS[unit] < 10:
-        return TENS[tens] + UNITS[unit]
-    return None
+    return TENS[tens] + UNITS[unit] if tens in TENS and unit in UNITS and 0 < UNITS[unit] < 10 else None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -259,6 +259,4 @@ def perception_source_digest() -> str:
 def with_cache(tools: Mapping[str, Tool], setting: str | Path | None) -> dict[str, Tool]:
     """Wrap every tool of ``tools`` in one shared ``PerceptionCache`` (or none when ``setting`` is ``off``)."""
     cache = PerceptionCache.from_setting(setting)
-    if cache is None:
-        return dict(tools)
-    return {name: CachedTool(tool, cache) for name, tool in tools.items()}
+    return dict(tools) if cache is None else {name: CachedTool(tool, cache) for name, tool in tools.items()}
