@@ -108,13 +108,7 @@ class Observation(Record):
 
 
 # Errors that mean "the code is wrong", not "the tool could not do it on this input" (T1).
-PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
-    TypeError,
-    AttributeError,
-    NameError,
-    AssertionError,
-    NotImplementedError,
-)
+PROGRAMMING_ERRORS = (TypeError, AttributeError, NameError, AssertionError, NotImplementedError)
 
 _SEAL = object()  # private: only Tool.ainvoke and ToolOutput.from_dict (audit replay) hold it
 _call_ids = itertools.count(1)  # next() on a count is atomic under the GIL: ids are unique across threads
