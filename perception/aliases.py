@@ -259,8 +259,7 @@ class AliasTable:
                 i += 1
                 continue
             for n in range(min(self._max_phrase, len(tokens) - i), 0, -1):
-                canonical = self._phrases.get(tuple(tokens[i : i + n]))
-                if canonical is not None:
+                if (canonical := self._phrases.get(tuple(tokens[i : i + n]))) is not None:
                     out.extend(canonical)
                     i += n
                     break

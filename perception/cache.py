@@ -164,8 +164,7 @@ class CachedTool(Tool):
     async def _arun(self, **inputs: Any) -> tuple[list[Observation], dict[str, Any]]:
         key = await asyncio.to_thread(self.key, inputs)
         if key is not None:
-            hit = await asyncio.to_thread(self.cache.get, key)
-            if hit is not None:
+            if (hit := await asyncio.to_thread(self.cache.get, key)) is not None:
                 return hit
         result = await self.inner._arun(**inputs)  # the Tool protocol: exceptions become T1 in ainvoke
         observations, artifacts = (

@@ -114,8 +114,7 @@ class TextDetector:
         det = self._load()
         with self._lock:  # the DB post-processor keeps per-call state
             arr = to_bgr_array(image)
-            batch = det.get_preprocess(max(arr.shape[:2]))(arr)
-            if batch is None:
+            if (batch := det.get_preprocess(max(arr.shape[:2]))(arr)) is None:
                 return []
             quads, scores = det.postprocess_op(det.infer(batch)[0], arr.shape[:2])
         boxes = [polygon_to_bbox(quad).clip(*image.size) for quad in quads]

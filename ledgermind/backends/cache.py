@@ -475,8 +475,7 @@ class CachedBackend(WrappingBackend):
                 )
             return await self.inner.generate(request)
         key = request_key(request, self.model_identity)
-        hit = self._hit(self.cache.lookup(key))
-        if hit is not None:
+        if (hit := self._hit(self.cache.lookup(key))) is not None:
             return hit
         slot = (id(asyncio.get_running_loop()), key)
         if slot in self._inflight:  # the same request is on its way: share its answer

@@ -46,8 +46,7 @@ class RetryPolicy:
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:
     """A response's ``Retry-After`` in seconds (delta-seconds or an HTTP date); None if absent or unreadable."""
-    value = headers.get("retry-after")
-    if value is None:
+    if (value := headers.get("retry-after")) is None:
         return None
     with contextlib.suppress(ValueError):
         return max(0.0, float(value))

@@ -66,8 +66,7 @@ class TransformersBackend(Backend):
             dtype = auto if self.dtype == "auto" else getattr(torch, self.dtype, None)
             if dtype is None:
                 raise ConfigError(f"unknown torch dtype {self.dtype!r}")
-            cls = getattr(transformers, self.model_class, None)
-            if cls is None:
+            if (cls := getattr(transformers, self.model_class, None)) is None:
                 raise ConfigError(f"transformers has no model class {self.model_class!r}")
             kwargs = dict(revision=self.ref.revision, trust_remote_code=self.trust_remote_code)
             self._processor = transformers.AutoProcessor.from_pretrained(source, **kwargs)

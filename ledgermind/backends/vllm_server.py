@@ -282,8 +282,7 @@ class VLLMServerBackend(Backend):
         )
 
     async def aclose(self) -> None:
-        state = self._states.pop(asyncio.get_running_loop(), None)
-        if state is not None:
+        if (state := self._states.pop(asyncio.get_running_loop(), None)) is not None:
             await state.client.aclose()
 
 

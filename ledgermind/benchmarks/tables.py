@@ -158,8 +158,7 @@ def image_bytes(value: Any) -> bytes | None:
 def materialise_image(value: Any, cache_dir: Path, stem: str) -> Path:
     """Write an image field's bytes (``image_bytes``) under ``cache_dir`` (content-addressed, so re-runs
     reuse the file) and return its path; an empty field is a ``DataError``."""
-    data = image_bytes(value)
-    if data is None:
+    if (data := image_bytes(value)) is None:
         raise DataError(f"item {stem!r}: empty image field")
     digest = hashlib.sha256(data).hexdigest()[:16]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)

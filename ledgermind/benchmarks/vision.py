@@ -178,8 +178,7 @@ def _segments(
 ) -> list[str | Image.Image]:
     out: list[str | Image.Image] = []
     for part in _PLACEHOLDER.split(text or ""):
-        m = re.fullmatch(r"<image\s*(\d+)>", part)
-        if m:
+        if m := re.fullmatch(r"<image\s*(\d+)>", part):
             n = int(m.group(1))
             if not 1 <= n <= len(images):
                 raise DataError(f"<image {n}> has no image (item has {len(images)})")
