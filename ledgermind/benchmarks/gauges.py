@@ -41,8 +41,7 @@ def range_step(row: dict[str, Any]) -> float | None:
 
 def graduation(row: dict[str, Any]) -> float | None:
     """One graduation of the dial: the smaller of the two estimates (see module docstring)."""
-    steps = [s for s in (tick_step(row), range_step(row)) if s]
-    return min(steps) if steps else None
+    return min((s for s in (tick_step(row), range_step(row)) if s), default=None)
 
 
 @BENCHMARKS.register("gauges")
