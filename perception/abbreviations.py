@@ -76,13 +76,11 @@ def definitions(text: str) -> tuple[tuple[str, str], ...]:
         words = _WORD.findall(text[: m.start()])
         if is_short_form(inner):
             window = " ".join(words[-min(len(inner) + 5, 2 * len(inner)) :])
-            long_form = best_long_form(inner, window)
-            if long_form:
+            if long_form := best_long_form(inner, window):
                 found.append((inner, long_form.strip(" \"'“”,;:")))
         elif len(inner.split()) > 2:  # "short (long form)"
             if words and is_short_form(words[-1]):
                 short = words[-1].strip(" \"'“”,;:")
-                long_form = best_long_form(short, inner)
-                if long_form:
+                if long_form := best_long_form(short, inner):
                     found.append((short, long_form))
     return tuple(found)

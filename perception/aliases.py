@@ -85,9 +85,7 @@ def words_to_int(tens_word: str, unit_word: str) -> int | None:
     """``("twenty", "one") -> 21``; None when the two words are not one compound number (a single
     number word is ``NUMBER_WORDS[word]``)."""
     tens, unit = tens_word.lower(), unit_word.lower()
-    if tens in TENS and unit in UNITS and 0 < UNITS[unit] < 10:
-        return TENS[tens] + UNITS[unit]
-    return None
+    return TENS[tens] + UNITS[unit] if tens in TENS and unit in UNITS and 0 < UNITS[unit] < 10 else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,13 +113,6 @@ def split_tokens(text: str) -> list[str]:
     """Word and number tokens, with possessives ("Park's", tokenised "Park 's") and thousands
     separators dropped: the one tokeniser of ECC's aliases and of coverage's Tok(·)."""
     return _TOKEN.findall(_THOUSANDS.sub("", _POSSESSIVE.sub("", text)))
-
-
-def _surface_tokens(text: str) -> list[str]:
-    """Case-preserving tokens after unicode, acronym-dot, possessive and thousands clean-up."""
-    text = strip_diacritics(text)
-    text = _DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), text)
-    return split_tokens(text.replace("&", " and "))
 
 
 def _numerals(tokens: Sequence[str]) -> list[str]:
@@ -204,7 +195,12 @@ class AliasTable:
 
     def extended(self, spec: Mapping[str, Any]) -> AliasTable:
         """A new table with this one's entries plus ``spec``'s (``spec`` wins on conflicts)."""
-        s = _validated(spec)
+        try:
+            s = _AliasSpec.model_validate(spec)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(map(str, err["loc"])) or "the table"
+            raise ConfigError(f"invalid alias table at {where}: {err['msg']}") from None
         return AliasTable(
             self._groups + s.groups,
             {**self._abbreviations, **s.abbreviations},
@@ -241,8 +237,10 @@ class AliasTable:
     # -- internals ---------------------------------------------------------------------------
     def _base(self, text: str) -> list[str]:
         """Steps 1–5: tokens with numerals, acronyms and abbreviations expanded, lower-cased."""
+        # case-preserving tokens after unicode, acronym-dot, "&", possessive and thousands clean-up
+        text = _DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), strip_diacritics(text))
         out: list[str] = []
-        for tok in _numerals(_surface_tokens(text)):
+        for tok in _numerals(split_tokens(text.replace("&", " and "))):
             if tok in self._acronyms:
                 out.extend(self._acronyms[tok].split())
             elif tok.lower() in self._abbreviations:
@@ -261,8 +259,7 @@ class AliasTable:
                 i += 1
                 continue
             for n in range(min(self._max_phrase, len(tokens) - i), 0, -1):
-                canonical = self._phrases.get(tuple(tokens[i : i + n]))
-                if canonical is not None:
+                if (canonical := self._phrases.get(tuple(tokens[i : i + n]))) is not None:
                     out.extend(canonical)
                     i += n
                     break
@@ -288,15 +285,6 @@ class _AliasSpec(BaseModel):
     acronyms: dict[_Entry, _Entry] = {}
     designators: list[_Phrase] = []
     comment: Any = Field(None, alias="_comment")
-
-
-def _validated(spec: Any) -> _AliasSpec:
-    try:
-        return _AliasSpec.model_validate(spec)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"])) or "the table"
-        raise ConfigError(f"invalid alias table at {where}: {err['msg']}") from None
 
 
 def build_default_table(country_names: bool = False) -> AliasTable:

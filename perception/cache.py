@@ -148,7 +148,13 @@ class CachedTool(Tool):
         self.cache = cache
         self.name = inner.name  # type: ignore[misc]
         self.kind = inner.kind  # type: ignore[misc]
-        self.fingerprint = tool_fingerprint(inner)
+        # what determines a perception tool's output besides its inputs
+        self.fingerprint = {
+            "format": CACHE_FORMAT,
+            "settings": settings_of(inner),
+            "packages": package_versions(),
+            "source": perception_source_digest(),
+        }
 
     def __getattr__(self, attr: str) -> Any:  # only called for attributes this wrapper lacks
         if attr == "inner":
@@ -158,8 +164,7 @@ class CachedTool(Tool):
     async def _arun(self, **inputs: Any) -> tuple[list[Observation], dict[str, Any]]:
         key = await asyncio.to_thread(self.key, inputs)
         if key is not None:
-            hit = await asyncio.to_thread(self.cache.get, key)
-            if hit is not None:
+            if (hit := await asyncio.to_thread(self.cache.get, key)) is not None:
                 return hit
         result = await self.inner._arun(**inputs)  # the Tool protocol: exceptions become T1 in ainvoke
         observations, artifacts = (
@@ -198,16 +203,6 @@ def _input_view(value: Any) -> Any:
     if isinstance(value, BBox):
         return value.as_list()
     return _jsonable(value)
-
-
-def tool_fingerprint(tool: Tool) -> dict[str, Any]:
-    """What determines a perception tool's output besides its inputs."""
-    return {
-        "format": CACHE_FORMAT,
-        "settings": settings_of(tool),
-        "packages": package_versions(),
-        "source": perception_source_digest(),
-    }
 
 
 def settings_of(obj: Any, depth: int = 0) -> Any:
@@ -263,6 +258,4 @@ def perception_source_digest() -> str:
 def with_cache(tools: Mapping[str, Tool], setting: str | Path | None) -> dict[str, Tool]:
     """Wrap every tool of ``tools`` in one shared ``PerceptionCache`` (or none when ``setting`` is ``off``)."""
     cache = PerceptionCache.from_setting(setting)
-    if cache is None:
-        return dict(tools)
-    return {name: CachedTool(tool, cache) for name, tool in tools.items()}
+    return dict(tools) if cache is None else {name: CachedTool(tool, cache) for name, tool in tools.items()}

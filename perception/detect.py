@@ -114,8 +114,7 @@ class TextDetector:
         det = self._load()
         with self._lock:  # the DB post-processor keeps per-call state
             arr = to_bgr_array(image)
-            batch = det.get_preprocess(max(arr.shape[:2]))(arr)
-            if batch is None:
+            if (batch := det.get_preprocess(max(arr.shape[:2]))(arr)) is None:
                 return []
             quads, scores = det.postprocess_op(det.infer(batch)[0], arr.shape[:2])
         boxes = [polygon_to_bbox(quad).clip(*image.size) for quad in quads]
@@ -168,9 +167,12 @@ class ClassicalProposer:
         size = (max(1, round(image.width * work)), max(1, round(image.height * work)))
         grey = np.asarray(image.resize(size, Image.Resampling.BILINEAR).convert("L"))
         factor = size[0] / image.width
-        edges = _auto_canny(grey)
-        kernel = np.ones((self.dilate_px, self.dilate_px), np.uint8)
-        merged = cv2.dilate(edges, kernel, iterations=1)
+        # Canny with thresholds around the median intensity (robust to exposure across photos)
+        blurred = cv2.GaussianBlur(grey, (3, 3), 0)
+        median = float(np.median(blurred))
+        lo, hi = int(max(0, (1 - 0.33) * median)), int(min(255, (1 + 0.33) * median))
+        edges = cv2.Canny(blurred, lo, max(hi, lo + 1))
+        merged = cv2.dilate(edges, np.ones((self.dilate_px, self.dilate_px), np.uint8), iterations=1)
         contours, _ = cv2.findContours(merged, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         saliency = spectral_residual_saliency(grey)
         area = grey.shape[0] * grey.shape[1]
@@ -184,14 +186,6 @@ class ClassicalProposer:
             proposals.append(Proposal(box.clip(*image.size), ProposalSource.CLASSICAL, score))
         proposals.sort(key=lambda p: (-p.score, p.bbox.y0, p.bbox.x0))
         return proposals[: self.max_proposals]
-
-
-def _auto_canny(grey: np.ndarray, sigma: float = 0.33) -> np.ndarray:
-    """Canny with thresholds around the median intensity (robust to exposure across photos)."""
-    blurred = cv2.GaussianBlur(grey, (3, 3), 0)
-    median = float(np.median(blurred))
-    lo, hi = int(max(0, (1 - sigma) * median)), int(min(255, (1 + sigma) * median))
-    return cv2.Canny(blurred, lo, max(hi, lo + 1))
 
 
 def spectral_residual_saliency(grey: np.ndarray, side: int = 64) -> np.ndarray:

@@ -151,14 +151,13 @@ def reading_order(lines: Sequence[OCRLine]) -> list[OCRLine]:
     """Top-to-bottom rows, left-to-right within a row (a row = vertical centres within half a line height)."""
     rows: list[list[OCRLine]] = []
     for ln in sorted(lines, key=lambda ln: (ln.bbox.center[1], ln.bbox.x0)):
-        if rows:
-            anchor = rows[-1][0]
-            if abs(ln.bbox.center[1] - anchor.bbox.center[1]) <= 0.5 * max(
-                anchor.bbox.height, ln.bbox.height
-            ):
-                rows[-1].append(ln)
-                continue
-        rows.append([ln])
+        anchor = rows[-1][0].bbox if rows else None  # the row's first line
+        if anchor is not None and abs(ln.bbox.center[1] - anchor.center[1]) <= 0.5 * max(
+            anchor.height, ln.bbox.height
+        ):
+            rows[-1].append(ln)
+        else:
+            rows.append([ln])
     return [ln for row in rows for ln in sorted(row, key=lambda ln: ln.bbox.x0)]
 
 
@@ -258,7 +257,12 @@ def lines_from_paddle_result(results: Any) -> list[OCRLine]:
         results = [results]
     lines: list[OCRLine] = []
     for res in results or []:
-        fields = _paddle_fields(res)
+        fields = (
+            res if isinstance(res, Mapping) else getattr(res, "json", None)
+        )  # paddlex objects expose .json
+        if not isinstance(fields, Mapping):
+            raise ValueError(f"unrecognised PaddleOCR result of type {type(res).__name__}")
+        fields = fields["res"] if isinstance(fields.get("res"), Mapping) else fields
         texts, scores, polys, boxes = (
             _as_list(fields.get(f"rec_{k}")) for k in ("texts", "scores", "polys", "boxes")
         )
@@ -275,13 +279,6 @@ def lines_from_paddle_result(results: Any) -> list[OCRLine]:
                 poly = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
             lines.append(make_line(str(text), poly, float(scores[i])))
     return lines
-
-
-def _paddle_fields(res: Any) -> Mapping[str, Any]:
-    fields = res if isinstance(res, Mapping) else getattr(res, "json", None)  # paddlex objects expose .json
-    if not isinstance(fields, Mapping):
-        raise ValueError(f"unrecognised PaddleOCR result of type {type(res).__name__}")
-    return fields["res"] if isinstance(fields.get("res"), Mapping) else fields
 
 
 def _as_list(v: Any) -> list[Any]:

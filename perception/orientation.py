@@ -46,9 +46,7 @@ class OrientationGuess:
 
 def upright(image: Image.Image, angle: int) -> Image.Image:
     """Undo a clockwise turn of ``angle`` degrees (PIL rotates counter-clockwise, losslessly for 90° steps)."""
-    if angle % 360 == 0:
-        return image
-    return image.transpose(Image.Transpose[f"ROTATE_{angle % 360}"])
+    return image if angle % 360 == 0 else image.transpose(Image.Transpose[f"ROTATE_{angle % 360}"])
 
 
 def rotate_points(points: Iterable[Sequence[float]], angle: int, size: tuple[int, int]) -> list[Point]:

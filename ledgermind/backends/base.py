@@ -83,10 +83,7 @@ class GenerationRequest:
         return self.temperature == 0.0
 
     def last_user_text(self) -> str:
-        for m in reversed(self.messages):
-            if m.role == "user":
-                return m.text_content()
-        return ""
+        return next((m.text_content() for m in reversed(self.messages) if m.role == "user"), "")
 
 
 @dataclass

@@ -475,12 +475,19 @@ class CachedBackend(WrappingBackend):
                 )
             return await self.inner.generate(request)
         key = request_key(request, self.model_identity)
-        hit = self._hit(self.cache.lookup(key))
-        if hit is not None:
+        if (hit := self._hit(self.cache.lookup(key))) is not None:
             return hit
         slot = (id(asyncio.get_running_loop()), key)
         if slot in self._inflight:  # the same request is on its way: share its answer
-            shared = await self._await_inflight(self._inflight[slot])
+            try:
+                shared = await asyncio.shield(self._inflight[slot])
+            except (
+                asyncio.CancelledError
+            ):  # this call's own cancellation, or the sender's (this call then sends)
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                shared = None
             if shared is not None:
                 return self._as_hit(shared, shared.meta.get("cache", "run"))
         if self.mode is CacheMode.REPLAY:
@@ -534,17 +541,6 @@ class CachedBackend(WrappingBackend):
         while True:
             await asyncio.sleep(self.heartbeat_s)
             self.cache.renew(key)
-
-    @staticmethod
-    async def _await_inflight(future: asyncio.Future[Reply]) -> Reply | None:
-        """The first sender's reply; None when that sender was cancelled (this call then sends)."""
-        try:
-            return await asyncio.shield(future)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise
-            return None
 
     def _hit(self, found: tuple[Reply, str] | None) -> Reply | None:
         if found is None:

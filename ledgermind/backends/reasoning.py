@@ -60,9 +60,7 @@ def separate(reply: Reply, *, opened_by_template: bool = False) -> Reply:
         return reply
     split = split_reasoning(reply.text, opened_by_template=opened_by_template and not reply.reasoning)
     reasoning = "\n\n".join(p for p in (reply.reasoning.strip(), split.reasoning) if p)
-    meta = {**reply.meta, "reasoning_split": True}
-    if split.unclosed:
-        meta["reasoning_unclosed"] = True
+    meta = {**reply.meta, "reasoning_split": True} | ({"reasoning_unclosed": True} if split.unclosed else {})
     return replace(reply, text=split.answer, reasoning=reasoning, meta=meta)
 
 
@@ -83,8 +81,7 @@ class ReasoningSpec:
         node = model.get("reasoning") if isinstance(model, Mapping) else None
         if not node:
             return None
-        unknown = sorted(set(node) - {"budget_tokens", "opened_by_template"})
-        if unknown:
+        if unknown := sorted(set(node) - {"budget_tokens", "opened_by_template"}):
             raise ConfigError(
                 f"unknown model.reasoning key(s) {unknown}; known: budget_tokens, opened_by_template"
             )

@@ -28,8 +28,7 @@ from ledgermind.confutil import CONF_DIR
 
 def describe_backend(recorded: str, conf_dir: Path = CONF_DIR) -> BackendDescription:
     """The description of the backend named ``recorded``, its plugin imported (module docstring)."""
-    cls = backend_class(recorded, conf_dir)
-    if cls is None:
+    if (cls := backend_class(recorded, conf_dir)) is None:
         return BackendDescription()
     description = cls.description
     if description.plugin:
@@ -41,8 +40,7 @@ def backend_class(recorded: str, conf_dir: Path = CONF_DIR) -> type[Backend] | N
     """The class behind a recorded backend name, or None when nothing names it."""
     if recorded in BACKENDS:
         return BACKENDS.get(recorded)
-    target = configured_targets(conf_dir).get(recorded)
-    if target is None:
+    if (target := configured_targets(conf_dir).get(recorded)) is None:
         return None
     module, _, attr = target.rpartition(".")
     cls = getattr(importlib.import_module(module), attr, None)

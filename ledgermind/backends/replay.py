@@ -35,13 +35,10 @@ def read_replies(path: Path, field: str = "response") -> dict[str, str | Backend
     for n, row in enumerate((r.value for r in read_jsonl(path, torn_tail=False)), 1):
         if not isinstance(row, dict) or "id" not in row or field not in row:
             raise DataError(f"{path}: record {n} needs 'id' and {field!r}")
-        raw, item_id = row[field], str(row["id"])
-        kind = "null" if raw is None else f"a JSON {type(raw).__name__}, not text"
-        text = (
-            raw
-            if isinstance(raw, str)
-            else BackendError(f"replay: the reply for item {item_id!r} in {path} is {kind}")
-        )
+        text, item_id = row[field], str(row["id"])
+        if not isinstance(text, str):
+            kind = "null" if text is None else f"a JSON {type(text).__name__}, not text"
+            text = BackendError(f"replay: the reply for item {item_id!r} in {path} is {kind}")
         if item_id in out and str(out[item_id]) != str(text):
             raise DataError(
                 f"{path}: record {n} repeats id {item_id!r} with a different {field!r}; keep one reply per id"

@@ -9,6 +9,7 @@ wait up to the cap: retrying sooner only spends the retry budget on more refusal
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import logging
 import random
@@ -36,8 +37,7 @@ class RetryPolicy:
         return (rng or random).uniform(0.0, min(self.cap_s, self.base_s * (2**attempt)))
 
     def delays(self, rng: random.Random | None = None) -> Iterator[float]:
-        for attempt in range(self.max_retries):
-            yield self.delay(attempt, rng)
+        return (self.delay(attempt, rng) for attempt in range(self.max_retries))
 
     def honour(self, delay: float, retry_after_s: float | None) -> float:
         """``delay`` raised to the server's ``Retry-After``, never beyond ``cap_s``."""
@@ -46,13 +46,10 @@ class RetryPolicy:
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:
     """A response's ``Retry-After`` in seconds (delta-seconds or an HTTP date); None if absent or unreadable."""
-    value = headers.get("retry-after")
-    if value is None:
+    if (value := headers.get("retry-after")) is None:
         return None
-    try:
+    with contextlib.suppress(ValueError):
         return max(0.0, float(value))
-    except ValueError:
-        pass
     try:
         return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):

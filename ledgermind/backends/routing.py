@@ -56,9 +56,6 @@ class ServerState:
     down_until: float = 0.0
     last_seen: dict[str, float] = field(default_factory=dict)  # item id -> time of its last request here
 
-    def active_items(self, now: float, window_s: float) -> int:
-        return sum(1 for t in self.last_seen.values() if now - t <= window_s)
-
 
 class ItemRouter:
     """Picks the server of each request; counts in-flight requests and failures per server.
@@ -106,7 +103,10 @@ class ItemRouter:
             return live[next(self._rr) % len(live)]
         if self.policy is RoutingPolicy.RENDEZVOUS and item_id:
             key = self._keys.get(item_id, item_id)
-            return self._first_healthy(self._placed.get(key) or ranking(key, urls))
+            order = self._placed.get(key) or ranking(key, urls)
+            return next(
+                (u for u in order if self.healthy(u)), min(order, key=lambda u: self.servers[u].down_until)
+            )
         pinned = self._pinned.get(item_id)
         if pinned is not None and self.healthy(pinned):
             return pinned
@@ -115,16 +115,15 @@ class ItemRouter:
             self._pinned[item_id] = url
         return url
 
-    def _first_healthy(self, order: list[str]) -> str:
-        live = [u for u in order if self.healthy(u)]
-        return live[0] if live else min(order, key=lambda u: self.servers[u].down_until)
-
     def _least_loaded(self) -> str:
         now = self._clock()
         live = [s for s in self.servers.values() if s.down_until <= now]
         if not live:  # all down: the first to come back
             return min(self.servers.values(), key=lambda s: s.down_until).url
-        return min(live, key=lambda s: (s.active_items(now, self.active_window_s), s.in_flight)).url
+        window = self.active_window_s
+        return min(
+            live, key=lambda s: (sum(now - t <= window for t in s.last_seen.values()), s.in_flight)
+        ).url
 
     def started(self, url: str, item_id: str = "") -> None:
         state = self.servers[url]

@@ -111,7 +111,11 @@ def build_tiny_qwen2_vl(out_dir: str | Path | None = None, spec: TinySpec = Tiny
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tiny-build-", dir=out.parent))
     try:
-        _build_into(tmp, spec)
+        tokenizer = _build_tokenizer(spec)
+        tokenizer.save_pretrained(tmp)
+        _build_model(tmp, spec, tokenizer)
+        _write_processor_configs(tmp, spec)
+        (tmp / _MARKER).write_text(json.dumps(asdict(spec), indent=1))
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)
@@ -131,14 +135,6 @@ def _is_built(path: Path, spec: TinySpec) -> bool:
         return json.loads(marker.read_text()) == asdict(spec)
     except (OSError, ValueError):
         return False
-
-
-def _build_into(out: Path, spec: TinySpec) -> None:
-    tokenizer = _build_tokenizer(spec)
-    tokenizer.save_pretrained(out)
-    _build_model(out, spec, tokenizer)
-    _write_processor_configs(out, spec)
-    (out / _MARKER).write_text(json.dumps(asdict(spec), indent=1))
 
 
 def _build_tokenizer(spec: TinySpec):  # -> PreTrainedTokenizerFast

@@ -62,22 +62,16 @@ class TransformersBackend(Backend):
             device = (
                 self.device if self.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
             )
-            dtype = self._torch_dtype(torch, device)
-            cls = getattr(transformers, self.model_class, None)
-            if cls is None:
+            auto = torch.bfloat16 if device.startswith("cuda") else torch.float32
+            dtype = auto if self.dtype == "auto" else getattr(torch, self.dtype, None)
+            if dtype is None:
+                raise ConfigError(f"unknown torch dtype {self.dtype!r}")
+            if (cls := getattr(transformers, self.model_class, None)) is None:
                 raise ConfigError(f"transformers has no model class {self.model_class!r}")
             kwargs = dict(revision=self.ref.revision, trust_remote_code=self.trust_remote_code)
             self._processor = transformers.AutoProcessor.from_pretrained(source, **kwargs)
             self._model = cls.from_pretrained(source, dtype=dtype, **kwargs).to(device).eval()
             self._device = device
-
-    def _torch_dtype(self, torch: Any, device: str) -> Any:
-        if self.dtype == "auto":
-            return torch.bfloat16 if device.startswith("cuda") else torch.float32
-        try:
-            return getattr(torch, self.dtype)
-        except AttributeError:
-            raise ConfigError(f"unknown torch dtype {self.dtype!r}") from None
 
     # -- generation --------------------------------------------------------------------------
     async def generate(self, request: GenerationRequest) -> Reply:

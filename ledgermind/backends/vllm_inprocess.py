@@ -74,7 +74,9 @@ class VLLMInProcessBackend(Backend):
             self._engine = AsyncLLM.from_engine_args(engine_args)
         return self._engine
 
-    def _sampling_params(self, request: GenerationRequest) -> Any:
+    # ------------------------------------------------------------------ generation
+    async def generate(self, request: GenerationRequest) -> Reply:
+        # the sampling parameters are built in the caller's frame: a bad request fails here
         kwargs: dict[str, Any] = dict(
             temperature=request.temperature,
             max_tokens=request.max_tokens,
@@ -87,11 +89,7 @@ class VLLMInProcessBackend(Backend):
             kwargs["structured_outputs"] = StructuredOutputsParams(
                 json=request.json_schema, regex=request.regex
             )
-        return self._vllm.SamplingParams(**kwargs)
-
-    # ------------------------------------------------------------------ generation
-    async def generate(self, request: GenerationRequest) -> Reply:
-        params = self._sampling_params(request)  # bad requests fail here, in the caller's frame
+        params = self._vllm.SamplingParams(**kwargs)
         future = asyncio.run_coroutine_threadsafe(self._agenerate(request, params), self._engine_loop())
         return await asyncio.wrap_future(future)
 

@@ -72,11 +72,9 @@ class VLLMServerProcess:
                 raise BackendError(
                     f"vLLM server exited during start-up (see {self.log_path or 'its output'})"
                 )
-            try:
+            with contextlib.suppress(httpx.TransportError):
                 if httpx.get(f"{self.base_url}/health", timeout=2.0).status_code == 200:
                     return
-            except httpx.TransportError:
-                pass
             time.sleep(1.0)
         self.stop()
         raise BackendError(

@@ -25,10 +25,10 @@ import json
 import os
 import random
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import httpx
 
@@ -140,9 +140,7 @@ class VLLMServerBackend(Backend):
             asyncio.Semaphore(concurrency),
             {u: asyncio.Semaphore(per_server) for u in self.base_urls},
         )
-        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._states: WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = WeakKeyDictionary()
 
     def _state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
@@ -194,7 +192,13 @@ class VLLMServerBackend(Backend):
         try:
             async with asyncio.timeout(self.timeout_s):
                 async with client.stream("POST", f"{url}/v1/chat/completions", json=body) as resp:
-                    raw = await self._read_capped(resp, url)
+                    raw = bytearray()  # refused once it passes max_reply_bytes, before it is all in memory
+                    async for chunk in resp.aiter_bytes():
+                        raw += chunk
+                        if len(raw) > self.max_reply_bytes:
+                            raise BackendError(
+                                f"{url} sent a reply larger than backend.max_reply_bytes={self.max_reply_bytes} bytes"
+                            )
         except TimeoutError:
             return Failure(f"{url}: no complete reply within backend.timeout_s={self.timeout_s:g} s", True)
         except httpx.TransportError as exc:
@@ -210,17 +214,6 @@ class VLLMServerBackend(Backend):
         return Failure(
             f"{url}: HTTP {resp.status_code}: {text[:200]}", retry_after_s=retry_after_s(resp.headers)
         )
-
-    async def _read_capped(self, resp: httpx.Response, url: str) -> bytes:
-        """The body, refused once it passes ``max_reply_bytes`` (before it is all in memory)."""
-        body = bytearray()
-        async for chunk in resp.aiter_bytes():
-            body += chunk
-            if len(body) > self.max_reply_bytes:
-                raise BackendError(
-                    f"{url} sent a reply larger than backend.max_reply_bytes={self.max_reply_bytes} bytes"
-                )
-        return bytes(body)
 
     async def preflight(self) -> None:
         """Every base URL answers ``/v1/models``, lists ``served_model`` and serves it with the
@@ -247,18 +240,15 @@ class VLLMServerBackend(Backend):
                     f"{url} serves {list(cards)}, not {self.served_model!r}; set backend.served_model_name "
                     f"or start the server with --served-model-name {self.served_model}"
                 )
-            self._check_context(url, cards[self.served_model])
-
-    def _check_context(self, url: str, card: Mapping[str, Any]) -> None:
-        """The server's ``max_model_len`` (vLLM lists it per model) against the config's."""
-        served = card.get("max_model_len")
-        wanted = self.ref.engine_args().get("max_model_len")
-        if served is None or wanted is None or int(served) == int(wanted):
-            return
-        raise PreflightError(
-            f"{url} serves {self.served_model} with max_model_len {served}, the config says {wanted}; restart it "
-            f"with `python scripts/serve.py model={self.ref.name}` or set model.vllm_args.max_model_len={served}"
-        )
+            # the server's max_model_len (vLLM lists it per model) against the config's
+            served = cards[self.served_model].get("max_model_len")
+            wanted = self.ref.engine_args().get("max_model_len")
+            if served is not None and wanted is not None and int(served) != int(wanted):
+                raise PreflightError(
+                    f"{url} serves {self.served_model} with max_model_len {served}, the config says {wanted}; "
+                    f"restart it with `python scripts/serve.py model={self.ref.name}` or set "
+                    f"model.vllm_args.max_model_len={served}"
+                )
 
     def _parse(self, data: dict[str, Any], latency: float, url: str, attempts: int) -> Reply:
         try:
@@ -292,8 +282,7 @@ class VLLMServerBackend(Backend):
         )
 
     async def aclose(self) -> None:
-        state = self._states.pop(asyncio.get_running_loop(), None)
-        if state is not None:
+        if (state := self._states.pop(asyncio.get_running_loop(), None)) is not None:
             await state.client.aclose()
 
 

@@ -55,13 +55,9 @@ class SampleSpec:
 
     def record(self, image_name: str) -> dict[str, Any]:
         rec: dict[str, Any] = {"id": self.id, "question": self.question, "images": [image_name]}
-        if self.options:
-            rec["options"] = list(self.options)
-        rec["answer"] = self.answer
-        rec["answer_type"] = self.answer_type
-        rec["difficulty"] = self.difficulty
-        rec["meta"] = dict(self.meta) | {"source": "ledgermind_sample"}
-        return rec
+        rec |= {"options": list(self.options)} if self.options else {}
+        rec |= {"answer": self.answer, "answer_type": self.answer_type, "difficulty": self.difficulty}
+        return rec | {"meta": dict(self.meta) | {"source": "ledgermind_sample"}}
 
 
 RECEIPT_LINES = (
@@ -199,7 +195,6 @@ SPECS: tuple[SampleSpec, ...] = (
         "What is the name of the store on this receipt? <image 1>",
         RECEIPT_STORE,
         draw_receipt,
-        answer_type="open",
     ),
     SampleSpec(
         "sample_receipt_total",
@@ -245,9 +240,7 @@ SPECS: tuple[SampleSpec, ...] = (
         difficulty="Medium",
         meta=(("numeric_kind", "count"),),
     ),
-    SampleSpec(
-        "sample_sign", "What is written on the sign in <image 1>?", SIGN_TEXT, draw_sign, answer_type="open"
-    ),
+    SampleSpec("sample_sign", "What is written on the sign in <image 1>?", SIGN_TEXT, draw_sign),
 )
 
 
@@ -262,9 +255,8 @@ def generate_sample_set(out_dir: Path = SAMPLE_DIR) -> list[dict[str, Any]]:
             spec.draw().save(out_dir / name, format="PNG", optimize=True)
             drawn[spec.draw] = name
         records.append(spec.record(drawn[spec.draw]))
-    with (out_dir / "items.jsonl").open("w", encoding="utf-8") as fh:
-        for rec in records:
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    lines = "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records)
+    (out_dir / "items.jsonl").write_text(lines, encoding="utf-8")
     return records
 
 

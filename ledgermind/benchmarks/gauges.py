@@ -41,8 +41,7 @@ def range_step(row: dict[str, Any]) -> float | None:
 
 def graduation(row: dict[str, Any]) -> float | None:
     """One graduation of the dial: the smaller of the two estimates (see module docstring)."""
-    steps = [s for s in (tick_step(row), range_step(row)) if s]
-    return min(steps) if steps else None
+    return min((s for s in (tick_step(row), range_step(row)) if s), default=None)
 
 
 @BENCHMARKS.register("gauges")
@@ -65,11 +64,7 @@ def _gauge_item(row: dict[str, Any], source: Path) -> Item:
     }
     answer = str(row["reading"]).strip()
     float(answer)
+    question = QUESTION.format(min=row["min"], max=row["max"])
     return Item(
-        id=f"gauge_{image.stem}",
-        question=QUESTION.format(min=row["min"], max=row["max"]),
-        images=[image],
-        answer=answer,
-        answer_type=AnswerType.NUMERIC,
-        meta=meta,
+        f"gauge_{image.stem}", question, [image], answer=answer, answer_type=AnswerType.NUMERIC, meta=meta
     )

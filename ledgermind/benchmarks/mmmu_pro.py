@@ -76,16 +76,11 @@ def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
     options = parse_list(options, f"options of {item_id}") or []
     meta: dict[str, Any] = {k: row[k] for k in ("subject", "subfield", "img_type") if k in row}
     meta |= {"setting": setting, "source": "mmmu_pro_subset"}
-    meta |= _vision_style(row, root, item_id)
-    return _mcq(Item(item_id, row.get("question", ""), images, options, str(answer), meta=meta), row)
-
-
-def _vision_style(row: dict[str, Any], root: Path, item_id: str) -> dict[str, Any]:
-    style = {k: row[k] for k in ("vision_font", "vision_fontSize", "vision_background") if row.get(k)}
-    bg = style.get("vision_background")
+    meta |= {k: row[k] for k in ("vision_font", "vision_fontSize", "vision_background") if row.get(k)}
+    bg = meta.get("vision_background")
     if isinstance(bg, str) and not bg.startswith("#"):  # an image file: inside the data folder
-        style["vision_background"] = str(contained_path(root, bg, item_id))
-    return style
+        meta["vision_background"] = str(contained_path(root, bg, item_id))
+    return _mcq(Item(item_id, row.get("question", ""), images, options, str(answer), meta=meta), row)
 
 
 def _from_official_row(row: dict[str, Any], source: Path, setting: str, cache: Path) -> Item:
@@ -104,19 +99,14 @@ def _from_official_row(row: dict[str, Any], source: Path, setting: str, cache: P
         page = materialise_image(row["image"], cache, f"{item_id}_page")
         meta["page_given"] = True
         return as_page(_mcq(Item(item_id, "", [page], options, answer, meta=meta), row), page)
-    images = _official_images(row, source, item_id, cache)
-    return _mcq(Item(item_id, str(row.get("question", "")), images, options, answer, meta=meta), row)
-
-
-def _official_images(row: dict[str, Any], source: Path, item_id: str, cache: Path) -> list[Path]:
-    """``image_1..image_7`` (HF) or ``image`` (TSV, one image or a list of base64) → files."""
+    # ``image_1..image_7`` (HF) or ``image`` (TSV, one image or a list of base64) → files
     images = numbered_images(row, source, cache, item_id, MAX_IMAGES)
     if not images and row.get("image") not in (None, ""):
         raw = row["image"]
         listed = isinstance(raw, str) and raw.lstrip().startswith("[")
         raw_list = (parse_list(raw, f"image of {item_id}") or []) if listed else [raw]
         images = [materialise_image(b, cache, f"{item_id}_{k}") for k, b in enumerate(raw_list, 1)]
-    return images
+    return _mcq(Item(item_id, str(row.get("question", "")), images, options, answer, meta=meta), row)
 
 
 def _mcq(item: Item, row: dict[str, Any]) -> Item:

@@ -26,6 +26,7 @@ from ledgermind.errors import DataError
 from ledgermind.jsonl import BadLine, JsonlRow, read_jsonl
 
 TABLE_SUFFIXES = (".parquet", ".tsv", ".jsonl")
+_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF87a", ".gif"), (b"GIF89a", ".gif"))
 ROW_IDS = ("id", "pid", "index", "question_id")  # what a row's error item is named by
 
 
@@ -157,12 +158,14 @@ def image_bytes(value: Any) -> bytes | None:
 def materialise_image(value: Any, cache_dir: Path, stem: str) -> Path:
     """Write an image field's bytes (``image_bytes``) under ``cache_dir`` (content-addressed, so re-runs
     reuse the file) and return its path; an empty field is a ``DataError``."""
-    data = image_bytes(value)
-    if data is None:
+    if (data := image_bytes(value)) is None:
         raise DataError(f"item {stem!r}: empty image field")
     digest = hashlib.sha256(data).hexdigest()[:16]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
-    out = cache_dir / f"{safe}_{digest}{_sniff_suffix(data)}"
+    # the file suffix the image's first bytes announce (``.bin`` for none we know)
+    webp = data.startswith(b"RIFF") and data[8:12] == b"WEBP"
+    suffix = ".webp" if webp else next((sfx for magic, sfx in _MAGIC if data.startswith(magic)), ".bin")
+    out = cache_dir / f"{safe}_{digest}{suffix}"
     if not out.exists():  # a temporary name per write: the jobs of a sweep load at once
         atomic_write_bytes(out, data)
     return out
@@ -170,15 +173,11 @@ def materialise_image(value: Any, cache_dir: Path, stem: str) -> Path:
 
 def image_file(value: Any, source: Path, cache: Path, stem: str) -> Path:
     """An image field: a path (relative to the table file) or embedded bytes/base64."""
-    if isinstance(value, str) and not _looks_base64(value):
+    if isinstance(value, str) and not (len(value) > 256 and re.fullmatch(r"[A-Za-z0-9+/=\s]+", value[:512])):
         return contained_path(source.parent, value, stem)
     if isinstance(value, dict) and not value.get("bytes") and value.get("path"):
         return contained_path(source.parent, value["path"], stem)
     return materialise_image(value, cache, stem)
-
-
-def _looks_base64(s: str) -> bool:
-    return len(s) > 256 and re.fullmatch(r"[A-Za-z0-9+/=\s]+", s[:512]) is not None
 
 
 def numbered_images(row: dict[str, Any], source: Path, cache: Path, item_id: str, n: int) -> list[Path]:
@@ -211,13 +210,3 @@ def letter_columns(row: dict[str, Any]) -> list[str] | None:
             break
         out.append(str(v))
     return out or None
-
-
-_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF87a", ".gif"), (b"GIF89a", ".gif"))
-
-
-def _sniff_suffix(data: bytes) -> str:
-    """The file suffix an image's first bytes announce (``.bin`` for none we know)."""
-    if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
-        return ".webp"
-    return next((suffix for magic, suffix in _MAGIC if data.startswith(magic)), ".bin")

@@ -178,12 +178,16 @@ def _segments(
 ) -> list[str | Image.Image]:
     out: list[str | Image.Image] = []
     for part in _PLACEHOLDER.split(text or ""):
-        m = re.fullmatch(r"<image\s*(\d+)>", part)
-        if m:
+        if m := re.fullmatch(r"<image\s*(\d+)>", part):
             n = int(m.group(1))
             if not 1 <= n <= len(images):
                 raise DataError(f"<image {n}> has no image (item has {len(images)})")
-            out.append(_fit(images[n - 1], width))
+            img = images[n - 1]  # within the text width and MAX_IMAGE_HEIGHT
+            scale = min(1.0, width / img.width, MAX_IMAGE_HEIGHT / img.height)
+            if scale < 1.0:
+                size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
+                img = img.resize(size, Image.Resampling.LANCZOS)
+            out.append(img)
         elif part.strip():
             out += _wrap(part.strip(), font, width)
     return out
@@ -203,15 +207,6 @@ def _wrap(text: str, font: ImageFont.FreeTypeFont, width: int) -> list[str]:
         if current:
             lines.append(current)
     return lines
-
-
-def _fit(img: Image.Image, width: int) -> Image.Image:
-    scale = min(1.0, width / img.width, MAX_IMAGE_HEIGHT / img.height)
-    if scale < 1.0:
-        img = img.resize(
-            (max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.Resampling.LANCZOS
-        )
-    return img
 
 
 def _background(spec: str, size: tuple[int, int]) -> Image.Image:

@@ -15,7 +15,6 @@ import asyncio
 import inspect
 import itertools
 import math
-import threading
 import time
 import weakref
 from abc import ABC
@@ -109,28 +108,16 @@ class Observation(Record):
 
 
 # Errors that mean "the code is wrong", not "the tool could not do it on this input" (T1).
-PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
-    TypeError,
-    AttributeError,
-    NameError,
-    AssertionError,
-    NotImplementedError,
-)
+PROGRAMMING_ERRORS = (TypeError, AttributeError, NameError, AssertionError, NotImplementedError)
 
 _SEAL = object()  # private: only Tool.ainvoke and ToolOutput.from_dict (audit replay) hold it
-_call_ids = itertools.count(1)
-_call_lock = threading.Lock()
+_call_ids = itertools.count(1)  # next() on a count is atomic under the GIL: ids are unique across threads
 
 # Outputs issued by ``Tool.ainvoke`` in this process, by object identity. Being constructible is
 # not enough to enter a ledger: a reloaded output (``from_dict``), a copy or a
 # ``dataclasses.replace`` of a live one carries the same fields but is not in this registry, so
 # text that did not come out of a tool call in this run cannot become evidence (Proposition 1).
 _LIVE: weakref.WeakValueDictionary[int, ToolOutput] = weakref.WeakValueDictionary()
-
-
-def _next_call_id(tool: str) -> str:
-    with _call_lock:
-        return f"{tool}#{next(_call_ids)}"
 
 
 def _failure_of(value: Any) -> FailureKind | None:
@@ -267,7 +254,7 @@ class Tool(ABC):
             error = f"error: {type(exc).__name__}: {exc}"
             failure = classify_failure(exc)
         output = ToolOutput(
-            call_id=_next_call_id(self.name),
+            call_id=f"{self.name}#{next(_call_ids)}",
             tool=self.name,
             kind=self.kind,
             inputs=dict(inputs),

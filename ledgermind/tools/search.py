@@ -222,19 +222,11 @@ class WebSearchTool(Tool):
                 except ProviderError as exc:
                     errors.append(redact(str(exc)))
                     continue
-                return self._observations(components, provider.name)
+                text = digest(components, self.config.max_chars)
+                meta = {"provider": provider.name, "source": "web", "digest": text}
+                obs = [
+                    Observation(text=c.text, url=c.url, meta={"component": c.kind, "rank": i, **meta})
+                    for i, c in enumerate(components)
+                ]
+                return obs, {"digest": text, "provider": provider.name}
         raise SearchServiceError("all search providers failed: " + "; ".join(errors))
-
-    def _observations(
-        self, components: list[Component], provider: str
-    ) -> tuple[list[Observation], dict[str, Any]]:
-        text = digest(components, self.config.max_chars)
-        obs = [
-            Observation(
-                text=c.text,
-                url=c.url,
-                meta={"component": c.kind, "rank": i, "provider": provider, "source": "web", "digest": text},
-            )
-            for i, c in enumerate(components)
-        ]
-        return obs, {"digest": text, "provider": provider}
