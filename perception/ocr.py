@@ -257,9 +257,8 @@ def lines_from_paddle_result(results: Any) -> list[OCRLine]:
         results = [results]
     lines: list[OCRLine] = []
     for res in results or []:
-        fields = (
-            res if isinstance(res, Mapping) else getattr(res, "json", None)
-        )  # paddlex objects expose .json
+        # a mapping, or a paddlex result object, which exposes it as .json
+        fields = res if isinstance(res, Mapping) else getattr(res, "json", None)
         if not isinstance(fields, Mapping):
             raise ValueError(f"unrecognised PaddleOCR result of type {type(res).__name__}")
         fields = fields["res"] if isinstance(fields.get("res"), Mapping) else fields

@@ -481,9 +481,8 @@ class CachedBackend(WrappingBackend):
         if slot in self._inflight:  # the same request is on its way: share its answer
             try:
                 shared = await asyncio.shield(self._inflight[slot])
-            except (
-                asyncio.CancelledError
-            ):  # this call's own cancellation, or the sender's (this call then sends)
+            except asyncio.CancelledError:
+                # this call's own cancellation goes on; the sender's means this call sends itself
                 task = asyncio.current_task()
                 if task is not None and task.cancelling():
                     raise

@@ -96,12 +96,15 @@ def item_from_record(row: dict[str, Any], source: Path) -> Item:
         letters = list(OPTION_LABELS[: len(options or [])])
         if not options or answer not in letters:
             raise DataError(f"record: MCQ item {row['id']!r} needs options and an answer letter in {letters}")
-    item_id = str(row["id"])
-    images = [contained_path(source.parent, p, item_id) for p in images]
-    options = [str(o) for o in options] if options else None
-    meta = dict(row.get("meta") or {})
     return Item(
-        item_id, str(row["question"]), images, options, answer, answer_type, row.get("difficulty"), meta
+        id=str(row["id"]),
+        question=str(row["question"]),
+        images=[contained_path(source.parent, p, str(row["id"])) for p in images],
+        options=[str(o) for o in options] if options else None,
+        answer=answer,
+        answer_type=answer_type,
+        difficulty=row.get("difficulty"),
+        meta=dict(row.get("meta") or {}),
     )
 
 
