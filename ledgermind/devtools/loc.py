@@ -48,9 +48,9 @@ def logical_lines(source: str) -> int:
 
 
 def count_tree(roots: Iterable[Path]) -> dict[Path, int]:
-    return {
-        p: logical_lines(p.read_text(encoding="utf-8")) for r in roots for p in sorted(Path(r).rglob("*.py"))
-    }
+    """Every ``*.py`` below each root; a root that is a file counts as itself."""
+    files = [p for r in map(Path, roots) for p in ([r] if r.is_file() else sorted(r.rglob("*.py")))]
+    return {p: logical_lines(p.read_text(encoding="utf-8")) for p in files}
 
 
 def main(argv: list[str] | None = None) -> int:
