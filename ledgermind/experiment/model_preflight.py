@@ -90,11 +90,11 @@ def weights_problem(hub_id: str, revision: str | None = None) -> str | None:
     if isinstance(try_to_load_from_cache(hub_id, "config.json", revision=revision), str):
         return None
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}:
-        return "they are not in the local Hugging Face cache and HF_HUB_OFFLINE is set"
+        return "its weights are not in the local Hugging Face cache and HF_HUB_OFFLINE is set"
     try:
         HfApi().model_info(hub_id, revision=revision, timeout=HUB_TIMEOUT_S)
     except Exception as exc:
-        return f"they are not in the local Hugging Face cache and the hub did not answer ({first_line(exc)})"
+        return f"its weights are not in the local Hugging Face cache and the hub did not answer ({first_line(exc)})"
     return None
 
 

@@ -224,7 +224,7 @@ def test_weights_that_are_neither_cached_nor_downloadable_stop_the_run_before_an
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-2000:]
     assert lines[0] == (
-        "error: model HuggingFaceTB/SmolVLM-256M-Instruct: they are not in the local Hugging Face cache and "
+        "error: model HuggingFaceTB/SmolVLM-256M-Instruct: its weights are not in the local Hugging Face cache and "
         "HF_HUB_OFFLINE is set; download them where the hub is reachable (huggingface-cli download "
         "HuggingFaceTB/SmolVLM-256M-Instruct) and copy the cache here, or give model.path=/local/checkpoint"
     )
@@ -252,7 +252,7 @@ def test_cached_weights_pass_the_preflight_without_the_network(tmp_path, monkeyp
     refuse_unreachable_weights({"hub_id": "ORG/Other-VL-2B"}, {"_target_": "x.VLLMServerBackend"})
     refuse_unreachable_weights({"hub_id": "ORG/Other-VL-2B", "path": "/ckpt"}, transformers)
     with pytest.raises(
-        ConfigError, match="model ORG/Other-VL-2B: they are not in the local Hugging Face cache"
+        ConfigError, match="model ORG/Other-VL-2B: its weights are not in the local Hugging Face cache"
     ):
         refuse_unreachable_weights({"hub_id": "ORG/Other-VL-2B"}, transformers)
     with pytest.raises(ConfigError, match="not in the local Hugging Face cache"):  # the vLLM engine too
