@@ -6,7 +6,8 @@ name (``.<key>.tmp``) lets two processes write the same file at once and one of 
 other's half-written bytes; a write that raises turns an optimisation into a failed tool call, an
 item scored without its evidence. So cache writers go through ``atomic_write_bytes`` (a ``mkstemp``
 name per write) inside ``BestEffort.write``: an ``OSError`` skips the write, and the first one of
-each cache is reported in one line on stderr.
+each cache directory is reported in one line on stderr — once per process, however many writers
+share the directory (the simulated backbone's eyes read through the agent's perception cache).
 """
 
 from __future__ import annotations
@@ -38,13 +39,15 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> Non
         raise
 
 
+_WARNED: set[tuple[str, Path]] = set()  # (what, directory) already reported in this process
+_WARNED_LOCK = threading.Lock()
+
+
 class BestEffort:
-    """One cache's writes: an ``OSError`` skips the write and is reported once (``failures`` counts them)."""
+    """One cache's writes: an ``OSError`` skips the write and is reported once per directory and process."""
 
     def __init__(self, what: str, directory: Path) -> None:
         self.what, self.directory = what, Path(directory)
-        self.failures = 0
-        self._lock = threading.Lock()
 
     def write(self, fn: Callable[[], None]) -> bool:
         """Run the write ``fn``; False (and one warning for the first failure) when the disk refused it."""
@@ -52,9 +55,9 @@ class BestEffort:
             fn()
             return True
         except OSError as exc:
-            with self._lock:
-                self.failures += 1
-                first = self.failures == 1
+            with _WARNED_LOCK:
+                first = (self.what, self.directory) not in _WARNED
+                _WARNED.add((self.what, self.directory))
             if first:
                 print(
                     f"warning: {self.what} {self.directory} cannot be written ({type(exc).__name__}: {exc}); "

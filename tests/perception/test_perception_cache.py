@@ -160,6 +160,9 @@ def test_a_cache_that_cannot_be_written_skips_the_write_and_warns_once(tmp_path,
     obs = [Observation("42 PSI")]
     assert cache.put("ab" * 32, obs, {}) is False
     assert cache.put("cd" * 32, obs, {}) is False
+    # a second reader of the same directory in this process (the simulated backbone's eyes share the
+    # agent's cache) says nothing new
+    assert PerceptionCache(blocker / "cache").put("cd" * 32, obs, {}) is False
     assert cache.get("ab" * 32) is None  # a miss, not an error
     warnings = [
         ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning: perception cache")
