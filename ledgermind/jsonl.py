@@ -23,6 +23,23 @@ from ledgermind.errors import DataError
 MAX_DEPTH = 100  # run records nest a few levels; Python's recursion limit is 1000
 
 
+def valid_text(text: str) -> str:
+    """``text`` with lone UTF-16 surrogates replaced by U+FFFD.
+
+    JSON may carry ``"\\udebc"`` escapes that decode to lone surrogates (a random or badly tokenised
+    model emits them; a hand-made data file may hold half of an emoji's pair); such a string cannot
+    be UTF-8 encoded, so sending it in a prompt or writing it to ``results.jsonl`` would fail far
+    from its cause. Every reply and every item's text is made valid text where it enters the project.
+    """
+    if not text or text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def loads(text: str) -> Any:
     """``json.loads`` with nesting bounded by ``MAX_DEPTH``: deeper is a ``ValueError`` saying so
     (a ``json.JSONDecodeError`` for text that is not JSON)."""

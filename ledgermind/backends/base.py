@@ -20,6 +20,7 @@ from pydantic import ConfigDict
 
 from ledgermind.benchmarks.item import Item
 from ledgermind.errors import ConfigError
+from ledgermind.jsonl import valid_text
 from ledgermind.registry import Registry
 
 Role = Literal["system", "user", "assistant"]
@@ -111,23 +112,6 @@ def reply_json(text: str) -> Any:
     a JSON escape like ``"\\udebc"`` inside a structured output decodes to a lone surrogate. The
     decoded value is written back as one text, made valid there at once, and read again."""
     return json.loads(valid_text(json.dumps(json.loads(text), ensure_ascii=False)))
-
-
-def valid_text(text: str) -> str:
-    """``text`` with lone UTF-16 surrogates replaced by U+FFFD.
-
-    A server's JSON may carry ``"\\udebc"`` escapes that decode to lone surrogates (a random or
-    badly tokenised model emits them); such a string cannot be UTF-8 encoded, so re-sending it in
-    the next prompt or writing it to ``results.jsonl`` would fail far from its cause. Every reply
-    is made valid text where it enters the project.
-    """
-    if not text or text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 @dataclass(frozen=True)

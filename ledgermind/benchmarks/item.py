@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.errors import DataError
+from ledgermind.jsonl import valid_text
 from ledgermind.records import Record
 
 # the prompt labels options A..Z: a 27th option would be labelled "[" and could not be answered
@@ -35,6 +36,12 @@ class Item(Record):
     answer_type: AnswerType = AnswerType.OPEN
     difficulty: str | None = None  # Easy / Medium / Hard (Table 3 split)
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """The text a model, OCR matching and every record will see is valid text (``valid_text``)."""
+        self.question = valid_text(self.question)
+        self.options = None if self.options is None else [valid_text(o) for o in self.options]
+        self.answer = None if self.answer is None else valid_text(self.answer)
 
     def content_sha256(self) -> str:
         """sha256 of what the item asks and expects: id, question, options, gold, answer type and

@@ -81,6 +81,16 @@ def test_generic_jsonl_inference_and_paths(tmp_path) -> None:
     assert items[2].difficulty == "Hard" and items[2].meta == {"k": 1}
 
 
+def test_a_lone_surrogate_in_item_text_becomes_a_replacement_character(tmp_path) -> None:
+    # "\ud800" is valid JSON but decodes to text that UTF-8 cannot encode: every prompt, OCR match
+    # and record of the item would fail far from its cause, so the item is made valid text on load
+    rec = '{"id": "s", "question": "What is \\ud800 here?", "options": ["a\\udfff", "b"], "answer": "A"}'
+    (tmp_path / "items.jsonl").write_text(rec + "\n")
+    [item] = load_benchmark("jsonl", {"path": str(tmp_path)})
+    assert (item.question, item.options) == ("What is \ufffd here?", ["a\ufffd", "b"])
+    item.question.encode("utf-8")
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
