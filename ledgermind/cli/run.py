@@ -113,13 +113,20 @@ def _task(cfg: DictConfig) -> None:
 def _drop_empty_job_dir() -> None:
     """Hydra makes the job's folder before the task starts; a run refused before it claimed the
     folder (a bad value, missing data) leaves it empty, and an empty folder would look like a run
-    that did nothing. Only an empty real folder goes, as when a claimed run is taken back."""
+    that did nothing. Only an empty real folder goes, as when a claimed run is taken back; so does
+    the date folder above it when the folder came from the default ``outputs/<date>/<time>`` (no
+    ``hydra.run.dir`` given) and nothing else is in it."""
     from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
 
     with contextlib.suppress(Exception):  # no Hydra context, or the folder is not empty: keep it
-        folder = Path(str(HydraConfig.get().runtime.output_dir))
+        hc = HydraConfig.get()
+        folder = Path(str(hc.runtime.output_dir))
         if not folder.is_symlink():
             folder.rmdir()
+            default_dir = not any(o.startswith("hydra.run.dir=") for o in hc.overrides.hydra)
+            if hc.mode == RunMode.RUN and default_dir and not folder.parent.is_symlink():
+                folder.parent.rmdir()
 
 
 def failure_summary(metrics: dict, job: str = "") -> str:

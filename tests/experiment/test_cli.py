@@ -7,6 +7,8 @@ import csv
 import io
 import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ import yaml
 
 from ledgermind.confutil import option_node
 from ledgermind.experiment.runner import RunOptions, identity_for, run_items
-from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_module, run_script
+from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_module, run_script, subprocess_env
 from tests.experiment.fakes import FakeAgent, fake_items, fake_score
 
 
@@ -64,6 +66,20 @@ def test_config_errors_exit_2_without_traceback(run_py, tmp_path: Path, override
     assert expected in proc.stderr
     assert "Traceback" not in proc.stderr
     assert list(tmp_path.iterdir()) == []  # a refused run leaves no folder, not even Hydra's empty one
+
+
+def test_a_refused_run_in_the_default_folder_leaves_no_date_folder(tmp_path: Path) -> None:
+    # started where the user stands, without hydra.run.dir: Hydra made outputs/<date>/<time>
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "run.py"), *FAKE_OVERRIDES, "logger=none", "limit=-3"],
+        cwd=tmp_path,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "error: limit must be" in proc.stderr, proc.stderr
+    assert [p.name for p in (tmp_path / "outputs").iterdir()] == []  # neither <time> nor <date>
 
 
 def test_a_bad_benchmark_limit_beside_the_run_limit_is_one_line_exit_2(run_py, tmp_path: Path) -> None:
