@@ -27,9 +27,10 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import hydra
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from ledgermind.backends.cache import sweep_dir
@@ -113,20 +114,25 @@ def _task(cfg: DictConfig) -> None:
 def _drop_empty_job_dir() -> None:
     """Hydra makes the job's folder before the task starts; a run refused before it claimed the
     folder (a bad value, missing data) leaves it empty, and an empty folder would look like a run
-    that did nothing. Only an empty real folder goes, as when a claimed run is taken back; so does
-    the date folder above it when the folder came from the default ``outputs/<date>/<time>`` (no
-    ``hydra.run.dir`` given) and nothing else is in it."""
+    that did nothing. Only an empty real folder goes, as when a claimed run is taken back; so do the
+    empty folders above it that the run-dir template names by the start time alone (the default
+    ``outputs/${now:%Y-%m-%d}/...``'s date folder), never one the user named."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
-    with contextlib.suppress(Exception):  # no Hydra context, or the folder is not empty: keep it
+    with contextlib.suppress(Exception):  # no Hydra context, or a folder is not empty: keep it
         hc = HydraConfig.get()
         folder = Path(str(hc.runtime.output_dir))
-        if not folder.is_symlink():
-            folder.rmdir()
-            default_dir = not any(o.startswith("hydra.run.dir=") for o in hc.overrides.hydra)
-            if hc.mode == RunMode.RUN and default_dir and not folder.parent.is_symlink():
-                folder.parent.rmdir()
+        if folder.is_symlink():
+            return
+        folder.rmdir()
+        if hc.mode != RunMode.RUN:
+            return
+        template = Path(str(cast(dict, OmegaConf.to_container(hc.run, resolve=False))["dir"]))
+        for part, parent in zip(reversed(template.parts[:-1]), folder.parents, strict=False):
+            if "${now:" not in part or part.count("${") != part.count("${now:") or parent.is_symlink():
+                return
+            parent.rmdir()
 
 
 def failure_summary(metrics: dict, job: str = "") -> str:

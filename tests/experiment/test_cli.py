@@ -80,6 +80,11 @@ def test_a_refused_run_in_the_default_folder_leaves_no_date_folder(tmp_path: Pat
     )
     assert proc.returncode == 2 and "error: limit must be" in proc.stderr, proc.stderr
     assert [p.name for p in (tmp_path / "outputs").iterdir()] == []  # neither <time> nor <date>
+    # a folder the user named stays, empty or not; only folders named by the start time go
+    (tmp_path / "mine").mkdir()
+    again = [*proc.args, "hydra.run.dir=mine/${now:%Y-%m-%d}/${now:%H-%M-%S}"]
+    assert subprocess.run(again, cwd=tmp_path, env=subprocess_env(), timeout=120).returncode == 2
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == []
 
 
 def test_a_bad_benchmark_limit_beside_the_run_limit_is_one_line_exit_2(run_py, tmp_path: Path) -> None:
