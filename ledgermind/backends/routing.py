@@ -104,9 +104,8 @@ class ItemRouter:
         if self.policy is RoutingPolicy.RENDEZVOUS and item_id:
             key = self._keys.get(item_id, item_id)
             order = self._placed.get(key) or ranking(key, urls)
-            return next(
-                (u for u in order if self.healthy(u)), min(order, key=lambda u: self.servers[u].down_until)
-            )
+            live = [u for u in order if self.healthy(u)]  # all down: the first to come back
+            return live[0] if live else min(order, key=lambda u: self.servers[u].down_until)
         pinned = self._pinned.get(item_id)
         if pinned is not None and self.healthy(pinned):
             return pinned
