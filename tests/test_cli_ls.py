@@ -147,3 +147,24 @@ def test_a_kind_given_as_a_folder_names_the_component_listing(tmp_path: Path, mo
     assert capsys.readouterr().err.strip() == (
         "ledgermind ls: error: not a directory: models (the models a run can name: ledgermind ls components models)"
     )
+
+
+@pytest.mark.parametrize("name", ["metrics.json", "run_identity.json", "results.jsonl"])
+def test_a_fifo_in_a_run_folder_is_an_unreadable_row_not_a_hang(tmp_path: Path, name: str) -> None:
+    """A named pipe where a run file should be: opening it to read waits for a writer that never
+    comes; the row says the file is not a regular file and the other runs are still listed."""
+    _run(tmp_path, "good", variant="full", finished=True, when=1_700_000_000)
+    bad = _run(tmp_path, "bad", variant="no_ecc", finished=True, when=1_700_000_600)
+    (bad / name).unlink()
+    os.mkfifo(bad / name)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ledgermind", "ls", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {ln.rsplit(maxsplit=1)[-1]: ln for ln in proc.stdout.splitlines()[1:]}
+    assert f"unreadable: {bad / name}: not a regular file (a FIFO); not read" in rows[str(bad)]
+    assert "finished" in rows[str(tmp_path / "good")]

@@ -15,14 +15,15 @@ One folder per run (a multirun: one per job, ``<sweep dir>/<job>/``). Who writes
 Every writer goes through ``runs.atomic`` (whole files atomically, never through a link). Every
 reader goes through ``runs.reader.RunDir``. A folder may be someone else's, so reading is
 inert and has one error policy: a run file that cannot be read as JSON or YAML (nested too deep, a
-YAML alias, a link out of the folder) is a ``RunFileError`` naming the file and why; a reader that
-can go on without it catches that error and says so in one ``note`` line; a missing optional file
-is ``None``.
+YAML alias, a link out of the folder, a FIFO that a read would wait on forever) is a
+``RunFileError`` naming the file and why; a reader that can go on without it catches that error
+and says so in one ``note`` line; a missing optional file is ``None``.
 """
 
 from __future__ import annotations
 
 import json
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ class RunFileError(DataError):
 
 def own_file(root: Path, path: Path) -> Path | None:
     """``path`` when it exists, None when it does not; ``RunFileError`` when, with every link
-    followed, it leads out of the run folder ``root``.
+    followed, it leads out of the run folder ``root``, or is not a regular file or folder.
 
     A run folder is data someone else may have made: a link in it must not carry a reader's reads
     (or a resume's writes) to a file outside it."""
@@ -84,7 +85,24 @@ def own_file(root: Path, path: Path) -> Path | None:
         inside = False
     if not inside:
         raise RunFileError(path, "is a link out of the run folder; not read")
+    if (kind := _special_kind(path)) is not None:  # reading a FIFO waits for a writer forever
+        raise RunFileError(path, f"not a regular file ({kind}); not read")
     return path
+
+
+def _special_kind(path: Path) -> str | None:
+    """What a path that is neither a regular file nor a folder is (a FIFO, a socket, a device), or None."""
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError:  # a dangling link: the reader's own open says why
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
 
 
 def note(text: str) -> None:
