@@ -22,12 +22,13 @@ cluster scheduler sends before pre-emption), each with one line and the resume c
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import NoReturn, cast
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
@@ -63,6 +64,9 @@ def _on_sigterm(signum: int, frame: object) -> None:
 # per (multi)run job with errored items: its summary line and the command that retries them (a sweep's:
 # one for all its jobs); reset by ``main``
 _failed_runs: list[tuple[str, str]] = []
+# non-empty once a job's task has started (reset by ``main``): an OSError that reaches ``main``
+# before that came from Hydra making the run or sweep folder
+_in_task: list[bool] = []
 
 
 # An absolute path: the same search path (file://<repo>/conf) whether this runs as scripts/run.py,
@@ -70,6 +74,8 @@ _failed_runs: list[tuple[str, str]] = []
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _task(cfg: DictConfig) -> None:
     from ledgermind.experiment.app import run_experiment
+
+    _in_task.append(True)  # an OSError from here on is the run's, not Hydra's folder-making
 
     in_sweep = sweep_dir() is not None
     try:
@@ -109,6 +115,31 @@ def _task(cfg: DictConfig) -> None:
     )
     if metrics["errors"]:
         _failed_runs.append((failure_summary(metrics, str(cfg.output_dir) if in_sweep else ""), _resume(cfg)))
+    _in_task.clear()  # the job is done: the next job's folder is Hydra's to make again
+
+
+def _refuse_folder(e: OSError, *, sweep: bool) -> NoReturn:
+    """Hydra makes the job's folder before the task starts, so a ``hydra.run.dir`` naming a file
+    (or a folder under one), a folder it may not write or a full disk fails in Hydra's own
+    ``mkdir``: one line naming the folder (exit 2; a disk that refuses it: exit 4), never a traceback."""
+    key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+    where = f"the {'sweep' if sweep else 'run'} folder {e.filename}" if e.filename else f"the {key} folder"
+    why = f"{e.strerror}: {e.filename}" if e.strerror and e.filename else (e.strerror or str(e))
+    if e.errno in (errno.EEXIST, errno.ENOTDIR):
+        print(
+            f"error: {where} cannot be made ({why}): a file is in its way; choose another {key}",
+            file=sys.stderr,
+        )
+        raise SystemExit(EXIT_USER_ERROR) from None
+    if is_disk_failure(e):
+        print(
+            f"error: {where} cannot be made ({why}): free space (or make it writable) "
+            f"or choose another {key}",
+            file=sys.stderr,
+        )
+        raise SystemExit(EXIT_DISK) from None
+    print(f"error: {where} cannot be made ({why}); choose another {key}", file=sys.stderr)
+    raise SystemExit(EXIT_USER_ERROR) from None
 
 
 def _drop_empty_job_dir() -> None:
@@ -180,10 +211,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     start_sweep(run_args.sweep_jobs(sys.argv[1:]))  # -m in this process: one bar over jobs × items
     full_error = os.environ.get(FULL_ERROR)
     os.environ[FULL_ERROR] = "1"  # Hydra raises its composition error instead of printing five lines
+    _in_task.clear()
     try:
         _task()
     except Exception as e:  # the task reports its own errors; what reaches here is Hydra's refusal
-        if (line := run_args.composition_error(e)) is None:
+        line = run_args.composition_error(e)  # Hydra's MissingConfigException is an OSError too
+        if line is None and isinstance(e, OSError) and not _in_task:  # Hydra making the run (or sweep) folder
+            _refuse_folder(e, sweep=bool({"-m", "--multirun"} & set(sys.argv[1:])))
+        if line is None:
             raise
         print(f"error: {line}", file=sys.stderr)
         raise SystemExit(EXIT_USER_ERROR) from None

@@ -311,3 +311,22 @@ def test_sweep_jobs_counts_the_experiment_sweep_and_its_glob() -> None:
     assert cli_help.sweep_jobs(["-m", "+experiment=table3_sim", "seed=0"]) == n
     assert cli_help.sweep_jobs(["-m", "+experiment=table3_sim", "+ablation=full,no_ecc"]) == 6
     assert cli_help.sweep_jobs(["-m", "+experiment=no_such_experiment", "seed=0,1"]) == 2
+
+
+@pytest.mark.parametrize("below", [False, True])
+def test_a_run_folder_that_is_a_file_is_one_line_exit_2(below: bool, tmp_path, capsys) -> None:
+    """``hydra.run.dir`` naming a file (or a folder under one): Hydra's own mkdir fails before the
+    run starts; one line naming the folder, never a traceback."""
+    from ledgermind.cli import run
+
+    (blocker := tmp_path / "notes.txt").write_text("mine\n")
+    out = blocker / "run" if below else blocker
+    with pytest.raises(SystemExit) as e:
+        run.main(["limit=1", "backend=simulated", "logger=none", f"hydra.run.dir={out}"])
+    assert e.value.code == 2
+    why = "Not a directory" if below else "File exists"
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: the run folder {out} cannot be made ({why}: {out}): a file is in its way; "
+        "choose another hydra.run.dir"
+    ]
+    assert blocker.read_text() == "mine\n"
