@@ -7,8 +7,9 @@ error after half a minute, exit 3 and a retry command that cannot help. A 7B-cla
 a GPU server; the one line says which backend to use. ``LEDGERMIND_ALLOW_CPU_LARGE_MODEL=1`` lets a
 user with a very large CPU machine run it anyway.
 
-Why the weights check: an in-process backend downloads a hub model on its first item; offline,
-every item then failed with the same download error and a retry command no retry could help.
+Why the weights check: an in-process backend downloads a hub model on its first item (or loads
+``model.path`` then); offline, or with a path that holds no checkpoint, every item then failed with
+the same error and a retry command no retry could help.
 A model in the local Hugging Face cache passes without a network call; a model that is not is
 looked up on the hub once (short timeout) before any item, and a miss is one line (exit 2).
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ledgermind.backends.transformers_local import TransformersBackend
@@ -29,6 +31,7 @@ CPU_MAX_BILLIONS = 4.0  # the largest model a CPU backend is allowed to load (Sm
 CPU_BACKENDS = (TransformersBackend.__name__,)  # in-process backends whose device can be the CPU
 IN_PROCESS = (TransformersBackend.__name__, VLLMInProcessBackend.__name__)  # they load the weights themselves
 HUB_TIMEOUT_S = 10.0
+NOT_A_HUB_ID = "not a Hugging Face hub id (ORG/NAME)"
 ALLOW_ENV = "LEDGERMIND_ALLOW_CPU_LARGE_MODEL"
 
 
@@ -86,9 +89,13 @@ def refuse_large_model_on_cpu(
 def weights_problem(hub_id: str, revision: str | None = None) -> str | None:
     """Why the weights of ``hub_id`` cannot be loaded here, or None when they can (cached or downloadable)."""
     from huggingface_hub import HfApi, try_to_load_from_cache
+    from huggingface_hub.errors import HFValidationError
 
-    if isinstance(try_to_load_from_cache(hub_id, "config.json", revision=revision), str):
-        return None
+    try:
+        if isinstance(try_to_load_from_cache(hub_id, "config.json", revision=revision), str):
+            return None
+    except HFValidationError:  # a folder path or a typo: the hub client's own error is a traceback
+        return NOT_A_HUB_ID
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}:
         return "its weights are not in the local Hugging Face cache and HF_HUB_OFFLINE is set"
     try:
@@ -98,12 +105,36 @@ def weights_problem(hub_id: str, revision: str | None = None) -> str | None:
     return None
 
 
+def checkpoint_problem(path: str) -> str | None:
+    """Why the local checkpoint folder ``path`` cannot be loaded, or None when it looks like one."""
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        return "no such folder"
+    if not (folder / "config.json").is_file():
+        return "not a checkpoint folder (no config.json)"
+    return None
+
+
 def refuse_unreachable_weights(model: Mapping[str, Any], backend: Mapping[str, Any]) -> None:
-    """One-line ``ConfigError`` (exit 2) when an in-process backend could not load the model's hub weights."""
+    """One-line ``ConfigError`` (exit 2) when an in-process backend could not load the model's
+    weights: a local ``path`` that is no checkpoint folder, or hub weights neither cached nor reachable
+    (otherwise every item fails alike, with a retry command no retry can help)."""
     hub_id = model.get("hub_id")
-    if _target(backend) not in IN_PROCESS or not hub_id or model.get("path") or model.get("builder"):
+    if _target(backend) not in IN_PROCESS or model.get("builder"):
+        return
+    if path := model.get("path"):
+        if problem := checkpoint_problem(str(path)):
+            raise ConfigError(
+                f"model.path {path}: {problem}; a local checkpoint is a folder with the model's config.json and weights"
+            )
+        return
+    if not hub_id:
         return
     problem = weights_problem(str(hub_id), model.get("revision"))
+    if problem == NOT_A_HUB_ID:
+        raise ConfigError(
+            f"model {hub_id}: {problem}; a local checkpoint is model=hf model.hub_id=NAME model.path={hub_id}"
+        )
     if problem:
         raise ConfigError(
             f"model {hub_id}: {problem}; download them where the hub is reachable "

@@ -250,7 +250,9 @@ def test_cached_weights_pass_the_preflight_without_the_network(tmp_path, monkeyp
     refuse_unreachable_weights({"hub_id": "ORG/Some-VL-2B"}, transformers)
     # a server holds its own weights, and a local path or the self-built tiny model need no hub
     refuse_unreachable_weights({"hub_id": "ORG/Other-VL-2B"}, {"_target_": "x.VLLMServerBackend"})
-    refuse_unreachable_weights({"hub_id": "ORG/Other-VL-2B", "path": "/ckpt"}, transformers)
+    (ckpt := tmp_path / "ckpt").mkdir()
+    (ckpt / "config.json").write_text("{}")
+    refuse_unreachable_weights({"hub_id": "ORG/Other-VL-2B", "path": str(ckpt)}, transformers)
     with pytest.raises(
         ConfigError, match="model ORG/Other-VL-2B: its weights are not in the local Hugging Face cache"
     ):
@@ -330,3 +332,48 @@ def test_a_run_folder_that_is_a_file_is_one_line_exit_2(below: bool, tmp_path, c
         "choose another hydra.run.dir"
     ]
     assert blocker.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(
+    ("model", "line"),
+    [
+        (
+            {"hub_id": "ORG/Some-VL-2B", "path": "/no/such/ckpt"},
+            "model.path /no/such/ckpt: no such folder; a local checkpoint is a folder with the model's "
+            "config.json and weights",
+        ),
+        (
+            {"hub_id": "ORG/Some-VL-2B", "path": "{tmp}"},
+            "model.path {tmp}: not a checkpoint folder (no config.json); a local checkpoint is a folder "
+            "with the model's config.json and weights",
+        ),
+        (
+            {"hub_id": "/data/my ckpt"},
+            "model /data/my ckpt: not a Hugging Face hub id (ORG/NAME); a local checkpoint is "
+            "model=hf model.hub_id=NAME model.path=/data/my ckpt",
+        ),
+    ],
+)
+def test_a_local_path_or_malformed_hub_id_stops_the_run_in_one_line(
+    model: dict, line: str, tmp_path, monkeypatch
+) -> None:
+    """A checkpoint folder that is not there (or holds no model) failed every item, exit 3, with a
+    retry command no retry could help; a path typed as ``model=/dir`` crashed in the hub client."""
+    from ledgermind.experiment.model_preflight import refuse_unreachable_weights
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    transformers = {"_target_": "ledgermind.backends.transformers_local.TransformersBackend"}
+    model = {k: v.replace("{tmp}", str(tmp_path)) for k, v in model.items()}
+    with pytest.raises(ConfigError) as e:
+        refuse_unreachable_weights(model, transformers)
+    assert str(e.value) == line.replace("{tmp}", str(tmp_path))
+
+
+def test_run_py_names_a_local_directory_given_as_the_model_in_one_line(tmp_path) -> None:
+    proc = run_script(
+        "run.py", f"model={tmp_path}", "limit=1", "logger=none", f"hydra.run.dir={tmp_path / 'r'}"
+    )
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        f"error: model {tmp_path}: not a Hugging Face hub id (ORG/NAME); a local checkpoint is "
+        f"model=hf model.hub_id=NAME model.path={tmp_path}"
+    ], proc.stderr[-2000:]
