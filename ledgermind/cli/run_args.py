@@ -97,8 +97,45 @@ def preprocess(argv: Sequence[str]) -> list[str]:
                 "(python scripts/run.py --help lists them)"
             )
         else:
+            refuse_near_miss_addition(arg)
             rest.extend(hub_model(arg))
     return flags + rest
+
+
+def _top_level_names(conf_dir: Path = CONF_DIR) -> dict[str, str]:
+    """Every top-level name a command line can set, with how it is set: the primary config's keys
+    (``limit=``), the groups it composes by default (``benchmark=``) and those added with ``+``
+    (``+ablation=``, ``+experiment=``), read from ``conf/`` as plain YAML."""
+    primary = OmegaConf.load(conf_dir / "config.yaml")
+    defaults = {
+        key.removeprefix("override ")
+        for entry in primary.get("defaults", [])
+        if isinstance(entry, DictConfig)
+        for key in entry
+    }
+    names = {str(k): "" for k in primary if k != "defaults"}
+    for group in sorted(p.name for p in conf_dir.iterdir() if p.is_dir() and p.name != "hydra"):
+        names[group] = "" if group in defaults else "+"
+    return names
+
+
+def refuse_near_miss_addition(arg: str) -> None:
+    """``+ablaton=no_ecc``: ``+`` adds a key Hydra does not know, so a misspelt group or key added
+    with it ran the experiment without it (here: the full method, recorded as a run of the variant
+    the user meant). A ``+`` key close to a known top-level name is one ``ConfigError`` naming it; a
+    new key far from every name (``+extra.note=...``) is still Hydra's to add."""
+    key, eq, value = arg.partition("=")
+    if not eq or not key.startswith("+"):
+        return
+    top = key.lstrip("+").partition(".")[0]
+    names = _top_level_names()
+    if top in names or not (close := difflib.get_close_matches(top, list(names), n=1, cutoff=0.75)):
+        return
+    name = close[0]
+    rest = key.lstrip("+")[len(top) :]
+    raise ConfigError(
+        f"unknown key {top!r} (a + key nothing reads): did you mean {names[name]}{name}{rest}={value}?"
+    )
 
 
 GENERIC_MODEL = "hf"  # conf/model/hf.yaml: any hub id, model=hf model.hub_id=ORG/NAME

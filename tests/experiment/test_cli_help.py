@@ -82,6 +82,15 @@ def test_foreign_flag_mistakes_are_one_line_naming_the_key_to_use(argv: list[str
             "error: Value 'abc' of type 'str' could not be converted to Integer (config key: pipeline.max_oc)",
         ),
         (
+            ["+ablaton=no_ecc"],
+            "error: unknown key 'ablaton' (a + key nothing reads): did you mean +ablation=no_ecc?",
+        ),
+        (["+limt=2"], "error: unknown key 'limt' (a + key nothing reads): did you mean limit=2?"),
+        (
+            ["-m", "++experment=table3_sim"],
+            "error: unknown key 'experment' (a + key nothing reads): did you mean +experiment=table3_sim?",
+        ),
+        (
             ["-m", "+ablation=full,no_eccc"],
             "error: unknown ablation option 'no_eccc': did you mean no_ecc? (options: "
             + " | ".join(cli_help.options("ablation"))
