@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hydra._internal.utils import get_args_parser
 from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
 from omegaconf import DictConfig, OmegaConf
@@ -106,11 +107,11 @@ def _top_level_names(conf_dir: Path = CONF_DIR) -> dict[str, str]:
     """Every top-level name a command line can set, with how it is set: the primary config's keys
     (``limit=``), the groups it composes by default (``benchmark=``) and those added with ``+``
     (``+ablation=``, ``+experiment=``), read from ``conf/`` as plain YAML."""
-    primary = OmegaConf.load(conf_dir / "config.yaml")
+    primary: dict[str, Any] = yaml.safe_load((conf_dir / "config.yaml").read_text(encoding="utf-8"))
     defaults = {
-        key.removeprefix("override ")
+        str(key).removeprefix("override ")
         for entry in primary.get("defaults", [])
-        if isinstance(entry, DictConfig)
+        if isinstance(entry, dict)
         for key in entry
     }
     names = {str(k): "" for k in primary if k != "defaults"}
