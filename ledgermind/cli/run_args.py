@@ -177,6 +177,8 @@ def composition_error(e: BaseException) -> str | None:
     if missing := re.search(r"Missing mandatory value: (\S+)", str(cause)):  # model=hf without its hub id
         return f"{missing[1]} is required: add {missing[1]}=... to the command line"
     first = first_line(cause)
+    if append := re.search(r"To append to your default list use (\S+)", str(cause)):  # ablation=no_ecc
+        return f"{first.rstrip('.')}: add it with {append[1]}"
     return f"{first} (config key: {key})" if key and key not in first else first
 
 

@@ -87,6 +87,10 @@ def test_foreign_flag_mistakes_are_one_line_naming_the_key_to_use(argv: list[str
         ),
         (["+limt=2"], "error: unknown key 'limt' (a + key nothing reads): did you mean limit=2?"),
         (
+            ["ablation=no_ecc"],
+            "error: Could not override 'ablation'. No match in the defaults list: add it with +ablation=no_ecc",
+        ),
+        (
             ["-m", "++experment=table3_sim"],
             "error: unknown key 'experment' (a + key nothing reads): did you mean +experiment=table3_sim?",
         ),
