@@ -14,6 +14,7 @@ every reader's existing "cannot be read" path reports them with their cause.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
 from collections.abc import Iterator
@@ -35,7 +36,7 @@ class TooLarge(OSError):
     """The file, or one of its lines, is larger than its reader's bound."""
 
 
-def _kind(mode: int) -> str:
+def irregular_kind(mode: int) -> str:
     """What a path that is not a regular file is, for the one-line refusal."""
     for test, kind in (
         (stat.S_ISDIR, "a directory"),
@@ -49,14 +50,14 @@ def _kind(mode: int) -> str:
     return "is not a regular file"
 
 
-def open_regular(path: Path) -> BinaryIO:
+def open_regular(path: Path) -> io.BufferedReader:
     """``path`` opened for binary reading; ``NotRegularFile`` before any read when it is not a
     regular file (the open itself never waits: ``O_NONBLOCK``)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFile(errno.EINVAL, _kind(mode), str(path))
+            raise NotRegularFile(errno.EINVAL, irregular_kind(mode), str(path))
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:

@@ -30,6 +30,7 @@ from typing import Any
 
 from PIL import Image
 
+from ledgermind.bounded_read import open_regular
 from ledgermind.confutil import cache_root
 from ledgermind.diskio import BestEffort, atomic_write_bytes
 from ledgermind.errors import ConfigError
@@ -198,7 +199,7 @@ def _input_view(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return {"encoded": hashlib.sha256(value).hexdigest()}
     if isinstance(value, Path):  # same bytes ⇒ same pixels: the key needs no decode (read in blocks)
-        with value.open("rb") as fh:
+        with open_regular(value) as fh:  # a FIFO is not waited on: no key, the tool reports it
             return {"encoded": hashlib.file_digest(fh, "sha256").hexdigest()}
     if isinstance(value, BBox):
         return value.as_list()

@@ -21,7 +21,7 @@ from ledgermind.runs.claim import check_own_files
 from ledgermind.runs.files import RunFileError, read_json_file, read_yaml
 
 
-def _returns(fn: Callable[[], Any], fifo: Path) -> BaseException | None:
+def outcome_without_waiting(fn: Callable[[], Any], fifo: Path) -> BaseException | None:
     """What ``fn`` raised (None: it returned), failing when it is still waiting after 10 s; the FIFO
     is then opened for writing once, so a reader that does wait is let go."""
     outcome: list[BaseException | None] = []
@@ -56,7 +56,7 @@ def test_a_fifo_is_refused_before_a_read_waits_on_it(
 ) -> None:
     fifo = tmp_path / name
     os.mkfifo(fifo)
-    raised = _returns(lambda: read(fifo), fifo)
+    raised = outcome_without_waiting(lambda: read(fifo), fifo)
     assert isinstance(raised, error), raised
     assert str(raised) == f"{fifo}: cannot be read (is a FIFO (named pipe), not a regular file)"
 
@@ -98,7 +98,7 @@ def test_ls_on_a_run_whose_metrics_is_a_fifo_says_so_in_its_row(tmp_path: Path, 
     (run / "results.jsonl").write_text("")
     os.mkfifo(run / "metrics.json")
     os.mkfifo(run / ".lock")
-    raised = _returns(lambda: ledgermind(["ls", str(run)]), run / "metrics.json")
+    raised = outcome_without_waiting(lambda: ledgermind(["ls", str(run)]), run / "metrics.json")
     assert raised is None
     row = capsys.readouterr().out.splitlines()[1]
     assert (
