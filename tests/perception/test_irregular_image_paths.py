@@ -51,3 +51,19 @@ def test_the_decoder_names_what_the_path_is(tmp_path: Path, kind: str) -> None:
     with pytest.raises(ImageNotFoundError) as exc:
         decode_image(path)
     assert str(exc.value) == f"image {path} is {what}, not a regular file"
+
+
+@pytest.mark.parametrize("entry", [".json", ".crop.png"])
+def test_a_fifo_in_the_perception_cache_is_a_miss_not_a_wait(tmp_path: Path, entry: str) -> None:
+    cache = PerceptionCache(tmp_path / "c")
+    key = "ab" * 32
+    json_path = cache.directory / key[:2] / f"{key}.json"
+    json_path.parent.mkdir(parents=True)
+    if entry == ".json":
+        os.mkfifo(json_path)
+    else:
+        json_path.write_text('{"format": 2, "observations": [], "image_artifacts": ["crop"], "values": {}}')
+        os.mkfifo(json_path.with_name(f"{key}{entry}"))
+    fifo = json_path if entry == ".json" else json_path.with_name(f"{key}{entry}")
+    assert outcome_without_waiting(lambda: cache.get(key), fifo) is None
+    assert cache.get(key) is None and cache.misses == 2
