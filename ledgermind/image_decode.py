@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from ledgermind.bounded_read import irregular_kind
 from ledgermind.errors import DataError
 
 ImageSource = str | Path | bytes | Image.Image
@@ -86,6 +87,8 @@ def open_image(source: ImageSource) -> Image.Image:
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.is_file():
+            if path.exists():  # a folder, a FIFO (which would be waited on), a device: never opened
+                raise ImageNotFoundError(f"image {path} {irregular_kind(path.stat().st_mode)}")
             raise ImageNotFoundError(f"image not found: {path}")
         fp: io.BytesIO | Path = path
     else:

@@ -18,6 +18,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from ledgermind import bounded_read
 from ledgermind.errors import DataError
 
 MAX_DEPTH = 100  # run records nest a few levels; Python's recursion limit is 1000
@@ -91,7 +92,8 @@ def read_jsonl(
     objects: bool = False,
     what: str = "valid JSON",
 ) -> Iterator[JsonlRow]:
-    """Yield the parsed non-blank lines of ``path`` in order (a missing file is a ``DataError``).
+    """Yield the parsed non-blank lines of ``path`` in order (a missing file, or one that is not a
+    regular file, is a ``DataError``; a line over ``bounded_read.MAX_LINE_BYTES`` is a bad line).
 
     ``torn_tail``: a last line without its newline that is not valid JSON is what a kill mid-write
     leaves behind; it is skipped silently instead of being treated as ``bad``.
@@ -101,25 +103,39 @@ def read_jsonl(
     ``what``: what a line should be, for the error (``"a readable result record"``).
     """
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"JSONL file not found: {path}")
-    raw = path.read_bytes()
-    lines = raw.split(b"\n")
-    last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        value, text, reason = _parse(line, decode_errors, objects)
-        if reason is None:
-            yield JsonlRow(n, value, text)
-        elif (
-            torn_tail and n == last and not raw.rstrip(b" \t").endswith((b"\n", b"\r")) and value is _INVALID
-        ):
-            return
-        elif bad is BadLine.RAISE:
-            raise bad_line(path, n, text, what, reason)
-        elif bad is BadLine.KEEP:
-            yield JsonlRow(n, None, text, str(bad_line(path, n, text, what, reason)))
+    try:
+        fh = bounded_read.open_regular(path)  # a FIFO or device is refused before a read could wait forever
+    except FileNotFoundError:
+        raise DataError(f"JSONL file not found: {path}") from None
+    except OSError as e:
+        raise DataError(f"{path}: cannot be read ({e.strerror or e})") from None
+    with fh:
+        for n, line in enumerate(bounded_read.bounded_lines(fh), 1):
+            value: Any
+            reason: str | None
+            if line is None:  # never parsed nor kept: one line must not take the reader's memory
+                value, text, reason = (
+                    None,
+                    "",
+                    f"longer than {bounded_read.size_text(bounded_read.MAX_LINE_BYTES)}",
+                )
+            elif not line.strip():
+                continue
+            else:
+                value, text, reason = _parse(line, decode_errors, objects)
+            if reason is None:
+                yield JsonlRow(n, value, text)
+            elif torn_tail and line is not None and _unterminated(line) and value is _INVALID:
+                return  # only the file's last line can lack its newline
+            elif bad is BadLine.RAISE:
+                raise bad_line(path, n, text, what, reason)
+            elif bad is BadLine.KEEP:
+                yield JsonlRow(n, None, text, str(bad_line(path, n, text, what, reason)))
+
+
+def _unterminated(line: bytes) -> bool:
+    """A line a kill cut: it ends neither in a newline nor, after trailing blanks, a carriage return."""
+    return not line.endswith(b"\n") and not line.rstrip(b" \t").endswith(b"\r")
 
 
 _INVALID = object()  # a line that is not JSON at all (a torn tail can only be that)

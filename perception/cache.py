@@ -30,6 +30,7 @@ from typing import Any
 
 from PIL import Image
 
+from ledgermind.bounded_read import open_regular, read_regular
 from ledgermind.confutil import cache_root
 from ledgermind.diskio import BestEffort, atomic_write_bytes
 from ledgermind.errors import ConfigError
@@ -87,14 +88,16 @@ class PerceptionCache:
         return self.directory / key[:2] / f"{key}{suffix}"
 
     def get(self, key: str) -> tuple[list[Observation], dict[str, Any]] | None:
-        """The stored payload, or ``None`` on a miss (an unreadable entry counts as a miss)."""
+        """The stored payload, or ``None`` on a miss (an unreadable entry, a FIFO or an oversized file
+        among them, counts as a miss)."""
         path = self._path(key, ".json")
         try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
+            # a regular file only: a FIFO in a shared directory must not hold up every run reading it
+            payload = json.loads(read_regular(path).decode("utf-8"))
             observations = [Observation.from_dict(o) for o in payload["observations"]]
             artifacts: dict[str, Any] = dict(payload.get("values") or {})
             for name in payload.get("image_artifacts", []):
-                with Image.open(self._path(key, f".{name}.png")) as img:
+                with open_regular(self._path(key, f".{name}.png")) as fh, Image.open(fh) as img:
                     img.load()
                     artifacts[name] = img.copy()
         except (OSError, ValueError, KeyError, TypeError):
@@ -198,7 +201,7 @@ def _input_view(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return {"encoded": hashlib.sha256(value).hexdigest()}
     if isinstance(value, Path):  # same bytes ⇒ same pixels: the key needs no decode (read in blocks)
-        with value.open("rb") as fh:
+        with open_regular(value) as fh:  # a FIFO is not waited on: no key, the tool reports it
             return {"encoded": hashlib.file_digest(fh, "sha256").hexdigest()}
     if isinstance(value, BBox):
         return value.as_list()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from ledgermind.bounded_read import open_regular
 from ledgermind.errors import DataError
 from ledgermind.image_decode import to_rgb
 
@@ -37,7 +38,9 @@ def image_digest(img: Image.Image | Path) -> str:
 
 
 def _file_bytes(path: Path) -> bytes:
+    """The file's bytes; only a regular file is read (a FIFO named like an image would be waited on)."""
     try:
-        return Path(path).read_bytes()
+        with open_regular(Path(path)) as fh:
+            return fh.read()
     except OSError as exc:
         raise DataError(f"cannot read image {path}: {exc}") from exc

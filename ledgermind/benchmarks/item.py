@@ -10,6 +10,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from ledgermind.bounded_read import open_regular
 from ledgermind.errors import DataError
 from ledgermind.jsonl import valid_text
 from ledgermind.records import Record
@@ -65,9 +66,10 @@ class Item(Record):
 
 
 def _file_sha256(path: Any) -> str:
-    """An image's bytes digest; a path that cannot be read digests as its name (the item errors anyway)."""
+    """An image's bytes digest; a path that cannot be read digests as its name (the item errors anyway).
+    Only a regular file is read: a FIFO named like an image would make every run wait for a writer."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return hashlib.file_digest(fh, "sha256").hexdigest()
     except (OSError, TypeError, ValueError):
         return f"unreadable:{path}"

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ledgermind.bounded_read import open_regular
 from ledgermind.cli.commands import EXIT_USAGE, aligned
 from ledgermind.cli.run_args import closest, first_comment, options
 from ledgermind.confutil import CONF_DIR
@@ -112,9 +113,9 @@ RUN_COLUMNS = (
 def _is_running(path: Path) -> bool:
     """Another process holds the run's lock (read-only probe: a shared lock on a read-only handle)."""
     try:
-        with (path / LOCK_FILE).open("r", encoding="utf-8") as fh:
+        with open_regular(path / LOCK_FILE) as fh:  # a FIFO named .lock is no run's lock, and never waited on
             fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError as exc:  # held: BlockingIOError; no lock file: not running
+    except OSError as exc:  # held: BlockingIOError; no lock file (or not a file): not running
         return isinstance(exc, BlockingIOError)
     return False
 

@@ -257,13 +257,20 @@ def fresh_sibling(out_dir: Path) -> Path:
     return next(s for s in siblings if not s.exists())
 
 
-def check_no_links(out_dir: Path) -> None:
-    """A ``DataError`` naming the first run file that is a symbolic link (the directory itself may be one)."""
+def check_own_files(out_dir: Path) -> None:
+    """A ``DataError`` naming the first run file that is a symbolic link (the directory itself may be
+    one) or neither a file nor a folder: a FIFO, socket or device, which a resume would wait on (a
+    FIFO's reader waits for a writer) or read without end."""
     for p in [*(out_dir / n for n in RUN_PATHS), *(out_dir / ".hydra" / n for n in HYDRA_FILES)]:
         if p.is_symlink():
             raise DataError(
                 f"{p} is a symbolic link; a run folder's files must be its own (a resume would write through it): "
                 "remove the link, or use another hydra.run.dir"
+            )
+        if p.exists() and not p.is_file() and not p.is_dir():
+            raise DataError(
+                f"{p} is not a regular file (a FIFO, socket or device); a run folder's files must be its own "
+                "files: remove it, or use another hydra.run.dir"
             )
 
 
@@ -318,11 +325,12 @@ def claim(
     holds another experiment) and the held lock. Nothing is written before the lock is held and
     the checks pass, so a refused run leaves the directory as it found it (the ``.lock`` file aside).
     """
-    if (out_dir / LOCK_FILE).is_symlink():
-        check_no_links(out_dir)
+    lock_file = out_dir / LOCK_FILE
+    if lock_file.is_symlink() or lock_file.exists() and not lock_file.is_file():
+        check_own_files(out_dir)
     lock = RunLock(out_dir).acquire()
     try:
-        check_no_links(out_dir)
+        check_own_files(out_dir)
         check_identity(out_dir, record, hydra_files.get("config.yaml", ""))
         check_selection(out_dir, selected)
     except IdentityMismatch:

@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from ledgermind.backends.cache import RUN_CACHE_FILE
+from ledgermind.bounded_read import read_regular
 from ledgermind.errors import DataError, first_line
 from ledgermind.jsonl import loads
 
@@ -111,9 +112,10 @@ def note(text: str) -> None:
 
 
 def read_json_file(path: Path) -> Any:
-    """A JSON file's value; ``RunFileError`` when it cannot be read, is not valid JSON or nests too deep."""
+    """A JSON file's value; ``RunFileError`` when it cannot be read (not a regular file, larger than
+    ``bounded_read.MAX_FILE_BYTES``), is not valid JSON or nests too deep."""
     try:
-        return loads(Path(path).read_text(encoding="utf-8"))
+        return loads(read_regular(path).decode("utf-8"))
     except json.JSONDecodeError as e:
         raise RunFileError(path, f"not valid JSON ({e.msg})") from None
     except ValueError as e:  # undecodable bytes, or nested too deep
@@ -134,10 +136,10 @@ class _NoAliasLoader(yaml.SafeLoader):
 
 
 def read_yaml(path: Path) -> Any:
-    """A YAML file of a run folder as plain data; ``RunFileError`` when it cannot be read, is not
-    YAML, or uses an alias."""
+    """A YAML file of a run folder as plain data; ``RunFileError`` when it cannot be read (not a
+    regular file, too large: ``read_json_file``), is not YAML, or uses an alias."""
     try:
-        return parse_yaml(Path(path).read_text(encoding="utf-8"), path)
+        return parse_yaml(read_regular(path).decode("utf-8"), path)
     except UnicodeDecodeError as e:
         raise RunFileError(path, f"not valid YAML ({e})") from None
     except OSError as e:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ledgermind.bounded_read import read_regular
 from ledgermind.jsonl import BadLine, loads, read_jsonl
 from ledgermind.records import Record, codec, decode
 from ledgermind.runs.atomic import atomic_write, atomic_write_json, json_text, open_append
@@ -97,7 +98,7 @@ class WallClock:
         self.path = self.out_dir / WALL_TIME_FILE
         self.t0 = time.monotonic()
         try:
-            data = loads(self.path.read_text(encoding="utf-8"))
+            data = loads(read_regular(self.path).decode("utf-8"))
             self.previous = [float(x) for x in data.get("invocations_s", [])]
         except (OSError, ValueError, TypeError, AttributeError):
             self.previous = []
