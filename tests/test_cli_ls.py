@@ -166,5 +166,5 @@ def test_a_fifo_in_a_run_folder_is_an_unreadable_row_not_a_hang(tmp_path: Path, 
     )
     assert proc.returncode == 0, proc.stderr
     rows = {ln.rsplit(maxsplit=1)[-1]: ln for ln in proc.stdout.splitlines()[1:]}
-    assert f"unreadable: {bad / name}: not a regular file (a FIFO); not read" in rows[str(bad)]
+    assert f"unreadable: {bad / name}: is a FIFO (named pipe), not a regular file; not read" in rows[str(bad)]
     assert "finished" in rows[str(tmp_path / "good")]

@@ -22,6 +22,7 @@ and says so in one ``note`` line; a missing optional file is ``None``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import stat
 import sys
@@ -31,7 +32,7 @@ from typing import Any
 import yaml
 
 from ledgermind.backends.cache import RUN_CACHE_FILE
-from ledgermind.bounded_read import read_regular
+from ledgermind.bounded_read import irregular_kind, read_regular
 from ledgermind.errors import DataError, first_line
 from ledgermind.jsonl import loads
 
@@ -74,7 +75,7 @@ class RunFileError(DataError):
 
 def own_file(root: Path, path: Path) -> Path | None:
     """``path`` when it exists, None when it does not; ``RunFileError`` when, with every link
-    followed, it leads out of the run folder ``root``, or is not a regular file or folder.
+    followed, it leads out of the run folder ``root`` or is neither a regular file nor a folder.
 
     A run folder is data someone else may have made: a link in it must not carry a reader's reads
     (or a resume's writes) to a file outside it."""
@@ -86,24 +87,10 @@ def own_file(root: Path, path: Path) -> Path | None:
         inside = False
     if not inside:
         raise RunFileError(path, "is a link out of the run folder; not read")
-    if (kind := _special_kind(path)) is not None:  # reading a FIFO waits for a writer forever
-        raise RunFileError(path, f"not a regular file ({kind}); not read")
+    with contextlib.suppress(OSError):  # a dangling link: the reader's own open says why
+        if not stat.S_ISREG(mode := path.stat().st_mode) and not stat.S_ISDIR(mode):  # a FIFO would wait
+            raise RunFileError(path, f"{irregular_kind(mode)}; not read")
     return path
-
-
-def _special_kind(path: Path) -> str | None:
-    """What a path that is neither a regular file nor a folder is (a FIFO, a socket, a device), or None."""
-    try:
-        mode = Path(path).stat().st_mode
-    except OSError:  # a dangling link: the reader's own open says why
-        return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a device"
 
 
 def note(text: str) -> None:
