@@ -45,6 +45,7 @@ from ledgermind.runs.files import (
     RESULTS_FILE,
     RUN_LOG,
     RUN_PATHS,
+    TRAJECTORY_DIR,
     RunFileError,
     parse_yaml,
     read_json_object,
@@ -258,10 +259,14 @@ def fresh_sibling(out_dir: Path) -> Path:
 
 
 def check_own_files(out_dir: Path) -> None:
-    """A ``DataError`` naming the first run file that is a symbolic link (the directory itself may be
-    one) or neither a file nor a folder: a FIFO, socket or device, which a resume would wait on (a
+    """A ``DataError`` naming the first run file (a trajectory included) that is a symbolic link (the
+    directory itself may be one) or neither a file nor a folder: a FIFO, socket or device, which a resume would wait on (a
     FIFO's reader waits for a writer) or read without end."""
-    for p in [*(out_dir / n for n in RUN_PATHS), *(out_dir / ".hydra" / n for n in HYDRA_FILES)]:
+    own = [*(out_dir / n for n in RUN_PATHS), *(out_dir / ".hydra" / n for n in HYDRA_FILES)]
+    trajectories = out_dir / TRAJECTORY_DIR
+    if trajectories.is_dir() and not trajectories.is_symlink():  # an unfinished item's is written later
+        own += sorted(trajectories.iterdir())
+    for p in own:
         if p.is_symlink():
             raise DataError(
                 f"{p} is a symbolic link; a run folder's files must be its own (a resume would write through it): "

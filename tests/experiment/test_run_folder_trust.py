@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from ledgermind.runs.trajectories import trajectory_path
 from tests.experiment.conftest import FAKE_OVERRIDES, run_script
 from tests.experiment.test_run_dir_faults import _errors, _fake, _holder, _lines, _wait_for
 
@@ -191,6 +192,29 @@ def test_a_results_file_linked_out_of_the_folder_is_neither_written_nor_read(
     report = run_script("report.py", str(out))
     assert report.returncode == 2, report.stderr
     assert _errors(report) == [f"error: {out / 'results.jsonl'}: is a link out of the run folder; not read"]
+
+
+def test_a_linked_trajectory_of_an_unfinished_item_refuses_the_resume_before_any_item(
+    tmp_path: Path, finished_run
+) -> None:
+    """A resume would write the unfinished item's trajectory through the link: it is refused when
+    the folder is claimed, before the item's model calls, not after them."""
+    out, counter, outside = tmp_path / "run", tmp_path / "calls.txt", tmp_path / "outside.json"
+    finished_run(out, "limit=2")
+    rows = _lines(out / "results.jsonl")
+    (out / "results.jsonl").write_text(rows[0] + "\n")  # the second item is unfinished
+    traj = trajectory_path(out, json.loads(rows[1])["id"])
+    traj.unlink()
+    traj.symlink_to(outside)  # dangling: a write through it would make the file outside
+
+    again = _fake(out, "limit=2", FAKE_AGENT_COUNTER=str(counter))
+    assert again.returncode == 2, again.stderr
+    assert _errors(again) == [
+        f"error: {traj} is a symbolic link; a run folder's files must be its own (a resume would "
+        "write through it): remove the link, or use another hydra.run.dir"
+    ]
+    assert not counter.exists() and not outside.exists()  # no item ran, nothing written through the link
+    assert _lines(out / "results.jsonl") == rows[:1]
 
 
 def test_a_hydra_folder_linked_out_lets_a_refused_rerun_write_nothing_there(
