@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
+from ledgermind.bounded_read import irregular_kind
 from ledgermind.runs.atomic import atomic_write
 
 SUFFIXES = {"jpeg": ".jpg", "png": ".png", "gif": ".gif", "webp": ".webp", "bmp": ".bmp"}  # by PIL format
@@ -48,8 +49,12 @@ class ImageStore:
     def _store(self, path: Path) -> StoredImage | str:
         if not any(path.resolve().is_relative_to(a) for a in self.allowed):
             return f"image outside the run and data directories, not shown: {path.name}"
-        if not path.is_file():
-            return f"image not found: {path}"
+        if not path.is_file():  # a folder or a FIFO (which a read would wait on) is named for what it is
+            return (
+                f"image {path} {irregular_kind(path.stat().st_mode)}"
+                if path.exists()
+                else f"image not found: {path}"
+            )
         try:
             with Image.open(path) as im:
                 width, height = im.size

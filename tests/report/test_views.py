@@ -4,6 +4,7 @@ timeline order, tolerance to old or partial runs, escaping in the written HTML, 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -522,3 +523,18 @@ def test_a_benchmark_without_difficulty_gets_no_empty_difficulty_table_or_chart(
         "subject",
         "difficulty",
     ] and not label_for(with_diff_run.identity)
+
+
+def test_an_image_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """A folder or a FIFO where an item's image should be is not 'not found': the page says what it is."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "folder.png").mkdir()
+    os.mkfifo(data / "pipe.png")
+    store = ImageStore(tmp_path / "report", [data])
+    assert store.add(data / "folder.png") == f"image {data / 'folder.png'} is a directory, not a regular file"
+    assert (
+        store.add(data / "pipe.png")
+        == f"image {data / 'pipe.png'} is a FIFO (named pipe), not a regular file"
+    )
+    assert store.add(data / "gone.png") == f"image not found: {data / 'gone.png'}"
