@@ -110,3 +110,15 @@ def test_a_resume_refuses_a_run_file_that_is_a_fifo(tmp_path: Path, name: str) -
     with pytest.raises(DataError) as exc:
         check_own_files(tmp_path)
     assert str(exc.value).startswith(f"{tmp_path / name} is not a regular file (a FIFO, socket or device)")
+
+
+def test_a_recorded_config_that_is_a_fifo_is_named_not_missing(tmp_path: Path) -> None:
+    """srfa and the report rebuild items from ``.hydra/config.yaml``: a FIFO there is said to be one,
+    not taken for a run without a config."""
+    from ledgermind.runs.reader import RunDir
+
+    (tmp_path / ".hydra").mkdir()
+    os.mkfifo(tmp_path / ".hydra" / "config.yaml")
+    raised = outcome_without_waiting(lambda: RunDir(tmp_path).config(), tmp_path / ".hydra" / "config.yaml")
+    assert isinstance(raised, RunFileError) and "is a FIFO (named pipe), not a regular file" in str(raised)
+    assert RunDir(tmp_path / "none").config() is None

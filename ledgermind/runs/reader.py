@@ -285,4 +285,4 @@ class RunDir:
         """The config the run was composed from (``.hydra/config.yaml``), as inert data
         (``load_inert_config``: no interpolation can read a secret or run code), or None."""
         path = self.path / RECORDED_CONFIG
-        return load_inert_config(path) if path.is_file() and own_file(self.path, path) else None
+        return load_inert_config(path) if own_file(self.path, path) else None
