@@ -132,6 +132,7 @@ class VLLMServerBackend(Backend):
         self.router = ItemRouter(self.base_urls, routing, cooldown_s=cooldown_s, load_epsilon=load_epsilon)
         key = os.environ.get(api_key_env) if api_key_env else None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._key = key
         n = concurrency * len(self.base_urls)
         limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
         per_server = per_server_concurrency or concurrency
@@ -203,7 +204,7 @@ class VLLMServerBackend(Backend):
             return Failure(f"{url}: no complete reply within backend.timeout_s={self.timeout_s:g} s", True)
         except httpx.TransportError as exc:
             return Failure(f"{url}: {type(exc).__name__}: {exc}", isinstance(exc, httpx.TimeoutException))
-        text = raw.decode("utf-8", errors="replace")
+        text = self._scrub(raw.decode("utf-8", errors="replace"))
         if resp.status_code == 200:
             try:
                 return json.loads(raw)
@@ -214,6 +215,11 @@ class VLLMServerBackend(Backend):
         return Failure(
             f"{url}: HTTP {resp.status_code}: {text[:200]}", retry_after_s=retry_after_s(resp.headers)
         )
+
+    def _scrub(self, text: str) -> str:
+        """``text`` (a server's words, bound for an error) without the API key: a gateway that quotes
+        the key it refused would otherwise put it in results.jsonl, the trajectory, run.log and W&B."""
+        return text.replace(self._key, "<api key>") if self._key else text
 
     async def preflight(self) -> None:
         """Every base URL answers ``/v1/models``, lists ``served_model`` and serves it with the

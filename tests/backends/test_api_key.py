@@ -4,9 +4,11 @@ config names, goes out only as the request's bearer token, and is absent when th
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from ledgermind.backends.base import GenerationRequest, Message
 from ledgermind.backends.vllm_server import VLLMServerBackend
+from ledgermind.errors import BackendError
 
 
 def _authorization(monkeypatch, **env: str) -> list[str | None]:
@@ -35,3 +37,29 @@ def test_the_key_is_sent_as_a_bearer_token_from_the_named_variable(monkeypatch) 
 def test_no_variable_no_header(monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert _authorization(monkeypatch) == [None]
+
+
+def _refusing(monkeypatch, status: int) -> VLLMServerBackend:
+    """A server that refuses every request and quotes the key it was sent (some gateways do)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-quoted-secret")
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        quoted = request.headers.get("Authorization", "")
+        return httpx.Response(status, json={"error": {"message": f"Incorrect API key provided: {quoted}"}})
+
+    return VLLMServerBackend(
+        {"name": "gpt-4o", "hub_id": "gpt-4o"},
+        api_key_env="OPENAI_API_KEY",
+        max_retries=1,
+        backoff_base_s=0.0,
+        transport=httpx.MockTransport(handler),
+    )
+
+
+@pytest.mark.parametrize("status", [401, 500])
+def test_a_server_quoting_the_key_in_its_refusal_does_not_put_it_in_the_error(monkeypatch, status) -> None:
+    # the error text becomes results.jsonl's error, the trajectory, run.log and the W&B table
+    with pytest.raises(BackendError) as err:
+        _refusing(monkeypatch, status).generate_sync(GenerationRequest([Message.text("user", "hi")]))
+    assert "sk-quoted-secret" not in str(err.value)
+    assert f"HTTP {status}" in str(err.value) or "unavailable" in str(err.value)
