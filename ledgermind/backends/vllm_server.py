@@ -133,6 +133,14 @@ class VLLMServerBackend(Backend):
         key = os.environ.get(api_key_env) if api_key_env else None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._key = key
+        # what a 401/403 says of the key: the server is up, so "unreachable" would name the wrong thing
+        self._key_state = (
+            f"the key in ${api_key_env} was not accepted"
+            if key
+            else f"it needs an API key and ${api_key_env} is not set"
+            if api_key_env
+            else "it needs an API key: export it and name the variable with backend.api_key_env=VAR"
+        )
         n = concurrency * len(self.base_urls)
         limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
         per_server = per_server_concurrency or concurrency
@@ -234,6 +242,10 @@ class VLLMServerBackend(Backend):
                 resp = await client.get(
                     f"{url}/v1/models", timeout=httpx.Timeout(10.0, connect=self._timeout.connect)
                 )
+                if resp.status_code in (401, 403):
+                    raise PreflightError(
+                        f"{url} refused the request (HTTP {resp.status_code}): {self._key_state}"
+                    )
                 resp.raise_for_status()
                 cards = {str(m.get("id")): m for m in resp.json().get("data", [])}
             except (httpx.HTTPError, ValueError, AttributeError) as exc:

@@ -3,12 +3,14 @@ config names, goes out only as the request's bearer token, and is absent when th
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 
 from ledgermind.backends.base import GenerationRequest, Message
 from ledgermind.backends.vllm_server import VLLMServerBackend
-from ledgermind.errors import BackendError
+from ledgermind.errors import BackendError, PreflightError
 
 
 def _authorization(monkeypatch, **env: str) -> list[str | None]:
@@ -63,3 +65,27 @@ def test_a_server_quoting_the_key_in_its_refusal_does_not_put_it_in_the_error(mo
         _refusing(monkeypatch, status).generate_sync(GenerationRequest([Message.text("user", "hi")]))
     assert "sk-quoted-secret" not in str(err.value)
     assert f"HTTP {status}" in str(err.value) or "unavailable" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("env", "api_key_env", "says"),
+    [
+        ({"OPENAI_API_KEY": "sk-wrong"}, "OPENAI_API_KEY", "the key in $OPENAI_API_KEY was not accepted"),
+        ({}, "OPENAI_API_KEY", "$OPENAI_API_KEY is not set"),
+        ({}, None, "backend.api_key_env=VAR"),
+    ],
+)
+def test_a_server_that_wants_a_key_is_not_called_unreachable(monkeypatch, env, api_key_env, says) -> None:
+    # vllm serve --api-key answers /v1/models with 401: the server is up, the key is the problem
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    backend = VLLMServerBackend(
+        {"name": "gpt-4o", "hub_id": "gpt-4o"},
+        api_key_env=api_key_env,
+        transport=httpx.MockTransport(lambda _: httpx.Response(401, json={"error": "Unauthorized"})),
+    )
+    with pytest.raises(PreflightError) as err:
+        asyncio.run(backend.preflight())
+    assert "unreachable" not in str(err.value) and "HTTP 401" in str(err.value)
+    assert says in str(err.value) and "sk-wrong" not in str(err.value)
