@@ -132,6 +132,15 @@ class VLLMServerBackend(Backend):
         self.router = ItemRouter(self.base_urls, routing, cooldown_s=cooldown_s, load_epsilon=load_epsilon)
         key = os.environ.get(api_key_env) if api_key_env else None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._key = key
+        # what a 401/403 says of the key: the server is up, so "unreachable" would name the wrong thing
+        self._key_state = (
+            f"the key in ${api_key_env} was not accepted"
+            if key
+            else f"it needs an API key and ${api_key_env} is not set"
+            if api_key_env
+            else "it needs an API key: export it and name the variable with backend.api_key_env=VAR"
+        )
         n = concurrency * len(self.base_urls)
         limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
         per_server = per_server_concurrency or concurrency
@@ -203,7 +212,7 @@ class VLLMServerBackend(Backend):
             return Failure(f"{url}: no complete reply within backend.timeout_s={self.timeout_s:g} s", True)
         except httpx.TransportError as exc:
             return Failure(f"{url}: {type(exc).__name__}: {exc}", isinstance(exc, httpx.TimeoutException))
-        text = raw.decode("utf-8", errors="replace")
+        text = self._scrub(raw.decode("utf-8", errors="replace"))
         if resp.status_code == 200:
             try:
                 return json.loads(raw)
@@ -214,6 +223,11 @@ class VLLMServerBackend(Backend):
         return Failure(
             f"{url}: HTTP {resp.status_code}: {text[:200]}", retry_after_s=retry_after_s(resp.headers)
         )
+
+    def _scrub(self, text: str) -> str:
+        """``text`` (a server's words, bound for an error) without the API key: a gateway that quotes
+        the key it refused would otherwise put it in results.jsonl, the trajectory, run.log and W&B."""
+        return text.replace(self._key, "<api key>") if self._key else text
 
     async def preflight(self) -> None:
         """Every base URL answers ``/v1/models``, lists ``served_model`` and serves it with the
@@ -228,6 +242,10 @@ class VLLMServerBackend(Backend):
                 resp = await client.get(
                     f"{url}/v1/models", timeout=httpx.Timeout(10.0, connect=self._timeout.connect)
                 )
+                if resp.status_code in (401, 403):
+                    raise PreflightError(
+                        f"{url} refused the request (HTTP {resp.status_code}): {self._key_state}"
+                    )
                 resp.raise_for_status()
                 cards = {str(m.get("id")): m for m in resp.json().get("data", [])}
             except (httpx.HTTPError, ValueError, AttributeError) as exc:

@@ -99,8 +99,28 @@ def preprocess(argv: Sequence[str]) -> list[str]:
             )
         else:
             refuse_near_miss_addition(arg)
+            refuse_credentials_in_url(arg)
             rest.extend(hub_model(arg))
     return flags + rest
+
+
+# ``scheme://user:password@host`` (or a token as the user name): the part before ``@``
+URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s@,\[\]]+)@")
+
+
+def refuse_credentials_in_url(arg: str) -> None:
+    """``backend.base_urls=[http://user:KEY@host/v1]``: a key in a URL is a value of the config,
+    so the run would record it in ``.hydra/*.yaml``, every trajectory, the response cache and W&B.
+    Keys come only from the environment (``backend.api_key_env``): one ``ConfigError`` that names
+    the key and shows the URL with its credentials masked, before Hydra writes anything."""
+    key, eq, value = arg.partition("=")
+    if eq and URL_CREDENTIALS.search(value):
+        masked = URL_CREDENTIALS.sub(r"\1***@", value)
+        raise ConfigError(
+            f"{key.lstrip('+~')}={masked}: a URL with credentials would be recorded in the run folder; "
+            "give the URL without them and put the key in an environment variable named by "
+            "backend.api_key_env=VAR (sent as the bearer token)"
+        )
 
 
 def _top_level_names(conf_dir: Path = CONF_DIR) -> dict[str, str]:

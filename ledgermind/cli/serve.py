@@ -76,11 +76,32 @@ def main(argv: list[str] | None = None) -> int:
         ports = [args.port + i for i in range(args.servers)]
         for gpu, port in enumerate(ports):
             print(f"CUDA_VISIBLE_DEVICES={gpu} {shlex.join(serve_argv(model, host=args.host, port=port))} &")
-        urls = ",".join(f"http://{args.host}:{p}/v1" for p in ports)
-        print(f"# client: backend=vllm_server 'backend.base_urls=[{urls}]' backend.per_server_concurrency=8")
+        print(f"# client: {client_line(args.overrides, [f'http://{args.host}:{p}/v1' for p in ports])}")
         return 0
     if not args.launch:
         print(shlex.join(cmd))
         return 0
     print(f"launching: {shlex.join(cmd)}", file=sys.stderr, flush=True)
     os.execv(cmd[0], cmd)  # the server replaces this process: Ctrl-C / SIGTERM reach it directly
+
+
+PER_SERVER = 8  # requests in flight per server in the printed client line
+
+
+def client_line(overrides: list[str], urls: list[str]) -> str:
+    """The run command for these servers: the same model overrides (without them the run asks the
+    servers for the default model), the URL list, and limits that let every server have
+    ``PER_SERVER`` requests in flight (``backend.concurrency``, the total, defaults to 8)."""
+    total = PER_SERVER * len(urls)
+    return shlex.join(
+        [
+            "python",
+            "scripts/run.py",
+            *overrides,
+            "backend=vllm_server",
+            f"backend.base_urls=[{','.join(urls)}]",
+            f"concurrency={total}",
+            f"backend.concurrency={total}",
+            f"backend.per_server_concurrency={PER_SERVER}",
+        ]
+    )

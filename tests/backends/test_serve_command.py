@@ -169,3 +169,21 @@ def _vllm_serve_parser():
             pytest.skip("this vLLM keeps its serve parser elsewhere")
         _PARSER.append(make_arg_parser(FlexibleArgumentParser()))
     return _PARSER[0]
+
+
+def test_servers_prints_a_client_line_that_runs_the_same_model_on_every_server() -> None:
+    # the client line lacked model=: pasted as printed, the run asked the servers for the default
+    # tiny model; and its total limit (backend.concurrency, default 8) capped N servers at 8 requests
+    out = run_script(
+        "serve.py", "model=qwen2_5_vl_7b", "model.vllm_args.max_model_len=16384", "--servers", "2"
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert [line.startswith("CUDA_VISIBLE_DEVICES=") for line in lines] == [True, True, False]
+    client = shlex.split(lines[-1].removeprefix("# client: "))
+    assert client[:2] == ["python", "scripts/run.py"]
+    assert client[2:4] == ["model=qwen2_5_vl_7b", "model.vllm_args.max_model_len=16384"]
+    assert "backend.base_urls=[http://127.0.0.1:8000/v1,http://127.0.0.1:8001/v1]" in client
+    per_server = int(next(a for a in client if a.startswith("backend.per_server_concurrency=")).split("=")[1])
+    total = int(next(a for a in client if a.startswith("backend.concurrency=")).split("=")[1])
+    assert total == 2 * per_server

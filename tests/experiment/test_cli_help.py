@@ -390,3 +390,24 @@ def test_run_py_names_a_local_directory_given_as_the_model_in_one_line(tmp_path)
         f"error: model {tmp_path}: not a Hugging Face hub id (ORG/NAME); a local checkpoint is "
         f"model=hf model.hub_id=NAME model.path={tmp_path}"
     ], proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "backend.base_urls=[http://user:sk-in-url@127.0.0.1:8000/v1]",
+        "backend.base_urls=[http://127.0.0.1:8000/v1,https://sk-in-url@api.example.com/v1]",
+        "+backend.base_urls=[http://u:sk-in-url@h/v1]",
+    ],
+)
+def test_a_url_with_credentials_is_one_line_that_does_not_repeat_them(arg: str) -> None:
+    # the run would record the URL in .hydra/*.yaml, the trajectories, the response cache and W&B
+    with pytest.raises(ConfigError) as err:
+        cli_help.preprocess([arg, "limit=1"])
+    assert "sk-in-url" not in str(err.value)
+    assert "backend.base_urls=" in str(err.value) and "backend.api_key_env" in str(err.value)
+
+
+def test_a_url_without_credentials_and_an_at_sign_elsewhere_pass() -> None:
+    argv = ["backend.base_urls=[http://127.0.0.1:8000/v1]", "+extra.note=mail me@example.com"]
+    assert cli_help.preprocess(argv) == argv
