@@ -53,8 +53,11 @@ def _fmt_ci(e: Estimate | None) -> str:
     return "–" if e is None else f"[{e.low:.2f}, {e.high:.2f}]".replace("-", "−")
 
 
-def _fmt_p(ps: Sequence[float]) -> str:
-    return " / ".join(f"{p:.3g}" for p in ps) if ps else "–"
+def _fmt_p(ps: Sequence[float | None]) -> str:
+    """One p per seed joined by " / "; "–" for a seed (or a row) where nothing was compared."""
+    if all(p is None for p in ps):
+        return "–"
+    return " / ".join("–" if p is None else f"{p:.3g}" for p in ps)
 
 
 def header(with_paper: bool, ctx: Table3Context = Table3Context()) -> list[str]:

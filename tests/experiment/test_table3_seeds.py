@@ -196,3 +196,25 @@ def test_a_metrics_file_without_a_usable_identity_is_one_error_naming_it(tmp_pat
     (run / "metrics.json").write_text(json.dumps(metrics))
     with pytest.raises(RunFileError, match=r"metrics.json: no usable run identity \(RunIdentity: "):
         table3.load_run(run)
+
+
+def test_a_variant_whose_items_all_errored_has_no_mcnemar_p(tmp_path: Path) -> None:
+    """No (item, seed) was scored by both the variant and full: there is no test, so no p (a p of 1
+    would read as "tested, no difference"); a seed with pairs keeps its p beside a seed without."""
+    root = tmp_path / "multirun"
+    every = {"q0", "q1", "q2", "q3"}
+    _run(root / "f0", "full", 0, wrong={"q3"})
+    _run(root / "f1", "full", 1, wrong=set())
+    _run(root / "e0", "no_ecc", 0, wrong=set(), fail=every)
+    _run(root / "e1", "no_ecc", 1, wrong=set(), fail=every)
+    _run(root / "d0", "no_dual_read", 0, wrong=set(), fail=every)
+    _run(root / "d1", "no_dual_read", 1, wrong={"q0"})
+    runs, rows = _rows(root)
+    by = {r.variant: r for r in rows}
+    assert by["no_ecc"].mcnemar_p == (None, None) and by["no_ecc"].delta_ci is None
+    assert by["no_dual_read"].mcnemar_p == (None, 1.0)  # seed 1: q0 only full right → b=1, c=0
+    md = table3_render.to_markdown(rows)
+    assert "| w/o ECC/NCC | – | – | – | – | – | – | – | – | – | – | – |" in md
+    assert "| – / 1 |" in md
+    values = {r["variant"]: r for r in csv.DictReader(io.StringIO(table3_render.to_csv(rows)))}
+    assert values["no_ecc"]["mcnemar_p"] == ";" and values["no_dual_read"]["mcnemar_p"] == ";1.0"
