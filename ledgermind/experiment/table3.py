@@ -342,7 +342,10 @@ def heading_for(runs: Sequence[RunScores]) -> str:
     ident = runs[0].identity
     seeds = seeds_of(runs)
     over = f", {len(seeds)} seeds" if len(seeds) > 1 else ""
-    return f"Table 3 — {ident.benchmark} ({ident.n_items} items{over}), {ident.model}"
+    # the distinct items of every run, as the Overall column's n: runs of other item sets
+    # (--allow-mixed) would otherwise be counted by whichever run was named first
+    n_items = context_of(runs).n["Overall"]
+    return f"Table 3 — {ident.benchmark} ({n_items} items{over}), {ident.model}"
 
 
 def caption_for(runs: Sequence[RunScores]) -> str:

@@ -218,3 +218,18 @@ def test_a_variant_whose_items_all_errored_has_no_mcnemar_p(tmp_path: Path) -> N
     assert "| – / 1 |" in md
     values = {r["variant"]: r for r in csv.DictReader(io.StringIO(table3_render.to_csv(rows)))}
     assert values["no_ecc"]["mcnemar_p"] == ";" and values["no_dual_read"]["mcnemar_p"] == ";1.0"
+
+
+def test_the_heading_counts_the_items_of_every_run_whatever_their_order() -> None:
+    """Runs over other item sets (--allow-mixed): the caption and chart title count the distinct items
+    of all runs, as the Overall column does, not the items of the run named first."""
+    from ledgermind.runs.summary import RunIdentity
+
+    def run(variant: str, ids: list[str]) -> table3.RunScores:
+        ident = RunIdentity("m", "b", "fake", variant, f"h{len(ids)}", len(ids))
+        return table3.RunScores(Path(variant), ident, {}, dict.fromkeys(ids, 1.0), dict.fromkeys(ids, "Easy"))
+
+    small, large = run("full", ["a", "b"]), run("no_ecc", ["a", "b", "c"])
+    for runs in ([small, large], [large, small]):
+        assert table3.context_of(runs).n["Overall"] == 3
+        assert table3.heading_for(runs) == "Table 3 — fake (3 items), m"
