@@ -233,3 +233,17 @@ def test_the_heading_counts_the_items_of_every_run_whatever_their_order() -> Non
     for runs in ([small, large], [large, small]):
         assert table3.context_of(runs).n["Overall"] == 3
         assert table3.heading_for(runs) == "Table 3 — fake (3 items), m"
+
+
+def test_census_rows_count_and_divide_by_the_scored_items_the_census_sums() -> None:
+    """metrics.json's census sums the scored items' trajectories: an errored item is neither counted
+    in a row's items nor in the denominator of its calls per item."""
+    from ledgermind.runs.summary import RunIdentity
+
+    ident = RunIdentity("m", "b", "fake", "full", "h", 4)
+    scores = {"a": 1.0, "b": 0.0, "c": 1.0, "d": None}  # d errored: its calls are not in the census
+    run = table3.RunScores(
+        Path("r"), ident, {"tool_calls": 6, "repair_tool_calls": 3, "model_calls": 9}, scores
+    )
+    row = table3_render.census_markdown([run]).splitlines()[-1]
+    assert row.startswith("| full | 3 |") and row.endswith("| 2.00 | 1.00 | 3.00 |"), row
