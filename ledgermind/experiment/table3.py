@@ -191,7 +191,7 @@ class Row:
     paper: dict[str, float | None] | None = None
     overall: Estimate | None = None  # Overall with its 95 % interval (percent)
     delta_ci: Estimate | None = None  # paired bootstrap of Δ vs full (points)
-    mcnemar_p: tuple[float, ...] = ()  # exact McNemar vs full, one per seed
+    mcnemar_p: tuple[float | None, ...] = ()  # exact McNemar vs full, one per seed (None: no pair)
     seeds: tuple[int, ...] = (0,)
     overall_by_seed: tuple[float | None, ...] = ()
     delta_by_seed: tuple[float | None, ...] = ()
@@ -313,7 +313,11 @@ def _row(
     )
 
 
-def _mcnemar(run: RunScores, full: RunScores) -> float:
+def _mcnemar(run: RunScores, full: RunScores) -> float | None:
+    """Exact McNemar p within one seed; None when no item was scored by both runs: nothing was
+    compared, and p = 1 there would read as a test that found no difference."""
+    if not any(s is not None and full.item_scores.get(i) is not None for i, s in run.item_scores.items()):
+        return None
     b, c = discordant_pairs(full.item_scores, run.item_scores)  # only full right, only the variant right
     return mcnemar_exact(b, c)
 
@@ -338,7 +342,10 @@ def heading_for(runs: Sequence[RunScores]) -> str:
     ident = runs[0].identity
     seeds = seeds_of(runs)
     over = f", {len(seeds)} seeds" if len(seeds) > 1 else ""
-    return f"Table 3 — {ident.benchmark} ({ident.n_items} items{over}), {ident.model}"
+    # the distinct items of every run, as the Overall column's n: runs of other item sets
+    # (--allow-mixed) would otherwise be counted by whichever run was named first
+    n_items = context_of(runs).n["Overall"]
+    return f"Table 3 — {ident.benchmark} ({n_items} items{over}), {ident.model}"
 
 
 def caption_for(runs: Sequence[RunScores]) -> str:

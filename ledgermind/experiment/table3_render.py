@@ -53,8 +53,11 @@ def _fmt_ci(e: Estimate | None) -> str:
     return "–" if e is None else f"[{e.low:.2f}, {e.high:.2f}]".replace("-", "−")
 
 
-def _fmt_p(ps: Sequence[float]) -> str:
-    return " / ".join(f"{p:.3g}" for p in ps) if ps else "–"
+def _fmt_p(ps: Sequence[float | None]) -> str:
+    """One p per seed joined by " / "; "–" for a seed (or a row) where nothing was compared."""
+    if all(p is None for p in ps):
+        return "–"
+    return " / ".join("–" if p is None else f"{p:.3g}" for p in ps)
 
 
 def header(with_paper: bool, ctx: Table3Context = Table3Context()) -> list[str]:
@@ -234,8 +237,14 @@ def write_outputs(
 def census_markdown(runs: Sequence[RunScores]) -> str:
     """The mechanism census of every run side by side (same order as the table's rows; one row per seed)."""
     several = len(seeds_of(runs)) > 1
+    # the census (metrics.json) sums the scored items' trajectories: its rows count those items, and
+    # calls per item divide by them, never by errored items whose calls it does not hold
     return census_table(
-        (f"{r.variant} (seed {r.seed})" if several else r.variant, len(r.item_scores), r.mechanisms)
+        (
+            f"{r.variant} (seed {r.seed})" if several else r.variant,
+            sum(1 for s in r.item_scores.values() if s is not None),
+            r.mechanisms,
+        )
         for r in in_variant_order(runs)
     )
 

@@ -25,7 +25,7 @@ from ledgermind.experiment.artefact_label import ArtefactLabel, combined, label_
 from ledgermind.report.census_table import grouped
 from ledgermind.report.images import ImageStore
 from ledgermind.report.item_view import ItemView, build_item_view
-from ledgermind.report.run_view import backend_label, build_run_view, item_href
+from ledgermind.report.run_view import backend_label, build_run_view, headline, item_href
 from ledgermind.report.sources import RunData, load_run
 from ledgermind.runs.atomic import atomic_write, inside
 from ledgermind.runs.files import REPORT_DIR
@@ -179,7 +179,8 @@ def _write_multirun(
             "dir": str(p.run.run_dir.relative_to(path)),
             "href": f"{p.prefix}index.html",
             "n": len(p.run.results),
-            "accuracy": sum(r.score for r in p.run.results) / len(p.run.results),
+            # over the scored items, as the run's page and metrics.json: an error is no wrong answer
+            "accuracy": headline([r for r in p.run.results if not r.error]).accuracy,
             "errors": sum(1 for r in p.run.results if r.error),
         }
         for p, seed in zip(places, seeds, strict=True)

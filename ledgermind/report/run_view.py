@@ -110,7 +110,8 @@ def build_run_view(run: RunData, views: Mapping[str, ItemView]) -> RunView:
     splits = [
         ("subject", group_accuracy(scored, lambda r: [r.subject] if r.subject else [])),
         ("difficulty", by_diff),
-        ("path", group_accuracy(results, lambda r: [r.path or "ERROR"])),
+        # errored items are counted apart (outcome "error"), never as a path's wrong answers
+        ("path", group_accuracy(scored, lambda r: [r.path or "ERROR"])),
         ("question type", group_accuracy(scored, lambda r: r.question_types)),
     ]
     # a split nobody has is not shown

@@ -90,6 +90,9 @@ def build_metrics(
     Errored items (``ItemResult.error``) are counted in ``errors`` and left out of every accuracy
     and of the trajectory metrics: ``n_scored`` items make the accuracy, ``n_items`` were asked.
     """
+    # first: describing the backend imports its plugin, which registers its census sections (the
+    # simulator's); a process that only reads a run (rescore) has never built the backend
+    backend = describe_backend(identity.backend)
     failed = [r for r in results if r.error is not None]
     results = [r for r in results if r.error is None]
     ok_ids = {r.id for r in results}
@@ -124,7 +127,7 @@ def build_metrics(
         ),
     }
     with_section_totals(metrics["mechanisms"])  # e.g. the share of the simulator's injected faults caught
-    if disclaimer := describe_backend(identity.backend).disclaimer:  # a test instrument says so
+    if disclaimer := backend.disclaimer:  # a test instrument says so
         metrics["test_instrument"] = disclaimer
     return metrics
 

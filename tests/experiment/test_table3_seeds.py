@@ -196,3 +196,54 @@ def test_a_metrics_file_without_a_usable_identity_is_one_error_naming_it(tmp_pat
     (run / "metrics.json").write_text(json.dumps(metrics))
     with pytest.raises(RunFileError, match=r"metrics.json: no usable run identity \(RunIdentity: "):
         table3.load_run(run)
+
+
+def test_a_variant_whose_items_all_errored_has_no_mcnemar_p(tmp_path: Path) -> None:
+    """No (item, seed) was scored by both the variant and full: there is no test, so no p (a p of 1
+    would read as "tested, no difference"); a seed with pairs keeps its p beside a seed without."""
+    root = tmp_path / "multirun"
+    every = {"q0", "q1", "q2", "q3"}
+    _run(root / "f0", "full", 0, wrong={"q3"})
+    _run(root / "f1", "full", 1, wrong=set())
+    _run(root / "e0", "no_ecc", 0, wrong=set(), fail=every)
+    _run(root / "e1", "no_ecc", 1, wrong=set(), fail=every)
+    _run(root / "d0", "no_dual_read", 0, wrong=set(), fail=every)
+    _run(root / "d1", "no_dual_read", 1, wrong={"q0"})
+    runs, rows = _rows(root)
+    by = {r.variant: r for r in rows}
+    assert by["no_ecc"].mcnemar_p == (None, None) and by["no_ecc"].delta_ci is None
+    assert by["no_dual_read"].mcnemar_p == (None, 1.0)  # seed 1: q0 only full right → b=1, c=0
+    md = table3_render.to_markdown(rows)
+    assert "| w/o ECC/NCC | – | – | – | – | – | – | – | – | – | – | – |" in md
+    assert "| – / 1 |" in md
+    values = {r["variant"]: r for r in csv.DictReader(io.StringIO(table3_render.to_csv(rows)))}
+    assert values["no_ecc"]["mcnemar_p"] == ";" and values["no_dual_read"]["mcnemar_p"] == ";1.0"
+
+
+def test_the_heading_counts_the_items_of_every_run_whatever_their_order() -> None:
+    """Runs over other item sets (--allow-mixed): the caption and chart title count the distinct items
+    of all runs, as the Overall column does, not the items of the run named first."""
+    from ledgermind.runs.summary import RunIdentity
+
+    def run(variant: str, ids: list[str]) -> table3.RunScores:
+        ident = RunIdentity("m", "b", "fake", variant, f"h{len(ids)}", len(ids))
+        return table3.RunScores(Path(variant), ident, {}, dict.fromkeys(ids, 1.0), dict.fromkeys(ids, "Easy"))
+
+    small, large = run("full", ["a", "b"]), run("no_ecc", ["a", "b", "c"])
+    for runs in ([small, large], [large, small]):
+        assert table3.context_of(runs).n["Overall"] == 3
+        assert table3.heading_for(runs) == "Table 3 — fake (3 items), m"
+
+
+def test_census_rows_count_and_divide_by_the_scored_items_the_census_sums() -> None:
+    """metrics.json's census sums the scored items' trajectories: an errored item is neither counted
+    in a row's items nor in the denominator of its calls per item."""
+    from ledgermind.runs.summary import RunIdentity
+
+    ident = RunIdentity("m", "b", "fake", "full", "h", 4)
+    scores = {"a": 1.0, "b": 0.0, "c": 1.0, "d": None}  # d errored: its calls are not in the census
+    run = table3.RunScores(
+        Path("r"), ident, {"tool_calls": 6, "repair_tool_calls": 3, "model_calls": 9}, scores
+    )
+    row = table3_render.census_markdown([run]).splitlines()[-1]
+    assert row.startswith("| full | 3 |") and row.endswith("| 2.00 | 1.00 | 3.00 |"), row

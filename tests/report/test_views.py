@@ -538,3 +538,45 @@ def test_an_image_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path) -
         == f"image {data / 'pipe.png'} is a FIFO (named pipe), not a regular file"
     )
     assert store.add(data / "gone.png") == f"image not found: {data / 'gone.png'}"
+
+
+def test_errored_items_are_left_out_of_the_path_split(tmp_path: Path) -> None:
+    """An item that failed (a server, an image) after its path ran, or before any path, is an error
+    counted apart: the path table's accuracy is over scored items, as metrics.json's by_path."""
+    from ledgermind.report.run_view import build_run_view
+    from ledgermind.report.sources import RunData
+    from ledgermind.runs.summary import group_accuracy
+
+    results = [
+        _result(id="ok", path="FULLPIPE"),
+        _result(id="late", path="FULLPIPE", score=0.0, error="model call failed (decide): server down"),
+        _result(id="early", path=None, score=0.0, error="input: the question is empty"),
+    ]
+    views = {r.id: build_item_view(r, None, None, ImageStore(tmp_path)) for r in results}
+    v = build_run_view(RunData(tmp_path, results, {}, {}, {}), views)
+    paths = dict(v.splits)["path"]
+    assert set(paths) == {"FULLPIPE"} and (paths["FULLPIPE"]["n"], paths["FULLPIPE"]["accuracy"]) == (1, 1.0)
+    scored = [r for r in results if r.error is None]
+    assert {g: s["n"] for g, s in paths.items()} == {
+        g: s["n"] for g, s in group_accuracy(scored, lambda r: [r.path or "UNKNOWN"]).items()
+    }
+
+
+def test_multirun_runs_table_accuracy_leaves_errored_items_out(tmp_path: Path) -> None:
+    """The multirun's Runs table gives each run's accuracy over its scored items, as the run's page
+    and metrics.json do: an errored item is not a 0, and a run with no scored item has no accuracy."""
+    multi = tmp_path / "multi"
+    runs = {
+        "a": [_result(id="x"), _result(id="y", score=0.0, error="model call failed: server down")],
+        "b": [
+            _result(id="x", score=0.0, error="server down"),
+            _result(id="y", score=0.0, error="server down"),
+        ],
+    }
+    for name, rows in runs.items():
+        (multi / name).mkdir(parents=True)
+        (multi / name / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in rows))
+    index = build_report(multi).read_text()
+    cells = r'<td>{}</td><td class="num">2</td><td class="num">{}</td><td class="num">{}</td>'
+    assert cells.format("a", "100.0%", 1) in index  # not 50.0%: y failed, it was not answered wrong
+    assert cells.format("b", "–", 2) in index  # not 0.0%: nothing was scored

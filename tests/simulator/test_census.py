@@ -218,3 +218,32 @@ def test_the_report_totals_add_up_to_their_parts():
     misread = next(r for r in catch_table({"injected": injected, **verbs}) if r.strip().startswith("misread"))
     injected_n, _flagged, *ends = map(int, misread.split()[1:])
     assert ends == [1, 4, 2, 0] and sum(ends) == injected_n
+
+
+def test_metrics_rebuilt_in_a_reading_process_keep_the_simulator_section():
+    """``ledgermind rescore`` rebuilds metrics.json in a process that never built the backend: the
+    simulator's census section (injected vs caught faults, catch rates) must not vanish from it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = """
+import sys
+from ledgermind.runs.results import ItemResult
+from ledgermind.runs.summary import RunIdentity, build_metrics
+from ledgermind.trajectory import ModelCall, PathKind, Trajectory
+assert "ledgermind.simulator.plugin" not in sys.modules  # as in a rescore: nothing built the backend
+t = Trajectory("q", "Q?", PathKind.FULLPIPE)
+fault = {"kind": "phantom", "entity": "Harold Finnegan", "answer": "C"}
+t.model_calls.append(ModelCall(stage="x", latency_s=0.0, meta={"simulator": {"task": "reason", "item": "q", "faults": [fault]}}))
+ident = RunIdentity("m", "SimulatedBackend", "gauges", "full", "x", 1)
+scored = [ItemResult("q", "C", "A", 0.0, True, "FULLPIPE", "Easy")]
+m = build_metrics(scored, [t], ident, wall_time_s=1.0, gamma=0.5, summarize=None)
+print(m["mechanisms"].get("simulator", {}).get("injected", {}).get("phantom"))
+"""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "1"
