@@ -87,8 +87,8 @@ def _row_item(
     except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
         # anything one row's values can make a loader raise is that row's error, never the benchmark's
         where = f"{source}:{lineno}"
-        if strict:
-            raise (exc if isinstance(exc, DataError) else DataError(f"{where}: {exc}")) from None
+        if strict:  # the one line that stops the load names the row as the error item would
+            raise DataError(f"{where}: {exc}") from None
         row_id = next((row[k] for k in ROW_IDS if row.get(k) not in (None, "")), f"row{lineno}")
         cause = exc if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}"
         return failed_item(str(row_id), f"{where}: {cause}")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -121,3 +122,20 @@ def test_generic_jsonl_refuses_paths_outside_the_data_dir(tmp_path, name: str) -
     evil, ok = load_benchmark("jsonl", {"path": str(tmp_path)})
     assert evil.id == "evil" and evil.images == [] and "outside the data directory" in evil.meta["load_error"]
     assert "load_error" not in ok.meta
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"question": "q"}',
+        '{"id": "a", "question": "q", "options": ["x"], "answer": "Z"}',
+        '{"id": "a", "question": "q", "answer": "x", "answer_type": "essay"}',
+        '{"id": "a", "question": "q", "images": ["../x.png"], "answer": "x"}',
+    ],
+)
+def test_strict_load_names_the_file_and_line_of_the_bad_row(tmp_path, line: str) -> None:
+    """With ``strict`` the one line that stops the load says where the row is, as its error item would."""
+    f = tmp_path / "bad.jsonl"
+    f.write_text('{"id": "ok", "question": "q", "answer": "x"}\n' + line + "\n")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(f))}:2: "):
+        load_benchmark("jsonl", {"path": str(f), "strict": True})
