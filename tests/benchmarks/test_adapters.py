@@ -151,3 +151,14 @@ def test_split_inline_options_requires_consecutive_letters() -> None:
         "Q (A) x (C) y",
         None,
     )
+
+
+def test_bad_rows_of_several_files_are_error_items_not_duplicate_ids(tmp_path) -> None:
+    """Each file's bad first line is its own error item (named by file and line); the load goes on."""
+    good = {"pid": "e1", "question": "Q", "options": ["x", "y"], "answer": "A", "type": "Multiple Choice"}
+    (tmp_path / "a.jsonl").write_text("oops\n" + json.dumps(good) + "\n")
+    (tmp_path / "b.jsonl").write_text('oops\n{"question": "Q", "options": "[1", "answer": "A"}\n')
+    items = load_benchmark("emma", {"path": str(tmp_path)})
+    assert [it.id for it in items] == ["a.jsonl:line1", "e1", "b.jsonl:line1", "b.jsonl:row2"]
+    assert "b.jsonl:2: " in items[3].meta["load_error"]
+    assert all("load_error" in it.meta for it in items if it.id != "e1")
