@@ -162,3 +162,12 @@ def test_bad_rows_of_several_files_are_error_items_not_duplicate_ids(tmp_path) -
     assert [it.id for it in items] == ["a.jsonl:line1", "e1", "b.jsonl:line1", "b.jsonl:row2"]
     assert "b.jsonl:2: " in items[3].meta["load_error"]
     assert all("load_error" in it.meta for it in items if it.id != "e1")
+
+
+def test_emma_row_without_an_id_is_an_error_not_an_item_named_none(tmp_path) -> None:
+    (tmp_path / "q.jsonl").write_text(
+        '{"question": "Q", "answer": "3"}\n{"pid": 0, "question": "Q", "answer": "4"}\n'
+    )
+    first, second = load_benchmark("emma", {"path": str(tmp_path)})
+    assert first.id == "row1" and "without 'pid'" in first.meta["load_error"]
+    assert second.id == "0" and "load_error" not in second.meta
