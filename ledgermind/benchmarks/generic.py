@@ -11,7 +11,7 @@ One JSON object per line::
      "difficulty": "Easy",             # optional: Easy / Medium / Hard
      "meta": {"numeric_kind": "reading", "graduation": 0.5}}  # optional, free-form
 
-Inference of ``answer_type``: options → ``mcq``; a gold that parses as a number → ``numeric``
+Inference of ``answer_type``: options → ``mcq``; a gold that is a plain number (``tables.numeric_gold``) → ``numeric``
 (exact unless ``meta.numeric_kind`` is ``reading``); otherwise ``open``.
 ``LoaderConfig.path`` is the JSONL file or a directory holding ``items.jsonl``.
 """
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, V
 
 from ledgermind.benchmarks.item import OPTION_LABELS, AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import answer_type, contained_path, load_rows
+from ledgermind.benchmarks.tables import answer_type, contained_path, load_rows, numeric_gold
 from ledgermind.errors import DataError
 
 LAYOUT = "a .jsonl file (or a directory with items.jsonl) in the generic VQA format of docs/data_format.md"
@@ -92,6 +92,9 @@ def item_from_record(row: dict[str, Any], source: Path) -> Item:
     answer_type = infer_answer_type(row)
     options = row.get("options")
     answer = None if row.get("answer") is None else str(row["answer"]).strip()
+    if answer_type is AnswerType.NUMERIC and answer is not None and numeric_gold(answer) is None:
+        # the scorer would read no number (or another one) from this gold: never a right answer
+        raise DataError(f"record: numeric item {row['id']!r}: answer {answer!r} is not a plain number")
     if answer_type is AnswerType.MCQ:
         letters = list(OPTION_LABELS[: len(options or [])])
         if not options or answer not in letters:

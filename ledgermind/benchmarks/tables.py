@@ -13,6 +13,7 @@ import base64
 import binascii
 import csv
 import hashlib
+import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -198,15 +199,30 @@ def numbered_images(row: dict[str, Any], source: Path, cache: Path, item_id: str
     return images
 
 
+def numeric_gold(answer: str) -> float | None:
+    """The number ``answer`` is, if it is one plain finite number that the numeric scorer reads as
+    that same number; else None.
+
+    ``float`` alone is not the test: it takes ``"inf"``, ``"NaN"`` and ``"1_000"``, and after
+    dropping thousands commas it reads ``"1,5"`` as 15, while the scorer (``parse_number``) reads
+    those golds as nothing, 0 and 5; such an item could never be scored right, or would be scored
+    right for the wrong number."""
+    from ledgermind.scoring.numeric import parse_number  # scoring imports benchmarks: resolve late
+
+    try:
+        value = float(answer.replace(",", ""))
+    except ValueError:
+        return None
+    if not math.isfinite(value) or parse_number(answer) != value:
+        return None
+    return value
+
+
 def answer_type(is_mcq: bool, answer: str) -> AnswerType:
-    """MCQ, else numeric when the gold parses as a number, else open."""
+    """MCQ, else numeric when the gold is a plain number (``numeric_gold``), else open."""
     if is_mcq:
         return AnswerType.MCQ
-    try:
-        float(answer.replace(",", ""))
-        return AnswerType.NUMERIC
-    except ValueError:
-        return AnswerType.OPEN
+    return AnswerType.OPEN if numeric_gold(answer) is None else AnswerType.NUMERIC
 
 
 def letter_columns(row: dict[str, Any]) -> list[str] | None:

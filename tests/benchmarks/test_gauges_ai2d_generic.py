@@ -139,3 +139,31 @@ def test_strict_load_names_the_file_and_line_of_the_bad_row(tmp_path, line: str)
     f.write_text('{"id": "ok", "question": "q", "answer": "x"}\n' + line + "\n")
     with pytest.raises(DataError, match=rf"^{re.escape(str(f))}:2: "):
         load_benchmark("jsonl", {"path": str(f), "strict": True})
+
+
+@pytest.mark.parametrize("gold", ["inf", "NaN", "1_000", "1,5", "12,50"])
+def test_a_gold_the_scorer_reads_as_another_number_is_not_inferred_numeric(tmp_path, gold: str) -> None:
+    """``float`` takes these golds (15 for "1,5"), the numeric scorer reads none or another number
+    from them (5, 0, nothing): as numeric items they could never be scored right, or right for the
+    wrong reply. They are open answers, compared as text."""
+    f = tmp_path / "items.jsonl"
+    f.write_text(json.dumps({"id": "g", "question": "q", "answer": gold}) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert item.answer_type is AnswerType.OPEN
+    assert score(item, f"Answer: {gold}").correct == 1.0
+
+
+@pytest.mark.parametrize("gold", ["abc", "1,5", "inf"])
+def test_a_numeric_item_whose_gold_is_not_a_number_is_an_error_item(tmp_path, gold: str) -> None:
+    f = tmp_path / "items.jsonl"
+    f.write_text(json.dumps({"id": "g", "question": "q", "answer": gold, "answer_type": "numeric"}) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert f"{f}:1: " in item.meta["load_error"] and "not a plain number" in item.meta["load_error"]
+
+
+@pytest.mark.parametrize("gold", ["7", "1,000", "-3", "0.5", "1e3", " 12 "])
+def test_plain_numbers_stay_numeric(tmp_path, gold: str) -> None:
+    f = tmp_path / "items.jsonl"
+    f.write_text(json.dumps({"id": "g", "question": "q", "answer": gold}) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert item.answer_type is AnswerType.NUMERIC and "load_error" not in item.meta
