@@ -86,6 +86,8 @@ def infer_answer_type(row: dict[str, Any]) -> AnswerType:
 def item_from_record(row: dict[str, Any], source: Path) -> Item:
     """One generic record → ``Item``; relative image paths resolve against ``source``'s folder."""
     row = validated(row, "record")
+    if not str(row["id"]).strip():  # an item named "" cannot be selected, reported or told apart
+        raise DataError(f"record: the id {row['id']!r} is blank")
     images = row.get("images", [row["image"]] if row.get("image") else [])
     if isinstance(images, str):
         images = [images]

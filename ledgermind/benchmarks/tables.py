@@ -98,7 +98,7 @@ def _row_item(
         where = f"{source}:{lineno}"
         if strict:  # the one line that stops the load names the row as the error item would
             raise DataError(f"{where}: {exc}") from None
-        row_id = next((row[k] for k in ROW_IDS if row.get(k) not in (None, "")), f"{tag}row{lineno}")
+        row_id = next((row[k] for k in ROW_IDS if str(row.get(k) or "").strip()), f"{tag}row{lineno}")
         cause = exc if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}"
         return failed_item(str(row_id), f"{where}: {cause}")
 

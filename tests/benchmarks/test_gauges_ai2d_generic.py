@@ -167,3 +167,17 @@ def test_plain_numbers_stay_numeric(tmp_path, gold: str) -> None:
     f.write_text(json.dumps({"id": "g", "question": "q", "answer": gold}) + "\n")
     (item,) = load_benchmark("jsonl", {"path": str(f)})
     assert item.answer_type is AnswerType.NUMERIC and "load_error" not in item.meta
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_id_is_an_error_item_named_by_its_line(tmp_path, blank: str) -> None:
+    f = tmp_path / "items.jsonl"
+    f.write_text(json.dumps({"id": "ok", "question": "q", "answer": "x"}) + "\n")
+    f.write_text(f.read_text() + json.dumps({"id": blank, "question": "q", "answer": "x"}) + "\n")
+    ok, bad = load_benchmark("jsonl", {"path": str(f)})
+    assert "load_error" not in ok.meta
+    assert (
+        bad.id == "row2"
+        and bad.meta["load_error"].startswith(f"{f}:2: ")
+        and "blank" in bad.meta["load_error"]
+    )
