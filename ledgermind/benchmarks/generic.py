@@ -88,7 +88,9 @@ def item_from_record(row: dict[str, Any], source: Path) -> Item:
     row = validated(row, "record")
     if not str(row["id"]).strip():  # an item named "" cannot be selected, reported or told apart
         raise DataError(f"record: the id {row['id']!r} is blank")
-    images = row.get("images", [row["image"]] if row.get("image") else [])
+    images = row.get("images")  # null, like absent, means no images (the record's schema allows it)
+    if images is None:
+        images = [row["image"]] if row.get("image") else []
     if isinstance(images, str):
         images = [images]
     answer_type = infer_answer_type(row)

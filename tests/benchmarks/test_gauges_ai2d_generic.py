@@ -181,3 +181,15 @@ def test_a_blank_id_is_an_error_item_named_by_its_line(tmp_path, blank: str) -> 
         and bad.meta["load_error"].startswith(f"{f}:2: ")
         and "blank" in bad.meta["load_error"]
     )
+
+
+def test_null_images_options_and_answer_read_as_absent(tmp_path) -> None:
+    (tmp_path / "a.png").write_bytes(b"")
+    rows = [
+        {"id": "n", "question": "q", "images": None, "options": None, "answer": None},
+        {"id": "i", "question": "q <image 1>", "images": None, "image": "a.png", "answer": "x"},
+    ]
+    (tmp_path / "items.jsonl").write_text("\n".join(map(json.dumps, rows)) + "\n")
+    n, i = load_benchmark("jsonl", {"path": str(tmp_path)})
+    assert "load_error" not in n.meta and n.images == [] and n.options is None and n.answer is None
+    assert "load_error" not in i.meta and i.images == [tmp_path / "a.png"]
