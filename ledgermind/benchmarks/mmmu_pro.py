@@ -52,20 +52,24 @@ def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
     if setting not in SETTINGS:
         raise ConfigError(f"mmmu_pro setting must be one of {list(SETTINGS)}, got {setting!r}")
     root = config.require_path("mmmu_pro", LAYOUT)
-    if root.is_dir() and (root / "items.jsonl").is_file():
-        items = load_rows(config, root / "items.jsonl", lambda r, _: _from_subset_row(r, root, setting))
-    else:
-        cache = config.cache_path("mmmu_pro_images")
-        items = load_rows(config, root, lambda r, src: _from_official_row(r, src, setting, cache))
-    if setting == "vision":
+    subset = root.is_dir() and (root / "items.jsonl").is_file()
+    cache, pages = config.cache_path("mmmu_pro_images"), config.cache_path("mmmu_pro_vision")
+
+    def build(row: dict[str, Any], source: Path) -> Item:
+        # the page is rendered inside the row's build: a page that cannot be rendered is that row's
+        # error naming its file and line, and with ``strict`` it stops the load like any bad row
+        item = (
+            _from_subset_row(row, root, setting)
+            if subset
+            else _from_official_row(row, source, setting, cache)
+        )
+        if setting != "vision" or item.meta.get("page_given"):
+            return item
         from ledgermind.benchmarks.vision import to_vision_item
 
-        pages = config.cache_path("mmmu_pro_vision")
-        items = [
-            it if it.meta.get("page_given") or it.meta.get("load_error") else to_vision_item(it, pages)
-            for it in items
-        ]
-    return items
+        return to_vision_item(item, pages)
+
+    return load_rows(config, root / "items.jsonl" if subset else root, build)
 
 
 def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:
