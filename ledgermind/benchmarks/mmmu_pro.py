@@ -6,7 +6,8 @@ Settings (``LoaderConfig.setting``):
 * ``standard4`` — the original MMMU options (``options_orig`` / ``answer_orig``);
 * ``vision`` — question and options rendered with the image(s) onto one page
   (``vision.render_page``, following the item's ``vision_font`` / ``vision_fontSize`` /
-  ``vision_background``); the model then sees only the page and an empty question prompt.
+  ``vision_background``); the model then sees only the page and a text question saying that the
+  question and its lettered options are in it (``vision.VISION_QUESTION``).
 
 Layouts (``LoaderConfig.path``):
 

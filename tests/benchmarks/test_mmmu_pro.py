@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -305,3 +306,12 @@ def test_a_vision_page_that_cannot_be_rendered_names_its_row_and_stops_a_strict_
     )
     with pytest.raises(DataError, match=r"items\.jsonl:1: .*bad\.png"):
         load_benchmark("mmmu_pro", cfg | {"strict": True})
+
+
+def test_the_data_format_doc_says_what_a_vision_item_asks() -> None:
+    """The doc promised an empty question text; the item says the question is in the image."""
+    from ledgermind.benchmarks.vision import VISION_QUESTION
+
+    doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "data_format.md").read_text().split())
+    assert "the question text is empty" not in doc and "VISION_QUESTION" in doc
+    assert VISION_QUESTION.format(first="A", last="B").startswith("The question and its answer options")
