@@ -103,6 +103,11 @@ def item_from_record(row: dict[str, Any], source: Path) -> Item:
         letters = list(OPTION_LABELS[: len(options or [])])
         if not options or answer not in letters:
             raise DataError(f"record: MCQ item {row['id']!r} needs options and an answer letter in {letters}")
+    elif options:  # the prompt would ask for an option letter that the open/numeric scorer never reads
+        raise DataError(
+            f"record: item {row['id']!r} has options but answer_type {answer_type.value!r}: "
+            "options make an item mcq (answer: an option letter); drop one of them"
+        )
     return Item(
         id=str(row["id"]),
         question=str(row["question"]),

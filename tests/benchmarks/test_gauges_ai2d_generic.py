@@ -193,3 +193,17 @@ def test_null_images_options_and_answer_read_as_absent(tmp_path) -> None:
     n, i = load_benchmark("jsonl", {"path": str(tmp_path)})
     assert "load_error" not in n.meta and n.images == [] and n.options is None and n.answer is None
     assert "load_error" not in i.meta and i.images == [tmp_path / "a.png"]
+
+
+@pytest.mark.parametrize(("kind", "gold"), [("open", "x"), ("numeric", "3")])
+def test_options_on_an_item_that_is_not_mcq_are_an_error_item(tmp_path, kind: str, gold: str) -> None:
+    """The prompt lists the options and asks for a letter; the open/numeric scorer compares the reply
+    with the gold text, so the asked-for letter would always be scored wrong."""
+    f = tmp_path / "items.jsonl"
+    row = {"id": "o", "question": "q", "options": ["x", "3"], "answer": gold, "answer_type": kind}
+    f.write_text(json.dumps(row) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert (
+        item.meta["load_error"].startswith(f"{f}:1: ")
+        and "has options but answer_type" in item.meta["load_error"]
+    )
