@@ -18,6 +18,7 @@ Inference of ``answer_type``: options → ``mcq``; a gold that is a plain number
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,28 @@ def validated(row: dict[str, Any], where: str) -> dict[str, Any]:
     return row
 
 
+NUMERIC_KINDS = ("reading", "count", "exact")  # scoring/numeric.py: reading → tolerant, else exact
+
+
+def checked_numeric_meta(meta: dict[str, Any], item_id: Any) -> dict[str, Any]:
+    """``meta`` if its scoring keys are what the numeric scorer reads, else a ``DataError``.
+
+    ``meta`` is free-form, but these two keys steer scoring: a graduation given as text (``"0.1"``)
+    made the scorer raise ``TypeError`` for some replies and not others, and an unknown kind
+    (``"Reading"``) silently scored a reading exactly."""
+    kind = meta.get("numeric_kind")
+    if kind is not None and kind not in NUMERIC_KINDS:
+        raise DataError(
+            f"record: item {item_id!r}: meta.numeric_kind {kind!r} is not one of {list(NUMERIC_KINDS)}"
+        )
+    grad = meta.get("graduation")
+    if grad is not None and (
+        isinstance(grad, bool) or not isinstance(grad, int | float) or not math.isfinite(grad) or grad <= 0
+    ):
+        raise DataError(f"record: item {item_id!r}: meta.graduation {grad!r} is not a positive number")
+    return meta
+
+
 def infer_answer_type(row: dict[str, Any]) -> AnswerType:
     if row.get("answer_type"):
         try:
@@ -116,7 +139,7 @@ def item_from_record(row: dict[str, Any], source: Path) -> Item:
         answer=answer,
         answer_type=answer_type,
         difficulty=row.get("difficulty"),
-        meta=dict(row.get("meta") or {}),
+        meta=checked_numeric_meta(dict(row.get("meta") or {}), row["id"]),
     )
 
 

@@ -207,3 +207,29 @@ def test_options_on_an_item_that_is_not_mcq_are_an_error_item(tmp_path, kind: st
         item.meta["load_error"].startswith(f"{f}:1: ")
         and "has options but answer_type" in item.meta["load_error"]
     )
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ({"numeric_kind": "reading", "graduation": "0.1"}, "meta.graduation '0.1' is not a positive number"),
+        ({"numeric_kind": "reading", "graduation": [1]}, "meta.graduation [1] is not a positive number"),
+        ({"numeric_kind": "reading", "graduation": 0}, "meta.graduation 0 is not a positive number"),
+        ({"numeric_kind": "Reading"}, "meta.numeric_kind 'Reading' is not one of"),
+    ],
+)
+def test_numeric_scoring_keys_of_meta_are_checked_at_load(tmp_path, meta: dict, message: str) -> None:
+    """A graduation given as text made the scorer raise TypeError for some replies (not others); an
+    unknown kind scored a reading exactly. Both are now the row's error at load."""
+    f = tmp_path / "items.jsonl"
+    f.write_text(json.dumps({"id": "t", "question": "q", "answer": "36.8", "meta": meta}) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert item.meta["load_error"].startswith(f"{f}:1: ") and message in item.meta["load_error"]
+
+
+def test_valid_numeric_meta_loads_and_scores_within_a_graduation(tmp_path) -> None:
+    f = tmp_path / "items.jsonl"
+    meta = {"numeric_kind": "reading", "graduation": 2, "free": "form"}
+    f.write_text(json.dumps({"id": "t", "question": "q", "answer": "4", "meta": meta}) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert item.meta == meta and score(item, "Answer: 6").correct == 1.0
