@@ -124,7 +124,7 @@ def reads_variants(*keys: str) -> Callable[[L], L]:
 
 
 def _check_variants(name: str, loader: Loader, cfg: LoaderConfig) -> None:
-    read = getattr(loader, "variant_keys", frozenset())
+    read: frozenset[str] = getattr(loader, "variant_keys", frozenset())
     for key in VARIANT_KEYS:
         if (value := getattr(cfg, key)) is not None and key not in read:
             readers = sorted(
