@@ -233,3 +233,13 @@ def test_valid_numeric_meta_loads_and_scores_within_a_graduation(tmp_path) -> No
     f.write_text(json.dumps({"id": "t", "question": "q", "answer": "4", "meta": meta}) + "\n")
     (item,) = load_benchmark("jsonl", {"path": str(f)})
     assert item.meta == meta and score(item, "Answer: 6").correct == 1.0
+
+
+@pytest.mark.parametrize("reading", ["nan", "inf", "x"])
+def test_a_gauge_reading_that_is_not_a_plain_number_is_an_error_item(tmp_path, reading: str) -> None:
+    """float() takes "nan" and "inf"; as golds no reply could ever be scored right."""
+    (tmp_path / "items.jsonl").write_text(
+        json.dumps({"image": "a.jpg", "min": "0", "max": "10", "reading": reading}) + "\n"
+    )
+    (item,) = load_benchmark("gauges", {"path": str(tmp_path)})
+    assert item.meta["load_error"].startswith(f"{tmp_path / 'items.jsonl'}:1: ")
