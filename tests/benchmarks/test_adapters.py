@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pyarrow as pa
@@ -171,3 +172,22 @@ def test_emma_row_without_an_id_is_an_error_not_an_item_named_none(tmp_path) -> 
     first, second = load_benchmark("emma", {"path": str(tmp_path)})
     assert first.id == "row1" and "without 'pid'" in first.meta["load_error"]
     assert second.id == "0" and "load_error" not in second.meta
+
+
+def test_an_mcq_gold_that_is_no_option_letter_is_an_error_item(tmp_path) -> None:
+    """MMStar (and MMMU, EMMA) kept an item whose gold letter no option carries: every reply was
+    scored wrong; like MMMU-Pro and V*, it is now that row's error."""
+    rows = [
+        {"index": 1, "question": "Q", "A": "x", "B": "y", "answer": "B", "image": "a.png"},
+        {"index": 2, "question": "Q", "A": "x", "B": "y", "answer": "E", "image": "a.png"},
+    ]
+    with (tmp_path / "MMStar.tsv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), delimiter="\t")
+        writer.writeheader()
+        writer.writerows(rows)
+    ok, bad = load_benchmark("mmstar", {"path": str(tmp_path)})
+    assert "load_error" not in ok.meta and ok.answer == "B"
+    assert (
+        "MMStar.tsv:2: " in bad.meta["load_error"]
+        and "'E' is not one of its option letters" in bad.meta["load_error"]
+    )
