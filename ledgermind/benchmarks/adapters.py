@@ -95,7 +95,9 @@ def load_emma(config: LoaderConfig) -> list[Item]:
     cache = config.cache_path("emma_images")
 
     def one(row: dict[str, Any], src: Path) -> Item:
-        item_id = str(row.get("pid") or row.get("id"))
+        item_id = next((str(row[k]) for k in ("pid", "id") if row.get(k) not in (None, "")), None)
+        if item_id is None:  # never an item named "None" (two such rows would abort the load as duplicates)
+            raise DataError("EMMA row without 'pid' or 'id'")
         options = parse_list(row.get("options"), f"options of {item_id}") or None  # [] is no options
         is_mcq = bool(options) and str(row.get("type", "Multiple Choice")).lower().startswith("multiple")
         question = re.sub(r"<image_(\d+)>", r"<image \1>", str(row.get("question", "")))

@@ -15,7 +15,8 @@ from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import contained_path, load_rows
+from ledgermind.benchmarks.tables import contained_path, load_rows, numeric_gold
+from ledgermind.errors import DataError
 
 LAYOUT = "a directory with items.jsonl (image, min, max, reading, ticks, tick_pos) and images/"
 QUESTION = (
@@ -63,7 +64,8 @@ def _gauge_item(row: dict[str, Any], source: Path) -> Item:
         "source": "gauges",
     }
     answer = str(row["reading"]).strip()
-    float(answer)
+    if numeric_gold(answer) is None:  # "nan", "inf": a reading no reply could ever match
+        raise DataError(f"gauge {row['image']!r}: reading {answer!r} is not a plain number")
     question = QUESTION.format(min=row["min"], max=row["max"])
     return Item(
         f"gauge_{image.stem}", question, [image], answer=answer, answer_type=AnswerType.NUMERIC, meta=meta

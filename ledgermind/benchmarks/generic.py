@@ -11,13 +11,14 @@ One JSON object per line::
      "difficulty": "Easy",             # optional: Easy / Medium / Hard
      "meta": {"numeric_kind": "reading", "graduation": 0.5}}  # optional, free-form
 
-Inference of ``answer_type``: options → ``mcq``; a gold that parses as a number → ``numeric``
+Inference of ``answer_type``: options → ``mcq``; a gold that is a plain number (``tables.numeric_gold``) → ``numeric``
 (exact unless ``meta.numeric_kind`` is ``reading``); otherwise ``open``.
 ``LoaderConfig.path`` is the JSONL file or a directory holding ``items.jsonl``.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, V
 
 from ledgermind.benchmarks.item import OPTION_LABELS, AnswerType, Item
 from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
-from ledgermind.benchmarks.tables import answer_type, contained_path, load_rows
+from ledgermind.benchmarks.tables import answer_type, contained_path, load_rows, numeric_gold
 from ledgermind.errors import DataError
 
 LAYOUT = "a .jsonl file (or a directory with items.jsonl) in the generic VQA format of docs/data_format.md"
@@ -74,6 +75,28 @@ def validated(row: dict[str, Any], where: str) -> dict[str, Any]:
     return row
 
 
+NUMERIC_KINDS = ("reading", "count", "exact")  # scoring/numeric.py: reading → tolerant, else exact
+
+
+def checked_numeric_meta(meta: dict[str, Any], item_id: Any) -> dict[str, Any]:
+    """``meta`` if its scoring keys are what the numeric scorer reads, else a ``DataError``.
+
+    ``meta`` is free-form, but these two keys steer scoring: a graduation given as text (``"0.1"``)
+    made the scorer raise ``TypeError`` for some replies and not others, and an unknown kind
+    (``"Reading"``) silently scored a reading exactly."""
+    kind = meta.get("numeric_kind")
+    if kind is not None and kind not in NUMERIC_KINDS:
+        raise DataError(
+            f"record: item {item_id!r}: meta.numeric_kind {kind!r} is not one of {list(NUMERIC_KINDS)}"
+        )
+    grad = meta.get("graduation")
+    if grad is not None and (
+        isinstance(grad, bool) or not isinstance(grad, int | float) or not math.isfinite(grad) or grad <= 0
+    ):
+        raise DataError(f"record: item {item_id!r}: meta.graduation {grad!r} is not a positive number")
+    return meta
+
+
 def infer_answer_type(row: dict[str, Any]) -> AnswerType:
     if row.get("answer_type"):
         try:
@@ -86,16 +109,28 @@ def infer_answer_type(row: dict[str, Any]) -> AnswerType:
 def item_from_record(row: dict[str, Any], source: Path) -> Item:
     """One generic record → ``Item``; relative image paths resolve against ``source``'s folder."""
     row = validated(row, "record")
-    images = row.get("images", [row["image"]] if row.get("image") else [])
+    if not str(row["id"]).strip():  # an item named "" cannot be selected, reported or told apart
+        raise DataError(f"record: the id {row['id']!r} is blank")
+    images = row.get("images")  # null, like absent, means no images (the record's schema allows it)
+    if images is None:
+        images = [row["image"]] if row.get("image") else []
     if isinstance(images, str):
         images = [images]
     answer_type = infer_answer_type(row)
     options = row.get("options")
     answer = None if row.get("answer") is None else str(row["answer"]).strip()
+    if answer_type is AnswerType.NUMERIC and answer is not None and numeric_gold(answer) is None:
+        # the scorer would read no number (or another one) from this gold: never a right answer
+        raise DataError(f"record: numeric item {row['id']!r}: answer {answer!r} is not a plain number")
     if answer_type is AnswerType.MCQ:
         letters = list(OPTION_LABELS[: len(options or [])])
         if not options or answer not in letters:
             raise DataError(f"record: MCQ item {row['id']!r} needs options and an answer letter in {letters}")
+    elif options:  # the prompt would ask for an option letter that the open/numeric scorer never reads
+        raise DataError(
+            f"record: item {row['id']!r} has options but answer_type {answer_type.value!r}: "
+            "options make an item mcq (answer: an option letter); drop one of them"
+        )
     return Item(
         id=str(row["id"]),
         question=str(row["question"]),
@@ -104,7 +139,7 @@ def item_from_record(row: dict[str, Any], source: Path) -> Item:
         answer=answer,
         answer_type=answer_type,
         difficulty=row.get("difficulty"),
-        meta=dict(row.get("meta") or {}),
+        meta=checked_numeric_meta(dict(row.get("meta") or {}), row["id"]),
     )
 
 

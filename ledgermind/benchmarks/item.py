@@ -84,8 +84,9 @@ def failed_item(item_id: str, cause: str) -> Item:
 def askable(item: Item) -> Item:
     """``item`` if it can be put to a model; else a ``DataError`` that makes the row an error item.
 
-    A blank question or an option without a label would still get a prompt, a reply and a score:
-    a verdict on a question nobody asked."""
+    A blank question, an option without a label or a multiple-choice gold that is none of the option
+    letters would still get a prompt, a reply and a score: a verdict on a question nobody asked, or
+    one no reply can get right."""
     if not item.question.strip():
         raise DataError(f"item {item.id!r}: the question is empty")
     if len(item.options or []) > len(OPTION_LABELS):
@@ -93,4 +94,12 @@ def askable(item: Item) -> Item:
             f"item {item.id!r}: {len(item.options or [])} options, more than the "
             f"{len(OPTION_LABELS)} labels A-Z"
         )
+    if item.answer_type is AnswerType.MCQ and item.answer is not None:
+        # a gold no option carries can never be answered: every reply would be scored wrong
+        shown = item.options or item.meta.get("options") or []  # vision: the options are pixels
+        letters = list(OPTION_LABELS[: len(shown)])
+        if item.answer not in letters:
+            raise DataError(
+                f"item {item.id!r}: answer {item.answer!r} is not one of its option letters {letters}"
+            )
     return item

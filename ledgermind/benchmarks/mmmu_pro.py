@@ -6,7 +6,8 @@ Settings (``LoaderConfig.setting``):
 * ``standard4`` — the original MMMU options (``options_orig`` / ``answer_orig``);
 * ``vision`` — question and options rendered with the image(s) onto one page
   (``vision.render_page``, following the item's ``vision_font`` / ``vision_fontSize`` /
-  ``vision_background``); the model then sees only the page and an empty question prompt.
+  ``vision_background``); the model then sees only the page and a text question saying that the
+  question and its lettered options are in it (``vision.VISION_QUESTION``).
 
 Layouts (``LoaderConfig.path``):
 
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item
-from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig
+from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig, reads_variants
 from ledgermind.benchmarks.tables import (
     contained_path,
     letter_columns,
@@ -47,25 +48,30 @@ LAYOUT = "a directory with items.jsonl + images/ (shared subset), or official MM
 
 
 @BENCHMARKS.register("mmmu_pro")
+@reads_variants("setting")
 def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
     setting = config.setting or "standard10"
     if setting not in SETTINGS:
         raise ConfigError(f"mmmu_pro setting must be one of {list(SETTINGS)}, got {setting!r}")
     root = config.require_path("mmmu_pro", LAYOUT)
-    if root.is_dir() and (root / "items.jsonl").is_file():
-        items = load_rows(config, root / "items.jsonl", lambda r, _: _from_subset_row(r, root, setting))
-    else:
-        cache = config.cache_path("mmmu_pro_images")
-        items = load_rows(config, root, lambda r, src: _from_official_row(r, src, setting, cache))
-    if setting == "vision":
+    subset = root.is_dir() and (root / "items.jsonl").is_file()
+    cache, pages = config.cache_path("mmmu_pro_images"), config.cache_path("mmmu_pro_vision")
+
+    def build(row: dict[str, Any], source: Path) -> Item:
+        # the page is rendered inside the row's build: a page that cannot be rendered is that row's
+        # error naming its file and line, and with ``strict`` it stops the load like any bad row
+        item = (
+            _from_subset_row(row, root, setting)
+            if subset
+            else _from_official_row(row, source, setting, cache)
+        )
+        if setting != "vision" or item.meta.get("page_given"):
+            return item
         from ledgermind.benchmarks.vision import to_vision_item
 
-        pages = config.cache_path("mmmu_pro_vision")
-        items = [
-            it if it.meta.get("page_given") or it.meta.get("load_error") else to_vision_item(it, pages)
-            for it in items
-        ]
-    return items
+        return to_vision_item(item, pages)
+
+    return load_rows(config, root / "items.jsonl" if subset else root, build)
 
 
 def _from_subset_row(row: dict[str, Any], root: Path, setting: str) -> Item:

@@ -104,6 +104,38 @@ def own_options(options: type) -> Callable[[L], L]:
     return deco
 
 
+# Shared keys that pick a variant of a benchmark: only a loader that has variants reads them, so any
+# other loader refuses a value instead of loading the default variant under the asked-for name
+# (``benchmark=sample benchmark.setting=vision`` ran the sample set, recorded as "sample/vision").
+VARIANT_KEYS = ("setting", "split")
+
+
+def reads_variants(*keys: str) -> Callable[[L], L]:
+    """Decorator: the ``VARIANT_KEYS`` the loader reads (``@reads_variants("setting")``); a value for
+    any other one is a ``ConfigError`` in ``load_benchmark``."""
+    if unknown := sorted(set(keys) - set(VARIANT_KEYS)):
+        raise ValueError(f"not variant keys: {unknown}; known: {list(VARIANT_KEYS)}")
+
+    def deco(loader: L) -> L:
+        loader.variant_keys = frozenset(keys)  # type: ignore[attr-defined]
+        return loader
+
+    return deco
+
+
+def _check_variants(name: str, loader: Loader, cfg: LoaderConfig) -> None:
+    read: frozenset[str] = getattr(loader, "variant_keys", frozenset())
+    for key in VARIANT_KEYS:
+        if (value := getattr(cfg, key)) is not None and key not in read:
+            readers = sorted(
+                n for n in BENCHMARKS.names() if key in getattr(BENCHMARKS.get(n), "variant_keys", ())
+            )
+            raise ConfigError(
+                f"benchmark {name!r} has no {key}s, so benchmark.{key}={value!r} would be ignored; "
+                f"drop it (read by: {', '.join(readers) or 'no registered loader'})"
+            )
+
+
 def options_type(benchmark: str | None) -> type | None:
     """The options dataclass a registered loader declares (None: shared keys only, or unknown name)."""
     if not benchmark or benchmark not in BENCHMARKS:
@@ -115,6 +147,7 @@ def load_benchmark(name: str, config: LoaderConfig | Mapping[str, Any] | None = 
     """Look up ``name`` in ``BENCHMARKS`` and run its loader. Item ids must be unique."""
     loader = BENCHMARKS.get(name)  # an unknown name fails here, naming the closest one
     cfg = config if isinstance(config, LoaderConfig) else LoaderConfig.from_mapping(config, name)
+    _check_variants(name, loader, cfg)
     items = loader(cfg)
     seen: set[str] = set()
     for it in items:

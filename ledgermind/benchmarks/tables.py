@@ -13,6 +13,7 @@ import base64
 import binascii
 import csv
 import hashlib
+import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -58,11 +59,17 @@ def load_rows(config: LoaderConfig, path: Path, build: Callable[[dict[str, Any],
     one loading path of every loader (``limit`` cuts rows before they are built, so it also limits
     rendering and decoding work)."""
     items: list[Item] = []
-    for f in table_files(path):
+    files = table_files(path)
+    for f in files:
         left = None if config.limit is None else config.limit - len(items)
         if left == 0:
             break
-        items += [_row_item(row, n, f, build, config.strict) for n, row in enumerate(read_table(f)[:left], 1)]
+        # a row without an id is named by its line; with several files, also by its file, or two
+        # files' bad first lines would be two items ``line1`` and abort the load as duplicates
+        tag = f"{f.relative_to(path)}:" if len(files) > 1 else ""
+        items += [
+            _row_item(row, n, f, build, config.strict, tag) for n, row in enumerate(read_table(f)[:left], 1)
+        ]
     return items
 
 
@@ -72,24 +79,26 @@ def _row_item(
     source: Path,
     build: Callable[[dict[str, Any], Path], Item],
     strict: bool,
+    tag: str = "",
 ) -> Item:
     """``build(row, source)``; a row that fails is an error item (``meta.load_error``) naming its file and line.
 
     One bad row must not abort a 1,730-item benchmark: the run goes on and the row is reported
     as an error. ``strict`` restores the abort (the first bad row raises its ``DataError``).
+    A row without an id of its own is named ``{tag}line{n}`` (``tag``: its file, when there are several).
     """
     if isinstance(row, JsonlRow):  # a line that is not a record: its ``error`` says why
         if strict:
             raise DataError(row.error)
-        return failed_item(f"line{row.line_no}", str(row.error))
+        return failed_item(f"{tag}line{row.line_no}", str(row.error))
     try:
         return askable(build(row, source))
     except (DataError, ValueError, TypeError, KeyError, OSError) as exc:
         # anything one row's values can make a loader raise is that row's error, never the benchmark's
         where = f"{source}:{lineno}"
-        if strict:
-            raise (exc if isinstance(exc, DataError) else DataError(f"{where}: {exc}")) from None
-        row_id = next((row[k] for k in ROW_IDS if row.get(k) not in (None, "")), f"row{lineno}")
+        if strict:  # the one line that stops the load names the row as the error item would
+            raise DataError(f"{where}: {exc}") from None
+        row_id = next((row[k] for k in ROW_IDS if str(row.get(k) or "").strip()), f"{tag}row{lineno}")
         cause = exc if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}"
         return failed_item(str(row_id), f"{where}: {cause}")
 
@@ -190,15 +199,30 @@ def numbered_images(row: dict[str, Any], source: Path, cache: Path, item_id: str
     return images
 
 
+def numeric_gold(answer: str) -> float | None:
+    """The number ``answer`` is, if it is one plain finite number that the numeric scorer reads as
+    that same number; else None.
+
+    ``float`` alone is not the test: it takes ``"inf"``, ``"NaN"`` and ``"1_000"``, and after
+    dropping thousands commas it reads ``"1,5"`` as 15, while the scorer (``parse_number``) reads
+    those golds as nothing, 0 and 5; such an item could never be scored right, or would be scored
+    right for the wrong number."""
+    from ledgermind.scoring.numeric import parse_number  # scoring imports benchmarks: resolve late
+
+    try:
+        value = float(answer.replace(",", ""))
+    except ValueError:
+        return None
+    if not math.isfinite(value) or parse_number(answer) != value:
+        return None
+    return value
+
+
 def answer_type(is_mcq: bool, answer: str) -> AnswerType:
-    """MCQ, else numeric when the gold parses as a number, else open."""
+    """MCQ, else numeric when the gold is a plain number (``numeric_gold``), else open."""
     if is_mcq:
         return AnswerType.MCQ
-    try:
-        float(answer.replace(",", ""))
-        return AnswerType.NUMERIC
-    except ValueError:
-        return AnswerType.OPEN
+    return AnswerType.OPEN if numeric_gold(answer) is None else AnswerType.NUMERIC
 
 
 def letter_columns(row: dict[str, Any]) -> list[str] | None:

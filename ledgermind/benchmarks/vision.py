@@ -105,8 +105,9 @@ class PageStyle:
 def to_vision_item(item: Item, cache_dir: Path) -> Item:
     """The vision-setting version of a standard item: one page image (``as_page``).
 
-    A page that cannot be rendered (missing/corrupt image) is recorded in
-    ``meta["load_error"]`` and the item keeps no image: one bad item never stops a run.
+    A page that cannot be rendered (missing/corrupt image) is a ``DataError``: the loader calls this
+    while building the row, so the row becomes an error item naming its file and line (``load_rows``)
+    and one bad item never stops a run, unless ``strict`` asks it to.
     """
     style = PageStyle(
         font=resolve_font(item.meta.get("vision_font")),
@@ -114,11 +115,7 @@ def to_vision_item(item: Item, cache_dir: Path) -> Item:
         background=item.meta.get("vision_background") or DEFAULT_BACKGROUND,
     )
     meta = {"original_question": item.question, "vision_font_used": style.font.name, "setting": "vision"}
-    try:
-        page = cached_page(item.question, item.options or [], item.images, style, Path(cache_dir))
-    except DataError as exc:
-        failed = item.meta | {"options": item.options} | meta | {"load_error": str(exc)}
-        return replace(item, question="", options=None, images=[], meta=failed)
+    page = cached_page(item.question, item.options or [], item.images, style, Path(cache_dir))
     return as_page(item, page, **meta)
 
 

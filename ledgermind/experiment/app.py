@@ -105,7 +105,7 @@ def load_selected_items(cfg: DictConfig, limit: int | None) -> list[Item]:
         path = cfg.benchmark.get("path")
         where = f" from {path}" if path else ""
         raise DataError(
-            f"benchmark '{benchmark_identity(cfg)}' gave no items{where}: check the file, its split and item_ids"
+            f"benchmark '{benchmark_identity(cfg)}' gave no items{where}: check the file and item_ids"
         )
     return items
 

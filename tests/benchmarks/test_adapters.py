@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pyarrow as pa
@@ -150,4 +151,43 @@ def test_split_inline_options_requires_consecutive_letters() -> None:
     assert split_inline_options("Q (A) x (C) y", r"\(([A-D])\)\s*([^()]+?)\s*(?=\([A-D]\)|$)") == (
         "Q (A) x (C) y",
         None,
+    )
+
+
+def test_bad_rows_of_several_files_are_error_items_not_duplicate_ids(tmp_path) -> None:
+    """Each file's bad first line is its own error item (named by file and line); the load goes on."""
+    good = {"pid": "e1", "question": "Q", "options": ["x", "y"], "answer": "A", "type": "Multiple Choice"}
+    (tmp_path / "a.jsonl").write_text("oops\n" + json.dumps(good) + "\n")
+    (tmp_path / "b.jsonl").write_text('oops\n{"question": "Q", "options": "[1", "answer": "A"}\n')
+    items = load_benchmark("emma", {"path": str(tmp_path)})
+    assert [it.id for it in items] == ["a.jsonl:line1", "e1", "b.jsonl:line1", "b.jsonl:row2"]
+    assert "b.jsonl:2: " in items[3].meta["load_error"]
+    assert all("load_error" in it.meta for it in items if it.id != "e1")
+
+
+def test_emma_row_without_an_id_is_an_error_not_an_item_named_none(tmp_path) -> None:
+    (tmp_path / "q.jsonl").write_text(
+        '{"question": "Q", "answer": "3"}\n{"pid": 0, "question": "Q", "answer": "4"}\n'
+    )
+    first, second = load_benchmark("emma", {"path": str(tmp_path)})
+    assert first.id == "row1" and "without 'pid'" in first.meta["load_error"]
+    assert second.id == "0" and "load_error" not in second.meta
+
+
+def test_an_mcq_gold_that_is_no_option_letter_is_an_error_item(tmp_path) -> None:
+    """MMStar (and MMMU, EMMA) kept an item whose gold letter no option carries: every reply was
+    scored wrong; like MMMU-Pro and V*, it is now that row's error."""
+    rows = [
+        {"index": 1, "question": "Q", "A": "x", "B": "y", "answer": "B", "image": "a.png"},
+        {"index": 2, "question": "Q", "A": "x", "B": "y", "answer": "E", "image": "a.png"},
+    ]
+    with (tmp_path / "MMStar.tsv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]), delimiter="\t")
+        writer.writeheader()
+        writer.writerows(rows)
+    ok, bad = load_benchmark("mmstar", {"path": str(tmp_path)})
+    assert "load_error" not in ok.meta and ok.answer == "B"
+    assert (
+        "MMStar.tsv:2: " in bad.meta["load_error"]
+        and "'E' is not one of its option letters" in bad.meta["load_error"]
     )

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -121,3 +122,124 @@ def test_generic_jsonl_refuses_paths_outside_the_data_dir(tmp_path, name: str) -
     evil, ok = load_benchmark("jsonl", {"path": str(tmp_path)})
     assert evil.id == "evil" and evil.images == [] and "outside the data directory" in evil.meta["load_error"]
     assert "load_error" not in ok.meta
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"question": "q"}',
+        '{"id": "a", "question": "q", "options": ["x"], "answer": "Z"}',
+        '{"id": "a", "question": "q", "answer": "x", "answer_type": "essay"}',
+        '{"id": "a", "question": "q", "images": ["../x.png"], "answer": "x"}',
+    ],
+)
+def test_strict_load_names_the_file_and_line_of_the_bad_row(tmp_path, line: str) -> None:
+    """With ``strict`` the one line that stops the load says where the row is, as its error item would."""
+    f = tmp_path / "bad.jsonl"
+    f.write_text('{"id": "ok", "question": "q", "answer": "x"}\n' + line + "\n")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(f))}:2: "):
+        load_benchmark("jsonl", {"path": str(f), "strict": True})
+
+
+@pytest.mark.parametrize("gold", ["inf", "NaN", "1_000", "1,5", "12,50"])
+def test_a_gold_the_scorer_reads_as_another_number_is_not_inferred_numeric(tmp_path, gold: str) -> None:
+    """``float`` takes these golds (15 for "1,5"), the numeric scorer reads none or another number
+    from them (5, 0, nothing): as numeric items they could never be scored right, or right for the
+    wrong reply. They are open answers, compared as text."""
+    f = tmp_path / "items.jsonl"
+    f.write_text(json.dumps({"id": "g", "question": "q", "answer": gold}) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert item.answer_type is AnswerType.OPEN
+    assert score(item, f"Answer: {gold}").correct == 1.0
+
+
+@pytest.mark.parametrize("gold", ["abc", "1,5", "inf"])
+def test_a_numeric_item_whose_gold_is_not_a_number_is_an_error_item(tmp_path, gold: str) -> None:
+    f = tmp_path / "items.jsonl"
+    f.write_text(json.dumps({"id": "g", "question": "q", "answer": gold, "answer_type": "numeric"}) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert f"{f}:1: " in item.meta["load_error"] and "not a plain number" in item.meta["load_error"]
+
+
+@pytest.mark.parametrize("gold", ["7", "1,000", "-3", "0.5", "1e3", " 12 "])
+def test_plain_numbers_stay_numeric(tmp_path, gold: str) -> None:
+    f = tmp_path / "items.jsonl"
+    f.write_text(json.dumps({"id": "g", "question": "q", "answer": gold}) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert item.answer_type is AnswerType.NUMERIC and "load_error" not in item.meta
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_id_is_an_error_item_named_by_its_line(tmp_path, blank: str) -> None:
+    f = tmp_path / "items.jsonl"
+    f.write_text(json.dumps({"id": "ok", "question": "q", "answer": "x"}) + "\n")
+    f.write_text(f.read_text() + json.dumps({"id": blank, "question": "q", "answer": "x"}) + "\n")
+    ok, bad = load_benchmark("jsonl", {"path": str(f)})
+    assert "load_error" not in ok.meta
+    assert (
+        bad.id == "row2"
+        and bad.meta["load_error"].startswith(f"{f}:2: ")
+        and "blank" in bad.meta["load_error"]
+    )
+
+
+def test_null_images_options_and_answer_read_as_absent(tmp_path) -> None:
+    (tmp_path / "a.png").write_bytes(b"")
+    rows = [
+        {"id": "n", "question": "q", "images": None, "options": None, "answer": None},
+        {"id": "i", "question": "q <image 1>", "images": None, "image": "a.png", "answer": "x"},
+    ]
+    (tmp_path / "items.jsonl").write_text("\n".join(map(json.dumps, rows)) + "\n")
+    n, i = load_benchmark("jsonl", {"path": str(tmp_path)})
+    assert "load_error" not in n.meta and n.images == [] and n.options is None and n.answer is None
+    assert "load_error" not in i.meta and i.images == [tmp_path / "a.png"]
+
+
+@pytest.mark.parametrize(("kind", "gold"), [("open", "x"), ("numeric", "3")])
+def test_options_on_an_item_that_is_not_mcq_are_an_error_item(tmp_path, kind: str, gold: str) -> None:
+    """The prompt lists the options and asks for a letter; the open/numeric scorer compares the reply
+    with the gold text, so the asked-for letter would always be scored wrong."""
+    f = tmp_path / "items.jsonl"
+    row = {"id": "o", "question": "q", "options": ["x", "3"], "answer": gold, "answer_type": kind}
+    f.write_text(json.dumps(row) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert (
+        item.meta["load_error"].startswith(f"{f}:1: ")
+        and "has options but answer_type" in item.meta["load_error"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ({"numeric_kind": "reading", "graduation": "0.1"}, "meta.graduation '0.1' is not a positive number"),
+        ({"numeric_kind": "reading", "graduation": [1]}, "meta.graduation [1] is not a positive number"),
+        ({"numeric_kind": "reading", "graduation": 0}, "meta.graduation 0 is not a positive number"),
+        ({"numeric_kind": "Reading"}, "meta.numeric_kind 'Reading' is not one of"),
+    ],
+)
+def test_numeric_scoring_keys_of_meta_are_checked_at_load(tmp_path, meta: dict, message: str) -> None:
+    """A graduation given as text made the scorer raise TypeError for some replies (not others); an
+    unknown kind scored a reading exactly. Both are now the row's error at load."""
+    f = tmp_path / "items.jsonl"
+    f.write_text(json.dumps({"id": "t", "question": "q", "answer": "36.8", "meta": meta}) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert item.meta["load_error"].startswith(f"{f}:1: ") and message in item.meta["load_error"]
+
+
+def test_valid_numeric_meta_loads_and_scores_within_a_graduation(tmp_path) -> None:
+    f = tmp_path / "items.jsonl"
+    meta = {"numeric_kind": "reading", "graduation": 2, "free": "form"}
+    f.write_text(json.dumps({"id": "t", "question": "q", "answer": "4", "meta": meta}) + "\n")
+    (item,) = load_benchmark("jsonl", {"path": str(f)})
+    assert item.meta == meta and score(item, "Answer: 6").correct == 1.0
+
+
+@pytest.mark.parametrize("reading", ["nan", "inf", "x"])
+def test_a_gauge_reading_that_is_not_a_plain_number_is_an_error_item(tmp_path, reading: str) -> None:
+    """float() takes "nan" and "inf"; as golds no reply could ever be scored right."""
+    (tmp_path / "items.jsonl").write_text(
+        json.dumps({"image": "a.jpg", "min": "0", "max": "10", "reading": reading}) + "\n"
+    )
+    (item,) = load_benchmark("gauges", {"path": str(tmp_path)})
+    assert item.meta["load_error"].startswith(f"{tmp_path / 'items.jsonl'}:1: ")

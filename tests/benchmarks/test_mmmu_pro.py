@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -282,3 +283,35 @@ def test_two_jobs_rendering_one_page_at_once_both_get_it(tmp_path, monkeypatch) 
     assert errors == [] and len(set(pages)) == 1
     assert Image.open(pages[0]).size[0] == 1024  # a whole PNG
     assert [p.name for p in (tmp_path / "pages").iterdir()] == [pages[0].name]  # no temporary left
+
+
+def test_a_vision_page_that_cannot_be_rendered_names_its_row_and_stops_a_strict_load(tmp_path) -> None:
+    """Like every other bad row: the error item says which file and line; ``strict`` stops the load."""
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "bad.png").write_bytes(b"not a png")
+    row = {
+        "id": "bad",
+        "question": "Q <image 1>",
+        "options": ["a", "b"],
+        "answer": "B",
+        "images": ["bad.png"],
+    }
+    (tmp_path / "items.jsonl").write_text(json.dumps(row) + "\n")
+    cfg = {"path": str(tmp_path), "setting": "vision", "cache_dir": str(tmp_path / "c")}
+    (item,) = load_benchmark("mmmu_pro", cfg)
+    assert item.id == "bad" and item.images == []
+    assert (
+        item.meta["load_error"].startswith(f"{tmp_path / 'items.jsonl'}:1: ")
+        and "bad.png" in item.meta["load_error"]
+    )
+    with pytest.raises(DataError, match=r"items\.jsonl:1: .*bad\.png"):
+        load_benchmark("mmmu_pro", cfg | {"strict": True})
+
+
+def test_the_data_format_doc_says_what_a_vision_item_asks() -> None:
+    """The doc promised an empty question text; the item says the question is in the image."""
+    from ledgermind.benchmarks.vision import VISION_QUESTION
+
+    doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "data_format.md").read_text().split())
+    assert "the question text is empty" not in doc and "VISION_QUESTION" in doc
+    assert VISION_QUESTION.format(first="A", last="B").startswith("The question and its answer options")

@@ -160,3 +160,18 @@ def test_conf_cache_paths_follow_the_same_root(tmp_path, monkeypatch) -> None:
         assert Path(tiny.cache.root) == cache_root() / "responses"
         assert Path(tiny.model.path) == cache_root() / "tiny-qwen2-vl"
         assert Path(sim.backend.vision_cache_dir) == cache_root() / "simulator_vision"
+
+
+@pytest.mark.parametrize(("name", "key"), [("sample", "setting"), ("sample", "split"), ("mmmu_pro", "split")])
+def test_a_variant_the_loader_does_not_have_is_refused_not_ignored(name: str, key: str, tmp_path) -> None:
+    """``benchmark=sample benchmark.setting=vision`` loaded the plain sample set (and the run was
+    labelled sample/vision); a loader without settings or splits now refuses the key in one line."""
+    with pytest.raises(ConfigError, match=rf"benchmark {name!r} has no {key}s, so benchmark\.{key}='x'"):
+        load_benchmark(name, {"path": str(tmp_path), key: "x"})
+
+
+def test_a_loader_with_settings_still_reads_them(shared_data) -> None:
+    (item,) = load_benchmark(
+        "mmmu_pro", {"path": str(shared_data / "mmmu_pro_subset"), "setting": "standard4", "limit": 1}
+    )
+    assert item.meta["setting"] == "standard4" and len(item.options or []) == 4

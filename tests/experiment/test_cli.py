@@ -102,7 +102,7 @@ def test_a_benchmark_that_gives_no_items_is_one_line_exit_2(run_py, tmp_path: Pa
     proc = run_py(*overrides, "logger=none", *run)
     assert proc.returncode == 2, proc.stderr
     assert _stderr_lines(proc) == [
-        f"error: benchmark 'jsonl' gave no items from {tmp_path}: check the file, its split and item_ids"
+        f"error: benchmark 'jsonl' gave no items from {tmp_path}: check the file and item_ids"
     ]
     assert not (tmp_path / "run").exists()
 
