@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ledgermind.benchmarks.item import AnswerType, Item
-from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig, reads_variants
+from ledgermind.benchmarks.registry import BENCHMARKS, LoaderConfig, has_settings
 from ledgermind.benchmarks.tables import (
     contained_path,
     letter_columns,
@@ -48,7 +48,7 @@ LAYOUT = "a directory with items.jsonl + images/ (shared subset), or official MM
 
 
 @BENCHMARKS.register("mmmu_pro")
-@reads_variants("setting")
+@has_settings
 def load_mmmu_pro(config: LoaderConfig) -> list[Item]:
     setting = config.setting or "standard10"
     if setting not in SETTINGS:

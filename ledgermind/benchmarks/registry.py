@@ -27,7 +27,6 @@ class LoaderConfig:
 
     path: str | None = None
     setting: str | None = None
-    split: str | None = None
     limit: int | None = None  # first ``limit`` items in file order (deterministic)
     cache_dir: str | None = None  # derived files (rendered pages, decoded images); default: user cache
     strict: bool = False  # True: the first bad row aborts the load; False: it becomes a per-item error
@@ -104,36 +103,21 @@ def own_options(options: type) -> Callable[[L], L]:
     return deco
 
 
-# Shared keys that pick a variant of a benchmark: only a loader that has variants reads them, so any
-# other loader refuses a value instead of loading the default variant under the asked-for name
-# (``benchmark=sample benchmark.setting=vision`` ran the sample set, recorded as "sample/vision").
-VARIANT_KEYS = ("setting", "split")
+def has_settings(loader: L) -> L:
+    """Decorator: the loader reads ``setting`` (MMMU-Pro: standard10/standard4/vision). Any other
+    loader refuses a value for it in ``load_benchmark``: it would load its one set under the
+    asked-for name (``benchmark=sample benchmark.setting=vision`` recorded as "sample/vision")."""
+    loader.has_settings = True  # type: ignore[attr-defined]
+    return loader
 
 
-def reads_variants(*keys: str) -> Callable[[L], L]:
-    """Decorator: the ``VARIANT_KEYS`` the loader reads (``@reads_variants("setting")``); a value for
-    any other one is a ``ConfigError`` in ``load_benchmark``."""
-    if unknown := sorted(set(keys) - set(VARIANT_KEYS)):
-        raise ValueError(f"not variant keys: {unknown}; known: {list(VARIANT_KEYS)}")
-
-    def deco(loader: L) -> L:
-        loader.variant_keys = frozenset(keys)  # type: ignore[attr-defined]
-        return loader
-
-    return deco
-
-
-def _check_variants(name: str, loader: Loader, cfg: LoaderConfig) -> None:
-    read: frozenset[str] = getattr(loader, "variant_keys", frozenset())
-    for key in VARIANT_KEYS:
-        if (value := getattr(cfg, key)) is not None and key not in read:
-            readers = sorted(
-                n for n in BENCHMARKS.names() if key in getattr(BENCHMARKS.get(n), "variant_keys", ())
-            )
-            raise ConfigError(
-                f"benchmark {name!r} has no {key}s, so benchmark.{key}={value!r} would be ignored; "
-                f"drop it (read by: {', '.join(readers) or 'no registered loader'})"
-            )
+def _check_setting(name: str, loader: Loader, cfg: LoaderConfig) -> None:
+    if cfg.setting is not None and not getattr(loader, "has_settings", False):
+        readers = sorted(n for n in BENCHMARKS.names() if getattr(BENCHMARKS.get(n), "has_settings", False))
+        raise ConfigError(
+            f"benchmark {name!r} has no settings, so benchmark.setting={cfg.setting!r} would be ignored; "
+            f"drop it (read by: {', '.join(readers)})"
+        )
 
 
 def options_type(benchmark: str | None) -> type | None:
@@ -147,7 +131,7 @@ def load_benchmark(name: str, config: LoaderConfig | Mapping[str, Any] | None = 
     """Look up ``name`` in ``BENCHMARKS`` and run its loader. Item ids must be unique."""
     loader = BENCHMARKS.get(name)  # an unknown name fails here, naming the closest one
     cfg = config if isinstance(config, LoaderConfig) else LoaderConfig.from_mapping(config, name)
-    _check_variants(name, loader, cfg)
+    _check_setting(name, loader, cfg)
     items = loader(cfg)
     seen: set[str] = set()
     for it in items:
