@@ -116,7 +116,7 @@ class CacheScope(str, Enum):
     """Who shares one cache file (``cache.scope``)."""
 
     RUN = "run"  # <output_dir>/responses.sqlite: resume only
-    SWEEP = "sweep"  # <hydra sweep dir>/responses.sqlite for every job of a multirun (a single run: RUN)
+    SWEEP = "sweep"  # <hydra sweep dir>/responses-<signature>.sqlite for every job of a multirun (a single run: RUN)
     ROOT = "root"  # <cache.root>/<model>.sqlite: every run of this model on this machine
 
 

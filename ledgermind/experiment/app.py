@@ -6,7 +6,6 @@ a model is loaded. Agent and scorer can be injected, which lets tests run fakes 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import random
@@ -30,6 +29,7 @@ from ledgermind.experiment.item_filter import requested_ids, select_items
 from ledgermind.experiment.model_preflight import refuse_large_model_on_cpu, refuse_unreachable_weights
 from ledgermind.experiment.run_log import log_to
 from ledgermind.experiment.runner import RunOptions, Scorer, identity_for, run_items
+from ledgermind.experiment.sigterm_loop import run_stoppable
 from ledgermind.experiment.wandb_logger import ExperimentLogger, configured_logger
 from ledgermind.metrics import summarize as trajectory_summary
 from ledgermind.pipeline.config import PipelineConfig, ablation_flags, build
@@ -287,7 +287,7 @@ def _run_claimed(
             await backend.aclose()
 
     try:
-        metrics = asyncio.run(run())
+        metrics = run_stoppable(run())  # SIGTERM stops it as Ctrl-C does, between tasks
         ids = {i.id for i in items}
         results = [r for r in RunDir(settings.output_dir).results() if r.id in ids]
         started[0].log_summary(metrics, results, item_details(settings.output_dir, items))

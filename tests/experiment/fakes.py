@@ -6,6 +6,8 @@ The agent is driven by environment variables so that it can be steered inside a 
 - ``FAKE_AGENT_DELAY``: seconds each solve() sleeps (lets a test kill a run mid-way)
 - ``FAKE_AGENT_COUNTER``: a file that gets one line per solve() call (counts recomputation)
 - ``FAKE_AGENT_FAIL``: comma-separated item ids whose solve() raises
+- ``FAKE_AGENT_BUSY``: seconds each solve() then spends in synchronous Python on the event loop's
+  thread (in short slices), as the real agent's grounding and NER do: where a signal lands
 - ``FAKE_AGENT_STARTED`` / ``FAKE_AGENT_GATE``: solve() creates the first file (the run holds its
   directory and is solving) and then waits until the second exists — an explicit signal from the
   test, so a concurrency test never depends on how fast a loaded machine starts a process
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +68,7 @@ class FakeAgent:
         self.delay = float(os.environ.get("FAKE_AGENT_DELAY", "0"))
         self.counter = os.environ.get("FAKE_AGENT_COUNTER")
         self.fail = {s for s in os.environ.get("FAKE_AGENT_FAIL", "").split(",") if s}
+        self.busy = float(os.environ.get("FAKE_AGENT_BUSY", "0"))
         self.in_flight = 0
         self.max_in_flight = 0
 
@@ -77,6 +81,7 @@ class FakeAgent:
                     fh.write(item.id + "\n")
             await asyncio.sleep(self.delay)
             await _signal_and_wait()
+            await _busy(self.busy)
             if item.id in self.fail:
                 raise RuntimeError(f"corrupt image in {item.id}")
             answer = (
@@ -107,6 +112,16 @@ async def _signal_and_wait() -> None:
             fh.write(f"{os.getpid()}\n")
     while gate and not os.path.exists(gate):
         await asyncio.sleep(0.01)  # polls the test's signal file; the test decides when to go on
+
+
+async def _busy(seconds: float, slice_s: float = 0.2) -> None:
+    """Hold the event loop's thread in plain Python for ``seconds``, yielding between slices."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        stop = min(end, time.monotonic() + slice_s)
+        while time.monotonic() < stop:
+            pass
+        await asyncio.sleep(0)
 
 
 # How each ablation degrades the fake agent, so that Table 3 deltas are known in advance.

@@ -220,6 +220,48 @@ def test_ctrl_c_is_one_line_with_the_resume_command(tmp_path: Path) -> None:
     assert json.loads((out / "metrics.json").read_text())["n_scored"] == 6
 
 
+def test_sigterm_during_an_items_own_work_is_one_line_without_a_traceback(tmp_path: Path) -> None:
+    """SIGTERM lands wherever the event loop's thread is; in an item's synchronous work (grounding,
+    NER) it must still stop the run as Ctrl-C does: one line, exit 143, and a rerun resumes."""
+    out, counter, started = tmp_path / "run", tmp_path / "calls.txt", tmp_path / "started"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "run.py"),
+            *FAKE_OVERRIDES,
+            "logger=none",
+            "concurrency=1",
+            f"hydra.run.dir={out}",
+        ],
+        cwd=REPO,
+        env=subprocess_env(
+            FAKE_AGENT_BUSY="1.5", FAKE_AGENT_COUNTER=str(counter), FAKE_AGENT_STARTED=str(started)
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_lines(started) if started.exists() else []) < 2:
+        time.sleep(0.05)  # the second item has started its busy work; the first is on disk
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stdout + stderr and "never retrieved" not in stdout + stderr, stdout + stderr
+    line = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith("NOTE:")]
+    assert len(line) == 1 and line[0].startswith(
+        "error: terminated (SIGTERM); finished items are kept; resume with: "
+    )
+    done = {json.loads(x)["id"] for x in _lines(out / "results.jsonl")}
+    assert len(done) == 1
+    command = shlex.split(line[0].split("resume with: ", 1)[1])
+    resumed = run_script("run.py", *command[2:], FAKE_AGENT_COUNTER=str(counter))
+    assert resumed.returncode == 0, resumed.stderr
+    assert all(_lines(counter).count(i) == 1 for i in done)  # the finished item was not redone
+    assert json.loads((out / "metrics.json").read_text())["n_scored"] == 6
+
+
 # ------------------------------------------------------------------------------ 2. item errors
 def test_bad_rows_are_per_item_errors_and_ids_get_their_own_files(tmp_path: Path) -> None:
     good = {"question": "q?", "options": ["x", "y"], "answer": "A"}
