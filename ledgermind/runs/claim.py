@@ -140,7 +140,11 @@ def _resumable(key: str) -> bool:
 
 def config_changes(out_dir: Path, new_config_yaml: str) -> str | None:
     """``key was X, now Y`` for the keys (outside those a resume may change) on which the folder's
-    recorded ``.hydra/config.yaml`` and this run's config differ; None when that cannot be told."""
+    recorded ``.hydra/config.yaml`` and this run's config differ; None when that cannot be told.
+
+    Both are compared as written (``${oc.env:…}`` unresolved, as the folder records it) while the
+    config hash is taken resolved: with no key written differently, the keys that read the
+    environment are named, since only they can resolve to another value."""
     path = out_dir / RECORDED_CONFIG
     try:
         old, new = read_yaml(path) if path.is_file() else None, parse_yaml(new_config_yaml)
@@ -154,8 +158,14 @@ def config_changes(out_dir: Path, new_config_yaml: str) -> str | None:
         for k in before.keys() | after.keys()
         if before.get(k, ABSENT) != after.get(k, ABSENT) and not _resumable(k)
     )
-    if not keys:
-        return None
+    if not keys:  # the same text: a key read from the environment is the one that can resolve anew
+        env = [f"{k} ({v})" for k, v in sorted(after.items()) if "${oc.env:" in str(v) and not _resumable(k)]
+        if not env:
+            return None
+        return (
+            "the config reads as before, but a key read from the environment may now resolve to another value: "
+            + ", ".join(env[:5])
+        )
     shown = [f"{k} was {_show(before.get(k, ABSENT))}, now {_show(after.get(k, ABSENT))}" for k in keys[:5]]
     return "; ".join(shown) + (f" (and {len(keys) - 5} more keys)" if len(keys) > 5 else "")
 

@@ -330,3 +330,21 @@ def test_a_torn_middle_line_is_noted_solved_again_and_rescore_works(tmp_path: Pa
     rescored = run_script("rescore.py", str(out), "--trust-config")
     assert rescored.returncode == 0, rescored.stderr
     assert sorted(json.loads(x)["id"] for x in _lines(out / "results.jsonl")) == [f"q{i}" for i in range(4)]
+
+
+def test_a_refused_resume_whose_keys_read_as_before_names_those_read_from_the_environment(
+    tmp_path: Path, finished_run
+) -> None:
+    """The recorded config keeps ``${oc.env:…}`` unresolved: the same text on both sides, another
+    value once resolved. The line names the keys that read the environment instead of only a hash."""
+    gamma = "pipeline.gamma=${oc.env:PROBE_GAMMA,0.5}"
+    out = finished_run(tmp_path / "run", "limit=2", gamma)
+    proc = _fake(out, "limit=2", gamma, PROBE_GAMMA="0.9")
+    assert proc.returncode == 2, proc.stderr
+    assert _errors(proc) == [
+        f"error: {out} holds another experiment: the config reads as before, but a key read from the "
+        "environment may now resolve to another value: model.path (${oc.env:LEDGERMIND_CACHE,${oc.env:"
+        "XDG_CACHE_HOME,${oc.env:HOME}/.cache}/ledgermind}/tiny-qwen2-vl), pipeline.gamma "
+        "(${oc.env:PROBE_GAMMA,0.5}); "
+        "use another hydra.run.dir, or add resume=new to start a new directory beside it"
+    ]
