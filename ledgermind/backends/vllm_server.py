@@ -190,9 +190,14 @@ class VLLMServerBackend(Backend):
         try:
             return await retrying(attempt, self.policy, self._rng, "vllm_server")
         except GaveUp as gave_up:
-            err = BackendTimeout if gave_up.failure.timed_out else BackendError
+            # a slow server is up: "unavailable" would send its user looking for a dead one
+            err, what = (
+                (BackendTimeout, "gave no complete reply in time")
+                if gave_up.failure.timed_out
+                else (BackendError, "unavailable")
+            )
             raise err(
-                f"vLLM server unavailable after {gave_up.attempts} attempts; last error: {gave_up.failure.why}"
+                f"vLLM server {what} after {gave_up.attempts} attempts; last error: {gave_up.failure.why}"
             ) from None
 
     async def _post_once(self, url: str, body: dict[str, Any]) -> dict[str, Any] | Failure:

@@ -142,6 +142,11 @@ def test_a_trickling_server_is_stopped_at_the_deadline(shared_data: Path, tmp_pa
     assert proc.returncode == 3, proc.stderr
     [row] = _rows(tmp_path)
     assert "no complete reply within backend.timeout_s=1.5 s" in row["error"]
+    # the summary's cause (the error's first clause) says the server was slow, not that it was down
+    causes = json.loads((tmp_path / "metrics.json").read_text())["error_causes"]
+    assert list(causes) == [
+        "model call failed (official): vLLM server gave no complete reply in time after 1 attempts"
+    ]
 
 
 def test_retry_after_of_a_busy_server_is_honoured(shared_data: Path, tmp_path: Path) -> None:
