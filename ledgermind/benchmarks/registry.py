@@ -27,6 +27,7 @@ class LoaderConfig:
 
     path: str | None = None
     setting: str | None = None
+    split: str | None = None  # no loader has splits: a value is refused (``load_benchmark``)
     limit: int | None = None  # first ``limit`` items in file order (deterministic)
     cache_dir: str | None = None  # derived files (rendered pages, decoded images); default: user cache
     strict: bool = False  # True: the first bad row aborts the load; False: it becomes a per-item error
@@ -112,6 +113,8 @@ def has_settings(loader: L) -> L:
 
 
 def _check_setting(name: str, loader: Loader, cfg: LoaderConfig) -> None:
+    if cfg.split is not None:
+        raise ConfigError(f"benchmark.split={cfg.split!r} would be ignored: no loader has splits; drop it")
     if cfg.setting is not None and not getattr(loader, "has_settings", False):
         readers = sorted(n for n in BENCHMARKS.names() if getattr(BENCHMARKS.get(n), "has_settings", False))
         raise ConfigError(

@@ -169,6 +169,8 @@ def test_a_setting_the_loader_does_not_have_is_refused_not_ignored(tmp_path) -> 
         ConfigError, match=r"benchmark 'sample' has no settings, so benchmark\.setting='x'.*mmmu_pro"
     ):
         load_benchmark("sample", {"path": str(tmp_path), "setting": "x"})
+    with pytest.raises(ConfigError, match=r"benchmark\.split='x' would be ignored: no loader has splits"):
+        load_benchmark("mmmu_pro", {"path": str(tmp_path), "split": "x"})
 
 
 def test_a_loader_with_settings_still_reads_them(shared_data) -> None:
