@@ -15,7 +15,7 @@ import pytest
 
 from tests.experiment.conftest import FAKE_OVERRIDES, REPO, run_script, subprocess_env
 from tests.experiment.test_failure_classes import NS
-from tests.experiment.test_run_dir_faults import _errors, _fake, _lines, _wait_for
+from tests.experiment.test_run_dir_faults import _errors, _fake, _lines, _wait_for, launch
 
 
 def _rows(out: Path) -> dict[str, dict]:
@@ -101,21 +101,7 @@ def test_a_truncated_trajectory_of_a_finished_item_is_a_note_and_the_resume_fini
 
 def test_sigterm_stops_like_ctrl_c_with_the_resume_command(tmp_path: Path) -> None:
     out, started, gate = tmp_path / "run", tmp_path / "started", tmp_path / "gate"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(REPO / "scripts" / "run.py"),
-            *FAKE_OVERRIDES,
-            "logger=none",
-            "concurrency=1",
-            f"hydra.run.dir={out}",
-        ],
-        cwd=REPO,
-        env=subprocess_env(FAKE_AGENT_STARTED=str(started), FAKE_AGENT_GATE=str(gate)),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = launch(out, piped=True, FAKE_AGENT_STARTED=str(started), FAKE_AGENT_GATE=str(gate))
     try:
         _wait_for(started, proc)  # the run holds its directory and waits inside its first item
     except AssertionError:

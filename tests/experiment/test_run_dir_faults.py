@@ -130,25 +130,25 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
         time.sleep(0.02)
 
 
+def launch(out: Path, *extra: str, piped: bool = False, **env: str) -> subprocess.Popen:
+    """``run.py`` with the fakes into ``out``, one item at a time, in the background (``env``: the
+    fake agent's settings); ``piped``: its output is kept, as text, for ``communicate``."""
+    stream = subprocess.PIPE if piped else subprocess.DEVNULL
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "scripts" / "run.py"), *FAKE_OVERRIDES, "logger=none", "concurrency=1"]
+        + [f"hydra.run.dir={out}", *extra],
+        cwd=REPO,
+        env=subprocess_env(**env),
+        stdout=stream,
+        stderr=stream,
+        text=piped,
+    )
+
+
 def _holder(out: Path, tmp: Path, *extra: str) -> tuple[subprocess.Popen, Path, Path]:
     """A run that holds ``out`` and waits, inside its first item, until the test creates the gate file."""
     started, gate = tmp / "started", tmp / "gate"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(REPO / "scripts" / "run.py"),
-            *FAKE_OVERRIDES,
-            "logger=none",
-            "concurrency=1",
-            f"hydra.run.dir={out}",
-            *extra,
-        ],
-        cwd=REPO,
-        env=subprocess_env(FAKE_AGENT_STARTED=str(started), FAKE_AGENT_GATE=str(gate)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return proc, started, gate
+    return launch(out, *extra, FAKE_AGENT_STARTED=str(started), FAKE_AGENT_GATE=str(gate)), started, gate
 
 
 def test_second_run_into_a_held_directory_exits_2_naming_the_holder(tmp_path: Path) -> None:
@@ -224,22 +224,12 @@ def test_sigterm_during_an_items_own_work_is_one_line_without_a_traceback(tmp_pa
     """SIGTERM lands wherever the event loop's thread is; in an item's synchronous work (grounding,
     NER) it must still stop the run as Ctrl-C does: one line, exit 143, and a rerun resumes."""
     out, counter, started = tmp_path / "run", tmp_path / "calls.txt", tmp_path / "started"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(REPO / "scripts" / "run.py"),
-            *FAKE_OVERRIDES,
-            "logger=none",
-            "concurrency=1",
-            f"hydra.run.dir={out}",
-        ],
-        cwd=REPO,
-        env=subprocess_env(
-            FAKE_AGENT_BUSY="1.5", FAKE_AGENT_COUNTER=str(counter), FAKE_AGENT_STARTED=str(started)
-        ),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = launch(
+        out,
+        piped=True,
+        FAKE_AGENT_BUSY="1.5",
+        FAKE_AGENT_COUNTER=str(counter),
+        FAKE_AGENT_STARTED=str(started),
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(_lines(started) if started.exists() else []) < 2:
