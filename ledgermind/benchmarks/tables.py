@@ -13,7 +13,6 @@ import base64
 import binascii
 import csv
 import hashlib
-import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -199,23 +198,24 @@ def numbered_images(row: dict[str, Any], source: Path, cache: Path, item_id: str
     return images
 
 
+# One number as the numeric scorer reads it (``scoring/numeric.py``: sign, thousands commas in groups
+# of three, decimals, exponent); this layer may not import the scorer, and
+# tests/benchmarks/test_gauges_ai2d_generic.py checks that both read the same number.
+PLAIN_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d*)?(?:[eE][-+]?\d+)?")
+
+
 def numeric_gold(answer: str) -> float | None:
-    """The number ``answer`` is, if it is one plain finite number that the numeric scorer reads as
-    that same number; else None.
+    """The number ``answer`` is, if it is one plain number the numeric scorer reads as that same
+    number; else None.
 
     ``float`` alone is not the test: it takes ``"inf"``, ``"NaN"`` and ``"1_000"``, and after
-    dropping thousands commas it reads ``"1,5"`` as 15, while the scorer (``parse_number``) reads
-    those golds as nothing, 0 and 5; such an item could never be scored right, or would be scored
-    right for the wrong number."""
-    from ledgermind.scoring.numeric import parse_number  # scoring imports benchmarks: resolve late
-
-    try:
-        value = float(answer.replace(",", ""))
-    except ValueError:
+    dropping thousands commas it reads ``"1,5"`` as 15, while the scorer reads those golds as
+    nothing, 0 and 5; such an item could never be scored right, or would be scored right for the
+    wrong number."""
+    text = answer.strip()
+    if not re.search(r"\d", text) or not PLAIN_NUMBER.fullmatch(text):
         return None
-    if not math.isfinite(value) or parse_number(answer) != value:
-        return None
-    return value
+    return float(text.replace(",", ""))
 
 
 def answer_type(is_mcq: bool, answer: str) -> AnswerType:

@@ -243,3 +243,19 @@ def test_a_gauge_reading_that_is_not_a_plain_number_is_an_error_item(tmp_path, r
     )
     (item,) = load_benchmark("gauges", {"path": str(tmp_path)})
     assert item.meta["load_error"].startswith(f"{tmp_path / 'items.jsonl'}:1: ")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["7", "1,000", "-3", "+2", "0.5", ".5", "3.", "1e3", "2.5E-2", " 12 ", "1,5", "12,50", "1_000", "inf"],
+)
+def test_a_numeric_gold_is_the_number_the_scorer_reads(text: str) -> None:
+    """The loader's grammar of a plain number and the scorer's read the same number (the loader may
+    not import the scorer: two copies, held together here)."""
+    from ledgermind.benchmarks.tables import numeric_gold
+    from ledgermind.scoring.numeric import parse_number
+
+    if (gold := numeric_gold(text)) is not None:
+        assert parse_number(text) == gold
+    else:
+        assert text.strip() in {"1,5", "12,50", "1_000", "inf"}
