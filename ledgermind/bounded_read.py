@@ -6,8 +6,8 @@ named on such a folder (``ledgermind ls``, a report, a resume) would hang foreve
 device (``/dev/zero``) never ends; a file of tens of gigabytes, or one line that long, is read
 whole into memory and parsed. So every such reader opens through ``open_regular`` (non-blocking
 open, then ``fstat``: anything but a regular file is refused before one byte is read) and reads
-through ``read_regular`` (whole files, refused above ``max_bytes``) or ``bounded_lines`` (lines,
-each refused above ``max_line_bytes`` without keeping it). The refusals are ``OSError``s, so
+through ``read_regular`` (whole files, refused above ``MAX_FILE_BYTES``) or ``bounded_lines`` (lines,
+each refused above ``MAX_LINE_BYTES`` without keeping it). The refusals are ``OSError``s, so
 every reader's existing "cannot be read" path reports them with their cause.
 """
 
@@ -36,8 +36,18 @@ class TooLarge(OSError):
     """The file, or one of its lines, is larger than its reader's bound."""
 
 
-def irregular_kind(mode: int) -> str:
-    """What a path that is not a regular file is, for the one-line refusal."""
+def irregular(path: Path) -> str | None:
+    """What ``path`` is when it exists and is no regular file (``"is a FIFO (named pipe), not a
+    regular file"``), for a one-line refusal; None for a regular file or a missing path. ``lstat``
+    is not used: a link is judged by what it leads to, as a read would."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # missing, or a dangling link: the reader's own open says why
+        return None
+    return None if stat.S_ISREG(mode) else _kind(mode)
+
+
+def _kind(mode: int) -> str:
     for test, kind in (
         (stat.S_ISDIR, "a directory"),
         (stat.S_ISFIFO, "a FIFO (named pipe)"),
@@ -57,7 +67,7 @@ def open_regular(path: Path) -> io.BufferedReader:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFile(errno.EINVAL, irregular_kind(mode), str(path))
+            raise NotRegularFile(errno.EINVAL, _kind(mode), str(path))
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -65,30 +75,28 @@ def open_regular(path: Path) -> io.BufferedReader:
         raise
 
 
-def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
-    """The bytes of the regular file ``path``; ``TooLarge`` when it holds more than ``max_bytes``
-    (default ``MAX_FILE_BYTES``; checked on what is read, so a file that grows meanwhile is bounded too)."""
-    max_bytes = MAX_FILE_BYTES if max_bytes is None else max_bytes
+def read_regular(path: Path) -> bytes:
+    """The bytes of the regular file ``path``; ``TooLarge`` when it holds more than ``MAX_FILE_BYTES``
+    (checked on what is read, so a file that grows meanwhile is bounded too)."""
     with open_regular(path) as fh:
-        data = fh.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise TooLarge(errno.EFBIG, f"larger than {size_text(max_bytes)}; not read", str(path))
+        data = fh.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise TooLarge(errno.EFBIG, f"larger than {size_text(MAX_FILE_BYTES)}; not read", str(path))
     return data
 
 
-def bounded_lines(fh: BinaryIO, max_line_bytes: int | None = None) -> Iterator[bytes | None]:
+def bounded_lines(fh: BinaryIO) -> Iterator[bytes | None]:
     """The lines of ``fh`` with their ``\\n`` (the last one may lack it); a line longer than
-    ``max_line_bytes`` (default ``MAX_LINE_BYTES``) is ``None``, skipped in chunks without being kept."""
-    max_line_bytes = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
+    ``MAX_LINE_BYTES`` is ``None``, skipped in chunks without being kept."""
     while True:
-        line = fh.readline(max_line_bytes + 1)
+        line = fh.readline(MAX_LINE_BYTES + 1)
         if not line:
             return
-        if line.endswith(b"\n") or len(line) <= max_line_bytes:  # the newline is not counted
+        if line.endswith(b"\n") or len(line) <= MAX_LINE_BYTES:  # the newline is not counted
             yield line
             continue
         while line and not line.endswith(b"\n"):  # the rest of the long line
-            line = fh.readline(max_line_bytes)
+            line = fh.readline(MAX_LINE_BYTES)
         yield None
 
 

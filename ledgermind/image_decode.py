@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ledgermind.bounded_read import irregular_kind
+from ledgermind.bounded_read import irregular
 from ledgermind.errors import DataError
 
 ImageSource = str | Path | bytes | Image.Image
@@ -86,10 +86,9 @@ def open_image(source: ImageSource) -> Image.Image:
         return source.copy()
     if isinstance(source, (str, Path)):
         path = Path(source)
-        if not path.is_file():
-            if path.exists():  # a folder, a FIFO (which would be waited on), a device: never opened
-                raise ImageNotFoundError(f"image {path} {irregular_kind(path.stat().st_mode)}")
-            raise ImageNotFoundError(f"image not found: {path}")
+        if not path.is_file():  # a folder, a FIFO (which would be waited on), a device: never opened
+            why = irregular(path)
+            raise ImageNotFoundError(f"image {path} {why}" if why else f"image not found: {path}")
         fp: io.BytesIO | Path = path
     else:
         fp = io.BytesIO(source)

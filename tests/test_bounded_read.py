@@ -109,7 +109,9 @@ def test_a_resume_refuses_a_run_file_that_is_a_fifo(tmp_path: Path, name: str) -
     os.mkfifo(tmp_path / name)
     with pytest.raises(DataError) as exc:
         check_own_files(tmp_path)
-    assert str(exc.value).startswith(f"{tmp_path / name} is not a regular file (a FIFO, socket or device)")
+    assert str(exc.value).startswith(
+        f"{tmp_path / name} is a FIFO (named pipe), not a regular file; a run folder"
+    )
 
 
 def test_a_recorded_config_that_is_a_fifo_is_named_not_missing(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from ledgermind.bounded_read import irregular_kind
+from ledgermind.bounded_read import irregular
 from ledgermind.runs.atomic import atomic_write
 
 SUFFIXES = {"jpeg": ".jpg", "png": ".png", "gif": ".gif", "webp": ".webp", "bmp": ".bmp"}  # by PIL format
@@ -50,11 +50,7 @@ class ImageStore:
         if not any(path.resolve().is_relative_to(a) for a in self.allowed):
             return f"image outside the run and data directories, not shown: {path.name}"
         if not path.is_file():  # a folder or a FIFO (which a read would wait on) is named for what it is
-            return (
-                f"image {path} {irregular_kind(path.stat().st_mode)}"
-                if path.exists()
-                else f"image not found: {path}"
-            )
+            return f"image {path} {why}" if (why := irregular(path)) else f"image not found: {path}"
         try:
             with Image.open(path) as im:
                 width, height = im.size

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ledgermind.backends.cache import NOT_REPLY_SHAPING, RUN_CACHE_FILE
+from ledgermind.bounded_read import irregular
 from ledgermind.errors import DataError, UserError, option
 from ledgermind.jsonl import BadLine, read_jsonl
 from ledgermind.pipeline.config import chosen_values
@@ -282,10 +283,9 @@ def check_own_files(out_dir: Path) -> None:
                 f"{p} is a symbolic link; a run folder's files must be its own (a resume would write through it): "
                 "remove the link, or use another hydra.run.dir"
             )
-        if p.exists() and not p.is_file() and not p.is_dir():
+        if not p.is_dir() and (why := irregular(p)):
             raise DataError(
-                f"{p} is not a regular file (a FIFO, socket or device); a run folder's files must be its own "
-                "files: remove it, or use another hydra.run.dir"
+                f"{p} {why}; a run folder's files must be its own files: remove it, or use another hydra.run.dir"
             )
 
 
@@ -341,7 +341,7 @@ def claim(
     the checks pass, so a refused run leaves the directory as it found it (the ``.lock`` file aside).
     """
     lock_file = out_dir / LOCK_FILE
-    if lock_file.is_symlink() or lock_file.exists() and not lock_file.is_file():
+    if lock_file.is_symlink() or irregular(lock_file):
         check_own_files(out_dir)
     lock = RunLock(out_dir).acquire()
     try:

@@ -22,9 +22,7 @@ and says so in one ``note`` line; a missing optional file is ``None``.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,7 +30,7 @@ from typing import Any
 import yaml
 
 from ledgermind.backends.cache import RUN_CACHE_FILE
-from ledgermind.bounded_read import irregular_kind, read_regular
+from ledgermind.bounded_read import irregular, read_regular
 from ledgermind.errors import DataError, first_line
 from ledgermind.jsonl import loads
 
@@ -87,9 +85,8 @@ def own_file(root: Path, path: Path) -> Path | None:
         inside = False
     if not inside:
         raise RunFileError(path, "is a link out of the run folder; not read")
-    with contextlib.suppress(OSError):  # a dangling link: the reader's own open says why
-        if not stat.S_ISREG(mode := path.stat().st_mode) and not stat.S_ISDIR(mode):  # a FIFO would wait
-            raise RunFileError(path, f"{irregular_kind(mode)}; not read")
+    if not path.is_dir() and (why := irregular(path)):  # a FIFO would be waited on forever
+        raise RunFileError(path, f"{why}; not read")
     return path
 
 
